@@ -1,0 +1,194 @@
+/* orion-driver: runs a Lua training script with the `orion` module.
+ *
+ * Exit codes: 0 success, 1 script or data error, 2 usage error, 3 cluster
+ * failure. */
+#include "config.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lua/orion.h"
+
+#define EXIT_SCRIPT 1
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+    "usage: orion-driver [OPTIONS] SCRIPT.lua [SCRIPT-ARGS...]\n"
+    "\n"
+    "Runs a Lua 5.4 training script with `require \"orion\"` available.\n"
+    "Arguments after the script go to the script in `arg`.\n"
+    "\n"
+    "Options:\n"
+    "  --metrics FILE  append one JSON object per orion.record{...} to FILE\n"
+    "  --seed N        the script seed (default 0): seeds math.random in\n"
+    "                  loop bodies and arrays created without a seed\n"
+    "  --quiet         no informational messages on stderr\n"
+    "  --traceback     print the Lua traceback of a script error\n"
+    "  -h, --help      show this help\n"
+    "  --version       show the version\n"
+    "\n"
+    "Exit codes: 0 success, 1 script or data error, 2 usage error,\n"
+    "3 cluster failure.  See orion-driver(1).\n";
+
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "orion-driver: ");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry 'orion-driver --help'.\n");
+  return EXIT_USAGE;
+}
+
+static int traceback_on;
+
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)",
+                          luaL_typename(L, 1));
+  }
+  if (traceback_on)
+    luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* package.path: $ORION_LUA_PATH, then lua/ beside the binary (a build in
+ * the source tree), then the installed module directory. */
+static void set_lua_path(lua_State *L, const char *argv0) {
+  char exe[PATH_MAX], dir[PATH_MAX];
+  const char *env = getenv("ORION_LUA_PATH");
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  luaL_Buffer b;
+  if (n <= 0) {
+    snprintf(exe, sizeof exe, "%s", argv0);
+    n = (ssize_t)strlen(exe);
+  }
+  exe[n] = '\0';
+  snprintf(dir, sizeof dir, "%s", dirname(exe));
+  lua_getglobal(L, "package");
+  luaL_buffinit(L, &b);
+  if (env != NULL && env[0] != '\0') {
+    luaL_addstring(&b, env);
+    luaL_addchar(&b, ';');
+  }
+  luaL_addstring(&b, dir);
+  luaL_addstring(&b, "/lua/?.lua;");
+  luaL_addstring(&b, ORION_LUADIR "/?.lua;");
+  lua_getfield(L, -2, "path");
+  luaL_addvalue(&b);
+  luaL_pushresult(&b);
+  lua_setfield(L, -2, "path");
+  lua_pop(L, 1);
+}
+
+int main(int argc, char **argv) {
+  orion_config cfg = {NULL, 0, 0};
+  const char *script;
+  lua_State *L;
+  int i, first, rc;
+  FILE *f;
+
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      fputs(usage_text, stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("orion-driver (Orion-C) %s\n", PACKAGE_VERSION);
+      return 0;
+    } else if (strcmp(a, "--quiet") == 0) {
+      cfg.quiet = 1;
+    } else if (strcmp(a, "--traceback") == 0) {
+      traceback_on = 1;
+    } else if (strcmp(a, "--metrics") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("%s needs a file name", a);
+      cfg.metrics_path = argv[++i];
+    } else if (strcmp(a, "--seed") == 0) {
+      char *end;
+      if (i + 1 >= argc)
+        return usage_error("%s needs a number", a);
+      errno = 0;
+      cfg.seed = strtoull(argv[++i], &end, 10);
+      if (errno != 0 || *end != '\0' || argv[i][0] == '-' ||
+          argv[i][0] == '\0')
+        return usage_error("--seed needs a non-negative integer, not '%s'",
+                           argv[i]);
+    } else if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return usage_error("unknown option '%s'", a);
+    } else {
+      break;
+    }
+  }
+  if (i >= argc)
+    return usage_error("%s", "no script given");
+  first = i;
+  script = argv[first];
+  f = fopen(script, "r");
+  if (f == NULL) {
+    fprintf(stderr, "orion-driver: cannot open script %s: %s\n", script,
+            strerror(errno));
+    return EXIT_USAGE;
+  }
+  fclose(f);
+
+  L = luaL_newstate();
+  if (L == NULL) {
+    fprintf(stderr, "orion-driver: cannot create a Lua state\n");
+    return EXIT_SCRIPT;
+  }
+  luaL_openlibs(L);
+  set_lua_path(L, argv[0]);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, luaopen_orion);
+  lua_setfield(L, -2, "orion");
+  lua_pop(L, 2);
+  orion_module_configure(L, &cfg);
+
+  /* arg: arg[0] the script, arg[1..] its arguments, arg[-1] the driver. */
+  lua_createtable(L, argc - first, first + 1);
+  for (i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - first);
+  }
+  lua_setglobal(L, "arg");
+
+  lua_pushcfunction(L, msghandler);
+  rc = luaL_loadfile(L, script);
+  if (rc != LUA_OK) {
+    fprintf(stderr, "orion-driver: %s\n", lua_tostring(L, -1));
+    lua_close(L);
+    return EXIT_SCRIPT;
+  }
+  for (i = first + 1; i < argc; i++)
+    lua_pushstring(L, argv[i]);
+  rc = lua_pcall(L, argc - first - 1, 0, 1);
+  if (rc != LUA_OK) {
+    fprintf(stderr, "orion-driver: %s\n", lua_tostring(L, -1));
+    fflush(stdout);
+    lua_close(L);
+    return EXIT_SCRIPT;
+  }
+  fflush(stdout);
+  lua_close(L);
+  return 0;
+}

@@ -1,0 +1,113 @@
+/* Fast loaders for the text formats training data comes in.
+ *
+ *   coo        "k1 .. kn v" per line, whitespace separated
+ *   csv        SEP-separated columns; keys and the value from given columns
+ *   movielens  "user::item::rating[::timestamp]" (ML-1M/10M ratings.dat) or
+ *              "user<TAB>item<TAB>rating[<TAB>timestamp]" (ML-100k u.data)
+ *   libsvm     "label idx:val idx:val ..."; element (row, idx) = val
+ *   uci-bow    UCI docword: D, W, NNZ header lines, then "doc word count"
+ *
+ * Every loader makes a sparse array whose keys are 0-based (the file's key
+ * minus index_base).  Blank lines are skipped in every format, and lines
+ * whose first non-blank character is '#' in all but uci-bow; CRLF line ends
+ * are accepted.  A malformed line is an error
+ *
+ *   FILE:LINE: problem: "the line's text (cut to 80 characters)"
+ *
+ * with ORION_EPARSE (bad syntax, wrong field count, a number out of range)
+ * or ORION_EKEYRANGE (a key below the index base or above a given dim),
+ * unless skip_errors is set: then such lines are counted and skipped.
+ * Nothing is truncated silently: a number that does not fit is an error.
+ */
+#ifndef ORION_DSM_LOADER_H
+#define ORION_DSM_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsm/array.h"
+#include "dsm/key.h"
+#include "dsm/types.h"
+#include "util/error.h"
+
+typedef enum orion_format {
+  ORION_FMT_COO = 0,
+  ORION_FMT_CSV,
+  ORION_FMT_MOVIELENS,
+  ORION_FMT_LIBSVM,
+  ORION_FMT_UCIBOW
+} orion_format;
+
+/* Parses a format name ("coo", "csv", "movielens", "libsvm", "uci-bow")
+ * into *out.  Returns 0, or ORION_EOPTION for an unknown name (then *out is
+ * untouched).  Nothing is allocated. */
+int orion_format_parse(const char *name, orion_format *out);
+
+/* The name of a format, as orion_format_parse reads it (static string). */
+const char *orion_format_name(orion_format f);
+
+typedef struct orion_load_opts {
+  orion_format format;
+  int index_base; /* 0 or 1: the file's smallest key; default 1 */
+  int nkeys;      /* coo: key columns; 0 = first data line's fields - 1 */
+  int have_dims;  /* when set, dims[0..ndims-1] are the result's dims and a
+                     key above one is an error (uci-bow: overrides the
+                     header's D and W) */
+  int64_t dims[ORION_MAX_DIMS];
+  orion_type value_type; /* default ORION_F64; i32/i64 want integers */
+  int skip_errors;       /* count and skip malformed lines */
+  char sep;              /* csv: the separator, default ',' */
+  int header;            /* csv: skip the buffer's first line */
+  int ncols_key;         /* csv: number of key columns, default 2 */
+  int key_cols[ORION_MAX_DIMS]; /* csv: 1-based key columns, default 1 2 */
+  int value_col;                /* csv: 1-based value column, default 3 */
+} orion_load_opts;
+
+/* Fills *o with the defaults: coo, index base 1, nkeys inferred, no dims,
+ * f64 values, errors fatal, csv "," without header, keys in columns 1 and 2,
+ * value in column 3. */
+void orion_load_opts_init(orion_load_opts *o);
+
+typedef struct orion_load_result {
+  orion_array *array;  /* sparse; the caller owns one reference and drops it
+                          with orion_array_release */
+  orion_array *labels; /* libsvm: dense 1-D f64 label per row (the caller
+                          owns it like `array`); NULL for other formats and
+                          for a libsvm input without rows */
+  int64_t lines;       /* lines read, blank, comment and header included */
+  int64_t skipped;     /* malformed lines skipped (skip_errors) */
+  char first_skip[512]; /* the first skipped line's message, "" if none */
+} orion_load_result;
+
+/* Parses len bytes of text in format o->format (buf need not be
+ * NUL-terminated and is only read).  `name` names the input in messages and
+ * first_line is the line number of buf's first line.  Result dims: the
+ * given dims with o->have_dims, (D, W) from the header for uci-bow, else
+ * max key + 1 per dimension (libsvm: at least the number of rows).  A libsvm
+ * row is a data line (0-based); with skip_errors a skipped line makes no
+ * row.  An input without data gives an empty array (coo with nkeys 0: two
+ * dims, all 0).  Returns 0 with res filled, or a negative code with err
+ * filled and res->array and res->labels NULL (nothing left allocated):
+ * ORION_EPARSE / ORION_EKEYRANGE for bad input, ORION_EOPTION for bad
+ * options, ORION_ENOMEM. */
+int orion_load_buffer(const char *buf, size_t len, const char *name,
+                      int64_t first_line, const orion_load_opts *o,
+                      orion_load_result *res, orion_error *err);
+
+/* Reads the plain or gzip-compressed file at path whole and parses it with
+ * orion_load_buffer (name = path, first line 1).  Ownership and errors as
+ * there, plus those of orion_read_file. */
+int orion_load_file(const char *path, const orion_load_opts *o,
+                    orion_load_result *res, orion_error *err);
+
+/* Reads the whole of a plain or gzip-compressed file (detected by content).
+ * On success *data is an orion_malloc'd buffer of *len bytes plus a
+ * terminating NUL, which the caller frees with orion_free.  Returns 0, or a
+ * negative code with err filled and *data NULL: -errno for a file that
+ * cannot be opened or read ("cannot open PATH: reason"), ORION_EPARSE for
+ * corrupt gzip data, ORION_ETRUNC for a truncated gzip stream,
+ * ORION_ENOMEM. */
+int orion_read_file(const char *path, char **data, size_t *len,
+                    orion_error *err);
+
+#endif

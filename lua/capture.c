@@ -1,0 +1,710 @@
+#include "lua/capture.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lua/bcscan.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define MAX_DEPTH 100
+
+/* ======================================================================
+ * Names of the standard globals every executor state has (never shipped).
+ * ====================================================================== */
+
+static char **std_names;
+static int nstd_names;
+
+static void load_std_names(void) {
+  lua_State *T;
+  int n = 0;
+  if (std_names != NULL)
+    return;
+  T = luaL_newstate();
+  if (T == NULL)
+    return;
+  luaL_openlibs(T);
+  lua_pushglobaltable(T);
+  lua_pushnil(T);
+  while (lua_next(T, -2)) {
+    lua_pop(T, 1);
+    n++;
+  }
+  std_names = orion_calloc((size_t)n + 1, sizeof *std_names);
+  lua_pushnil(T);
+  while (std_names != NULL && lua_next(T, -2)) {
+    lua_pop(T, 1);
+    if (lua_type(T, -1) == LUA_TSTRING)
+      std_names[nstd_names++] = orion_strdup(lua_tostring(T, -1));
+  }
+  lua_close(T);
+}
+
+static int is_std_name(const char *name) {
+  int i;
+  load_std_names();
+  for (i = 0; i < nstd_names; i++)
+    if (strcmp(std_names[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+/* ======================================================================
+ * Encoder.
+ * ====================================================================== */
+
+typedef struct enc {
+  lua_State *L;
+  orion_buf *out;
+  orion_capture_classify_fn classify;
+  void *ud;
+  orion_capture_info *info;
+  int refs;    /* stack index: object -> ref number */
+  int nrefs;
+  int stdmap;  /* stack index: std function/table -> name (lazy, 0 = none) */
+  char *err;
+  size_t errlen;
+  int depth;
+} enc;
+
+static void put_str(orion_buf *b, const char *s, size_t n) {
+  orion_buf_u64(b, n);
+  orion_buf_append(b, s, n);
+}
+
+static int fail(enc *e, const char *what, const char *detail) {
+  snprintf(e->err, e->errlen, "parallel_for body captures %s, %s", what,
+           detail);
+  return ORION_ECAPTURE;
+}
+
+static void add_id(int64_t **v, int *n, int64_t id) {
+  int i;
+  int64_t *nv;
+  for (i = 0; i < *n; i++)
+    if ((*v)[i] == id)
+      return;
+  nv = orion_realloc(*v, sizeof **v * (size_t)(*n + 1));
+  if (nv == NULL)
+    return;
+  nv[(*n)++] = id;
+  *v = nv;
+}
+
+/* Builds the map from standard library functions and tables to their
+ * names, from the driver's own globals (first time it is needed). */
+static void build_stdmap(enc *e) {
+  lua_State *L = e->L;
+  int i;
+  lua_newtable(L);
+  e->stdmap = lua_gettop(L);
+  load_std_names();
+  for (i = 0; i < nstd_names; i++) {
+    const char *name = std_names[i];
+    lua_getglobal(L, name);
+    if (lua_type(L, -1) == LUA_TTABLE && strcmp(name, "_G") != 0) {
+      lua_pushnil(L);
+      while (lua_next(L, -2)) {
+        if (lua_type(L, -2) == LUA_TSTRING &&
+            lua_type(L, -1) == LUA_TFUNCTION) {
+          lua_pushfstring(L, "%s.%s", name, lua_tostring(L, -2));
+          lua_rawset(L, e->stdmap);
+        } else {
+          lua_pop(L, 1);
+        }
+      }
+    }
+    if (lua_type(L, -1) == LUA_TTABLE || lua_type(L, -1) == LUA_TFUNCTION) {
+      lua_pushstring(L, name);
+      lua_rawset(L, e->stdmap);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+}
+
+/* Pushes the standard name of the value at idx, or nothing (returns 0). */
+static int std_name_of(enc *e, int idx) {
+  idx = lua_absindex(e->L, idx);
+  if (e->stdmap == 0)
+    build_stdmap(e);
+  lua_pushvalue(e->L, idx);
+  if (lua_rawget(e->L, e->stdmap) == LUA_TSTRING)
+    return 1;
+  lua_pop(e->L, 1);
+  return 0;
+}
+
+static int enc_value(enc *e, int idx, const char *what);
+
+/* Emits a back-reference if the object at idx was seen; otherwise registers
+ * it and returns 0 so the caller encodes it in full. */
+static int seen(enc *e, int idx) {
+  lua_State *L = e->L;
+  lua_pushvalue(L, idx);
+  if (lua_rawget(L, e->refs) == LUA_TNUMBER) {
+    orion_buf_u8(e->out, 'R');
+    orion_buf_u64(e->out, (uint64_t)lua_tointeger(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, idx);
+  lua_pushinteger(L, e->nrefs++);
+  lua_rawset(L, e->refs);
+  return 0;
+}
+
+static int writer(lua_State *L, const void *p, size_t sz, void *ud) {
+  (void)L;
+  orion_buf_append(ud, p, sz);
+  return 0;
+}
+
+/* Encodes the globals that function dump `chunk` reads, as an 'E' record. */
+static int enc_env(enc *e, const char *chunk, size_t len, const char *what) {
+  orion_bc_scan scan = {0};
+  orion_error oerr;
+  orion_buf names;
+  int i, count = 0, rc = 0;
+  lua_State *L = e->L;
+  if (orion_bcscan(chunk, len, &scan, &oerr) != 0) {
+    snprintf(e->err, e->errlen, "cannot scan the body's bytecode: %s",
+             oerr.msg);
+    return ORION_ECAPTURE;
+  }
+  for (i = 0; i < scan.n; i++) {
+    if (scan.items[i].write) {
+      lua_Debug ar;
+      (void)ar;
+      snprintf(e->err, e->errlen,
+               "parallel_for body assigns global '%s' (line %d); "
+               "declare it local",
+               scan.items[i].name, scan.items[i].line);
+      orion_bc_scan_free(&scan);
+      return ORION_ECAPTURE;
+    }
+  }
+  orion_buf_init(&names);
+  orion_buf_u8(e->out, 'E');
+  for (i = 0; i < scan.n; i++)
+    if (!is_std_name(scan.items[i].name))
+      count++;
+  orion_buf_u64(e->out, (uint64_t)count);
+  for (i = 0; i < scan.n && rc == 0; i++) {
+    char gwhat[160];
+    const char *name = scan.items[i].name;
+    if (is_std_name(name))
+      continue;
+    put_str(e->out, name, strlen(name));
+    snprintf(gwhat, sizeof gwhat, "global '%s'", name);
+    lua_getglobal(L, name);
+    rc = enc_value(e, -1, gwhat);
+    lua_pop(L, 1);
+  }
+  (void)what;
+  orion_buf_free(&names);
+  orion_bc_scan_free(&scan);
+  return rc;
+}
+
+static int enc_function(enc *e, int idx, const char *what) {
+  lua_State *L = e->L;
+  orion_buf dump;
+  int n, rc = 0;
+  if (lua_iscfunction(L, idx)) {
+    if (std_name_of(e, idx)) {
+      orion_buf_u8(e->out, 'G');
+      put_str(e->out, lua_tostring(L, -1), lua_rawlen(L, -1));
+      lua_pop(L, 1);
+      return 0;
+    }
+    return fail(e, what,
+                "a C function that is not part of Lua's standard library; "
+                "executors cannot receive it");
+  }
+  if (seen(e, idx))
+    return 0;
+  orion_buf_init(&dump);
+  lua_pushvalue(L, idx);
+  lua_dump(L, writer, &dump, 0);
+  lua_pop(L, 1);
+  if (dump.oom) {
+    orion_buf_free(&dump);
+    snprintf(e->err, e->errlen, "out of memory encoding %s", what);
+    return ORION_ENOMEM;
+  }
+  orion_buf_u8(e->out, 'F');
+  put_str(e->out, dump.data, dump.len);
+  for (n = 0; lua_getupvalue(L, idx, n + 1) != NULL; n++)
+    lua_pop(L, 1);
+  orion_buf_u64(e->out, (uint64_t)n);
+  for (int i = 1; i <= n && rc == 0; i++) {
+    const char *name = lua_getupvalue(L, idx, i);
+    char uwhat[160];
+    put_str(e->out, name, strlen(name));
+    if (strcmp(name, "_ENV") == 0 && lua_type(L, -1) == LUA_TTABLE) {
+      int isglobal;
+      lua_pushglobaltable(L);
+      isglobal = lua_rawequal(L, -1, -2);
+      lua_pop(L, 1);
+      if (isglobal) {
+        rc = enc_env(e, dump.data, dump.len, what);
+        lua_pop(L, 1);
+        continue;
+      }
+    }
+    snprintf(uwhat, sizeof uwhat, "upvalue '%s'", name);
+    rc = enc_value(e, -1, uwhat);
+    lua_pop(L, 1);
+  }
+  orion_buf_free(&dump);
+  return rc;
+}
+
+static int enc_table(enc *e, int idx, const char *what) {
+  lua_State *L = e->L;
+  int rc = 0;
+  if (std_name_of(e, idx)) {
+    orion_buf_u8(e->out, 'G');
+    put_str(e->out, lua_tostring(L, -1), lua_rawlen(L, -1));
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, "orion.module");
+  if (lua_rawequal(L, -1, idx)) {
+    lua_pop(L, 1);
+    orion_buf_u8(e->out, 'M');
+    return 0;
+  }
+  lua_pop(L, 1);
+  if (lua_getmetatable(L, idx)) {
+    lua_pop(L, 1);
+    return fail(e, what,
+                "a table with a metatable; only plain tables can be copied to "
+                "executors");
+  }
+  if (seen(e, idx))
+    return 0;
+  if (++e->depth > MAX_DEPTH)
+    return fail(e, what, "a table nested too deeply");
+  orion_buf_u8(e->out, 'T');
+  lua_pushnil(L);
+  while (rc == 0 && lua_next(L, idx)) {
+    char fwhat[200];
+    if (lua_type(L, -2) == LUA_TSTRING)
+      snprintf(fwhat, sizeof fwhat, "%s field '%s'", what,
+               lua_tostring(L, -2));
+    else
+      snprintf(fwhat, sizeof fwhat, "%s (a field)", what);
+    rc = enc_value(e, -2, fwhat);
+    if (rc == 0)
+      rc = enc_value(e, -1, fwhat);
+    lua_pop(L, 1);
+  }
+  if (rc != 0)
+    lua_pop(L, 1); /* the key lua_next left */
+  orion_buf_u8(e->out, 'e');
+  e->depth--;
+  return rc;
+}
+
+static int enc_value(enc *e, int idx, const char *what) {
+  lua_State *L = e->L;
+  idx = lua_absindex(L, idx);
+  switch (lua_type(L, idx)) {
+  case LUA_TNIL:
+    orion_buf_u8(e->out, 'n');
+    return 0;
+  case LUA_TBOOLEAN:
+    orion_buf_u8(e->out, lua_toboolean(L, idx) ? 't' : 'f');
+    return 0;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) {
+      orion_buf_u8(e->out, 'i');
+      orion_buf_u64(e->out, (uint64_t)lua_tointeger(L, idx));
+    } else {
+      lua_Number d = lua_tonumber(L, idx);
+      uint64_t bits;
+      memcpy(&bits, &d, sizeof bits);
+      orion_buf_u8(e->out, 'd');
+      orion_buf_u64(e->out, bits);
+    }
+    return 0;
+  case LUA_TSTRING: {
+    size_t n;
+    const char *s = lua_tolstring(L, idx, &n);
+    orion_buf_u8(e->out, 's');
+    put_str(e->out, s, n);
+    return 0;
+  }
+  case LUA_TTABLE:
+    return enc_table(e, idx, what);
+  case LUA_TFUNCTION:
+    return enc_function(e, idx, what);
+  case LUA_TUSERDATA: {
+    int64_t id;
+    int kind = e->classify != NULL ? e->classify(L, idx, &id, e->ud) : 0;
+    const char *name = strchr(what, '\'');
+    if (kind == ORION_CAPTURE_ARRAY) {
+      orion_buf_u8(e->out, 'A');
+      orion_buf_u64(e->out, (uint64_t)id);
+      /* The name the body knows the array by, for error messages. */
+      if (name != NULL) {
+        const char *end = strchr(name + 1, '\'');
+        put_str(e->out, name + 1, end ? (size_t)(end - name - 1) : 0);
+      } else {
+        put_str(e->out, "array", 5);
+      }
+      add_id(&e->info->arrays, &e->info->narrays, id);
+      return 0;
+    }
+    if (kind == ORION_CAPTURE_ACC) {
+      orion_buf_u8(e->out, 'C');
+      orion_buf_u64(e->out, (uint64_t)id);
+      add_id(&e->info->accs, &e->info->naccs, id);
+      return 0;
+    }
+    return fail(e, what,
+                "a userdata that is neither a DistArray nor an accumulator; "
+                "executors cannot receive it");
+  }
+  case LUA_TTHREAD:
+    return fail(e, what, "a coroutine; executors cannot receive it");
+  default:
+    return fail(e, what, "a light userdata; executors cannot receive it");
+  }
+}
+
+void orion_capture_info_free(orion_capture_info *info) {
+  orion_free(info->arrays);
+  orion_free(info->accs);
+  memset(info, 0, sizeof *info);
+}
+
+int orion_capture_encode(lua_State *L, int fidx,
+                         orion_capture_classify_fn classify, void *ud,
+                         orion_buf *out, orion_capture_info *info, char *err,
+                         size_t errlen) {
+  enc e;
+  int top = lua_gettop(L), rc;
+  memset(&e, 0, sizeof e);
+  memset(info, 0, sizeof *info);
+  fidx = lua_absindex(L, fidx);
+  if (lua_type(L, fidx) != LUA_TFUNCTION || lua_iscfunction(L, fidx)) {
+    snprintf(err, errlen, "the loop body must be a Lua function");
+    return ORION_ECAPTURE;
+  }
+  e.L = L;
+  e.out = out;
+  e.classify = classify;
+  e.ud = ud;
+  e.info = info;
+  e.err = err;
+  e.errlen = errlen;
+  luaL_checkstack(L, 2 * MAX_DEPTH + 20, "capture");
+  lua_newtable(L);
+  e.refs = lua_gettop(L);
+  rc = enc_function(&e, fidx, "the body");
+  lua_settop(L, top);
+  if (rc == 0 && out->oom) {
+    snprintf(err, errlen, "out of memory encoding the body");
+    rc = ORION_ENOMEM;
+  }
+  if (rc != 0)
+    orion_capture_info_free(info);
+  return rc;
+}
+
+/* ======================================================================
+ * Decoder.
+ * ====================================================================== */
+
+typedef struct dec {
+  lua_State *L;
+  orion_reader r;
+  orion_capture_resolve_fn resolve;
+  void *ud;
+  int refs; /* stack index: ref number -> object */
+  int nrefs;
+  char *err;
+  size_t errlen;
+  int depth;
+} dec;
+
+static int bad(dec *d, const char *what) {
+  snprintf(d->err, d->errlen, "malformed body capture: %s", what);
+  return ORION_EPARSE;
+}
+
+static int get_str(dec *d, const char **s, size_t *n) {
+  uint64_t len;
+  if (orion_reader_u64(&d->r, &len) != 0 ||
+      orion_reader_bytes(&d->r, (size_t)len, s) != 0)
+    return -1;
+  *n = (size_t)len;
+  return 0;
+}
+
+static int dec_value(dec *d);
+
+/* Pushes the value at a dotted path like "math.sqrt" from the globals. */
+static int push_path(dec *d, const char *s, size_t n) {
+  lua_State *L = d->L;
+  const char *dot = memchr(s, '.', n);
+  lua_pushglobaltable(L);
+  if (dot == NULL) {
+    lua_pushlstring(L, s, n);
+    lua_rawget(L, -2);
+  } else {
+    lua_pushlstring(L, s, (size_t)(dot - s));
+    lua_rawget(L, -2);
+    if (!lua_istable(L, -1)) {
+      lua_pop(L, 2);
+      return bad(d, "unknown standard library name");
+    }
+    lua_pushlstring(L, dot + 1, n - (size_t)(dot - s) - 1);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+  }
+  lua_remove(L, -2);
+  return 0;
+}
+
+static int global_assign_error(lua_State *L) {
+  return luaL_error(L, "assignment to global '%s' inside a parallel_for body",
+                    luaL_tolstring(L, 2, NULL));
+}
+
+static int dec_env(dec *d) {
+  lua_State *L = d->L;
+  uint64_t count, i;
+  int rc = 0;
+  if (orion_reader_u64(&d->r, &count) != 0)
+    return bad(d, "truncated environment");
+  lua_newtable(L);
+  for (i = 0; i < count && rc == 0; i++) {
+    const char *s;
+    size_t n;
+    if (get_str(d, &s, &n) != 0)
+      return lua_pop(L, 1), bad(d, "truncated global name");
+    lua_pushlstring(L, s, n);
+    rc = dec_value(d);
+    if (rc != 0) {
+      lua_pop(L, 2);
+      return rc;
+    }
+    lua_rawset(L, -3);
+  }
+  lua_newtable(L);
+  lua_pushglobaltable(L);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, global_assign_error);
+  lua_setfield(L, -2, "__newindex");
+  lua_setmetatable(L, -2);
+  return 0;
+}
+
+static int chunk_reader_done;
+
+static const char *chunk_reader(lua_State *L, void *ud, size_t *size) {
+  const char **p = ud;
+  (void)L;
+  if (p[0] == NULL) {
+    *size = 0;
+    return NULL;
+  }
+  *size = (size_t)(p[1] - p[0]);
+  {
+    const char *r = p[0];
+    p[0] = NULL;
+    return r;
+  }
+}
+
+static int dec_function(dec *d) {
+  lua_State *L = d->L;
+  const char *code, *range[2];
+  size_t n;
+  uint64_t nups, i;
+  int fidx, rc = 0;
+  (void)chunk_reader_done;
+  if (get_str(d, &code, &n) != 0 || orion_reader_u64(&d->r, &nups) != 0)
+    return bad(d, "truncated function");
+  range[0] = code;
+  range[1] = code + n;
+  if (lua_load(L, chunk_reader, (void *)range, "=body", "b") != LUA_OK) {
+    snprintf(d->err, d->errlen, "cannot load the body's bytecode: %s",
+             lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return ORION_EPARSE;
+  }
+  fidx = lua_gettop(L);
+  lua_pushvalue(L, fidx);
+  lua_rawseti(L, d->refs, ++d->nrefs);
+  for (i = 1; i <= nups && rc == 0; i++) {
+    const char *name;
+    size_t nn;
+    uint8_t tag;
+    if (get_str(d, &name, &nn) != 0 || orion_reader_u8(&d->r, &tag) != 0) {
+      rc = bad(d, "truncated upvalue");
+      break;
+    }
+    if (tag == 'E')
+      rc = dec_env(d);
+    else {
+      /* Step back so dec_value sees the tag. */
+      d->r.p--;
+      d->r.left++;
+      rc = dec_value(d);
+    }
+    if (rc == 0 && lua_setupvalue(L, fidx, (int)i) == NULL) {
+      lua_pop(L, 1);
+      rc = bad(d, "upvalue count mismatch");
+    }
+  }
+  if (rc != 0)
+    lua_settop(L, fidx - 1);
+  return rc;
+}
+
+static int dec_value(dec *d) {
+  lua_State *L = d->L;
+  uint8_t tag;
+  uint64_t x;
+  const char *s;
+  size_t n;
+  if (orion_reader_u8(&d->r, &tag) != 0)
+    return bad(d, "truncated value");
+  switch (tag) {
+  case 'n':
+    lua_pushnil(L);
+    return 0;
+  case 't':
+  case 'f':
+    lua_pushboolean(L, tag == 't');
+    return 0;
+  case 'i':
+    if (orion_reader_u64(&d->r, &x) != 0)
+      return bad(d, "truncated integer");
+    lua_pushinteger(L, (lua_Integer)x);
+    return 0;
+  case 'd': {
+    lua_Number v;
+    if (orion_reader_u64(&d->r, &x) != 0)
+      return bad(d, "truncated number");
+    memcpy(&v, &x, sizeof v);
+    lua_pushnumber(L, v);
+    return 0;
+  }
+  case 's':
+    if (get_str(d, &s, &n) != 0)
+      return bad(d, "truncated string");
+    lua_pushlstring(L, s, n);
+    return 0;
+  case 'R':
+    if (orion_reader_u64(&d->r, &x) != 0 || x >= (uint64_t)d->nrefs)
+      return bad(d, "bad reference");
+    lua_rawgeti(L, d->refs, (lua_Integer)x + 1);
+    return 0;
+  case 'T': {
+    int rc = 0;
+    if (++d->depth > MAX_DEPTH)
+      return bad(d, "nested too deeply");
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, d->refs, ++d->nrefs);
+    for (;;) {
+      if (d->r.left > 0 && (uint8_t)d->r.p[0] == 'e') {
+        d->r.p++;
+        d->r.left--;
+        break;
+      }
+      rc = dec_value(d);
+      if (rc == 0) {
+        rc = dec_value(d);
+        if (rc != 0)
+          lua_pop(L, 1);
+      }
+      if (rc == 0 && lua_isnil(L, -2)) {
+        lua_pop(L, 2);
+        rc = bad(d, "nil table key");
+      }
+      if (rc != 0) {
+        lua_pop(L, 1);
+        return rc;
+      }
+      lua_rawset(L, -3);
+    }
+    d->depth--;
+    return 0;
+  }
+  case 'F':
+    return dec_function(d);
+  case 'G':
+    if (get_str(d, &s, &n) != 0)
+      return bad(d, "truncated name");
+    return push_path(d, s, n);
+  case 'M':
+    if (d->resolve(L, 'M', 0, "orion", d->ud) != 0)
+      return bad(d, "no orion module on this executor");
+    return 0;
+  case 'A':
+  case 'C': {
+    char name[128] = "array";
+    if (orion_reader_u64(&d->r, &x) != 0)
+      return bad(d, "truncated id");
+    if (tag == 'A') {
+      if (get_str(d, &s, &n) != 0)
+        return bad(d, "truncated name");
+      if (n >= sizeof name)
+        n = sizeof name - 1;
+      memcpy(name, s, n);
+      name[n] = '\0';
+    }
+    if (d->resolve(L, tag, (int64_t)x, name, d->ud) != 0) {
+      snprintf(d->err, d->errlen, "%s %lld is not bound on this executor",
+               tag == 'A' ? "array" : "accumulator", (long long)x);
+      return ORION_ECAPTURE;
+    }
+    return 0;
+  }
+  default:
+    return bad(d, "unknown tag");
+  }
+}
+
+int orion_capture_decode(lua_State *L, const char *blob, size_t len,
+                         orion_capture_resolve_fn resolve, void *ud,
+                         char *err, size_t errlen) {
+  dec d;
+  uint8_t tag;
+  int rc, top = lua_gettop(L);
+  memset(&d, 0, sizeof d);
+  d.L = L;
+  d.resolve = resolve;
+  d.ud = ud;
+  d.err = err;
+  d.errlen = errlen;
+  orion_reader_init(&d.r, blob, len);
+  if (!lua_checkstack(L, 2 * MAX_DEPTH + 20))
+    return bad(&d, "stack overflow");
+  lua_newtable(L);
+  d.refs = lua_gettop(L);
+  if (orion_reader_u8(&d.r, &tag) != 0 || tag != 'F') {
+    lua_settop(L, top);
+    return bad(&d, "does not start with a function");
+  }
+  rc = dec_function(&d);
+  if (rc == 0 && d.r.left != 0)
+    rc = bad(&d, "trailing bytes");
+  if (rc != 0) {
+    lua_settop(L, top);
+    return rc;
+  }
+  lua_remove(L, d.refs);
+  return 0;
+}

@@ -1,0 +1,1318 @@
+/* The driver-side `orion` module.  See lua/orion.h and docs/lua-api.md. */
+#include "config.h"
+
+#include "lua/orion.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm/array.h"
+#include "dsm/arrayfile.h"
+#include "dsm/loader.h"
+#include "dsm/partition.h"
+#include "dsm/synth.h"
+#include "lua/accum.h"
+#include "lua/capture.h"
+#include "lua/exec.h"
+#include "scheduler/plan.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/rng.h"
+
+#define ARRAY_MT "orion.DistArray"
+#define ACC_MT "orion.Accumulator"
+#define STATE_KEY "orion.state"
+#define ARRAYS_KEY "orion.arrays" /* id -> DistArray, weak values */
+#define ACCS_KEY "orion.accs"     /* id -> Accumulator, weak values */
+
+/* ======================================================================
+ * Module state, one per driver Lua state.
+ * ====================================================================== */
+
+typedef struct mod_state {
+  orion_exec *ex; /* the in-process executor, created on first use */
+  FILE *metrics;
+  char *metrics_path;
+  uint64_t seed;
+  int64_t next_array_id;
+  int64_t next_acc_id;
+  int64_t next_loop_id;
+} mod_state;
+
+static int state_gc(lua_State *L) {
+  mod_state *s = lua_touserdata(L, 1);
+  orion_exec_free(s->ex);
+  s->ex = NULL;
+  if (s->metrics != NULL)
+    fclose(s->metrics);
+  s->metrics = NULL;
+  orion_free(s->metrics_path);
+  s->metrics_path = NULL;
+  return 0;
+}
+
+static mod_state *get_state(lua_State *L) {
+  mod_state *s;
+  lua_getfield(L, LUA_REGISTRYINDEX, STATE_KEY);
+  s = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (s == NULL)
+    luaL_error(L, "the orion module is not loaded");
+  return s;
+}
+
+void orion_module_configure(lua_State *L, const orion_config *cfg) {
+  mod_state *s;
+  luaL_requiref(L, "orion", luaopen_orion, 0);
+  lua_pop(L, 1);
+  s = get_state(L);
+  s->seed = cfg->seed;
+  orion_free(s->metrics_path);
+  s->metrics_path = cfg->metrics_path ? orion_strdup(cfg->metrics_path) : NULL;
+  orion_log_set_quiet(cfg->quiet);
+}
+
+/* ======================================================================
+ * DistArray userdata.
+ * ====================================================================== */
+
+typedef struct darray {
+  orion_array *a;
+  int64_t id;
+  /* The partition the array was last cut into (as an iteration space). */
+  orion_blocks blocks;
+  int part_n0, part_n1, part_hist;
+} darray;
+
+static darray *check_array(lua_State *L, int idx) {
+  darray *d = luaL_checkudata(L, idx, ARRAY_MT);
+  if (d->a == NULL)
+    luaL_error(L, "DistArray has been freed");
+  return d;
+}
+
+/* Wraps a (takes over one reference) into a new DistArray on the stack. */
+static darray *push_array(lua_State *L, orion_array *a) {
+  mod_state *s = get_state(L);
+  darray *d = lua_newuserdatauv(L, sizeof *d, 0);
+  memset(d, 0, sizeof *d);
+  luaL_setmetatable(L, ARRAY_MT);
+  d->a = a;
+  d->id = ++s->next_array_id;
+  lua_getfield(L, LUA_REGISTRYINDEX, ARRAYS_KEY);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, d->id);
+  lua_pop(L, 1);
+  return d;
+}
+
+static int array_gc(lua_State *L) {
+  darray *d = luaL_checkudata(L, 1, ARRAY_MT);
+  orion_blocks_free(&d->blocks);
+  orion_array_release(d->a);
+  d->a = NULL;
+  return 0;
+}
+
+static void raise_err(lua_State *L, const orion_error *err) {
+  luaL_error(L, "%s", err->msg[0] ? err->msg : orion_strerror(err->code));
+}
+
+/* Reads 1-based keys from Lua args first..first+n-1 into 0-based keys. */
+static void read_keys(lua_State *L, const orion_array *a, int first,
+                      int64_t *keys) {
+  int d, nargs = lua_gettop(L) - first + 1;
+  if (nargs < a->ndims)
+    luaL_error(L, "expected %d keys for a %d-dimensional array, got %d",
+               a->ndims, a->ndims, nargs < 0 ? 0 : nargs);
+  for (d = 0; d < a->ndims; d++) {
+    lua_Integer k = luaL_checkinteger(L, first + d);
+    if (k < 1 || k > a->dims[d])
+      luaL_error(L, "key %I out of range 1..%I in dimension %d",
+                 (LUAI_UACINT)k, (LUAI_UACINT)a->dims[d], d + 1);
+    keys[d] = k - 1;
+  }
+}
+
+static void push_value(lua_State *L, const orion_array *a, int64_t i) {
+  if (orion_type_is_int(a->type))
+    lua_pushinteger(L, orion_value_get_i64(a->values, a->type, i));
+  else
+    lua_pushnumber(L, orion_value_get_f64(a->values, a->type, i));
+}
+
+/* Stores the number at vidx into element i, checking it fits the type. */
+static void set_value(lua_State *L, orion_array *a, int64_t i, int vidx) {
+  if (lua_type(L, vidx) != LUA_TNUMBER)
+    luaL_error(L, "expected a number to store in a %s array, got a %s",
+               orion_type_name(a->type), luaL_typename(L, vidx));
+  if (orion_type_is_int(a->type)) {
+    int isint;
+    lua_Integer v = lua_tointegerx(L, vidx, &isint);
+    if (!isint)
+      luaL_error(L, "cannot store %s in a %s array: not an integer",
+                 lua_tostring(L, vidx), orion_type_name(a->type));
+    if (a->type == ORION_I32 && (v < INT32_MIN || v > INT32_MAX))
+      luaL_error(L, "cannot store %I in an i32 array: out of range",
+                 (LUAI_UACINT)v);
+    orion_value_set_i64(a->values, a->type, i, v);
+  } else {
+    orion_value_set_f64(a->values, a->type, i, lua_tonumber(L, vidx));
+  }
+}
+
+static void push_keys_of(lua_State *L, const orion_array *a, int64_t e) {
+  int d;
+  for (d = 0; d < a->ndims; d++) {
+    int64_t k = a->sparse ? a->keys[e * a->ndims + d]
+                          : (e / a->strides[d]) % a->dims[d];
+    lua_pushinteger(L, k + 1);
+  }
+}
+
+static int m_dims(lua_State *L) {
+  darray *d = check_array(L, 1);
+  int i;
+  luaL_checkstack(L, d->a->ndims, NULL);
+  for (i = 0; i < d->a->ndims; i++)
+    lua_pushinteger(L, d->a->dims[i]);
+  return d->a->ndims;
+}
+
+static int m_nnz(lua_State *L) {
+  lua_pushinteger(L, check_array(L, 1)->a->nnz);
+  return 1;
+}
+
+static int m_type(lua_State *L) {
+  lua_pushstring(L, orion_type_name(check_array(L, 1)->a->type));
+  return 1;
+}
+
+static int m_is_sparse(lua_State *L) {
+  lua_pushboolean(L, check_array(L, 1)->a->sparse);
+  return 1;
+}
+
+static int m_get(lua_State *L) {
+  darray *d = check_array(L, 1);
+  int64_t keys[ORION_MAX_DIMS], e;
+  read_keys(L, d->a, 2, keys);
+  e = orion_array_find(d->a, keys);
+  if (e < 0)
+    lua_pushnil(L);
+  else
+    push_value(L, d->a, e);
+  return 1;
+}
+
+static int m_set(lua_State *L) {
+  darray *d = check_array(L, 1);
+  int64_t keys[ORION_MAX_DIMS], e;
+  if (lua_gettop(L) != d->a->ndims + 2)
+    return luaL_error(L, "set expects %d keys and a value", d->a->ndims);
+  read_keys(L, d->a, 2, keys);
+  e = orion_array_find(d->a, keys);
+  if (e < 0)
+    return luaL_error(L, "set: no stored element at that key (a sparse "
+                         "array's elements are fixed when it is loaded)");
+  set_value(L, d->a, e, d->a->ndims + 2);
+  return 0;
+}
+
+#define TO_TABLE_LIMIT 10000000
+
+static void dense_to_table(lua_State *L, const orion_array *a, int depth,
+                           int64_t off) {
+  int64_t k;
+  lua_createtable(L, (int)a->dims[depth], 0);
+  for (k = 0; k < a->dims[depth]; k++) {
+    int64_t pos = off + k * a->strides[depth];
+    if (depth + 1 == a->ndims)
+      push_value(L, a, pos);
+    else
+      dense_to_table(L, a, depth + 1, pos);
+    lua_rawseti(L, -2, k + 1);
+  }
+}
+
+static int m_to_table(lua_State *L) {
+  darray *d = check_array(L, 1);
+  const orion_array *a = d->a;
+  int64_t e;
+  if (a->nnz > TO_TABLE_LIMIT)
+    return luaL_error(L,
+                      "to_table: %I elements is too many (limit %d); use "
+                      "save() for large arrays",
+                      (LUAI_UACINT)a->nnz, TO_TABLE_LIMIT);
+  luaL_checkstack(L, 2 * ORION_MAX_DIMS + 4, NULL);
+  if (!a->sparse) {
+    dense_to_table(L, a, 0, 0);
+    return 1;
+  }
+  lua_createtable(L, (int)a->nnz, 0);
+  for (e = 0; e < a->nnz; e++) {
+    int dd;
+    lua_createtable(L, a->ndims + 1, 0);
+    for (dd = 0; dd < a->ndims; dd++) {
+      lua_pushinteger(L, a->keys[e * a->ndims + dd] + 1);
+      lua_rawseti(L, -2, dd + 1);
+    }
+    push_value(L, a, e);
+    lua_rawseti(L, -2, a->ndims + 1);
+    lua_rawseti(L, -2, e + 1);
+  }
+  return 1;
+}
+
+/* A:map(f): a new array with the same keys, values f(k1, ..., kn, v). */
+static int m_map(lua_State *L) {
+  darray *d = check_array(L, 1);
+  orion_error err;
+  orion_array *c;
+  darray *nd;
+  int64_t e;
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  orion_error_clear(&err);
+  c = orion_array_copy(d->a, &err);
+  if (c == NULL)
+    raise_err(L, &err);
+  nd = push_array(L, c);
+  luaL_checkstack(L, ORION_MAX_DIMS + 4, NULL);
+  for (e = 0; e < c->nnz; e++) {
+    lua_pushvalue(L, 2);
+    push_keys_of(L, c, e);
+    push_value(L, c, e);
+    lua_call(L, c->ndims + 1, 1);
+    if (!lua_isnil(L, -1))
+      set_value(L, nd->a, e, -1);
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int m_save(lua_State *L) {
+  darray *d = check_array(L, 1);
+  const char *path = luaL_checkstring(L, 2);
+  const char *fmt = NULL;
+  orion_error err;
+  int rc;
+  if (lua_istable(L, 3)) {
+    lua_getfield(L, 3, "format");
+    fmt = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  if (fmt == NULL)
+    fmt = ends_with(path, ".txt") ? "text" : "binary";
+  orion_error_clear(&err);
+  if (strcmp(fmt, "text") == 0)
+    rc = orion_array_save_text(d->a, path, &err);
+  else if (strcmp(fmt, "binary") == 0)
+    rc = orion_array_save(d->a, path, &err);
+  else
+    return luaL_error(L, "save: format must be \"binary\" or \"text\", not "
+                         "\"%s\"", fmt);
+  if (rc != 0)
+    raise_err(L, &err);
+  return 0;
+}
+
+static int m_histogram(lua_State *L) {
+  darray *d = check_array(L, 1);
+  lua_Integer dim = luaL_checkinteger(L, 2);
+  lua_Integer bins = luaL_checkinteger(L, 3);
+  int64_t *counts;
+  int b;
+  if (dim < 1 || dim > d->a->ndims)
+    return luaL_error(L, "histogram: dimension %I out of range 1..%d",
+                      (LUAI_UACINT)dim, d->a->ndims);
+  if (bins < 1 || bins > 10000000)
+    return luaL_error(L, "histogram: bins must be in 1..10000000");
+  counts = orion_malloc(sizeof *counts * (size_t)bins);
+  if (counts == NULL)
+    return luaL_error(L, "out of memory");
+  orion_array_histogram(d->a, (int)dim - 1, (int)bins, counts);
+  lua_createtable(L, (int)bins, 0);
+  for (b = 0; b < bins; b++) {
+    lua_pushinteger(L, counts[b]);
+    lua_rawseti(L, -2, b + 1);
+  }
+  orion_free(counts);
+  return 1;
+}
+
+static int m_split(lua_State *L) {
+  darray *d = check_array(L, 1);
+  double frac = luaL_checknumber(L, 2);
+  lua_Integer seed = luaL_optinteger(L, 3, (lua_Integer)get_state(L)->seed);
+  orion_array *rest, *held;
+  orion_error err;
+  orion_error_clear(&err);
+  if (orion_array_split(d->a, frac, (uint64_t)seed, &rest, &held, &err) != 0)
+    raise_err(L, &err);
+  push_array(L, rest);
+  push_array(L, held);
+  return 2;
+}
+
+static int m_tostring(lua_State *L) {
+  darray *d = check_array(L, 1);
+  luaL_Buffer b;
+  int i;
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "DistArray(%s, %s, ", orion_type_name(d->a->type),
+                  d->a->sparse ? "sparse" : "dense");
+  luaL_addvalue(&b);
+  for (i = 0; i < d->a->ndims; i++) {
+    lua_pushfstring(L, "%s%I", i ? "x" : "", (LUAI_UACINT)d->a->dims[i]);
+    luaL_addvalue(&b);
+  }
+  lua_pushfstring(L, ", nnz=%I)", (LUAI_UACINT)d->a->nnz);
+  luaL_addvalue(&b);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* ======================================================================
+ * Option tables: every key is checked, so a typo is an error naming it.
+ * ====================================================================== */
+
+static void check_keys(lua_State *L, int idx, const char *fn,
+                       const char *const *allowed) {
+  if (lua_isnoneornil(L, idx))
+    return;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    int ok = 0, i;
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1) &&
+        allowed[0] != NULL && strcmp(allowed[0], "#") == 0)
+      ok = 1; /* positional entries allowed */
+    if (lua_type(L, -1) == LUA_TSTRING)
+      for (i = 0; allowed[i] != NULL; i++)
+        if (strcmp(allowed[i], lua_tostring(L, -1)) == 0)
+          ok = 1;
+    if (!ok) {
+      lua_pushvalue(L, -1);
+      luaL_error(L, "%s: unknown option '%s'", fn, luaL_tolstring(L, -1, NULL));
+    }
+  }
+}
+
+static const char *opt_string(lua_State *L, int idx, const char *key,
+                              const char *def) {
+  const char *s = def;
+  if (lua_isnoneornil(L, idx))
+    return def;
+  if (lua_getfield(L, idx, key) != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "option '%s' must be a string", key);
+    s = lua_tostring(L, -1);
+  }
+  lua_pop(L, 1); /* the string stays alive in the options table */
+  return s;
+}
+
+static lua_Integer opt_int(lua_State *L, int idx, const char *key,
+                           lua_Integer def) {
+  lua_Integer v = def;
+  int isint;
+  if (lua_isnoneornil(L, idx))
+    return def;
+  if (lua_getfield(L, idx, key) != LUA_TNIL) {
+    v = lua_tointegerx(L, -1, &isint);
+    if (!isint)
+      luaL_error(L, "option '%s' must be an integer", key);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static double opt_num(lua_State *L, int idx, const char *key, double def) {
+  double v = def;
+  if (lua_isnoneornil(L, idx))
+    return def;
+  if (lua_getfield(L, idx, key) != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TNUMBER)
+      luaL_error(L, "option '%s' must be a number", key);
+    v = lua_tonumber(L, -1);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static int opt_bool(lua_State *L, int idx, const char *key, int def) {
+  int v = def;
+  if (lua_isnoneornil(L, idx))
+    return def;
+  if (lua_getfield(L, idx, key) != LUA_TNIL) {
+    if (!lua_isboolean(L, -1))
+      luaL_error(L, "option '%s' must be a boolean", key);
+    v = lua_toboolean(L, -1);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+/* Reads a list of positive integers opts[key] (or an explicit table at
+ * idx); returns the count (0 when absent). */
+static int opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
+                        int max) {
+  int n, i;
+  if (lua_isnoneornil(L, idx))
+    return 0;
+  if (lua_getfield(L, idx, key) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  if (!lua_istable(L, -1))
+    luaL_error(L, "option '%s' must be a list of integers", key);
+  n = (int)lua_rawlen(L, -1);
+  if (n < 1 || n > max)
+    luaL_error(L, "option '%s' must list 1 to %d integers", key, max);
+  for (i = 0; i < n; i++) {
+    int isint;
+    lua_rawgeti(L, -1, i + 1);
+    out[i] = lua_tointegerx(L, -1, &isint);
+    if (!isint || out[i] < 1)
+      luaL_error(L, "option '%s': entry %d must be a positive integer", key,
+                 i + 1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return n;
+}
+
+static orion_type opt_type(lua_State *L, int idx, const char *key,
+                           orion_type def) {
+  const char *s = opt_string(L, idx, key, NULL);
+  orion_type t;
+  if (s == NULL)
+    return def;
+  if (orion_type_parse(s, &t) != 0)
+    luaL_error(L, "option '%s': unknown type \"%s\" (use f32, f64, i32 or "
+                  "i64)", key, s);
+  return t;
+}
+
+/* ======================================================================
+ * Creating arrays.
+ * ====================================================================== */
+
+static const char *const array_opts[] = {"#",    "type", "init",
+                                         "scale", "seed", NULL};
+
+static int make_array(lua_State *L, const char *fn, const char *init_def) {
+  int64_t dims[ORION_MAX_DIMS];
+  int n, i;
+  orion_type t;
+  const char *init = init_def;
+  double scale, fill = 0;
+  uint64_t seed;
+  orion_error err;
+  orion_array *a;
+  darray *d;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  check_keys(L, 1, fn, array_opts);
+  n = (int)lua_rawlen(L, 1);
+  if (n < 1 || n > ORION_MAX_DIMS)
+    return luaL_error(L, "%s: give 1 to %d dimensions, as {d1, d2, ...}", fn,
+                      ORION_MAX_DIMS);
+  for (i = 0; i < n; i++) {
+    int isint;
+    lua_rawgeti(L, 1, i + 1);
+    dims[i] = lua_tointegerx(L, -1, &isint);
+    if (!isint || dims[i] < 1)
+      return luaL_error(L, "%s: dimension %d must be a positive integer", fn,
+                        i + 1);
+    lua_pop(L, 1);
+  }
+  t = opt_type(L, 1, "type", ORION_F64);
+  lua_getfield(L, 1, "init");
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    init = "fill";
+    fill = lua_tonumber(L, -1);
+  } else if (!lua_isnil(L, -1)) {
+    init = lua_tostring(L, -1);
+    if (init == NULL)
+      return luaL_error(L, "%s: init must be \"zeros\", \"randn\", \"rand\" "
+                           "or a number", fn);
+  }
+  scale = opt_num(L, 1, "scale", 1.0);
+  orion_error_clear(&err);
+  a = orion_array_new_dense(n, dims, t, &err);
+  if (a == NULL)
+    raise_err(L, &err);
+  d = push_array(L, a);
+  /* Reproducible: an explicit seed, else one derived from the script seed
+   * and the array's id. */
+  seed = (uint64_t)opt_int(L, 1, "seed",
+                           (lua_Integer)orion_seed_mix(get_state(L)->seed,
+                                                       0x6172726179ULL,
+                                                       (uint64_t)d->id));
+  if (strcmp(init, "zeros") == 0) {
+    /* already zero */
+  } else if (strcmp(init, "fill") == 0) {
+    for (int64_t e = 0; e < a->nnz; e++)
+      orion_value_set_f64(a->values, t, e, fill);
+  } else if (strcmp(init, "randn") == 0 || strcmp(init, "rand") == 0) {
+    orion_rng rng;
+    int normal = init[4] == 'n';
+    orion_rng_seed(&rng, seed);
+    for (int64_t e = 0; e < a->nnz; e++) {
+      double x = normal ? orion_rng_normal(&rng) : orion_rng_uniform(&rng);
+      orion_value_set_f64(a->values, t, e, x * scale);
+    }
+  } else {
+    return luaL_error(L, "%s: init must be \"zeros\", \"randn\", \"rand\" or "
+                         "a number, not \"%s\"", fn, init);
+  }
+  return 1;
+}
+
+static int l_array(lua_State *L) { return make_array(L, "orion.array", "zeros"); }
+static int l_zeros(lua_State *L) { return make_array(L, "orion.zeros", "zeros"); }
+static int l_randn(lua_State *L) { return make_array(L, "orion.randn", "randn"); }
+
+static int l_load(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  orion_array *a;
+  orion_error err;
+  orion_error_clear(&err);
+  if (orion_array_load(path, &a, &err) != 0)
+    raise_err(L, &err);
+  push_array(L, a);
+  return 1;
+}
+
+/* ======================================================================
+ * orion.text_file
+ * ====================================================================== */
+
+static const char *const text_opts[] = {
+    "format", "index_base", "dims", "value_type", "on_error", "sep",
+    "header", "key",        "value", "parse",     "nkeys",    NULL};
+
+/* The "lines" format: opts.parse(line) returns k1, ..., kn, v, or nil to
+ * skip the line. */
+static int load_lines(lua_State *L, const char *path, int oidx,
+                      int index_base, orion_type vt, int skip) {
+  char *data;
+  size_t len;
+  orion_error err;
+  orion_array *a = NULL;
+  int64_t lineno = 0, skipped = 0;
+  char first_skip[800] = "";
+  const char *p, *end;
+  int ndims = 0, rc;
+  lua_getfield(L, oidx, "parse");
+  if (!lua_isfunction(L, -1))
+    return luaL_error(L, "text_file: format \"lines\" needs opts.parse, a "
+                         "function(line) returning keys and a value");
+  orion_error_clear(&err);
+  if (orion_read_file(path, &data, &len, &err) != 0)
+    raise_err(L, &err);
+  p = data;
+  end = data + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    int top = lua_gettop(L), nret, d;
+    int64_t keys[ORION_MAX_DIMS];
+    char problem[256] = "";
+    lineno++;
+    if (n > 0 && p[n - 1] == '\r')
+      n--;
+    lua_pushvalue(L, -1);
+    lua_pushlstring(L, p, n);
+    rc = lua_pcall(L, 1, LUA_MULTRET, 0);
+    nret = lua_gettop(L) - top;
+    if (rc != LUA_OK) {
+      snprintf(problem, sizeof problem, "parse function failed: %s",
+               lua_tostring(L, -1));
+    } else if (nret == 0 || lua_isnil(L, top + 1)) {
+      /* a skipped line (comment, header) */
+    } else if (ndims != 0 && nret - 1 != ndims) {
+      snprintf(problem, sizeof problem,
+               "parse returned %d keys, earlier lines had %d", nret - 1,
+               ndims);
+    } else if (nret < 2 || nret - 1 > ORION_MAX_DIMS) {
+      snprintf(problem, sizeof problem,
+               "parse must return 1 to %d keys and a value, returned %d "
+               "values", ORION_MAX_DIMS, nret);
+    } else {
+      for (d = 0; d < nret - 1 && problem[0] == '\0'; d++) {
+        int isint;
+        lua_Integer k = lua_tointegerx(L, top + 1 + d, &isint);
+        if (!isint)
+          snprintf(problem, sizeof problem, "key %d is not an integer", d + 1);
+        else if (k < index_base)
+          snprintf(problem, sizeof problem,
+                   "key %lld in position %d is below the index base %d",
+                   (long long)k, d + 1, index_base);
+        else
+          keys[d] = k - index_base;
+      }
+      if (problem[0] == '\0' && lua_type(L, top + nret) != LUA_TNUMBER)
+        snprintf(problem, sizeof problem, "the value is not a number");
+      if (problem[0] == '\0') {
+        union {
+          float f;
+          double d;
+          int32_t i;
+          int64_t l;
+        } v;
+        lua_Number x = lua_tonumber(L, top + nret);
+        if (ndims == 0) {
+          ndims = nret - 1;
+          a = orion_array_new_sparse(ndims, vt, &err);
+          if (a == NULL) {
+            orion_free(data);
+            raise_err(L, &err);
+          }
+        }
+        switch (vt) {
+        case ORION_F32: v.f = (float)x; break;
+        case ORION_F64: v.d = x; break;
+        case ORION_I32: v.i = (int32_t)x; break;
+        case ORION_I64: v.l = (int64_t)x; break;
+        }
+        if (orion_type_is_int(vt) && (double)(int64_t)x != x)
+          snprintf(problem, sizeof problem, "the value is not an integer");
+        else if (orion_array_push(a, keys, &v) != 0) {
+          orion_free(data);
+          orion_array_release(a);
+          return luaL_error(L, "%s:%I: out of memory", path,
+                            (LUAI_UACINT)lineno);
+        }
+      }
+    }
+    lua_settop(L, top);
+    if (problem[0] != '\0') {
+      char msg[768];
+      snprintf(msg, sizeof msg, "%s:%lld: %s: \"%.*s\"", path,
+               (long long)lineno, problem, (int)(n > 80 ? 80 : n), p);
+      if (!skip) {
+        orion_free(data);
+        orion_array_release(a);
+        return luaL_error(L, "%s", msg);
+      }
+      if (skipped++ == 0)
+        snprintf(first_skip, sizeof first_skip, "%s", msg);
+    }
+    p = nl ? nl + 1 : end;
+  }
+  orion_free(data);
+  lua_pop(L, 1);
+  if (a == NULL)
+    return luaL_error(L, "%s: no elements (the parse function skipped every "
+                         "line)", path);
+  if (skipped > 0)
+    orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
+                   (long long)skipped, first_skip);
+  push_array(L, a);
+  return 1;
+}
+
+static int l_text_file(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  const char *fmt, *on_error, *sep;
+  orion_load_opts o;
+  orion_load_result res;
+  orion_error err;
+  int64_t dims[ORION_MAX_DIMS], cols[ORION_MAX_DIMS];
+  int ndims, ncols, oidx = 2;
+  if (lua_isnoneornil(L, 2)) {
+    lua_newtable(L);
+    lua_replace(L, 2);
+  }
+  luaL_checktype(L, 2, LUA_TTABLE);
+  check_keys(L, oidx, "text_file", text_opts);
+  orion_load_opts_init(&o);
+  fmt = opt_string(L, oidx, "format", "coo");
+  o.index_base = (int)opt_int(L, oidx, "index_base", 1);
+  if (o.index_base != 0 && o.index_base != 1)
+    return luaL_error(L, "text_file: index_base must be 0 or 1");
+  o.value_type = opt_type(L, oidx, "value_type", ORION_F64);
+  on_error = opt_string(L, oidx, "on_error", "error");
+  if (strcmp(on_error, "skip") == 0)
+    o.skip_errors = 1;
+  else if (strcmp(on_error, "error") != 0)
+    return luaL_error(L, "text_file: on_error must be \"error\" or \"skip\"");
+  ndims = opt_int_list(L, oidx, "dims", dims, ORION_MAX_DIMS);
+  if (strcmp(fmt, "lines") == 0) {
+    lua_settop(L, 2);
+    load_lines(L, path, oidx, o.index_base, o.value_type, o.skip_errors);
+    if (ndims > 0) {
+      darray *d = check_array(L, -1);
+      orion_error_clear(&err);
+      if (d->a->ndims != ndims)
+        return luaL_error(L, "%s: dims lists %d sizes but the data has %d "
+                             "dimensions", path, ndims, d->a->ndims);
+      if (orion_array_set_dims(d->a, dims, &err) != 0)
+        return luaL_error(L, "%s: %s", path, err.msg);
+    }
+    return 1;
+  }
+  if (orion_format_parse(fmt, &o.format) != 0)
+    return luaL_error(L, "text_file: unknown format \"%s\" (use coo, csv, "
+                         "movielens, libsvm, uci-bow or lines)", fmt);
+  if (ndims > 0) {
+    o.have_dims = 1;
+    memcpy(o.dims, dims, sizeof dims);
+  }
+  o.nkeys = (int)opt_int(L, oidx, "nkeys", ndims);
+  sep = opt_string(L, oidx, "sep", ",");
+  if (strlen(sep) != 1)
+    return luaL_error(L, "text_file: sep must be one character");
+  o.sep = sep[0];
+  o.header = opt_bool(L, oidx, "header", 0);
+  ncols = opt_int_list(L, oidx, "key", cols, ORION_MAX_DIMS);
+  if (ncols > 0) {
+    o.ncols_key = ncols;
+    for (int i = 0; i < ncols; i++)
+      o.key_cols[i] = (int)cols[i];
+  }
+  o.value_col = (int)opt_int(L, oidx, "value", o.value_col);
+  orion_error_clear(&err);
+  memset(&res, 0, sizeof res);
+  if (orion_load_file(path, &o, &res, &err) != 0)
+    raise_err(L, &err);
+  if (res.skipped > 0)
+    orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
+                   (long long)res.skipped, res.first_skip);
+  push_array(L, res.array);
+  if (res.labels != NULL) {
+    push_array(L, res.labels);
+    return 2;
+  }
+  return 1;
+}
+
+/* orion.synthetic_ratings{users=, items=, ratings=, rank=, noise=, zipf=,
+ * test_fraction=, seed=} -> train, test */
+static const char *const synth_opts[] = {
+    "users", "items", "ratings", "rank", "noise", "zipf", "test_fraction",
+    "seed",  NULL};
+
+static int l_synthetic_ratings(lua_State *L) {
+  orion_synth_opts o;
+  orion_array *train, *test;
+  orion_error err;
+  orion_synth_opts_init(&o);
+  check_keys(L, 1, "synthetic_ratings", synth_opts);
+  o.users = opt_int(L, 1, "users", o.users);
+  o.items = opt_int(L, 1, "items", o.items);
+  o.ratings = opt_int(L, 1, "ratings", o.ratings);
+  o.rank = (int)opt_int(L, 1, "rank", o.rank);
+  o.noise = opt_num(L, 1, "noise", o.noise);
+  o.zipf = opt_num(L, 1, "zipf", o.zipf);
+  o.test_fraction = opt_num(L, 1, "test_fraction", o.test_fraction);
+  o.seed = (uint64_t)opt_int(L, 1, "seed", (lua_Integer)o.seed);
+  orion_error_clear(&err);
+  if (orion_synth_ratings(&o, &train, &test, &err) != 0)
+    raise_err(L, &err);
+  push_array(L, train);
+  push_array(L, test);
+  return 2;
+}
+
+/* ======================================================================
+ * Accumulators.
+ * ====================================================================== */
+
+typedef struct dacc {
+  int64_t id;
+  orion_acc_op op;
+  orion_accval init;
+  orion_accval val;
+} dacc;
+
+static void accval_from(lua_State *L, int idx, orion_acc_op op,
+                        orion_accval *v) {
+  memset(v, 0, sizeof *v);
+  if (lua_isinteger(L, idx))
+    orion_accval_add_int(v, op, lua_tointeger(L, idx));
+  else
+    orion_accval_add_num(v, op, luaL_checknumber(L, idx));
+}
+
+static int l_accumulator(lua_State *L) {
+  const char *opname = luaL_checkstring(L, 1);
+  mod_state *s = get_state(L);
+  orion_acc_op op;
+  dacc *a;
+  if (orion_acc_op_parse(opname, &op) != 0)
+    return luaL_error(L, "accumulator: operator must be \"sum\", \"min\" or "
+                         "\"max\", not \"%s\"", opname);
+  a = lua_newuserdatauv(L, sizeof *a, 0);
+  memset(a, 0, sizeof *a);
+  luaL_setmetatable(L, ACC_MT);
+  a->op = op;
+  a->id = ++s->next_acc_id;
+  if (lua_isnoneornil(L, 2))
+    accval_from(L, (lua_pushinteger(L, 0), -1), op, &a->init);
+  else
+    accval_from(L, 2, op, &a->init);
+  if (lua_gettop(L) > 3)
+    lua_pop(L, 1);
+  a->val = a->init;
+  lua_getfield(L, LUA_REGISTRYINDEX, ACCS_KEY);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, a->id);
+  lua_pop(L, 1);
+  return 1;
+}
+
+static int acc_m_add(lua_State *L) {
+  dacc *a = luaL_checkudata(L, 1, ACC_MT);
+  orion_accval v;
+  accval_from(L, 2, a->op, &v);
+  orion_accval_combine(&a->val, a->op, &v);
+  return 0;
+}
+
+static int acc_m_get(lua_State *L) {
+  dacc *a = luaL_checkudata(L, 1, ACC_MT);
+  orion_accval_push(L, &a->val);
+  return 1;
+}
+
+static int acc_m_reset(lua_State *L) {
+  dacc *a = luaL_checkudata(L, 1, ACC_MT);
+  if (!lua_isnoneornil(L, 2))
+    accval_from(L, 2, a->op, &a->init);
+  a->val = a->init;
+  return 0;
+}
+
+static int acc_m_tostring(lua_State *L) {
+  dacc *a = luaL_checkudata(L, 1, ACC_MT);
+  orion_accval_push(L, &a->val);
+  lua_pushfstring(L, "Accumulator(%s, %s)", orion_acc_op_name(a->op),
+                  luaL_tolstring(L, -1, NULL));
+  return 1;
+}
+
+/* ======================================================================
+ * parallel_for
+ * ====================================================================== */
+
+static int classify(lua_State *L, int idx, int64_t *id, void *ud) {
+  darray *d;
+  dacc *a;
+  (void)ud;
+  if ((d = luaL_testudata(L, idx, ARRAY_MT)) != NULL && d->a != NULL) {
+    *id = d->id;
+    return ORION_CAPTURE_ARRAY;
+  }
+  if ((a = luaL_testudata(L, idx, ACC_MT)) != NULL) {
+    *id = a->id;
+    return ORION_CAPTURE_ACC;
+  }
+  return 0;
+}
+
+static darray *array_by_id(lua_State *L, int64_t id) {
+  darray *d;
+  lua_getfield(L, LUA_REGISTRYINDEX, ARRAYS_KEY);
+  lua_rawgeti(L, -1, id);
+  d = luaL_testudata(L, -1, ARRAY_MT);
+  lua_pop(L, 2);
+  return d;
+}
+
+static dacc *acc_by_id(lua_State *L, int64_t id) {
+  dacc *a;
+  lua_getfield(L, LUA_REGISTRYINDEX, ACCS_KEY);
+  lua_rawgeti(L, -1, id);
+  a = luaL_testudata(L, -1, ACC_MT);
+  lua_pop(L, 2);
+  return a;
+}
+
+/* Cuts the iteration array into blocks (cached while the shape is the same):
+ * n-D sparse arrays into an n0 x n1 grid over dimensions 1 and 2, 1-D and
+ * dense arrays into n0 ranges of dimension 1. */
+static void partition_iter(lua_State *L, darray *d, int n0, int n1, int hist) {
+  orion_array *a = d->a;
+  orion_split s0, s1;
+  orion_error err;
+  int rc, two = a->sparse && a->ndims >= 2;
+  if (!two)
+    n1 = 1;
+  if (d->blocks.start != NULL && d->part_n0 == n0 && d->part_n1 == n1 &&
+      d->part_hist == hist)
+    return;
+  orion_blocks_free(&d->blocks);
+  memset(&s1, 0, sizeof s1);
+  rc = hist && a->sparse ? orion_split_histogram(a, 0, n0, &s0)
+                         : orion_split_equal(a->dims[0], 0, n0, &s0);
+  if (rc == 0 && two)
+    rc = hist ? orion_split_histogram(a, 1, n1, &s1)
+              : orion_split_equal(a->dims[1], 1, n1, &s1);
+  if (rc != 0) {
+    orion_split_free(&s0);
+    luaL_error(L, "parallel_for: cannot partition: %s", orion_strerror(rc));
+  }
+  orion_error_clear(&err);
+  rc = orion_partition(a, 0, s0.nparts, s0.bounds, two ? 1 : -1,
+                       two ? s1.nparts : 1, two ? s1.bounds : NULL,
+                       &d->blocks, &err);
+  orion_split_free(&s0);
+  orion_split_free(&s1);
+  if (rc != 0)
+    raise_err(L, &err);
+  d->part_n0 = n0;
+  d->part_n1 = n1;
+  d->part_hist = hist;
+}
+
+static const char *const pfor_opts[] = {"ordered", "histogram", "schedule",
+                                        "tier",    "partitions", NULL};
+
+static mod_state *ensure_exec(lua_State *L) {
+  mod_state *s = get_state(L);
+  if (s->ex == NULL) {
+    s->ex = orion_exec_new(0);
+    if (s->ex == NULL)
+      luaL_error(L, "cannot start the in-process executor: out of memory");
+  }
+  return s;
+}
+
+static void unbind_all(orion_exec *ex, const orion_capture_info *info,
+                       int64_t iter_id) {
+  int i;
+  for (i = 0; i < info->narrays; i++)
+    orion_exec_unbind_array(ex, info->arrays[i]);
+  orion_exec_unbind_array(ex, iter_id);
+}
+
+static int l_parallel_for(lua_State *L) {
+  darray *it = check_array(L, 1);
+  mod_state *s;
+  orion_capture_info info;
+  orion_buf blob;
+  orion_error err;
+  char msg[768];
+  int64_t parts[2] = {2, 2}, loop_id;
+  int nparts, hist, rc, i, nblocks, *order;
+  const char *tier, *sched;
+  double t0 = orion_now(), t_exec = 0;
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  check_keys(L, 3, "parallel_for", pfor_opts);
+  hist = opt_bool(L, 3, "histogram", 0);
+  (void)opt_bool(L, 3, "ordered", 0);
+  tier = opt_string(L, 3, "tier", "auto");
+  if (strcmp(tier, "auto") != 0 && strcmp(tier, "lua") != 0)
+    return luaL_error(L, "parallel_for: tier \"%s\" is not available in this "
+                         "build (the Lua interpreter tier runs every body; "
+                         "use \"auto\" or \"lua\")", tier);
+  sched = opt_string(L, 3, "schedule", NULL);
+  if (sched != NULL && strcmp(sched, "serial") != 0)
+    return luaL_error(L, "parallel_for: schedule \"%s\" is not available yet; "
+                         "this engine runs blocks serially (\"serial\")",
+                      sched);
+  nparts = opt_int_list(L, 3, "partitions", parts, 2);
+  if (nparts == 1)
+    parts[1] = parts[0];
+  s = ensure_exec(L);
+  loop_id = ++s->next_loop_id;
+
+  /* Capture the body: a script-line error if it holds something that
+   * cannot be shipped. */
+  orion_buf_init(&blob);
+  rc = orion_capture_encode(L, 2, classify, NULL, &blob, &info, msg,
+                            sizeof msg);
+  if (rc != 0) {
+    orion_buf_free(&blob);
+    return luaL_error(L, "%s", msg);
+  }
+  /* Bind the arrays and accumulators the body refers to. */
+  rc = orion_exec_bind_array(s->ex, it->id, it->a);
+  for (i = 0; i < info.narrays && rc == 0; i++) {
+    darray *d = array_by_id(L, info.arrays[i]);
+    rc = d != NULL ? orion_exec_bind_array(s->ex, d->id, d->a) : ORION_EINVAL;
+  }
+  for (i = 0; i < info.naccs && rc == 0; i++) {
+    dacc *a = acc_by_id(L, info.accs[i]);
+    rc = a != NULL ? orion_exec_bind_acc(s->ex, a->id, a->op) : ORION_EINVAL;
+  }
+  orion_error_clear(&err);
+  if (rc == 0)
+    rc = orion_exec_load(s->ex, loop_id, blob.data, blob.len, &err);
+  orion_buf_free(&blob);
+  if (rc != 0) {
+    unbind_all(s->ex, &info, it->id);
+    orion_capture_info_free(&info);
+    if (err.msg[0] == '\0')
+      orion_error_set(&err, rc, "parallel_for: cannot bind the body's "
+                                "arrays: %s", orion_strerror(rc));
+    raise_err(L, &err);
+  }
+  partition_iter(L, it, (int)parts[0], (int)parts[1], hist);
+  nblocks = it->blocks.n0 * it->blocks.n1;
+  order = orion_malloc(sizeof *order * (size_t)nblocks);
+  if (order == NULL) {
+    unbind_all(s->ex, &info, it->id);
+    orion_capture_info_free(&info);
+    return luaL_error(L, "out of memory");
+  }
+  orion_block_order_rotation(it->blocks.n0, it->blocks.n1, order);
+  for (i = 0; i < nblocks && rc == 0; i++) {
+    int b = order[i];
+    double tb = orion_now();
+    rc = orion_exec_run(s->ex, it->id, it->blocks.start[b],
+                        it->blocks.start[b + 1], s->seed, b, &err);
+    t_exec += orion_now() - tb;
+  }
+  orion_free(order);
+  /* Fold the executor's partial sums into the driver's accumulators (also
+   * after an error, so the partials do not leak into the next loop). */
+  for (i = 0; i < info.naccs; i++) {
+    dacc *a = acc_by_id(L, info.accs[i]);
+    orion_accval part;
+    if (a != NULL && orion_exec_take_acc(s->ex, a->id, &part) == 0 && rc == 0)
+      orion_accval_combine(&a->val, a->op, &part);
+  }
+  unbind_all(s->ex, &info, it->id);
+  orion_capture_info_free(&info);
+  if (rc != 0)
+    return luaL_error(L, "parallel_for body failed on %s", err.msg);
+
+  lua_createtable(L, 0, 8);
+  lua_pushstring(L, "serial");
+  lua_setfield(L, -2, "schedule");
+  lua_pushstring(L, "lua");
+  lua_setfield(L, -2, "tier");
+  lua_pushnumber(L, orion_now() - t0);
+  lua_setfield(L, -2, "seconds");
+  lua_pushinteger(L, nblocks);
+  lua_setfield(L, -2, "blocks");
+  lua_pushinteger(L, it->a->nnz);
+  lua_setfield(L, -2, "elements");
+  lua_pushinteger(L, 0);
+  lua_setfield(L, -2, "bytes_moved");
+  lua_createtable(L, 1, 0);
+  lua_pushnumber(L, t_exec);
+  lua_rawseti(L, -2, 1);
+  lua_setfield(L, -2, "executor_seconds");
+  return 1;
+}
+
+/* ======================================================================
+ * Metrics and small utilities.
+ * ====================================================================== */
+
+static void json_string(luaL_Buffer *b, const char *s, size_t n) {
+  size_t i;
+  luaL_addchar(b, '"');
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') {
+      luaL_addchar(b, '\\');
+      luaL_addchar(b, (char)c);
+    } else if (c < 0x20) {
+      char esc[8];
+      snprintf(esc, sizeof esc, "\\u%04x", c);
+      luaL_addstring(b, esc);
+    } else {
+      luaL_addchar(b, (char)c);
+    }
+  }
+  luaL_addchar(b, '"');
+}
+
+static int cmp_str(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* orion.record{k = v, ...}: one JSON object per call, keys sorted, appended
+ * to the --metrics file (a no-op without one). */
+static int l_record(lua_State *L) {
+  mod_state *s = get_state(L);
+  const char *keys[256];
+  int n = 0, i;
+  luaL_Buffer b;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      return luaL_error(L, "record: keys must be strings");
+    if (n == 256)
+      return luaL_error(L, "record: at most 256 keys");
+    keys[n++] = lua_tostring(L, -1);
+  }
+  qsort(keys, (size_t)n, sizeof *keys, cmp_str);
+  luaL_buffinit(L, &b);
+  luaL_addchar(&b, '{');
+  for (i = 0; i < n; i++) {
+    int t;
+    if (i > 0)
+      luaL_addchar(&b, ',');
+    json_string(&b, keys[i], strlen(keys[i]));
+    luaL_addchar(&b, ':');
+    t = lua_getfield(L, 1, keys[i]);
+    if (t == LUA_TNUMBER && lua_isinteger(L, -1)) {
+      lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, -1));
+      lua_remove(L, -2);
+      luaL_addvalue(&b);
+    } else if (t == LUA_TNUMBER) {
+      double v = lua_tonumber(L, -1);
+      char num[64];
+      lua_pop(L, 1);
+      if (isfinite(v))
+        snprintf(num, sizeof num, "%.17g", v);
+      else
+        snprintf(num, sizeof num, "null");
+      luaL_addstring(&b, num);
+    } else if (t == LUA_TSTRING) {
+      size_t len;
+      const char *str = lua_tolstring(L, -1, &len);
+      json_string(&b, str, len);
+      lua_pop(L, 1);
+    } else if (t == LUA_TBOOLEAN) {
+      luaL_addstring(&b, lua_toboolean(L, -1) ? "true" : "false");
+      lua_pop(L, 1);
+    } else {
+      return luaL_error(L, "record: value of '%s' is a %s (numbers, strings "
+                           "and booleans only)", keys[i], luaL_typename(L, -1));
+    }
+  }
+  luaL_addstring(&b, "}\n");
+  luaL_pushresult(&b);
+  if (s->metrics_path == NULL)
+    return 0;
+  if (s->metrics == NULL) {
+    s->metrics = fopen(s->metrics_path, "a");
+    if (s->metrics == NULL)
+      return luaL_error(L, "cannot open metrics file %s: %s", s->metrics_path,
+                        strerror(errno));
+  }
+  {
+    size_t len;
+    const char *line = lua_tolstring(L, -1, &len);
+    if (fwrite(line, 1, len, s->metrics) != len || fflush(s->metrics) != 0)
+      return luaL_error(L, "cannot write metrics file %s: %s",
+                        s->metrics_path, strerror(errno));
+  }
+  return 0;
+}
+
+static int l_seed(lua_State *L) {
+  mod_state *s = get_state(L);
+  lua_Integer old = (lua_Integer)s->seed;
+  if (!lua_isnoneornil(L, 1))
+    s->seed = (uint64_t)luaL_checkinteger(L, 1);
+  lua_pushinteger(L, old);
+  return 1;
+}
+
+static int l_clock(lua_State *L) {
+  lua_pushnumber(L, orion_now());
+  return 1;
+}
+
+static int l_memory(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)orion_alloc_used());
+  return 1;
+}
+
+static int l_quiet(lua_State *L) {
+  lua_pushboolean(L, orion_log_quiet());
+  return 1;
+}
+
+/* ======================================================================
+ * Opening the module.
+ * ====================================================================== */
+
+static void weak_table(lua_State *L, const char *key) {
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, key);
+}
+
+int luaopen_orion(lua_State *L) {
+  static const luaL_Reg funcs[] = {
+      {"text_file", l_text_file},
+      {"array", l_array},
+      {"zeros", l_zeros},
+      {"randn", l_randn},
+      {"load", l_load},
+      {"accumulator", l_accumulator},
+      {"parallel_for", l_parallel_for},
+      {"record", l_record},
+      {"seed", l_seed},
+      {"clock", l_clock},
+      {"memory", l_memory},
+      {"quiet", l_quiet},
+      {"synthetic_ratings", l_synthetic_ratings},
+      {NULL, NULL}};
+  static const luaL_Reg array_methods[] = {
+      {"dims", m_dims},         {"nnz", m_nnz},
+      {"type", m_type},         {"is_sparse", m_is_sparse},
+      {"get", m_get},           {"set", m_set},
+      {"to_table", m_to_table}, {"map", m_map},
+      {"save", m_save},         {"histogram", m_histogram},
+      {"split", m_split},       {NULL, NULL}};
+  static const luaL_Reg acc_methods[] = {
+      {"add", acc_m_add}, {"get", acc_m_get}, {"reset", acc_m_reset},
+      {NULL, NULL}};
+  mod_state *s;
+
+  lua_getfield(L, LUA_REGISTRYINDEX, STATE_KEY);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    s = lua_newuserdatauv(L, sizeof *s, 0);
+    memset(s, 0, sizeof *s);
+    lua_newtable(L);
+    lua_pushcfunction(L, state_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, STATE_KEY);
+    weak_table(L, ARRAYS_KEY);
+    weak_table(L, ACCS_KEY);
+  } else {
+    lua_pop(L, 1);
+  }
+
+  luaL_newmetatable(L, ARRAY_MT);
+  lua_pushcfunction(L, array_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, m_tostring);
+  lua_setfield(L, -2, "__tostring");
+  luaL_newlib(L, array_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+
+  luaL_newmetatable(L, ACC_MT);
+  lua_pushcfunction(L, acc_m_tostring);
+  lua_setfield(L, -2, "__tostring");
+  luaL_newlib(L, acc_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+
+  luaL_newlib(L, funcs);
+  lua_pushliteral(L, PACKAGE_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "orion.module");
+  return 1;
+}

@@ -1,0 +1,22 @@
+/* The `orion` Lua module as scripts see it on the driver: DistArrays,
+ * loaders, accumulators, parallel_for and metrics.  The driver hosts one
+ * in-process executor (lua/exec.h) that runs loop bodies. */
+#ifndef ORION_LUA_ORION_H
+#define ORION_LUA_ORION_H
+
+#include <lua.h>
+#include <stdint.h>
+
+typedef struct orion_config {
+  const char *metrics_path; /* NULL: orion.record is a no-op */
+  uint64_t seed;            /* script seed */
+  int quiet;
+} orion_config;
+
+/* Opens the module (for package.preload / luaL_requiref). */
+int luaopen_orion(lua_State *L);
+
+/* Sets the job configuration; call before the script runs.  Copies cfg. */
+void orion_module_configure(lua_State *L, const orion_config *cfg);
+
+#endif

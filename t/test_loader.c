@@ -1,0 +1,1001 @@
+/* Tests of the text loaders (dsm/loader.c): every format's happy path,
+ * gzip input, options, every malformed-line message, skip mode, file
+ * errors, and the shared MovieLens / UCI datasets. */
+#include "t/testutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <zlib.h>
+
+#include "dsm/loader.h"
+#include "util/alloc.h"
+
+/* One load of a text written to a temporary file. */
+typedef struct loaded {
+  char *path;
+  int rc;
+  orion_load_result res;
+  orion_error err;
+  size_t used_before;
+} loaded;
+
+static loaded load_text(const char *suffix, const char *text,
+                        const orion_load_opts *o) {
+  loaded l;
+  memset(&l, 0, sizeof l);
+  l.path = tu_write_temp(suffix, text);
+  l.used_before = orion_alloc_used();
+  orion_error_clear(&l.err);
+  l.rc = orion_load_file(l.path, o, &l.res, &l.err);
+  return l;
+}
+
+static void done(loaded *l) {
+  orion_array_release(l->res.array);
+  orion_array_release(l->res.labels);
+  cr_expect_eq(orion_alloc_used(), l->used_before, "memory leaked");
+  unlink(l->path);
+  free(l->path);
+}
+
+static orion_load_opts opts_for(orion_format f) {
+  orion_load_opts o;
+  orion_load_opts_init(&o);
+  o.format = f;
+  return o;
+}
+
+/* Loads text that must load; returns the array. */
+static loaded load_ok(orion_format f, const char *text,
+                      const orion_load_opts *given) {
+  orion_load_opts o = given != NULL ? *given : opts_for(f);
+  loaded l;
+  o.format = f;
+  l = load_text(".txt", text, &o);
+  cr_assert_eq(l.rc, 0, "load failed: %s", l.err.msg);
+  cr_assert_not_null(l.res.array);
+  cr_assert(l.res.array->sparse);
+  return l;
+}
+
+/* Loads text that must fail with `code` and exactly the message
+ * "PATH:LINE: PROBLEM: \"QUOTE\"". */
+static void expect_line_error(orion_format f, const orion_load_opts *given,
+                              const char *text, int code, int line,
+                              const char *prob, const char *quote) {
+  orion_load_opts o = given != NULL ? *given : opts_for(f);
+  char want[2048];
+  loaded l;
+  o.format = f;
+  l = load_text(".txt", text, &o);
+  cr_assert_eq(l.rc, code, "rc %d (%s), want %d; msg %s", l.rc,
+               orion_strerror(l.rc), code, l.err.msg);
+  cr_assert_eq(l.err.code, code);
+  cr_assert_null(l.res.array);
+  cr_assert_null(l.res.labels);
+  snprintf(want, sizeof want, "%s:%d: %s: \"%s\"", l.path, line, prob,
+           quote);
+  cr_assert_str_eq(l.err.msg, want);
+  done(&l);
+}
+
+static void expect_elem(const orion_array *a, int64_t i, int64_t k0,
+                        int64_t k1, double v) {
+  cr_assert_lt(i, a->nnz);
+  cr_expect_eq(a->keys[i * a->ndims], k0, "element %lld key 0: %lld != %lld",
+               (long long)i, (long long)a->keys[i * a->ndims],
+               (long long)k0);
+  cr_expect_eq(a->keys[i * a->ndims + 1], k1,
+               "element %lld key 1: %lld != %lld", (long long)i,
+               (long long)a->keys[i * a->ndims + 1], (long long)k1);
+  cr_expect_eq(orion_value_get_f64(a->values, a->type, i), v,
+               "element %lld value %g != %g", (long long)i,
+               orion_value_get_f64(a->values, a->type, i), v);
+}
+
+static void expect_dims2(const orion_array *a, int64_t d0, int64_t d1) {
+  cr_assert_eq(a->ndims, 2);
+  cr_expect_eq(a->dims[0], d0, "dims[0] %lld != %lld", (long long)a->dims[0],
+               (long long)d0);
+  cr_expect_eq(a->dims[1], d1, "dims[1] %lld != %lld", (long long)a->dims[1],
+               (long long)d1);
+}
+
+static char *write_gz(const char *text, size_t len) {
+  char *p = tu_temp_path(".gz");
+  gzFile gz = gzopen(p, "wb");
+  cr_assert_not_null(gz);
+  cr_assert_eq(gzwrite(gz, text, (unsigned)len), (int)len);
+  cr_assert_eq(gzclose(gz), Z_OK);
+  return p;
+}
+
+static long file_size(const char *p) {
+  FILE *f = fopen(p, "rb");
+  long n;
+  cr_assert_not_null(f);
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fclose(f);
+  return n;
+}
+
+/* ---------------------------------------------------------------- options */
+
+Test(loader, format_parse) {
+  static const char *names[] = {"coo", "csv", "movielens", "libsvm",
+                                "uci-bow"};
+  orion_format f = ORION_FMT_CSV;
+  int i;
+  for (i = 0; i < 5; i++) {
+    cr_assert_eq(orion_format_parse(names[i], &f), 0);
+    cr_assert_eq((int)f, i);
+    cr_assert_str_eq(orion_format_name(f), names[i]);
+  }
+  f = ORION_FMT_LIBSVM;
+  cr_assert_eq(orion_format_parse("tsv", &f), ORION_EOPTION);
+  cr_assert_eq(orion_format_parse("", &f), ORION_EOPTION);
+  cr_assert_eq(orion_format_parse("COO", &f), ORION_EOPTION);
+  cr_assert_eq(f, ORION_FMT_LIBSVM);
+}
+
+Test(loader, opts_defaults) {
+  orion_load_opts o;
+  memset(&o, 0x5a, sizeof o);
+  orion_load_opts_init(&o);
+  cr_assert_eq(o.format, ORION_FMT_COO);
+  cr_assert_eq(o.index_base, 1);
+  cr_assert_eq(o.nkeys, 0);
+  cr_assert_eq(o.have_dims, 0);
+  cr_assert_eq(o.value_type, ORION_F64);
+  cr_assert_eq(o.skip_errors, 0);
+  cr_assert_eq(o.sep, ',');
+  cr_assert_eq(o.header, 0);
+  cr_assert_eq(o.ncols_key, 2);
+  cr_assert_eq(o.key_cols[0], 1);
+  cr_assert_eq(o.key_cols[1], 2);
+  cr_assert_eq(o.value_col, 3);
+}
+
+Test(loader, bad_options) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  orion_load_result res;
+  orion_error err;
+  o.index_base = 2;
+  cr_assert_eq(orion_load_buffer("1 1 1\n", 6, "buf", 1, &o, &res, &err),
+               ORION_EOPTION);
+  cr_assert_null(res.array);
+  cr_assert(strstr(err.msg, "index_base") != NULL, "%s", err.msg);
+  o = opts_for(ORION_FMT_CSV);
+  o.value_col = 0;
+  cr_assert_eq(orion_load_buffer("1,1,1\n", 6, "buf", 1, &o, &res, &err),
+               ORION_EOPTION);
+  o = opts_for(ORION_FMT_CSV);
+  o.ncols_key = 0;
+  cr_assert_eq(orion_load_buffer("1,1,1\n", 6, "buf", 1, &o, &res, &err),
+               ORION_EOPTION);
+  o = opts_for(ORION_FMT_COO);
+  o.nkeys = ORION_MAX_DIMS + 1;
+  cr_assert_eq(orion_load_buffer("1 1 1\n", 6, "buf", 1, &o, &res, &err),
+               ORION_EOPTION);
+  o = opts_for(ORION_FMT_MOVIELENS);
+  o.have_dims = 1;
+  o.dims[0] = 5;
+  o.dims[1] = 0;
+  cr_assert_eq(orion_load_buffer("1 1 1\n", 6, "buf", 1, &o, &res, &err),
+               ORION_EOPTION);
+  cr_assert(strstr(err.msg, "dimension 2 must be positive") != NULL, "%s",
+            err.msg);
+  /* coo infers its dims count, then checks the given dims. */
+  o = opts_for(ORION_FMT_COO);
+  o.have_dims = 1;
+  o.dims[0] = 5;
+  o.dims[1] = -1;
+  cr_assert_eq(orion_load_buffer("1 1 1\n", 6, "buf", 1, &o, &res, &err),
+               ORION_EOPTION);
+  cr_assert_null(res.array);
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+/* -------------------------------------------------------------------- coo */
+
+Test(loader, coo_basic) {
+  loaded l = load_ok(ORION_FMT_COO, "1 1 5\n2 3 4.5\n1 2 -0.25\n", NULL);
+  orion_array *a = l.res.array;
+  cr_assert_eq(a->type, ORION_F64);
+  cr_assert_eq(a->nnz, 3);
+  expect_dims2(a, 2, 3);
+  expect_elem(a, 0, 0, 0, 5);
+  expect_elem(a, 1, 1, 2, 4.5);
+  expect_elem(a, 2, 0, 1, -0.25);
+  cr_assert_eq(l.res.lines, 3);
+  cr_assert_eq(l.res.skipped, 0);
+  cr_assert_str_eq(l.res.first_skip, "");
+  cr_assert_null(l.res.labels);
+  done(&l);
+}
+
+Test(loader, coo_three_keys_inferred) {
+  loaded l = load_ok(ORION_FMT_COO, "1 2 3 1.5\n4 1 2 2.5\n", NULL);
+  orion_array *a = l.res.array;
+  cr_assert_eq(a->ndims, 3);
+  cr_assert_eq(a->nnz, 2);
+  cr_assert_eq(a->dims[0], 4);
+  cr_assert_eq(a->dims[1], 2);
+  cr_assert_eq(a->dims[2], 3);
+  cr_assert_eq(a->keys[0], 0);
+  cr_assert_eq(a->keys[1], 1);
+  cr_assert_eq(a->keys[2], 2);
+  cr_assert_eq(a->keys[3], 3);
+  cr_assert_eq(((double *)a->values)[1], 2.5);
+  done(&l);
+}
+
+Test(loader, coo_one_key) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  loaded l;
+  o.nkeys = 1;
+  l = load_ok(ORION_FMT_COO, "3 7\n1 8\n", &o);
+  cr_assert_eq(l.res.array->ndims, 1);
+  cr_assert_eq(l.res.array->dims[0], 3);
+  cr_assert_eq(l.res.array->keys[0], 2);
+  cr_assert_eq(((double *)l.res.array->values)[1], 8);
+  done(&l);
+}
+
+Test(loader, coo_blank_comment_crlf_tabs) {
+  loaded l = load_ok(ORION_FMT_COO,
+                     "# a comment\n\n1\t1   2\r\n   \r\n  # indented\n"
+                     "2 2 3\r\n\t2 1 4  \n2 3 1", /* no final newline */
+                     NULL);
+  orion_array *a = l.res.array;
+  cr_assert_eq(a->nnz, 4);
+  expect_elem(a, 0, 0, 0, 2);
+  expect_elem(a, 1, 1, 1, 3);
+  expect_elem(a, 2, 1, 0, 4);
+  expect_elem(a, 3, 1, 2, 1);
+  cr_assert_eq(l.res.lines, 8);
+  done(&l);
+}
+
+Test(loader, coo_empty_input) {
+  loaded l = load_ok(ORION_FMT_COO, "# nothing\n\n", NULL);
+  cr_assert_eq(l.res.array->nnz, 0);
+  expect_dims2(l.res.array, 0, 0);
+  cr_assert_eq(l.res.lines, 2);
+  done(&l);
+}
+
+Test(loader, index_base_zero) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  loaded l;
+  o.index_base = 0;
+  l = load_ok(ORION_FMT_COO, "0 0 1\n2 0 3\n", &o);
+  expect_dims2(l.res.array, 3, 1);
+  expect_elem(l.res.array, 0, 0, 0, 1);
+  expect_elem(l.res.array, 1, 2, 0, 3);
+  done(&l);
+  expect_line_error(ORION_FMT_COO, &o, "0 0 1\n-1 0 2\n", ORION_EKEYRANGE, 2,
+                    "key -1 in column 1 is below the index base 0",
+                    "-1 0 2");
+}
+
+Test(loader, dims_given) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  loaded l;
+  o.have_dims = 1;
+  o.dims[0] = 10;
+  o.dims[1] = 20;
+  l = load_ok(ORION_FMT_COO, "1 1 1\n10 20 2\n", &o);
+  expect_dims2(l.res.array, 10, 20);
+  expect_elem(l.res.array, 1, 9, 19, 2);
+  done(&l);
+  /* No elements at all still gives the given dims. */
+  l = load_ok(ORION_FMT_COO, "", &o);
+  expect_dims2(l.res.array, 10, 20);
+  cr_assert_eq(l.res.array->nnz, 0);
+  done(&l);
+}
+
+Test(loader, key_above_dim) {
+  orion_load_opts o = opts_for(ORION_FMT_MOVIELENS);
+  o.have_dims = 1;
+  o.dims[0] = 943;
+  o.dims[1] = 1682;
+  expect_line_error(ORION_FMT_MOVIELENS, &o, "943\t1\t5\t1\n944\t1\t3\t2\n",
+                    ORION_EKEYRANGE, 2,
+                    "key 944 in column 1 is above dimension size 943",
+                    "944\t1\t3\t2");
+  expect_line_error(ORION_FMT_MOVIELENS, &o, "1\t1683\t3\t2\n",
+                    ORION_EKEYRANGE, 1,
+                    "key 1683 in column 2 is above dimension size 1682",
+                    "1\t1683\t3\t2");
+}
+
+Test(loader, key_below_base) {
+  expect_line_error(ORION_FMT_COO, NULL, "1 1 3\n0 1 3\n", ORION_EKEYRANGE, 2,
+                    "key 0 in column 1 is below the index base 1", "0 1 3");
+  expect_line_error(ORION_FMT_COO, NULL, "1 -4 3\n", ORION_EKEYRANGE, 1,
+                    "key -4 in column 2 is below the index base 1",
+                    "1 -4 3");
+}
+
+Test(loader, wrong_field_count) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  expect_line_error(ORION_FMT_COO, NULL, "1 1 3\n1 2\n", ORION_EPARSE, 2,
+                    "expected 3 fields, found 2", "1 2");
+  /* Trailing junk: an extra field. */
+  expect_line_error(ORION_FMT_COO, NULL, "1 1 3\n1 2 3 x\n", ORION_EPARSE, 2,
+                    "expected 3 fields, found 4", "1 2 3 x");
+  expect_line_error(ORION_FMT_COO, NULL, "7\n", ORION_EPARSE, 1,
+                    "expected at least 2 fields, found 1", "7");
+  o.nkeys = 2;
+  expect_line_error(ORION_FMT_COO, &o, "1 2 3 4\n", ORION_EPARSE, 1,
+                    "expected 3 fields, found 4", "1 2 3 4");
+}
+
+Test(loader, not_a_number) {
+  expect_line_error(ORION_FMT_COO, NULL, "1 1 3\n1 2 abc\n", ORION_EPARSE, 2,
+                    "field 3 is not a number", "1 2 abc");
+  /* Trailing junk glued to a number. */
+  expect_line_error(ORION_FMT_COO, NULL, "1 2 3.5x\n", ORION_EPARSE, 1,
+                    "field 3 is not a number", "1 2 3.5x");
+  expect_line_error(ORION_FMT_COO, NULL, "1 2 1e\n", ORION_EPARSE, 1,
+                    "field 3 is not a number", "1 2 1e");
+  expect_line_error(ORION_FMT_COO, NULL, "1 2 nan\n", ORION_EPARSE, 1,
+                    "field 3 is not a number", "1 2 nan");
+  expect_line_error(ORION_FMT_COO, NULL, "1 2 0x10\n", ORION_EPARSE, 1,
+                    "field 3 is not a number", "1 2 0x10");
+  expect_line_error(ORION_FMT_COO, NULL, "1 2 -\n", ORION_EPARSE, 1,
+                    "field 3 is not a number", "1 2 -");
+  expect_line_error(ORION_FMT_COO, NULL, "1 2 1e999\n", ORION_EPARSE, 1,
+                    "field 3 is out of range for f64", "1 2 1e999");
+}
+
+Test(loader, key_not_an_integer) {
+  expect_line_error(ORION_FMT_COO, NULL, "1.5 2 3\n", ORION_EPARSE, 1,
+                    "field 1 is not an integer", "1.5 2 3");
+  expect_line_error(ORION_FMT_COO, NULL, "1 2e1 3\n", ORION_EPARSE, 1,
+                    "field 2 is not an integer", "1 2e1 3");
+  expect_line_error(ORION_FMT_COO, NULL, "1 x 3\n", ORION_EPARSE, 1,
+                    "field 2 is not an integer", "1 x 3");
+}
+
+Test(loader, huge_numbers_are_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  loaded l;
+  expect_line_error(ORION_FMT_COO, NULL, "99999999999999999999 1 1\n",
+                    ORION_EPARSE, 1,
+                    "field 1 is out of the 64-bit integer range",
+                    "99999999999999999999 1 1");
+  o.value_type = ORION_I64;
+  expect_line_error(ORION_FMT_COO, &o, "1 1 9223372036854775808\n",
+                    ORION_EPARSE, 1, "field 3 is out of range for i64",
+                    "1 1 9223372036854775808");
+  l = load_ok(ORION_FMT_COO,
+              "1 1 9223372036854775807\n1 2 -9223372036854775808\n", &o);
+  cr_assert_eq(((int64_t *)l.res.array->values)[0], INT64_MAX);
+  cr_assert_eq(((int64_t *)l.res.array->values)[1], INT64_MIN);
+  done(&l);
+  o.value_type = ORION_F64;
+  o.index_base = 0;
+  expect_line_error(ORION_FMT_COO, &o, "9223372036854775807 0 1\n",
+                    ORION_EKEYRANGE, 1,
+                    "key 9223372036854775807 in column 1 is too large",
+                    "9223372036854775807 0 1");
+}
+
+Test(loader, value_type_i32) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  loaded l;
+  o.value_type = ORION_I32;
+  l = load_ok(ORION_FMT_COO, "1 1 7\n1 2 -3\n2 1 +2147483647\n", &o);
+  cr_assert_eq(l.res.array->type, ORION_I32);
+  cr_assert_eq(((int32_t *)l.res.array->values)[0], 7);
+  cr_assert_eq(((int32_t *)l.res.array->values)[1], -3);
+  cr_assert_eq(((int32_t *)l.res.array->values)[2], INT32_MAX);
+  done(&l);
+  expect_line_error(ORION_FMT_COO, &o, "1 1 2.5\n", ORION_EPARSE, 1,
+                    "field 3 is not an integer", "1 1 2.5");
+  expect_line_error(ORION_FMT_COO, &o, "1 1 3000000000\n", ORION_EPARSE, 1,
+                    "field 3 is out of range for i32", "1 1 3000000000");
+  expect_line_error(ORION_FMT_COO, &o, "1 1 -2147483649\n", ORION_EPARSE, 1,
+                    "field 3 is out of range for i32", "1 1 -2147483649");
+}
+
+Test(loader, value_type_i64) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  loaded l;
+  o.value_type = ORION_I64;
+  l = load_ok(ORION_FMT_COO, "1 1 9000000000\n2 2 -1\n", &o);
+  cr_assert_eq(l.res.array->type, ORION_I64);
+  cr_assert_eq(((int64_t *)l.res.array->values)[0], 9000000000LL);
+  cr_assert_eq(((int64_t *)l.res.array->values)[1], -1);
+  done(&l);
+  expect_line_error(ORION_FMT_COO, &o, "1 1 1e3\n", ORION_EPARSE, 1,
+                    "field 3 is not an integer", "1 1 1e3");
+}
+
+Test(loader, value_type_f32) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  loaded l;
+  o.value_type = ORION_F32;
+  l = load_ok(ORION_FMT_COO, "1 1 0.1\n1 2 -2.5\n1 3 3.4028235e38\n", &o);
+  cr_assert_eq(l.res.array->type, ORION_F32);
+  cr_assert_eq(((float *)l.res.array->values)[0], 0.1f);
+  cr_assert_eq(((float *)l.res.array->values)[1], -2.5f);
+  cr_assert_eq(((float *)l.res.array->values)[2], 3.4028235e38f);
+  done(&l);
+  expect_line_error(ORION_FMT_COO, &o, "1 1 1e39\n", ORION_EPARSE, 1,
+                    "field 3 is out of range for f32", "1 1 1e39");
+}
+
+Test(loader, floats_round_like_strtod) {
+  static const char *nums[] = {
+      "0",       "-0",          "4",           "3.5",       "0.1",
+      "-2.5e-3", "1e308",       ".5",          "5.",        "+3",
+      "1E5",     "123456789012345678",         "0.30000000000000004",
+      "2.2250738585072014e-308", "4.9e-324",   "999999999999999.9",
+      "123456.789012345",        "0.000001",   "1.7976931348623157e308",
+      "12345678901234.5",        "-0.000000000000000000000000001"};
+  char text[4096] = "";
+  size_t i, n = sizeof nums / sizeof nums[0];
+  loaded l;
+  for (i = 0; i < n; i++) {
+    char line[128];
+    snprintf(line, sizeof line, "1 %zu %s\n", i + 1, nums[i]);
+    strcat(text, line);
+  }
+  l = load_ok(ORION_FMT_COO, text, NULL);
+  cr_assert_eq(l.res.array->nnz, (int64_t)n);
+  for (i = 0; i < n; i++) {
+    double want = strtod(nums[i], NULL);
+    double got = ((double *)l.res.array->values)[i];
+    cr_expect(memcmp(&want, &got, sizeof want) == 0, "%s: %.17g != %.17g",
+              nums[i], got, want);
+  }
+  done(&l);
+}
+
+Test(loader, long_line_quote_is_cut) {
+  char text[400], quote[100];
+  int i, n = 0;
+  n += snprintf(text, sizeof text, "1 1 x");
+  for (i = 0; i < 150; i++)
+    text[n++] = (char)('a' + i % 26);
+  text[n++] = '\n';
+  text[n] = '\0';
+  memcpy(quote, text, 80);
+  memcpy(quote + 80, "...", 4);
+  expect_line_error(ORION_FMT_COO, NULL, text, ORION_EPARSE, 1,
+                    "field 3 is not a number", quote);
+}
+
+Test(loader, control_bytes_quoted_safely) {
+  static const char text[] = "1 1 \001x\n";
+  expect_line_error(ORION_FMT_COO, NULL, text, ORION_EPARSE, 1,
+                    "field 3 is not a number", "1 1 ?x");
+}
+
+Test(loader, skip_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  char want[1024];
+  loaded l;
+  o.skip_errors = 1;
+  l = load_ok(ORION_FMT_COO,
+              "1 1 1\n1 x 2\n2 2 2\n0 1 1\n3 3\n# fine\n3 3 3\n", &o);
+  cr_assert_eq(l.res.array->nnz, 3);
+  cr_assert_eq(l.res.skipped, 3);
+  cr_assert_eq(l.res.lines, 7);
+  expect_dims2(l.res.array, 3, 3);
+  expect_elem(l.res.array, 2, 2, 2, 3);
+  snprintf(want, sizeof want, "%s:2: field 2 is not an integer: \"1 x 2\"",
+           l.path);
+  cr_assert_str_eq(l.res.first_skip, want);
+  done(&l);
+  /* Key-range errors are skippable too; a dims check still applies. */
+  o.have_dims = 1;
+  o.dims[0] = 2;
+  o.dims[1] = 2;
+  l = load_ok(ORION_FMT_COO, "1 1 1\n3 1 1\n2 2 2\n", &o);
+  cr_assert_eq(l.res.array->nnz, 2);
+  cr_assert_eq(l.res.skipped, 1);
+  expect_dims2(l.res.array, 2, 2);
+  snprintf(want, sizeof want,
+           "%s:2: key 3 in column 1 is above dimension size 2: \"3 1 1\"",
+           l.path);
+  cr_assert_str_eq(l.res.first_skip, want);
+  done(&l);
+}
+
+Test(loader, buffer_names_and_first_line) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  orion_load_result res;
+  orion_error err;
+  /* Exactly-sized heap buffers: no NUL after the last number (ASan checks
+   * that the parser stays inside). */
+  static const char t1[] = "1 1 2.5\n2 2 1e5";
+  char *b = malloc(sizeof t1 - 1);
+  memcpy(b, t1, sizeof t1 - 1);
+  cr_assert_eq(orion_load_buffer(b, sizeof t1 - 1, "chunk", 101, &o, &res,
+                                 &err), 0, "%s", err.msg);
+  cr_assert_eq(res.array->nnz, 2);
+  cr_assert_eq(((double *)res.array->values)[1], 1e5);
+  cr_assert_eq(res.lines, 2);
+  orion_array_release(res.array);
+  b[sizeof t1 - 2] = 'x';
+  cr_assert_eq(orion_load_buffer(b, sizeof t1 - 1, "chunk", 101, &o, &res,
+                                 &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "chunk:102: field 3 is not a number: \"2 2 1ex\"");
+  free(b);
+  cr_assert_eq(orion_load_buffer(NULL, 0, "none", 1, &o, &res, &err), 0);
+  cr_assert_eq(res.array->nnz, 0);
+  orion_array_release(res.array);
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+/* -------------------------------------------------------------------- csv */
+
+Test(loader, csv_basic_header_spaces) {
+  orion_load_opts o = opts_for(ORION_FMT_CSV);
+  loaded l;
+  o.header = 1;
+  l = load_ok(ORION_FMT_CSV,
+              "user,item,rating\n1, 2 ,3.5\r\n 2,1,4 , extra\n\n# c\n3,3,1\n",
+              &o);
+  cr_assert_eq(l.res.array->nnz, 3);
+  expect_dims2(l.res.array, 3, 3);
+  expect_elem(l.res.array, 0, 0, 1, 3.5);
+  expect_elem(l.res.array, 1, 1, 0, 4);
+  expect_elem(l.res.array, 2, 2, 2, 1);
+  cr_assert_eq(l.res.lines, 6);
+  done(&l);
+}
+
+Test(loader, csv_columns_and_sep) {
+  orion_load_opts o = opts_for(ORION_FMT_CSV);
+  loaded l;
+  o.sep = ';';
+  o.ncols_key = 2;
+  o.key_cols[0] = 4;
+  o.key_cols[1] = 1;
+  o.value_col = 2;
+  l = load_ok(ORION_FMT_CSV, "5;0.5;ignored;2\n1;-1;;3\n", &o);
+  cr_assert_eq(l.res.array->nnz, 2);
+  expect_dims2(l.res.array, 3, 5);
+  expect_elem(l.res.array, 0, 1, 4, 0.5);
+  expect_elem(l.res.array, 1, 2, 0, -1);
+  done(&l);
+  o.sep = '\t';
+  o.ncols_key = 1;
+  o.key_cols[0] = 2;
+  o.value_col = 1;
+  l = load_ok(ORION_FMT_CSV, "2.5\t7\n 1 \t 1 \n", &o);
+  cr_assert_eq(l.res.array->ndims, 1);
+  cr_assert_eq(l.res.array->dims[0], 7);
+  cr_assert_eq(l.res.array->keys[0], 6);
+  cr_assert_eq(((double *)l.res.array->values)[0], 2.5);
+  cr_assert_eq(((double *)l.res.array->values)[1], 1);
+  done(&l);
+}
+
+Test(loader, csv_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_CSV);
+  o.header = 1;
+  expect_line_error(ORION_FMT_CSV, &o, "u,i,r\n1,2,3\n1,2\n", ORION_EPARSE, 3,
+                    "expected at least 3 fields, found 2", "1,2");
+  expect_line_error(ORION_FMT_CSV, &o, "u,i,r\n1, ,3\n", ORION_EPARSE, 2,
+                    "field 2 is empty", "1, ,3");
+  expect_line_error(ORION_FMT_CSV, &o, "u,i,r\n1,2,3 4\n", ORION_EPARSE, 2,
+                    "field 3 is not a number", "1,2,3 4");
+  expect_line_error(ORION_FMT_CSV, &o, "u,i,r\n1,0,3\n", ORION_EKEYRANGE, 2,
+                    "key 0 in column 2 is below the index base 1", "1,0,3");
+  /* Without header the first line is data. */
+  expect_line_error(ORION_FMT_CSV, NULL, "u,i,r\n", ORION_EPARSE, 1,
+                    "field 1 is not an integer", "u,i,r");
+}
+
+/* -------------------------------------------------------------- movielens */
+
+Test(loader, movielens_double_colon) {
+  loaded l = load_ok(ORION_FMT_MOVIELENS,
+                     "1::1193::5::978300760\n1::661::3::978302109\n"
+                     "2::3::4.5\n",
+                     NULL);
+  cr_assert_eq(l.res.array->nnz, 3);
+  expect_dims2(l.res.array, 2, 1193);
+  expect_elem(l.res.array, 0, 0, 1192, 5);
+  expect_elem(l.res.array, 1, 0, 660, 3);
+  expect_elem(l.res.array, 2, 1, 2, 4.5);
+  done(&l);
+}
+
+Test(loader, movielens_tabs) {
+  orion_load_opts o = opts_for(ORION_FMT_MOVIELENS);
+  loaded l;
+  o.value_type = ORION_I32;
+  l = load_ok(ORION_FMT_MOVIELENS, "196\t242\t3\t881250949\r\n22\t377\t1\n",
+              &o);
+  cr_assert_eq(l.res.array->nnz, 2);
+  expect_dims2(l.res.array, 196, 377);
+  expect_elem(l.res.array, 0, 195, 241, 3);
+  expect_elem(l.res.array, 1, 21, 376, 1);
+  done(&l);
+}
+
+Test(loader, movielens_errors) {
+  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1::2\n", ORION_EPARSE, 1,
+                    "expected 3 or 4 fields, found 2", "1::2");
+  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1\t2\t3\t4\t5\n",
+                    ORION_EPARSE, 1, "expected 3 or 4 fields, found 5",
+                    "1\t2\t3\t4\t5");
+  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1::2::x::4\n", ORION_EPARSE,
+                    1, "field 3 is not a number", "1::2::x::4");
+  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1::2::3::4.5\n", ORION_EPARSE,
+                    1, "field 4 (the timestamp) is not an integer",
+                    "1::2::3::4.5");
+  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1:2::3::4\n", ORION_EPARSE, 1,
+                    "field 1 is not an integer", "1:2::3::4");
+}
+
+/* ----------------------------------------------------------------- libsvm */
+
+Test(loader, libsvm_labels) {
+  loaded l = load_ok(ORION_FMT_LIBSVM,
+                     "+1 1:0.5 3:2\n-1\n# comment\n0 2:1.5 \n2.5 4:1e-3\n",
+                     NULL);
+  orion_array *a = l.res.array, *lab = l.res.labels;
+  cr_assert_eq(a->nnz, 4);
+  expect_dims2(a, 4, 4);
+  expect_elem(a, 0, 0, 0, 0.5);
+  expect_elem(a, 1, 0, 2, 2);
+  expect_elem(a, 2, 2, 1, 1.5);
+  expect_elem(a, 3, 3, 3, 1e-3);
+  cr_assert_not_null(lab);
+  cr_assert(!lab->sparse);
+  cr_assert_eq(lab->type, ORION_F64);
+  cr_assert_eq(lab->ndims, 1);
+  cr_assert_eq(lab->dims[0], 4);
+  cr_assert_eq(((double *)lab->values)[0], 1);
+  cr_assert_eq(((double *)lab->values)[1], -1);
+  cr_assert_eq(((double *)lab->values)[2], 0);
+  cr_assert_eq(((double *)lab->values)[3], 2.5);
+  done(&l);
+}
+
+Test(loader, libsvm_trailing_empty_rows_count) {
+  orion_load_opts o = opts_for(ORION_FMT_LIBSVM);
+  loaded l;
+  o.index_base = 0;
+  l = load_ok(ORION_FMT_LIBSVM, "1 0:1\n0\n0\n", &o);
+  expect_dims2(l.res.array, 3, 1);
+  cr_assert_eq(l.res.labels->dims[0], 3);
+  done(&l);
+  l = load_ok(ORION_FMT_LIBSVM, "\n", &o);
+  cr_assert_eq(l.res.array->nnz, 0);
+  cr_assert_null(l.res.labels);
+  done(&l);
+}
+
+Test(loader, libsvm_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_LIBSVM);
+  expect_line_error(ORION_FMT_LIBSVM, NULL, "1 1:1\n1 3\n", ORION_EPARSE, 2,
+                    "field 2 is not an index:value pair", "1 3");
+  expect_line_error(ORION_FMT_LIBSVM, NULL, "1 1:1 0:2\n", ORION_EKEYRANGE, 1,
+                    "key 0 in field 3 is below the index base 1",
+                    "1 1:1 0:2");
+  expect_line_error(ORION_FMT_LIBSVM, NULL, "x 1:1\n", ORION_EPARSE, 1,
+                    "field 1 (the label) is not a number", "x 1:1");
+  expect_line_error(ORION_FMT_LIBSVM, NULL, "1 1.5:1\n", ORION_EPARSE, 1,
+                    "the index in field 2 is not an integer", "1 1.5:1");
+  expect_line_error(ORION_FMT_LIBSVM, NULL, "1 2:z\n", ORION_EPARSE, 1,
+                    "the value in field 2 is not a number", "1 2:z");
+  expect_line_error(ORION_FMT_LIBSVM, NULL, "1 2:\n", ORION_EPARSE, 1,
+                    "the value in field 2 is empty", "1 2:");
+  o.have_dims = 1;
+  o.dims[0] = 1;
+  o.dims[1] = 5;
+  expect_line_error(ORION_FMT_LIBSVM, &o, "1 1:1 6:1\n", ORION_EKEYRANGE, 1,
+                    "key 6 in field 3 is above dimension size 5",
+                    "1 1:1 6:1");
+  expect_line_error(ORION_FMT_LIBSVM, &o, "1 1:1\n0 2:1\n", ORION_EKEYRANGE,
+                    2, "row 2 is above dimension size 1", "0 2:1");
+}
+
+Test(loader, libsvm_skip_takes_back_partial_rows) {
+  orion_load_opts o = opts_for(ORION_FMT_LIBSVM);
+  loaded l;
+  o.skip_errors = 1;
+  l = load_ok(ORION_FMT_LIBSVM, "1 1:1\n2 2:2 9:x\n3 3:3\n", &o);
+  cr_assert_eq(l.res.skipped, 1);
+  cr_assert_eq(l.res.array->nnz, 2);
+  expect_dims2(l.res.array, 2, 3);
+  expect_elem(l.res.array, 0, 0, 0, 1);
+  expect_elem(l.res.array, 1, 1, 2, 3);
+  cr_assert_eq(l.res.labels->dims[0], 2);
+  cr_assert_eq(((double *)l.res.labels->values)[1], 3);
+  done(&l);
+}
+
+/* ---------------------------------------------------------------- uci-bow */
+
+static const char docword[] = "3\n4\n5\n1 1 2\n1 3 1\n2 2 5\n3 4 1\n3 1 7\n";
+
+Test(loader, ucibow_basic) {
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  loaded l;
+  o.value_type = ORION_I32;
+  l = load_ok(ORION_FMT_UCIBOW, docword, &o);
+  cr_assert_eq(l.res.array->type, ORION_I32);
+  cr_assert_eq(l.res.array->nnz, 5);
+  expect_dims2(l.res.array, 3, 4);
+  expect_elem(l.res.array, 0, 0, 0, 2);
+  expect_elem(l.res.array, 2, 1, 1, 5);
+  expect_elem(l.res.array, 4, 2, 0, 7);
+  done(&l);
+  /* Header dims win over the largest keys: D=10 W=10. */
+  l = load_ok(ORION_FMT_UCIBOW, "10\n10\n1\n2 2 1\n", NULL);
+  expect_dims2(l.res.array, 10, 10);
+  done(&l);
+  /* Given dims override the header's. */
+  o.have_dims = 1;
+  o.dims[0] = 7;
+  o.dims[1] = 8;
+  l = load_ok(ORION_FMT_UCIBOW, docword, &o);
+  expect_dims2(l.res.array, 7, 8);
+  done(&l);
+}
+
+Test(loader, ucibow_nnz_mismatch) {
+  char want[1024];
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  loaded l;
+  l = load_text(".txt", "3\n4\n6\n1 1 2\n1 3 1\n2 2 5\n3 4 1\n3 1 7\n", &o);
+  cr_assert_eq(l.rc, ORION_EPARSE);
+  cr_assert_null(l.res.array);
+  snprintf(want, sizeof want,
+           "%s: expected NNZ = 6 data lines (from the header), found 5",
+           l.path);
+  cr_assert_str_eq(l.err.msg, want);
+  done(&l);
+  /* Too many lines is an error too; skipped lines count as data lines. */
+  o.skip_errors = 1;
+  l = load_ok(ORION_FMT_UCIBOW, "3\n4\n2\n1 1 2\n1 x 1\n", &o);
+  cr_assert_eq(l.res.array->nnz, 1);
+  cr_assert_eq(l.res.skipped, 1);
+  done(&l);
+  l = load_text(".txt", "3\n4\n1\n1 1 2\n1 3 1\n", &o);
+  cr_assert_eq(l.rc, ORION_EPARSE);
+  cr_assert(strstr(l.err.msg, "expected NNZ = 1 data lines") != NULL);
+  done(&l);
+}
+
+Test(loader, ucibow_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  loaded l;
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\n4\n1\n4 1 1\n",
+                    ORION_EKEYRANGE, 4,
+                    "key 4 in column 1 is above dimension size 3", "4 1 1");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\n4\n1\n1 5 1\n",
+                    ORION_EKEYRANGE, 4,
+                    "key 5 in column 2 is above dimension size 4", "1 5 1");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\n4\n1\n1 2\n", ORION_EPARSE, 4,
+                    "expected 3 fields, found 2", "1 2");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\nW\n1\n1 2 1\n", ORION_EPARSE,
+                    2, "header line 2, W (words), is not a positive integer",
+                    "W");
+  /* Header errors stay fatal in skip mode. */
+  o.skip_errors = 1;
+  expect_line_error(ORION_FMT_UCIBOW, &o, "0\n4\n1\n1 2 1\n", ORION_EPARSE, 1,
+                    "header line 1, D (documents), is not a positive integer",
+                    "0");
+  l = load_text(".txt", "3\n4\n", &o);
+  cr_assert_eq(l.rc, ORION_EPARSE);
+  cr_assert(strstr(l.err.msg, "incomplete uci-bow header") != NULL, "%s",
+            l.err.msg);
+  cr_assert(strstr(l.err.msg, l.path) != NULL);
+  done(&l);
+}
+
+/* ------------------------------------------------------------ gzip, files */
+
+Test(loader, gz_input) {
+  static const char text[] = "1 1 5\n2 3 4.5\n";
+  char *p = write_gz(text, sizeof text - 1);
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  orion_load_result res;
+  orion_error err;
+  char *data;
+  size_t len;
+  cr_assert_eq(orion_read_file(p, &data, &len, &err), 0, "%s", err.msg);
+  cr_assert_eq(len, sizeof text - 1);
+  cr_assert_eq(memcmp(data, text, len), 0);
+  cr_assert_eq(data[len], '\0');
+  orion_free(data);
+  cr_assert_eq(orion_load_file(p, &o, &res, &err), 0, "%s", err.msg);
+  cr_assert_eq(res.array->nnz, 2);
+  expect_dims2(res.array, 2, 3);
+  expect_elem(res.array, 1, 1, 2, 4.5);
+  cr_assert_eq(res.lines, 2);
+  orion_array_release(res.array);
+  cr_assert_eq(orion_alloc_used(), 0);
+  unlink(p);
+  free(p);
+}
+
+Test(loader, gz_large_multichunk) {
+  /* Big enough to need several reads and buffer growth. */
+  size_t n = 200000, i, len = 0;
+  char *text = malloc(n * 32), *p;
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  orion_load_result res;
+  orion_error err;
+  for (i = 0; i < n; i++)
+    len += (size_t)sprintf(text + len, "%zu %zu %zu.25\n", i % 1000 + 1,
+                           i / 1000 + 1, i % 7);
+  p = write_gz(text, len);
+  cr_assert_eq(orion_load_file(p, &o, &res, &err), 0, "%s", err.msg);
+  cr_assert_eq(res.array->nnz, (int64_t)n);
+  expect_dims2(res.array, 1000, 200);
+  expect_elem(res.array, 123456, 456, 123, 123456 % 7 + 0.25);
+  cr_assert_eq(res.array->cap, res.array->nnz);
+  orion_array_release(res.array);
+  cr_assert_eq(orion_alloc_used(), 0);
+  unlink(p);
+  free(p);
+  free(text);
+}
+
+Test(loader, gz_corrupt_and_truncated) {
+  size_t n = 50000, i, len = 0;
+  char *text = malloc(n * 32), *p, *data = NULL;
+  unsigned char *raw;
+  long size;
+  FILE *f;
+  orion_error err;
+  size_t got;
+  int rc;
+  for (i = 0; i < n; i++)
+    len += (size_t)sprintf(text + len, "%zu %zu 1\n", i + 1, i % 97 + 1);
+  p = write_gz(text, len);
+  size = file_size(p);
+  raw = malloc((size_t)size);
+  f = fopen(p, "rb");
+  cr_assert_eq(fread(raw, 1, (size_t)size, f), (size_t)size);
+  fclose(f);
+
+  /* Flip bytes in the middle of the deflate stream. */
+  for (i = 0; i < 16; i++)
+    raw[size / 2 + (long)i] ^= 0x5a;
+  f = fopen(p, "wb");
+  fwrite(raw, 1, (size_t)size, f);
+  fclose(f);
+  rc = orion_read_file(p, &data, &got, &err);
+  cr_assert(rc == ORION_EPARSE || rc == ORION_ETRUNC, "rc %d: %s", rc,
+            err.msg);
+  cr_assert_null(data);
+  cr_assert(strstr(err.msg, p) != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "gzip") != NULL, "%s", err.msg);
+
+  /* Cut the file short (restore the flipped bytes first). */
+  for (i = 0; i < 16; i++)
+    raw[size / 2 + (long)i] ^= 0x5a;
+  f = fopen(p, "wb");
+  fwrite(raw, 1, (size_t)(size / 2), f);
+  fclose(f);
+  rc = orion_read_file(p, &data, &got, &err);
+  cr_assert_eq(rc, ORION_ETRUNC, "rc %d: %s", rc, err.msg);
+  cr_assert_null(data);
+  cr_assert(strstr(err.msg, p) != NULL, "%s", err.msg);
+  cr_assert_eq(orion_alloc_used(), 0);
+  unlink(p);
+  free(p);
+  free(raw);
+  free(text);
+}
+
+Test(loader, read_file_plain) {
+  static const char text[] = "line one\nline two\n";
+  char *p = tu_write_temp(".txt", text), *data;
+  orion_error err;
+  size_t len;
+  cr_assert_eq(orion_read_file(p, &data, &len, &err), 0, "%s", err.msg);
+  cr_assert_eq(len, sizeof text - 1);
+  cr_assert_str_eq(data, text);
+  orion_free(data);
+  unlink(p);
+  free(p);
+  p = tu_write_temp(".txt", "");
+  cr_assert_eq(orion_read_file(p, &data, &len, &err), 0, "%s", err.msg);
+  cr_assert_eq(len, 0);
+  cr_assert_str_eq(data, "");
+  orion_free(data);
+  unlink(p);
+  free(p);
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+Test(loader, missing_file) {
+  char *p = tu_temp_path(".txt"), want[1024];
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  orion_load_result res;
+  orion_error err;
+  char *data = (char *)1;
+  size_t len;
+  memset(&res, 0x5a, sizeof res);
+  cr_assert_eq(orion_load_file(p, &o, &res, &err), -ENOENT);
+  cr_assert_null(res.array);
+  cr_assert_eq(err.code, -ENOENT);
+  snprintf(want, sizeof want, "cannot open %s: %s", p, strerror(ENOENT));
+  cr_assert_str_eq(err.msg, want);
+  cr_assert_eq(orion_read_file(p, &data, &len, &err), -ENOENT);
+  cr_assert_null(data);
+  cr_assert_eq(orion_read_file("/tmp", &data, &len, &err), -EISDIR);
+  cr_assert(strstr(err.msg, "cannot open /tmp") != NULL, "%s", err.msg);
+  cr_assert_eq(orion_alloc_used(), 0);
+  free(p);
+}
+
+/* ---------------------------------------------------------- shared data */
+
+Test(loader, movielens_100k_udata) {
+  const char *dir = tu_data_dir("movielens-100k/u.data");
+  char path[1024];
+  orion_load_opts o = opts_for(ORION_FMT_MOVIELENS);
+  orion_load_result res;
+  orion_error err;
+  int64_t counts[6] = {0}, i;
+  snprintf(path, sizeof path, "%s/movielens-100k/u.data", dir);
+  o.value_type = ORION_I32;
+  cr_assert_eq(orion_load_file(path, &o, &res, &err), 0, "%s", err.msg);
+  cr_assert_eq(res.array->nnz, 100000);
+  expect_dims2(res.array, 943, 1682);
+  cr_assert_eq(res.lines, 100000);
+  /* The first line of u.data is "196 242 3 881250949". */
+  expect_elem(res.array, 0, 195, 241, 3);
+  for (i = 0; i < res.array->nnz; i++) {
+    int32_t r = ((int32_t *)res.array->values)[i];
+    cr_assert(r >= 1 && r <= 5);
+    counts[r]++;
+  }
+  cr_assert_eq(counts[1], 6110);
+  cr_assert_eq(counts[2], 11370);
+  cr_assert_eq(counts[3], 27145);
+  cr_assert_eq(counts[4], 34174);
+  cr_assert_eq(counts[5], 21201);
+  orion_array_release(res.array);
+}
+
+Test(loader, movielens_1m_train_gz) {
+  const char *dir = tu_data_dir("movielens-1m/ratings.train.txt.gz");
+  char path[1024];
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  orion_load_result res;
+  orion_error err;
+  snprintf(path, sizeof path, "%s/movielens-1m/ratings.train.txt.gz", dir);
+  cr_assert_eq(orion_load_file(path, &o, &res, &err), 0, "%s", err.msg);
+  cr_assert_eq(res.array->nnz, 900461);
+  cr_assert_eq(res.array->ndims, 2);
+  cr_assert_leq(res.array->dims[0], 6040);
+  cr_assert_leq(res.array->dims[1], 3706);
+  /* The first line is "1 1 5". */
+  expect_elem(res.array, 0, 0, 0, 5);
+  orion_array_release(res.array);
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+Test(loader, ucibow_kos) {
+  const char *dir = tu_data_dir("uci-bow-kos/docword.kos.txt.gz");
+  char path[1024];
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  orion_load_result res;
+  orion_error err;
+  snprintf(path, sizeof path, "%s/uci-bow-kos/docword.kos.txt.gz", dir);
+  o.value_type = ORION_I32;
+  cr_assert_eq(orion_load_file(path, &o, &res, &err), 0, "%s", err.msg);
+  cr_assert_eq(res.array->nnz, 353160);
+  expect_dims2(res.array, 3430, 6906);
+  /* The first entry is "1 61 2". */
+  expect_elem(res.array, 0, 0, 60, 2);
+  orion_array_release(res.array);
+}

@@ -1,0 +1,126 @@
+/* Helpers shared by the criterion tests: temporary files, the shared data
+ * folder (skip when missing, fail under CI=true), and running orion-driver
+ * as a child process with its output captured. */
+#ifndef ORION_T_TESTUTIL_H
+#define ORION_T_TESTUTIL_H
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Writes `text` to a fresh temporary file whose name ends with `suffix`;
+ * returns the path in a static-free malloc'd string the caller frees. */
+static inline char *tu_write_temp(const char *suffix, const char *text) {
+  char tmpl[256];
+  int fd;
+  FILE *f;
+  snprintf(tmpl, sizeof tmpl, "/tmp/orion-test-XXXXXX%s", suffix);
+  fd = mkstemps(tmpl, (int)strlen(suffix));
+  cr_assert(fd >= 0, "mkstemps failed");
+  f = fdopen(fd, "w");
+  cr_assert(f != NULL);
+  fputs(text, f);
+  fclose(f);
+  return strdup(tmpl);
+}
+
+/* A fresh temporary path (the file does not exist) ending in suffix. */
+static inline char *tu_temp_path(const char *suffix) {
+  char *p = tu_write_temp(suffix, "");
+  unlink(p);
+  return p;
+}
+
+/* The shared datasets folder, or NULL after marking the test skipped when
+ * it is missing.  Under CI=true a missing folder fails the test instead, so
+ * a broken path can never hide a test. */
+static inline const char *tu_data_dir(const char *need) {
+  const char *dir = getenv("ORION_DATA");
+  char path[1024];
+  const char *ci = getenv("CI");
+  if (dir == NULL)
+    dir = "../shared/data";
+  snprintf(path, sizeof path, "%s/%s", dir, need);
+  if (access(path, R_OK) == 0)
+    return dir;
+  if (ci != NULL && strcmp(ci, "true") == 0)
+    cr_assert_fail("CI=true and the shared data file %s is missing", path);
+  cr_skip_test("shared data %s not found (set ORION_DATA); skipping", path);
+  return NULL;
+}
+
+typedef struct tu_run {
+  int status; /* exit code, or 128+signal */
+  char *out;  /* stdout */
+  char *err;  /* stderr */
+} tu_run;
+
+static inline char *tu_slurp_fd(int fd) {
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  ssize_t n;
+  while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+    len += (size_t)n;
+    if (cap - len < 2) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+    }
+  }
+  buf[len] = '\0';
+  return buf;
+}
+
+/* Runs argv (argv[0] a path) with a timeout in seconds; captures output
+ * into temp files to avoid pipe deadlocks. */
+static inline tu_run tu_run_argv(char *const argv[], int timeout_s) {
+  tu_run r;
+  char outp[] = "/tmp/orion-out-XXXXXX", errp[] = "/tmp/orion-err-XXXXXX";
+  int ofd = mkstemp(outp), efd = mkstemp(errp), st = 0;
+  pid_t pid;
+  cr_assert(ofd >= 0 && efd >= 0);
+  pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    dup2(ofd, 1);
+    dup2(efd, 2);
+    alarm((unsigned)timeout_s);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  waitpid(pid, &st, 0);
+  lseek(ofd, 0, SEEK_SET);
+  lseek(efd, 0, SEEK_SET);
+  r.out = tu_slurp_fd(ofd);
+  r.err = tu_slurp_fd(efd);
+  close(ofd);
+  close(efd);
+  unlink(outp);
+  unlink(errp);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+static inline void tu_run_free(tu_run *r) {
+  free(r->out);
+  free(r->err);
+}
+
+/* The orion-driver binary under test. */
+static inline const char *tu_driver(void) {
+  const char *d = getenv("ORION_DRIVER");
+  return d != NULL ? d : "./orion-driver";
+}
+
+/* A path under the source tree. */
+static inline char *tu_src(const char *rel) {
+  const char *s = getenv("ORION_SRCDIR");
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s/%s", s != NULL ? s : ".", rel);
+  return strdup(buf);
+}
+
+#endif

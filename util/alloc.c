@@ -1,0 +1,80 @@
+#include "util/alloc.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each block carries its size in a 16-byte prefix (keeps 16-byte alignment)
+ * so that orion_free can account for it. */
+#define PREFIX 16
+
+static _Atomic size_t used_bytes;
+
+void *orion_malloc(size_t n) {
+  unsigned char *p;
+  if (n > SIZE_MAX - PREFIX)
+    return NULL;
+  p = malloc(n + PREFIX);
+  if (p == NULL)
+    return NULL;
+  memcpy(p, &n, sizeof n);
+  atomic_fetch_add(&used_bytes, n);
+  return p + PREFIX;
+}
+
+void *orion_calloc(size_t count, size_t size) {
+  size_t n;
+  void *p;
+  if (orion_mul_overflow(count, size, &n))
+    return NULL;
+  p = orion_malloc(n);
+  if (p != NULL)
+    memset(p, 0, n);
+  return p;
+}
+
+void *orion_realloc(void *p, size_t n) {
+  unsigned char *base, *q;
+  size_t old;
+  if (p == NULL)
+    return orion_malloc(n);
+  if (n > SIZE_MAX - PREFIX)
+    return NULL;
+  base = (unsigned char *)p - PREFIX;
+  memcpy(&old, base, sizeof old);
+  q = realloc(base, n + PREFIX);
+  if (q == NULL)
+    return NULL;
+  memcpy(q, &n, sizeof n);
+  atomic_fetch_add(&used_bytes, n);
+  atomic_fetch_sub(&used_bytes, old);
+  return q + PREFIX;
+}
+
+void orion_free(void *p) {
+  unsigned char *base;
+  size_t n;
+  if (p == NULL)
+    return;
+  base = (unsigned char *)p - PREFIX;
+  memcpy(&n, base, sizeof n);
+  atomic_fetch_sub(&used_bytes, n);
+  free(base);
+}
+
+char *orion_strndup(const char *s, size_t n) {
+  char *d = orion_malloc(n + 1);
+  if (d != NULL) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+char *orion_strdup(const char *s) { return orion_strndup(s, strlen(s)); }
+
+size_t orion_alloc_used(void) { return atomic_load(&used_bytes); }
+
+int orion_mul_overflow(size_t a, size_t b, size_t *out) {
+  return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+}
