@@ -18,8 +18,8 @@
 
 #define NFORMATS 5
 
-static const char *const format_names[NFORMATS] = {
-    "coo", "csv", "movielens", "libsvm", "uci-bow"};
+static const char *const format_names[NFORMATS] = {"coo", "csv", "movielens",
+                                                   "libsvm", "uci-bow"};
 
 /* The largest csv column number accepted (bounds the per-line field
  * table). */
@@ -31,6 +31,7 @@ static const char *const format_names[NFORMATS] = {
 /* Numbers longer than this are rejected (no real number needs it). */
 #define NUM_MAX_LEN 255
 
+/* Name to format (see loader.h); allocates nothing. */
 int orion_format_parse(const char *name, orion_format *out) {
   int i;
   for (i = 0; i < NFORMATS; i++) {
@@ -42,12 +43,14 @@ int orion_format_parse(const char *name, orion_format *out) {
   return ORION_EOPTION;
 }
 
+/* Format to its static name; the caller frees nothing. */
 const char *orion_format_name(orion_format f) {
   if ((unsigned)f < NFORMATS)
     return format_names[f];
   return "unknown";
 }
 
+/* Defaults into the caller's *o; nothing allocated. */
 void orion_load_opts_init(orion_load_opts *o) {
   memset(o, 0, sizeof *o);
   o->format = ORION_FMT_COO;
@@ -103,8 +106,8 @@ static int parse_int(const char *s, const char *e, int64_t *out) {
   return NUM_OK;
 }
 
-static const double pow10_tab[16] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,
-                                     1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+static const double pow10_tab[16] = {1e0,  1e1,  1e2,  1e3, 1e4,  1e5,
+                                     1e6,  1e7,  1e8,  1e9, 1e10, 1e11,
                                      1e12, 1e13, 1e14, 1e15};
 
 /* The general case: check the decimal syntax
@@ -379,14 +382,13 @@ static int take_key(loader *L, const char *s, const char *e, int part,
   }
   if (k < L->base)
     return problem(L, ORION_EKEYRANGE,
-                   "key %lld in %s %d is below the index base %d",
-                   (long long)k, where, fieldno, L->base);
+                   "key %lld in %s %d is below the index base %d", (long long)k,
+                   where, fieldno, L->base);
   k -= L->base;
   if (L->check && k >= L->lim[d])
-    return problem(L, ORION_EKEYRANGE,
-                   "key %lld in %s %d is above dimension size %lld",
-                   (long long)k + L->base, where, fieldno,
-                   (long long)L->lim[d]);
+    return problem(
+        L, ORION_EKEYRANGE, "key %lld in %s %d is above dimension size %lld",
+        (long long)k + L->base, where, fieldno, (long long)L->lim[d]);
   if (k == INT64_MAX) /* its dimension size would not fit */
     return problem(L, ORION_EKEYRANGE, "key %lld in %s %d is too large",
                    (long long)k + L->base, where, fieldno);
@@ -398,46 +400,45 @@ static int take_key(loader *L, const char *s, const char *e, int part,
 static int take_value(loader *L, const char *s, const char *e, int part,
                       int fieldno, value *v) {
   char what[48];
+  const char *why;
   int r;
-  describe(what, sizeof what, part, fieldno);
-  if (s == e)
-    return problem(L, ORION_EPARSE, "%s is empty", what);
   if (L->type == ORION_I32 || L->type == ORION_I64) {
     int64_t x = 0;
     r = parse_int(s, e, &x);
-    if (r == NUM_BAD)
-      return problem(L, ORION_EPARSE, "%s is not an integer", what);
-    if (r != NUM_OK || (L->type == ORION_I32 && (x < INT32_MIN ||
-                                                 x > INT32_MAX)))
-      return problem(L, ORION_EPARSE, "%s is out of range for %s", what,
-                     orion_type_name(L->type));
-    if (L->type == ORION_I32)
-      v->i32 = (int32_t)x;
-    else
-      v->i64 = x;
-    return 0;
-  }
-  {
+    if (r == NUM_OK &&
+        (L->type == ORION_I64 || (x >= INT32_MIN && x <= INT32_MAX))) {
+      if (L->type == ORION_I32)
+        v->i32 = (int32_t)x;
+      else
+        v->i64 = x;
+      return 0;
+    }
+    why = r == NUM_BAD ? "is not an integer" : "is out of range for";
+  } else {
     double x = 0;
     r = parse_double(s, e, &x);
-    if (r == NUM_BAD)
-      return problem(L, ORION_EPARSE, "%s is not a number", what);
-    if (r == NUM_LONG)
-      return problem(L, ORION_EPARSE,
-                     "%s is too long for a number (over %d characters)", what,
-                     NUM_MAX_LEN);
     /* f32: at or above FLT_MAX + half an ulp rounds to infinity. */
-    if (r == NUM_RANGE ||
-        (L->type == ORION_F32 &&
-         (x >= 0x1.ffffffp+127 || x <= -0x1.ffffffp+127)))
-      return problem(L, ORION_EPARSE, "%s is out of range for %s", what,
-                     orion_type_name(L->type));
-    if (L->type == ORION_F32)
-      v->f32 = (float)x;
-    else
-      v->f64 = x;
-    return 0;
+    if (r == NUM_OK && L->type == ORION_F32 &&
+        (x >= 0x1.ffffffp+127 || x <= -0x1.ffffffp+127))
+      r = NUM_RANGE;
+    if (r == NUM_OK) {
+      if (L->type == ORION_F32)
+        v->f32 = (float)x;
+      else
+        v->f64 = x;
+      return 0;
+    }
+    why = r == NUM_BAD    ? "is not a number"
+          : r == NUM_LONG ? "is too long for a number"
+                          : "is out of range for";
   }
+  describe(what, sizeof what, part, fieldno);
+  if (s == e)
+    return problem(L, ORION_EPARSE, "%s is empty", what);
+  if (r == NUM_RANGE || (r == NUM_OK && L->type == ORION_I32))
+    return problem(L, ORION_EPARSE, "%s %s %s", what, why,
+                   orion_type_name(L->type));
+  return problem(L, ORION_EPARSE, "%s %s", what, why);
 }
 
 static int emit(loader *L, const int64_t *keys, const value *v) {
@@ -534,8 +535,8 @@ static int line_csv(loader *L, const char *s, const char *e) {
                    L->maxcol, n);
   for (d = 0; d < L->ndims; d++) {
     col = o->key_cols[d];
-    rc = take_key(L, L->cols[col - 1].s, L->cols[col - 1].e, PART_FIELD, col,
-                  d, &keys[d]);
+    rc = take_key(L, L->cols[col - 1].s, L->cols[col - 1].e, PART_FIELD, col, d,
+                  &keys[d]);
     if (rc != 0)
       return rc;
   }
@@ -566,8 +567,9 @@ static int line_movielens(loader *L, const char *s, const char *e) {
   if (rc != 0)
     return rc;
   if (n == 4 && parse_int(f[3].s, f[3].e, &ts) != NUM_OK)
-    return problem(L, ORION_EPARSE, "field 4 (the timestamp) is not an "
-                                    "integer");
+    return problem(L, ORION_EPARSE,
+                   "field 4 (the timestamp) is not an "
+                   "integer");
   return emit(L, keys, &v);
 }
 
@@ -615,8 +617,8 @@ static int line_libsvm_items(loader *L, const char *s, const char *e) {
     int64_t cap = L->labels_cap < 1024 ? 1024 : L->labels_cap * 2;
     double *p = orion_realloc(L->labels, (size_t)cap * sizeof *p);
     if (p == NULL)
-      return fail(L, ORION_ENOMEM, "%s: out of memory for %lld labels",
-                  L->name, (long long)cap);
+      return fail(L, ORION_ENOMEM, "%s: out of memory for %lld labels", L->name,
+                  (long long)cap);
     L->labels = p;
     L->labels_cap = cap;
   }
@@ -649,9 +651,8 @@ static int line_ucibow(loader *L, const char *s, const char *e) {
     rc = parse_int(s, e, &x);
     if (rc != NUM_OK || x < (i < 2 ? 1 : 0)) {
       L->hard = 1;
-      return problem(L, ORION_EPARSE,
-                     "header line %d, %s, is not a %s integer", i + 1,
-                     hdr_names[i], i < 2 ? "positive" : "non-negative");
+      return problem(L, ORION_EPARSE, "header line %d, %s, is not a %s integer",
+                     i + 1, hdr_names[i], i < 2 ? "positive" : "non-negative");
     }
     L->hdr[i] = x;
     if (++L->header_seen < 3)
@@ -695,17 +696,18 @@ static int check_opts(loader *L) {
   if ((unsigned)o->value_type >= ORION_NTYPES)
     return fail(L, ORION_EOPTION, "%s: unknown value type %d", L->name,
                 (int)o->value_type);
-  if (o->format == ORION_FMT_COO &&
-      (o->nkeys < 0 || o->nkeys > ORION_MAX_DIMS))
-    return fail(L, ORION_EOPTION, "%s: nkeys must be 0 to %d, not %d",
-                L->name, ORION_MAX_DIMS, o->nkeys);
+  if (o->format == ORION_FMT_COO && (o->nkeys < 0 || o->nkeys > ORION_MAX_DIMS))
+    return fail(L, ORION_EOPTION, "%s: nkeys must be 0 to %d, not %d", L->name,
+                ORION_MAX_DIMS, o->nkeys);
   if (o->format == ORION_FMT_CSV) {
     if (o->ncols_key < 1 || o->ncols_key > ORION_MAX_DIMS)
-      return fail(L, ORION_EOPTION, "%s: a csv load needs 1 to %d key "
-                  "columns, not %d", L->name, ORION_MAX_DIMS, o->ncols_key);
+      return fail(L, ORION_EOPTION,
+                  "%s: a csv load needs 1 to %d key "
+                  "columns, not %d",
+                  L->name, ORION_MAX_DIMS, o->ncols_key);
     if (o->sep == '\0' || o->sep == '\n' || o->sep == '\r')
-      return fail(L, ORION_EOPTION, "%s: bad csv separator (code %d)",
-                  L->name, (int)(unsigned char)o->sep);
+      return fail(L, ORION_EOPTION, "%s: bad csv separator (code %d)", L->name,
+                  (int)(unsigned char)o->sep);
     for (d = 0; d <= o->ncols_key; d++) {
       int col = d < o->ncols_key ? o->key_cols[d] : o->value_col;
       if (col < 1 || col > MAX_CSV_COL)
@@ -762,12 +764,13 @@ static int finish(loader *L, orion_load_result *res) {
     if (L->header_seen < 3)
       return fail(L, ORION_EPARSE,
                   "%s: incomplete uci-bow header: expected D, W and NNZ "
-                  "lines, found %d", L->name, L->header_seen);
+                  "lines, found %d",
+                  L->name, L->header_seen);
     if (L->data_lines != L->hdr[2])
       return fail(L, ORION_EPARSE,
                   "%s: expected NNZ = %lld data lines (from the header), "
-                  "found %lld", L->name, (long long)L->hdr[2],
-                  (long long)L->data_lines);
+                  "found %lld",
+                  L->name, (long long)L->hdr[2], (long long)L->data_lines);
   }
   if (L->a == NULL) { /* coo without data and nkeys 0 */
     L->ndims = 2;
@@ -784,14 +787,16 @@ static int finish(loader *L, orion_load_result *res) {
       res->labels = orion_array_new_dense(1, &L->rows, ORION_F64, &e2);
       if (res->labels == NULL)
         return fail(L, e2.code, "%s: %s", L->name, e2.msg);
-      memcpy(res->labels->values, L->labels,
-             (size_t)L->rows * sizeof(double));
+      memcpy(res->labels->values, L->labels, (size_t)L->rows * sizeof(double));
     }
   }
   shrink(L->a);
   return 0;
 }
 
+/* Parses buf (only read, the caller keeps it).  On success res->array and
+ * res->labels belong to the caller (orion_array_release); on failure
+ * everything allocated here is freed and both are NULL. */
 int orion_load_buffer(const char *buf, size_t len, const char *name,
                       int64_t first_line, const orion_load_opts *o,
                       orion_load_result *res, orion_error *err) {
@@ -855,8 +860,8 @@ int orion_load_buffer(const char *buf, size_t len, const char *name,
     q = p;
     while (q < le && is_space(*q))
       q++;
-    if (q == le || (o->format == ORION_FMT_CSV && o->header &&
-                    res->lines == 1) ||
+    if (q == le ||
+        (o->format == ORION_FMT_CSV && o->header && res->lines == 1) ||
         (*q == '#' && o->format != ORION_FMT_UCIBOW)) {
       p = next;
       continue;
@@ -915,6 +920,8 @@ static size_t size_hint(int fd, const struct stat *st) {
   return (size_t)isize + 2;
 }
 
+/* Reads path whole through zlib (plain or gzip).  *data, on success, is
+ * the caller's to orion_free; on failure nothing is left allocated. */
 int orion_read_file(const char *path, char **data, size_t *len,
                     orion_error *err) {
   struct stat st;
@@ -948,11 +955,10 @@ int orion_read_file(const char *path, char **data, size_t *len,
   for (;;) {
     size_t room;
     if (cap - n < 2) {
-      if (cap > SIZE_MAX / 2 ||
-          (p = orion_realloc(buf, cap * 2)) == NULL) {
+      if (cap > SIZE_MAX / 2 || (p = orion_realloc(buf, cap * 2)) == NULL) {
         rc = orion_error_set(err, ORION_ENOMEM,
-                             "cannot read %s: out of memory at %zu bytes",
-                             path, n);
+                             "cannot read %s: out of memory at %zu bytes", path,
+                             n);
         goto out;
       }
       buf = p;
@@ -970,17 +976,17 @@ int orion_read_file(const char *path, char **data, size_t *len,
   e = errno;
   zmsg = gzerror(gz, &zerr);
   if (zerr == Z_ERRNO)
-    rc = orion_error_set(err, e != 0 ? -e : -EIO, "cannot read %s: %s",
-                         path, strerror(e != 0 ? e : EIO));
+    rc = orion_error_set(err, e != 0 ? -e : -EIO, "cannot read %s: %s", path,
+                         strerror(e != 0 ? e : EIO));
   else if (zerr == Z_BUF_ERROR)
-    rc = orion_error_set(err, ORION_ETRUNC,
-                         "%s: truncated gzip data (%s)", path, zmsg);
+    rc = orion_error_set(err, ORION_ETRUNC, "%s: truncated gzip data (%s)",
+                         path, zmsg);
   else if (zerr == Z_MEM_ERROR)
     rc = orion_error_set(err, ORION_ENOMEM, "cannot read %s: out of memory",
                          path);
   else if (zerr != Z_OK)
-    rc = orion_error_set(err, ORION_EPARSE, "%s: corrupt gzip data (%s)",
-                         path, zmsg);
+    rc = orion_error_set(err, ORION_EPARSE, "%s: corrupt gzip data (%s)", path,
+                         zmsg);
 out:
   r = gzclose(gz);
   if (rc == 0 && r == Z_BUF_ERROR)
@@ -1001,6 +1007,8 @@ out:
   return 0;
 }
 
+/* orion_read_file + orion_load_buffer; the file's bytes are freed here,
+ * the result's arrays belong to the caller. */
 int orion_load_file(const char *path, const orion_load_opts *o,
                     orion_load_result *res, orion_error *err) {
   char *data;

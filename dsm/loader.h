@@ -54,11 +54,11 @@ typedef struct orion_load_opts {
                      key above one is an error (uci-bow: overrides the
                      header's D and W) */
   int64_t dims[ORION_MAX_DIMS];
-  orion_type value_type; /* default ORION_F64; i32/i64 want integers */
-  int skip_errors;       /* count and skip malformed lines */
-  char sep;              /* csv: the separator, default ',' */
-  int header;            /* csv: skip the buffer's first line */
-  int ncols_key;         /* csv: number of key columns, default 2 */
+  orion_type value_type;        /* default ORION_F64; i32/i64 want integers */
+  int skip_errors;              /* count and skip malformed lines */
+  char sep;                     /* csv: the separator, default ',' */
+  int header;                   /* csv: skip the buffer's first line */
+  int ncols_key;                /* csv: number of key columns, default 2 */
   int key_cols[ORION_MAX_DIMS]; /* csv: 1-based key columns, default 1 2 */
   int value_col;                /* csv: 1-based value column, default 3 */
 } orion_load_opts;
@@ -69,13 +69,13 @@ typedef struct orion_load_opts {
 void orion_load_opts_init(orion_load_opts *o);
 
 typedef struct orion_load_result {
-  orion_array *array;  /* sparse; the caller owns one reference and drops it
-                          with orion_array_release */
-  orion_array *labels; /* libsvm: dense 1-D f64 label per row (the caller
-                          owns it like `array`); NULL for other formats and
-                          for a libsvm input without rows */
-  int64_t lines;       /* lines read, blank, comment and header included */
-  int64_t skipped;     /* malformed lines skipped (skip_errors) */
+  orion_array *array;   /* sparse; the caller owns one reference and drops it
+                           with orion_array_release */
+  orion_array *labels;  /* libsvm: dense 1-D f64 label per row (the caller
+                           owns it like `array`); NULL for other formats and
+                           for a libsvm input without rows */
+  int64_t lines;        /* lines read, blank, comment and header included */
+  int64_t skipped;      /* malformed lines skipped (skip_errors) */
   char first_skip[512]; /* the first skipped line's message, "" if none */
 } orion_load_result;
 

@@ -165,7 +165,7 @@ static int writer(lua_State *L, const void *p, size_t sz, void *ud) {
 }
 
 /* Encodes the globals that function dump `chunk` reads, as an 'E' record. */
-static int enc_env(enc *e, const char *chunk, size_t len, const char *what) {
+static int enc_env(enc *e, const char *chunk, size_t len, const char *src) {
   orion_bc_scan scan = {0};
   orion_error oerr;
   orion_buf names;
@@ -178,12 +178,10 @@ static int enc_env(enc *e, const char *chunk, size_t len, const char *what) {
   }
   for (i = 0; i < scan.n; i++) {
     if (scan.items[i].write) {
-      lua_Debug ar;
-      (void)ar;
       snprintf(e->err, e->errlen,
-               "parallel_for body assigns global '%s' (line %d); "
+               "parallel_for body assigns global '%s' at %s:%d; "
                "declare it local",
-               scan.items[i].name, scan.items[i].line);
+               scan.items[i].name, src, scan.items[i].line);
       orion_bc_scan_free(&scan);
       return ORION_ECAPTURE;
     }
@@ -205,7 +203,6 @@ static int enc_env(enc *e, const char *chunk, size_t len, const char *what) {
     rc = enc_value(e, -1, gwhat);
     lua_pop(L, 1);
   }
-  (void)what;
   orion_buf_free(&names);
   orion_bc_scan_free(&scan);
   return rc;
@@ -252,7 +249,10 @@ static int enc_function(enc *e, int idx, const char *what) {
       isglobal = lua_rawequal(L, -1, -2);
       lua_pop(L, 1);
       if (isglobal) {
-        rc = enc_env(e, dump.data, dump.len, what);
+        lua_Debug ar;
+        lua_pushvalue(L, idx);
+        lua_getinfo(L, ">S", &ar);
+        rc = enc_env(e, dump.data, dump.len, ar.short_src);
         lua_pop(L, 1);
         continue;
       }

@@ -734,8 +734,8 @@ static int l_text_file(lua_State *L) {
   int64_t dims[ORION_MAX_DIMS], cols[ORION_MAX_DIMS];
   int ndims, ncols, oidx = 2;
   if (lua_isnoneornil(L, 2)) {
+    lua_settop(L, 1);
     lua_newtable(L);
-    lua_replace(L, 2);
   }
   luaL_checktype(L, 2, LUA_TTABLE);
   check_keys(L, oidx, "text_file", text_opts);
@@ -853,6 +853,7 @@ static int l_accumulator(lua_State *L) {
   mod_state *s = get_state(L);
   orion_acc_op op;
   dacc *a;
+  lua_settop(L, 2); /* the init is optional: the userdata goes at 3 */
   if (orion_acc_op_parse(opname, &op) != 0)
     return luaL_error(L, "accumulator: operator must be \"sum\", \"min\" or "
                          "\"max\", not \"%s\"", opname);
@@ -861,12 +862,14 @@ static int l_accumulator(lua_State *L) {
   luaL_setmetatable(L, ACC_MT);
   a->op = op;
   a->id = ++s->next_acc_id;
-  if (lua_isnoneornil(L, 2))
-    accval_from(L, (lua_pushinteger(L, 0), -1), op, &a->init);
-  else
+  /* Without an init, a sum starts at 0 and a min or max holds nothing (nil)
+   * until the first value arrives. */
+  if (lua_isnil(L, 2)) {
+    if (op == ORION_ACC_SUM)
+      orion_accval_add_int(&a->init, op, 0);
+  } else {
     accval_from(L, 2, op, &a->init);
-  if (lua_gettop(L) > 3)
-    lua_pop(L, 1);
+  }
   a->val = a->init;
   lua_getfield(L, LUA_REGISTRYINDEX, ACCS_KEY);
   lua_pushvalue(L, -2);

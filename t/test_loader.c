@@ -73,18 +73,16 @@ static void expect_line_error(orion_format f, const orion_load_opts *given,
   cr_assert_eq(l.err.code, code);
   cr_assert_null(l.res.array);
   cr_assert_null(l.res.labels);
-  snprintf(want, sizeof want, "%s:%d: %s: \"%s\"", l.path, line, prob,
-           quote);
+  snprintf(want, sizeof want, "%s:%d: %s: \"%s\"", l.path, line, prob, quote);
   cr_assert_str_eq(l.err.msg, want);
   done(&l);
 }
 
-static void expect_elem(const orion_array *a, int64_t i, int64_t k0,
-                        int64_t k1, double v) {
+static void expect_elem(const orion_array *a, int64_t i, int64_t k0, int64_t k1,
+                        double v) {
   cr_assert_lt(i, a->nnz);
   cr_expect_eq(a->keys[i * a->ndims], k0, "element %lld key 0: %lld != %lld",
-               (long long)i, (long long)a->keys[i * a->ndims],
-               (long long)k0);
+               (long long)i, (long long)a->keys[i * a->ndims], (long long)k0);
   cr_expect_eq(a->keys[i * a->ndims + 1], k1,
                "element %lld key 1: %lld != %lld", (long long)i,
                (long long)a->keys[i * a->ndims + 1], (long long)k1);
@@ -123,8 +121,7 @@ static long file_size(const char *p) {
 /* ---------------------------------------------------------------- options */
 
 Test(loader, format_parse) {
-  static const char *names[] = {"coo", "csv", "movielens", "libsvm",
-                                "uci-bow"};
+  static const char *names[] = {"coo", "csv", "movielens", "libsvm", "uci-bow"};
   orion_format f = ORION_FMT_CSV;
   int i;
   for (i = 0; i < 5; i++) {
@@ -276,8 +273,7 @@ Test(loader, index_base_zero) {
   expect_elem(l.res.array, 1, 2, 0, 3);
   done(&l);
   expect_line_error(ORION_FMT_COO, &o, "0 0 1\n-1 0 2\n", ORION_EKEYRANGE, 2,
-                    "key -1 in column 1 is below the index base 0",
-                    "-1 0 2");
+                    "key -1 in column 1 is below the index base 0", "-1 0 2");
 }
 
 Test(loader, dims_given) {
@@ -302,13 +298,11 @@ Test(loader, key_above_dim) {
   o.have_dims = 1;
   o.dims[0] = 943;
   o.dims[1] = 1682;
-  expect_line_error(ORION_FMT_MOVIELENS, &o, "943\t1\t5\t1\n944\t1\t3\t2\n",
-                    ORION_EKEYRANGE, 2,
-                    "key 944 in column 1 is above dimension size 943",
-                    "944\t1\t3\t2");
-  expect_line_error(ORION_FMT_MOVIELENS, &o, "1\t1683\t3\t2\n",
-                    ORION_EKEYRANGE, 1,
-                    "key 1683 in column 2 is above dimension size 1682",
+  expect_line_error(
+      ORION_FMT_MOVIELENS, &o, "943\t1\t5\t1\n944\t1\t3\t2\n", ORION_EKEYRANGE,
+      2, "key 944 in column 1 is above dimension size 943", "944\t1\t3\t2");
+  expect_line_error(ORION_FMT_MOVIELENS, &o, "1\t1683\t3\t2\n", ORION_EKEYRANGE,
+                    1, "key 1683 in column 2 is above dimension size 1682",
                     "1\t1683\t3\t2");
 }
 
@@ -316,8 +310,7 @@ Test(loader, key_below_base) {
   expect_line_error(ORION_FMT_COO, NULL, "1 1 3\n0 1 3\n", ORION_EKEYRANGE, 2,
                     "key 0 in column 1 is below the index base 1", "0 1 3");
   expect_line_error(ORION_FMT_COO, NULL, "1 -4 3\n", ORION_EKEYRANGE, 1,
-                    "key -4 in column 2 is below the index base 1",
-                    "1 -4 3");
+                    "key -4 in column 2 is below the index base 1", "1 -4 3");
 }
 
 Test(loader, wrong_field_count) {
@@ -364,10 +357,9 @@ Test(loader, key_not_an_integer) {
 Test(loader, huge_numbers_are_errors) {
   orion_load_opts o = opts_for(ORION_FMT_COO);
   loaded l;
-  expect_line_error(ORION_FMT_COO, NULL, "99999999999999999999 1 1\n",
-                    ORION_EPARSE, 1,
-                    "field 1 is out of the 64-bit integer range",
-                    "99999999999999999999 1 1");
+  expect_line_error(
+      ORION_FMT_COO, NULL, "99999999999999999999 1 1\n", ORION_EPARSE, 1,
+      "field 1 is out of the 64-bit integer range", "99999999999999999999 1 1");
   o.value_type = ORION_I64;
   expect_line_error(ORION_FMT_COO, &o, "1 1 9223372036854775808\n",
                     ORION_EPARSE, 1, "field 3 is out of range for i64",
@@ -431,13 +423,27 @@ Test(loader, value_type_f32) {
 }
 
 Test(loader, floats_round_like_strtod) {
-  static const char *nums[] = {
-      "0",       "-0",          "4",           "3.5",       "0.1",
-      "-2.5e-3", "1e308",       ".5",          "5.",        "+3",
-      "1E5",     "123456789012345678",         "0.30000000000000004",
-      "2.2250738585072014e-308", "4.9e-324",   "999999999999999.9",
-      "123456.789012345",        "0.000001",   "1.7976931348623157e308",
-      "12345678901234.5",        "-0.000000000000000000000000001"};
+  static const char *nums[] = {"0",
+                               "-0",
+                               "4",
+                               "3.5",
+                               "0.1",
+                               "-2.5e-3",
+                               "1e308",
+                               ".5",
+                               "5.",
+                               "+3",
+                               "1E5",
+                               "123456789012345678",
+                               "0.30000000000000004",
+                               "2.2250738585072014e-308",
+                               "4.9e-324",
+                               "999999999999999.9",
+                               "123456.789012345",
+                               "0.000001",
+                               "1.7976931348623157e308",
+                               "12345678901234.5",
+                               "-0.000000000000000000000000001"};
   char text[4096] = "";
   size_t i, n = sizeof nums / sizeof nums[0];
   loaded l;
@@ -471,6 +477,21 @@ Test(loader, long_line_quote_is_cut) {
                     "field 3 is not a number", quote);
 }
 
+Test(loader, overlong_number) {
+  char text[400];
+  int n = snprintf(text, sizeof text, "1 1 0.");
+  memset(text + n, '3', 300);
+  text[n + 300] = '\n';
+  text[n + 301] = '\0';
+  {
+    char quote[100];
+    memcpy(quote, text, 80);
+    memcpy(quote + 80, "...", 4);
+    expect_line_error(ORION_FMT_COO, NULL, text, ORION_EPARSE, 1,
+                      "field 3 is too long for a number", quote);
+  }
+}
+
 Test(loader, control_bytes_quoted_safely) {
   static const char text[] = "1 1 \001x\n";
   expect_line_error(ORION_FMT_COO, NULL, text, ORION_EPARSE, 1,
@@ -482,8 +503,8 @@ Test(loader, skip_errors) {
   char want[1024];
   loaded l;
   o.skip_errors = 1;
-  l = load_ok(ORION_FMT_COO,
-              "1 1 1\n1 x 2\n2 2 2\n0 1 1\n3 3\n# fine\n3 3 3\n", &o);
+  l = load_ok(ORION_FMT_COO, "1 1 1\n1 x 2\n2 2 2\n0 1 1\n3 3\n# fine\n3 3 3\n",
+              &o);
   cr_assert_eq(l.res.array->nnz, 3);
   cr_assert_eq(l.res.skipped, 3);
   cr_assert_eq(l.res.lines, 7);
@@ -517,15 +538,17 @@ Test(loader, buffer_names_and_first_line) {
   static const char t1[] = "1 1 2.5\n2 2 1e5";
   char *b = malloc(sizeof t1 - 1);
   memcpy(b, t1, sizeof t1 - 1);
-  cr_assert_eq(orion_load_buffer(b, sizeof t1 - 1, "chunk", 101, &o, &res,
-                                 &err), 0, "%s", err.msg);
+  cr_assert_eq(
+      orion_load_buffer(b, sizeof t1 - 1, "chunk", 101, &o, &res, &err), 0,
+      "%s", err.msg);
   cr_assert_eq(res.array->nnz, 2);
   cr_assert_eq(((double *)res.array->values)[1], 1e5);
   cr_assert_eq(res.lines, 2);
   orion_array_release(res.array);
   b[sizeof t1 - 2] = 'x';
-  cr_assert_eq(orion_load_buffer(b, sizeof t1 - 1, "chunk", 101, &o, &res,
-                                 &err), ORION_EPARSE);
+  cr_assert_eq(
+      orion_load_buffer(b, sizeof t1 - 1, "chunk", 101, &o, &res, &err),
+      ORION_EPARSE);
   cr_assert_str_eq(err.msg, "chunk:102: field 3 is not a number: \"2 2 1ex\"");
   free(b);
   cr_assert_eq(orion_load_buffer(NULL, 0, "none", 1, &o, &res, &err), 0);
@@ -626,11 +649,10 @@ Test(loader, movielens_tabs) {
 Test(loader, movielens_errors) {
   expect_line_error(ORION_FMT_MOVIELENS, NULL, "1::2\n", ORION_EPARSE, 1,
                     "expected 3 or 4 fields, found 2", "1::2");
-  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1\t2\t3\t4\t5\n",
-                    ORION_EPARSE, 1, "expected 3 or 4 fields, found 5",
-                    "1\t2\t3\t4\t5");
-  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1::2::x::4\n", ORION_EPARSE,
-                    1, "field 3 is not a number", "1::2::x::4");
+  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1\t2\t3\t4\t5\n", ORION_EPARSE,
+                    1, "expected 3 or 4 fields, found 5", "1\t2\t3\t4\t5");
+  expect_line_error(ORION_FMT_MOVIELENS, NULL, "1::2::x::4\n", ORION_EPARSE, 1,
+                    "field 3 is not a number", "1::2::x::4");
   expect_line_error(ORION_FMT_MOVIELENS, NULL, "1::2::3::4.5\n", ORION_EPARSE,
                     1, "field 4 (the timestamp) is not an integer",
                     "1::2::3::4.5");
@@ -641,9 +663,9 @@ Test(loader, movielens_errors) {
 /* ----------------------------------------------------------------- libsvm */
 
 Test(loader, libsvm_labels) {
-  loaded l = load_ok(ORION_FMT_LIBSVM,
-                     "+1 1:0.5 3:2\n-1\n# comment\n0 2:1.5 \n2.5 4:1e-3\n",
-                     NULL);
+  loaded l =
+      load_ok(ORION_FMT_LIBSVM,
+              "+1 1:0.5 3:2\n-1\n# comment\n0 2:1.5 \n2.5 4:1e-3\n", NULL);
   orion_array *a = l.res.array, *lab = l.res.labels;
   cr_assert_eq(a->nnz, 4);
   expect_dims2(a, 4, 4);
@@ -682,8 +704,7 @@ Test(loader, libsvm_errors) {
   expect_line_error(ORION_FMT_LIBSVM, NULL, "1 1:1\n1 3\n", ORION_EPARSE, 2,
                     "field 2 is not an index:value pair", "1 3");
   expect_line_error(ORION_FMT_LIBSVM, NULL, "1 1:1 0:2\n", ORION_EKEYRANGE, 1,
-                    "key 0 in field 3 is below the index base 1",
-                    "1 1:1 0:2");
+                    "key 0 in field 3 is below the index base 1", "1 1:1 0:2");
   expect_line_error(ORION_FMT_LIBSVM, NULL, "x 1:1\n", ORION_EPARSE, 1,
                     "field 1 (the label) is not a number", "x 1:1");
   expect_line_error(ORION_FMT_LIBSVM, NULL, "1 1.5:1\n", ORION_EPARSE, 1,
@@ -696,10 +717,9 @@ Test(loader, libsvm_errors) {
   o.dims[0] = 1;
   o.dims[1] = 5;
   expect_line_error(ORION_FMT_LIBSVM, &o, "1 1:1 6:1\n", ORION_EKEYRANGE, 1,
-                    "key 6 in field 3 is above dimension size 5",
-                    "1 1:1 6:1");
-  expect_line_error(ORION_FMT_LIBSVM, &o, "1 1:1\n0 2:1\n", ORION_EKEYRANGE,
-                    2, "row 2 is above dimension size 1", "0 2:1");
+                    "key 6 in field 3 is above dimension size 5", "1 1:1 6:1");
+  expect_line_error(ORION_FMT_LIBSVM, &o, "1 1:1\n0 2:1\n", ORION_EKEYRANGE, 2,
+                    "row 2 is above dimension size 1", "0 2:1");
 }
 
 Test(loader, libsvm_skip_takes_back_partial_rows) {
@@ -773,17 +793,14 @@ Test(loader, ucibow_nnz_mismatch) {
 Test(loader, ucibow_errors) {
   orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
   loaded l;
-  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\n4\n1\n4 1 1\n",
-                    ORION_EKEYRANGE, 4,
-                    "key 4 in column 1 is above dimension size 3", "4 1 1");
-  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\n4\n1\n1 5 1\n",
-                    ORION_EKEYRANGE, 4,
-                    "key 5 in column 2 is above dimension size 4", "1 5 1");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\n4\n1\n4 1 1\n", ORION_EKEYRANGE,
+                    4, "key 4 in column 1 is above dimension size 3", "4 1 1");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\n4\n1\n1 5 1\n", ORION_EKEYRANGE,
+                    4, "key 5 in column 2 is above dimension size 4", "1 5 1");
   expect_line_error(ORION_FMT_UCIBOW, NULL, "3\n4\n1\n1 2\n", ORION_EPARSE, 4,
                     "expected 3 fields, found 2", "1 2");
-  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\nW\n1\n1 2 1\n", ORION_EPARSE,
-                    2, "header line 2, W (words), is not a positive integer",
-                    "W");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "3\nW\n1\n1 2 1\n", ORION_EPARSE, 2,
+                    "header line 2, W (words), is not a positive integer", "W");
   /* Header errors stay fatal in skip mode. */
   o.skip_errors = 1;
   expect_line_error(ORION_FMT_UCIBOW, &o, "0\n4\n1\n1 2 1\n", ORION_EPARSE, 1,
@@ -871,8 +888,7 @@ Test(loader, gz_corrupt_and_truncated) {
   fwrite(raw, 1, (size_t)size, f);
   fclose(f);
   rc = orion_read_file(p, &data, &got, &err);
-  cr_assert(rc == ORION_EPARSE || rc == ORION_ETRUNC, "rc %d: %s", rc,
-            err.msg);
+  cr_assert(rc == ORION_EPARSE || rc == ORION_ETRUNC, "rc %d: %s", rc, err.msg);
   cr_assert_null(data);
   cr_assert(strstr(err.msg, p) != NULL, "%s", err.msg);
   cr_assert(strstr(err.msg, "gzip") != NULL, "%s", err.msg);

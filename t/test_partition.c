@@ -1,0 +1,155 @@
+/* Partition plans (scheduler/plan.h) and partitions (dsm/partition.h). */
+#include "t/testutil.h"
+
+#include "dsm/partition.h"
+#include "scheduler/plan.h"
+#include "util/rng.h"
+
+static orion_array *random_sparse(int64_t n0, int64_t n1, int64_t nnz,
+                                  uint64_t seed) {
+  orion_array *a = orion_array_new_sparse(2, ORION_F64, NULL);
+  orion_rng r;
+  orion_rng_seed(&r, seed);
+  for (int64_t e = 0; e < nnz; e++) {
+    int64_t k[2] = {(int64_t)orion_rng_below(&r, (uint64_t)n0),
+                    (int64_t)orion_rng_below(&r, (uint64_t)n1)};
+    double v = (double)e; /* the original position, to check stability */
+    orion_array_push(a, k, &v);
+  }
+  a->dims[0] = n0;
+  a->dims[1] = n1;
+  return a;
+}
+
+Test(plan, equal_split_covers_range) {
+  orion_split s;
+  cr_assert_eq(orion_split_equal(10, 0, 3, &s), 0);
+  cr_assert_eq(s.nparts, 3);
+  cr_assert_eq(s.bounds[0], 0);
+  cr_assert_eq(s.bounds[1], 3);
+  cr_assert_eq(s.bounds[2], 6);
+  cr_assert_eq(s.bounds[3], 10);
+  cr_assert_eq(orion_split_find(&s, 0), 0);
+  cr_assert_eq(orion_split_find(&s, 5), 1);
+  cr_assert_eq(orion_split_find(&s, 9), 2);
+  orion_split_free(&s);
+  /* More parts than keys: one key per part. */
+  cr_assert_eq(orion_split_equal(2, 0, 5, &s), 0);
+  cr_assert_eq(s.nparts, 2);
+  orion_split_free(&s);
+}
+
+Test(plan, histogram_split_balances_skewed_keys) {
+  /* Row r holds r+1 elements: equal widths would be badly unbalanced. */
+  orion_array *a = orion_array_new_sparse(2, ORION_F64, NULL);
+  orion_split s;
+  int64_t per[4] = {0};
+  double v = 0;
+  for (int64_t r = 0; r < 100; r++)
+    for (int64_t c = 0; c <= r; c++) {
+      int64_t k[2] = {r, c};
+      orion_array_push(a, k, &v);
+    }
+  cr_assert_eq(orion_split_histogram(a, 0, 4, &s), 0);
+  for (int64_t e = 0; e < a->nnz; e++)
+    per[orion_split_find(&s, a->keys[e * 2])]++;
+  for (int p = 0; p < 4; p++)
+    cr_assert(per[p] > 5050 / 4 - 120 && per[p] < 5050 / 4 + 120,
+              "part %d has %lld of 5050", p, (long long)per[p]);
+  orion_split_free(&s);
+  orion_array_release(a);
+}
+
+Test(plan, rotation_order_visits_each_block_once) {
+  int order[12], seen[12] = {0};
+  orion_block_order_rotation(3, 4, order);
+  for (int i = 0; i < 12; i++)
+    seen[order[i]]++;
+  for (int b = 0; b < 12; b++)
+    cr_assert_eq(seen[b], 1);
+  /* Clock 0 runs the diagonal (p, p); clock 1 runs (p, p+1). */
+  cr_assert_eq(order[0], 0 * 4 + 0);
+  cr_assert_eq(order[1], 1 * 4 + 1);
+  cr_assert_eq(order[3], 0 * 4 + 1);
+}
+
+Test(partition, sparse_grid_groups_blocks_stably) {
+  orion_array *a = random_sparse(50, 40, 5000, 3);
+  orion_split s0, s1;
+  orion_blocks b;
+  cr_assert_eq(orion_split_equal(50, 0, 3, &s0), 0);
+  cr_assert_eq(orion_split_equal(40, 1, 2, &s1), 0);
+  cr_assert_eq(orion_partition(a, 0, 3, s0.bounds, 1, 2, s1.bounds, &b, NULL),
+               0);
+  cr_assert_eq(b.start[0], 0);
+  cr_assert_eq(b.start[6], 5000);
+  for (int blk = 0; blk < 6; blk++) {
+    int p = blk / 2, q = blk % 2;
+    for (int64_t e = b.start[blk]; e < b.start[blk + 1]; e++) {
+      int64_t u = a->keys[e * 2], i = a->keys[e * 2 + 1];
+      cr_assert(u >= s0.bounds[p] && u < s0.bounds[p + 1]);
+      cr_assert(i >= s1.bounds[q] && i < s1.bounds[q + 1]);
+      /* Stable: original positions increase within a block. */
+      if (e > b.start[blk])
+        cr_assert(((double *)a->values)[e] > ((double *)a->values)[e - 1]);
+    }
+  }
+  orion_blocks_free(&b);
+  orion_split_free(&s0);
+  orion_split_free(&s1);
+  orion_array_release(a);
+}
+
+Test(partition, sparse_keeps_every_element) {
+  orion_array *a = random_sparse(30, 30, 2000, 9);
+  orion_split s0;
+  orion_blocks b;
+  double sum_before = 0, sum_after = 0;
+  for (int64_t e = 0; e < a->nnz; e++)
+    sum_before += ((double *)a->values)[e] * (double)(a->keys[e * 2] + 1);
+  orion_split_equal(30, 0, 4, &s0);
+  cr_assert_eq(orion_partition(a, 0, 4, s0.bounds, -1, 1, NULL, &b, NULL), 0);
+  for (int64_t e = 0; e < a->nnz; e++)
+    sum_after += ((double *)a->values)[e] * (double)(a->keys[e * 2] + 1);
+  cr_assert_eq(a->nnz, 2000);
+  cr_assert_float_eq(sum_before, sum_after, 1e-6);
+  orion_blocks_free(&b);
+  orion_split_free(&s0);
+  orion_array_release(a);
+}
+
+Test(partition, dense_rows_are_contiguous_ranges) {
+  int64_t dims[2] = {10, 3};
+  orion_array *a = orion_array_new_dense(2, dims, ORION_F32, NULL);
+  orion_split s;
+  orion_blocks b;
+  orion_error err;
+  orion_split_equal(10, 0, 3, &s);
+  cr_assert_eq(orion_partition(a, 0, 3, s.bounds, -1, 1, NULL, &b, NULL), 0);
+  cr_assert_eq(b.start[0], 0);
+  cr_assert_eq(b.start[1], 3 * 3);
+  cr_assert_eq(b.start[2], 6 * 3);
+  cr_assert_eq(b.start[3], 30);
+  orion_blocks_free(&b);
+  /* A dense array cannot be cut along its second dimension. */
+  orion_error_clear(&err);
+  {
+    int64_t cols[3] = {0, 1, 3};
+    cr_assert_neq(orion_partition(a, 1, 2, cols, -1, 1, NULL, &b, &err), 0);
+  }
+  cr_assert(strstr(err.msg, "first dimension") != NULL);
+  orion_split_free(&s);
+  orion_array_release(a);
+}
+
+Test(partition, bad_bounds_rejected) {
+  orion_array *a = random_sparse(10, 10, 100, 1);
+  int64_t short_bounds[3] = {0, 5, 8}; /* does not reach dims[0] = 10 */
+  orion_blocks b;
+  orion_error err;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_partition(a, 0, 2, short_bounds, -1, 1, NULL, &b, &err),
+               ORION_EINVAL);
+  cr_assert(strstr(err.msg, "cover") != NULL, "%s", err.msg);
+  orion_array_release(a);
+}
