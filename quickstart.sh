@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Orion-C quick start: installs the Debian packages the build needs (as root;
+# otherwise prints the apt-get line to run), bootstraps, builds, then
+#   ./quickstart.sh demo [MF-OPTIONS...]  runs the MF app on the embedded data
+#   ./quickstart.sh test                  runs the whole test suite
+# Safe to run again: each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+mode=${1:-demo}
+[ $# -gt 0 ] && shift
+case $mode in
+  demo|test) ;;
+  *) echo "usage: $0 demo|test [args...]" >&2; exit 2 ;;
+esac
+
+packages="build-essential autoconf automake pkg-config liblua5.4-dev libuv1-dev libopenblas-dev zlib1g-dev libcriterion-dev"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "== installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  else
+    echo "Missing Debian packages. Run as root, then run this script again:"
+    echo "  apt-get install -y$missing"
+    exit 1
+  fi
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+  echo "== bootstrapping (autoreconf)"
+  autoreconf -fi >/dev/null
+fi
+conf_flags=""
+[ "${CI:-}" = "true" ] && conf_flags="--enable-werror"
+if [ ! -f Makefile ] || [ configure -nt config.status ]; then
+  echo "== configuring $conf_flags"
+  # shellcheck disable=SC2086
+  ./configure -q $conf_flags
+fi
+echo "== building"
+make -s -j"$jobs" >/dev/null
+
+if [ "$mode" = demo ]; then
+  echo "== MF on the embedded synthetic ratings (orion-driver apps/mf/mf.lua $*)"
+  exec ./orion-driver apps/mf/mf.lua "$@"
+fi
+
+echo "== running the test suite"
+status=0
+make -s -j"$jobs" check >/dev/null 2>&1 || status=$?
+passed=0; failed=0; skipped=0
+for log in t/test_*.log; do
+  [ -f "$log" ] || continue
+  line=$(grep -a "Synthesis:" "$log" | tail -n 1 || true)
+  name=${log%.log}
+  if [ -z "$line" ]; then
+    echo "  ${name#t/}: no result (crashed?)"; failed=$((failed + 1)); continue
+  fi
+  t=$(echo "$line" | sed -n 's/.*Tested: \([0-9]*\).*/\1/p')
+  p=$(echo "$line" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+  f=$(echo "$line" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
+  c=$(echo "$line" | sed -n 's/.*Crashing: \([0-9]*\).*/\1/p')
+  s=$(grep -ac "\[SKIP\]" "$log" || true)
+  printf '  %-22s %3d passed, %d failed, %d crashed, %d skipped\n' "${name#t/}" "$p" "$f" "$c" "$s"
+  grep -a -E "\[SKIP\]|\[FAIL\]" "$log" | sed 's/^/      /' | head -n 20 || true
+  passed=$((passed + p)); failed=$((failed + f + c)); skipped=$((skipped + s))
+done
+[ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && { echo "make check failed:"; cat t/test-suite.log 2>/dev/null | tail -n 40; failed=1; }
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$status" -eq 0 ] && [ "$failed" -eq 0 ]

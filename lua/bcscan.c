@@ -10,7 +10,8 @@
  * refers to its parent's environment upvalue.
  *
  * Layout of a Lua 5.4 chunk (ldump.c), as read here:
- *   header:   "\x1bLua", version 0x54, format 0, LUAC_DATA "\x19\x93\r\n\x1a\n",
+ *   header:   "\x1bLua", version 0x54, format 0,
+ *             LUAC_DATA "\x19\x93\r\n\x1a\n",
  *             sizeof Instruction/lua_Integer/lua_Number (bytes),
  *             LUAC_INT 0x5678 (lua_Integer), LUAC_NUM 370.5 (lua_Number),
  *             then one byte: the main closure's number of upvalues.
@@ -123,7 +124,7 @@ enum {
 #define BC_GET_BX(i) ((unsigned)((i) >> 15))
 #define BC_GET_AX(i) ((unsigned)((i) >> 7))
 
-/* ---- the function tree ----------------------------------------------------- */
+/* ---- the function tree --------------------------------------------------- */
 
 typedef struct bc_str {
   const unsigned char *s; /* into the chunk; NULL for a NULL string */
@@ -170,7 +171,7 @@ static void bc_proto_free(bc_proto *f) {
   memset(f, 0, sizeof *f);
 }
 
-/* ---- reading --------------------------------------------------------------- */
+/* ---- reading ------------------------------------------------------------- */
 
 typedef struct bc_reader {
   const unsigned char *buf;
@@ -190,8 +191,7 @@ static int bc_trunc(bc_reader *r, const char *what, size_t need) {
 
 static int bc_bad(bc_reader *r, const char *what) {
   return orion_error_set(r->err, ORION_EBADFILE,
-                         "malformed Lua chunk at offset %zu: %s", r->pos,
-                         what);
+                         "malformed Lua chunk at offset %zu: %s", r->pos, what);
 }
 
 static int bc_nomem(orion_error *err) {
@@ -491,14 +491,14 @@ static int bc_function(bc_reader *r, bc_proto *f, int depth) {
   return bc_debug(r, f);
 }
 
-/* ---- results --------------------------------------------------------------- */
+/* ---- results ------------------------------------------------------------- */
 
 typedef struct bc_scanner {
   orion_bc_scan *out;
   orion_error *err;
-  size_t *lens;   /* byte length of each item's name */
-  int *slots;     /* hash of (name, write): item index + 1, 0 when empty */
-  size_t nslots;  /* power of two */
+  size_t *lens;  /* byte length of each item's name */
+  int *slots;    /* hash of (name, write): item index + 1, 0 when empty */
+  size_t nslots; /* power of two */
 } bc_scanner;
 
 static size_t bc_hash(const unsigned char *s, size_t len, int write) {
@@ -531,8 +531,7 @@ static int bc_rehash(bc_scanner *sc, size_t nslots) {
   return 0;
 }
 
-static int bc_record(bc_scanner *sc, const bc_str *name, int write,
-                     int line) {
+static int bc_record(bc_scanner *sc, const bc_str *name, int write, int line) {
   orion_bc_scan *out = sc->out;
   orion_bc_global *g;
   size_t h;
@@ -588,7 +587,7 @@ static int bc_record(bc_scanner *sc, const bc_str *name, int write,
   return 0;
 }
 
-/* ---- the code walk ---------------------------------------------------------- */
+/* ---- the code walk ------------------------------------------------------- */
 
 static int bc_bad_insn(bc_scanner *sc, const bc_proto *f, int pc,
                        const char *what) {
@@ -786,7 +785,7 @@ static int bc_scan_proto(bc_scanner *sc, const bc_proto *f,
   return rc;
 }
 
-/* ---- entry points ------------------------------------------------------------ */
+/* ---- entry points -------------------------------------------------------- */
 
 int orion_bcscan(const char *chunk, size_t len, orion_bc_scan *out,
                  orion_error *err) {
