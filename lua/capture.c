@@ -64,7 +64,7 @@ typedef struct enc {
   orion_capture_info *info;
   int refs;    /* stack index: object -> ref number */
   int nrefs;
-  int stdmap;  /* stack index: std function/table -> name (lazy, 0 = none) */
+  int stdmap;  /* stack index: std function/table -> name */
   char *err;
   size_t errlen;
   int depth;
@@ -95,7 +95,7 @@ static void add_id(int64_t **v, int *n, int64_t id) {
 }
 
 /* Builds the map from standard library functions and tables to their
- * names, from the driver's own globals (first time it is needed). */
+ * names, from the driver's own globals, on top of the stack. */
 static void build_stdmap(enc *e) {
   lua_State *L = e->L;
   int i;
@@ -129,8 +129,6 @@ static void build_stdmap(enc *e) {
 /* Pushes the standard name of the value at idx, or nothing (returns 0). */
 static int std_name_of(enc *e, int idx) {
   idx = lua_absindex(e->L, idx);
-  if (e->stdmap == 0)
-    build_stdmap(e);
   lua_pushvalue(e->L, idx);
   if (lua_rawget(e->L, e->stdmap) == LUA_TSTRING)
     return 1;
@@ -225,6 +223,8 @@ static int enc_function(enc *e, int idx, const char *what) {
   }
   if (seen(e, idx))
     return 0;
+  if (++e->depth > MAX_DEPTH)
+    return fail(e, what, "functions nested too deeply");
   orion_buf_init(&dump);
   lua_pushvalue(L, idx);
   lua_dump(L, writer, &dump, 0);
@@ -262,6 +262,7 @@ static int enc_function(enc *e, int idx, const char *what) {
     lua_pop(L, 1);
   }
   orion_buf_free(&dump);
+  e->depth--;
   return rc;
 }
 
@@ -348,14 +349,21 @@ static int enc_value(enc *e, int idx, const char *what) {
   case LUA_TUSERDATA: {
     int64_t id;
     int kind = e->classify != NULL ? e->classify(L, idx, &id, e->ud) : 0;
-    const char *name = strchr(what, '\'');
+    /* The name the body knows an array by, for error messages: the last
+     * quoted name in `what` ("upvalue 'model' field 'W'" -> W). */
+    const char *end = strrchr(what, '\''), *name = NULL;
+    if (end != NULL && end > what) {
+      name = end - 1;
+      while (name > what && *name != '\'')
+        name--;
+      if (*name != '\'')
+        name = NULL;
+    }
     if (kind == ORION_CAPTURE_ARRAY) {
       orion_buf_u8(e->out, 'A');
       orion_buf_u64(e->out, (uint64_t)id);
-      /* The name the body knows the array by, for error messages. */
       if (name != NULL) {
-        const char *end = strchr(name + 1, '\'');
-        put_str(e->out, name + 1, end ? (size_t)(end - name - 1) : 0);
+        put_str(e->out, name + 1, (size_t)(end - name - 1));
       } else {
         put_str(e->out, "array", 5);
       }
@@ -408,6 +416,9 @@ int orion_capture_encode(lua_State *L, int fidx,
   luaL_checkstack(L, 2 * MAX_DEPTH + 20, "capture");
   lua_newtable(L);
   e.refs = lua_gettop(L);
+  /* Built up front so it sits below everything the encoder pushes (built
+   * lazily, it landed mid-stack and a caller popped it for its own value). */
+  build_stdmap(&e);
   rc = enc_function(&e, fidx, "the body");
   lua_settop(L, top);
   if (rc == 0 && out->oom) {
@@ -531,7 +542,10 @@ static int dec_function(dec *d) {
   size_t n;
   uint64_t nups, i;
   int fidx, rc = 0;
+  lua_Debug ar;
   (void)chunk_reader_done;
+  if (++d->depth > MAX_DEPTH)
+    return bad(d, "nested too deeply");
   if (get_str(d, &code, &n) != 0 || orion_reader_u64(&d->r, &nups) != 0)
     return bad(d, "truncated function");
   range[0] = code;
@@ -541,6 +555,14 @@ static int dec_function(dec *d) {
              lua_tostring(L, -1));
     lua_pop(L, 1);
     return ORION_EPARSE;
+  }
+  /* A damaged chunk can give its closure fewer upvalues than its prototype
+   * names; lua_setupvalue would then index past the closure's array. */
+  lua_pushvalue(L, -1);
+  lua_getinfo(L, ">u", &ar);
+  if ((uint64_t)ar.nups != nups) {
+    lua_pop(L, 1);
+    return bad(d, "upvalue count mismatch");
   }
   fidx = lua_gettop(L);
   lua_pushvalue(L, fidx);
@@ -568,6 +590,7 @@ static int dec_function(dec *d) {
   }
   if (rc != 0)
     lua_settop(L, fidx - 1);
+  d->depth--;
   return rc;
 }
 
@@ -632,6 +655,12 @@ static int dec_value(dec *d) {
       if (rc == 0 && lua_isnil(L, -2)) {
         lua_pop(L, 2);
         rc = bad(d, "nil table key");
+      }
+      /* lua_rawset would raise (unprotected) on a NaN key. */
+      if (rc == 0 && lua_type(L, -2) == LUA_TNUMBER &&
+          lua_tonumber(L, -2) != lua_tonumber(L, -2)) {
+        lua_pop(L, 2);
+        rc = bad(d, "NaN table key");
       }
       if (rc != 0) {
         lua_pop(L, 1);

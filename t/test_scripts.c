@@ -1,0 +1,686 @@
+/* Black-box tests of orion-driver: usage errors, script and body errors
+ * with their locations, and the Lua API's behaviour as scripts see it
+ * (scripts under t/scripts/; lines a message must name are marked there
+ * with `-- @name` comments). */
+#include "t/testutil.h"
+
+#include <ctype.h>
+#include <sys/stat.h>
+
+/* ------------------------------------------------------------------------
+ * Helpers.
+ * ---------------------------------------------------------------------- */
+
+/* Runs orion-driver with the given arguments (NULL-terminated, at most 14);
+ * a "@script" argument names t/scripts/script. */
+static tu_run drive(const char *const *args) {
+  char *argv[16];
+  char *owned[16];
+  int n = 0, nowned = 0, i;
+  tu_run r;
+  argv[n++] = (char *)tu_driver();
+  for (i = 0; args[i] != NULL; i++) {
+    cr_assert_lt(n, 15, "too many arguments");
+    if (args[i][0] == '@') {
+      char rel[256];
+      snprintf(rel, sizeof rel, "t/scripts/%s", args[i] + 1);
+      owned[nowned] = tu_src(rel);
+      argv[n++] = owned[nowned++];
+    } else {
+      argv[n++] = (char *)args[i];
+    }
+  }
+  argv[n] = NULL;
+  r = tu_run_argv(argv, 60);
+  for (i = 0; i < nowned; i++)
+    free(owned[i]);
+  return r;
+}
+
+#define DRIVE(...) drive((const char *const[]){__VA_ARGS__, NULL})
+
+/* The line of t/scripts/script holding the comment "-- @marker". */
+static int marker_line(const char *script, const char *marker) {
+  char rel[256], tag[128], line[1024];
+  char *path;
+  FILE *f;
+  int n = 0;
+  snprintf(rel, sizeof rel, "t/scripts/%s", script);
+  snprintf(tag, sizeof tag, "-- @%s", marker);
+  path = tu_src(rel);
+  f = fopen(path, "r");
+  cr_assert_not_null(f, "cannot open %s", path);
+  free(path);
+  while (fgets(line, sizeof line, f) != NULL) {
+    char *hit;
+    n++;
+    hit = strstr(line, tag);
+    if (hit != NULL && !isalnum((unsigned char)hit[strlen(tag)])) {
+      fclose(f);
+      return n;
+    }
+  }
+  fclose(f);
+  cr_assert_fail("no marker %s in %s", tag, script);
+  return 0;
+}
+
+/* "script:LINE:" for the marked line. */
+static const char *at(const char *script, const char *marker) {
+  static char buf[4][256];
+  static int k;
+  char *b = buf[k++ % 4];
+  snprintf(b, sizeof buf[0], "%s:%d:", script, marker_line(script, marker));
+  return b;
+}
+
+static void expect_has(const char *text, const char *want) {
+  cr_expect(strstr(text, want) != NULL, "expected \"%s\" in:\n%s", want,
+            text);
+}
+
+static void expect_lacks(const char *text, const char *unwanted) {
+  cr_expect(strstr(text, unwanted) == NULL, "unexpected \"%s\" in:\n%s",
+            unwanted, text);
+}
+
+/* Expects the parts in order on one line of text; between two parts only
+ * a directory prefix (the script's folder) may stand, never a newline. */
+static void expect_parts(const char *text, const char *const *parts) {
+  const char *p = text, *hit;
+  int i;
+  for (i = 0; parts[i] != NULL; i++) {
+    hit = strstr(p, parts[i]);
+    if (i > 0 && hit != NULL && memchr(p, '\n', (size_t)(hit - p)) != NULL)
+      hit = NULL;
+    cr_expect_not_null(hit, "expected \"%s\" (part %d, on one line with "
+                            "the parts before) in:\n%s",
+                       parts[i], i + 1, text);
+    if (hit == NULL)
+      return;
+    p = hit + strlen(parts[i]);
+  }
+}
+
+#define EXPECT_PARTS(text, ...)                                              \
+  expect_parts(text, (const char *const[]){__VA_ARGS__, NULL})
+
+/* A run that must fail with exit 1 and print nothing after the failure. */
+static void expect_script_error(const tu_run *r) {
+  cr_expect_eq(r->status, 1, "exit status %d (want 1); stderr:\n%s",
+               r->status, r->err);
+  expect_has(r->err, "orion-driver: ");
+  expect_lacks(r->out, "not reached");
+}
+
+static void expect_ok(const tu_run *r) {
+  cr_assert_eq(r->status, 0, "exit status %d; stderr:\n%s", r->status,
+               r->err);
+}
+
+static const char coo5[] = "1 1 1.5\n2 3 2.5\n3 2 -1\n3 4 4\n5 1 0.5\n";
+static const char coo8[] =
+    "1 1 1\n1 2 2\n2 2 3\n3 1 4\n3 3 5\n4 4 6\n4 1 7\n4 2 8\n";
+
+/* A 20 x 20 grid of ratings "i j i/2+j", every key stored. */
+static char *write_grid(void) {
+  char *text = malloc(20 * 20 * 32), *p = text;
+  char *path;
+  int i, j;
+  cr_assert_not_null(text);
+  for (i = 1; i <= 20; i++)
+    for (j = 1; j <= 20; j++)
+      p += sprintf(p, "%d %d %g\n", i, j, i * 0.5 + j);
+  path = tu_write_temp(".txt", text);
+  free(text);
+  return path;
+}
+
+static void remove_temp(char *path) {
+  unlink(path);
+  free(path);
+}
+
+/* ------------------------------------------------------------------------
+ * The driver's command line.
+ * ---------------------------------------------------------------------- */
+
+Test(scripts, usage_unknown_option_exits_2) {
+  tu_run r = DRIVE("--bogus", "@pfor_count.lua");
+  cr_expect_eq(r.status, 2);
+  expect_has(r.err, "orion-driver: unknown option '--bogus'");
+  expect_has(r.err, "Try 'orion-driver --help'.");
+  cr_expect_str_empty(r.out);
+  tu_run_free(&r);
+}
+
+Test(scripts, usage_no_script_exits_2) {
+  char *argv[] = {(char *)tu_driver(), NULL};
+  tu_run r = tu_run_argv(argv, 30);
+  cr_expect_eq(r.status, 2);
+  expect_has(r.err, "orion-driver: no script given");
+  tu_run_free(&r);
+  r = DRIVE("--quiet");
+  cr_expect_eq(r.status, 2);
+  expect_has(r.err, "no script given");
+  tu_run_free(&r);
+}
+
+Test(scripts, usage_missing_script_names_the_path) {
+  tu_run r = DRIVE("/nonexistent-orion-dir/train.lua");
+  cr_expect_eq(r.status, 2);
+  expect_has(r.err, "cannot open script /nonexistent-orion-dir/train.lua");
+  expect_has(r.err, "No such file or directory");
+  tu_run_free(&r);
+}
+
+Test(scripts, usage_bad_option_values_exit_2) {
+  tu_run r = DRIVE("--seed", "abc", "@pfor_count.lua");
+  cr_expect_eq(r.status, 2);
+  expect_has(r.err, "--seed needs a non-negative integer, not 'abc'");
+  tu_run_free(&r);
+  r = DRIVE("--seed", "-3", "@pfor_count.lua");
+  cr_expect_eq(r.status, 2);
+  expect_has(r.err, "not '-3'");
+  tu_run_free(&r);
+  r = DRIVE("--seed");
+  cr_expect_eq(r.status, 2);
+  expect_has(r.err, "--seed needs a number");
+  tu_run_free(&r);
+  r = DRIVE("--metrics");
+  cr_expect_eq(r.status, 2);
+  expect_has(r.err, "--metrics needs a file name");
+  tu_run_free(&r);
+}
+
+Test(scripts, help_and_version_exit_0) {
+  tu_run r = DRIVE("--help");
+  cr_expect_eq(r.status, 0);
+  expect_has(r.out, "usage: orion-driver [OPTIONS] SCRIPT.lua");
+  expect_has(r.out, "--metrics FILE");
+  expect_has(r.out, "--seed N");
+  tu_run_free(&r);
+  r = DRIVE("--version");
+  cr_expect_eq(r.status, 0);
+  expect_has(r.out, "orion-driver (Orion-C) ");
+  tu_run_free(&r);
+}
+
+Test(scripts, script_arguments_reach_arg_and_varargs) {
+  char *script = tu_write_temp(".lua", "print(arg[0] ~= nil, arg[1], arg[2], "
+                                       "select('#', ...), ...)\n");
+  tu_run r = DRIVE(script, "alpha", "--not-a-driver-option");
+  expect_ok(&r);
+  cr_expect_str_eq(r.out, "true\talpha\t--not-a-driver-option\t2\talpha\t"
+                          "--not-a-driver-option\n");
+  tu_run_free(&r);
+  remove_temp(script);
+}
+
+/* ------------------------------------------------------------------------
+ * Script errors.
+ * ---------------------------------------------------------------------- */
+
+Test(scripts, runtime_error_names_file_and_line) {
+  tu_run r = DRIVE("@err_runtime.lua");
+  expect_script_error(&r);
+  cr_expect_str_eq(r.out, "before the error\n");
+  expect_has(r.err, at("err_runtime.lua", "raise"));
+  expect_has(r.err, "attempt to index a nil value (local 'config')");
+  tu_run_free(&r);
+}
+
+Test(scripts, syntax_error_names_file_and_line) {
+  tu_run r = DRIVE("@err_syntax.lua");
+  expect_script_error(&r);
+  cr_expect_str_empty(r.out, "nothing runs before a syntax error is found");
+  expect_has(r.err, at("err_syntax.lua", "syntax"));
+  expect_has(r.err, "unexpected symbol near '='");
+  tu_run_free(&r);
+}
+
+Test(scripts, body_error_names_element_executor_and_lines) {
+  tu_run r = DRIVE("@err_body.lua");
+  char want[64];
+  expect_script_error(&r);
+  cr_expect_str_eq(r.out, "before the loop\n");
+  /* Raised at the parallel_for line, with the element and executor. */
+  EXPECT_PARTS(r.err, "orion-driver: ", at("err_body.lua", "pfor"),
+               " parallel_for body failed on executor 0, element (2, 3): ",
+               at("err_body.lua", "raise"), " bad element 2,3\n");
+  /* The traceback runs through the body's line. */
+  expect_has(r.err, "stack traceback:");
+  snprintf(want, sizeof want, "err_body.lua:%d>",
+           marker_line("err_body.lua", "pfor"));
+  EXPECT_PARTS(r.err, at("err_body.lua", "call"), " in function <", want);
+  snprintf(want, sizeof want, "%s in upvalue 'check'\n",
+           at("err_body.lua", "raise"));
+  expect_has(r.err, want);
+  tu_run_free(&r);
+}
+
+Test(scripts, subscript_out_of_range_in_dimension_2) {
+  tu_run r = DRIVE("@err_bounds.lua", "dim2");
+  expect_script_error(&r);
+  EXPECT_PARTS(r.err, at("err_bounds.lua", "pfor2"),
+               " parallel_for body failed on executor 0, element (2, 3): ",
+               at("err_bounds.lua", "index2"),
+               " array 'W': index 9 out of range 1..5 in dimension 2\n");
+  tu_run_free(&r);
+}
+
+Test(scripts, subscript_out_of_range_in_dimension_1) {
+  tu_run r = DRIVE("@err_bounds.lua", "dim1");
+  expect_script_error(&r);
+  EXPECT_PARTS(r.err, at("err_bounds.lua", "pfor1"),
+               " parallel_for body failed on executor 0, element (3, 1): ",
+               at("err_bounds.lua", "index1"),
+               " array 'W': index 3 out of range 1..2 in dimension 1\n");
+  tu_run_free(&r);
+}
+
+Test(scripts, array_reached_through_a_table_keeps_its_name) {
+  tu_run r = DRIVE("@err_bounds.lua", "field");
+  expect_script_error(&r);
+  EXPECT_PARTS(r.err, at("err_bounds.lua", "pforfield"),
+               " parallel_for body failed on executor 0, element (1, 2): ",
+               at("err_bounds.lua", "indexfield"),
+               " array 'W': index 8 out of range 1..5 in dimension 2\n");
+  tu_run_free(&r);
+}
+
+Test(scripts, storing_a_non_integer_into_an_i32_array) {
+  tu_run r = DRIVE("@err_store.lua", "float");
+  expect_script_error(&r);
+  EXPECT_PARTS(r.err, "element (1): ", at("err_store.lua", "float"),
+               " cannot store 0.5 in i32 array 'counts': not an integer\n");
+  tu_run_free(&r);
+  r = DRIVE("@err_store.lua", "range");
+  expect_script_error(&r);
+  EXPECT_PARTS(r.err, "element (1): ", at("err_store.lua", "range"),
+               " cannot store 1099511627776 in i32 array 'counts': out of "
+               "range\n");
+  tu_run_free(&r);
+  r = DRIVE("@err_store.lua", "string");
+  expect_script_error(&r);
+  EXPECT_PARTS(r.err, "element (1): ", at("err_store.lua", "string"),
+               " cannot store a string in i32 array 'counts'\n");
+  tu_run_free(&r);
+  /* A returned value that does not fit the iterated array. */
+  r = DRIVE("@err_store.lua", "returned");
+  expect_script_error(&r);
+  expect_has(r.err, "element (1): cannot store 2.5 in i32 array");
+  expect_has(r.err, "not an integer");
+  tu_run_free(&r);
+}
+
+Test(scripts, capturing_a_file_handle_is_refused) {
+  tu_run r = DRIVE("@err_capture.lua", "file");
+  char want[512];
+  expect_script_error(&r);
+  snprintf(want, sizeof want,
+           "%s parallel_for body captures upvalue 'log', a userdata",
+           at("err_capture.lua", "file"));
+  expect_has(r.err, want);
+  tu_run_free(&r);
+  r = DRIVE("@err_capture.lua", "globalfile");
+  expect_script_error(&r);
+  snprintf(want, sizeof want,
+           "%s parallel_for body captures global 'LOGFILE', a userdata",
+           at("err_capture.lua", "globalfile"));
+  expect_has(r.err, want);
+  tu_run_free(&r);
+}
+
+Test(scripts, capturing_a_coroutine_is_refused) {
+  tu_run r = DRIVE("@err_capture.lua", "coroutine");
+  char want[512];
+  expect_script_error(&r);
+  snprintf(want, sizeof want,
+           "%s parallel_for body captures upvalue 'co', a coroutine",
+           at("err_capture.lua", "coroutine"));
+  expect_has(r.err, want);
+  tu_run_free(&r);
+}
+
+Test(scripts, assigning_a_global_in_a_body_is_refused) {
+  tu_run r = DRIVE("@err_capture.lua", "global");
+  char want[512], assign[256];
+  expect_script_error(&r);
+  /* "…err_capture.lua:N:" without the trailing colon: the assignment's
+   * location inside the message. */
+  snprintf(assign, sizeof assign, "err_capture.lua:%d; declare it local",
+           marker_line("err_capture.lua", "assign"));
+  snprintf(want, sizeof want, "%s parallel_for body assigns global 'total' at",
+           at("err_capture.lua", "global"));
+  expect_has(r.err, want);
+  expect_has(r.err, assign);
+  tu_run_free(&r);
+}
+
+Test(scripts, option_typos_name_the_key) {
+  char *data = tu_write_temp(".txt", coo5);
+  static const struct {
+    const char *which, *marker, *msg;
+  } cases[] = {
+      {"pfor", "pfor", "parallel_for: unknown option 'orderd'"},
+      {"array", "array", "orion.array: unknown option 'typ'"},
+      {"text", "text", "text_file: unknown option 'fromat'"},
+      {"type", "type", "option 'type': unknown type \"f16\""},
+      {"tier", "tier", "parallel_for: tier \"fpga\" is not available"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tu_run r = DRIVE("@options.lua", cases[i].which, data);
+    char want[512];
+    expect_script_error(&r);
+    snprintf(want, sizeof want, "%s %s", at("options.lua", cases[i].marker),
+             cases[i].msg);
+    expect_has(r.err, want);
+    tu_run_free(&r);
+  }
+  remove_temp(data);
+}
+
+/* ------------------------------------------------------------------------
+ * parallel_for semantics.
+ * ---------------------------------------------------------------------- */
+
+Test(scripts, body_runs_once_per_stored_element) {
+  char *data = tu_write_temp(".txt", coo5);
+  tu_run r = DRIVE("@pfor_count.lua", data);
+  expect_ok(&r);
+  cr_expect_str_eq(r.out,
+                   "sparse nnz=5 calls=5 keysum=1411 vsum=7.50\n"
+                   "sparse updated (2,3)=7.00 (1,1)=4.00 (1,3)=nil nnz=5\n"
+                   "dense nnz=12 calls=12 once=12\n"
+                   "vector nnz=7 keysum=28\n");
+  tu_run_free(&r);
+  remove_temp(data);
+}
+
+Test(scripts, returned_values_slices_and_3d_arrays) {
+  tu_run r = DRIVE("@pfor_update.lua");
+  expect_ok(&r);
+  cr_expect_str_eq(r.out,
+                   "returned 11 24 13 / 21 44 23\n"
+                   "slices 1.1 1.2 1.3 / 2.1 2.2 2.3\n"
+                   "3d T(2,3,4)=234 T(1,2,3)=123 U(2,3,4)=234.5 "
+                   "U(1,1,1)=111.5 mismatches=0 shape=234\n");
+  tu_run_free(&r);
+}
+
+Test(scripts, accumulators_sum_min_max_and_reset) {
+  tu_run r = DRIVE("@accumulators.lua");
+  expect_ok(&r);
+  cr_expect_str_eq(r.out,
+                   "before\t0\tnil\tnil\t0.5\t100\n"
+                   "int\t160\tinteger\t-9\tinteger\t25\tinteger\n"
+                   "float\t160.5\tfloat\t100\n"
+                   "twice\t320\n"
+                   "mixed\t17.0\tfloat\n"
+                   "reset\t0\tnil\t100\n"
+                   "reset7\t27\n"
+                   "failed\tfalse\t27\n");
+  tu_run_free(&r);
+}
+
+Test(scripts, captured_values_are_copied_at_launch) {
+  tu_run r = DRIVE("@capture_values.lua");
+  expect_ok(&r);
+  cr_expect_str_eq(r.out,
+                   "first 1015 1016 1017\n"
+                   "driver 2 1 2 3 nil\n"
+                   "second 2001 2002 2003\n");
+  tu_run_free(&r);
+}
+
+Test(scripts, math_random_in_bodies_follows_the_seed) {
+  tu_run a = DRIVE("--seed", "7", "@random.lua");
+  tu_run b = DRIVE("--seed", "7", "@random.lua");
+  tu_run c = DRIVE("--seed", "8", "@random.lua");
+  tu_run d = DRIVE("@random.lua");
+  tu_run e = DRIVE("@random.lua");
+  const char *a_b, *c_b;
+  expect_ok(&a);
+  expect_ok(&b);
+  expect_ok(&c);
+  expect_ok(&d);
+  expect_ok(&e);
+  expect_has(a.out, "distinct 20\n");
+  expect_has(c.out, "distinct 20\n");
+  cr_expect_str_eq(a.out, b.out, "same --seed, different numbers");
+  cr_expect_str_eq(d.out, e.out, "the default seed must be reproducible");
+  /* Another seed changes both the float and the integer draws. */
+  cr_expect_str_neq(a.out, c.out);
+  cr_expect_str_neq(a.out, d.out, "--seed 7 must differ from the default");
+  a_b = strstr(a.out, "\nB ");
+  c_b = strstr(c.out, "\nB ");
+  cr_assert(a_b != NULL && c_b != NULL);
+  cr_expect(strncmp(a.out, c.out, (size_t)(a_b - a.out)) != 0,
+            "the A lines must differ");
+  cr_expect_str_neq(a_b, c_b, "the B lines must differ");
+  tu_run_free(&a);
+  tu_run_free(&b);
+  tu_run_free(&c);
+  tu_run_free(&d);
+  tu_run_free(&e);
+}
+
+/* ------------------------------------------------------------------------
+ * DistArrays on the driver.
+ * ---------------------------------------------------------------------- */
+
+Test(scripts, array_creation_and_methods) {
+  char *small = tu_write_temp(".txt", coo8), *grid = write_grid();
+  tu_run r = DRIVE("@arrays.lua", small, grid);
+  expect_ok(&r);
+  cr_expect_str_eq(r.out,
+                   "randn\ttrue\tfalse\ttrue\n"
+                   "scale\t20000\ttrue\ttrue\n"
+                   "rand\ttrue\ttrue\ttrue\n"
+                   "types\tf32\tf64\ti32\ti64\tf64\tf32\n"
+                   "dims\t2\t3\t4\n"
+                   "nnz\t24\t5\tfalse\n"
+                   "i32\t-5\tinteger\t0\n"
+                   "f32\tfalse\t0.1\tfloat\n"
+                   "fill\t2.5\t2.5\n"
+                   "to_table\t2\t2\t-5\t0\n"
+                   "map\t11 7 / 21 22\t0\ti32\n"
+                   "sparse\t8\t4\t4\n"
+                   "hist\t2 1 2 3 | 3 5 | 3 3 1 1\n"
+                   "sparse_table\t8\t3\n"
+                   "split\ttrue\ttrue\t0\ttrue\ttrue\tfalse\t20x20\n"
+                   "split_edges\ttrue\t0\ttrue\n");
+  tu_run_free(&r);
+  remove_temp(small);
+  remove_temp(grid);
+}
+
+Test(scripts, save_and_load_round_trip_binary_and_text) {
+  char dir[] = "/tmp/orion-saves-XXXXXX";
+  char *data = tu_write_temp(".txt", coo8);
+  static const char *const names[] = {"A", "F", "I", "L", "R"};
+  tu_run r;
+  size_t i;
+  cr_assert_not_null(mkdtemp(dir));
+  r = DRIVE("@save_load.lua", dir, data);
+  expect_ok(&r);
+  cr_expect_str_eq(r.out,
+                   "bin\tA\ttrue\tf64\tfalse\t3x4\t12\n"
+                   "bin\tF\ttrue\tf32\tfalse\t5\t5\n"
+                   "bin\tI\ttrue\ti32\tfalse\t2x3\t6\n"
+                   "bin\tL\ttrue\ti64\tfalse\t2x2x2\t8\n"
+                   "bin\tR\ttrue\tf64\ttrue\t4x4\t8\n"
+                   "txt\tA\ttrue\tf64\tfalse\t3x4\t12\n"
+                   "txt\tF\ttrue\tf32\tfalse\t5\t5\n"
+                   "txt\tI\ttrue\ti32\tfalse\t2x3\t6\n"
+                   "txt\tL\ttrue\ti64\tfalse\t2x2x2\t8\n"
+                   "txt\tR\ttrue\tf64\ttrue\t4x4\t8\n"
+                   "max\ttrue\n");
+  for (i = 0; i < 5; i++) {
+    char path[1024], head[64] = "";
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s.txt", dir, names[i]);
+    f = fopen(path, "r");
+    cr_assert_not_null(f, "%s was not written", path);
+    cr_expect_not_null(fgets(head, sizeof head, f));
+    cr_expect(strncmp(head, "# orion-c array ", 16) == 0,
+              "%s is not a text array file: %s", path, head);
+    fclose(f);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%s.bin", dir, names[i]);
+    f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s was not written", path);
+    cr_expect_eq(fread(head, 1, 8, f), 8);
+    cr_expect(memcmp(head, "ORIONARR", 8) == 0, "%s is not binary", path);
+    fclose(f);
+    unlink(path);
+  }
+  rmdir(dir);
+  tu_run_free(&r);
+  remove_temp(data);
+}
+
+Test(scripts, corrupted_array_file_is_rejected) {
+  char *path = tu_temp_path(".bin");
+  char want[512];
+  tu_run r = DRIVE("@corrupt.lua", path);
+  expect_script_error(&r);
+  snprintf(want, sizeof want, "corrupted %s\n", path);
+  cr_expect_str_eq(r.out, want);
+  snprintf(want, sizeof want, "%s %s: checksum mismatch",
+           at("corrupt.lua", "load"), path);
+  expect_has(r.err, want);
+  tu_run_free(&r);
+  remove_temp(path);
+}
+
+/* ------------------------------------------------------------------------
+ * Loading text.
+ * ---------------------------------------------------------------------- */
+
+Test(scripts, text_file_errors_name_script_line_and_data_line) {
+  char *data = tu_write_temp(".txt", "1 1 1.5\n2 x 2.5\n3 3 1\n");
+  char want[1024];
+  tu_run r = DRIVE("@text_errors.lua", data);
+  expect_script_error(&r);
+  snprintf(want, sizeof want, "%s %s:2: ", at("text_errors.lua", "load"),
+           data);
+  expect_has(r.err, want);
+  expect_has(r.err, "\"2 x 2.5\"");
+  tu_run_free(&r);
+  /* on_error = "skip" keeps the good lines and reports the count. */
+  r = DRIVE("@text_errors.lua", data, "skip");
+  expect_ok(&r);
+  cr_expect_str_eq(r.out, "skipped, kept 2\n");
+  snprintf(want, sizeof want, "%s: skipped 1 malformed lines (first: %s:2:",
+           data, data);
+  expect_has(r.err, want);
+  tu_run_free(&r);
+  remove_temp(data);
+}
+
+Test(scripts, lines_format_with_a_lua_parse_function) {
+  char *data = tu_write_temp(".txt", "# user|item|rating\n"
+                                     "user1|item1|3.5\n"
+                                     "\n"
+                                     "user2|item5|4\n"
+                                     "user3|item2|1.25\n");
+  tu_run r = DRIVE("@lines.lua", data);
+  expect_ok(&r);
+  cr_expect_str_eq(r.out, "lines nnz=3 dims=3x5 type=f64\n"
+                          "values (1,1)=3.50 (2,5)=4.00 (3,2)=1.25\n"
+                          "pfor calls=3\n");
+  tu_run_free(&r);
+  remove_temp(data);
+}
+
+Test(scripts, lines_parse_errors_name_both_lines) {
+  char *data = tu_write_temp(".txt", "user1|item1|3.5\nuser2|itemX|4\n");
+  char want[1024];
+  tu_run r = DRIVE("@lines.lua", data);
+  expect_script_error(&r);
+  snprintf(want, sizeof want, " %s:2: parse function failed: ", data);
+  EXPECT_PARTS(r.err, at("lines.lua", "load"), want, at("lines.lua", "parse"),
+               " not user|item|rating");
+  expect_has(r.err, "\"user2|itemX|4\"");
+  tu_run_free(&r);
+  remove_temp(data);
+}
+
+/* ------------------------------------------------------------------------
+ * Metrics.
+ * ---------------------------------------------------------------------- */
+
+/* Checks one JSON object line: braces, and the keys in sorted order. */
+static void check_json_line(const char *line) {
+  static const char *const keys[] = {"\"epoch\":", "\"loss\":", "\"name\":",
+                                     "\"ok\":", "\"run\":"};
+  const char *prev = line;
+  size_t i, n = strlen(line);
+  cr_assert(n > 2 && line[0] == '{' && line[n - 1] == '}',
+            "not a JSON object: %s", line);
+  for (i = 0; i < 5; i++) {
+    const char *k = strstr(line, keys[i]);
+    cr_expect_not_null(k, "key %s missing: %s", keys[i], line);
+    cr_expect(k == NULL || k > prev, "keys out of order: %s", line);
+    if (k != NULL)
+      prev = k;
+  }
+}
+
+Test(scripts, metrics_file_gets_one_object_per_record_and_appends) {
+  char *metrics = tu_temp_path(".jsonl");
+  char line[1024];
+  const char *want[] = {
+      "{\"epoch\":1,\"loss\":0.25,\"name\":\"say \\\"hi\\\"\\u000a\","
+      "\"ok\":false,\"run\":1}",
+      "{\"epoch\":2,\"loss\":0.125,\"name\":\"say \\\"hi\\\"\\u000a\","
+      "\"ok\":true,\"run\":1}",
+      "{\"epoch\":1,\"loss\":0.25,\"name\":\"say \\\"hi\\\"\\u000a\","
+      "\"ok\":false,\"run\":2}",
+      "{\"epoch\":2,\"loss\":0.125,\"name\":\"say \\\"hi\\\"\\u000a\","
+      "\"ok\":true,\"run\":2}"};
+  tu_run r = DRIVE("--metrics", metrics, "@metrics.lua", "1");
+  FILE *f;
+  int n = 0;
+  expect_ok(&r);
+  cr_expect_str_eq(r.out, "recorded\n");
+  tu_run_free(&r);
+  r = DRIVE("--metrics", metrics, "@metrics.lua", "2");
+  expect_ok(&r);
+  tu_run_free(&r);
+  f = fopen(metrics, "r");
+  cr_assert_not_null(f, "no metrics file");
+  while (fgets(line, sizeof line, f) != NULL) {
+    size_t len = strlen(line);
+    cr_assert(len > 0 && line[len - 1] == '\n', "unterminated line");
+    line[len - 1] = '\0';
+    cr_assert_lt(n, 4, "more than 4 lines: %s", line);
+    check_json_line(line);
+    cr_expect_str_eq(line, want[n]);
+    n++;
+  }
+  fclose(f);
+  cr_expect_eq(n, 4, "two runs of two records each");
+  remove_temp(metrics);
+}
+
+Test(scripts, record_without_metrics_is_a_no_op_and_checks_values) {
+  char *bad = tu_write_temp(".lua", "local orion = require 'orion'\n"
+                                    "orion.record{epoch = 1}\n"
+                                    "print('ok')\n"
+                                    "orion.record{epoch = {}}\n");
+  tu_run r = DRIVE("@metrics.lua", "1");
+  expect_ok(&r);
+  cr_expect_str_eq(r.out, "recorded\n");
+  cr_expect_str_empty(r.err);
+  tu_run_free(&r);
+  r = DRIVE(bad);
+  cr_expect_eq(r.status, 1);
+  cr_expect_str_eq(r.out, "ok\n");
+  expect_has(r.err, ":4: record: value of 'epoch' is a table");
+  tu_run_free(&r);
+  remove_temp(bad);
+}
