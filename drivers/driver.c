@@ -143,6 +143,20 @@ int main(int argc, char **argv) {
   first = i;
   script = argv[first];
   f = fopen(script, "r");
+  if (f == NULL && script[0] != '/') {
+    /* An installed app by its source-tree path ("apps/mf/mf.lua") or its
+     * path under the apps folder ("mf/mf.lua"). */
+    static char alt[PATH_MAX];
+    int saved = errno;
+    const char *rel = strncmp(script, "apps/", 5) == 0 ? script + 5 : script;
+    snprintf(alt, sizeof alt, "%s/%s", ORION_APPDIR, rel);
+    f = fopen(alt, "r");
+    if (f != NULL)
+      argv[first] = alt;
+    else
+      errno = saved;
+  }
+  script = argv[first];
   if (f == NULL) {
     fprintf(stderr, "orion-driver: cannot open script %s: %s\n", script,
             strerror(errno));
@@ -164,7 +178,8 @@ int main(int argc, char **argv) {
   lua_pop(L, 2);
   orion_module_configure(L, &cfg);
 
-  /* arg: arg[0] the script, arg[1..] its arguments, arg[-1] the driver. */
+  /* arg: arg[0] the script, arg[1..] its arguments, and the driver's own
+   * words at negative indices (arg[-first] is the driver), as lua(1) does. */
   lua_createtable(L, argc - first, first + 1);
   for (i = 0; i < argc; i++) {
     lua_pushstring(L, argv[i]);

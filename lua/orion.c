@@ -5,6 +5,7 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/progress.h"
 #include "util/rng.h"
 
 #define ARRAY_MT "orion.DistArray"
@@ -564,10 +566,18 @@ static int make_array(lua_State *L, const char *fn, const char *init_def) {
   if (strcmp(init, "zeros") == 0) {
     /* already zero */
   } else if (strcmp(init, "fill") == 0) {
+    if (orion_type_is_int(t) &&
+        (fill != floor(fill) || fill < -9.2e18 || fill > 9.2e18 ||
+         (t == ORION_I32 && (fill < INT32_MIN || fill > INT32_MAX))))
+      return luaL_error(L, "%s: init %f does not fit a %s array", fn, fill,
+                        orion_type_name(t));
     for (int64_t e = 0; e < a->nnz; e++)
       orion_value_set_f64(a->values, t, e, fill);
   } else if (strcmp(init, "randn") == 0 || strcmp(init, "rand") == 0) {
     orion_rng rng;
+    if (orion_type_is_int(t))
+      return luaL_error(L, "%s: init \"%s\" needs a float type (f32 or "
+                           "f64), not %s", fn, init, orion_type_name(t));
     int normal = init[4] == 'n';
     orion_rng_seed(&rng, seed);
     for (int64_t e = 0; e < a->nnz; e++) {
@@ -674,6 +684,8 @@ static int load_lines(lua_State *L, const char *path, int oidx,
           int64_t l;
         } v;
         lua_Number x = lua_tonumber(L, top + nret);
+        int isint;
+        lua_Integer ix = lua_tointegerx(L, top + nret, &isint);
         if (ndims == 0) {
           ndims = nret - 1;
           a = orion_array_new_sparse(ndims, vt, &err);
@@ -682,14 +694,21 @@ static int load_lines(lua_State *L, const char *path, int oidx,
             raise_err(L, &err);
           }
         }
-        switch (vt) {
-        case ORION_F32: v.f = (float)x; break;
-        case ORION_F64: v.d = x; break;
-        case ORION_I32: v.i = (int32_t)x; break;
-        case ORION_I64: v.l = (int64_t)x; break;
-        }
-        if (orion_type_is_int(vt) && (double)(int64_t)x != x)
+        v.l = 0;
+        if (vt == ORION_F32 && !(isfinite(x) && fabs(x) > FLT_MAX))
+          v.f = (float)x;
+        else if (vt == ORION_F64)
+          v.d = x;
+        else if (vt == ORION_I32 && ix >= INT32_MIN && ix <= INT32_MAX)
+          v.i = (int32_t)ix;
+        else if (vt == ORION_I64)
+          v.l = (int64_t)ix;
+        if (orion_type_is_int(vt) && !isint)
           snprintf(problem, sizeof problem, "the value is not an integer");
+        else if (vt == ORION_I32 && (ix < INT32_MIN || ix > INT32_MAX))
+          snprintf(problem, sizeof problem, "the value is out of range for i32");
+        else if (vt == ORION_F32 && isfinite(x) && fabs(x) > FLT_MAX)
+          snprintf(problem, sizeof problem, "the value is out of range for f32");
         else if (orion_array_push(a, keys, &v) != 0) {
           orion_free(data);
           orion_array_release(a);
@@ -1014,6 +1033,8 @@ static int l_parallel_for(lua_State *L) {
   int nparts, hist, rc, i, nblocks, *order;
   const char *tier, *sched;
   double t0 = orion_now(), t_exec = 0;
+  orion_progress progress;
+  int64_t done = 0;
   luaL_checktype(L, 2, LUA_TFUNCTION);
   check_keys(L, 3, "parallel_for", pfor_opts);
   hist = opt_bool(L, 3, "histogram", 0);
@@ -1074,13 +1095,17 @@ static int l_parallel_for(lua_State *L) {
     return luaL_error(L, "out of memory");
   }
   orion_block_order_rotation(it->blocks.n0, it->blocks.n1, order);
+  orion_progress_start(&progress, "parallel_for", it->a->nnz);
   for (i = 0; i < nblocks && rc == 0; i++) {
     int b = order[i];
     double tb = orion_now();
     rc = orion_exec_run(s->ex, it->id, it->blocks.start[b],
                         it->blocks.start[b + 1], s->seed, b, &err);
     t_exec += orion_now() - tb;
+    done += it->blocks.start[b + 1] - it->blocks.start[b];
+    orion_progress_update(&progress, done);
   }
+  orion_progress_end(&progress);
   orion_free(order);
   /* Fold the executor's partial sums into the driver's accumulators (also
    * after an error, so the partials do not leak into the next loop). */
