@@ -166,7 +166,6 @@ static int writer(lua_State *L, const void *p, size_t sz, void *ud) {
 static int enc_env(enc *e, const char *chunk, size_t len, const char *src) {
   orion_bc_scan scan = {0};
   orion_error oerr;
-  orion_buf names;
   int i, count = 0, rc = 0;
   lua_State *L = e->L;
   if (orion_bcscan(chunk, len, &scan, &oerr) != 0) {
@@ -184,7 +183,6 @@ static int enc_env(enc *e, const char *chunk, size_t len, const char *src) {
       return ORION_ECAPTURE;
     }
   }
-  orion_buf_init(&names);
   orion_buf_u8(e->out, 'E');
   for (i = 0; i < scan.n; i++)
     if (!is_std_name(scan.items[i].name))
@@ -201,7 +199,6 @@ static int enc_env(enc *e, const char *chunk, size_t len, const char *src) {
     rc = enc_value(e, -1, gwhat);
     lua_pop(L, 1);
   }
-  orion_buf_free(&names);
   orion_bc_scan_free(&scan);
   return rc;
 }
@@ -519,21 +516,14 @@ static int dec_env(dec *d) {
   return 0;
 }
 
-static int chunk_reader_done;
-
+/* lua_load reader over one byte range {start, end}: the whole range on the
+ * first call, then the end of input. */
 static const char *chunk_reader(lua_State *L, void *ud, size_t *size) {
-  const char **p = ud;
+  const char **p = ud, *r = p[0];
   (void)L;
-  if (p[0] == NULL) {
-    *size = 0;
-    return NULL;
-  }
-  *size = (size_t)(p[1] - p[0]);
-  {
-    const char *r = p[0];
-    p[0] = NULL;
-    return r;
-  }
+  *size = r != NULL ? (size_t)(p[1] - r) : 0;
+  p[0] = NULL;
+  return r;
 }
 
 static int dec_function(dec *d) {
@@ -543,7 +533,6 @@ static int dec_function(dec *d) {
   uint64_t nups, i;
   int fidx, rc = 0;
   lua_Debug ar;
-  (void)chunk_reader_done;
   if (++d->depth > MAX_DEPTH)
     return bad(d, "nested too deeply");
   if (get_str(d, &code, &n) != 0 || orion_reader_u64(&d->r, &nups) != 0)

@@ -134,7 +134,10 @@ static int index_at(lua_State *L, exec_array *ea, int aidx, int64_t off,
     s->arr = ea;
     s->off = pos;
     s->depth = depth + 1;
-    luaL_setmetatable(L, SLICE_MT);
+    /* The slice metatable is an upvalue of every array and slice
+     * metamethod: no registry lookup per slice. */
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_setmetatable(L, -2);
     lua_pushvalue(L, aidx);
     lua_setiuservalue(L, -2, 1);
   }
@@ -258,12 +261,13 @@ static void make_metatables(lua_State *L) {
                                      {NULL, NULL}};
   static const luaL_Reg acc_methods[] = {
       {"add", acc_add}, {"get", acc_get}, {NULL, NULL}};
-  luaL_newmetatable(L, ARRAY_MT);
-  luaL_setfuncs(L, array_m, 0);
-  lua_pop(L, 1);
   luaL_newmetatable(L, SLICE_MT);
-  luaL_setfuncs(L, slice_m, 0);
-  lua_pop(L, 1);
+  lua_pushvalue(L, -1);
+  luaL_setfuncs(L, slice_m, 1);
+  luaL_newmetatable(L, ARRAY_MT);
+  lua_pushvalue(L, -2);
+  luaL_setfuncs(L, array_m, 1);
+  lua_pop(L, 2);
   luaL_newmetatable(L, ACC_MT);
   luaL_newlib(L, acc_methods);
   lua_setfield(L, -2, "__index");
