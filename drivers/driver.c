@@ -33,6 +33,9 @@ static const char usage_text[] =
     "                  loop bodies and arrays created without a seed\n"
     "  --quiet         no informational messages on stderr\n"
     "  --traceback     print the Lua traceback of a script error\n"
+    "  --explain       run the script, but every parallel_for prints its plan\n"
+    "                  (schedule, dependence vectors, placements) instead of\n"
+    "                  running; each loop call site is printed once\n"
     "  -h, --help      show this help\n"
     "  --version       show the version\n"
     "\n"
@@ -97,7 +100,7 @@ static void set_lua_path(lua_State *L, const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  orion_config cfg = {NULL, 0, 0};
+  orion_config cfg = {NULL, 0, 0, 0};
   const char *script;
   lua_State *L;
   int i, first, rc;
@@ -115,6 +118,8 @@ int main(int argc, char **argv) {
       cfg.quiet = 1;
     } else if (strcmp(a, "--traceback") == 0) {
       traceback_on = 1;
+    } else if (strcmp(a, "--explain") == 0) {
+      cfg.explain = 1;
     } else if (strcmp(a, "--metrics") == 0) {
       if (i + 1 >= argc)
         return usage_error("%s needs a file name", a);

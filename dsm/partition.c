@@ -35,10 +35,8 @@ static int check_bounds(const orion_array *a, int d, int n,
 int orion_partition(orion_array *a, int d0, int n0, const int64_t *bounds0,
                     int d1, int n1, const int64_t *bounds1, orion_blocks *out,
                     orion_error *err) {
-  int64_t nb, e, *count = NULL, *keys = NULL;
+  int64_t nb, e;
   int *bid = NULL;
-  char *values = NULL;
-  size_t es = orion_type_size(a->type);
   int rc, b;
   memset(out, 0, sizeof *out);
   if (d1 < 0)
@@ -67,26 +65,63 @@ int orion_partition(orion_array *a, int d0, int n0, const int64_t *bounds0,
       out->start[b] = bounds0[b] * a->strides[0];
     return 0;
   }
-  /* Counting sort by block id: count, prefix-sum, scatter. */
   bid = orion_malloc(sizeof *bid * (size_t)(a->nnz ? a->nnz : 1));
-  count = orion_calloc((size_t)nb + 1, sizeof *count);
-  keys = orion_malloc(sizeof *keys * (size_t)(a->nnz ? a->nnz : 1) *
-                      (size_t)a->ndims);
-  values = orion_malloc(es * (size_t)(a->nnz ? a->nnz : 1));
-  if (bid == NULL || count == NULL || keys == NULL || values == NULL) {
-    rc = orion_error_set(err, ORION_ENOMEM, "out of memory partitioning");
-    goto fail;
+  if (bid == NULL) {
+    orion_blocks_free(out);
+    return orion_error_set(err, ORION_ENOMEM, "out of memory partitioning");
   }
   for (e = 0; e < a->nnz; e++) {
     const int64_t *k = a->keys + e * a->ndims;
     int p = part_of(bounds0, n0, k[d0]);
     int q = d1 >= 0 ? part_of(bounds1, n1, k[d1]) : 0;
     bid[e] = p * n1 + q;
+  }
+  orion_free(out->start);
+  out->start = NULL;
+  rc = orion_partition_by_id(a, (int)nb, bid, out, err);
+  orion_free(bid);
+  if (rc != 0)
+    return rc;
+  out->n0 = n0;
+  out->n1 = n1;
+  out->d0 = d0;
+  out->d1 = d1;
+  return 0;
+}
+
+int orion_partition_by_id(orion_array *a, int nblocks, const int *bid,
+                          orion_blocks *out, orion_error *err) {
+  int64_t e, *count = NULL, *keys = NULL;
+  char *values = NULL;
+  size_t es = orion_type_size(a->type);
+  int b;
+  memset(out, 0, sizeof *out);
+  if (!a->sparse || nblocks < 1)
+    return orion_error_set(err, ORION_EINVAL,
+                           "only a sparse array is partitioned by block ids");
+  out->start = orion_calloc((size_t)nblocks + 1, sizeof(int64_t));
+  out->n0 = nblocks;
+  out->n1 = 1;
+  out->d0 = out->d1 = -1;
+  /* Counting sort by block id: count, prefix-sum, scatter (stable). */
+  count = orion_calloc((size_t)nblocks + 1, sizeof *count);
+  keys = orion_malloc(sizeof *keys * (size_t)(a->nnz ? a->nnz : 1) *
+                      (size_t)a->ndims);
+  values = orion_malloc(es * (size_t)(a->nnz ? a->nnz : 1));
+  if (out->start == NULL || count == NULL || keys == NULL || values == NULL) {
+    orion_free(count);
+    orion_free(keys);
+    orion_free(values);
+    orion_blocks_free(out);
+    return orion_error_set(err, ORION_ENOMEM, "out of memory partitioning");
+  }
+  for (e = 0; e < a->nnz; e++) {
+    orion_assert(bid[e] >= 0 && bid[e] < nblocks);
     count[bid[e] + 1]++;
   }
-  for (b = 0; b < nb; b++)
+  for (b = 0; b < nblocks; b++)
     count[b + 1] += count[b];
-  memcpy(out->start, count, sizeof *count * (size_t)(nb + 1));
+  memcpy(out->start, count, sizeof *count * (size_t)(nblocks + 1));
   for (e = 0; e < a->nnz; e++) {
     int64_t dst = count[bid[e]]++;
     memcpy(keys + dst * a->ndims, a->keys + e * a->ndims,
@@ -99,16 +134,8 @@ int orion_partition(orion_array *a, int d0, int n0, const int64_t *bounds0,
   a->keys = keys;
   a->values = values;
   a->cap = a->nnz ? a->nnz : 1;
-  orion_free(bid);
   orion_free(count);
   return 0;
-fail:
-  orion_free(bid);
-  orion_free(count);
-  orion_free(keys);
-  orion_free(values);
-  orion_blocks_free(out);
-  return rc;
 }
 
 void orion_blocks_free(orion_blocks *b) {

@@ -28,6 +28,12 @@ int orion_partition(orion_array *a, int d0, int n0, const int64_t *bounds0,
                     int d1, int n1, const int64_t *bounds1, orion_blocks *out,
                     orion_error *err);
 
+/* Reorders sparse a (stably) so that elements with block id bid[e] (in
+ * [0, nblocks)) are contiguous, in block order; out gets nblocks x 1 blocks
+ * with d0 = d1 = -1. */
+int orion_partition_by_id(orion_array *a, int nblocks, const int *bid,
+                          orion_blocks *out, orion_error *err);
+
 void orion_blocks_free(orion_blocks *b);
 
 #endif

@@ -356,15 +356,19 @@ static int enc_value(enc *e, int idx, const char *what) {
       if (*name != '\'')
         name = NULL;
     }
-    if (kind == ORION_CAPTURE_ARRAY) {
-      orion_buf_u8(e->out, 'A');
+    if (kind == ORION_CAPTURE_ARRAY || kind == ORION_CAPTURE_BUFFER) {
+      const char *dflt = kind == ORION_CAPTURE_ARRAY ? "array" : "buffer";
+      orion_buf_u8(e->out, (uint8_t)kind);
       orion_buf_u64(e->out, (uint64_t)id);
       if (name != NULL) {
         put_str(e->out, name + 1, (size_t)(end - name - 1));
       } else {
-        put_str(e->out, "array", 5);
+        put_str(e->out, dflt, strlen(dflt));
       }
-      add_id(&e->info->arrays, &e->info->narrays, id);
+      if (kind == ORION_CAPTURE_ARRAY)
+        add_id(&e->info->arrays, &e->info->narrays, id);
+      else
+        add_id(&e->info->buffers, &e->info->nbuffers, id);
       return 0;
     }
     if (kind == ORION_CAPTURE_ACC) {
@@ -374,8 +378,8 @@ static int enc_value(enc *e, int idx, const char *what) {
       return 0;
     }
     return fail(e, what,
-                "a userdata that is neither a DistArray nor an accumulator; "
-                "executors cannot receive it");
+                "a userdata that is not a DistArray, an accumulator or a "
+                "buffer; executors cannot receive it");
   }
   case LUA_TTHREAD:
     return fail(e, what, "a coroutine; executors cannot receive it");
@@ -387,6 +391,7 @@ static int enc_value(enc *e, int idx, const char *what) {
 void orion_capture_info_free(orion_capture_info *info) {
   orion_free(info->arrays);
   orion_free(info->accs);
+  orion_free(info->buffers);
   memset(info, 0, sizeof *info);
 }
 
@@ -395,8 +400,11 @@ int orion_capture_encode(lua_State *L, int fidx,
                          orion_buf *out, orion_capture_info *info, char *err,
                          size_t errlen) {
   enc e;
+  orion_capture_info scratch;
   int top = lua_gettop(L), rc;
   memset(&e, 0, sizeof e);
+  if (info == NULL)
+    info = &scratch;
   memset(info, 0, sizeof *info);
   fidx = lua_absindex(L, fidx);
   if (lua_type(L, fidx) != LUA_TFUNCTION || lua_iscfunction(L, fidx)) {
@@ -422,7 +430,7 @@ int orion_capture_encode(lua_State *L, int fidx,
     snprintf(err, errlen, "out of memory encoding the body");
     rc = ORION_ENOMEM;
   }
-  if (rc != 0)
+  if (rc != 0 || info == &scratch)
     orion_capture_info_free(info);
   return rc;
 }
@@ -671,11 +679,15 @@ static int dec_value(dec *d) {
       return bad(d, "no orion module on this executor");
     return 0;
   case 'A':
+  case 'B':
   case 'C': {
     char name[128] = "array";
+    const char *what = tag == 'A'   ? "array"
+                       : tag == 'B' ? "buffer"
+                                    : "accumulator";
     if (orion_reader_u64(&d->r, &x) != 0)
       return bad(d, "truncated id");
-    if (tag == 'A') {
+    if (tag != 'C') {
       if (get_str(d, &s, &n) != 0)
         return bad(d, "truncated name");
       if (n >= sizeof name)
@@ -685,7 +697,7 @@ static int dec_value(dec *d) {
     }
     if (d->resolve(L, tag, (int64_t)x, name, d->ud) != 0) {
       snprintf(d->err, d->errlen, "%s %lld is not bound on this executor",
-               tag == 'A' ? "array" : "accumulator", (long long)x);
+               what, (long long)x);
       return ORION_ECAPTURE;
     }
     return 0;

@@ -5,12 +5,13 @@
  * Plain values (nil, booleans, numbers, strings, tables of them) are copied;
  * Lua functions travel as bytecode (not stripped, so errors keep the script's
  * file and line) with their upvalues encoded by the same rules; standard
- * library functions and tables travel by name; DistArrays and accumulators
- * travel as ids that the executor binds to its own objects.  The body's
- * _ENV becomes a table holding the globals it reads (resolved at launch),
- * over the executor's standard library.  Anything else (userdata other than
- * arrays and accumulators, coroutines, C functions outside the standard
- * library, tables with metatables) is refused with a message naming it.
+ * library functions and tables travel by name; DistArrays, accumulators and
+ * buffers travel as ids that the executor binds to its own objects.  The
+ * body's _ENV becomes a table holding the globals it reads (resolved at
+ * launch), over the executor's standard library.  Anything else (userdata
+ * other than arrays, accumulators and buffers, coroutines, C functions
+ * outside the standard library, tables with metatables) is refused with a
+ * message naming it.
  */
 #ifndef ORION_LUA_CAPTURE_H
 #define ORION_LUA_CAPTURE_H
@@ -22,9 +23,11 @@
 
 #define ORION_CAPTURE_ARRAY 'A'
 #define ORION_CAPTURE_ACC 'C'
+#define ORION_CAPTURE_BUFFER 'B'
 
-/* Driver side: classifies a userdata at idx.  Returns ORION_CAPTURE_ARRAY or
- * ORION_CAPTURE_ACC and fills *id, or 0 when it cannot be shipped. */
+/* Driver side: classifies a userdata at idx.  Returns ORION_CAPTURE_ARRAY,
+ * ORION_CAPTURE_ACC or ORION_CAPTURE_BUFFER and fills *id, or 0 when it
+ * cannot be shipped. */
 typedef int (*orion_capture_classify_fn)(lua_State *L, int idx, int64_t *id,
                                          void *ud);
 
@@ -35,21 +38,27 @@ typedef struct orion_capture_info {
   int narrays;
   int64_t *accs;
   int naccs;
+  int64_t *buffers;
+  int nbuffers;
 } orion_capture_info;
 
 void orion_capture_info_free(orion_capture_info *info);
 
-/* Encodes the Lua function at index fidx of L into out.  Returns 0, or
- * ORION_ECAPTURE with err holding a message that names the offending value
- * (e.g. "upvalue 'f' is a userdata ...").  Runs on the driver's thread; may
- * use the Lua stack temporarily but leaves it balanced. */
+/* Encodes the Lua function at index fidx of L into out and fills info
+ * (NULL when the caller does not need it).  Returns 0, or ORION_ECAPTURE
+ * with err holding a message that names the offending value (e.g. "upvalue
+ * 'f' is a userdata ...").  Runs on the driver's thread; may use the Lua
+ * stack temporarily but leaves it balanced. */
 int orion_capture_encode(lua_State *L, int fidx,
                          orion_capture_classify_fn classify, void *ud,
                          orion_buf *out, orion_capture_info *info, char *err,
                          size_t errlen);
 
 /* Executor side: pushes the object bound to (kind, id) onto L, or returns
- * -1.  name is the upvalue or global name it was captured under. */
+ * -1.  kind is ORION_CAPTURE_ARRAY, ORION_CAPTURE_ACC, ORION_CAPTURE_BUFFER
+ * or 'M' (the orion module, id 0).  name is the upvalue or global name an
+ * array or buffer was captured under ("array" / "buffer" when it has none);
+ * for the others it carries no meaning. */
 typedef int (*orion_capture_resolve_fn)(lua_State *L, int kind, int64_t id,
                                         const char *name, void *ud);
 

@@ -3,6 +3,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lua/capture.h"
@@ -13,6 +14,8 @@
 #define ARRAY_MT "orion.exec.array"
 #define SLICE_MT "orion.exec.slice"
 #define ACC_MT "orion.exec.acc"
+#define BUFFER_MT "orion.exec.buffer"
+#define BUFFERS_KEY "orion.exec.buffers" /* registry: id -> buffer object */
 
 typedef struct binding {
   int64_t id;
@@ -25,6 +28,8 @@ typedef struct acc_slot {
   orion_accval val;
 } acc_slot;
 
+typedef struct exec_buffer exec_buffer;
+
 struct orion_exec {
   lua_State *L;
   int id;
@@ -32,14 +37,21 @@ struct orion_exec {
   int narrays;
   acc_slot *accs;
   int naccs;
+  exec_buffer **bufs; /* bound buffers, in bind order */
+  int nbufs;
+  int nflushn; /* how many of them flush every n elements */
   int body_ref; /* registry ref of the loaded body, LUA_NOREF when none */
   int64_t loop_id;
 };
 
 /* An array as a body sees it (one per captured name), and slices of it.
- * A slice is a view: base element offset plus the depth of dims consumed. */
+ * A slice is a view: base element offset plus the depth of dims consumed.
+ * A buffer is seen the same way over its target's shape: buf is set, a is
+ * unused (the target is buf->target, NULL once the buffer is unbound) and
+ * the buffer object is the proxy's uservalue, which keeps it alive. */
 typedef struct exec_array {
   orion_array *a;
+  exec_buffer *buf;
   char name[64];
 } exec_array;
 
@@ -48,6 +60,276 @@ typedef struct exec_slice {
   int64_t off;
   int depth;
 } exec_slice;
+
+/* ======================================================================
+ * Pending writes of a buffer.
+ *
+ * Keys are linear element offsets into the target.  Small targets keep a
+ * dense array of values (zero when nothing is pending) with a dirty bitmap
+ * and a list of dirty keys, so a read is one load and a flush touches only
+ * what was written.  Large targets start with an open-addressing hash table
+ * (memory in proportion to the writes) and switch to the dense form once a
+ * quarter of their elements are pending.  Storage is allocated at the first
+ * write and kept, cleared, across flushes until the buffer is unbound.
+ * ====================================================================== */
+
+/* A pending value: the integer for i32/i64 targets, the float otherwise.
+ * All-zero bits are 0 and 0.0 alike. */
+typedef union pval {
+  int64_t i;
+  double d;
+} pval;
+
+typedef struct pend_item {
+  int64_t key;
+  pval val;
+} pend_item;
+
+#define DENSE_MAX_POSITIONS ((int64_t)1 << 20)
+#define HASH_MIN_CAP 64
+
+typedef struct pending {
+  int64_t positions; /* elements of the target */
+  pval *vals;        /* dense: positions values */
+  uint64_t *bits;    /* dense: dirty bitmap */
+  int64_t *hkeys;    /* hash: key per slot, -1 when empty */
+  pval *hvals;       /* hash: value per slot */
+  int64_t hcap;      /* hash: slots, a power of two */
+  int64_t *dirty;    /* dense: dirty keys; hash: occupied slots */
+  int64_t ndirty, capdirty;
+} pending;
+
+static void pend_free(pending *p) {
+  orion_free(p->vals);
+  orion_free(p->bits);
+  orion_free(p->hkeys);
+  orion_free(p->hvals);
+  orion_free(p->dirty);
+  p->vals = p->hvals = NULL;
+  p->bits = NULL;
+  p->hkeys = p->dirty = NULL;
+  p->hcap = p->ndirty = p->capdirty = 0;
+}
+
+static int push_dirty(pending *p, int64_t x) {
+  if (p->ndirty == p->capdirty) {
+    int64_t cap = p->capdirty ? 2 * p->capdirty : 16;
+    int64_t *nd = orion_realloc(p->dirty, sizeof *nd * (size_t)cap);
+    if (nd == NULL)
+      return ORION_ENOMEM;
+    p->dirty = nd;
+    p->capdirty = cap;
+  }
+  p->dirty[p->ndirty++] = x;
+  return 0;
+}
+
+static int64_t hash_home(const pending *p, int64_t key) {
+  uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
+  return (int64_t)((h ^ (h >> 29)) & (uint64_t)(p->hcap - 1));
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static int64_t hash_find(const pending *p, int64_t key) {
+  int64_t s = hash_home(p, key);
+  while (p->hkeys[s] != -1 && p->hkeys[s] != key)
+    s = (s + 1) & (p->hcap - 1);
+  return s;
+}
+
+/* Rehashes into cap slots; the dirty list follows the entries. */
+static int hash_resize(pending *p, int64_t cap) {
+  pending np = *p;
+  int64_t i;
+  np.hkeys = orion_malloc(sizeof *np.hkeys * (size_t)cap);
+  np.hvals = orion_malloc(sizeof *np.hvals * (size_t)cap);
+  if (np.hkeys == NULL || np.hvals == NULL) {
+    orion_free(np.hkeys);
+    orion_free(np.hvals);
+    return ORION_ENOMEM;
+  }
+  memset(np.hkeys, 0xff, sizeof *np.hkeys * (size_t)cap); /* all -1 */
+  np.hcap = cap;
+  for (i = 0; i < p->ndirty; i++) {
+    int64_t old = p->dirty[i], s = hash_find(&np, p->hkeys[old]);
+    np.hkeys[s] = p->hkeys[old];
+    np.hvals[s] = p->hvals[old];
+    p->dirty[i] = s;
+  }
+  orion_free(p->hkeys);
+  orion_free(p->hvals);
+  p->hkeys = np.hkeys;
+  p->hvals = np.hvals;
+  p->hcap = cap;
+  return 0;
+}
+
+static int dense_alloc(pending *p) {
+  p->vals = orion_calloc((size_t)p->positions, sizeof *p->vals);
+  p->bits = orion_calloc(((size_t)p->positions + 63) / 64, sizeof *p->bits);
+  if (p->vals == NULL || p->bits == NULL) {
+    orion_free(p->vals);
+    orion_free(p->bits);
+    p->vals = NULL;
+    p->bits = NULL;
+    return ORION_ENOMEM;
+  }
+  return 0;
+}
+
+/* Moves a hash table's entries into the dense form (keeps the hash on
+ * failure: it still works). */
+static void hash_to_dense(pending *p) {
+  int64_t i;
+  if (dense_alloc(p) != 0)
+    return;
+  for (i = 0; i < p->ndirty; i++) {
+    int64_t s = p->dirty[i], k = p->hkeys[s];
+    p->vals[k] = p->hvals[s];
+    p->bits[k >> 6] |= (uint64_t)1 << (k & 63);
+    p->dirty[i] = k;
+  }
+  orion_free(p->hkeys);
+  orion_free(p->hvals);
+  p->hkeys = NULL;
+  p->hvals = NULL;
+  p->hcap = 0;
+}
+
+/* The pending value of key, or NULL when none is pending. */
+static const pval *pend_lookup(const pending *p, int64_t key) {
+  if (p->vals != NULL)
+    return &p->vals[key]; /* zero when clean */
+  if (p->hkeys != NULL) {
+    int64_t s = hash_find(p, key);
+    return p->hkeys[s] == key ? &p->hvals[s] : NULL;
+  }
+  return NULL;
+}
+
+/* The pending value of key, made pending (zero) when it was not.  NULL on
+ * out of memory. */
+static pval *pend_slot(pending *p, int64_t key) {
+  if (p->vals == NULL && p->hkeys == NULL) {
+    if (p->positions <= DENSE_MAX_POSITIONS) {
+      if (dense_alloc(p) != 0)
+        return NULL;
+    } else if (hash_resize(p, HASH_MIN_CAP) != 0) {
+      return NULL;
+    }
+  }
+  if (p->vals != NULL) {
+    uint64_t bit = (uint64_t)1 << (key & 63);
+    if (!(p->bits[key >> 6] & bit)) {
+      if (push_dirty(p, key) != 0)
+        return NULL;
+      p->bits[key >> 6] |= bit;
+    }
+    return &p->vals[key];
+  }
+  {
+    int64_t s = hash_find(p, key);
+    if (p->hkeys[s] == key)
+      return &p->hvals[s];
+    if (2 * (p->ndirty + 1) > p->hcap) {
+      if (4 * (p->ndirty + 1) >= p->positions) {
+        hash_to_dense(p);
+        if (p->vals != NULL)
+          return pend_slot(p, key);
+      }
+      if (hash_resize(p, 2 * p->hcap) != 0)
+        return NULL;
+      s = hash_find(p, key);
+    }
+    if (push_dirty(p, s) != 0)
+      return NULL;
+    p->hkeys[s] = key;
+    p->hvals[s].i = 0;
+    return &p->hvals[s];
+  }
+}
+
+static int cmp_key(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* Takes every pending element out, in ascending key order, into a new
+ * array *items (orion_free it; NULL when *n is 0).  The pending set is
+ * empty afterwards.  On out of memory nothing changes. */
+static int pend_take(pending *p, pend_item **items, int64_t *n) {
+  pend_item *it;
+  int64_t i, j = 0;
+  *items = NULL;
+  *n = 0;
+  if (p->ndirty == 0)
+    return 0;
+  it = orion_malloc(sizeof *it * (size_t)p->ndirty);
+  if (it == NULL)
+    return ORION_ENOMEM;
+  if (p->vals != NULL && p->ndirty >= p->positions / 512) {
+    /* Many dirty elements: the bitmap yields them in order. */
+    int64_t w, nw = (p->positions + 63) / 64;
+    for (w = 0; w < nw; w++) {
+      uint64_t bits = p->bits[w];
+      while (bits) {
+        int64_t k = w * 64 + __builtin_ctzll(bits);
+        it[j].key = k;
+        it[j++].val = p->vals[k];
+        p->vals[k].i = 0;
+        bits &= bits - 1;
+      }
+      p->bits[w] = 0;
+    }
+  } else if (p->vals != NULL) {
+    qsort(p->dirty, (size_t)p->ndirty, sizeof *p->dirty, cmp_key);
+    for (i = 0; i < p->ndirty; i++) {
+      int64_t k = p->dirty[i];
+      it[j].key = k;
+      it[j++].val = p->vals[k];
+      p->vals[k].i = 0;
+      p->bits[k >> 6] = 0;
+    }
+  } else {
+    for (i = 0; i < p->ndirty; i++) {
+      int64_t s = p->dirty[i];
+      it[j].key = p->hkeys[s];
+      it[j++].val = p->hvals[s];
+      p->hkeys[s] = -1;
+    }
+    /* key is the first member: sorting by it sorts the items. */
+    qsort(it, (size_t)j, sizeof *it, cmp_key);
+  }
+  p->ndirty = 0;
+  *items = it;
+  *n = j;
+  return 0;
+}
+
+/* A buffer on this executor: a full userdata (BUFFER_MT) anchored in the
+ * registry while bound; body proxies hold it as their uservalue. */
+struct exec_buffer {
+  int64_t id;
+  char name[64];
+  orion_array *target; /* retained while bound; NULL once unbound */
+  orion_apply_op op;
+  int apply_ref; /* registry ref of the apply function (ORION_APPLY_FUNC) */
+  int64_t flush; /* ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP or n > 0 */
+  int64_t count; /* elements run since the last flush (n > 0) */
+  pending pend;
+};
+
+/* Drops the buffer's pending storage and its target.  Idempotent. */
+static void buffer_release(exec_buffer *b) {
+  pend_free(&b->pend);
+  orion_array_release(b->target);
+  b->target = NULL;
+}
+
+static int buffer_gc(lua_State *L) {
+  buffer_release(lua_touserdata(L, 1));
+  return 0;
+}
 
 /* ======================================================================
  * Element access from Lua.
@@ -71,12 +353,13 @@ static void push_elem(lua_State *L, const orion_array *a, int64_t i) {
 }
 
 /* Stores the Lua value at vidx into element i; raises a Lua error naming
- * the array when the value does not fit its type. */
-static void store_elem(lua_State *L, const orion_array *a, const char *name,
-                       int64_t i, int vidx) {
+ * the array (`kind` "array" or "buffer" and its name) when the value does
+ * not fit its type. */
+static void store_elem(lua_State *L, const orion_array *a, const char *kind,
+                       const char *name, int64_t i, int vidx) {
   if (lua_type(L, vidx) != LUA_TNUMBER)
-    luaL_error(L, "cannot store a %s in %s array '%s'", luaL_typename(L, vidx),
-               orion_type_name(a->type), name);
+    luaL_error(L, "cannot store a %s in %s %s '%s'", luaL_typename(L, vidx),
+               orion_type_name(a->type), kind, name);
   switch (a->type) {
   case ORION_F32:
     ((float *)a->values)[i] = (float)lua_tonumber(L, vidx);
@@ -89,12 +372,12 @@ static void store_elem(lua_State *L, const orion_array *a, const char *name,
     int isint;
     lua_Integer v = lua_tointegerx(L, vidx, &isint);
     if (!isint)
-      luaL_error(L, "cannot store %s in %s array '%s': not an integer",
-                 lua_tostring(L, vidx), orion_type_name(a->type), name);
+      luaL_error(L, "cannot store %s in %s %s '%s': not an integer",
+                 lua_tostring(L, vidx), orion_type_name(a->type), kind, name);
     if (a->type == ORION_I32) {
       if (v < INT32_MIN || v > INT32_MAX)
-        luaL_error(L, "cannot store %I in i32 array '%s': out of range",
-                   (LUAI_UACINT)v, name);
+        luaL_error(L, "cannot store %I in i32 %s '%s': out of range",
+                   (LUAI_UACINT)v, kind, name);
       ((int32_t *)a->values)[i] = (int32_t)v;
     } else {
       ((int64_t *)a->values)[i] = v;
@@ -104,31 +387,101 @@ static void store_elem(lua_State *L, const orion_array *a, const char *name,
   }
 }
 
-/* Checks subscript (Lua arg 2) against dimension d; returns it 0-based. */
-static int64_t subscript(lua_State *L, const exec_array *ea, int d) {
+static const char *ea_kind(const exec_array *ea) {
+  return ea->buf != NULL ? "buffer" : "array";
+}
+
+/* The array a proxy indexes: its own, or a buffer's target (raising once
+ * the buffer is unbound). */
+static const orion_array *ea_array(lua_State *L, const exec_array *ea) {
+  if (ea->buf == NULL)
+    return ea->a;
+  if (ea->buf->target == NULL)
+    luaL_error(L, "buffer '%s' is no longer bound on this executor",
+               ea->name);
+  return ea->buf->target;
+}
+
+/* Pushes the pending value of element k of a buffer (0 when none). */
+static void buffer_push(lua_State *L, const exec_buffer *b, int64_t k) {
+  const pval *v = pend_lookup(&b->pend, k);
+  if (orion_type_is_int(b->target->type))
+    lua_pushinteger(L, v != NULL ? v->i : 0);
+  else
+    lua_pushnumber(L, v != NULL ? v->d : 0.0);
+}
+
+/* Sets the pending value of element k of a buffer to the value at vidx;
+ * raises like store_elem when it does not fit the target's type.  An i32
+ * range check applies to "replace" only: with "add" or a function the
+ * pending value is a delta and only the applied result must fit. */
+static void buffer_store(lua_State *L, const exec_array *ea, int64_t k,
+                         int vidx) {
+  exec_buffer *b = ea->buf;
+  orion_type t = b->target->type;
+  pval v, *slot;
+  if (lua_type(L, vidx) != LUA_TNUMBER)
+    luaL_error(L, "cannot store a %s in %s buffer '%s'", luaL_typename(L, vidx),
+               orion_type_name(t), ea->name);
+  if (orion_type_is_int(t)) {
+    int isint;
+    v.i = (int64_t)lua_tointegerx(L, vidx, &isint);
+    if (!isint)
+      luaL_error(L, "cannot store %s in %s buffer '%s': not an integer",
+                 lua_tostring(L, vidx), orion_type_name(t), ea->name);
+    if (t == ORION_I32 && b->op == ORION_APPLY_REPLACE &&
+        (v.i < INT32_MIN || v.i > INT32_MAX))
+      luaL_error(L, "cannot store %I in i32 buffer '%s': out of range",
+                 (LUAI_UACINT)v.i, ea->name);
+  } else {
+    v.d = lua_tonumber(L, vidx);
+  }
+  slot = pend_slot(&b->pend, k);
+  if (slot == NULL)
+    luaL_error(L, "buffer '%s': out of memory for pending writes", ea->name);
+  *slot = v;
+}
+
+/* Stores into element pos of whatever the proxy stands for. */
+static void store_at(lua_State *L, const exec_array *ea, const orion_array *a,
+                     int64_t pos, int vidx) {
+  if (ea->buf != NULL)
+    buffer_store(L, ea, pos, vidx);
+  else
+    store_elem(L, a, "array", ea->name, pos, vidx);
+}
+
+/* Checks subscript (Lua arg 2) against dimension d of a; returns it
+ * 0-based. */
+static int64_t subscript(lua_State *L, const exec_array *ea,
+                         const orion_array *a, int d) {
   int isint;
   lua_Integer k = lua_tointegerx(L, 2, &isint);
   if (!isint) {
     if (lua_type(L, 2) == LUA_TNUMBER)
-      luaL_error(L, "array '%s': subscript %s is not an integer", ea->name,
-                 lua_tostring(L, 2));
-    luaL_error(L, "array '%s': subscript must be an integer, got a %s",
-               ea->name, luaL_typename(L, 2));
+      luaL_error(L, "%s '%s': subscript %s is not an integer", ea_kind(ea),
+                 ea->name, lua_tostring(L, 2));
+    luaL_error(L, "%s '%s': subscript must be an integer, got a %s",
+               ea_kind(ea), ea->name, luaL_typename(L, 2));
   }
-  if (k < 1 || k > ea->a->dims[d])
-    luaL_error(L, "array '%s': index %I out of range 1..%I in dimension %d",
-               ea->name, (LUAI_UACINT)k, (LUAI_UACINT)ea->a->dims[d], d + 1);
+  if (k < 1 || k > a->dims[d])
+    luaL_error(L, "%s '%s': index %I out of range 1..%I in dimension %d",
+               ea_kind(ea), ea->name, (LUAI_UACINT)k, (LUAI_UACINT)a->dims[d],
+               d + 1);
   return (int64_t)k - 1;
 }
 
 /* Pushes A[...][k] given the base offset and depth already consumed. */
 static int index_at(lua_State *L, exec_array *ea, int aidx, int64_t off,
                     int depth) {
-  const orion_array *a = ea->a;
-  int64_t k = subscript(L, ea, depth);
+  const orion_array *a = ea_array(L, ea);
+  int64_t k = subscript(L, ea, a, depth);
   int64_t pos = off + k * a->strides[depth];
   if (depth + 1 == a->ndims) {
-    push_elem(L, a, pos);
+    if (ea->buf != NULL)
+      buffer_push(L, ea->buf, pos);
+    else
+      push_elem(L, a, pos);
   } else {
     exec_slice *s = lua_newuserdatauv(L, sizeof *s, 1);
     s->arr = ea;
@@ -144,8 +497,9 @@ static int index_at(lua_State *L, exec_array *ea, int aidx, int64_t off,
   return 1;
 }
 
-static void require_dense(lua_State *L, const exec_array *ea) {
-  if (ea->a->sparse)
+static void require_dense(lua_State *L, const exec_array *ea,
+                          const orion_array *a) {
+  if (a->sparse)
     luaL_error(L,
                "array '%s' is sparse: inside a parallel_for body only dense "
                "arrays can be indexed (the iterated array's elements arrive "
@@ -155,27 +509,28 @@ static void require_dense(lua_State *L, const exec_array *ea) {
 
 static int array_index(lua_State *L) {
   exec_array *ea = lua_touserdata(L, 1);
-  require_dense(L, ea);
+  require_dense(L, ea, ea_array(L, ea));
   return index_at(L, ea, 1, 0, 0);
 }
 
 static int array_newindex(lua_State *L) {
   exec_array *ea = lua_touserdata(L, 1);
+  const orion_array *a = ea_array(L, ea);
   int64_t k;
-  require_dense(L, ea);
-  if (ea->a->ndims != 1)
+  require_dense(L, ea, a);
+  if (a->ndims != 1)
     luaL_error(L,
-               "array '%s' has %d dimensions: assign to an element "
+               "%s '%s' has %d dimensions: assign to an element "
                "(%s[i][j] = x), not to a slice",
-               ea->name, ea->a->ndims, ea->name);
-  k = subscript(L, ea, 0);
-  store_elem(L, ea->a, ea->name, k, 3);
+               ea_kind(ea), ea->name, a->ndims, ea->name);
+  k = subscript(L, ea, a, 0);
+  store_at(L, ea, a, k, 3);
   return 0;
 }
 
 static int array_len(lua_State *L) {
   exec_array *ea = lua_touserdata(L, 1);
-  lua_pushinteger(L, ea->a->dims[0]);
+  lua_pushinteger(L, ea_array(L, ea)->dims[0]);
   return 1;
 }
 
@@ -187,19 +542,19 @@ static int slice_index(lua_State *L) {
 
 static int slice_newindex(lua_State *L) {
   exec_slice *s = lua_touserdata(L, 1);
-  const orion_array *a = s->arr->a;
+  const orion_array *a = ea_array(L, s->arr);
   int64_t k;
   if (s->depth + 1 != a->ndims)
-    luaL_error(L, "array '%s': assign to an element, not to a slice",
-               s->arr->name);
-  k = subscript(L, s->arr, s->depth);
-  store_elem(L, a, s->arr->name, s->off + k * a->strides[s->depth], 3);
+    luaL_error(L, "%s '%s': assign to an element, not to a slice",
+               ea_kind(s->arr), s->arr->name);
+  k = subscript(L, s->arr, a, s->depth);
+  store_at(L, s->arr, a, s->off + k * a->strides[s->depth], 3);
   return 0;
 }
 
 static int slice_len(lua_State *L) {
   exec_slice *s = lua_touserdata(L, 1);
-  lua_pushinteger(L, s->arr->a->dims[s->depth]);
+  lua_pushinteger(L, ea_array(L, s->arr)->dims[s->depth]);
   return 1;
 }
 
@@ -272,6 +627,12 @@ static void make_metatables(lua_State *L) {
   luaL_newlib(L, acc_methods);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
+  luaL_newmetatable(L, BUFFER_MT);
+  lua_pushcfunction(L, buffer_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
 }
 
 /* The `orion` table bodies see on an executor: only what runs there. */
@@ -305,11 +666,16 @@ void orion_exec_free(orion_exec *ex) {
   int i;
   if (ex == NULL)
     return;
+  /* Closing the state finalizes the buffer objects too; releasing first
+   * does not depend on that. */
+  for (i = 0; i < ex->nbufs; i++)
+    buffer_release(ex->bufs[i]);
   lua_close(ex->L);
   for (i = 0; i < ex->narrays; i++)
     orion_array_release(ex->arrays[i].a);
   orion_free(ex->arrays);
   orion_free(ex->accs);
+  orion_free(ex->bufs);
   orion_free(ex);
 }
 
@@ -378,6 +744,265 @@ static int body_orion_clock(lua_State *L) {
   return 1;
 }
 
+static int resolve(lua_State *L, int kind, int64_t id, const char *name,
+                   void *ud);
+
+/* ======================================================================
+ * Error reports shared by bodies and buffer flushes.
+ * ====================================================================== */
+
+static int traceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL)
+    msg = lua_pushfstring(L, "(error object is a %s value)",
+                          luaL_typename(L, 1));
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+static void key_string(const orion_array *a, int64_t e, char *buf, size_t n) {
+  size_t len = 0;
+  int d;
+  len += (size_t)snprintf(buf, n, "(");
+  for (d = 0; d < a->ndims && len < n; d++) {
+    int64_t k = a->sparse ? a->keys[e * a->ndims + d]
+                          : (e / a->strides[d]) % a->dims[d];
+    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "",
+                            (long long)k + 1);
+  }
+  if (len < n)
+    snprintf(buf + len, n - len, ")");
+}
+
+/* ======================================================================
+ * Buffers: binding and flushing.
+ * ====================================================================== */
+
+static int find_buffer_index(orion_exec *ex, int64_t id) {
+  int i;
+  for (i = 0; i < ex->nbufs; i++)
+    if (ex->bufs[i]->id == id)
+      return i;
+  return -1;
+}
+
+static exec_buffer *find_buffer(orion_exec *ex, int64_t id) {
+  int i = find_buffer_index(ex, id);
+  return i >= 0 ? ex->bufs[i] : NULL;
+}
+
+void orion_exec_unbind_buffer(orion_exec *ex, int64_t id) {
+  lua_State *L = ex->L;
+  int i = find_buffer_index(ex, id);
+  exec_buffer *b;
+  if (i < 0)
+    return;
+  b = ex->bufs[i];
+  luaL_unref(L, LUA_REGISTRYINDEX, b->apply_ref);
+  b->apply_ref = LUA_NOREF;
+  if (b->flush > 0)
+    ex->nflushn--;
+  buffer_release(b);
+  memmove(&ex->bufs[i], &ex->bufs[i + 1],
+          sizeof *ex->bufs * (size_t)(ex->nbufs - i - 1));
+  ex->nbufs--;
+  /* Proxies a loaded body still holds keep the object alive; it is
+   * collected with the last of them. */
+  lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
+  lua_pushnil(L);
+  lua_rawseti(L, -2, (lua_Integer)id);
+  lua_pop(L, 1);
+}
+
+int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
+                           int64_t target_id, orion_apply_op op,
+                           const char *apply_blob, size_t len, int64_t flush,
+                           orion_error *err) {
+  lua_State *L = ex->L;
+  binding *t = find_array(ex, target_id);
+  exec_buffer *b, **nb;
+  int ref = LUA_NOREF;
+  char msg[512];
+  if (name == NULL)
+    name = "buffer";
+  if (t == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer '%s': target array %lld is "
+                           "not bound",
+                           ex->id, name, (long long)target_id);
+  if (t->a->sparse)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer '%s': the target array is "
+                           "sparse; a buffer writes into a dense array",
+                           ex->id, name);
+  if (flush < ORION_FLUSH_LOOP)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer '%s': bad flush policy %lld "
+                           "(\"block\", \"loop\" or n > 0 elements)",
+                           ex->id, name, (long long)flush);
+  if (op != ORION_APPLY_ADD && op != ORION_APPLY_REPLACE &&
+      op != ORION_APPLY_FUNC)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer '%s': bad apply operator %d",
+                           ex->id, name, (int)op);
+  if (op == ORION_APPLY_FUNC && apply_blob == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer '%s': no apply function",
+                           ex->id, name);
+  orion_exec_unbind_buffer(ex, id);
+  nb = orion_realloc(ex->bufs, sizeof *nb * (size_t)(ex->nbufs + 1));
+  if (nb == NULL)
+    return orion_error_set(err, ORION_ENOMEM,
+                           "executor %d: buffer '%s': out of memory", ex->id,
+                           name);
+  ex->bufs = nb;
+  if (op == ORION_APPLY_FUNC) {
+    int rc = orion_capture_decode(L, apply_blob, len, resolve, ex, msg,
+                                  sizeof msg);
+    if (rc != 0)
+      return orion_error_set(err, rc,
+                             "executor %d: buffer '%s': apply function: %s",
+                             ex->id, name, msg);
+    ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  b = lua_newuserdatauv(L, sizeof *b, 0);
+  memset(b, 0, sizeof *b);
+  b->id = id;
+  snprintf(b->name, sizeof b->name, "%s", name);
+  b->target = t->a;
+  orion_array_retain(t->a);
+  b->op = op;
+  b->apply_ref = ref;
+  b->flush = flush;
+  b->pend.positions = t->a->nnz;
+  luaL_setmetatable(L, BUFFER_MT);
+  lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, (lua_Integer)id);
+  lua_pop(L, 2);
+  ex->bufs[ex->nbufs++] = b;
+  if (flush > 0)
+    ex->nflushn++;
+  return 0;
+}
+
+int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id) {
+  exec_buffer *b = find_buffer(ex, id);
+  return b != NULL ? b->pend.ndirty : -1;
+}
+
+typedef struct flush_ctx {
+  exec_buffer *b;
+  const pend_item *items;
+  int64_t n, cur;
+} flush_ctx;
+
+/* Runs inside lua_pcall: applies the taken items to the target in order;
+ * f->cur names the item that failed. */
+static int apply_items(lua_State *L) {
+  flush_ctx *f = lua_touserdata(L, 1);
+  exec_buffer *b = f->b;
+  orion_array *a = b->target;
+  int isint = orion_type_is_int(a->type);
+  if (b->op == ORION_APPLY_FUNC)
+    lua_rawgeti(L, LUA_REGISTRYINDEX, b->apply_ref); /* index 2 */
+  for (f->cur = 0; f->cur < f->n; f->cur++) {
+    int64_t k = f->items[f->cur].key;
+    pval v = f->items[f->cur].val;
+    if (b->op == ORION_APPLY_FUNC) {
+      lua_pushvalue(L, 2);
+      push_elem(L, a, k);
+      if (isint)
+        lua_pushinteger(L, (lua_Integer)v.i);
+      else
+        lua_pushnumber(L, v.d);
+      lua_call(L, 2, 1);
+      store_elem(L, a, "buffer", b->name, k, -1);
+      lua_pop(L, 1);
+    } else if (isint) {
+      int64_t x = v.i;
+      if (b->op == ORION_APPLY_ADD) /* wraps like Lua integers */
+        x = (int64_t)((uint64_t)orion_value_get_i64(a->values, a->type, k) +
+                      (uint64_t)v.i);
+      if (a->type == ORION_I32 && (x < INT32_MIN || x > INT32_MAX))
+        luaL_error(L, "cannot store %I in i32 buffer '%s': out of range",
+                   (LUAI_UACINT)x, b->name);
+      orion_value_set_i64(a->values, a->type, k, x);
+    } else {
+      double x = v.d;
+      if (b->op == ORION_APPLY_ADD)
+        x += orion_value_get_f64(a->values, a->type, k);
+      orion_value_set_f64(a->values, a->type, k, x);
+    }
+  }
+  return 0;
+}
+
+/* Applies and clears buffer b's pending elements; restarts its count. */
+static int flush_buffer(orion_exec *ex, exec_buffer *b, orion_error *err) {
+  lua_State *L = ex->L;
+  pend_item *items;
+  flush_ctx f;
+  int rc, top = lua_gettop(L), msgh = 0;
+  b->count = 0;
+  if (b->target == NULL || b->pend.ndirty == 0)
+    return 0;
+  rc = pend_take(&b->pend, &items, &f.n);
+  if (rc != 0)
+    return orion_error_set(err, rc,
+                           "executor %d: buffer '%s': out of memory flushing "
+                           "%lld pending elements",
+                           ex->id, b->name, (long long)b->pend.ndirty);
+  f.b = b;
+  f.items = items;
+  f.cur = 0;
+  if (b->op == ORION_APPLY_FUNC) {
+    lua_pushcfunction(L, traceback);
+    msgh = top + 1;
+  }
+  lua_pushcfunction(L, apply_items);
+  lua_pushlightuserdata(L, &f);
+  if (lua_pcall(L, 1, 0, msgh) != LUA_OK) {
+    char key[256];
+    key_string(b->target, items[f.cur < f.n ? f.cur : f.n - 1].key, key,
+               sizeof key);
+    rc = orion_error_set(err, ORION_EBODY,
+                         "executor %d, buffer '%s', key %s: %s", ex->id,
+                         b->name, key, lua_tostring(L, -1));
+  }
+  lua_settop(L, top);
+  orion_free(items);
+  return rc;
+}
+
+int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err) {
+  int i;
+  for (i = 0; i < ex->nbufs; i++) {
+    exec_buffer *b = ex->bufs[i];
+    if (at_loop_end || b->flush == ORION_FLUSH_BLOCK) {
+      int rc = flush_buffer(ex, b, err);
+      if (rc != 0)
+        return rc;
+    }
+  }
+  return 0;
+}
+
+/* After each element of a block: counts it for the n-element buffers and
+ * flushes those whose count is reached. */
+static int count_element(orion_exec *ex, orion_error *err) {
+  int i;
+  for (i = 0; i < ex->nbufs; i++) {
+    exec_buffer *b = ex->bufs[i];
+    if (b->flush > 0 && ++b->count >= b->flush) {
+      int rc = flush_buffer(ex, b, err);
+      if (rc != 0)
+        return rc;
+    }
+  }
+  return 0;
+}
+
 /* Pushes the executor-side object for a captured reference. */
 static int resolve(lua_State *L, int kind, int64_t id, const char *name,
                    void *ud) {
@@ -393,8 +1018,25 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
       return -1;
     ea = lua_newuserdatauv(L, sizeof *ea, 0);
     ea->a = b->a;
+    ea->buf = NULL;
     snprintf(ea->name, sizeof ea->name, "%s", name);
     luaL_setmetatable(L, ARRAY_MT);
+    return 0;
+  }
+  if (kind == ORION_CAPTURE_BUFFER) {
+    exec_buffer *b = find_buffer(ex, id);
+    exec_array *ea;
+    if (b == NULL)
+      return -1;
+    ea = lua_newuserdatauv(L, sizeof *ea, 1);
+    ea->a = NULL;
+    ea->buf = b;
+    snprintf(ea->name, sizeof ea->name, "%s", name);
+    luaL_setmetatable(L, ARRAY_MT);
+    lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
+    lua_rawgeti(L, -1, (lua_Integer)id);
+    lua_setiuservalue(L, -3, 1);
+    lua_pop(L, 1);
     return 0;
   }
   if (kind == ORION_CAPTURE_ACC) {
@@ -432,6 +1074,8 @@ typedef struct run_ctx {
   orion_exec *ex;
   orion_array *a;
   int64_t lo, hi, cur;
+  orion_error *err;
+  int flush_rc; /* an n-element flush failed (err is set) */
 } run_ctx;
 
 static void push_keys(lua_State *L, const orion_array *a, int64_t e) {
@@ -458,33 +1102,14 @@ static int run_block(lua_State *L) {
     push_elem(L, a, c->cur);
     lua_call(L, nargs, 1);
     if (!lua_isnil(L, -1))
-      store_elem(L, a, "the iterated array (returned value)", c->cur, -1);
+      store_elem(L, a, "array", "the iterated array (returned value)",
+                 c->cur, -1);
     lua_pop(L, 1);
+    if (c->ex->nflushn > 0 &&
+        (c->flush_rc = count_element(c->ex, c->err)) != 0)
+      return 0;
   }
   return 0;
-}
-
-static int traceback(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (msg == NULL)
-    msg = lua_pushfstring(L, "(error object is a %s value)",
-                          luaL_typename(L, 1));
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
-static void key_string(const orion_array *a, int64_t e, char *buf, size_t n) {
-  size_t len = 0;
-  int d;
-  len += (size_t)snprintf(buf, n, "(");
-  for (d = 0; d < a->ndims && len < n; d++) {
-    int64_t k = a->sparse ? a->keys[e * a->ndims + d]
-                          : (e / a->strides[d]) % a->dims[d];
-    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "",
-                            (long long)k + 1);
-  }
-  if (len < n)
-    snprintf(buf + len, n - len, ")");
 }
 
 int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
@@ -515,6 +1140,8 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
   c.lo = lo;
   c.hi = hi;
   c.cur = lo;
+  c.err = err;
+  c.flush_rc = 0;
   lua_pushcfunction(L, traceback);
   lua_pushcfunction(L, run_block);
   lua_pushlightuserdata(L, &c);
@@ -528,5 +1155,5 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
     return ORION_EBODY;
   }
   lua_pop(L, 1);
-  return 0;
+  return c.flush_rc;
 }

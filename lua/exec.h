@@ -1,7 +1,8 @@
 /* The executor core: a Lua state of its own that holds bindings from array
- * ids to array partitions and runs a shipped loop body over one block of
- * elements.  The single-process engine hosts one of these inside the driver;
- * distributed executors run the same code.
+ * ids to array partitions (and from buffer ids to their pending writes) and
+ * runs a shipped loop body over one block of elements.  The single-process
+ * engine hosts one of these inside the driver; distributed executors run
+ * the same code.
  *
  * Not thread-safe: one thread drives one orion_exec at a time.
  */
@@ -37,12 +38,72 @@ int orion_exec_load(orion_exec *ex, int64_t loop_id, const char *blob,
 /* Runs the loaded body on elements [lo, hi) of the array bound to iter_id:
  * body(k1, ..., kn, v) with 1-based keys; a non-nil return value replaces
  * the element.  math.random is seeded from (seed, loop id, block) first.
- * On a body error, returns ORION_EBODY with err holding
+ * Buffers with an n-element flush policy are flushed here, between
+ * elements, whenever their count is reached (see orion_exec_flush for the
+ * error a failed flush returns); "block" and "loop" buffers are left to
+ * orion_exec_flush.  On a body error, returns ORION_EBODY with err holding
  * "executor E, element (k1, ..., kn): MESSAGE\nTRACEBACK". */
 int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
                    uint64_t seed, int64_t block, orion_error *err);
 
 /* Copies out and clears the partial value of accumulator id. */
 int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
+
+/* ----------------------------------------------------------------------
+ * Buffers (orion.buffer): writes a body makes through a buffer are kept
+ * pending on the executor and applied to the buffer's target array at
+ * flush points.
+ * ---------------------------------------------------------------------- */
+
+typedef enum orion_apply_op {
+  ORION_APPLY_ADD,     /* target[k] = target[k] + pending[k] */
+  ORION_APPLY_REPLACE, /* target[k] = pending[k] */
+  ORION_APPLY_FUNC     /* target[k] = f(target[k], pending[k]) in Lua */
+} orion_apply_op;
+
+/* Flush policies: after every block, only at the end of the loop, or (any
+ * n > 0) after every n elements the executor runs, counted across blocks,
+ * and at the end of the loop. */
+#define ORION_FLUSH_BLOCK 0
+#define ORION_FLUSH_LOOP (-1)
+
+/* Binds buffer `id` writing into the bound dense array `target_id` (the
+ * executor retains that array until the buffer is unbound, so unbinding
+ * the array first is safe).  Inside a body the buffer reads like an array
+ * of the target's shape: B[i][j] is the element's pending value (0 of the
+ * target's kind when none is pending) and B[i][j] = x sets it.
+ *
+ * For ORION_APPLY_FUNC, apply_blob/len is a capture blob (lua/capture.h) of
+ * the Lua function(old, delta) -> new, decoded here into the executor's
+ * state; for the other ops pass NULL/0.  flush is ORION_FLUSH_BLOCK,
+ * ORION_FLUSH_LOOP or n > 0.  name (copied) names the buffer in messages.
+ * Rebinding an id replaces the old buffer and drops its pending writes.
+ * Returns 0, or ORION_EINVAL (unbound or sparse target, bad policy or op),
+ * ORION_EPARSE / ORION_ECAPTURE (bad apply blob) or ORION_ENOMEM with err
+ * set. */
+int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
+                           int64_t target_id, orion_apply_op op,
+                           const char *apply_blob, size_t len, int64_t flush,
+                           orion_error *err);
+
+/* Unbinds buffer id, dropping its pending writes and releasing its target.
+ * A body still holding the buffer raises an error if it touches it.
+ * Unknown ids are ignored. */
+void orion_exec_unbind_buffer(orion_exec *ex, int64_t id);
+
+/* A flush point.  at_loop_end = 0 after a block: flushes the "block"
+ * buffers; 1 at the end of the loop: flushes every buffer (and restarts the
+ * element count of n-element buffers).  Buffers are flushed in the order
+ * they were bound; each applies its pending elements in ascending linear
+ * key order, then its pending set is empty.  Returns 0, or ORION_EBODY with
+ * err holding "executor E, buffer 'NAME', key (k1, ..., kn): MESSAGE" when
+ * applying failed (the apply function raised, or its result does not fit
+ * the target's type); the failing buffer's remaining pending elements are
+ * dropped and the buffers after it are not flushed. */
+int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err);
+
+/* The number of pending elements of buffer id, or -1 when it is not bound
+ * (for tests and statistics). */
+int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id);
 
 #endif

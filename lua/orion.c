@@ -19,6 +19,7 @@
 #include "lua/accum.h"
 #include "lua/capture.h"
 #include "lua/exec.h"
+#include "lua/module.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -26,25 +27,11 @@
 #include "util/progress.h"
 #include "util/rng.h"
 
-#define ARRAY_MT "orion.DistArray"
-#define ACC_MT "orion.Accumulator"
-#define STATE_KEY "orion.state"
-#define ARRAYS_KEY "orion.arrays" /* id -> DistArray, weak values */
-#define ACCS_KEY "orion.accs"     /* id -> Accumulator, weak values */
 
 /* ======================================================================
  * Module state, one per driver Lua state.
  * ====================================================================== */
 
-typedef struct mod_state {
-  orion_exec *ex; /* the in-process executor, created on first use */
-  FILE *metrics;
-  char *metrics_path;
-  uint64_t seed;
-  int64_t next_array_id;
-  int64_t next_acc_id;
-  int64_t next_loop_id;
-} mod_state;
 
 static int state_gc(lua_State *L) {
   mod_state *s = lua_touserdata(L, 1);
@@ -58,7 +45,7 @@ static int state_gc(lua_State *L) {
   return 0;
 }
 
-static mod_state *get_state(lua_State *L) {
+mod_state *orion__state(lua_State *L) {
   mod_state *s;
   lua_getfield(L, LUA_REGISTRYINDEX, STATE_KEY);
   s = lua_touserdata(L, -1);
@@ -72,26 +59,20 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   mod_state *s;
   luaL_requiref(L, "orion", luaopen_orion, 0);
   lua_pop(L, 1);
-  s = get_state(L);
+  s = orion__state(L);
   s->seed = cfg->seed;
   orion_free(s->metrics_path);
   s->metrics_path = cfg->metrics_path ? orion_strdup(cfg->metrics_path) : NULL;
   orion_log_set_quiet(cfg->quiet);
+  s->explain = cfg->explain;
 }
 
 /* ======================================================================
  * DistArray userdata.
  * ====================================================================== */
 
-typedef struct darray {
-  orion_array *a;
-  int64_t id;
-  /* The partition the array was last cut into (as an iteration space). */
-  orion_blocks blocks;
-  int part_n0, part_n1, part_hist;
-} darray;
 
-static darray *check_array(lua_State *L, int idx) {
+darray *orion__check_array(lua_State *L, int idx) {
   darray *d = luaL_checkudata(L, idx, ARRAY_MT);
   if (d->a == NULL)
     luaL_error(L, "DistArray has been freed");
@@ -100,7 +81,7 @@ static darray *check_array(lua_State *L, int idx) {
 
 /* Wraps a (takes over one reference) into a new DistArray on the stack. */
 static darray *push_array(lua_State *L, orion_array *a) {
-  mod_state *s = get_state(L);
+  mod_state *s = orion__state(L);
   darray *d = lua_newuserdatauv(L, sizeof *d, 0);
   memset(d, 0, sizeof *d);
   luaL_setmetatable(L, ARRAY_MT);
@@ -115,13 +96,15 @@ static darray *push_array(lua_State *L, orion_array *a) {
 
 static int array_gc(lua_State *L) {
   darray *d = luaL_checkudata(L, 1, ARRAY_MT);
-  orion_blocks_free(&d->blocks);
+  if (d->have_bs)
+    orion_blockset_free(&d->bs);
+  d->have_bs = 0;
   orion_array_release(d->a);
   d->a = NULL;
   return 0;
 }
 
-static void raise_err(lua_State *L, const orion_error *err) {
+void orion__raise(lua_State *L, const orion_error *err) {
   luaL_error(L, "%s", err->msg[0] ? err->msg : orion_strerror(err->code));
 }
 
@@ -178,7 +161,7 @@ static void push_keys_of(lua_State *L, const orion_array *a, int64_t e) {
 }
 
 static int m_dims(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   int i;
   luaL_checkstack(L, d->a->ndims, NULL);
   for (i = 0; i < d->a->ndims; i++)
@@ -187,22 +170,22 @@ static int m_dims(lua_State *L) {
 }
 
 static int m_nnz(lua_State *L) {
-  lua_pushinteger(L, check_array(L, 1)->a->nnz);
+  lua_pushinteger(L, orion__check_array(L, 1)->a->nnz);
   return 1;
 }
 
 static int m_type(lua_State *L) {
-  lua_pushstring(L, orion_type_name(check_array(L, 1)->a->type));
+  lua_pushstring(L, orion_type_name(orion__check_array(L, 1)->a->type));
   return 1;
 }
 
 static int m_is_sparse(lua_State *L) {
-  lua_pushboolean(L, check_array(L, 1)->a->sparse);
+  lua_pushboolean(L, orion__check_array(L, 1)->a->sparse);
   return 1;
 }
 
 static int m_get(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   int64_t keys[ORION_MAX_DIMS], e;
   read_keys(L, d->a, 2, keys);
   e = orion_array_find(d->a, keys);
@@ -214,7 +197,7 @@ static int m_get(lua_State *L) {
 }
 
 static int m_set(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   int64_t keys[ORION_MAX_DIMS], e;
   if (lua_gettop(L) != d->a->ndims + 2)
     return luaL_error(L, "set expects %d keys and a value", d->a->ndims);
@@ -244,7 +227,7 @@ static void dense_to_table(lua_State *L, const orion_array *a, int depth,
 }
 
 static int m_to_table(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   const orion_array *a = d->a;
   int64_t e;
   if (a->nnz > TO_TABLE_LIMIT)
@@ -274,7 +257,7 @@ static int m_to_table(lua_State *L) {
 
 /* A:map(f): a new array with the same keys, values f(k1, ..., kn, v). */
 static int m_map(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   orion_error err;
   orion_array *c;
   darray *nd;
@@ -283,7 +266,7 @@ static int m_map(lua_State *L) {
   orion_error_clear(&err);
   c = orion_array_copy(d->a, &err);
   if (c == NULL)
-    raise_err(L, &err);
+    orion__raise(L, &err);
   nd = push_array(L, c);
   luaL_checkstack(L, ORION_MAX_DIMS + 4, NULL);
   for (e = 0; e < c->nnz; e++) {
@@ -304,7 +287,7 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 static int m_save(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   const char *path = luaL_checkstring(L, 2);
   const char *fmt = NULL;
   orion_error err;
@@ -325,12 +308,12 @@ static int m_save(lua_State *L) {
     return luaL_error(L, "save: format must be \"binary\" or \"text\", not "
                          "\"%s\"", fmt);
   if (rc != 0)
-    raise_err(L, &err);
+    orion__raise(L, &err);
   return 0;
 }
 
 static int m_histogram(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   lua_Integer dim = luaL_checkinteger(L, 2);
   lua_Integer bins = luaL_checkinteger(L, 3);
   int64_t *counts;
@@ -354,21 +337,21 @@ static int m_histogram(lua_State *L) {
 }
 
 static int m_split(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   double frac = luaL_checknumber(L, 2);
-  lua_Integer seed = luaL_optinteger(L, 3, (lua_Integer)get_state(L)->seed);
+  lua_Integer seed = luaL_optinteger(L, 3, (lua_Integer)orion__state(L)->seed);
   orion_array *rest, *held;
   orion_error err;
   orion_error_clear(&err);
   if (orion_array_split(d->a, frac, (uint64_t)seed, &rest, &held, &err) != 0)
-    raise_err(L, &err);
+    orion__raise(L, &err);
   push_array(L, rest);
   push_array(L, held);
   return 2;
 }
 
 static int m_tostring(lua_State *L) {
-  darray *d = check_array(L, 1);
+  darray *d = orion__check_array(L, 1);
   luaL_Buffer b;
   int i;
   luaL_buffinit(L, &b);
@@ -389,7 +372,7 @@ static int m_tostring(lua_State *L) {
  * Option tables: every key is checked, so a typo is an error naming it.
  * ====================================================================== */
 
-static void check_keys(lua_State *L, int idx, const char *fn,
+void orion__check_keys(lua_State *L, int idx, const char *fn,
                        const char *const *allowed) {
   if (lua_isnoneornil(L, idx))
     return;
@@ -412,7 +395,7 @@ static void check_keys(lua_State *L, int idx, const char *fn,
   }
 }
 
-static const char *opt_string(lua_State *L, int idx, const char *key,
+const char *orion__opt_string(lua_State *L, int idx, const char *key,
                               const char *def) {
   const char *s = def;
   if (lua_isnoneornil(L, idx))
@@ -426,7 +409,7 @@ static const char *opt_string(lua_State *L, int idx, const char *key,
   return s;
 }
 
-static lua_Integer opt_int(lua_State *L, int idx, const char *key,
+lua_Integer orion__opt_int(lua_State *L, int idx, const char *key,
                            lua_Integer def) {
   lua_Integer v = def;
   int isint;
@@ -441,7 +424,7 @@ static lua_Integer opt_int(lua_State *L, int idx, const char *key,
   return v;
 }
 
-static double opt_num(lua_State *L, int idx, const char *key, double def) {
+double orion__opt_num(lua_State *L, int idx, const char *key, double def) {
   double v = def;
   if (lua_isnoneornil(L, idx))
     return def;
@@ -454,7 +437,7 @@ static double opt_num(lua_State *L, int idx, const char *key, double def) {
   return v;
 }
 
-static int opt_bool(lua_State *L, int idx, const char *key, int def) {
+int orion__opt_bool(lua_State *L, int idx, const char *key, int def) {
   int v = def;
   if (lua_isnoneornil(L, idx))
     return def;
@@ -469,7 +452,7 @@ static int opt_bool(lua_State *L, int idx, const char *key, int def) {
 
 /* Reads a list of positive integers opts[key] (or an explicit table at
  * idx); returns the count (0 when absent). */
-static int opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
+int orion__opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
                         int max) {
   int n, i;
   if (lua_isnoneornil(L, idx))
@@ -498,7 +481,7 @@ static int opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
 
 static orion_type opt_type(lua_State *L, int idx, const char *key,
                            orion_type def) {
-  const char *s = opt_string(L, idx, key, NULL);
+  const char *s = orion__opt_string(L, idx, key, NULL);
   orion_type t;
   if (s == NULL)
     return def;
@@ -526,7 +509,7 @@ static int make_array(lua_State *L, const char *fn, const char *init_def) {
   orion_array *a;
   darray *d;
   luaL_checktype(L, 1, LUA_TTABLE);
-  check_keys(L, 1, fn, array_opts);
+  orion__check_keys(L, 1, fn, array_opts);
   n = (int)lua_rawlen(L, 1);
   if (n < 1 || n > ORION_MAX_DIMS)
     return luaL_error(L, "%s: give 1 to %d dimensions, as {d1, d2, ...}", fn,
@@ -551,16 +534,16 @@ static int make_array(lua_State *L, const char *fn, const char *init_def) {
       return luaL_error(L, "%s: init must be \"zeros\", \"randn\", \"rand\" "
                            "or a number", fn);
   }
-  scale = opt_num(L, 1, "scale", 1.0);
+  scale = orion__opt_num(L, 1, "scale", 1.0);
   orion_error_clear(&err);
   a = orion_array_new_dense(n, dims, t, &err);
   if (a == NULL)
-    raise_err(L, &err);
+    orion__raise(L, &err);
   d = push_array(L, a);
   /* Reproducible: an explicit seed, else one derived from the script seed
    * and the array's id. */
-  seed = (uint64_t)opt_int(L, 1, "seed",
-                           (lua_Integer)orion_seed_mix(get_state(L)->seed,
+  seed = (uint64_t)orion__opt_int(L, 1, "seed",
+                           (lua_Integer)orion_seed_mix(orion__state(L)->seed,
                                                        0x6172726179ULL,
                                                        (uint64_t)d->id));
   if (strcmp(init, "zeros") == 0) {
@@ -601,7 +584,7 @@ static int l_load(lua_State *L) {
   orion_error err;
   orion_error_clear(&err);
   if (orion_array_load(path, &a, &err) != 0)
-    raise_err(L, &err);
+    orion__raise(L, &err);
   push_array(L, a);
   return 1;
 }
@@ -632,7 +615,7 @@ static int load_lines(lua_State *L, const char *path, int oidx,
                          "function(line) returning keys and a value");
   orion_error_clear(&err);
   if (orion_read_file(path, &data, &len, &err) != 0)
-    raise_err(L, &err);
+    orion__raise(L, &err);
   p = data;
   end = data + len;
   while (p < end) {
@@ -691,7 +674,7 @@ static int load_lines(lua_State *L, const char *path, int oidx,
           a = orion_array_new_sparse(ndims, vt, &err);
           if (a == NULL) {
             orion_free(data);
-            raise_err(L, &err);
+            orion__raise(L, &err);
           }
         }
         v.l = 0;
@@ -757,24 +740,24 @@ static int l_text_file(lua_State *L) {
     lua_newtable(L);
   }
   luaL_checktype(L, 2, LUA_TTABLE);
-  check_keys(L, oidx, "text_file", text_opts);
+  orion__check_keys(L, oidx, "text_file", text_opts);
   orion_load_opts_init(&o);
-  fmt = opt_string(L, oidx, "format", "coo");
-  o.index_base = (int)opt_int(L, oidx, "index_base", 1);
+  fmt = orion__opt_string(L, oidx, "format", "coo");
+  o.index_base = (int)orion__opt_int(L, oidx, "index_base", 1);
   if (o.index_base != 0 && o.index_base != 1)
     return luaL_error(L, "text_file: index_base must be 0 or 1");
   o.value_type = opt_type(L, oidx, "value_type", ORION_F64);
-  on_error = opt_string(L, oidx, "on_error", "error");
+  on_error = orion__opt_string(L, oidx, "on_error", "error");
   if (strcmp(on_error, "skip") == 0)
     o.skip_errors = 1;
   else if (strcmp(on_error, "error") != 0)
     return luaL_error(L, "text_file: on_error must be \"error\" or \"skip\"");
-  ndims = opt_int_list(L, oidx, "dims", dims, ORION_MAX_DIMS);
+  ndims = orion__opt_int_list(L, oidx, "dims", dims, ORION_MAX_DIMS);
   if (strcmp(fmt, "lines") == 0) {
     lua_settop(L, 2);
     load_lines(L, path, oidx, o.index_base, o.value_type, o.skip_errors);
     if (ndims > 0) {
-      darray *d = check_array(L, -1);
+      darray *d = orion__check_array(L, -1);
       orion_error_clear(&err);
       if (d->a->ndims != ndims)
         return luaL_error(L, "%s: dims lists %d sizes but the data has %d "
@@ -791,23 +774,23 @@ static int l_text_file(lua_State *L) {
     o.have_dims = 1;
     memcpy(o.dims, dims, sizeof dims);
   }
-  o.nkeys = (int)opt_int(L, oidx, "nkeys", ndims);
-  sep = opt_string(L, oidx, "sep", ",");
+  o.nkeys = (int)orion__opt_int(L, oidx, "nkeys", ndims);
+  sep = orion__opt_string(L, oidx, "sep", ",");
   if (strlen(sep) != 1)
     return luaL_error(L, "text_file: sep must be one character");
   o.sep = sep[0];
-  o.header = opt_bool(L, oidx, "header", 0);
-  ncols = opt_int_list(L, oidx, "key", cols, ORION_MAX_DIMS);
+  o.header = orion__opt_bool(L, oidx, "header", 0);
+  ncols = orion__opt_int_list(L, oidx, "key", cols, ORION_MAX_DIMS);
   if (ncols > 0) {
     o.ncols_key = ncols;
     for (int i = 0; i < ncols; i++)
       o.key_cols[i] = (int)cols[i];
   }
-  o.value_col = (int)opt_int(L, oidx, "value", o.value_col);
+  o.value_col = (int)orion__opt_int(L, oidx, "value", o.value_col);
   orion_error_clear(&err);
   memset(&res, 0, sizeof res);
   if (orion_load_file(path, &o, &res, &err) != 0)
-    raise_err(L, &err);
+    orion__raise(L, &err);
   if (res.skipped > 0)
     orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
                    (long long)res.skipped, res.first_skip);
@@ -830,18 +813,18 @@ static int l_synthetic_ratings(lua_State *L) {
   orion_array *train, *test;
   orion_error err;
   orion_synth_opts_init(&o);
-  check_keys(L, 1, "synthetic_ratings", synth_opts);
-  o.users = opt_int(L, 1, "users", o.users);
-  o.items = opt_int(L, 1, "items", o.items);
-  o.ratings = opt_int(L, 1, "ratings", o.ratings);
-  o.rank = (int)opt_int(L, 1, "rank", o.rank);
-  o.noise = opt_num(L, 1, "noise", o.noise);
-  o.zipf = opt_num(L, 1, "zipf", o.zipf);
-  o.test_fraction = opt_num(L, 1, "test_fraction", o.test_fraction);
-  o.seed = (uint64_t)opt_int(L, 1, "seed", (lua_Integer)o.seed);
+  orion__check_keys(L, 1, "synthetic_ratings", synth_opts);
+  o.users = orion__opt_int(L, 1, "users", o.users);
+  o.items = orion__opt_int(L, 1, "items", o.items);
+  o.ratings = orion__opt_int(L, 1, "ratings", o.ratings);
+  o.rank = (int)orion__opt_int(L, 1, "rank", o.rank);
+  o.noise = orion__opt_num(L, 1, "noise", o.noise);
+  o.zipf = orion__opt_num(L, 1, "zipf", o.zipf);
+  o.test_fraction = orion__opt_num(L, 1, "test_fraction", o.test_fraction);
+  o.seed = (uint64_t)orion__opt_int(L, 1, "seed", (lua_Integer)o.seed);
   orion_error_clear(&err);
   if (orion_synth_ratings(&o, &train, &test, &err) != 0)
-    raise_err(L, &err);
+    orion__raise(L, &err);
   push_array(L, train);
   push_array(L, test);
   return 2;
@@ -851,12 +834,6 @@ static int l_synthetic_ratings(lua_State *L) {
  * Accumulators.
  * ====================================================================== */
 
-typedef struct dacc {
-  int64_t id;
-  orion_acc_op op;
-  orion_accval init;
-  orion_accval val;
-} dacc;
 
 static void accval_from(lua_State *L, int idx, orion_acc_op op,
                         orion_accval *v) {
@@ -869,7 +846,7 @@ static void accval_from(lua_State *L, int idx, orion_acc_op op,
 
 static int l_accumulator(lua_State *L) {
   const char *opname = luaL_checkstring(L, 1);
-  mod_state *s = get_state(L);
+  mod_state *s = orion__state(L);
   orion_acc_op op;
   dacc *a;
   lua_settop(L, 2); /* the init is optional: the userdata goes at 3 */
@@ -928,219 +905,6 @@ static int acc_m_tostring(lua_State *L) {
 }
 
 /* ======================================================================
- * parallel_for
- * ====================================================================== */
-
-static int classify(lua_State *L, int idx, int64_t *id, void *ud) {
-  darray *d;
-  dacc *a;
-  (void)ud;
-  if ((d = luaL_testudata(L, idx, ARRAY_MT)) != NULL && d->a != NULL) {
-    *id = d->id;
-    return ORION_CAPTURE_ARRAY;
-  }
-  if ((a = luaL_testudata(L, idx, ACC_MT)) != NULL) {
-    *id = a->id;
-    return ORION_CAPTURE_ACC;
-  }
-  return 0;
-}
-
-static darray *array_by_id(lua_State *L, int64_t id) {
-  darray *d;
-  lua_getfield(L, LUA_REGISTRYINDEX, ARRAYS_KEY);
-  lua_rawgeti(L, -1, id);
-  d = luaL_testudata(L, -1, ARRAY_MT);
-  lua_pop(L, 2);
-  return d;
-}
-
-static dacc *acc_by_id(lua_State *L, int64_t id) {
-  dacc *a;
-  lua_getfield(L, LUA_REGISTRYINDEX, ACCS_KEY);
-  lua_rawgeti(L, -1, id);
-  a = luaL_testudata(L, -1, ACC_MT);
-  lua_pop(L, 2);
-  return a;
-}
-
-/* Cuts the iteration array into blocks (cached while the shape is the same):
- * n-D sparse arrays into an n0 x n1 grid over dimensions 1 and 2, 1-D and
- * dense arrays into n0 ranges of dimension 1. */
-static void partition_iter(lua_State *L, darray *d, int n0, int n1, int hist) {
-  orion_array *a = d->a;
-  orion_split s0, s1;
-  orion_error err;
-  int rc, two = a->sparse && a->ndims >= 2;
-  if (!two)
-    n1 = 1;
-  if (d->blocks.start != NULL && d->part_n0 == n0 && d->part_n1 == n1 &&
-      d->part_hist == hist)
-    return;
-  orion_blocks_free(&d->blocks);
-  memset(&s1, 0, sizeof s1);
-  rc = hist && a->sparse ? orion_split_histogram(a, 0, n0, &s0)
-                         : orion_split_equal(a->dims[0], 0, n0, &s0);
-  if (rc == 0 && two)
-    rc = hist ? orion_split_histogram(a, 1, n1, &s1)
-              : orion_split_equal(a->dims[1], 1, n1, &s1);
-  if (rc != 0) {
-    orion_split_free(&s0);
-    luaL_error(L, "parallel_for: cannot partition: %s", orion_strerror(rc));
-  }
-  orion_error_clear(&err);
-  rc = orion_partition(a, 0, s0.nparts, s0.bounds, two ? 1 : -1,
-                       two ? s1.nparts : 1, two ? s1.bounds : NULL,
-                       &d->blocks, &err);
-  orion_split_free(&s0);
-  orion_split_free(&s1);
-  if (rc != 0)
-    raise_err(L, &err);
-  d->part_n0 = n0;
-  d->part_n1 = n1;
-  d->part_hist = hist;
-}
-
-static const char *const pfor_opts[] = {"ordered", "histogram", "schedule",
-                                        "tier",    "partitions", NULL};
-
-static mod_state *ensure_exec(lua_State *L) {
-  mod_state *s = get_state(L);
-  if (s->ex == NULL) {
-    s->ex = orion_exec_new(0);
-    if (s->ex == NULL)
-      luaL_error(L, "cannot start the in-process executor: out of memory");
-  }
-  return s;
-}
-
-static void unbind_all(orion_exec *ex, const orion_capture_info *info,
-                       int64_t iter_id) {
-  int i;
-  for (i = 0; i < info->narrays; i++)
-    orion_exec_unbind_array(ex, info->arrays[i]);
-  orion_exec_unbind_array(ex, iter_id);
-}
-
-static int l_parallel_for(lua_State *L) {
-  darray *it = check_array(L, 1);
-  mod_state *s;
-  orion_capture_info info;
-  orion_buf blob;
-  orion_error err;
-  char msg[768];
-  int64_t parts[2] = {2, 2}, loop_id;
-  int nparts, hist, rc, i, nblocks, *order;
-  const char *tier, *sched;
-  double t0 = orion_now(), t_exec = 0;
-  orion_progress progress;
-  int64_t done = 0;
-  luaL_checktype(L, 2, LUA_TFUNCTION);
-  check_keys(L, 3, "parallel_for", pfor_opts);
-  hist = opt_bool(L, 3, "histogram", 0);
-  (void)opt_bool(L, 3, "ordered", 0);
-  tier = opt_string(L, 3, "tier", "auto");
-  if (strcmp(tier, "auto") != 0 && strcmp(tier, "lua") != 0)
-    return luaL_error(L, "parallel_for: tier \"%s\" is not available in this "
-                         "build (the Lua interpreter tier runs every body; "
-                         "use \"auto\" or \"lua\")", tier);
-  sched = opt_string(L, 3, "schedule", NULL);
-  if (sched != NULL && strcmp(sched, "serial") != 0)
-    return luaL_error(L, "parallel_for: schedule \"%s\" is not available yet; "
-                         "this engine runs blocks serially (\"serial\")",
-                      sched);
-  nparts = opt_int_list(L, 3, "partitions", parts, 2);
-  if (nparts == 1)
-    parts[1] = parts[0];
-  s = ensure_exec(L);
-  loop_id = ++s->next_loop_id;
-
-  /* Capture the body: a script-line error if it holds something that
-   * cannot be shipped. */
-  orion_buf_init(&blob);
-  rc = orion_capture_encode(L, 2, classify, NULL, &blob, &info, msg,
-                            sizeof msg);
-  if (rc != 0) {
-    orion_buf_free(&blob);
-    return luaL_error(L, "%s", msg);
-  }
-  /* Bind the arrays and accumulators the body refers to. */
-  rc = orion_exec_bind_array(s->ex, it->id, it->a);
-  for (i = 0; i < info.narrays && rc == 0; i++) {
-    darray *d = array_by_id(L, info.arrays[i]);
-    rc = d != NULL ? orion_exec_bind_array(s->ex, d->id, d->a) : ORION_EINVAL;
-  }
-  for (i = 0; i < info.naccs && rc == 0; i++) {
-    dacc *a = acc_by_id(L, info.accs[i]);
-    rc = a != NULL ? orion_exec_bind_acc(s->ex, a->id, a->op) : ORION_EINVAL;
-  }
-  orion_error_clear(&err);
-  if (rc == 0)
-    rc = orion_exec_load(s->ex, loop_id, blob.data, blob.len, &err);
-  orion_buf_free(&blob);
-  if (rc != 0) {
-    unbind_all(s->ex, &info, it->id);
-    orion_capture_info_free(&info);
-    if (err.msg[0] == '\0')
-      orion_error_set(&err, rc, "parallel_for: cannot bind the body's "
-                                "arrays: %s", orion_strerror(rc));
-    raise_err(L, &err);
-  }
-  partition_iter(L, it, (int)parts[0], (int)parts[1], hist);
-  nblocks = it->blocks.n0 * it->blocks.n1;
-  order = orion_malloc(sizeof *order * (size_t)nblocks);
-  if (order == NULL) {
-    unbind_all(s->ex, &info, it->id);
-    orion_capture_info_free(&info);
-    return luaL_error(L, "out of memory");
-  }
-  orion_block_order_rotation(it->blocks.n0, it->blocks.n1, order);
-  orion_progress_start(&progress, "parallel_for", it->a->nnz);
-  for (i = 0; i < nblocks && rc == 0; i++) {
-    int b = order[i];
-    double tb = orion_now();
-    rc = orion_exec_run(s->ex, it->id, it->blocks.start[b],
-                        it->blocks.start[b + 1], s->seed, b, &err);
-    t_exec += orion_now() - tb;
-    done += it->blocks.start[b + 1] - it->blocks.start[b];
-    orion_progress_update(&progress, done);
-  }
-  orion_progress_end(&progress);
-  orion_free(order);
-  /* Fold the executor's partial sums into the driver's accumulators (also
-   * after an error, so the partials do not leak into the next loop). */
-  for (i = 0; i < info.naccs; i++) {
-    dacc *a = acc_by_id(L, info.accs[i]);
-    orion_accval part;
-    if (a != NULL && orion_exec_take_acc(s->ex, a->id, &part) == 0 && rc == 0)
-      orion_accval_combine(&a->val, a->op, &part);
-  }
-  unbind_all(s->ex, &info, it->id);
-  orion_capture_info_free(&info);
-  if (rc != 0)
-    return luaL_error(L, "parallel_for body failed on %s", err.msg);
-
-  lua_createtable(L, 0, 8);
-  lua_pushstring(L, "serial");
-  lua_setfield(L, -2, "schedule");
-  lua_pushstring(L, "lua");
-  lua_setfield(L, -2, "tier");
-  lua_pushnumber(L, orion_now() - t0);
-  lua_setfield(L, -2, "seconds");
-  lua_pushinteger(L, nblocks);
-  lua_setfield(L, -2, "blocks");
-  lua_pushinteger(L, it->a->nnz);
-  lua_setfield(L, -2, "elements");
-  lua_pushinteger(L, 0);
-  lua_setfield(L, -2, "bytes_moved");
-  lua_createtable(L, 1, 0);
-  lua_pushnumber(L, t_exec);
-  lua_rawseti(L, -2, 1);
-  lua_setfield(L, -2, "executor_seconds");
-  return 1;
-}
-
-/* ======================================================================
  * Metrics and small utilities.
  * ====================================================================== */
 
@@ -1170,7 +934,7 @@ static int cmp_str(const void *x, const void *y) {
 /* orion.record{k = v, ...}: one JSON object per call, keys sorted, appended
  * to the --metrics file (a no-op without one). */
 static int l_record(lua_State *L) {
-  mod_state *s = get_state(L);
+  mod_state *s = orion__state(L);
   const char *keys[256];
   int n = 0, i;
   luaL_Buffer b;
@@ -1241,7 +1005,7 @@ static int l_record(lua_State *L) {
 }
 
 static int l_seed(lua_State *L) {
-  mod_state *s = get_state(L);
+  mod_state *s = orion__state(L);
   lua_Integer old = (lua_Integer)s->seed;
   if (!lua_isnoneornil(L, 1))
     s->seed = (uint64_t)luaL_checkinteger(L, 1);
@@ -1285,7 +1049,6 @@ int luaopen_orion(lua_State *L) {
       {"randn", l_randn},
       {"load", l_load},
       {"accumulator", l_accumulator},
-      {"parallel_for", l_parallel_for},
       {"record", l_record},
       {"seed", l_seed},
       {"clock", l_clock},
@@ -1317,6 +1080,7 @@ int luaopen_orion(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, STATE_KEY);
     weak_table(L, ARRAYS_KEY);
     weak_table(L, ACCS_KEY);
+    weak_table(L, BUFFERS_KEY);
   } else {
     lua_pop(L, 1);
   }
@@ -1338,6 +1102,7 @@ int luaopen_orion(lua_State *L) {
   lua_pop(L, 1);
 
   luaL_newlib(L, funcs);
+  orion__open_pfor(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushvalue(L, -1);

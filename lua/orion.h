@@ -11,6 +11,7 @@ typedef struct orion_config {
   const char *metrics_path; /* NULL: orion.record is a no-op */
   uint64_t seed;            /* script seed */
   int quiet;
+  int explain;              /* parallel_for prints its plan, runs nothing */
 } orion_config;
 
 /* Opens the module (for package.preload / luaL_requiref). */

@@ -2,7 +2,7 @@
  * built in one Lua state are encoded, decoded into a second, fresh state and
  * called there.  Covers exact number subtypes, binary strings, shared and
  * cyclic tables, helpers and recursion, standard-library values by name,
- * globals captured at encode time, the array/accumulator hooks, every
+ * globals captured at encode time, the array/accumulator/buffer hooks, every
  * rejection message, and malformed blobs. */
 #include "t/testutil.h"
 
@@ -18,6 +18,7 @@
 
 #define FAKE_ARRAY_MT "test.fake_array"
 #define FAKE_ACC_MT "test.fake_acc"
+#define FAKE_BUFFER_MT "test.fake_buffer"
 #define UNBOUND_ID 99
 
 /* ------------------------------------------------------------------------
@@ -33,6 +34,7 @@ static int fake_new(lua_State *L, const char *mt) {
 
 static int fake_array(lua_State *L) { return fake_new(L, FAKE_ARRAY_MT); }
 static int fake_acc(lua_State *L) { return fake_new(L, FAKE_ACC_MT); }
+static int fake_buffer(lua_State *L) { return fake_new(L, FAKE_BUFFER_MT); }
 
 /* A C function that is not part of the standard library. */
 static int native_answer(lua_State *L) {
@@ -50,6 +52,10 @@ static int classify_fake(lua_State *L, int idx, int64_t *id, void *ud) {
   if ((p = luaL_testudata(L, idx, FAKE_ACC_MT)) != NULL) {
     *id = *p;
     return ORION_CAPTURE_ACC;
+  }
+  if ((p = luaL_testudata(L, idx, FAKE_BUFFER_MT)) != NULL) {
+    *id = *p;
+    return ORION_CAPTURE_BUFFER;
   }
   return 0;
 }
@@ -71,8 +77,8 @@ static int fake_add(lua_State *L) {
   return 0;
 }
 
-/* Binds (kind, id) to a table {kind = "array"|"acc"|"module", id =, name =,
- * add = (accumulators)}; UNBOUND_ID is not bound. */
+/* Binds (kind, id) to a table {kind = "array"|"acc"|"buffer"|"module",
+ * id =, name =, add = (accumulators)}; UNBOUND_ID is not bound. */
 static int resolve_fake(lua_State *L, int kind, int64_t id, const char *name,
                         void *ud) {
   resolve_log *log = ud;
@@ -86,9 +92,10 @@ static int resolve_fake(lua_State *L, int kind, int64_t id, const char *name,
   if (id == UNBOUND_ID)
     return -1;
   lua_createtable(L, 0, 3);
-  lua_pushstring(L, kind == ORION_CAPTURE_ARRAY ? "array"
-                    : kind == ORION_CAPTURE_ACC ? "acc"
-                                                : "module");
+  lua_pushstring(L, kind == ORION_CAPTURE_ARRAY    ? "array"
+                    : kind == ORION_CAPTURE_ACC    ? "acc"
+                    : kind == ORION_CAPTURE_BUFFER ? "buffer"
+                                                   : "module");
   lua_setfield(L, -2, "kind");
   lua_pushinteger(L, id);
   lua_setfield(L, -2, "id");
@@ -111,9 +118,11 @@ static lua_State *new_state(void) {
   luaL_openlibs(L);
   luaL_newmetatable(L, FAKE_ARRAY_MT);
   luaL_newmetatable(L, FAKE_ACC_MT);
-  lua_pop(L, 2);
+  luaL_newmetatable(L, FAKE_BUFFER_MT);
+  lua_pop(L, 3);
   lua_register(L, "fake_array", fake_array);
   lua_register(L, "fake_acc", fake_acc);
+  lua_register(L, "fake_buffer", fake_buffer);
   lua_register(L, "native_answer", native_answer);
   return L;
 }
@@ -586,6 +595,76 @@ Test(capture, array_in_a_table_field_is_named_by_the_field) {
   unship(&s);
 }
 
+Test(capture, buffers_travel_by_id_and_name) {
+  shipped s;
+  ship(&s, "local B, W = fake_buffer(12), fake_array(7)\n"
+           "local model = {totals = fake_buffer(5), again = B}\n"
+           "local function helper() return B end\n"
+           "return function()\n"
+           "  return B.kind, B.id, B.name, model.totals.name,\n"
+           "    model.totals.id, model.again.id, helper().id, W.kind\n"
+           "end");
+  /* Buffers are listed apart from arrays, each once, first seen first. */
+  cr_assert_eq(s.info.nbuffers, 2);
+  cr_expect_eq(s.info.buffers[0], 12);
+  cr_expect_eq(s.info.buffers[1], 5);
+  cr_assert_eq(s.info.narrays, 1);
+  cr_expect_eq(s.info.arrays[0], 7);
+  cr_expect_eq(s.info.naccs, 0);
+  for (int i = 0; i < s.log.calls && i < 16; i++)
+    if (s.log.ids[i] == 12 || s.log.ids[i] == 5)
+      cr_expect_eq(s.log.kinds[i], ORION_CAPTURE_BUFFER,
+                   "resolve sees kind 'B' for buffers");
+  call_ok(s.exe, 0, 8);
+  cr_expect_str_eq(lua_tostring(s.exe, 1), "buffer");
+  cr_expect_eq(lua_tointeger(s.exe, 2), 12);
+  cr_expect_str_eq(lua_tostring(s.exe, 3), "B", "buffers keep their names");
+  cr_expect_str_eq(lua_tostring(s.exe, 4), "totals");
+  cr_expect_eq(lua_tointeger(s.exe, 5), 5);
+  cr_expect_eq(lua_tointeger(s.exe, 6), 12);
+  cr_expect_eq(lua_tointeger(s.exe, 7), 12);
+  cr_expect_str_eq(lua_tostring(s.exe, 8), "array");
+  unship(&s);
+}
+
+Test(capture, info_may_be_null) {
+  lua_State *drv = new_state(), *exe = new_state();
+  orion_buf blob;
+  char err[512];
+  push_closure(drv, "=snippet",
+               "local B, W = fake_buffer(3), fake_array(4)\n"
+               "return function(old, d) return B, W, old + d end");
+  orion_buf_init(&blob);
+  cr_assert_eq(orion_capture_encode(drv, -1, classify_fake, NULL, &blob, NULL,
+                                    err, sizeof err),
+               0, "%s", err);
+  cr_expect_eq(decode_into(exe, blob.data, blob.len, NULL, err, sizeof err),
+               0, "%s", err);
+  orion_buf_free(&blob);
+  lua_close(drv);
+  lua_close(exe);
+}
+
+Test(capture, unbound_buffer_fails_decode) {
+  lua_State *drv = new_state(), *exe = new_state();
+  orion_buf blob;
+  orion_capture_info info;
+  char err[512];
+  push_closure(drv, "=snippet",
+               "local X = fake_buffer(99)\nreturn function() return X end");
+  orion_buf_init(&blob);
+  cr_assert_eq(encode_top(drv, classify_fake, &blob, &info, err, sizeof err),
+               0, "%s", err);
+  cr_expect_eq(info.nbuffers, 1);
+  cr_expect_eq(decode_into(exe, blob.data, blob.len, NULL, err, sizeof err),
+               ORION_ECAPTURE);
+  cr_expect(strstr(err, "buffer 99 is not bound") != NULL, "got \"%s\"", err);
+  orion_buf_free(&blob);
+  orion_capture_info_free(&info);
+  lua_close(drv);
+  lua_close(exe);
+}
+
 Test(capture, unbound_array_fails_decode) {
   lua_State *drv = new_state(), *exe = new_state();
   orion_buf blob;
@@ -656,7 +735,9 @@ Test(capture, rejects_arrays_when_nothing_classifies_them) {
   rc = encode_top(L, NULL, &out, &info, err, sizeof err);
   cr_expect_eq(rc, ORION_ECAPTURE);
   cr_expect(strstr(err, "upvalue 'W'") != NULL, "got \"%s\"", err);
-  cr_expect(strstr(err, "neither a DistArray nor an accumulator") != NULL);
+  cr_expect(strstr(err, "not a DistArray, an accumulator or a buffer") !=
+                NULL,
+            "got \"%s\"", err);
   orion_buf_free(&out);
   lua_close(L);
 }

@@ -1,0 +1,905 @@
+/* parallel_for, orion.explain and orion.buffer on the driver.
+ *
+ * A loop launch: the body is analysed (analysis/analyze.h) from its source
+ * and the values its free names are bound to; the plan picks the blocks of
+ * the iteration space and the clock order they run in; the body is
+ * captured (lua/capture.h) and run block by block by the in-process
+ * executor (lua/exec.h), clock by clock, flushing buffers at their flush
+ * points.  In explain mode (orion-driver --explain) the plan is printed and
+ * nothing runs.
+ */
+#include "config.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analyze.h"
+#include "dsm/loader.h"
+#include "lua/capture.h"
+#include "lua/exec.h"
+#include "lua/module.h"
+#include "scheduler/blocks.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/progress.h"
+
+#define EXPLAINED_KEY "orion.explained" /* call sites already explained */
+
+/* A buffer userdata: uservalue 1 is the target DistArray, 2 the apply
+ * function (or nil). */
+typedef struct dbuffer {
+  int64_t id;
+  int64_t target_id;
+  orion_apply_op op;
+  int64_t flush;
+} dbuffer;
+
+/* ======================================================================
+ * Objects by id, and their classification for the capture codec.
+ * ====================================================================== */
+
+static void *by_id(lua_State *L, const char *key, const char *mt, int64_t id) {
+  void *p;
+  lua_getfield(L, LUA_REGISTRYINDEX, key);
+  lua_rawgeti(L, -1, id);
+  p = luaL_testudata(L, -1, mt);
+  lua_pop(L, 2);
+  return p;
+}
+
+static int classify(lua_State *L, int idx, int64_t *id, void *ud) {
+  darray *d;
+  dacc *a;
+  dbuffer *b;
+  (void)ud;
+  if ((d = luaL_testudata(L, idx, ARRAY_MT)) != NULL && d->a != NULL) {
+    *id = d->id;
+    return ORION_CAPTURE_ARRAY;
+  }
+  if ((a = luaL_testudata(L, idx, ACC_MT)) != NULL) {
+    *id = a->id;
+    return ORION_CAPTURE_ACC;
+  }
+  if ((b = luaL_testudata(L, idx, BUFFER_MT)) != NULL) {
+    *id = b->id;
+    return ORION_CAPTURE_BUFFER;
+  }
+  return 0;
+}
+
+/* Pushes the target DistArray of the buffer at idx. */
+static darray *buffer_target(lua_State *L, int idx) {
+  darray *d;
+  lua_getiuservalue(L, idx, 1);
+  d = luaL_testudata(L, -1, ARRAY_MT);
+  return d;
+}
+
+/* ======================================================================
+ * orion.buffer
+ * ====================================================================== */
+
+static const char *const buffer_opts[] = {"apply", "flush", NULL};
+
+static int l_buffer(lua_State *L) {
+  darray *t = orion__check_array(L, 1);
+  mod_state *s = orion__state(L);
+  dbuffer *b;
+  orion_apply_op op = ORION_APPLY_ADD;
+  int64_t flush = ORION_FLUSH_BLOCK;
+  orion__check_keys(L, 2, "orion.buffer", buffer_opts);
+  if (t->a->sparse)
+    return luaL_error(L, "orion.buffer: the target must be a dense array "
+                         "(this one is sparse)");
+  lua_settop(L, 2);
+  if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "apply");
+    if (lua_isfunction(L, -1)) {
+      if (lua_iscfunction(L, -1))
+        return luaL_error(L, "orion.buffer: apply must be \"add\", "
+                             "\"replace\" or a Lua function");
+      op = ORION_APPLY_FUNC;
+    } else if (!lua_isnil(L, -1)) {
+      const char *a = lua_tostring(L, -1);
+      if (a != NULL && lua_type(L, -1) == LUA_TSTRING &&
+          strcmp(a, "add") == 0)
+        op = ORION_APPLY_ADD;
+      else if (a != NULL && lua_type(L, -1) == LUA_TSTRING &&
+               strcmp(a, "replace") == 0)
+        op = ORION_APPLY_REPLACE;
+      else
+        return luaL_error(L, "orion.buffer: apply must be \"add\", "
+                             "\"replace\" or a function(old, delta)");
+    }
+    lua_getfield(L, 2, "flush");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *f = lua_tostring(L, -1);
+      if (strcmp(f, "block") == 0)
+        flush = ORION_FLUSH_BLOCK;
+      else if (strcmp(f, "loop") == 0)
+        flush = ORION_FLUSH_LOOP;
+      else
+        return luaL_error(L, "orion.buffer: flush must be \"block\", "
+                             "\"loop\" or a positive integer, not \"%s\"",
+                          f);
+    } else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0) {
+      flush = lua_tointeger(L, -1);
+    } else if (!lua_isnil(L, -1)) {
+      return luaL_error(L, "orion.buffer: flush must be \"block\", \"loop\" "
+                           "or a positive integer");
+    }
+  }
+  b = lua_newuserdatauv(L, sizeof *b, 2);
+  memset(b, 0, sizeof *b);
+  luaL_setmetatable(L, BUFFER_MT);
+  b->id = ++s->next_buffer_id;
+  b->target_id = t->id;
+  b->op = op;
+  b->flush = flush;
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  if (op == ORION_APPLY_FUNC) {
+    lua_getfield(L, 2, "apply");
+    lua_setiuservalue(L, -2, 2);
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, b->id);
+  lua_pop(L, 1);
+  return 1;
+}
+
+static int buffer_tostring(lua_State *L) {
+  dbuffer *b = luaL_checkudata(L, 1, BUFFER_MT);
+  lua_pushfstring(L, "Buffer(%s into array %d)",
+                  b->op == ORION_APPLY_ADD       ? "add"
+                  : b->op == ORION_APPLY_REPLACE ? "replace"
+                                                 : "function",
+                  (int)b->target_id);
+  return 1;
+}
+
+static int buffer_index(lua_State *L) {
+  return luaL_error(L, "a Buffer is written inside parallel_for bodies only; "
+                       "read its target array instead");
+}
+
+/* ======================================================================
+ * The analysis input: body source and the bindings of free names.
+ * ====================================================================== */
+
+typedef struct rctx {
+  lua_State *L;
+  int fidx;
+  char **strs; /* names kept alive for the analysis */
+  int nstrs;
+  orion_reach *reach;
+  int nreach;
+} rctx;
+
+static const char *keep(rctx *r, const char *s) {
+  char **v = orion_realloc(r->strs, sizeof *v * (size_t)(r->nstrs + 1));
+  char *c = orion_strdup(s);
+  if (v == NULL || c == NULL) {
+    orion_free(c);
+    if (v != NULL)
+      r->strs = v;
+    return "?";
+  }
+  r->strs = v;
+  r->strs[r->nstrs++] = c;
+  return c;
+}
+
+static void rctx_free(rctx *r) {
+  int i;
+  for (i = 0; i < r->nstrs; i++)
+    orion_free(r->strs[i]);
+  orion_free(r->strs);
+  orion_free(r->reach);
+}
+
+static void fill_info(const darray *d, const char *name, orion_arrayinfo *ai) {
+  int i;
+  memset(ai, 0, sizeof *ai);
+  ai->id = d->id;
+  ai->name = name;
+  ai->ndims = d->a->ndims;
+  for (i = 0; i < d->a->ndims; i++)
+    ai->dims[i] = d->a->dims[i];
+  ai->elem_size = (int)orion_type_size(d->a->type);
+  ai->sparse = d->a->sparse;
+  ai->nnz = d->a->nnz;
+}
+
+/* Pushes the value of upvalue `name` of the function at fidx, or nothing
+ * (returns 0). */
+static int push_upvalue(lua_State *L, int fidx, const char *name) {
+  int i;
+  const char *n;
+  for (i = 1; (n = lua_getupvalue(L, fidx, i)) != NULL; i++) {
+    if (strcmp(n, name) == 0)
+      return 1;
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+static int is_std_table(lua_State *L, int idx, const char *name) {
+  int same;
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, name);
+  same = lua_rawequal(L, -1, idx < 0 ? idx - 2 : idx);
+  lua_pop(L, 2);
+  return same && strcmp(name, "orion") != 0;
+}
+
+/* The arrays and buffers a helper function reaches, through its own
+ * captures and globals (the capture codec walks them). */
+static void helper_reach(rctx *r, int idx, const char *fname,
+                         orion_binding *b) {
+  lua_State *L = r->L;
+  orion_buf blob;
+  orion_capture_info info;
+  char msg[256];
+  int i, n, base;
+  char label[160];
+  orion_buf_init(&blob);
+  memset(&info, 0, sizeof info);
+  if (orion_capture_encode(L, idx, classify, NULL, &blob, &info, msg,
+                           sizeof msg) != 0) {
+    orion_buf_free(&blob);
+    return; /* parallel_for reports it when capturing the body */
+  }
+  orion_buf_free(&blob);
+  n = info.narrays + info.nbuffers;
+  base = r->nreach;
+  if (n > 0) {
+    orion_reach *v =
+        orion_realloc(r->reach, sizeof *v * (size_t)(r->nreach + n));
+    if (v == NULL) {
+      orion_capture_info_free(&info);
+      return;
+    }
+    r->reach = v;
+  }
+  for (i = 0; i < info.narrays; i++) {
+    darray *d = by_id(L, ARRAYS_KEY, ARRAY_MT, info.arrays[i]);
+    if (d == NULL || d->a == NULL)
+      continue;
+    snprintf(label, sizeof label, "array #%lld (via %s)",
+             (long long)d->id, fname);
+    fill_info(d, keep(r, label), &r->reach[r->nreach].arr);
+    r->reach[r->nreach++].buffer = 0;
+  }
+  for (i = 0; i < info.nbuffers; i++) {
+    dbuffer *bf = by_id(L, BUFFERS_KEY, BUFFER_MT, info.buffers[i]);
+    darray *d = bf != NULL ? by_id(L, ARRAYS_KEY, ARRAY_MT, bf->target_id)
+                           : NULL;
+    if (d == NULL || d->a == NULL)
+      continue;
+    snprintf(label, sizeof label, "array #%lld (via %s)",
+             (long long)d->id, fname);
+    fill_info(d, keep(r, label), &r->reach[r->nreach].arr);
+    r->reach[r->nreach++].buffer = 1;
+  }
+  orion_capture_info_free(&info);
+  /* r->reach may move when another helper is resolved: the analysis copies
+   * the entries during the call, so hand it the ones just added. */
+  b->reach = r->reach + base;
+  b->nreach = r->nreach - base;
+}
+
+static int resolve_cb(void *ud, const char *name, orion_binding *b) {
+  rctx *r = ud;
+  lua_State *L = r->L;
+  int top = lua_gettop(L), found = 0;
+  memset(b, 0, sizeof *b);
+  if (push_upvalue(L, r->fidx, name)) {
+    found = 1;
+  } else if (push_upvalue(L, r->fidx, "_ENV")) {
+    if (lua_istable(L, -1)) {
+      lua_pushstring(L, name);
+      lua_rawget(L, -2);
+      found = !lua_isnil(L, -1);
+    }
+  }
+  if (!found) {
+    lua_settop(L, top);
+    b->kind = ORION_BIND_NONE;
+    return 1;
+  }
+  switch (lua_type(L, -1)) {
+  case LUA_TNUMBER:
+    b->kind = ORION_BIND_NUMBER;
+    b->is_int = lua_isinteger(L, -1);
+    if (b->is_int)
+      b->ival = lua_tointeger(L, -1);
+    b->fval = lua_tonumber(L, -1);
+    break;
+  case LUA_TUSERDATA: {
+    darray *d = luaL_testudata(L, -1, ARRAY_MT);
+    dbuffer *bf = luaL_testudata(L, -1, BUFFER_MT);
+    if (d != NULL && d->a != NULL) {
+      b->kind = ORION_BIND_ARRAY;
+      fill_info(d, keep(r, name), &b->arr);
+    } else if (luaL_testudata(L, -1, ACC_MT) != NULL) {
+      b->kind = ORION_BIND_ACC;
+    } else if (bf != NULL) {
+      darray *t = buffer_target(L, -1);
+      char label[160];
+      if (t != NULL && t->a != NULL) {
+        b->kind = ORION_BIND_BUFFER;
+        b->id = bf->id;
+        snprintf(label, sizeof label, "target of %s", name);
+        fill_info(t, keep(r, label), &b->arr);
+      } else {
+        b->kind = ORION_BIND_VALUE;
+      }
+    } else {
+      b->kind = ORION_BIND_VALUE;
+    }
+    break;
+  }
+  case LUA_TFUNCTION:
+    if (lua_iscfunction(L, -1)) {
+      b->kind = ORION_BIND_BUILTIN;
+    } else {
+      b->kind = ORION_BIND_FUNC;
+      helper_reach(r, lua_gettop(L), name, b);
+    }
+    break;
+  case LUA_TTABLE: {
+    static const char *const std[] = {"math", "string", "table", "utf8",
+                                      "os", "io", "coroutine", NULL};
+    int i;
+    b->kind = ORION_BIND_VALUE;
+    for (i = 0; std[i] != NULL; i++)
+      if (strcmp(name, std[i]) == 0 && is_std_table(L, -1, name))
+        b->kind = ORION_BIND_BUILTIN;
+    break;
+  }
+  default:
+    b->kind = ORION_BIND_VALUE;
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
+/* The name the calling function gives the value at idx (a local or an
+ * upvalue of the caller), or def. */
+static const char *caller_name(lua_State *L, int idx, const char *def,
+                               char *buf, size_t size) {
+  lua_Debug ar;
+  const char *n;
+  int i;
+  idx = lua_absindex(L, idx);
+  if (!lua_getstack(L, 1, &ar))
+    return def;
+  for (i = 1; (n = lua_getlocal(L, &ar, i)) != NULL; i++) {
+    int same = lua_rawequal(L, -1, idx);
+    lua_pop(L, 1);
+    if (same && n[0] != '(') {
+      snprintf(buf, size, "%s", n);
+      return buf;
+    }
+  }
+  if (lua_getinfo(L, "f", &ar)) {
+    int f = lua_gettop(L);
+    for (i = 1; (n = lua_getupvalue(L, f, i)) != NULL; i++) {
+      int same = lua_rawequal(L, -1, idx);
+      lua_pop(L, 1);
+      if (same) {
+        snprintf(buf, size, "%s", n);
+        lua_pop(L, 1);
+        return buf;
+      }
+    }
+    lua_pop(L, 1);
+  }
+  return def;
+}
+
+typedef struct analysis {
+  orion_plan plan;
+  int ok;
+  char *src; /* file contents, when the body came from a file */
+  char where[256]; /* "file:line" of the parallel_for call */
+} analysis;
+
+static orion_sched sched_by_name(lua_State *L, const char *s) {
+  static const char *const names[] = {"none", "1d", "2d", "2d-ordered",
+                                      "2d-skewed", NULL};
+  int i;
+  for (i = 0; names[i] != NULL; i++)
+    if (strcmp(s, names[i]) == 0)
+      return (orion_sched)i;
+  luaL_error(L, "parallel_for: unknown schedule \"%s\" (use \"serial\", "
+                "\"none\", \"1d\", \"2d\", \"2d-ordered\" or \"2d-skewed\")",
+             s);
+  return ORION_SCHED_REJECTED;
+}
+
+/* Analyses the body at index 2 for the iterated array at 1.  Raises a Lua
+ * error when its source cannot be found or parsed. */
+static void analyse(lua_State *L, darray *it, int ordered, int nparts,
+                    const char *force, const char *name, analysis *out) {
+  orion_analysis_in in;
+  orion_error err;
+  lua_Debug ar;
+  rctx r;
+  char iname[64];
+  size_t srclen = 0;
+  int rc;
+  memset(out, 0, sizeof *out);
+  memset(&in, 0, sizeof in);
+  memset(&r, 0, sizeof r);
+  in.force = force != NULL ? 1 + (int)sched_by_name(L, force) : 0;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar))
+    snprintf(out->where, sizeof out->where, "%s:%d", ar.short_src,
+             ar.currentline);
+  else
+    snprintf(out->where, sizeof out->where, "?");
+  lua_pushvalue(L, 2);
+  lua_getinfo(L, ">Su", &ar);
+  if (strcmp(ar.what, "C") == 0)
+    luaL_error(L, "parallel_for: the body is a C function; its source is "
+                  "needed for the dependence analysis (write it in Lua, or "
+                  "pass schedule = \"serial\")");
+  if (ar.source[0] == '@') {
+    orion_error_clear(&err);
+    if (orion_read_file(ar.source + 1, &out->src, &srclen, &err) != 0)
+      luaL_error(L, "parallel_for: cannot read the body's source %s: %s "
+                    "(pass schedule = \"serial\" to run without analysis)",
+                 ar.source + 1, err.msg);
+    in.body.src = out->src;
+    in.body.len = srclen;
+  } else if (ar.source[0] == '=' || ar.source[0] == '\x1b') {
+    luaL_error(L, "parallel_for: the body's source is not available (%s: "
+                  "loaded from bytecode or a stream); the dependence "
+                  "analysis needs it (pass schedule = \"serial\" to run "
+                  "without analysis)",
+               ar.short_src);
+  } else {
+    in.body.src = ar.source;
+    in.body.len = ar.srclen;
+  }
+  in.body.chunkname = ar.short_src;
+  in.body.line_defined = ar.linedefined;
+  in.body.last_line = ar.lastlinedefined;
+  in.body.nparams = ar.nparams;
+  in.body.is_vararg = ar.isvararg;
+  fill_info(it, name != NULL ? name : caller_name(L, 1, "A", iname, sizeof iname),
+            &in.iter);
+  r.L = L;
+  r.fidx = 2;
+  in.resolve = resolve_cb;
+  in.ud = &r;
+  in.ordered = ordered;
+  in.nparts = nparts;
+  orion_error_clear(&err);
+  rc = orion_analyze(&in, &out->plan, &err);
+  rctx_free(&r);
+  if (rc != 0) {
+    orion_free(out->src);
+    out->src = NULL;
+    luaL_error(L, "parallel_for: cannot analyse the body: %s (pass schedule "
+                  "= \"serial\" to run without analysis)",
+               err.msg);
+  }
+  out->ok = 1;
+}
+
+static void analysis_free(analysis *a) {
+  if (a->ok)
+    orion_plan_free(&a->plan);
+  orion_free(a->src);
+  a->src = NULL;
+  a->ok = 0;
+}
+
+static void push_plan_text(lua_State *L, const analysis *a) {
+  orion_buf b;
+  orion_buf_init(&b);
+  orion_plan_text(&a->plan, &b);
+  lua_pushlstring(L, b.data != NULL ? b.data : "", b.len);
+  orion_buf_free(&b);
+}
+
+/* ======================================================================
+ * orion.explain and parallel_for
+ * ====================================================================== */
+
+static const char *const pfor_opts[] = {
+    "ordered", "histogram", "schedule", "tier", "partitions",
+    "concurrent_order", "name", NULL};
+
+typedef struct pfor_opts_t {
+  int ordered, hist, reverse;
+  const char *tier, *sched, *name;
+  int64_t parts[2];
+} pfor_opts_t;
+
+static void read_opts(lua_State *L, pfor_opts_t *o) {
+  int nparts;
+  const char *co;
+  orion__check_keys(L, 3, "parallel_for", pfor_opts);
+  o->hist = orion__opt_bool(L, 3, "histogram", 0);
+  o->ordered = orion__opt_bool(L, 3, "ordered", 0);
+  o->tier = orion__opt_string(L, 3, "tier", "auto");
+  if (strcmp(o->tier, "auto") != 0 && strcmp(o->tier, "lua") != 0)
+    luaL_error(L, "parallel_for: tier \"%s\" is not available in this build "
+                  "(the Lua interpreter tier runs every body; use \"auto\" "
+                  "or \"lua\")",
+               o->tier);
+  o->sched = orion__opt_string(L, 3, "schedule", NULL);
+  o->name = orion__opt_string(L, 3, "name", NULL);
+  co = orion__opt_string(L, 3, "concurrent_order", "forward");
+  if (strcmp(co, "forward") != 0 && strcmp(co, "reverse") != 0)
+    luaL_error(L, "parallel_for: concurrent_order must be \"forward\" or "
+                  "\"reverse\"");
+  o->reverse = strcmp(co, "reverse") == 0;
+  o->parts[0] = o->parts[1] = 2;
+  nparts = orion__opt_int_list(L, 3, "partitions", o->parts, 2);
+  if (nparts == 1)
+    o->parts[1] = o->parts[0];
+  if (o->parts[0] > 4096 || o->parts[1] > 4096)
+    luaL_error(L, "parallel_for: at most 4096 partitions per dimension");
+}
+
+static int l_explain(lua_State *L) {
+  darray *it = orion__check_array(L, 1);
+  pfor_opts_t o;
+  analysis a;
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  read_opts(L, &o);
+  if (o.sched != NULL && strcmp(o.sched, "serial") == 0) {
+    lua_pushstring(L, "schedule: serial\nordered: yes\nspace: -\ntime: -\n"
+                      "vectors: not analysed (forced serial)\n");
+    return 1;
+  }
+  analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, &a);
+  push_plan_text(L, &a);
+  analysis_free(&a);
+  return 1;
+}
+
+static mod_state *ensure_exec(lua_State *L) {
+  mod_state *s = orion__state(L);
+  if (s->ex == NULL) {
+    s->ex = orion_exec_new(0);
+    if (s->ex == NULL)
+      luaL_error(L, "cannot start the in-process executor: out of memory");
+  }
+  return s;
+}
+
+typedef struct launch {
+  orion_capture_info info;
+  int64_t iter_id;
+  int64_t *bound; /* array ids bound for this loop */
+  int nbound;
+} launch;
+
+static void unbind_all(orion_exec *ex, launch *l) {
+  int i;
+  for (i = 0; i < l->info.nbuffers; i++)
+    orion_exec_unbind_buffer(ex, l->info.buffers[i]);
+  for (i = 0; i < l->nbound; i++)
+    orion_exec_unbind_array(ex, l->bound[i]);
+  orion_free(l->bound);
+  l->bound = NULL;
+  l->nbound = 0;
+  orion_capture_info_free(&l->info);
+}
+
+static int bind_array(orion_exec *ex, launch *l, darray *d) {
+  int i;
+  int64_t *v;
+  if (d == NULL || d->a == NULL)
+    return ORION_EINVAL;
+  for (i = 0; i < l->nbound; i++)
+    if (l->bound[i] == d->id)
+      return 0;
+  v = orion_realloc(l->bound, sizeof *v * (size_t)(l->nbound + 1));
+  if (v == NULL)
+    return ORION_ENOMEM;
+  l->bound = v;
+  l->bound[l->nbound++] = d->id;
+  return orion_exec_bind_array(ex, d->id, d->a);
+}
+
+/* Binds everything the captured body refers to.  Returns 0 or a code with
+ * err set. */
+static int bind_loop(lua_State *L, orion_exec *ex, launch *l, darray *it,
+                     orion_error *err) {
+  int i, rc = bind_array(ex, l, it);
+  for (i = 0; i < l->info.narrays && rc == 0; i++)
+    rc = bind_array(ex, l, by_id(L, ARRAYS_KEY, ARRAY_MT, l->info.arrays[i]));
+  for (i = 0; i < l->info.naccs && rc == 0; i++) {
+    dacc *a = by_id(L, ACCS_KEY, ACC_MT, l->info.accs[i]);
+    rc = a != NULL ? orion_exec_bind_acc(ex, a->id, a->op) : ORION_EINVAL;
+  }
+  for (i = 0; i < l->info.nbuffers && rc == 0; i++) {
+    dbuffer *b = by_id(L, BUFFERS_KEY, BUFFER_MT, l->info.buffers[i]);
+    darray *t = b != NULL ? by_id(L, ARRAYS_KEY, ARRAY_MT, b->target_id)
+                          : NULL;
+    orion_buf blob;
+    char name[64], msg[512];
+    if (b == NULL || t == NULL)
+      return orion_error_set(err, ORION_EINVAL, "a buffer's target array "
+                                                "is gone");
+    rc = bind_array(ex, l, t);
+    if (rc != 0)
+      break;
+    snprintf(name, sizeof name, "buffer #%lld", (long long)b->id);
+    orion_buf_init(&blob);
+    if (b->op == ORION_APPLY_FUNC) {
+      /* Push the buffer to reach its apply function (uservalue 2). */
+      lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
+      lua_rawgeti(L, -1, b->id);
+      lua_getiuservalue(L, -1, 2);
+      rc = orion_capture_encode(L, lua_gettop(L), classify, NULL, &blob, NULL,
+                                msg, sizeof msg);
+      lua_pop(L, 3);
+      if (rc != 0) {
+        orion_buf_free(&blob);
+        return orion_error_set(err, rc, "buffer apply function: %s", msg);
+      }
+    }
+    rc = orion_exec_bind_buffer(ex, b->id, name, t->id, b->op, blob.data,
+                                blob.len, b->flush, err);
+    orion_buf_free(&blob);
+  }
+  if (rc != 0 && err->msg[0] == '\0')
+    orion_error_set(err, rc, "parallel_for: cannot bind the body's arrays: "
+                             "%s",
+                    orion_strerror(rc));
+  return rc;
+}
+
+/* The blocks for a plan (cached on the DistArray while the spec holds). */
+static void blocks_for(lua_State *L, darray *it, const orion_block_spec *spec) {
+  orion_error err;
+  if (it->have_bs && it->bs_nnz == it->a->nnz &&
+      orion_block_spec_equal(&it->bs.spec, spec))
+    return;
+  if (it->have_bs)
+    orion_blockset_free(&it->bs);
+  it->have_bs = 0;
+  orion_error_clear(&err);
+  if (orion_blockset_build(it->a, spec, &it->bs, &err) != 0)
+    orion__raise(L, &err);
+  it->have_bs = 1;
+  it->bs_nnz = it->a->nnz;
+}
+
+static void explain_print(lua_State *L, const analysis *a) {
+  int seen;
+  lua_getfield(L, LUA_REGISTRYINDEX, EXPLAINED_KEY);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, EXPLAINED_KEY);
+  }
+  lua_getfield(L, -1, a->where);
+  seen = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!seen) {
+    orion_buf b;
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, a->where);
+    orion_buf_init(&b);
+    orion_plan_text(&a->plan, &b);
+    printf("== parallel_for at %s (body %s:%d)\n%.*s\n", a->where,
+           a->plan.chunkname, a->plan.line, (int)b.len,
+           b.data != NULL ? b.data : "");
+    fflush(stdout);
+    orion_buf_free(&b);
+  }
+  lua_pop(L, 1);
+}
+
+/* Raises the rejection with its reasons at the script line (freeing a). */
+static void raise_rejected(lua_State *L, analysis *a) {
+  luaL_Buffer b;
+  int i;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "parallel_for: the loop cannot run in parallel:");
+  for (i = 0; i < a->plan.nreasons; i++) {
+    luaL_addstring(&b, "\n  ");
+    luaL_addstring(&b, a->plan.reasons[i]);
+  }
+  luaL_pushresult(&b);
+  analysis_free(a);
+  /* Keep the message at the script line: luaL_error adds the position. */
+  luaL_where(L, 1);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  lua_error(L);
+}
+
+static int l_parallel_for(lua_State *L) {
+  darray *it = orion__check_array(L, 1);
+  mod_state *s;
+  pfor_opts_t o;
+  analysis a;
+  launch l;
+  orion_buf blob;
+  orion_error err;
+  orion_block_spec spec;
+  orion_order_kind kind;
+  orion_progress progress;
+  char msg[768];
+  const char *sname;
+  int serial, rc, i, nblocks, nclocks, *order, *clock;
+  int64_t loop_id, done = 0;
+  double t0 = orion_now(), t_exec = 0;
+
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  read_opts(L, &o);
+  s = ensure_exec(L);
+  serial = o.sched != NULL && strcmp(o.sched, "serial") == 0;
+  memset(&a, 0, sizeof a);
+  if (!serial) {
+    analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, &a);
+    if (s->explain) {
+      explain_print(L, &a);
+      lua_createtable(L, 0, 2);
+      lua_pushstring(L, orion_sched_name(a.plan.sched));
+      lua_setfield(L, -2, "schedule");
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, "explained");
+      analysis_free(&a);
+      return 1;
+    }
+    if (a.plan.sched == ORION_SCHED_REJECTED)
+      raise_rejected(L, &a);
+  } else if (s->explain) {
+    printf("== parallel_for (schedule = \"serial\"): not analysed, runs in "
+           "lexicographic order on one executor\n\n");
+    fflush(stdout);
+  }
+
+  /* Blocks and clocks from the plan. */
+  memset(&spec, 0, sizeof spec);
+  spec.skew_dim = -1;
+  spec.histogram = o.hist;
+  spec.lex = serial || o.ordered;
+  spec.time = -1;
+  kind = ORION_ORDER_ALL;
+  if (serial) {
+    spec.space = 0;
+    spec.nspace = 1;
+    sname = "serial";
+  } else {
+    spec.space = a.plan.space;
+    spec.time = a.plan.time;
+    spec.nspace = (int)o.parts[0];
+    spec.ntime = (int)o.parts[1];
+    spec.skew_dim = a.plan.skew_dim;
+    spec.skew = a.plan.skew;
+    sname = orion_sched_name(a.plan.sched);
+    if (spec.time >= 0) {
+      kind = a.plan.order ? ORION_ORDER_WAVEFRONT : ORION_ORDER_ROTATION;
+      if (kind == ORION_ORDER_ROTATION && spec.ntime < spec.nspace)
+        spec.ntime = spec.nspace; /* each space part needs its own time part */
+    }
+  }
+  analysis_free(&a);
+  blocks_for(L, it, &spec);
+  nblocks = it->bs.n0 * it->bs.n1;
+  order = orion_malloc(sizeof *order * (size_t)nblocks);
+  clock = orion_malloc(sizeof *clock * (size_t)nblocks);
+  if (order == NULL || clock == NULL) {
+    orion_free(order);
+    orion_free(clock);
+    return luaL_error(L, "out of memory");
+  }
+  if (kind == ORION_ORDER_ROTATION && it->bs.n1 < it->bs.n0)
+    kind = ORION_ORDER_WAVEFRONT; /* fewer time parts than asked: stay safe */
+  nclocks = orion_block_clocks(kind, it->bs.n0, it->bs.n1, o.reverse, order,
+                               clock);
+
+  /* Capture and bind the body. */
+  loop_id = ++s->next_loop_id;
+  memset(&l, 0, sizeof l);
+  orion_buf_init(&blob);
+  rc = orion_capture_encode(L, 2, classify, NULL, &blob, &l.info, msg,
+                            sizeof msg);
+  if (rc != 0) {
+    orion_buf_free(&blob);
+    orion_free(order);
+    orion_free(clock);
+    return luaL_error(L, "%s", msg);
+  }
+  orion_error_clear(&err);
+  rc = bind_loop(L, s->ex, &l, it, &err);
+  if (rc == 0)
+    rc = orion_exec_load(s->ex, loop_id, blob.data, blob.len, &err);
+  orion_buf_free(&blob);
+  if (rc != 0) {
+    unbind_all(s->ex, &l);
+    orion_free(order);
+    orion_free(clock);
+    orion__raise(L, &err);
+  }
+
+  orion_progress_start(&progress, "parallel_for", it->a->nnz);
+  for (i = 0; i < nblocks && rc == 0; i++) {
+    int b = order[i];
+    int64_t sg;
+    double tb = orion_now();
+    for (sg = it->bs.first[b]; sg < it->bs.first[b + 1] && rc == 0; sg++) {
+      const orion_segment *seg = &it->bs.segs[sg];
+      /* math.random is seeded per (loop, block); a dense block made of
+       * several segments gets one stream per segment. */
+      int64_t seed_block = b + (sg - it->bs.first[b]) * (int64_t)nblocks;
+      rc = orion_exec_run(s->ex, it->id, seg->lo, seg->hi, s->seed,
+                          seed_block, &err);
+      done += seg->hi - seg->lo;
+    }
+    if (rc == 0)
+      rc = orion_exec_flush(s->ex, 0, &err);
+    t_exec += orion_now() - tb;
+    orion_progress_update(&progress, done);
+  }
+  if (rc == 0)
+    rc = orion_exec_flush(s->ex, 1, &err);
+  orion_progress_end(&progress);
+  orion_free(order);
+  orion_free(clock);
+  /* Fold the executor's partial sums into the driver's accumulators (also
+   * after an error, so the partials do not leak into the next loop). */
+  for (i = 0; i < l.info.naccs; i++) {
+    dacc *acc = by_id(L, ACCS_KEY, ACC_MT, l.info.accs[i]);
+    orion_accval part;
+    if (acc != NULL && orion_exec_take_acc(s->ex, acc->id, &part) == 0 &&
+        rc == 0)
+      orion_accval_combine(&acc->val, acc->op, &part);
+  }
+  unbind_all(s->ex, &l);
+  if (rc != 0)
+    return luaL_error(L, "parallel_for body failed on %s", err.msg);
+
+  lua_createtable(L, 0, 10);
+  lua_pushstring(L, sname);
+  lua_setfield(L, -2, "schedule");
+  lua_pushstring(L, "lua");
+  lua_setfield(L, -2, "tier");
+  lua_pushnumber(L, orion_now() - t0);
+  lua_setfield(L, -2, "seconds");
+  lua_pushinteger(L, nblocks);
+  lua_setfield(L, -2, "blocks");
+  lua_pushinteger(L, nclocks);
+  lua_setfield(L, -2, "clocks");
+  lua_pushinteger(L, it->a->nnz);
+  lua_setfield(L, -2, "elements");
+  lua_pushinteger(L, 0);
+  lua_setfield(L, -2, "bytes_moved");
+  lua_createtable(L, 1, 0);
+  lua_pushnumber(L, t_exec);
+  lua_rawseti(L, -2, 1);
+  lua_setfield(L, -2, "executor_seconds");
+  return 1;
+}
+
+void orion__open_pfor(lua_State *L) {
+  static const luaL_Reg funcs[] = {{"parallel_for", l_parallel_for},
+                                   {"explain", l_explain},
+                                   {"buffer", l_buffer},
+                                   {NULL, NULL}};
+  luaL_setfuncs(L, funcs, 0);
+  if (luaL_newmetatable(L, BUFFER_MT)) {
+    lua_pushcfunction(L, buffer_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, buffer_index);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+}

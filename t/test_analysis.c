@@ -1,0 +1,3 @@
+/* placeholder replaced below */
+#include "t/testutil.h"
+Test(analysis, placeholder) { cr_assert(1); }
