@@ -1488,22 +1488,24 @@ static int reject_reasons(actx *c) {
                            p->arrays[v->array].name, la, lb));
   }
   for (i = 0; i < p->narrays && rc == 0; i++) {
-    int j, dep = 0;
+    int j, dep = 0, returned = 0;
     for (j = 0; j < p->nvec; j++)
       dep |= p->vec[j].array == i;
+    for (j = 0; j < p->nacc; j++)
+      returned |= p->acc[j].array == i && p->acc[j].mode == ACC_WRITE &&
+                  strncmp(p->acc[j].why, "returned", 8) == 0;
     if (!dep || p->arrays[i].writes == 0)
       continue;
     rc = add_str(&p->reasons, &p->nreasons,
-                 i == 0 ? xasprintf("hint: return values replace elements of "
-                                    "the iterated array; keep results in "
-                                    "another array written through "
-                                    "orion.buffer, or run with schedule = "
-                                    "\"serial\"")
-                        : xasprintf("hint: write %s through "
-                                    "orion.buffer(%s, {apply = \"add\"}) if "
-                                    "updates may be applied at flush points, "
-                                    "or run with schedule = \"serial\"",
-                                    p->arrays[i].name, p->arrays[i].name));
+                 xasprintf("hint: write %s through orion.buffer(%s, {apply = "
+                           "\"add\"}) if its updates may be applied at "
+                           "flush points%s, or run the loop with schedule = "
+                           "\"serial\"",
+                           p->arrays[i].name, p->arrays[i].name,
+                           returned ? " (instead of returning new values, "
+                                      "which replace elements of the "
+                                      "iterated array)"
+                                    : ""));
   }
   return rc;
 }
