@@ -85,7 +85,14 @@ end
 
 -- One Gibbs step per token.  The totals are read from NT as of the start
 -- of the loop (flush = "loop") and changed only through TB.
+--
+-- math.random is reseeded per token from its keys: the executor seeds it
+-- per (script seed, loop number, block), and the harness's forward and
+-- reverse runs are different loops (numbers), so the per-block stream
+-- alone would make the two runs draw different topics (see
+-- pending_lda_random.lua).
 local function gibbs(d, w, o, z)
+  math.randomseed(d * 100003 + w * 1009 + o)
   local dd, ww = DT[d], WT[w]
   dd[z] = dd[z] - 1
   ww[z] = ww[z] - 1

@@ -1,0 +1,66 @@
+-- PENDING (analysis): a slice stored in a table counts as read and written
+-- with all subscripts unknown (stash[1] = W[i] is handled so).  Stored by
+-- a builtin, table.insert(stash, W[i]) or rawset(stash, 1, W[i]), it is
+-- treated like an argument that stays in the iteration (W[i] keeps its
+-- known row): the loops below are planned "1d" on key 1, while a later
+-- iteration (in another block) writes through the stored row; forward and
+-- reverse block orders give different W.
+local orion = require "orion"
+local G = dofile((os.getenv("ORION_SRCDIR") or ".") .. "/t/analysis/golden.lua")
+
+local failures = {}
+local function pending(spec)
+  local ok, err = pcall(G.check, spec)
+  if not ok then failures[#failures + 1] = spec.name .. ": " .. tostring(err):match("^[^\n]*") end
+end
+
+local MOD = 1000003
+local nr, nc = 6, 5
+local A2 = orion.zeros { nr, nc, type = "i64" }
+local W = orion.zeros { nr, 3, type = "i64" }
+local function reset()
+  G.fill(A2, function(i, j) return i * 3 + j end)
+  G.fill(W, function(i, k) return i + k end)
+end
+local stash = {}
+
+-- For reference, the plain store is handled (this one passes).
+local function stored(i, j, v)
+  local prev = stash[1]
+  if prev then prev[1] = (prev[1] * 3 + v) % MOD end
+  stash[1] = W[i]
+end
+
+pending {
+  name = "slice_stored_in_table_rejected", iter = A2, iname = "A2", body = stored,
+  expect = { schedule = "rejected", vectors = { "(NONNEG, ANY)" }, reason = "on W" },
+  reset = reset,
+}
+
+local function inserted(i, j, v)
+  local prev = stash[#stash]
+  if prev then prev[1] = (prev[1] * 3 + v) % MOD end
+  table.insert(stash, W[i])
+end
+
+pending {
+  name = "slice_stored_by_table_insert_rejected", iter = A2, iname = "A2", body = inserted,
+  expect = { schedule = "rejected", vectors = { "(NONNEG, ANY)" }, reason = "on W" },
+  reset = reset,
+}
+
+local function raw_stored(i, j, v)
+  local prev = rawget(stash, 1)
+  if prev then prev[1] = (prev[1] * 3 + v) % MOD end
+  rawset(stash, 1, W[i])
+end
+
+pending {
+  name = "slice_stored_by_rawset_rejected", iter = A2, iname = "A2", body = raw_stored,
+  expect = { schedule = "rejected", vectors = { "(NONNEG, ANY)" }, reason = "on W" },
+  reset = reset,
+}
+
+if #failures > 0 then
+  error(("%d pending check(s) fail:\n  %s"):format(#failures, table.concat(failures, "\n  ")), 0)
+end
