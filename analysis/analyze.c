@@ -19,6 +19,7 @@
 #include "analysis/analyze.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -140,6 +141,8 @@ typedef struct var {
   var_kind kind;
   int dim;          /* VAR_KEY */
   int assigned;     /* assignments after the declaration (pass 1) */
+  int as_value;     /* uses other than as a direct callee (pass 1) */
+  int depth;        /* function nesting depth of the declaration */
   int is_func;      /* declared by `local function` */
   alias_kind alias;
   orion_sub sub;    /* ALIAS_SUB */
@@ -172,6 +175,15 @@ typedef struct actx {
   int *scope;      /* stack of var indices */
   int nscope, capscope;
   int *pass1_assigned; /* per var index, from pass 1 */
+  int *pass1_as_value;
+  int floor;       /* vars declared below this depth are seen from a
+                      closure that may run in another iteration: their
+                      key relations are unknown (-1: none) */
+  int owner;       /* the local an AST_FUNC being visited initialises */
+  int in_genfor;   /* visiting a generic for's explist */
+  int opaque;      /* an array-holding free name is reassigned */
+  char **assigned_free; /* free names the body assigns (pass 1) */
+  int nassigned_free;
   int npass1;
   int func_depth;  /* 0 in the body itself */
   freename *free;
@@ -194,8 +206,11 @@ static int new_var(actx *c, const char *name, var_kind kind, int dim) {
   v->kind = kind;
   v->dim = dim;
   v->alias = ALIAS_NONE;
-  if (c->pass == 2 && c->nvars < c->npass1)
+  v->depth = c->func_depth;
+  if (c->pass == 2 && c->nvars < c->npass1) {
     v->assigned = c->pass1_assigned[c->nvars];
+    v->as_value = c->pass1_as_value[c->nvars];
+  }
   c->scope[c->nscope++] = c->nvars;
   return c->nvars++;
 }
@@ -257,7 +272,8 @@ static freename *resolve_free(actx *c, const char *name) {
     f->array = plan_array_for(c, &f->b.arr, f->b.kind == ORION_BIND_ARRAY
                                                 ? name
                                                 : f->b.arr.name);
-  if (f->b.kind == ORION_BIND_FUNC && f->b.nreach > 0) {
+  if ((f->b.kind == ORION_BIND_FUNC || f->b.kind == ORION_BIND_VALUE) &&
+      f->b.nreach > 0) {
     f->reach = orion_malloc(sizeof *f->reach * (size_t)f->b.nreach);
     if (f->reach == NULL) {
       c->oom = 1;
@@ -267,9 +283,25 @@ static freename *resolve_free(actx *c, const char *name) {
     }
   }
   f->b.reach = f->reach;
+  if (f->reach == NULL)
+    f->b.nreach = 0;
   if (f->b.kind == ORION_BIND_BUILTIN && f->b.builtin != NULL)
     f->b.builtin = NULL; /* not owned; identify builtins by name below */
   return f;
+}
+
+static int free_assigned(const actx *c, const char *name) {
+  int i;
+  for (i = 0; i < c->nassigned_free; i++)
+    if (strcmp(c->assigned_free[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+/* A local declared outside the closure being visited when that closure
+ * may run in another iteration (see visit_func). */
+static int outer_var(const actx *c, const var *x) {
+  return c->floor >= 0 && x->depth < c->floor;
 }
 
 /* ======================================================================
@@ -315,7 +347,7 @@ static orion_sub classify(actx *c, const ast_node *e) {
     int vi = lookup_var(c, e->str);
     if (vi >= 0) {
       const var *x = &c->vars[vi];
-      if (x->assigned)
+      if (x->assigned || outer_var(c, x))
         return sub_unknown();
       if (x->kind == VAR_KEY) {
         s.kind = SUB_KEY;
@@ -328,6 +360,8 @@ static orion_sub classify(actx *c, const ast_node *e) {
       return sub_unknown();
     } else {
       freename *f = resolve_free(c, e->str);
+      if (free_assigned(c, e->str))
+        return sub_unknown(); /* the executor's copy changes */
       if (f != NULL && f->b.kind == ORION_BIND_NUMBER) {
         if (f->b.is_int)
           return sub_const(f->b.ival);
@@ -449,31 +483,65 @@ static void add_rw(actx *c, const aref *r, const ast_node *at, const char *why,
   add_access(c, r, ACC_WRITE, at, why, all_unknown);
 }
 
+static void add_rw(actx *c, const aref *r, const ast_node *at, const char *why,
+                   int all_unknown);
+
+/* A free name whose value reaches arrays (a helper function, or a table
+ * holding arrays or such functions): every reference to it may touch them
+ * anywhere, so each reference counts as an unknown read and write. */
+static void touch_reach(actx *c, freename *f, const ast_node *at) {
+  int i;
+  char why[160];
+  if (c->pass != 2)
+    return;
+  snprintf(why, sizeof why, f->b.kind == ORION_BIND_FUNC
+                                ? "reached by helper %s"
+                                : "reached through %s",
+           f->name);
+  for (i = 0; i < f->b.nreach; i++) {
+    aref r;
+    memset(&r, 0, sizeof r);
+    r.array = plan_array_for(c, &f->b.reach[i].arr, f->b.reach[i].arr.name);
+    r.buffered = f->b.reach[i].buffer;
+    add_rw(c, &r, at, why, 1);
+  }
+}
+
 /* Resolves the base of an index chain: a name bound to an array or buffer,
- * or a slice alias.  Returns 1 and fills r when e refers to array data. */
+ * or a slice alias.  Returns 1 and fills r when e refers to array data.
+ * Any other name reference is noted (pass 1: a local used as a value;
+ * pass 2: the arrays a free name reaches). */
 static int array_base(actx *c, const ast_node *e, aref *r) {
+  int vi;
   memset(r, 0, sizeof *r);
   r->array = -1;
   if (e->kind == AST_PAREN)
     return array_base(c, e->a, r);
   if (e->kind != AST_NAME)
     return 0;
-  {
-    int vi = lookup_var(c, e->str);
-    if (vi >= 0) {
-      const var *x = &c->vars[vi];
-      if (x->alias != ALIAS_SLICE || x->assigned)
-        return 0;
-      r->array = x->array;
-      r->buffered = x->buffered;
-      r->nsub = x->nsub;
-      memcpy(r->subs, x->subs, sizeof r->subs);
-      return 1;
-    }
-  }
-  {
+  vi = lookup_var(c, e->str);
+  if (vi >= 0) {
+    var *x = &c->vars[vi];
+    int i;
+    if (c->pass == 1)
+      x->as_value++;
+    if (x->alias != ALIAS_SLICE || x->assigned)
+      return 0;
+    r->array = x->array;
+    r->buffered = x->buffered;
+    r->nsub = x->nsub;
+    memcpy(r->subs, x->subs, sizeof r->subs);
+    if (outer_var(c, x))
+      for (i = 0; i < ORION_MAX_DIMS; i++)
+        r->subs[i] = sub_unknown();
+    return 1;
+  } else {
     freename *f = resolve_free(c, e->str);
-    if (f == NULL || f->array < 0)
+    if (f == NULL)
+      return 0;
+    if (f->b.nreach > 0)
+      touch_reach(c, f, e);
+    if (f->array < 0)
       return 0;
     r->array = f->array;
     r->buffered = f->b.kind == ORION_BIND_BUFFER;
@@ -510,20 +578,29 @@ static int ndims_of(const actx *c, const aref *r) {
   return c->plan->arrays[r->array].info.ndims;
 }
 
-/* Known pure builtins: they read a slice they are given, never write it. */
-static int pure_builtin(const char *name) {
+/* How a builtin treats a slice it is given: 0 only reads it; 1 may return
+ * it (its result then flows on: assert, select, ipairs, ...), so it counts
+ * as read and written where the result goes; 2 may store or write it
+ * (table.insert, rawset, unknown builtins). */
+static int builtin_effect(const actx *c, const char *name) {
   static const char *const pure[] = {
-      "print", "type", "tostring", "tonumber", "select", "ipairs", "pairs",
-      "rawlen", "rawget", "rawequal", "assert", "error", "next",
-      "table.unpack", "table.concat", "string.format", "string.rep",
+      "print", "type", "tostring", "tonumber", "rawlen", "rawequal", "error",
+      "table.concat", "table.unpack", "string.format", "string.rep",
       "string.len", "utf8.char", NULL};
+  static const char *const through[] = {"assert", "select", "ipairs",
+                                        "pairs", "next", "rawget", NULL};
   int i;
   if (strncmp(name, "math.", 5) == 0)
-    return 1;
+    return 0;
   for (i = 0; pure[i] != NULL; i++)
     if (strcmp(name, pure[i]) == 0)
-      return 1;
-  return 0;
+      return 0;
+  for (i = 0; through[i] != NULL; i++)
+    if (strcmp(name, through[i]) == 0)
+      /* In a generic for's explist the iterator's results feed the loop
+       * machinery, and the loop variables hold elements. */
+      return c->in_genfor && i >= 2 && i <= 4 ? 0 : 1;
+  return 2;
 }
 
 /* The name of a builtin callee (print, math.sqrt), or NULL. */
@@ -604,40 +681,45 @@ static void visit_call(actx *c, const ast_node *e) {
   }
   bname = builtin_name(c, e->a, name, sizeof name);
   if (bname != NULL) {
-    visit_call_args(c, &e->list, bname, pure_builtin(bname));
+    int eff = builtin_effect(c, bname);
+    int i, saved = c->in_genfor;
+    char why[200];
+    snprintf(why, sizeof why, "passed to %s", bname);
+    c->in_genfor = 0;
+    for (i = 0; i < e->list.n; i++)
+      escape_value(c, e->list.v[i], why, eff < 2, eff == 0);
+    c->in_genfor = saved;
     return;
   }
   callee_text(e->a, text, sizeof text);
-  /* A helper bound at launch: the arrays it reaches are touched with
-   * subscripts the analysis cannot see. */
-  if (e->a->kind == AST_NAME && lookup_var(c, e->a->str) < 0) {
-    freename *f = resolve_free(c, e->a->str);
-    if (f != NULL && f->b.kind == ORION_BIND_FUNC) {
-      int i;
-      char why[160];
-      snprintf(why, sizeof why, "reached by helper %s", e->a->str);
-      for (i = 0; i < f->b.nreach; i++) {
-        aref r;
-        memset(&r, 0, sizeof r);
-        r.array = plan_array_for(c, &f->b.reach[i].arr,
-                                 f->b.reach[i].arr.name);
-        r.buffered = f->b.reach[i].buffer;
-        add_rw(c, &r, e, why, 1);
-      }
-    }
+  if (e->a->kind == AST_NAME && lookup_var(c, e->a->str) >= 0) {
+    /* A direct call of a local function is not a use of it as a value. */
+  } else {
+    escape_value(c, e->a, "called", 0, 0);
   }
-  escape_value(c, e->a, "called", 0, 0);
   visit_call_args(c, &e->list, text, 0);
 }
 
+/* A function defined inside the body runs in this iteration when it is a
+ * local that is only ever called directly; any other closure (passed,
+ * stored, returned, reassigned) may run in another iteration, where the
+ * keys and slices it captured do not match that iteration's: inside it,
+ * every local of the enclosing functions counts as unknown. */
 static void visit_func(actx *c, const ast_node *f) {
-  int saved = c->nscope, i;
+  int saved = c->nscope, saved_floor = c->floor, i, owner = c->owner;
+  int precise = 0;
+  c->owner = -1;
+  if (owner >= 0 && owner < c->npass1 && c->pass == 2)
+    precise = c->pass1_assigned[owner] == 0 && c->pass1_as_value[owner] == 0;
   c->func_depth++;
+  if (!precise)
+    c->floor = c->func_depth; /* the innermost such closure counts */
   for (i = 0; i < f->params.n; i++)
     new_var(c, f->params.v[i]->str, VAR_LOCAL, -1);
   visit_block(c, f->a);
   c->nscope = saved;
   c->func_depth--;
+  c->floor = saved_floor;
 }
 
 static void visit_expr(actx *c, const ast_node *e) {
@@ -673,9 +755,16 @@ static void visit_expr(actx *c, const ast_node *e) {
     break;
   case AST_BINOP:
   case AST_UNOP:
-    escape_value(c, e->a, "operand", 1, 1);
-    if (e->kind == AST_BINOP)
-      escape_value(c, e->b, "operand", 1, 1);
+    {
+      /* `and` / `or` give one of their operands back: array data flows
+       * on.  Other operators only read. */
+      int flows = e->kind == AST_BINOP && (e->op == OP_AND || e->op == OP_OR);
+      escape_value(c, e->a, flows ? "an and/or operand" : "operand", 1,
+                   !flows);
+      if (e->kind == AST_BINOP)
+        escape_value(c, e->b, flows ? "an and/or operand" : "operand", 1,
+                     !flows);
+    }
     break;
   case AST_PAREN:
     visit_expr(c, e->a);
@@ -733,6 +822,9 @@ static void visit_local(actx *c, const ast_node *s) {
     if (i < 16 && al[i].alias == ALIAS_SLICE) {
       aref r;
       index_chain(c, e, &r); /* a followed alias: visit the subscripts */
+    } else if (e->kind == AST_FUNC && i < n) {
+      c->owner = first + i; /* declared next, visible only after */
+      visit_func(c, e);
     } else {
       /* Array data held in a local that is not followed escapes. */
       escape_value(c, e, "held in a local", 1, 0);
@@ -760,6 +852,27 @@ static void visit_assign_target(actx *c, const ast_node *t) {
     int vi = lookup_var(c, t->str);
     if (vi >= 0 && c->pass == 1)
       c->vars[vi].assigned++;
+    if (vi < 0 && c->pass == 1 && !free_assigned(c, t->str)) {
+      char **v = orion_realloc(c->assigned_free,
+                               sizeof *v * (size_t)(c->nassigned_free + 1));
+      char *dup = orion_strdup(t->str);
+      if (v == NULL || dup == NULL) {
+        orion_free(dup);
+        if (v != NULL)
+          c->assigned_free = v;
+        c->oom = 1;
+        return;
+      }
+      c->assigned_free = v;
+      c->assigned_free[c->nassigned_free++] = dup;
+    }
+    if (vi < 0 && c->pass == 2) {
+      /* Reassigning a name that held array data: its accesses may go to
+       * any array the body can reach. */
+      freename *f = resolve_free(c, t->str);
+      if (f != NULL && (f->array >= 0 || f->b.nreach > 0))
+        c->opaque = 1;
+    }
     return;
   }
   if (t->kind == AST_INDEX) {
@@ -780,8 +893,10 @@ static void visit_stat(actx *c, const ast_node *s) {
     visit_local(c, s);
     break;
   case AST_LOCALFUNC:
-    new_var(c, s->a->str, VAR_LOCAL, -1);
+    if (new_var(c, s->a->str, VAR_LOCAL, -1) < 0)
+      break;
     c->vars[c->nvars - 1].is_func = 1;
+    c->owner = c->nvars - 1;
     visit_func(c, s->b);
     break;
   case AST_FUNCSTAT:
@@ -834,8 +949,11 @@ static void visit_stat(actx *c, const ast_node *s) {
     c->nscope = saved;
     break;
   case AST_GENFOR:
-    for (i = 0; i < s->list2.n; i++)
+    for (i = 0; i < s->list2.n; i++) {
+      c->in_genfor = 1;
       escape_value(c, s->list2.v[i], "iterated", 1, 1);
+      c->in_genfor = 0;
+    }
     saved = c->nscope;
     for (i = 0; i < s->list.n; i++)
       new_var(c, s->list.v[i]->str, VAR_LOCAL, -1);
@@ -882,6 +1000,9 @@ static void run_pass(actx *c, int pass) {
   c->nvars = 0;
   c->nscope = 0;
   c->func_depth = 0;
+  c->floor = -1;
+  c->owner = -1;
+  c->in_genfor = 0;
   for (i = 0; i < f->params.n; i++) {
     var_kind k = i < n ? VAR_KEY : i == n ? VAR_VALUE : VAR_LOCAL;
     new_var(c, f->params.v[i]->str, k, i < n ? i : -1);
@@ -900,6 +1021,17 @@ static void run_pass(actx *c, int pass) {
     add_access(c, &r, ACC_READ, f->params.v[n], "the element value", 0);
   }
   visit_block(c, f->a);
+  if (pass == 2 && c->opaque) {
+    /* A name that held array data was reassigned: accesses through it
+     * may touch any array, anywhere. */
+    int a, na = c->plan->narrays;
+    for (a = 0; a < na; a++) {
+      aref r;
+      memset(&r, 0, sizeof r);
+      r.array = a;
+      add_rw(c, &r, f, "a reassigned array name may refer to it", 1);
+    }
+  }
 }
 
 /* ======================================================================
@@ -1576,6 +1708,12 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
   else
     for (i = 0; i < c.nvars; i++)
       c.pass1_assigned[i] = c.vars[i].assigned;
+  c.pass1_as_value = orion_malloc(sizeof(int) * (size_t)(c.nvars + 1));
+  if (c.pass1_as_value == NULL)
+    c.oom = 1;
+  else
+    for (i = 0; i < c.nvars; i++)
+      c.pass1_as_value[i] = c.vars[i].as_value;
   if (!c.oom)
     run_pass(&c, 2);
   rc = c.oom ? ORION_ENOMEM : build_vectors(&c);
@@ -1593,6 +1731,10 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
   orion_free(c.vars);
   orion_free(c.scope);
   orion_free(c.pass1_assigned);
+  orion_free(c.pass1_as_value);
+  for (i = 0; i < c.nassigned_free; i++)
+    orion_free(c.assigned_free[i]);
+  orion_free(c.assigned_free);
   orion_ast_free(ast);
   if (rc != 0) {
     orion_plan_free(plan);

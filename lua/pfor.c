@@ -246,16 +246,27 @@ static void helper_reach(rctx *r, int idx, const char *fname,
   orion_buf blob;
   orion_capture_info info;
   char msg[256];
-  int i, n, base;
+  int i, n, base, rc, top = lua_gettop(L);
   char label[160];
+  idx = lua_absindex(L, idx);
+  /* A closure that captures the value lets the capture codec walk it:
+   * tables (their arrays, and the functions in them) as well as
+   * functions. */
+  if (luaL_loadstring(L, "local v; return function() return v end") != 0 ||
+      lua_pcall(L, 0, 1, 0) != 0) {
+    lua_settop(L, top);
+    return;
+  }
+  lua_pushvalue(L, idx);
+  lua_setupvalue(L, -2, 1);
   orion_buf_init(&blob);
   memset(&info, 0, sizeof info);
-  if (orion_capture_encode(L, idx, classify, NULL, &blob, &info, msg,
-                           sizeof msg) != 0) {
-    orion_buf_free(&blob);
-    return; /* parallel_for reports it when capturing the body */
-  }
+  rc = orion_capture_encode(L, lua_gettop(L), classify, NULL, &blob, &info,
+                            msg, sizeof msg);
   orion_buf_free(&blob);
+  lua_settop(L, top);
+  if (rc != 0)
+    return; /* parallel_for reports it when capturing the body */
   n = info.narrays + info.nbuffers;
   base = r->nreach;
   if (n > 0) {
@@ -361,6 +372,8 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
     for (i = 0; std[i] != NULL; i++)
       if (strcmp(name, std[i]) == 0 && is_std_table(L, -1, name))
         b->kind = ORION_BIND_BUILTIN;
+    if (b->kind == ORION_BIND_VALUE)
+      helper_reach(r, lua_gettop(L), name, b); /* arrays held in it */
     break;
   }
   default:
@@ -516,12 +529,14 @@ static void push_plan_text(lua_State *L, const analysis *a) {
 
 static const char *const pfor_opts[] = {
     "ordered", "histogram", "schedule", "tier", "partitions",
-    "concurrent_order", "name", NULL};
+    "concurrent_order", "name", "seed", NULL};
 
 typedef struct pfor_opts_t {
   int ordered, hist, reverse;
   const char *tier, *sched, *name;
   int64_t parts[2];
+  int has_seed;
+  lua_Integer seed;
 } pfor_opts_t;
 
 static void read_opts(lua_State *L, pfor_opts_t *o) {
@@ -538,6 +553,11 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
                o->tier);
   o->sched = orion__opt_string(L, 3, "schedule", NULL);
   o->name = orion__opt_string(L, 3, "name", NULL);
+  o->has_seed = !lua_isnoneornil(L, 3) &&
+                lua_getfield(L, 3, "seed") != LUA_TNIL;
+  if (!lua_isnoneornil(L, 3))
+    lua_pop(L, 1);
+  o->seed = orion__opt_int(L, 3, "seed", 0);
   co = orion__opt_string(L, 3, "concurrent_order", "forward");
   if (strcmp(co, "forward") != 0 && strcmp(co, "reverse") != 0)
     luaL_error(L, "parallel_for: concurrent_order must be \"forward\" or "
@@ -820,8 +840,11 @@ static int l_parallel_for(lua_State *L) {
   }
   orion_error_clear(&err);
   rc = bind_loop(L, s->ex, &l, it, &err);
+  /* opts.seed pins math.random: streams from (seed, block) alone, the same
+   * for every call; otherwise (script seed, loop number, block). */
   if (rc == 0)
-    rc = orion_exec_load(s->ex, loop_id, blob.data, blob.len, &err);
+    rc = orion_exec_load(s->ex, o.has_seed ? 0 : loop_id, blob.data,
+                         blob.len, &err);
   orion_buf_free(&blob);
   if (rc != 0) {
     unbind_all(s->ex, &l);
@@ -840,8 +863,9 @@ static int l_parallel_for(lua_State *L) {
       /* math.random is seeded per (loop, block); a dense block made of
        * several segments gets one stream per segment. */
       int64_t seed_block = b + (sg - it->bs.first[b]) * (int64_t)nblocks;
-      rc = orion_exec_run(s->ex, it->id, seg->lo, seg->hi, s->seed,
-                          seed_block, &err);
+      rc = orion_exec_run(s->ex, it->id, seg->lo, seg->hi,
+                          o.has_seed ? (uint64_t)o.seed : s->seed, seed_block,
+                          &err);
       done += seg->hi - seg->lo;
     }
     if (rc == 0)

@@ -86,11 +86,9 @@ end
 -- One Gibbs step per token.  The totals are read from NT as of the start
 -- of the loop (flush = "loop") and changed only through TB.
 --
--- math.random is reseeded per token from its keys: the executor seeds it
--- per (script seed, loop number, block), and the harness's forward and
--- reverse runs are different loops (numbers), so the per-block stream
--- alone would make the two runs draw different topics (see
--- pending_lda_random.lua).
+-- math.random is reseeded per token from its keys here, so the draws do not
+-- even depend on the block; lda_random.lua checks the plain per-block
+-- stream (pinned by parallel_for's seed option).
 local function gibbs(d, w, o, z)
   math.randomseed(d * 100003 + w * 1009 + o)
   local dd, ww = DT[d], WT[w]

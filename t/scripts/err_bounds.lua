@@ -10,7 +10,8 @@ if arg[1] == "field" then
     if i == 1 and j == 2 then
       return model.W[i][j * 4] -- @indexfield
     end
-  end)
+  end, {schedule = "serial"}) -- an array in a table is an unknown access
+
 elseif arg[1] == "dim2" then
   orion.parallel_for(A, function(i, j, v) -- @pfor2
     if i == 2 and j == 3 then

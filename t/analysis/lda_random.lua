@@ -1,14 +1,6 @@
--- PENDING (harness / runtime, not the analysis): lda_gibbs of lda.lua with
--- plain math.random, as a real script would write it.  The plan is right
--- (2d, docs on space, words on time), but the equivalence check cannot
--- pass: the executor seeds math.random per (script seed, loop number,
--- block) (lua/exec.c orion_exec_run, docs/lua-api.md "Randomness"), and
--- the loop number grows with every parallel_for call, so the harness's
--- forward and reverse runs of one partitioning are different loops and
--- draw different numbers, even with partitions {1} (one block).  Nothing
--- in golden.lua can pin the loop number (parallel_for has no option for
--- it), so any body that uses math.random fails the forward/reverse
--- comparison.  lda.lua works around it by reseeding per token.
+-- The LDA Gibbs step with plain math.random, as a real script writes it.
+-- parallel_for's `seed` option (golden.lua passes one) pins math.random to
+-- (seed, block), so the forward and reverse runs draw the same numbers.
 local orion = require "orion"
 local G = dofile((os.getenv("ORION_SRCDIR") or ".") .. "/t/analysis/golden.lua")
 
