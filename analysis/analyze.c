@@ -1196,6 +1196,12 @@ static int64_t place(const orion_plan *p, const cand *k, int array,
     *where = PLACE_ITERATED;
     return 0;
   }
+  /* The target of a buffer lives on the servers that apply its updates,
+   * even when it is also read (through a cache). */
+  if (pa->writes == 0 && pa->buffered > 0) {
+    *where = PLACE_SERVER_BUF;
+    return b * P;
+  }
   if (pa->reads + pa->writes == 0) {
     *where = PLACE_SERVER_BUF;
     return b * P;

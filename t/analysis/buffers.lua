@@ -33,8 +33,9 @@ G.check {
 }
 
 -- "replace" with a flush every 3 elements, and a direct read of the
--- target at the iteration's own key: no dependence, and the target
--- follows key 1 in its only non-buffered access (local).
+-- target at the iteration's own key: no dependence; the target of a buffer
+-- is held by the servers that apply its updates, even though its one direct
+-- read follows key 1.
 local U = orion.zeros { n, type = "i64" }
 local UB = orion.buffer(U, { apply = "replace", flush = 3 })
 local function replace_own(i, v)
@@ -43,7 +44,7 @@ end
 
 G.check {
   name = "buffer_replace_own_key_none", iter = A, iname = "A", body = replace_own,
-  expect = { schedule = "none", space = 1, vectors = {}, place = { U = "local" } },
+  expect = { schedule = "none", space = 1, vectors = {}, place = { U = "server (buffered)" } },
   reset = function() resetA(); G.fill(U, function(i) return i * 3 end) end,
   state = function() return { G.snap(A), G.snap(U) } end,
   verify = function(got)
@@ -104,7 +105,7 @@ end
 
 G.check {
   name = "buffer_mixed_direct_reads_none", iter = A2, iname = "A2", body = spread,
-  expect = { schedule = "none", space = 1, vectors = {}, place = { Acc2 = "local" } },
+  expect = { schedule = "none", space = 1, vectors = {}, place = { Acc2 = "server (buffered)" } },
   reset = function()
     G.fill(A2, function(i, j) return (i * 7 + j * 3) % 19 + 1 end)
     G.fill(Acc2, function(i, j) return i + j end)
