@@ -473,9 +473,9 @@ static void analyse(lua_State *L, darray *it, int ordered, int nparts,
     in.body.len = srclen;
   } else if (ar.source[0] == '=' || ar.source[0] == '\x1b') {
     luaL_error(L, "parallel_for: the body's source is not available (%s: "
-                  "loaded from bytecode or a stream); the dependence "
-                  "analysis needs it (pass schedule = \"serial\" to run "
-                  "without analysis)",
+                  "Lua keeps no source for bytecode, streams or chunks "
+                  "named with '='); the dependence analysis needs it (pass "
+                  "schedule = \"serial\" to run without analysis)",
                ar.short_src);
   } else {
     in.body.src = ar.source;
