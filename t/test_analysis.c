@@ -371,8 +371,10 @@ Test(analysis, golden_corpus, .timeout = 600) {
     r = tu_run_argv(argv, 120);
     cr_expect_eq(r.status, 0, "%s failed (exit %d):\n%s\n%s", e->d_name,
                  r.status, r.out, r.err);
-    cr_expect_eq(count_ok(r.out), want, "%s: %d checks passed of %d:\n%s",
-                 e->d_name, count_ok(r.out), want, r.out);
+    /* A failing check raises (exit 1); a check inside a loop runs more
+     * than once, so at least one pass per G.check line. */
+    cr_expect_geq(count_ok(r.out), want, "%s: %d checks passed of %d:\n%s",
+                  e->d_name, count_ok(r.out), want, r.out);
     checks += count_ok(r.out);
     files++;
     tu_run_free(&r);

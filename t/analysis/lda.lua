@@ -86,11 +86,13 @@ end
 -- One Gibbs step per token.  The totals are read from NT as of the start
 -- of the loop (flush = "loop") and changed only through TB.
 --
--- math.random is reseeded per token from its keys here, so the draws do not
--- even depend on the block; lda_random.lua checks the plain per-block
--- stream (pinned by parallel_for's seed option).
-local function gibbs(d, w, o, z)
-  math.randomseed(d * 100003 + w * 1009 + o)
+-- With reseed, math.random is reseeded per token from its keys, so the
+-- draws do not even depend on the block; without, the body uses the plain
+-- per-block stream as a real script would (golden.lua passes parallel_for a
+-- fixed seed, so forward and reverse runs draw the same numbers).
+local function make_gibbs(reseed)
+  return function(d, w, o, z)
+  if reseed then math.randomseed(d * 100003 + w * 1009 + o) end
   local dd, ww = DT[d], WT[w]
   dd[z] = dd[z] - 1
   ww[z] = ww[z] - 1
@@ -112,16 +114,20 @@ local function gibbs(d, w, o, z)
   ww[nz] = ww[nz] + 1
   TB[nz] = TB[nz] + 1
   return nz
+  end
 end
 
+for _, reseed in ipairs({ true, false }) do
 G.check {
-  name = "lda_gibbs", iter = TOK, iname = "TOK", body = gibbs,
+  name = reseed and "lda_gibbs" or "lda_gibbs_math_random", iter = TOK, iname = "TOK",
+  body = make_gibbs(reseed),
   expect = { schedule = "2d", space = 1, time = 2,
              vectors = { "(0, NONNEG, ANY)", "(NONNEG, 0, ANY)" },
              place = { TOK = "iterated", DT = "local", WT = "rotating",
                        ["target of TB"] = "server (buffered)" } },
   reset = reset, state = state, verify = verify,
 }
+end
 
 -- The log-likelihood of the assignments: reads only.
 local ll = orion.accumulator("sum", 0)
