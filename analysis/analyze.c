@@ -143,7 +143,6 @@ typedef struct var {
   int assigned;     /* assignments after the declaration (pass 1) */
   int as_value;     /* uses other than as a direct callee (pass 1) */
   int depth;        /* function nesting depth of the declaration */
-  int is_func;      /* declared by `local function` */
   alias_kind alias;
   orion_sub sub;    /* ALIAS_SUB */
   int array;        /* ALIAS_SLICE: plan array */
@@ -152,15 +151,10 @@ typedef struct var {
   orion_sub subs[ORION_MAX_DIMS];
 } var;
 
-typedef struct scope_entry {
-  int var; /* index into vars */
-} scope_entry;
-
 /* A free name's binding, cached. */
 typedef struct freename {
   char *name;
   orion_binding b;
-  int found;
   int array;       /* plan array for ARRAY / BUFFER */
   orion_reach *reach; /* owned copy */
 } freename;
@@ -264,9 +258,7 @@ static freename *resolve_free(actx *c, const char *name) {
     return NULL;
   }
   c->nfree++;
-  f->found = c->in->resolve != NULL &&
-             c->in->resolve(c->in->ud, name, &f->b) == 0;
-  if (!f->found)
+  if (c->in->resolve == NULL || c->in->resolve(c->in->ud, name, &f->b) != 0)
     f->b.kind = ORION_BIND_NONE;
   if (f->b.kind == ORION_BIND_ARRAY || f->b.kind == ORION_BIND_BUFFER)
     f->array = plan_array_for(c, &f->b.arr, f->b.kind == ORION_BIND_ARRAY
@@ -285,8 +277,6 @@ static freename *resolve_free(actx *c, const char *name) {
   f->b.reach = f->reach;
   if (f->reach == NULL)
     f->b.nreach = 0;
-  if (f->b.kind == ORION_BIND_BUILTIN && f->b.builtin != NULL)
-    f->b.builtin = NULL; /* not owned; identify builtins by name below */
   return f;
 }
 
@@ -546,6 +536,19 @@ static int array_base(actx *c, const ast_node *e, aref *r) {
     r->array = f->array;
     r->buffered = f->b.kind == ORION_BIND_BUFFER;
     return 1;
+  }
+}
+
+/* The iterated element of this iteration: the iterated array (plan array
+ * 0) at every loop key. */
+static void element_ref(const actx *c, aref *r) {
+  int d;
+  memset(r, 0, sizeof *r);
+  r->array = 0;
+  r->nsub = c->plan->ndims;
+  for (d = 0; d < r->nsub; d++) {
+    r->subs[d].kind = SUB_KEY;
+    r->subs[d].dim = d;
   }
 }
 
@@ -895,7 +898,6 @@ static void visit_stat(actx *c, const ast_node *s) {
   case AST_LOCALFUNC:
     if (new_var(c, s->a->str, VAR_LOCAL, -1) < 0)
       break;
-    c->vars[c->nvars - 1].is_func = 1;
     c->owner = c->nvars - 1;
     visit_func(c, s->b);
     break;
@@ -967,15 +969,7 @@ static void visit_stat(actx *c, const ast_node *s) {
         !(s->list.n == 1 && s->list.v[0]->kind == AST_NIL)) {
       /* The body's return value replaces the iterated element. */
       aref r;
-      int d;
-      memset(&r, 0, sizeof r);
-      r.array = 0;
-      r.nsub = c->plan->ndims;
-      for (d = 0; d < r.nsub; d++) {
-        r.subs[d].kind = SUB_KEY;
-        r.subs[d].dim = d;
-        r.subs[d].c = 0;
-      }
+      element_ref(c, &r);
       add_access(c, &r, ACC_WRITE, s, "returned value replaces the element",
                  0);
     }
@@ -1010,14 +1004,7 @@ static void run_pass(actx *c, int pass) {
   if (pass == 2 && f->params.n > n) {
     /* The value parameter is the element: a read of it at its keys. */
     aref r;
-    int d;
-    memset(&r, 0, sizeof r);
-    r.array = 0;
-    r.nsub = n;
-    for (d = 0; d < n; d++) {
-      r.subs[d].kind = SUB_KEY;
-      r.subs[d].dim = d;
-    }
+    element_ref(c, &r);
     add_access(c, &r, ACC_READ, f->params.v[n], "the element value", 0);
   }
   visit_block(c, f->a);
@@ -1770,7 +1757,6 @@ void orion_plan_free(orion_plan *p) {
   orion_free(p->reasons);
   for (i = 0; i < ORION_MAX_DIMS; i++)
     orion_free(p->keynames[i]);
-  orion_free(p->tier_note);
   orion_free(p->chunkname);
   memset(p, 0, sizeof *p);
 }
@@ -1884,6 +1870,4 @@ void orion_plan_text(const orion_plan *p, orion_buf *out) {
     put(out, "%s\n", p->notes[i]);
   for (i = 0; i < p->nreasons; i++)
     put(out, "reason: %s\n", p->reasons[i]);
-  if (p->tier_note != NULL)
-    put(out, "tier: %s\n", p->tier_note);
 }

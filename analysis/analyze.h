@@ -53,7 +53,6 @@ typedef struct orion_binding {
   int is_int;           /* NUMBER */
   int64_t ival;
   double fval;
-  const char *builtin;  /* BUILTIN: "math", "math.sqrt", "print", ... */
   int nreach;           /* FUNC: arrays it reaches */
   orion_reach *reach;   /* owned by the resolver; valid during the call */
 } orion_binding;
@@ -171,7 +170,6 @@ typedef struct orion_plan {
   char **notes;        /* the other candidates and why not chosen */
   int nreasons;
   char **reasons;      /* rejected: the accesses that forbid parallelism */
-  char *tier_note;     /* reserved for the code generator */
   char *chunkname;     /* owned copy */
   int line;            /* the body's first line */
 } orion_plan;

@@ -47,41 +47,31 @@ int orion_partition(orion_array *a, int d0, int n0, const int64_t *bounds0,
   if (rc != 0)
     return rc;
   nb = (int64_t)n0 * n1;
-  out->start = orion_calloc((size_t)nb + 1, sizeof(int64_t));
-  if (out->start == NULL)
-    return orion_error_set(err, ORION_ENOMEM, "out of memory");
-  out->n0 = n0;
-  out->n1 = n1;
-  out->d0 = d0;
-  out->d1 = d1;
   if (!a->sparse) {
-    if (d0 != 0 || d1 >= 0) {
-      orion_blocks_free(out);
+    if (d0 != 0 || d1 >= 0)
       return orion_error_set(err, ORION_EINVAL,
                              "a dense array is partitioned by its first "
                              "dimension only");
-    }
+    out->start = orion_calloc((size_t)nb + 1, sizeof(int64_t));
+    if (out->start == NULL)
+      return orion_error_set(err, ORION_ENOMEM, "out of memory");
     for (b = 0; b <= n0; b++)
       out->start[b] = bounds0[b] * a->strides[0];
-    return 0;
+  } else {
+    bid = orion_malloc(sizeof *bid * (size_t)(a->nnz ? a->nnz : 1));
+    if (bid == NULL)
+      return orion_error_set(err, ORION_ENOMEM, "out of memory partitioning");
+    for (e = 0; e < a->nnz; e++) {
+      const int64_t *k = a->keys + e * a->ndims;
+      int p = part_of(bounds0, n0, k[d0]);
+      int q = d1 >= 0 ? part_of(bounds1, n1, k[d1]) : 0;
+      bid[e] = p * n1 + q;
+    }
+    rc = orion_partition_by_id(a, (int)nb, bid, out, err);
+    orion_free(bid);
+    if (rc != 0)
+      return rc;
   }
-  bid = orion_malloc(sizeof *bid * (size_t)(a->nnz ? a->nnz : 1));
-  if (bid == NULL) {
-    orion_blocks_free(out);
-    return orion_error_set(err, ORION_ENOMEM, "out of memory partitioning");
-  }
-  for (e = 0; e < a->nnz; e++) {
-    const int64_t *k = a->keys + e * a->ndims;
-    int p = part_of(bounds0, n0, k[d0]);
-    int q = d1 >= 0 ? part_of(bounds1, n1, k[d1]) : 0;
-    bid[e] = p * n1 + q;
-  }
-  orion_free(out->start);
-  out->start = NULL;
-  rc = orion_partition_by_id(a, (int)nb, bid, out, err);
-  orion_free(bid);
-  if (rc != 0)
-    return rc;
   out->n0 = n0;
   out->n1 = n1;
   out->d0 = d0;

@@ -725,6 +725,15 @@ static void explain_print(lua_State *L, const analysis *a) {
   lua_pop(L, 1);
 }
 
+/* What parallel_for returns in explain mode. */
+static void push_explained(lua_State *L, const char *sched) {
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, sched);
+  lua_setfield(L, -2, "schedule");
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "explained");
+}
+
 /* Raises the rejection with its reasons at the script line (freeing a). */
 static void raise_rejected(lua_State *L, analysis *a) {
   luaL_Buffer b;
@@ -757,7 +766,7 @@ static int l_parallel_for(lua_State *L) {
   orion_progress progress;
   char msg[768];
   const char *sname;
-  int serial, rc, i, nblocks, nclocks, *order, *clock;
+  int serial, rc, i, nblocks, nclocks, *order;
   int64_t loop_id, done = 0;
   double t0 = orion_now(), t_exec = 0;
 
@@ -770,11 +779,7 @@ static int l_parallel_for(lua_State *L) {
     analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, &a);
     if (s->explain) {
       explain_print(L, &a);
-      lua_createtable(L, 0, 2);
-      lua_pushstring(L, orion_sched_name(a.plan.sched));
-      lua_setfield(L, -2, "schedule");
-      lua_pushboolean(L, 1);
-      lua_setfield(L, -2, "explained");
+      push_explained(L, orion_sched_name(a.plan.sched));
       analysis_free(&a);
       return 1;
     }
@@ -784,6 +789,8 @@ static int l_parallel_for(lua_State *L) {
     printf("== parallel_for (schedule = \"serial\"): not analysed, runs in "
            "lexicographic order on one executor\n\n");
     fflush(stdout);
+    push_explained(L, "serial");
+    return 1;
   }
 
   /* Blocks and clocks from the plan. */
@@ -815,16 +822,10 @@ static int l_parallel_for(lua_State *L) {
   blocks_for(L, it, &spec);
   nblocks = it->bs.n0 * it->bs.n1;
   order = orion_malloc(sizeof *order * (size_t)nblocks);
-  clock = orion_malloc(sizeof *clock * (size_t)nblocks);
-  if (order == NULL || clock == NULL) {
-    orion_free(order);
-    orion_free(clock);
+  if (order == NULL)
     return luaL_error(L, "out of memory");
-  }
-  if (kind == ORION_ORDER_ROTATION && it->bs.n1 < it->bs.n0)
-    kind = ORION_ORDER_WAVEFRONT; /* fewer time parts than asked: stay safe */
   nclocks = orion_block_clocks(kind, it->bs.n0, it->bs.n1, o.reverse, order,
-                               clock);
+                               NULL);
 
   /* Capture and bind the body. */
   loop_id = ++s->next_loop_id;
@@ -835,7 +836,6 @@ static int l_parallel_for(lua_State *L) {
   if (rc != 0) {
     orion_buf_free(&blob);
     orion_free(order);
-    orion_free(clock);
     return luaL_error(L, "%s", msg);
   }
   orion_error_clear(&err);
@@ -849,7 +849,6 @@ static int l_parallel_for(lua_State *L) {
   if (rc != 0) {
     unbind_all(s->ex, &l);
     orion_free(order);
-    orion_free(clock);
     orion__raise(L, &err);
   }
 
@@ -877,7 +876,6 @@ static int l_parallel_for(lua_State *L) {
     rc = orion_exec_flush(s->ex, 1, &err);
   orion_progress_end(&progress);
   orion_free(order);
-  orion_free(clock);
   /* Fold the executor's partial sums into the driver's accumulators (also
    * after an error, so the partials do not leak into the next loop). */
   for (i = 0; i < l.info.naccs; i++) {

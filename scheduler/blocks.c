@@ -105,26 +105,17 @@ int orion_blockset_build(orion_array *a, const orion_block_spec *spec,
   }
   if (a->sparse) {
     orion_blocks blk;
-    /* Plain cuts reuse the counting sort of dsm/partition; skewed ones
-     * compute block ids here and sort by them. */
-    if (x0.skew == 0 && x1.skew == 0) {
-      rc = orion_partition(a, x0.dim, out->n0, x0.split.bounds,
-                           two ? x1.dim : -1, out->n1,
-                           two ? x1.split.bounds : NULL, &blk, err);
-      if (rc != 0)
-        goto done;
-    } else {
-      bid = orion_malloc(sizeof *bid * (size_t)(a->nnz ? a->nnz : 1));
-      if (bid == NULL) {
-        rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
-        goto done;
-      }
-      for (e = 0; e < a->nnz; e++)
-        bid[e] = block_of(out, &x0, &x1, a->keys + e * a->ndims);
-      rc = orion_partition_by_id(a, (int)nb, bid, &blk, err);
-      if (rc != 0)
-        goto done;
+    /* Reorder by block id (a stable counting sort): one segment per block. */
+    bid = orion_malloc(sizeof *bid * (size_t)(a->nnz ? a->nnz : 1));
+    if (bid == NULL) {
+      rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
+      goto done;
     }
+    for (e = 0; e < a->nnz; e++)
+      bid[e] = block_of(out, &x0, &x1, a->keys + e * a->ndims);
+    rc = orion_partition_by_id(a, (int)nb, bid, &blk, err);
+    if (rc != 0)
+      goto done;
     out->first = orion_malloc(sizeof *out->first * (size_t)(nb + 1));
     out->segs = orion_malloc(sizeof *out->segs * (size_t)(nb ? nb : 1));
     if (out->first == NULL || out->segs == NULL) {
@@ -212,41 +203,27 @@ done:
 
 int orion_block_clocks(orion_order_kind kind, int n0, int n1, int reverse,
                        int *order, int *clock) {
-  int i = 0, c, p, nclocks;
-  switch (kind) {
-  case ORION_ORDER_ROTATION:
-    nclocks = n1 > n0 ? n1 : n0;
-    break;
-  case ORION_ORDER_WAVEFRONT:
-    nclocks = n0 + n1 - 1;
-    break;
-  default:
-    nclocks = 1;
-  }
+  int i = 0, c, p, r, nclocks;
+  /* A rotation needs a time part per space part in every clock; with fewer
+   * time parts, the wavefront is the order that still keeps them apart. */
+  if (kind == ORION_ORDER_ROTATION && n1 < n0)
+    kind = ORION_ORDER_WAVEFRONT;
+  nclocks = kind == ORION_ORDER_ROTATION    ? n1
+            : kind == ORION_ORDER_WAVEFRONT ? n0 + n1 - 1
+                                            : 1;
   for (c = 0; c < nclocks; c++) {
     for (p = 0; p < n0; p++) {
-      int pp = reverse ? n0 - 1 - p : p, q;
-      if (kind == ORION_ORDER_ALL) {
-        int r;
-        for (r = 0; r < n1; r++) {
-          order[i] = pp * n1 + r;
-          clock[i++] = 0;
-        }
-        continue;
+      int pp = reverse ? n0 - 1 - p : p;
+      int q0 = kind == ORION_ORDER_ALL        ? 0
+               : kind == ORION_ORDER_ROTATION ? (pp + c) % n1
+                                              : c - pp;
+      int q1 = kind == ORION_ORDER_ALL ? n1 : q0 + 1; /* one per clock */
+      for (r = q0 < 0 ? 0 : q0; r < q1 && r < n1; r++) {
+        order[i] = pp * n1 + r;
+        if (clock != NULL)
+          clock[i] = c;
+        i++;
       }
-      if (kind == ORION_ORDER_ROTATION) {
-        /* With n0 > n1 a time part would be wanted by two space parts in
-         * one clock; the engine never asks for that. */
-        if (c >= n1)
-          continue;
-        q = (pp + c) % n1;
-      } else {
-        q = c - pp;
-        if (q < 0 || q >= n1)
-          continue;
-      }
-      order[i] = pp * n1 + q;
-      clock[i++] = c;
     }
   }
   return nclocks;

@@ -59,9 +59,11 @@ typedef enum orion_order_kind {
   ORION_ORDER_WAVEFRONT /* clock c runs (p, c - p) */
 } orion_order_kind;
 
-/* Fills order[0..n0*n1) with block ids clock by clock and clock[i] with the
- * clock of order[i]; blocks of one clock are listed by ascending p (or
- * descending when reverse).  Returns the number of clocks. */
+/* Fills order[0..n0*n1) with block ids clock by clock and, when clock is
+ * not NULL, clock[i] with the clock of order[i]; blocks of one clock are
+ * listed by ascending p (or descending when reverse).  A rotation with
+ * fewer time parts than space parts runs as a wavefront.  Returns the
+ * number of clocks. */
 int orion_block_clocks(orion_order_kind kind, int n0, int n1, int reverse,
                        int *order, int *clock);
 

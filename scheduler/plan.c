@@ -83,10 +83,3 @@ void orion_split_free(orion_split *s) {
   s->bounds = NULL;
   s->nparts = 0;
 }
-
-void orion_block_order_rotation(int n0, int n1, int *order) {
-  int t, p, n = 0;
-  for (t = 0; t < n1; t++)
-    for (p = 0; p < n0; p++)
-      order[n++] = p * n1 + (p + t) % n1;
-}

@@ -28,9 +28,4 @@ int orion_split_find(const orion_split *s, int64_t k);
 
 void orion_split_free(orion_split *s);
 
-/* The order in which the single-process engine runs the blocks of an
- * n0 x n1 grid: fills order[0..n0*n1-1] with block ids (p*n1 + q) clock by
- * clock of the 2-D rotation (clock t runs blocks (p, (p+t) mod n1)). */
-void orion_block_order_rotation(int n0, int n1, int *order);
-
 #endif

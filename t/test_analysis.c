@@ -515,6 +515,17 @@ Test(analysis, explain_returns_the_plan_and_runs_nothing) {
   HAS(r.out, "== parallel_for at ");
   HAS(r.out, "after\tnone\ttrue\t0.0");
   tu_run_free(&r);
+  /* A serial loop is not analysed, and does not run either. */
+  r = drive_script("local orion = require 'orion'\n"
+                   "local A = orion.zeros{4, 3}\n"
+                   "local st = orion.parallel_for(A, function(i, j) A[i][j] = "
+                   "7 end, {schedule = 'serial'})\n"
+                   "print('after', st.schedule, st.explained, A:get(1, 1))\n",
+                   "--explain");
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  HAS(r.out, "not analysed");
+  HAS(r.out, "after\tserial\ttrue\t0.0");
+  tu_run_free(&r);
 }
 
 Test(analysis, buffered_totals_run_two_dimensional) {

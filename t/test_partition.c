@@ -2,6 +2,7 @@
 #include "t/testutil.h"
 
 #include "dsm/partition.h"
+#include "scheduler/blocks.h"
 #include "scheduler/plan.h"
 #include "util/rng.h"
 
@@ -60,9 +61,10 @@ Test(plan, histogram_split_balances_skewed_keys) {
   orion_array_release(a);
 }
 
-Test(plan, rotation_order_visits_each_block_once) {
-  int order[12], seen[12] = {0};
-  orion_block_order_rotation(3, 4, order);
+Test(plan, rotation_clocks_visit_each_block_once_one_per_row_and_column) {
+  int order[12], clock[12], seen[12] = {0}, n;
+  n = orion_block_clocks(ORION_ORDER_ROTATION, 3, 4, 0, order, clock);
+  cr_assert_eq(n, 4);
   for (int i = 0; i < 12; i++)
     seen[order[i]]++;
   for (int b = 0; b < 12; b++)
@@ -71,6 +73,83 @@ Test(plan, rotation_order_visits_each_block_once) {
   cr_assert_eq(order[0], 0 * 4 + 0);
   cr_assert_eq(order[1], 1 * 4 + 1);
   cr_assert_eq(order[3], 0 * 4 + 1);
+  /* Blocks of one clock never share a space or a time part. */
+  for (int i = 0; i < 12; i++)
+    for (int j = i + 1; j < 12; j++)
+      if (clock[i] == clock[j]) {
+        cr_assert_neq(order[i] / 4, order[j] / 4);
+        cr_assert_neq(order[i] % 4, order[j] % 4);
+      }
+}
+
+Test(plan, wavefront_clocks_follow_both_predecessors) {
+  int order[6], clock[6], at[6];
+  int n = orion_block_clocks(ORION_ORDER_WAVEFRONT, 2, 3, 1, order, clock);
+  cr_assert_eq(n, 4);
+  for (int i = 0; i < 6; i++)
+    at[order[i]] = clock[i];
+  for (int p = 0; p < 2; p++)
+    for (int q = 0; q < 3; q++) {
+      cr_assert_eq(at[p * 3 + q], p + q);
+      if (p > 0)
+        cr_assert_lt(at[(p - 1) * 3 + q], at[p * 3 + q]);
+    }
+  /* reverse lists a clock's blocks by descending space part. */
+  cr_assert_eq(order[1], 1 * 3 + 0);
+  cr_assert_eq(order[2], 0 * 3 + 1);
+}
+
+Test(plan, rotation_with_fewer_time_parts_runs_as_a_wavefront) {
+  int order[6], clock[6], seen[6] = {0};
+  int n = orion_block_clocks(ORION_ORDER_ROTATION, 3, 2, 0, order, clock);
+  cr_assert_eq(n, 4);
+  for (int i = 0; i < 6; i++)
+    seen[order[i]]++;
+  for (int b = 0; b < 6; b++)
+    cr_assert_eq(seen[b], 1);
+  for (int i = 0; i < 6; i++)
+    for (int j = i + 1; j < 6; j++)
+      if (clock[i] == clock[j])
+        cr_assert_neq(order[i] % 2, order[j] % 2);
+}
+
+Test(blocks, dense_blocks_are_row_segments_in_key_order) {
+  int64_t dims[2] = {4, 6};
+  orion_array *a = orion_array_new_dense(2, dims, ORION_F64, NULL);
+  orion_block_spec s = {0, 1, 2, 3, -1, 0, 0, 0};
+  orion_blockset b;
+  cr_assert_eq(orion_blockset_build(a, &s, &b, NULL), 0);
+  cr_assert_eq(b.n0 * b.n1, 6);
+  /* Block (1, 2): rows 2..3, columns 4..5: two segments of two. */
+  cr_assert_eq(b.first[6] - b.first[5], 2);
+  cr_assert_eq(b.segs[b.first[5]].lo, 2 * 6 + 4);
+  cr_assert_eq(b.segs[b.first[5]].hi, 2 * 6 + 6);
+  cr_assert_eq(b.segs[b.first[5] + 1].lo, 3 * 6 + 4);
+  orion_blockset_free(&b);
+  orion_array_release(a);
+}
+
+Test(blocks, skewed_sparse_blocks_cut_along_the_diagonal) {
+  orion_array *a = random_sparse(20, 20, 300, 9);
+  /* time' = key2 + key1: an element lands in time part
+   * (k1 + k2) * 3 / 39 (the skewed range is 0..38). */
+  orion_block_spec s = {0, 1, 2, 3, 1, 1, 0, 1};
+  orion_blockset b;
+  int64_t e, blk;
+  cr_assert_eq(orion_blockset_build(a, &s, &b, NULL), 0);
+  cr_assert_eq(b.nsegs, 6);
+  for (blk = 0; blk < 6; blk++) {
+    const orion_segment *g = &b.segs[b.first[blk]];
+    for (e = g->lo; e < g->hi; e++) {
+      const int64_t *k = a->keys + e * 2;
+      cr_assert_eq(k[0] * 2 / 20, blk / 3);
+      cr_assert_eq((k[0] + k[1]) * 3 / 39, blk % 3);
+      if (e > g->lo) /* lex: sorted within the block */
+        cr_assert(k[-2] < k[0] || (k[-2] == k[0] && k[-1] <= k[1]));
+    }
+  }
+  orion_blockset_free(&b);
+  orion_array_release(a);
 }
 
 Test(partition, sparse_grid_groups_blocks_stably) {
