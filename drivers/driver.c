@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dsm/cluster.h"
 #include "lua/orion.h"
 
 #define EXIT_SCRIPT 1
@@ -36,6 +37,21 @@ static const char usage_text[] =
     "  --explain       run the script, but every parallel_for prints its plan\n"
     "                  (schedule, dependence vectors, placements) instead of\n"
     "                  running; each loop call site is printed once\n"
+    "\n"
+    "Cluster (loops run on orion-executor processes):\n"
+    "  --executors N   start N local executors (default: the number of cores;\n"
+    "                  0 runs every loop inside the driver process)\n"
+    "  --hosts FILE    start executors over ssh, one per slot of each\n"
+    "                  `host[:port] [slots]` line of FILE\n"
+    "  --launcher L    local, ssh, slurm, mpi (srun/mpirun started every\n"
+    "                  rank: rank 0 drives, the others become executors;\n"
+    "                  needs ORION_DRIVER=HOST:PORT and ORION_TOKEN), or\n"
+    "                  manual (print the command for each executor, wait)\n"
+    "  --listen ADDR   HOST[:PORT] the driver listens on (default\n"
+    "                  127.0.0.1 for local executors, else all addresses)\n"
+    "  --register-timeout S  seconds to wait for executors (default 30)\n"
+    "  --heartbeat-timeout S seconds of silence that mean an executor is\n"
+    "                  lost (default 5)\n"
     "  -h, --help      show this help\n"
     "  --version       show the version\n"
     "\n"
@@ -53,6 +69,18 @@ static int usage_error(const char *fmt, ...) {
   va_end(ap);
   fprintf(stderr, "\nTry 'orion-driver --help'.\n");
   return EXIT_USAGE;
+}
+
+/* A count 0..max in decimal; 0 or -1. */
+static int parse_count(const char *s, int max, int *out) {
+  char *end;
+  long v;
+  errno = 0;
+  v = strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < 0 || v > max)
+    return -1;
+  *out = (int)v;
+  return 0;
 }
 
 static int traceback_on;
@@ -100,11 +128,24 @@ static void set_lua_path(lua_State *L, const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  orion_config cfg = {NULL, 0, 0, 0};
+  orion_config cfg;
   const char *script;
   lua_State *L;
-  int i, first, rc;
+  int i, first, rc, have_exec = 0;
   FILE *f;
+
+  memset(&cfg, 0, sizeof cfg);
+  orion_cluster_opts_init(&cfg.cluster);
+  {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("ORION_EXECUTORS");
+    cfg.executors = n > 0 ? (int)n : 1;
+    if (env != NULL && env[0] != '\0' &&
+        parse_count(env, 4096, &cfg.executors) != 0)
+      return usage_error("ORION_EXECUTORS must be a number 0..4096, not "
+                         "'%s'",
+                         env);
+  }
 
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -120,6 +161,50 @@ int main(int argc, char **argv) {
       traceback_on = 1;
     } else if (strcmp(a, "--explain") == 0) {
       cfg.explain = 1;
+    } else if (strcmp(a, "--executors") == 0) {
+      if (i + 1 >= argc || parse_count(argv[i + 1], 4096, &cfg.executors))
+        return usage_error("--executors needs a number 0..4096%s%s%s",
+                           i + 1 < argc ? ", not '" : "",
+                           i + 1 < argc ? argv[i + 1] : "",
+                           i + 1 < argc ? "'" : "");
+      i++;
+      have_exec = 1;
+    } else if (strcmp(a, "--hosts") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("%s needs a file name", a);
+      cfg.cluster.hosts_file = argv[++i];
+      cfg.cluster.launcher = ORION_LAUNCH_SSH;
+    } else if (strcmp(a, "--launcher") == 0) {
+      const char *l = i + 1 < argc ? argv[++i] : "";
+      if (strcmp(l, "local") == 0)
+        cfg.cluster.launcher = ORION_LAUNCH_LOCAL;
+      else if (strcmp(l, "ssh") == 0)
+        cfg.cluster.launcher = ORION_LAUNCH_SSH;
+      else if (strcmp(l, "slurm") == 0)
+        cfg.cluster.launcher = ORION_LAUNCH_SLURM;
+      else if (strcmp(l, "mpi") == 0)
+        cfg.cluster.launcher = ORION_LAUNCH_MPI;
+      else if (strcmp(l, "manual") == 0)
+        cfg.cluster.launcher = ORION_LAUNCH_MANUAL;
+      else
+        return usage_error("--launcher must be local, ssh, slurm, mpi or "
+                           "manual, not '%s'",
+                           l);
+    } else if (strcmp(a, "--listen") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("%s needs HOST[:PORT]", a);
+      cfg.cluster.listen = argv[++i];
+    } else if (strcmp(a, "--register-timeout") == 0 ||
+               strcmp(a, "--heartbeat-timeout") == 0) {
+      char *end;
+      double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+      if (i + 1 >= argc || *end != '\0' || !(v > 0 && v <= 86400))
+        return usage_error("%s needs a number of seconds (0..86400]", a);
+      i++;
+      if (a[2] == 'r')
+        cfg.cluster.register_timeout = v;
+      else
+        cfg.cluster.heartbeat_timeout = v;
     } else if (strcmp(a, "--metrics") == 0) {
       if (i + 1 >= argc)
         return usage_error("%s needs a file name", a);
@@ -145,6 +230,27 @@ int main(int argc, char **argv) {
   }
   if (i >= argc)
     return usage_error("%s", "no script given");
+  if (cfg.cluster.launcher == ORION_LAUNCH_SSH && cfg.cluster.hosts_file == NULL)
+    return usage_error("%s", "--launcher ssh needs --hosts FILE");
+  if (cfg.cluster.launcher == ORION_LAUNCH_SLURM ||
+      cfg.cluster.launcher == ORION_LAUNCH_MPI) {
+    /* Every rank runs this command: rank 0 continues as the driver, the
+     * others become executors here. */
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_cluster_rank_setup(&cfg.cluster, &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
+    cfg.executors = cfg.cluster.nexec;
+  } else if (cfg.cluster.launcher == ORION_LAUNCH_SSH) {
+    cfg.executors = 1; /* the hosts file decides how many */
+  } else if (cfg.cluster.launcher == ORION_LAUNCH_MANUAL && !have_exec) {
+    return usage_error("%s", "--launcher manual needs --executors N");
+  }
+  if (cfg.cluster.launcher != ORION_LAUNCH_LOCAL && cfg.executors == 0)
+    return usage_error("%s", "--executors 0 runs no executors; it cannot be "
+                             "combined with --launcher or --hosts");
   first = i;
   script = argv[first];
   f = fopen(script, "r");

@@ -79,7 +79,12 @@
   X(FETCH, 9)        /* ask a peer for server-held elements */               \
   X(FETCH_REPLY, 10) /* the answer to a FETCH */                             \
   X(BUFFER_FLUSH, 11) /* buffered updates for their owner */                 \
-  X(SHUTDOWN, 12)    /* end of job: close after this frame */
+  X(SHUTDOWN, 12)    /* end of job: close after this frame */             \
+  X(LOOP_END, 13)    /* driver -> executor: the loop's last block is sent */ \
+  X(LOOP_DONE, 14)   /* executor -> driver: accumulators, loop finished */  \
+  X(LOAD_FILE, 15)   /* driver -> executor: parse a byte range of a file */ \
+  X(LOADED, 16)      /* executor -> driver: the elements of that range */   \
+  X(FORGET, 17)      /* driver -> executor: drop cached arrays */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

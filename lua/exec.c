@@ -42,6 +42,8 @@ struct orion_exec {
   int nflushn; /* how many of them flush every n elements */
   int body_ref; /* registry ref of the loaded body, LUA_NOREF when none */
   int64_t loop_id;
+  orion_flush_sink sink; /* flushes go here instead of the target, or NULL */
+  void *sink_ud;
 };
 
 /* An array as a body sees it (one per captured name), and slices of it.
@@ -75,15 +77,8 @@ typedef struct exec_slice {
 
 /* A pending value: the integer for i32/i64 targets, the float otherwise.
  * All-zero bits are 0 and 0.0 alike. */
-typedef union pval {
-  int64_t i;
-  double d;
-} pval;
-
-typedef struct pend_item {
-  int64_t key;
-  pval val;
-} pend_item;
+typedef orion_pend_value pval;
+typedef orion_pend_item pend_item;
 
 #define DENSE_MAX_POSITIONS ((int64_t)1 << 20)
 #define HASH_MIN_CAP 64
@@ -939,20 +934,42 @@ static int apply_items(lua_State *L) {
 }
 
 /* Applies and clears buffer b's pending elements; restarts its count. */
+static int apply_taken(orion_exec *ex, exec_buffer *b, const pend_item *items,
+                       int64_t n, orion_error *err);
+
+/* Takes b's pending elements and applies them to the target (or hands them
+ * to the flush sink); restarts its count. */
 static int flush_buffer(orion_exec *ex, exec_buffer *b, orion_error *err) {
-  lua_State *L = ex->L;
   pend_item *items;
-  flush_ctx f;
-  int rc, top = lua_gettop(L), msgh = 0;
+  int64_t n;
+  int rc;
   b->count = 0;
   if (b->target == NULL || b->pend.ndirty == 0)
     return 0;
-  rc = pend_take(&b->pend, &items, &f.n);
+  rc = pend_take(&b->pend, &items, &n);
   if (rc != 0)
     return orion_error_set(err, rc,
                            "executor %d: buffer '%s': out of memory flushing "
                            "%lld pending elements",
                            ex->id, b->name, (long long)b->pend.ndirty);
+  if (ex->sink != NULL)
+    rc = ex->sink(ex->sink_ud, b->id, orion_type_is_int(b->target->type),
+                  items, n, err);
+  else
+    rc = apply_taken(ex, b, items, n, err);
+  orion_free(items);
+  return rc;
+}
+
+/* Applies items[0..n) to b's target with b's operator, in order. */
+static int apply_taken(orion_exec *ex, exec_buffer *b, const pend_item *items,
+                       int64_t n, orion_error *err) {
+  lua_State *L = ex->L;
+  flush_ctx f;
+  int rc = 0, top = lua_gettop(L), msgh = 0;
+  if (n == 0)
+    return 0;
+  f.n = n;
   f.b = b;
   f.items = items;
   f.cur = 0;
@@ -971,8 +988,31 @@ static int flush_buffer(orion_exec *ex, exec_buffer *b, orion_error *err) {
                          b->name, key, lua_tostring(L, -1));
   }
   lua_settop(L, top);
-  orion_free(items);
   return rc;
+}
+
+void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
+                               void *ud) {
+  ex->sink = sink;
+  ex->sink_ud = ud;
+}
+
+int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
+                            const orion_pend_item *items, int64_t n,
+                            orion_error *err) {
+  exec_buffer *b = find_buffer(ex, id);
+  int64_t i;
+  if (b == NULL || b->target == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer %lld is not bound", ex->id,
+                           (long long)id);
+  for (i = 0; i < n; i++)
+    if (items[i].key < 0 || items[i].key >= b->target->nnz)
+      return orion_error_set(err, ORION_EKEYRANGE,
+                             "executor %d: buffer '%s': flushed key %lld is "
+                             "outside its target",
+                             ex->id, b->name, (long long)items[i].key);
+  return apply_taken(ex, b, items, n, err);
 }
 
 int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err) {

@@ -102,6 +102,38 @@ void orion_exec_unbind_buffer(orion_exec *ex, int64_t id);
  * dropped and the buffers after it are not flushed. */
 int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err);
 
+/* A pending buffered write: the element's linear key in the target and
+ * its value (the integer for i32/i64 targets, the float otherwise; all-zero
+ * bits are 0 and 0.0 alike). */
+typedef union orion_pend_value {
+  int64_t i;
+  double d;
+} orion_pend_value;
+
+typedef struct orion_pend_item {
+  int64_t key;
+  orion_pend_value val;
+} orion_pend_item;
+
+/* Where flushed writes go on a distributed executor: instead of applying
+ * them to its local copy of the target, the executor hands the items (in
+ * ascending key order; isint says which member of val is set) to the sink,
+ * which ships them to the array's owner.  A nonzero return fails the flush
+ * with err set. */
+typedef int (*orion_flush_sink)(void *ud, int64_t buffer_id, int isint,
+                                const orion_pend_item *items, int64_t n,
+                                orion_error *err);
+void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
+                               void *ud);
+
+/* The owner's side: applies items[0..n) (as a flush sink received them) to
+ * buffer id's target with the buffer's operator, in order, as a flush
+ * would.  Errors as orion_exec_flush, plus ORION_EINVAL for an unbound
+ * buffer and ORION_EKEYRANGE for a key outside the target. */
+int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
+                            const orion_pend_item *items, int64_t n,
+                            orion_error *err);
+
 /* The number of pending elements of buffer id, or -1 when it is not bound
  * (for tests and statistics). */
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "dsm/array.h"
+#include "dsm/cluster.h"
 #include "dsm/partition.h"
 #include "lua/accum.h"
 #include "lua/exec.h"
@@ -34,6 +35,13 @@ typedef struct mod_state {
   int64_t next_loop_id;
   int64_t next_buffer_id;
   int explain; /* --explain: parallel_for prints its plan, runs nothing */
+  /* The cluster: started on first use when nexec > 0 (0: loops run on
+   * the in-process executor). */
+  int nexec;
+  orion_cluster_opts copts;
+  orion_cluster *cl;
+  int64_t *forget; /* ids of arrays collected since the last loop */
+  int nforget;
 } mod_state;
 
 /* A DistArray userdata. */
@@ -44,6 +52,9 @@ typedef struct darray {
   orion_blockset bs;
   int have_bs;
   int64_t bs_nnz;
+  uint64_t bs_gen;  /* changes whenever bs is rebuilt */
+  uint64_t gen;     /* changes whenever the script writes the array */
+  struct dcache *dc; /* what the executors hold of it (lua/dist.c) */
 } darray;
 
 /* An accumulator userdata. */
@@ -71,6 +82,62 @@ double orion__opt_num(lua_State *L, int idx, const char *key, double def);
 int orion__opt_bool(lua_State *L, int idx, const char *key, int def);
 int orion__opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
                         int max);
+
+/* The object with this id in the registry table `key` (ARRAYS_KEY, ...)
+ * if it is still alive and has metatable mt, else NULL. */
+void *orion__by_id(lua_State *L, const char *key, const char *mt, int64_t id);
+
+/* ---- the distributed engine (lua/dist.c) ------------------------------ */
+
+/* A buffer of the loop as executors bind it. */
+typedef struct orion_dist_buf {
+  int64_t id, target;
+  int op;           /* orion_apply_op */
+  int64_t flush;
+  char name[64];
+  const char *blob; /* capture of the apply function, or NULL */
+  size_t blen;
+} orion_dist_buf;
+
+struct orion_plan;
+
+typedef struct orion_dist_job {
+  darray *it;
+  const struct orion_plan *plan; /* NULL: serial (every array whole) */
+  const int *order;              /* block ids in clock order */
+  int nblocks;
+  const char *blob;              /* the captured body */
+  size_t blen;
+  int64_t load_loop;             /* the loop id bodies are seeded with */
+  uint64_t seed;
+  const int64_t *arrays;         /* the other arrays it names */
+  int narrays;
+  const int64_t *accs;
+  int naccs;
+  const orion_dist_buf *bufs;
+  int nbufs;
+  const char *where;             /* "the parallel_for at x.lua:3" */
+} orion_dist_job;
+
+typedef struct orion_dist_stats {
+  uint64_t bytes;
+  double *exec_seconds; /* nexec entries, orion_malloc'd */
+  int nexec;
+} orion_dist_stats;
+
+/* Runs a loop on the cluster (started on first use).  The driver's
+ * in-process executor must have the loop's buffers bound (it applies the
+ * executors' flushes to the arrays).  Returns 0, or ORION_EBODY with err
+ * holding "executor E, element (...): MESSAGE\nTRACEBACK" when a body
+ * failed.  Cluster failures end the process (exit 3). */
+int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
+                    orion_dist_stats *st, orion_error *err);
+
+/* Forgets what executors hold of d (called when d is collected). */
+void orion__dist_forget(mod_state *s, darray *d);
+
+/* Stops the cluster, if any. */
+void orion__dist_stop(mod_state *s);
 
 /* Adds parallel_for, explain and buffer to the module table on top of the
  * stack and creates the Buffer metatable. */

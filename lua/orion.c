@@ -35,6 +35,7 @@
 
 static int state_gc(lua_State *L) {
   mod_state *s = lua_touserdata(L, 1);
+  orion__dist_stop(s);
   orion_exec_free(s->ex);
   s->ex = NULL;
   if (s->metrics != NULL)
@@ -65,6 +66,9 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->metrics_path = cfg->metrics_path ? orion_strdup(cfg->metrics_path) : NULL;
   orion_log_set_quiet(cfg->quiet);
   s->explain = cfg->explain;
+  s->nexec = cfg->executors;
+  s->copts = cfg->cluster;
+  s->copts.quiet = cfg->quiet;
 }
 
 /* ======================================================================
@@ -96,6 +100,7 @@ static darray *push_array(lua_State *L, orion_array *a) {
 
 static int array_gc(lua_State *L) {
   darray *d = luaL_checkudata(L, 1, ARRAY_MT);
+  orion__dist_forget(orion__state(L), d);
   if (d->have_bs)
     orion_blockset_free(&d->bs);
   d->have_bs = 0;
@@ -207,6 +212,7 @@ static int m_set(lua_State *L) {
     return luaL_error(L, "set: no stored element at that key (a sparse "
                          "array's elements are fixed when it is loaded)");
   set_value(L, d->a, e, d->a->ndims + 2);
+  d->gen++;
   return 0;
 }
 

@@ -7,11 +7,16 @@
 #include <lua.h>
 #include <stdint.h>
 
+#include "dsm/cluster.h"
+
 typedef struct orion_config {
   const char *metrics_path; /* NULL: orion.record is a no-op */
   uint64_t seed;            /* script seed */
   int quiet;
   int explain;              /* parallel_for prints its plan, runs nothing */
+  int executors;            /* 0: loops run in the driver's process; else
+                               the number of executor processes */
+  orion_cluster_opts cluster; /* how to start them */
 } orion_config;
 
 /* Opens the module (for package.preload / luaL_requiref). */

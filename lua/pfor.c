@@ -42,7 +42,8 @@ typedef struct dbuffer {
  * Objects by id, and their classification for the capture codec.
  * ====================================================================== */
 
-static void *by_id(lua_State *L, const char *key, const char *mt, int64_t id) {
+void *orion__by_id(lua_State *L, const char *key, const char *mt,
+                   int64_t id) {
   void *p;
   lua_getfield(L, LUA_REGISTRYINDEX, key);
   lua_rawgeti(L, -1, id);
@@ -279,7 +280,7 @@ static void helper_reach(rctx *r, int idx, const char *fname,
     r->reach = v;
   }
   for (i = 0; i < info.narrays; i++) {
-    darray *d = by_id(L, ARRAYS_KEY, ARRAY_MT, info.arrays[i]);
+    darray *d = orion__by_id(L, ARRAYS_KEY, ARRAY_MT, info.arrays[i]);
     if (d == NULL || d->a == NULL)
       continue;
     snprintf(label, sizeof label, "array #%lld (via %s)",
@@ -288,8 +289,8 @@ static void helper_reach(rctx *r, int idx, const char *fname,
     r->reach[r->nreach++].buffer = 0;
   }
   for (i = 0; i < info.nbuffers; i++) {
-    dbuffer *bf = by_id(L, BUFFERS_KEY, BUFFER_MT, info.buffers[i]);
-    darray *d = bf != NULL ? by_id(L, ARRAYS_KEY, ARRAY_MT, bf->target_id)
+    dbuffer *bf = orion__by_id(L, BUFFERS_KEY, BUFFER_MT, info.buffers[i]);
+    darray *d = bf != NULL ? orion__by_id(L, ARRAYS_KEY, ARRAY_MT, bf->target_id)
                            : NULL;
     if (d == NULL || d->a == NULL)
       continue;
@@ -515,6 +516,26 @@ static void analysis_free(analysis *a) {
   a->ok = 0;
 }
 
+#define ANALYSIS_MT "orion.Analysis"
+
+static int analysis_gc(lua_State *L) {
+  analysis_free(lua_touserdata(L, 1));
+  return 0;
+}
+
+/* An analysis in a userdata on the stack, so that an error raised while
+ * the loop starts still frees it. */
+static analysis *analysis_box(lua_State *L) {
+  analysis *a = lua_newuserdatauv(L, sizeof *a, 0);
+  memset(a, 0, sizeof *a);
+  if (luaL_newmetatable(L, ANALYSIS_MT)) {
+    lua_pushcfunction(L, analysis_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return a;
+}
+
 static void push_plan_text(lua_State *L, const analysis *a) {
   orion_buf b;
   orion_buf_init(&b);
@@ -563,7 +584,10 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
     luaL_error(L, "parallel_for: concurrent_order must be \"forward\" or "
                   "\"reverse\"");
   o->reverse = strcmp(co, "reverse") == 0;
-  o->parts[0] = o->parts[1] = 2;
+  {
+    mod_state *ms = orion__state(L);
+    o->parts[0] = o->parts[1] = ms->nexec > 0 ? 2 * ms->nexec : 2;
+  }
   nparts = orion__opt_int_list(L, 3, "partitions", o->parts, 2);
   if (nparts == 1)
     o->parts[1] = o->parts[0];
@@ -633,23 +657,107 @@ static int bind_array(orion_exec *ex, launch *l, darray *d) {
   return orion_exec_bind_array(ex, d->id, d->a);
 }
 
+/* The capture of buffer b's apply function into blob (nothing for the
+ * built-in operators). */
+static int capture_apply(lua_State *L, const dbuffer *b, orion_buf *blob,
+                         orion_error *err) {
+  char msg[512];
+  int rc;
+  if (b->op != ORION_APPLY_FUNC)
+    return 0;
+  /* Push the buffer to reach its apply function (uservalue 2). */
+  lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
+  lua_rawgeti(L, -1, b->id);
+  lua_getiuservalue(L, -1, 2);
+  rc = orion_capture_encode(L, lua_gettop(L), classify, NULL, blob, NULL, msg,
+                            sizeof msg);
+  lua_pop(L, 3);
+  if (rc != 0)
+    return orion_error_set(err, rc, "buffer apply function: %s", msg);
+  return 0;
+}
+
+/* Runs the loop on the cluster (lua/dist.c) and pushes nothing.  Returns 0
+ * or ORION_EBODY with err set. */
+static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
+                           const orion_plan *plan, const int *order,
+                           int nblocks, const orion_buf *blob,
+                           int64_t load_loop, uint64_t seed,
+                           orion_dist_stats *st, orion_error *err) {
+  orion_dist_job j;
+  orion_dist_buf *bufs;
+  orion_buf *blobs;
+  int i, rc = 0;
+  memset(&j, 0, sizeof j);
+  bufs = orion_calloc((size_t)l->info.nbuffers + 1, sizeof *bufs);
+  blobs = orion_calloc((size_t)l->info.nbuffers + 1, sizeof *blobs);
+  if (bufs == NULL || blobs == NULL) {
+    orion_free(bufs);
+    orion_free(blobs);
+    return orion_error_set(err, ORION_ENOMEM, "out of memory");
+  }
+  for (i = 0; i < l->info.nbuffers && rc == 0; i++) {
+    dbuffer *b = orion__by_id(L, BUFFERS_KEY, BUFFER_MT, l->info.buffers[i]);
+    orion_buf_init(&blobs[i]);
+    if (b == NULL) {
+      rc = orion_error_set(err, ORION_EINVAL, "a buffer is gone");
+      break;
+    }
+    rc = capture_apply(L, b, &blobs[i], err);
+    bufs[i].id = b->id;
+    bufs[i].target = b->target_id;
+    bufs[i].op = b->op;
+    bufs[i].flush = b->flush;
+    snprintf(bufs[i].name, sizeof bufs[i].name, "buffer #%lld",
+             (long long)b->id);
+    bufs[i].blob = blobs[i].data;
+    bufs[i].blen = blobs[i].len;
+  }
+  if (rc == 0) {
+    luaL_where(L, 1);
+    lua_pushfstring(L, "in the parallel_for at %s", lua_tostring(L, -1));
+    j.it = it;
+    j.plan = plan;
+    j.order = order;
+    j.nblocks = nblocks;
+    j.blob = blob->data;
+    j.blen = blob->len;
+    j.load_loop = load_loop;
+    j.seed = seed;
+    j.arrays = l->info.arrays;
+    j.narrays = l->info.narrays;
+    j.accs = l->info.accs;
+    j.naccs = l->info.naccs;
+    j.bufs = bufs;
+    j.nbufs = l->info.nbuffers;
+    j.where = lua_tostring(L, -1);
+    rc = orion__dist_run(L, s, &j, st, err);
+    lua_pop(L, 2);
+  }
+  for (i = 0; i < l->info.nbuffers; i++)
+    orion_buf_free(&blobs[i]);
+  orion_free(blobs);
+  orion_free(bufs);
+  return rc;
+}
+
 /* Binds everything the captured body refers to.  Returns 0 or a code with
  * err set. */
 static int bind_loop(lua_State *L, orion_exec *ex, launch *l, darray *it,
                      orion_error *err) {
   int i, rc = bind_array(ex, l, it);
   for (i = 0; i < l->info.narrays && rc == 0; i++)
-    rc = bind_array(ex, l, by_id(L, ARRAYS_KEY, ARRAY_MT, l->info.arrays[i]));
+    rc = bind_array(ex, l, orion__by_id(L, ARRAYS_KEY, ARRAY_MT, l->info.arrays[i]));
   for (i = 0; i < l->info.naccs && rc == 0; i++) {
-    dacc *a = by_id(L, ACCS_KEY, ACC_MT, l->info.accs[i]);
+    dacc *a = orion__by_id(L, ACCS_KEY, ACC_MT, l->info.accs[i]);
     rc = a != NULL ? orion_exec_bind_acc(ex, a->id, a->op) : ORION_EINVAL;
   }
   for (i = 0; i < l->info.nbuffers && rc == 0; i++) {
-    dbuffer *b = by_id(L, BUFFERS_KEY, BUFFER_MT, l->info.buffers[i]);
-    darray *t = b != NULL ? by_id(L, ARRAYS_KEY, ARRAY_MT, b->target_id)
+    dbuffer *b = orion__by_id(L, BUFFERS_KEY, BUFFER_MT, l->info.buffers[i]);
+    darray *t = b != NULL ? orion__by_id(L, ARRAYS_KEY, ARRAY_MT, b->target_id)
                           : NULL;
     orion_buf blob;
-    char name[64], msg[512];
+    char name[64];
     if (b == NULL || t == NULL)
       return orion_error_set(err, ORION_EINVAL, "a buffer's target array "
                                                 "is gone");
@@ -658,18 +766,10 @@ static int bind_loop(lua_State *L, orion_exec *ex, launch *l, darray *it,
       break;
     snprintf(name, sizeof name, "buffer #%lld", (long long)b->id);
     orion_buf_init(&blob);
-    if (b->op == ORION_APPLY_FUNC) {
-      /* Push the buffer to reach its apply function (uservalue 2). */
-      lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
-      lua_rawgeti(L, -1, b->id);
-      lua_getiuservalue(L, -1, 2);
-      rc = orion_capture_encode(L, lua_gettop(L), classify, NULL, &blob, NULL,
-                                msg, sizeof msg);
-      lua_pop(L, 3);
-      if (rc != 0) {
-        orion_buf_free(&blob);
-        return orion_error_set(err, rc, "buffer apply function: %s", msg);
-      }
+    rc = capture_apply(L, b, &blob, err);
+    if (rc != 0) {
+      orion_buf_free(&blob);
+      return rc;
     }
     rc = orion_exec_bind_buffer(ex, b->id, name, t->id, b->op, blob.data,
                                 blob.len, b->flush, err);
@@ -696,6 +796,7 @@ static void blocks_for(lua_State *L, darray *it, const orion_block_spec *spec) {
     orion__raise(L, &err);
   it->have_bs = 1;
   it->bs_nnz = it->a->nnz;
+  it->bs_gen++;
 }
 
 static void explain_print(lua_State *L, const analysis *a) {
@@ -757,7 +858,7 @@ static int l_parallel_for(lua_State *L) {
   darray *it = orion__check_array(L, 1);
   mod_state *s;
   pfor_opts_t o;
-  analysis a;
+  analysis *ap;
   launch l;
   orion_buf blob;
   orion_error err;
@@ -766,25 +867,26 @@ static int l_parallel_for(lua_State *L) {
   orion_progress progress;
   char msg[768];
   const char *sname;
-  int serial, rc, i, nblocks, nclocks, *order;
+  int serial, rc, i, nblocks, nclocks, *order, nblocks_run = 0;
+  orion_dist_stats dst;
   int64_t loop_id, done = 0;
   double t0 = orion_now(), t_exec = 0;
 
   luaL_checktype(L, 2, LUA_TFUNCTION);
   read_opts(L, &o);
   s = ensure_exec(L);
+  ap = analysis_box(L);
   serial = o.sched != NULL && strcmp(o.sched, "serial") == 0;
-  memset(&a, 0, sizeof a);
   if (!serial) {
-    analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, &a);
+    analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, ap);
     if (s->explain) {
-      explain_print(L, &a);
-      push_explained(L, orion_sched_name(a.plan.sched));
-      analysis_free(&a);
+      explain_print(L, ap);
+      push_explained(L, orion_sched_name(ap->plan.sched));
+      analysis_free(ap);
       return 1;
     }
-    if (a.plan.sched == ORION_SCHED_REJECTED)
-      raise_rejected(L, &a);
+    if (ap->plan.sched == ORION_SCHED_REJECTED)
+      raise_rejected(L, ap);
   } else if (s->explain) {
     printf("== parallel_for (schedule = \"serial\"): not analysed, runs in "
            "lexicographic order on one executor\n\n");
@@ -805,20 +907,19 @@ static int l_parallel_for(lua_State *L) {
     spec.nspace = 1;
     sname = "serial";
   } else {
-    spec.space = a.plan.space;
-    spec.time = a.plan.time;
+    spec.space = ap->plan.space;
+    spec.time = ap->plan.time;
     spec.nspace = (int)o.parts[0];
     spec.ntime = (int)o.parts[1];
-    spec.skew_dim = a.plan.skew_dim;
-    spec.skew = a.plan.skew;
-    sname = orion_sched_name(a.plan.sched);
+    spec.skew_dim = ap->plan.skew_dim;
+    spec.skew = ap->plan.skew;
+    sname = orion_sched_name(ap->plan.sched);
     if (spec.time >= 0) {
-      kind = a.plan.order ? ORION_ORDER_WAVEFRONT : ORION_ORDER_ROTATION;
+      kind = ap->plan.order ? ORION_ORDER_WAVEFRONT : ORION_ORDER_ROTATION;
       if (kind == ORION_ORDER_ROTATION && spec.ntime < spec.nspace)
         spec.ntime = spec.nspace; /* each space part needs its own time part */
     }
   }
-  analysis_free(&a);
   blocks_for(L, it, &spec);
   nblocks = it->bs.n0 * it->bs.n1;
   order = orion_malloc(sizeof *order * (size_t)nblocks);
@@ -845,15 +946,25 @@ static int l_parallel_for(lua_State *L) {
   if (rc == 0)
     rc = orion_exec_load(s->ex, o.has_seed ? 0 : loop_id, blob.data,
                          blob.len, &err);
-  orion_buf_free(&blob);
   if (rc != 0) {
+    orion_buf_free(&blob);
     unbind_all(s->ex, &l);
     orion_free(order);
     orion__raise(L, &err);
   }
 
+  memset(&dst, 0, sizeof dst);
+  if (s->nexec > 0) {
+    /* On the executors; the in-process executor only applies buffered
+     * writes to the driver's arrays. */
+    rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, order,
+                         nblocks, &blob, o.has_seed ? 0 : loop_id,
+                         o.has_seed ? (uint64_t)o.seed : s->seed, &dst, &err);
+    nblocks_run = nblocks;
+  }
+  orion_buf_free(&blob);
   orion_progress_start(&progress, "parallel_for", it->a->nnz);
-  for (i = 0; i < nblocks && rc == 0; i++) {
+  for (i = nblocks_run; i < nblocks && rc == 0; i++) {
     int b = order[i];
     int64_t sg;
     double tb = orion_now();
@@ -879,15 +990,17 @@ static int l_parallel_for(lua_State *L) {
   /* Fold the executor's partial sums into the driver's accumulators (also
    * after an error, so the partials do not leak into the next loop). */
   for (i = 0; i < l.info.naccs; i++) {
-    dacc *acc = by_id(L, ACCS_KEY, ACC_MT, l.info.accs[i]);
+    dacc *acc = orion__by_id(L, ACCS_KEY, ACC_MT, l.info.accs[i]);
     orion_accval part;
     if (acc != NULL && orion_exec_take_acc(s->ex, acc->id, &part) == 0 &&
         rc == 0)
       orion_accval_combine(&acc->val, acc->op, &part);
   }
   unbind_all(s->ex, &l);
-  if (rc != 0)
+  if (rc != 0) {
+    orion_free(dst.exec_seconds);
     return luaL_error(L, "parallel_for body failed on %s", err.msg);
+  }
 
   lua_createtable(L, 0, 10);
   lua_pushstring(L, sname);
@@ -902,12 +1015,23 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "clocks");
   lua_pushinteger(L, it->a->nnz);
   lua_setfield(L, -2, "elements");
-  lua_pushinteger(L, 0);
+  lua_pushinteger(L, (lua_Integer)dst.bytes);
   lua_setfield(L, -2, "bytes_moved");
-  lua_createtable(L, 1, 0);
-  lua_pushnumber(L, t_exec);
-  lua_rawseti(L, -2, 1);
+  if (dst.exec_seconds != NULL) {
+    lua_createtable(L, dst.nexec, 0);
+    for (i = 0; i < dst.nexec; i++) {
+      lua_pushnumber(L, dst.exec_seconds[i]);
+      lua_rawseti(L, -2, i + 1);
+    }
+    orion_free(dst.exec_seconds);
+  } else {
+    lua_createtable(L, 1, 0);
+    lua_pushnumber(L, t_exec);
+    lua_rawseti(L, -2, 1);
+  }
   lua_setfield(L, -2, "executor_seconds");
+  lua_pushinteger(L, s->nexec > 0 ? s->nexec : 1);
+  lua_setfield(L, -2, "executors");
   return 1;
 }
 

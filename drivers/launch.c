@@ -1,0 +1,818 @@
+/* How orion-driver starts its executors: hosts files, executor command
+ * lines, ranks from srun/mpirun, tokens.  See launch.h. */
+#include "drivers/launch.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<sys/random.h>)
+#include <sys/random.h>
+#define ORION__HAVE_GETRANDOM 1
+#endif
+#endif
+
+#include "util/alloc.h"
+
+/* The most slots one hosts file may expand to, all lines together. */
+#define MAX_TOTAL_SLOTS 65536
+
+/* How much of an offending text a message shows. */
+#define SHOW_MAX 64
+
+/* ------------------------------------------------------------------------
+ * Small helpers.
+ * ---------------------------------------------------------------------- */
+
+/* Copies s[0..n) into dst (dn bytes) for a message: non-printable bytes as
+ * \xNN, cut after SHOW_MAX bytes with "...". */
+static void show(char *dst, size_t dn, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  size_t i, o = 0;
+  for (i = 0; i < n && i < SHOW_MAX; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch >= 0x20 && ch < 0x7f) {
+      if (o + 2 > dn)
+        break;
+      dst[o++] = (char)ch;
+    } else {
+      if (o + 5 > dn)
+        break;
+      dst[o++] = '\\';
+      dst[o++] = 'x';
+      dst[o++] = hex[ch >> 4];
+      dst[o++] = hex[ch & 15];
+    }
+  }
+  if (i < n && o + 4 <= dn) {
+    memcpy(dst + o, "...", 3);
+    o += 3;
+  }
+  dst[o] = '\0';
+}
+
+static int is_blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
+
+static int is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+
+static int is_alnum(char ch) {
+  return is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+/* Parses s[0..n) as a decimal integer 0..max (digits only); returns -1 when
+ * it is not one. */
+static long parse_dec(const char *s, size_t n, long max) {
+  long v = 0;
+  size_t i;
+  if (n == 0)
+    return -1;
+  for (i = 0; i < n; i++) {
+    if (!is_digit(s[i]))
+      return -1;
+    v = v * 10 + (s[i] - '0');
+    if (v > max)
+      return -1;
+  }
+  return v;
+}
+
+/* ------------------------------------------------------------------------
+ * Host names and HOST:PORT.
+ * ---------------------------------------------------------------------- */
+
+/* Whether s[0..n) is a valid host (see orion_host_valid). */
+static int host_valid_n(const char *s, size_t n) {
+  size_t i;
+  int colon = 0, only_num = 1;
+  char buf[ORION_HOST_MAX + 1];
+  if (n == 0 || n > ORION_HOST_MAX)
+    return 0;
+  for (i = 0; i < n; i++)
+    if (s[i] == ':')
+      colon = 1;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  if (colon) {
+    /* IPv6, optionally with a %zone of name characters. */
+    unsigned char a[16];
+    char *pct = memchr(buf, '%', n);
+    if (pct != NULL) {
+      const char *z = pct + 1;
+      if (*z == '\0')
+        return 0;
+      for (; *z != '\0'; z++)
+        if (!is_alnum(*z) && *z != '_' && *z != '-' && *z != '.')
+          return 0;
+      *pct = '\0';
+    }
+    return inet_pton(AF_INET6, buf, a) == 1;
+  }
+  if (s[0] == '-' || s[0] == '.')
+    return 0;
+  for (i = 0; i < n; i++) {
+    char ch = s[i];
+    if (!is_alnum(ch) && ch != '-' && ch != '_' && ch != '.')
+      return 0;
+    if (!is_digit(ch) && ch != '.')
+      only_num = 0;
+  }
+  if (only_num) {
+    /* Looks like IPv4: must be one. */
+    unsigned char a[4];
+    return inet_pton(AF_INET, buf, a) == 1;
+  }
+  return 1;
+}
+
+int orion_host_valid(const char *s) {
+  return s != NULL && host_valid_n(s, strnlen(s, ORION_HOST_MAX + 1));
+}
+
+/* Why a HOST[:PORT] field was refused. */
+enum {
+  HP_OK,
+  HP_BAD_HOST,  /* not a name, IPv4 or IPv6 address */
+  HP_LONG,      /* host longer than the buffer */
+  HP_BAD_PORT,  /* port not 1..65535 */
+  HP_NO_CLOSE,  /* "[" without "]" */
+  HP_AFTER_BR,  /* something other than ":PORT" after "]" */
+  HP_BR_NOT_V6  /* brackets around something that is not IPv6 */
+};
+
+/* Splits s[0..n) as HOST, HOST:PORT, [IPV6], [IPV6]:PORT or a bare IPv6
+ * address into host (hn bytes) and *port (0 when absent).  On HP_BAD_PORT
+ * *pp, *pn point at the port text. */
+static int split_hostport(const char *s, size_t n, char *host, size_t hn,
+                          int *port, const char **pp, size_t *pn) {
+  const char *h, *p = NULL;
+  size_t hl, pl = 0, i, colons = 0;
+  long v;
+  *port = 0;
+  if (n > 0 && s[0] == '[') {
+    const char *close = memchr(s, ']', n);
+    if (close == NULL)
+      return HP_NO_CLOSE;
+    h = s + 1;
+    hl = (size_t)(close - h);
+    if (close + 1 < s + n) {
+      if (close[1] != ':')
+        return HP_AFTER_BR;
+      p = close + 2;
+      pl = (size_t)(s + n - p);
+    }
+    if (memchr(h, ':', hl) == NULL)
+      return HP_BR_NOT_V6;
+  } else {
+    const char *last = NULL;
+    for (i = 0; i < n; i++)
+      if (s[i] == ':') {
+        colons++;
+        last = s + i;
+      }
+    h = s;
+    hl = n;
+    if (colons == 1) {
+      hl = (size_t)(last - s);
+      p = last + 1;
+      pl = (size_t)(s + n - p);
+    }
+  }
+  if (hl >= hn || hl > ORION_HOST_MAX)
+    return HP_LONG;
+  if (!host_valid_n(h, hl))
+    return HP_BAD_HOST;
+  memcpy(host, h, hl);
+  host[hl] = '\0';
+  if (p != NULL) {
+    *pp = p;
+    *pn = pl;
+    v = parse_dec(p, pl, 65535);
+    if (v < 1)
+      return HP_BAD_PORT;
+    *port = (int)v;
+  }
+  return HP_OK;
+}
+
+int orion_hostport_parse(const char *s, char *host, size_t hn, int *port) {
+  const char *pp;
+  size_t pn;
+  int p = 0;
+  if (s == NULL || host == NULL || hn == 0)
+    return ORION_EINVAL;
+  if (split_hostport(s, strlen(s), host, hn, &p, &pp, &pn) != HP_OK ||
+      p == 0)
+    return ORION_EINVAL;
+  if (port != NULL)
+    *port = p;
+  return 0;
+}
+
+int orion_hostport_format(const char *host, int port, char *out, size_t n) {
+  int w;
+  if (!orion_host_valid(host) || port < 1 || port > 65535 || out == NULL)
+    return ORION_EINVAL;
+  w = snprintf(out, n, strchr(host, ':') != NULL ? "[%s]:%d" : "%s:%d",
+               host, port);
+  if (w < 0 || (size_t)w >= n)
+    return ORION_EINVAL;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Hosts files.
+ * ---------------------------------------------------------------------- */
+
+/* Appends `count` slots of host to l; count * ... was checked. */
+static int add_slots(orion_hostlist *l, size_t *cap, const char *host,
+                     int port, int count, int line) {
+  int i;
+  if (l->n + (size_t)count > *cap) {
+    size_t nc = *cap ? *cap : 16;
+    orion_host_slot *ns;
+    while (nc < l->n + (size_t)count)
+      nc *= 2;
+    ns = orion_realloc(l->slots, nc * sizeof *ns);
+    if (ns == NULL)
+      return ORION_ENOMEM;
+    l->slots = ns;
+    *cap = nc;
+  }
+  for (i = 0; i < count; i++) {
+    orion_host_slot *s = &l->slots[l->n++];
+    memset(s, 0, sizeof *s);
+    strcpy(s->host, host);
+    s->port = port != 0 ? port + i : 0;
+    s->index = i;
+    s->line = line;
+  }
+  return 0;
+}
+
+/* Parses one line (comment already cut) into l.  Blank lines add nothing. */
+static int parse_line(const char *s, size_t n, const char *fname, int line,
+                      orion_hostlist *l, size_t *cap, orion_error *err) {
+  const char *f[2];
+  size_t fl[2], i = 0;
+  int nf = 0, port = 0, rc;
+  long slots = 1;
+  char host[ORION_HOST_MAX + 1];
+  char a[SHOW_MAX * 4 + 8], b[SHOW_MAX * 4 + 8];
+  const char *pp = NULL;
+  size_t pn = 0;
+
+  while (nf < 2) {
+    while (i < n && is_blank(s[i]))
+      i++;
+    if (i == n)
+      break;
+    f[nf] = s + i;
+    while (i < n && !is_blank(s[i]))
+      i++;
+    fl[nf] = (size_t)(s + i - f[nf]);
+    nf++;
+  }
+  if (nf == 0)
+    return 0;
+  while (i < n && is_blank(s[i]))
+    i++;
+  if (i < n) {
+    size_t e = n;
+    while (e > i && is_blank(s[e - 1]))
+      e--;
+    show(a, sizeof a, s + i, e - i);
+    return orion_error_set(err, ORION_EPARSE,
+                           "%s:%d: unexpected text '%s' after the slot count",
+                           fname, line, a);
+  }
+
+  show(a, sizeof a, f[0], fl[0]);
+  rc = split_hostport(f[0], fl[0], host, sizeof host, &port, &pp, &pn);
+  switch (rc) {
+  case HP_OK:
+    break;
+  case HP_BAD_PORT:
+    show(b, sizeof b, pp, pn);
+    return orion_error_set(err, ORION_EPARSE,
+                           "%s:%d: bad port '%s' in '%s' (want 1..65535)",
+                           fname, line, b, a);
+  case HP_LONG:
+    return orion_error_set(err, ORION_EPARSE,
+                           "%s:%d: host name too long (at most %d bytes) "
+                           "in '%s'",
+                           fname, line, ORION_HOST_MAX, a);
+  case HP_NO_CLOSE:
+    return orion_error_set(err, ORION_EPARSE, "%s:%d: missing ']' in '%s'",
+                           fname, line, a);
+  case HP_AFTER_BR:
+    return orion_error_set(err, ORION_EPARSE,
+                           "%s:%d: expected ':PORT' after ']' in '%s'", fname,
+                           line, a);
+  case HP_BR_NOT_V6:
+    return orion_error_set(err, ORION_EPARSE,
+                           "%s:%d: brackets around a host that is not an "
+                           "IPv6 address in '%s'",
+                           fname, line, a);
+  default:
+    return orion_error_set(err, ORION_EPARSE,
+                           "%s:%d: bad host '%s' (want a name, an IPv4 "
+                           "address or [IPv6])",
+                           fname, line, a);
+  }
+
+  if (nf == 2) {
+    slots = parse_dec(f[1], fl[1], ORION_HOSTS_MAX_SLOTS);
+    if (slots < 1) {
+      show(b, sizeof b, f[1], fl[1]);
+      return orion_error_set(err, ORION_EPARSE,
+                             "%s:%d: bad slots '%s' (want 1..%d)", fname,
+                             line, b, ORION_HOSTS_MAX_SLOTS);
+    }
+  }
+  if (port != 0 && port + slots - 1 > 65535)
+    return orion_error_set(err, ORION_EPARSE,
+                           "%s:%d: %ld slots from port %d need ports up to "
+                           "%ld (at most 65535) in '%s'",
+                           fname, line, slots, port, port + slots - 1, a);
+  if (l->n + (size_t)slots > MAX_TOTAL_SLOTS)
+    return orion_error_set(err, ORION_EOVERFLOW,
+                           "%s:%d: more than %d executor slots in all", fname,
+                           line, MAX_TOTAL_SLOTS);
+  if (add_slots(l, cap, host, port, (int)slots, line) != 0)
+    return orion_error_set(err, ORION_ENOMEM, "%s:%d: out of memory", fname,
+                           line);
+  return 0;
+}
+
+int orion_hosts_parse(const char *text, size_t len, const char *fname,
+                      orion_hostlist *out, orion_error *err) {
+  orion_hostlist l = {NULL, 0};
+  size_t pos = 0, cap = 0;
+  int line = 0, rc;
+  if (fname == NULL)
+    fname = "hosts";
+  out->slots = NULL;
+  out->n = 0;
+  if (text == NULL && len > 0)
+    return orion_error_set(err, ORION_EINVAL, "%s: no text", fname);
+  while (pos < len) {
+    const char *s = text + pos;
+    const char *nl = memchr(s, '\n', len - pos);
+    size_t n = nl != NULL ? (size_t)(nl - s) : len - pos;
+    const char *hash = memchr(s, '#', n);
+    pos += n + (nl != NULL);
+    if (line == INT_MAX)
+      break;
+    line++;
+    if (hash != NULL)
+      n = (size_t)(hash - s);
+    rc = parse_line(s, n, fname, line, &l, &cap, err);
+    if (rc != 0) {
+      orion_hostlist_free(&l);
+      return rc;
+    }
+  }
+  if (l.n == 0)
+    return orion_error_set(err, ORION_EPARSE, "%s: no hosts", fname);
+  *out = l;
+  orion_error_clear(err);
+  return 0;
+}
+
+int orion_hosts_load(const char *path, orion_hostlist *out,
+                     orion_error *err) {
+  FILE *f;
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  int rc;
+  out->slots = NULL;
+  out->n = 0;
+  f = fopen(path, "rb");
+  if (f == NULL) {
+    int e = errno;
+    return orion_error_set(err, -e, "cannot open %s: %s", path, strerror(e));
+  }
+  for (;;) {
+    size_t got;
+    if (len == cap) {
+      size_t nc = cap ? cap * 2 : 8192;
+      char *nb;
+      if (cap == ORION_HOSTS_MAX_FILE + 1) {
+        orion_free(buf);
+        fclose(f);
+        return orion_error_set(err, ORION_EOVERFLOW,
+                               "%s: hosts file larger than %u bytes", path,
+                               ORION_HOSTS_MAX_FILE);
+      }
+      if (nc > ORION_HOSTS_MAX_FILE + 1)
+        nc = ORION_HOSTS_MAX_FILE + 1;
+      nb = orion_realloc(buf, nc);
+      if (nb == NULL) {
+        orion_free(buf);
+        fclose(f);
+        return orion_error_set(err, ORION_ENOMEM,
+                               "cannot read %s: out of memory", path);
+      }
+      buf = nb;
+      cap = nc;
+    }
+    got = fread(buf + len, 1, cap - len, f);
+    if (got == 0)
+      break;
+    len += got;
+  }
+  if (ferror(f)) {
+    int e = errno != 0 ? errno : EIO;
+    orion_free(buf);
+    fclose(f);
+    return orion_error_set(err, -e, "cannot read %s: %s", path, strerror(e));
+  }
+  fclose(f);
+  rc = orion_hosts_parse(buf, len, path, out, err);
+  orion_free(buf);
+  return rc;
+}
+
+void orion_hostlist_free(orion_hostlist *l) {
+  if (l == NULL)
+    return;
+  orion_free(l->slots);
+  l->slots = NULL;
+  l->n = 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Executor command lines.
+ * ---------------------------------------------------------------------- */
+
+#define DEFAULT_EXE "orion-executor"
+
+/* The length of NAME in "NAME=VALUE" when NAME is a shell variable name,
+ * else 0. */
+static size_t env_name_len(const char *e) {
+  size_t i;
+  if (e == NULL || !(is_alnum(e[0]) || e[0] == '_') || is_digit(e[0]))
+    return 0;
+  for (i = 1; e[i] != '\0' && e[i] != '='; i++)
+    if (!is_alnum(e[i]) && e[i] != '_')
+      return 0;
+  return e[i] == '=' ? i : 0;
+}
+
+int orion_launch_cmd_check(const orion_launch_cmd *c, orion_error *err) {
+  char host[ORION_HOST_MAX + 1], a[SHOW_MAX * 4 + 8];
+  int port;
+  size_t tl, i;
+  if (c == NULL)
+    return orion_error_set(err, ORION_EINVAL, "no executor command");
+  if (c->exe != NULL && c->exe[0] == '\0')
+    return orion_error_set(err, ORION_EINVAL, "empty executor path");
+  if (c->driver == NULL)
+    return orion_error_set(err, ORION_EINVAL, "no driver address");
+  if (orion_hostport_parse(c->driver, host, sizeof host, &port) != 0) {
+    show(a, sizeof a, c->driver, strlen(c->driver));
+    return orion_error_set(err, ORION_EINVAL,
+                           "driver address '%s' is not HOST:PORT", a);
+  }
+  if (c->token == NULL || c->token[0] == '\0')
+    return orion_error_set(err, ORION_EINVAL, "no token");
+  tl = strlen(c->token);
+  if (tl > ORION_TOKEN_MAX)
+    return orion_error_set(err, ORION_EINVAL,
+                           "token is %zu bytes (at most %u)", tl,
+                           (unsigned)ORION_TOKEN_MAX);
+  if (c->bind != NULL && c->bind[0] == '\0')
+    return orion_error_set(err, ORION_EINVAL, "empty bind address");
+  for (i = 0; c->env != NULL && c->env[i] != NULL; i++)
+    if (env_name_len(c->env[i]) == 0) {
+      show(a, sizeof a, c->env[i], strlen(c->env[i]));
+      return orion_error_set(err, ORION_EINVAL,
+                             "environment entry '%s' is not NAME=VALUE", a);
+    }
+  return 0;
+}
+
+void orion_shell_quote(orion_buf *out, const char *s) {
+  const char *p = s, *q;
+  orion_buf_append(out, "'", 1);
+  while ((q = strchr(p, '\'')) != NULL) {
+    orion_buf_append(out, p, (size_t)(q - p));
+    orion_buf_append(out, "'\\''", 4);
+    p = q + 1;
+  }
+  orion_buf_append(out, p, strlen(p));
+  orion_buf_append(out, "'", 1);
+}
+
+/* The executor's own words: EXE --driver ADDR --token T [--id N]
+ * [--bind B]; idbuf holds N's digits.  Returns the count (at most 9). */
+static int exec_words(const orion_launch_cmd *c, const char *w[9],
+                      char idbuf[16]) {
+  int n = 0;
+  w[n++] = c->exe != NULL ? c->exe : DEFAULT_EXE;
+  w[n++] = "--driver";
+  w[n++] = c->driver;
+  w[n++] = "--token";
+  w[n++] = c->token;
+  if (c->id >= 0) {
+    snprintf(idbuf, 16, "%d", c->id);
+    w[n++] = "--id";
+    w[n++] = idbuf;
+  }
+  if (c->bind != NULL) {
+    w[n++] = "--bind";
+    w[n++] = c->bind;
+  }
+  return n;
+}
+
+/* Appends the quoted command line for c to out (assumed checked). */
+static void shell_line(const orion_launch_cmd *c, orion_buf *out) {
+  const char *w[9];
+  char idbuf[16];
+  int n = exec_words(c, w, idbuf), i;
+  size_t k;
+  for (k = 0; c->env != NULL && c->env[k] != NULL; k++) {
+    size_t nl = env_name_len(c->env[k]);
+    /* NAME=, unquoted, so the shell takes it as an assignment; a quoted
+     * word is never one, so an EXE holding '=' stays the command. */
+    orion_buf_append(out, c->env[k], nl + 1);
+    orion_shell_quote(out, c->env[k] + nl + 1);
+    orion_buf_append(out, " ", 1);
+  }
+  for (i = 0; i < n; i++) {
+    if (i > 0)
+      orion_buf_append(out, " ", 1);
+    orion_shell_quote(out, w[i]);
+  }
+}
+
+void orion_launch_argv_free(char **argv) {
+  size_t i;
+  if (argv == NULL)
+    return;
+  for (i = 0; argv[i] != NULL; i++)
+    orion_free(argv[i]);
+  orion_free(argv);
+}
+
+/* Makes a NULL-terminated copy of w[0..n); NULL when out of memory. */
+static char **argv_dup(const char *const *w, int n) {
+  char **v = orion_calloc((size_t)n + 1, sizeof *v);
+  int i;
+  if (v == NULL)
+    return NULL;
+  for (i = 0; i < n; i++) {
+    v[i] = orion_strdup(w[i]);
+    if (v[i] == NULL) {
+      orion_launch_argv_free(v);
+      return NULL;
+    }
+  }
+  return v;
+}
+
+int orion_launch_ssh_argv(const orion_launch_cmd *c, const char *host,
+                          char ***argv_out) {
+  orion_buf remote;
+  const char *w[7];
+  char **v;
+  *argv_out = NULL;
+  if (orion_launch_cmd_check(c, NULL) != 0 || !orion_host_valid(host))
+    return ORION_EINVAL;
+  orion_buf_init(&remote);
+  shell_line(c, &remote);
+  orion_buf_append(&remote, "", 1);
+  if (remote.oom) {
+    orion_buf_free(&remote);
+    return ORION_ENOMEM;
+  }
+  w[0] = "ssh";
+  w[1] = "-o";
+  w[2] = "BatchMode=yes";
+  w[3] = "-o";
+  w[4] = "ConnectTimeout=10";
+  w[5] = host;
+  w[6] = remote.data;
+  v = argv_dup(w, 7);
+  orion_buf_free(&remote);
+  if (v == NULL)
+    return ORION_ENOMEM;
+  *argv_out = v;
+  return 0;
+}
+
+int orion_launch_local_argv(const orion_launch_cmd *c, char ***argv_out) {
+  const char *w[9];
+  char idbuf[16];
+  int n;
+  *argv_out = NULL;
+  if (orion_launch_cmd_check(c, NULL) != 0)
+    return ORION_EINVAL;
+  n = exec_words(c, w, idbuf);
+  *argv_out = argv_dup(w, n);
+  return *argv_out != NULL ? 0 : ORION_ENOMEM;
+}
+
+int orion_launch_manual_text(const orion_launch_cmd *c, orion_buf *out) {
+  if (orion_launch_cmd_check(c, NULL) != 0)
+    return ORION_EINVAL;
+  shell_line(c, out);
+  orion_buf_append(out, "", 1);
+  if (out->oom)
+    return ORION_ENOMEM;
+  out->len--;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Ranks from srun or mpirun.
+ * ---------------------------------------------------------------------- */
+
+static const char *real_getenv(const char *name, void *ud) {
+  return getenv(name);
+}
+
+/* Reads variable `name` as a decimal integer 0..INT_MAX into *v. */
+static int env_int(orion_getenv_fn get, void *ud, const char *name, int *v,
+                   orion_error *err) {
+  const char *s = get(name, ud);
+  long x;
+  char a[SHOW_MAX * 4 + 8];
+  if (s == NULL)
+    return orion_error_set(err, ORION_EINVAL, "%s is not set", name);
+  x = parse_dec(s, strlen(s), INT_MAX);
+  if (x < 0) {
+    show(a, sizeof a, s, strlen(s));
+    return orion_error_set(err, ORION_EINVAL,
+                           "%s='%s' is not a non-negative integer", name, a);
+  }
+  *v = (int)x;
+  return 0;
+}
+
+int orion_launch_rank_from_env(orion_rank_env *out, const char *launcher,
+                               orion_getenv_fn get, void *ud,
+                               orion_error *err) {
+  static const char *const mpi_vars[][2] = {
+      {"PMI_RANK", "PMI_SIZE"},
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}};
+  const char *rv = NULL, *sv = NULL, *d, *t;
+  char a[SHOW_MAX * 4 + 8];
+  size_t i, tl;
+  int rc;
+
+  memset(out, 0, sizeof *out);
+  if (get == NULL)
+    get = real_getenv;
+  if (launcher != NULL && strcmp(launcher, "slurm") == 0) {
+    rv = "SLURM_PROCID";
+    sv = "SLURM_NTASKS";
+    if (get(rv, ud) == NULL)
+      return orion_error_set(err, ORION_EINVAL,
+                             "--launcher slurm: SLURM_PROCID is not set "
+                             "(run orion-driver under srun)");
+  } else if (launcher != NULL && strcmp(launcher, "mpi") == 0) {
+    for (i = 0; i < sizeof mpi_vars / sizeof mpi_vars[0]; i++)
+      if (get(mpi_vars[i][0], ud) != NULL) {
+        rv = mpi_vars[i][0];
+        sv = mpi_vars[i][1];
+        break;
+      }
+    if (rv == NULL)
+      return orion_error_set(err, ORION_EINVAL,
+                             "--launcher mpi: none of PMI_RANK, "
+                             "OMPI_COMM_WORLD_RANK is set (run orion-driver "
+                             "under mpirun or mpiexec)");
+  } else {
+    show(a, sizeof a, launcher != NULL ? launcher : "",
+         launcher != NULL ? strlen(launcher) : 0);
+    return orion_error_set(err, ORION_EOPTION,
+                           "unknown launcher '%s' (want slurm or mpi)", a);
+  }
+  out->rank_var = rv;
+  out->size_var = sv;
+
+  if (get(sv, ud) == NULL)
+    return orion_error_set(err, ORION_EINVAL, "--launcher %s: %s is set but "
+                           "%s is not", launcher, rv, sv);
+  if ((rc = env_int(get, ud, rv, &out->rank, err)) != 0 ||
+      (rc = env_int(get, ud, sv, &out->size, err)) != 0)
+    return rc;
+  if (out->size < 2)
+    return orion_error_set(err, ORION_EINVAL,
+                           "%s=%d: need at least 2 tasks (rank 0 is the "
+                           "driver, ranks 1.. are executors)",
+                           sv, out->size);
+  if (out->rank >= out->size)
+    return orion_error_set(err, ORION_EINVAL,
+                           "%s=%d is out of range for %s=%d (want 0..%d)", rv,
+                           out->rank, sv, out->size, out->size - 1);
+
+  d = get("ORION_DRIVER", ud);
+  if (d == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "ORION_DRIVER is not set: export "
+                           "ORION_DRIVER=HOST:PORT (the rank-0 task's "
+                           "address) before starting the job");
+  if (strlen(d) > ORION_HOSTPORT_MAX ||
+      orion_hostport_parse(d, out->driver_host, sizeof out->driver_host,
+                           &out->driver_port) != 0) {
+    show(a, sizeof a, d, strlen(d));
+    return orion_error_set(err, ORION_EINVAL,
+                           "ORION_DRIVER='%s' is not HOST:PORT (port "
+                           "1..65535; write an IPv6 host as [ADDR]:PORT)",
+                           a);
+  }
+  strcpy(out->driver, d);
+
+  /* The token is a secret: messages never show it. */
+  t = get("ORION_TOKEN", ud);
+  if (t == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "ORION_TOKEN is not set: export ORION_TOKEN=... "
+                           "(the job's token) before starting the job");
+  tl = strlen(t);
+  if (tl == 0)
+    return orion_error_set(err, ORION_EINVAL, "ORION_TOKEN is empty");
+  if (tl > ORION_TOKEN_MAX)
+    return orion_error_set(err, ORION_EINVAL,
+                           "ORION_TOKEN is %zu bytes (at most %u)", tl,
+                           (unsigned)ORION_TOKEN_MAX);
+  memcpy(out->token, t, tl + 1);
+  orion_error_clear(err);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Tokens.
+ * ---------------------------------------------------------------------- */
+
+/* Fills p[0..n) from /dev/urandom. */
+static int urandom_fill(unsigned char *p, size_t n) {
+  size_t got = 0;
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  while (got < n) {
+    ssize_t r = read(fd, p + got, n - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      int e = r < 0 ? errno : EIO;
+      close(fd);
+      return -e;
+    }
+    got += (size_t)r;
+  }
+  close(fd);
+  return 0;
+}
+
+static int random_fill(unsigned char *p, size_t n) {
+#ifdef ORION__HAVE_GETRANDOM
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = getrandom(p + got, n - got, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 && errno == ENOSYS)
+      return urandom_fill(p, n);
+    if (r < 0)
+      return -errno;
+    got += (size_t)r;
+  }
+  return 0;
+#else
+  return urandom_fill(p, n);
+#endif
+}
+
+int orion_token_new(char *out, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  unsigned char r[ORION_TOKEN_HEX_LEN / 2];
+  size_t i;
+  int rc;
+  if (out == NULL || n < ORION_TOKEN_HEX_LEN + 1) {
+    if (out != NULL && n > 0)
+      out[0] = '\0';
+    return ORION_EINVAL;
+  }
+  out[0] = '\0';
+  rc = random_fill(r, sizeof r);
+  if (rc != 0)
+    return rc;
+  for (i = 0; i < sizeof r; i++) {
+    out[2 * i] = hex[r[i] >> 4];
+    out[2 * i + 1] = hex[r[i] & 15];
+  }
+  out[ORION_TOKEN_HEX_LEN] = '\0';
+  memset(r, 0, sizeof r);
+  return 0;
+}

@@ -1,0 +1,641 @@
+/* The driver's side of a job's executors (see cluster.h). */
+#include "dsm/cluster.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "drivers/launch.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+typedef struct peer {
+  orion_cluster *cl;
+  int id;
+  orion_conn *conn;     /* NULL until registered, and after it closed */
+  char addr[96];        /* where it connected from */
+  char where[ORION_HOST_MAX + 16]; /* where it was started ("127.0.0.1") */
+  uv_process_t proc;
+  int spawned, exited;  /* proc is live / has exited */
+  int64_t exit_status;
+  int term_signal;
+} peer;
+
+struct orion_cluster {
+  orion_cluster_opts o;
+  uv_loop_t loop;
+  uv_tcp_t server;
+  uv_timer_t tick;
+  char token[ORION_TOKEN_MAX + 1];
+  char listen_host[ORION_HOST_MAX + 1];
+  char advertise[ORION_HOSTPORT_MAX + 1];
+  int port;
+  int n;
+  peer *peers;
+  int registered;
+  double deadline; /* registration */
+  int stopping;
+  orion_cluster_frame_fn fn;
+  void *ud;
+  char doing[256];
+  uint64_t closed_bytes; /* bytes of connections gone */
+  double last_hb_sent;
+};
+
+void orion_cluster_opts_init(orion_cluster_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->launcher = ORION_LAUNCH_LOCAL;
+  o->register_timeout = 30;
+  o->heartbeat_timeout = 5;
+}
+
+int orion_cluster_size(const orion_cluster *c) { return c->n; }
+
+const char *orion_cluster_addr(const orion_cluster *c, int exec) {
+  return c->peers[exec].addr;
+}
+
+uint64_t orion_cluster_bytes(const orion_cluster *c) {
+  uint64_t t = c->closed_bytes;
+  int i;
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].conn != NULL)
+      t += c->peers[i].conn->bytes_in + c->peers[i].conn->bytes_out;
+  return t;
+}
+
+void orion_cluster_set_handler(orion_cluster *c, orion_cluster_frame_fn fn,
+                               void *ud, const char *doing) {
+  c->fn = fn;
+  c->ud = ud;
+  snprintf(c->doing, sizeof c->doing, "%s", doing != NULL ? doing : "");
+}
+
+/* ---- ending the job ----------------------------------------------------- */
+
+static void walk_close(uv_handle_t *h, void *arg) {
+  (void)arg;
+  if (!uv_is_closing(h))
+    uv_close(h, NULL);
+}
+
+/* Stops every executor: SHUTDOWN where connected, then local processes get
+ * up to `grace` seconds to exit before SIGKILL. */
+/* Runs the loop until every spawned executor has exited or `seconds`
+ * have passed. */
+static void reap(orion_cluster *c, double seconds) {
+  double until = orion_now() + seconds;
+  int i, live;
+  do {
+    uv_run(&c->loop, UV_RUN_NOWAIT);
+    live = 0;
+    for (i = 0; i < c->n; i++)
+      if (c->peers[i].spawned && !c->peers[i].exited)
+        live++;
+    if (live > 0)
+      usleep(1000);
+  } while (live > 0 && orion_now() < until);
+}
+
+static void stop_all(orion_cluster *c, double grace) {
+  int i;
+  c->stopping = 1;
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].conn != NULL)
+      orion_conn_send_frame(c->peers[i].conn, ORION_WIRE_SHUTDOWN, NULL, 0);
+  reap(c, grace);
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].spawned && !c->peers[i].exited)
+      uv_process_kill(&c->peers[i].proc, SIGKILL);
+  reap(c, 2); /* what was killed */
+}
+
+static void free_cluster(orion_cluster *c) {
+  uv_walk(&c->loop, walk_close, NULL);
+  while (uv_run(&c->loop, UV_RUN_NOWAIT) != 0)
+    ;
+  uv_loop_close(&c->loop);
+  orion_free(c->peers);
+  orion_free(c);
+}
+
+void orion_cluster_stop(orion_cluster *c) {
+  if (c == NULL)
+    return;
+  stop_all(c, 3);
+  free_cluster(c);
+}
+
+void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
+  va_list ap;
+  fflush(stdout);
+  fprintf(stderr, "orion-driver: cluster failure: ");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  if (c->doing[0] != '\0')
+    fprintf(stderr, ", %s", c->doing);
+  fprintf(stderr, "; ending the job\n");
+  fflush(stderr);
+  stop_all(c, 1);
+  exit(ORION_EXIT_CLUSTER);
+}
+
+static const char *peer_where(const peer *p) {
+  return p->addr[0] != '\0' ? p->addr : p->where;
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static void on_frame(orion_conn *conn, const orion_wire_frame *f);
+
+static void on_closed(orion_conn *conn, const char *reason) {
+  peer *p = conn->data;
+  orion_cluster *c;
+  if (p == NULL) { /* never registered: a refused or stray connection */
+    orion_log_warn("refused a connection from %s: %s", conn->peer, reason);
+    return;
+  }
+  c = p->cl;
+  c->closed_bytes += conn->bytes_in + conn->bytes_out;
+  p->conn = NULL;
+  if (c->stopping)
+    return;
+  orion_cluster_fail(c, "executor %d (%s) closed its connection: %s", p->id,
+                     peer_where(p), reason);
+}
+
+static orion_cluster *accepting; /* the cluster whose server is listening */
+
+static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
+  orion_cluster *c = accepting;
+  orion_wire_hello h;
+  orion_error err;
+  peer *p;
+  orion_error_clear(&err);
+  if (c == NULL || orion_wire_hello_decode(f->payload, f->len, &h, &err) != 0) {
+    orion_conn_close(conn, "bad HELLO: %s", err.msg);
+    return;
+  }
+  if (h.executor >= (uint32_t)c->n) {
+    orion_conn_close(conn, "executor id %u is not in this job (0..%d)",
+                     h.executor, c->n - 1);
+    return;
+  }
+  p = &c->peers[h.executor];
+  if (p->conn != NULL || p->addr[0] != '\0') {
+    orion_conn_close(conn, "executor id %u registered twice", h.executor);
+    return;
+  }
+  p->conn = conn;
+  conn->data = p;
+  snprintf(p->addr, sizeof p->addr, "%s", conn->peer);
+  c->registered++;
+  orion_conn_send_frame(conn, ORION_WIRE_WELCOME, NULL, 0);
+  if (!c->o.quiet)
+    orion_log_info("executor %d registered from %s", p->id, p->addr);
+}
+
+static void on_frame(orion_conn *conn, const orion_wire_frame *f) {
+  peer *p = conn->data;
+  if (f->type == ORION_WIRE_HELLO) {
+    on_hello(conn, f);
+    return;
+  }
+  if (p == NULL) {
+    orion_conn_close(conn, "a %s frame before registering",
+                     orion_wire_type_name(f->type));
+    return;
+  }
+  if (f->type == ORION_WIRE_HEARTBEAT)
+    return;
+  if (p->cl->fn != NULL)
+    p->cl->fn(p->cl->ud, p->id, f);
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+  orion_cluster *c = server->data;
+  orion_conn_cbs cbs;
+  orion_conn *conn;
+  if (status != 0)
+    return;
+  memset(&cbs, 0, sizeof cbs);
+  cbs.frame = on_frame;
+  cbs.closed = on_closed;
+  conn = orion_conn_new(&c->loop, ORION_WIRE_ACCEPT, c->token, &cbs, NULL);
+  if (conn == NULL)
+    return;
+  orion_conn_accept(server, conn);
+}
+
+void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b) {
+  peer *p = &c->peers[exec];
+  if (p->conn == NULL) {
+    orion_buf_free(b);
+    orion_buf_init(b);
+    return;
+  }
+  orion_conn_send(p->conn, b);
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
+  peer *p = proc->data;
+  orion_cluster *c = p->cl;
+  p->exited = 1;
+  p->exit_status = status;
+  p->term_signal = sig;
+  uv_close((uv_handle_t *)proc, NULL);
+  if (c->stopping)
+    return;
+  if (sig != 0)
+    orion_cluster_fail(c, "executor %d (%s, pid %d) was killed by signal %d "
+                          "(%s)",
+                       p->id, peer_where(p), proc->pid, sig, strsignal(sig));
+  orion_cluster_fail(c, "executor %d (%s, pid %d) exited with code %lld",
+                     p->id, peer_where(p), proc->pid, (long long)status);
+}
+
+static int spawn(orion_cluster *c, peer *p, char **argv, char **env,
+                 orion_error *err) {
+  uv_process_options_t po;
+  uv_stdio_container_t stdio[3];
+  int rc;
+  memset(&po, 0, sizeof po);
+  stdio[0].flags = UV_IGNORE;
+  stdio[1].flags = UV_INHERIT_FD;
+  stdio[1].data.fd = 2; /* executors' chatter goes to stderr */
+  stdio[2].flags = UV_INHERIT_FD;
+  stdio[2].data.fd = 2;
+  po.file = argv[0];
+  po.args = argv;
+  po.env = env;
+  po.stdio = stdio;
+  po.stdio_count = 3;
+  po.exit_cb = on_exit_cb;
+  p->proc.data = p;
+  rc = uv_spawn(&c->loop, &p->proc, &po);
+  if (rc != 0)
+    return orion_error_set(err, ORION_EINVAL, "cannot start %s for executor "
+                                              "%d: %s",
+                           argv[0], p->id, uv_strerror(rc));
+  p->spawned = 1;
+  return 0;
+}
+
+/* The orion-executor beside this program, else the one on PATH. */
+static void executor_path(const orion_cluster_opts *o, char *out, size_t n) {
+  char exe[PATH_MAX];
+  ssize_t len;
+  const char *env = getenv("ORION_EXECUTOR");
+  if (o->executor != NULL) {
+    snprintf(out, n, "%s", o->executor);
+    return;
+  }
+  if (env != NULL && env[0] != '\0') {
+    snprintf(out, n, "%s", env);
+    return;
+  }
+  len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    char *slash;
+    struct stat st;
+    exe[len] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash != NULL) {
+      snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe),
+               "orion-executor");
+      if (stat(exe, &st) == 0) {
+        snprintf(out, n, "%s", exe);
+        return;
+      }
+    }
+  }
+  snprintf(out, n, "orion-executor");
+}
+
+/* The environment of a local executor: ours plus ORION_TOKEN (so the token
+ * is not on a command line that `ps` shows). */
+static char **child_env(const char *token) {
+  extern char **environ;
+  size_t n = 0, i, j = 0;
+  char **env;
+  while (environ[n] != NULL)
+    n++;
+  env = orion_calloc(n + 2, sizeof *env);
+  if (env == NULL)
+    return NULL;
+  for (i = 0; i < n; i++)
+    if (strncmp(environ[i], "ORION_TOKEN=", 12) != 0)
+      env[j++] = environ[i];
+  env[j] = orion_malloc(strlen(token) + 13);
+  if (env[j] == NULL) {
+    orion_free(env);
+    return NULL;
+  }
+  sprintf(env[j], "ORION_TOKEN=%s", token);
+  return env;
+}
+
+static int launch(orion_cluster *c, orion_error *err) {
+  char exe[PATH_MAX];
+  orion_launch_cmd cmd;
+  orion_hostlist hl;
+  char **env = NULL;
+  int i, rc = 0;
+  executor_path(&c->o, exe, sizeof exe);
+  memset(&cmd, 0, sizeof cmd);
+  cmd.exe = exe;
+  cmd.driver = c->advertise;
+  cmd.token = c->token;
+  memset(&hl, 0, sizeof hl);
+  if (c->o.launcher == ORION_LAUNCH_SSH) {
+    if (orion_hosts_load(c->o.hosts_file, &hl, err) != 0)
+      return err->code;
+    for (i = 0; i < c->n && rc == 0; i++) {
+      char **argv = NULL;
+      peer *p = &c->peers[i];
+      const orion_host_slot *s = &hl.slots[i];
+      snprintf(p->where, sizeof p->where, "%s", s->host);
+      cmd.id = i;
+      cmd.bind = NULL;
+      rc = orion_launch_ssh_argv(&cmd, s->host, &argv);
+      if (rc != 0)
+        orion_error_set(err, rc, "%s:%d: cannot build the ssh command for "
+                                 "host '%s'",
+                        c->o.hosts_file, s->line, s->host);
+      else
+        rc = spawn(c, p, argv, NULL, err);
+      orion_launch_argv_free(argv);
+    }
+    orion_hostlist_free(&hl);
+    return rc;
+  }
+  if (c->o.launcher == ORION_LAUNCH_MANUAL) {
+    orion_buf text;
+    orion_buf_init(&text);
+    fprintf(stderr, "orion-driver: waiting %.0f s for %d executors; run on "
+                    "each host:\n",
+            c->o.register_timeout, c->n);
+    for (i = 0; i < c->n; i++) {
+      cmd.id = i;
+      text.len = 0;
+      if (orion_launch_manual_text(&cmd, &text) != 0) {
+        orion_buf_free(&text);
+        return orion_error_set(err, ORION_ENOMEM, "out of memory");
+      }
+      fprintf(stderr, "  %s\n", text.data);
+      snprintf(c->peers[i].where, sizeof c->peers[i].where, "manual");
+    }
+    fflush(stderr);
+    orion_buf_free(&text);
+    return 0;
+  }
+  if (c->o.launcher != ORION_LAUNCH_LOCAL) { /* srun/mpirun started them */
+    for (i = 0; i < c->n; i++)
+      snprintf(c->peers[i].where, sizeof c->peers[i].where, "rank %d", i + 1);
+    return 0;
+  }
+  env = child_env(c->token);
+  if (env == NULL)
+    return orion_error_set(err, ORION_ENOMEM, "out of memory");
+  cmd.token = NULL;
+  for (i = 0; i < c->n && rc == 0; i++) {
+    char *argv[8], id[16];
+    snprintf(id, sizeof id, "%d", i);
+    argv[0] = exe;
+    argv[1] = (char *)"--driver";
+    argv[2] = c->advertise;
+    argv[3] = (char *)"--id";
+    argv[4] = id;
+    argv[5] = NULL;
+    snprintf(c->peers[i].where, sizeof c->peers[i].where, "127.0.0.1");
+    rc = spawn(c, &c->peers[i], argv, env, err);
+  }
+  /* The token string is the last entry we allocated. */
+  for (i = 0; env[i] != NULL; i++)
+    if (strncmp(env[i], "ORION_TOKEN=", 12) == 0)
+      orion_free(env[i]);
+  orion_free(env);
+  return rc;
+}
+
+/* ---- the event loop ----------------------------------------------------- */
+
+static void send_heartbeats(orion_cluster *c) {
+  int i;
+  for (i = 0; i < c->n; i++) {
+    orion_buf b;
+    orion_wire_heartbeat h;
+    if (c->peers[i].conn == NULL)
+      continue;
+    memset(&h, 0, sizeof h);
+    h.executor = (uint32_t)i;
+    h.sent_ns = uv_hrtime();
+    h.mem_used = orion_alloc_used();
+    orion_buf_init(&b);
+    orion_wire_heartbeat_encode(&b, &h);
+    orion_conn_send(c->peers[i].conn, &b);
+    orion_buf_free(&b);
+  }
+}
+
+static void on_tick(uv_timer_t *t) {
+  orion_cluster *c = t->data;
+  double now = orion_now();
+  int i;
+  if (c->stopping)
+    return;
+  if (now - c->last_hb_sent >= 1.0) {
+    send_heartbeats(c);
+    c->last_hb_sent = now;
+  }
+  for (i = 0; i < c->n; i++) {
+    peer *p = &c->peers[i];
+    if (p->conn != NULL && now - p->conn->last_rx > c->o.heartbeat_timeout)
+      orion_cluster_fail(c, "executor %d (%s) has not answered for %.0f s",
+                         p->id, peer_where(p), now - p->conn->last_rx);
+  }
+}
+
+void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {
+  while (!done(ud))
+    uv_run(&c->loop, UV_RUN_ONCE);
+}
+
+static int all_registered(void *ud) {
+  orion_cluster *c = ud;
+  return c->registered == c->n || orion_now() > c->deadline;
+}
+
+/* HOST or HOST:PORT into host and port (0 when absent). */
+static int split_listen(const char *s, char *host, size_t hn, int *port) {
+  if (orion_hostport_parse(s, host, hn, port) == 0)
+    return 0;
+  if (strchr(s, ':') == NULL || s[0] == '[' || strchr(s, ':') != strrchr(s, ':')) {
+    if (s[0] == '\0' || strlen(s) >= hn)
+      return ORION_EINVAL;
+    snprintf(host, hn, "%s", s);
+    *port = 0;
+    return 0;
+  }
+  return ORION_EINVAL;
+}
+
+orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
+                                   orion_error *err) {
+  orion_cluster *c;
+  char msg[256];
+  int i, rc, nlisten = 0;
+
+  c = orion_calloc(1, sizeof *c);
+  if (c == NULL) {
+    orion_error_set(err, ORION_ENOMEM, "out of memory");
+    return NULL;
+  }
+  c->o = *o;
+  if (c->o.launcher == ORION_LAUNCH_SSH) {
+    orion_hostlist hl;
+    memset(&hl, 0, sizeof hl);
+    if (orion_hosts_load(o->hosts_file, &hl, err) != 0) {
+      orion_free(c);
+      return NULL;
+    }
+    c->o.nexec = (int)hl.n;
+    orion_hostlist_free(&hl);
+  }
+  c->n = c->o.nexec;
+  if (c->n < 1) {
+    orion_error_set(err, ORION_EINVAL, "a cluster needs at least one "
+                                       "executor");
+    orion_free(c);
+    return NULL;
+  }
+  c->peers = orion_calloc((size_t)c->n, sizeof *c->peers);
+  if (c->peers == NULL || uv_loop_init(&c->loop) != 0) {
+    orion_free(c->peers);
+    orion_free(c);
+    orion_error_set(err, ORION_ENOMEM, "out of memory");
+    return NULL;
+  }
+  for (i = 0; i < c->n; i++) {
+    c->peers[i].cl = c;
+    c->peers[i].id = i;
+  }
+  if (orion_token_new(c->token, sizeof c->token) != 0) {
+    orion_error_set(err, ORION_EINVAL, "cannot make a job token: no "
+                                       "randomness");
+    free_cluster(c);
+    return NULL;
+  }
+  if (c->o.launcher == ORION_LAUNCH_SLURM ||
+      c->o.launcher == ORION_LAUNCH_MPI) {
+    const char *t = getenv("ORION_TOKEN");
+    snprintf(c->token, sizeof c->token, "%s", t != NULL ? t : "");
+  }
+  {
+    const char *l = c->o.listen;
+    if (l == NULL)
+      l = c->o.launcher == ORION_LAUNCH_LOCAL ? "127.0.0.1" : "0.0.0.0";
+    if (split_listen(l, c->listen_host, sizeof c->listen_host, &c->port) !=
+        0) {
+      orion_error_set(err, ORION_EINVAL, "--listen: expected HOST or "
+                                         "HOST:PORT, got '%s'",
+                      l);
+      free_cluster(c);
+      return NULL;
+    }
+  }
+  c->server.data = c;
+  msg[0] = '\0';
+  rc = orion_net_listen(&c->loop, &c->server, c->listen_host, c->port,
+                        on_connection, &nlisten, msg, sizeof msg);
+  if (rc != 0) {
+    orion_error_set(err, ORION_EINVAL, "%s", msg);
+    free_cluster(c);
+    return NULL;
+  }
+  c->server.data = c;
+  c->port = nlisten;
+  {
+    char host[ORION_HOST_MAX + 1];
+    snprintf(host, sizeof host, "%s", c->listen_host);
+    if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+      if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "127.0.0.1");
+    orion_hostport_format(host, c->port, c->advertise, sizeof c->advertise);
+  }
+  accepting = c;
+  uv_timer_init(&c->loop, &c->tick);
+  c->tick.data = c;
+  uv_timer_start(&c->tick, on_tick, 200, 200);
+  snprintf(c->doing, sizeof c->doing, "while starting");
+  if (launch(c, err) != 0) {
+    stop_all(c, 1);
+    free_cluster(c);
+    accepting = NULL;
+    return NULL;
+  }
+  c->deadline = orion_now() + c->o.register_timeout;
+  orion_cluster_wait(c, all_registered, c);
+  if (c->registered < c->n) {
+    orion_buf names;
+    orion_buf_init(&names);
+    for (i = 0; i < c->n; i++)
+      if (c->peers[i].addr[0] == '\0') {
+        char one[ORION_HOST_MAX + 64];
+        snprintf(one, sizeof one, "%s%d (%s)", names.len ? ", " : "", i,
+                 c->peers[i].where);
+        orion_buf_append(&names, one, strlen(one));
+      }
+    orion_buf_u8(&names, 0);
+    orion_error_set(err, ORION_EINVAL,
+                    "%d of %d executors never registered within %.0f s: "
+                    "executor %s",
+                    c->n - c->registered, c->n, c->o.register_timeout,
+                    names.data != NULL ? names.data : "?");
+    orion_buf_free(&names);
+    stop_all(c, 1);
+    free_cluster(c);
+    accepting = NULL;
+    return NULL;
+  }
+  c->doing[0] = '\0';
+  return c;
+}
+
+int orion_cluster_rank_setup(orion_cluster_opts *o, orion_error *err) {
+  orion_rank_env re;
+  static char listen[ORION_HOSTPORT_MAX + 8];
+  const char *which = o->launcher == ORION_LAUNCH_SLURM ? "slurm" : "mpi";
+  if (orion_launch_rank_from_env(&re, which, NULL, NULL, err) != 0)
+    return err->code;
+  if (re.rank > 0) {
+    char exe[PATH_MAX], id[16];
+    char *argv[8];
+    executor_path(o, exe, sizeof exe);
+    snprintf(id, sizeof id, "%d", re.rank - 1);
+    argv[0] = exe;
+    argv[1] = (char *)"--driver";
+    argv[2] = re.driver;
+    argv[3] = (char *)"--id";
+    argv[4] = id;
+    argv[5] = NULL;
+    setenv("ORION_TOKEN", re.token, 1);
+    execvp(exe, argv);
+    return orion_error_set(err, -errno, "rank %d: cannot run %s: %s",
+                           re.rank, exe, strerror(errno));
+  }
+  o->nexec = re.size - 1;
+  snprintf(listen, sizeof listen, "0.0.0.0:%d", re.driver_port);
+  o->listen = listen;
+  return 0;
+}

@@ -1,0 +1,296 @@
+/* Framed connections over libuv TCP (see net.h). */
+#include "dsm/net.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/clock.h"
+
+enum { ST_NEW = 0, ST_OPEN, ST_CLOSING };
+
+typedef struct write_req {
+  uv_write_t req;
+  char *data;
+} write_req;
+
+static void sockaddr_text(const struct sockaddr *sa, char *out, size_t n) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (sa->sa_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+    uv_ip4_name(in, host, sizeof host);
+    port = ntohs(in->sin_port);
+    snprintf(out, n, "%s:%d", host, port);
+  } else if (sa->sa_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+    uv_ip6_name(in6, host, sizeof host);
+    port = ntohs(in6->sin6_port);
+    snprintf(out, n, "[%s]:%d", host, port);
+  } else {
+    snprintf(out, n, "?");
+  }
+}
+
+static void fill_peer(orion_conn *c) {
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0)
+    sockaddr_text((const struct sockaddr *)&ss, c->peer, sizeof c->peer);
+}
+
+orion_conn *orion_conn_new(uv_loop_t *loop, orion_wire_role role,
+                           const char *token, const orion_conn_cbs *cbs,
+                           void *data) {
+  orion_conn *c = orion_calloc(1, sizeof *c);
+  size_t tlen = token != NULL ? strlen(token) : 0;
+  if (c == NULL)
+    return NULL;
+  if (orion_wire_decoder_init(&c->dec, role, token, tlen) != 0 ||
+      uv_tcp_init(loop, &c->tcp) != 0) {
+    orion_wire_decoder_free(&c->dec);
+    orion_free(c);
+    return NULL;
+  }
+  c->tcp.data = c;
+  c->cbs = *cbs;
+  c->data = data;
+  c->last_rx = orion_now();
+  snprintf(c->peer, sizeof c->peer, "?");
+  return c;
+}
+
+static void on_closed(uv_handle_t *h) {
+  orion_conn *c = h->data;
+  if (c->cbs.closed != NULL)
+    c->cbs.closed(c, c->reason);
+  orion_wire_decoder_free(&c->dec);
+  orion_free(c);
+}
+
+void orion_conn_close(orion_conn *c, const char *fmt, ...) {
+  va_list ap;
+  if (c->state == ST_CLOSING)
+    return;
+  c->state = ST_CLOSING;
+  va_start(ap, fmt);
+  vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+  va_end(ap);
+  uv_read_stop((uv_stream_t *)&c->tcp);
+  uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+int orion_conn_closing(const orion_conn *c) { return c->state == ST_CLOSING; }
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  orion_conn *c = h->data;
+  (void)hint;
+  buf->base = c->rbuf;
+  buf->len = sizeof c->rbuf;
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  orion_conn *c = s->data;
+  const char *p = buf->base;
+  size_t left;
+  if (n < 0) {
+    if (n == UV_EOF && orion_wire_decoder_finish(&c->dec) == 0)
+      orion_conn_close(c, "connection closed by the peer");
+    else if (n == UV_EOF)
+      orion_conn_close(c, "connection closed by the peer inside a frame: %s",
+                       orion_wire_decoder_reason(&c->dec));
+    else
+      orion_conn_close(c, "read failed: %s", uv_strerror((int)n));
+    return;
+  }
+  c->bytes_in += (uint64_t)n;
+  left = (size_t)n;
+  while (left > 0 && c->state != ST_CLOSING) {
+    size_t used = 0;
+    int rc = orion_wire_decoder_feed(&c->dec, p, left, &used);
+    p += used;
+    left -= used;
+    if (rc == ORION_WIRE_FRAME_READY) {
+      c->last_rx = orion_now();
+      c->cbs.frame(c, orion_wire_decoder_frame(&c->dec));
+    } else if (rc < 0) {
+      orion_conn_close(c, "refused: %s", orion_wire_decoder_reason(&c->dec));
+    }
+  }
+}
+
+static int start_reading(orion_conn *c) {
+  int rc;
+  c->state = ST_OPEN;
+  uv_tcp_nodelay(&c->tcp, 1);
+  fill_peer(c);
+  rc = uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+  if (rc != 0)
+    orion_conn_close(c, "cannot read: %s", uv_strerror(rc));
+  return rc;
+}
+
+int orion_conn_accept(uv_stream_t *server, orion_conn *c) {
+  int rc = uv_accept(server, (uv_stream_t *)&c->tcp);
+  if (rc != 0) {
+    orion_conn_close(c, "accept failed: %s", uv_strerror(rc));
+    return rc;
+  }
+  return start_reading(c);
+}
+
+static void on_connect(uv_connect_t *req, int status) {
+  orion_conn *c = req->data;
+  if (c->state == ST_CLOSING)
+    return;
+  if (status != 0) {
+    orion_conn_close(c, "cannot connect to %s: %s", c->peer,
+                     uv_strerror(status));
+    return;
+  }
+  if (start_reading(c) == 0 && c->cbs.connected != NULL)
+    c->cbs.connected(c);
+}
+
+int orion_conn_bind_local(orion_conn *c, const char *host, char *msg,
+                          size_t msglen) {
+  struct sockaddr_storage ss;
+  int rc;
+  msg[0] = '\0';
+  rc = orion_net_resolve(host, 0, &ss, msg, msglen);
+  if (rc == 0)
+    rc = uv_tcp_bind(&c->tcp, (const struct sockaddr *)&ss, 0);
+  if (rc != 0 && msg[0] == '\0')
+    snprintf(msg, msglen, "cannot bind to %s: %s", host, uv_strerror(rc));
+  return rc;
+}
+
+int orion_net_resolve(const char *host, int port, struct sockaddr_storage *out,
+                      char *msg, size_t msglen) {
+  struct addrinfo hints, *res = NULL;
+  char ports[16];
+  int rc;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  snprintf(ports, sizeof ports, "%d", port);
+  rc = getaddrinfo(host, ports, &hints, &res);
+  if (rc != 0 || res == NULL) {
+    snprintf(msg, msglen, "cannot resolve host '%s': %s", host,
+             rc != 0 ? gai_strerror(rc) : "no address");
+    if (res != NULL)
+      freeaddrinfo(res);
+    return UV_EAI_NONAME;
+  }
+  memset(out, 0, sizeof *out);
+  memcpy(out, res->ai_addr, res->ai_addrlen);
+  freeaddrinfo(res);
+  return 0;
+}
+
+int orion_conn_connect(orion_conn *c, const char *host, int port) {
+  struct sockaddr_storage ss;
+  int rc = orion_net_resolve(host, port, &ss, c->reason, sizeof c->reason);
+  if (rc != 0) {
+    char why[sizeof c->reason];
+    snprintf(why, sizeof why, "%s", c->reason);
+    orion_conn_close(c, "%s", why);
+    return rc;
+  }
+  sockaddr_text((const struct sockaddr *)&ss, c->peer, sizeof c->peer);
+  c->creq.data = c;
+  rc = uv_tcp_connect(&c->creq, &c->tcp, (const struct sockaddr *)&ss,
+                      on_connect);
+  if (rc != 0)
+    orion_conn_close(c, "cannot connect to %s: %s", c->peer, uv_strerror(rc));
+  return rc;
+}
+
+static void on_written(uv_write_t *req, int status) {
+  write_req *w = (write_req *)req;
+  orion_conn *c = req->handle->data;
+  orion_free(w->data);
+  orion_free(w);
+  if (status != 0 && status != UV_ECANCELED)
+    orion_conn_close(c, "write failed: %s", uv_strerror(status));
+}
+
+int orion_conn_send(orion_conn *c, orion_buf *b) {
+  write_req *w;
+  uv_buf_t ub;
+  int rc;
+  if (b->oom) {
+    orion_buf_free(b);
+    orion_buf_init(b);
+    orion_conn_close(c, "out of memory building a frame");
+    return ORION_ENOMEM;
+  }
+  if (b->len == 0)
+    return 0;
+  if (c->state == ST_CLOSING) {
+    orion_buf_free(b);
+    orion_buf_init(b);
+    return ORION_EINVAL;
+  }
+  w = orion_malloc(sizeof *w);
+  if (w == NULL) {
+    orion_buf_free(b);
+    orion_buf_init(b);
+    orion_conn_close(c, "out of memory queueing a frame");
+    return ORION_ENOMEM;
+  }
+  w->data = b->data;
+  ub = uv_buf_init(b->data, (unsigned)b->len);
+  c->bytes_out += b->len;
+  orion_buf_init(b);
+  rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &ub, 1, on_written);
+  if (rc != 0) {
+    orion_free(w->data);
+    orion_free(w);
+    orion_conn_close(c, "write failed: %s", uv_strerror(rc));
+    return rc;
+  }
+  return 0;
+}
+
+int orion_conn_send_frame(orion_conn *c, int type, const void *payload,
+                          size_t len) {
+  orion_buf b;
+  int rc;
+  orion_buf_init(&b);
+  rc = orion_wire_encode(&b, type, payload, len);
+  if (rc != 0) {
+    orion_buf_free(&b);
+    return rc;
+  }
+  return orion_conn_send(c, &b);
+}
+
+int orion_net_listen(uv_loop_t *loop, uv_tcp_t *server, const char *host,
+                     int port, uv_connection_cb cb, int *port_out, char *msg,
+                     size_t msglen) {
+  struct sockaddr_storage ss;
+  int rc, len = sizeof ss;
+  rc = orion_net_resolve(host, port, &ss, msg, msglen);
+  if (rc != 0)
+    return rc;
+  rc = uv_tcp_init(loop, server);
+  if (rc == 0)
+    rc = uv_tcp_bind(server, (const struct sockaddr *)&ss, 0);
+  if (rc == 0)
+    rc = uv_listen((uv_stream_t *)server, 128, cb);
+  if (rc == 0)
+    rc = uv_tcp_getsockname(server, (struct sockaddr *)&ss, &len);
+  if (rc != 0) {
+    snprintf(msg, msglen, "cannot listen on %s:%d: %s", host, port,
+             uv_strerror(rc));
+    return rc;
+  }
+  *port_out = ss.ss_family == AF_INET6
+                  ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                  : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+  return 0;
+}

@@ -1,0 +1,95 @@
+/* Framed connections over libuv TCP: the thin adapter between the wire
+ * codec (dsm/wire.h) and sockets.
+ *
+ * A connection owns a uv_tcp_t and an incremental decoder.  Every complete
+ * frame is handed to the `frame` callback; the first fault (a bad frame, a
+ * wrong token, a read error, the peer closing) closes the connection and
+ * calls `closed` once with the reason, after which the connection is freed.
+ * Writes are queued whole: orion_conn_send takes the bytes of one or more
+ * complete frames and frees them once libuv has written them.
+ *
+ * All functions run on the thread of the connection's loop.
+ */
+#ifndef ORION_DSM_NET_H
+#define ORION_DSM_NET_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "dsm/wire.h"
+#include "util/buf.h"
+
+typedef struct orion_conn orion_conn;
+
+typedef struct orion_conn_cbs {
+  /* A frame arrived; f is valid during the call only (the callback may
+   * take its payload with orion_wire_decoder_take on &c->dec). */
+  void (*frame)(orion_conn *c, const orion_wire_frame *f);
+  /* orion_conn_connect succeeded (optional). */
+  void (*connected)(orion_conn *c);
+  /* The connection is closed (reason says why); c is freed right after. */
+  void (*closed)(orion_conn *c, const char *reason);
+} orion_conn_cbs;
+
+struct orion_conn {
+  uv_tcp_t tcp;
+  orion_wire_decoder dec;
+  orion_conn_cbs cbs;
+  void *data;         /* the owner's */
+  char peer[80];      /* "host:port" of the other end, once known */
+  int state;          /* private */
+  char reason[512];   /* why it is closing */
+  uint64_t bytes_in;  /* stream bytes read and written */
+  uint64_t bytes_out;
+  double last_rx;     /* orion_now() when the last frame arrived */
+  uv_connect_t creq;
+  char rbuf[65536];
+};
+
+/* A connection on loop with a decoder in `role` (token: the job's token for
+ * ORION_WIRE_ACCEPT).  NULL on bad arguments or out of memory. */
+orion_conn *orion_conn_new(uv_loop_t *loop, orion_wire_role role,
+                           const char *token, const orion_conn_cbs *cbs,
+                           void *data);
+
+/* Accepts a pending connection of server into c and starts reading.
+ * Returns 0 or a libuv error (c is then closed). */
+int orion_conn_accept(uv_stream_t *server, orion_conn *c);
+
+/* Connects c to host:port (a numeric address or a name, resolved now) and
+ * starts reading once connected; a failure closes c with the reason.
+ * Returns 0 or a negative code (resolution failed; c is then closed). */
+int orion_conn_connect(orion_conn *c, const char *host, int port);
+
+/* Binds c's local end to host (port 0) before orion_conn_connect, so that
+ * the connection leaves from that address.  Returns 0 or a negative code
+ * with msg set. */
+int orion_conn_bind_local(orion_conn *c, const char *host, char *msg,
+                          size_t msglen);
+
+/* Queues the bytes of b (complete frames) for writing and takes them: b is
+ * left empty.  Returns 0, or a negative code when c is closing (the bytes
+ * are dropped). */
+int orion_conn_send(orion_conn *c, orion_buf *b);
+
+/* Encodes one frame of type with payload[0..len) and queues it. */
+int orion_conn_send_frame(orion_conn *c, int type, const void *payload,
+                          size_t len);
+
+/* Starts closing c (idempotent); `closed` follows from the loop. */
+void orion_conn_close(orion_conn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+int orion_conn_closing(const orion_conn *c);
+
+/* Binds and listens on host:port (port 0: any), filling *port_out with the
+ * port bound.  Returns 0 or a negative libuv code with msg set. */
+int orion_net_listen(uv_loop_t *loop, uv_tcp_t *server, const char *host,
+                     int port, uv_connection_cb cb, int *port_out, char *msg,
+                     size_t msglen);
+
+/* Resolves host (numeric or name) and port into *out. */
+int orion_net_resolve(const char *host, int port, struct sockaddr_storage *out,
+                      char *msg, size_t msglen);
+
+#endif

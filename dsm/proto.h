@@ -1,0 +1,103 @@
+/* The payloads of the runtime's frames between the driver and executors.
+ * dsm/wire.h frames them; this header defines their layouts and the small
+ * readers and writers both sides use.  Every field is a little-endian u64
+ * (integers as two's complement, doubles as their IEEE bits); `str` is a
+ * u64 length then that many bytes; `bytes` likewise.
+ *
+ * LOAD_BODY (driver -> executor), before a loop's blocks:
+ *   i64 loop     the loop id math.random is seeded with
+ *   str blob     the captured body (lua/capture.h)
+ *   i64 iter     the iterated array's id
+ *   u64 narrays, then per array:
+ *     i64 id, u64 type, u64 sparse, u64 ndims, i64 dims[ndims]
+ *   u64 naccs, then per accumulator: i64 id, u64 op
+ *   u64 nbufs, then per buffer:
+ *     i64 id, str name, i64 target, u64 op, str apply_blob, i64 flush
+ * RUN_BLOCK (driver -> executor):
+ *   i64 block, u64 seed, i64 nblocks
+ *   u64 nsegs, then i64 lo, i64 hi per segment (element positions of the
+ *     iterated array: of the block's own elements when it is sparse, of the
+ *     whole array when it is dense)
+ *   u64 has_elems; when 1: u64 n, bytes keys (n * ndims i64), bytes values
+ *     (the sparse iterated block's elements; otherwise the executor keeps
+ *     the copy it was sent before)
+ *   u64 nruns, then per run: i64 array, i64 first, i64 count, bytes data
+ *     (elements [first, first + count) of a dense array, row-major)
+ *   u64 nwatch, then per range: i64 array, i64 first, i64 count (the
+ *     elements the block may write directly: compared after the block)
+ * BLOCK_DONE (executor -> driver):
+ *   i64 block, f64 seconds
+ *   u64 has_values; when 1: bytes values (the sparse block's values, which
+ *     the body changed)
+ *   u64 nruns, then runs as in RUN_BLOCK (the elements that changed)
+ * BUFFER_FLUSH (executor -> driver): i64 buffer, u64 isint, u64 n, then n
+ *   times i64 key, u64 value bits
+ * LOOP_END (driver -> executor): u64 abort (1: drop pending writes)
+ * LOOP_DONE (executor -> driver): u64 nacc, then per accumulator: i64 id,
+ *   u64 has, u64 isint, i64 i, f64 d
+ * BODY_ERROR: dsm/wire.h's layout; its key is the failed block's id in
+ *   decimal ("-1" for an error outside a block), and the message names the
+ *   executor and the element and carries the traceback.
+ * FORGET (driver -> executor): u64 n, then n array ids.
+ * LOAD_FILE / LOADED: see lua/cluster.c.
+ */
+#ifndef ORION_DSM_PROTO_H
+#define ORION_DSM_PROTO_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "util/buf.h"
+
+static inline void orion_pw_i64(orion_buf *b, int64_t v) {
+  orion_buf_u64(b, (uint64_t)v);
+}
+
+static inline void orion_pw_f64(orion_buf *b, double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  orion_buf_u64(b, u);
+}
+
+static inline void orion_pw_bytes(orion_buf *b, const void *p, size_t n) {
+  orion_buf_u64(b, (uint64_t)n);
+  orion_buf_append(b, p, n);
+}
+
+static inline int64_t orion_pr_i64(orion_reader *r) {
+  uint64_t v = 0;
+  orion_reader_u64(r, &v);
+  return (int64_t)v;
+}
+
+static inline double orion_pr_f64(orion_reader *r) {
+  uint64_t v = 0;
+  double d;
+  orion_reader_u64(r, &v);
+  memcpy(&d, &v, sizeof d);
+  return d;
+}
+
+/* A count that must fit in what is left (each item at least `unit` bytes);
+ * marks the reader bad and returns 0 when it cannot. */
+static inline int64_t orion_pr_count(orion_reader *r, size_t unit) {
+  int64_t n = orion_pr_i64(r);
+  if (n < 0 || (unit > 0 && (uint64_t)n > r->left / unit)) {
+    r->bad = 1;
+    return 0;
+  }
+  return n;
+}
+
+/* Points *n bytes at the returned pointer (NULL with r bad on overrun). */
+static inline const char *orion_pr_bytes(orion_reader *r, size_t *n) {
+  const char *p = NULL;
+  int64_t len = orion_pr_count(r, 1);
+  *n = 0;
+  if (r->bad || orion_reader_bytes(r, (size_t)len, &p) != 0)
+    return NULL;
+  *n = (size_t)len;
+  return p;
+}
+
+#endif

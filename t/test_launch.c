@@ -1,0 +1,1041 @@
+/* Tests of drivers/launch.c, the pure part of starting executors: hosts
+ * files (good ones, their slot expansion, and every bad case with its exact
+ * FILE:LINE message), HOST:PORT parsing, the ssh / local / pasted command
+ * lines (quoted text checked byte for byte, then split again by /bin/sh to
+ * prove the quoting gives back the original arguments), ranks from srun
+ * and mpirun environments, and tokens.  No sockets, no executors. */
+#include "t/testutil.h"
+
+#include <errno.h>
+
+#include "drivers/launch.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+TestSuite(launch, .timeout = 60);
+
+/* ------------------------------------------------------------------------
+ * Helpers.
+ * ---------------------------------------------------------------------- */
+
+static int parse_str(const char *text, orion_hostlist *l, orion_error *e) {
+  return orion_hosts_parse(text, strlen(text), "h.txt", l, e);
+}
+
+/* Parses text, expects failure with code and exactly msg; checks nothing
+ * leaked and the list was left empty. */
+static void bad_hosts(const char *text, int code, const char *msg) {
+  orion_hostlist l = {(orion_host_slot *)1, 99};
+  orion_error e;
+  size_t before = orion_alloc_used();
+  int rc = parse_str(text, &l, &e);
+  cr_assert_eq(rc, code, "text '%s': rc %d, want %d (%s)", text, rc, code,
+               e.msg);
+  cr_assert_eq(e.code, code);
+  cr_assert_str_eq(e.msg, msg, "text '%s'", text);
+  cr_assert_null(l.slots);
+  cr_assert_eq(l.n, 0);
+  cr_assert_eq(orion_alloc_used(), before);
+}
+
+static void check_slot(const orion_hostlist *l, size_t k, const char *host,
+                       int port, int index, int line) {
+  cr_assert_lt(k, l->n);
+  cr_assert_str_eq(l->slots[k].host, host, "slot %zu", k);
+  cr_assert_eq(l->slots[k].port, port, "slot %zu port %d", k,
+               l->slots[k].port);
+  cr_assert_eq(l->slots[k].index, index, "slot %zu", k);
+  cr_assert_eq(l->slots[k].line, line, "slot %zu", k);
+}
+
+/* Has /bin/sh split `line` (as ssh's remote shell would) by running
+ * `printf '%s\0' LINE`; returns the words (malloc'd, NULL-terminated). */
+static char **sh_split(const char *line, int *count) {
+  char *cmd, *out, **w;
+  size_t cap = 4096, len = 0, n, i;
+  FILE *p;
+  int k = 0;
+  cmd = malloc(strlen(line) + 32);
+  cr_assert_not_null(cmd);
+  sprintf(cmd, "printf '%%s\\0' %s", line);
+  p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  out = malloc(cap);
+  while ((n = fread(out + len, 1, cap - len, p)) > 0) {
+    len += n;
+    if (len == cap)
+      out = realloc(out, cap *= 2);
+  }
+  cr_assert_eq(pclose(p), 0, "sh failed on: %s", cmd);
+  free(cmd);
+  w = calloc(len + 1, sizeof *w);
+  for (i = 0; i < len; i += strlen(out + i) + 1)
+    w[k++] = strdup(out + i);
+  free(out);
+  *count = k;
+  return w;
+}
+
+static void words_free(char **w) {
+  int i;
+  for (i = 0; w[i] != NULL; i++)
+    free(w[i]);
+  free(w);
+}
+
+/* Asserts argv (NULL-terminated) equals want[0..n). */
+static void assert_argv(char **argv, const char *const *want, int n) {
+  int i;
+  for (i = 0; i < n; i++) {
+    cr_assert_not_null(argv[i], "argv has %d words, want %d", i, n);
+    cr_assert_str_eq(argv[i], want[i], "argv[%d]", i);
+  }
+  cr_assert_null(argv[n], "argv has more than %d words", n);
+}
+
+/* Asserts that /bin/sh splits line back into want[0..n). */
+static void assert_resplit(const char *line, const char *const *want,
+                           int n) {
+  int got, i;
+  char **w = sh_split(line, &got);
+  cr_assert_eq(got, n, "sh split '%s' into %d words, want %d", line, got, n);
+  for (i = 0; i < n; i++)
+    cr_assert_str_eq(w[i], want[i], "word %d of '%s'", i, line);
+  words_free(w);
+}
+
+/* A fake environment for the rank tests: NULL-terminated NAME, VALUE
+ * pairs. */
+static const char *fake_get(const char *name, void *ud) {
+  const char *const *kv = ud;
+  for (; kv[0] != NULL; kv += 2)
+    if (strcmp(kv[0], name) == 0)
+      return kv[1];
+  return NULL;
+}
+
+static int rank_from(const char *launcher, const char *const *kv,
+                     orion_rank_env *r, orion_error *e) {
+  return orion_launch_rank_from_env(r, launcher, fake_get, (void *)kv, e);
+}
+
+static void bad_rank(const char *launcher, const char *const *kv, int code,
+                     const char *msg) {
+  orion_rank_env r;
+  orion_error e;
+  int rc = rank_from(launcher, kv, &r, &e);
+  cr_assert_eq(rc, code, "rc %d, want %d (%s)", rc, code, e.msg);
+  cr_assert_str_eq(e.msg, msg);
+}
+
+#define DRV "ORION_DRIVER", "node0:7077"
+#define TOK "ORION_TOKEN", "s3cret"
+
+/* ------------------------------------------------------------------------
+ * Hosts files: good ones.
+ * ---------------------------------------------------------------------- */
+
+Test(launch, hosts_single) {
+  orion_hostlist l;
+  orion_error e;
+  cr_assert_eq(parse_str("node1", &l, &e), 0, "%s", e.msg);
+  cr_assert_eq(l.n, 1);
+  check_slot(&l, 0, "node1", 0, 0, 1);
+  orion_hostlist_free(&l);
+  cr_assert_null(l.slots);
+  cr_assert_eq(l.n, 0);
+  orion_hostlist_free(&l); /* twice is fine */
+}
+
+Test(launch, hosts_mixed_file) {
+  const char *text = "# cluster A\n"
+                     "\n"
+                     "node1\n"
+                     "  node2:7100   4   # four executors\n"
+                     "\t10.0.0.5\t2\t\n"
+                     "[fe80::1%eth0]:7000\n"
+                     "::1\n"
+                     "[2001:db8::7] 2\r\n"
+                     "gpu-3.cluster.example.org:65535\r\n"
+                     "node_4#no space before the comment\n"
+                     "   # indented comment\n"
+                     "last 1"; /* no final newline */
+  orion_hostlist l;
+  orion_error e;
+  size_t before = orion_alloc_used();
+  cr_assert_eq(parse_str(text, &l, &e), 0, "%s", e.msg);
+  cr_assert_str_eq(e.msg, "");
+  cr_assert_eq(l.n, 14, "%zu slots", l.n);
+  check_slot(&l, 0, "node1", 0, 0, 3);
+  check_slot(&l, 1, "node2", 7100, 0, 4);
+  check_slot(&l, 2, "node2", 7101, 1, 4);
+  check_slot(&l, 3, "node2", 7102, 2, 4);
+  check_slot(&l, 4, "node2", 7103, 3, 4);
+  check_slot(&l, 5, "10.0.0.5", 0, 0, 5);
+  check_slot(&l, 6, "10.0.0.5", 0, 1, 5);
+  check_slot(&l, 7, "fe80::1%eth0", 7000, 0, 6);
+  check_slot(&l, 8, "::1", 0, 0, 7);
+  check_slot(&l, 9, "2001:db8::7", 0, 0, 8);
+  check_slot(&l, 10, "2001:db8::7", 0, 1, 8);
+  check_slot(&l, 11, "gpu-3.cluster.example.org", 65535, 0, 9);
+  check_slot(&l, 12, "node_4", 0, 0, 10);
+  check_slot(&l, 13, "last", 0, 0, 12);
+  orion_hostlist_free(&l);
+  cr_assert_eq(orion_alloc_used(), before);
+}
+
+Test(launch, hosts_mixed_file_count) {
+  /* Slots add up over lines: 1+4+2+1+1+2+1+1+1 = 14. */
+  orion_hostlist l;
+  orion_error e;
+  cr_assert_eq(parse_str("a\nb 4\nc 2\nd\ne\nf 2\ng\nh\ni\n", &l, &e), 0);
+  cr_assert_eq(l.n, 14);
+  orion_hostlist_free(&l);
+}
+
+Test(launch, hosts_slot_expansion) {
+  orion_hostlist l;
+  orion_error e;
+  cr_assert_eq(parse_str("a 3\nb:7000 2\na\n", &l, &e), 0, "%s", e.msg);
+  cr_assert_eq(l.n, 6);
+  check_slot(&l, 0, "a", 0, 0, 1);
+  check_slot(&l, 1, "a", 0, 1, 1);
+  check_slot(&l, 2, "a", 0, 2, 1);
+  check_slot(&l, 3, "b", 7000, 0, 2);
+  check_slot(&l, 4, "b", 7001, 1, 2);
+  check_slot(&l, 5, "a", 0, 0, 3); /* a host may appear again */
+  orion_hostlist_free(&l);
+}
+
+Test(launch, hosts_limits_accepted) {
+  orion_hostlist l;
+  orion_error e;
+  char text[64];
+  snprintf(text, sizeof text, "h:%d %d\n", 65536 - ORION_HOSTS_MAX_SLOTS,
+           ORION_HOSTS_MAX_SLOTS);
+  cr_assert_eq(parse_str(text, &l, &e), 0, "%s", e.msg);
+  cr_assert_eq(l.n, ORION_HOSTS_MAX_SLOTS);
+  cr_assert_eq(l.slots[l.n - 1].port, 65535);
+  orion_hostlist_free(&l);
+  cr_assert_eq(parse_str("h:1", &l, &e), 0);
+  cr_assert_eq(l.slots[0].port, 1);
+  orion_hostlist_free(&l);
+  cr_assert_eq(parse_str("[::ffff:10.0.0.1]:9", &l, &e), 0, "%s", e.msg);
+  cr_assert_str_eq(l.slots[0].host, "::ffff:10.0.0.1");
+  orion_hostlist_free(&l);
+  cr_assert_eq(parse_str("[::1]", &l, &e), 0, "%s", e.msg);
+  cr_assert_str_eq(l.slots[0].host, "::1");
+  cr_assert_eq(l.slots[0].port, 0);
+  orion_hostlist_free(&l);
+}
+
+Test(launch, hosts_text_not_nul_terminated) {
+  const char text[] = {'a', ' ', '2', '\n', 'b', 'X'};
+  orion_hostlist l;
+  orion_error e;
+  /* Only the first 5 bytes: "a 2\nb". */
+  cr_assert_eq(orion_hosts_parse(text, 5, "m", &l, &e), 0, "%s", e.msg);
+  cr_assert_eq(l.n, 3);
+  check_slot(&l, 2, "b", 0, 0, 2);
+  orion_hostlist_free(&l);
+}
+
+Test(launch, hosts_load_file) {
+  char *path = tu_write_temp(".hosts", "# two hosts\nnode1 2\nnode2:7000\n");
+  orion_hostlist l;
+  orion_error e;
+  cr_assert_eq(orion_hosts_load(path, &l, &e), 0, "%s", e.msg);
+  cr_assert_eq(l.n, 3);
+  check_slot(&l, 0, "node1", 0, 0, 2);
+  check_slot(&l, 1, "node1", 0, 1, 2);
+  check_slot(&l, 2, "node2", 7000, 0, 3);
+  orion_hostlist_free(&l);
+  unlink(path);
+  free(path);
+}
+
+/* ------------------------------------------------------------------------
+ * Hosts files: bad ones, each with its exact message.
+ * ---------------------------------------------------------------------- */
+
+Test(launch, hosts_bad_port) {
+  bad_hosts("node0\nnode1:70000\n", ORION_EPARSE,
+            "h.txt:2: bad port '70000' in 'node1:70000' (want 1..65535)");
+  bad_hosts("node1:0", ORION_EPARSE,
+            "h.txt:1: bad port '0' in 'node1:0' (want 1..65535)");
+  bad_hosts("node1:", ORION_EPARSE,
+            "h.txt:1: bad port '' in 'node1:' (want 1..65535)");
+  bad_hosts("# c\n\nnode1:http 2\n", ORION_EPARSE,
+            "h.txt:3: bad port 'http' in 'node1:http' (want 1..65535)");
+  bad_hosts("node1:-5", ORION_EPARSE,
+            "h.txt:1: bad port '-5' in 'node1:-5' (want 1..65535)");
+  bad_hosts("node1:99999999999999999999", ORION_EPARSE,
+            "h.txt:1: bad port '99999999999999999999' in "
+            "'node1:99999999999999999999' (want 1..65535)");
+  bad_hosts("[::1]:x", ORION_EPARSE,
+            "h.txt:1: bad port 'x' in '[::1]:x' (want 1..65535)");
+  bad_hosts("[::1]:", ORION_EPARSE,
+            "h.txt:1: bad port '' in '[::1]:' (want 1..65535)");
+}
+
+Test(launch, hosts_bad_slots) {
+  bad_hosts("node1 0", ORION_EPARSE,
+            "h.txt:1: bad slots '0' (want 1..4096)");
+  bad_hosts("a\nb\nnode1 -2\n", ORION_EPARSE,
+            "h.txt:3: bad slots '-2' (want 1..4096)");
+  bad_hosts("node1 2x", ORION_EPARSE,
+            "h.txt:1: bad slots '2x' (want 1..4096)");
+  bad_hosts("node1 +2", ORION_EPARSE,
+            "h.txt:1: bad slots '+2' (want 1..4096)");
+  bad_hosts("node1 4097", ORION_EPARSE,
+            "h.txt:1: bad slots '4097' (want 1..4096)");
+  bad_hosts("node1 four", ORION_EPARSE,
+            "h.txt:1: bad slots 'four' (want 1..4096)");
+  bad_hosts("node1 :7000", ORION_EPARSE,
+            "h.txt:1: bad slots ':7000' (want 1..4096)");
+}
+
+Test(launch, hosts_trailing_junk) {
+  bad_hosts("node1 2 extra", ORION_EPARSE,
+            "h.txt:1: unexpected text 'extra' after the slot count");
+  bad_hosts("ok\nnode1 2 extra junk  \t# comment\n", ORION_EPARSE,
+            "h.txt:2: unexpected text 'extra junk' after the slot count");
+  bad_hosts("node1 2 3\r\n", ORION_EPARSE,
+            "h.txt:1: unexpected text '3' after the slot count");
+}
+
+Test(launch, hosts_bad_host) {
+  bad_hosts("-oProxyCommand=touch", ORION_EPARSE,
+            "h.txt:1: bad host '-oProxyCommand=touch' (want a name, an IPv4 "
+            "address or [IPv6])");
+  bad_hosts("user@node1", ORION_EPARSE,
+            "h.txt:1: bad host 'user@node1' (want a name, an IPv4 address "
+            "or [IPv6])");
+  bad_hosts("999.1.1.1", ORION_EPARSE,
+            "h.txt:1: bad host '999.1.1.1' (want a name, an IPv4 address "
+            "or [IPv6])");
+  bad_hosts(":7000", ORION_EPARSE,
+            "h.txt:1: bad host ':7000' (want a name, an IPv4 address or "
+            "[IPv6])");
+  bad_hosts("no\001de", ORION_EPARSE,
+            "h.txt:1: bad host 'no\\x01de' (want a name, an IPv4 address or "
+            "[IPv6])");
+  bad_hosts("1:2:3", ORION_EPARSE,
+            "h.txt:1: bad host '1:2:3' (want a name, an IPv4 address or "
+            "[IPv6])");
+  bad_hosts("[::1", ORION_EPARSE, "h.txt:1: missing ']' in '[::1'");
+  bad_hosts("[::1]7000", ORION_EPARSE,
+            "h.txt:1: expected ':PORT' after ']' in '[::1]7000'");
+  bad_hosts("[node1]:7000", ORION_EPARSE,
+            "h.txt:1: brackets around a host that is not an IPv6 address "
+            "in '[node1]:7000'");
+  bad_hosts("[fe80::1%]:7000", ORION_EPARSE,
+            "h.txt:1: bad host '[fe80::1%]:7000' (want a name, an IPv4 "
+            "address or [IPv6])");
+  bad_hosts("[::g]:7000", ORION_EPARSE,
+            "h.txt:1: bad host '[::g]:7000' (want a name, an IPv4 address "
+            "or [IPv6])");
+}
+
+Test(launch, hosts_long_host) {
+  char text[400], msg[600];
+  memset(text, 'a', 256);
+  text[256] = '\0';
+  snprintf(msg, sizeof msg,
+           "h.txt:1: host name too long (at most 255 bytes) in '%.64s...'",
+           text);
+  bad_hosts(text, ORION_EPARSE, msg);
+  text[255] = '\0'; /* 255 bytes: fine */
+  {
+    orion_hostlist l;
+    orion_error e;
+    cr_assert_eq(parse_str(text, &l, &e), 0, "%s", e.msg);
+    cr_assert_eq(strlen(l.slots[0].host), 255);
+    orion_hostlist_free(&l);
+  }
+}
+
+Test(launch, hosts_port_range_overflow) {
+  bad_hosts("h:65535 2", ORION_EPARSE,
+            "h.txt:1: 2 slots from port 65535 need ports up to 65536 (at "
+            "most 65535) in 'h:65535'");
+  bad_hosts("h:65000 4096", ORION_EPARSE,
+            "h.txt:1: 4096 slots from port 65000 need ports up to 69095 (at "
+            "most 65535) in 'h:65000'");
+}
+
+Test(launch, hosts_nul_byte) {
+  orion_hostlist l;
+  orion_error e;
+  cr_assert_eq(orion_hosts_parse("ok\nno\0de\n", 9, "n", &l, &e),
+               ORION_EPARSE);
+  cr_assert_str_eq(e.msg, "n:2: bad host 'no\\x00de' (want a name, an IPv4 "
+                          "address or [IPv6])");
+}
+
+Test(launch, hosts_too_many_slots) {
+  /* 17 lines of 4096 slots pass the total of 65536. */
+  orion_buf b;
+  int i;
+  orion_buf_init(&b);
+  for (i = 0; i < 17; i++)
+    orion_buf_append(&b, "h 4096\n", 7);
+  orion_buf_append(&b, "", 1);
+  bad_hosts(b.data, ORION_EOVERFLOW,
+            "h.txt:17: more than 65536 executor slots in all");
+  orion_buf_free(&b);
+}
+
+Test(launch, hosts_empty) {
+  bad_hosts("", ORION_EPARSE, "h.txt: no hosts");
+  bad_hosts("# only a comment\n\n   \n\t# another\n", ORION_EPARSE,
+            "h.txt: no hosts");
+  bad_hosts("\r\n\r\n", ORION_EPARSE, "h.txt: no hosts");
+}
+
+Test(launch, hosts_default_fname) {
+  orion_hostlist l;
+  orion_error e;
+  cr_assert_eq(orion_hosts_parse("a 0", 3, NULL, &l, &e), ORION_EPARSE);
+  cr_assert_str_eq(e.msg, "hosts:1: bad slots '0' (want 1..4096)");
+}
+
+Test(launch, hosts_load_errors) {
+  char *path = tu_temp_path(".hosts");
+  char want[600];
+  orion_hostlist l;
+  orion_error e;
+  cr_assert_eq(orion_hosts_load(path, &l, &e), -ENOENT);
+  snprintf(want, sizeof want, "cannot open %s: %s", path, strerror(ENOENT));
+  cr_assert_str_eq(e.msg, want);
+  cr_assert_null(l.slots);
+  free(path);
+
+  path = tu_write_temp(".hosts", "ok\n\nbad:0\n");
+  cr_assert_eq(orion_hosts_load(path, &l, &e), ORION_EPARSE);
+  snprintf(want, sizeof want,
+           "%s:3: bad port '0' in 'bad:0' (want 1..65535)", path);
+  cr_assert_str_eq(e.msg, want);
+  unlink(path);
+  free(path);
+
+  path = tu_write_temp(".hosts", "");
+  cr_assert_eq(orion_hosts_load(path, &l, &e), ORION_EPARSE);
+  snprintf(want, sizeof want, "%s: no hosts", path);
+  cr_assert_str_eq(e.msg, want);
+  unlink(path);
+  free(path);
+}
+
+/* ------------------------------------------------------------------------
+ * HOST:PORT.
+ * ---------------------------------------------------------------------- */
+
+Test(launch, hostport_good) {
+  static const struct {
+    const char *s, *host;
+    int port;
+  } ok[] = {{"node1:7077", "node1", 7077},
+            {"10.0.0.1:1", "10.0.0.1", 1},
+            {"a.b-c_d:65535", "a.b-c_d", 65535},
+            {"[::1]:7000", "::1", 7000},
+            {"[fe80::1%eth0]:80", "fe80::1%eth0", 80},
+            {"[2001:db8::1]:443", "2001:db8::1", 443},
+            {"localhost:007", "localhost", 7}};
+  size_t i;
+  for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    char host[ORION_HOST_MAX + 1];
+    int port = -1;
+    cr_assert_eq(orion_hostport_parse(ok[i].s, host, sizeof host, &port), 0,
+                 "%s", ok[i].s);
+    cr_assert_str_eq(host, ok[i].host);
+    cr_assert_eq(port, ok[i].port, "%s", ok[i].s);
+  }
+}
+
+Test(launch, hostport_bad) {
+  static const char *const bad[] = {
+      "",         "node1",       "node1:",        "node1:0",
+      "node1:65536", ":7000",    "::1:7000",      "[::1]",
+      "[::1]:",   "[::1]7000",   "[node1]:7000",  "node1:70 ",
+      " node1:70", "node1:+70",  "node1:7a",      "-x:70",
+      "a b:70",   "[::1:70",     "999.0.0.1:70",  "[]:70",
+      "user@h:70"};
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char host[ORION_HOST_MAX + 1];
+    int port;
+    cr_assert_eq(orion_hostport_parse(bad[i], host, sizeof host, &port),
+                 ORION_EINVAL, "'%s' accepted", bad[i]);
+  }
+}
+
+Test(launch, hostport_small_buffer) {
+  char host[6];
+  int port;
+  cr_assert_eq(orion_hostport_parse("node1:70", host, sizeof host, &port), 0);
+  cr_assert_str_eq(host, "node1");
+  cr_assert_eq(orion_hostport_parse("node12:70", host, sizeof host, &port),
+               ORION_EINVAL);
+  cr_assert_eq(orion_hostport_parse(NULL, host, sizeof host, &port),
+               ORION_EINVAL);
+  cr_assert_eq(orion_hostport_parse("a:1", host, 0, &port), ORION_EINVAL);
+}
+
+Test(launch, hostport_format) {
+  char out[ORION_HOSTPORT_MAX + 1], host[ORION_HOST_MAX + 1];
+  int port;
+  cr_assert_eq(orion_hostport_format("node1", 7077, out, sizeof out), 0);
+  cr_assert_str_eq(out, "node1:7077");
+  cr_assert_eq(orion_hostport_format("fe80::1%eth0", 80, out, sizeof out),
+               0);
+  cr_assert_str_eq(out, "[fe80::1%eth0]:80");
+  cr_assert_eq(orion_hostport_parse(out, host, sizeof host, &port), 0);
+  cr_assert_str_eq(host, "fe80::1%eth0");
+  cr_assert_eq(port, 80);
+  cr_assert_eq(orion_hostport_format("node1", 0, out, sizeof out),
+               ORION_EINVAL);
+  cr_assert_eq(orion_hostport_format("-x", 1, out, sizeof out), ORION_EINVAL);
+  cr_assert_eq(orion_hostport_format("node1", 7077, out, 10), ORION_EINVAL);
+  cr_assert_eq(orion_hostport_format("node1", 7077, out, 11), 0);
+}
+
+Test(launch, host_valid) {
+  cr_assert(orion_host_valid("node1"));
+  cr_assert(orion_host_valid("10.1.2.3"));
+  cr_assert(orion_host_valid("::1"));
+  cr_assert(orion_host_valid("fe80::1%eth0"));
+  cr_assert(!orion_host_valid(""));
+  cr_assert(!orion_host_valid(NULL));
+  cr_assert(!orion_host_valid("-oProxyCommand=x"));
+  cr_assert(!orion_host_valid(".node"));
+  cr_assert(!orion_host_valid("[::1]"));
+  cr_assert(!orion_host_valid("a b"));
+  cr_assert(!orion_host_valid("a;b"));
+  cr_assert(!orion_host_valid("1.2.3"));
+}
+
+/* ------------------------------------------------------------------------
+ * Command lines.
+ * ---------------------------------------------------------------------- */
+
+Test(launch, ssh_argv_plain) {
+  orion_launch_cmd c = {NULL, "10.0.0.1:7077", "abc123", 1, NULL, NULL};
+  static const char *const want[] = {
+      "ssh",  "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "node1",
+      "'orion-executor' '--driver' '10.0.0.1:7077' '--token' 'abc123' "
+      "'--id' '1'"};
+  char **argv;
+  size_t before = orion_alloc_used();
+  cr_assert_eq(orion_launch_ssh_argv(&c, "node1", &argv), 0);
+  assert_argv(argv, want, 7);
+  orion_launch_argv_free(argv);
+  cr_assert_eq(orion_alloc_used(), before);
+}
+
+Test(launch, ssh_argv_quoting) {
+  static const char *const env[] = {"ORION_LUA_PATH=/opt/my lua/?.lua;x",
+                                    NULL};
+  orion_launch_cmd c = {"/opt/Bob's tools/orion executor",
+                        "[::1]:7077",
+                        "it's a 'secret' token",
+                        12,
+                        "0.0.0.0:7100",
+                        env};
+  static const char *const remote =
+      "ORION_LUA_PATH='/opt/my lua/?.lua;x' "
+      "'/opt/Bob'\\''s tools/orion executor' '--driver' '[::1]:7077' "
+      "'--token' 'it'\\''s a '\\''secret'\\'' token' '--id' '12' "
+      "'--bind' '0.0.0.0:7100'";
+  static const char *const split[] = {
+      "ORION_LUA_PATH=/opt/my lua/?.lua;x",
+      "/opt/Bob's tools/orion executor",
+      "--driver",
+      "[::1]:7077",
+      "--token",
+      "it's a 'secret' token",
+      "--id",
+      "12",
+      "--bind",
+      "0.0.0.0:7100"};
+  static const char *want[7] = {"ssh", "-o", "BatchMode=yes", "-o",
+                                "ConnectTimeout=10", "fe80::2%eth0", NULL};
+  char **argv;
+  want[6] = remote;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "fe80::2%eth0", &argv), 0);
+  assert_argv(argv, want, 7);
+  /* The remote shell splits it back into the original words. */
+  assert_resplit(argv[6], split, 10);
+  orion_launch_argv_free(argv);
+}
+
+Test(launch, ssh_argv_hostile_strings) {
+  /* Whatever a token or path holds, the shell hands it over unchanged and
+   * runs nothing of it. */
+  static const char *const hostile[] = {
+      "$(touch /tmp/orion-launch-pwned)",
+      "`touch /tmp/orion-launch-pwned`",
+      "a;touch /tmp/orion-launch-pwned",
+      "\"double\" \\back\\slash\\",
+      "*",
+      "~root",
+      "line1\nline2",
+      "tab\there",
+      "'",
+      "''",
+      "'\\''",
+      "!$&|<>(){}[]#=%",
+      "-x"};
+  size_t i;
+  for (i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+    const char *envv[2];
+    char envbuf[128];
+    orion_launch_cmd c = {hostile[i], "h:1", hostile[i], 0, hostile[i], envv};
+    const char *split[10];
+    char **argv;
+    snprintf(envbuf, sizeof envbuf, "X=%s", hostile[i]);
+    envv[0] = envbuf;
+    envv[1] = NULL;
+    split[0] = envbuf;
+    split[1] = hostile[i];
+    split[2] = "--driver";
+    split[3] = "h:1";
+    split[4] = "--token";
+    split[5] = hostile[i];
+    split[6] = "--id";
+    split[7] = "0";
+    split[8] = "--bind";
+    split[9] = hostile[i];
+    cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), 0, "%s", hostile[i]);
+    assert_resplit(argv[6], split, 10);
+    orion_launch_argv_free(argv);
+  }
+  cr_assert_neq(access("/tmp/orion-launch-pwned", F_OK), 0,
+                "a quoted string ran a command");
+}
+
+Test(launch, ssh_argv_optional_parts) {
+  /* id < 0 and no bind: neither --id nor --bind. */
+  orion_launch_cmd c = {"exe", "h:1", "t", -1, NULL, NULL};
+  char **argv;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "10.0.0.9", &argv), 0);
+  cr_assert_str_eq(argv[5], "10.0.0.9");
+  cr_assert_str_eq(argv[6], "'exe' '--driver' 'h:1' '--token' 't'");
+  cr_assert_null(argv[7]);
+  orion_launch_argv_free(argv);
+}
+
+Test(launch, ssh_argv_invalid) {
+  orion_launch_cmd good = {NULL, "h:1", "t", 1, NULL, NULL};
+  orion_launch_cmd c;
+  static const char *const bad_env[] = {"1X=y", NULL};
+  static const char *const no_eq[] = {"NOEQUALS", NULL};
+  static const char *const bad_name[] = {"A-B=1", NULL};
+  char **argv = (char **)1;
+  char long_token[ORION_TOKEN_MAX + 2];
+  cr_assert_eq(orion_launch_ssh_argv(&good, "-oProxyCommand=x", &argv),
+               ORION_EINVAL);
+  cr_assert_null(argv);
+  cr_assert_eq(orion_launch_ssh_argv(&good, "", &argv), ORION_EINVAL);
+  cr_assert_eq(orion_launch_ssh_argv(&good, "[::1]", &argv), ORION_EINVAL);
+  cr_assert_eq(orion_launch_ssh_argv(&good, NULL, &argv), ORION_EINVAL);
+  cr_assert_eq(orion_launch_ssh_argv(NULL, "h", &argv), ORION_EINVAL);
+  c = good;
+  c.driver = "h";
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  c = good;
+  c.driver = NULL;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  c = good;
+  c.token = "";
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  c = good;
+  c.token = NULL;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  memset(long_token, 'x', ORION_TOKEN_MAX + 1);
+  long_token[ORION_TOKEN_MAX + 1] = '\0';
+  c = good;
+  c.token = long_token;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  long_token[ORION_TOKEN_MAX] = '\0'; /* exactly the limit: fine */
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), 0);
+  orion_launch_argv_free(argv);
+  c = good;
+  c.exe = "";
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  c = good;
+  c.bind = "";
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  c = good;
+  c.env = bad_env;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  c.env = no_eq;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+  c.env = bad_name;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
+}
+
+Test(launch, cmd_check_messages) {
+  orion_launch_cmd c = {NULL, "nohost", "t", 1, NULL, NULL};
+  static const char *const env[] = {"OK=1", "bad name=2", NULL};
+  orion_error e;
+  cr_assert_eq(orion_launch_cmd_check(&c, &e), ORION_EINVAL);
+  cr_assert_str_eq(e.msg, "driver address 'nohost' is not HOST:PORT");
+  c.driver = "h:1";
+  c.token = "";
+  cr_assert_eq(orion_launch_cmd_check(&c, &e), ORION_EINVAL);
+  cr_assert_str_eq(e.msg, "no token");
+  c.token = "t";
+  c.env = env;
+  cr_assert_eq(orion_launch_cmd_check(&c, &e), ORION_EINVAL);
+  cr_assert_str_eq(e.msg, "environment entry 'bad name=2' is not NAME=VALUE");
+  c.env = NULL;
+  cr_assert_eq(orion_launch_cmd_check(&c, &e), 0);
+}
+
+Test(launch, local_argv) {
+  static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua", NULL};
+  orion_launch_cmd c = {"./orion-executor", "127.0.0.1:7077", "tok en", 2,
+                        "127.0.0.1:0", env};
+  static const char *const want[] = {
+      "./orion-executor", "--driver", "127.0.0.1:7077", "--token", "tok en",
+      "--id", "2", "--bind", "127.0.0.1:0"};
+  static const char *const want_min[] = {"orion-executor", "--driver",
+                                         "h:9", "--token", "t"};
+  orion_launch_cmd m = {NULL, "h:9", "t", -1, NULL, NULL};
+  char **argv;
+  size_t before = orion_alloc_used();
+  cr_assert_eq(orion_launch_local_argv(&c, &argv), 0);
+  assert_argv(argv, want, 9); /* env is not in the argv */
+  orion_launch_argv_free(argv);
+  cr_assert_eq(orion_launch_local_argv(&m, &argv), 0);
+  assert_argv(argv, want_min, 5);
+  orion_launch_argv_free(argv);
+  m.driver = "bad";
+  argv = (char **)1;
+  cr_assert_eq(orion_launch_local_argv(&m, &argv), ORION_EINVAL);
+  cr_assert_null(argv);
+  orion_launch_argv_free(NULL);
+  cr_assert_eq(orion_alloc_used(), before);
+}
+
+Test(launch, manual_text) {
+  static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua", "A_1=", NULL};
+  orion_launch_cmd c = {NULL, "node0:7077", "ab'cd", 3, NULL, env};
+  static const char *const split[] = {
+      "ORION_LUA_PATH=/x/?.lua", "A_1=", "orion-executor", "--driver",
+      "node0:7077", "--token", "ab'cd", "--id", "3"};
+  orion_buf b;
+  char **argv;
+  size_t before = orion_alloc_used();
+  orion_buf_init(&b);
+  cr_assert_eq(orion_launch_manual_text(&c, &b), 0);
+  cr_assert_str_eq(b.data,
+                   "ORION_LUA_PATH='/x/?.lua' A_1='' 'orion-executor' "
+                   "'--driver' 'node0:7077' '--token' 'ab'\\''cd' '--id' "
+                   "'3'");
+  cr_assert_eq(b.len, strlen(b.data));
+  assert_resplit(b.data, split, 9);
+  /* The pasted line is exactly what ssh runs remotely. */
+  cr_assert_eq(orion_launch_ssh_argv(&c, "node1", &argv), 0);
+  cr_assert_str_eq(argv[6], b.data);
+  orion_launch_argv_free(argv);
+  /* It appends. */
+  orion_buf_free(&b);
+  orion_buf_init(&b);
+  orion_buf_append(&b, "$ ", 2);
+  c.env = NULL;
+  cr_assert_eq(orion_launch_manual_text(&c, &b), 0);
+  cr_assert_str_eq(b.data, "$ 'orion-executor' '--driver' 'node0:7077' "
+                           "'--token' 'ab'\\''cd' '--id' '3'");
+  c.token = NULL;
+  cr_assert_eq(orion_launch_manual_text(&c, &b), ORION_EINVAL);
+  orion_buf_free(&b);
+  cr_assert_eq(orion_alloc_used(), before);
+}
+
+Test(launch, manual_text_runs_as_env) {
+  /* The NAME='VALUE' prefix really sets the executor's environment: run
+   * the line with `env` as the executable and look for the variable. */
+  static const char *const env[] = {"ORION_T_VAR=it's here", NULL};
+  orion_launch_cmd c = {"env", "h:1", "t", -1, NULL, env};
+  orion_buf b;
+  char *cmd, line[256];
+  FILE *p;
+  int found = 0;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_launch_manual_text(&c, &b), 0);
+  /* env rejects the executor's options; run it as `env` alone instead by
+   * cutting the line after the executable. */
+  cmd = strstr(b.data, " '--driver'");
+  cr_assert_not_null(cmd);
+  *cmd = '\0';
+  p = popen(b.data, "r");
+  cr_assert_not_null(p);
+  while (fgets(line, sizeof line, p) != NULL)
+    if (strcmp(line, "ORION_T_VAR=it's here\n") == 0)
+      found = 1;
+  pclose(p);
+  cr_assert(found, "variable not set by: %s", b.data);
+  orion_buf_free(&b);
+}
+
+Test(launch, shell_quote) {
+  orion_buf b;
+  orion_buf_init(&b);
+  orion_shell_quote(&b, "");
+  orion_shell_quote(&b, "a b");
+  orion_shell_quote(&b, "'");
+  orion_shell_quote(&b, "it's");
+  orion_buf_append(&b, "", 1);
+  cr_assert_str_eq(b.data, "'''a b'''\\''''it'\\''s'");
+  orion_buf_free(&b);
+}
+
+/* ------------------------------------------------------------------------
+ * Ranks from srun / mpirun.
+ * ---------------------------------------------------------------------- */
+
+Test(launch, rank_slurm) {
+  static const char *const kv[] = {"SLURM_PROCID", "3", "SLURM_NTASKS", "4",
+                                   DRV, TOK, NULL};
+  orion_rank_env r;
+  orion_error e;
+  cr_assert_eq(rank_from("slurm", kv, &r, &e), 0, "%s", e.msg);
+  cr_assert_eq(r.rank, 3);
+  cr_assert_eq(r.size, 4);
+  cr_assert_str_eq(r.rank_var, "SLURM_PROCID");
+  cr_assert_str_eq(r.size_var, "SLURM_NTASKS");
+  cr_assert_str_eq(r.driver, "node0:7077");
+  cr_assert_str_eq(r.driver_host, "node0");
+  cr_assert_eq(r.driver_port, 7077);
+  cr_assert_str_eq(r.token, "s3cret");
+}
+
+Test(launch, rank_slurm_driver_rank) {
+  static const char *const kv[] = {"SLURM_PROCID", "0", "SLURM_NTASKS", "2",
+                                   "ORION_DRIVER", "[fe80::1%ib0]:7077", TOK,
+                                   NULL};
+  orion_rank_env r;
+  orion_error e;
+  cr_assert_eq(rank_from("slurm", kv, &r, &e), 0, "%s", e.msg);
+  cr_assert_eq(r.rank, 0);
+  cr_assert_eq(r.size, 2);
+  cr_assert_str_eq(r.driver, "[fe80::1%ib0]:7077");
+  cr_assert_str_eq(r.driver_host, "fe80::1%ib0");
+  cr_assert_eq(r.driver_port, 7077);
+}
+
+Test(launch, rank_mpi_pmi) {
+  /* PMI_* wins over OMPI_* when both are set. */
+  static const char *const kv[] = {"PMI_RANK", "1", "PMI_SIZE", "8",
+                                   "OMPI_COMM_WORLD_RANK", "5",
+                                   "OMPI_COMM_WORLD_SIZE", "6", DRV, TOK,
+                                   NULL};
+  orion_rank_env r;
+  orion_error e;
+  cr_assert_eq(rank_from("mpi", kv, &r, &e), 0, "%s", e.msg);
+  cr_assert_eq(r.rank, 1);
+  cr_assert_eq(r.size, 8);
+  cr_assert_str_eq(r.rank_var, "PMI_RANK");
+  cr_assert_str_eq(r.size_var, "PMI_SIZE");
+}
+
+Test(launch, rank_mpi_ompi) {
+  static const char *const kv[] = {"OMPI_COMM_WORLD_RANK", "5",
+                                   "OMPI_COMM_WORLD_SIZE", "6",
+                                   "SLURM_PROCID", "0", "SLURM_NTASKS", "1",
+                                   DRV, TOK, NULL};
+  orion_rank_env r;
+  orion_error e;
+  cr_assert_eq(rank_from("mpi", kv, &r, &e), 0, "%s", e.msg);
+  cr_assert_eq(r.rank, 5);
+  cr_assert_eq(r.size, 6);
+  cr_assert_str_eq(r.rank_var, "OMPI_COMM_WORLD_RANK");
+}
+
+Test(launch, rank_missing) {
+  static const char *const none[] = {DRV, TOK, NULL};
+  static const char *const no_ntasks[] = {"SLURM_PROCID", "1", DRV, TOK,
+                                          NULL};
+  static const char *const no_pmi_size[] = {"PMI_RANK", "1", DRV, TOK, NULL};
+  static const char *const no_ompi_size[] = {"OMPI_COMM_WORLD_RANK", "1",
+                                             DRV, TOK, NULL};
+  bad_rank("slurm", none, ORION_EINVAL,
+           "--launcher slurm: SLURM_PROCID is not set (run orion-driver "
+           "under srun)");
+  bad_rank("slurm", no_ntasks, ORION_EINVAL,
+           "--launcher slurm: SLURM_PROCID is set but SLURM_NTASKS is not");
+  bad_rank("mpi", none, ORION_EINVAL,
+           "--launcher mpi: none of PMI_RANK, OMPI_COMM_WORLD_RANK is set "
+           "(run orion-driver under mpirun or mpiexec)");
+  bad_rank("mpi", no_pmi_size, ORION_EINVAL,
+           "--launcher mpi: PMI_RANK is set but PMI_SIZE is not");
+  bad_rank("mpi", no_ompi_size, ORION_EINVAL,
+           "--launcher mpi: OMPI_COMM_WORLD_RANK is set but "
+           "OMPI_COMM_WORLD_SIZE is not");
+}
+
+Test(launch, rank_malformed) {
+  static const struct {
+    const char *rank, *size, *msg;
+  } cases[] = {
+      {"abc", "4", "SLURM_PROCID='abc' is not a non-negative integer"},
+      {"-1", "4", "SLURM_PROCID='-1' is not a non-negative integer"},
+      {"", "4", "SLURM_PROCID='' is not a non-negative integer"},
+      {" 1", "4", "SLURM_PROCID=' 1' is not a non-negative integer"},
+      {"1 ", "4", "SLURM_PROCID='1 ' is not a non-negative integer"},
+      {"0x1", "4", "SLURM_PROCID='0x1' is not a non-negative integer"},
+      {"1", "4(x2)", "SLURM_NTASKS='4(x2)' is not a non-negative integer"},
+      {"1", "99999999999",
+       "SLURM_NTASKS='99999999999' is not a non-negative integer"},
+      {"1", "\n", "SLURM_NTASKS='\\x0a' is not a non-negative integer"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *kv[] = {"SLURM_PROCID", cases[i].rank, "SLURM_NTASKS",
+                        cases[i].size, DRV, TOK, NULL};
+    bad_rank("slurm", kv, ORION_EINVAL, cases[i].msg);
+  }
+}
+
+Test(launch, rank_out_of_range) {
+  static const char *const eq[] = {"SLURM_PROCID", "4", "SLURM_NTASKS", "4",
+                                   DRV, TOK, NULL};
+  static const char *const one[] = {"PMI_RANK", "0", "PMI_SIZE", "1", DRV,
+                                    TOK, NULL};
+  static const char *const zero[] = {"OMPI_COMM_WORLD_RANK", "0",
+                                     "OMPI_COMM_WORLD_SIZE", "0", DRV, TOK,
+                                     NULL};
+  bad_rank("slurm", eq, ORION_EINVAL,
+           "SLURM_PROCID=4 is out of range for SLURM_NTASKS=4 (want 0..3)");
+  bad_rank("mpi", one, ORION_EINVAL,
+           "PMI_SIZE=1: need at least 2 tasks (rank 0 is the driver, ranks "
+           "1.. are executors)");
+  bad_rank("mpi", zero, ORION_EINVAL,
+           "OMPI_COMM_WORLD_SIZE=0: need at least 2 tasks (rank 0 is the "
+           "driver, ranks 1.. are executors)");
+}
+
+Test(launch, rank_driver_and_token) {
+  static const char *const no_drv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS",
+                                       "2", TOK, NULL};
+  static const char *const bad_drv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS",
+                                        "2", "ORION_DRIVER", "node0", TOK,
+                                        NULL};
+  static const char *const v6_drv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS",
+                                       "2", "ORION_DRIVER", "::1:7077", TOK,
+                                       NULL};
+  static const char *const no_tok[] = {"SLURM_PROCID", "1", "SLURM_NTASKS",
+                                       "2", DRV, NULL};
+  static const char *const empty_tok[] = {"SLURM_PROCID", "1",
+                                          "SLURM_NTASKS", "2", DRV,
+                                          "ORION_TOKEN", "", NULL};
+  char long_tok[ORION_TOKEN_MAX + 2];
+  const char *long_kv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV,
+                           "ORION_TOKEN", long_tok, NULL};
+  orion_rank_env r;
+  orion_error e;
+  bad_rank("slurm", no_drv, ORION_EINVAL,
+           "ORION_DRIVER is not set: export ORION_DRIVER=HOST:PORT (the "
+           "rank-0 task's address) before starting the job");
+  bad_rank("slurm", bad_drv, ORION_EINVAL,
+           "ORION_DRIVER='node0' is not HOST:PORT (port 1..65535; write an "
+           "IPv6 host as [ADDR]:PORT)");
+  bad_rank("slurm", v6_drv, ORION_EINVAL,
+           "ORION_DRIVER='::1:7077' is not HOST:PORT (port 1..65535; write "
+           "an IPv6 host as [ADDR]:PORT)");
+  bad_rank("slurm", no_tok, ORION_EINVAL,
+           "ORION_TOKEN is not set: export ORION_TOKEN=... (the job's "
+           "token) before starting the job");
+  bad_rank("slurm", empty_tok, ORION_EINVAL, "ORION_TOKEN is empty");
+  memset(long_tok, 'k', ORION_TOKEN_MAX + 1);
+  long_tok[ORION_TOKEN_MAX + 1] = '\0';
+  bad_rank("slurm", long_kv, ORION_EINVAL,
+           "ORION_TOKEN is 257 bytes (at most 256)");
+  long_tok[ORION_TOKEN_MAX] = '\0';
+  cr_assert_eq(rank_from("slurm", long_kv, &r, &e), 0, "%s", e.msg);
+  cr_assert_str_eq(r.token, long_tok);
+}
+
+Test(launch, rank_unknown_launcher) {
+  static const char *const kv[] = {NULL};
+  bad_rank("pbs", kv, ORION_EOPTION,
+           "unknown launcher 'pbs' (want slurm or mpi)");
+  bad_rank(NULL, kv, ORION_EOPTION, "unknown launcher '' (want slurm or mpi)");
+}
+
+Test(launch, rank_real_environment) {
+  orion_rank_env r;
+  orion_error e;
+  /* Each criterion test runs in its own process: setenv is safe here. */
+  unsetenv("PMI_RANK");
+  unsetenv("PMI_SIZE");
+  setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+  setenv("ORION_DRIVER", "127.0.0.1:9000", 1);
+  setenv("ORION_TOKEN", "feedface", 1);
+  cr_assert_eq(orion_launch_rank_from_env(&r, "mpi", NULL, NULL, &e), 0,
+               "%s", e.msg);
+  cr_assert_eq(r.rank, 2);
+  cr_assert_eq(r.size, 3);
+  cr_assert_eq(r.driver_port, 9000);
+  cr_assert_str_eq(r.token, "feedface");
+}
+
+/* ------------------------------------------------------------------------
+ * Tokens.
+ * ---------------------------------------------------------------------- */
+
+#define NTOK 2000
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+Test(launch, token_format_and_uniqueness) {
+  static char toks[NTOK][ORION_TOKEN_HEX_LEN + 1];
+  static char *ptr[NTOK];
+  int i, j, seen[16] = {0};
+  for (i = 0; i < NTOK; i++) {
+    cr_assert_eq(orion_token_new(toks[i], sizeof toks[i]), 0);
+    cr_assert_eq(strlen(toks[i]), ORION_TOKEN_HEX_LEN);
+    for (j = 0; j < ORION_TOKEN_HEX_LEN; j++) {
+      char ch = toks[i][j];
+      cr_assert((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'),
+                "bad char in %s", toks[i]);
+      seen[ch <= '9' ? ch - '0' : ch - 'a' + 10] = 1;
+    }
+    ptr[i] = toks[i];
+  }
+  qsort(ptr, NTOK, sizeof ptr[0], cmp_str);
+  for (i = 1; i < NTOK; i++)
+    cr_assert_str_neq(ptr[i - 1], ptr[i], "duplicate token");
+  for (j = 0; j < 16; j++)
+    cr_assert(seen[j], "hex digit %d never appeared", j);
+}
+
+Test(launch, token_small_buffer) {
+  char out[ORION_TOKEN_HEX_LEN + 1];
+  memset(out, 'z', sizeof out);
+  cr_assert_eq(orion_token_new(out, ORION_TOKEN_HEX_LEN), ORION_EINVAL);
+  cr_assert_eq(out[0], '\0');
+  cr_assert_eq(orion_token_new(NULL, 64), ORION_EINVAL);
+  cr_assert_eq(orion_token_new(out, sizeof out), 0);
+  cr_assert_eq(strlen(out), ORION_TOKEN_HEX_LEN);
+}
+
+Test(launch, token_accepted_everywhere) {
+  /* A generated token is a valid --token and ORION_TOKEN. */
+  char tok[ORION_TOKEN_HEX_LEN + 1];
+  orion_launch_cmd c = {NULL, "h:1", tok, 1, NULL, NULL};
+  const char *kv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV,
+                      "ORION_TOKEN", tok, NULL};
+  orion_rank_env r;
+  orion_error e;
+  cr_assert_eq(orion_token_new(tok, sizeof tok), 0);
+  cr_assert_eq(orion_launch_cmd_check(&c, &e), 0);
+  cr_assert_eq(rank_from("slurm", kv, &r, &e), 0);
+  cr_assert_str_eq(r.token, tok);
+}
