@@ -231,6 +231,17 @@ struct loader {
   int header_seen;
   int64_t hdr[3];
   int64_t data_lines;
+  /* which lines are data (is_data) */
+  const char *data_from; /* the first data line's earliest start: buf, or
+                            for uci-bow the end of the header */
+  const char *skip_line; /* the csv header line, or NULL */
+  int comments;          /* '#' lines are comments */
+  /* byte ranges */
+  const char *buf, *end; /* the whole input */
+  int dry;               /* libsvm prefix pass: parse lines, keep nothing */
+  int at_end;            /* the range reaches the end of the input */
+  int file_ndims;        /* coo with nkeys 0: the input's key count */
+  int64_t row_lo;        /* libsvm: rows before the range */
   char problem[256];
 };
 
@@ -573,6 +584,28 @@ static int line_movielens(loader *L, const char *s, const char *e) {
   return emit(L, keys, &v);
 }
 
+/* Counts a libsvm row and keeps its label: labels[] holds the rows of the
+ * range only, from row_lo on (a dry pass keeps none). */
+static int add_label(loader *L, double label) {
+  int64_t i = L->rows - L->row_lo;
+  if (L->dry) {
+    L->rows++;
+    return 0;
+  }
+  if (i == L->labels_cap) {
+    int64_t cap = L->labels_cap < 1024 ? 1024 : L->labels_cap * 2;
+    double *p = orion_realloc(L->labels, (size_t)cap * sizeof *p);
+    if (p == NULL)
+      return fail(L, ORION_ENOMEM, "%s: out of memory for %lld labels", L->name,
+                  (long long)cap);
+    L->labels = p;
+    L->labels_cap = cap;
+  }
+  L->labels[i] = label;
+  L->rows++;
+  return 0;
+}
+
 static int line_libsvm_items(loader *L, const char *s, const char *e) {
   int64_t keys[2];
   double label;
@@ -608,22 +641,12 @@ static int line_libsvm_items(loader *L, const char *s, const char *e) {
     rc = take_key(L, t, colon, PART_INDEX, fieldno, 1, &keys[1]);
     if (rc == 0)
       rc = take_value(L, colon + 1, s, PART_VALUE, fieldno, &v);
-    if (rc == 0)
+    if (rc == 0 && !L->dry) /* a dry pass only checks the line */
       rc = emit(L, keys, &v);
     if (rc != 0)
       return rc;
   }
-  if (L->rows == L->labels_cap) {
-    int64_t cap = L->labels_cap < 1024 ? 1024 : L->labels_cap * 2;
-    double *p = orion_realloc(L->labels, (size_t)cap * sizeof *p);
-    if (p == NULL)
-      return fail(L, ORION_ENOMEM, "%s: out of memory for %lld labels", L->name,
-                  (long long)cap);
-    L->labels = p;
-    L->labels_cap = cap;
-  }
-  L->labels[L->rows++] = label;
-  return 0;
+  return add_label(L, label);
 }
 
 /* A libsvm line adds several elements: a bad one takes back the others. */
@@ -638,34 +661,38 @@ static int line_libsvm(loader *L, const char *s, const char *e) {
   return rc;
 }
 
-static int line_ucibow(loader *L, const char *s, const char *e) {
+/* One of the D, W, NNZ header lines; the third creates the array. */
+static int line_ucibow_header(loader *L, const char *s, const char *e) {
   static const char *const hdr_names[3] = {"D (documents)", "W (words)",
                                            "NNZ (entries)"};
+  int64_t x = 0;
+  int i = L->header_seen, rc;
+  trim(&s, &e, 0);
+  rc = parse_int(s, e, &x);
+  if (rc != NUM_OK || x < (i < 2 ? 1 : 0)) {
+    L->hard = 1;
+    return problem(L, ORION_EPARSE, "header line %d, %s, is not a %s integer",
+                   i + 1, hdr_names[i], i < 2 ? "positive" : "non-negative");
+  }
+  L->hdr[i] = x;
+  if (++L->header_seen < 3)
+    return 0;
+  if (!L->o->have_dims) {
+    L->lim[0] = L->hdr[0];
+    L->lim[1] = L->hdr[1];
+  }
+  L->check = 1;
+  if (L->hdr[2] < L->est_elems)
+    L->est_elems = L->hdr[2];
+  return start_array(L);
+}
+
+/* A data line (the header is read first, by read_header). */
+static int line_ucibow(loader *L, const char *s, const char *e) {
   field f[3];
-  int64_t keys[2], x = 0;
+  int64_t keys[2];
   value v;
   int n, rc;
-  if (L->header_seen < 3) {
-    int i = L->header_seen;
-    trim(&s, &e, 0);
-    rc = parse_int(s, e, &x);
-    if (rc != NUM_OK || x < (i < 2 ? 1 : 0)) {
-      L->hard = 1;
-      return problem(L, ORION_EPARSE, "header line %d, %s, is not a %s integer",
-                     i + 1, hdr_names[i], i < 2 ? "positive" : "non-negative");
-    }
-    L->hdr[i] = x;
-    if (++L->header_seen < 3)
-      return 0;
-    if (!L->o->have_dims) {
-      L->lim[0] = L->hdr[0];
-      L->lim[1] = L->hdr[1];
-    }
-    L->check = 1;
-    if (L->hdr[2] < L->est_elems)
-      L->est_elems = L->hdr[2];
-    return start_array(L);
-  }
   L->data_lines++;
   n = split_ws(s, e, f, 3);
   if (n != 3)
@@ -756,24 +783,20 @@ static void shrink(orion_array *a) {
   a->cap = a->nnz;
 }
 
+/* Checks the uci-bow line count, makes the array when no line did, fixes
+ * the dims and hands over the labels of the range's rows. */
 static int finish(loader *L, orion_load_result *res) {
   const orion_load_opts *o = L->o;
   orion_error e2;
   int d, rc;
-  if (o->format == ORION_FMT_UCIBOW) {
-    if (L->header_seen < 3)
-      return fail(L, ORION_EPARSE,
-                  "%s: incomplete uci-bow header: expected D, W and NNZ "
-                  "lines, found %d",
-                  L->name, L->header_seen);
-    if (L->data_lines != L->hdr[2])
-      return fail(L, ORION_EPARSE,
-                  "%s: expected NNZ = %lld data lines (from the header), "
-                  "found %lld",
-                  L->name, (long long)L->hdr[2], (long long)L->data_lines);
-  }
-  if (L->a == NULL) { /* coo without data and nkeys 0 */
-    L->ndims = 2;
+  int64_t nrows = L->rows - L->row_lo;
+  if (o->format == ORION_FMT_UCIBOW && L->at_end && L->data_lines != L->hdr[2])
+    return fail(L, ORION_EPARSE,
+                "%s: expected NNZ = %lld data lines (from the header), "
+                "found %lld",
+                L->name, (long long)L->hdr[2], (long long)L->data_lines);
+  if (L->a == NULL) { /* coo with nkeys 0 and no usable line here */
+    L->ndims = L->file_ndims > 0 ? L->file_ndims : 2;
     if ((rc = start_array(L)) != 0)
       return rc;
   }
@@ -783,107 +806,268 @@ static int finish(loader *L, orion_load_result *res) {
   if (o->format == ORION_FMT_LIBSVM) {
     if (L->a->dims[0] < L->rows)
       L->a->dims[0] = L->rows;
-    if (L->rows > 0) {
-      res->labels = orion_array_new_dense(1, &L->rows, ORION_F64, &e2);
+    if (nrows > 0) {
+      res->labels = orion_array_new_dense(1, &nrows, ORION_F64, &e2);
       if (res->labels == NULL)
         return fail(L, e2.code, "%s: %s", L->name, e2.msg);
-      memcpy(res->labels->values, L->labels, (size_t)L->rows * sizeof(double));
+      memcpy(res->labels->values, L->labels, (size_t)nrows * sizeof(double));
     }
   }
+  res->row_lo = L->row_lo;
   shrink(L->a);
   return 0;
 }
 
-/* Parses buf (only read, the caller keeps it).  On success res->array and
- * res->labels belong to the caller (orion_array_release); on failure
- * everything allocated here is freed and both are NULL. */
-int orion_load_buffer(const char *buf, size_t len, const char *name,
-                      int64_t first_line, const orion_load_opts *o,
-                      orion_load_result *res, orion_error *err) {
+/* One line of the input: its text [s, e) without the '\n' and one CR
+ * before it, and where the next line starts (the input's end after the
+ * last). */
+typedef struct text_line {
+  const char *s, *e, *next;
+} text_line;
+
+static text_line line_at(const char *p, const char *end) {
+  text_line ln;
+  const char *nl = memchr(p, '\n', (size_t)(end - p));
+  ln.s = p;
+  ln.e = nl != NULL ? nl : end;
+  ln.next = nl != NULL ? nl + 1 : end;
+  if (ln.e > p && ln.e[-1] == '\r')
+    ln.e--;
+  return ln;
+}
+
+/* Where the first line starting at or after off begins: off itself at 0
+ * or just after a '\n', else just past the next '\n' (len when none). */
+static size_t line_start(const char *buf, size_t len, size_t off) {
+  const char *nl;
+  if (off == 0 || off >= len || buf[off - 1] == '\n')
+    return off;
+  nl = memchr(buf + off, '\n', len - off);
+  return nl != NULL ? (size_t)(nl - buf) + 1 : len;
+}
+
+static int is_blank(const char *s, const char *e) {
+  while (s < e && is_space(*s))
+    s++;
+  return s == e;
+}
+
+/* Whether line [s, e) is data: not blank, not a '#' comment (uci-bow has
+ * none), not the csv header (the input's first line), not a uci-bow header
+ * line.  Inline: it runs once per line. */
+static inline int is_data(const loader *L, const char *s, const char *e) {
+  const char *q = s;
+  while (q < e && is_space(*q))
+    q++;
+  return q < e && s >= L->data_from && s != L->skip_line &&
+         (*q != '#' || !L->comments);
+}
+
+/* Ends the load with the line error rc of line lineno, [s, e). */
+static int line_fail(loader *L, int rc, int64_t lineno, const char *s,
+                     const char *e) {
+  char msg[sizeof L->err->msg];
+  line_message(msg, sizeof msg, L->name, lineno, L->problem, s, e);
+  L->failed = 1;
+  return orion_error_set(L->err, rc, "%s", msg);
+}
+
+/* uci-bow: reads D, W and NNZ from the input's first three non-blank lines,
+ * whichever range is parsed (every range needs the dims), and notes where
+ * the header ends.  A bad header line is an error in every range. */
+static int read_header(loader *L, int64_t first_line) {
+  const char *p = L->buf;
+  int64_t lineno = first_line;
+  int rc;
+  while (L->header_seen < 3 && p < L->end) {
+    text_line ln = line_at(p, L->end);
+    if (!is_blank(ln.s, ln.e) && (rc = line_ucibow_header(L, ln.s, ln.e)) != 0)
+      return L->failed ? rc : line_fail(L, rc, lineno, ln.s, ln.e);
+    p = ln.next;
+    lineno++;
+  }
+  if (L->header_seen < 3)
+    return fail(L, ORION_EPARSE,
+                "%s: incomplete uci-bow header: expected D, W and NNZ "
+                "lines, found %d",
+                L->name, L->header_seen);
+  L->data_from = p;
+  return 0;
+}
+
+/* coo with nkeys 0: a whole load takes the key count from the input's first
+ * data line with 2 to ORION_MAX_DIMS + 1 fields (earlier data lines are
+ * errors).  Returns that count, 0 when there is no such line; *at is where
+ * the line starts. */
+static int first_nkeys(const loader *L, const char **at) {
+  field f[ORION_MAX_DIMS + 1];
+  const char *p = L->buf;
+  *at = NULL;
+  while (p < L->end) {
+    text_line ln = line_at(p, L->end);
+    if (is_data(L, ln.s, ln.e)) {
+      int n = split_ws(ln.s, ln.e, f, ORION_MAX_DIMS + 1);
+      if (n >= 2 && n - 1 <= ORION_MAX_DIMS) {
+        *at = ln.s;
+        return n - 1;
+      }
+    }
+    p = ln.next;
+  }
+  return 0;
+}
+
+/* Walks the lines before `to` (the range's first line) and returns how
+ * many there are.  Counts the data lines before it where they matter:
+ * libsvm rows (with skip_errors only parsing tells which lines make rows,
+ * so they are parsed dry), and uci-bow data lines for the NNZ check of the
+ * range at the end. */
+static int64_t scan_prefix(loader *L, const char *to) {
+  const orion_load_opts *o = L->o;
+  const char *p = L->buf;
+  int64_t n = 0;
+  if (o->format != ORION_FMT_LIBSVM &&
+      (o->format != ORION_FMT_UCIBOW || !L->at_end)) {
+    while ((p = memchr(p, '\n', (size_t)(to - p))) != NULL)
+      n++, p++;
+    return n;
+  }
+  L->dry = o->format == ORION_FMT_LIBSVM && o->skip_errors;
+  for (; p < to; n++) {
+    text_line ln = line_at(p, L->end);
+    p = ln.next;
+    if (!is_data(L, ln.s, ln.e))
+      continue;
+    if (L->dry)
+      (void)L->line(L, ln.s, ln.e); /* a bad line makes no row */
+    else if (o->format == ORION_FMT_LIBSVM)
+      L->rows++;
+    else
+      L->data_lines++;
+  }
+  L->dry = 0;
+  return n;
+}
+
+/* Parses the lines that start in [p, stop), each one whole; lineno is the
+ * first one's number.  A line error ends the load, or with skip_errors is
+ * counted in res. */
+static int parse_lines(loader *L, const char *p, const char *stop,
+                       int64_t lineno, orion_load_result *res) {
+  char msg[sizeof L->err->msg];
+  int rc;
+  for (; p < stop; lineno++) {
+    text_line ln = line_at(p, L->end);
+    res->lines++;
+    p = ln.next;
+    if (!is_data(L, ln.s, ln.e) || (rc = L->line(L, ln.s, ln.e)) == 0)
+      continue;
+    if (L->failed)
+      return rc;
+    if (!L->o->skip_errors || L->hard)
+      return line_fail(L, rc, lineno, ln.s, ln.e);
+    line_message(msg, sizeof msg, L->name, lineno, L->problem, ln.s, ln.e);
+    if (res->skipped++ == 0)
+      copy_cut(res->first_skip, sizeof res->first_skip, msg);
+  }
+  return 0;
+}
+
+/* Per-format set-up: the dims count, csv's field table, the array when the
+ * dims count is known now. */
+static int start_format(loader *L) {
+  const orion_load_opts *o = L->o;
+  int d;
+  switch (o->format) {
+  case ORION_FMT_COO:
+    L->ndims = o->nkeys;
+    break;
+  case ORION_FMT_CSV:
+    L->ndims = o->ncols_key;
+    L->maxcol = o->value_col;
+    for (d = 0; d < L->ndims; d++)
+      if (o->key_cols[d] > L->maxcol)
+        L->maxcol = o->key_cols[d];
+    L->cols = orion_malloc((size_t)L->maxcol * sizeof *L->cols);
+    if (L->cols == NULL)
+      return fail(L, ORION_ENOMEM, "%s: out of memory", L->name);
+    break;
+  case ORION_FMT_MOVIELENS:
+  case ORION_FMT_LIBSVM:
+  case ORION_FMT_UCIBOW:
+    L->ndims = 2;
+    break;
+  }
+  if (L->ndims > 0 && o->format != ORION_FMT_UCIBOW)
+    return start_array(L);
+  return 0;
+}
+
+/* Learns from the input before the range what a whole load would know
+ * there: the uci-bow header, coo's key count, the libsvm rows and the line
+ * number.  *lineno becomes the number of the range's first line. */
+static int start_range(loader *L, const char *start, const char *stop,
+                       int64_t *lineno) {
+  const char *at;
+  int rc;
+  if (L->o->format == ORION_FMT_UCIBOW && (rc = read_header(L, *lineno)) != 0)
+    return rc;
+  if (L->o->format == ORION_FMT_COO && L->o->nkeys == 0 &&
+      (start > L->buf || stop < L->end)) {
+    L->file_ndims = first_nkeys(L, &at);
+    if (L->file_ndims > 0 && at < start) {
+      L->ndims = L->file_ndims;
+      if ((rc = start_array(L)) != 0)
+        return rc;
+    }
+  }
+  if (start > L->buf)
+    *lineno += scan_prefix(L, start);
+  L->row_lo = L->rows;
+  return 0;
+}
+
+/* The loads of a whole buffer and of a byte range: parses the lines of
+ * buf that start in [lo, hi), numbered from first_line for buf's first.
+ * Ownership as orion_load_buffer. */
+static int load_range(const char *buf, size_t len, const char *name,
+                      int64_t first_line, uint64_t lo, uint64_t hi,
+                      const orion_load_opts *o, orion_load_result *res,
+                      orion_error *err) {
   static const line_fn fns[NFORMATS] = {line_coo, line_csv, line_movielens,
                                         line_libsvm, line_ucibow};
   loader L;
-  char msg[sizeof err->msg];
-  const char *p, *end;
-  int rc = 0;
+  const char *start, *stop;
+  int64_t lineno = first_line;
+  int rc;
   memset(res, 0, sizeof *res);
   if (buf == NULL)
     buf = "", len = 0;
-  p = buf;
-  end = buf + len;
   memset(&L, 0, sizeof L);
   L.o = o;
   L.name = name != NULL ? name : "(buffer)";
   L.err = err;
   L.base = o->index_base;
   L.type = o->value_type;
+  L.buf = buf;
+  L.end = buf + len;
+  L.data_from = buf;
+  L.skip_line = o->format == ORION_FMT_CSV && o->header ? buf : NULL;
+  L.comments = o->format != ORION_FMT_UCIBOW;
   if ((rc = check_opts(&L)) != 0)
     return rc;
+  if (lo > hi)
+    return fail(&L, ORION_EOPTION, "%s: bad byte range [%llu, %llu)", L.name,
+                (unsigned long long)lo, (unsigned long long)hi);
   L.line = fns[o->format];
-  estimate(&L, buf, len);
-  switch (o->format) {
-  case ORION_FMT_COO:
-    L.ndims = o->nkeys;
-    break;
-  case ORION_FMT_CSV: {
-    int d;
-    L.ndims = o->ncols_key;
-    L.maxcol = o->value_col;
-    for (d = 0; d < L.ndims; d++)
-      if (o->key_cols[d] > L.maxcol)
-        L.maxcol = o->key_cols[d];
-    L.cols = orion_malloc((size_t)L.maxcol * sizeof *L.cols);
-    if (L.cols == NULL) {
-      rc = fail(&L, ORION_ENOMEM, "%s: out of memory", L.name);
-      goto out;
-    }
-    break;
-  }
-  case ORION_FMT_MOVIELENS:
-  case ORION_FMT_LIBSVM:
-  case ORION_FMT_UCIBOW:
-    L.ndims = 2;
-    break;
-  }
-  if (L.ndims > 0 && o->format != ORION_FMT_UCIBOW &&
-      (rc = start_array(&L)) != 0)
-    goto out;
-
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *le = nl != NULL ? nl : end, *q;
-    const char *next = nl != NULL ? nl + 1 : end;
-    int64_t lineno = first_line + res->lines;
-    res->lines++;
-    if (le > p && le[-1] == '\r')
-      le--;
-    q = p;
-    while (q < le && is_space(*q))
-      q++;
-    if (q == le ||
-        (o->format == ORION_FMT_CSV && o->header && res->lines == 1) ||
-        (*q == '#' && o->format != ORION_FMT_UCIBOW)) {
-      p = next;
-      continue;
-    }
-    rc = L.line(&L, p, le);
-    if (rc != 0) {
-      if (L.failed)
-        goto out;
-      line_message(msg, sizeof msg, L.name, lineno, L.problem, p, le);
-      if (!o->skip_errors || L.hard) {
-        orion_error_set(err, rc, "%s", msg);
-        goto out;
-      }
-      if (res->skipped++ == 0)
-        copy_cut(res->first_skip, sizeof res->first_skip, msg);
-      rc = 0;
-    }
-    p = next;
-  }
-  rc = finish(&L, res);
-
-out:
+  stop = buf + (hi < len ? hi : len);
+  start = buf + line_start(buf, len, lo < len ? lo : len);
+  L.at_end = stop == L.end;
+  estimate(&L, start, start < stop ? (size_t)(stop - start) : 0);
+  if ((rc = start_format(&L)) == 0 &&
+      (rc = start_range(&L, start, stop, &lineno)) == 0 &&
+      (rc = parse_lines(&L, start, stop, lineno, res)) == 0)
+    rc = finish(&L, res);
   orion_free(L.cols);
   orion_free(L.labels);
   if (rc != 0) {
@@ -894,6 +1078,155 @@ out:
     return rc;
   }
   res->array = L.a;
+  return 0;
+}
+
+/* Parses buf (only read, the caller keeps it).  On success res->array and
+ * res->labels belong to the caller (orion_array_release); on failure
+ * everything allocated here is freed and both are NULL. */
+int orion_load_buffer(const char *buf, size_t len, const char *name,
+                      int64_t first_line, const orion_load_opts *o,
+                      orion_load_result *res, orion_error *err) {
+  return load_range(buf, len, name, first_line, 0, len, o, res, err);
+}
+
+/* The lines of buf starting in [lo, hi), with global line numbers and
+ * libsvm rows; buf is only read.  Ownership as orion_load_buffer. */
+int orion_load_buffer_range(const char *buf, size_t len, const char *name,
+                            uint64_t lo, uint64_t hi, const orion_load_opts *o,
+                            orion_load_result *res, orion_error *err) {
+  return load_range(buf, len, name, 1, lo, hi, o, res, err);
+}
+
+/* ------------------------------------------------------------------------
+ * Merging the results of byte ranges.
+ * ------------------------------------------------------------------------ */
+
+/* The rows of a part: its labels' length (0 without labels). */
+static int64_t part_rows(const orion_load_result *r) {
+  return r->labels != NULL ? r->labels->dims[0] : 0;
+}
+
+/* Checks that the parts fit together (arrays of one shape and type, labels
+ * 1-D f64, rows consecutive) and totals their elements and rows. */
+static int merge_check(const orion_load_result *parts, int n, int64_t *nnz,
+                       int64_t *rows, orion_error *err) {
+  const orion_array *a0;
+  int64_t next;
+  int i;
+  if (n < 1 || parts == NULL || parts[0].array == NULL)
+    return orion_error_set(err, ORION_EINVAL, "load merge: no parts");
+  a0 = parts[0].array;
+  next = parts[0].row_lo;
+  *nnz = 0;
+  for (i = 0; i < n; i++) {
+    const orion_array *a = parts[i].array, *lab = parts[i].labels;
+    if (a == NULL || !a->sparse)
+      return orion_error_set(err, ORION_EINVAL,
+                             "load merge: part %d has no sparse array", i + 1);
+    if (a->ndims != a0->ndims || a->type != a0->type)
+      return orion_error_set(
+          err, a->type != a0->type ? ORION_ETYPE : ORION_EDIMS,
+          "load merge: part %d is %d-D %s, part 1 %d-D %s", i + 1, a->ndims,
+          orion_type_name(a->type), a0->ndims, orion_type_name(a0->type));
+    if (lab != NULL &&
+        (lab->sparse || lab->ndims != 1 || lab->type != ORION_F64))
+      return orion_error_set(err, ORION_EINVAL,
+                             "load merge: part %d's labels are not 1-D f64",
+                             i + 1);
+    if (parts[i].row_lo != next)
+      return orion_error_set(err, ORION_EINVAL,
+                             "load merge: part %d starts at row %lld, "
+                             "expected %lld",
+                             i + 1, (long long)parts[i].row_lo,
+                             (long long)next);
+    next += part_rows(&parts[i]);
+    *nnz += a->nnz;
+  }
+  *rows = next - parts[0].row_lo;
+  return 0;
+}
+
+/* The parts' elements in part order into a new array *m, with dims the
+ * largest of the parts' (the given dims with o->have_dims). */
+static int merge_elements(const orion_load_result *parts, int n, int64_t nnz,
+                          const orion_load_opts *o, orion_array **m,
+                          orion_error *err) {
+  const orion_array *a0 = parts[0].array;
+  size_t es = orion_type_size(a0->type);
+  size_t kb = (size_t)a0->ndims * sizeof(int64_t);
+  int64_t at = 0;
+  orion_error e2;
+  int i, d, rc;
+  *m = orion_array_new_sparse(a0->ndims, a0->type, &e2);
+  if (*m == NULL)
+    return orion_error_set(err, e2.code, "load merge: %s", e2.msg);
+  if ((rc = orion_array_reserve(*m, nnz)) != 0) {
+    orion_array_release(*m);
+    *m = NULL;
+    return orion_error_set(err, rc, "load merge: %s for %lld elements",
+                           orion_strerror(rc), (long long)nnz);
+  }
+  for (i = 0; i < n; i++) {
+    const orion_array *a = parts[i].array;
+    if (a->nnz > 0) {
+      memcpy((*m)->keys + at * a0->ndims, a->keys, (size_t)a->nnz * kb);
+      memcpy((char *)(*m)->values + (size_t)at * es, a->values,
+             (size_t)a->nnz * es);
+    }
+    at += a->nnz;
+    for (d = 0; d < a0->ndims; d++)
+      if (a->dims[d] > (*m)->dims[d])
+        (*m)->dims[d] = a->dims[d];
+  }
+  (*m)->nnz = at;
+  if (o != NULL && o->have_dims)
+    for (d = 0; d < a0->ndims; d++)
+      (*m)->dims[d] = o->dims[d];
+  return 0;
+}
+
+/* The parts' labels in a new array *lab of `rows`, each part's at its rows
+ * counted from the first part's row_lo. */
+static int merge_labels(const orion_load_result *parts, int n, int64_t rows,
+                        orion_array **lab, orion_error *err) {
+  orion_error e2;
+  int i;
+  *lab = orion_array_new_dense(1, &rows, ORION_F64, &e2);
+  if (*lab == NULL)
+    return orion_error_set(err, e2.code, "load merge: %s", e2.msg);
+  for (i = 0; i < n; i++)
+    if (parts[i].labels != NULL)
+      memcpy((double *)(*lab)->values + (parts[i].row_lo - parts[0].row_lo),
+             parts[i].labels->values,
+             (size_t)part_rows(&parts[i]) * sizeof(double));
+  return 0;
+}
+
+/* Concatenates parts[0..n-1] into *out; the parts are only read and stay
+ * the caller's.  out's arrays are new, the caller's to release. */
+int orion_load_merge(const orion_load_result *parts, int n,
+                     const orion_load_opts *o, orion_load_result *out,
+                     orion_error *err) {
+  int64_t nnz = 0, rows = 0;
+  int i, rc;
+  memset(out, 0, sizeof *out);
+  if ((rc = merge_check(parts, n, &nnz, &rows, err)) != 0)
+    return rc;
+  if ((rc = merge_elements(parts, n, nnz, o, &out->array, err)) != 0)
+    return rc;
+  if (rows > 0 && (rc = merge_labels(parts, n, rows, &out->labels, err)) != 0) {
+    orion_array_release(out->array);
+    out->array = NULL;
+    return rc;
+  }
+  out->row_lo = parts[0].row_lo;
+  for (i = 0; i < n; i++) {
+    out->lines += parts[i].lines;
+    out->skipped += parts[i].skipped;
+    if (out->first_skip[0] == '\0')
+      memcpy(out->first_skip, parts[i].first_skip, sizeof out->first_skip);
+  }
   return 0;
 }
 

@@ -74,6 +74,9 @@ typedef struct orion_load_result {
   orion_array *labels;  /* libsvm: dense 1-D f64 label per row (the caller
                            owns it like `array`); NULL for other formats and
                            for a libsvm input without rows */
+  int64_t row_lo;       /* libsvm: the global row of labels[0] and of the
+                           first element's row key (a byte range's rows
+                           before it); 0 for whole loads and other formats */
   int64_t lines;        /* lines read, blank, comment and header included */
   int64_t skipped;      /* malformed lines skipped (skip_errors) */
   char first_skip[512]; /* the first skipped line's message, "" if none */
@@ -93,6 +96,62 @@ typedef struct orion_load_result {
 int orion_load_buffer(const char *buf, size_t len, const char *name,
                       int64_t first_line, const orion_load_opts *o,
                       orion_load_result *res, orion_error *err);
+
+/* Parallel loading.  Each executor parses one byte range [lo, hi) of the
+ * same whole input with orion_load_buffer_range, and the driver puts the
+ * results together, in range order, with orion_load_merge.  Cutting at
+ * plain byte offsets (len * i / n) is fine: a range holds the lines that
+ * START in it (at offset 0 or just after a '\n'), each read whole even past
+ * hi, so ranges [0, a), [a, b), [b, len) give every line exactly once for
+ * any a <= b, and the merge equals orion_load_buffer on the whole input:
+ * the same elements in the same order, dims, labels, lines and skipped.
+ *
+ * What a range learns from the input before it, so that it parses as the
+ * whole load would: its first line's number (message lines are global),
+ * the csv header (the input's first line, skipped by the range holding
+ * it), the uci-bow header (read from the top by every range for D and W;
+ * only the range holding it counts those lines), coo's key count with
+ * nkeys 0 (from the input's first usable line), and the libsvm rows before
+ * it (counted from the data lines; with skip_errors parsed, as only parsing
+ * tells which lines make rows, so later ranges do more work). */
+
+/* Parses the lines of buf[0, len) (the WHOLE input, e.g. as
+ * orion_read_file gives it; only read) that start at a byte offset in
+ * [lo, hi); lo and hi above len mean len.  Line numbers count from 1 at
+ * buf's start.  On success, as orion_load_buffer for those lines:
+ *   - array: this range's elements; dims the given dims (o->have_dims),
+ *     D and W from the uci-bow header, else max key + 1 over this range's
+ *     elements (libsvm: at least row_lo + its rows), so the driver takes
+ *     the largest over the ranges;
+ *   - labels (libsvm): this range's rows only; they are the global rows
+ *     [row_lo, row_lo + labels->dims[0]), row_lo set in res;
+ *   - lines, skipped, first_skip: this range's lines.
+ * A line error is reported, with the message a whole load would give, by
+ * the range holding the line; other ranges succeed, except that a bad or
+ * incomplete uci-bow header fails every range, and the NNZ line-count
+ * check of uci-bow is made by the range that reaches len.  Returns 0, or
+ * a negative code as orion_load_buffer (ORION_EOPTION also for lo > hi),
+ * with the same ownership: res's arrays are the caller's, nothing is left
+ * allocated on failure.  Any thread; no shared state. */
+int orion_load_buffer_range(const char *buf, size_t len, const char *name,
+                            uint64_t lo, uint64_t hi, const orion_load_opts *o,
+                            orion_load_result *res, orion_error *err);
+
+/* Concatenates the results parts[0..n-1] of consecutive byte ranges, in
+ * order, into *out: the elements in part order, dims the largest of the
+ * parts' (the given dims with o->have_dims; o may be NULL), the labels of
+ * each part at its global rows [row_lo, row_lo + rows) counted from
+ * parts[0].row_lo (out->row_lo), lines and skipped summed, first_skip the
+ * first part's that is not empty.  The parts are only read: they and their
+ * arrays stay the caller's, to release as before.  out->array and
+ * out->labels are new arrays the caller owns (orion_array_release).
+ * Returns 0, or with err filled and out's arrays NULL: ORION_EINVAL for no
+ * parts, a part without an array, or rows that do not follow on,
+ * ORION_EDIMS / ORION_ETYPE for parts of different dims counts or types,
+ * ORION_ENOMEM.  Any thread. */
+int orion_load_merge(const orion_load_result *parts, int n,
+                     const orion_load_opts *o, orion_load_result *out,
+                     orion_error *err);
 
 /* Reads the plain or gzip-compressed file at path whole and parses it with
  * orion_load_buffer (name = path, first line 1).  Ownership and errors as

@@ -39,7 +39,17 @@
  *   decimal ("-1" for an error outside a block), and the message names the
  *   executor and the element and carries the traceback.
  * FORGET (driver -> executor): u64 n, then n array ids.
- * LOAD_FILE / LOADED: see lua/cluster.c.
+ * LOAD_FILE (driver -> executor): str path, i64 part, i64 nparts, then the
+ *   orion_load_opts fields as i64: format, index_base, nkeys, have_dims,
+ *   dims[ORION_MAX_DIMS], value_type, skip_errors, sep, header, ncols_key,
+ *   key_cols[ORION_MAX_DIMS], value_col.  The executor reads the whole
+ *   (decompressed) file and parses the lines starting in bytes
+ *   [len * part / nparts, len * (part + 1) / nparts).
+ * LOADED (executor -> driver): u64 ok; when 0: str message; when 1: the
+ *   elements (array), u64 has_labels [, the labels (array)], i64 row_lo,
+ *   i64 lines, i64 skipped, str first_skip, where an array is u64 type,
+ *   u64 ndims, i64 dims[ndims], i64 nnz, bytes keys (nnz * ndims i64; none
+ *   for a dense array), bytes values.
  */
 #ifndef ORION_DSM_PROTO_H
 #define ORION_DSM_PROTO_H

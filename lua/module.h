@@ -133,6 +133,16 @@ typedef struct orion_dist_stats {
 int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                     orion_dist_stats *st, orion_error *err);
 
+/* Loads a built-in text format split by byte range across the executors
+ * (each parses the lines starting in its range; lua/dist.c) and merges the
+ * parts as orion_load_file would return the whole.  Errors as
+ * orion_load_file. */
+struct orion_load_opts;
+struct orion_load_result;
+int orion__dist_load(mod_state *s, const char *path,
+                     const struct orion_load_opts *o,
+                     struct orion_load_result *res, orion_error *err);
+
 /* Forgets what executors hold of d (called when d is collected). */
 void orion__dist_forget(mod_state *s, darray *d);
 

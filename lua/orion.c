@@ -795,7 +795,9 @@ static int l_text_file(lua_State *L) {
   o.value_col = (int)orion__opt_int(L, oidx, "value", o.value_col);
   orion_error_clear(&err);
   memset(&res, 0, sizeof res);
-  if (orion_load_file(path, &o, &res, &err) != 0)
+  if (orion__state(L)->nexec >= 2 ? orion__dist_load(orion__state(L), path,
+                                                     &o, &res, &err) != 0
+                                  : orion_load_file(path, &o, &res, &err) != 0)
     orion__raise(L, &err);
   if (res.skipped > 0)
     orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,

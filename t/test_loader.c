@@ -1015,3 +1015,485 @@ Test(loader, ucibow_kos) {
   expect_elem(res.array, 0, 0, 60, 2);
   orion_array_release(res.array);
 }
+
+/* ------------------------------------------------------------ byte ranges */
+
+/* The name range loads give their input in messages. */
+#define RNAME "in"
+
+/* An exactly sized heap copy of text (no NUL after it), so that a parser
+ * reading past a range's last line end shows up under ASan. */
+static char *exact_copy(const char *text, size_t len) {
+  char *b = malloc(len > 0 ? len : 1);
+  cr_assert_not_null(b);
+  memcpy(b, text, len);
+  return b;
+}
+
+static void release_result(orion_load_result *r) {
+  orion_array_release(r->array);
+  orion_array_release(r->labels);
+  r->array = r->labels = NULL;
+}
+
+/* Asserts that got is want: elements and their order, dims, labels, line
+ * counts and the first skipped line. */
+static void expect_same(const orion_load_result *got,
+                        const orion_load_result *want, const char *what) {
+  const orion_array *a = got->array, *b = want->array;
+  size_t es = orion_type_size(b->type);
+  cr_assert_not_null(a, "%s: no array", what);
+  cr_assert_eq(a->ndims, b->ndims, "%s: ndims %d != %d", what, a->ndims,
+               b->ndims);
+  cr_assert_eq(a->type, b->type, "%s: type", what);
+  cr_assert_eq(a->nnz, b->nnz, "%s: nnz %lld != %lld", what, (long long)a->nnz,
+               (long long)b->nnz);
+  cr_assert(memcmp(a->dims, b->dims, (size_t)b->ndims * sizeof(int64_t)) == 0,
+            "%s: dims [%lld %lld] != [%lld %lld]", what, (long long)a->dims[0],
+            (long long)a->dims[1], (long long)b->dims[0],
+            (long long)b->dims[1]);
+  if (b->nnz > 0) {
+    cr_assert(memcmp(a->keys, b->keys,
+                     (size_t)b->nnz * (size_t)b->ndims * sizeof(int64_t)) == 0,
+              "%s: keys differ", what);
+    cr_assert(memcmp(a->values, b->values, (size_t)b->nnz * es) == 0,
+              "%s: values differ", what);
+  }
+  if (want->labels == NULL) {
+    cr_assert_null(got->labels, "%s: unexpected labels", what);
+  } else {
+    cr_assert_not_null(got->labels, "%s: no labels", what);
+    cr_assert_eq(got->labels->dims[0], want->labels->dims[0],
+                 "%s: %lld labels != %lld", what,
+                 (long long)got->labels->dims[0],
+                 (long long)want->labels->dims[0]);
+    cr_assert(memcmp(got->labels->values, want->labels->values,
+                     (size_t)want->labels->dims[0] * sizeof(double)) == 0,
+              "%s: labels differ", what);
+  }
+  cr_assert_eq(got->row_lo, want->row_lo, "%s: row_lo", what);
+  cr_assert_eq(got->lines, want->lines, "%s: lines %lld != %lld", what,
+               (long long)got->lines, (long long)want->lines);
+  cr_assert_eq(got->skipped, want->skipped, "%s: skipped %lld != %lld", what,
+               (long long)got->skipped, (long long)want->skipped);
+  cr_assert_str_eq(got->first_skip, want->first_skip, "%s", what);
+}
+
+/* Loads buf in the ranges cut at cuts[0..ncuts-1] (non-decreasing), merges
+ * them in order and compares the result with the whole load `want`. */
+static void check_cuts(const char *buf, size_t len, const orion_load_opts *o,
+                       const uint64_t *cuts, int ncuts,
+                       const orion_load_result *want) {
+  orion_load_result parts[8], merged;
+  orion_error err;
+  char what[128];
+  uint64_t lo = 0;
+  int i, n = 0;
+  cr_assert_lt(ncuts, 8);
+  for (i = 0; i < ncuts; i++)
+    n += snprintf(what + n, sizeof what - (size_t)n, " %llu",
+                  (unsigned long long)cuts[i]);
+  for (i = 0; i <= ncuts; i++) {
+    uint64_t hi = i < ncuts ? cuts[i] : len;
+    cr_assert_eq(
+        orion_load_buffer_range(buf, len, RNAME, lo, hi, o, &parts[i], &err), 0,
+        "cuts%s, range [%llu, %llu): %s", what, (unsigned long long)lo,
+        (unsigned long long)hi, err.msg);
+    lo = hi;
+  }
+  cr_assert_eq(orion_load_merge(parts, ncuts + 1, o, &merged, &err), 0,
+               "cuts%s: merge: %s", what, err.msg);
+  expect_same(&merged, want, what);
+  for (i = 0; i <= ncuts; i++) {
+    cr_assert_eq(parts[i].array->refs, 1, "the merge took a reference");
+    release_result(&parts[i]);
+  }
+  release_result(&merged);
+}
+
+/* Every split of text into 2 and into 3 ranges, at every cut position,
+ * merges to exactly the whole load. */
+static void check_all_splits(orion_format f, const orion_load_opts *given,
+                             const char *text) {
+  orion_load_opts o = given != NULL ? *given : opts_for(f);
+  size_t len = strlen(text), used = orion_alloc_used();
+  char *buf = exact_copy(text, len);
+  orion_load_result want;
+  orion_error err;
+  uint64_t c[2];
+  o.format = f;
+  cr_assert_eq(orion_load_buffer(buf, len, RNAME, 1, &o, &want, &err), 0,
+               "whole load: %s", err.msg);
+  for (c[0] = 0; c[0] <= len; c[0]++) {
+    check_cuts(buf, len, &o, c, 1, &want);
+    for (c[1] = c[0]; c[1] <= len; c[1]++)
+      check_cuts(buf, len, &o, c, 2, &want);
+  }
+  release_result(&want);
+  free(buf);
+  cr_expect_eq(orion_alloc_used(), used, "memory leaked");
+}
+
+/* Where line `line` (1-based) of text starts. */
+static size_t line_offset(const char *text, int line) {
+  const char *p = text;
+  while (--line > 0) {
+    p = strchr(p, '\n');
+    cr_assert_not_null(p);
+    p++;
+  }
+  return (size_t)(p - text);
+}
+
+/* text has a bad line `line`: over every split into 2 and 3 ranges, the
+ * range where that line starts fails with exactly the whole load's message
+ * and the others succeed. */
+static void check_error_splits(orion_format f, const orion_load_opts *given,
+                               const char *text, int code, int line,
+                               const char *prob, const char *quote) {
+  orion_load_opts o = given != NULL ? *given : opts_for(f);
+  size_t len = strlen(text), at = line_offset(text, line);
+  char *buf = exact_copy(text, len), want[1024];
+  orion_load_result res;
+  orion_error err;
+  uint64_t a, b, cut[4];
+  int i, k;
+  o.format = f;
+  snprintf(want, sizeof want, "%s:%d: %s: \"%s\"", RNAME, line, prob, quote);
+  cr_assert_eq(orion_load_buffer(buf, len, RNAME, 1, &o, &res, &err), code);
+  cr_assert_str_eq(err.msg, want);
+  for (a = 0; a <= len; a++)
+    for (b = a; b <= len; b++)
+      for (k = 0; k < 2; k++) { /* k = 0: [0,a) [a,len); 1: three ranges */
+        int n = k == 0 ? 2 : 3;
+        cut[0] = 0, cut[1] = a, cut[2] = k == 0 ? len : b, cut[3] = len;
+        if (k == 0 && b != a)
+          continue;
+        for (i = 0; i < n; i++) {
+          int holds = at >= cut[i] && at < cut[i + 1];
+          int rc = orion_load_buffer_range(buf, len, RNAME, cut[i], cut[i + 1],
+                                           &o, &res, &err);
+          if (!holds) {
+            cr_assert_eq(rc, 0, "[%llu, %llu): %s", (unsigned long long)cut[i],
+                         (unsigned long long)cut[i + 1], err.msg);
+            release_result(&res);
+            continue;
+          }
+          cr_assert_eq(rc, code, "[%llu, %llu): rc %d",
+                       (unsigned long long)cut[i],
+                       (unsigned long long)cut[i + 1], rc);
+          cr_assert_eq(err.code, code);
+          cr_assert_str_eq(err.msg, want, "[%llu, %llu)",
+                           (unsigned long long)cut[i],
+                           (unsigned long long)cut[i + 1]);
+          cr_assert_null(res.array);
+          cr_assert_null(res.labels);
+        }
+      }
+  free(buf);
+  cr_assert_eq(orion_alloc_used(), 0, "memory leaked");
+}
+
+Test(loader, ranges_coo) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  check_all_splits(ORION_FMT_COO, NULL,
+                   "# c\n1 1 5\n\n2 3 4.5\r\n  # x\n1 2 -0.25\n3 1 1");
+  check_all_splits(ORION_FMT_COO, NULL, "1 2 3 1.5\n4 1 2 2.5\n\n2 2 2 7\n");
+  check_all_splits(ORION_FMT_COO, NULL, "");
+  check_all_splits(ORION_FMT_COO, NULL, "\n# only a comment\n\n");
+  o.value_type = ORION_I32;
+  o.index_base = 0;
+  check_all_splits(ORION_FMT_COO, &o, "0 0 1\n\n2 0 3\n0 5 -4\n");
+  o = opts_for(ORION_FMT_COO);
+  o.nkeys = 1;
+  o.have_dims = 1;
+  o.dims[0] = 9;
+  check_all_splits(ORION_FMT_COO, &o, "3 7\n1 8\n\n9 1\n");
+}
+
+Test(loader, ranges_coo_skip_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  o.skip_errors = 1;
+  /* The key count comes from line 3, the first usable line, in every
+   * range: line 1 is bad whatever the split and line 4 has too many. */
+  check_all_splits(ORION_FMT_COO, &o,
+                   "7\n# c\n1 1 5\n1 2 3 4\n2 x 1\n\n2 2 1\n");
+  /* Three keys from line 3, also for a range holding only line 1. */
+  check_all_splits(ORION_FMT_COO, &o, "7\n\n1 2 3 4\n2 2 2 x\n3 1 1 1");
+  /* No usable line at all: two dims in every range. */
+  check_all_splits(ORION_FMT_COO, &o, "7\n\n8\n");
+}
+
+Test(loader, ranges_csv_header) {
+  orion_load_opts o = opts_for(ORION_FMT_CSV);
+  o.header = 1;
+  check_all_splits(ORION_FMT_CSV, &o,
+                   "user,item,rating\n1, 2 ,3.5\r\n 2,1,4 , extra\n\n"
+                   "# c\n3,3,1\n");
+  /* A header that parses as data is still the header. */
+  check_all_splits(ORION_FMT_CSV, &o, "9,9,9\n1,1,1\n2,2,2");
+  o.header = 0;
+  o.sep = ';';
+  o.ncols_key = 1;
+  o.key_cols[0] = 2;
+  o.value_col = 1;
+  check_all_splits(ORION_FMT_CSV, &o, "0.5;4\n\n-1;1\n2;3\n");
+}
+
+Test(loader, ranges_movielens) {
+  orion_load_opts o = opts_for(ORION_FMT_MOVIELENS);
+  check_all_splits(ORION_FMT_MOVIELENS, NULL,
+                   "1::1193::5::978300760\n1::661::3::978302109\n"
+                   "2::3::4.5\n");
+  o.value_type = ORION_I32;
+  check_all_splits(ORION_FMT_MOVIELENS, &o,
+                   "196\t242\t3\t881250949\r\n22\t377\t1\n\n5\t6\t2\n");
+}
+
+Test(loader, ranges_libsvm) {
+  orion_load_opts o = opts_for(ORION_FMT_LIBSVM);
+  check_all_splits(ORION_FMT_LIBSVM, NULL,
+                   "+1 1:0.5 3:2\n-1\n# comment\n0 2:1.5 \n2.5 4:1e-3\n");
+  /* Rows without elements at the end still count in dims[0]. */
+  o.index_base = 0;
+  check_all_splits(ORION_FMT_LIBSVM, &o, "1 0:1\n0\n\n0\n");
+  o = opts_for(ORION_FMT_LIBSVM);
+  o.have_dims = 1;
+  o.dims[0] = 6;
+  o.dims[1] = 5;
+  check_all_splits(ORION_FMT_LIBSVM, &o, "1 1:1 5:2\n2\n3 2:3\n");
+}
+
+Test(loader, ranges_libsvm_skip_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_LIBSVM);
+  o.skip_errors = 1;
+  /* Skipped lines make no row, in whichever range they are. */
+  check_all_splits(ORION_FMT_LIBSVM, &o,
+                   "1 1:1\n2 2:2 9:x\n\n3 3:3\nx\n# c\n4\n5 1:5\n");
+  o.have_dims = 1;
+  o.dims[0] = 2;
+  o.dims[1] = 4;
+  /* Rows past dims[0] are errors; only parsing tells which rows exist. */
+  check_all_splits(ORION_FMT_LIBSVM, &o, "1 1:1\n2 9:1\n3 2:3\n4 1:4\n");
+}
+
+Test(loader, ranges_libsvm_rows) {
+  static const char text[] = "1 1:1\n\n2 2:2\n3\n4 1:4 3:1\n";
+  orion_load_opts o = opts_for(ORION_FMT_LIBSVM);
+  orion_load_result r;
+  orion_error err;
+  /* The range from line 4 on holds rows 2 and 3 (0-based). */
+  cr_assert_eq(orion_load_buffer_range(text, sizeof text - 1, RNAME, 13,
+                                       sizeof text - 1, &o, &r, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(r.row_lo, 2);
+  cr_assert_eq(r.lines, 2);
+  cr_assert_eq(r.labels->dims[0], 2);
+  cr_assert_eq(((double *)r.labels->values)[0], 3);
+  cr_assert_eq(((double *)r.labels->values)[1], 4);
+  cr_assert_eq(r.array->nnz, 2);
+  expect_elem(r.array, 0, 3, 0, 4);
+  expect_elem(r.array, 1, 3, 2, 1);
+  expect_dims2(r.array, 4, 3);
+  release_result(&r);
+  /* A range without rows has no labels, but knows its row_lo. */
+  cr_assert_eq(
+      orion_load_buffer_range(text, sizeof text - 1, RNAME, 6, 7, &o, &r, &err),
+      0, "%s", err.msg);
+  cr_assert_eq(r.row_lo, 1);
+  cr_assert_eq(r.lines, 1);
+  cr_assert_null(r.labels);
+  cr_assert_eq(r.array->nnz, 0);
+  release_result(&r);
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+Test(loader, ranges_ucibow) {
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  o.value_type = ORION_I32;
+  check_all_splits(ORION_FMT_UCIBOW, &o, docword);
+  /* Blank lines in and after the header; header dims above every key. */
+  check_all_splits(ORION_FMT_UCIBOW, &o, "\n10\n\n10\r\n2\n\n2 2 1\n1 9 3");
+  o.have_dims = 1;
+  o.dims[0] = 7;
+  o.dims[1] = 8;
+  check_all_splits(ORION_FMT_UCIBOW, &o, docword);
+  o = opts_for(ORION_FMT_UCIBOW);
+  o.skip_errors = 1;
+  check_all_splits(ORION_FMT_UCIBOW, &o, "3\n4\n3\n1 1 2\n1 x 1\n5 1 1\n");
+}
+
+Test(loader, ranges_line_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_CSV);
+  check_error_splits(ORION_FMT_COO, NULL, "1 1 3\n\n# c\n1 2 abc\n2 2 2\n",
+                     ORION_EPARSE, 4, "field 3 is not a number", "1 2 abc");
+  /* The first data line decides coo's key count, even in a later range. */
+  check_error_splits(ORION_FMT_COO, NULL, "1 1 3\n2 2\n3 3 3\n", ORION_EPARSE,
+                     2, "expected 3 fields, found 2", "2 2");
+  check_error_splits(ORION_FMT_COO, NULL, "# c\n7\n1 1 1\n", ORION_EPARSE, 2,
+                     "expected at least 2 fields, found 1", "7");
+  o.header = 1;
+  check_error_splits(ORION_FMT_CSV, &o, "u,i,r\n1,2,3\n1,2\r\n3,3,3\n",
+                     ORION_EPARSE, 3, "expected at least 3 fields, found 2",
+                     "1,2");
+  check_error_splits(ORION_FMT_MOVIELENS, NULL,
+                     "1::2::3\n1::2::x::4\n5::5::5\n", ORION_EPARSE, 2,
+                     "field 3 is not a number", "1::2::x::4");
+  check_error_splits(ORION_FMT_LIBSVM, NULL, "1 1:1\n-1\n\n1 1:1 0:2\n2 2:2\n",
+                     ORION_EKEYRANGE, 4,
+                     "key 0 in field 3 is below the index base 1", "1 1:1 0:2");
+  check_error_splits(ORION_FMT_UCIBOW, NULL, "3\n4\n2\n1 1 1\n4 1 1\n",
+                     ORION_EKEYRANGE, 5,
+                     "key 4 in column 1 is above dimension size 3", "4 1 1");
+}
+
+/* A libsvm row past a given dims[0] is found in any range: rows are counted
+ * from the data lines before it. */
+Test(loader, ranges_libsvm_row_error) {
+  orion_load_opts o = opts_for(ORION_FMT_LIBSVM);
+  o.have_dims = 1;
+  o.dims[0] = 2;
+  o.dims[1] = 5;
+  check_error_splits(ORION_FMT_LIBSVM, &o, "1 1:1\n# c\n2\n3 2:1\n",
+                     ORION_EKEYRANGE, 4, "row 3 is above dimension size 2",
+                     "3 2:1");
+}
+
+/* uci-bow's whole-input checks: a bad header fails every range (none can
+ * know its dims), the NNZ line count is checked by the range at the end. */
+Test(loader, ranges_ucibow_input_errors) {
+  static const char bad_hdr[] = "3\nW\n1\n1 2 1\n";
+  static const char bad_nnz[] = "3\n4\n6\n1 1 2\n1 3 1\n\n2 2 5\n3 4 1\n";
+  static const char short_hdr[] = "3\n\n4\n";
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  orion_load_result r;
+  orion_error err;
+  uint64_t a, len;
+  for (a = 0; a <= sizeof bad_hdr - 1; a++) {
+    cr_assert_eq(orion_load_buffer_range(bad_hdr, sizeof bad_hdr - 1, RNAME, a,
+                                         sizeof bad_hdr - 1, &o, &r, &err),
+                 ORION_EPARSE);
+    cr_assert_str_eq(err.msg,
+                     RNAME ":2: header line 2, W (words), is not a positive "
+                           "integer: \"W\"");
+    cr_assert_null(r.array);
+  }
+  len = sizeof bad_nnz - 1;
+  for (a = 0; a <= len; a++) {
+    cr_assert_eq(
+        orion_load_buffer_range(bad_nnz, len, RNAME, 0, a, &o, &r, &err),
+        a == len ? ORION_EPARSE : 0, "[0, %llu): %s", (unsigned long long)a,
+        err.msg);
+    release_result(&r);
+    cr_assert_eq(
+        orion_load_buffer_range(bad_nnz, len, RNAME, a, len, &o, &r, &err),
+        ORION_EPARSE);
+    cr_assert_str_eq(err.msg, RNAME ": expected NNZ = 6 data lines (from the "
+                                    "header), found 4");
+  }
+  for (a = 0; a <= sizeof short_hdr - 1; a++) {
+    cr_assert_eq(orion_load_buffer_range(short_hdr, sizeof short_hdr - 1, RNAME,
+                                         0, a, &o, &r, &err),
+                 ORION_EPARSE);
+    cr_assert_str_eq(err.msg, RNAME ": incomplete uci-bow header: expected "
+                                    "D, W and NNZ lines, found 2");
+  }
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+Test(loader, ranges_bad_arguments) {
+  static const char text[] = "1 1 1\n2 2 2\n";
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  orion_load_result r, parts[2], m;
+  orion_error err;
+  cr_assert_eq(
+      orion_load_buffer_range(text, sizeof text - 1, RNAME, 5, 4, &o, &r, &err),
+      ORION_EOPTION);
+  cr_assert_str_eq(err.msg, RNAME ": bad byte range [5, 4)");
+  cr_assert_null(r.array);
+  /* Offsets past the end mean the end. */
+  cr_assert_eq(orion_load_buffer_range(text, sizeof text - 1, RNAME, 3,
+                                       UINT64_MAX, &o, &r, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(r.array->nnz, 1);
+  cr_assert_eq(r.lines, 1);
+  release_result(&r);
+  cr_assert_eq(orion_load_buffer_range(text, sizeof text - 1, RNAME, 100, 200,
+                                       &o, &r, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(r.array->nnz, 0);
+  cr_assert_eq(r.lines, 0);
+  release_result(&r);
+  cr_assert_eq(orion_load_merge(parts, 0, &o, &m, &err), ORION_EINVAL);
+  cr_assert_null(m.array);
+  /* Parts of different shapes or types, rows that leave a gap. */
+  o.nkeys = 2;
+  cr_assert_eq(orion_load_buffer_range(text, sizeof text - 1, RNAME, 0, 6, &o,
+                                       &parts[0], &err),
+               0);
+  o.nkeys = 1;
+  o.value_type = ORION_I32;
+  cr_assert_eq(
+      orion_load_buffer_range("1 1\n", 4, RNAME, 0, 4, &o, &parts[1], &err), 0);
+  cr_assert_eq(orion_load_merge(parts, 2, &o, &m, &err), ORION_ETYPE);
+  cr_assert_null(m.array);
+  release_result(&parts[1]);
+  o.value_type = ORION_F64;
+  cr_assert_eq(
+      orion_load_buffer_range("1 1\n", 4, RNAME, 0, 4, &o, &parts[1], &err), 0);
+  cr_assert_eq(orion_load_merge(parts, 2, &o, &m, &err), ORION_EDIMS);
+  release_result(&parts[0]);
+  release_result(&parts[1]);
+  o = opts_for(ORION_FMT_LIBSVM);
+  cr_assert_eq(orion_load_buffer_range("1 1:1\n2\n3\n", 10, RNAME, 0, 6, &o,
+                                       &parts[0], &err),
+               0);
+  cr_assert_eq(orion_load_buffer_range("1 1:1\n2\n3\n", 10, RNAME, 8, 10, &o,
+                                       &parts[1], &err),
+               0);
+  cr_assert_eq(parts[1].row_lo, 2);
+  cr_assert_eq(orion_load_merge(parts, 2, &o, &m, &err), ORION_EINVAL);
+  cr_assert_str_eq(err.msg, "load merge: part 2 starts at row 2, expected 1");
+  cr_assert_null(m.array);
+  release_result(&parts[0]);
+  release_result(&parts[1]);
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+/* Loads the data file at dir/rel whole and in nparts equal byte ranges
+ * (2 and 3), and checks the merge against the whole load. */
+static void check_file_ranges(const char *dir, const char *rel,
+                              const orion_load_opts *o) {
+  char path[1024], *data;
+  orion_load_result want;
+  orion_error err;
+  uint64_t cuts[2];
+  size_t len;
+  int n;
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  cr_assert_eq(orion_read_file(path, &data, &len, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_load_buffer(data, len, RNAME, 1, o, &want, &err), 0, "%s",
+               err.msg);
+  for (n = 2; n <= 3; n++) {
+    int i;
+    for (i = 1; i < n; i++)
+      cuts[i - 1] = (uint64_t)len * (uint64_t)i / (uint64_t)n;
+    check_cuts(data, len, o, cuts, n - 1, &want);
+  }
+  release_result(&want);
+  orion_free(data);
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+Test(loader, ranges_movielens_1m) {
+  const char *dir = tu_data_dir("movielens-1m/ratings.train.txt.gz");
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  check_file_ranges(dir, "movielens-1m/ratings.train.txt.gz", &o);
+}
+
+Test(loader, ranges_ucibow_kos) {
+  const char *dir = tu_data_dir("uci-bow-kos/docword.kos.txt.gz");
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  o.value_type = ORION_I32;
+  check_file_ranges(dir, "uci-bow-kos/docword.kos.txt.gz", &o);
+}

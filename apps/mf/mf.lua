@@ -7,7 +7,8 @@
 -- Prints one line per epoch: epoch, seconds, train RMSE (measured on the
 -- ratings as the SGD pass visits them, before each update), test RMSE.
 -- With --metrics FILE (an orion-driver option) each epoch is also recorded
--- as JSON with the keys epoch, seconds, train_seconds, train_rmse, test_rmse.
+-- as JSON with the keys epoch, seconds, train_seconds, train_rmse, test_rmse,
+-- executors, bytes_moved (both loops of the epoch) and updates_per_s.
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -96,13 +97,14 @@ print(("%5s  %8s  %10s  %9s"):format("epoch", "seconds", "train-rmse", "test-rms
 for epoch = 1, opts.epochs do
   local t0 = orion.clock()
   train_sse:reset()
-  orion.parallel_for(train, sgd)
+  local st = orion.parallel_for(train, sgd)
   local train_seconds = orion.clock() - t0
+  local bytes_moved = st.bytes_moved
   local train_rmse = math.sqrt(train_sse:get() / train:nnz())
   local test_rmse
   if test and test:nnz() > 0 then
     test_sse:reset()
-    orion.parallel_for(test, evaluate)
+    bytes_moved = bytes_moved + orion.parallel_for(test, evaluate).bytes_moved
     test_rmse = math.sqrt(test_sse:get() / test:nnz())
   end
   local seconds = orion.clock() - t0
@@ -114,7 +116,9 @@ for epoch = 1, opts.epochs do
     test_rmse and ("%.4f"):format(test_rmse) or "-"))
   io.stdout:flush()
   orion.record { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
-                 train_rmse = train_rmse, test_rmse = test_rmse }
+                 train_rmse = train_rmse, test_rmse = test_rmse,
+                 executors = st.executors, bytes_moved = bytes_moved,
+                 updates_per_s = train:nnz() / train_seconds }
 end
 
 if opts.save then
