@@ -71,7 +71,7 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", b - a }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-./orion-driver --quiet "$tmp/orion_load.lua" "$file" "$runs" > "$tmp/orion.out"
+./orion-driver --quiet --executors 0 "$tmp/orion_load.lua" "$file" "$runs" > "$tmp/orion.out"
 nnz=$(awk 'NR == 1 { print $2 }' "$tmp/orion.out")
 orion_med=$(awk '{ print $1 }' "$tmp/orion.out" | median)
 

@@ -99,12 +99,12 @@ for epoch = 1, opts.epochs do
   train_sse:reset()
   local st = orion.parallel_for(train, sgd)
   local train_seconds = orion.clock() - t0
-  local bytes_moved = st.bytes_moved
+  local bytes_moved = st.bytes_moved or 0 -- nil under --explain
   local train_rmse = math.sqrt(train_sse:get() / train:nnz())
   local test_rmse
   if test and test:nnz() > 0 then
     test_sse:reset()
-    bytes_moved = bytes_moved + orion.parallel_for(test, evaluate).bytes_moved
+    bytes_moved = bytes_moved + (orion.parallel_for(test, evaluate).bytes_moved or 0)
     test_rmse = math.sqrt(test_sse:get() / test:nnz())
   end
   local seconds = orion.clock() - t0
