@@ -49,8 +49,8 @@ echo "== building"
 make -s -j"$jobs" >/dev/null
 
 if [ "$mode" = demo ]; then
-  echo "== MF on the embedded synthetic ratings (orion-driver apps/mf/mf.lua $*)"
-  exec ./orion-driver apps/mf/mf.lua "$@"
+  echo "== MF on the embedded synthetic ratings, 2 local executors (orion-driver --executors 2 apps/mf/mf.lua $*)"
+  exec ./orion-driver --executors 2 apps/mf/mf.lua "$@"
 fi
 
 echo "== running the test suite"
