@@ -168,6 +168,16 @@ static void on_closed(orion_conn *conn, const char *reason) {
   p->conn = NULL;
   if (c->stopping)
     return;
+  if (p->spawned && !p->exited) {
+    /* A local executor that died closes its socket first: give its exit
+     * status a moment to arrive, so the message says how it ended. */
+    double until = orion_now() + 0.5;
+    while (!p->exited && orion_now() < until) {
+      uv_run(&c->loop, UV_RUN_NOWAIT);
+      if (!p->exited)
+        usleep(1000);
+    }
+  }
   orion_cluster_fail(c, "executor %d (%s) closed its connection: %s", p->id,
                      peer_where(p), reason);
 }

@@ -714,8 +714,15 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
     bufs[i].blen = blobs[i].len;
   }
   if (rc == 0) {
+    size_t wl;
+    const char *w;
     luaL_where(L, 1);
+    w = lua_tolstring(L, -1, &wl);
+    while (wl > 0 && (w[wl - 1] == ' ' || w[wl - 1] == ':'))
+      wl--; /* "file:line: " */
+    lua_pushlstring(L, w, wl);
     lua_pushfstring(L, "in the parallel_for at %s", lua_tostring(L, -1));
+    lua_remove(L, -2);
     j.it = it;
     j.plan = plan;
     j.order = order;
