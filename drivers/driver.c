@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "drivers/launch.h"
 #include "dsm/cluster.h"
 #include "lua/orion.h"
 
@@ -244,7 +245,18 @@ int main(int argc, char **argv) {
     }
     cfg.executors = cfg.cluster.nexec;
   } else if (cfg.cluster.launcher == ORION_LAUNCH_SSH) {
-    cfg.executors = 1; /* the hosts file decides how many */
+    /* Checked now, so that a bad line is a usage error before the script
+     * runs; the cluster reads it again when it starts. */
+    orion_hostlist hl;
+    orion_error err;
+    orion_error_clear(&err);
+    memset(&hl, 0, sizeof hl);
+    if (orion_hosts_load(cfg.cluster.hosts_file, &hl, &err) != 0) {
+      fprintf(stderr, "orion-driver: --hosts: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
+    cfg.executors = (int)hl.n; /* the hosts file decides how many */
+    orion_hostlist_free(&hl);
   } else if (cfg.cluster.launcher == ORION_LAUNCH_MANUAL && !have_exec) {
     return usage_error("%s", "--launcher manual needs --executors N");
   }
