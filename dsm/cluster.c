@@ -46,8 +46,12 @@ struct orion_cluster {
   void *ud;
   char doing[256];
   uint64_t closed_bytes; /* bytes of connections gone */
+  orion_conn *pending[64]; /* accepted, not yet registered */
+  double pending_since[64];
   double last_hb_sent;
 };
+
+static orion_cluster *accepting; /* the cluster whose server is listening */
 
 void orion_cluster_opts_init(orion_cluster_opts *o) {
   memset(o, 0, sizeof *o);
@@ -131,6 +135,7 @@ void orion_cluster_stop(orion_cluster *c) {
     return;
   stop_all(c, 3);
   free_cluster(c);
+  accepting = NULL;
 }
 
 void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
@@ -156,9 +161,18 @@ static const char *peer_where(const peer *p) {
 
 static void on_frame(orion_conn *conn, const orion_wire_frame *f);
 
+
+static void unpend(orion_cluster *c, orion_conn *conn) {
+  int i;
+  for (i = 0; c != NULL && i < 64; i++)
+    if (c->pending[i] == conn)
+      c->pending[i] = NULL;
+}
+
 static void on_closed(orion_conn *conn, const char *reason) {
   peer *p = conn->data;
   orion_cluster *c;
+  unpend(accepting, conn);
   if (p == NULL) { /* never registered: a refused or stray connection */
     orion_log_warn("refused a connection from %s: %s", conn->peer, reason);
     return;
@@ -182,8 +196,6 @@ static void on_closed(orion_conn *conn, const char *reason) {
                      peer_where(p), reason);
 }
 
-static orion_cluster *accepting; /* the cluster whose server is listening */
-
 static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
   orion_cluster *c = accepting;
   orion_wire_hello h;
@@ -204,6 +216,7 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
     orion_conn_close(conn, "executor id %u registered twice", h.executor);
     return;
   }
+  unpend(c, conn);
   p->conn = conn;
   conn->data = p;
   snprintf(p->addr, sizeof p->addr, "%s", conn->peer);
@@ -234,6 +247,7 @@ static void on_connection(uv_stream_t *server, int status) {
   orion_cluster *c = server->data;
   orion_conn_cbs cbs;
   orion_conn *conn;
+  int i;
   if (status != 0)
     return;
   memset(&cbs, 0, sizeof cbs);
@@ -242,7 +256,16 @@ static void on_connection(uv_stream_t *server, int status) {
   conn = orion_conn_new(&c->loop, ORION_WIRE_ACCEPT, c->token, &cbs, NULL);
   if (conn == NULL)
     return;
-  orion_conn_accept(server, conn);
+  if (orion_conn_accept(server, conn) != 0)
+    return;
+  /* Until it registers, a connection has 10 s; at most 64 wait at once. */
+  for (i = 0; i < 64; i++)
+    if (c->pending[i] == NULL) {
+      c->pending[i] = conn;
+      c->pending_since[i] = orion_now();
+      return;
+    }
+  orion_conn_close(conn, "too many unregistered connections");
 }
 
 void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b) {
@@ -468,6 +491,12 @@ static void on_tick(uv_timer_t *t) {
     send_heartbeats(c);
     c->last_hb_sent = now;
   }
+  for (i = 0; i < 64; i++)
+    if (c->pending[i] != NULL && now - c->pending_since[i] > 10) {
+      orion_conn *stray = c->pending[i];
+      c->pending[i] = NULL;
+      orion_conn_close(stray, "no HELLO within 10 s");
+    }
   for (i = 0; i < c->n; i++) {
     peer *p = &c->peers[i];
     if (p->conn != NULL && now - p->conn->last_rx > c->o.heartbeat_timeout)
@@ -602,14 +631,14 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
     for (i = 0; i < c->n; i++)
       if (c->peers[i].addr[0] == '\0') {
         char one[ORION_HOST_MAX + 64];
-        snprintf(one, sizeof one, "%s%d (%s)", names.len ? ", " : "", i,
-                 c->peers[i].where);
+        snprintf(one, sizeof one, "%sexecutor %d (%s)", names.len ? ", " : "",
+                 i, c->peers[i].where);
         orion_buf_append(&names, one, strlen(one));
       }
     orion_buf_u8(&names, 0);
     orion_error_set(err, ORION_EINVAL,
                     "%d of %d executors never registered within %.0f s: "
-                    "executor %s",
+                    "%s",
                     c->n - c->registered, c->n, c->o.register_timeout,
                     names.data != NULL ? names.data : "?");
     orion_buf_free(&names);

@@ -1,0 +1,1181 @@
+/* Integration tests of the distributed runtime: real jobs of orion-driver
+ * with orion-executor processes on 127.0.0.1 (and, as root, in network
+ * namespaces).  The golden corpus and MF on MovieLens at several executor
+ * counts, buffers and their flush points, server-held arrays, loop
+ * statistics and resident blocks, body errors, an executor killed with
+ * SIGKILL, hostile connections to the driver's port while a job runs, the
+ * launcher's messages, and executors in other network namespaces.
+ *
+ * Scripts live in t/cluster/.  Every test runs with the worker as a child
+ * subreaper, so executors orphaned by a driver become its children and a
+ * test can check that none outlives its job.  The tests run one at a time
+ * (see main): several of them time a job, and parallel jobs would compete
+ * for the cores and for the executors' heartbeats. */
+#include "t/testutil.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "dsm/wire.h"
+#include "util/buf.h"
+
+/* ------------------------------------------------------------------------
+ * Helpers: clocks, text, running the driver.
+ * ---------------------------------------------------------------------- */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_s(double s) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  nanosleep(&ts, NULL);
+}
+
+static int count_of(const char *text, const char *needle) {
+  int n = 0;
+  const char *p = text;
+  while ((p = strstr(p, needle)) != NULL) {
+    n++;
+    p += strlen(needle);
+  }
+  return n;
+}
+
+/* The line of text holding needle, copied into out (empty when none). */
+static void line_with(const char *text, const char *needle, char *out,
+                      size_t n) {
+  const char *hit = strstr(text, needle), *b, *e;
+  out[0] = '\0';
+  if (hit == NULL)
+    return;
+  for (b = hit; b > text && b[-1] != '\n'; b--)
+    ;
+  e = strchr(hit, '\n');
+  if (e == NULL)
+    e = hit + strlen(hit);
+  snprintf(out, n, "%.*s", (int)(e - b), b);
+}
+
+static void expect_has(const char *text, const char *want) {
+  cr_expect(strstr(text, want) != NULL, "expected \"%s\" in:\n%s", want,
+            text);
+}
+
+/* t/cluster/NAME under the source tree (malloc'd). */
+static char *script(const char *name) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "t/cluster/%s", name);
+  return tu_src(rel);
+}
+
+/* "NAME:LINE:" for the line of t/cluster/NAME marked "-- @marker". */
+static const char *at(const char *name, const char *marker) {
+  static char buf[4][256];
+  static int k;
+  char *b = buf[k++ % 4], tag[64], line[1024];
+  char *path = script(name);
+  FILE *f = fopen(path, "r");
+  int n = 0;
+  cr_assert_not_null(f, "cannot open %s", path);
+  free(path);
+  snprintf(tag, sizeof tag, "-- @%s", marker);
+  while (fgets(line, sizeof line, f) != NULL) {
+    char *hit;
+    n++;
+    hit = strstr(line, tag);
+    if (hit != NULL && !isalnum((unsigned char)hit[strlen(tag)])) {
+      fclose(f);
+      snprintf(b, sizeof buf[0], "%s:%d:", name, n);
+      return b;
+    }
+  }
+  fclose(f);
+  cr_assert_fail("no marker %s in %s", tag, name);
+  return NULL;
+}
+
+/* Runs orion-driver with the given arguments (NULL-terminated, at most
+ * 14); an "@name" argument names t/cluster/name. */
+static tu_run drive_t(const char *const *args, int timeout_s) {
+  char *argv[16];
+  char *owned[16];
+  int n = 0, nowned = 0, i;
+  tu_run r;
+  argv[n++] = (char *)tu_driver();
+  for (i = 0; args[i] != NULL; i++) {
+    cr_assert_lt(n, 15, "too many arguments");
+    if (args[i][0] == '@') {
+      owned[nowned] = script(args[i] + 1);
+      argv[n++] = owned[nowned++];
+    } else {
+      argv[n++] = (char *)args[i];
+    }
+  }
+  argv[n] = NULL;
+  r = tu_run_argv(argv, timeout_s);
+  for (i = 0; i < nowned; i++)
+    free(owned[i]);
+  return r;
+}
+
+#define DRIVE(...) drive_t((const char *const[]){__VA_ARGS__, NULL}, 120)
+
+static void expect_ok(const tu_run *r, const char *what) {
+  cr_expect_eq(r->status, 0, "%s: exit status %d\nstdout:\n%s\nstderr:\n%s",
+               what, r->status, r->out, r->err);
+}
+
+/* ------------------------------------------------------------------------
+ * Processes: a driver run with pipes, /proc scans, leftovers.
+ * ---------------------------------------------------------------------- */
+
+typedef struct child {
+  pid_t pid;
+  int fd[2]; /* stdout, stderr read ends; -1 at end of file */
+  char *buf[2];
+  size_t len[2], cap[2];
+  int status; /* exit code or 128+signal; -1 while running */
+} child;
+
+/* Starts argv[0] (a path) in its own process group with stdout and stderr
+ * on pipes; env_extra is NULL or a NULL-terminated list of NAME=VALUE
+ * added to the environment. */
+static void child_start(child *c, char *const argv[], char *const *env_extra) {
+  int po[2], pe[2], i;
+  memset(c, 0, sizeof *c);
+  c->status = -1;
+  cr_assert(pipe(po) == 0 && pipe(pe) == 0);
+  c->pid = fork();
+  cr_assert(c->pid >= 0);
+  if (c->pid == 0) {
+    setpgid(0, 0);
+    dup2(po[1], 1);
+    dup2(pe[1], 2);
+    close(po[0]);
+    close(po[1]);
+    close(pe[0]);
+    close(pe[1]);
+    for (i = 0; env_extra != NULL && env_extra[i] != NULL; i++)
+      putenv(env_extra[i]);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  setpgid(c->pid, c->pid);
+  close(po[1]);
+  close(pe[1]);
+  c->fd[0] = po[0];
+  c->fd[1] = pe[0];
+  for (i = 0; i < 2; i++) {
+    c->cap[i] = 4096;
+    c->buf[i] = malloc(c->cap[i]);
+    cr_assert_not_null(c->buf[i]);
+    c->buf[i][0] = '\0';
+  }
+}
+
+/* Reads what the pipes hold, waiting up to ms for something to come. */
+static void child_pump(child *c, int ms) {
+  struct pollfd p[2];
+  int i, n = 0, map[2];
+  for (i = 0; i < 2; i++)
+    if (c->fd[i] >= 0) {
+      p[n].fd = c->fd[i];
+      p[n].events = POLLIN;
+      map[n++] = i;
+    }
+  if (n == 0) {
+    if (ms > 0)
+      sleep_s(ms / 1000.0);
+    return;
+  }
+  if (poll(p, (nfds_t)n, ms) <= 0)
+    return;
+  for (i = 0; i < n; i++) {
+    int k = map[i];
+    ssize_t got;
+    if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+      continue;
+    if (c->cap[k] - c->len[k] < 2048) {
+      c->cap[k] *= 2;
+      c->buf[k] = realloc(c->buf[k], c->cap[k]);
+      cr_assert_not_null(c->buf[k]);
+    }
+    got = read(c->fd[k], c->buf[k] + c->len[k], c->cap[k] - c->len[k] - 1);
+    if (got > 0) {
+      c->len[k] += (size_t)got;
+      c->buf[k][c->len[k]] = '\0';
+    } else if (got == 0 || errno != EINTR) {
+      close(c->fd[k]);
+      c->fd[k] = -1;
+    }
+  }
+}
+
+static int child_exited(child *c) {
+  int st;
+  if (c->status >= 0)
+    return 1;
+  if (waitpid(c->pid, &st, WNOHANG) != c->pid)
+    return 0;
+  c->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return 1;
+}
+
+/* Waits up to timeout_s for needle on stdout (which 0) or stderr (1);
+ * returns whether it came. */
+static int child_wait_text(child *c, int which, const char *needle,
+                           double timeout_s) {
+  double end = now_s() + timeout_s;
+  while (strstr(c->buf[which], needle) == NULL) {
+    if (now_s() > end || (c->fd[which] < 0 && child_exited(c)))
+      return 0;
+    child_pump(c, 50);
+  }
+  return 1;
+}
+
+/* Waits up to timeout_s for the process to exit, then reads its pipes to
+ * their end (for at most 2 s more: executors that outlive it hold them).
+ * Returns whether it exited in time. */
+static int child_wait(child *c, double timeout_s) {
+  double end = now_s() + timeout_s;
+  while (!child_exited(c)) {
+    if (now_s() > end)
+      return 0;
+    child_pump(c, 20);
+  }
+  end = now_s() + 2;
+  while ((c->fd[0] >= 0 || c->fd[1] >= 0) && now_s() < end)
+    child_pump(c, 20);
+  return 1;
+}
+
+/* Kills what is left of the child's process group and frees it. */
+static void child_free(child *c) {
+  int i;
+  if (c->pid > 0) {
+    kill(-c->pid, SIGKILL);
+    if (!child_exited(c))
+      waitpid(c->pid, NULL, 0);
+  }
+  for (i = 0; i < 2; i++) {
+    if (c->fd[i] >= 0)
+      close(c->fd[i]);
+    free(c->buf[i]);
+  }
+  memset(c, 0, sizeof *c);
+}
+
+/* Fields of /proc/PID/stat: comm, state and parent.  Returns 0, or -1 when
+ * the process is gone. */
+static int proc_stat(pid_t pid, char *comm, size_t n, char *state,
+                     pid_t *ppid) {
+  char path[64], text[1024], *open, *close_;
+  FILE *f;
+  size_t got;
+  int pp = 0;
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  got = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[got] = '\0';
+  open = strchr(text, '(');
+  close_ = strrchr(text, ')');
+  if (open == NULL || close_ == NULL || close_ < open)
+    return -1;
+  snprintf(comm, n, "%.*s", (int)(close_ - open - 1), open + 1);
+  if (sscanf(close_ + 1, " %c %d", state, &pp) != 2)
+    return -1;
+  *ppid = (pid_t)pp;
+  return 0;
+}
+
+/* The live (not zombie) processes named comm whose parent is parent, at
+ * most max of them into pids; returns how many. */
+static int children_named(pid_t parent, const char *comm, pid_t *pids,
+                          int max) {
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  int n = 0;
+  cr_assert_not_null(d);
+  while ((e = readdir(d)) != NULL) {
+    char name[64], state;
+    pid_t pid, pp;
+    if (!isdigit((unsigned char)e->d_name[0]))
+      continue;
+    pid = (pid_t)atoi(e->d_name);
+    if (proc_stat(pid, name, sizeof name, &state, &pp) != 0)
+      continue;
+    if (pp == parent && strcmp(name, comm) == 0 && state != 'Z' &&
+        n < max)
+      pids[n++] = pid;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Whether pid is a live process (not a zombie) named comm. */
+static int alive_as(pid_t pid, const char *comm) {
+  char name[64], state;
+  pid_t pp;
+  return proc_stat(pid, name, sizeof name, &state, &pp) == 0 &&
+         state != 'Z' && strcmp(name, comm) == 0;
+}
+
+/* The --id an orion-executor was started with, from its command line, or
+ * -1. */
+static int executor_id(pid_t pid) {
+  char path[64], text[4096];
+  FILE *f;
+  size_t got, i;
+  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+  f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  got = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[got] = '\0';
+  for (i = 0; i < got; i += strlen(text + i) + 1)
+    if (strcmp(text + i, "--id") == 0 && i + 5 < got)
+      return atoi(text + i + 5);
+  return -1;
+}
+
+/* Reaps the zombie children of this process named orion-executor. */
+static void reap_executors(void) {
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  if (d == NULL)
+    return;
+  while ((e = readdir(d)) != NULL) {
+    char name[64], state;
+    pid_t pid, pp;
+    if (!isdigit((unsigned char)e->d_name[0]))
+      continue;
+    pid = (pid_t)atoi(e->d_name);
+    if (proc_stat(pid, name, sizeof name, &state, &pp) == 0 &&
+        pp == getpid() && state == 'Z' &&
+        strcmp(name, "orion-executor") == 0)
+      waitpid(pid, NULL, WNOHANG);
+  }
+  closedir(d);
+}
+
+/* After a job's driver has exited: every executor it left behind became a
+ * child of this subreaper.  Expects none alive after grace_s, then kills
+ * and reaps any that are. */
+static void expect_no_executors_left(const char *what, double grace_s) {
+  pid_t left[16];
+  int n, i;
+  double end = now_s() + grace_s;
+  for (;;) {
+    reap_executors();
+    n = children_named(getpid(), "orion-executor", left, 16);
+    if (n == 0 || now_s() > end)
+      break;
+    sleep_s(0.05);
+  }
+  cr_expect_eq(n, 0, "%s: %d orion-executor process(es) outlived the "
+                     "driver by %.1f s (first pid %d)",
+               what, n, grace_s, n > 0 ? (int)left[0] : 0);
+  for (i = 0; i < n; i++) {
+    kill(left[i], SIGKILL);
+    waitpid(left[i], NULL, 0);
+  }
+}
+
+/* The jobs a test runs with pipes, killed (with their executors) by the
+ * suite's fini when a failed assertion ends the test early. */
+static child jobs[3];
+
+static void free_jobs(void) {
+  size_t i;
+  for (i = 0; i < sizeof jobs / sizeof jobs[0]; i++)
+    if (jobs[i].pid > 0)
+      child_free(&jobs[i]);
+}
+
+static void become_subreaper(void) {
+  cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0,
+               "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+}
+
+/* One timeout for the whole suite (per-test .timeout options make
+ * criterion 2.4.1 leak under LeakSanitizer, see t/test_wire.c). */
+TestSuite(cluster, .init = become_subreaper, .fini = free_jobs,
+          .timeout = 300);
+
+/* A TCP port on which nothing listens now (bind test, any address),
+ * starting from 20000 + pid % 20000. */
+static int free_port(void) {
+  static int next;
+  int tries;
+  if (next == 0)
+    next = 20000 + (int)(getpid() % 20000);
+  for (tries = 0; tries < 500; tries++) {
+    struct sockaddr_in a;
+    int s = socket(AF_INET, SOCK_STREAM, 0), ok, port = next++;
+    if (next >= 60000)
+      next = 20000;
+    cr_assert(s >= 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    ok = bind(s, (struct sockaddr *)&a, sizeof a) == 0;
+    close(s);
+    if (ok)
+      return port;
+  }
+  cr_assert_fail("no free TCP port found");
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * 1. The golden corpus at 1, 2 and 4 executors.
+ * ---------------------------------------------------------------------- */
+
+static int count_checks(const char *path) {
+  FILE *f = fopen(path, "r");
+  char line[4096];
+  int n = 0;
+  cr_assert(f != NULL, "cannot open %s", path);
+  while (fgets(line, sizeof line, f) != NULL)
+    if (strncmp(line, "G.check", 7) == 0)
+      n++;
+  fclose(f);
+  return n;
+}
+
+/* Runs every .lua file of t/analysis (but golden.lua and pending_*) on nexec
+ * executors: each compares its loops with serial runs and raises on any
+ * difference.  Returns the number of checks passed. */
+static int goldens_on(int nexec) {
+  char *dir = tu_src("t/analysis");
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char n[16], reg[64];
+  int checks = 0, files = 0, clustered = 0;
+  cr_assert(d != NULL, "cannot open %s", dir);
+  snprintf(n, sizeof n, "%d", nexec);
+  snprintf(reg, sizeof reg, "executor %d registered from ", nexec - 1);
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    char path[2048];
+    tu_run r;
+    int want, got;
+    if (len < 5 || strcmp(e->d_name + len - 4, ".lua") != 0 ||
+        strcmp(e->d_name, "golden.lua") == 0 ||
+        strncmp(e->d_name, "pending_", 8) == 0)
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    want = count_checks(path);
+    r = DRIVE("--executors", n, path);
+    cr_expect_eq(r.status, 0, "%s on %d executors failed (exit %d):\n%s\n%s",
+                 e->d_name, nexec, r.status, r.out, r.err);
+    got = count_of(r.out, "golden ok: ");
+    cr_expect_geq(got, want, "%s on %d executors: %d checks passed of %d:\n%s",
+                  e->d_name, nexec, got, want, r.out);
+    checks += got;
+    files++;
+    clustered += strstr(r.err, reg) != NULL;
+    tu_run_free(&r);
+    expect_no_executors_left(e->d_name, 2);
+  }
+  closedir(d);
+  free(dir);
+  cr_log_info("golden corpus on %d executors: %d checks in %d files, %d of "
+              "them ran loops on the cluster",
+              nexec, checks, files, clustered);
+  cr_expect_geq(checks, 40, "only %d golden checks", checks);
+  /* The soundness_* files only check rejections; the others run loops. */
+  cr_expect_geq(clustered, 10, "only %d files started %d executors",
+                clustered, nexec);
+  return checks;
+}
+
+Test(cluster, goldens_on_1_2_4_executors) {
+  int c1 = goldens_on(1), c2 = goldens_on(2), c4 = goldens_on(4);
+  /* A check inside a loop may run more than once, but the same number of
+   * times whatever the executor count. */
+  cr_expect_eq(c1, c2, "%d checks on 1 executor, %d on 2", c1, c2);
+  cr_expect_eq(c1, c4, "%d checks on 1 executor, %d on 4", c1, c4);
+}
+
+/* ------------------------------------------------------------------------
+ * 2. Matrix factorization on MovieLens-100k.
+ * ---------------------------------------------------------------------- */
+
+/* The 4th column of the last epoch line ("   15  0.388  0.8275  0.9169"),
+ * as text, into out. */
+static int last_test_rmse(const char *out, char *text, size_t n) {
+  const char *p = out;
+  int found = 0;
+  while (*p != '\0') {
+    const char *e = strchr(p, '\n');
+    size_t len = e != NULL ? (size_t)(e - p) : strlen(p);
+    char line[256], col[4][64];
+    int epoch;
+    if (len < sizeof line) {
+      memcpy(line, p, len);
+      line[len] = '\0';
+      if (sscanf(line, "%63s %63s %63s %63s", col[0], col[1], col[2],
+                 col[3]) == 4 &&
+          sscanf(col[0], "%d", &epoch) == 1 &&
+          isdigit((unsigned char)col[3][0])) {
+        snprintf(text, n, "%s", col[3]);
+        found = 1;
+      }
+    }
+    p += len + (e != NULL);
+  }
+  return found;
+}
+
+Test(cluster, mf_movielens_100k_1_2_4_executors) {
+  const char *data = tu_data_dir("movielens-100k/u.data");
+  char train[1024], rmse[4][64];
+  static const char *const counts[4] = {"0", "1", "2", "4"};
+  double v[4], lo = 1e9, hi = 0;
+  int i;
+  snprintf(train, sizeof train, "%s/movielens-100k/u.data", data);
+  for (i = 0; i < 4; i++) {
+    char *mf = tu_src("apps/mf/mf.lua");
+    double t0 = now_s();
+    tu_run r = DRIVE("--executors", counts[i], mf, "--train", train,
+                     "--format", "movielens", "--test-split", "0.1", "--k",
+                     "16", "--epochs", "15");
+    free(mf);
+    cr_assert_eq(r.status, 0, "mf on %s executors: exit %d\n%s\n%s",
+                 counts[i], r.status, r.out, r.err);
+    cr_assert(last_test_rmse(r.out, rmse[i], sizeof rmse[i]),
+              "no epoch line in:\n%s", r.out);
+    v[i] = atof(rmse[i]);
+    cr_log_info("mf on %s executors: final test RMSE %s (%.1f s)", counts[i],
+                rmse[i], now_s() - t0);
+    tu_run_free(&r);
+    expect_no_executors_left("mf", 2);
+    if (i == 0)
+      continue;
+    cr_expect_lt(v[i], 0.96, "%s executors: test RMSE %s", counts[i],
+                 rmse[i]);
+    if (v[i] < lo)
+      lo = v[i];
+    if (v[i] > hi)
+      hi = v[i];
+  }
+  cr_expect_lt(hi / lo - 1, 0.005,
+               "test RMSE spread: %s (1), %s (2), %s (4) executors", rmse[1],
+               rmse[2], rmse[3]);
+  /* One executor runs the same blocks in the same order as the driver
+   * does in process. */
+  cr_expect_str_eq(rmse[1], rmse[0],
+                   "1 executor gave test RMSE %s, in-process %s", rmse[1],
+                   rmse[0]);
+}
+
+/* ------------------------------------------------------------------------
+ * 3. Buffers: exact totals, flush variants, flush points.
+ * ---------------------------------------------------------------------- */
+
+static void buffer_variant(const char *variant, const char *apply) {
+  char want[128];
+  tu_run r = DRIVE("--executors", "2", "@buffer_totals.lua", variant);
+  expect_ok(&r, variant);
+  snprintf(want, sizeof want, "variant %s, 2 executors", variant);
+  expect_has(r.out, "totals ok: 1445 tokens, 7 topics");
+  expect_has(r.out, want);
+  expect_has(r.err, "executor 1 registered from 127.0.0.1:");
+  cr_log_info("buffer %s: %s", apply, r.out);
+  tu_run_free(&r);
+  expect_no_executors_left(variant, 2);
+}
+
+Test(cluster, buffer_totals_flush_block) {
+  buffer_variant("block", "add, flush block");
+}
+
+Test(cluster, buffer_totals_flush_loop) {
+  buffer_variant("loop", "add, flush loop");
+}
+
+Test(cluster, buffer_totals_flush_every_3) {
+  buffer_variant("3", "add, flush 3");
+}
+
+Test(cluster, buffer_totals_apply_function) {
+  buffer_variant("fn", "function(old, d) return old + 2*d end");
+}
+
+Test(cluster, buffer_flush_points) {
+  tu_run r = DRIVE("--executors", "2", "@flush_points.lua");
+  expect_ok(&r, "flush_points.lua");
+  expect_has(r.out, "flush block ok: 4 applications per topic, 4 blocks, 2 "
+                    "executors");
+  expect_has(r.out, "flush loop ok: 2 applications per topic");
+  expect_has(r.out, "flush 40 ok: 40 applications per topic");
+  tu_run_free(&r);
+  expect_no_executors_left("flush_points", 2);
+}
+
+/* ------------------------------------------------------------------------
+ * 4. A server-held read-only array.
+ * ---------------------------------------------------------------------- */
+
+Test(cluster, server_read_only_array) {
+  tu_run r = DRIVE("--executors", "2", "@server_ro.lua");
+  expect_ok(&r, "server_ro.lua");
+  expect_has(r.out, "array scale: server (read-only)");
+  expect_has(r.out, "array Y: local");
+  expect_has(r.out, "server_ro ok: 5000 elements, schedule none, 2 "
+                    "executors");
+  tu_run_free(&r);
+  expect_no_executors_left("server_ro", 2);
+}
+
+/* ------------------------------------------------------------------------
+ * 5. Loop statistics and resident blocks.
+ * ---------------------------------------------------------------------- */
+
+static long long stat_of(const char *out, int loop, const char *key) {
+  char head[32], line[512];
+  const char *p;
+  snprintf(head, sizeof head, "loop %d: ", loop);
+  line_with(out, head, line, sizeof line);
+  p = strstr(line, key);
+  cr_assert(p != NULL, "no %s for loop %d in:\n%s", key, loop, out);
+  return atoll(p + strlen(key) + 1);
+}
+
+Test(cluster, stats_and_resident_blocks) {
+  static const int counts[2] = {2, 4};
+  int k;
+  for (k = 0; k < 2; k++) {
+    char n[8];
+    long long b1, b2;
+    tu_run r;
+    snprintf(n, sizeof n, "%d", counts[k]);
+    r = DRIVE("--executors", n, "@stats.lua");
+    expect_ok(&r, "stats.lua");
+    cr_expect_eq(stat_of(r.out, 1, "executors"), counts[k], "%s", r.out);
+    cr_expect_eq(stat_of(r.out, 1, "executor_seconds"), counts[k], "%s",
+                 r.out);
+    cr_expect_eq(stat_of(r.out, 2, "executors"), counts[k], "%s", r.out);
+    b1 = stat_of(r.out, 1, "bytes_moved");
+    b2 = stat_of(r.out, 2, "bytes_moved");
+    cr_expect_gt(b1, 0, "%s", r.out);
+    /* The blocks stay on the executors: the second pass sends little
+     * more than the body and the block orders. */
+    cr_expect_lt(b2, b1 / 10, "second loop moved %lld bytes, first %lld",
+                 b2, b1);
+    cr_log_info("stats on %d executors: bytes_moved %lld then %lld",
+                counts[k], b1, b2);
+    tu_run_free(&r);
+    expect_no_executors_left("stats", 2);
+  }
+}
+
+/* ------------------------------------------------------------------------
+ * 6. A body error on an executor.
+ * ---------------------------------------------------------------------- */
+
+Test(cluster, body_error_names_executor_element_and_line) {
+  char line[512];
+  tu_run r = DRIVE("--executors", "2", "@body_error.lua");
+  cr_expect_eq(r.status, 1, "exit %d\n%s", r.status, r.err);
+  line_with(r.err, "parallel_for body failed on executor ", line,
+            sizeof line);
+  cr_expect(line[0] != '\0', "no body failure message in:\n%s", r.err);
+  expect_has(line, at("body_error.lua", "pfor"));
+  expect_has(line, "parallel_for body failed on executor ");
+  cr_expect(strstr(line, "executor 0, element (33, 4)") != NULL ||
+                strstr(line, "executor 1, element (33, 4)") != NULL,
+            "no \"executor K, element (33, 4)\" in: %s", line);
+  expect_has(line, at("body_error.lua", "error"));
+  expect_has(line, "boom at 33, 4");
+  expect_has(r.err, "stack traceback:");
+  cr_expect(strstr(r.out, "not reached") == NULL, "%s", r.out);
+  expect_has(r.err, "executor 1 registered from 127.0.0.1:");
+  tu_run_free(&r);
+  expect_no_executors_left("body error", 2);
+}
+
+/* ------------------------------------------------------------------------
+ * 7. An executor killed with SIGKILL in the middle of a loop.
+ * ---------------------------------------------------------------------- */
+
+/* Starts a long loop on 2 executors with --heartbeat-timeout 3, sends sig
+ * to one executor once the loop runs, and checks the end of the job: exit
+ * code 3 within 10 s, one message naming the executor, its address and the
+ * loop, and no executor left 2 s later.  Returns the seconds from the
+ * signal to the driver's exit. */
+static double lose_an_executor(int sig) {
+  child *c = &jobs[0];
+  char *path = script("long_loop.lua");
+  char *argv[] = {(char *)tu_driver(), "--executors", "2",
+                  "--heartbeat-timeout", "3", path, "400", "20000000",
+                  NULL};
+  pid_t ex[4];
+  int n = 0, id, i;
+  char reg[64], addr[128], line[1024], want[256];
+  const char *p;
+  double t_sig, waited;
+  child_start(c, argv, NULL);
+  free(path);
+  cr_assert(child_wait_text(c, 0, "loop started\n", 60),
+            "the loop never started:\n%s\n%s", c->buf[0], c->buf[1]);
+  for (i = 0; i < 100 && n < 2; i++) {
+    n = children_named(c->pid, "orion-executor", ex, 4);
+    if (n < 2)
+      sleep_s(0.05);
+  }
+  cr_assert_eq(n, 2, "found %d executors of driver %d", n, (int)c->pid);
+  id = executor_id(ex[0]);
+  cr_assert(id == 0 || id == 1, "executor %d has --id %d", (int)ex[0], id);
+  snprintf(reg, sizeof reg, "executor %d registered from ", id);
+  cr_assert(child_wait_text(c, 1, reg, 10), "%s", c->buf[1]);
+  p = strstr(c->buf[1], reg) + strlen(reg);
+  snprintf(addr, sizeof addr, "%.*s", (int)strcspn(p, " \n"), p);
+  sleep_s(0.3); /* the long loop's blocks are running */
+  cr_assert(!child_exited(c), "the driver ended early:\n%s\n%s", c->buf[0],
+            c->buf[1]);
+  cr_assert_eq(kill(ex[0], sig), 0);
+  t_sig = now_s();
+  cr_expect(child_wait(c, 10), "the driver still runs 10 s after "
+                               "executor %d got signal %d:\n%s",
+            id, sig, c->buf[1]);
+  waited = now_s() - t_sig;
+  cr_log_info("signal %d to executor %d (%s): the driver exited with %d "
+              "after %.2f s",
+              sig, id, addr, c->status, waited);
+  cr_expect_eq(c->status, 3, "exit status %d (want 3):\n%s", c->status,
+               c->buf[1]);
+  line_with(c->buf[1], "cluster failure: ", line, sizeof line);
+  cr_expect(line[0] != '\0', "no cluster failure message in:\n%s",
+            c->buf[1]);
+  cr_expect_eq(count_of(c->buf[1], "cluster failure: "), 1, "%s", c->buf[1]);
+  snprintf(want, sizeof want, "executor %d (%s", id, addr);
+  expect_has(line, want);
+  /* "in the parallel_for at DIR/long_loop.lua:16" */
+  snprintf(want, sizeof want, "%s", at("long_loop.lua", "pfor"));
+  want[strlen(want) - 1] = '\0';
+  expect_has(line, "in the parallel_for at ");
+  expect_has(line, want);
+  cr_log_info("%s", line);
+  cr_expect(strstr(c->buf[0], "checksum") == NULL, "%s", c->buf[0]);
+  /* Neither the lost executor nor its partner outlives the job. */
+  for (i = 0; i < 200; i++) {
+    reap_executors();
+    if (!alive_as(ex[0], "orion-executor") &&
+        !alive_as(ex[1], "orion-executor"))
+      break;
+    sleep_s(0.01);
+  }
+  cr_expect(!alive_as(ex[0], "orion-executor"),
+            "the lost executor (pid %d) is still there 2 s after the driver",
+            (int)ex[0]);
+  cr_expect(!alive_as(ex[1], "orion-executor"),
+            "the other executor (pid %d) is still alive 2 s after the "
+            "driver",
+            (int)ex[1]);
+  expect_no_executors_left("lost executor", 0);
+  child_free(c);
+  return waited;
+}
+
+Test(cluster, kill_9_ends_the_job_with_code_3) {
+  double waited = lose_an_executor(SIGKILL);
+  /* A dead process is seen at once, not at the heartbeat timeout. */
+  cr_expect_lt(waited, 2.5, "%.2f s", waited);
+}
+
+Test(cluster, stopped_executor_hits_the_heartbeat_timeout) {
+  double waited = lose_an_executor(SIGSTOP);
+  /* Silent, not dead: only the 3 s heartbeat timeout can tell. */
+  cr_expect_geq(waited, 2, "%.2f s", waited);
+}
+
+/* ------------------------------------------------------------------------
+ * 8. Hostile connections to the driver's port while a job runs.
+ * ---------------------------------------------------------------------- */
+
+#define LOOP_N "400"
+#define LOOP_WORK "1500000"
+
+static int connect_to(int port) {
+  struct sockaddr_in a;
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  cr_assert(s >= 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  cr_assert_eq(connect(s, (struct sockaddr *)&a, sizeof a), 0,
+               "connect to 127.0.0.1:%d: %s", port, strerror(errno));
+  return s;
+}
+
+/* Sends bytes, then expects the driver to close the connection (end of
+ * file or a reset) within 5 s, reading and dropping what it sends.
+ * Returns the seconds it took. */
+static double expect_closed(int port, const void *bytes, size_t n,
+                            const char *what) {
+  int s = connect_to(port), closed = 0;
+  double t0 = now_s(), end = t0 + 5;
+  size_t off = 0;
+  while (off < n) {
+    ssize_t w = send(s, (const char *)bytes + off, n - off, MSG_NOSIGNAL);
+    if (w <= 0)
+      break; /* closed already, while we were still sending */
+    off += (size_t)w;
+  }
+  while (!closed && now_s() < end) {
+    struct pollfd p = {s, POLLIN, 0};
+    char buf[512];
+    ssize_t got;
+    if (poll(&p, 1, 100) <= 0)
+      continue;
+    got = recv(s, buf, sizeof buf, 0);
+    if (got == 0 || (got < 0 && errno == ECONNRESET))
+      closed = 1;
+  }
+  close(s);
+  cr_expect(closed, "%s: the driver kept the connection open for 5 s",
+            what);
+  return now_s() - t0;
+}
+
+static void checksum_of(const char *out, char *text, size_t n) {
+  line_with(out, "checksum ", text, n);
+  cr_assert(text[0] != '\0', "no checksum in:\n%s", out);
+}
+
+Test(cluster, bad_clients_are_refused_and_the_job_goes_on) {
+  char *path = script("long_loop.lua");
+  char ref[128], got[128], port_s[32], listen[64];
+  char *argv[] = {(char *)tu_driver(), "--executors", "2", "--listen", listen,
+                  path, LOOP_N, LOOP_WORK, NULL};
+  tu_run r;
+  child *c = &jobs[0];
+  orion_buf hello;
+  orion_wire_hello h;
+  unsigned char noise[4096], huge[9 + 64];
+  int port = 0, attempt, i;
+  unsigned seed = (unsigned)getpid();
+  double t[3];
+
+  /* The checksum of an undisturbed run. */
+  r = DRIVE("--executors", "2", path, LOOP_N, LOOP_WORK);
+  expect_ok(&r, "long_loop.lua");
+  checksum_of(r.out, ref, sizeof ref);
+  cr_log_info("undisturbed: %s", r.out);
+  tu_run_free(&r);
+  expect_no_executors_left("long loop", 2);
+
+  for (attempt = 0; attempt < 5; attempt++) {
+    port = free_port();
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+    child_start(c, argv, NULL);
+    if (child_wait_text(c, 0, "loop started\n", 60))
+      break;
+    child_wait(c, 10);
+    cr_assert(strstr(c->buf[1], "in use") != NULL,
+              "the job did not start (exit %d):\n%s\n%s", c->status, c->buf[0],
+              c->buf[1]);
+    child_free(c); /* the port was taken meanwhile: another one */
+  }
+  cr_assert_lt(attempt, 5, "no port could be used");
+  snprintf(port_s, sizeof port_s, "%d", port);
+
+  /* (a) A well-formed HELLO with the wrong token. */
+  memset(&h, 0, sizeof h);
+  h.token = "0123456789abcdef0123456789abcdef";
+  h.token_len = strlen(h.token);
+  h.executor = 0;
+  h.addr = "127.0.0.1:9";
+  h.addr_len = strlen(h.addr);
+  orion_buf_init(&hello);
+  cr_assert_eq(orion_wire_hello_encode(&hello, &h), 0);
+  t[0] = expect_closed(port, hello.data, hello.len, "wrong token");
+  orion_buf_free(&hello);
+  /* (b) 4 KiB of random bytes. */
+  for (i = 0; i < (int)sizeof noise; i++)
+    noise[i] = (unsigned char)(rand_r(&seed) >> 7);
+  t[1] = expect_closed(port, noise, sizeof noise, "random bytes");
+  /* (c) A HELLO header declaring a 4 GiB payload, and a little of it. */
+  memset(huge, 'x', sizeof huge);
+  huge[0] = ORION_WIRE_MAGIC0;
+  huge[1] = ORION_WIRE_MAGIC1;
+  huge[2] = ORION_WIRE_VERSION;
+  huge[3] = ORION_WIRE_HELLO;
+  huge[4] = 0;
+  huge[5] = 0xf0;
+  huge[6] = huge[7] = huge[8] = 0xff;
+  t[2] = expect_closed(port, huge, sizeof huge, "huge HELLO");
+  cr_log_info("bad clients closed after %.3f, %.3f, %.3f s", t[0], t[1],
+              t[2]);
+  /* The connections came while the job ran. */
+  cr_expect(!child_exited(c), "the loop ended before the last bad client "
+                               "(make LOOP_WORK larger)");
+
+  cr_assert(child_wait(c, 120), "the job did not end");
+  cr_expect_eq(c->status, 0, "exit %d:\n%s", c->status, c->buf[1]);
+  checksum_of(c->buf[0], got, sizeof got);
+  cr_expect_str_eq(got, ref, "with bad clients: %s; undisturbed: %s", got,
+                   ref);
+  cr_expect_eq(count_of(c->buf[1], "refused a connection from 127.0.0.1:"), 3,
+               "want 3 refusals in:\n%s", c->buf[1]);
+  expect_has(c->buf[1], "refused a connection");
+  cr_expect(strstr(c->buf[1], "cluster failure") == NULL, "%s", c->buf[1]);
+  cr_log_info("driver stderr:\n%s", c->buf[1]);
+  child_free(c);
+  expect_no_executors_left("bad clients", 2);
+  free(path);
+}
+
+/* ------------------------------------------------------------------------
+ * 9. The launchers' messages.
+ * ---------------------------------------------------------------------- */
+
+Test(cluster, hosts_file_with_a_bad_line) {
+  char *hosts = tu_write_temp(".hosts", "# two hosts\nnode-a 2\nnode-b x\n");
+  char want[512];
+  tu_run r = DRIVE("--hosts", hosts, "@stats.lua");
+  cr_expect(r.status == 2 || r.status == 3, "exit %d\n%s", r.status, r.err);
+  snprintf(want, sizeof want, "%s:3:", hosts);
+  expect_has(r.err, want);
+  expect_has(r.err, "bad slots 'x'");
+  cr_log_info("bad hosts file: exit %d: %s", r.status, r.err);
+  tu_run_free(&r);
+  unlink(hosts);
+  free(hosts);
+}
+
+Test(cluster, manual_launcher_prints_commands_and_times_out) {
+  double t0 = now_s();
+  tu_run r = DRIVE("--launcher", "manual", "--executors", "2",
+                   "--register-timeout", "1", "@stats.lua");
+  double took = now_s() - t0;
+  char line[1024];
+  int cmds = 0;
+  const char *p = r.err;
+  cr_expect_eq(r.status, 3, "exit %d\n%s", r.status, r.err);
+  cr_expect_lt(took, 10, "took %.1f s", took);
+  while (*p != '\0') {
+    const char *e = strchr(p, '\n');
+    size_t len = e != NULL ? (size_t)(e - p) : strlen(p);
+    snprintf(line, sizeof line, "%.*s", (int)len, p);
+    if (strstr(line, "orion-executor") != NULL &&
+        strstr(line, "--driver") != NULL) {
+      char id[32];
+      snprintf(id, sizeof id, "'--id' '%d'", cmds);
+      cr_expect(strstr(line, id) != NULL, "no %s in: %s", id, line);
+      expect_has(line, "--token");
+      cmds++;
+    }
+    p += len + (e != NULL);
+  }
+  cr_expect_eq(cmds, 2, "%d command lines in:\n%s", cmds, r.err);
+  line_with(r.err, "never registered", line, sizeof line);
+  cr_expect(line[0] != '\0', "no \"never registered\" in:\n%s", r.err);
+  expect_has(line, "2 of 2 executors never registered within 1 s");
+  expect_has(line, "executor 0 ");
+  /* The message lists the ids after one "executor": "executor 0
+   * (manual), 1 (manual)". */
+  cr_expect(strstr(line, "executor 1 ") != NULL ||
+                strstr(line, ", 1 (manual)") != NULL,
+            "executor 1 not named in: %s", line);
+  tu_run_free(&r);
+}
+
+/* ------------------------------------------------------------------------
+ * 10. Executors in other network namespaces (root only).
+ * ---------------------------------------------------------------------- */
+
+static struct {
+  int up; /* something was created: clean up */
+  char br[16], ns[2][32], veth[2][16];
+  int net; /* the third byte of 10.77.N.0/24 */
+  child exec[2];
+  int nexec;
+} NS;
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int sh(const char *fmt, ...) {
+  char cmd[1024];
+  va_list ap;
+  int st;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  st = system(cmd);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void netns_cleanup(void) {
+  int k;
+  for (k = 0; k < NS.nexec; k++)
+    child_free(&NS.exec[k]);
+  NS.nexec = 0;
+  if (!NS.up)
+    return;
+  for (k = 0; k < 2; k++) {
+    sh("ip netns del %s >/dev/null 2>&1", NS.ns[k]);
+    sh("ip link del %s >/dev/null 2>&1", NS.veth[k]);
+  }
+  sh("ip link del %s >/dev/null 2>&1", NS.br);
+  NS.up = 0;
+}
+
+static void netns_fini(void) {
+  free_jobs();
+  netns_cleanup();
+}
+
+/* Makes a bridge with 10.77.N.1/24 and two namespaces, executor k's at
+ * 10.77.N.(2+k), each on a veth pair to the bridge.  Returns 0, or -1
+ * (cleaned up) when this system cannot. */
+static int netns_setup(void) {
+  int k, p = (int)(getpid() % 100000);
+  NS.net = (int)(getpid() % 250) + 1; /* runs side by side stay apart */
+  snprintf(NS.br, sizeof NS.br, "orbr%d", p);
+  NS.up = 1;
+  if (sh("ip link add %s type bridge 2>&1 && ip addr add 10.77.%d.1/24 dev "
+         "%s 2>&1 && ip link set %s up 2>&1",
+         NS.br, NS.net, NS.br, NS.br) != 0)
+    return -1;
+  for (k = 0; k < 2; k++) {
+    snprintf(NS.ns[k], sizeof NS.ns[k], "orion-test-%d-%d", p, k);
+    snprintf(NS.veth[k], sizeof NS.veth[k], "orv%d%c", p, 'a' + k);
+    if (sh("ip netns add %s 2>&1", NS.ns[k]) != 0 ||
+        sh("ip link add %s type veth peer name %sx 2>&1", NS.veth[k],
+           NS.veth[k]) != 0 ||
+        sh("ip link set %s master %s 2>&1 && ip link set %s up 2>&1",
+           NS.veth[k], NS.br, NS.veth[k]) != 0 ||
+        sh("ip link set %sx netns %s 2>&1", NS.veth[k], NS.ns[k]) != 0 ||
+        sh("ip netns exec %s ip addr add 10.77.%d.%d/24 dev %sx 2>&1 && "
+           "ip netns exec %s ip link set %sx up 2>&1 && "
+           "ip netns exec %s ip link set lo up 2>&1",
+           NS.ns[k], NS.net, 2 + k, NS.veth[k], NS.ns[k], NS.veth[k],
+           NS.ns[k]) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+Test(cluster, executors_in_network_namespaces, .fini = netns_fini) {
+  char *path = script("buffer_totals.lua");
+  char listen[64], driver_at[64], token[128], tokenv[160];
+  char *argv[] = {(char *)tu_driver(), "--launcher", "manual",
+                  "--executors", "2", "--register-timeout", "30",
+                  "--listen", listen, path, "block", NULL};
+  const char *exe = getenv("ORION_EXECUTOR");
+  const char *p;
+  child *c = &jobs[0];
+  int k, port;
+  if (geteuid() != 0) {
+    free(path);
+    cr_skip_test("network namespaces need root; skipping");
+  }
+  if (sh("ip netns list >/dev/null 2>&1") != 0) {
+    free(path);
+    cr_skip_test("`ip netns` does not work here; skipping");
+  }
+  if (netns_setup() != 0) {
+    netns_cleanup();
+    free(path);
+    cr_skip_test("cannot set up network namespaces with a bridge and veth "
+                 "pairs here; skipping");
+  }
+  if (exe == NULL || exe[0] != '/') {
+    /* The executor beside the driver under test. */
+    static char beside[4096];
+    char *slash;
+    cr_assert_not_null(realpath(tu_driver(), beside), "%s", tu_driver());
+    slash = strrchr(beside, '/');
+    snprintf(slash + 1, sizeof beside - (size_t)(slash + 1 - beside),
+             "orion-executor");
+    exe = beside;
+  }
+  cr_assert_eq(access(exe, X_OK), 0, "cannot run %s", exe);
+  port = free_port();
+  snprintf(listen, sizeof listen, "10.77.%d.1:%d", NS.net, port);
+  snprintf(driver_at, sizeof driver_at, "10.77.%d.1:%d", NS.net, port);
+  child_start(c, argv, NULL);
+  cr_assert(child_wait_text(c, 1, "'--id' '1'", 30),
+            "no manual command lines:\n%s", c->buf[1]);
+  /* The token, from "'--token' 'HEX'" on the printed command lines. */
+  p = strstr(c->buf[1], "'--token' '");
+  cr_assert_not_null(p, "%s", c->buf[1]);
+  p += strlen("'--token' '");
+  snprintf(token, sizeof token, "%.*s", (int)strcspn(p, "'"), p);
+  cr_assert(strlen(token) >= 16, "token '%s'", token);
+  expect_has(c->buf[1], driver_at);
+  snprintf(tokenv, sizeof tokenv, "ORION_TOKEN=%s", token);
+  for (k = 0; k < 2; k++) {
+    char id[8];
+    char *env[] = {tokenv, NULL};
+    char *xargv[] = {"/usr/sbin/ip", "netns", "exec", NS.ns[k], (char *)exe,
+                     "--driver", driver_at, "--id", id, NULL};
+    if (access(xargv[0], X_OK) != 0)
+      xargv[0] = "/sbin/ip";
+    snprintf(id, sizeof id, "%d", k);
+    child_start(&NS.exec[k], xargv, env);
+    NS.nexec++;
+  }
+  cr_expect(child_wait(c, 60), "the job did not end:\n%s", c->buf[1]);
+  cr_expect_eq(c->status, 0, "exit %d:\n%s\n%s", c->status, c->buf[0],
+               c->buf[1]);
+  expect_has(c->buf[0], "totals ok: 1445 tokens, 7 topics, variant block, 2 "
+                       "executors");
+  for (k = 0; k < 2; k++) {
+    char want[96];
+    snprintf(want, sizeof want, "executor %d registered from 10.77.%d.%d:",
+             k, NS.net, 2 + k);
+    expect_has(c->buf[1], want);
+  }
+  /* Executors leave by themselves once the driver's connection drops. */
+  for (k = 0; k < 2; k++) {
+    cr_expect(child_wait(&NS.exec[k], 10),
+              "executor %d still runs 10 s after the job", k);
+    cr_expect_eq(NS.exec[k].status, 0, "executor %d: exit %d\n%s", k,
+                 NS.exec[k].status, NS.exec[k].buf[1]);
+  }
+  cr_log_info("namespaces: %s", c->buf[1]);
+  child_free(c);
+  free(path);
+}
+
+/* ------------------------------------------------------------------------
+ * The tests run one at a time unless CRITERION_JOBS or --jobs says
+ * otherwise.
+ * ---------------------------------------------------------------------- */
+
+int main(int argc, char *argv[]);
+
+int main(int argc, char *argv[]) {
+  struct criterion_test_set *tests = criterion_initialize();
+  int result = 0;
+  criterion_options.jobs = 1;
+  if (criterion_handle_args(argc, argv, true))
+    result = !criterion_run_all_tests(tests);
+  criterion_finalize(tests);
+  return result;
+}
