@@ -541,6 +541,9 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
     return NULL;
   }
   c->o = *o;
+  /* A write to an executor that just died must fail with EPIPE (and be
+   * reported as that executor's loss), not kill the driver. */
+  signal(SIGPIPE, SIG_IGN);
   if (c->o.launcher == ORION_LAUNCH_SSH) {
     orion_hostlist hl;
     memset(&hl, 0, sizeof hl);

@@ -326,25 +326,13 @@ Test(analysis, syntax_error_and_missing_body_are_errors) {
 /* ---- the golden corpus ----------------------------------------------------- */
 
 static int count_checks(const char *path) {
-  FILE *f = fopen(path, "r");
-  char line[4096];
-  int n = 0;
-  cr_assert(f != NULL, "cannot open %s", path);
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strncmp(line, "G.check", 7) == 0)
-      n++;
-  fclose(f);
+  int n = tu_count_line_prefix(path, "G.check");
+  cr_assert(n >= 0, "cannot open %s", path);
   return n;
 }
 
 static int count_ok(const char *out) {
-  int n = 0;
-  const char *p = out;
-  while ((p = strstr(p, "golden ok: ")) != NULL) {
-    n++;
-    p++;
-  }
-  return n;
+  return tu_count_substr(out, "golden ok: ");
 }
 
 Test(analysis, golden_corpus, .timeout = 600) {

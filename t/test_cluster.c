@@ -111,25 +111,7 @@ static const char *at(const char *name, const char *marker) {
 /* Runs orion-driver with the given arguments (NULL-terminated, at most
  * 14); an "@name" argument names t/cluster/name. */
 static tu_run drive_t(const char *const *args, int timeout_s) {
-  char *argv[16];
-  char *owned[16];
-  int n = 0, nowned = 0, i;
-  tu_run r;
-  argv[n++] = (char *)tu_driver();
-  for (i = 0; args[i] != NULL; i++) {
-    cr_assert_lt(n, 15, "too many arguments");
-    if (args[i][0] == '@') {
-      owned[nowned] = script(args[i] + 1);
-      argv[n++] = owned[nowned++];
-    } else {
-      argv[n++] = (char *)args[i];
-    }
-  }
-  argv[n] = NULL;
-  r = tu_run_argv(argv, timeout_s);
-  for (i = 0; i < nowned; i++)
-    free(owned[i]);
-  return r;
+  return tu_drive("t/cluster", args, timeout_s);
 }
 
 #define DRIVE(...) drive_t((const char *const[]){__VA_ARGS__, NULL}, 120)
@@ -452,14 +434,8 @@ static int free_port(void) {
  * ---------------------------------------------------------------------- */
 
 static int count_checks(const char *path) {
-  FILE *f = fopen(path, "r");
-  char line[4096];
-  int n = 0;
-  cr_assert(f != NULL, "cannot open %s", path);
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strncmp(line, "G.check", 7) == 0)
-      n++;
-  fclose(f);
+  int n = tu_count_line_prefix(path, "G.check");
+  cr_assert(n >= 0, "cannot open %s", path);
   return n;
 }
 

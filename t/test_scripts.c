@@ -14,27 +14,7 @@
 /* Runs orion-driver with the given arguments (NULL-terminated, at most 14);
  * a "@script" argument names t/scripts/script. */
 static tu_run drive(const char *const *args) {
-  char *argv[16];
-  char *owned[16];
-  int n = 0, nowned = 0, i;
-  tu_run r;
-  argv[n++] = (char *)tu_driver();
-  for (i = 0; args[i] != NULL; i++) {
-    cr_assert_lt(n, 15, "too many arguments");
-    if (args[i][0] == '@') {
-      char rel[256];
-      snprintf(rel, sizeof rel, "t/scripts/%s", args[i] + 1);
-      owned[nowned] = tu_src(rel);
-      argv[n++] = owned[nowned++];
-    } else {
-      argv[n++] = (char *)args[i];
-    }
-  }
-  argv[n] = NULL;
-  r = tu_run_argv(argv, 60);
-  for (i = 0; i < nowned; i++)
-    free(owned[i]);
-  return r;
+  return tu_drive("t/scripts", args, 60);
 }
 
 #define DRIVE(...) drive((const char *const[]){__VA_ARGS__, NULL})

@@ -123,4 +123,55 @@ static inline char *tu_src(const char *rel) {
   return strdup(buf);
 }
 
+/* Runs orion-driver with args (NULL-terminated, at most 14) for at most
+ * timeout_s seconds; an "@name" argument names the file name under the
+ * source folder dir (e.g. "t/scripts"). */
+static inline tu_run tu_drive(const char *dir, const char *const *args,
+                              int timeout_s) {
+  char *argv[16], *owned[16];
+  int n = 0, nowned = 0, i;
+  tu_run r;
+  argv[n++] = (char *)tu_driver();
+  for (i = 0; args[i] != NULL && n < 15; i++) {
+    if (args[i][0] == '@') {
+      char rel[512];
+      snprintf(rel, sizeof rel, "%s/%s", dir, args[i] + 1);
+      owned[nowned] = tu_src(rel);
+      argv[n++] = owned[nowned++];
+    } else {
+      argv[n++] = (char *)args[i];
+    }
+  }
+  argv[n] = NULL;
+  r = tu_run_argv(argv, timeout_s);
+  for (i = 0; i < nowned; i++)
+    free(owned[i]);
+  return r;
+}
+
+/* How many lines of the file at path start with prefix (-1: unreadable). */
+static inline int tu_count_line_prefix(const char *path, const char *prefix) {
+  FILE *f = fopen(path, "r");
+  char line[4096];
+  int n = 0;
+  if (f == NULL)
+    return -1;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (strncmp(line, prefix, strlen(prefix)) == 0)
+      n++;
+  fclose(f);
+  return n;
+}
+
+/* How many times needle occurs in text. */
+static inline int tu_count_substr(const char *text, const char *needle) {
+  int n = 0;
+  const char *p = text;
+  while ((p = strstr(p, needle)) != NULL) {
+    n++;
+    p++;
+  }
+  return n;
+}
+
 #endif
