@@ -4,14 +4,13 @@
 
 #include <string.h>
 
+#include "drivers/exec_load.h"
 #include "dsm/loader.h"
 #include "dsm/proto.h"
 #include "dsm/types.h"
 #include "dsm/wire.h"
 #include "util/alloc.h"
 #include "util/buf.h"
-
-int orion_executor_load_range(const char *p, size_t n, orion_buf *out);
 
 static void loaded_error(orion_buf *out, const char *msg) {
   size_t at = orion_wire_begin(out, ORION_WIRE_LOADED);

@@ -29,6 +29,7 @@
 
 #include "drivers/launch.h"
 #include "dsm/array.h"
+#include "drivers/exec_load.h"
 #include "dsm/loader.h"
 #include "dsm/net.h"
 #include "dsm/proto.h"
@@ -632,8 +633,6 @@ static void forget(const char *p, size_t n) {
   for (k = 0; k < cnt && !r.bad; k++)
     drop_replica(orion_pr_i64(&r));
 }
-
-int orion_executor_load_range(const char *p, size_t n, orion_buf *out);
 
 static void *compute_main(void *arg) {
   (void)arg;

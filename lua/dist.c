@@ -964,7 +964,7 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
   load_run *lr = ud;
   orion_reader r;
   orion_load_result *res = &lr->parts[e];
-  if (f->type == ORION_WIRE_BODY_ERROR || f->type != ORION_WIRE_LOADED)
+  if (f->type != ORION_WIRE_LOADED)
     orion_cluster_fail(lr->cl, "executor %d (%s) sent an unexpected %s frame",
                        e, orion_cluster_addr(lr->cl, e),
                        orion_wire_type_name(f->type));
