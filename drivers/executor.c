@@ -1,6 +1,9 @@
 /* orion-executor: one worker process of an Orion-C job.
  *
- *   orion-executor --driver HOST:PORT --token T [--id N] [--bind ADDR]
+ *   orion-executor --driver HOST:PORT [--token T] [--id N] [--bind ADDR]
+ *
+ * The token comes from --token or, better (ps shows arguments), from
+ * $ORION_TOKEN.
  *
  * It connects to the driver, proves it holds the job's token (HELLO), and
  * then serves the driver until told to stop.  Two threads:
@@ -791,13 +794,14 @@ static void on_closed(orion_conn *c, const char *reason) {
 }
 
 static const char usage[] =
-    "usage: orion-executor --driver HOST:PORT --token TOKEN [--id N]\n"
+    "usage: orion-executor --driver HOST:PORT [--token TOKEN] [--id N]\n"
     "                      [--bind ADDR]\n"
     "\n"
     "A worker of an Orion-C job; orion-driver starts these (or prints the\n"
     "command for --launcher manual).  It exits when the driver goes away.\n"
     "  --driver HOST:PORT  the driver's address\n"
-    "  --token TOKEN       the job's token (also read from $ORION_TOKEN)\n"
+    "  --token TOKEN       the job's token (default: $ORION_TOKEN, which\n"
+    "                      keeps it out of `ps`)\n"
     "  --id N              this executor's number in the job (default 0)\n"
     "  --bind ADDR         connect from this local address\n";
 

@@ -480,9 +480,9 @@ int orion_launch_cmd_check(const orion_launch_cmd *c, orion_error *err) {
     return orion_error_set(err, ORION_EINVAL,
                            "driver address '%s' is not HOST:PORT", a);
   }
-  if (c->token == NULL || c->token[0] == '\0')
-    return orion_error_set(err, ORION_EINVAL, "no token");
-  tl = strlen(c->token);
+  if (c->token != NULL && c->token[0] == '\0')
+    return orion_error_set(err, ORION_EINVAL, "empty token");
+  tl = c->token != NULL ? strlen(c->token) : 0;
   if (tl > ORION_TOKEN_MAX)
     return orion_error_set(err, ORION_EINVAL,
                            "token is %zu bytes (at most %u)", tl,
@@ -510,7 +510,7 @@ void orion_shell_quote(orion_buf *out, const char *s) {
   orion_buf_append(out, "'", 1);
 }
 
-/* The executor's own words: EXE --driver ADDR --token T [--id N]
+/* The executor's own words: EXE --driver ADDR [--token T] [--id N]
  * [--bind B]; idbuf holds N's digits.  Returns the count (at most 9). */
 static int exec_words(const orion_launch_cmd *c, const char *w[9],
                       char idbuf[16]) {
@@ -518,8 +518,10 @@ static int exec_words(const orion_launch_cmd *c, const char *w[9],
   w[n++] = c->exe != NULL ? c->exe : DEFAULT_EXE;
   w[n++] = "--driver";
   w[n++] = c->driver;
-  w[n++] = "--token";
-  w[n++] = c->token;
+  if (c->token != NULL) {
+    w[n++] = "--token";
+    w[n++] = c->token;
+  }
   if (c->id >= 0) {
     snprintf(idbuf, 16, "%d", c->id);
     w[n++] = "--id";

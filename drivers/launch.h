@@ -118,12 +118,16 @@ void orion_hostlist_free(orion_hostlist *l);
  * ---------------------------------------------------------------------- */
 
 /* What one executor is started with.  The strings are borrowed; nothing
- * here is freed by this module.  The token ends up on the executor's
- * command line, where other users of that host can read it (ps). */
+ * here is freed by this module.  A token given here ends up on the
+ * executor's command line, where other users of that host can read it
+ * (ps); with token NULL the command has no --token and the executor reads
+ * $ORION_TOKEN instead (put "ORION_TOKEN=..." in env, or in the child's
+ * environment). */
 typedef struct orion_launch_cmd {
   const char *exe;    /* NULL: "orion-executor" (found on the PATH) */
   const char *driver; /* "HOST:PORT" the driver listens on; required */
-  const char *token;  /* the job's token, 1..ORION_TOKEN_MAX bytes */
+  const char *token;  /* the job's token, 1..ORION_TOKEN_MAX bytes, or
+                         NULL: none on the command line */
   int id;             /* executor id; < 0: no --id (the driver assigns) */
   const char *bind;   /* NULL: no --bind */
   /* NULL, or a NULL-terminated list of "NAME=VALUE" (NAME a shell
@@ -131,8 +135,8 @@ typedef struct orion_launch_cmd {
   const char *const *env;
 } orion_launch_cmd;
 
-/* Checks c: a driver address orion_hostport_parse accepts, a token of
- * 1..ORION_TOKEN_MAX bytes, a non-empty exe and bind when given, and env
+/* Checks c: a driver address orion_hostport_parse accepts, no token or
+ * one of 1..ORION_TOKEN_MAX bytes, a non-empty exe and bind when given, and env
  * entries of the form NAME=VALUE.  Returns 0 or ORION_EINVAL with err
  * saying which field is wrong.  The builders below run this check. */
 int orion_launch_cmd_check(const orion_launch_cmd *c, orion_error *err);

@@ -379,16 +379,22 @@ static char **child_env(const char *token) {
 }
 
 static int launch(orion_cluster *c, orion_error *err) {
-  char exe[PATH_MAX];
+  char exe[PATH_MAX], tokvar[ORION_TOKEN_MAX + 16];
+  const char *tokenv[2];
   orion_launch_cmd cmd;
   orion_hostlist hl;
   char **env = NULL;
   int i, rc = 0;
   executor_path(&c->o, exe, sizeof exe);
+  /* The token travels as ORION_TOKEN, never as an executor argument, so
+   * `ps` on an executor's host does not show it. */
+  snprintf(tokvar, sizeof tokvar, "ORION_TOKEN=%s", c->token);
+  tokenv[0] = tokvar;
+  tokenv[1] = NULL;
   memset(&cmd, 0, sizeof cmd);
   cmd.exe = exe;
   cmd.driver = c->advertise;
-  cmd.token = c->token;
+  cmd.env = tokenv;
   memset(&hl, 0, sizeof hl);
   if (c->o.launcher == ORION_LAUNCH_SSH) {
     if (orion_hosts_load(c->o.hosts_file, &hl, err) != 0)
@@ -440,18 +446,17 @@ static int launch(orion_cluster *c, orion_error *err) {
   env = child_env(c->token);
   if (env == NULL)
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
-  cmd.token = NULL;
+  cmd.env = NULL; /* in the child's environment instead */
   for (i = 0; i < c->n && rc == 0; i++) {
-    char *argv[8], id[16];
-    snprintf(id, sizeof id, "%d", i);
-    argv[0] = exe;
-    argv[1] = (char *)"--driver";
-    argv[2] = c->advertise;
-    argv[3] = (char *)"--id";
-    argv[4] = id;
-    argv[5] = NULL;
+    char **argv = NULL;
+    cmd.id = i;
     snprintf(c->peers[i].where, sizeof c->peers[i].where, "127.0.0.1");
-    rc = spawn(c, &c->peers[i], argv, env, err);
+    rc = orion_launch_local_argv(&cmd, &argv);
+    if (rc != 0)
+      orion_error_set(err, rc, "cannot build the executor command");
+    else
+      rc = spawn(c, &c->peers[i], argv, env, err);
+    orion_launch_argv_free(argv);
   }
   /* The token string is the last entry we allocated. */
   for (i = 0; env[i] != NULL; i++)
@@ -605,7 +610,6 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
     free_cluster(c);
     return NULL;
   }
-  c->server.data = c;
   c->port = nlisten;
   {
     char host[ORION_HOST_MAX + 1];
@@ -661,18 +665,19 @@ int orion_cluster_rank_setup(orion_cluster_opts *o, orion_error *err) {
   if (orion_launch_rank_from_env(&re, which, NULL, NULL, err) != 0)
     return err->code;
   if (re.rank > 0) {
-    char exe[PATH_MAX], id[16];
-    char *argv[8];
+    char exe[PATH_MAX];
+    char **argv = NULL;
+    orion_launch_cmd cmd;
     executor_path(o, exe, sizeof exe);
-    snprintf(id, sizeof id, "%d", re.rank - 1);
-    argv[0] = exe;
-    argv[1] = (char *)"--driver";
-    argv[2] = re.driver;
-    argv[3] = (char *)"--id";
-    argv[4] = id;
-    argv[5] = NULL;
-    setenv("ORION_TOKEN", re.token, 1);
+    memset(&cmd, 0, sizeof cmd);
+    cmd.exe = exe;
+    cmd.driver = re.driver;
+    cmd.id = re.rank - 1;
+    if (orion_launch_local_argv(&cmd, &argv) != 0)
+      return orion_error_set(err, ORION_EINVAL, "rank %d: bad ORION_DRIVER",
+                             re.rank);
     execvp(exe, argv);
+    orion_launch_argv_free(argv);
     return orion_error_set(err, -errno, "rank %d: cannot run %s: %s",
                            re.rank, exe, strerror(errno));
   }

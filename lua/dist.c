@@ -540,19 +540,19 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
     fail_frame(r, e, "BLOCK_DONE");
   r->state[pos] = 2;
   r->done++;
+  /* Only the blocks waiting on this one can have become ready. */
   for (q = 0; q < 2; q++) {
     int nx = q == 0 ? r->next_p[pos] : r->next_q[pos];
-    if (nx >= 0)
-      r->ndeps[nx]--;
+    if (nx >= 0 && --r->ndeps[nx] == 0 && r->state[nx] == 0 && !r->failed)
+      send_block(r, nx);
   }
-  dispatch_ready(r);
   if (r->done == r->j->nblocks)
     end_loop(r);
 }
 
 static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
   orion_reader rd;
-  int64_t id, n, k;
+  int64_t id, n, k, last;
   orion_pend_item *items;
   orion_error err;
   arr_use *u = NULL;
@@ -583,9 +583,17 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
       r->err = err;
     }
   }
-  for (k = 0; k < n; k++) /* the target changed there: everyone is stale */
-    if (items[k].key >= 0 && items[k].key < u->d->a->nnz)
+  /* The target changed there: every executor's copy of those chunks is
+   * stale.  Items come in ascending key order, so one mark per chunk. */
+  for (k = 0, last = -1; k < n; k++) {
+    int64_t chunk;
+    if (items[k].key < 0 || items[k].key >= u->d->a->nnz)
+      continue; /* refused by the apply above */
+    chunk = items[k].key / u->c->row_elems / u->c->chunk;
+    if (chunk != last)
       mark_changed(u, -1, 0, items[k].key, 1);
+    last = chunk;
+  }
   orion_free(items);
 }
 

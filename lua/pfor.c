@@ -627,6 +627,10 @@ typedef struct launch {
   int64_t iter_id;
   int64_t *bound; /* array ids bound for this loop */
   int nbound;
+  /* The buffers (info.nbuffers of them) as executors bind them, with the
+   * captures of their apply functions. */
+  orion_dist_buf *bufs;
+  orion_buf *blobs;
 } launch;
 
 static void unbind_all(orion_exec *ex, launch *l) {
@@ -638,6 +642,12 @@ static void unbind_all(orion_exec *ex, launch *l) {
   orion_free(l->bound);
   l->bound = NULL;
   l->nbound = 0;
+  for (i = 0; l->blobs != NULL && i < l->info.nbuffers; i++)
+    orion_buf_free(&l->blobs[i]);
+  orion_free(l->blobs);
+  orion_free(l->bufs);
+  l->blobs = NULL;
+  l->bufs = NULL;
   orion_capture_info_free(&l->info);
 }
 
@@ -685,66 +695,34 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
                            int64_t load_loop, uint64_t seed,
                            orion_dist_stats *st, orion_error *err) {
   orion_dist_job j;
-  orion_dist_buf *bufs;
-  orion_buf *blobs;
-  int i, rc = 0;
+  size_t wl;
+  const char *w;
+  int rc;
   memset(&j, 0, sizeof j);
-  bufs = orion_calloc((size_t)l->info.nbuffers + 1, sizeof *bufs);
-  blobs = orion_calloc((size_t)l->info.nbuffers + 1, sizeof *blobs);
-  if (bufs == NULL || blobs == NULL) {
-    orion_free(bufs);
-    orion_free(blobs);
-    return orion_error_set(err, ORION_ENOMEM, "out of memory");
-  }
-  for (i = 0; i < l->info.nbuffers && rc == 0; i++) {
-    dbuffer *b = orion__by_id(L, BUFFERS_KEY, BUFFER_MT, l->info.buffers[i]);
-    orion_buf_init(&blobs[i]);
-    if (b == NULL) {
-      rc = orion_error_set(err, ORION_EINVAL, "a buffer is gone");
-      break;
-    }
-    rc = capture_apply(L, b, &blobs[i], err);
-    bufs[i].id = b->id;
-    bufs[i].target = b->target_id;
-    bufs[i].op = b->op;
-    bufs[i].flush = b->flush;
-    snprintf(bufs[i].name, sizeof bufs[i].name, "buffer #%lld",
-             (long long)b->id);
-    bufs[i].blob = blobs[i].data;
-    bufs[i].blen = blobs[i].len;
-  }
-  if (rc == 0) {
-    size_t wl;
-    const char *w;
-    luaL_where(L, 1);
-    w = lua_tolstring(L, -1, &wl);
-    while (wl > 0 && (w[wl - 1] == ' ' || w[wl - 1] == ':'))
-      wl--; /* "file:line: " */
-    lua_pushlstring(L, w, wl);
-    lua_pushfstring(L, "in the parallel_for at %s", lua_tostring(L, -1));
-    lua_remove(L, -2);
-    j.it = it;
-    j.plan = plan;
-    j.order = order;
-    j.nblocks = nblocks;
-    j.blob = blob->data;
-    j.blen = blob->len;
-    j.load_loop = load_loop;
-    j.seed = seed;
-    j.arrays = l->info.arrays;
-    j.narrays = l->info.narrays;
-    j.accs = l->info.accs;
-    j.naccs = l->info.naccs;
-    j.bufs = bufs;
-    j.nbufs = l->info.nbuffers;
-    j.where = lua_tostring(L, -1);
-    rc = orion__dist_run(L, s, &j, st, err);
-    lua_pop(L, 2);
-  }
-  for (i = 0; i < l->info.nbuffers; i++)
-    orion_buf_free(&blobs[i]);
-  orion_free(blobs);
-  orion_free(bufs);
+  luaL_where(L, 1);
+  w = lua_tolstring(L, -1, &wl);
+  while (wl > 0 && (w[wl - 1] == ' ' || w[wl - 1] == ':'))
+    wl--; /* "file:line: " */
+  lua_pushlstring(L, w, wl);
+  lua_pushfstring(L, "in the parallel_for at %s", lua_tostring(L, -1));
+  lua_remove(L, -2);
+  j.it = it;
+  j.plan = plan;
+  j.order = order;
+  j.nblocks = nblocks;
+  j.blob = blob->data;
+  j.blen = blob->len;
+  j.load_loop = load_loop;
+  j.seed = seed;
+  j.arrays = l->info.arrays;
+  j.narrays = l->info.narrays;
+  j.accs = l->info.accs;
+  j.naccs = l->info.naccs;
+  j.bufs = l->bufs;
+  j.nbufs = l->info.nbuffers;
+  j.where = lua_tostring(L, -1);
+  rc = orion__dist_run(L, s, &j, st, err);
+  lua_pop(L, 2);
   return rc;
 }
 
@@ -759,28 +737,36 @@ static int bind_loop(lua_State *L, orion_exec *ex, launch *l, darray *it,
     dacc *a = orion__by_id(L, ACCS_KEY, ACC_MT, l->info.accs[i]);
     rc = a != NULL ? orion_exec_bind_acc(ex, a->id, a->op) : ORION_EINVAL;
   }
+  if (rc == 0 && l->info.nbuffers > 0) {
+    l->bufs = orion_calloc((size_t)l->info.nbuffers, sizeof *l->bufs);
+    l->blobs = orion_calloc((size_t)l->info.nbuffers, sizeof *l->blobs);
+    if (l->bufs == NULL || l->blobs == NULL)
+      rc = ORION_ENOMEM;
+  }
   for (i = 0; i < l->info.nbuffers && rc == 0; i++) {
     dbuffer *b = orion__by_id(L, BUFFERS_KEY, BUFFER_MT, l->info.buffers[i]);
     darray *t = b != NULL ? orion__by_id(L, ARRAYS_KEY, ARRAY_MT, b->target_id)
                           : NULL;
-    orion_buf blob;
-    char name[64];
+    orion_dist_buf *db = &l->bufs[i];
     if (b == NULL || t == NULL)
       return orion_error_set(err, ORION_EINVAL, "a buffer's target array "
                                                 "is gone");
     rc = bind_array(ex, l, t);
     if (rc != 0)
       break;
-    snprintf(name, sizeof name, "buffer #%lld", (long long)b->id);
-    orion_buf_init(&blob);
-    rc = capture_apply(L, b, &blob, err);
-    if (rc != 0) {
-      orion_buf_free(&blob);
+    orion_buf_init(&l->blobs[i]);
+    rc = capture_apply(L, b, &l->blobs[i], err);
+    if (rc != 0)
       return rc;
-    }
-    rc = orion_exec_bind_buffer(ex, b->id, name, t->id, b->op, blob.data,
-                                blob.len, b->flush, err);
-    orion_buf_free(&blob);
+    db->id = b->id;
+    db->target = b->target_id;
+    db->op = b->op;
+    db->flush = b->flush;
+    snprintf(db->name, sizeof db->name, "buffer #%lld", (long long)b->id);
+    db->blob = l->blobs[i].data;
+    db->blen = l->blobs[i].len;
+    rc = orion_exec_bind_buffer(ex, b->id, db->name, t->id, b->op, db->blob,
+                                db->blen, b->flush, err);
   }
   if (rc != 0 && err->msg[0] == '\0')
     orion_error_set(err, rc, "parallel_for: cannot bind the body's arrays: "
@@ -874,7 +860,7 @@ static int l_parallel_for(lua_State *L) {
   orion_progress progress;
   char msg[768];
   const char *sname;
-  int serial, rc, i, nblocks, nclocks, *order, nblocks_run = 0;
+  int serial, rc, i, nblocks, nclocks, *order;
   orion_dist_stats dst;
   int64_t loop_id, done = 0;
   double t0 = orion_now(), t_exec = 0;
@@ -950,7 +936,7 @@ static int l_parallel_for(lua_State *L) {
   rc = bind_loop(L, s->ex, &l, it, &err);
   /* opts.seed pins math.random: streams from (seed, block) alone, the same
    * for every call; otherwise (script seed, loop number, block). */
-  if (rc == 0)
+  if (rc == 0 && s->nexec == 0)
     rc = orion_exec_load(s->ex, o.has_seed ? 0 : loop_id, blob.data,
                          blob.len, &err);
   if (rc != 0) {
@@ -967,32 +953,32 @@ static int l_parallel_for(lua_State *L) {
     rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, order,
                          nblocks, &blob, o.has_seed ? 0 : loop_id,
                          o.has_seed ? (uint64_t)o.seed : s->seed, &dst, &err);
-    nblocks_run = nblocks;
-  }
-  orion_buf_free(&blob);
-  orion_progress_start(&progress, "parallel_for", it->a->nnz);
-  for (i = nblocks_run; i < nblocks && rc == 0; i++) {
-    int b = order[i];
-    int64_t sg;
-    double tb = orion_now();
-    for (sg = it->bs.first[b]; sg < it->bs.first[b + 1] && rc == 0; sg++) {
-      const orion_segment *seg = &it->bs.segs[sg];
-      /* math.random is seeded per (loop, block); a dense block made of
-       * several segments gets one stream per segment. */
-      int64_t seed_block = b + (sg - it->bs.first[b]) * (int64_t)nblocks;
-      rc = orion_exec_run(s->ex, it->id, seg->lo, seg->hi,
-                          o.has_seed ? (uint64_t)o.seed : s->seed, seed_block,
-                          &err);
-      done += seg->hi - seg->lo;
+  } else {
+    orion_progress_start(&progress, "parallel_for", it->a->nnz);
+    for (i = 0; i < nblocks && rc == 0; i++) {
+      int b = order[i];
+      int64_t sg;
+      double tb = orion_now();
+      for (sg = it->bs.first[b]; sg < it->bs.first[b + 1] && rc == 0; sg++) {
+        const orion_segment *seg = &it->bs.segs[sg];
+        /* math.random is seeded per (loop, block); a dense block made of
+         * several segments gets one stream per segment. */
+        int64_t seed_block = b + (sg - it->bs.first[b]) * (int64_t)nblocks;
+        rc = orion_exec_run(s->ex, it->id, seg->lo, seg->hi,
+                            o.has_seed ? (uint64_t)o.seed : s->seed,
+                            seed_block, &err);
+        done += seg->hi - seg->lo;
+      }
+      if (rc == 0)
+        rc = orion_exec_flush(s->ex, 0, &err);
+      t_exec += orion_now() - tb;
+      orion_progress_update(&progress, done);
     }
     if (rc == 0)
-      rc = orion_exec_flush(s->ex, 0, &err);
-    t_exec += orion_now() - tb;
-    orion_progress_update(&progress, done);
+      rc = orion_exec_flush(s->ex, 1, &err);
+    orion_progress_end(&progress);
   }
-  if (rc == 0)
-    rc = orion_exec_flush(s->ex, 1, &err);
-  orion_progress_end(&progress);
+  orion_buf_free(&blob);
   orion_free(order);
   /* Fold the executor's partial sums into the driver's accumulators (also
    * after an error, so the partials do not leak into the next loop). */

@@ -962,7 +962,9 @@ Test(cluster, manual_launcher_prints_commands_and_times_out) {
       char id[32];
       snprintf(id, sizeof id, "'--id' '%d'", cmds);
       cr_expect(strstr(line, id) != NULL, "no %s in: %s", id, line);
-      expect_has(line, "--token");
+      expect_has(line, "ORION_TOKEN='");
+      cr_expect(strstr(line, "--token") == NULL,
+                "the token is an argument (ps shows it): %s", line);
       cmds++;
     }
     p += len + (e != NULL);
@@ -1097,10 +1099,10 @@ Test(cluster, executors_in_network_namespaces, .fini = netns_fini) {
   child_start(c, argv, NULL);
   cr_assert(child_wait_text(c, 1, "'--id' '1'", 30),
             "no manual command lines:\n%s", c->buf[1]);
-  /* The token, from "'--token' 'HEX'" on the printed command lines. */
-  p = strstr(c->buf[1], "'--token' '");
+  /* The token, from "ORION_TOKEN='HEX'" on the printed command lines. */
+  p = strstr(c->buf[1], "ORION_TOKEN='");
   cr_assert_not_null(p, "%s", c->buf[1]);
-  p += strlen("'--token' '");
+  p += strlen("ORION_TOKEN='");
   snprintf(token, sizeof token, "%.*s", (int)strcspn(p, "'"), p);
   cr_assert(strlen(token) >= 16, "token '%s'", token);
   expect_has(c->buf[1], driver_at);

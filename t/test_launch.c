@@ -650,9 +650,6 @@ Test(launch, ssh_argv_invalid) {
   c = good;
   c.token = "";
   cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
-  c = good;
-  c.token = NULL;
-  cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
   memset(long_token, 'x', ORION_TOKEN_MAX + 1);
   long_token[ORION_TOKEN_MAX + 1] = '\0';
   c = good;
@@ -676,6 +673,27 @@ Test(launch, ssh_argv_invalid) {
   cr_assert_eq(orion_launch_ssh_argv(&c, "h", &argv), ORION_EINVAL);
 }
 
+/* Without a token the command carries none: the executor reads
+ * $ORION_TOKEN, which the manual text sets in front of it. */
+Test(launch, token_from_the_environment) {
+  static const char *const env[] = {"ORION_TOKEN=s3cret", NULL};
+  orion_launch_cmd c = {"/bin/ex", "h:1", NULL, 2, NULL, env};
+  orion_buf b;
+  char **argv = NULL;
+  int i;
+  cr_assert_eq(orion_launch_cmd_check(&c, NULL), 0);
+  cr_assert_eq(orion_launch_local_argv(&c, &argv), 0);
+  for (i = 0; argv[i] != NULL; i++)
+    cr_assert_str_neq(argv[i], "--token");
+  cr_assert_eq(i, 5); /* exe --driver h:1 --id 2 */
+  orion_launch_argv_free(argv);
+  orion_buf_init(&b);
+  cr_assert_eq(orion_launch_manual_text(&c, &b), 0);
+  cr_assert_str_eq(b.data,
+                   "ORION_TOKEN='s3cret' '/bin/ex' '--driver' 'h:1' '--id' '2'");
+  orion_buf_free(&b);
+}
+
 Test(launch, cmd_check_messages) {
   orion_launch_cmd c = {NULL, "nohost", "t", 1, NULL, NULL};
   static const char *const env[] = {"OK=1", "bad name=2", NULL};
@@ -685,7 +703,7 @@ Test(launch, cmd_check_messages) {
   c.driver = "h:1";
   c.token = "";
   cr_assert_eq(orion_launch_cmd_check(&c, &e), ORION_EINVAL);
-  cr_assert_str_eq(e.msg, "no token");
+  cr_assert_str_eq(e.msg, "empty token");
   c.token = "t";
   c.env = env;
   cr_assert_eq(orion_launch_cmd_check(&c, &e), ORION_EINVAL);
@@ -749,8 +767,11 @@ Test(launch, manual_text) {
   cr_assert_eq(orion_launch_manual_text(&c, &b), 0);
   cr_assert_str_eq(b.data, "$ 'orion-executor' '--driver' 'node0:7077' "
                            "'--token' 'ab'\\''cd' '--id' '3'");
-  c.token = NULL;
-  cr_assert_eq(orion_launch_manual_text(&c, &b), ORION_EINVAL);
+  b.len = 0;
+  c.token = NULL; /* then none on the line: the executor reads $ORION_TOKEN */
+  cr_assert_eq(orion_launch_manual_text(&c, &b), 0);
+  cr_assert_str_eq(b.data, "'orion-executor' '--driver' 'node0:7077' "
+                           "'--id' '3'");
   orion_buf_free(&b);
   cr_assert_eq(orion_alloc_used(), before);
 }
