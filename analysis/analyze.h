@@ -34,6 +34,7 @@ typedef struct orion_arrayinfo {
   int ndims;
   int64_t dims[ORION_MAX_DIMS];
   int elem_size; /* bytes */
+  int type;      /* orion_type of the elements (dsm/types.h) */
   int sparse;
   int64_t nnz;
 } orion_arrayinfo;

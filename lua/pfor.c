@@ -213,6 +213,7 @@ static void fill_info(const darray *d, const char *name, orion_arrayinfo *ai) {
   for (i = 0; i < d->a->ndims; i++)
     ai->dims[i] = d->a->dims[i];
   ai->elem_size = (int)orion_type_size(d->a->type);
+  ai->type = (int)d->a->type;
   ai->sparse = d->a->sparse;
   ai->nnz = d->a->nnz;
 }

@@ -24,7 +24,9 @@
   X(ECAPTURE, -1009, "value cannot be shipped to an executor")                \
   X(EBODY, -1010, "error in a loop body")                                     \
   X(EOVERFLOW, -1011, "size overflow")                                        \
-  X(EOPTION, -1012, "bad option")
+  X(EOPTION, -1012, "bad option")                                            \
+  X(EUNSUPPORTED, -1013, "outside the compiled subset")                      \
+  X(ECOMPILE, -1014, "compiling a loop body failed")
 
 enum {
 #define ORION__ERRNO_ENUM(name, val, msg) ORION_##name = (val),

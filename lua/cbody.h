@@ -1,0 +1,120 @@
+/* The contract between an executor (lua/exec.c) and a compiled loop body:
+ * the C function analysis/cgen.c generates from a body's AST, built into a
+ * shared object by util/ccomp.c and loaded with dlopen.
+ *
+ * The generated source does not include this header (it is compiled on
+ * executor hosts where the project's headers may not exist): its prelude
+ * declares the same structures under the same layout.  Any change here
+ * must be made there too and ORION_CBODY_ABI bumped; the loader refuses an
+ * object whose `orion_cbody_abi` differs.
+ *
+ * One call runs the body over elements [lo, hi) of the iterated array, in
+ * order, with the loop over elements in C.  It returns 0, or nonzero after
+ * writing the error message to ctx->err (and ctx->cur is the element that
+ * failed).  Arrays are written in place; accumulators are read from
+ * ctx->accs at entry and written back before returning (also on error), so
+ * a sequence of calls folds values exactly as the interpreter does.
+ */
+#ifndef ORION_LUA_CBODY_H
+#define ORION_LUA_CBODY_H
+
+#include <stdint.h>
+
+#define ORION_CBODY_ABI 1
+#define ORION_CBODY_FN "orion_cbody_run"     /* orion_cbody_fn */
+#define ORION_CBODY_ABI_SYM "orion_cbody_abi" /* const int */
+#define ORION_CBODY_MAXDIMS 8                 /* == ORION_MAX_DIMS */
+
+/* A number as a body sees it: an integer or a float.  Which member is live
+ * is known from context (the element type, or the slot's isint). */
+typedef union orion_cval {
+  int64_t i;
+  double d;
+} orion_cval;
+
+/* An array bound to the body, or the iterated array.  Dense arrays are
+ * row-major (element (k1..kn), 0-based, is at sum k_d * strides[d]).  The
+ * iterated array may be sparse: then keys holds nnz * ndims 0-based keys,
+ * element-major, and values nnz values; for dense arrays keys is NULL. */
+typedef struct orion_carray {
+  void *values;
+  const int64_t *keys;
+  int32_t type; /* orion_type: 0 f32, 1 f64, 2 i32, 3 i64 */
+  int32_t ndims;
+  int64_t nnz;
+  int64_t dims[ORION_CBODY_MAXDIMS];
+  int64_t strides[ORION_CBODY_MAXDIMS];
+} orion_carray;
+
+/* An orion.buffer: reads and writes go through the executor's calls
+ * below (pending writes live in the executor).  dims/strides are those of
+ * its target; op is the orion_apply_op (0 add, 1 replace, 2 function). */
+typedef struct orion_cbuffer {
+  void *h;
+  int32_t type;
+  int32_t ndims;
+  int32_t op;
+  int32_t pad;
+  int64_t dims[ORION_CBODY_MAXDIMS];
+  int64_t strides[ORION_CBODY_MAXDIMS];
+} orion_cbuffer;
+
+/* An accumulator's running partial, as lua/accum.h's orion_accval:
+ * op 0 sum, 1 min, 2 max; has = any value folded in; isint = the value is
+ * the integer i (else the float d). */
+typedef struct orion_cacc {
+  int32_t op;
+  int32_t has;
+  int32_t isint;
+  int32_t pad;
+  int64_t i;
+  double d;
+} orion_cacc;
+
+typedef struct orion_cctx orion_cctx;
+
+struct orion_cctx {
+  int32_t abi;      /* ORION_CBODY_ABI */
+  int32_t executor; /* executor id, for messages */
+  orion_carray iter;
+  orion_carray *arrays; /* one per ORION_CSLOT_ARRAY slot, in slot order */
+  orion_cbuffer *bufs;  /* one per ORION_CSLOT_BUFFER slot */
+  orion_cacc *accs;     /* one per ORION_CSLOT_ACC slot */
+  orion_cval *consts;   /* one per ORION_CSLOT_CONST slot */
+  uint64_t rng[4];      /* math.random's xoshiro256** state: the executor
+                           seeds it per block as math.randomseed would */
+  /* Buffer element `key` (linear, 0-based): its pending value, or 0 of
+   * the target's kind when none is pending. */
+  orion_cval (*buf_get)(orion_cctx *c, void *h, int64_t key);
+  /* Sets the pending value; nonzero (with c->err set) on failure, e.g. an
+   * i32 "replace" value out of range or out of memory. */
+  int (*buf_set)(orion_cctx *c, void *h, int64_t key, orion_cval v);
+  /* Called after each element when some buffer flushes every n elements
+   * (NULL otherwise); nonzero (c->err set) fails the block. */
+  int (*elem_done)(orion_cctx *c);
+  void *ud;      /* the executor's */
+  int64_t cur;   /* the element being run; the body keeps it current */
+  char err[1024];
+};
+
+typedef int (*orion_cbody_fn)(orion_cctx *c, int64_t lo, int64_t hi);
+
+/* What the generated code needs bound, in the order the ctx arrays list
+ * them (each kind numbered from 0 separately). */
+typedef enum orion_cslot_kind {
+  ORION_CSLOT_ARRAY = 0, /* a dense DistArray (id) */
+  ORION_CSLOT_BUFFER,    /* an orion.buffer (id) */
+  ORION_CSLOT_ACC,       /* an accumulator (id) */
+  ORION_CSLOT_CONST      /* a captured number: ival when isint, else fval */
+} orion_cslot_kind;
+
+typedef struct orion_cslot {
+  orion_cslot_kind kind;
+  char *name; /* the name in the body (owned) */
+  int64_t id;
+  int isint;
+  int64_t ival;
+  double fval;
+} orion_cslot;
+
+#endif
