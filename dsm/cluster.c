@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "drivers/launch.h"
+#include "dsm/proto.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -21,6 +22,7 @@ typedef struct peer {
   int id;
   orion_conn *conn;     /* NULL until registered, and after it closed */
   char addr[96];        /* where it connected from */
+  char listen[ORION_WIRE_ADDR_MAX + 1]; /* where it listens for peers */
   char where[ORION_HOST_MAX + 16]; /* where it was started ("127.0.0.1") */
   uv_process_t proc;
   int spawned, exited;  /* proc is live / has exited */
@@ -220,6 +222,7 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
   p->conn = conn;
   conn->data = p;
   snprintf(p->addr, sizeof p->addr, "%s", conn->peer);
+  snprintf(p->listen, sizeof p->listen, "%.*s", (int)h.addr_len, h.addr);
   c->registered++;
   orion_conn_send_frame(conn, ORION_WIRE_WELCOME, NULL, 0);
   if (!c->o.quiet)
@@ -653,6 +656,21 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
     free_cluster(c);
     accepting = NULL;
     return NULL;
+  }
+  /* Every executor learns where the others listen: sharded server arrays
+   * move between them directly. */
+  for (i = 0; i < c->n; i++) {
+    orion_buf b;
+    size_t at;
+    int k;
+    orion_buf_init(&b);
+    at = orion_wire_begin(&b, ORION_WIRE_PEERS);
+    orion_buf_u64(&b, (uint64_t)c->n);
+    for (k = 0; k < c->n; k++)
+      orion_pw_bytes(&b, c->peers[k].listen, strlen(c->peers[k].listen));
+    orion_wire_end(&b, at);
+    orion_cluster_send(c, i, &b);
+    orion_buf_free(&b);
   }
   c->doing[0] = '\0';
   return c;

@@ -13,6 +13,11 @@
  *   u64 naccs, then per accumulator: i64 id, u64 op
  *   u64 nbufs, then per buffer:
  *     i64 id, str name, i64 target, u64 op, str apply_blob, i64 flush
+ *   i64 run      this loop run's number (peers' frames carry it)
+ *   u64 nshards, then per array sharded in this run (dense, server-held,
+ *     listed among the arrays above): i64 id, u64 flags
+ *     (ORION_SHARD_*), u64 nruns, then runs as in RUN_BLOCK: the rows of
+ *     the receiver's own chunks that its copy lacks
  * RUN_BLOCK (driver -> executor):
  *   i64 block, u64 seed, i64 nblocks
  *   u64 nsegs, then i64 lo, i64 hi per segment (element positions of the
@@ -30,11 +35,24 @@
  *   u64 has_values; when 1: bytes values (the sparse block's values, which
  *     the body changed)
  *   u64 nruns, then runs as in RUN_BLOCK (the elements that changed)
- * BUFFER_FLUSH (executor -> driver): i64 buffer, u64 isint, u64 n, then n
+ * BUFFER_FLUSH (executor -> driver, or executor -> the owning executor
+ *   for a sharded target): i64 run, i64 buffer, u64 isint, u64 n, then n
  *   times i64 key, u64 value bits
+ * FLUSH_ACK (owner -> executor): i64 run; the BUFFER_FLUSH is applied.
+ * FETCH (executor -> owner): i64 run, i64 array, i64 chunk_lo,
+ *   i64 chunk_hi, then per chunk of [chunk_lo, chunk_hi) the u64 version
+ *   the requester holds (0: none).
+ * FETCH_REPLY (owner -> executor): i64 array, u64 n, then per chunk whose
+ *   version differs: i64 chunk, u64 version, bytes rows.
+ * PEERS (driver -> executor, once, before any loop): u64 n, then per
+ *   executor str "host:port" where it listens for peers.
+ * SHARD_PULL (driver -> executor, after LOOP_DONE): empty.
+ * SHARD_DATA (executor -> driver): u64 nruns, then runs as in RUN_BLOCK:
+ *   the elements of its shards that changed during the run.
  * LOOP_END (driver -> executor): u64 abort (1: drop pending writes)
  * LOOP_DONE (executor -> driver): u64 nacc, then per accumulator: i64 id,
- *   u64 has, u64 isint, i64 i, f64 d
+ *   u64 has, u64 isint, i64 i, f64 d; then u64 bytes sent to peers and
+ *   u64 buffered writes applied to own shards since the last LOOP_DONE
  * BODY_ERROR: dsm/wire.h's layout; its key is the failed block's id in
  *   decimal ("-1" for an error outside a block), and the message names the
  *   executor and the element and carries the traceback.
@@ -58,6 +76,22 @@
 #include <string.h>
 
 #include "util/buf.h"
+
+/* Flags of a sharded array in LOAD_BODY. */
+#define ORION_SHARD_FETCH 1   /* the body reads it: refresh at blocks */
+#define ORION_SHARD_WRITTEN 2 /* buffers write it during the run */
+
+/* Rows per version chunk of a dense array whose rows hold row_bytes: about
+ * 4 KiB, at least one row.  Driver and executors must agree on it. */
+static inline int64_t orion_chunk_rows(int64_t row_bytes) {
+  return row_bytes > 0 && row_bytes < 4096 ? 4096 / row_bytes : 1;
+}
+
+/* The first chunk executor e of n owns of a sharded array of nchunks
+ * chunks; e owns [orion_shard_first(e), orion_shard_first(e + 1)). */
+static inline int64_t orion_shard_first(int e, int n, int64_t nchunks) {
+  return ((int64_t)e * nchunks + n - 1) / n;
+}
 
 static inline void orion_pw_i64(orion_buf *b, int64_t v) {
   orion_buf_u64(b, (uint64_t)v);

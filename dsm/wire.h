@@ -84,7 +84,11 @@
   X(LOOP_DONE, 14)   /* executor -> driver: accumulators, loop finished */  \
   X(LOAD_FILE, 15)   /* driver -> executor: parse a byte range of a file */ \
   X(LOADED, 16)      /* executor -> driver: the elements of that range */   \
-  X(FORGET, 17)      /* driver -> executor: drop cached arrays */
+  X(FORGET, 17)      /* driver -> executor: drop cached arrays */         \
+  X(PEERS, 18)       /* driver -> executor: every executor's peer address */\
+  X(FLUSH_ACK, 19)   /* owner -> executor: a BUFFER_FLUSH was applied */    \
+  X(SHARD_PULL, 20)  /* driver -> executor: send back your shards' changes */\
+  X(SHARD_DATA, 21)  /* executor -> driver: the changed rows of its shards */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

@@ -57,6 +57,7 @@ typedef struct dcache {
 
 static uint64_t version_counter;
 static uint64_t dispatch_counter; /* numbers every block sent */
+static int64_t run_counter;       /* numbers every loop run */
 
 static void dcache_free(dcache *c) {
   if (c == NULL)
@@ -109,11 +110,7 @@ static dcache *cache_of(darray *d, int n) {
       c->rows = a->dims[0];
       c->row_elems = c->rows > 0 ? a->nnz / c->rows : 0;
       /* Chunks of about 4 KiB, at least one row. */
-      c->chunk = c->row_elems > 0
-                     ? (int64_t)(4096 / ((size_t)c->row_elems * esz))
-                     : 1;
-      if (c->chunk < 1)
-        c->chunk = 1;
+      c->chunk = orion_chunk_rows(c->row_elems * (int64_t)esz);
       c->nchunks = c->rows > 0 ? (c->rows + c->chunk - 1) / c->chunk : 0;
       c->ver = orion_calloc((size_t)c->nchunks + 1, sizeof *c->ver);
       c->have = orion_calloc((size_t)(c->nchunks * n) + 1, sizeof *c->have);
@@ -144,6 +141,8 @@ typedef struct arr_use {
   dcache *c;
   int plan_index; /* in plan->arrays, or -1 */
   int iterated;
+  int shard_flags; /* sharded in this run: ORION_SHARD_*, else 0 */
+  int sharded;
 } arr_use;
 
 typedef struct loop_run {
@@ -166,6 +165,10 @@ typedef struct loop_run {
   int loop_done;  /* LOOP_DONE received */
   int ending;     /* LOOP_END sent */
   int failed;
+  int pulled;     /* SHARD_DATA frames received */
+  int64_t run;    /* this run's number */
+  uint64_t pull_seq;
+  uint64_t peer_bytes, shard_items;
   int err_pos;    /* position of the failed block reported, or -1 */
   orion_error err;
   double *secs;
@@ -381,8 +384,8 @@ static void send_block(loop_run *r, int pos) {
   for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi, wlo, whi;
-    if (u->d->a->sparse)
-      continue;
+    if (u->d->a->sparse || u->sharded)
+      continue; /* a shard comes from its owner */
     /* What it reads, and what it may write: the executor compares the
      * written ranges with its copy afterwards, so that copy must be the
      * driver's current one. */
@@ -403,7 +406,7 @@ static void send_block(loop_run *r, int pos) {
   for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi;
-    if (u->d->a->sparse)
+    if (u->d->a->sparse || u->sharded)
       continue;
     if (u->iterated) { /* the block's own segments */
       for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++) {
@@ -558,6 +561,7 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
   arr_use *u = NULL;
   int i;
   orion_reader_init(&rd, (const char *)f->payload, f->len);
+  orion_pr_i64(&rd); /* run: only the current one can arrive here */
   id = orion_pr_i64(&rd);
   orion_pr_i64(&rd); /* isint: the driver's buffer knows its type */
   n = orion_pr_count(&rd, 16);
@@ -614,14 +618,51 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
     if (acc != NULL && v.has && !r->failed)
       orion_accval_combine(&acc->val, acc->op, &v);
   }
+  r->peer_bytes += (uint64_t)orion_pr_i64(&rd);
+  r->shard_items += (uint64_t)orion_pr_i64(&rd);
   if (rd.bad || rd.left != 0)
     fail_frame(r, e, "LOOP_DONE");
   r->loop_done++;
 }
 
+/* An owner's changes to its shards during the run: they become the
+ * driver's, and the owner holds them (nobody else does). */
+static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
+  orion_reader rd;
+  int64_t n, k;
+  orion_reader_init(&rd, (const char *)f->payload, f->len);
+  n = orion_pr_count(&rd, 32);
+  for (k = 0; k < n && !rd.bad; k++) {
+    int64_t id = orion_pr_i64(&rd), first = orion_pr_i64(&rd);
+    int64_t count = orion_pr_i64(&rd), c0, c1;
+    size_t len, esz;
+    const char *data = orion_pr_bytes(&rd, &len);
+    arr_use *u = use_of(r, id);
+    if (data == NULL || u == NULL || !u->sharded)
+      fail_frame(r, e, "SHARD_DATA");
+    esz = orion_type_size(u->d->a->type);
+    if (first < 0 || count <= 0 || first > u->d->a->nnz ||
+        count > u->d->a->nnz - first || len != (size_t)count * esz)
+      fail_frame(r, e, "SHARD_DATA");
+    c0 = first / u->c->row_elems / u->c->chunk;
+    c1 = (first + count - 1) / u->c->row_elems / u->c->chunk;
+    if (c0 < orion_shard_first(e, r->n, u->c->nchunks) ||
+        c1 >= orion_shard_first(e + 1, r->n, u->c->nchunks))
+      fail_frame(r, e, "SHARD_DATA");
+    memcpy((char *)u->d->a->values + (size_t)first * esz, data, len);
+    mark_changed(u, e, r->pull_seq, first, count);
+  }
+  if (rd.bad || rd.left != 0)
+    fail_frame(r, e, "SHARD_DATA");
+  r->pulled++;
+}
+
 static void on_frame(void *ud, int e, const orion_wire_frame *f) {
   loop_run *r = ud;
   switch (f->type) {
+  case ORION_WIRE_SHARD_DATA:
+    on_shard_data(r, e, f);
+    break;
   case ORION_WIRE_BLOCK_DONE:
     on_block_done(r, e, f);
     break;
@@ -668,6 +709,64 @@ static void on_frame(void *ud, int e, const orion_wire_frame *f) {
 static int loop_finished(void *ud) {
   loop_run *r = ud;
   return r->loop_done == r->n;
+}
+
+static int all_pulled(void *ud) {
+  loop_run *r = ud;
+  return r->pulled == r->n;
+}
+
+/* Server-held arrays that no body writes directly are sharded across the
+ * executors: each owns a contiguous range of the array's chunks, applies
+ * the buffered writes to them and serves reads of them to the others. */
+static void decide_shard(loop_run *r, arr_use *u) {
+  const orion_plan *p = r->j->plan;
+  const orion_plan_array *pa;
+  int i;
+  if (p == NULL || u->plan_index < 0 || u->iterated || u->d->a->sparse ||
+      u->c->nchunks == 0)
+    return;
+  pa = &p->arrays[u->plan_index];
+  if ((pa->place != PLACE_SERVER_RO && pa->place != PLACE_SERVER_BUF) ||
+      pa->writes > 0)
+    return;
+  u->sharded = 1;
+  u->shard_flags = pa->reads > 0 ? ORION_SHARD_FETCH : 0;
+  for (i = 0; i < r->j->nbufs; i++)
+    if (r->j->bufs[i].target == u->d->id)
+      u->shard_flags |= ORION_SHARD_WRITTEN;
+}
+
+/* Collects the shards' changes once every executor is done (their
+ * LOOP_DONE waits until their buffered writes are applied by the owners). */
+static void pull_shards(loop_run *r) {
+  int e, i, any = 0;
+  for (i = 0; i < r->nuse; i++)
+    if (r->use[i].sharded && (r->use[i].shard_flags & ORION_SHARD_WRITTEN))
+      any = 1;
+  if (!any)
+    return;
+  if (r->failed) {
+    /* The owners applied part of the loop's writes: nobody's copy can be
+     * trusted any more. */
+    for (i = 0; i < r->nuse; i++) {
+      arr_use *u = &r->use[i];
+      int64_t k;
+      if (u->sharded && (u->shard_flags & ORION_SHARD_WRITTEN))
+        for (k = 0; k < u->c->nchunks; k++)
+          u->c->ver[k] = ++version_counter;
+    }
+    return;
+  }
+  r->pull_seq = ++dispatch_counter;
+  for (e = 0; e < r->n; e++) {
+    orion_buf b;
+    orion_buf_init(&b);
+    orion_wire_encode(&b, ORION_WIRE_SHARD_PULL, NULL, 0);
+    orion_cluster_send(r->cl, e, &b);
+    orion_buf_free(&b);
+  }
+  orion_cluster_wait(r->cl, all_pulled, r);
 }
 
 /* ---- starting a loop ---------------------------------------------------- */
@@ -724,11 +823,12 @@ static int add_use(loop_run *r, darray *d, int iterated) {
     for (i = 0; i < r->j->plan->narrays; i++)
       if (r->j->plan->arrays[i].info.id == d->id)
         r->use[r->nuse].plan_index = i;
+  decide_shard(r, &r->use[r->nuse]);
   r->nuse++;
   return 0;
 }
 
-static void load_body_frame(loop_run *r, orion_buf *b) {
+static void load_body_frame(loop_run *r, orion_buf *b, int e) {
   const orion_dist_job *j = r->j;
   size_t at = orion_wire_begin(b, ORION_WIRE_LOAD_BODY);
   int i, d;
@@ -760,6 +860,32 @@ static void load_body_frame(loop_run *r, orion_buf *b) {
     orion_buf_u64(b, (uint64_t)bf->op);
     orion_pw_bytes(b, bf->blob, bf->blob != NULL ? bf->blen : 0);
     orion_pw_i64(b, bf->flush);
+  }
+  orion_pw_i64(b, r->run);
+  {
+    int nsh = 0;
+    uint64_t seq = ++dispatch_counter;
+    for (i = 0; i < r->nuse; i++)
+      nsh += r->use[i].sharded;
+    orion_buf_u64(b, (uint64_t)nsh);
+    for (i = 0; i < r->nuse; i++) {
+      arr_use *u = &r->use[i];
+      int64_t k0, k1, lo, hi, runs;
+      size_t cnt_at;
+      if (!u->sharded)
+        continue;
+      orion_pw_i64(b, u->d->id);
+      orion_buf_u64(b, (uint64_t)u->shard_flags);
+      cnt_at = b->len;
+      orion_buf_u64(b, 0);
+      /* The rows of the receiver's own chunks that it lacks. */
+      k0 = orion_shard_first(e, r->n, u->c->nchunks);
+      k1 = orion_shard_first(e + 1, r->n, u->c->nchunks);
+      lo = k0 * u->c->chunk;
+      hi = k1 * u->c->chunk < u->c->rows ? k1 * u->c->chunk : u->c->rows;
+      runs = add_rows(b, u, e, lo, hi, seq);
+      put_count(b, cnt_at, runs);
+    }
   }
   orion_wire_end(b, at);
 }
@@ -855,6 +981,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.j = j;
   r.n = orion_cluster_size(cl);
   r.n1 = j->it->bs.n1;
+  r.run = ++run_counter;
   r.has_time = j->plan != NULL && j->plan->time >= 0 && j->it->bs.n1 > 1;
   r.secs = orion_calloc((size_t)r.n, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
@@ -888,7 +1015,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);
-    load_body_frame(&r, &b);
+    load_body_frame(&r, &b, e);
     if (b.oom)
       orion_cluster_fail(cl, "out of memory sending the body");
     orion_cluster_send(cl, e, &b);
@@ -898,8 +1025,11 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   if (j->nblocks == 0)
     end_loop(&r);
   orion_cluster_wait(cl, loop_finished, &r);
+  pull_shards(&r);
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   st->bytes = orion_cluster_bytes(cl) - bytes0;
+  st->peer_bytes = r.peer_bytes;
+  st->shard_items = r.shard_items;
   st->exec_seconds = r.secs;
   st->nexec = r.n;
   run_free(&r);

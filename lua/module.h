@@ -120,7 +120,9 @@ typedef struct orion_dist_job {
 } orion_dist_job;
 
 typedef struct orion_dist_stats {
-  uint64_t bytes;
+  uint64_t bytes;      /* through the driver's connections */
+  uint64_t peer_bytes; /* between executors (sharded server arrays) */
+  uint64_t shard_items; /* buffered writes applied by owning executors */
   double *exec_seconds; /* nexec entries, orion_malloc'd */
   int nexec;
 } orion_dist_stats;

@@ -1011,6 +1011,10 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "elements");
   lua_pushinteger(L, (lua_Integer)dst.bytes);
   lua_setfield(L, -2, "bytes_moved");
+  lua_pushinteger(L, (lua_Integer)dst.peer_bytes);
+  lua_setfield(L, -2, "peer_bytes");
+  lua_pushinteger(L, (lua_Integer)dst.shard_items);
+  lua_setfield(L, -2, "shard_writes");
   if (dst.exec_seconds != NULL) {
     lua_createtable(L, dst.nexec, 0);
     for (i = 0; i < dst.nexec; i++) {

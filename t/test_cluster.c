@@ -625,6 +625,43 @@ Test(cluster, server_read_only_array) {
   expect_no_executors_left("server_ro", 2);
 }
 
+/* Server-held arrays sharded across executors: the owners apply the
+ * buffered writes and serve the reads; the driver only collects the
+ * owners' changes at the end of a loop. */
+static void sharded_run(const char *n, const char *variant) {
+  char line[512];
+  long long moved, peer, writes;
+  tu_run r = DRIVE("--executors", n, "@sharded.lua", variant);
+  expect_ok(&r, "sharded.lua");
+  expect_has(r.out, "sharded ok");
+  line_with(r.out, "loop 1: ", line, sizeof line);
+  cr_assert(sscanf(line, "loop 1: executors %*d bytes_moved %lld peer_bytes "
+                         "%lld shard_writes %lld",
+                   &moved, &peer, &writes) == 3, "%s", line);
+  cr_expect_gt(writes, 0, "the owners applied no buffered writes: %s", line);
+  cr_expect_gt(peer, 0, "no bytes between executors: %s", line);
+  line_with(r.out, "loop 2: ", line, sizeof line);
+  cr_assert(sscanf(line, "loop 2: executors %*d bytes_moved %lld peer_bytes "
+                         "%lld",
+                   &moved, &peer) == 2, "%s", line);
+  /* Each executor reads the two thirds of the 48 KB totals that others
+   * own, from them; the driver sends none of it. */
+  cr_expect_geq(peer, 2 * 32000, "reads did not come from the owners: %s",
+                line);
+  cr_expect_lt(moved, 8000, "the driver sent the totals: %s", line);
+  cr_log_info("sharded %s %s:\n%s", n, variant, r.out);
+  tu_run_free(&r);
+  expect_no_executors_left("sharded", 2);
+}
+
+Test(cluster, sharded_server_arrays_3_executors) {
+  sharded_run("3", "add");
+}
+
+Test(cluster, sharded_server_arrays_apply_function_4_executors) {
+  sharded_run("4", "fn");
+}
+
 /* ------------------------------------------------------------------------
  * 5. Loop statistics and resident blocks.
  * ---------------------------------------------------------------------- */
