@@ -38,6 +38,9 @@ static const char usage_text[] =
     "  --explain       run the script, but every parallel_for prints its plan\n"
     "                  (schedule, dependence vectors, placements) instead of\n"
     "                  running; each loop call site is printed once\n"
+    "  --fast-math     compiled loop bodies may reassociate sums, contract\n"
+    "                  multiply-adds and compute f32 data in single\n"
+    "                  precision (opts.fast = true for every loop)\n"
     "\n"
     "Cluster (loops run on orion-executor processes):\n"
     "  --executors N   start N local executors (default: the number of cores;\n"
@@ -162,6 +165,8 @@ int main(int argc, char **argv) {
       traceback_on = 1;
     } else if (strcmp(a, "--explain") == 0) {
       cfg.explain = 1;
+    } else if (strcmp(a, "--fast-math") == 0) {
+      cfg.fast_math = 1;
     } else if (strcmp(a, "--executors") == 0) {
       if (i + 1 >= argc || parse_count(argv[i + 1], 4096, &cfg.executors))
         return usage_error("--executors needs a number 0..4096%s%s%s",

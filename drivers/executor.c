@@ -40,6 +40,7 @@
 #include "dsm/wire.h"
 #include "lua/exec.h"
 #include "util/alloc.h"
+#include "util/ccomp.h"
 #include "util/clock.h"
 
 #define EXIT_CLUSTER 3
@@ -164,6 +165,9 @@ static struct {
   job *deferred;         /* FETCHes for a run not started here yet */
   job *early;            /* (compute thread) BUFFER_FLUSHes likewise */
   uint64_t peer_bytes;   /* sent to peers since the last LOOP_DONE (mu) */
+  orion_cobj *cobj;      /* the loaded loop's compiled body, or NULL */
+  struct { uint64_t hash; orion_cobj *obj; } bodies[64]; /* built, by hash */
+  int nbodies;
   uint64_t shard_items;  /* writes applied to own shards, likewise (mu) */
 } X;
 
@@ -892,12 +896,76 @@ static int push_buf(int64_t id, int64_t target) {
   return push_id(&X.bufs, &X.nbufs, id);
 }
 
+/* Builds (or finds in the cache) the compiled body the driver sent and
+ * makes the executor run it.  A failure is an error for tier "c"; under
+ * "auto" the loop runs interpreted, which gives the same results. */
+static int load_compiled(uint64_t hash, const char *src, size_t len,
+                         const char *flags, size_t flen, int64_t required,
+                         const orion_cslot *slots, int nslots,
+                         orion_error *err) {
+  char mode[512];
+  orion_error cerr;
+  const int *abi;
+  int i;
+  snprintf(mode, sizeof mode, "%.*s", (int)(flen < 511 ? flen : 511),
+           flags != NULL ? flags : "");
+  orion_error_clear(&cerr);
+  for (i = 0; i < X.nbodies; i++)
+    if (X.bodies[i].hash == hash) {
+      X.cobj = X.bodies[i].obj; /* built for an earlier run */
+      if (X.cobj == NULL)
+        orion_error_set(&cerr, ORION_ECOMPILE, "it failed to build before");
+      goto loaded;
+    }
+  if (len == 0)
+    return orion_error_set(err, ORION_EPARSE,
+                           "executor %d: the driver sent no source for a "
+                           "compiled body this executor never built",
+                           X.id);
+  if (orion_cobj_build(src, len, mode, 0, &X.cobj, NULL, &cerr) == 0 &&
+      ((abi = orion_cobj_sym(X.cobj, ORION_CBODY_ABI_SYM)) == NULL ||
+       *abi != ORION_CBODY_ABI ||
+       orion_cobj_sym(X.cobj, ORION_CBODY_FN) == NULL)) {
+    orion_error_set(&cerr, ORION_ECOMPILE, "%s lacks the expected entry "
+                                           "points",
+                    orion_cobj_path(X.cobj));
+    orion_cobj_free(X.cobj);
+    X.cobj = NULL;
+  }
+  if (X.nbodies == 64) { /* forget the oldest */
+    orion_cobj_free(X.bodies[0].obj);
+    memmove(&X.bodies[0], &X.bodies[1], sizeof X.bodies[0] * 63);
+    X.nbodies--;
+  }
+  X.bodies[X.nbodies].hash = hash;
+  X.bodies[X.nbodies].obj = X.cobj;
+  X.nbodies++;
+loaded:
+  if (X.cobj == NULL) {
+    if (required)
+      return orion_error_set(err, ORION_ECOMPILE,
+                             "executor %d: tier \"c\": compiling the body "
+                             "failed: %s",
+                             X.id, cerr.msg);
+    fprintf(stderr,
+            "orion-executor %d: note: compiling the body failed (%s); it "
+            "runs in the Lua interpreter here\n",
+            X.id, cerr.msg);
+    return 0;
+  }
+  return orion_exec_set_compiled(
+      X.ex, (orion_cbody_fn)orion_cobj_sym(X.cobj, ORION_CBODY_FN), slots,
+      nslots);
+}
+
 static int load_body(const char *p, size_t n, orion_error *err) {
   orion_reader r;
-  const char *blob;
-  size_t blen;
-  int64_t loop, k, cnt;
-  int rc = 0;
+  const char *blob, *csrc, *cflags;
+  size_t blen, clen, cflen;
+  int64_t loop, k, cnt, required;
+  uint64_t chash;
+  orion_cslot *slots = NULL;
+  int rc = 0, nslots;
   unbind_loop();
   X.failed = 0;
   orion_reader_init(&r, p, n);
@@ -968,21 +1036,48 @@ static int load_body(const char *p, size_t n, orion_error *err) {
       rc = push_buf(id, target);
   }
   X.run = orion_pr_i64(&r);
+  chash = (uint64_t)orion_pr_i64(&r);
+  csrc = orion_pr_bytes(&r, &clen);
+  cflags = orion_pr_bytes(&r, &cflen);
+  required = orion_pr_i64(&r);
+  cnt = orion_pr_count(&r, 40);
+  if (!r.bad && cnt > 0) {
+    slots = orion_calloc((size_t)cnt, sizeof *slots);
+    if (slots == NULL)
+      return orion_error_set(err, ORION_ENOMEM, "out of memory");
+  }
+  for (k = 0; k < cnt && !r.bad; k++) {
+    slots[k].kind = (orion_cslot_kind)orion_pr_i64(&r);
+    slots[k].id = orion_pr_i64(&r);
+    slots[k].isint = (int)orion_pr_i64(&r);
+    slots[k].ival = orion_pr_i64(&r);
+    slots[k].fval = orion_pr_f64(&r);
+  }
+  nslots = (int)cnt;
   cnt = orion_pr_count(&r, 24);
   for (k = 0; k < cnt && !r.bad && rc == 0; k++)
     rc = shard_setup(&r, X.run, err);
   if (rc == 0 && !r.bad)
     shards_retire(X.run);
-  if (r.bad || r.left != 0)
+  if (r.bad || r.left != 0) {
+    orion_free(slots);
     return orion_error_set(err, ORION_EPARSE,
                            "executor %d: malformed LOAD_BODY frame", X.id);
+  }
   if (rc != 0) {
+    orion_free(slots);
     if (err->msg[0] == '\0')
       orion_error_set(err, rc, "executor %d: cannot bind the loop: %s", X.id,
                       orion_strerror(rc));
     return rc;
   }
-  return orion_exec_load(X.ex, loop, blob, blen, err);
+  rc = orion_exec_load(X.ex, loop, blob, blen, err);
+  X.cobj = NULL;
+  if (rc == 0 && chash != 0)
+    rc = load_compiled(chash, csrc, clen, cflags, cflen, required, slots,
+                       nslots, err);
+  orion_free(slots);
+  return rc;
 }
 
 /* ---- running a block ---------------------------------------------------- */

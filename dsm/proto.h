@@ -14,6 +14,13 @@
  *   u64 nbufs, then per buffer:
  *     i64 id, str name, i64 target, u64 op, str apply_blob, i64 flush
  *   i64 run      this loop run's number (peers' frames carry it)
+ *   u64 chash    the compiled body's hash (0: interpret the body)
+ *   str csrc     its C source, or empty when this executor was sent it
+ *                before (it keeps the bodies it built by hash)
+ *   str cflags   the mode flags to compile it with
+ *   u64 required 1: tier "c", a failure to compile is the loop's error
+ *   u64 nslots, then per slot (lua/cbody.h): u64 kind, i64 id, u64 isint,
+ *     i64 ival, f64 fval
  *   u64 nshards, then per array sharded in this run (dense, server-held,
  *     listed among the arrays above): i64 id, u64 flags
  *     (ORION_SHARD_*), u64 nruns, then runs as in RUN_BLOCK: the rows of

@@ -30,6 +30,7 @@
 #include "dsm/loader.h"
 #include "dsm/proto.h"
 #include "dsm/types.h"
+#include "lua/cbody.h"
 #include "lua/module.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -59,6 +60,42 @@ static uint64_t version_counter;
 static uint64_t dispatch_counter; /* numbers every block sent */
 static int64_t run_counter;       /* numbers every loop run */
 
+/* Compiled bodies each executor was sent (by hash), so a loop that runs
+ * again ships only the hash: CSENT_WAYS per executor, oldest replaced. */
+#define CSENT_WAYS 64
+static uint64_t *csent;
+static int csent_n;
+
+static uint64_t body_hash(const orion_dist_job *j) {
+  uint64_t h = 1469598103934665603ull;
+  size_t i, n = strlen(j->cflags);
+  for (i = 0; i < j->clen; i++)
+    h = (h ^ (unsigned char)j->csrc[i]) * 1099511628211ull;
+  for (i = 0; i < n; i++)
+    h = (h ^ (unsigned char)j->cflags[i]) * 1099511628211ull;
+  return h != 0 ? h : 1;
+}
+
+/* True when executor e already has the body with hash h; else records it
+ * as sent. */
+static int body_sent(int e, int n, uint64_t h) {
+  int k;
+  if (csent == NULL || csent_n != n) {
+    orion_free(csent);
+    csent = orion_calloc((size_t)n * CSENT_WAYS, sizeof *csent);
+    csent_n = csent != NULL ? n : 0;
+    if (csent == NULL)
+      return 0;
+  }
+  for (k = 0; k < CSENT_WAYS; k++)
+    if (csent[e * CSENT_WAYS + k] == h)
+      return 1;
+  memmove(&csent[e * CSENT_WAYS + 1], &csent[e * CSENT_WAYS],
+          sizeof *csent * (CSENT_WAYS - 1));
+  csent[e * CSENT_WAYS] = h;
+  return 0;
+}
+
 static void dcache_free(dcache *c) {
   if (c == NULL)
     return;
@@ -85,6 +122,9 @@ void orion__dist_forget(mod_state *s, darray *d) {
 }
 
 void orion__dist_stop(mod_state *s) {
+  orion_free(csent);
+  csent = NULL;
+  csent_n = 0;
   if (s->cl != NULL)
     orion_cluster_stop(s->cl);
   s->cl = NULL;
@@ -862,6 +902,30 @@ static void load_body_frame(loop_run *r, orion_buf *b, int e) {
     orion_pw_i64(b, bf->flush);
   }
   orion_pw_i64(b, r->run);
+  /* The compiled body: its hash (0: interpret), the source unless the
+   * executor has it, flags, slots. */
+  if (j->csrc != NULL) {
+    uint64_t h = body_hash(j);
+    orion_buf_u64(b, h);
+    if (body_sent(e, r->n, h))
+      orion_pw_bytes(b, NULL, 0);
+    else
+      orion_pw_bytes(b, j->csrc, j->clen);
+  } else {
+    orion_buf_u64(b, 0);
+    orion_pw_bytes(b, NULL, 0);
+  }
+  orion_pw_bytes(b, j->cflags, j->cflags != NULL ? strlen(j->cflags) : 0);
+  orion_buf_u64(b, (uint64_t)j->tier_c);
+  orion_buf_u64(b, (uint64_t)(j->csrc != NULL ? j->ncslots : 0));
+  for (i = 0; j->csrc != NULL && i < j->ncslots; i++) {
+    const orion_cslot *sl = &j->cslots[i];
+    orion_buf_u64(b, (uint64_t)sl->kind);
+    orion_pw_i64(b, sl->id);
+    orion_buf_u64(b, (uint64_t)sl->isint);
+    orion_pw_i64(b, sl->ival);
+    orion_pw_f64(b, sl->fval);
+  }
   {
     int nsh = 0;
     uint64_t seq = ++dispatch_counter;

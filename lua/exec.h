@@ -13,6 +13,7 @@
 
 #include "dsm/array.h"
 #include "lua/accum.h"
+#include "lua/cbody.h"
 #include "util/error.h"
 
 typedef struct orion_exec orion_exec;
@@ -34,6 +35,16 @@ int orion_exec_bind_acc(orion_exec *ex, int64_t id, orion_acc_op op);
  * loaded before.  Fails with err naming the problem. */
 int orion_exec_load(orion_exec *ex, int64_t loop_id, const char *blob,
                     size_t len, orion_error *err);
+
+/* Makes orion_exec_run use a compiled body (lua/cbody.h) for the loaded
+ * loop: fn from a loaded object (the caller keeps it loaded), slots as the
+ * generator listed them, resolved against the bindings at each run.  NULL
+ * goes back to the interpreter; orion_exec_load also does.  The compiled
+ * body must be the loaded Lua body's (results are then identical). */
+int orion_exec_set_compiled(orion_exec *ex, orion_cbody_fn fn,
+                            const orion_cslot *slots, int nslots);
+/* True when a compiled body is set. */
+int orion_exec_compiled(const orion_exec *ex);
 
 /* Runs the loaded body on elements [lo, hi) of the array bound to iter_id:
  * body(k1, ..., kn, v) with 1-based keys; a non-nil return value replaces

@@ -35,6 +35,8 @@ typedef struct mod_state {
   int64_t next_loop_id;
   int64_t next_buffer_id;
   int explain; /* --explain: parallel_for prints its plan, runs nothing */
+  int fast;    /* --fast-math: opts.fast defaults to true */
+  struct orion_cobj *cobj; /* the running loop's compiled body, or NULL */
   /* The cluster: started on first use when nexec > 0 (0: loops run on
    * the in-process executor). */
   int nexec;
@@ -117,6 +119,13 @@ typedef struct orion_dist_job {
   const orion_dist_buf *bufs;
   int nbufs;
   const char *where;             /* "the parallel_for at x.lua:3" */
+  /* The compiled body (analysis/cgen.h), when the loop runs compiled. */
+  const char *csrc;              /* C source, or NULL: interpreted */
+  size_t clen;
+  const char *cflags;            /* the mode flags to compile it with */
+  const struct orion_cslot *cslots;
+  int ncslots;
+  int tier_c;                    /* opts.tier = "c": no fallback */
 } orion_dist_job;
 
 typedef struct orion_dist_stats {

@@ -22,6 +22,7 @@
 #include "lua/module.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
+#include "util/ccomp.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/progress.h"
@@ -37,6 +38,8 @@ static int state_gc(lua_State *L) {
   mod_state *s = lua_touserdata(L, 1);
   orion__dist_stop(s);
   orion_exec_free(s->ex);
+  orion_cobj_free(s->cobj);
+  s->cobj = NULL;
   s->ex = NULL;
   if (s->metrics != NULL)
     fclose(s->metrics);
@@ -66,6 +69,7 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->metrics_path = cfg->metrics_path ? orion_strdup(cfg->metrics_path) : NULL;
   orion_log_set_quiet(cfg->quiet);
   s->explain = cfg->explain;
+  s->fast = cfg->fast_math;
   s->nexec = cfg->executors;
   s->copts = cfg->cluster;
   s->copts.quiet = cfg->quiet;

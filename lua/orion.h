@@ -14,6 +14,7 @@ typedef struct orion_config {
   uint64_t seed;            /* script seed */
   int quiet;
   int explain;              /* parallel_for prints its plan, runs nothing */
+  int fast_math;            /* opts.fast defaults to true */
   int executors;            /* 0: loops run in the driver's process; else
                                the number of executor processes */
   orion_cluster_opts cluster; /* how to start them */

@@ -17,12 +17,15 @@
 #include <string.h>
 
 #include "analysis/analyze.h"
+#include "analysis/cgen.h"
+#include "analysis/parse.h"
 #include "dsm/loader.h"
 #include "lua/capture.h"
 #include "lua/exec.h"
 #include "lua/module.h"
 #include "scheduler/blocks.h"
 #include "util/alloc.h"
+#include "util/ccomp.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/progress.h"
@@ -342,6 +345,7 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
       fill_info(d, keep(r, name), &b->arr);
     } else if (luaL_testudata(L, -1, ACC_MT) != NULL) {
       b->kind = ORION_BIND_ACC;
+      b->id = ((dacc *)lua_touserdata(L, -1))->id;
     } else if (bf != NULL) {
       darray *t = buffer_target(L, -1);
       char label[160];
@@ -424,6 +428,15 @@ typedef struct analysis {
   int ok;
   char *src; /* file contents, when the body came from a file */
   char where[256]; /* "file:line" of the parallel_for call */
+  /* What the code generator needs again after the analysis. */
+  orion_body_src body;
+  char chunk[256];
+  orion_arrayinfo iter;
+  /* The tier: the generated body (cg_ok), or why the loop is
+   * interpreted (note). */
+  orion_cgen_out cg;
+  int cg_done, cg_ok;
+  char note[768];
 } analysis;
 
 static orion_sched sched_by_name(lua_State *L, const char *s) {
@@ -483,7 +496,8 @@ static void analyse(lua_State *L, darray *it, int ordered, int nparts,
     in.body.src = ar.source;
     in.body.len = ar.srclen;
   }
-  in.body.chunkname = ar.short_src;
+  snprintf(out->chunk, sizeof out->chunk, "%s", ar.short_src);
+  in.body.chunkname = out->chunk;
   in.body.line_defined = ar.linedefined;
   in.body.last_line = ar.lastlinedefined;
   in.body.nparams = ar.nparams;
@@ -499,6 +513,9 @@ static void analyse(lua_State *L, darray *it, int ordered, int nparts,
   orion_error_clear(&err);
   rc = orion_analyze(&in, &out->plan, &err);
   rctx_free(&r);
+  out->body = in.body;
+  out->iter = in.iter;
+  out->iter.name = NULL;
   if (rc != 0) {
     orion_free(out->src);
     out->src = NULL;
@@ -512,9 +529,85 @@ static void analyse(lua_State *L, darray *it, int ordered, int nparts,
 static void analysis_free(analysis *a) {
   if (a->ok)
     orion_plan_free(&a->plan);
+  if (a->cg_done)
+    orion_cgen_out_free(&a->cg);
+  a->cg_done = a->cg_ok = 0;
   orion_free(a->src);
   a->src = NULL;
   a->ok = 0;
+}
+
+/* Generates the body's C code (analysis/cgen.h) for the compiled tier, or
+ * says in a->note why the loop stays interpreted.  The body is at stack
+ * index 2. */
+static void gen_body(lua_State *L, analysis *a, int fast) {
+  orion_cgen_in in;
+  orion_ast *ast = NULL;
+  orion_error err;
+  const ast_node *f;
+  rctx r;
+  int rc;
+  memset(&in, 0, sizeof in);
+  memset(&r, 0, sizeof r);
+  orion_error_clear(&err);
+  a->cg_done = 1;
+  orion_buf_init(&a->cg.src);
+  if (orion_parse(a->body.src, a->body.len, a->chunk, &ast, &err) != 0) {
+    snprintf(a->note, sizeof a->note, "the body's source did not parse: %.700s",
+             err.msg);
+    return;
+  }
+  f = orion_find_body(ast->chunk, a->body.line_defined, a->body.last_line,
+                      a->body.nparams, a->body.is_vararg);
+  if (f == NULL) {
+    snprintf(a->note, sizeof a->note, "the body was not found in %s",
+             a->chunk);
+    orion_ast_free(ast);
+    return;
+  }
+  r.L = L;
+  r.fidx = 2;
+  in.func = f;
+  in.chunkname = a->chunk;
+  in.iter = a->iter;
+  in.resolve = resolve_cb;
+  in.ud = &r;
+  in.fast = fast;
+  rc = orion_cgen(&in, &a->cg, &err);
+  rctx_free(&r);
+  orion_ast_free(ast);
+  if (rc == ORION_EUNSUPPORTED)
+    snprintf(a->note, sizeof a->note,
+             "%.200s:%.500s is outside the compiled subset",
+             a->chunk, a->cg.why);
+  else if (rc != 0)
+    snprintf(a->note, sizeof a->note, "generating C failed: %.700s",
+             err.msg);
+  else
+    a->cg_ok = 1;
+}
+
+/* Prints a once-per-call-site note (stderr) that a loop is interpreted. */
+static void note_once(lua_State *L, const analysis *a, const char *why) {
+  int seen;
+  lua_getfield(L, LUA_REGISTRYINDEX, "orion.tier_noted");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "orion.tier_noted");
+  }
+  lua_getfield(L, -1, a->where);
+  seen = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!seen) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, a->where);
+    orion_log_info("note: the parallel_for at %s runs in the Lua "
+                   "interpreter: %s",
+                   a->where, why);
+  }
+  lua_pop(L, 1);
 }
 
 #define ANALYSIS_MT "orion.Analysis"
@@ -551,10 +644,10 @@ static void push_plan_text(lua_State *L, const analysis *a) {
 
 static const char *const pfor_opts[] = {
     "ordered", "histogram", "schedule", "tier", "partitions",
-    "concurrent_order", "name", "seed", NULL};
+    "concurrent_order", "name", "seed", "fast", NULL};
 
 typedef struct pfor_opts_t {
-  int ordered, hist, reverse;
+  int ordered, hist, reverse, fast;
   const char *tier, *sched, *name;
   int64_t parts[2];
   int has_seed;
@@ -568,11 +661,15 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
   o->hist = orion__opt_bool(L, 3, "histogram", 0);
   o->ordered = orion__opt_bool(L, 3, "ordered", 0);
   o->tier = orion__opt_string(L, 3, "tier", "auto");
-  if (strcmp(o->tier, "auto") != 0 && strcmp(o->tier, "lua") != 0)
-    luaL_error(L, "parallel_for: tier \"%s\" is not available in this build "
-                  "(the Lua interpreter tier runs every body; use \"auto\" "
-                  "or \"lua\")",
+  if (strcmp(o->tier, "gpu") == 0)
+    luaL_error(L, "parallel_for: tier \"gpu\" is not available in this "
+                  "build (use \"auto\", \"c\" or \"lua\")");
+  if (strcmp(o->tier, "auto") != 0 && strcmp(o->tier, "lua") != 0 &&
+      strcmp(o->tier, "c") != 0)
+    luaL_error(L, "parallel_for: tier must be \"auto\", \"c\" or \"lua\", "
+                  "not \"%s\"",
                o->tier);
+  o->fast = orion__opt_bool(L, 3, "fast", orion__state(L)->fast);
   o->sched = orion__opt_string(L, 3, "schedule", NULL);
   o->name = orion__opt_string(L, 3, "name", NULL);
   o->has_seed = !lua_isnoneornil(L, 3) &&
@@ -596,6 +693,26 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
     luaL_error(L, "parallel_for: at most 4096 partitions per dimension");
 }
 
+/* Decides the tier of an analysed loop (without compiling): fills a->cg
+ * or a->note.  tier "lua" skips the generator. */
+static void plan_tier(lua_State *L, analysis *a, const pfor_opts_t *o) {
+  if (strcmp(o->tier, "lua") == 0) {
+    snprintf(a->note, sizeof a->note, "tier = \"lua\" was asked for");
+    return;
+  }
+  gen_body(L, a, o->fast);
+}
+
+/* "tier: c (compiled, exact)" or "tier: lua (why)". */
+static void tier_text(const analysis *a, const pfor_opts_t *o, char *out,
+                      size_t n) {
+  if (a->cg_ok)
+    snprintf(out, n, "tier: c (compiled, %s; %d slots)",
+             o->fast ? "fast math" : "exact", a->cg.nslots);
+  else
+    snprintf(out, n, "tier: lua (%s)", a->note);
+}
+
 static int l_explain(lua_State *L) {
   darray *it = orion__check_array(L, 1);
   pfor_opts_t o;
@@ -608,7 +725,14 @@ static int l_explain(lua_State *L) {
     return 1;
   }
   analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, &a);
-  push_plan_text(L, &a);
+  {
+    char line[900];
+    plan_tier(L, &a, &o);
+    tier_text(&a, &o, line, sizeof line);
+    push_plan_text(L, &a);
+    lua_pushfstring(L, "%s\n", line);
+    lua_concat(L, 2);
+  }
   analysis_free(&a);
   return 1;
 }
@@ -694,6 +818,7 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
                            const orion_plan *plan, const int *order,
                            int nblocks, const orion_buf *blob,
                            int64_t load_loop, uint64_t seed,
+                           const analysis *a, const pfor_opts_t *o,
                            orion_dist_stats *st, orion_error *err) {
   orion_dist_job j;
   size_t wl;
@@ -722,6 +847,14 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
   j.bufs = l->bufs;
   j.nbufs = l->info.nbuffers;
   j.where = lua_tostring(L, -1);
+  if (a != NULL && a->cg_ok) {
+    j.csrc = a->cg.src.data;
+    j.clen = a->cg.src.len;
+    j.cflags = orion_cgen_mode_flags(o->fast);
+    j.cslots = a->cg.slots;
+    j.ncslots = a->cg.nslots;
+    j.tier_c = strcmp(o->tier, "c") == 0;
+  }
   rc = orion__dist_run(L, s, &j, st, err);
   lua_pop(L, 2);
   return rc;
@@ -793,7 +926,45 @@ static void blocks_for(lua_State *L, darray *it, const orion_block_spec *spec) {
   it->bs_gen++;
 }
 
-static void explain_print(lua_State *L, const analysis *a) {
+/* Builds the generated body with the system compiler (util/ccomp.h) into
+ * s->cobj; a failure turns the loop back to the interpreter with a note,
+ * or raises for tier "c".  Prints the note (once per call site) when the
+ * loop is interpreted under tier "auto". */
+static void compile_body(lua_State *L, mod_state *s, analysis *a,
+                         const pfor_opts_t *o) {
+  orion_error err;
+  orion_cobj_free(s->cobj);
+  s->cobj = NULL;
+  if (a->cg_ok) {
+    const int *abi;
+    orion_error_clear(&err);
+    if (orion_cobj_build(a->cg.src.data, a->cg.src.len,
+                         orion_cgen_mode_flags(o->fast), 0, &s->cobj, NULL,
+                         &err) != 0) {
+      snprintf(a->note, sizeof a->note, "compiling the body failed: %.700s",
+               err.msg);
+      a->cg_ok = 0;
+    } else if ((abi = orion_cobj_sym(s->cobj, ORION_CBODY_ABI_SYM)) == NULL ||
+               *abi != ORION_CBODY_ABI ||
+               orion_cobj_sym(s->cobj, ORION_CBODY_FN) == NULL) {
+      snprintf(a->note, sizeof a->note, "the compiled body %s does not "
+                                        "have the expected entry points",
+               orion_cobj_path(s->cobj));
+      orion_cobj_free(s->cobj);
+      s->cobj = NULL;
+      a->cg_ok = 0;
+    }
+  }
+  if (a->cg_ok)
+    return;
+  if (strcmp(o->tier, "c") == 0)
+    luaL_error(L, "parallel_for: tier \"c\": %s", a->note);
+  if (strcmp(o->tier, "auto") == 0)
+    note_once(L, a, a->note);
+}
+
+static void explain_print(lua_State *L, const analysis *a,
+                          const char *tierline) {
   int seen;
   lua_getfield(L, LUA_REGISTRYINDEX, EXPLAINED_KEY);
   if (lua_isnil(L, -1)) {
@@ -811,9 +982,9 @@ static void explain_print(lua_State *L, const analysis *a) {
     lua_setfield(L, -2, a->where);
     orion_buf_init(&b);
     orion_plan_text(&a->plan, &b);
-    printf("== parallel_for at %s (body %s:%d)\n%.*s\n", a->where,
+    printf("== parallel_for at %s (body %s:%d)\n%.*s%s\n\n", a->where,
            a->plan.chunkname, a->plan.line, (int)b.len,
-           b.data != NULL ? b.data : "");
+           b.data != NULL ? b.data : "", tierline);
     fflush(stdout);
     orion_buf_free(&b);
   }
@@ -874,13 +1045,21 @@ static int l_parallel_for(lua_State *L) {
   if (!serial) {
     analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, ap);
     if (s->explain) {
-      explain_print(L, ap);
+      char line[900];
+      plan_tier(L, ap, &o);
+      tier_text(ap, &o, line, sizeof line);
+      explain_print(L, ap, line);
       push_explained(L, orion_sched_name(ap->plan.sched));
       analysis_free(ap);
       return 1;
     }
     if (ap->plan.sched == ORION_SCHED_REJECTED)
       raise_rejected(L, ap);
+    plan_tier(L, ap, &o);
+    compile_body(L, s, ap, &o);
+  } else if (strcmp(o.tier, "c") == 0) {
+    luaL_error(L, "parallel_for: tier \"c\": a loop with schedule = "
+                  "\"serial\" is not analysed, so its body is not compiled");
   } else if (s->explain) {
     printf("== parallel_for (schedule = \"serial\"): not analysed, runs in "
            "lexicographic order on one executor\n\n");
@@ -940,6 +1119,11 @@ static int l_parallel_for(lua_State *L) {
   if (rc == 0 && s->nexec == 0)
     rc = orion_exec_load(s->ex, o.has_seed ? 0 : loop_id, blob.data,
                          blob.len, &err);
+  if (rc == 0 && s->nexec == 0 && !serial && ap->cg_ok)
+    rc = orion_exec_set_compiled(s->ex,
+                                 (orion_cbody_fn)orion_cobj_sym(
+                                     s->cobj, ORION_CBODY_FN),
+                                 ap->cg.slots, ap->cg.nslots);
   if (rc != 0) {
     orion_buf_free(&blob);
     unbind_all(s->ex, &l);
@@ -953,7 +1137,8 @@ static int l_parallel_for(lua_State *L) {
      * writes to the driver's arrays. */
     rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, order,
                          nblocks, &blob, o.has_seed ? 0 : loop_id,
-                         o.has_seed ? (uint64_t)o.seed : s->seed, &dst, &err);
+                         o.has_seed ? (uint64_t)o.seed : s->seed,
+                         serial ? NULL : ap, &o, &dst, &err);
   } else {
     orion_progress_start(&progress, "parallel_for", it->a->nnz);
     for (i = 0; i < nblocks && rc == 0; i++) {
@@ -999,7 +1184,7 @@ static int l_parallel_for(lua_State *L) {
   lua_createtable(L, 0, 10);
   lua_pushstring(L, sname);
   lua_setfield(L, -2, "schedule");
-  lua_pushstring(L, "lua");
+  lua_pushstring(L, !serial && ap->cg_ok ? "c" : "lua");
   lua_setfield(L, -2, "tier");
   lua_pushnumber(L, orion_now() - t0);
   lua_setfield(L, -2, "seconds");

@@ -232,7 +232,13 @@ Test(scripts, body_error_names_element_executor_and_lines) {
   expect_has(r.err, "stack traceback:");
   snprintf(want, sizeof want, "err_body.lua:%d>",
            marker_line("err_body.lua", "pfor"));
-  EXPECT_PARTS(r.err, at("err_body.lua", "call"), " in function <", want);
+  EXPECT_PARTS(strstr(r.err, "stack traceback:") != NULL
+                   ? strstr(r.err, "stack traceback:")
+                   : r.err,
+               at("err_body.lua", "call"), " in function <", want);
+  /* The helper call keeps the body out of the compiled tier, and says so. */
+  expect_has(r.err, "runs in the Lua interpreter: ");
+  expect_has(r.err, "a call to 'check' is outside the compiled subset");
   snprintf(want, sizeof want, "%s in upvalue 'check'\n",
            at("err_body.lua", "raise"));
   expect_has(r.err, want);
@@ -347,7 +353,8 @@ Test(scripts, option_typos_name_the_key) {
       {"array", "array", "orion.array: unknown option 'typ'"},
       {"text", "text", "text_file: unknown option 'fromat'"},
       {"type", "type", "option 'type': unknown type \"f16\""},
-      {"tier", "tier", "parallel_for: tier \"fpga\" is not available"},
+      {"tier", "tier",
+       "parallel_for: tier must be \"auto\", \"c\" or \"lua\", not \"fpga\""},
   };
   size_t i;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
