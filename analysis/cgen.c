@@ -26,8 +26,19 @@
  *    minus a literal) is checked once for the whole range before the
  *    loop, and the loop falls back to a copy with per-access checks when
  *    that check fails, so behaviour is the same either way.
+ *  - Conditions narrow types where they hold: in `x and x * 2` or
+ *    `if x ~= nil then ... end` a local that may be nil is a number.
+ *  - In fast mode, values computed from f32 data are floats and the
+ *    compiler may reassociate and contract (orion_cgen_mode_flags(1)).
  *
- * Anything outside the compiled subset is refused with "LINE: what".
+ * The subset: numbers, booleans and nil in locals; arithmetic, bitwise,
+ * comparison and logical operators; math.* (but randomseed and type);
+ * local, assignment, numeric for, while, repeat, if, break, goto, do,
+ * return; dense arrays, slices and buffers of every element type, `#`;
+ * acc:add; captured numbers.  Anything else (strings, tables, functions,
+ * calls other than math.* and acc:add, generic for, varargs, captured
+ * values that are not numbers, arrays, buffers or accumulators) is
+ * refused with "LINE: what".
  */
 #include "analysis/cgen.h"
 
@@ -125,10 +136,34 @@ static const char *const prelude_a[] = {
     "  double d;",
     "  int t;",
     "} o_v;",
-    "O_I o_v o_vi(int64_t i) { o_v v; v.t = 3; v.i = i; v.d = 0; return v; }",
-    "O_I o_v o_vf(double d) { o_v v; v.t = 4; v.i = 0; v.d = d; return v; }",
-    "O_I o_v o_vb(int b) { o_v v; v.t = b ? 2 : 1; v.i = 0; v.d = 0; return v; }",
-    "O_I o_v o_vnil(void) { o_v v; v.t = 0; v.i = 0; v.d = 0; return v; }",
+    "O_I o_v o_vi(int64_t i) {",
+    "  o_v v;",
+    "  v.t = 3;",
+    "  v.i = i;",
+    "  v.d = 0;",
+    "  return v;",
+    "}",
+    "O_I o_v o_vf(double d) {",
+    "  o_v v;",
+    "  v.t = 4;",
+    "  v.i = 0;",
+    "  v.d = d;",
+    "  return v;",
+    "}",
+    "O_I o_v o_vb(int b) {",
+    "  o_v v;",
+    "  v.t = b ? 2 : 1;",
+    "  v.i = 0;",
+    "  v.d = 0;",
+    "  return v;",
+    "}",
+    "O_I o_v o_vnil(void) {",
+    "  o_v v;",
+    "  v.t = 0;",
+    "  v.i = 0;",
+    "  v.d = 0;",
+    "  return v;",
+    "}",
     "O_I double o_vn(o_v v) { return v.t == 3 ? (double)v.i : v.d; }",
     "",
     "/* Float to integer: exact (F2Ieq), floor and ceil (lvm.c). */",
@@ -220,7 +255,8 @@ static const char *const prelude_a[] = {
     "",
     "/* Exact integer/float comparisons (LTintfloat etc. in lvm.c). */",
     "O_I int o_ifits(int64_t i) {",
-    "  return (uint64_t)0x20000000000000 + (uint64_t)i <= (uint64_t)0x40000000000000;",
+    "  return (uint64_t)0x20000000000000 + (uint64_t)i <=",
+    "         (uint64_t)0x40000000000000;",
     "}",
     "O_I int o_lt_if(int64_t i, double f) {",
     "  int64_t fi;",
@@ -277,13 +313,16 @@ static const char *const prelude_a[] = {
     "  return a.t == b.t;",
     "}",
     "O_I o_v o_vadd(o_v a, o_v b) {",
-    "  return a.t == 3 && b.t == 3 ? o_vi(O_IADD(a.i, b.i)) : o_vf(o_vn(a) + o_vn(b));",
+    "  return a.t == 3 && b.t == 3 ? o_vi(O_IADD(a.i, b.i))",
+    "                              : o_vf(o_vn(a) + o_vn(b));",
     "}",
     "O_I o_v o_vsub(o_v a, o_v b) {",
-    "  return a.t == 3 && b.t == 3 ? o_vi(O_ISUB(a.i, b.i)) : o_vf(o_vn(a) - o_vn(b));",
+    "  return a.t == 3 && b.t == 3 ? o_vi(O_ISUB(a.i, b.i))",
+    "                              : o_vf(o_vn(a) - o_vn(b));",
     "}",
     "O_I o_v o_vmul(o_v a, o_v b) {",
-    "  return a.t == 3 && b.t == 3 ? o_vi(O_IMUL(a.i, b.i)) : o_vf(o_vn(a) * o_vn(b));",
+    "  return a.t == 3 && b.t == 3 ? o_vi(O_IMUL(a.i, b.i))",
+    "                              : o_vf(o_vn(a) * o_vn(b));",
     "}",
     "O_I o_v o_vneg(o_v a) {",
     "  return a.t == 3 ? o_vi(O_INEG(a.i)) : o_vf(-a.d);",
@@ -293,8 +332,7 @@ static const char *const prelude_a[] = {
     "}",
     "/* for loops: an integer loop's float limit (forlimit in lvm.c); returns",
     " * 1 when the loop does not run. */",
-    "O_I int o_forlimit(int64_t init, double lim, int64_t step,",
-    "                             int64_t *p) {",
+    "O_I int o_forlimit(int64_t init, double lim, int64_t step, int64_t *p) {",
     "  if (!(step < 0 ? o_f2i_ceil(lim, p) : o_f2i_floor(lim, p))) {",
     "    if (0 < lim) {",
     "      if (step < 0)",
@@ -313,7 +351,8 @@ static const char *const prelude_a[] = {
     "    uint64_t n = (uint64_t)lim - (uint64_t)init;",
     "    return step != 1 ? n / (uint64_t)step : n;",
     "  }",
-    "  return ((uint64_t)init - (uint64_t)lim) / ((uint64_t)(-(step + 1)) + 1u);",
+    "  return ((uint64_t)init - (uint64_t)lim) /",
+    "         ((uint64_t)(-(step + 1)) + 1u);",
     "}",
     "",
     "/* Accumulators (lua/accum.c). */",
@@ -348,10 +387,17 @@ static const char *const prelude_a[] = {
     "  cur = a->isint ? (double)a->i : a->d;",
     "  a->isint = 0;",
     "  switch (a->op) {",
-    "  case 0: a->d = cur + x; break;",
-    "  case 1: a->d = x < cur || cur != cur ? x : cur; break;",
-    "  case 2: a->d = x > cur || cur != cur ? x : cur; break;",
-    "  default: break;",
+    "  case 0:",
+    "    a->d = cur + x;",
+    "    break;",
+    "  case 1:",
+    "    a->d = x < cur || cur != cur ? x : cur;",
+    "    break;",
+    "  case 2:",
+    "    a->d = x > cur || cur != cur ? x : cur;",
+    "    break;",
+    "  default:",
+    "    break;",
     "  }",
     "}",
     "O_I void o_acc_addi(o_acc *a, int64_t x) {",
@@ -361,10 +407,19 @@ static const char *const prelude_a[] = {
     "    a->i = x;",
     "  } else if (a->isint) {",
     "    switch (a->op) {",
-    "    case 0: a->i = O_IADD(a->i, x); break;",
-    "    case 1: if (x < a->i) a->i = x; break;",
-    "    case 2: if (x > a->i) a->i = x; break;",
-    "    default: break;",
+    "    case 0:",
+    "      a->i = O_IADD(a->i, x);",
+    "      break;",
+    "    case 1:",
+    "      if (x < a->i)",
+    "        a->i = x;",
+    "      break;",
+    "    case 2:",
+    "      if (x > a->i)",
+    "        a->i = x;",
+    "      break;",
+    "    default:",
+    "      break;",
     "    }",
     "  } else {",
     "    o_acc_addf(a, (double)x);",
@@ -388,7 +443,7 @@ static const char *const prelude_a[] = {
     "  return (double)(r >> 11) * 0x1.0p-53;",
     "}",
     "O_I int64_t o_rproject(uint64_t ran, int64_t low, int64_t up,",
-    "                                 uint64_t *s) {",
+    "                       uint64_t *s) {",
     "  uint64_t n = (uint64_t)up - (uint64_t)low, lim = n;",
     "  if ((n & (n + 1)) == 0) {",
     "    ran &= n;",
@@ -411,31 +466,36 @@ static const char *const prelude_a[] = {
     NULL};
 
 static const char *const prelude_b[] = {
-    "static __attribute__((cold, noinline)) O_U int o_err(orion_cctx *c, int line,",
-    "                                                     const char *msg) {",
+    "static __attribute__((cold, noinline)) O_U int",
+    "o_err(orion_cctx *c, int line, const char *msg) {",
     "  if (line > 0)",
     "    snprintf(c->err, sizeof c->err,",
-    "             \"%s:%d: %s\\nstack traceback:\\n\\t[compiled] %s:%d\", o_chunk, line,",
-    "             msg, o_chunk, line);",
+    "             \"%s:%d: %s\\nstack traceback:\\n\\t[compiled] %s:%d\", "
+    "o_chunk,",
+    "             line, msg, o_chunk, line);",
     "  else",
     "    snprintf(c->err, sizeof c->err,",
-    "             \"%s\\nstack traceback:\\n\\t[compiled] %s:%d\", msg, o_chunk, -line);",
+    "             \"%s\\nstack traceback:\\n\\t[compiled] %s:%d\", msg, "
+    "o_chunk,",
+    "             -line);",
     "  return 1;",
     "}",
     "static O_U void o_numstr(char *b, size_t n, double d) {",
     "  int len = snprintf(b, n, \"%.14g\", d);",
-    "  if (len > 0 && (size_t)len + 3 <= n && b[strspn(b, \"-0123456789\")] == 0) {",
+    "  if (len > 0 && (size_t)len + 3 <= n &&",
+    "      b[strspn(b, \"-0123456789\")] == 0) {",
     "    b[len] = '.';",
     "    b[len + 1] = '0';",
     "    b[len + 2] = 0;",
     "  }",
     "}",
     "static __attribute__((cold, noinline)) O_U int",
-    "o_err_index(orion_cctx *c, int line, const char *what, int64_t k, int64_t dim,",
-    "            int d) {",
+    "o_err_index(orion_cctx *c, int line, const char *what, int64_t k,",
+    "            int64_t dim, int d) {",
     "  char m[512];",
-    "  snprintf(m, sizeof m, \"%s: index %lld out of range 1..%lld in dimension %d\",",
-    "           what, (long long)k, (long long)dim, d);",
+    "  snprintf(m, sizeof m,",
+    "           \"%s: index %lld out of range 1..%lld in dimension %d\", what,",
+    "           (long long)k, (long long)dim, d);",
     "  return o_err(c, line, m);",
     "}",
     "static __attribute__((cold, noinline)) O_U int",
@@ -449,7 +509,8 @@ static const char *const prelude_b[] = {
     "o_err_notint(orion_cctx *c, int line, double x, const char *tail) {",
     "  char m[512], n[64];",
     "  o_numstr(n, sizeof n, x);",
-    "  snprintf(m, sizeof m, \"cannot store %s in %s: not an integer\", n, tail);",
+    "  snprintf(m, sizeof m, \"cannot store %s in %s: not an integer\", n,",
+    "           tail);",
     "  return o_err(c, line, m);",
     "}",
     "static __attribute__((cold, noinline)) O_U int",
@@ -462,25 +523,29 @@ static const char *const prelude_b[] = {
     "static __attribute__((cold, noinline)) O_U int",
     "o_err_type(orion_cctx *c, int line, int t, const char *tail) {",
     "  char m[512];",
-    "  snprintf(m, sizeof m, \"cannot store a %s in %s\", t == 0 ? \"nil\" : \"boolean\",",
-    "           tail);",
+    "  snprintf(m, sizeof m, \"cannot store a %s in %s\",",
+    "           t == 0 ? \"nil\" : \"boolean\", tail);",
     "  return o_err(c, line, m);",
     "}",
     "static __attribute__((cold, noinline)) O_U int",
     "o_err_acc(orion_cctx *c, int line, int t) {",
     "  char m[512];",
     "  snprintf(m, sizeof m, \"accumulator add: expected a number, got a %s\",",
-    "           t < 0 ? \"no value\" : t == 0 ? \"nil\" : \"boolean\");",
+    "           t < 0    ? \"no value\"",
+    "           : t == 0 ? \"nil\"",
+    "                    : \"boolean\");",
     "  return o_err(c, line, m);",
     "}",
     "static __attribute__((cold, noinline)) O_U int",
     "o_err_noint(orion_cctx *c, int line, const char *vinfo) {",
     "  char m[512];",
-    "  snprintf(m, sizeof m, \"number%s has no integer representation\", vinfo);",
+    "  snprintf(m, sizeof m, \"number%s has no integer representation\",",
+    "           vinfo);",
     "  return o_err(c, line, m);",
     "}",
     "static __attribute__((cold, noinline)) O_U int",
-    "o_err_arg(orion_cctx *c, int line, int arg, const char *fn, const char *msg) {",
+    "o_err_arg(orion_cctx *c, int line, int arg, const char *fn,",
+    "          const char *msg) {",
     "  char m[512];",
     "  snprintf(m, sizeof m, \"bad argument #%d to '%s' (%s)\", arg, fn, msg);",
     "  return o_err(c, line, m);",
@@ -559,9 +624,11 @@ typedef struct slot {
 typedef struct fname {
   const char *name;
   orion_binding b;
-  int slot; /* -1 until a slot is needed */
-  int global; /* a global of the chunk rather than an upvalue */
+  int slot;  /* -1 until a slot is needed */
+  int scope; /* SC_*: an upvalue or a global of the chunk */
 } fname;
+
+enum { SC_UNKNOWN = 0, SC_UPVAL, SC_GLOBAL };
 
 /* A local of the body (stable across walks: keyed by its declaration). */
 typedef struct var {
@@ -573,7 +640,6 @@ typedef struct var {
   int da;     /* definitely assigned at the current point of the walk */
   int isk;    /* a <const> local with a constant value */
   lval k;
-  int assigned; /* assigned after its declaration */
 } var;
 
 typedef struct scope_ent {
@@ -610,6 +676,12 @@ typedef struct hoistcond {
   int64_t off;
 } hoistcond;
 
+/* A local's type where a condition on it holds. */
+typedef struct narrowing {
+  var *v;
+  ty t;
+} narrowing;
+
 typedef struct gen {
   const orion_cgen_in *in;
   orion_cgen_out *out;
@@ -638,10 +710,11 @@ typedef struct gen {
   int changed;
   int dead; /* the current point is unreachable */
 
-  int pctrack;  /* keep o_pc current */
-  int userand;  /* the body calls math.random */
-  int nparams;  /* the body's parameters */
-  int line0;    /* the line the body is defined on */
+  int pctrack;             /* keep o_pc current */
+  int userand;             /* the body calls math.random */
+  int line0;               /* the line the body is defined on */
+  orion_buf body, scratch; /* the function's body: the last walk, the
+                              others */
 
   /* Hoisting of bounds checks in the loop being emitted. */
   const char *hk;          /* the loop variable's name, or NULL */
@@ -653,12 +726,21 @@ typedef struct gen {
   const char *suffix;
   orion_buf **bufs; /* temporary buffers, freed with the generator */
   int nbufs, capbufs;
+  /* Locals whose type a condition narrows where it holds (`x and x * 2`,
+   * `if x ~= nil then ... end`). */
+  narrowing *nar;
+  int nnar, capnar;
+  /* The locals of the chunk visible where the body is defined (its
+   * upvalues), when in->chunk is given. */
+  const char **up;
+  int nup, capup, haveup;
 } gen;
 
 /* ======================================================================
  * Memory, strings, refusal.
  * ====================================================================== */
 
+static void oom(gen *g) __attribute__((noreturn));
 static void oom(gen *g) {
   g->rc = ORION_ENOMEM;
   snprintf(g->out->why, sizeof g->out->why, "out of memory");
@@ -682,20 +764,25 @@ static void *amalloc(gen *g, size_t n) {
   return (char *)b->data + b->used - n;
 }
 
-static char *S(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *S(gen *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static char *S(gen *g, const char *fmt, ...) {
   va_list ap;
+  char small[256], *s;
   int n;
-  char *s;
   va_start(ap, fmt);
-  n = vsnprintf(NULL, 0, fmt, ap);
+  n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
   if (n < 0)
     oom(g);
   s = amalloc(g, (size_t)n + 1);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
+  if ((size_t)n < sizeof small) {
+    memcpy(s, small, (size_t)n + 1);
+  } else {
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
   return s;
 }
 
@@ -784,12 +871,11 @@ static const char *lua_text(gen *g, const ast_node *n) {
  * Output.
  * ====================================================================== */
 
-static void put(gen *g, const char *s) {
-  orion_buf_append(g->o, s, strlen(s));
-}
+static void put(gen *g, const char *s) { orion_buf_append(g->o, s, strlen(s)); }
 
 /* Emits one line of code at the current indentation. */
-static void E(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void E(gen *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void E(gen *g, const char *fmt, ...) {
   va_list ap;
   char small[256], *s = small;
@@ -831,6 +917,23 @@ static void fail(gen *g, const char *cond, const char *call) {
 
 static const char *newtmp(gen *g) { return S(g, "t%d", ++g->tmp); }
 
+/* "(c)", or c itself when it is already in one pair of parentheses (an
+ * `if ((a == b))` draws a warning from clang). */
+static const char *cond_of(gen *g, const char *c) {
+  size_t n = strlen(c), i;
+  int depth = 0;
+  if (n >= 2 && c[0] == '(' && c[n - 1] == ')') {
+    for (i = 0; i < n; i++) {
+      depth += c[i] == '(' ? 1 : c[i] == ')' ? -1 : 0;
+      if (depth == 0 && i + 1 < n)
+        break;
+    }
+    if (i == n)
+      return c;
+  }
+  return S(g, "(%s)", c);
+}
+
 /* Brings o_pc to line where the interpreter saves its pc. */
 static void savepc(gen *g, int line) {
   if (g->pctrack)
@@ -869,21 +972,22 @@ static const char *etype_name(int et) {
   return n[et & 3];
 }
 
-/* The C type holding a value of type t. */
+/* The C type holding a value of type t, ready to precede a name ("int64_t ",
+ * "float *"). */
 static const char *ctype(gen *g, ty t) {
   if (t.k == T_REF)
     return g->slots[t.slot].kind == ORION_CSLOT_BUFFER
-               ? "int64_t"
+               ? "int64_t "
                : S(g, "%s *", etype_c(g->slots[t.slot].etype));
   if (t.k != T_VAL)
-    return "int";
+    return "int ";
   if (t.m == M_INT)
-    return "int64_t";
+    return "int64_t ";
   if (t.m == M_FLT)
-    return fastf(g, t) ? "float" : "double";
+    return fastf(g, t) ? "float " : "double ";
   if ((t.m & ~M_BOOL) == 0 || t.m == M_NIL)
-    return "int";
-  return "o_v";
+    return "int ";
+  return "o_v ";
 }
 
 /* Dynamic (tagged) representation? */
@@ -904,9 +1008,23 @@ static const char *ty_text(gen *g, ty t) {
     return "an accumulator";
   if (t.k == T_MATH)
     return "the math table";
-  if (t.k == T_VAL && !(t.m & M_NUM))
-    return t.m == M_NIL ? "nil" : "a boolean";
-  if (t.k == T_VAL && (t.m & M_NIL))
+  if (t.k != T_VAL)
+    return "an unknown value";
+  switch (t.m) {
+  case M_INT:
+    return "an integer";
+  case M_FLT:
+    return "a float";
+  case M_NUM:
+    return "a number";
+  case M_NIL:
+    return "nil";
+  default:
+    break;
+  }
+  if (!(t.m & M_NUM))
+    return (t.m & M_NIL) ? "a value that may be nil or a boolean" : "a boolean";
+  if (t.m & M_NIL)
     return "a value that may be nil";
   return "a value that may be a boolean";
 }
@@ -934,8 +1052,8 @@ static int ty_join(gen *g, ty *dst, ty src, int line, const char *name) {
              (dst->k == T_REF &&
               (dst->slot != src.slot || dst->depth != src.depth)) ||
              (dst->k == T_ACC && dst->slot != src.slot)) {
-    refuse(g, line, "the local '%s' holds %s and %s", name,
-           ty_text(g, *dst), ty_text(g, src));
+    refuse(g, line, "the local '%s' holds %s and %s", name, ty_text(g, *dst),
+           ty_text(g, src));
   }
   return memcmp(&old, dst, sizeof old) != 0;
 }
@@ -1009,10 +1127,18 @@ static cv mat(gen *g, cv v) {
   if (v.simple || v.t.k == T_NONE || v.t.k == T_ACC || v.t.k == T_MATH)
     return v;
   t = newtmp(g);
-  E(g, "const %s %s = %s;", ctype(g, v.t), t, v.s);
+  E(g, "O_U %sconst %s = %s;", ctype(g, v.t), t, v.s);
   v.s = t;
   v.simple = 1;
   return v;
+}
+
+/* A temporary with v's current value even when v names a local (which a
+ * later store of the same statement may change). */
+static cv copy(gen *g, cv v) {
+  if (!v.isk)
+    v.simple = 0;
+  return mat(g, v);
 }
 
 /* v's value as a double. */
@@ -1107,12 +1233,120 @@ static fname *free_name(gen *g, const char *name) {
   memset(f, 0, sizeof *f);
   f->name = S(g, "%s", name);
   f->slot = -1;
-  if (g->in->resolve == NULL ||
-      g->in->resolve(g->in->ud, name, &f->b) != 0)
+  if (g->in->resolve == NULL || g->in->resolve(g->in->ud, name, &f->b) != 0)
     f->b.kind = ORION_BIND_NONE;
   f->b.reach = NULL; /* only valid during the call */
   f->b.nreach = 0;
+  f->scope = SC_UNKNOWN;
+  if (g->haveup) {
+    f->scope = SC_GLOBAL;
+    for (i = 0; i < g->nup; i++)
+      if (strcmp(g->up[i], name) == 0)
+        f->scope = SC_UPVAL;
+  }
   return f;
+}
+
+/* ---- upvalues: the locals visible where the body is defined ------------ */
+
+static void up_push(gen *g, const char *name) {
+  grow(g, (void **)&g->up, &g->capup, g->nup, sizeof *g->up);
+  g->up[g->nup++] = name;
+}
+
+static int up_walk(gen *g, const ast_node *n, const ast_node *target);
+
+static int up_list(gen *g, const ast_list *l, const ast_node *target) {
+  int i;
+  for (i = 0; i < l->n; i++)
+    if (up_walk(g, l->v[i], target))
+      return 1;
+  return 0;
+}
+
+/* The statements of a block: each one's declarations are visible to the
+ * ones after it. */
+static int up_block(gen *g, const ast_list *l, const ast_node *target) {
+  int i, j, mark = g->nup;
+  for (i = 0; i < l->n; i++) {
+    const ast_node *st = l->v[i];
+    if (st->kind == AST_LOCALFUNC) {
+      up_push(g, st->a->str);
+      if (up_walk(g, st->b, target))
+        return 1;
+      continue;
+    }
+    if (up_walk(g, st, target))
+      return 1;
+    if (st->kind == AST_LOCAL)
+      for (j = 0; j < st->list.n; j++)
+        up_push(g, st->list.v[j]->str);
+  }
+  g->nup = mark;
+  return 0;
+}
+
+/* Finds target below n; on success g->up holds the locals in scope. */
+static int up_walk(gen *g, const ast_node *n, const ast_node *target) {
+  int mark = g->nup, i;
+  if (n == NULL)
+    return 0;
+  if (n == target)
+    return 1;
+  switch (n->kind) {
+  case AST_BLOCK:
+    return up_block(g, &n->list, target);
+  case AST_FUNC:
+    for (i = 0; i < n->params.n; i++)
+      up_push(g, n->params.v[i]->str);
+    if (up_walk(g, n->a, target))
+      return 1;
+    break;
+  case AST_LOCAL:
+    return up_list(g, &n->list2, target);
+  case AST_NUMFOR:
+    if (up_walk(g, n->a, target) || up_walk(g, n->b, target) ||
+        up_walk(g, n->c, target))
+      return 1;
+    up_push(g, n->list.v[0]->str);
+    if (up_walk(g, n->d, target))
+      return 1;
+    break;
+  case AST_GENFOR:
+    if (up_list(g, &n->list2, target))
+      return 1;
+    for (i = 0; i < n->list.n; i++)
+      up_push(g, n->list.v[i]->str);
+    if (up_walk(g, n->a, target))
+      return 1;
+    break;
+  case AST_REPEAT: /* the condition sees the body's locals */
+    if (n->a != NULL) {
+      const ast_list *l = &n->a->list;
+      for (i = 0; i < l->n; i++) {
+        if (up_walk(g, l->v[i], target))
+          return 1;
+        if (l->v[i]->kind == AST_LOCAL) {
+          int j;
+          for (j = 0; j < l->v[i]->list.n; j++)
+            up_push(g, l->v[i]->list.v[j]->str);
+        } else if (l->v[i]->kind == AST_LOCALFUNC) {
+          up_push(g, l->v[i]->a->str);
+        }
+      }
+    }
+    if (up_walk(g, n->b, target))
+      return 1;
+    break;
+  default:
+    if (up_walk(g, n->a, target) || up_walk(g, n->b, target) ||
+        up_walk(g, n->c, target) || up_walk(g, n->d, target) ||
+        up_list(g, &n->list, target) || up_list(g, &n->list2, target))
+      return 1;
+    break;
+  }
+  g->nup = mark;
+  return 0;
 }
 
 static int new_slot(gen *g, fname *f, orion_cslot_kind kind) {
@@ -1241,8 +1475,7 @@ static int maxi(int a, int b) { return a > b ? a : b; }
 
 /* " (local 'x')" as Lua's varinfo would say it, or "". */
 static const char *vinfo(gen *g, cv v) {
-  static const char *const kind[] = {"", "local", "upvalue", "global",
-                                     "field"};
+  static const char *const kind[] = {"", "local", "upvalue", "global", "field"};
   if (v.vi == VI_NONE)
     return "";
   return S(g, " (%s '%s')", kind[v.vi], v.vn);
@@ -1273,7 +1506,11 @@ static int fold(int op, lval a, lval b, lval *r) {
     return 0;
   memset(r, 0, sizeof *r);
   switch (op) {
-  case OP_BAND: case OP_BOR: case OP_BXOR: case OP_SHL: case OP_SHR:
+  case OP_BAND:
+  case OP_BOR:
+  case OP_BXOR:
+  case OP_SHL:
+  case OP_SHR:
   case OP_BNOT:
     if (!k_toint(a, &x) || !k_toint(b, &y))
       return 0;
@@ -1285,7 +1522,9 @@ static int fold(int op, lval a, lval b, lval *r) {
            : op == OP_SHR  ? orion_lua_shr(x, y)
                            : ~x;
     return 1;
-  case OP_DIV: case OP_IDIV: case OP_MOD:
+  case OP_DIV:
+  case OP_IDIV:
+  case OP_MOD:
     if (k_tonum(b) == 0)
       return 0;
     break;
@@ -1295,28 +1534,58 @@ static int fold(int op, lval a, lval b, lval *r) {
   if (op != OP_DIV && op != OP_POW && a.m == M_INT && b.m == M_INT) {
     r->m = M_INT;
     switch (op) {
-    case OP_ADD: r->i = orion_lua_iadd(a.i, b.i); break;
-    case OP_SUB: r->i = orion_lua_isub(a.i, b.i); break;
-    case OP_MUL: r->i = orion_lua_imul(a.i, b.i); break;
-    case OP_IDIV: orion_lua_idiv(a.i, b.i, &r->i); break;
-    case OP_MOD: orion_lua_imod(a.i, b.i, &r->i); break;
-    case OP_NEG: r->i = orion_lua_iunm(a.i); break;
-    default: return 0;
+    case OP_ADD:
+      r->i = orion_lua_iadd(a.i, b.i);
+      break;
+    case OP_SUB:
+      r->i = orion_lua_isub(a.i, b.i);
+      break;
+    case OP_MUL:
+      r->i = orion_lua_imul(a.i, b.i);
+      break;
+    case OP_IDIV:
+      orion_lua_idiv(a.i, b.i, &r->i);
+      break;
+    case OP_MOD:
+      orion_lua_imod(a.i, b.i, &r->i);
+      break;
+    case OP_NEG:
+      r->i = orion_lua_iunm(a.i);
+      break;
+    default:
+      return 0;
     }
     return 1;
   }
   p = k_tonum(a);
   q = k_tonum(b);
   switch (op) {
-  case OP_ADD: d = p + q; break;
-  case OP_SUB: d = p - q; break;
-  case OP_MUL: d = p * q; break;
-  case OP_DIV: d = p / q; break;
-  case OP_IDIV: d = floor(p / q); break;
-  case OP_MOD: d = orion_lua_fmod(p, q); break;
-  case OP_POW: d = orion_lua_pow(p, q); break;
-  case OP_NEG: d = -p; break;
-  default: return 0;
+  case OP_ADD:
+    d = p + q;
+    break;
+  case OP_SUB:
+    d = p - q;
+    break;
+  case OP_MUL:
+    d = p * q;
+    break;
+  case OP_DIV:
+    d = p / q;
+    break;
+  case OP_IDIV:
+    d = floor(p / q);
+    break;
+  case OP_MOD:
+    d = orion_lua_fmod(p, q);
+    break;
+  case OP_POW:
+    d = orion_lua_pow(p, q);
+    break;
+  case OP_NEG:
+    d = -p;
+    break;
+  default:
+    return 0;
   }
   if (isnan(d) || d == 0)
     return 0;
@@ -1333,13 +1602,14 @@ static const char *toint(gen *g, cv v, int line) {
     return mat(g, v).s;
   t = newtmp(g);
   call = S(g, "o_err_noint(c, %d, %s)", line, cstr(g, vinfo(g, v)));
-  E(g, "int64_t %s = 0;", t);
+  E(g, "O_U int64_t %s = 0;", t);
   if (v.t.m == M_FLT) {
     fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, v), t), call);
   } else {
     v = mat(g, v);
-    E(g, "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
-         "{ o_rc = %s; goto o_out; }",
+    E(g,
+      "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
+      "{ o_rc = %s; goto o_out; }",
       v.s, t, v.s, v.s, t, call);
   }
   return t;
@@ -1348,14 +1618,13 @@ static const char *toint(gen *g, cv v, int line) {
 /* Integer `//` or `%` of a by b (both integers). */
 static const char *int_divmod(gen *g, int op, cv *a, cv *b) {
   const char *fn = op == OP_IDIV ? "o_idiv" : "o_imod";
-  const char *msg = op == OP_IDIV ? "attempt to divide by zero"
-                                  : "attempt to perform 'n%0'";
+  const char *msg =
+      op == OP_IDIV ? "attempt to divide by zero" : "attempt to perform 'n%0'";
   if (b->isk && b->k.m == M_INT && b->k.i != 0)
     return S(g, "%s(%s, %s)", fn, a->s, b->s);
   *a = mat(g, *a);
   *b = mat(g, *b);
-  fail(g, S(g, "%s == 0", b->s),
-       S(g, "o_err(c, %s, \"%s\")", pcline(g), msg));
+  fail(g, S(g, "%s == 0", b->s), S(g, "o_err(c, %s, \"%s\")", pcline(g), msg));
   return S(g, "%s(%s, %s)", fn, a->s, b->s);
 }
 
@@ -1385,16 +1654,23 @@ static cv arith(gen *g, int op, cv a, cv b, int line) {
                  S(g, "(%s / %s)", as_f(g, a, prec), as_f(g, b, prec)), 0);
   if (op == OP_POW) {
     const char *s = S(g, "o_pow(%s, %s)", as_d(g, a), as_d(g, b));
-    return cv_of(ty_val(M_FLT, prec), tofloat ? S(g, "((float)%s)", s) : s,
-                 0);
+    return cv_of(ty_val(M_FLT, prec), tofloat ? S(g, "((float)%s)", s) : s, 0);
   }
   if (a.t.m == M_INT && b.t.m == M_INT) {
     const char *s;
     switch (op) {
-    case OP_ADD: s = S(g, "O_IADD(%s, %s)", a.s, b.s); break;
-    case OP_SUB: s = S(g, "O_ISUB(%s, %s)", a.s, b.s); break;
-    case OP_MUL: s = S(g, "O_IMUL(%s, %s)", a.s, b.s); break;
-    default: s = int_divmod(g, op, &a, &b); break;
+    case OP_ADD:
+      s = S(g, "O_IADD(%s, %s)", a.s, b.s);
+      break;
+    case OP_SUB:
+      s = S(g, "O_ISUB(%s, %s)", a.s, b.s);
+      break;
+    case OP_MUL:
+      s = S(g, "O_IMUL(%s, %s)", a.s, b.s);
+      break;
+    default:
+      s = int_divmod(g, op, &a, &b);
+      break;
     }
     return cv_of(ty_val(M_INT, P_WEAK), s, 0);
   }
@@ -1403,12 +1679,20 @@ static cv arith(gen *g, int op, cv a, cv b, int line) {
     x = as_f(g, a, prec);
     y = as_f(g, b, prec);
     switch (op) {
-    case OP_ADD: s = S(g, "(%s + %s)", x, y); break;
-    case OP_SUB: s = S(g, "(%s - %s)", x, y); break;
-    case OP_MUL: s = S(g, "(%s * %s)", x, y); break;
-    case OP_IDIV: s = S(g, "%s(%s / %s)", tofloat ? "floorf" : "floor", x, y);
+    case OP_ADD:
+      s = S(g, "(%s + %s)", x, y);
       break;
-    default: s = S(g, "%s(%s, %s)", tofloat ? "o_fmodf" : "o_fmod", x, y);
+    case OP_SUB:
+      s = S(g, "(%s - %s)", x, y);
+      break;
+    case OP_MUL:
+      s = S(g, "(%s * %s)", x, y);
+      break;
+    case OP_IDIV:
+      s = S(g, "%s(%s / %s)", tofloat ? "floorf" : "floor", x, y);
+      break;
+    default:
+      s = S(g, "%s(%s, %s)", tofloat ? "o_fmodf" : "o_fmod", x, y);
       break;
     }
     return cv_of(ty_val(M_FLT, prec), s, 0);
@@ -1422,8 +1706,8 @@ static cv arith(gen *g, int op, cv a, cv b, int line) {
   } else {
     const char *t = newtmp(g), *p = newtmp(g), *q = newtmp(g);
     int idiv = op == OP_IDIV;
-    E(g, "const o_v %s = %s, %s = %s;", p, x, q, y);
-    E(g, "o_v %s;", t);
+    E(g, "O_U const o_v %s = %s, %s = %s;", p, x, q, y);
+    E(g, "O_U o_v %s;", t);
     open_(g, S(g, "if (%s.t == 3 && %s.t == 3) ", p, q));
     fail(g, S(g, "%s.i == 0", q),
          S(g, "o_err(c, %s, \"%s\")", pcline(g),
@@ -1436,6 +1720,10 @@ static cv arith(gen *g, int op, cv a, cv b, int line) {
   }
 }
 
+static int small_int(int64_t i) {
+  return i >= -(INT64_C(1) << 53) && i <= (INT64_C(1) << 53);
+}
+
 /* a < b (le: a <= b) for numbers. */
 static const char *less(gen *g, cv a, cv b, int le) {
   const char *op = le ? "<=" : "<";
@@ -1443,6 +1731,12 @@ static const char *less(gen *g, cv a, cv b, int le) {
     return S(g, "(%s %s %s)", a.s, op, b.s);
   if (a.t.m == M_FLT && b.t.m == M_FLT)
     return S(g, "(%s %s %s)", a.s, op, b.s);
+  /* An integer constant of at most 2^53 converts exactly: Lua then
+   * compares as floats (LTintfloat), and so can C. */
+  if (a.t.m == M_INT && b.t.m == M_FLT && a.isk && small_int(a.k.i))
+    return S(g, "(%s %s %s)", flt_lit(g, (double)a.k.i), op, b.s);
+  if (a.t.m == M_FLT && b.t.m == M_INT && b.isk && small_int(b.k.i))
+    return S(g, "(%s %s %s)", a.s, op, flt_lit(g, (double)b.k.i));
   if (a.t.m == M_INT && b.t.m == M_FLT)
     return S(g, "o_%s_if(%s, %s)", le ? "le" : "lt", a.s, as_d(g, b));
   if (a.t.m == M_FLT && b.t.m == M_INT)
@@ -1457,6 +1751,10 @@ static const char *equal(gen *g, cv a, cv b) {
     if ((am & M_NUM) && (bm & M_NUM)) {
       if (am == bm)
         return S(g, "(%s == %s)", a.s, b.s);
+      if (am == M_INT && a.isk && small_int(a.k.i))
+        return S(g, "(%s == %s)", flt_lit(g, (double)a.k.i), b.s);
+      if (bm == M_INT && b.isk && small_int(b.k.i))
+        return S(g, "(%s == %s)", a.s, flt_lit(g, (double)b.k.i));
       return am == M_INT ? S(g, "o_eq_if(%s, %s)", a.s, as_d(g, b))
                          : S(g, "o_eq_if(%s, %s)", b.s, as_d(g, a));
     }
@@ -1487,17 +1785,64 @@ static cv compare(gen *g, int op, cv a, cv b, int line) {
   numeric(g, a, line, "a comparison with");
   numeric(g, b, line, "a comparison with");
   switch (op) {
-  case OP_LT: return cv_of(tb, less(g, a, b, 0), 0);
-  case OP_LE: return cv_of(tb, less(g, a, b, 1), 0);
-  case OP_GT: return cv_of(tb, less(g, b, a, 0), 0);
-  default: return cv_of(tb, less(g, b, a, 1), 0);
+  case OP_LT:
+    return cv_of(tb, less(g, a, b, 0), 0);
+  case OP_LE:
+    return cv_of(tb, less(g, a, b, 1), 0);
+  case OP_GT:
+    return cv_of(tb, less(g, b, a, 0), 0);
+  default:
+    return cv_of(tb, less(g, b, a, 1), 0);
+  }
+}
+
+static int touches(const ast_node *n, const char *name);
+
+/* The local a condition tests, when it tests one: `x` (truthy) or
+ * `x ~= nil` / `x == nil`. */
+static void narrow_one(gen *g, const ast_node *n, int m) {
+  var *v;
+  ty t;
+  if (n->kind != AST_NAME || (v = lookup(g, n->str)) == NULL || v->isk ||
+      v->t.k != T_VAL || !(v->t.m & m) || (v->t.m & ~m) == 0)
+    return;
+  t = ty_val(v->t.m & m, v->t.prec);
+  grow(g, (void **)&g->nar, &g->capnar, g->nnar, sizeof *g->nar);
+  g->nar[g->nnar].v = v;
+  g->nar[g->nnar++].t = t;
+}
+
+/* Narrows the locals that condition c tests to the types they have where
+ * c is true (truthy) or false; only locals that `keep` does not assign
+ * (keep NULL: an expression, which assigns nothing).  Undo with
+ * g->nnar = the value before. */
+static void narrow(gen *g, const ast_node *c, int truthy,
+                   const ast_node *keep) {
+  while (c->kind == AST_PAREN)
+    c = c->a;
+  if (c->kind == AST_NAME) {
+    if (keep == NULL || !touches(keep, c->str))
+      narrow_one(g, c, truthy ? M_TRUTHY : M_FALSY);
+  } else if (c->kind == AST_UNOP && c->op == OP_NOT) {
+    narrow(g, c->a, !truthy, keep);
+  } else if (c->kind == AST_BINOP &&
+             ((c->op == OP_AND && truthy) || (c->op == OP_OR && !truthy))) {
+    narrow(g, c->a, truthy, keep);
+    narrow(g, c->b, truthy, keep);
+  } else if (c->kind == AST_BINOP && (c->op == OP_NE || c->op == OP_EQ) &&
+             (c->op == OP_NE) == truthy) {
+    const ast_node *x = c->a->kind == AST_NIL ? c->b : c->a;
+    const ast_node *y = c->a->kind == AST_NIL ? c->a : c->b;
+    if (y->kind == AST_NIL && x->kind == AST_NAME &&
+        (keep == NULL || !touches(keep, x->str)))
+      narrow_one(g, x, ~M_NIL & (M_BOOL | M_NUM));
   }
 }
 
 /* `a and b`, `a or b`: b runs only when needed; the result has the
  * types of a's deciding values and b's. */
 static cv logic(gen *g, const ast_node *e) {
-  int isand = e->op == OP_AND, cant, canf;
+  int isand = e->op == OP_AND, cant, canf, nar;
   cv a = ex(g, e->a), b, r;
   orion_buf *sub, *saved = g->o;
   const char *t;
@@ -1510,25 +1855,33 @@ static cv logic(gen *g, const ast_node *e) {
   canf = a.t.k == T_VAL && (a.t.m & M_FALSY);
   if (isand ? !cant : !canf)
     return a;
-  if (isand ? !canf : !cant)
-    return ex(g, e->b);
+  if (isand ? !canf : !cant) {
+    nar = g->nnar;
+    narrow(g, e->a, isand, NULL);
+    r = ex(g, e->b);
+    g->nnar = nar;
+    return r;
+  }
   a = mat(g, a);
   sub = tmpbuf(g);
   g->o = sub;
   g->ind++;
+  nar = g->nnar;
+  narrow(g, e->a, isand, NULL);
   b = ex(g, e->b);
+  g->nnar = nar;
   g->ind--;
   g->o = saved;
   if (sub->oom)
     oom(g);
   if (b.t.k != T_VAL && b.t.k != T_NONE)
-    refuse(g, e->line, "'%s' with %s", isand ? "and" : "or",
-           ty_text(g, b.t));
+    refuse(g, e->line, "'%s' with %s", isand ? "and" : "or", ty_text(g, b.t));
   rt = ty_val(a.t.m & (isand ? M_FALSY : M_TRUTHY), a.t.prec);
   (void)ty_join(g, &rt, b.t, e->line, "?");
   t = newtmp(g);
-  E(g, "%s %s;", ctype(g, rt), t);
-  open_(g, S(g, "if (%s%s) ", isand ? "" : "!", truth(g, a)));
+  E(g, "O_U %s%s;", ctype(g, rt), t);
+  open_(g, S(g, "if %s ",
+             cond_of(g, S(g, "%s%s", isand ? "" : "!", truth(g, a)))));
   orion_buf_append(g->o, sub->data, sub->len);
   orion_buf_free(sub);
   E(g, "%s = %s;", t, conv(g, b, rt));
@@ -1546,12 +1899,20 @@ static cv name_ref(gen *g, const ast_node *e) {
   var *v = lookup(g, e->str);
   fname *f;
   cv r;
-  int s;
+  int s, i;
   if (v != NULL) {
     if (v->isk) {
       r = cv_k(g, v->k);
       return r;
     }
+    for (i = g->nnar - 1; i >= 0; i--)
+      if (g->nar[i].v == v) {
+        r = cv_of(g->nar[i].t, conv(g, cv_of(v->t, v->cname, 1), g->nar[i].t),
+                  1);
+        r.vi = VI_LOCAL;
+        r.vn = v->name;
+        return r;
+      }
     if (!g->dead && !v->da && v->noinit)
       var_join(g, v, ty_val(M_NIL, P_WEAK), e->line);
     r = cv_of(v->t, v->cname, 1);
@@ -1563,8 +1924,10 @@ static cv name_ref(gen *g, const ast_node *e) {
   switch (f->b.kind) {
   case ORION_BIND_ARRAY:
     if (f->b.arr.sparse)
-      refuse(g, e->line, "the sparse array '%s' (only dense arrays can be "
-                         "indexed in a body)", e->str);
+      refuse(g, e->line,
+             "the sparse array '%s' (only dense arrays can be "
+             "indexed in a body)",
+             e->str);
     if (f->b.arr.ndims < 1 || f->b.arr.ndims > ORION_CBODY_MAXDIMS ||
         f->b.arr.type < 0 || f->b.arr.type > 3)
       refuse(g, e->line, "the array '%s' of an unknown shape", e->str);
@@ -1592,13 +1955,16 @@ static cv name_ref(gen *g, const ast_node *e) {
     return r;
   case ORION_BIND_NUMBER:
     s = new_slot(g, f, ORION_CSLOT_CONST);
-    r = cv_of(ty_val(f->b.is_int ? M_INT : M_FLT, P_WEAK), g->slots[s].pfx,
-              1);
-    r.vi = f->global ? VI_GLOBAL : VI_UPVAL;
+    r = cv_of(ty_val(f->b.is_int ? M_INT : M_FLT, P_WEAK), g->slots[s].pfx, 1);
+    r.vi = f->scope == SC_GLOBAL ? VI_GLOBAL : VI_UPVAL;
     r.vn = f->name;
     return r;
   case ORION_BIND_BUILTIN:
     if (strcmp(e->str, "math") == 0) {
+      /* A global is read through the body's _ENV, whose __index saves the
+       * pc (lua/capture.c keeps the standard library out of _ENV). */
+      if (f->scope != SC_UPVAL)
+        savepc(g, e->line);
       r = cv_none();
       r.t.k = T_MATH;
       return r;
@@ -1641,22 +2007,22 @@ static const char *subscript(gen *g, const slot *s, int depth, cv k,
   if (k.t.k == T_NONE)
     return "1";
   if (!is_num(k))
-    refuse(g, line, "a subscript of %s that is %s%s", s->name,
-           ty_text(g, k.t), vinfo(g, k));
+    refuse(g, line, "a subscript of %s that is %s%s", s->name, ty_text(g, k.t),
+           vinfo(g, k));
   k = mat(g, k);
   if (k.t.m == M_INT) {
     kk = k.s;
   } else {
-    const char *call =
-        S(g, "o_err_sub(c, %d, o_w%d, %s)", line, (int)(s - g->slots),
-          as_d(g, k));
+    const char *call = S(g, "o_err_sub(c, %d, o_w%d, %s)", line,
+                         (int)(s - g->slots), as_d(g, k));
     kk = newtmp(g);
-    E(g, "int64_t %s = 0;", kk);
+    E(g, "O_U int64_t %s = 0;", kk);
     if (k.t.m == M_FLT)
       fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, k), kk), call);
     else
-      E(g, "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
-           "{ o_rc = %s; goto o_out; }",
+      E(g,
+        "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
+        "{ o_rc = %s; goto o_out; }",
         k.s, kk, k.s, k.s, kk, call);
   }
   if (hoisted(g, keynode, &off)) {
@@ -1664,15 +2030,14 @@ static const char *subscript(gen *g, const slot *s, int depth, cv k,
     for (i = 0; i < g->nhconds; i++)
       if (strcmp(g->hconds[i].dim, dim) == 0 && g->hconds[i].off == off)
         return kk;
-    grow(g, (void **)&g->hconds, &g->caphconds, g->nhconds,
-         sizeof *g->hconds);
+    grow(g, (void **)&g->hconds, &g->caphconds, g->nhconds, sizeof *g->hconds);
     g->hconds[g->nhconds].dim = dim;
     g->hconds[g->nhconds++].off = off;
     return kk;
   }
   fail(g, S(g, "(uint64_t)%s - 1u >= (uint64_t)%s", kk, dim),
-       S(g, "o_err_index(c, %d, o_w%d, %s, %s, %d)", line,
-         (int)(s - g->slots), kk, dim, depth + 1));
+       S(g, "o_err_index(c, %d, o_w%d, %s, %s, %d)", line, (int)(s - g->slots),
+         kk, dim, depth + 1));
   return kk;
 }
 
@@ -1701,7 +2066,7 @@ static cv index_get(gen *g, cv o, cv k, const ast_node *keynode, int line) {
   if (s->kind == ORION_CSLOT_BUFFER) {
     const char *t = newtmp(g);
     int isint = s->etype == ET_I32 || s->etype == ET_I64;
-    E(g, "const orion_cval %s = c->buf_get(c, %s_h, %s);", t, s->pfx, pos);
+    E(g, "O_U const orion_cval %s = c->buf_get(c, %s_h, %s);", t, s->pfx, pos);
     r = cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK),
               S(g, "%s.%c", t, isint ? 'i' : 'd'), 1);
   } else {
@@ -1732,9 +2097,9 @@ static cv index_get(gen *g, cv o, cv k, const ast_node *keynode, int line) {
  * an array of element type et, or through buffer slot s at position pos,
  * with store_elem's and buffer_store's checks.  tail names the target for
  * messages ("f32 array 'W'"), what without the type ("array 'W'"). */
-static void store_value(gen *g, cv v, int et, const char *dest,
-                        const slot *bs, const char *pos, const char *tail,
-                        const char *what, int line) {
+static void store_value(gen *g, cv v, int et, const char *dest, const slot *bs,
+                        const char *pos, const char *tail, const char *what,
+                        int line) {
   int toint = et == ET_I32 || et == ET_I64;
   const char *val;
   if (v.t.k == T_NONE)
@@ -1742,12 +2107,12 @@ static void store_value(gen *g, cv v, int et, const char *dest,
   if (v.t.k != T_VAL)
     refuse(g, line > 0 ? line : -line, "storing %s in an array",
            ty_text(g, v.t));
-  v = mat(g, v);
   if (!(v.t.m & M_NUM)) {
-    fail(g, NULL, S(g, "o_err_type(c, %d, %d, %s)", line,
-                    v.t.m == M_NIL ? 0 : 1, tail));
+    fail(g, NULL,
+         S(g, "o_err_type(c, %d, %d, %s)", line, v.t.m == M_NIL ? 0 : 1, tail));
     return;
   }
+  v = mat(g, v);
   if (isdyn(v.t) && (v.t.m & (M_NIL | M_BOOL)))
     fail(g, S(g, "%s.t < 3", v.s),
          S(g, "o_err_type(c, %d, %s.t, %s)", line, v.s, tail));
@@ -1759,17 +2124,19 @@ static void store_value(gen *g, cv v, int et, const char *dest,
       val = newtmp(g);
       call = S(g, "o_err_notint(c, %d, %s, %s)", line,
                isdyn(v.t) ? S(g, "%s.d", v.s) : as_d(g, v), tail);
-      E(g, "int64_t %s = 0;", val);
+      E(g, "O_U int64_t %s = 0;", val);
       if (v.t.m == M_FLT)
         fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, v), val), call);
       else
-        E(g, "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
-             "{ o_rc = %s; goto o_out; }",
+        E(g,
+          "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
+          "{ o_rc = %s; goto o_out; }",
           v.s, val, v.s, v.s, val, call);
     }
     if (et == ET_I32)
-      fail(g, S(g, "%s(%s < INT32_MIN || %s > INT32_MAX)",
-                bs != NULL ? S(g, "%s_op == 1 && ", bs->pfx) : "", val, val),
+      fail(g,
+           S(g, "%s(%s < INT32_MIN || %s > INT32_MAX)",
+             bs != NULL ? S(g, "%s_op == 1 && ", bs->pfx) : "", val, val),
            S(g, "o_err_range(c, %d, %s, %s)", line, val, what));
   } else if (bs == NULL && et == ET_F32 && fastf(g, v.t)) {
     val = v.s;
@@ -1777,10 +2144,12 @@ static void store_value(gen *g, cv v, int et, const char *dest,
     val = as_d(g, v);
   }
   if (bs != NULL) {
-    const char *t = newtmp(g);
-    E(g, "orion_cval %s;", t);
+    const char *t = newtmp(g), *t2 = newtmp(g);
+    E(g, "O_U orion_cval %s;", t);
+    E(g, "int %s;", t2);
     E(g, "%s.%c = %s;", t, toint ? 'i' : 'd', val);
-    fail(g, S(g, "c->buf_set(c, %s_h, %s, %s) != 0", bs->pfx, pos, t), "1");
+    E(g, "%s = c->buf_set(c, %s_h, %s, %s);", t2, bs->pfx, pos, t);
+    fail(g, S(g, "%s != 0", t2), t2);
   } else {
     E(g, "%s = (%s)%s;", dest, etype_c(et), val);
   }
@@ -1800,8 +2169,9 @@ static void index_set(gen *g, cv o, cv k, const ast_node *keynode, cv v,
     const char *kind = s->kind == ORION_CSLOT_BUFFER ? "buffer" : "array";
     const char *msg =
         o.t.depth == 0
-            ? S(g, "%s '%.63s' has %d dimensions: assign to an element "
-                   "(%.63s[i][j] = x), not to a slice",
+            ? S(g,
+                "%s '%.63s' has %d dimensions: assign to an element "
+                "(%.63s[i][j] = x), not to a slice",
                 kind, s->name, s->ndims, s->name)
             : S(g, "%s '%.63s': assign to an element, not to a slice", kind,
                 s->name);
@@ -1814,8 +2184,8 @@ static void index_set(gen *g, cv o, cv k, const ast_node *keynode, cv v,
     store_value(g, v, s->etype, NULL, s, pos, S(g, "o_t%d", i),
                 S(g, "o_w%d", i), line);
   else
-    store_value(g, v, s->etype, S(g, "*%s", pos), NULL, NULL,
-                S(g, "o_t%d", i), S(g, "o_w%d", i), line);
+    store_value(g, v, s->etype, S(g, "*%s", pos), NULL, NULL, S(g, "o_t%d", i),
+                S(g, "o_w%d", i), line);
 }
 
 /* `a[b]` and `a.name` as an expression. */
@@ -1844,7 +2214,6 @@ static cv math_field(gen *g, const ast_node *e) {
     refuse(g, e->line, "the value 'math.%s'", f);
   }
   /* A field read at run time: not a Lua constant. */
-  savepc(g, e->line); /* the global `math` is read through _ENV */
   r = cv_k(g, k);
   r.isk = 0;
   r.vi = VI_FIELD;
@@ -1875,22 +2244,23 @@ static cv index_expr(gen *g, const ast_node *e) {
 
 /* An argument math.NAME checks with luaL_checkinteger (a simple C
  * expression). */
-static const char *arg_int(gen *g, cv v, int argn, const char *fn,
-                           int line) {
+static const char *arg_int(gen *g, cv v, int argn, const char *fn, int line) {
   const char *t, *call;
   if (v.t.m == M_INT)
     return mat(g, v).s;
-  call = S(g, "o_err_arg(c, %d, %d, \"%s\", \"number has no integer "
-              "representation\")",
+  call = S(g,
+           "o_err_arg(c, %d, %d, \"%s\", \"number has no integer "
+           "representation\")",
            line, argn, fn);
   t = newtmp(g);
-  E(g, "int64_t %s = 0;", t);
+  E(g, "O_U int64_t %s = 0;", t);
   if (v.t.m == M_FLT) {
     fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, v), t), call);
   } else {
     v = mat(g, v);
-    E(g, "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
-         "{ o_rc = %s; goto o_out; }",
+    E(g,
+      "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
+      "{ o_rc = %s; goto o_out; }",
       v.s, t, v.s, v.s, t, call);
   }
   return t;
@@ -1900,13 +2270,11 @@ static const char *arg_int(gen *g, cv v, int argn, const char *fn,
  * double (weak precision), or in float in fast mode where the function
  * rounds exactly (sqrt, abs). */
 static cv math_f1(gen *g, const char *fn, cv x) {
-  if (g->fast && x.t.m == M_FLT && x.t.prec == P_F32 &&
-      strcmp(fn, "sqrt") == 0)
+  if (g->fast && x.t.m == M_FLT && x.t.prec == P_F32 && strcmp(fn, "sqrt") == 0)
     return cv_of(x.t, S(g, "sqrtf(%s)", x.s), 0);
   if (strcmp(fn, "sqrt") == 0)
     return cv_of(ty_val(M_FLT, P_WEAK), S(g, "sqrt(%s)", as_d(g, x)), 0);
-  return cv_of(ty_val(M_FLT, P_WEAK), S(g, "%s(o_opq(%s))", fn, as_d(g, x)),
-               0);
+  return cv_of(ty_val(M_FLT, P_WEAK), S(g, "%s(o_opq(%s))", fn, as_d(g, x)), 0);
 }
 
 /* math.min / math.max: the first argument that is smallest (largest) by
@@ -1918,18 +2286,19 @@ static cv math_minmax(gen *g, int ismax, cv *a, int n) {
   int i;
   for (i = 1; i < n; i++)
     (void)ty_join(g, &rt, a[i].t, 0, "?");
-  E(g, "%s %s = %s;", ctype(g, rt), t, conv(g, a[0], rt));
+  E(g, "O_U %s%s = %s;", ctype(g, rt), t, conv(g, a[0], rt));
   cur = cv_of(rt, t, 1);
   for (i = 1; i < n; i++) {
     cv x = mat(g, a[i]);
-    E(g, "if (%s) %s = %s;",
-      ismax ? less(g, cur, x, 0) : less(g, x, cur, 0), t, conv(g, x, rt));
+    E(g, "if %s %s = %s;",
+      cond_of(g, ismax ? less(g, cur, x, 0) : less(g, x, cur, 0)), t,
+      conv(g, x, rt));
   }
   return cur;
 }
 
-static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
-                     int n, cv *out, int want) {
+static int math_call(gen *g, const ast_node *e, const char *fn, cv *a, int n,
+                     cv *out, int want) {
   int line = e->line, i;
   cv r = cv_none(), x;
   const char *t;
@@ -1944,7 +2313,7 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
   if (strcmp(fn, "random") == 0) {
     const char *rv = newtmp(g), *lo, *up;
     g->userand = 1;
-    E(g, "const uint64_t %s = o_rnext(o_rs);", rv);
+    E(g, "O_U const uint64_t %s = o_rnext(o_rs);", rv);
     if (n == 0) {
       r = cv_of(ty_val(M_FLT, P_WEAK), S(g, "o_rfloat(%s)", rv), 0);
     } else if (n > 2) {
@@ -1959,16 +2328,16 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
         up = arg_int(g, a[1], 2, "random", line);
       }
       t = newtmp(g);
-      E(g, "int64_t %s;", t);
+      E(g, "O_U int64_t %s;", t);
       if (n == 1) {
         open_(g, S(g, "if (%s == 0) ", up));
         E(g, "%s = (int64_t)%s;", t, rv);
         close_(g);
         open_(g, "else ");
       }
-      fail(g, S(g, "%s > %s", lo, up),
-           S(g, "o_err_arg(c, %d, 1, \"random\", \"interval is empty\")",
-             line));
+      fail(
+          g, S(g, "%s > %s", lo, up),
+          S(g, "o_err_arg(c, %d, 1, \"random\", \"interval is empty\")", line));
       E(g, "%s = o_rproject(%s, %s, %s, o_rs);", t, rv, lo, up);
       if (n == 1)
         close_(g);
@@ -1978,8 +2347,8 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
   }
   if (strcmp(fn, "min") == 0 || strcmp(fn, "max") == 0) {
     if (n == 0) {
-      fail(g, NULL, S(g, "o_err_arg(c, %d, 1, \"%s\", \"value expected\")",
-                      line, fn));
+      fail(g, NULL,
+           S(g, "o_err_arg(c, %d, 1, \"%s\", \"value expected\")", line, fn));
       r = cv_of(ty_val(M_INT, P_WEAK), "0", 1);
     } else {
       r = math_minmax(g, fn[1] == 'a', a, n);
@@ -2006,21 +2375,19 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
       fail(g, S(g, "%s == 0", q.s),
            S(g, "o_err_arg(c, %d, 2, \"fmod\", \"zero\")", line));
       r = cv_of(ty_val(M_INT, P_WEAK),
-                S(g, "((uint64_t)%s + 1u <= 1u ? 0 : %s %% %s)", q.s, p.s,
-                  q.s),
+                S(g, "((uint64_t)%s + 1u <= 1u ? 0 : %s %% %s)", q.s, p.s, q.s),
                 0);
-    } else if (p.t.m == M_FLT || q.t.m == M_FLT || !isdyn(p.t) ||
-               !isdyn(q.t)) {
+    } else if (p.t.m == M_FLT || q.t.m == M_FLT || !isdyn(p.t) || !isdyn(q.t)) {
       if (isdyn(p.t) || isdyn(q.t)) {
         /* One integer (or float) and one run-time value. */
         const char *pv = as_v(g, p), *qv = as_v(g, q);
         t = newtmp(g);
-        E(g, "o_v %s;", t);
+        E(g, "O_U o_v %s;", t);
         open_(g, S(g, "if (%s.t == 3 && %s.t == 3) ", pv, qv));
         fail(g, S(g, "%s.i == 0", qv),
              S(g, "o_err_arg(c, %d, 2, \"fmod\", \"zero\")", line));
-        E(g, "%s = o_vi((uint64_t)%s.i + 1u <= 1u ? 0 : %s.i %% %s.i);", t,
-          qv, pv, qv);
+        E(g, "%s = o_vi((uint64_t)%s.i + 1u <= 1u ? 0 : %s.i %% %s.i);", t, qv,
+          pv, qv);
         close_(g);
         E(g, "else %s = o_vf(fmod(o_vn(%s), o_vn(%s)));", t, pv, qv);
         r = cv_of(ty_val(M_NUM, P_WEAK), t, 1);
@@ -2030,12 +2397,12 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
       }
     } else {
       t = newtmp(g);
-      E(g, "o_v %s;", t);
+      E(g, "O_U o_v %s;", t);
       open_(g, S(g, "if (%s.t == 3 && %s.t == 3) ", p.s, q.s));
       fail(g, S(g, "%s.i == 0", q.s),
            S(g, "o_err_arg(c, %d, 2, \"fmod\", \"zero\")", line));
-      E(g, "%s = o_vi((uint64_t)%s.i + 1u <= 1u ? 0 : %s.i %% %s.i);", t,
-        q.s, p.s, q.s);
+      E(g, "%s = o_vi((uint64_t)%s.i + 1u <= 1u ? 0 : %s.i %% %s.i);", t, q.s,
+        p.s, q.s);
       close_(g);
       E(g, "else %s = o_vf(fmod(o_vn(%s), o_vn(%s)));", t, p.s, q.s);
       r = cv_of(ty_val(M_NUM, P_WEAK), t, 1);
@@ -2051,22 +2418,20 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
       r.isk = 0;
       r.vi = VI_NONE;
     } else if (x.t.m == M_FLT) {
-      r = cv_of(ty_val(M_NUM, P_WEAK), S(g, "o_numint(%s(%s))", fn,
-                                         as_d(g, x)), 0);
+      r = cv_of(ty_val(M_NUM, P_WEAK), S(g, "o_numint(%s(%s))", fn, as_d(g, x)),
+                0);
     } else {
       x = mat(g, x);
-      r = cv_of(ty_val(M_NUM, P_WEAK),
-                S(g, "(%s.t == 3 ? %s : o_numint(%s(%s.d)))", x.s, x.s, fn,
-                  x.s),
-                0);
+      r = cv_of(
+          ty_val(M_NUM, P_WEAK),
+          S(g, "(%s.t == 3 ? %s : o_numint(%s(%s.d)))", x.s, x.s, fn, x.s), 0);
     }
   } else if (strcmp(fn, "abs") == 0) {
     x = mat(g, x);
     if (x.t.m == M_INT)
       r = cv_of(x.t, S(g, "(%s < 0 ? O_INEG(%s) : %s)", x.s, x.s, x.s), 0);
     else if (x.t.m == M_FLT)
-      r = cv_of(x.t, S(g, "%s(%s)", fastf(g, x.t) ? "fabsf" : "fabs", x.s),
-                0);
+      r = cv_of(x.t, S(g, "%s(%s)", fastf(g, x.t) ? "fabsf" : "fabs", x.s), 0);
     else
       r = cv_of(x.t, S(g, "o_vabs(%s)", x.s), 0);
   } else if (strcmp(fn, "tointeger") == 0) {
@@ -2078,13 +2443,14 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
       const char *k = newtmp(g);
       x = mat(g, x);
       t = newtmp(g);
-      E(g, "int64_t %s = 0;", k);
+      E(g, "O_U int64_t %s = 0;", k);
       if (x.t.m == M_FLT)
-        E(g, "const o_v %s = o_f2i(%s, &%s) ? o_vi(%s) : o_vnil();", t,
+        E(g, "O_U const o_v %s = o_f2i(%s, &%s) ? o_vi(%s) : o_vnil();", t,
           as_d(g, x), k, k);
       else
-        E(g, "const o_v %s = %s.t == 3 ? %s : o_f2i(%s.d, &%s) ? o_vi(%s) "
-             ": o_vnil();",
+        E(g,
+          "O_U const o_v %s = %s.t == 3 ? %s : o_f2i(%s.d, &%s) ? o_vi(%s) "
+          ": o_vnil();",
           t, x.s, x.s, x.s, k, k);
       r = cv_of(ty_val(M_INT | M_NIL, P_WEAK), t, 1);
     }
@@ -2098,9 +2464,9 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
       second = cv_of(ty_val(M_FLT, P_WEAK), "0.0", 1);
     } else {
       const char *d = newtmp(g), *ip = newtmp(g);
-      E(g, "const double %s = %s;", d,
+      E(g, "O_U const double %s = %s;", d,
         isdyn(x.t) ? S(g, "o_vn(%s)", x.s) : as_d(g, x));
-      E(g, "const double %s = %s < 0 ? ceil(%s) : floor(%s);", ip, d, d, d);
+      E(g, "O_U const double %s = %s < 0 ? ceil(%s) : floor(%s);", ip, d, d, d);
       if (isdyn(x.t)) {
         r = cv_of(ty_val(M_NUM, P_WEAK),
                   S(g, "(%s.t == 3 ? %s : o_numint(%s))", x.s, x.s, ip), 0);
@@ -2131,11 +2497,12 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a,
         r = cv_of(ty_val(M_FLT, P_WEAK), S(g, "log10(o_opq(%s))", xd), 0);
       else {
         const char *bd = newtmp(g), *xx = newtmp(g);
-        E(g, "const double %s = o_opq(%s), %s = %s;", xx, xd, bd,
+        E(g, "O_U const double %s = o_opq(%s), %s = %s;", xx, xd, bd,
           as_d(g, b));
         r = cv_of(ty_val(M_FLT, P_WEAK),
-                  S(g, "(%s == 2.0 ? log2(%s) : %s == 10.0 ? log10(%s) : "
-                       "log(%s) / log(%s))",
+                  S(g,
+                    "(%s == 2.0 ? log2(%s) : %s == 10.0 ? log10(%s) : "
+                    "log(%s) / log(%s))",
                     bd, xx, bd, xx, xx, bd),
                   0);
       }
@@ -2179,8 +2546,7 @@ static void acc_add(gen *g, cv acc, cv *a, int n, int line) {
   if (x.t.k != T_VAL)
     refuse(g, line, "adding %s to an accumulator", ty_text(g, x.t));
   if (!(x.t.m & M_NUM)) {
-    fail(g, NULL,
-         S(g, "o_err_acc(c, %d, %d)", line, x.t.m == M_NIL ? 0 : 1));
+    fail(g, NULL, S(g, "o_err_acc(c, %d, %d)", line, x.t.m == M_NIL ? 0 : 1));
     return;
   }
   if (x.t.m == M_INT) {
@@ -2189,8 +2555,7 @@ static void acc_add(gen *g, cv acc, cv *a, int n, int line) {
     E(g, "o_acc_addf(&%s, %s);", p, as_d(g, x));
   } else {
     if (x.t.m & (M_NIL | M_BOOL))
-      fail(g, S(g, "%s.t < 3", x.s),
-           S(g, "o_err_acc(c, %d, %s.t)", line, x.s));
+      fail(g, S(g, "%s.t < 3", x.s), S(g, "o_err_acc(c, %d, %s.t)", line, x.s));
     E(g, "if (%s.t == 3) o_acc_addi(&%s, %s.i); else o_acc_addf(&%s, %s.d);",
       x.s, p, x.s, p, x.s);
   }
@@ -2285,8 +2650,7 @@ static cv unop(gen *g, const ast_node *e) {
     numeric(g, a, e->line, "a bitwise operation on");
     if (a.isk && fold(OP_BNOT, a.k, zero, &k))
       return cv_k(g, k);
-    return cv_of(ty_val(M_INT, P_WEAK), S(g, "(~%s)", toint(g, a, e->line)),
-                 0);
+    return cv_of(ty_val(M_INT, P_WEAK), S(g, "(~%s)", toint(g, a, e->line)), 0);
   default: /* OP_LEN */
     if (a.t.k == T_NONE)
       return cv_of(ty_val(M_INT, P_WEAK), "0", 1);
@@ -2382,12 +2746,12 @@ static cv *explist(gen *g, const ast_list *l, int n, int keep) {
     } else {
       cv x = ex(g, l->v[i]);
       if (got < n)
-        v[got++] = keep ? mat(g, x) : x;
+        v[got++] = keep ? copy(g, x) : x;
     }
   }
   for (i = 0; i < got; i++)
     if (keep)
-      v[i] = mat(g, v[i]);
+      v[i] = copy(g, v[i]);
   for (; got < n; got++)
     v[got] = cv_nil(g);
   return v;
@@ -2497,7 +2861,7 @@ static void local_(gen *g, const ast_node *s) {
     var *x = vs[i];
     if (!x->isk) {
       if (x->t.k != T_NONE && x->t.k != T_ACC && x->t.k != T_MATH)
-        E(g, "O_U %s %s = %s;", ctype(g, x->t), x->cname,
+        E(g, "O_U %s%s = %s;", ctype(g, x->t), x->cname,
           x->noinit ? (isdyn(x->t) ? "o_vnil()" : "0") : conv(g, v[i], x->t));
       x->da = !x->noinit;
     }
@@ -2506,8 +2870,8 @@ static void local_(gen *g, const ast_node *s) {
 }
 
 typedef struct target {
-  var *v;      /* a local */
-  cv o, k;     /* or o[k] */
+  var *v;  /* a local */
+  cv o, k; /* or o[k] */
   const ast_node *keynode;
   int line;
 } target;
@@ -2522,8 +2886,10 @@ static void assign(gen *g, const ast_node *s) {
     if (e->kind == AST_NAME) {
       t[i].v = lookup(g, e->str);
       if (t[i].v == NULL)
-        refuse(g, e->line, "an assignment to '%s', which is not a local of "
-                           "the body", e->str);
+        refuse(g, e->line,
+               "an assignment to '%s', which is not a local of "
+               "the body",
+               e->str);
       if (t[i].v->isk)
         refuse(g, e->line, "an assignment to the constant '%s'", e->str);
     } else if (e->kind == AST_INDEX) {
@@ -2538,8 +2904,8 @@ static void assign(gen *g, const ast_node *s) {
       t[i].k = ex(g, e->b);
       t[i].keynode = e->b;
       if (n > 1) {
-        t[i].o = mat(g, t[i].o);
-        t[i].k = mat(g, t[i].k);
+        t[i].o = copy(g, t[i].o);
+        t[i].k = copy(g, t[i].k);
       }
       t[i].line = line;
     } else {
@@ -2551,7 +2917,6 @@ static void assign(gen *g, const ast_node *s) {
     if (t[i].v != NULL) {
       var *x = t[i].v;
       var_join(g, x, v[i].t, s->line);
-      x->assigned = 1;
       if (x->t.k != T_NONE && x->t.k != T_ACC && x->t.k != T_MATH &&
           v[i].t.k != T_NONE)
         E(g, "%s = %s;", x->cname, conv(g, v[i], x->t));
@@ -2580,12 +2945,10 @@ static void return_(gen *g, const ast_node *s) {
       y.t = ty_val(x.t.m & ~M_NIL, x.t.prec);
       if (!isdyn(y.t))
         y = cv_of(y.t, conv(g, x, y.t), 0);
-      store_value(g, y, et, "IT_v[o_e]", NULL, NULL, "o_tr", "o_wr",
-                  -s->line);
+      store_value(g, y, et, "IT_v[o_e]", NULL, NULL, "o_tr", "o_wr", -s->line);
       close_(g);
     } else {
-      store_value(g, x, et, "IT_v[o_e]", NULL, NULL, "o_tr", "o_wr",
-                  -s->line);
+      store_value(g, x, et, "IT_v[o_e]", NULL, NULL, "o_tr", "o_wr", -s->line);
     }
   }
   E(g, "goto o_next;");
@@ -2598,8 +2961,8 @@ static int contains_loop(const ast_node *n) {
   int i;
   if (n == NULL)
     return 0;
-  if (n->kind == AST_WHILE || n->kind == AST_REPEAT ||
-      n->kind == AST_NUMFOR || n->kind == AST_GENFOR || n->kind == AST_FUNC)
+  if (n->kind == AST_WHILE || n->kind == AST_REPEAT || n->kind == AST_NUMFOR ||
+      n->kind == AST_GENFOR || n->kind == AST_FUNC)
     return 1;
   if (contains_loop(n->a) || contains_loop(n->b) || contains_loop(n->c) ||
       contains_loop(n->d))
@@ -2662,8 +3025,7 @@ static void find_keys(gen *g, const ast_node *n, const char *k) {
            lit->ival < (INT64_C(1) << 31);
     }
     if (ok) {
-      const ast_node **v =
-          amalloc(g, sizeof *v * (size_t)(g->nhnodes + 1));
+      const ast_node **v = amalloc(g, sizeof *v * (size_t)(g->nhnodes + 1));
       if (g->nhnodes > 0)
         memcpy(v, g->hnodes, sizeof *v * (size_t)g->nhnodes);
       v[g->nhnodes++] = s;
@@ -2685,11 +3047,147 @@ static void find_keys(gen *g, const ast_node *n, const char *k) {
 static void for_body(gen *g, const ast_node *s, var *x, cv val) {
   open_(g, "");
   var_join(g, x, val.t, s->line);
-  E(g, "O_U %s %s = %s;", ctype(g, x->t), x->cname, conv(g, val, x->t));
+  E(g, "O_U %s%s = %s;", ctype(g, x->t), x->cname, conv(g, val, x->t));
   x->da = 1;
   push_var(g, x);
   stmts(g, &s->d->list);
   g->nsc--;
+  close_(g);
+}
+
+/* An integer loop (Lua 5.4's forprep/forloop): the count of iterations
+ * is computed first, so the control variable never overflows. */
+static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
+                     cv step, int n) {
+  const char *i0 = S(g, "o_i%d", n), *st = S(g, "o_st%d", n),
+             *li = S(g, "o_li%d", n), *cnt = S(g, "o_n%d", n),
+             *tt = S(g, "o_t%d", n);
+  int kstep = step.isk, hoist;
+  int64_t sv = step.k.i;
+  E(g, "O_U const int64_t %s = %s;", i0, init.s);
+  E(g, "O_U const int64_t %s = %s;", st, step.s);
+  E(g, "O_U int64_t %s = 0;", li);
+  if (!kstep || sv == 0)
+    fail(g, S(g, "%s == 0", st),
+         S(g, "o_err(c, %d, \"'for' step is zero\")", s->line));
+  if (lim.t.m == M_INT) {
+    E(g, "%s = %s;", li, lim.s);
+    if (kstep)
+      open_(g, S(g, "if (%s %s %s) ", i0, sv > 0 ? "<=" : ">=", li));
+    else
+      open_(g, S(g, "if (%s > 0 ? %s <= %s : %s >= %s) ", st, i0, li, i0, li));
+  } else if (lim.t.m == M_FLT) {
+    open_(g,
+          S(g, "if (!o_forlimit(%s, %s, %s, &%s)) ", i0, as_d(g, lim), st, li));
+  } else {
+    open_(g, S(g,
+               "if (%s.t == 3 ? (%s = %s.i, %s > 0 ? %s <= %s : "
+               "%s >= %s) : !o_forlimit(%s, %s.d, %s, &%s)) ",
+               lim.s, li, lim.s, st, i0, li, i0, li, i0, lim.s, st, li));
+  }
+  E(g, "O_U const uint64_t %s = %s;", cnt,
+    kstep && sv == 1 ? S(g, "(uint64_t)%s - (uint64_t)%s", li, i0)
+                     : S(g, "o_forcount(%s, %s, %s)", i0, li, st));
+  hoist = g->emit && g->hk == NULL && !contains_loop(s->d) &&
+          !touches(s->d, x->name) && x->t.k == T_VAL && x->t.m == M_INT;
+  if (hoist) {
+    const char *saved_suffix = g->suffix;
+    orion_buf *fastb = tmpbuf(g), *saved = g->o;
+    int ind = g->ind, i;
+    dastate mid = da_save(g);
+    g->hk = x->name;
+    g->nhnodes = 0;
+    g->hnodes = NULL;
+    g->nhconds = 0;
+    find_keys(g, s->d, x->name);
+    g->hfast = 1;
+    g->suffix = S(g, "%s_f%d", saved_suffix, n);
+    g->o = fastb;
+    g->ind++;
+    open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
+    for_body(g, s, x,
+             cv_of(ty_val(M_INT, P_WEAK),
+                   S(g, "(int64_t)((uint64_t)%s + %s%s)", i0, tt,
+                     kstep && sv == 1 ? "" : S(g, " * (uint64_t)%s", st)),
+                   0));
+    close_(g);
+    g->ind = ind;
+    g->o = saved;
+    g->hfast = 0;
+    g->hk = NULL;
+    g->suffix = saved_suffix;
+    da_restore(g, mid);
+    if (fastb->oom)
+      oom(g);
+    if (g->nhconds > 0) {
+      orion_buf *cond = tmpbuf(g);
+      for (i = 0; i < g->nhconds; i++) {
+        const char *lo = S(g, "%" PRId64, 1 - g->hconds[i].off);
+        const char *hi =
+            g->hconds[i].off == 0
+                ? g->hconds[i].dim
+                : S(g, "%s - %" PRId64, g->hconds[i].dim, g->hconds[i].off);
+        const char *up = S(g, "%s >= %s && %s <= %s", i0, lo, li, hi);
+        const char *down = S(g, "%s >= %s && %s <= %s", li, lo, i0, hi);
+        const char *c1 = kstep ? (sv > 0 ? up : down)
+                               : S(g, "(%s > 0 ? (%s) : (%s))", st, up, down);
+        if (i > 0)
+          orion_buf_append(cond, " && ", 4);
+        orion_buf_append(cond, "(", 1);
+        orion_buf_append(cond, c1, strlen(c1));
+        orion_buf_append(cond, ")", 1);
+      }
+      orion_buf_append(cond, "", 1);
+      if (cond->oom)
+        oom(g);
+      E(g, "/* The subscripts of the loop variable are in range for the "
+           "whole loop. */");
+      open_(g, S(g, "if %s ", cond_of(g, cond->data)));
+      orion_buf_free(cond);
+      orion_buf_append(g->o, fastb->data, fastb->len);
+      close_(g);
+      open_(g, "else ");
+      g->suffix = S(g, "%s_s%d", saved_suffix, n);
+    }
+    orion_buf_free(fastb);
+    open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
+    for_body(g, s, x,
+             cv_of(ty_val(M_INT, P_WEAK),
+                   S(g, "(int64_t)((uint64_t)%s + %s%s)", i0, tt,
+                     kstep && sv == 1 ? "" : S(g, " * (uint64_t)%s", st)),
+                   0));
+    close_(g);
+    if (g->nhconds > 0) {
+      close_(g);
+      g->suffix = saved_suffix;
+    }
+  } else {
+    open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
+    for_body(g, s, x,
+             cv_of(ty_val(M_INT, P_WEAK),
+                   S(g, "(int64_t)((uint64_t)%s + %s%s)", i0, tt,
+                     kstep && sv == 1 ? "" : S(g, " * (uint64_t)%s", st)),
+                   0));
+    close_(g);
+  }
+  close_(g);
+}
+
+/* A float loop: every control value converted to a float. */
+static void flt_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
+                     cv step, int n) {
+  const char *f0 = S(g, "o_f%d", n), *fl = S(g, "o_fl%d", n),
+             *fs = S(g, "o_fs%d", n), *fx = S(g, "o_x%d", n);
+  E(g, "O_U const double %s = %s, %s = %s, %s = %s;", fl, as_d(g, lim), fs,
+    as_d(g, step), f0, as_d(g, init));
+  fail(g, S(g, "%s == 0", fs),
+       S(g, "o_err(c, %d, \"'for' step is zero\")", s->line));
+  open_(g, S(g, "if (0 < %s ? !(%s < %s) : !(%s < %s)) ", fs, fl, f0, f0, fl));
+  open_(g, S(g, "for (double %s = %s;;) ", fx, f0));
+  for_body(g, s, x, cv_of(ty_val(M_FLT, P_WEAK), fx, 1));
+  E(g, "%s += %s;", fx, fs);
+  E(g, "if (!(0 < %s ? %s <= %s : %s <= %s)) break;", fs, fx, fl, fl, fx);
+  close_(g);
   close_(g);
 }
 
@@ -2719,143 +3217,32 @@ static void numfor(gen *g, const ast_node *s) {
   before = da_save(g);
   open_(g, "");
   if (init.t.m == M_INT && step.t.m == M_INT) {
-    const char *i0 = S(g, "o_i%d", n), *st = S(g, "o_st%d", n),
-               *li = S(g, "o_li%d", n), *cnt = S(g, "o_n%d", n),
-               *tt = S(g, "o_t%d", n);
-    int kstep = step.isk, hoist;
-    int64_t sv = step.k.i;
-    E(g, "const int64_t %s = %s;", i0, init.s);
-    E(g, "O_U const int64_t %s = %s;", st, step.s);
-    E(g, "int64_t %s = 0;", li);
-    if (!kstep || sv == 0)
-      fail(g, S(g, "%s == 0", st),
-           S(g, "o_err(c, %d, \"'for' step is zero\")", s->line));
-    if (lim.t.m == M_INT) {
-      E(g, "%s = %s;", li, lim.s);
-      if (kstep)
-        open_(g, S(g, "if (%s %s %s) ", i0, sv > 0 ? "<=" : ">=", li));
-      else
-        open_(g, S(g, "if (%s > 0 ? %s <= %s : %s >= %s) ", st, i0, li, i0,
-                    li));
-    } else if (lim.t.m == M_FLT) {
-      open_(g, S(g, "if (!o_forlimit(%s, %s, %s, &%s)) ", i0, as_d(g, lim),
-                  st, li));
-    } else {
-      open_(g, S(g, "if (%s.t == 3 ? (%s = %s.i, %s > 0 ? %s <= %s : "
-                    "%s >= %s) : !o_forlimit(%s, %s.d, %s, &%s)) ",
-                  lim.s, li, lim.s, st, i0, li, i0, li, i0, lim.s, st, li));
-    }
-    E(g, "const uint64_t %s = %s;", cnt,
-      kstep && sv == 1 ? S(g, "(uint64_t)%s - (uint64_t)%s", li, i0)
-                       : S(g, "o_forcount(%s, %s, %s)", i0, li, st));
-    hoist = g->emit && g->hk == NULL && !contains_loop(s->d) &&
-            !touches(s->d, x->name);
-    if (hoist) {
-      const char *saved_suffix = g->suffix;
-      orion_buf *fastb = tmpbuf(g), *saved = g->o;
-      int ind = g->ind, i;
-      dastate mid = da_save(g);
-      g->hk = x->name;
-      g->nhnodes = 0;
-      g->hnodes = NULL;
-      g->nhconds = 0;
-      find_keys(g, s->d, x->name);
-      g->hfast = 1;
-      g->suffix = S(g, "_f%d", n);
-      g->o = fastb;
-      g->ind++;
-      open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt,
-                  tt));
-      for_body(g, s, x,
-               cv_of(ty_val(M_INT, P_WEAK),
-                     S(g, "(int64_t)((uint64_t)%s + %s%s)", i0, tt,
-                       kstep && sv == 1 ? ""
-                                        : S(g, " * (uint64_t)%s", st)),
-                     0));
-      close_(g);
-      g->ind = ind;
-      g->o = saved;
-      g->hfast = 0;
-      g->hk = NULL;
-      g->suffix = saved_suffix;
-      da_restore(g, mid);
-      if (fastb->oom)
-        oom(g);
-      if (g->nhconds > 0) {
-        orion_buf *cond = tmpbuf(g);
-        for (i = 0; i < g->nhconds; i++) {
-          const char *lo = S(g, "%" PRId64, 1 - g->hconds[i].off);
-          const char *hi =
-              g->hconds[i].off == 0
-                  ? g->hconds[i].dim
-                  : S(g, "%s - %" PRId64, g->hconds[i].dim, g->hconds[i].off);
-          const char *up = S(g, "%s >= %s && %s <= %s", i0, lo, li, hi);
-          const char *down = S(g, "%s >= %s && %s <= %s", li, lo, i0, hi);
-          const char *c1 = kstep ? (sv > 0 ? up : down)
-                                 : S(g, "(%s > 0 ? (%s) : (%s))", st, up,
-                                     down);
-          if (i > 0)
-            orion_buf_append(cond, " && ", 4);
-          orion_buf_append(cond, "(", 1);
-          orion_buf_append(cond, c1, strlen(c1));
-          orion_buf_append(cond, ")", 1);
-        }
-        orion_buf_append(cond, "", 1);
-        if (cond->oom)
-          oom(g);
-        E(g, "/* The subscripts of the loop variable are in range for the "
-             "whole loop. */");
-        open_(g, S(g, "if (%s) ", cond->data));
-        orion_buf_free(cond);
-        orion_buf_append(g->o, fastb->data, fastb->len);
-        close_(g);
-        open_(g, "else ");
-        g->suffix = S(g, "_s%d", n);
-      }
-      orion_buf_free(fastb);
-      open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt,
-                  tt));
-      for_body(g, s, x,
-               cv_of(ty_val(M_INT, P_WEAK),
-                     S(g, "(int64_t)((uint64_t)%s + %s%s)", i0, tt,
-                       kstep && sv == 1 ? ""
-                                        : S(g, " * (uint64_t)%s", st)),
-                     0));
-      close_(g);
-      if (g->nhconds > 0) {
-        close_(g);
-        g->suffix = saved_suffix;
-      }
-    } else {
-      open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt,
-                  tt));
-      for_body(g, s, x,
-               cv_of(ty_val(M_INT, P_WEAK),
-                     S(g, "(int64_t)((uint64_t)%s + %s%s)", i0, tt,
-                       kstep && sv == 1 ? ""
-                                        : S(g, " * (uint64_t)%s", st)),
-                     0));
-      close_(g);
-    }
-    close_(g);
-  } else if (isdyn(init.t) || isdyn(step.t)) {
-    refuse(g, s->line, "a numeric 'for' whose initial value or step may be "
-                       "an integer or a float");
+    int_loop(g, s, x, init, lim, step, n);
+  } else if (!isdyn(init.t) && !isdyn(step.t)) {
+    flt_loop(g, s, x, init, lim, step, n);
   } else {
-    const char *f0 = S(g, "o_f%d", n), *fl = S(g, "o_fl%d", n),
-               *fs = S(g, "o_fs%d", n), *fx = S(g, "o_x%d", n);
-    E(g, "const double %s = %s, %s = %s, %s = %s;", fl, as_d(g, lim), fs,
-      as_d(g, step), f0, as_d(g, init));
-    fail(g, S(g, "%s == 0", fs),
-         S(g, "o_err(c, %d, \"'for' step is zero\")", s->line));
-    open_(g, S(g, "if (0 < %s ? !(%s < %s) : !(%s < %s)) ", fs, fl, f0, f0,
-                fl));
-    open_(g, S(g, "for (double %s = %s;;) ", fx, f0));
-    for_body(g, s, x, cv_of(ty_val(M_FLT, P_WEAK), fx, 1));
-    E(g, "%s += %s;", fx, fs);
-    E(g, "if (!(0 < %s ? %s <= %s : %s <= %s)) break;", fs, fx, fl, fl, fx);
-    close_(g);
-    close_(g);
+    /* An integer loop or a float loop, as the values turn out. */
+    const char *saved = g->suffix;
+    int canint = (init.t.m & M_INT) && (step.t.m & M_INT);
+    if (canint) {
+      cv ii = init, si = step;
+      if (isdyn(ii.t))
+        ii = cv_of(ty_val(M_INT, P_WEAK), S(g, "%s.i", init.s), 1);
+      if (isdyn(si.t))
+        si = cv_of(ty_val(M_INT, P_WEAK), S(g, "%s.i", step.s), 1);
+      open_(g, S(g, "if (%s && %s) ",
+                 isdyn(init.t) ? S(g, "%s.t == 3", init.s) : "1",
+                 isdyn(step.t) ? S(g, "%s.t == 3", step.s) : "1"));
+      g->suffix = S(g, "%s_i%d", saved, n);
+      int_loop(g, s, x, ii, lim, si, n);
+      close_(g);
+      open_(g, "else ");
+    }
+    g->suffix = S(g, "%s_f%d", saved, n);
+    flt_loop(g, s, x, init, lim, step, n);
+    g->suffix = saved;
+    if (canint)
+      close_(g);
   }
   close_(g);
   da_restore(g, before);
@@ -2889,28 +3276,42 @@ static void repeat_(gen *g, const ast_node *s) {
     stmt(g, s->a->list.v[i]);
   }
   c = ex(g, s->b);
-  E(g, "if (%s) break;", truth(g, c));
+  E(g, "if %s break;", cond_of(g, truth(g, c)));
   g->blk = f.up;
   g->nsc = base;
   close_(g);
   da_restore(g, before);
 }
 
+/* if / elseif / else.  A clause runs where the earlier conditions were
+ * false and its own is true: the locals they test are narrowed there. */
 static void if_(gen *g, const ast_node *s) {
   dastate before = da_save(g), after = da_dead();
-  int i, opened = 0;
+  int i, j, opened = 0, nar = g->nnar;
   for (i = 0; i < s->list.n; i++) {
-    cv c = ex(g, s->list.v[i]);
-    open_(g, S(g, "if (%s) ", truth(g, c)));
+    cv c;
+    for (j = 0; j < i; j++)
+      narrow(g, s->list.v[j], 0, NULL);
+    c = ex(g, s->list.v[i]);
+    g->nnar = nar;
+    open_(g, S(g, "if %s ", cond_of(g, truth(g, c))));
+    for (j = 0; j < i; j++)
+      narrow(g, s->list.v[j], 0, s->list2.v[i]);
+    narrow(g, s->list.v[i], 1, s->list2.v[i]);
     stmts(g, &s->list2.v[i]->list);
+    g->nnar = nar;
     close_(g);
     da_meet(g, &after);
     da_restore(g, before);
     open_(g, "else ");
     opened++;
   }
-  if (s->c != NULL)
+  if (s->c != NULL) {
+    for (j = 0; j < s->list.n; j++)
+      narrow(g, s->list.v[j], 0, s->c);
     stmts(g, &s->c->list);
+    g->nnar = nar;
+  }
   da_meet(g, &after);
   for (i = 0; i < opened; i++)
     close_(g);
@@ -3010,6 +3411,7 @@ static void walk(gen *g) {
   g->ind = 2;
   g->hk = NULL;
   g->hfast = 0;
+  g->nnar = 0;
   for (i = 0; i < g->nvars; i++)
     g->vars[i]->da = 0;
   for (i = 0; i < f->params.n; i++) {
@@ -3018,9 +3420,8 @@ static void walk(gen *g) {
     cv val;
     if (i < nk) {
       val = cv_of(ty_val(M_INT, P_WEAK),
-                  it->sparse
-                      ? S(g, "(IT_k[o_e * %d + %d] + 1)", nk, i)
-                      : S(g, "((o_e / IT_s%d) %% IT_d%d + 1)", i, i),
+                  it->sparse ? S(g, "(IT_k[o_e * %d + %d] + 1)", nk, i)
+                             : S(g, "(o_k%d + 1)", i),
                   0);
     } else if (i == nk) {
       switch (it->type) {
@@ -3043,7 +3444,7 @@ static void walk(gen *g) {
     }
     var_join(g, x, val.t, p->line);
     if (x->t.k == T_VAL)
-      E(g, "O_U %s %s = %s;", ctype(g, x->t), x->cname, conv(g, val, x->t));
+      E(g, "O_U %s%s = %s;", ctype(g, x->t), x->cname, conv(g, val, x->t));
     x->da = 1;
     push_var(g, x);
   }
@@ -3057,6 +3458,19 @@ static void lines(gen *g, const char *const *l) {
   }
 }
 
+/* " || ..." testing that a dense iterated array is row-major and
+ * contiguous (its keys are then counted, not divided out). */
+static const char *rowmajor(gen *g, const orion_arrayinfo *it) {
+  const char *r;
+  int d;
+  if (it->sparse)
+    return "";
+  r = S(g, " || IT_s%d != 1", it->ndims - 1);
+  for (d = it->ndims - 2; d >= 0; d--)
+    r = S(g, "%s || IT_s%d != IT_s%d * IT_d%d", r, d, d + 1, d + 1);
+  return r;
+}
+
 /* The generated source: prelude, messages, and the function. */
 static void assemble(gen *g, const orion_buf *body) {
   const orion_arrayinfo *it = &g->in->iter;
@@ -3064,8 +3478,9 @@ static void assemble(gen *g, const orion_buf *body) {
   int i, d;
   g->o = &g->out->src;
   g->ind = 0;
-  E(g, "/* Generated by Orion-C from a parallel_for body (%s:%d, %s mode). "
-       "*/",
+  E(g,
+    "/* Generated by Orion-C from a parallel_for body (%s:%d, %s mode). "
+    "*/",
     g->in->chunkname, g->line0, g->fast ? "fast" : "exact");
   E(g, "#define O_EXACT %d", g->fast ? 0 : 1);
   lines(g, prelude_a);
@@ -3090,7 +3505,7 @@ static void assemble(gen *g, const orion_buf *body) {
   open_(g, "int orion_cbody_run(orion_cctx *c, int64_t lo, int64_t hi) ");
   E(g, "int o_rc = 0;");
   if (g->pctrack)
-    E(g, "int o_pc = %d;", g->line0);
+    E(g, "O_U int o_pc = %d;", g->line0);
   E(g, "int (*const o_ed)(orion_cctx *) = c->elem_done;");
   for (i = 0; i < g->nslots; i++)
     if (g->slots[i].kind == ORION_CSLOT_ACC)
@@ -3105,15 +3520,19 @@ static void assemble(gen *g, const orion_buf *body) {
     etype_c(it->type));
   E(g, "O_U const int64_t *const IT_k = c->iter.keys;");
   for (d = 0; d < it->ndims; d++)
-    E(g, "O_U const int64_t IT_d%d = c->iter.dims[%d], IT_s%d = "
-         "c->iter.strides[%d];",
+    E(g,
+      "O_U const int64_t IT_d%d = c->iter.dims[%d], IT_s%d = "
+      "c->iter.strides[%d];",
       d, d, d, d);
-  fail(g, S(g, "c->iter.type != %d || c->iter.ndims != %d || "
-               "(c->iter.keys == NULL) != %d",
-            it->type, it->ndims, !it->sparse),
+  fail(g,
+       S(g,
+         "c->iter.type != %d || c->iter.ndims != %d || "
+         "(c->iter.keys == NULL) != %d%s",
+         it->type, it->ndims, !it->sparse, rowmajor(g, it)),
        S(g, "o_err(c, %d, %s)", -g->line0,
-         cstr(g, S(g, "compiled body: the iterated array is not the %s %d-D "
-                      "%s array the body was compiled for",
+         cstr(g, S(g,
+                   "compiled body: the iterated array is not the %s %d-D "
+                   "%s array the body was compiled for",
                    it->sparse ? "sparse" : "dense", it->ndims,
                    etype_name(it->type)))));
   for (i = 0; i < g->nslots; i++) {
@@ -3124,41 +3543,56 @@ static void assemble(gen *g, const orion_buf *body) {
       E(g, "O_U %s *const %s_v = (%s *)c->arrays[%d].values;",
         etype_c(s->etype), p, etype_c(s->etype), s->idx);
       for (d = 0; d < s->ndims; d++)
-        E(g, "O_U const int64_t %s_d%d = c->arrays[%d].dims[%d], %s_s%d = "
-             "c->arrays[%d].strides[%d];",
+        E(g,
+          "O_U const int64_t %s_d%d = c->arrays[%d].dims[%d], %s_s%d = "
+          "c->arrays[%d].strides[%d];",
           p, d, s->idx, d, p, d, s->idx, d);
-      fail(g, S(g, "c->arrays[%d].type != %d || c->arrays[%d].ndims != %d "
-                   "|| c->arrays[%d].keys != NULL || %s_s%d != 1",
-                s->idx, s->etype, s->idx, s->ndims, s->idx, p,
-                s->ndims - 1),
+      fail(g,
+           S(g,
+             "c->arrays[%d].type != %d || c->arrays[%d].ndims != %d "
+             "|| c->arrays[%d].keys != NULL || %s_s%d != 1",
+             s->idx, s->etype, s->idx, s->ndims, s->idx, p, s->ndims - 1),
            S(g, "o_err(c, %d, %s)", -g->line0,
-             cstr(g, S(g, "compiled body: array '%.63s' is not the dense "
-                          "row-major %d-D %s array the body was compiled for",
+             cstr(g, S(g,
+                       "compiled body: array '%.63s' is not the dense "
+                       "row-major %d-D %s array the body was compiled for",
                        s->name, s->ndims, etype_name(s->etype)))));
       break;
     case ORION_CSLOT_BUFFER:
       E(g, "O_U void *const %s_h = c->bufs[%d].h;", p, s->idx);
       E(g, "O_U const int32_t %s_op = c->bufs[%d].op;", p, s->idx);
       for (d = 0; d < s->ndims; d++)
-        E(g, "O_U const int64_t %s_d%d = c->bufs[%d].dims[%d], %s_s%d = "
-             "c->bufs[%d].strides[%d];",
+        E(g,
+          "O_U const int64_t %s_d%d = c->bufs[%d].dims[%d], %s_s%d = "
+          "c->bufs[%d].strides[%d];",
           p, d, s->idx, d, p, d, s->idx, d);
-      fail(g, S(g, "c->bufs[%d].type != %d || c->bufs[%d].ndims != %d",
-                s->idx, s->etype, s->idx, s->ndims),
+      fail(g,
+           S(g, "c->bufs[%d].type != %d || c->bufs[%d].ndims != %d", s->idx,
+             s->etype, s->idx, s->ndims),
            S(g, "o_err(c, %d, %s)", -g->line0,
-             cstr(g, S(g, "compiled body: buffer '%.63s' does not write into "
-                          "the %d-D %s array the body was compiled for",
+             cstr(g, S(g,
+                       "compiled body: buffer '%.63s' does not write into "
+                       "the %d-D %s array the body was compiled for",
                        s->name, s->ndims, etype_name(s->etype)))));
       break;
     case ORION_CSLOT_CONST:
       if (s->isint)
-        E(g, "const int64_t %s = c->consts[%d].i;", p, s->idx);
+        E(g, "O_U const int64_t %s = c->consts[%d].i;", p, s->idx);
       else
-        E(g, "const double %s = c->consts[%d].d;", p, s->idx);
+        E(g, "O_U const double %s = c->consts[%d].d;", p, s->idx);
       break;
     default:
       break;
     }
+  }
+  if (!it->sparse) {
+    /* A dense array's keys, kept as counters (0-based) from lo on. */
+    for (d = 0; d < it->ndims; d++)
+      E(g, "int64_t o_k%d = 0;", d);
+    open_(g, "if (lo < hi) ");
+    for (d = 0; d < it->ndims; d++)
+      E(g, "o_k%d = (lo / IT_s%d) %% IT_d%d;", d, d, d);
+    close_(g);
   }
   open_(g, "for (int64_t o_e = lo; o_e < hi; o_e++) ");
   E(g, "c->cur = o_e;");
@@ -3166,13 +3600,24 @@ static void assemble(gen *g, const orion_buf *body) {
     E(g, "o_pc = %d;", g->line0);
   orion_buf_append(g->o, body->data, body->len);
   E(g, "o_next: O_U;");
-  E(g, "if (o_ed != NULL && O_NO(o_ed(c) != 0)) { o_rc = 1; goto o_out; }");
+  if (!it->sparse) {
+    for (d = it->ndims - 1; d > 0; d--) {
+      open_(g, S(g, "if (++o_k%d == IT_d%d) ", d, d));
+      E(g, "o_k%d = 0;", d);
+    }
+    E(g, "++o_k0;");
+    for (d = it->ndims - 1; d > 0; d--)
+      close_(g);
+  }
+  open_(g, "if (o_ed != NULL) ");
+  E(g, "const int o_r = o_ed(c);");
+  E(g, "if (O_NO(o_r != 0)) { o_rc = o_r; goto o_out; }");
+  close_(g);
   close_(g);
   E(g, "o_out: O_U;");
   for (i = 0; i < g->nslots; i++)
     if (g->slots[i].kind == ORION_CSLOT_ACC)
-      E(g, "o_acc_save(&c->accs[%d], &%s);", g->slots[i].idx,
-        g->slots[i].pfx);
+      E(g, "o_acc_save(&c->accs[%d], &%s);", g->slots[i].idx, g->slots[i].pfx);
   if (g->userand)
     E(g, "memcpy(c->rng, o_rs, sizeof o_rs);");
   E(g, "return o_rc;");
@@ -3197,13 +3642,13 @@ static void free_gen(gen *g) {
   orion_free(g->sc);
   orion_free(g->labels);
   orion_free(g->hconds);
+  orion_free(g->nar);
+  orion_free(g->up);
   orion_free(g);
 }
 
-int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out,
-               orion_error *err) {
+int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out, orion_error *err) {
   gen *g;
-  orion_buf body, scratch;
   int pass, i, rc;
   memset(out, 0, sizeof *out);
   orion_buf_init(&out->src);
@@ -3222,26 +3667,30 @@ int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out,
   g->fast = in->fast != 0;
   g->line0 = in->func->line;
   g->pctrack = needs_pc(in->func->a);
-  orion_buf_init(&body);
-  orion_buf_init(&scratch);
+  orion_buf_init(&g->body);
+  orion_buf_init(&g->scratch);
+  /* Refusals and out of memory longjmp back here; everything the walk
+   * allocates hangs off g. */
   if (setjmp(g->jb) == 0) {
+    if (in->chunk != NULL && up_walk(g, in->chunk, in->func))
+      g->haveup = 1;
     for (pass = 0;; pass++) {
       if (pass == 100)
         refuse(g, g->line0, "types that do not settle");
-      orion_buf_free(&scratch);
-      g->o = &scratch;
+      orion_buf_free(&g->scratch);
+      g->o = &g->scratch;
       g->emit = 0;
       g->changed = 0;
       walk(g);
       if (!g->changed)
         break;
     }
-    g->o = &body;
+    g->o = &g->body;
     g->emit = 1;
     walk(g);
-    if (body.oom || scratch.oom)
+    if (g->body.oom || g->scratch.oom)
       oom(g);
-    assemble(g, &body);
+    assemble(g, &g->body);
     if (out->src.oom)
       oom(g);
     out->slots = orion_calloc((size_t)g->nslots + 1, sizeof *out->slots);
@@ -3264,8 +3713,8 @@ int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out,
   } else {
     rc = g->rc;
   }
-  orion_buf_free(&body);
-  orion_buf_free(&scratch);
+  orion_buf_free(&g->body);
+  orion_buf_free(&g->scratch);
   free_gen(g);
   if (rc == ORION_EUNSUPPORTED)
     orion_error_set(err, rc, "outside the compiled subset: %s", out->why);

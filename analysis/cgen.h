@@ -22,6 +22,11 @@ typedef struct orion_cgen_in {
   orion_resolve_fn resolve; /* the body's free names, as for the analysis */
   void *ud;
   int fast; /* opts.fast: may reassociate, contract and use f32 math */
+  /* Optional: the whole parsed chunk the body is in.  With it, free names
+   * are known to be upvalues or globals, which some messages tell apart
+   * ("number (upvalue 'x') has no integer representation"); without it,
+   * captured numbers are taken for upvalues and `math` for the global. */
+  const ast_node *chunk;
 } orion_cgen_in;
 
 typedef struct orion_cgen_out {

@@ -568,6 +568,7 @@ static void gen_body(lua_State *L, analysis *a, int fast) {
   r.L = L;
   r.fidx = 2;
   in.func = f;
+  in.chunk = ast->chunk;
   in.chunkname = a->chunk;
   in.iter = a->iter;
   in.resolve = resolve_cb;
