@@ -1596,12 +1596,10 @@ static int fold(int op, lval a, lval b, lval *r) {
 
 /* v as an integer for a bitwise operation ("number has no integer
  * representation" otherwise); a simple C expression. */
-static const char *toint(gen *g, cv v, int line) {
-  const char *t, *call;
-  if (v.t.m == M_INT)
-    return mat(g, v).s;
-  t = newtmp(g);
-  call = S(g, "o_err_noint(c, %d, %s)", line, cstr(g, vinfo(g, v)));
+/* v converted to an integer in a new temporary, failing with `call`
+ * (an error-reporting C expression) when it has no integer value. */
+static const char *int_or_fail(gen *g, cv v, const char *call) {
+  const char *t = newtmp(g);
   E(g, "O_U int64_t %s = 0;", t);
   if (v.t.m == M_FLT) {
     fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, v), t), call);
@@ -1613,6 +1611,13 @@ static const char *toint(gen *g, cv v, int line) {
       v.s, t, v.s, v.s, t, call);
   }
   return t;
+}
+
+static const char *toint(gen *g, cv v, int line) {
+  if (v.t.m == M_INT)
+    return mat(g, v).s;
+  return int_or_fail(
+      g, v, S(g, "o_err_noint(c, %d, %s)", line, cstr(g, vinfo(g, v))));
 }
 
 /* Integer `//` or `%` of a by b (both integers). */
@@ -2245,25 +2250,13 @@ static cv index_expr(gen *g, const ast_node *e) {
 /* An argument math.NAME checks with luaL_checkinteger (a simple C
  * expression). */
 static const char *arg_int(gen *g, cv v, int argn, const char *fn, int line) {
-  const char *t, *call;
   if (v.t.m == M_INT)
     return mat(g, v).s;
-  call = S(g,
-           "o_err_arg(c, %d, %d, \"%s\", \"number has no integer "
-           "representation\")",
-           line, argn, fn);
-  t = newtmp(g);
-  E(g, "O_U int64_t %s = 0;", t);
-  if (v.t.m == M_FLT) {
-    fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, v), t), call);
-  } else {
-    v = mat(g, v);
-    E(g,
-      "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
-      "{ o_rc = %s; goto o_out; }",
-      v.s, t, v.s, v.s, t, call);
-  }
-  return t;
+  return int_or_fail(g, v,
+                     S(g,
+                       "o_err_arg(c, %d, %d, \"%s\", \"number has no integer "
+                       "representation\")",
+                       line, argn, fn));
 }
 
 /* A float function of one argument: the result is a float computed in

@@ -209,6 +209,7 @@ typedef struct loop_run {
   int64_t run;    /* this run's number */
   uint64_t pull_seq;
   uint64_t peer_bytes, shard_items;
+  uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   int err_pos;    /* position of the failed block reported, or -1 */
   orion_error err;
   double *secs;
@@ -905,9 +906,8 @@ static void load_body_frame(loop_run *r, orion_buf *b, int e) {
   /* The compiled body: its hash (0: interpret), the source unless the
    * executor has it, flags, slots. */
   if (j->csrc != NULL) {
-    uint64_t h = body_hash(j);
-    orion_buf_u64(b, h);
-    if (body_sent(e, r->n, h))
+    orion_buf_u64(b, r->chash);
+    if (body_sent(e, r->n, r->chash))
       orion_pw_bytes(b, NULL, 0);
     else
       orion_pw_bytes(b, j->csrc, j->clen);
@@ -1046,6 +1046,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.n = orion_cluster_size(cl);
   r.n1 = j->it->bs.n1;
   r.run = ++run_counter;
+  r.chash = j->csrc != NULL ? body_hash(j) : 0;
   r.has_time = j->plan != NULL && j->plan->time >= 0 && j->it->bs.n1 > 1;
   r.secs = orion_calloc((size_t)r.n, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
