@@ -1,0 +1,3 @@
+#ifndef ORION_DSM_IDX_H
+#define ORION_DSM_IDX_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef ORION_LUA_NN_H
+#define ORION_LUA_NN_H
+#endif
