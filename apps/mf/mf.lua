@@ -1,4 +1,6 @@
 -- SGD matrix factorisation with L2 regularisation (Orion-C built-in app).
+-- Plain SGD with a decaying step, or a per-row adaptive step (AdaGrad, the
+-- kind LIBMF's default solver uses).
 --
 --   orion-driver apps/mf/mf.lua                      # embedded synthetic data
 --   orion-driver apps/mf/mf.lua --train ratings.train.txt.gz \
@@ -7,8 +9,10 @@
 -- Prints one line per epoch: epoch, seconds, train RMSE (measured on the
 -- ratings as the SGD pass visits them, before each update), test RMSE.
 -- With --metrics FILE (an orion-driver option) each epoch is also recorded
--- as JSON with the keys epoch, seconds, train_seconds, train_rmse, test_rmse,
--- executors, bytes_moved (both loops of the epoch) and updates_per_s.
+-- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
+-- longest time one executor spent running training blocks), train_rmse,
+-- test_rmse, executors, bytes_moved (both loops of the epoch), tier and
+-- updates_per_s (training ratings / train_seconds).
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -23,21 +27,38 @@ local spec = {
     { "format", "F", "coo", "input format: coo, csv, movielens, libsvm, uci-bow" },
     { "k", "N", 32, "number of latent factors" },
     { "epochs", "N", 20, "passes over the training ratings" },
-    { "lr", "X", 0.02, "learning rate of the first epoch" },
-    { "decay", "X", 0.9, "the learning rate is multiplied by X after each epoch" },
+    { "solver", "S", "sgd", "sgd (step decays each epoch) or adagrad (per-row adaptive step)" },
+    { "lr", "X", nil, "learning rate (default: 0.02 for sgd, 0.1 for adagrad)", type = "number" },
+    { "decay", "X", nil, "the learning rate is multiplied by X after each epoch (default: 0.9 for sgd, 1 for adagrad)", type = "number" },
     { "reg", "X", 0.05, "L2 regularisation of W and H" },
+    { "reg-w", "X", nil, "L2 regularisation of W (default: --reg)", type = "number" },
+    { "reg-h", "X", nil, "L2 regularisation of H (default: --reg)", type = "number" },
     { "init-scale", "X", 0.1, "factors start as randn * X" },
     { "seed", "N", 1, "seed for initialisation, splits and the engine" },
-    { "save", "PATH", nil, "write the factors to PATH.W and PATH.H" },
+    { "save", "PATH", nil, "write the model to PATH.W, PATH.H and PATH.meta (for predict.lua)" },
+    { "tier", "T", "auto", "loop tier: auto (compiled when possible), c or lua" },
+    { "exact", false, false, "compiled loops reproduce the interpreter bit for bit (default: fast math)" },
   },
   epilog = "Input files are plain or gzip-compressed, one rating per line.",
 }
 
 local opts = cli.parse(arg, spec)
+if opts.solver ~= "sgd" and opts.solver ~= "adagrad" then
+  cli.fail(spec, ("--solver must be sgd or adagrad, not '%s'"):format(opts.solver))
+end
+local adagrad = opts.solver == "adagrad"
+if opts.lr == nil then opts.lr = adagrad and 0.1 or 0.02 end
+if opts.decay == nil then opts.decay = adagrad and 1.0 or 0.9 end
+if opts.reg_w == nil then opts.reg_w = opts.reg end
+if opts.reg_h == nil then opts.reg_h = opts.reg end
 if opts.k < 1 then cli.fail(spec, "--k must be at least 1") end
 if opts.epochs < 0 then cli.fail(spec, "--epochs must not be negative") end
 if not (opts.lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (opts.decay > 0 and opts.decay <= 1) then cli.fail(spec, "--decay must be in (0, 1]") end
+if not (opts.reg_w >= 0 and opts.reg_h >= 0) then cli.fail(spec, "--reg, --reg-w and --reg-h must not be negative") end
+if opts.tier ~= "auto" and opts.tier ~= "c" and opts.tier ~= "lua" then
+  cli.fail(spec, ("--tier must be auto, c or lua, not '%s'"):format(opts.tier))
+end
 if opts.test_split < 0 or opts.test_split >= 1 then
   cli.fail(spec, "--test-split must be in [0, 1)")
 end
@@ -62,13 +83,20 @@ if test then
   local tu, ti = test:dims()
   nu, ni = math.max(nu, tu), math.max(ni, ti)
 end
-local K, lr, reg = opts.k, opts.lr, opts.reg
+local K, lr, regw, regh = opts.k, opts.lr, opts.reg_w, opts.reg_h
 
 local W = orion.randn { nu, K, type = "f32", scale = opts.init_scale, seed = opts.seed }
 local H = orion.randn { ni, K, type = "f32", scale = opts.init_scale, seed = opts.seed + 1 }
 
-print(("# mf: %d train ratings, %d test, %d users x %d items, K=%d, lr=%g, reg=%g")
-  :format(train:nnz(), test and test:nnz() or 0, nu, ni, K, lr, reg))
+-- AdaGrad: one accumulated squared gradient (averaged over K) per row.
+local GW, GH
+if adagrad then
+  GW = orion.array { nu, type = "f32", init = 1 }
+  GH = orion.array { ni, type = "f32", init = 1 }
+end
+
+print(("# mf: %d train ratings, %d test, %d users x %d items, K=%d, %s, lr=%g, reg=%g/%g")
+  :format(train:nnz(), test and test:nnz() or 0, nu, ni, K, opts.solver, lr, regw, regh))
 
 -- Loops ----------------------------------------------------------------------
 local train_sse = orion.accumulator("sum", 0.0)
@@ -81,9 +109,30 @@ local function sgd(u, i, r)
   train_sse:add(e * e)
   for k = 1, K do
     local w, h = wu[k], hi[k]
-    wu[k] = w + lr * (e * h - reg * w)
-    hi[k] = h + lr * (e * w - reg * h)
+    wu[k] = w + lr * (e * h - regw * w)
+    hi[k] = h + lr * (e * w - regh * h)
   end
+end
+
+-- The step of row u is lr / sqrt(GW[u]); GW[u] grows by the mean squared
+-- gradient of the row's update.
+local function sgd_adagrad(u, i, r)
+  local wu, hi = W[u], H[i]
+  local e = r
+  for k = 1, K do e = e - wu[k] * hi[k] end
+  train_sse:add(e * e)
+  local sw, sh = lr / math.sqrt(GW[u]), lr / math.sqrt(GH[i])
+  local gw2, gh2 = 0.0, 0.0
+  for k = 1, K do
+    local w, h = wu[k], hi[k]
+    local gw, gh = e * h - regw * w, e * w - regh * h
+    gw2 = gw2 + gw * gw
+    gh2 = gh2 + gh * gh
+    wu[k] = w + sw * gw
+    hi[k] = h + sh * gh
+  end
+  GW[u] = GW[u] + gw2 / K
+  GH[i] = GH[i] + gh2 / K
 end
 
 local function evaluate(u, i, r)
@@ -93,36 +142,73 @@ local function evaluate(u, i, r)
   test_sse:add(e * e)
 end
 
+local loop_opts = { tier = opts.tier, fast = not opts.exact }
+local body = adagrad and sgd_adagrad or sgd
+-- A result outside this range means the training diverged.
+local RMSE_LIMIT = 1e4
+
 print(("%5s  %8s  %10s  %9s"):format("epoch", "seconds", "train-rmse", "test-rmse"))
 for epoch = 1, opts.epochs do
   local t0 = orion.clock()
   train_sse:reset()
-  local st = orion.parallel_for(train, sgd)
+  local st = orion.parallel_for(train, body, loop_opts)
   local train_seconds = orion.clock() - t0
+  -- The longest time an executor spent running blocks of the training
+  -- loop; the rest of train_seconds is scheduling and communication.
+  local compute_seconds = 0.0
+  for _, v in ipairs(st.executor_seconds or {}) do
+    if v > compute_seconds then compute_seconds = v end
+  end
   local bytes_moved = st.bytes_moved or 0 -- nil under --explain
   local train_rmse = math.sqrt(train_sse:get() / train:nnz())
   local test_rmse
   if test and test:nnz() > 0 then
     test_sse:reset()
-    bytes_moved = bytes_moved + (orion.parallel_for(test, evaluate).bytes_moved or 0)
+    bytes_moved = bytes_moved + (orion.parallel_for(test, evaluate, loop_opts).bytes_moved or 0)
     test_rmse = math.sqrt(test_sse:get() / test:nnz())
   end
   local seconds = orion.clock() - t0
   lr = lr * opts.decay
-  if train_rmse ~= train_rmse or train_rmse == math.huge then
-    error(("epoch %d: training diverged (RMSE is %s); lower --lr"):format(epoch, train_rmse), 0)
+  for _, m in ipairs { { "train", train_rmse }, { "test", test_rmse } } do
+    local v = m[2]
+    if v ~= nil and not (v <= RMSE_LIMIT) then -- NaN fails every comparison
+      error(("epoch %d: training diverged (%s RMSE is %s, limit %g); lower the learning rate (--lr %g now)")
+        :format(epoch, m[1], v ~= v and "NaN" or tostring(v), RMSE_LIMIT, opts.lr), 0)
+    end
   end
   print(("%5d  %8.3f  %10.4f  %9s"):format(epoch, seconds, train_rmse,
     test_rmse and ("%.4f"):format(test_rmse) or "-"))
   io.stdout:flush()
   orion.record { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
                  train_rmse = train_rmse, test_rmse = test_rmse,
-                 executors = st.executors, bytes_moved = bytes_moved,
+                 compute_seconds = compute_seconds,
+                 executors = st.executors, bytes_moved = bytes_moved, tier = st.tier,
                  updates_per_s = train:nnz() / train_seconds }
 end
 
+-- The model: the factors, plus what predict.lua needs to know which ids
+-- were trained (their rating counts) and the training mean for the rest.
 if opts.save then
+  local sum = orion.accumulator("sum", 0.0)
+  orion.parallel_for(train, function(u, i, r) sum:add(r) end, { tier = opts.tier })
+  local mean = train:nnz() > 0 and sum:get() / train:nnz() or 0.0
+  local function counts(dim, n)
+    local c = orion.array { n, type = "i32" }
+    if train:nnz() > 0 then
+      for id, v in ipairs(train:histogram(dim, n)) do
+        if v > 0 then c:set(id, v) end
+      end
+    end
+    return c
+  end
   W:save(opts.save .. ".W")
   H:save(opts.save .. ".H")
-  print(("# saved factors to %s.W and %s.H"):format(opts.save, opts.save))
+  counts(1, nu):save(opts.save .. ".users")
+  counts(2, ni):save(opts.save .. ".items")
+  local f = assert(io.open(opts.save .. ".meta.tmp", "w"))
+  f:write(("orion-mf 1\nk %d\nusers %d\nitems %d\nmean %.17g\nsolver %s\n")
+    :format(K, nu, ni, mean, opts.solver))
+  f:close()
+  assert(os.rename(opts.save .. ".meta.tmp", opts.save .. ".meta"))
+  print(("# saved the model to %s.{W,H,users,items,meta}"):format(opts.save))
 end
