@@ -129,3 +129,219 @@ Test(mf, malformed_training_file_names_file_and_line) {
   free(bad);
   free(app);
 }
+
+/* ---- solvers, divergence, the saved model and predict.lua --------------- */
+
+Test(mf, adagrad_solver_lowers_test_rmse_on_movielens_100k, .timeout = 300) {
+  const char *data = tu_data_dir("movielens-100k/u.data");
+  char path[1024];
+  char *app = tu_src("apps/mf/mf.lua");
+  double train[64], test[64];
+  tu_run r;
+  int n;
+  snprintf(path, sizeof path, "%s/movielens-100k/u.data", data);
+  {
+    char *argv[] = {(char *)tu_driver(), app, "--train", path, "--format",
+                    "movielens", "--test-split", "0.1", "--k", "16",
+                    "--epochs", "10", "--solver", "adagrad", NULL};
+    r = tu_run_argv(argv, 280);
+  }
+  cr_assert_eq(r.status, 0, "mf.lua failed: %s", r.err);
+  cr_assert(strstr(r.out, "adagrad, lr=0.1,") != NULL, "%s", r.out);
+  n = parse_epochs(r.out, train, test, 64);
+  cr_assert_eq(n, 10, "expected 10 epoch lines:\n%s", r.out);
+  cr_assert(test[n - 1] < 0.97, "test RMSE %.4f is not below 0.97",
+            test[n - 1]);
+  cr_assert(test[n - 1] < test[0] - 0.05, "test RMSE did not fall: %f -> %f",
+            test[0], test[n - 1]);
+  tu_run_free(&r);
+  free(app);
+}
+
+Test(mf, divergence_stops_with_the_epoch_and_a_hint, .timeout = 120) {
+  char *app = tu_src("apps/mf/mf.lua");
+  tu_run r;
+  {
+    char *argv[] = {(char *)tu_driver(), app, "--k", "8", "--epochs", "5",
+                    "--lr", "40", NULL};
+    r = tu_run_argv(argv, 110);
+  }
+  cr_assert_eq(r.status, 1, "status %d, stderr: %s", r.status, r.err);
+  cr_assert(strstr(r.err, "epoch 1: training diverged (train RMSE is ") !=
+                NULL,
+            "%s", r.err);
+  cr_assert(strstr(r.err, "lower the learning rate (--lr 40 now)") != NULL,
+            "%s", r.err);
+  /* It stopped at once: no line for a later epoch. */
+  cr_assert(strstr(r.out, "\n    2 ") == NULL, "%s", r.out);
+  tu_run_free(&r);
+  {
+    char *argv[] = {(char *)tu_driver(), app, "--solver", "adam", NULL};
+    r = tu_run_argv(argv, 60);
+  }
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "--solver must be sgd or adagrad, not 'adam'"),
+            "%s", r.err);
+  tu_run_free(&r);
+  free(app);
+}
+
+/* 30 users x 20 items; user 31 and item 21 exist in the factors (the test
+ * file mentions them) but were never trained. */
+static char *write_small_ratings(double *mean) {
+  char *text = malloc(64 * 1024), *p = text;
+  double sum = 0;
+  int u, i, n = 0;
+  for (u = 1; u <= 30; u++)
+    for (i = 1; i <= 20; i++)
+      if ((u * 7 + i * 3) % 4 != 0) {
+        int r = 1 + (u + 2 * i) % 5;
+        p += sprintf(p, "%d %d %d\n", u, i, r);
+        sum += r;
+        n++;
+      }
+  *mean = sum / n;
+  {
+    char *path = tu_write_temp(".txt", text);
+    free(text);
+    return path;
+  }
+}
+
+Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
+     .timeout = 200) {
+  char *app = tu_src("apps/mf/mf.lua"), *pred = tu_src("apps/mf/predict.lua");
+  double mean, got;
+  char *train = write_small_ratings(&mean);
+  char *testf = tu_write_temp(".txt", "31 1 3\n1 21 4\n");
+  char *model = tu_temp_path("");
+  char *pairs = tu_write_temp(".txt", "# user item\n2 3\n31 4\n2 21\n\n"
+                                      "500 1\n7 9\n");
+  char *check = tu_write_temp(".lua",
+                              "local orion = require 'orion'\n"
+                              "local W = orion.load(arg[1] .. '.W')\n"
+                              "local H = orion.load(arg[1] .. '.H')\n"
+                              "for _, p in ipairs { {2, 3}, {7, 9} } do\n"
+                              "  local s = 0.0\n"
+                              "  for k = 1, 4 do s = s + W:get(p[1], k) * "
+                              "H:get(p[2], k) end\n"
+                              "  print(('%d %d %.6f'):format(p[1], p[2], s))\n"
+                              "end\n");
+  char *out = tu_temp_path(".txt");
+  char expect[256], line[256], *txt;
+  tu_run r;
+  FILE *f;
+  {
+    char *argv[] = {(char *)tu_driver(), app,     "--train", train,
+                    "--test",            testf,   "--k",     "4",
+                    "--epochs",          "3",     "--save",  model,
+                    NULL};
+    r = tu_run_argv(argv, 120);
+  }
+  cr_assert_eq(r.status, 0, "mf.lua failed: %s", r.err);
+  tu_run_free(&r);
+  /* The metadata records K, the sizes and the training mean. */
+  snprintf(line, sizeof line, "%s.meta", model);
+  f = fopen(line, "r");
+  cr_assert_not_null(f, "no %s", line);
+  txt = tu_slurp_fd(fileno(f));
+  fclose(f);
+  cr_assert(strstr(txt, "orion-mf 1\nk 4\nusers 31\nitems 21\n") != NULL,
+            "%s", txt);
+  cr_assert(sscanf(strstr(txt, "mean ") + 5, "%lf", &got) == 1);
+  cr_assert_float_eq(got, mean, 1e-9, "mean %.9f, expected %.9f", got, mean);
+  free(txt);
+
+  /* --unseen mean: pairs (31,4), (2,21) (never trained) and (500,1)
+   * (beyond the model) get the mean; the others are W[u] . H[i]. */
+  {
+    char *argv[] = {(char *)tu_driver(), check, model, NULL};
+    r = tu_run_argv(argv, 60);
+  }
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  snprintf(expect, sizeof expect, "%.200s", r.out);
+  tu_run_free(&r);
+  {
+    char *argv[] = {(char *)tu_driver(), pred, "--model", model, "--pairs",
+                    pairs, "--out", out, NULL};
+    r = tu_run_argv(argv, 60);
+  }
+  cr_assert_eq(r.status, 0, "predict failed: %s", r.err);
+  cr_assert(strstr(r.err, "5 pairs scored, 3 with an unseen id") != NULL,
+            "%s", r.err);
+  f = fopen(out, "r");
+  cr_assert_not_null(f);
+  txt = tu_slurp_fd(fileno(f));
+  fclose(f);
+  {
+    char want[1024], first[128], last[128];
+    sscanf(expect, "%127[^\n]\n%127[^\n]", first, last);
+    snprintf(want, sizeof want, "%s\n31 4 %.6f\n2 21 %.6f\n500 1 %.6f\n%s\n",
+             first, mean, mean, mean, last);
+    cr_assert_str_eq(txt, want);
+  }
+  free(txt);
+  tu_run_free(&r);
+
+  /* --unseen skip leaves them out. */
+  {
+    char *argv[] = {(char *)tu_driver(), pred, "--model", model, "--pairs",
+                    pairs, "--unseen", "skip", NULL};
+    r = tu_run_argv(argv, 60);
+  }
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(tu_count_substr(r.out, "\n"), 2, "%s", r.out);
+  cr_assert(strstr(r.err, "2 pairs scored, 3 with an unseen id (skipped)"),
+            "%s", r.err);
+  tu_run_free(&r);
+
+  /* A malformed pairs file names the file and line; nothing is written. */
+  {
+    char *bad = tu_write_temp(".txt", "1 2\n3 -4\n");
+    char *out2 = tu_temp_path(".txt");
+    char *argv[] = {(char *)tu_driver(), pred, "--model", model, "--pairs",
+                    bad, "--out", out2, NULL};
+    r = tu_run_argv(argv, 60);
+    cr_assert_eq(r.status, 1);
+    snprintf(line, sizeof line, "%s:2: the item id must be a positive "
+                                "integer: \"3 -4\"", bad);
+    cr_assert(strstr(r.err, line) != NULL, "%s", r.err);
+    cr_assert(access(out2, F_OK) != 0, "a partial output was left");
+    tu_run_free(&r);
+    unlink(bad);
+    free(bad);
+    free(out2);
+  }
+  /* A model that is not there. */
+  {
+    char *argv[] = {(char *)tu_driver(), pred, "--model", "/nonexistent/m",
+                    "--pairs", pairs, NULL};
+    r = tu_run_argv(argv, 60);
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, "cannot open the model: /nonexistent/m.meta") !=
+                  NULL,
+              "%s", r.err);
+    tu_run_free(&r);
+  }
+  {
+    const char *ext[] = {".W", ".H", ".users", ".items", ".meta"};
+    int k;
+    for (k = 0; k < 5; k++) {
+      snprintf(line, sizeof line, "%s%s", model, ext[k]);
+      unlink(line);
+    }
+  }
+  unlink(train);
+  unlink(testf);
+  unlink(pairs);
+  unlink(check);
+  unlink(out);
+  free(train);
+  free(testf);
+  free(model);
+  free(pairs);
+  free(check);
+  free(out);
+  free(app);
+  free(pred);
+}
