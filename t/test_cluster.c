@@ -447,7 +447,7 @@ static int goldens_on(int nexec) {
   DIR *d = opendir(dir);
   struct dirent *e;
   char n[16], reg[64];
-  int checks = 0, files = 0, clustered = 0;
+  int checks = 0, files = 0, clustered = 0, tiers = 0;
   cr_assert(d != NULL, "cannot open %s", dir);
   snprintf(n, sizeof n, "%d", nexec);
   snprintf(reg, sizeof reg, "executor %d registered from ", nexec - 1);
@@ -469,6 +469,9 @@ static int goldens_on(int nexec) {
     cr_expect_geq(got, want, "%s on %d executors: %d checks passed of %d:\n%s",
                   e->d_name, nexec, got, want, r.out);
     checks += got;
+    /* Every accepted golden body in the compiled subset also ran in both
+     * tiers with identical results (golden.lua's G.tiers). */
+    tiers += count_of(r.out, "golden tiers ok: ");
     files++;
     clustered += strstr(r.err, reg) != NULL;
     tu_run_free(&r);
@@ -480,6 +483,11 @@ static int goldens_on(int nexec) {
               "them ran loops on the cluster",
               nexec, checks, files, clustered);
   cr_expect_geq(checks, 40, "only %d golden checks", checks);
+  cr_log_info("golden corpus on %d executors: %d bodies bit-identical in the "
+              "compiled and interpreted tiers",
+              nexec, tiers);
+  cr_expect_geq(tiers, 55, "only %d golden bodies compared between tiers",
+                tiers);
   /* The soundness_* files only check rejections; the others run loops. */
   cr_expect_geq(clustered, 10, "only %d files started %d executors",
                 clustered, nexec);
@@ -1215,6 +1223,19 @@ static void tiers_on(const char *n) {
   tu_run_free(&r);
 }
 
+/* 37 snippets of integer, float, NaN, conversion, loop and math.random
+ * semantics (t/cluster/snippets.lua), bit-identical in both tiers. */
+static void snippets_on(const char *n) {
+  tu_run r = DRIVE("--executors", n, "@snippets.lua");
+  expect_ok(&r, "snippets.lua");
+  expect_has(r.out, "snippets: 37 of 37 agree\n");
+  expect_has(r.out, "snippet agrees: int_floordiv_mininteger\n");
+  expect_has(r.out, "snippet agrees: random_full_width\n");
+  tu_run_free(&r);
+}
+
+Test(cluster, snippets_agree_on_1_executor) { snippets_on("1"); }
+Test(cluster, snippets_agree_on_2_executors) { snippets_on("2"); }
 Test(cluster, tiers_agree_in_process) { tiers_on("0"); }
 Test(cluster, tiers_agree_on_1_executor) { tiers_on("1"); }
 Test(cluster, tiers_agree_on_2_executors) { tiers_on("2"); }

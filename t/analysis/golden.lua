@@ -214,7 +214,54 @@ function G.check(spec)
     end
   end
   print("golden ok: " .. name .. " (" .. e.schedule .. ")")
+  G.tiers(name, spec, opts, text)
   return p
+end
+
+-- Bit-level equality: floats by their 8 bytes (so -0.0 differs from 0.0
+-- and NaN payloads count), integers by value and subtype.
+local function bitsame(a, b)
+  if type(a) ~= type(b) then return false end
+  if type(a) == "number" then
+    if math.type(a) ~= math.type(b) then return false end
+    if math.type(a) == "float" then return string.pack("<d", a) == string.pack("<d", b) end
+    return a == b
+  end
+  if type(a) ~= "table" then return a == b end
+  for k, v in pairs(a) do if not bitsame(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+G.bitsame = bitsame
+
+-- The compiled tier against the interpreter: the same partitioning and
+-- random streams must give bit-identical states. A body outside the
+-- compiled subset is reported with the reason (tier "c" refuses it).
+function G.tiers(name, spec, opts, text)
+  local states = {}
+  for _, tier in ipairs { "lua", "c" } do
+    spec.reset()
+    local ok, st = pcall(orion.parallel_for, spec.iter, spec.body,
+      with(opts, { tier = tier, partitions = { 2, 2 }, seed = 11 }))
+    if not ok then
+      local why = tostring(st):match("outside the compiled subset.*$") or
+                  tostring(st):match("runs in the Lua interpreter.*$")
+      if tier == "c" and why then
+        print(("golden tiers: %s stays interpreted: %s"):format(name, tostring(st):gsub("^.-parallel_for: ", "")))
+        return
+      end
+      fail(name, ("tier %s failed: %s"):format(tier, tostring(st)), text)
+    end
+    if st.tier ~= tier then
+      fail(name, ("ran tier %s, asked for %s"):format(tostring(st.tier), tier), text)
+    end
+    states[tier] = spec.state()
+  end
+  if not bitsame(states.lua, states.c) then
+    fail(name, "the compiled tier differs from the interpreter at " ..
+      first_diff(states.c, states.lua), text)
+  end
+  print("golden tiers ok: " .. name)
 end
 
 return G
