@@ -1220,6 +1220,7 @@ static void tiers_on(const char *n) {
   expect_has(r.out, "tiers agree: sgd\n");
   expect_has(r.out, "tier c refused: tier \"c\": ");
   expect_has(r.out, "a call to 'print' is outside the compiled subset");
+  expect_has(r.out, "fast within tolerance: sgd (max relative difference ");
   tu_run_free(&r);
 }
 

@@ -345,3 +345,26 @@ Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
   free(app);
   free(pred);
 }
+
+/* The app runs compiled loops in fast math by default; --exact reproduces
+ * the interpreter. Both reach the same test RMSE within 1e-3. */
+Test(mf, fast_math_default_matches_exact_rmse, .timeout = 200) {
+  char *app = tu_src("apps/mf/mf.lua");
+  double train[2][16], test[2][16];
+  int m;
+  for (m = 0; m < 2; m++) {
+    char *fast[] = {(char *)tu_driver(), app, "--k", "8", "--epochs", "4",
+                    NULL};
+    char *exact[] = {(char *)tu_driver(), app, "--k", "8", "--epochs", "4",
+                     "--exact", NULL};
+    tu_run r = tu_run_argv(m == 0 ? fast : exact, 180);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(parse_epochs(r.out, train[m], test[m], 16), 4, "%s", r.out);
+    tu_run_free(&r);
+  }
+  cr_assert(fabs(test[0][3] - test[1][3]) < 1e-3,
+            "fast %.6f vs exact %.6f", test[0][3], test[1][3]);
+  cr_assert(fabs(train[0][3] - train[1][3]) < 1e-3,
+            "fast %.6f vs exact %.6f", train[0][3], train[1][3]);
+  free(app);
+}

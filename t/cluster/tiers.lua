@@ -133,3 +133,38 @@ end, { tier = "c", schedule = "none" })
 assert(not ok and err:find("a call to 'print' is outside the compiled subset",
                            1, true), err)
 print("tier c refused: " .. err:gsub("^.-parallel_for: ", ""))
+
+-- Fast math (opts.fast): f32 expressions in single precision, contracted
+-- multiply-adds and reassociated reductions. The results match the
+-- interpreter within a relative 1e-5 per element (the stated tolerance,
+-- docs/lua-api.md), and the accumulator within 1e-5 as well.
+do
+  local function reldiff(a, b)
+    local ta, tb = a:to_table(), b:to_table()
+    local worst = 0.0
+    for i = 1, #ta do
+      for j = 1, #ta[i] do
+        local x, y = ta[i][j], tb[i][j]
+        local d = math.abs(x - y) / math.max(math.abs(y), 1e-3)
+        if d > worst then worst = d end
+      end
+    end
+    return worst
+  end
+  local res = {}
+  for _, mode in ipairs { "lua", "fast" } do
+    local A, F, I, J = inputs()
+    local acc = orion.accumulator("sum", 0)
+    local body = bodies.sgd(A, F, I, J, acc, 0.01)
+    local st = orion.parallel_for(A, body, { tier = mode == "lua" and "lua" or "c",
+                                             fast = mode == "fast", seed = 99 })
+    res[mode] = { A = A, F = F, acc = acc:get(), tier = st.tier }
+  end
+  assert(res.fast.tier == "c", "the fast run was not compiled")
+  local worst = math.max(reldiff(res.fast.A, res.lua.A), reldiff(res.fast.F, res.lua.F))
+  local dacc = math.abs(res.fast.acc - res.lua.acc) / math.abs(res.lua.acc)
+  assert(worst <= 1e-5, ("fast math: an element differs by %.3g (relative)"):format(worst))
+  assert(dacc <= 1e-5, ("fast math: the accumulator differs by %.3g"):format(dacc))
+  print(("fast within tolerance: sgd (max relative difference %.1e, accumulator %.1e)")
+    :format(worst, dacc))
+end
