@@ -1092,21 +1092,42 @@ typedef struct watch {
  * changed elements are sent: an unchanged element between two changed
  * ones may be another executor's to write in this clock, so sending our
  * stale copy of it would undo that write. */
+static int elem_same(const char *x, const char *y, size_t esz) {
+  if (esz == 4) {
+    uint32_t a, c;
+    memcpy(&a, x, 4);
+    memcpy(&c, y, 4);
+    return a == c;
+  }
+  if (esz == 8) {
+    uint64_t a, c;
+    memcpy(&a, x, 8);
+    memcpy(&c, y, 8);
+    return a == c;
+  }
+  return memcmp(x, y, esz) == 0;
+}
+
 static int64_t emit_changes(orion_buf *b, const watch *w) {
+  enum { STRIDE = 64 }; /* elements skipped at once while nothing differs */
   size_t esz = orion_type_size(w->a->type);
   const char *now = (const char *)w->a->values + (size_t)w->first * esz;
   int64_t i = 0, runs = 0;
   while (i < w->count) {
     int64_t j;
-    if (memcmp(now + (size_t)i * esz, w->before + (size_t)i * esz, esz) ==
-        0) {
+    if (i + STRIDE <= w->count &&
+        memcmp(now + (size_t)i * esz, w->before + (size_t)i * esz,
+               STRIDE * esz) == 0) {
+      i += STRIDE;
+      continue;
+    }
+    if (elem_same(now + (size_t)i * esz, w->before + (size_t)i * esz, esz)) {
       i++;
       continue;
     }
     j = i + 1;
     while (j < w->count &&
-           memcmp(now + (size_t)j * esz, w->before + (size_t)j * esz, esz) !=
-               0)
+           !elem_same(now + (size_t)j * esz, w->before + (size_t)j * esz, esz))
       j++;
     orion_pw_i64(b, w->id);
     orion_pw_i64(b, w->first + i);

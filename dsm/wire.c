@@ -3,8 +3,8 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "dsm/types.h"
 #include "util/alloc.h"
@@ -123,17 +123,62 @@ const char *orion_wire_type_name(int type) {
  * Framing.
  * ---------------------------------------------------------------------- */
 
+/* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), chained like
+ * zlib's crc32: start with 0, pass the previous result to continue.  On
+ * x86-64 with SSE4.2 the crc32 instruction computes it at several bytes
+ * per cycle (zlib's CRC-32 was a fifth of a loop's frame handling time);
+ * elsewhere a byte table does. */
+static uint32_t crc32c_table[256];
+static int crc32c_has_hw;
+static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
+
+static void crc32c_init(void) {
+  uint32_t i, k, c;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  crc32c_has_hw = __builtin_cpu_supports("sse4.2");
+#endif
+  for (i = 0; i < 256; i++) {
+    c = i;
+    for (k = 0; k < 8; k++)
+      c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    crc32c_table[i] = c;
+  }
+}
+
+static uint32_t crc32c_soft(uint32_t c, const unsigned char *s, size_t n) {
+  while (n-- > 0)
+    c = crc32c_table[(c ^ *s++) & 0xff] ^ (c >> 8);
+  return c;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t c, const unsigned char *s, size_t n) {
+  uint64_t c64 = c;
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    c64 = __builtin_ia32_crc32di(c64, w);
+    s += 8;
+    n -= 8;
+  }
+  c = (uint32_t)c64;
+  while (n-- > 0)
+    c = __builtin_ia32_crc32qi(c, *s++);
+  return c;
+}
+#endif
+
 uint32_t orion_wire_crc(uint32_t crc, const void *p, size_t n) {
   const unsigned char *s = p;
-  /* zlib takes a uInt length; never pass it NULL (that returns the
-   * initial value instead of continuing). */
-  while (n > 0) {
-    uInt take = n > (1u << 30) ? (1u << 30) : (uInt)n;
-    crc = (uint32_t)crc32((uLong)crc, s, take);
-    s += take;
-    n -= take;
-  }
-  return crc;
+  uint32_t c = ~crc;
+  pthread_once(&crc32c_once, crc32c_init);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (crc32c_has_hw)
+    return ~crc32c_hw(c, s, n);
+#endif
+  return ~crc32c_soft(c, s, n);
 }
 
 void orion_wire_pack_header(unsigned char out[ORION_WIRE_HEADER_LEN],

@@ -12,7 +12,7 @@
  *   4       1     flags, reserved: 0 (a frame with any bit set is refused)
  *   5       4     payload length N, u32 little-endian, <= ORION_WIRE_MAX_FRAME
  *   9       N     payload
- *   9+N     4     CRC-32 (zlib's) of the header and the payload, u32 LE
+ *   9+N     4     CRC-32C (Castagnoli) of the header and the payload, u32 LE
  *
  * The CRC covers the header too, so that a damaged type or length byte is
  * caught as surely as a damaged payload byte.  It sits after the payload so
