@@ -169,6 +169,10 @@ static struct {
   struct { uint64_t hash; orion_cobj *obj; } bodies[64]; /* built, by hash */
   int nbodies;
   uint64_t shard_items;  /* writes applied to own shards, likewise (mu) */
+  /* Ranges of deferred arrays this executor keeps during the run and
+   * returns with its LOOP_DONE (compute thread). */
+  int64_t (*kept)[3];
+  int nkept, capkept;
 } X;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -968,6 +972,7 @@ static int load_body(const char *p, size_t n, orion_error *err) {
   int rc = 0, nslots;
   unbind_loop();
   X.failed = 0;
+  X.nkept = 0;
   orion_reader_init(&r, p, n);
   loop = orion_pr_i64(&r);
   blob = orion_pr_bytes(&r, &blen);
@@ -1220,6 +1225,31 @@ static int run_block(const char *p, size_t n, orion_error *err) {
            (size_t)x->count * esz);
     nwatch++;
   }
+  cnt = r.bad || rc != 0 ? 0 : orion_pr_count(&r, 24);
+  for (k = 0; k < cnt && !r.bad; k++) { /* ranges kept until LOOP_DONE */
+    int64_t id = orion_pr_i64(&r), first = orion_pr_i64(&r);
+    int64_t count = orion_pr_i64(&r);
+    replica *rp = find_replica(id);
+    if (r.bad || rp == NULL || first < 0 || count <= 0 ||
+        first > rp->a->nnz || count > rp->a->nnz - first) {
+      r.bad = 1;
+      break;
+    }
+    if (X.nkept == X.capkept) {
+      int cap = X.capkept > 0 ? 2 * X.capkept : 16;
+      void *nk = orion_realloc(X.kept, sizeof *X.kept * (size_t)cap);
+      if (nk == NULL) {
+        rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
+        break;
+      }
+      X.kept = nk;
+      X.capkept = cap;
+    }
+    X.kept[X.nkept][0] = id;
+    X.kept[X.nkept][1] = first;
+    X.kept[X.nkept][2] = count;
+    X.nkept++;
+  }
   if (rc == 0 && (r.bad || r.left != 0))
     rc = orion_error_set(err, ORION_EPARSE,
                          "executor %d: malformed RUN_BLOCK frame", X.id);
@@ -1329,7 +1359,25 @@ static void end_loop(const char *p, size_t n) {
   orion_buf_u64(&b, X.shard_items);
   X.peer_bytes = X.shard_items = 0;
   pthread_mutex_unlock(&X.mu);
-  orion_wire_end(&b, at);
+  /* The deferred arrays' rows, as they are now: only our blocks wrote them
+   * during the run (sent even after a failure, so that the driver's copy
+   * matches ours again). */
+  orion_buf_u64(&b, (uint64_t)X.nkept);
+  for (i = 0; i < X.nkept; i++) {
+    replica *rp = find_replica(X.kept[i][0]);
+    size_t esz = rp != NULL ? orion_type_size(rp->a->type) : 0;
+    orion_pw_i64(&b, X.kept[i][0]);
+    orion_pw_i64(&b, X.kept[i][1]);
+    orion_pw_i64(&b, X.kept[i][2]);
+    orion_pw_bytes(&b,
+                   rp != NULL ? (const char *)rp->a->values +
+                                    (size_t)X.kept[i][1] * esz
+                              : "",
+                   rp != NULL ? (size_t)X.kept[i][2] * esz : 0);
+  }
+  X.nkept = 0;
+  if (orion_wire_end(&b, at) != 0)
+    die("executor %d: the loop's kept rows exceed the largest frame", X.id);
   /* The loop stays bound until the next LOAD_BODY: peers may still send
    * buffered writes for our shards.  The driver may read the shards once every executor is done, so
    * LOOP_DONE waits until the owners applied our buffered writes. */

@@ -183,6 +183,13 @@ typedef struct arr_use {
   int iterated;
   int shard_flags; /* sharded in this run: ORION_SHARD_*, else 0 */
   int sharded;
+  /* Deferred write-back: every access subscripts dimension 1 by the space
+   * key itself, so the rows of space part p are touched only by p's
+   * blocks, all on one executor.  That executor gets them with p's first
+   * block and returns them once, with its LOOP_DONE, instead of after
+   * every block. */
+  int deferred;
+  unsigned char *dsent; /* per space part: its rows went out in this run */
 } arr_use;
 
 typedef struct loop_run {
@@ -377,6 +384,27 @@ static void put_count(orion_buf *b, size_t at, int64_t n) {
         (unsigned char)((uint64_t)n >> (8 * i));
 }
 
+/* The rows every block of space part p may read or write, as one range. */
+static void part_rows(const loop_run *r, const arr_use *u, int p,
+                      int64_t *lo, int64_t *hi) {
+  int q, m;
+  *lo = INT64_MAX;
+  *hi = -1;
+  for (q = 0; q < r->n1; q++)
+    for (m = ACC_READ; m <= ACC_WRITE; m++) {
+      int64_t l, h;
+      row_range(r, u, p * r->n1 + q, m, &l, &h);
+      if (h > l) {
+        if (l < *lo)
+          *lo = l;
+        if (h > *hi)
+          *hi = h;
+      }
+    }
+  if (*hi < 0)
+    *lo = *hi = 0;
+}
+
 static void send_block(loop_run *r, int pos) {
   const orion_dist_job *j = r->j;
   int b = j->order[pos], e = exec_of(r, b), i;
@@ -384,7 +412,8 @@ static void send_block(loop_run *r, int pos) {
   const orion_blockset *bs = &it->bs;
   orion_buf buf;
   size_t at, cnt_at;
-  int64_t sg, runs = 0, watches = 0;
+  int64_t sg, runs = 0, watches = 0, nkeep = 0;
+  int64_t(*keep)[3] = orion_malloc(sizeof *keep * (size_t)(r->nuse + 1));
 
   orion_buf_init(&buf);
   at = orion_wire_begin(&buf, ORION_WIRE_RUN_BLOCK);
@@ -427,6 +456,23 @@ static void send_block(loop_run *r, int pos) {
     int64_t lo, hi, wlo, whi;
     if (u->d->a->sparse || u->sharded)
       continue; /* a shard comes from its owner */
+    if (u->deferred) {
+      int p = b / r->n1;
+      if (u->dsent[p])
+        continue; /* the executor holds the part's current rows */
+      part_rows(r, u, p, &lo, &hi);
+      u->dsent[p] = 1;
+      if (hi > lo) {
+        runs += add_rows(&buf, u, e, lo, hi, r->seq[pos]);
+        if (keep == NULL)
+          orion_cluster_fail(r->cl, "out of memory sending block %d", b);
+        keep[nkeep][0] = u->d->id;
+        keep[nkeep][1] = lo * u->c->row_elems;
+        keep[nkeep][2] = (hi - lo) * u->c->row_elems;
+        nkeep++;
+      }
+      continue;
+    }
     /* What it reads, and what it may write: the executor compares the
      * written ranges with its copy afterwards, so that copy must be the
      * driver's current one. */
@@ -447,7 +493,7 @@ static void send_block(loop_run *r, int pos) {
   for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi;
-    if (u->d->a->sparse || u->sharded)
+    if (u->d->a->sparse || u->sharded || u->deferred)
       continue;
     if (u->iterated) { /* the block's own segments */
       for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++) {
@@ -466,6 +512,14 @@ static void send_block(loop_run *r, int pos) {
     }
   }
   put_count(&buf, cnt_at, watches);
+  /* Ranges the executor keeps and returns with its LOOP_DONE. */
+  orion_buf_u64(&buf, (uint64_t)nkeep);
+  for (i = 0; i < nkeep; i++) {
+    orion_pw_i64(&buf, keep[i][0]);
+    orion_pw_i64(&buf, keep[i][1]);
+    orion_pw_i64(&buf, keep[i][2]);
+  }
+  orion_free(keep);
   if (orion_wire_end(&buf, at) != 0)
     orion_cluster_fail(r->cl, "block %d of %s is larger than the largest "
                               "frame (%u bytes)",
@@ -661,6 +715,25 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   r->peer_bytes += (uint64_t)orion_pr_i64(&rd);
   r->shard_items += (uint64_t)orion_pr_i64(&rd);
+  /* The rows of deferred arrays it kept during the run. */
+  n = orion_pr_count(&rd, 32);
+  if (n > 0)
+    r->pull_seq = ++dispatch_counter;
+  for (k = 0; k < n && !rd.bad; k++) {
+    int64_t id = orion_pr_i64(&rd), first = orion_pr_i64(&rd);
+    int64_t count = orion_pr_i64(&rd);
+    size_t len, esz;
+    const char *data = orion_pr_bytes(&rd, &len);
+    arr_use *u = use_of(r, id);
+    if (data == NULL || u == NULL || !u->deferred)
+      fail_frame(r, e, "LOOP_DONE");
+    esz = orion_type_size(u->d->a->type);
+    if (first < 0 || count <= 0 || first > u->d->a->nnz ||
+        count > u->d->a->nnz - first || len != (size_t)count * esz)
+      fail_frame(r, e, "LOOP_DONE");
+    memcpy((char *)u->d->a->values + (size_t)first * esz, data, len);
+    mark_changed(u, e, r->pull_seq, first, count);
+  }
   if (rd.bad || rd.left != 0)
     fail_frame(r, e, "LOOP_DONE");
   r->loop_done++;
@@ -847,6 +920,36 @@ static void send_forget(mod_state *s) {
   s->nforget = 0;
 }
 
+/* Whether u's write-back can wait for the end of the loop (see arr_use):
+ * a dense, unsharded, non-iterated array whose every access is direct and
+ * subscripts dimension 1 with the space key, in a schedule that cuts the
+ * space key into plain ranges.  ORION_NO_DEFER=1 turns it off (to compare
+ * in benchmarks). */
+static void decide_deferred(loop_run *r, arr_use *u) {
+  const orion_plan *p = r->j->plan;
+  int i, any = 0;
+  u->deferred = 0;
+  if (p == NULL || u->plan_index < 0 || u->iterated || u->sharded ||
+      u->d->a->sparse || p->space < 0 || getenv("ORION_NO_DEFER") != NULL)
+    return;
+  if (p->sched != ORION_SCHED_1D && p->sched != ORION_SCHED_2D &&
+      p->sched != ORION_SCHED_2D_ORDERED)
+    return;
+  for (i = 0; i < r->j->nbufs; i++)
+    if (r->j->bufs[i].target == u->d->id)
+      return;
+  for (i = 0; i < p->nacc; i++) {
+    const orion_access *ac = &p->acc[i];
+    if (ac->array != u->plan_index)
+      continue;
+    if (ac->buffered || ac->nsub < 1 || ac->sub[0].kind != SUB_KEY ||
+        ac->sub[0].dim != p->space || ac->sub[0].c != 0)
+      return;
+    any = 1;
+  }
+  u->deferred = any;
+}
+
 static int add_use(loop_run *r, darray *d, int iterated) {
   int i;
   if (d == NULL || d->a == NULL)
@@ -865,6 +968,12 @@ static int add_use(loop_run *r, darray *d, int iterated) {
       if (r->j->plan->arrays[i].info.id == d->id)
         r->use[r->nuse].plan_index = i;
   decide_shard(r, &r->use[r->nuse]);
+  decide_deferred(r, &r->use[r->nuse]);
+  if (r->use[r->nuse].deferred) {
+    r->use[r->nuse].dsent = orion_calloc((size_t)r->j->it->bs.n0 + 1, 1);
+    if (r->use[r->nuse].dsent == NULL)
+      return ORION_ENOMEM;
+  }
   r->nuse++;
   return 0;
 }
@@ -1022,6 +1131,9 @@ static int setup_deps(loop_run *r) {
 }
 
 static void run_free(loop_run *r) {
+  int i;
+  for (i = 0; i < r->nuse; i++)
+    orion_free(r->use[i].dsent);
   orion_free(r->use);
   orion_free(r->pos_of);
   orion_free(r->ndeps);
