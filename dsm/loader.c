@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,7 @@ struct loader {
   int at_end;            /* the range reaches the end of the input */
   int file_ndims;        /* coo with nkeys 0: the input's key count */
   int64_t row_lo;        /* libsvm: rows before the range */
+  int64_t first_line;    /* the number of buf's first line */
   char problem[256];
 };
 
@@ -783,41 +785,6 @@ static void shrink(orion_array *a) {
   a->cap = a->nnz;
 }
 
-/* Checks the uci-bow line count, makes the array when no line did, fixes
- * the dims and hands over the labels of the range's rows. */
-static int finish(loader *L, orion_load_result *res) {
-  const orion_load_opts *o = L->o;
-  orion_error e2;
-  int d, rc;
-  int64_t nrows = L->rows - L->row_lo;
-  if (o->format == ORION_FMT_UCIBOW && L->at_end && L->data_lines != L->hdr[2])
-    return fail(L, ORION_EPARSE,
-                "%s: expected NNZ = %lld data lines (from the header), "
-                "found %lld",
-                L->name, (long long)L->hdr[2], (long long)L->data_lines);
-  if (L->a == NULL) { /* coo with nkeys 0 and no usable line here */
-    L->ndims = L->file_ndims > 0 ? L->file_ndims : 2;
-    if ((rc = start_array(L)) != 0)
-      return rc;
-  }
-  if (L->check)
-    for (d = 0; d < L->ndims; d++)
-      L->a->dims[d] = L->lim[d];
-  if (o->format == ORION_FMT_LIBSVM) {
-    if (L->a->dims[0] < L->rows)
-      L->a->dims[0] = L->rows;
-    if (nrows > 0) {
-      res->labels = orion_array_new_dense(1, &nrows, ORION_F64, &e2);
-      if (res->labels == NULL)
-        return fail(L, e2.code, "%s: %s", L->name, e2.msg);
-      memcpy(res->labels->values, L->labels, (size_t)nrows * sizeof(double));
-    }
-  }
-  res->row_lo = L->row_lo;
-  shrink(L->a);
-  return 0;
-}
-
 /* One line of the input: its text [s, e) without the '\n' and one CR
  * before it, and where the next line starts (the input's end after the
  * last). */
@@ -872,25 +839,116 @@ static int line_fail(loader *L, int rc, int64_t lineno, const char *s,
   return orion_error_set(L->err, rc, "%s", msg);
 }
 
+/* The uci-bow data line count differs from the header's NNZ: an error at
+ * the first data line past NNZ, or, for a file that ends too early, at its
+ * last line (a truncated file).  Runs once, on the error path, so it walks
+ * the whole input again. */
+static int nnz_mismatch(loader *L) {
+  const char *p = L->buf, *ls = L->buf, *le = L->buf;
+  int64_t lineno = L->first_line, last = L->first_line, seen = 0;
+  L->hard = 1;
+  for (; p < L->end; lineno++) {
+    text_line ln = line_at(p, L->end);
+    if (p >= L->data_from && is_data(L, ln.s, ln.e) && ++seen > L->hdr[2]) {
+      problem(L, ORION_EPARSE,
+              "data line %lld is past NNZ = %lld (from the header), found "
+              "%lld data lines",
+              (long long)seen, (long long)L->hdr[2],
+              (long long)L->data_lines);
+      return line_fail(L, ORION_EPARSE, lineno, ln.s, ln.e);
+    }
+    if (!is_blank(ln.s, ln.e))
+      ls = ln.s, le = ln.e, last = lineno;
+    p = ln.next;
+  }
+  problem(L, ORION_EPARSE,
+          "the input ends after %lld of NNZ = %lld data lines (from the "
+          "header); is it truncated?",
+          (long long)L->data_lines, (long long)L->hdr[2]);
+  return line_fail(L, ORION_EPARSE, last, ls, le);
+}
+
+/* A uci-bow input whose last line has no line end: with the NNZ count
+ * right, this is the one sign left of a file cut inside its last number
+ * ("3 1 17" cut to "3 1 1"), so it is an error at that line. */
+static int unterminated(loader *L) {
+  const char *p = L->buf, *last = L->buf;
+  int64_t lineno = L->first_line;
+  while (p < L->end) {
+    const char *nl = memchr(p, '\n', (size_t)(L->end - p));
+    if (nl == NULL)
+      break;
+    p = nl + 1;
+    last = p;
+    lineno++;
+  }
+  if (last >= L->end || is_blank(last, L->end))
+    return 0;
+  L->hard = 1;
+  problem(L, ORION_EPARSE,
+          "the last line has no line end; is the input truncated?");
+  return line_fail(L, ORION_EPARSE, lineno, last, L->end);
+}
+
+/* Checks the uci-bow line count, makes the array when no line did, fixes
+ * the dims and hands over the labels of the range's rows. */
+static int finish(loader *L, orion_load_result *res) {
+  const orion_load_opts *o = L->o;
+  orion_error e2;
+  int d, rc;
+  int64_t nrows = L->rows - L->row_lo;
+  if (o->format == ORION_FMT_UCIBOW && L->at_end && L->data_lines != L->hdr[2])
+    return nnz_mismatch(L);
+  if (o->format == ORION_FMT_UCIBOW && L->at_end && L->end > L->data_from &&
+      L->end[-1] != '\n' && (rc = unterminated(L)) != 0)
+    return rc;
+  if (L->a == NULL) { /* coo with nkeys 0 and no usable line here */
+    L->ndims = L->file_ndims > 0 ? L->file_ndims : 2;
+    if ((rc = start_array(L)) != 0)
+      return rc;
+  }
+  if (L->check)
+    for (d = 0; d < L->ndims; d++)
+      L->a->dims[d] = L->lim[d];
+  if (o->format == ORION_FMT_LIBSVM) {
+    if (L->a->dims[0] < L->rows)
+      L->a->dims[0] = L->rows;
+    if (nrows > 0) {
+      res->labels = orion_array_new_dense(1, &nrows, ORION_F64, &e2);
+      if (res->labels == NULL)
+        return fail(L, e2.code, "%s: %s", L->name, e2.msg);
+      memcpy(res->labels->values, L->labels, (size_t)nrows * sizeof(double));
+    }
+  }
+  res->row_lo = L->row_lo;
+  shrink(L->a);
+  return 0;
+}
+
 /* uci-bow: reads D, W and NNZ from the input's first three non-blank lines,
  * whichever range is parsed (every range needs the dims), and notes where
  * the header ends.  A bad header line is an error in every range. */
 static int read_header(loader *L, int64_t first_line) {
-  const char *p = L->buf;
-  int64_t lineno = first_line;
+  const char *p = L->buf, *ls = L->buf, *le = L->buf;
+  int64_t lineno = first_line, last = first_line;
   int rc;
   while (L->header_seen < 3 && p < L->end) {
     text_line ln = line_at(p, L->end);
-    if (!is_blank(ln.s, ln.e) && (rc = line_ucibow_header(L, ln.s, ln.e)) != 0)
-      return L->failed ? rc : line_fail(L, rc, lineno, ln.s, ln.e);
+    if (!is_blank(ln.s, ln.e)) {
+      if ((rc = line_ucibow_header(L, ln.s, ln.e)) != 0)
+        return L->failed ? rc : line_fail(L, rc, lineno, ln.s, ln.e);
+      ls = ln.s, le = ln.e, last = lineno;
+    }
     p = ln.next;
     lineno++;
   }
-  if (L->header_seen < 3)
-    return fail(L, ORION_EPARSE,
-                "%s: incomplete uci-bow header: expected D, W and NNZ "
-                "lines, found %d",
-                L->name, L->header_seen);
+  if (L->header_seen < 3) {
+    problem(L, ORION_EPARSE,
+            "incomplete uci-bow header: expected D, W and NNZ lines, found "
+            "%d",
+            L->header_seen);
+    return line_fail(L, ORION_EPARSE, last, ls, le);
+  }
   L->data_from = p;
   return 0;
 }
@@ -1031,7 +1089,7 @@ static int start_range(loader *L, const char *start, const char *stop,
  * buf that start in [lo, hi), numbered from first_line for buf's first.
  * Ownership as orion_load_buffer. */
 static int load_range(const char *buf, size_t len, const char *name,
-                      int64_t first_line, uint64_t lo, uint64_t hi,
+                      int64_t first_line, uint64_t lo, uint64_t hi, int whole,
                       const orion_load_opts *o, orion_load_result *res,
                       orion_error *err) {
   static const line_fn fns[NFORMATS] = {line_coo, line_csv, line_movielens,
@@ -1049,6 +1107,10 @@ static int load_range(const char *buf, size_t len, const char *name,
   L.err = err;
   L.base = o->index_base;
   L.type = o->value_type;
+  /* Counts to expand are parsed as integers, whatever the element type. */
+  if (whole && o->expand && o->format == ORION_FMT_UCIBOW)
+    L.type = ORION_I64;
+  L.first_line = first_line;
   L.buf = buf;
   L.end = buf + len;
   L.data_from = buf;
@@ -1078,6 +1140,12 @@ static int load_range(const char *buf, size_t len, const char *name,
     return rc;
   }
   res->array = L.a;
+  if (whole && o->expand && o->format == ORION_FMT_UCIBOW &&
+      (rc = orion_load_expand(res, o->value_type, L.name, err)) != 0) {
+    orion_array_release(res->array);
+    res->array = NULL;
+    return rc;
+  }
   return 0;
 }
 
@@ -1087,7 +1155,7 @@ static int load_range(const char *buf, size_t len, const char *name,
 int orion_load_buffer(const char *buf, size_t len, const char *name,
                       int64_t first_line, const orion_load_opts *o,
                       orion_load_result *res, orion_error *err) {
-  return load_range(buf, len, name, first_line, 0, len, o, res, err);
+  return load_range(buf, len, name, first_line, 0, len, 1, o, res, err);
 }
 
 /* The lines of buf starting in [lo, hi), with global line numbers and
@@ -1095,7 +1163,100 @@ int orion_load_buffer(const char *buf, size_t len, const char *name,
 int orion_load_buffer_range(const char *buf, size_t len, const char *name,
                             uint64_t lo, uint64_t hi, const orion_load_opts *o,
                             orion_load_result *res, orion_error *err) {
-  return load_range(buf, len, name, 1, lo, hi, o, res, err);
+  return load_range(buf, len, name, 1, lo, hi, 0, o, res, err);
+}
+
+/* ------------------------------------------------------------------------
+ * Token expansion (uci-bow).
+ * ------------------------------------------------------------------------ */
+
+/* The count of element i as an integer; 0 with *ok clear when it is
+ * negative or not an integer. */
+static int64_t count_of(const orion_array *a, int64_t i, int *ok) {
+  double f;
+  *ok = 1;
+  switch (a->type) {
+  case ORION_I32:
+    if (((const int32_t *)a->values)[i] >= 0)
+      return ((const int32_t *)a->values)[i];
+    break;
+  case ORION_I64:
+    if (((const int64_t *)a->values)[i] >= 0)
+      return ((const int64_t *)a->values)[i];
+    break;
+  default:
+    f = orion_value_get_f64(a->values, a->type, i);
+    if (f >= 0 && f < 0x1p53 && f == floor(f))
+      return (int64_t)f;
+    break;
+  }
+  *ok = 0;
+  return 0;
+}
+
+/* Replaces res->array (2-D counts) by one element per token; on failure
+ * res->array is kept and nothing is left allocated. */
+int orion_load_expand(orion_load_result *res, orion_type vt, const char *name,
+                      orion_error *err) {
+  const orion_array *a = res->array;
+  orion_array *x;
+  orion_error e2;
+  int64_t i, j, total = 0, maxc = 0, dims[3], keys[3];
+  int ok, rc;
+  if (name == NULL)
+    name = "(buffer)";
+  if (a == NULL || !a->sparse || a->ndims != 2)
+    return orion_error_set(err, ORION_EDIMS,
+                           "%s: token expansion needs a 2-D (doc, word) count "
+                           "array", name);
+  for (i = 0; i < a->nnz; i++) {
+    int64_t c = count_of(a, i, &ok);
+    if (!ok)
+      return orion_error_set(
+          err, ORION_EPARSE,
+          "%s: document %lld, word %lld: count %.17g is not a non-negative "
+          "integer",
+          name, (long long)a->keys[2 * i] + 1, (long long)a->keys[2 * i + 1] + 1,
+          orion_value_get_f64(a->values, a->type, i));
+    if (c > INT64_MAX - total)
+      return orion_error_set(err, ORION_ENOMEM, "%s: too many tokens", name);
+    total += c;
+    if (c > maxc)
+      maxc = c;
+  }
+  x = orion_array_new_sparse(3, vt, &e2);
+  if (x == NULL)
+    return orion_error_set(err, e2.code, "%s: %s", name, e2.msg);
+  if (total > 0 && (rc = orion_array_reserve(x, total)) != 0) {
+    orion_array_release(x);
+    return orion_error_set(err, rc, "%s: %s for %lld tokens", name,
+                           orion_strerror(rc), (long long)total);
+  }
+  /* The values are zero-filled here: 0 in every element type. */
+  if (total > 0)
+    memset(x->values, 0, (size_t)total * orion_type_size(vt));
+  for (i = 0; i < a->nnz; i++) {
+    int64_t c = count_of(a, i, &ok);
+    keys[0] = a->keys[2 * i];
+    keys[1] = a->keys[2 * i + 1];
+    for (j = 0; j < c; j++) {
+      int64_t *k = x->keys + (x->nnz + j) * 3;
+      k[0] = keys[0];
+      k[1] = keys[1];
+      k[2] = j;
+    }
+    x->nnz += c;
+  }
+  dims[0] = a->dims[0];
+  dims[1] = a->dims[1];
+  dims[2] = maxc > 0 ? maxc : 1;
+  if ((rc = orion_array_set_dims(x, dims, &e2)) != 0) {
+    orion_array_release(x);
+    return orion_error_set(err, rc, "%s: %s", name, e2.msg);
+  }
+  orion_array_release(res->array);
+  res->array = x;
+  return 0;
 }
 
 /* ------------------------------------------------------------------------

@@ -61,6 +61,9 @@ typedef struct orion_load_opts {
   int ncols_key;                /* csv: number of key columns, default 2 */
   int key_cols[ORION_MAX_DIMS]; /* csv: 1-based key columns, default 1 2 */
   int value_col;                /* csv: 1-based value column, default 3 */
+  int expand; /* uci-bow: one element per token occurrence, see
+                 orion_load_expand; whole loads only (orion_load_buffer,
+                 orion_load_file): ranges and merges ignore it */
 } orion_load_opts;
 
 /* Fills *o with the defaults: coo, index base 1, nkeys inferred, no dims,
@@ -152,6 +155,24 @@ int orion_load_buffer_range(const char *buf, size_t len, const char *name,
 int orion_load_merge(const orion_load_result *parts, int n,
                      const orion_load_opts *o, orion_load_result *out,
                      orion_error *err);
+
+/* Token expansion of a bag-of-words load (uci-bow with expand set): each
+ * (doc, word, count) element becomes `count` elements (doc, word, j) for
+ * j = 0 .. count-1, in the input's order, all with value 0 of type vt.
+ * The result is 3-D with dims (D, W, largest count) (third dim 1 when
+ * there are no tokens).  With opts.expand the whole loads parse the counts
+ * as i64 (so a count that is not an integer is a FILE:LINE error whatever
+ * value_type says) and expand to value_type; a parallel load parses its
+ * ranges with value_type i64 and calls this on the merged result.
+ *
+ * res->array (2-D, integer-valued counts) is replaced by the expanded
+ * array (the old one released); res keeps its other fields.  Returns 0, or
+ * with err filled and res->array untouched: ORION_EPARSE for a count that
+ * is negative or not an integer ("NAME: document 3, word 7: count -2 is
+ * not a non-negative integer"), ORION_EDIMS for an array that is not 2-D,
+ * ORION_ENOMEM.  Any thread. */
+int orion_load_expand(orion_load_result *res, orion_type vt, const char *name,
+                      orion_error *err);
 
 /* Reads the plain or gzip-compressed file at path whole and parses it with
  * orion_load_buffer (name = path, first line 1).  Ownership and errors as

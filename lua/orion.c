@@ -605,7 +605,7 @@ static int l_load(lua_State *L) {
 
 static const char *const text_opts[] = {
     "format", "index_base", "dims", "value_type", "on_error", "sep",
-    "header", "key",        "value", "parse",     "nkeys",    NULL};
+    "header", "key",        "value", "parse",     "nkeys",    "expand", NULL};
 
 /* The "lines" format: opts.parse(line) returns k1, ..., kn, v, or nil to
  * skip the line. */
@@ -744,7 +744,8 @@ static int l_text_file(lua_State *L) {
   orion_load_result res;
   orion_error err;
   int64_t dims[ORION_MAX_DIMS], cols[ORION_MAX_DIMS];
-  int ndims, ncols, oidx = 2;
+  int ndims, ncols, oidx = 2, expand;
+  orion_type vt;
   if (lua_isnoneornil(L, 2)) {
     lua_settop(L, 1);
     lua_newtable(L);
@@ -797,12 +798,23 @@ static int l_text_file(lua_State *L) {
       o.key_cols[i] = (int)cols[i];
   }
   o.value_col = (int)orion__opt_int(L, oidx, "value", o.value_col);
+  expand = orion__opt_bool(L, oidx, "expand", 0);
+  if (expand && o.format != ORION_FMT_UCIBOW)
+    return luaL_error(L, "text_file: expand applies to format \"uci-bow\" "
+                         "only, not \"%s\"", fmt);
+  vt = o.value_type;
+  if (expand) /* counts parse as integers; orion_load_expand then */
+    o.value_type = ORION_I64;
   orion_error_clear(&err);
   memset(&res, 0, sizeof res);
   if (orion__state(L)->nexec >= 2 ? orion__dist_load(orion__state(L), path,
                                                      &o, &res, &err) != 0
                                   : orion_load_file(path, &o, &res, &err) != 0)
     orion__raise(L, &err);
+  if (expand && orion_load_expand(&res, vt, path, &err) != 0) {
+    orion_array_release(res.array);
+    orion__raise(L, &err);
+  }
   if (res.skipped > 0)
     orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
                    (long long)res.skipped, res.first_skip);

@@ -774,7 +774,8 @@ Test(loader, ucibow_nnz_mismatch) {
   cr_assert_eq(l.rc, ORION_EPARSE);
   cr_assert_null(l.res.array);
   snprintf(want, sizeof want,
-           "%s: expected NNZ = 6 data lines (from the header), found 5",
+           "%s:8: the input ends after 5 of NNZ = 6 data lines (from the "
+           "header); is it truncated?: \"3 1 7\"",
            l.path);
   cr_assert_str_eq(l.err.msg, want);
   done(&l);
@@ -786,7 +787,11 @@ Test(loader, ucibow_nnz_mismatch) {
   done(&l);
   l = load_text(".txt", "3\n4\n1\n1 1 2\n1 3 1\n", &o);
   cr_assert_eq(l.rc, ORION_EPARSE);
-  cr_assert(strstr(l.err.msg, "expected NNZ = 1 data lines") != NULL);
+  snprintf(want, sizeof want,
+           "%s:5: data line 2 is past NNZ = 1 (from the header), found 2 "
+           "data lines: \"1 3 1\"",
+           l.path);
+  cr_assert_str_eq(l.err.msg, want);
   done(&l);
 }
 
@@ -1313,7 +1318,7 @@ Test(loader, ranges_ucibow) {
   o.value_type = ORION_I32;
   check_all_splits(ORION_FMT_UCIBOW, &o, docword);
   /* Blank lines in and after the header; header dims above every key. */
-  check_all_splits(ORION_FMT_UCIBOW, &o, "\n10\n\n10\r\n2\n\n2 2 1\n1 9 3");
+  check_all_splits(ORION_FMT_UCIBOW, &o, "\n10\n\n10\r\n2\n\n2 2 1\n1 9 3\n");
   o.have_dims = 1;
   o.dims[0] = 7;
   o.dims[1] = 8;
@@ -1388,15 +1393,16 @@ Test(loader, ranges_ucibow_input_errors) {
     cr_assert_eq(
         orion_load_buffer_range(bad_nnz, len, RNAME, a, len, &o, &r, &err),
         ORION_EPARSE);
-    cr_assert_str_eq(err.msg, RNAME ": expected NNZ = 6 data lines (from the "
-                                    "header), found 4");
+    cr_assert_str_eq(err.msg, RNAME ":8: the input ends after 4 of NNZ = 6 "
+                                    "data lines (from the header); is it "
+                                    "truncated?: \"3 4 1\"");
   }
   for (a = 0; a <= sizeof short_hdr - 1; a++) {
     cr_assert_eq(orion_load_buffer_range(short_hdr, sizeof short_hdr - 1, RNAME,
                                          0, a, &o, &r, &err),
                  ORION_EPARSE);
-    cr_assert_str_eq(err.msg, RNAME ": incomplete uci-bow header: expected "
-                                    "D, W and NNZ lines, found 2");
+    cr_assert_str_eq(err.msg, RNAME ":3: incomplete uci-bow header: expected "
+                                    "D, W and NNZ lines, found 2: \"4\"");
   }
   cr_assert_eq(orion_alloc_used(), 0);
 }
@@ -1496,4 +1502,203 @@ Test(loader, ranges_ucibow_kos) {
   orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
   o.value_type = ORION_I32;
   check_file_ranges(dir, "uci-bow-kos/docword.kos.txt.gz", &o);
+}
+
+/* ------------------------------------------- uci-bow: expansion, truncation */
+
+/* One element per token: (doc, word, j) for j < count, value 0. */
+Test(loader, ucibow_expand_tokens) {
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  const orion_array *a;
+  loaded l;
+  int64_t i;
+  static const int64_t want[][3] = {{0, 0, 0}, {0, 0, 1}, {0, 2, 0},
+                                    {1, 1, 0}, {1, 1, 1}, {1, 1, 2},
+                                    {1, 1, 3}, {1, 1, 4}, {2, 3, 0}};
+  o.expand = 1;
+  o.value_type = ORION_I32;
+  l = load_ok(ORION_FMT_UCIBOW, "3\n4\n5\n1 1 2\n1 3 1\n2 2 5\n3 4 1\n3 1 0\n",
+              &o);
+  a = l.res.array;
+  cr_assert_eq(a->ndims, 3);
+  cr_assert_eq(a->type, ORION_I32);
+  cr_assert_eq(a->nnz, 9);
+  cr_expect_eq(a->dims[0], 3);
+  cr_expect_eq(a->dims[1], 4);
+  cr_expect_eq(a->dims[2], 5);
+  for (i = 0; i < 9; i++) {
+    cr_expect_eq(a->keys[3 * i], want[i][0], "element %lld", (long long)i);
+    cr_expect_eq(a->keys[3 * i + 1], want[i][1], "element %lld", (long long)i);
+    cr_expect_eq(a->keys[3 * i + 2], want[i][2], "element %lld", (long long)i);
+    cr_expect_eq(((const int32_t *)a->values)[i], 0);
+  }
+  done(&l);
+  /* No tokens at all: 3-D, third dim 1. */
+  l = load_ok(ORION_FMT_UCIBOW, "2\n2\n0\n", &o);
+  cr_assert_eq(l.res.array->ndims, 3);
+  cr_assert_eq(l.res.array->nnz, 0);
+  cr_expect_eq(l.res.array->dims[2], 1);
+  done(&l);
+  /* Ranges ignore expand: the parts stay 2-D, and orion_load_expand on the
+   * merged result gives what a whole load gives. */
+  {
+    static const char text[] = "3\n4\n3\n1 1 2\n2 2 1\n3 4 3\n";
+    orion_load_result parts[2], m;
+    orion_error err;
+    size_t len = sizeof text - 1;
+    cr_assert_eq(orion_load_buffer_range(text, len, RNAME, 0, len / 2, &o,
+                                         &parts[0], &err), 0, "%s", err.msg);
+    cr_assert_eq(orion_load_buffer_range(text, len, RNAME, len / 2, len, &o,
+                                         &parts[1], &err), 0, "%s", err.msg);
+    cr_assert_eq(parts[0].array->ndims, 2);
+    cr_assert_eq(orion_load_merge(parts, 2, &o, &m, &err), 0, "%s", err.msg);
+    cr_assert_eq(orion_load_expand(&m, ORION_F64, RNAME, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(m.array->ndims, 3);
+    cr_assert_eq(m.array->nnz, 6);
+    cr_expect_eq(m.array->dims[2], 3);
+    cr_expect_eq(m.array->keys[3 * 5 + 2], 2);
+    release_result(&parts[0]);
+    release_result(&parts[1]);
+    release_result(&m);
+    cr_assert_eq(orion_alloc_used(), 0);
+  }
+}
+
+Test(loader, ucibow_expand_errors) {
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  orion_load_result r;
+  orion_error err;
+  loaded l;
+  o.expand = 1;
+  o.value_type = ORION_F64; /* counts are still read as integers */
+  expect_line_error(ORION_FMT_UCIBOW, &o, "2\n2\n2\n1 1 2\n2 2 1.5\n",
+                    ORION_EPARSE, 5, "field 3 is not an integer", "2 2 1.5");
+  /* A negative count parses but cannot be expanded. */
+  l = load_text(".txt", "2\n2\n2\n1 1 2\n2 1 -3\n", &o);
+  cr_assert_eq(l.rc, ORION_EPARSE);
+  cr_assert_null(l.res.array);
+  cr_assert(strstr(l.err.msg, l.path) != NULL, "%s", l.err.msg);
+  cr_assert(strstr(l.err.msg, "document 2, word 1: count -3 is not a "
+                              "non-negative integer") != NULL,
+            "%s", l.err.msg);
+  done(&l);
+  /* orion_load_expand wants a 2-D array; on failure res is untouched. */
+  memset(&r, 0, sizeof r);
+  cr_assert_eq(orion_load_expand(&r, ORION_I32, "x", &err), ORION_EDIMS);
+  cr_assert(strstr(err.msg, "x: token expansion needs") != NULL, "%s",
+            err.msg);
+  cr_assert_eq(orion_alloc_used(), 0);
+}
+
+/* A docword file cut at any byte is an error naming the file and a line,
+ * never a silent partial load: the cut leaves a bad line, too few data
+ * lines, an incomplete header, or a last line without its line end. */
+static const char kos_like[] = "4\n5\n6\n1 1 2\n1 3 13\n2 2 5\n3 4 1\n"
+                               "3 5 27\n4 1 108\n";
+
+static void expect_cut_error(const char *path, size_t cut, int rc,
+                             const orion_error *err) {
+  char prefix[1100];
+  cr_assert_eq(rc, ORION_EPARSE, "cut at %zu: rc %d: %s", cut, rc, err->msg);
+  snprintf(prefix, sizeof prefix, "%s:", path);
+  cr_assert(strncmp(err->msg, prefix, strlen(prefix)) == 0 &&
+                err->msg[strlen(prefix)] >= '1' &&
+                err->msg[strlen(prefix)] <= '9',
+            "cut at %zu: no FILE:LINE in \"%s\"", cut, err->msg);
+}
+
+Test(loader, ucibow_truncated_plain) {
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  size_t len = sizeof kos_like - 1, cut;
+  o.value_type = ORION_I32;
+  for (cut = 0; cut < len; cut++) {
+    char text[sizeof kos_like];
+    loaded l;
+    memcpy(text, kos_like, cut);
+    text[cut] = '\0';
+    l = load_text(".txt", text, &o);
+    expect_cut_error(l.path, cut, l.rc, &l.err);
+    cr_assert_null(l.res.array);
+    done(&l);
+    o.expand = !o.expand; /* both ways */
+  }
+  /* The whole file loads. */
+  {
+    loaded l = load_ok(ORION_FMT_UCIBOW, kos_like, &o);
+    cr_assert_eq(l.res.array->nnz, 6);
+    done(&l);
+  }
+  /* Specific messages. */
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "4\n5\n6\n1 1 2\n1 3 13\n2 2",
+                    ORION_EPARSE, 6, "expected 3 fields, found 2", "2 2");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "4\n5\n2\n1 1 2\n1 3 1",
+                    ORION_EPARSE, 5,
+                    "the last line has no line end; is the input truncated?",
+                    "1 3 1");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "4\n5\n3\n1 1 2\n1 3 1\n",
+                    ORION_EPARSE, 5,
+                    "the input ends after 2 of NNZ = 3 data lines (from the "
+                    "header); is it truncated?",
+                    "1 3 1");
+  expect_line_error(ORION_FMT_UCIBOW, NULL, "4\n5", ORION_EPARSE, 2,
+                    "incomplete uci-bow header: expected D, W and NNZ lines, "
+                    "found 2",
+                    "5");
+  /* Trailing blank space without a line end is not a truncation. */
+  {
+    loaded l = load_ok(ORION_FMT_UCIBOW, "4\n5\n1\n1 1 2\n  ", NULL);
+    cr_assert_eq(l.res.array->nnz, 1);
+    done(&l);
+  }
+}
+
+Test(loader, ucibow_truncated_gzip) {
+  orion_load_opts o = opts_for(ORION_FMT_UCIBOW);
+  size_t len = sizeof kos_like - 1, cut;
+  orion_error err;
+  orion_load_result res;
+  o.expand = 1;
+  /* A gzip stream of a file cut short (complete gzip, short text). */
+  for (cut = 1; cut < len; cut += 3) {
+    char *p = write_gz(kos_like, cut);
+    int rc = orion_load_file(p, &o, &res, &err);
+    expect_cut_error(p, cut, rc, &err);
+    cr_assert_null(res.array);
+    unlink(p);
+    free(p);
+  }
+  /* A gzip stream cut short itself: the reader names the file. */
+  {
+    size_t n = 20000, i, tl = 0;
+    char *text = malloc(n * 24), *p, *raw;
+    long size;
+    FILE *f;
+    tl = (size_t)sprintf(text, "%zu\n10\n%zu\n", n, n);
+    for (i = 0; i < n; i++)
+      tl += (size_t)sprintf(text + tl, "%zu %zu %zu\n", i + 1, i % 10 + 1,
+                            i % 5 + 1);
+    p = write_gz(text, tl);
+    cr_assert_eq(orion_load_file(p, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(res.array->nnz, (int64_t)(n / 5 * 15));
+    orion_array_release(res.array);
+    size = file_size(p);
+    raw = malloc((size_t)size);
+    f = fopen(p, "rb");
+    cr_assert_eq(fread(raw, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    f = fopen(p, "wb");
+    fwrite(raw, 1, (size_t)(size * 2 / 3), f);
+    fclose(f);
+    cr_assert_eq(orion_load_file(p, &o, &res, &err), ORION_ETRUNC, "%s",
+                 err.msg);
+    cr_assert_null(res.array);
+    cr_assert(strstr(err.msg, p) != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, "truncated") != NULL, "%s", err.msg);
+    unlink(p);
+    free(p);
+    free(raw);
+    free(text);
+  }
+  cr_assert_eq(orion_alloc_used(), 0);
 }

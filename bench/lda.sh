@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# bench/lda.sh: collapsed Gibbs LDA (apps/lda/lda.lua) on KOS and 20NG.
+#
+#   ./configure && make && bench/lda.sh
+#   ITERS=30 CORPORA="kos" KS="100" EXECS=2 bench/lda.sh
+#
+# For each corpus and K it runs apps/lda/lda.lua with ITERS iterations
+# (default 100), EXECS local executors (default 2) and the default sparse
+# sampler, alpha = 50/K, beta = 0.01 (the anchors' settings), and prints
+# from the --metrics records:
+#   s/iter       mean sampling seconds per iteration (LL evaluation excluded)
+#   Mtok/s       tokens x iterations / sampling seconds, in millions
+#   s total      sampling seconds of all iterations
+#   s to Warp    sampling seconds until the LL per token first reaches
+#                WarpLDA's LL after 100 iterations (../shared/anchors.md);
+#                "-" when it is not reached
+#   LL final     LL per token after the last iteration
+# and the ratios against the anchors table, measured on the same kind of
+# machine: "vs MALLET" = MALLET's seconds for 100 iterations / ours for
+# ITERS (above 1: faster); "reach vs Warp" = WarpLDA's 100-iteration
+# seconds / our seconds to reach its final LL (above 1: we get there
+# sooner); "LL - MALLET" = our final LL minus MALLET's after 100.
+# Without the data it is skipped (exit 0), unless CI=true (exit 1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+data=${ORION_DATA:-../shared/data}
+iters=${ITERS:-100}
+corpora=${CORPORA:-kos 20ng}
+ks=${KS:-100 1000}
+execs=${EXECS:-2}
+
+case $iters in
+  '' | *[!0-9]* | 0) echo "bench/lda.sh: ITERS must be a positive integer" >&2; exit 2 ;;
+esac
+if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
+  echo "bench/lda.sh: build first (./configure && make)" >&2
+  exit 1
+fi
+
+corpus_file() {
+  case $1 in
+    kos) echo "$data/uci-bow-kos/docword.kos.txt.gz" ;;
+    20ng) echo "$data/20newsgroups-bydate/docword.20news.txt.gz" ;;
+    *) echo "bench/lda.sh: unknown corpus '$1' (kos or 20ng)" >&2; exit 2 ;;
+  esac
+}
+
+# The anchors (../shared/anchors.md): WarpLDA seconds and LL after 100
+# iterations, MALLET seconds and LL after 100 iterations.
+anchor() {
+  case "$1 $2" in
+    "kos 100") echo "0.83 -8.652 2.2 -8.507" ;;
+    "kos 1000") echo "1.06 -9.877 3.4 -9.280" ;;
+    "20ng 100") echo "3.56 -9.197 9.7 -9.032" ;;
+    "20ng 1000") echo "4.21 -9.747 15.5 -9.126" ;;
+    *) echo "nan nan nan nan" ;;
+  esac
+}
+
+for c in $corpora; do
+  f=$(corpus_file "$c")
+  if [ ! -f "$f" ]; then
+    if [ "${CI:-}" = "true" ]; then
+      echo "bench/lda.sh: FAIL: $f not found (CI=true needs the data)" >&2
+      exit 1
+    fi
+    echo "bench/lda.sh: skipped: $f not found (set ORION_DATA)"
+    exit 0
+  fi
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Field of a JSON record line: key -> value (numbers and null only).
+summarise() { # file target_ll -> "mean_s total_s reach_s final_ll"
+  awk -v target="$2" '
+    function get(line, key,   v) {
+      if (index(line, "\"" key "\":") == 0) return ""
+      v = line; sub(".*\"" key "\":", "", v); sub(/[,}].*/, "", v); return v }
+    { s = get($0, "seconds"); e = get($0, "elapsed"); ll = get($0, "ll_per_token")
+      tot += s; n++
+      if (ll != "" && ll != "null") { last = ll
+        if (reach == "" && ll + 0 >= target + 0) reach = e } }
+    END { if (reach == "") reach = "-"
+          printf "%.6f %.6f %s %s", (n ? tot / n : 0), tot, reach, last }' "$1"
+}
+
+printf 'LDA (collapsed Gibbs, sparse sampler), %s iterations, %s executors, %s cores\n' \
+  "$iters" "$execs" "$(nproc)"
+printf '%-5s %5s %9s %8s %8s %10s %9s | %9s %13s %11s\n' corpus K "s/iter" \
+  "Mtok/s" "s total" "s to Warp" "LL final" "vs MALLET" "reach vs Warp" \
+  "LL - MALLET"
+for c in $corpora; do
+  f=$(corpus_file "$c")
+  for k in $ks; do
+    read -r w_s w_ll m_s m_ll <<< "$(anchor "$c" "$k")"
+    m=$tmp/m_${c}_$k.jsonl
+    out=$tmp/o_${c}_$k.txt
+    ./orion-driver --quiet --executors "$execs" --metrics "$m" apps/lda/lda.lua \
+      --corpus "$f" --k "$k" --iters "$iters" > "$out"
+    ntok=$(sed -n 's/.* words, \([0-9]*\) tokens.*/\1/p' "$out" | head -1)
+    read -r mean_s tot_s reach_s final_ll <<< "$(summarise "$m" "$w_ll")"
+    awk -v c="$c" -v k="$k" -v ms="$mean_s" -v ts="$tot_s" -v rs="$reach_s" \
+        -v ll="$final_ll" -v n="$ntok" -v it="$iters" -v ws="$w_s" \
+        -v mls="$m_s" -v mll="$m_ll" 'BEGIN {
+      mtok = n * it / ts / 1e6
+      vsm = mls * it / 100 / ts
+      rv = (rs == "-") ? "-" : sprintf("%.2fx", ws / rs)
+      printf "%-5s %5s %9.3f %8.2f %8.2f %10s %9.4f | %8.2fx %13s %+11.3f\n",
+        c, k, ms, mtok, ts, (rs == "-") ? "-" : sprintf("%.2f", rs), ll,
+        vsm, rv, ll - mll }'
+  done
+done
+echo "anchors: ../shared/anchors.md (WarpLDA and MALLET, 100 iterations, 2 threads)"
