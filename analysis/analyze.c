@@ -671,15 +671,43 @@ static const char *callee_text(const ast_node *f, char *buf, size_t size) {
   return buf;
 }
 
+/* A call nn.f(...) where nn is bound to the orion.nn table: returns 1 and
+ * puts "nn.f" in buf.  (orion.nn functions copy array data into matrices
+ * and back; they keep no reference to it.) */
+static int nn_call(actx *c, const ast_node *f, char *buf, size_t size,
+                   const char **fname) {
+  freename *fn;
+  if (f->kind != AST_INDEX || !f->flag || f->a->kind != AST_NAME ||
+      f->b->kind != AST_STR || lookup_var(c, f->a->str) >= 0)
+    return 0;
+  fn = resolve_free(c, f->a->str);
+  if (fn == NULL || fn->b.kind != ORION_BIND_VALUE || !fn->b.nn_module)
+    return 0;
+  snprintf(buf, size, "%s.%s", f->a->str, f->b->str);
+  *fname = f->b->str;
+  return 1;
+}
+
 static void visit_call(actx *c, const ast_node *e) {
   char name[128], text[160];
-  const char *bname;
+  const char *bname, *nnf;
   if (e->kind == AST_METHCALL) {
     /* acc:add(x) and the like on non-array objects are not accesses; a
      * method on array data may do anything to it. */
     snprintf(text, sizeof text, "method :%s", e->str);
     escape_value(c, e->a, text, 1, 0);
     visit_call_args(c, &e->list, text, 0);
+    return;
+  }
+  if (nn_call(c, e->a, name, sizeof name, &nnf)) {
+    /* orion.nn: array arguments are read; nn.write and nn.add_to write
+     * their first one (through a buffer, the write is buffered). */
+    int writes = strcmp(nnf, "write") == 0 || strcmp(nnf, "add_to") == 0;
+    int i;
+    char why[200];
+    snprintf(why, sizeof why, "passed to %s", name);
+    for (i = 0; i < e->list.n; i++)
+      escape_value(c, e->list.v[i], why, 1, !(writes && i == 0));
     return;
   }
   bname = builtin_name(c, e->a, name, sizeof name);
@@ -1377,6 +1405,7 @@ static int choose(actx *c) {
   orion_plan *p = c->plan;
   int n = p->ndims, s, t, why, have = 0, rc = 0, sd, skewed;
   int force = c->in->force - 1; /* -1: nothing forced */
+  int fspace = c->in->force_space - 1; /* -1: any key on space */
   int64_t best_bytes = 0, f;
   cand best, k;
   char vt[160];
@@ -1402,7 +1431,7 @@ static int choose(actx *c) {
           k.time = t;
           k.skew_dim = -1;
           k.order = p->ordered && t >= 0;
-          if (t == s)
+          if (t == s || (fspace >= 0 && s != fspace))
             continue;
           if (t < 0) {
             if (skewed)
@@ -1487,7 +1516,15 @@ static int choose(actx *c) {
   if (!have) {
     p->sched = ORION_SCHED_REJECTED;
     p->space = p->time = -1;
-    if (force >= 0) {
+    if (fspace >= 0) {
+      int i;
+      rc = add_str(&p->reasons, &p->nreasons,
+                   xasprintf("space = %d was requested and no feasible "
+                             "schedule puts key %d on the space dimension",
+                             fspace + 1, fspace + 1));
+      for (i = 0; i < p->nnotes && rc == 0; i++)
+        rc = add_str(&p->reasons, &p->nreasons, xasprintf("%s", p->notes[i]));
+    } else if (force >= 0) {
       int i;
       rc = add_str(&p->reasons, &p->nreasons,
                    xasprintf("schedule \"%s\" was forced and is infeasible",

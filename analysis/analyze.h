@@ -56,6 +56,10 @@ typedef struct orion_binding {
   double fval;
   int nreach;           /* FUNC: arrays it reaches */
   orion_reach *reach;   /* owned by the resolver; valid during the call */
+  int nn_module;        /* VALUE: the orion.nn table (lua/nn.h): a call
+                           NAME.f(...) only reads the array data it is
+                           passed, except that NAME.write and NAME.add_to
+                           also write their first argument */
 } orion_binding;
 
 /* Resolves a free name of the body (an upvalue or a global); fills *b and
@@ -78,6 +82,8 @@ typedef struct orion_analysis_in {
   int ordered;
   int nparts;            /* partitions per dimension, for estimates (>=1) */
   int force;             /* 0, or 1 + the orion_sched forced by opts.schedule */
+  int force_space;       /* 0, or 1 + the 0-based key opts.space puts on the
+                            space dimension */
 } orion_analysis_in;
 
 /* ---- the plan ----------------------------------------------------------- */

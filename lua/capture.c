@@ -136,6 +136,43 @@ static int std_name_of(enc *e, int idx) {
   return 0;
 }
 
+/* orion.nn (lua/nn.c): its table and C functions travel by name ('N' and
+ * the function's name, "" for the table) and decode to the executor's own.
+ * Pushes that name and returns 1 when the value at idx is one of them. */
+static int nn_name_of(enc *e, int idx) {
+  lua_State *L = e->L;
+  idx = lua_absindex(L, idx);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "orion.nn") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  if (lua_rawequal(L, -1, idx)) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, idx)) {
+      lua_pop(L, 1);
+      lua_remove(L, -2);
+      return 1;
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+
+static int enc_nn(enc *e) {
+  size_t n;
+  const char *s = lua_tolstring(e->L, -1, &n);
+  orion_buf_u8(e->out, 'N');
+  put_str(e->out, s, n);
+  lua_pop(e->L, 1);
+  return 0;
+}
+
 static int enc_value(enc *e, int idx, const char *what);
 
 /* Emits a back-reference if the object at idx was seen; otherwise registers
@@ -214,6 +251,8 @@ static int enc_function(enc *e, int idx, const char *what) {
       lua_pop(L, 1);
       return 0;
     }
+    if (nn_name_of(e, idx))
+      return enc_nn(e);
     return fail(e, what,
                 "a C function that is not part of Lua's standard library; "
                 "executors cannot receive it");
@@ -279,6 +318,8 @@ static int enc_table(enc *e, int idx, const char *what) {
     return 0;
   }
   lua_pop(L, 1);
+  if (nn_name_of(e, idx))
+    return enc_nn(e);
   if (lua_getmetatable(L, idx)) {
     lua_pop(L, 1);
     return fail(e, what,
@@ -674,6 +715,22 @@ static int dec_value(dec *d) {
     if (get_str(d, &s, &n) != 0)
       return bad(d, "truncated name");
     return push_path(d, s, n);
+  case 'N': /* orion.nn or one of its functions, from the registry */
+    if (get_str(d, &s, &n) != 0)
+      return bad(d, "truncated name");
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "orion.nn") != LUA_TTABLE) {
+      lua_pop(L, 1);
+      return bad(d, "no orion.nn module on this executor");
+    }
+    if (n > 0) {
+      lua_pushlstring(L, s, n);
+      if (lua_rawget(L, -2) != LUA_TFUNCTION) {
+        lua_pop(L, 2);
+        return bad(d, "unknown orion.nn function");
+      }
+      lua_remove(L, -2);
+    }
+    return 0;
   case 'M':
     if (d->resolve(L, 'M', 0, "orion", d->ud) != 0)
       return bad(d, "no orion module on this executor");

@@ -8,6 +8,7 @@
 
 #include "lua/capture.h"
 #include "lua/cbody.h"
+#include "lua/nn.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/luarand.h"
@@ -642,6 +643,11 @@ static void make_body_module(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, body_orion_clock);
   lua_setfield(L, -2, "clock");
+  /* orion.nn (lua/nn.c) runs in bodies too: opened here, it is also what
+   * a captured `orion.nn` table or nn function decodes to (lua/capture.c
+   * finds it in the registry). */
+  orion_nn_open_body(L);
+  lua_setfield(L, -2, "nn");
   lua_setfield(L, LUA_REGISTRYINDEX, "orion.exec.module");
 }
 
@@ -1423,4 +1429,49 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
   }
   lua_pop(L, 1);
   return c.flush_rc;
+}
+
+/* ======================================================================
+ * Array data for native kernels (orion.nn, lua/nn.c).
+ * ====================================================================== */
+
+int orion_exec_view_of(lua_State *L, int idx, orion_exec_view *v) {
+  exec_slice *s = luaL_testudata(L, idx, SLICE_MT);
+  exec_array *ea;
+  memset(v, 0, sizeof *v);
+  if (s != NULL) {
+    ea = s->arr;
+    v->off = s->off;
+    v->depth = s->depth;
+  } else {
+    ea = luaL_testudata(L, idx, ARRAY_MT);
+    if (ea == NULL)
+      return 0;
+  }
+  v->a = ea_array(L, ea);
+  v->name = ea->name;
+  v->buffer = ea->buf;
+  return 1;
+}
+
+int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
+                         const float *x, const float *x0, int64_t n,
+                         double alpha, int set_mode) {
+  exec_buffer *b = v->buffer;
+  int64_t i, k0 = v->off + first;
+  if (b == NULL || b->target == NULL || orion_type_is_int(b->target->type))
+    return ORION_EINVAL;
+  if (n > 0 && b->pend.vals == NULL && b->pend.hkeys == NULL) {
+    /* Large bulk writes go to the dense form at once. */
+    if (n >= b->pend.positions / 4 && dense_alloc(&b->pend) != 0)
+      return ORION_ENOMEM;
+  }
+  for (i = 0; i < n; i++) {
+    pval *slot = pend_slot(&b->pend, k0 + i);
+    if (slot == NULL)
+      return ORION_ENOMEM;
+    double xi = x0 != NULL ? (double)x[i] - (double)x0[i] : (double)x[i];
+    slot->d = set_mode ? xi : slot->d + alpha * xi;
+  }
+  return 0;
 }

@@ -149,4 +149,35 @@ int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
  * (for tests and statistics). */
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id);
 
+/* ----------------------------------------------------------------------
+ * Array data for native kernels (orion.nn, lua/nn.c).
+ * ---------------------------------------------------------------------- */
+
+struct lua_State;
+
+/* What an array, slice or buffer proxy that a body holds stands for. */
+typedef struct orion_exec_view {
+  const orion_array *a; /* the array (a buffer's target); valid while the
+                           proxy is */
+  int64_t off;          /* linear offset of the view's first element */
+  int depth;            /* leading dimensions fixed by subscripts */
+  const char *name;     /* the name the body uses, for messages */
+  void *buffer;         /* non-NULL: a buffer; write with
+                           orion_exec_view_pend, never into `a` */
+} orion_exec_view;
+
+/* Fills v and returns 1 when the value at idx of an executor's Lua state is
+ * an array, slice or buffer proxy; returns 0 for anything else.  Raises a
+ * Lua error for a buffer that is no longer bound.  Compute thread. */
+int orion_exec_view_of(struct lua_State *L, int idx, orion_exec_view *v);
+
+/* Buffer views only: for i in [0, n), with d = x[i] - x0[i] (in double;
+ * d = x[i] when x0 is NULL), the pending value of element v->off + first + i
+ * becomes pending + alpha * d (set_mode 0) or d (set_mode 1), as
+ * B[...] = B[...] + alpha * d would make it.  Returns 0, ORION_EINVAL (not
+ * a buffer, unbound, or an integer target) or ORION_ENOMEM. */
+int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
+                         const float *x, const float *x0, int64_t n,
+                         double alpha, int set_mode);
+
 #endif

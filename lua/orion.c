@@ -20,6 +20,7 @@
 #include "lua/capture.h"
 #include "lua/exec.h"
 #include "lua/module.h"
+#include "lua/nn.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
 #include "util/ccomp.h"
@@ -100,6 +101,11 @@ static darray *push_array(lua_State *L, orion_array *a) {
   lua_rawseti(L, -2, d->id);
   lua_pop(L, 1);
   return d;
+}
+
+/* orion.nn's driver-side readers (lua/nn.c) make DistArrays with this. */
+darray *orion__push_array(lua_State *L, orion_array *a) {
+  return push_array(L, a);
 }
 
 static int array_gc(lua_State *L) {
@@ -1127,6 +1133,8 @@ int luaopen_orion(lua_State *L) {
 
   luaL_newlib(L, funcs);
   orion__open_pfor(L);
+  orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */
+  lua_setfield(L, -2, "nn");
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushvalue(L, -1);

@@ -380,6 +380,11 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
         b->kind = ORION_BIND_BUILTIN;
     if (b->kind == ORION_BIND_VALUE)
       helper_reach(r, lua_gettop(L), name, b); /* arrays held in it */
+    /* The orion.nn table (lua/nn.h): the analysis knows what its
+     * functions do to the array data they are passed. */
+    lua_getfield(L, LUA_REGISTRYINDEX, "orion.nn");
+    b->nn_module = lua_rawequal(L, -1, -2);
+    lua_pop(L, 1);
     break;
   }
   default:
@@ -455,7 +460,8 @@ static orion_sched sched_by_name(lua_State *L, const char *s) {
 /* Analyses the body at index 2 for the iterated array at 1.  Raises a Lua
  * error when its source cannot be found or parsed. */
 static void analyse(lua_State *L, darray *it, int ordered, int nparts,
-                    const char *force, const char *name, analysis *out) {
+                    const char *force, int space, const char *name,
+                    analysis *out) {
   orion_analysis_in in;
   orion_error err;
   lua_Debug ar;
@@ -467,6 +473,11 @@ static void analyse(lua_State *L, darray *it, int ordered, int nparts,
   memset(&in, 0, sizeof in);
   memset(&r, 0, sizeof r);
   in.force = force != NULL ? 1 + (int)sched_by_name(L, force) : 0;
+  if (space != 0 && (space < 1 || space > it->a->ndims))
+    luaL_error(L, "parallel_for: space must be a key of the iterated array, "
+                  "1..%d, not %d",
+               it->a->ndims, space);
+  in.force_space = space;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar))
     snprintf(out->where, sizeof out->where, "%s:%d", ar.short_src,
              ar.currentline);
@@ -645,10 +656,10 @@ static void push_plan_text(lua_State *L, const analysis *a) {
 
 static const char *const pfor_opts[] = {
     "ordered", "histogram", "schedule", "tier", "partitions",
-    "concurrent_order", "name", "seed", "fast", NULL};
+    "concurrent_order", "name", "seed", "fast", "space", NULL};
 
 typedef struct pfor_opts_t {
-  int ordered, hist, reverse, fast;
+  int ordered, hist, reverse, fast, space;
   const char *tier, *sched, *name;
   int64_t parts[2];
   int has_seed;
@@ -673,6 +684,7 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
   o->fast = orion__opt_bool(L, 3, "fast", orion__state(L)->fast);
   o->sched = orion__opt_string(L, 3, "schedule", NULL);
   o->name = orion__opt_string(L, 3, "name", NULL);
+  o->space = (int)orion__opt_int(L, 3, "space", 0);
   o->has_seed = !lua_isnoneornil(L, 3) &&
                 lua_getfield(L, 3, "seed") != LUA_TNIL;
   if (!lua_isnoneornil(L, 3))
@@ -725,7 +737,7 @@ static int l_explain(lua_State *L) {
                       "vectors: not analysed (forced serial)\n");
     return 1;
   }
-  analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, &a);
+  analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space, o.name, &a);
   {
     char line[900];
     plan_tier(L, &a, &o);
@@ -1044,7 +1056,8 @@ static int l_parallel_for(lua_State *L) {
   ap = analysis_box(L);
   serial = o.sched != NULL && strcmp(o.sched, "serial") == 0;
   if (!serial) {
-    analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.name, ap);
+    analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space, o.name,
+            ap);
     if (s->explain) {
       char line[900];
       plan_tier(L, ap, &o);

@@ -1,1 +1,780 @@
-#include <criterion/criterion.h>
+/* The DNN app and what it is built from: the IDX, labelled-documents and
+ * bag-of-words readers (dsm/idx.c), orion.nn (lua/nn.c) inside and outside
+ * loop bodies, and apps/dnn/dnn.lua end to end on small real inputs. */
+#include "t/testutil.h"
+
+#include <math.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "dsm/idx.h"
+#include "dsm/loader.h"
+#include "util/alloc.h"
+
+/* ======================================================================
+ * IDX.
+ * ====================================================================== */
+
+/* An IDX image: header for type code `code` and dims, then `data`. */
+static size_t idx_bytes(unsigned char *out, unsigned char code, int ndims,
+                        const uint32_t *dims, const void *data,
+                        size_t dlen) {
+  size_t n = 0;
+  int d;
+  out[n++] = 0;
+  out[n++] = 0;
+  out[n++] = code;
+  out[n++] = (unsigned char)ndims;
+  for (d = 0; d < ndims; d++) {
+    out[n++] = (unsigned char)(dims[d] >> 24);
+    out[n++] = (unsigned char)(dims[d] >> 16);
+    out[n++] = (unsigned char)(dims[d] >> 8);
+    out[n++] = (unsigned char)dims[d];
+  }
+  memcpy(out + n, data, dlen);
+  return n + dlen;
+}
+
+static int parse(const unsigned char *b, size_t len, const orion_idx_opts *o,
+                 orion_array **a, orion_error *err) {
+  orion_error_clear(err);
+  return orion_idx_parse("x.idx", b, len, o, a, err);
+}
+
+Test(dnn, idx_u8_images_flattened_and_scaled) {
+  unsigned char buf[64], px[12];
+  uint32_t dims[3] = {3, 2, 2};
+  orion_idx_opts o;
+  orion_array *a;
+  orion_error err;
+  size_t used = orion_alloc_used(), n;
+  int i;
+  for (i = 0; i < 12; i++)
+    px[i] = (unsigned char)(i * 20);
+  n = idx_bytes(buf, 0x08, 3, dims, px, sizeof px);
+  orion_idx_opts_init(&o);
+  cr_assert_eq(parse(buf, n, &o, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(a->ndims, 3);
+  cr_assert_eq(a->type, ORION_F32);
+  orion_array_release(a);
+  o.flatten = 1;
+  o.scale = 1.0 / 255;
+  cr_assert_eq(parse(buf, n, &o, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(a->ndims, 2);
+  cr_assert_eq(a->dims[0], 3);
+  cr_assert_eq(a->dims[1], 4);
+  cr_assert_float_eq(((float *)a->values)[11], 220.0f / 255, 1e-6);
+  orion_array_release(a);
+  cr_assert_eq(orion_alloc_used(), used, "memory leaked");
+}
+
+Test(dnn, idx_labels_as_i32_classes) {
+  unsigned char buf[32], lab[4] = {0, 9, 3, 7};
+  uint32_t dims[1] = {4};
+  orion_idx_opts o;
+  orion_array *a;
+  orion_error err;
+  size_t n = idx_bytes(buf, 0x08, 1, dims, lab, sizeof lab);
+  orion_idx_opts_init(&o);
+  o.type = ORION_I32;
+  o.shift = 1;
+  cr_assert_eq(parse(buf, n, &o, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(((int32_t *)a->values)[0], 1);
+  cr_assert_eq(((int32_t *)a->values)[1], 10);
+  cr_assert_eq(((int32_t *)a->values)[3], 8);
+  orion_array_release(a);
+  /* A value that is not an integer does not fit i32. */
+  o.scale = 0.5;
+  o.shift = 0;
+  cr_assert_eq(parse(buf, n, &o, &a, &err), ORION_EPARSE);
+  cr_assert(strstr(err.msg, "element 2 is 4.5, which does not fit i32"),
+            "%s", err.msg);
+}
+
+Test(dnn, idx_big_endian_element_types) {
+  unsigned char buf[64];
+  uint32_t dims[1] = {2};
+  unsigned char i16[4] = {0xff, 0xfe, 0x01, 0x00};          /* -2, 256 */
+  unsigned char i32[8] = {0xff, 0xff, 0xff, 0xff, 0, 1, 0, 0}; /* -1, 65536 */
+  unsigned char f32[8] = {0x3f, 0xc0, 0, 0, 0xc0, 0x20, 0, 0}; /* 1.5, -2.5 */
+  unsigned char f64[16] = {0x40, 0x09, 0x21, 0xfb, 0x54, 0x44, 0x2d, 0x18,
+                           0, 0, 0, 0, 0, 0, 0, 0}; /* pi, 0 */
+  unsigned char i8[2] = {0x80, 0x7f};                  /* -128, 127 */
+  orion_array *a;
+  orion_error err;
+  orion_idx_opts o;
+  size_t n;
+  orion_idx_opts_init(&o);
+  o.type = ORION_F64;
+  n = idx_bytes(buf, 0x0B, 1, dims, i16, sizeof i16);
+  cr_assert_eq(parse(buf, n, &o, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(((double *)a->values)[0], -2);
+  cr_assert_eq(((double *)a->values)[1], 256);
+  orion_array_release(a);
+  n = idx_bytes(buf, 0x0C, 1, dims, i32, sizeof i32);
+  cr_assert_eq(parse(buf, n, &o, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(((double *)a->values)[0], -1);
+  cr_assert_eq(((double *)a->values)[1], 65536);
+  orion_array_release(a);
+  n = idx_bytes(buf, 0x0D, 1, dims, f32, sizeof f32);
+  cr_assert_eq(parse(buf, n, &o, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(((double *)a->values)[0], 1.5);
+  cr_assert_eq(((double *)a->values)[1], -2.5);
+  orion_array_release(a);
+  n = idx_bytes(buf, 0x0E, 1, dims, f64, sizeof f64);
+  cr_assert_eq(parse(buf, n, &o, &a, &err), 0, "%s", err.msg);
+  cr_assert_float_eq(((double *)a->values)[0], M_PI, 1e-15);
+  orion_array_release(a);
+  n = idx_bytes(buf, 0x09, 1, dims, i8, sizeof i8);
+  cr_assert_eq(parse(buf, n, &o, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(((double *)a->values)[0], -128);
+  orion_array_release(a);
+}
+
+Test(dnn, idx_malformed_headers) {
+  unsigned char buf[64], px[4] = {1, 2, 3, 4};
+  uint32_t dims[2] = {2, 2}, zero[2] = {2, 0};
+  orion_array *a = NULL;
+  orion_error err;
+  size_t n = idx_bytes(buf, 0x08, 2, dims, px, sizeof px);
+  size_t used = orion_alloc_used();
+  unsigned char gz[4] = {0x1f, 0x8b, 0x08, 0x00};
+
+  cr_assert_eq(parse(gz, sizeof gz, NULL, &a, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "x.idx: not an IDX file (magic bytes 1f 8b 08 00)");
+  buf[2] = 0x07;
+  cr_assert_eq(parse(buf, n, NULL, &a, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg,
+                   "x.idx: not an IDX file (unknown element type code 0x07)");
+  buf[2] = 0x08;
+  buf[3] = 0;
+  cr_assert_eq(parse(buf, n, NULL, &a, &err), ORION_EPARSE);
+  cr_assert(strstr(err.msg, "IDX header gives 0 dimensions"), "%s", err.msg);
+  buf[3] = 2;
+  cr_assert_eq(parse(buf, 3, NULL, &a, &err), ORION_ETRUNC);
+  cr_assert(strstr(err.msg, "x.idx: truncated at byte 3"), "%s", err.msg);
+  cr_assert_eq(parse(buf, 9, NULL, &a, &err), ORION_ETRUNC);
+  cr_assert_str_eq(err.msg, "x.idx: truncated at byte 9 (the IDX header "
+                            "needs 12 bytes)");
+  n = idx_bytes(buf, 0x08, 2, zero, px, 0);
+  cr_assert_eq(parse(buf, n, NULL, &a, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "x.idx: IDX dimension 2 is 0");
+  cr_assert_null(a);
+  cr_assert_eq(orion_alloc_used(), used, "memory leaked");
+}
+
+Test(dnn, idx_truncated_and_overlong_data) {
+  unsigned char buf[64], px[8] = {0};
+  uint32_t dims[3] = {2, 2, 2};
+  orion_array *a = NULL;
+  orion_error err;
+  size_t n = idx_bytes(buf, 0x08, 3, dims, px, sizeof px);
+  cr_assert_eq(parse(buf, n - 3, NULL, &a, &err), ORION_ETRUNC);
+  cr_assert_str_eq(err.msg, "x.idx: truncated at byte 21 (2x2x2 u8 elements "
+                            "need 24 bytes)");
+  buf[n] = 0;
+  buf[n + 1] = 0;
+  cr_assert_eq(parse(buf, n + 2, NULL, &a, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "x.idx: 2 bytes after the data (the header "
+                            "promises 24 bytes in all)");
+  cr_assert_null(a);
+}
+
+/* Writes len bytes to a new temporary file, gzip-compressed when gz. */
+static char *write_bytes(const char *suffix, const void *data, size_t len,
+                         int gz) {
+  char *path = tu_temp_path(suffix);
+  if (gz) {
+    gzFile f = gzopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(gzwrite(f, data, (unsigned)len), (int)len);
+    gzclose(f);
+  } else {
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(data, 1, len, f), len);
+    fclose(f);
+  }
+  return path;
+}
+
+Test(dnn, idx_files_plain_gzip_and_truncated_gzip) {
+  unsigned char buf[2048], px[1000];
+  uint32_t dims[2] = {10, 100};
+  orion_array *a = NULL;
+  orion_error err;
+  size_t n, i;
+  char *plain, *gz;
+  struct stat sb;
+  for (i = 0; i < sizeof px; i++)
+    px[i] = (unsigned char)(i * 7);
+  n = idx_bytes(buf, 0x08, 2, dims, px, sizeof px);
+  plain = write_bytes(".idx", buf, n, 0);
+  gz = write_bytes(".idx.gz", buf, n, 1);
+  cr_assert_eq(orion_idx_read(plain, NULL, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(((float *)a->values)[999], (float)(unsigned char)(999 * 7));
+  orion_array_release(a);
+  cr_assert_eq(orion_idx_read(gz, NULL, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(a->dims[1], 100);
+  orion_array_release(a);
+  /* Cut the gzip stream in the middle. */
+  cr_assert_eq(stat(gz, &sb), 0);
+  cr_assert_eq(truncate(gz, sb.st_size / 2), 0);
+  cr_assert_neq(orion_idx_read(gz, NULL, &a, &err), 0);
+  cr_assert(strstr(err.msg, gz) && strstr(err.msg, "truncated"), "%s",
+            err.msg);
+  /* Cut the plain file inside the data. */
+  cr_assert_eq(truncate(plain, 500), 0);
+  cr_assert_eq(orion_idx_read(plain, NULL, &a, &err), ORION_ETRUNC);
+  cr_assert(strstr(err.msg, "truncated at byte 500 (10x100 u8 elements "
+                            "need 1012 bytes)"),
+            "%s", err.msg);
+  unlink(plain);
+  unlink(gz);
+  cr_assert_neq(orion_idx_read(plain, NULL, &a, &err), 0);
+  cr_assert(strstr(err.msg, "cannot open"), "%s", err.msg);
+  free(plain);
+  free(gz);
+}
+
+/* ======================================================================
+ * Labelled documents.
+ * ====================================================================== */
+
+static int docs(const char *text, orion_docs *d, orion_error *err) {
+  orion_error_clear(err);
+  return orion_docs_parse("docs.txt", text, strlen(text), d, err);
+}
+
+Test(dnn, docs_labels_and_split) {
+  orion_docs d;
+  orion_error err;
+  size_t used = orion_alloc_used();
+  cr_assert_eq(docs("1 train sci.space 51\n2 test alt.atheism 9\r\n\n"
+                    "# comment\n3 train sci.space\n4\ttest\tcomp.graphics x\n",
+                    &d, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(d.n, 4);
+  cr_assert_eq(d.ngroups, 3);
+  cr_assert_str_eq(d.groups[0], "alt.atheism");
+  cr_assert_str_eq(d.groups[2], "sci.space");
+  cr_assert_eq(d.label[0], 3);
+  cr_assert_eq(d.label[1], 1);
+  cr_assert_eq(d.label[2], 3);
+  cr_assert_eq(d.label[3], 2);
+  cr_assert_eq(d.test[0], 0);
+  cr_assert_eq(d.test[1], 1);
+  cr_assert_eq(d.test[3], 1);
+  orion_docs_free(&d);
+  cr_assert_eq(orion_alloc_used(), used, "memory leaked");
+}
+
+Test(dnn, docs_malformed_lines_name_file_and_line) {
+  orion_docs d;
+  orion_error err;
+  size_t used = orion_alloc_used();
+  cr_assert_eq(docs("1 train a\n2 train\n", &d, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "docs.txt:2: expected 3 fields (docID split "
+                            "group), found 2: \"2 train\"");
+  cr_assert_eq(docs("1 train a\n2 dev a\n", &d, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "docs.txt:2: split must be \"train\" or "
+                            "\"test\", not \"dev\": \"2 dev a\"");
+  cr_assert_eq(docs("1 train a\n3 test a\n", &d, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "docs.txt:2: expected document 2, found 3: "
+                            "\"3 test a\"");
+  cr_assert_eq(docs("x train a\n", &d, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "docs.txt:1: docID is not an integer: "
+                            "\"x train a\"");
+  cr_assert_eq(docs("# nothing\n\n", &d, &err), ORION_EPARSE);
+  cr_assert_str_eq(err.msg, "docs.txt: no documents");
+  /* A file cut in the middle of a line. */
+  cr_assert_eq(docs("1 train a\n2 train b\n3 tr", &d, &err), ORION_EPARSE);
+  cr_assert(strstr(err.msg, "docs.txt:3: expected 3 fields"), "%s", err.msg);
+  cr_assert_eq(docs("1 train a\n2 train b\n3 tra b", &d, &err), ORION_EPARSE);
+  cr_assert(strstr(err.msg, "docs.txt:3: split must be"), "%s", err.msg);
+  cr_assert_eq(orion_alloc_used(), used, "memory leaked");
+}
+
+/* ======================================================================
+ * Bag-of-words feature rows.
+ * ====================================================================== */
+
+static orion_array *counts_of(const char *text) {
+  orion_load_opts o;
+  orion_load_result res;
+  orion_error err;
+  orion_load_opts_init(&o);
+  o.format = ORION_FMT_UCIBOW;
+  o.value_type = ORION_F32;
+  cr_assert_eq(orion_load_buffer(text, strlen(text), "docword.txt", 1, &o,
+                                 &res, &err),
+               0, "%s", err.msg);
+  return res.array;
+}
+
+Test(dnn, bow_rows_weighted_normalised_and_merged) {
+  /* 4 documents, 5 words; document 3 is empty; document 1 repeats word
+   * 2 (the counts add up) and has a zero count. */
+  orion_array *c = counts_of("4\n5\n6\n1 4 3\n1 2 1\n1 2 2\n1 5 0\n"
+                             "2 1 1\n4 3 7\n");
+  orion_array *rp, *cols, *vals;
+  orion_error err;
+  int64_t rows[4] = {0, 2, 3, 0};
+  const int64_t *p;
+  const int32_t *cv;
+  const float *v;
+  size_t used = orion_alloc_used();
+  cr_assert_eq(orion_bow_csr(c, rows, 4, ORION_BOW_COUNT, 0, &rp, &cols,
+                             &vals, &err),
+               0, "%s", err.msg);
+  p = rp->values;
+  cv = cols->values;
+  v = vals->values;
+  cr_assert_eq(rp->dims[0], 5);
+  cr_assert_eq(p[0], 0);
+  cr_assert_eq(p[1], 2);
+  cr_assert_eq(p[2], 2); /* the empty document */
+  cr_assert_eq(p[3], 3);
+  cr_assert_eq(p[4], 5); /* document 1 again */
+  cr_assert_eq(cv[0], 2);
+  cr_assert_eq(v[0], 3.0f);
+  cr_assert_eq(cv[1], 4);
+  cr_assert_eq(v[1], 3.0f);
+  cr_assert_eq(cv[2], 3);
+  cr_assert_eq(v[2], 7.0f);
+  cr_assert_eq(cv[4], 4);
+  orion_array_release(rp);
+  orion_array_release(cols);
+  orion_array_release(vals);
+  cr_assert_eq(orion_bow_csr(c, rows, 1, ORION_BOW_LOG1P, 1, &rp, &cols,
+                             &vals, &err),
+               0, "%s", err.msg);
+  v = vals->values;
+  cr_assert_float_eq(v[0], (float)(1 / sqrt(2.0)), 1e-6);
+  cr_assert_float_eq(v[0] * v[0] + v[1] * v[1], 1.0f, 1e-6);
+  orion_array_release(rp);
+  orion_array_release(cols);
+  orion_array_release(vals);
+  rows[0] = 4;
+  cr_assert_eq(orion_bow_csr(c, rows, 1, ORION_BOW_COUNT, 0, &rp, &cols,
+                             &vals, &err),
+               ORION_EINVAL);
+  cr_assert_str_eq(err.msg, "bag-of-words: document 5 out of range 1..4");
+  cr_assert_eq(orion_alloc_used(), used, "memory leaked");
+  orion_array_release(c);
+}
+
+Test(dnn, bow_truncated_docword_is_an_error) {
+  orion_load_opts o;
+  orion_load_result res;
+  orion_error err;
+  const char *text = "3\n4\n5\n1 1 2\n1 4 1\n";
+  orion_load_opts_init(&o);
+  o.format = ORION_FMT_UCIBOW;
+  cr_assert_neq(orion_load_buffer(text, strlen(text), "docword.txt", 1, &o,
+                                  &res, &err),
+                0);
+  cr_assert(strstr(err.msg, "docword.txt") && strstr(err.msg, "NNZ = 5"),
+            "%s", err.msg);
+}
+
+/* ======================================================================
+ * orion.nn through orion-driver.
+ * ====================================================================== */
+
+static tu_run drive(const char *const *args, int timeout) {
+  return tu_drive("t/scripts", args, timeout);
+}
+
+/* The text after "name: " on its line in out (static copy), or "". */
+static const char *field(const char *out, const char *name) {
+  static char buf[8][512];
+  static int k;
+  char key[128];
+  const char *p, *e;
+  char *b = buf[k++ % 8];
+  snprintf(key, sizeof key, "\n%s: ", name);
+  p = strstr(out, key);
+  if (p == NULL && strncmp(out, key + 1, strlen(key + 1)) == 0)
+    p = out - 1;
+  b[0] = '\0';
+  if (p == NULL)
+    return b;
+  p += strlen(key);
+  e = strchr(p, '\n');
+  snprintf(b, 512, "%.*s", (int)(e ? e - p : (long)strlen(p)), p);
+  return b;
+}
+
+Test(dnn, nn_kernels_and_their_messages, .timeout = 60) {
+  char *sp = tu_write_temp(".txt", "1 1 5\n2 2 4\n");
+  const char *args[] = {"--quiet", "--executors", "2", "@dnn_nn.lua", sp,
+                        NULL};
+  tu_run r = drive(args, 50);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert_str_eq(field(r.out, "gemm"), "4.0 5.0 10.0 11.0");
+  cr_assert_str_eq(field(r.out, "gemm_tn"), "17.0 45.0");
+  cr_assert_str_eq(field(r.out, "gemm_ab"), "33.0");
+  cr_assert_str_eq(field(r.out, "gemm_inner"),
+                   "nn.gemm: inner dimensions differ: op(A) is 2x3, op(B) "
+                   "is 2x3");
+  cr_assert_str_eq(field(r.out, "gemm_out"),
+                   "nn.gemm: C is 3x2, op(A) op(B) is 2x2");
+  cr_assert_str_eq(field(r.out, "xent"), "1.815212 1");
+  cr_assert_str_eq(field(r.out, "xent_label"),
+                   "nn.softmax_xent: label 4.0 of row 1 is not a class in "
+                   "1..3");
+  cr_assert_str_eq(field(r.out, "relu"), "0.0 2.0 0.0 1.0");
+  cr_assert_str_eq(field(r.out, "relu_shape"),
+                   "nn.relu_backward: shapes differ: dH is 1x2, H is 2x2");
+  cr_assert_str_eq(field(r.out, "bias_shape"),
+                   "nn.add_bias: M is 2x2, b is 1x3 (expected 1x2)");
+  cr_assert_str_eq(field(r.out, "colsum"), "11.5 21.0");
+  cr_assert_str_eq(field(r.out, "momentum"), "1.2500 0.2500");
+  cr_assert_str_eq(field(r.out, "rows"), "31.0 14.0");
+  cr_assert_str_eq(field(r.out, "read_range"), "23.0");
+  cr_assert_str_eq(field(r.out, "write_add"), "17.0");
+  cr_assert_str_eq(field(r.out, "add_diff"), "11.5 12.0");
+  cr_assert_str_eq(field(r.out, "write_shape"),
+                   "nn.write: the matrix is 4x3, 'DistArray' is 3x4");
+  cr_assert(strstr(field(r.out, "read_sparse"), "is sparse"));
+  cr_assert_str_eq(field(r.out, "spmm"), "6.0 7.0");
+  cr_assert_str_eq(field(r.out, "spmm_t"), "9.0 14.0");
+  cr_assert_str_eq(field(r.out, "spmm_shape"),
+                   "nn.spmm: inner dimensions differ: S is 2x3, B is 2x2");
+  cr_assert_str_eq(field(r.out, "threads"), "1");
+  cr_assert(strstr(field(r.out, "driver_only"),
+                   "nn.read_idx runs on the driver only"));
+  cr_assert(strstr(field(r.out, "matrix_capture"), "upvalue 'A', a userdata"));
+  tu_run_free(&r);
+  unlink(sp);
+  free(sp);
+}
+
+/* "max |P - serial| = X" from dnn_step.lua's output. */
+static double step_diff(const char *out, const char *what) {
+  char key[64];
+  const char *p;
+  snprintf(key, sizeof key, "max |%s - serial| = ", what);
+  p = strstr(out, key);
+  cr_assert_not_null(p, "no '%s' in:\n%s", key, out);
+  return atof(p + strlen(key));
+}
+
+Test(dnn, one_shard_round_equals_serial_sgd_exactly, .timeout = 60) {
+  const char *args[] = {"--quiet", "--executors", "1", "@dnn_step.lua", "1",
+                        NULL};
+  tu_run r = drive(args, 50);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert_eq(step_diff(r.out, "P"), 0.0, "%s", r.out);
+  cr_assert_eq(step_diff(r.out, "V"), 0.0, "%s", r.out);
+  cr_assert(strstr(r.out, "max |P - start| = 0.") != NULL, "%s", r.out);
+  tu_run_free(&r);
+}
+
+Test(dnn, two_shards_average_two_serial_runs, .timeout = 60) {
+  const char *args[] = {"--quiet", "--executors", "2", "@dnn_step.lua", "2",
+                        NULL};
+  tu_run r = drive(args, 50);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "executors 2"), "%s", r.out);
+  cr_assert_lt(step_diff(r.out, "P"), 1e-6, "%s", r.out);
+  cr_assert_lt(step_diff(r.out, "V"), 1e-6, "%s", r.out);
+  tu_run_free(&r);
+}
+
+/* ======================================================================
+ * The app.
+ * ====================================================================== */
+
+/* Parses "epoch seconds samples/s loss accuracy" lines. */
+static int parse_epochs(const char *out, double *loss, double *acc, int max) {
+  int n = 0;
+  const char *line = out;
+  while (line != NULL && *line != '\0' && n < max) {
+    int ep;
+    double secs, sps, l, a;
+    if (sscanf(line, "%d %lf %lf %lf %lf", &ep, &secs, &sps, &l, &a) == 5 &&
+        ep == n + 1) {
+      loss[n] = l;
+      acc[n] = a;
+      n++;
+    }
+    line = strchr(line, '\n');
+    if (line != NULL)
+      line++;
+  }
+  return n;
+}
+
+static tu_run app(const char *const *extra, int timeout) {
+  const char *args[16];
+  int n = 0, i;
+  args[n++] = "--quiet";
+  args[n++] = "@dnn.lua";
+  for (i = 0; extra[i] != NULL && n < 15; i++)
+    args[n++] = extra[i];
+  args[n] = NULL;
+  return tu_drive("apps/dnn", args, timeout);
+}
+
+Test(dnn, embedded_default_learns_and_records_metrics, .timeout = 60) {
+  char *metrics = tu_temp_path(".jsonl");
+  const char *args[] = {"--quiet", "--metrics", metrics, "@dnn.lua", NULL};
+  double loss[16], acc[16];
+  tu_run r = tu_drive("apps/dnn", args, 50);
+  FILE *f;
+  char line[1024];
+  int n, lines = 0;
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  n = parse_epochs(r.out, loss, acc, 16);
+  cr_assert_eq(n, 10, "%s", r.out);
+  cr_assert_lt(loss[n - 1], loss[0], "%s", r.out);
+  cr_assert_gt(acc[n - 1], 0.8, "4 classes: chance is 0.25\n%s", r.out);
+  f = fopen(metrics, "r");
+  cr_assert_not_null(f);
+  while (fgets(line, sizeof line, f) != NULL) {
+    lines++;
+    cr_assert(strstr(line, "\"epoch\":") && strstr(line, "\"seconds\":") &&
+                  strstr(line, "\"samples_per_s\":") &&
+                  strstr(line, "\"loss\":") && strstr(line, "\"accuracy\":0."),
+              "%s", line);
+  }
+  fclose(f);
+  cr_assert_eq(lines, 10);
+  unlink(metrics);
+  free(metrics);
+  tu_run_free(&r);
+}
+
+Test(dnn, mnist_small_rises_well_above_chance, .timeout = 120) {
+  const char *data = tu_data_dir("mnist/t10k-images-idx3-ubyte.gz");
+  char spec[1100];
+  double loss[8], acc[8];
+  tu_run r;
+  int n;
+  snprintf(spec, sizeof spec, "mnist:%s/mnist", data);
+  {
+    const char *extra[] = {"--data", spec, "--train-size", "2000",
+                           "--layers", "784,64,10", "--epochs", "3", NULL};
+    r = app(extra, 100);
+  }
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  n = parse_epochs(r.out, loss, acc, 8);
+  cr_assert_eq(n, 3, "%s", r.out);
+  cr_assert_lt(loss[2], loss[0], "%s", r.out);
+  cr_assert_gt(acc[2], 0.6, "10 classes: chance is 0.1\n%s", r.out);
+  tu_run_free(&r);
+}
+
+Test(dnn, newsgroups_small_rises_well_above_chance, .timeout = 120) {
+  const char *data = tu_data_dir("20newsgroups-bydate/docs.20news.txt");
+  char spec[1100];
+  double loss[8], acc[8];
+  tu_run r;
+  int n;
+  snprintf(spec, sizeof spec, "20ng:%s/20newsgroups-bydate", data);
+  {
+    const char *extra[] = {"--data", spec, "--layers", "19784,32,20",
+                           "--epochs", "2", NULL};
+    r = app(extra, 100);
+  }
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  n = parse_epochs(r.out, loss, acc, 8);
+  cr_assert_eq(n, 2, "%s", r.out);
+  cr_assert_lt(loss[1], loss[0], "%s", r.out);
+  cr_assert_gt(acc[1], 0.3, "20 classes: chance is 0.05\n%s", r.out);
+  tu_run_free(&r);
+}
+
+/* A folder holding files name[i] with contents text[i] (len[i] bytes). */
+static char *make_dir(int n, const char *const *name, const char *const *text,
+                      const size_t *len) {
+  char tmpl[] = "/tmp/orion-dnn-XXXXXX";
+  char *dir = strdup(mkdtemp(tmpl));
+  int i;
+  for (i = 0; i < n; i++) {
+    char path[512];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", dir, name[i]);
+    f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fwrite(text[i], 1, len[i], f);
+    fclose(f);
+  }
+  return dir;
+}
+
+static void remove_dir(char *dir, int n, const char *const *name) {
+  int i;
+  for (i = 0; i < n; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+  free(dir);
+}
+
+Test(dnn, mnist_truncated_or_mismatched_files_are_clear_errors,
+     .timeout = 60) {
+  unsigned char img[64], lab[32], px[20] = {0}, l5[5] = {0, 1, 2, 3, 4};
+  uint32_t idims[3] = {5, 2, 2}, ldims[1] = {5}, l4[1] = {4};
+  const char *names[] = {"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+  const char *texts[2];
+  size_t lens[2];
+  char spec[600], want[700];
+  char *dir;
+  tu_run r;
+  texts[0] = (const char *)img;
+  texts[1] = (const char *)lab;
+  lens[0] = idx_bytes(img, 0x08, 3, idims, px, sizeof px) - 7; /* cut */
+  lens[1] = idx_bytes(lab, 0x08, 1, ldims, l5, sizeof l5);
+  dir = make_dir(2, names, texts, lens);
+  snprintf(spec, sizeof spec, "mnist:%s", dir);
+  {
+    const char *extra[] = {"--data", spec, "--train-size", "3", NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  snprintf(want, sizeof want, "%s/t10k-images-idx3-ubyte: truncated at byte "
+                              "29 (5x2x2 u8 elements need 36 bytes)",
+           dir);
+  cr_assert(strstr(r.err, want) != NULL, "%s", r.err);
+  cr_assert(strstr(r.err, "dnn.lua:") != NULL, "%s", r.err);
+  tu_run_free(&r);
+  remove_dir(dir, 2, names);
+
+  /* Whole files, but 4 labels for 5 images. */
+  lens[0] = idx_bytes(img, 0x08, 3, idims, px, sizeof px);
+  lens[1] = idx_bytes(lab, 0x08, 1, l4, l5, 4);
+  dir = make_dir(2, names, texts, lens);
+  snprintf(spec, sizeof spec, "mnist:%s", dir);
+  {
+    const char *extra[] = {"--data", spec, "--train-size", "3", NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "dims mismatch") && strstr(r.err, "5 images") &&
+                strstr(r.err, "4 labels"),
+            "%s", r.err);
+  tu_run_free(&r);
+  remove_dir(dir, 2, names);
+
+  /* Not IDX at all, and a missing folder. */
+  lens[0] = 9;
+  texts[0] = "P5 2 2 9\n";
+  lens[1] = idx_bytes(lab, 0x08, 1, ldims, l5, sizeof l5);
+  dir = make_dir(2, names, texts, lens);
+  snprintf(spec, sizeof spec, "mnist:%s", dir);
+  {
+    const char *extra[] = {"--data", spec, NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "not an IDX file (magic bytes 50 35 20 32)"), "%s",
+            r.err);
+  tu_run_free(&r);
+  remove_dir(dir, 2, names);
+  {
+    const char *extra[] = {"--data", "mnist:/nonexistent/mnist", NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "/nonexistent/mnist: no t10k-images-idx3-ubyte"),
+            "%s", r.err);
+  tu_run_free(&r);
+}
+
+Test(dnn, newsgroups_malformed_files_are_clear_errors, .timeout = 60) {
+  const char *names[] = {"docword.20news.txt", "docs.20news.txt"};
+  const char *texts[2] = {"3\n4\n4\n1 1 2\n1 4 1\n2 2 3\n3 3 1\n",
+                          "1 train a.b x\n2 test a.c y\n3 trian a.b z\n"};
+  size_t lens[2] = {strlen(texts[0]), strlen(texts[1])};
+  char spec[600], want[700];
+  char *dir = make_dir(2, names, texts, lens);
+  tu_run r;
+  snprintf(spec, sizeof spec, "20ng:%s", dir);
+  {
+    const char *extra[] = {"--data", spec, NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  snprintf(want, sizeof want, "%s/docs.20news.txt:3: split must be \"train\" "
+                              "or \"test\", not \"trian\"",
+           dir);
+  cr_assert(strstr(r.err, want) != NULL, "%s", r.err);
+  tu_run_free(&r);
+  remove_dir(dir, 2, names);
+
+  /* A docword file cut short: fewer lines than its header's NNZ. */
+  texts[0] = "3\n4\n4\n1 1 2\n1 4 1\n";
+  texts[1] = "1 train a.b\n2 test a.c\n3 train a.b\n";
+  lens[0] = strlen(texts[0]);
+  lens[1] = strlen(texts[1]);
+  dir = make_dir(2, names, texts, lens);
+  snprintf(spec, sizeof spec, "20ng:%s", dir);
+  {
+    const char *extra[] = {"--data", spec, NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "docword.20news.txt") && strstr(r.err, "NNZ = 4"),
+            "%s", r.err);
+  tu_run_free(&r);
+  remove_dir(dir, 2, names);
+
+  /* A docs file listing fewer documents than the docword has. */
+  texts[0] = "3\n4\n2\n1 1 2\n3 4 1\n";
+  texts[1] = "1 train a.b\n2 test a.c\n";
+  lens[0] = strlen(texts[0]);
+  lens[1] = strlen(texts[1]);
+  dir = make_dir(2, names, texts, lens);
+  snprintf(spec, sizeof spec, "20ng:%s", dir);
+  {
+    const char *extra[] = {"--data", spec, NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "dims mismatch") && strstr(r.err, "3 documents") &&
+                strstr(r.err, "lists 2"),
+            "%s", r.err);
+  tu_run_free(&r);
+  remove_dir(dir, 2, names);
+}
+
+Test(dnn, bad_options_are_usage_errors, .timeout = 60) {
+  static const char *const cases[][3] = {
+      {"--data", "cifar:/x", "--data must be mnist:DIR or 20ng:DIR"},
+      {"--layers", "32,x,4", "--layers must list positive integers"},
+      {"--layers", "32", "--layers needs at least an input and an output"},
+      {"--layers", "16,8,4", "the input size must be 32 for this data"},
+      {"--layers", "32,8,5", "the output size must be 4 (classes)"},
+      {"--batch", "0", "--batch must be at least 1"},
+      {"--momentum", "1", "--momentum must be in [0, 1)"},
+      {"--lr", "-1", "--lr must be positive"},
+      {"--epochs", "x", "--epochs needs an integer"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *extra[] = {cases[i][0], cases[i][1], NULL};
+    tu_run r = app(extra, 50);
+    cr_assert_eq(r.status, 2, "%s %s: %s%s", cases[i][0], cases[i][1], r.out,
+                 r.err);
+    cr_assert(strstr(r.err, cases[i][2]) != NULL, "%s", r.err);
+    tu_run_free(&r);
+  }
+}
+
+Test(dnn, explain_shows_a_data_parallel_plan, .timeout = 60) {
+  char *path = tu_src("apps/dnn/dnn.lua");
+  char *argv[] = {(char *)tu_driver(), "--quiet", "--explain", path, NULL};
+  tu_run r = tu_run_argv(argv, 50);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "schedule: none"), "%s", r.out);
+  cr_assert(strstr(r.out, "array X: server (read-only)"), "%s", r.out);
+  cr_assert(strstr(r.out, "array P: server (buffered)"), "%s", r.out);
+  cr_assert(strstr(r.out, "passed to nn.add_to) buffered"), "%s", r.out);
+  tu_run_free(&r);
+  free(path);
+}

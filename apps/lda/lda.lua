@@ -507,7 +507,7 @@ local init_seconds = orion.clock() - t0
 -- One block per executor and clock keeps the per-block overhead low.
 local nparts = opts.partitions
 if nparts == 0 then nparts = math.max(2, init_stats.executors or 1) end
-local loop_opts = { partitions = { nparts } }
+local loop_opts = { partitions = { nparts }, space = 1 }
 local ll0 = log_likelihood()
 print(("# initialised in %.3f s; log-likelihood per token %.4f"):format(init_seconds, ll0))
 print(("%5s  %8s  %12s  %12s"):format("iter", "seconds", "tokens/s", "ll/token"))

@@ -56,6 +56,17 @@ local function evaluate(u, i, r)
   sse:add(e * e)
 end
 
+-- opts.space = 2 puts the items on the space dimension: H stays, W rotates.
+G.check {
+  name = "mf_space_option_items_2d", iter = R, iname = "R", body = sgd,
+  opts = { space = 2 },
+  expect = { schedule = "2d", space = 2, time = 1,
+             vectors = { "(0, NONNEG)", "(NONNEG, 0)" },
+             place = { W = "rotating", H = "local", R = "iterated" } },
+  reset = reset,
+  state = function() return { G.snap(W), G.snap(H) } end,
+}
+
 G.check {
   name = "mf_eval", iter = R, iname = "R", body = evaluate,
   expect = { schedule = "none", space = 1, vectors = {},

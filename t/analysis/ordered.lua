@@ -26,6 +26,18 @@ G.check {
   reset = reset2, state = state2,
 }
 
+-- Every iteration updates Last[1]: no schedule with key 2 on space (nor
+-- any other) is feasible, and the refusal says what was requested.
+local function total(i, j, v)
+  Last[1] = Last[1] + v
+end
+G.check {
+  name = "space_2_requested_rejected", iter = M2, iname = "M2", body = total,
+  opts = { space = 2 },
+  expect = { schedule = "rejected",
+             reason = "space = 2 was requested and no feasible schedule puts key 2 on the space dimension" },
+}
+
 G.check {
   name = "row_scan_unordered_1d", iter = M2, iname = "M2", body = row_scan,
   expect = { schedule = "1d", space = 1, time = false, vectors = { "(0, 1)" } },
@@ -202,3 +214,11 @@ G.check {
              place = { RS = "local", CS = "rotating" } },
   reset = resetrc, state = staterc,
 }
+
+-- opts.space names a key of the iterated array.
+do
+  local ok, err = pcall(orion.parallel_for, M2, row_scan, { space = 3 })
+  assert(not ok and tostring(err):find("parallel_for: space must be a key of the iterated array, 1..2, not 3", 1, true),
+    tostring(err))
+  print("golden ok: space_out_of_range")
+end
