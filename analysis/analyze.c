@@ -1516,19 +1516,18 @@ static int choose(actx *c) {
   if (!have) {
     p->sched = ORION_SCHED_REJECTED;
     p->space = p->time = -1;
-    if (fspace >= 0) {
+    if (fspace >= 0 || force >= 0) {
+      /* What was asked for, then why each candidate failed. */
       int i;
       rc = add_str(&p->reasons, &p->nreasons,
-                   xasprintf("space = %d was requested and no feasible "
-                             "schedule puts key %d on the space dimension",
-                             fspace + 1, fspace + 1));
-      for (i = 0; i < p->nnotes && rc == 0; i++)
-        rc = add_str(&p->reasons, &p->nreasons, xasprintf("%s", p->notes[i]));
-    } else if (force >= 0) {
-      int i;
-      rc = add_str(&p->reasons, &p->nreasons,
-                   xasprintf("schedule \"%s\" was forced and is infeasible",
-                             orion_sched_name((orion_sched)force)));
+                   fspace >= 0
+                       ? xasprintf("space = %d was requested and no feasible "
+                                   "schedule puts key %d on the space "
+                                   "dimension",
+                                   fspace + 1, fspace + 1)
+                       : xasprintf("schedule \"%s\" was forced and is "
+                                   "infeasible",
+                                   orion_sched_name((orion_sched)force)));
       for (i = 0; i < p->nnotes && rc == 0; i++)
         rc = add_str(&p->reasons, &p->nreasons, xasprintf("%s", p->notes[i]));
     }

@@ -190,6 +190,8 @@ typedef struct arr_use {
    * every block. */
   int deferred;
   unsigned char *dsent; /* per space part: its rows went out in this run */
+  int64_t kfirst, kcount; /* the block being sent hands these elements
+                             over to its executor (kcount 0: none) */
 } arr_use;
 
 typedef struct loop_run {
@@ -413,7 +415,6 @@ static void send_block(loop_run *r, int pos) {
   orion_buf buf;
   size_t at, cnt_at;
   int64_t sg, runs = 0, watches = 0, nkeep = 0;
-  int64_t(*keep)[3] = orion_malloc(sizeof *keep * (size_t)(r->nuse + 1));
 
   orion_buf_init(&buf);
   at = orion_wire_begin(&buf, ORION_WIRE_RUN_BLOCK);
@@ -458,17 +459,15 @@ static void send_block(loop_run *r, int pos) {
       continue; /* a shard comes from its owner */
     if (u->deferred) {
       int p = b / r->n1;
+      u->kcount = 0;
       if (u->dsent[p])
         continue; /* the executor holds the part's current rows */
       part_rows(r, u, p, &lo, &hi);
       u->dsent[p] = 1;
       if (hi > lo) {
         runs += add_rows(&buf, u, e, lo, hi, r->seq[pos]);
-        if (keep == NULL)
-          orion_cluster_fail(r->cl, "out of memory sending block %d", b);
-        keep[nkeep][0] = u->d->id;
-        keep[nkeep][1] = lo * u->c->row_elems;
-        keep[nkeep][2] = (hi - lo) * u->c->row_elems;
+        u->kfirst = lo * u->c->row_elems;
+        u->kcount = (hi - lo) * u->c->row_elems;
         nkeep++;
       }
       continue;
@@ -514,12 +513,14 @@ static void send_block(loop_run *r, int pos) {
   put_count(&buf, cnt_at, watches);
   /* Ranges the executor keeps and returns with its LOOP_DONE. */
   orion_buf_u64(&buf, (uint64_t)nkeep);
-  for (i = 0; i < nkeep; i++) {
-    orion_pw_i64(&buf, keep[i][0]);
-    orion_pw_i64(&buf, keep[i][1]);
-    orion_pw_i64(&buf, keep[i][2]);
+  for (i = 0; i < r->nuse; i++) {
+    arr_use *u = &r->use[i];
+    if (u->deferred && u->kcount > 0) {
+      orion_pw_i64(&buf, u->d->id);
+      orion_pw_i64(&buf, u->kfirst);
+      orion_pw_i64(&buf, u->kcount);
+    }
   }
-  orion_free(keep);
   if (orion_wire_end(&buf, at) != 0)
     orion_cluster_fail(r->cl, "block %d of %s is larger than the largest "
                               "frame (%u bytes)",
@@ -699,6 +700,7 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
 static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_reader rd;
   int64_t n, k;
+  uint64_t seq;
   orion_reader_init(&rd, (const char *)f->payload, f->len);
   n = orion_pr_count(&rd, 40);
   for (k = 0; k < n && !rd.bad; k++) {
@@ -717,8 +719,7 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   r->shard_items += (uint64_t)orion_pr_i64(&rd);
   /* The rows of deferred arrays it kept during the run. */
   n = orion_pr_count(&rd, 32);
-  if (n > 0)
-    r->pull_seq = ++dispatch_counter;
+  seq = ++dispatch_counter; /* after every block e was sent */
   for (k = 0; k < n && !rd.bad; k++) {
     int64_t id = orion_pr_i64(&rd), first = orion_pr_i64(&rd);
     int64_t count = orion_pr_i64(&rd);
@@ -732,7 +733,7 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
         count > u->d->a->nnz - first || len != (size_t)count * esz)
       fail_frame(r, e, "LOOP_DONE");
     memcpy((char *)u->d->a->values + (size_t)first * esz, data, len);
-    mark_changed(u, e, r->pull_seq, first, count);
+    mark_changed(u, e, seq, first, count);
   }
   if (rd.bad || rd.left != 0)
     fail_frame(r, e, "LOOP_DONE");
