@@ -480,17 +480,24 @@ static int shard_setup(orion_reader *r, int64_t run, orion_error *err) {
   return 0;
 }
 
-/* Drops the shards not used in this run from serving (their requester
- * versions are forgotten: the replica may be overwritten by the driver in
- * a loop that places the array otherwise). */
+/* Drops the shards not sharded in this run from serving.  A loop that
+ * binds the array otherwise (replicated, partitioned) may write our
+ * replica, so the versions we hold of other owners' chunks are forgotten;
+ * an array this loop does not bind at all keeps them, so that a read-only
+ * array used every other loop (training data between evaluations) is not
+ * fetched again. */
 static void shards_retire(int64_t run) {
-  int i;
+  int i, j;
   pthread_mutex_lock(&X.mu);
   for (i = 0; i < X.nshards; i++)
     if (X.shards[i].run != run && X.shards[i].a != NULL) {
       X.shards[i].served_run = 0;
-      memset(X.shards[i].have, 0,
-             sizeof *X.shards[i].have * (size_t)X.shards[i].nchunks);
+      for (j = 0; j < X.nbound; j++)
+        if (X.bound[j] == X.shards[i].id) {
+          memset(X.shards[i].have, 0,
+                 sizeof *X.shards[i].have * (size_t)X.shards[i].nchunks);
+          break;
+        }
     }
   pthread_mutex_unlock(&X.mu);
 }
@@ -545,15 +552,10 @@ static int apply_own(shard *sh, int64_t buffer, const orion_pend_item *items,
 static void encode_flush(orion_buf *b, int64_t buffer, int isint,
                          const orion_pend_item *items, int64_t n) {
   size_t at = orion_wire_begin(b, ORION_WIRE_BUFFER_FLUSH);
-  int64_t i;
   orion_pw_i64(b, X.run);
   orion_pw_i64(b, buffer);
   orion_buf_u64(b, (uint64_t)isint);
-  orion_buf_u64(b, (uint64_t)n);
-  for (i = 0; i < n; i++) {
-    orion_pw_i64(b, items[i].key);
-    orion_buf_u64(b, (uint64_t)items[i].val.i);
-  }
+  orion_flush_items_put(b, items, n);
   if (orion_wire_end(b, at) != 0)
     b->oom = 1;
 }
@@ -622,16 +624,11 @@ static void peer_flush(int from, const char *p, size_t len) {
   run = orion_pr_i64(&r);
   id = orion_pr_i64(&r);
   orion_pr_i64(&r); /* isint: the buffer knows its type */
-  n = orion_pr_count(&r, 16);
-  if (r.bad || r.left != (size_t)n * 16)
+  n = orion_flush_items_get(&r, &items);
+  if (r.bad || r.left != 0)
     die("executor %d sent a malformed BUFFER_FLUSH", from);
-  items = orion_malloc(sizeof *items * (size_t)n + 1);
-  if (items == NULL)
+  if (n < 0)
     die("out of memory applying buffered writes");
-  for (k = 0; k < n; k++) {
-    items[k].key = orion_pr_i64(&r);
-    items[k].val.i = orion_pr_i64(&r);
-  }
   orion_error_clear(&err);
   sh = buffer_shard(id);
   if (run != X.run || sh == NULL)

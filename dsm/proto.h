@@ -43,8 +43,10 @@
  *     the body changed)
  *   u64 nruns, then runs as in RUN_BLOCK (the elements that changed)
  * BUFFER_FLUSH (executor -> driver, or executor -> the owning executor
- *   for a sharded target): i64 run, i64 buffer, u64 isint, u64 n, then n
- *   times i64 key, u64 value bits
+ *   for a sharded target): i64 run, i64 buffer, u64 isint, then the items
+ *   as lua/exec.h's orion_flush_items_put writes them: u64 n, u64 nruns,
+ *   then (nruns 0) n times i64 key, u64 value bits, or nruns times i64
+ *   first key, u64 count, then the n value bits
  * FLUSH_ACK (owner -> executor): i64 run; the BUFFER_FLUSH is applied.
  * FETCH (executor -> owner): i64 run, i64 array, i64 chunk_lo,
  *   i64 chunk_hi, then per chunk of [chunk_lo, chunk_hi) the u64 version

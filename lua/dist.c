@@ -660,21 +660,18 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
   orion_pr_i64(&rd); /* run: only the current one can arrive here */
   id = orion_pr_i64(&rd);
   orion_pr_i64(&rd); /* isint: the driver's buffer knows its type */
-  n = orion_pr_count(&rd, 16);
-  if (rd.bad || rd.left != (size_t)n * 16)
-    fail_frame(r, e, "BUFFER_FLUSH");
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].id == id)
       u = use_of(r, r->j->bufs[i].target);
   if (u == NULL)
     fail_frame(r, e, "BUFFER_FLUSH");
-  items = orion_malloc(sizeof *items * (size_t)n + 1);
-  if (items == NULL)
-    orion_cluster_fail(r->cl, "out of memory applying buffered writes");
-  for (k = 0; k < n; k++) {
-    items[k].key = orion_pr_i64(&rd);
-    items[k].val.i = orion_pr_i64(&rd);
+  n = orion_flush_items_get(&rd, &items);
+  if (rd.bad || rd.left != 0) {
+    orion_free(items);
+    fail_frame(r, e, "BUFFER_FLUSH");
   }
+  if (n < 0)
+    orion_cluster_fail(r->cl, "out of memory applying buffered writes");
   orion_error_clear(&err);
   if (orion_exec_buffer_apply(r->s->ex, id, items, n, &err) != 0) {
     if (!r->failed) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsm/proto.h"
 #include "lua/capture.h"
 #include "lua/cbody.h"
 #include "lua/nn.h"
@@ -893,6 +894,92 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   return 0;
 }
 
+void orion_flush_items_put(orion_buf *b, const orion_pend_item *items,
+                           int64_t n) {
+  int64_t i, nruns = 0;
+  for (i = 0; i < n; i++)
+    if (i == 0 || items[i].key != items[i - 1].key + 1)
+      nruns++;
+  orion_buf_u64(b, (uint64_t)n);
+  if (nruns * 2 >= n) { /* scattered keys: key and value per item */
+    orion_buf_u64(b, 0);
+    for (i = 0; i < n; i++) {
+      orion_pw_i64(b, items[i].key);
+      orion_buf_u64(b, (uint64_t)items[i].val.i);
+    }
+    return;
+  }
+  orion_buf_u64(b, (uint64_t)nruns);
+  for (i = 0; i < n;) {
+    int64_t j = i + 1;
+    while (j < n && items[j].key == items[j - 1].key + 1)
+      j++;
+    orion_pw_i64(b, items[i].key);
+    orion_buf_u64(b, (uint64_t)(j - i));
+    i = j;
+  }
+  for (i = 0; i < n; i++)
+    orion_buf_u64(b, (uint64_t)items[i].val.i);
+}
+
+int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out) {
+  int64_t n = orion_pr_count(r, 8), nruns, i, k, at = 0;
+  orion_pend_item *items;
+  const char *runs;
+  *out = NULL;
+  nruns = orion_pr_i64(r);
+  if (r->bad || nruns < 0 || nruns > n ||
+      (nruns == 0 && (uint64_t)n > r->left / 16) ||
+      (nruns > 0 && r->left != (size_t)(nruns * 16 + n * 8))) {
+    r->bad = 1;
+    return -1;
+  }
+  if (n == 0)
+    return 0;
+  items = orion_malloc(sizeof *items * (size_t)n);
+  if (items == NULL)
+    return -1;
+  if (nruns == 0) {
+    for (i = 0; i < n; i++) {
+      items[i].key = orion_pr_i64(r);
+      items[i].val.i = orion_pr_i64(r);
+    }
+  } else {
+    runs = r->p;
+    r->p += nruns * 16;
+    r->left -= (size_t)nruns * 16;
+    for (k = 0; k < nruns; k++) {
+      orion_reader rr;
+      int64_t first, count;
+      orion_reader_init(&rr, runs + k * 16, 16);
+      first = orion_pr_i64(&rr);
+      count = orion_pr_i64(&rr);
+      if (first < 0 || count < 1 || count > n - at ||
+          first > INT64_MAX - count) {
+        orion_free(items);
+        r->bad = 1;
+        return -1;
+      }
+      for (i = 0; i < count; i++)
+        items[at + i].key = first + i;
+      at += count;
+    }
+    if (at != n) {
+      orion_free(items);
+      r->bad = 1;
+      return -1;
+    }
+    for (i = 0; i < n; i++)
+      items[i].val.i = orion_pr_i64(r);
+  }
+  if (r->bad) {
+    orion_free(items);
+    return -1;
+  }
+  *out = items;
+  return n;
+}
+
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id) {
   exec_buffer *b = find_buffer(ex, id);
   return b != NULL ? b->pend.ndirty : -1;
@@ -981,6 +1068,27 @@ static int apply_taken(orion_exec *ex, exec_buffer *b, const pend_item *items,
   int rc = 0, top = lua_gettop(L), msgh = 0;
   if (n == 0)
     return 0;
+  if (b->op != ORION_APPLY_FUNC && (b->target->type == ORION_F32 ||
+                                    b->target->type == ORION_F64)) {
+    /* Float targets cannot fail: apply_items' arithmetic without the
+     * protected call and the per-element type dispatch. */
+    int64_t i;
+    if (b->target->type == ORION_F64) {
+      double *t = (double *)b->target->values;
+      for (i = 0; i < n; i++)
+        t[items[i].key] = b->op == ORION_APPLY_ADD
+                              ? items[i].val.d + t[items[i].key]
+                              : items[i].val.d;
+    } else {
+      float *t = (float *)b->target->values;
+      for (i = 0; i < n; i++)
+        t[items[i].key] =
+            (float)(b->op == ORION_APPLY_ADD
+                        ? items[i].val.d + (double)t[items[i].key]
+                        : items[i].val.d);
+    }
+    return 0;
+  }
   f.n = n;
   f.b = b;
   f.items = items;
@@ -1465,6 +1573,24 @@ int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
     /* Large bulk writes go to the dense form at once. */
     if (n >= b->pend.positions / 4 && dense_alloc(&b->pend) != 0)
       return ORION_ENOMEM;
+  }
+  if (b->pend.vals != NULL) { /* dense: mark the bits, then the values */
+    pending *p = &b->pend;
+    for (i = 0; i < n; i++) {
+      int64_t k = k0 + i;
+      uint64_t bit = (uint64_t)1 << (k & 63);
+      if (!(p->bits[k >> 6] & bit)) {
+        if (push_dirty(p, k) != 0)
+          return ORION_ENOMEM;
+        p->bits[k >> 6] |= bit;
+      }
+    }
+    for (i = 0; i < n; i++) {
+      double xi = x0 != NULL ? (double)x[i] - (double)x0[i] : (double)x[i];
+      pval *slot = &p->vals[k0 + i];
+      slot->d = set_mode ? xi : slot->d + alpha * xi;
+    }
+    return 0;
   }
   for (i = 0; i < n; i++) {
     pval *slot = pend_slot(&b->pend, k0 + i);

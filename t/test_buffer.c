@@ -824,3 +824,87 @@ Test(buffer, many_blocks_many_flushes) {
   cr_expect_eq(sum, (double)n * (double)(n + 1) / 2);
   teardown(&f);
 }
+
+/* ------------------------------------------------------------------------
+ * The BUFFER_FLUSH item codec (orion_flush_items_put/get).
+ * ---------------------------------------------------------------------- */
+
+/* Encodes n items, checks the encoded size against `bytes`, decodes them
+ * back and compares key and value bits. */
+static void roundtrip(const orion_pend_item *items, int64_t n, size_t bytes) {
+  orion_buf b;
+  orion_reader r;
+  orion_pend_item *back = NULL;
+  int64_t i, got;
+  orion_buf_init(&b);
+  orion_flush_items_put(&b, items, n);
+  cr_assert_eq(b.len, bytes, "encoded %zu bytes, expected %zu", b.len, bytes);
+  orion_reader_init(&r, b.data, b.len);
+  got = orion_flush_items_get(&r, &back);
+  cr_assert_eq(got, n);
+  cr_assert(!r.bad);
+  cr_assert_eq(r.left, 0);
+  for (i = 0; i < n; i++) {
+    cr_assert_eq(back[i].key, items[i].key, "item %lld", (long long)i);
+    cr_assert_eq(back[i].val.i, items[i].val.i, "item %lld", (long long)i);
+  }
+  orion_free(back);
+  orion_buf_free(&b);
+}
+
+Test(buffer, flush_codec_dense_ranges_cost_8_bytes_an_item) {
+  orion_pend_item it[1000];
+  int64_t i;
+  for (i = 0; i < 1000; i++) { /* two ranges: 100..599 and 2000..2499 */
+    it[i].key = i < 500 ? 100 + i : 1500 + i;
+    it[i].val.d = 0.25 * (double)i - 3.0;
+  }
+  roundtrip(it, 1000, 16 + 2 * 16 + 1000 * 8);
+}
+
+Test(buffer, flush_codec_scattered_keys_keep_key_and_value) {
+  orion_pend_item it[50];
+  int64_t i;
+  for (i = 0; i < 50; i++) {
+    it[i].key = 7 * i + (i % 3); /* no two consecutive */
+    it[i].val.i = -i * 1000003;
+  }
+  roundtrip(it, 50, 16 + 50 * 16);
+  roundtrip(it, 0, 16);
+  it[0].key = INT64_MAX; /* the largest key, alone */
+  roundtrip(it, 1, 16 + 16);
+}
+
+/* A hand-built item list: header then `words`. */
+static int64_t decode_words(const uint64_t *words, size_t nw) {
+  orion_reader r;
+  orion_pend_item *items = NULL;
+  int64_t n;
+  orion_reader_init(&r, (const char *)words, nw * 8);
+  n = orion_flush_items_get(&r, &items);
+  cr_assert_null(items);
+  cr_assert(r.bad);
+  return n;
+}
+
+Test(buffer, flush_codec_refuses_malformed_lists) {
+  /* n = 3 in runs whose counts sum to 2, then to 4 */
+  uint64_t short_runs[] = {3, 1, 10, 2, 1, 2, 3};
+  uint64_t long_runs[] = {3, 2, 10, 2, 20, 2, 1, 2, 3};
+  /* a negative first key; a zero count; one value missing */
+  uint64_t negative[] = {2, 1, (uint64_t)-5, 2, 1, 2};
+  uint64_t zero[] = {2, 2, 10, 0, 11, 2, 1, 2};
+  uint64_t missing[] = {3, 1, 10, 3, 1, 2};
+  /* more runs than items; a plain list cut short; a huge n */
+  uint64_t many[] = {1, 2, 10, 1, 20, 1, 5};
+  uint64_t cut[] = {2, 0, 10, 1, 11};
+  uint64_t huge[] = {(uint64_t)1 << 60, 0, 10, 1};
+  cr_assert_eq(decode_words(short_runs, 7), -1);
+  cr_assert_eq(decode_words(long_runs, 9), -1);
+  cr_assert_eq(decode_words(negative, 6), -1);
+  cr_assert_eq(decode_words(zero, 8), -1);
+  cr_assert_eq(decode_words(missing, 6), -1);
+  cr_assert_eq(decode_words(many, 7), -1);
+  cr_assert_eq(decode_words(cut, 5), -1);
+  cr_assert_eq(decode_words(huge, 4), -1);
+}

@@ -289,14 +289,13 @@ end
 
 local function train_shard(s, _)
   -- This round's model, as of the last average, and a copy to diff against.
-  local W, b, VW, Vb, W0, b0, VW0, Vb0, GW, Gb = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
+  local W, b, VW, Vb, W0, b0, VW0, Vb0, Gb = {}, {}, {}, {}, {}, {}, {}, {}, {}
   for l = 1, nl do
     W[l] = nn.read_range(P, offW[l], sizes[l], sizes[l + 1])
     b[l] = nn.read_range(P, offb[l], 1, sizes[l + 1])
     VW[l] = nn.read_range(V, offW[l], sizes[l], sizes[l + 1])
     Vb[l] = nn.read_range(V, offb[l], 1, sizes[l + 1])
     W0[l], b0[l], VW0[l], Vb0[l] = W[l]:copy(), b[l]:copy(), VW[l]:copy(), Vb[l]:copy()
-    GW[l] = nn.matrix(sizes[l], sizes[l + 1])
     Gb[l] = nn.matrix(1, sizes[l + 1])
   end
   -- Shard s owns positions lo..hi of the epoch's order.
@@ -324,10 +323,13 @@ local function train_shard(s, _)
     loss, seen = loss + ls, seen + bsz
     for l = nl, 1, -1 do
       local dZ = m.D[l]
+      -- The weights' momentum step is fused into the gradient product:
+      -- VW = mu VW - (lr / bsz) op(H)^T dZ (W itself changes after the
+      -- backward pass, which still needs the old W).
       if l == 1 and sparse then
-        nn.spmm_t(GW[1], m.S, dZ, 1 / bsz)
+        nn.spmm_t(VW[1], m.S, dZ, -lr / bsz, mu)
       else
-        nn.gemm(GW[l], l == 1 and m.H0 or m.Z[l - 1], dZ, 1 / bsz, 0, true, false)
+        nn.gemm(VW[l], l == 1 and m.H0 or m.Z[l - 1], dZ, -lr / bsz, mu, true, false)
       end
       nn.colsum(Gb[l], dZ, 1 / bsz)
       if l > 1 then
@@ -336,7 +338,7 @@ local function train_shard(s, _)
       end
     end
     for l = 1, nl do
-      nn.momentum(W[l], VW[l], GW[l], lr, mu)
+      nn.axpy(W[l], 1, VW[l])
       nn.momentum(b[l], Vb[l], Gb[l], lr, mu)
     end
   end
