@@ -21,6 +21,9 @@
 #include "config.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -528,19 +531,18 @@ static shard *buffer_shard(int64_t buffer) {
 static int apply_own(shard *sh, int64_t buffer, const orion_pend_item *items,
                      int64_t n, orion_error *err) {
   int64_t i, k0, k1;
+  int64_t lo, hi;
   int rc;
   if (n == 0)
     return 0;
+  lo = hi = items[0].key;
   rc = orion_exec_buffer_apply(X.ex, buffer, items, n, err);
-  k0 = items[0].key / sh->row_elems / sh->chunk_rows;
-  k1 = items[n - 1].key / sh->row_elems / sh->chunk_rows + 1;
-  for (i = 0; i < n; i++) { /* in key order, but be safe */
-    int64_t k = items[i].key / sh->row_elems / sh->chunk_rows;
-    if (k < k0)
-      k0 = k;
-    if (k + 1 > k1)
-      k1 = k + 1;
+  for (i = 1; i < n; i++) { /* in key order, but be safe */
+    lo = items[i].key < lo ? items[i].key : lo;
+    hi = items[i].key > hi ? items[i].key : hi;
   }
+  k0 = lo / sh->row_elems / sh->chunk_rows;
+  k1 = hi / sh->row_elems / sh->chunk_rows + 1;
   pthread_mutex_lock(&X.mu);
   publish_chunks(sh, k0, k1, 0);
   X.shard_items += (uint64_t)n;
@@ -586,13 +588,15 @@ static int flush_sink(void *ud, int64_t id, int isint,
     return 0;
   }
   while (i < n && rc == 0) {
-    int64_t k = items[i].key / sh->row_elems / sh->chunk_rows, j = i;
+    int64_t k = items[i].key / sh->row_elems / sh->chunk_rows, j = i, end;
     int owner = 0, e;
     for (e = 0; e < X.npeers; e++)
       if (k >= orion_shard_first(e, X.npeers, sh->nchunks))
         owner = e;
-    while (j < n && items[j].key / sh->row_elems / sh->chunk_rows <
-                        orion_shard_first(owner + 1, X.npeers, sh->nchunks))
+    /* The owner's chunks end at this key (items come in key order). */
+    end = orion_shard_first(owner + 1, X.npeers, sh->nchunks) *
+          sh->chunk_rows * sh->row_elems;
+    while (j < n && items[j].key < end)
       j++;
     if (owner == X.id) {
       rc = apply_own(sh, id, items + i, j - i, err);
@@ -635,11 +639,13 @@ static void peer_flush(int from, const char *p, size_t len) {
     die("executor %d sent buffered writes for buffer #%lld of run %lld, "
         "which this executor does not hold",
         from, (long long)id, (long long)run);
-  for (k = 0; k < n; k++) {
-    int64_t c = items[k].key / sh->row_elems / sh->chunk_rows;
-    if (items[k].key < 0 || c < sh->clo || c >= sh->chi)
-      die("executor %d sent buffered writes outside this executor's shard",
-          from);
+  {
+    int64_t lo = sh->clo * sh->chunk_rows * sh->row_elems;
+    int64_t hi = sh->chi * sh->chunk_rows * sh->row_elems;
+    for (k = 0; k < n; k++)
+      if (items[k].key < lo || items[k].key >= hi || items[k].key < 0)
+        die("executor %d sent buffered writes outside this executor's shard",
+            from);
   }
   if (!X.failed && apply_own(sh, id, items, n, &err) != 0) {
     X.failed = 1;
@@ -1887,6 +1893,13 @@ int main(int argc, char **argv) {
   char msg[256];
   int i;
 
+#ifdef __GLIBC__
+  /* Loops allocate and free the same large blocks (frames, pending
+   * writes, nn matrices) over and over: keep them in the heap instead of
+   * mapping and faulting in fresh pages each time. */
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
   X.token = getenv("ORION_TOKEN");
   X.hb_timeout = 10;
   env = getenv("ORION_HEARTBEAT_TIMEOUT");

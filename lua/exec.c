@@ -126,6 +126,25 @@ static int push_dirty(pending *p, int64_t x) {
   return 0;
 }
 
+/* Dense form: marks key pending.  The key list is kept only while it is
+ * short (pend_take sorts it then); from positions / 512 keys on, the
+ * bitmap alone yields them, and only the count goes on. */
+static int dense_mark(pending *p, int64_t key) {
+  uint64_t bit = (uint64_t)1 << (key & 63);
+  if (p->bits[key >> 6] & bit)
+    return 0;
+  p->bits[key >> 6] |= bit;
+  if (p->ndirty >= p->positions / 512) {
+    p->ndirty++;
+    return 0;
+  }
+  if (push_dirty(p, key) != 0) {
+    p->bits[key >> 6] &= ~bit;
+    return ORION_ENOMEM;
+  }
+  return 0;
+}
+
 static int64_t hash_home(const pending *p, int64_t key) {
   uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
   return (int64_t)((h ^ (h >> 29)) & (uint64_t)(p->hcap - 1));
@@ -220,15 +239,8 @@ static pval *pend_slot(pending *p, int64_t key) {
       return NULL;
     }
   }
-  if (p->vals != NULL) {
-    uint64_t bit = (uint64_t)1 << (key & 63);
-    if (!(p->bits[key >> 6] & bit)) {
-      if (push_dirty(p, key) != 0)
-        return NULL;
-      p->bits[key >> 6] |= bit;
-    }
-    return &p->vals[key];
-  }
+  if (p->vals != NULL)
+    return dense_mark(p, key) == 0 ? &p->vals[key] : NULL;
   {
     int64_t s = hash_find(p, key);
     if (p->hkeys[s] == key)
@@ -283,7 +295,7 @@ static int pend_take(pending *p, pend_item **items, int64_t *n) {
       }
       p->bits[w] = 0;
     }
-  } else if (p->vals != NULL) {
+  } else if (p->vals != NULL) { /* dense_mark kept every key */
     qsort(p->dirty, (size_t)p->ndirty, sizeof *p->dirty, cmp_key);
     for (i = 0; i < p->ndirty; i++) {
       int64_t k = p->dirty[i];
@@ -894,6 +906,29 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   return 0;
 }
 
+/* The items' value bits as little-endian u64s, staged in blocks (one
+ * append per block instead of one per value). */
+static void put_values(orion_buf *b, const orion_pend_item *items,
+                       int64_t n) {
+  unsigned char stage[8 * 1024];
+  int64_t i = 0;
+  while (i < n) {
+    int64_t m = n - i < 1024 ? n - i : 1024, k;
+    for (k = 0; k < m; k++) {
+      uint64_t v = (uint64_t)items[i + k].val.i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      memcpy(stage + 8 * k, &v, 8);
+#else
+      int s;
+      for (s = 0; s < 8; s++)
+        stage[8 * k + s] = (unsigned char)(v >> (8 * s));
+#endif
+    }
+    orion_buf_append(b, stage, (size_t)m * 8);
+    i += m;
+  }
+}
+
 void orion_flush_items_put(orion_buf *b, const orion_pend_item *items,
                            int64_t n) {
   int64_t i, nruns = 0;
@@ -918,8 +953,7 @@ void orion_flush_items_put(orion_buf *b, const orion_pend_item *items,
     orion_buf_u64(b, (uint64_t)(j - i));
     i = j;
   }
-  for (i = 0; i < n; i++)
-    orion_buf_u64(b, (uint64_t)items[i].val.i);
+  put_values(b, items, n);
 }
 
 int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out) {
@@ -969,8 +1003,20 @@ int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out) {
       r->bad = 1;
       return -1;
     }
-    for (i = 0; i < n; i++)
-      items[i].val.i = orion_pr_i64(r);
+    for (i = 0; i < n; i++) { /* left was checked above */
+      const unsigned char *q = (const unsigned char *)r->p + 8 * i;
+      uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      memcpy(&v, q, 8);
+#else
+      int s;
+      for (s = 0; s < 8; s++)
+        v |= (uint64_t)q[s] << (8 * s);
+#endif
+      items[i].val.i = (int64_t)v;
+    }
+    r->p += 8 * n;
+    r->left -= (size_t)(8 * n);
   }
   if (r->bad) {
     orion_free(items);
@@ -1576,15 +1622,9 @@ int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
   }
   if (b->pend.vals != NULL) { /* dense: mark the bits, then the values */
     pending *p = &b->pend;
-    for (i = 0; i < n; i++) {
-      int64_t k = k0 + i;
-      uint64_t bit = (uint64_t)1 << (k & 63);
-      if (!(p->bits[k >> 6] & bit)) {
-        if (push_dirty(p, k) != 0)
-          return ORION_ENOMEM;
-        p->bits[k >> 6] |= bit;
-      }
-    }
+    for (i = 0; i < n; i++)
+      if (dense_mark(p, k0 + i) != 0)
+        return ORION_ENOMEM;
     for (i = 0; i < n; i++) {
       double xi = x0 != NULL ? (double)x[i] - (double)x0[i] : (double)x[i];
       pval *slot = &p->vals[k0 + i];
