@@ -753,14 +753,11 @@ static int l_axpy(lua_State *L) {
   nn_mat *x = check_mat(L, 3, "nn.axpy", "X");
   int64_t i, n = numel(y);
   same_shape(L, "nn.axpy", "Y", y, "X", x);
-  if (y == x) {
+  if (y == x || n > INT32_MAX) {
     for (i = 0; i < n; i++)
-      y->v[i] += alpha * y->v[i];
+      y->v[i] += alpha * x->v[i];
   } else {
-    float *restrict yv = y->v;
-    const float *restrict xv = x->v;
-    for (i = 0; i < n; i++)
-      yv[i] += alpha * xv[i];
+    cblas_saxpy((blasint)n, alpha, x->v, 1, y->v, 1);
   }
   return 0;
 }
