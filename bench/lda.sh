@@ -10,10 +10,15 @@
 # from the --metrics records:
 #   s/iter       mean sampling seconds per iteration (LL evaluation excluded)
 #   Mtok/s       tokens x iterations / sampling seconds, in millions
-#   s total      sampling seconds of all iterations
-#   s to Warp    sampling seconds until the LL per token first reaches
-#                WarpLDA's LL after 100 iterations (../shared/anchors.md);
-#                "-" when it is not reached
+#   s total      sampling seconds of all iterations (the initial sweep
+#                not included)
+#   s to Warp    sampling seconds, the initial sweep (--init sequential:
+#                a full sampling pass) included, until the LL per token
+#                first reaches WarpLDA's LL after 100 iterations
+#                (../shared/anchors.md); "-" when it is not reached.
+#                Loading (reading the corpus, placing it and the empty
+#                count tables on the executors) and the LL evaluations
+#                are not included
 #   LL final     LL per token after the last iteration
 # and the ratios against the anchors table, measured on the same kind of
 # machine: "vs MALLET" = MALLET's seconds for 100 iterations / ours for
@@ -86,6 +91,11 @@ summarise() { # file target_ll -> "mean_s total_s reach_s final_ll"
     END { if (reach == "") reach = "-"
           printf "%.6f %.6f %s %s", (n ? tot / n : 0), tot, reach, last }' "$1"
 }
+
+# Build the compiled loop bodies once (they are cached), so that no timed
+# sweep below includes the C compiler.
+./orion-driver --quiet --executors "$execs" apps/lda/lda.lua --k 2 --iters 1 \
+  --top 0 > /dev/null
 
 printf 'LDA (collapsed Gibbs, sparse sampler), %s iterations, %s executors, %s cores\n' \
   "$iters" "$execs" "$(nproc)"

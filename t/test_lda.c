@@ -56,7 +56,8 @@ Test(lda, kos_log_likelihood_rises, .timeout = 120) {
   snprintf(vocab, sizeof vocab, "%s/uci-bow-kos/vocab.kos.txt", data);
   {
     const char *args[] = {"APP",  "--corpus", corpus, "--vocab", vocab,
-                          "--k",  "20",       "--iters", "8",    NULL};
+                          "--k",  "20",       "--iters", "8",
+                          "--init", "random", NULL};
     r = run_lda(args, 110);
   }
   cr_assert_eq(r.status, 0, "lda.lua failed: %s", r.err);
@@ -74,6 +75,110 @@ Test(lda, kos_log_likelihood_rises, .timeout = 120) {
             ll[0], ll[3], ll[7]);
   /* The vocabulary gives one line of top words per topic. */
   cr_assert(strstr(r.out, "topic  20: ") != NULL, "%s", r.out);
+  tu_run_free(&r);
+}
+
+/* The LL per token after the initialisation, from the line
+ * "# initialised in S s; log-likelihood per token X". */
+static double init_ll(const char *out) {
+  const char *p = strstr(out, "log-likelihood per token ");
+  double v = NAN;
+  if (p != NULL)
+    sscanf(p, "log-likelihood per token %lf", &v);
+  return v;
+}
+
+/* The value of "key": in a metrics record line (NAN when absent). */
+static double record_value(const char *line, const char *key) {
+  char pat[64];
+  const char *p;
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  p = strstr(line, pat);
+  return p != NULL ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/* --init sequential (the default) draws each token's first topic from the
+ * conditional given the tokens placed before it: the chain starts near a
+ * mode instead of at a uniform assignment, and that sweep is counted in
+ * the elapsed sampling time. */
+Test(lda, sequential_init_starts_near_a_mode_and_is_timed, .timeout = 120) {
+  const char *data = tu_data_dir("uci-bow-kos/docword.kos.txt.gz");
+  char *metrics = tu_temp_path(".jsonl");
+  char corpus[1024], line[2048];
+  double ll[16], seq0, rnd0, secs = NAN, elapsed = NAN;
+  tu_run r;
+  FILE *f;
+  int n, i;
+  snprintf(corpus, sizeof corpus, "%s/uci-bow-kos/docword.kos.txt.gz", data);
+  {
+    const char *args[] = {"--metrics", metrics, "APP", "--corpus", corpus,
+                          "--k", "20", "--iters", "4", NULL};
+    r = run_lda(args, 110);
+  }
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  seq0 = init_ll(r.out);
+  n = parse_iters(r.out, ll, 16);
+  cr_assert_eq(n, 4, "%s", r.out);
+  /* A uniform start is at about -11.6; the sequential one at about
+   * -8.27, within 0.2 of where 100 sweeps end (-8.11 with K = 20). */
+  cr_assert(seq0 > -8.6 && seq0 < -7.5, "LL %f after the sequential start",
+            seq0);
+  for (i = 0; i < n; i++)
+    cr_assert(ll[i] > -8.6, "iteration %d: LL %f", i + 1, ll[i]);
+  tu_run_free(&r);
+  f = fopen(metrics, "r");
+  cr_assert_not_null(f, "no metrics file");
+  cr_assert_not_null(fgets(line, sizeof line, f));
+  fclose(f);
+  secs = record_value(line, "seconds");
+  elapsed = record_value(line, "elapsed");
+  cr_assert(secs > 0 && elapsed > secs,
+            "iteration 1: elapsed %f does not include the initial sweep "
+            "(seconds %f)", elapsed, secs);
+  {
+    const char *args[] = {"APP", "--corpus", corpus, "--k", "20",
+                          "--iters", "1", "--init", "random", NULL};
+    r = run_lda(args, 110);
+  }
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  rnd0 = init_ll(r.out);
+  cr_assert(rnd0 < -11.0, "LL %f after a random start", rnd0);
+  tu_run_free(&r);
+  unlink(metrics);
+  free(metrics);
+}
+
+/* The sparse sampler's count tables (document counts, topic totals, the
+ * packed and sorted word lists, with their overflow part when K is above
+ * the lists' first 64 slots) stay those of the assignments: --check
+ * recounts them at the end and fails on any difference. */
+Test(lda, counts_match_the_assignments, .timeout = 120) {
+  const char *data = tu_data_dir("uci-bow-kos/docword.kos.txt.gz");
+  const char *inits[] = {"sequential", "random"};
+  const char *ks[] = {"300", "20"};
+  char corpus[1024];
+  tu_run r;
+  int i;
+  snprintf(corpus, sizeof corpus, "%s/uci-bow-kos/docword.kos.txt.gz", data);
+  for (i = 0; i < 4; i++) {
+    const char *args[] = {"APP",     "--corpus", corpus,  "--k",
+                          ks[i / 2], "--iters",  "3",     "--init",
+                          inits[i % 2], "--check", NULL};
+    r = run_lda(args, 50);
+    cr_assert_eq(r.status, 0, "K=%s --init %s: %s", ks[i / 2], inits[i % 2],
+                 r.err);
+    cr_assert(strstr(r.out, "# check: the document, word and topic counts "
+                            "match the assignments") != NULL,
+              "%s", r.out);
+    tu_run_free(&r);
+  }
+  {
+    const char *args[] = {"APP", "--k", "10", "--iters", "2", "--sampler",
+                          "dense", "--check", NULL};
+    r = run_lda(args, 50);
+  }
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "# check: ") != NULL, "%s", r.out);
   tu_run_free(&r);
 }
 
@@ -137,37 +242,40 @@ Test(lda, embedded_default_records_metrics_and_saves, .timeout = 120) {
   tu_run_free(&r);
 }
 
-/* The sparse sampler draws from the same conditional as the dense one:
- * on a real corpus their LL curves agree closely (different random
- * streams; the small embedded corpus has local modes that differ more). */
-Test(lda, sparse_and_dense_samplers_agree, .timeout = 120) {
-  const char *data = tu_data_dir("uci-bow-kos/docword.kos.txt.gz");
-  char corpus[1024];
-  double lls[16], lld[16];
+/* The sparse sampler draws from the same conditional as the dense one and
+ * the exact one (fresh topic totals): on a real corpus their LL after 20
+ * sweeps agrees closely (different random streams; runs with different
+ * seeds spread by about 0.04 here, and the embedded corpus has local modes
+ * that differ more).  A wrong bucket weight moves it by far more. */
+static double final_ll(const char *corpus, const char *sampler) {
+  double ll[32];
   tu_run r;
   int n;
+  const char *args[] = {"APP",     "--corpus", corpus,    "--k",
+                        "10",      "--iters",  "20",      "--ll-every",
+                        "20",      "--sampler", sampler,  NULL};
+  r = run_lda(args, 50);
+  cr_assert_eq(r.status, 0, "%s: %s", sampler, r.err);
+  n = parse_iters(r.out, ll, 32);
+  cr_assert_eq(n, 20, "%s", r.out);
+  /* --ll-every 20: only the last line has the LL. */
+  cr_assert(isnan(ll[0]) && isnan(ll[18]) && isfinite(ll[19]), "%s", r.out);
+  tu_run_free(&r);
+  return ll[19];
+}
+
+Test(lda, sparse_dense_and_exact_samplers_agree, .timeout = 150) {
+  const char *data = tu_data_dir("uci-bow-kos/docword.kos.txt.gz");
+  char corpus[1024];
+  double s, d, e;
   snprintf(corpus, sizeof corpus, "%s/uci-bow-kos/docword.kos.txt.gz", data);
-  {
-    const char *args[] = {"APP", "--corpus", corpus, "--k", "20", "--iters",
-                          "6", NULL};
-    r = run_lda(args, 110);
-  }
-  cr_assert_eq(r.status, 0, "%s", r.err);
-  n = parse_iters(r.out, lls, 16);
-  cr_assert_eq(n, 6, "%s", r.out);
-  tu_run_free(&r);
-  {
-    const char *args[] = {"APP",     "--corpus", corpus,      "--k",
-                          "20",      "--iters",  "6",         "--sampler",
-                          "dense",   NULL};
-    r = run_lda(args, 110);
-  }
-  cr_assert_eq(r.status, 0, "%s", r.err);
-  n = parse_iters(r.out, lld, 16);
-  cr_assert_eq(n, 6, "%s", r.out);
-  cr_assert(fabs(lls[5] - lld[5]) < 0.03, "sparse %f vs dense %f", lls[5],
-            lld[5]);
-  tu_run_free(&r);
+  s = final_ll(corpus, "sparse");
+  d = final_ll(corpus, "dense");
+  e = final_ll(corpus, "exact");
+  cr_assert(s < -7.5 && s > -9.0, "sparse LL %f after 20 sweeps", s);
+  cr_assert(fabs(s - d) < 0.05, "sparse %f vs dense %f", s, d);
+  cr_assert(fabs(s - e) < 0.05, "sparse %f vs exact %f", s, e);
+  cr_assert(fabs(d - e) < 0.05, "dense %f vs exact %f", d, e);
 }
 
 Test(lda, malformed_corpus_names_file_and_line, .timeout = 60) {
@@ -242,6 +350,14 @@ Test(lda, bad_options_are_usage_errors, .timeout = 60) {
   }
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--sampler must be") != NULL, "%s", r.err);
+  tu_run_free(&r);
+  {
+    const char *args[] = {"APP", "--init", "uniform", NULL};
+    r = run_lda(args, 50);
+  }
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "--init must be sequential or random") != NULL,
+            "%s", r.err);
   tu_run_free(&r);
   {
     const char *args[] = {"APP", "--alpha", "-1", NULL};
