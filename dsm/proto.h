@@ -37,6 +37,9 @@
  *     (elements [first, first + count) of a dense array, row-major)
  *   u64 nwatch, then per range: i64 array, i64 first, i64 count (the
  *     elements the block may write directly: compared after the block)
+ *   u64 nkeep, then per range: i64 array, i64 first, i64 count (rows of
+ *     a deferred array sent with this block, which the executor keeps
+ *     and returns with its LOOP_DONE)
  * BLOCK_DONE (executor -> driver):
  *   i64 block, f64 seconds
  *   u64 has_values; when 1: bytes values (the sparse block's values, which
@@ -61,7 +64,10 @@
  * LOOP_END (driver -> executor): u64 abort (1: drop pending writes)
  * LOOP_DONE (executor -> driver): u64 nacc, then per accumulator: i64 id,
  *   u64 has, u64 isint, i64 i, f64 d; then u64 bytes sent to peers and
- *   u64 buffered writes applied to own shards since the last LOOP_DONE
+ *   u64 buffered writes applied to own shards since the last LOOP_DONE;
+ *   then u64 nruns, then runs as in RUN_BLOCK: the deferred arrays'
+ *   kept ranges (RUN_BLOCK's ranges kept until LOOP_DONE), whole, as
+ *   they are now
  * BODY_ERROR: dsm/wire.h's layout; its key is the failed block's id in
  *   decimal ("-1" for an error outside a block), and the message names the
  *   executor and the element and carries the traceback.
