@@ -643,7 +643,7 @@ static void peer_flush(int from, const char *p, size_t len) {
     int64_t lo = sh->clo * sh->chunk_rows * sh->row_elems;
     int64_t hi = sh->chi * sh->chunk_rows * sh->row_elems;
     for (k = 0; k < n; k++)
-      if (items[k].key < lo || items[k].key >= hi || items[k].key < 0)
+      if (items[k].key < lo || items[k].key >= hi)
         die("executor %d sent buffered writes outside this executor's shard",
             from);
   }

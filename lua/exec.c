@@ -906,6 +906,29 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   return 0;
 }
 
+/* A little-endian u64 at p, stored or loaded. */
+static void le64_put(unsigned char *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 8);
+#else
+  int s;
+  for (s = 0; s < 8; s++)
+    p[s] = (unsigned char)(v >> (8 * s));
+#endif
+}
+
+static uint64_t le64_get(const unsigned char *p) {
+  uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(&v, p, 8);
+#else
+  int s;
+  for (s = 0; s < 8; s++)
+    v |= (uint64_t)p[s] << (8 * s);
+#endif
+  return v;
+}
+
 /* The items' value bits as little-endian u64s, staged in blocks (one
  * append per block instead of one per value). */
 static void put_values(orion_buf *b, const orion_pend_item *items,
@@ -914,16 +937,8 @@ static void put_values(orion_buf *b, const orion_pend_item *items,
   int64_t i = 0;
   while (i < n) {
     int64_t m = n - i < 1024 ? n - i : 1024, k;
-    for (k = 0; k < m; k++) {
-      uint64_t v = (uint64_t)items[i + k].val.i;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-      memcpy(stage + 8 * k, &v, 8);
-#else
-      int s;
-      for (s = 0; s < 8; s++)
-        stage[8 * k + s] = (unsigned char)(v >> (8 * s));
-#endif
-    }
+    for (k = 0; k < m; k++)
+      le64_put(stage + 8 * k, (uint64_t)items[i + k].val.i);
     orion_buf_append(b, stage, (size_t)m * 8);
     i += m;
   }
@@ -983,11 +998,9 @@ int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out) {
     r->p += nruns * 16;
     r->left -= (size_t)nruns * 16;
     for (k = 0; k < nruns; k++) {
-      orion_reader rr;
-      int64_t first, count;
-      orion_reader_init(&rr, runs + k * 16, 16);
-      first = orion_pr_i64(&rr);
-      count = orion_pr_i64(&rr);
+      int64_t first = (int64_t)le64_get((const unsigned char *)runs + k * 16);
+      int64_t count =
+          (int64_t)le64_get((const unsigned char *)runs + k * 16 + 8);
       if (first < 0 || count < 1 || count > n - at ||
           first > INT64_MAX - count) {
         orion_free(items);
@@ -1003,18 +1016,9 @@ int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out) {
       r->bad = 1;
       return -1;
     }
-    for (i = 0; i < n; i++) { /* left was checked above */
-      const unsigned char *q = (const unsigned char *)r->p + 8 * i;
-      uint64_t v = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-      memcpy(&v, q, 8);
-#else
-      int s;
-      for (s = 0; s < 8; s++)
-        v |= (uint64_t)q[s] << (8 * s);
-#endif
-      items[i].val.i = (int64_t)v;
-    }
+    for (i = 0; i < n; i++) /* left was checked above */
+      items[i].val.i =
+          (int64_t)le64_get((const unsigned char *)r->p + 8 * i);
     r->p += 8 * n;
     r->left -= (size_t)(8 * n);
   }
@@ -1059,7 +1063,7 @@ static int apply_items(lua_State *L) {
       lua_call(L, 2, 1);
       store_elem(L, a, "buffer", b->name, k, -1);
       lua_pop(L, 1);
-    } else if (isint) {
+    } else { /* integer targets (apply_taken applies float ones) */
       int64_t x = v.i;
       if (b->op == ORION_APPLY_ADD) /* wraps like Lua integers */
         x = (int64_t)((uint64_t)orion_value_get_i64(a->values, a->type, k) +
@@ -1068,11 +1072,6 @@ static int apply_items(lua_State *L) {
         luaL_error(L, "cannot store %I in i32 buffer '%s': out of range",
                    (LUAI_UACINT)x, b->name);
       orion_value_set_i64(a->values, a->type, k, x);
-    } else {
-      double x = v.d;
-      if (b->op == ORION_APPLY_ADD)
-        x += orion_value_get_f64(a->values, a->type, k);
-      orion_value_set_f64(a->values, a->type, k, x);
     }
   }
   return 0;

@@ -459,8 +459,8 @@ local function sample_exact(d, w, o, z)
   if z > 0 then
     nd[z] = nd[z] - 1
     nw[z] = nw[z] - 1
+    nk_add[z] = nk_add[z] - 1
   end
-  if z > 0 then nk_add[z] = nk_add[z] - 1 end
   local total = 0.0
   for k = 1, K do
     total = total + (alpha + nd[k]) * (beta + nw[k]) / (nk[k] + nk_add[k] + Vbeta)
