@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "analysis/ast.h"
-#include "dsm/key.h"
+#include "util/limits.h"
 #include "util/buf.h"
 #include "util/error.h"
 

@@ -69,7 +69,7 @@ static const char *const prelude_a[] = {
     "#define O_U __attribute__((unused))",
     "#define O_I static inline __attribute__((unused))",
     "",
-    "/* The executor's contract (lua/cbody.h, ABI 1), declared again here. */",
+    "/* The executor's contract (util/cbody.h, ABI 1), declared again here. */",
     "typedef union orion_cval {",
     "  int64_t i;",
     "  double d;",

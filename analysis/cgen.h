@@ -1,5 +1,5 @@
 /* The C code generator: from a parallel_for body's AST, one C function that
- * runs the body over a whole block of elements (lua/cbody.h is the
+ * runs the body over a whole block of elements (util/cbody.h is the
  * contract), bit-identical to the Lua interpreter in exact mode.
  *
  * A body outside the compiled subset is not an error of the loop: the
@@ -11,7 +11,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/ast.h"
-#include "lua/cbody.h"
+#include "util/cbody.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -31,7 +31,7 @@ typedef struct orion_cgen_in {
 
 typedef struct orion_cgen_out {
   orion_buf src;       /* the generated C source (NUL-terminated) */
-  orion_cslot *slots;  /* what the code needs bound, see lua/cbody.h */
+  orion_cslot *slots;  /* what the code needs bound, see util/cbody.h */
   int nslots;
   char why[512];       /* outside the subset: "LINE: what" */
 } orion_cgen_out;

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#define ORION_MAX_DIMS 8
+#include "util/limits.h"
 
 /* Fills strides[d] = product of dims[d+1..n-1] and *total with the product
  * of all dims.  Returns 0, ORION_EDIMS for a non-positive dim or

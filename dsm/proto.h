@@ -19,7 +19,7 @@
  *                before (it keeps the bodies it built by hash)
  *   str cflags   the mode flags to compile it with
  *   u64 required 1: tier "c", a failure to compile is the loop's error
- *   u64 nslots, then per slot (lua/cbody.h): u64 kind, i64 id, u64 isint,
+ *   u64 nslots, then per slot (util/cbody.h): u64 kind, i64 id, u64 isint,
  *     i64 ival, f64 fval
  *   u64 nshards, then per array sharded in this run (dense, server-held,
  *     listed among the arrays above): i64 id, u64 flags

@@ -30,7 +30,7 @@
 #include "dsm/loader.h"
 #include "dsm/proto.h"
 #include "dsm/types.h"
-#include "lua/cbody.h"
+#include "util/cbody.h"
 #include "lua/module.h"
 #include "util/alloc.h"
 #include "util/clock.h"

@@ -8,7 +8,7 @@
 
 #include "dsm/proto.h"
 #include "lua/capture.h"
-#include "lua/cbody.h"
+#include "util/cbody.h"
 #include "lua/nn.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -1319,7 +1319,7 @@ static int run_block(lua_State *L) {
 }
 
 /* ======================================================================
- * Compiled bodies (lua/cbody.h).
+ * Compiled bodies (util/cbody.h).
  * ====================================================================== */
 
 int orion_exec_set_compiled(orion_exec *ex, orion_cbody_fn fn,

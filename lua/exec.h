@@ -13,7 +13,7 @@
 
 #include "dsm/array.h"
 #include "lua/accum.h"
-#include "lua/cbody.h"
+#include "util/cbody.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -37,7 +37,7 @@ int orion_exec_bind_acc(orion_exec *ex, int64_t id, orion_acc_op op);
 int orion_exec_load(orion_exec *ex, int64_t loop_id, const char *blob,
                     size_t len, orion_error *err);
 
-/* Makes orion_exec_run use a compiled body (lua/cbody.h) for the loaded
+/* Makes orion_exec_run use a compiled body (util/cbody.h) for the loaded
  * loop: fn from a loaded object (the caller keeps it loaded), slots as the
  * generator listed them, resolved against the bindings at each run.  NULL
  * goes back to the interpreter; orion_exec_load also does.  The compiled

@@ -34,7 +34,7 @@
 #include "dsm/array.h"
 #include "lua/accum.h"
 #include "lua/capture.h"
-#include "lua/cbody.h"
+#include "util/cbody.h"
 #include "lua/exec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -2061,7 +2061,7 @@ Test(cgen, source_independent_of_constant_values) {
   orion_free(chunk);
 }
 
-/* The prelude's structures have lua/cbody.h's layout. */
+/* The prelude's structures have util/cbody.h's layout. */
 Test(cgen, abi_layout_matches_cbody_h) {
   char *chunk = chunk_text("function(i, v) B[i] = v end");
   orion_cgen_out out;

@@ -15,8 +15,8 @@
  * ctx->accs at entry and written back before returning (also on error), so
  * a sequence of calls folds values exactly as the interpreter does.
  */
-#ifndef ORION_LUA_CBODY_H
-#define ORION_LUA_CBODY_H
+#ifndef ORION_UTIL_CBODY_H
+#define ORION_UTIL_CBODY_H
 
 #include <stdint.h>
 
