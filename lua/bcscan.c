@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/hash.h"
 
 /* ---- format constants ---------------------------------------------------- */
 
@@ -502,15 +503,8 @@ typedef struct bc_scanner {
 } bc_scanner;
 
 static size_t bc_hash(const unsigned char *s, size_t len, int write) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  size_t i;
-  for (i = 0; i < len; i++) {
-    h ^= s[i];
-    h *= 1099511628211ull;
-  }
-  h ^= (uint64_t)(write != 0) + 0x9e3779b97f4a7c15ull;
-  h *= 1099511628211ull;
-  return (size_t)(h ^ (h >> 29));
+  uint64_t h = orion_hash_bytes(ORION_HASH_INIT, s, len);
+  return (size_t)orion_hash_mix(orion_hash_u64(h, (uint64_t)(write != 0)));
 }
 
 static int bc_rehash(bc_scanner *sc, size_t nslots) {

@@ -33,6 +33,7 @@
 #include "util/cbody.h"
 #include "lua/module.h"
 #include "util/alloc.h"
+#include "util/hash.h"
 #include "util/clock.h"
 
 /* What the executors hold of one array. */
@@ -67,12 +68,8 @@ static uint64_t *csent;
 static int csent_n;
 
 static uint64_t body_hash(const orion_dist_job *j) {
-  uint64_t h = 1469598103934665603ull;
-  size_t i, n = strlen(j->cflags);
-  for (i = 0; i < j->clen; i++)
-    h = (h ^ (unsigned char)j->csrc[i]) * 1099511628211ull;
-  for (i = 0; i < n; i++)
-    h = (h ^ (unsigned char)j->cflags[i]) * 1099511628211ull;
+  uint64_t h = orion_hash_bytes(ORION_HASH_INIT, j->csrc, j->clen);
+  h = orion_hash_bytes(h, j->cflags, strlen(j->cflags));
   return h != 0 ? h : 1;
 }
 

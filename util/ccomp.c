@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/hash.h"
 
 /* Part of every cache key: bump it when the way objects are built changes,
  * so stale objects are never reused. */
@@ -198,70 +199,35 @@ static int config_load(config *c) {
  * fields, so that moving bytes from one field to the next changes the key.
  * ---------------------------------------------------------------------- */
 
+/* Two FNV-1a streams from different starting values. */
 typedef struct hasher {
-  uint64_t a; /* FNV-1a */
-  uint64_t b; /* multiply and xor-shift, another seed and constant */
+  uint64_t a, b;
 } hasher;
 
-static void hash_init(hasher *h) {
-  h->a = 0xcbf29ce484222325ULL;
-  h->b = 0x243f6a8885a308d3ULL;
-}
-
-static void hash_bytes(hasher *h, const void *p, size_t n) {
-  const unsigned char *s = p;
-  uint64_t a = h->a, b = h->b;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    a = (a ^ s[i]) * 0x100000001b3ULL;
-    b = (b ^ s[i]) * 0xff51afd7ed558ccdULL;
-    b ^= b >> 29;
-  }
-  h->a = a;
-  h->b = b;
-}
-
-static void hash_u64(hasher *h, uint64_t v) {
-  unsigned char le[8];
-  int i;
-  for (i = 0; i < 8; i++)
-    le[i] = (unsigned char)(v >> (8 * i));
-  hash_bytes(h, le, sizeof le);
-}
-
 static void hash_field(hasher *h, const void *p, size_t n) {
-  hash_u64(h, n);
-  hash_bytes(h, p, n);
+  h->a = orion_hash_bytes(orion_hash_u64(h->a, n), p, n);
+  h->b = orion_hash_bytes(orion_hash_u64(h->b, n), p, n);
 }
 
 static void hash_words(hasher *h, const words *w) {
   size_t i;
-  hash_u64(h, w->n);
+  h->a = orion_hash_u64(h->a, w->n);
+  h->b = orion_hash_u64(h->b, w->n);
   for (i = 0; i < w->n; i++)
     hash_field(h, w->v[i], strlen(w->v[i]));
-}
-
-static uint64_t fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
 }
 
 /* Writes 32 hex digits and a NUL to hex. */
 static void cache_key(const config *c, const words *mode, const char *src,
                       size_t len, char hex[33]) {
-  hasher h;
-  hash_init(&h);
+  hasher h = {ORION_HASH_INIT, 0x243f6a8885a308d3ULL};
   hash_field(&h, FORMAT_VERSION, strlen(FORMAT_VERSION));
   hash_words(&h, &c->cc);
   hash_words(&h, &c->flags);
   hash_words(&h, mode);
   hash_field(&h, src, len);
-  snprintf(hex, 33, "%016llx%016llx", (unsigned long long)fmix64(h.a),
-           (unsigned long long)fmix64(h.b ^ h.a));
+  snprintf(hex, 33, "%016llx%016llx", (unsigned long long)orion_hash_mix(h.a),
+           (unsigned long long)orion_hash_mix(h.b ^ h.a));
 }
 
 /* ------------------------------------------------------------------------
