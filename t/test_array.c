@@ -128,7 +128,7 @@ Test(array, refcount_frees_memory) {
   cr_assert_eq(orion_alloc_used(), before);
 }
 
-Test(accum, integer_sum_stays_integer_until_a_float) {
+Test(array, accum_integer_sum_stays_integer_until_a_float) {
   orion_accval v = {0};
   orion_accval_add_int(&v, ORION_ACC_SUM, 3);
   orion_accval_add_int(&v, ORION_ACC_SUM, 4);
@@ -139,7 +139,7 @@ Test(accum, integer_sum_stays_integer_until_a_float) {
   cr_assert_float_eq(v.d, 7.5, 1e-12);
 }
 
-Test(accum, min_max_and_combine) {
+Test(array, accum_min_max_and_combine) {
   orion_accval mn = {0}, mx = {0}, part = {0};
   orion_acc_op op;
   cr_assert_eq(orion_acc_op_parse("min", &op), 0);
@@ -159,7 +159,7 @@ Test(accum, min_max_and_combine) {
   cr_assert_eq(mx.i, 11);
 }
 
-Test(rng, reproducible_and_distributed) {
+Test(array, rng_reproducible_and_distributed) {
   orion_rng a, b;
   double sum = 0, sq = 0;
   orion_rng_seed(&a, 5);

@@ -494,7 +494,7 @@ static int goldens_on(int nexec) {
   return checks;
 }
 
-Test(cluster, goldens_on_1_2_4_executors) {
+Test(cluster, slow_goldens_on_1_2_4_executors) {
   int c1 = goldens_on(1), c2 = goldens_on(2), c4 = goldens_on(4);
   /* A check inside a loop may run more than once, but the same number of
    * times whatever the executor count. */
@@ -1115,7 +1115,7 @@ static int netns_setup(void) {
   return 0;
 }
 
-Test(cluster, executors_in_network_namespaces, .fini = netns_fini) {
+Test(cluster, slow_executors_in_network_namespaces, .fini = netns_fini) {
   char *path = script("buffer_totals.lua");
   char listen[64], driver_at[64], token[128], tokenv[160];
   char *argv[] = {(char *)tu_driver(), "--launcher", "manual",

@@ -22,7 +22,7 @@ static orion_array *random_sparse(int64_t n0, int64_t n1, int64_t nnz,
   return a;
 }
 
-Test(plan, equal_split_covers_range) {
+Test(partition, plan_equal_split_covers_range) {
   orion_split s;
   cr_assert_eq(orion_split_equal(10, 0, 3, &s), 0);
   cr_assert_eq(s.nparts, 3);
@@ -40,7 +40,7 @@ Test(plan, equal_split_covers_range) {
   orion_split_free(&s);
 }
 
-Test(plan, histogram_split_balances_skewed_keys) {
+Test(partition, plan_histogram_split_balances_skewed_keys) {
   /* Row r holds r+1 elements: equal widths would be badly unbalanced. */
   orion_array *a = orion_array_new_sparse(2, ORION_F64, NULL);
   orion_split s;
@@ -61,7 +61,7 @@ Test(plan, histogram_split_balances_skewed_keys) {
   orion_array_release(a);
 }
 
-Test(plan, rotation_clocks_visit_each_block_once_one_per_row_and_column) {
+Test(partition, plan_rotation_clocks_visit_each_block_once_one_per_row_and_column) {
   int order[12], clock[12], seen[12] = {0}, n;
   n = orion_block_clocks(ORION_ORDER_ROTATION, 3, 4, 0, order, clock);
   cr_assert_eq(n, 4);
@@ -82,7 +82,7 @@ Test(plan, rotation_clocks_visit_each_block_once_one_per_row_and_column) {
       }
 }
 
-Test(plan, wavefront_clocks_follow_both_predecessors) {
+Test(partition, plan_wavefront_clocks_follow_both_predecessors) {
   int order[6], clock[6], at[6];
   int n = orion_block_clocks(ORION_ORDER_WAVEFRONT, 2, 3, 1, order, clock);
   cr_assert_eq(n, 4);
@@ -99,7 +99,7 @@ Test(plan, wavefront_clocks_follow_both_predecessors) {
   cr_assert_eq(order[2], 0 * 3 + 1);
 }
 
-Test(plan, rotation_with_fewer_time_parts_runs_as_a_wavefront) {
+Test(partition, plan_rotation_with_fewer_time_parts_runs_as_a_wavefront) {
   int order[6], clock[6], seen[6] = {0};
   int n = orion_block_clocks(ORION_ORDER_ROTATION, 3, 2, 0, order, clock);
   cr_assert_eq(n, 4);
@@ -113,7 +113,7 @@ Test(plan, rotation_with_fewer_time_parts_runs_as_a_wavefront) {
         cr_assert_neq(order[i] % 2, order[j] % 2);
 }
 
-Test(blocks, dense_blocks_are_row_segments_in_key_order) {
+Test(partition, blocks_dense_blocks_are_row_segments_in_key_order) {
   int64_t dims[2] = {4, 6};
   orion_array *a = orion_array_new_dense(2, dims, ORION_F64, NULL);
   orion_block_spec s = {0, 1, 2, 3, -1, 0, 0, 0};
@@ -129,7 +129,7 @@ Test(blocks, dense_blocks_are_row_segments_in_key_order) {
   orion_array_release(a);
 }
 
-Test(blocks, skewed_sparse_blocks_cut_along_the_diagonal) {
+Test(partition, blocks_skewed_sparse_blocks_cut_along_the_diagonal) {
   orion_array *a = random_sparse(20, 20, 300, 9);
   /* time' = key2 + key1: an element lands in time part
    * (k1 + k2) * 3 / 39 (the skewed range is 0..38). */
