@@ -29,9 +29,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-data=${ORION_DATA:-../shared/data}
-train=$data/movielens-1m/ratings.train.txt.gz
-test=$data/movielens-1m/ratings.test.txt.gz
+. bench/lib.sh
+bench_ml1m mf.sh
 epochs=${EPOCHS:-20}
 ks=${KS:-32 128}
 execs=${EXECS:-2}
@@ -39,43 +38,12 @@ modes=${MODES:-fast exact}
 solver=${SOLVER:-sgd}
 iepochs=${INTERP_EPOCHS:-2}
 
-if [ ! -f "$train" ] || [ ! -f "$test" ]; then
-  if [ "${CI:-}" = "true" ]; then
-    echo "bench/mf.sh: FAIL: $train not found (CI=true needs the data)" >&2
-    exit 1
-  fi
-  echo "bench/mf.sh: skipped: $train not found (set ORION_DATA)"
-  exit 0
-fi
-if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
-  echo "bench/mf.sh: build first (./configure && make)" >&2
-  exit 1
-fi
-case $epochs in
-  '' | *[!0-9]* | 0 | 1) echo "bench/mf.sh: EPOCHS must be 2 or more" >&2; exit 2 ;;
-esac
-case $iepochs in
-  '' | *[!0-9]* | 0 | 1) echo "bench/mf.sh: INTERP_EPOCHS must be 2 or more" >&2; exit 2 ;;
-esac
+bench_epochs mf.sh EPOCHS "$epochs"
+bench_epochs mf.sh INTERP_EPOCHS "$iepochs"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# mean of a numeric JSON key over the records with epoch >= 2
-mean_key() {
-  awk -v key="$2" '
-    { e = $0; sub(/.*"epoch":/, "", e); sub(/[,}].*/, "", e)
-      v = $0; if (index(v, "\"" key "\":") == 0) next
-      sub(".*\"" key "\":", "", v); sub(/[,}].*/, "", v)
-      if (e + 0 >= 2) { s += v; n++ } }
-    END { if (n) printf "%.9f", s / n; else printf "nan" }' "$1"
-}
-last_key() {
-  awk -v key="$2" '
-    { v = $0; if (index(v, "\"" key "\":") == 0) next
-      sub(".*\"" key "\":", "", v); sub(/[,}].*/, "", v); last = v }
-    END { printf "%s", last }' "$1"
-}
 libmf_rate() { case $1 in 32) echo 94.5 ;; 128) echo 53.9 ;; *) echo "" ;; esac; }
 libmf_rmse() { case $1 in 32) echo 0.863 ;; 128) echo 0.861 ;; *) echo "" ;; esac; }
 

@@ -20,47 +20,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-data=${ORION_DATA:-../shared/data}
-train=$data/movielens-1m/ratings.train.txt.gz
-test=$data/movielens-1m/ratings.test.txt.gz
+. bench/lib.sh
+bench_ml1m mf_scaling.sh
 epochs=${EPOCHS:-10}
 ks=${KS:-32 128}
 execs=${EXECS:-1 2}
 
-if [ ! -f "$train" ] || [ ! -f "$test" ]; then
-  if [ "${CI:-}" = "true" ]; then
-    echo "bench/mf_scaling.sh: FAIL: $train not found (CI=true needs the data)" >&2
-    exit 1
-  fi
-  echo "bench/mf_scaling.sh: skipped: $train not found (set ORION_DATA)"
-  exit 0
-fi
-if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
-  echo "bench/mf_scaling.sh: build first (./configure && make)" >&2
-  exit 1
-fi
-case $epochs in
-  '' | *[!0-9]* | 0 | 1) echo "bench/mf_scaling.sh: EPOCHS must be 2 or more" >&2; exit 2 ;;
-esac
+bench_epochs mf_scaling.sh EPOCHS "$epochs"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-# mean of a numeric JSON key over records with epoch >= 2
-mean_key() {
-  awk -v key="$2" '
-    { e = $0; sub(/.*"epoch":/, "", e); sub(/[,}].*/, "", e)
-      v = $0; if (index(v, "\"" key "\":") == 0) next
-      sub(".*\"" key "\":", "", v); sub(/[,}].*/, "", v)
-      if (e + 0 >= 2) { s += v; n++ } }
-    END { if (n) printf "%.6f", s / n; else printf "nan" }' "$1"
-}
-last_key() {
-  awk -v key="$2" '
-    { v = $0; if (index(v, "\"" key "\":") == 0) next
-      sub(".*\"" key "\":", "", v); sub(/[,}].*/, "", v); last = v }
-    END { printf "%s", last }' "$1"
-}
 
 printf 'MF on MovieLens-1M, %s epochs (figures: mean of epochs 2..%s), %s\n' \
   "$epochs" "$epochs" "$(nproc) cores"
