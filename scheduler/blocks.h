@@ -53,6 +53,14 @@ void orion_blockset_free(orion_blockset *b);
 int orion_block_spec_equal(const orion_block_spec *x,
                            const orion_block_spec *y);
 
+/* For every block b of bs (over a, as built), out[b][d] = {lo, hi}: the
+ * smallest and largest key of dimension d among its elements, or
+ * {INT64_MAX, -1} for an empty block.  A dense block's segments count
+ * whole rows where a segment wraps past the end of one.  out holds
+ * n0*n1 entries. */
+void orion_blockset_key_ranges(const orion_array *a, const orion_blockset *bs,
+                               int64_t (*out)[ORION_MAX_DIMS][2]);
+
 typedef enum orion_order_kind {
   ORION_ORDER_ALL = 0,  /* every block in one clock (none, 1-D) */
   ORION_ORDER_ROTATION, /* clock c runs (p, (p + c) mod n1) */
