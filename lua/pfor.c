@@ -1,9 +1,11 @@
-/* parallel_for, orion.explain and orion.buffer on the driver.
+/* parallel_for, orion.explain and orion.buffer on the driver: their
+ * arguments, and the launch of a loop.
  *
- * A loop launch: the body is analysed (analysis/analyze.h) from its source
- * and the values its free names are bound to; the plan picks the blocks of
- * the iteration space and the clock order they run in; the body is
- * captured (lua/capture.h) and run block by block by the in-process
+ * A loop launch: the body is analysed from its source and the values its
+ * free names are bound to (lua/analyse.h); the plan's shape gives the
+ * blocks of the iteration space and the order they run in
+ * (scheduler/schedule.h); the body is captured (lua/capture.h) and run
+ * either on the cluster (lua/dist.h) or block by block by the in-process
  * executor (lua/exec.h), clock by clock, flushing buffers at their flush
  * points.  In explain mode (orion-driver --explain) the plan is printed and
  * nothing runs.
@@ -11,9 +13,7 @@
 #include "config.h"
 
 #include <lauxlib.h>
-#include <lualib.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "lua/pfor.h"
@@ -27,7 +27,6 @@
 #include "util/alloc.h"
 #include "util/ccomp.h"
 #include "util/clock.h"
-#include "util/log.h"
 #include "util/progress.h"
 
 #define EXPLAINED_KEY "orion.explained" /* call sites already explained */

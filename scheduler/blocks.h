@@ -53,11 +53,12 @@ void orion_blockset_free(orion_blockset *b);
 int orion_block_spec_equal(const orion_block_spec *x,
                            const orion_block_spec *y);
 
-/* For every block b of bs (over a, as built), out[b][d] = {lo, hi}: the
- * smallest and largest key of dimension d among its elements, or
- * {INT64_MAX, -1} for an empty block.  A dense block's segments count
- * whole rows where a segment wraps past the end of one.  out holds
- * n0*n1 entries. */
+/* For every block b of bs (cut from a), out[b][d] = {lo, hi} bounds the
+ * keys of dimension d among its elements ({INT64_MAX, -1}: an empty
+ * block).  Sparse blocks get their exact ranges.  A dense segment spans
+ * its first key's to its last key's coordinate in each dimension up to the
+ * first where the two differ, and the whole range of every dimension
+ * after that.  out holds n0*n1 entries. */
 void orion_blockset_key_ranges(const orion_array *a, const orion_blockset *bs,
                                int64_t (*out)[ORION_MAX_DIMS][2]);
 
