@@ -449,10 +449,10 @@ static void io_end_loop(void *ud, int e, int abort) {
 static void io_pull(void *ud, int e) {
   loop_run *r = ud;
   orion_buf b;
-  if (e == 0)
+  if (r->pull_seq == 0) /* after every block and end of loop */
     r->pull_seq = ++dispatch_counter;
   orion_buf_init(&b);
-  orion_wire_encode(&b, ORION_WIRE_SHARD_PULL, NULL, 0);
+  orion_wire_encode(&b, ORION_WIRE_SHARD_PULL, NULL, 0); /* empty */
   orion_cluster_send(r->cl, e, &b);
   orion_buf_free(&b);
 }
@@ -796,19 +796,24 @@ static orion_cluster *ensure_cluster(mod_state *s) {
   return s->cl;
 }
 
+/* FORGET: u64 n, then n array ids. */
+static void put_forget(orion_buf *b, const int64_t *ids, int n) {
+  size_t at = orion_wire_begin(b, ORION_WIRE_FORGET);
+  int i;
+  orion_buf_u64(b, (uint64_t)n);
+  for (i = 0; i < n; i++)
+    orion_pw_i64(b, ids[i]);
+  orion_wire_end(b, at);
+}
+
 static void send_forget(mod_state *s) {
-  int e, i;
+  int e;
   if (s->nforget == 0)
     return;
   for (e = 0; e < orion_cluster_size(s->cl); e++) {
     orion_buf b;
-    size_t at;
     orion_buf_init(&b);
-    at = orion_wire_begin(&b, ORION_WIRE_FORGET);
-    orion_buf_u64(&b, (uint64_t)s->nforget);
-    for (i = 0; i < s->nforget; i++)
-      orion_pw_i64(&b, s->forget[i]);
-    orion_wire_end(&b, at);
+    put_forget(&b, s->forget, s->nforget);
     orion_cluster_send(s->cl, e, &b);
     orion_buf_free(&b);
   }

@@ -1,11 +1,12 @@
 /* The schedules (scheduler/schedule.h) and the per-loop state machine
  * (scheduler/loop.h), driven through a fake transport: four executors run
  * a loop of every schedule with scripted replies, including a reply lost
- * and an executor gone.  No sockets, no Lua. */
-#include <criterion/criterion.h>
+ * and an executor gone.  No sockets, no Lua; one last test runs the
+ * driver on two executors for a failure the state machine now ends. */
+#include "t/testutil.h"
+
 #include <errno.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "scheduler/loop.h"
 #include "scheduler/schedule.h"
@@ -639,4 +640,35 @@ Test(sched, a_finished_loop_ignores_a_later_loss) {
   cr_assert_eq(f->nfail, 0);
   cr_assert_null(orion_loop_failed(&f->l));
   fake_free(f);
+}
+
+/* The same on real executors: a buffered write the driver applies fails
+ * in the middle of a 2-D loop.  The job ends with the body error naming
+ * the buffer (it used to wait forever for blocks it would not send). */
+Test(sched, a_failed_apply_on_the_driver_ends_a_2d_loop) {
+  static const char script[] =
+      "local orion = require 'orion'\n"
+      "local A = orion.zeros{ 64, 16 }\n"
+      "local T = orion.zeros{ 64 }\n"
+      "local B = orion.buffer(T, { apply = function(old, d)\n"
+      "  if d > 3 then error('too big') end\n"
+      "  return old + d\n"
+      "end })\n"
+      "orion.parallel_for(A, function(i, j, v)\n"
+      "  T[i] = T[i] + 1\n"
+      "  B[(i % 8) + 1] = B[(i % 8) + 1] + 1\n"
+      "end, { schedule = '2d', partitions = {4, 8} })\n"
+      "print('not reached')\n";
+  char *path = tu_write_temp(".lua", script);
+  char *argv[] = {(char *)tu_driver(), "--executors", "2", path, NULL};
+  tu_run r = tu_run_argv(argv, 60);
+  cr_expect_eq(r.status, 1, "exit %d\n%s", r.status, r.err);
+  cr_expect(strstr(r.err, "parallel_for body failed on ") != NULL &&
+                strstr(r.err, "buffer 'buffer #1', key (1)") != NULL &&
+                strstr(r.err, "too big") != NULL,
+            "%s", r.err);
+  cr_expect(strstr(r.out, "not reached") == NULL);
+  tu_run_free(&r);
+  unlink(path);
+  free(path);
 }
