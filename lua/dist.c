@@ -1,12 +1,16 @@
-/* The distributed engine: parallel_for over orion-executor processes.
+/* The distributed engine's glue: parallel_for over orion-executor
+ * processes.
  *
  * The driver holds the master copy of every DistArray and is the server of
  * the arrays the plan places on servers.  For a loop it sends every
- * executor the body (LOAD_BODY), then dispatches blocks: space part p runs
+ * executor the body (LOAD_BODY); then the loop's state machine
+ * (scheduler/loop.h) decides which block goes out when: space part p runs
  * on executor p mod N, and a block is sent as soon as the blocks before it
  * that share its space or time part are done, so an executor receives its
- * next block's data while it computes the current one.  A RUN_BLOCK carries
- * only what the executor lacks:
+ * next block's data while it computes the current one.  This file carries
+ * those decisions out over the cluster (dsm/cluster.h) and feeds the
+ * executors' reports back to the state machine.  A RUN_BLOCK carries only
+ * what the executor lacks (dsm/replica.h keeps what each one holds):
  *   - the block's elements of a sparse iterated array, unless the executor
  *     already holds that version of the block (blocks stay resident across
  *     loops);
@@ -17,10 +21,11 @@
  * The executor answers with the elements the block changed (it compares the
  * ranges the body may write before and after: dirty elements only) and
  * ships buffered writes at their flush points, which the driver applies
- * with the buffer's operator.  Versions are kept per chunk of rows of
- * dimension 1, per array and per executor.
+ * with the buffer's operator.
+ *
+ * Payloads (dsm/proto.h) are built and read here, one small function per
+ * message (put_..., get_...), until dsm/ has a typed codec for them.
  */
-#include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,36 +33,18 @@
 #include "analysis/analyze.h"
 #include "dsm/cluster.h"
 #include "dsm/loader.h"
+#include "dsm/pload.h"
 #include "dsm/proto.h"
+#include "dsm/replica.h"
 #include "dsm/types.h"
-#include "util/cbody.h"
+#include "lua/dist.h"
+#include "lua/exec.h"
 #include "lua/module.h"
+#include "scheduler/loop.h"
 #include "util/alloc.h"
+#include "util/cbody.h"
 #include "util/hash.h"
-#include "util/clock.h"
 
-/* What the executors hold of one array. */
-typedef struct dcache {
-  int n;              /* executors */
-  int64_t rows;       /* dims[0] (dense) */
-  int64_t row_elems;  /* elements per row */
-  int64_t chunk;      /* rows per version chunk */
-  int64_t nchunks;
-  uint64_t *ver;      /* nchunks */
-  uint64_t *have;     /* n * nchunks */
-  uint64_t *sent;     /* n * nchunks: dispatch number of the last block
-                         that carried rows of the chunk to the executor */
-  uint64_t gen;       /* darray gen seen */
-  int declared_shape; /* the executors were told this array's shape */
-  /* Sparse iterated arrays: per block. */
-  uint64_t bs_gen;
-  int nb;
-  uint64_t *bver;     /* nb */
-  uint64_t *bhave;    /* n * nb */
-  int64_t (*krange)[ORION_MAX_DIMS][2]; /* nb key ranges per loop dim */
-} dcache;
-
-static uint64_t version_counter;
 static uint64_t dispatch_counter; /* numbers every block sent */
 static int64_t run_counter;       /* numbers every loop run */
 
@@ -93,20 +80,8 @@ static int body_sent(int e, int n, uint64_t h) {
   return 0;
 }
 
-static void dcache_free(dcache *c) {
-  if (c == NULL)
-    return;
-  orion_free(c->ver);
-  orion_free(c->have);
-  orion_free(c->sent);
-  orion_free(c->bver);
-  orion_free(c->bhave);
-  orion_free(c->krange);
-  orion_free(c);
-}
-
 void orion__dist_forget(mod_state *s, darray *d) {
-  if (d->dc != NULL && s != NULL && s->cl != NULL) {
+  if (d->rep != NULL && s != NULL && s->cl != NULL) {
     int64_t *v = orion_realloc(s->forget,
                                sizeof *v * (size_t)(s->nforget + 1));
     if (v != NULL) {
@@ -114,8 +89,8 @@ void orion__dist_forget(mod_state *s, darray *d) {
       s->forget[s->nforget++] = d->id;
     }
   }
-  dcache_free(d->dc);
-  d->dc = NULL;
+  orion_replica_free(d->rep);
+  d->rep = NULL;
 }
 
 void orion__dist_stop(mod_state *s) {
@@ -130,52 +105,21 @@ void orion__dist_stop(mod_state *s) {
   s->nforget = 0;
 }
 
-/* The cache of d for n executors, (re)made when missing; versions bumped
- * when the script wrote d since the last loop. */
-static dcache *cache_of(darray *d, int n) {
-  dcache *c = d->dc;
-  int64_t k;
-  if (c == NULL) {
-    orion_array *a = d->a;
-    size_t esz = orion_type_size(a->type);
-    c = orion_calloc(1, sizeof *c);
-    if (c == NULL)
-      return NULL;
-    c->n = n;
-    c->gen = d->gen;
-    if (!a->sparse) {
-      c->rows = a->dims[0];
-      c->row_elems = c->rows > 0 ? a->nnz / c->rows : 0;
-      /* Chunks of about 4 KiB, at least one row. */
-      c->chunk = orion_chunk_rows(c->row_elems * (int64_t)esz);
-      c->nchunks = c->rows > 0 ? (c->rows + c->chunk - 1) / c->chunk : 0;
-      c->ver = orion_calloc((size_t)c->nchunks + 1, sizeof *c->ver);
-      c->have = orion_calloc((size_t)(c->nchunks * n) + 1, sizeof *c->have);
-      c->sent = orion_calloc((size_t)(c->nchunks * n) + 1, sizeof *c->sent);
-      if (c->ver == NULL || c->have == NULL || c->sent == NULL) {
-        dcache_free(c);
-        return NULL;
-      }
-      for (k = 0; k < c->nchunks; k++)
-        c->ver[k] = ++version_counter;
-    }
-    d->dc = c;
-  }
-  if (c->gen != d->gen) {
-    for (k = 0; k < c->nchunks; k++)
-      c->ver[k] = ++version_counter;
-    for (k = 0; k < c->nb; k++)
-      c->bver[k] = ++version_counter;
-    c->gen = d->gen;
-  }
-  return c;
+/* The record of what n executors hold of d, made when missing; new
+ * versions when the script wrote d since the last loop. */
+static orion_replica *replica_of(darray *d, int n) {
+  if (d->rep == NULL)
+    d->rep = orion_replica_new(d->a, n, d->gen);
+  if (d->rep != NULL)
+    orion_replica_sync(d->rep, d->gen);
+  return d->rep;
 }
 
 /* ---- a loop in flight ------------------------------------------------- */
 
 typedef struct arr_use {
   darray *d;
-  dcache *c;
+  orion_replica *c; /* what the executors hold of it */
   int plan_index; /* in plan->arrays, or -1 */
   int iterated;
   int shard_flags; /* sharded in this run: ORION_SHARD_*, else 0 */
@@ -198,86 +142,32 @@ typedef struct loop_run {
   const orion_dist_job *j;
   int n;          /* executors */
   int n1;         /* blocks per space part */
-  int has_time;
   arr_use *use;
   int nuse;
-  dcache *itc;    /* the iterated array's cache */
-  int *pos_of;    /* block id -> position in order */
-  int *ndeps;     /* per position: deps not yet done */
-  int *next_p, *next_q; /* per position: the next position sharing p / q */
-  int *state;     /* per position: 0 waiting, 1 sent, 2 done */
-  uint64_t *seq;  /* per position: its dispatch number */
-  int sent, done;
-  int loop_done;  /* LOOP_DONE received */
-  int ending;     /* LOOP_END sent */
-  int failed;
-  int pulled;     /* SHARD_DATA frames received */
+  orion_replica *itc; /* what they hold of the iterated array */
+  orion_loop m;       /* what to send when (scheduler/loop.h) */
+  uint64_t *seq;  /* per block: its dispatch number */
+  int pull;       /* sharded arrays written: collect them after the loop */
   int64_t run;    /* this run's number */
   uint64_t pull_seq;
   uint64_t peer_bytes, shard_items;
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
-  int err_pos;    /* position of the failed block reported, or -1 */
-  orion_error err;
   double *secs;
 } loop_run;
 
-static int exec_of(const loop_run *r, int block) {
-  return (block / r->n1) % r->n;
-}
-
-/* Key ranges [lo, hi] per loop dim of every block of the iterated array. */
+/* Key ranges of every block of the iterated array, kept while its blocks
+ * are. */
 static int block_ranges(loop_run *r) {
   darray *it = r->j->it;
-  dcache *c = r->itc;
-  const orion_blockset *bs = &it->bs;
-  orion_array *a = it->a;
-  int nb = bs->n0 * bs->n1, b, d;
+  orion_replica *c = r->itc;
+  int nb = it->bs.n0 * it->bs.n1;
   if (c->krange != NULL && c->bs_gen == it->bs_gen && c->nb == nb)
     return 0;
   orion_free(c->krange);
   c->krange = orion_malloc(sizeof *c->krange * (size_t)nb);
   if (c->krange == NULL)
     return ORION_ENOMEM;
-  for (b = 0; b < nb; b++) {
-    int64_t sg;
-    for (d = 0; d < a->ndims; d++) {
-      c->krange[b][d][0] = INT64_MAX;
-      c->krange[b][d][1] = -1;
-    }
-    for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++) {
-      int64_t lo = bs->segs[sg].lo, hi = bs->segs[sg].hi, e;
-      if (lo >= hi)
-        continue;
-      if (a->sparse) {
-        for (e = lo; e < hi; e++)
-          for (d = 0; d < a->ndims; d++) {
-            int64_t k = a->keys[e * a->ndims + d];
-            if (k < c->krange[b][d][0])
-              c->krange[b][d][0] = k;
-            if (k > c->krange[b][d][1])
-              c->krange[b][d][1] = k;
-          }
-      } else {
-        int64_t k0[ORION_MAX_DIMS], k1[ORION_MAX_DIMS];
-        int same = 1;
-        orion_key_delinearize(a->ndims, a->dims, lo, k0);
-        orion_key_delinearize(a->ndims, a->dims, hi - 1, k1);
-        for (d = 0; d < a->ndims; d++) {
-          int64_t klo = same ? k0[d] : 0, khi = same ? k1[d] : a->dims[d] - 1;
-          if (klo > khi) { /* wrapped within a row: the whole range */
-            klo = 0;
-            khi = a->dims[d] - 1;
-          }
-          if (klo < c->krange[b][d][0])
-            c->krange[b][d][0] = klo;
-          if (khi > c->krange[b][d][1])
-            c->krange[b][d][1] = khi;
-          if (k0[d] != k1[d])
-            same = 0;
-        }
-      }
-    }
-  }
+  orion_blockset_key_ranges(it->a, &it->bs, c->krange);
   return 0;
 }
 
@@ -340,7 +230,7 @@ static void row_range(const loop_run *r, const arr_use *u, int b, int mode,
  * so that rows the executor did not ask for are never overwritten). */
 static int64_t add_rows(orion_buf *b, const arr_use *u, int e, int64_t lo,
                         int64_t hi, uint64_t seq) {
-  dcache *c = u->c;
+  orion_replica *c = u->c;
   orion_array *a = u->d->a;
   size_t esz = orion_type_size(a->type);
   int64_t k, runs = 0, k0, k1;
@@ -404,29 +294,32 @@ static void part_rows(const loop_run *r, const arr_use *u, int p,
     *lo = *hi = 0;
 }
 
-static void send_block(loop_run *r, int pos) {
+/* ---- payloads the driver sends (dsm/proto.h) ---------------------------- */
+
+/* RUN_BLOCK of block b for executor e: the block's segments, its sparse
+ * elements unless e holds them, the rows of dense arrays e lacks, the
+ * ranges to watch and the deferred rows to keep. */
+static void put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
   const orion_dist_job *j = r->j;
-  int b = j->order[pos], e = exec_of(r, b), i;
   darray *it = j->it;
   const orion_blockset *bs = &it->bs;
-  orion_buf buf;
   size_t at, cnt_at;
   int64_t sg, runs = 0, watches = 0, nkeep = 0;
+  int i;
 
-  orion_buf_init(&buf);
-  at = orion_wire_begin(&buf, ORION_WIRE_RUN_BLOCK);
-  orion_pw_i64(&buf, b);
-  orion_buf_u64(&buf, j->seed);
-  orion_pw_i64(&buf, j->nblocks);
-  orion_buf_u64(&buf, (uint64_t)(bs->first[b + 1] - bs->first[b]));
+  at = orion_wire_begin(buf, ORION_WIRE_RUN_BLOCK);
+  orion_pw_i64(buf, b);
+  orion_buf_u64(buf, j->seed);
+  orion_pw_i64(buf, j->sched->nblocks);
+  orion_buf_u64(buf, (uint64_t)(bs->first[b + 1] - bs->first[b]));
   for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++) {
     int64_t lo = bs->segs[sg].lo, hi = bs->segs[sg].hi;
     if (it->a->sparse) { /* positions within the block's own copy */
       lo -= bs->segs[bs->first[b]].lo;
       hi -= bs->segs[bs->first[b]].lo;
     }
-    orion_pw_i64(&buf, lo);
-    orion_pw_i64(&buf, hi);
+    orion_pw_i64(buf, lo);
+    orion_pw_i64(buf, hi);
   }
   if (it->a->sparse && r->itc->bhave[e * r->itc->nb + b] !=
                            r->itc->bver[b]) {
@@ -436,19 +329,19 @@ static void send_block(loop_run *r, int pos) {
                      ? bs->segs[bs->first[b + 1] - 1].hi
                      : 0;
     size_t esz = orion_type_size(it->a->type);
-    orion_buf_u64(&buf, 1);
-    orion_pw_i64(&buf, hi - lo);
-    orion_pw_bytes(&buf, it->a->keys + lo * it->a->ndims,
+    orion_buf_u64(buf, 1);
+    orion_pw_i64(buf, hi - lo);
+    orion_pw_bytes(buf, it->a->keys + lo * it->a->ndims,
                    (size_t)(hi - lo) * (size_t)it->a->ndims * 8);
-    orion_pw_bytes(&buf, (const char *)it->a->values + (size_t)lo * esz,
+    orion_pw_bytes(buf, (const char *)it->a->values + (size_t)lo * esz,
                    (size_t)(hi - lo) * esz);
     r->itc->bhave[e * r->itc->nb + b] = r->itc->bver[b];
   } else {
-    orion_buf_u64(&buf, 0);
+    orion_buf_u64(buf, 0);
   }
-  cnt_at = buf.len;
-  orion_buf_u64(&buf, 0);
-  r->seq[pos] = ++dispatch_counter;
+  cnt_at = buf->len;
+  orion_buf_u64(buf, 0);
+  r->seq[b] = ++dispatch_counter;
   for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi, wlo, whi;
@@ -462,7 +355,7 @@ static void send_block(loop_run *r, int pos) {
       part_rows(r, u, p, &lo, &hi);
       u->dsent[p] = 1;
       if (hi > lo) {
-        runs += add_rows(&buf, u, e, lo, hi, r->seq[pos]);
+        runs += add_rows(buf, u, e, lo, hi, r->seq[b]);
         u->kfirst = lo * u->c->row_elems;
         u->kcount = (hi - lo) * u->c->row_elems;
         nkeep++;
@@ -481,11 +374,11 @@ static void send_block(loop_run *r, int pos) {
       lo = wlo < lo ? wlo : lo;
       hi = whi > hi ? whi : hi;
     }
-    runs += add_rows(&buf, u, e, lo, hi, r->seq[pos]);
+    runs += add_rows(buf, u, e, lo, hi, r->seq[b]);
   }
-  put_count(&buf, cnt_at, runs);
-  cnt_at = buf.len;
-  orion_buf_u64(&buf, 0);
+  put_count(buf, cnt_at, runs);
+  cnt_at = buf->len;
+  orion_buf_u64(buf, 0);
   for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi;
@@ -493,68 +386,85 @@ static void send_block(loop_run *r, int pos) {
       continue;
     if (u->iterated) { /* the block's own segments */
       for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++) {
-        orion_pw_i64(&buf, u->d->id);
-        orion_pw_i64(&buf, bs->segs[sg].lo);
-        orion_pw_i64(&buf, bs->segs[sg].hi - bs->segs[sg].lo);
+        orion_pw_i64(buf, u->d->id);
+        orion_pw_i64(buf, bs->segs[sg].lo);
+        orion_pw_i64(buf, bs->segs[sg].hi - bs->segs[sg].lo);
         watches++;
       }
     }
     row_range(r, u, b, ACC_WRITE, &lo, &hi);
     if (hi > lo) {
-      orion_pw_i64(&buf, u->d->id);
-      orion_pw_i64(&buf, lo * u->c->row_elems);
-      orion_pw_i64(&buf, (hi - lo) * u->c->row_elems);
+      orion_pw_i64(buf, u->d->id);
+      orion_pw_i64(buf, lo * u->c->row_elems);
+      orion_pw_i64(buf, (hi - lo) * u->c->row_elems);
       watches++;
     }
   }
-  put_count(&buf, cnt_at, watches);
+  put_count(buf, cnt_at, watches);
   /* Ranges the executor keeps and returns with its LOOP_DONE. */
-  orion_buf_u64(&buf, (uint64_t)nkeep);
+  orion_buf_u64(buf, (uint64_t)nkeep);
   for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     if (u->deferred && u->kcount > 0) {
-      orion_pw_i64(&buf, u->d->id);
-      orion_pw_i64(&buf, u->kfirst);
-      orion_pw_i64(&buf, u->kcount);
+      orion_pw_i64(buf, u->d->id);
+      orion_pw_i64(buf, u->kfirst);
+      orion_pw_i64(buf, u->kcount);
     }
   }
-  if (orion_wire_end(&buf, at) != 0)
+  if (orion_wire_end(buf, at) != 0)
     orion_cluster_fail(r->cl, "block %d of %s is larger than the largest "
                               "frame (%u bytes)",
                        b, j->where, ORION_WIRE_MAX_FRAME);
+}
+
+/* LOOP_END: u64 abort. */
+static void put_loop_end(orion_buf *b, int abort) {
+  size_t at = orion_wire_begin(b, ORION_WIRE_LOOP_END);
+  orion_buf_u64(b, (uint64_t)abort);
+  orion_wire_end(b, at);
+}
+
+/* ---- the transport of the loop's state machine -------------------------- */
+
+static void io_send_block(void *ud, int e, int b) {
+  loop_run *r = ud;
+  orion_buf buf;
+  orion_buf_init(&buf);
+  put_run_block(r, &buf, e, b);
   if (buf.oom)
     orion_cluster_fail(r->cl, "out of memory sending block %d", b);
   orion_cluster_send(r->cl, e, &buf);
   orion_buf_free(&buf);
-  r->state[pos] = 1;
-  r->sent++;
 }
 
-static void dispatch_ready(loop_run *r) {
-  int pos;
-  if (r->failed)
-    return;
-  for (pos = 0; pos < r->j->nblocks; pos++)
-    if (r->state[pos] == 0 && r->ndeps[pos] == 0)
-      send_block(r, pos);
+static void io_end_loop(void *ud, int e, int abort) {
+  loop_run *r = ud;
+  orion_buf b;
+  orion_buf_init(&b);
+  put_loop_end(&b, abort);
+  orion_cluster_send(r->cl, e, &b);
+  orion_buf_free(&b);
 }
 
-static void end_loop(loop_run *r) {
-  int e;
-  if (r->ending)
-    return;
-  r->ending = 1;
-  for (e = 0; e < r->n; e++) {
-    orion_buf b;
-    size_t at;
-    orion_buf_init(&b);
-    at = orion_wire_begin(&b, ORION_WIRE_LOOP_END);
-    orion_buf_u64(&b, (uint64_t)r->failed);
-    orion_wire_end(&b, at);
-    orion_cluster_send(r->cl, e, &b);
-    orion_buf_free(&b);
-  }
+static void io_pull(void *ud, int e) {
+  loop_run *r = ud;
+  orion_buf b;
+  if (r->pull_seq == 0) /* after every block and end of loop */
+    r->pull_seq = ++dispatch_counter;
+  orion_buf_init(&b);
+  orion_wire_encode(&b, ORION_WIRE_SHARD_PULL, NULL, 0); /* empty */
+  orion_cluster_send(r->cl, e, &b);
+  orion_buf_free(&b);
 }
+
+static void io_fail(void *ud, int e, int b, const char *msg) {
+  loop_run *r = ud;
+  (void)b; /* msg names it */
+  (void)e;
+  orion_cluster_fail(r->cl, "%s", msg);
+}
+
+/* ---- payloads the executors send, and what the driver does with them ---- */
 
 static arr_use *use_of(loop_run *r, int64_t id) {
   int i;
@@ -564,119 +474,142 @@ static arr_use *use_of(loop_run *r, int64_t id) {
   return NULL;
 }
 
-/* Records that elements [first, first+count) of u changed, by the block
- * with dispatch number seq at executor e (e < 0: at the driver).  An
- * executor that held the chunk's previous version, and was sent nothing of
- * it since that block, holds the new one. */
-static void mark_changed(arr_use *u, int e, uint64_t seq, int64_t first,
-                         int64_t count) {
-  dcache *c = u->c;
-  int64_t r0 = first / c->row_elems, r1 = (first + count - 1) / c->row_elems;
-  int64_t k;
-  for (k = r0 / c->chunk; k <= r1 / c->chunk; k++) {
-    uint64_t *have = e >= 0 ? &c->have[(int64_t)e * c->nchunks + k] : NULL;
-    /* Rows sent to e for a later block overwrote its copy of the chunk
-     * after this block wrote it: e holds the older values there. */
-    int fresh = have != NULL && *have == c->ver[k] &&
-                c->sent[(int64_t)e * c->nchunks + k] <= seq;
-    c->ver[k] = ++version_counter;
-    if (fresh)
-      *have = c->ver[k];
-  }
-}
-
+static void fail_frame(loop_run *r, int e, const char *what)
+    __attribute__((noreturn));
 static void fail_frame(loop_run *r, int e, const char *what) {
   orion_cluster_fail(r->cl, "executor %d (%s) sent a malformed %s frame", e,
                      orion_cluster_addr(r->cl, e), what);
 }
 
+/* A run of elements (dsm/proto.h: i64 array, i64 first, i64 count, bytes
+ * data) as the executors send them back. */
+typedef struct run_msg {
+  int64_t id, first, count;
+  const char *data;
+  size_t len;
+} run_msg;
+
+static int get_run(orion_reader *rd, run_msg *m) {
+  m->id = orion_pr_i64(rd);
+  m->first = orion_pr_i64(rd);
+  m->count = orion_pr_i64(rd);
+  m->data = orion_pr_bytes(rd, &m->len);
+  return m->data != NULL && !rd->bad ? 0 : ORION_EPARSE;
+}
+
+/* Copies a run into the driver's copy of u; ORION_EPARSE when it does not
+ * fit u. */
+static int apply_run(arr_use *u, const run_msg *m) {
+  orion_array *a = u->d->a;
+  size_t esz = orion_type_size(a->type);
+  if (a->sparse || m->first < 0 || m->count <= 0 || m->first > a->nnz ||
+      m->count > a->nnz - m->first || m->len != (size_t)m->count * esz)
+    return ORION_EPARSE;
+  memcpy((char *)a->values + (size_t)m->first * esz, m->data, m->len);
+  return 0;
+}
+
+/* BLOCK_DONE's fields before its runs. */
+typedef struct block_done_msg {
+  int64_t block;
+  double seconds;
+  int has_values;
+  const char *values; /* the sparse block's values when has_values */
+  size_t vlen;
+  int64_t nruns;
+} block_done_msg;
+
+static int get_block_done(orion_reader *rd, block_done_msg *m) {
+  m->block = orion_pr_i64(rd);
+  m->seconds = orion_pr_f64(rd);
+  m->has_values = orion_pr_i64(rd) == 1;
+  m->vlen = 0;
+  m->values = m->has_values ? orion_pr_bytes(rd, &m->vlen) : NULL;
+  m->nruns = orion_pr_count(rd, 32);
+  return rd->bad || (m->has_values && m->values == NULL) ? ORION_EPARSE : 0;
+}
+
 static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_reader rd;
-  int64_t b, k, nruns;
-  int pos, q;
+  block_done_msg m;
+  int64_t k;
   orion_reader_init(&rd, (const char *)f->payload, f->len);
-  b = orion_pr_i64(&rd);
-  if (b < 0 || b >= r->j->nblocks)
+  if (get_block_done(&rd, &m) != 0 ||
+      orion_loop_check_done(&r->m, e, m.block) != 0) {
     fail_frame(r, e, "BLOCK_DONE");
-  pos = r->pos_of[b];
-  if (r->state[pos] != 1 || exec_of(r, (int)b) != e)
-    fail_frame(r, e, "BLOCK_DONE");
-  r->secs[e] += orion_pr_f64(&rd);
-  if (orion_pr_i64(&rd) == 1) { /* the sparse block's new values */
+    return;
+  }
+  r->secs[e] += m.seconds;
+  if (m.has_values) { /* the sparse block's new values */
     darray *it = r->j->it;
     const orion_blockset *bs = &it->bs;
-    size_t len, esz = orion_type_size(it->a->type);
-    const char *v = orion_pr_bytes(&rd, &len);
-    int64_t lo = bs->segs[bs->first[b]].lo;
+    size_t esz = orion_type_size(it->a->type);
+    int64_t b = m.block, lo = bs->segs[bs->first[b]].lo;
     int64_t hi = bs->segs[bs->first[b + 1] - 1].hi;
-    if (v == NULL || !it->a->sparse || len != (size_t)(hi - lo) * esz)
+    if (!it->a->sparse || m.vlen != (size_t)(hi - lo) * esz) {
       fail_frame(r, e, "BLOCK_DONE");
-    memcpy((char *)it->a->values + (size_t)lo * esz, v, len);
-    r->itc->bver[b] = ++version_counter;
-    r->itc->bhave[e * r->itc->nb + b] = r->itc->bver[b];
+      return;
+    }
+    memcpy((char *)it->a->values + (size_t)lo * esz, m.values, m.vlen);
+    orion_replica_block_changed(r->itc, e, (int)b);
   }
-  nruns = orion_pr_count(&rd, 32);
-  for (k = 0; k < nruns && !rd.bad; k++) {
-    int64_t id = orion_pr_i64(&rd), first = orion_pr_i64(&rd);
-    int64_t count = orion_pr_i64(&rd);
-    size_t len;
-    const char *data = orion_pr_bytes(&rd, &len);
-    arr_use *u = use_of(r, id);
-    size_t esz;
-    if (data == NULL || u == NULL || u->d->a->sparse)
+  for (k = 0; k < m.nruns; k++) {
+    run_msg run;
+    arr_use *u;
+    if (get_run(&rd, &run) != 0 || (u = use_of(r, run.id)) == NULL ||
+        apply_run(u, &run) != 0) {
       fail_frame(r, e, "BLOCK_DONE");
-    esz = orion_type_size(u->d->a->type);
-    if (first < 0 || count <= 0 || first > u->d->a->nnz ||
-        count > u->d->a->nnz - first || len != (size_t)count * esz)
-      fail_frame(r, e, "BLOCK_DONE");
-    memcpy((char *)u->d->a->values + (size_t)first * esz, data, len);
-    mark_changed(u, e, r->seq[pos], first, count);
+      return;
+    }
+    orion_replica_changed(u->c, e, r->seq[m.block], run.first, run.count);
   }
-  if (rd.bad || rd.left != 0)
+  if (rd.bad || rd.left != 0) {
     fail_frame(r, e, "BLOCK_DONE");
-  r->state[pos] = 2;
-  r->done++;
-  /* Only the blocks waiting on this one can have become ready. */
-  for (q = 0; q < 2; q++) {
-    int nx = q == 0 ? r->next_p[pos] : r->next_q[pos];
-    if (nx >= 0 && --r->ndeps[nx] == 0 && r->state[nx] == 0 && !r->failed)
-      send_block(r, nx);
+    return;
   }
-  if (r->done == r->j->nblocks)
-    end_loop(r);
+  orion_loop_block_done(&r->m, e, m.block);
+}
+
+/* BUFFER_FLUSH's fields before its items. */
+typedef struct flush_msg {
+  int64_t run, buffer, isint;
+} flush_msg;
+
+static int get_flush(orion_reader *rd, flush_msg *m) {
+  m->run = orion_pr_i64(rd); /* only the current run can arrive here */
+  m->buffer = orion_pr_i64(rd);
+  m->isint = orion_pr_i64(rd); /* the driver's buffer knows its type */
+  return rd->bad ? ORION_EPARSE : 0;
 }
 
 static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
   orion_reader rd;
-  int64_t id, n, k, last;
+  flush_msg m;
+  int64_t n, k, last;
   orion_pend_item *items;
   orion_error err;
   arr_use *u = NULL;
   int i;
   orion_reader_init(&rd, (const char *)f->payload, f->len);
-  orion_pr_i64(&rd); /* run: only the current one can arrive here */
-  id = orion_pr_i64(&rd);
-  orion_pr_i64(&rd); /* isint: the driver's buffer knows its type */
+  get_flush(&rd, &m);
   for (i = 0; i < r->j->nbufs; i++)
-    if (r->j->bufs[i].id == id)
+    if (r->j->bufs[i].id == m.buffer)
       u = use_of(r, r->j->bufs[i].target);
-  if (u == NULL)
+  if (u == NULL) {
     fail_frame(r, e, "BUFFER_FLUSH");
+    return;
+  }
   n = orion_flush_items_get(&rd, &items);
   if (rd.bad || rd.left != 0) {
     orion_free(items);
     fail_frame(r, e, "BUFFER_FLUSH");
+    return;
   }
   if (n < 0)
     orion_cluster_fail(r->cl, "out of memory applying buffered writes");
   orion_error_clear(&err);
-  if (orion_exec_buffer_apply(r->s->ex, id, items, n, &err) != 0) {
-    if (!r->failed) {
-      r->failed = 1;
-      r->err_pos = -1;
-      r->err = err;
-    }
-  }
+  if (orion_exec_buffer_apply(r->s->ex, m.buffer, items, n, &err) != 0)
+    orion_loop_fail(&r->m, &err);
   /* The target changed there: every executor's copy of those chunks is
    * stale.  Items come in ascending key order, so one mark per chunk. */
   for (k = 0, last = -1; k < n; k++) {
@@ -685,10 +618,19 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
       continue; /* refused by the apply above */
     chunk = items[k].key / u->c->row_elems / u->c->chunk;
     if (chunk != last)
-      mark_changed(u, -1, 0, items[k].key, 1);
+      orion_replica_changed(u->c, -1, 0, items[k].key, 1);
     last = chunk;
   }
   orion_free(items);
+}
+
+/* One accumulator's partial in LOOP_DONE. */
+static void get_acc(orion_reader *rd, int64_t *id, orion_accval *v) {
+  *id = orion_pr_i64(rd);
+  v->has = (int)orion_pr_i64(rd);
+  v->isint = (int)orion_pr_i64(rd);
+  v->i = (lua_Integer)orion_pr_i64(rd);
+  v->d = (lua_Number)orion_pr_f64(rd);
 }
 
 static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
@@ -698,15 +640,12 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_reader_init(&rd, (const char *)f->payload, f->len);
   n = orion_pr_count(&rd, 40);
   for (k = 0; k < n && !rd.bad; k++) {
-    int64_t id = orion_pr_i64(&rd);
+    int64_t id;
     orion_accval v;
     dacc *acc;
-    v.has = (int)orion_pr_i64(&rd);
-    v.isint = (int)orion_pr_i64(&rd);
-    v.i = (lua_Integer)orion_pr_i64(&rd);
-    v.d = (lua_Number)orion_pr_f64(&rd);
+    get_acc(&rd, &id, &v);
     acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, id);
-    if (acc != NULL && v.has && !r->failed)
+    if (acc != NULL && v.has && orion_loop_failed(&r->m) == NULL)
       orion_accval_combine(&acc->val, acc->op, &v);
   }
   r->peer_bytes += (uint64_t)orion_pr_i64(&rd);
@@ -715,23 +654,17 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   n = orion_pr_count(&rd, 32);
   seq = ++dispatch_counter; /* after every block e was sent */
   for (k = 0; k < n && !rd.bad; k++) {
-    int64_t id = orion_pr_i64(&rd), first = orion_pr_i64(&rd);
-    int64_t count = orion_pr_i64(&rd);
-    size_t len, esz;
-    const char *data = orion_pr_bytes(&rd, &len);
-    arr_use *u = use_of(r, id);
-    if (data == NULL || u == NULL || !u->deferred)
+    run_msg run;
+    arr_use *u;
+    if (get_run(&rd, &run) != 0 || (u = use_of(r, run.id)) == NULL ||
+        !u->deferred || apply_run(u, &run) != 0) {
       fail_frame(r, e, "LOOP_DONE");
-    esz = orion_type_size(u->d->a->type);
-    if (first < 0 || count <= 0 || first > u->d->a->nnz ||
-        count > u->d->a->nnz - first || len != (size_t)count * esz)
-      fail_frame(r, e, "LOOP_DONE");
-    memcpy((char *)u->d->a->values + (size_t)first * esz, data, len);
-    mark_changed(u, e, seq, first, count);
+      return;
+    }
+    orion_replica_changed(u->c, e, seq, run.first, run.count);
   }
-  if (rd.bad || rd.left != 0)
+  if (rd.bad || rd.left != 0 || orion_loop_exec_done(&r->m, e) != 0)
     fail_frame(r, e, "LOOP_DONE");
-  r->loop_done++;
 }
 
 /* An owner's changes to its shards during the run: they become the
@@ -742,28 +675,45 @@ static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
   orion_reader_init(&rd, (const char *)f->payload, f->len);
   n = orion_pr_count(&rd, 32);
   for (k = 0; k < n && !rd.bad; k++) {
-    int64_t id = orion_pr_i64(&rd), first = orion_pr_i64(&rd);
-    int64_t count = orion_pr_i64(&rd), c0, c1;
-    size_t len, esz;
-    const char *data = orion_pr_bytes(&rd, &len);
-    arr_use *u = use_of(r, id);
-    if (data == NULL || u == NULL || !u->sharded)
+    run_msg run;
+    arr_use *u = NULL;
+    int64_t c0 = 0, c1 = -1;
+    if (get_run(&rd, &run) == 0 && (u = use_of(r, run.id)) != NULL &&
+        u->sharded && run.count > 0) {
+      c0 = run.first / u->c->row_elems / u->c->chunk;
+      c1 = (run.first + run.count - 1) / u->c->row_elems / u->c->chunk;
+    }
+    /* An owner sends only its own chunks. */
+    if (c1 < c0 || c0 < orion_shard_first(e, r->n, u->c->nchunks) ||
+        c1 >= orion_shard_first(e + 1, r->n, u->c->nchunks) ||
+        apply_run(u, &run) != 0) {
       fail_frame(r, e, "SHARD_DATA");
-    esz = orion_type_size(u->d->a->type);
-    if (first < 0 || count <= 0 || first > u->d->a->nnz ||
-        count > u->d->a->nnz - first || len != (size_t)count * esz)
-      fail_frame(r, e, "SHARD_DATA");
-    c0 = first / u->c->row_elems / u->c->chunk;
-    c1 = (first + count - 1) / u->c->row_elems / u->c->chunk;
-    if (c0 < orion_shard_first(e, r->n, u->c->nchunks) ||
-        c1 >= orion_shard_first(e + 1, r->n, u->c->nchunks))
-      fail_frame(r, e, "SHARD_DATA");
-    memcpy((char *)u->d->a->values + (size_t)first * esz, data, len);
-    mark_changed(u, e, r->pull_seq, first, count);
+      return;
+    }
+    orion_replica_changed(u->c, e, r->pull_seq, run.first, run.count);
   }
-  if (rd.bad || rd.left != 0)
+  if (rd.bad || rd.left != 0 || orion_loop_pulled(&r->m, e) != 0)
     fail_frame(r, e, "SHARD_DATA");
-  r->pulled++;
+}
+
+/* The block a BODY_ERROR names: its key is the block id in decimal ("-1"
+ * outside a block). */
+static int64_t body_error_block(const orion_wire_body_error *be) {
+  char num[32];
+  snprintf(num, sizeof num, "%.*s", (int)(be->key_len < 31 ? be->key_len : 31),
+           be->key);
+  return strtoll(num, NULL, 10);
+}
+
+static void on_body_error(loop_run *r, int e, const orion_wire_frame *f) {
+  orion_wire_body_error be;
+  orion_error err;
+  orion_error_clear(&err);
+  if (orion_wire_body_error_decode(f->payload, f->len, &be, &err) != 0) {
+    fail_frame(r, e, "BODY_ERROR");
+    return;
+  }
+  orion_loop_body_error(&r->m, e, body_error_block(&be), be.msg, be.msg_len);
 }
 
 static void on_frame(void *ud, int e, const orion_wire_frame *f) {
@@ -781,33 +731,9 @@ static void on_frame(void *ud, int e, const orion_wire_frame *f) {
   case ORION_WIRE_LOOP_DONE:
     on_loop_done(r, e, f);
     break;
-  case ORION_WIRE_BODY_ERROR: {
-    orion_wire_body_error be;
-    orion_error err;
-    orion_error_clear(&err);
-    if (orion_wire_body_error_decode(f->payload, f->len, &be, &err) != 0)
-      fail_frame(r, e, "BODY_ERROR");
-    {
-      /* Of several failing blocks, the first in the loop's order is
-       * reported, as a serial run would. */
-      char num[32];
-      int64_t blk;
-      int pos;
-      snprintf(num, sizeof num, "%.*s", (int)(be.key_len < 31 ? be.key_len
-                                                              : 31),
-               be.key);
-      blk = strtoll(num, NULL, 10);
-      pos = blk >= 0 && blk < r->j->nblocks ? r->pos_of[blk] : -1;
-      if (!r->failed || (pos >= 0 && (r->err_pos < 0 || pos < r->err_pos))) {
-        r->failed = 1;
-        r->err_pos = pos;
-        orion_error_set(&r->err, ORION_EBODY, "%.*s", (int)be.msg_len,
-                        be.msg);
-      }
-    }
-    end_loop(r);
+  case ORION_WIRE_BODY_ERROR:
+    on_body_error(r, e, f);
     break;
-  }
   default:
     orion_cluster_fail(r->cl, "executor %d (%s) sent an unexpected %s frame",
                        e, orion_cluster_addr(r->cl, e),
@@ -817,12 +743,7 @@ static void on_frame(void *ud, int e, const orion_wire_frame *f) {
 
 static int loop_finished(void *ud) {
   loop_run *r = ud;
-  return r->loop_done == r->n;
-}
-
-static int all_pulled(void *ud) {
-  loop_run *r = ud;
-  return r->pulled == r->n;
+  return orion_loop_finished(&r->m);
 }
 
 /* Server-held arrays that no body writes directly are sharded across the
@@ -844,38 +765,17 @@ static void decide_shard(loop_run *r, arr_use *u) {
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].target == u->d->id)
       u->shard_flags |= ORION_SHARD_WRITTEN;
+  if (u->shard_flags & ORION_SHARD_WRITTEN)
+    r->pull = 1;
 }
 
-/* Collects the shards' changes once every executor is done (their
- * LOOP_DONE waits until their buffered writes are applied by the owners). */
-static void pull_shards(loop_run *r) {
-  int e, i, any = 0;
+/* After a failed loop with sharded writes: the owners applied part of the
+ * loop's writes, so nobody's copy can be trusted any more. */
+static void drop_shards(loop_run *r) {
+  int i;
   for (i = 0; i < r->nuse; i++)
     if (r->use[i].sharded && (r->use[i].shard_flags & ORION_SHARD_WRITTEN))
-      any = 1;
-  if (!any)
-    return;
-  if (r->failed) {
-    /* The owners applied part of the loop's writes: nobody's copy can be
-     * trusted any more. */
-    for (i = 0; i < r->nuse; i++) {
-      arr_use *u = &r->use[i];
-      int64_t k;
-      if (u->sharded && (u->shard_flags & ORION_SHARD_WRITTEN))
-        for (k = 0; k < u->c->nchunks; k++)
-          u->c->ver[k] = ++version_counter;
-    }
-    return;
-  }
-  r->pull_seq = ++dispatch_counter;
-  for (e = 0; e < r->n; e++) {
-    orion_buf b;
-    orion_buf_init(&b);
-    orion_wire_encode(&b, ORION_WIRE_SHARD_PULL, NULL, 0);
-    orion_cluster_send(r->cl, e, &b);
-    orion_buf_free(&b);
-  }
-  orion_cluster_wait(r->cl, all_pulled, r);
+      orion_replica_invalidate(r->use[i].c);
 }
 
 /* ---- starting a loop ---------------------------------------------------- */
@@ -896,19 +796,24 @@ static orion_cluster *ensure_cluster(mod_state *s) {
   return s->cl;
 }
 
+/* FORGET: u64 n, then n array ids. */
+static void put_forget(orion_buf *b, const int64_t *ids, int n) {
+  size_t at = orion_wire_begin(b, ORION_WIRE_FORGET);
+  int i;
+  orion_buf_u64(b, (uint64_t)n);
+  for (i = 0; i < n; i++)
+    orion_pw_i64(b, ids[i]);
+  orion_wire_end(b, at);
+}
+
 static void send_forget(mod_state *s) {
-  int e, i;
+  int e;
   if (s->nforget == 0)
     return;
   for (e = 0; e < orion_cluster_size(s->cl); e++) {
     orion_buf b;
-    size_t at;
     orion_buf_init(&b);
-    at = orion_wire_begin(&b, ORION_WIRE_FORGET);
-    orion_buf_u64(&b, (uint64_t)s->nforget);
-    for (i = 0; i < s->nforget; i++)
-      orion_pw_i64(&b, s->forget[i]);
-    orion_wire_end(&b, at);
+    put_forget(&b, s->forget, s->nforget);
     orion_cluster_send(s->cl, e, &b);
     orion_buf_free(&b);
   }
@@ -955,7 +860,7 @@ static int add_use(loop_run *r, darray *d, int iterated) {
   r->use[r->nuse].d = d;
   r->use[r->nuse].iterated = iterated;
   r->use[r->nuse].plan_index = -1;
-  r->use[r->nuse].c = cache_of(d, r->n);
+  r->use[r->nuse].c = replica_of(d, r->n);
   if (r->use[r->nuse].c == NULL)
     return ORION_ENOMEM;
   if (r->j->plan != NULL)
@@ -973,7 +878,8 @@ static int add_use(loop_run *r, darray *d, int iterated) {
   return 0;
 }
 
-static void load_body_frame(loop_run *r, orion_buf *b, int e) {
+/* LOAD_BODY for executor e. */
+static void put_load_body(loop_run *r, orion_buf *b, int e) {
   const orion_dist_job *j = r->j;
   size_t at = orion_wire_begin(b, ORION_WIRE_LOAD_BODY);
   int i, d;
@@ -1061,68 +967,9 @@ static void load_body_frame(loop_run *r, orion_buf *b, int e) {
 /* Block versions of a sparse iterated array follow its blockset. */
 static int setup_blocks(loop_run *r) {
   darray *it = r->j->it;
-  dcache *c = r->itc;
-  int nb = it->bs.n0 * it->bs.n1, k;
-  if (c->bs_gen != it->bs_gen || c->nb != nb || c->bver == NULL) {
-    orion_free(c->bver);
-    orion_free(c->bhave);
-    orion_free(c->krange);
-    c->krange = NULL;
-    c->bver = orion_calloc((size_t)nb + 1, sizeof *c->bver);
-    c->bhave = orion_calloc((size_t)nb * (size_t)r->n + 1, sizeof *c->bhave);
-    if (c->bver == NULL || c->bhave == NULL)
-      return ORION_ENOMEM;
-    for (k = 0; k < nb; k++)
-      c->bver[k] = ++version_counter;
-    c->nb = nb;
-    c->bs_gen = it->bs_gen;
-  }
-  return block_ranges(r);
-}
-
-/* Positions that must finish before each block starts: the previous block
- * of its space part and (2-D) of its time part. */
-static int setup_deps(loop_run *r) {
-  int nb = r->j->nblocks, i, *last_p, *last_q;
-  r->pos_of = orion_malloc(sizeof(int) * (size_t)nb + 1);
-  r->ndeps = orion_calloc((size_t)nb + 1, sizeof(int));
-  r->next_p = orion_malloc(sizeof(int) * (size_t)nb + 1);
-  r->next_q = orion_malloc(sizeof(int) * (size_t)nb + 1);
-  r->state = orion_calloc((size_t)nb + 1, sizeof(int));
-  r->seq = orion_calloc((size_t)nb + 1, sizeof(uint64_t));
-  last_p = orion_malloc(sizeof(int) * (size_t)nb + 1);
-  last_q = orion_malloc(sizeof(int) * (size_t)nb + 1);
-  if (r->pos_of == NULL || r->ndeps == NULL || r->next_p == NULL ||
-      r->next_q == NULL || r->state == NULL || r->seq == NULL ||
-      last_p == NULL ||
-      last_q == NULL) {
-    orion_free(last_p);
-    orion_free(last_q);
-    return ORION_ENOMEM;
-  }
-  for (i = 0; i < nb; i++) {
-    last_p[i] = last_q[i] = -1;
-    r->next_p[i] = r->next_q[i] = -1;
-  }
-  for (i = 0; i < nb; i++) {
-    int b = r->j->order[i], p = b / r->n1, q = b % r->n1;
-    r->pos_of[b] = i;
-    if (last_p[p] >= 0) {
-      r->next_p[last_p[p]] = i;
-      r->ndeps[i]++;
-    }
-    last_p[p] = i;
-    if (r->has_time) {
-      if (last_q[q] >= 0) {
-        r->next_q[last_q[q]] = i;
-        r->ndeps[i]++;
-      }
-      last_q[q] = i;
-    }
-  }
-  orion_free(last_p);
-  orion_free(last_q);
-  return 0;
+  int rc = orion_replica_set_blocks(r->itc, it->bs.n0 * it->bs.n1,
+                                    it->bs_gen);
+  return rc != 0 ? rc : block_ranges(r);
 }
 
 static void run_free(loop_run *r) {
@@ -1130,19 +977,19 @@ static void run_free(loop_run *r) {
   for (i = 0; i < r->nuse; i++)
     orion_free(r->use[i].dsent);
   orion_free(r->use);
-  orion_free(r->pos_of);
-  orion_free(r->ndeps);
-  orion_free(r->next_p);
-  orion_free(r->next_q);
-  orion_free(r->state);
   orion_free(r->seq);
+  orion_loop_free(&r->m);
 }
 
 int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                     orion_dist_stats *st, orion_error *err) {
+  static const orion_loop_io io = {NULL, io_send_block, io_end_loop, io_pull,
+                                   io_fail};
   loop_run r;
+  orion_loop_io rio = io;
   orion_cluster *cl = ensure_cluster(s);
   uint64_t bytes0;
+  const orion_error *failed;
   int i, e, rc = 0;
 
   memset(&r, 0, sizeof r);
@@ -1154,12 +1001,13 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.n1 = j->it->bs.n1;
   r.run = ++run_counter;
   r.chash = j->csrc != NULL ? body_hash(j) : 0;
-  r.has_time = j->plan != NULL && j->plan->time >= 0 && j->it->bs.n1 > 1;
   r.secs = orion_calloc((size_t)r.n, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
-  if (r.secs == NULL || r.use == NULL) {
+  r.seq = orion_calloc((size_t)j->sched->nblocks + 1, sizeof *r.seq);
+  if (r.secs == NULL || r.use == NULL || r.seq == NULL) {
     orion_free(r.secs);
     orion_free(r.use);
+    orion_free(r.seq);
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   }
   bytes0 = orion_cluster_bytes(cl);
@@ -1174,8 +1022,9 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     r.itc = r.use[0].c;
     rc = setup_blocks(&r);
   }
+  rio.ud = &r;
   if (rc == 0)
-    rc = setup_deps(&r);
+    rc = orion_loop_init(&r.m, j->sched, r.n, r.pull, &rio);
   if (rc != 0) {
     run_free(&r);
     orion_free(r.secs);
@@ -1187,184 +1036,34 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);
-    load_body_frame(&r, &b, e);
+    put_load_body(&r, &b, e);
     if (b.oom)
       orion_cluster_fail(cl, "out of memory sending the body");
     orion_cluster_send(cl, e, &b);
     orion_buf_free(&b);
   }
-  dispatch_ready(&r);
-  if (j->nblocks == 0)
-    end_loop(&r);
+  orion_loop_start(&r.m);
   orion_cluster_wait(cl, loop_finished, &r);
-  pull_shards(&r);
+  failed = orion_loop_failed(&r.m);
+  if (failed != NULL && r.pull)
+    drop_shards(&r);
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   st->bytes = orion_cluster_bytes(cl) - bytes0;
   st->peer_bytes = r.peer_bytes;
   st->shard_items = r.shard_items;
   st->exec_seconds = r.secs;
   st->nexec = r.n;
-  run_free(&r);
-  if (r.failed) {
-    *err = r.err;
-    return r.err.code != 0 ? r.err.code : ORION_EBODY;
+  if (failed != NULL) {
+    *err = *failed;
+    rc = err->code != 0 ? err->code : ORION_EBODY;
   }
-  return 0;
+  run_free(&r);
+  return rc;
 }
 
 /* ---- parallel loading --------------------------------------------------- */
 
-typedef struct load_run {
-  orion_cluster *cl;
-  int n, got;
-  orion_load_result *parts;
-  char **errs; /* per executor: its error, or NULL */
-} load_run;
-
-/* An array from a LOADED frame (NULL with r bad on a malformed one). */
-static orion_array *get_array(orion_reader *r) {
-  orion_error err;
-  orion_array *a;
-  int64_t type = orion_pr_i64(r), nd = orion_pr_i64(r), dims[ORION_MAX_DIMS];
-  int64_t nnz;
-  size_t kl, vl;
-  const char *keys, *vals;
-  int d;
-  if (type < 0 || type > ORION_I64 || nd < 1 || nd > ORION_MAX_DIMS) {
-    r->bad = 1;
-    return NULL;
-  }
-  for (d = 0; d < nd; d++)
-    dims[d] = orion_pr_i64(r);
-  nnz = orion_pr_i64(r);
-  keys = orion_pr_bytes(r, &kl);
-  vals = orion_pr_bytes(r, &vl);
-  if (r->bad || nnz < 0 || vl != (size_t)nnz * orion_type_size((orion_type)type)) {
-    r->bad = 1;
-    return NULL;
-  }
-  orion_error_clear(&err);
-  if (kl == 0 && nnz > 0) { /* dense */
-    a = orion_array_new_dense((int)nd, dims, (orion_type)type, &err);
-    if (a == NULL || a->nnz != nnz) {
-      orion_array_release(a);
-      r->bad = 1;
-      return NULL;
-    }
-  } else {
-    if (kl != (size_t)nnz * (size_t)nd * 8) {
-      r->bad = 1;
-      return NULL;
-    }
-    a = orion_array_new_sparse((int)nd, (orion_type)type, &err);
-    if (a == NULL || orion_array_reserve(a, nnz > 0 ? nnz : 1) != 0) {
-      orion_array_release(a);
-      r->bad = 1;
-      return NULL;
-    }
-    memcpy(a->keys, keys, kl);
-    a->nnz = nnz;
-    memcpy(a->dims, dims, sizeof(int64_t) * (size_t)nd);
-  }
-  memcpy(a->values, vals, vl);
-  return a;
-}
-
-static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
-  load_run *lr = ud;
-  orion_reader r;
-  orion_load_result *res = &lr->parts[e];
-  if (f->type != ORION_WIRE_LOADED)
-    orion_cluster_fail(lr->cl, "executor %d (%s) sent an unexpected %s frame",
-                       e, orion_cluster_addr(lr->cl, e),
-                       orion_wire_type_name(f->type));
-  orion_reader_init(&r, (const char *)f->payload, f->len);
-  if (orion_pr_i64(&r) == 0) {
-    size_t n;
-    const char *msg = orion_pr_bytes(&r, &n);
-    lr->errs[e] = orion_strndup(msg != NULL ? msg : "?", msg != NULL ? n : 1);
-  } else {
-    size_t n;
-    const char *fs;
-    res->array = get_array(&r);
-    if (orion_pr_i64(&r) == 1)
-      res->labels = get_array(&r);
-    res->row_lo = orion_pr_i64(&r);
-    res->lines = orion_pr_i64(&r);
-    res->skipped = orion_pr_i64(&r);
-    fs = orion_pr_bytes(&r, &n);
-    if (r.bad || r.left != 0 || res->array == NULL)
-      orion_cluster_fail(lr->cl, "executor %d (%s) sent a malformed LOADED "
-                                 "frame",
-                         e, orion_cluster_addr(lr->cl, e));
-    snprintf(res->first_skip, sizeof res->first_skip, "%.*s", (int)n, fs);
-  }
-  lr->got++;
-}
-
-static int all_loaded(void *ud) {
-  load_run *lr = ud;
-  return lr->got == lr->n;
-}
-
 int orion__dist_load(mod_state *s, const char *path, const orion_load_opts *o,
                      orion_load_result *res, orion_error *err) {
-  orion_cluster *cl = ensure_cluster(s);
-  load_run lr;
-  char doing[512];
-  int e, d, rc = 0;
-  memset(&lr, 0, sizeof lr);
-  lr.cl = cl;
-  lr.n = orion_cluster_size(cl);
-  lr.parts = orion_calloc((size_t)lr.n, sizeof *lr.parts);
-  lr.errs = orion_calloc((size_t)lr.n, sizeof *lr.errs);
-  if (lr.parts == NULL || lr.errs == NULL) {
-    orion_free(lr.parts);
-    orion_free(lr.errs);
-    return orion_error_set(err, ORION_ENOMEM, "out of memory");
-  }
-  snprintf(doing, sizeof doing, "while loading %s", path);
-  orion_cluster_set_handler(cl, on_loaded, &lr, doing);
-  for (e = 0; e < lr.n; e++) {
-    orion_buf b;
-    size_t at;
-    orion_buf_init(&b);
-    at = orion_wire_begin(&b, ORION_WIRE_LOAD_FILE);
-    orion_pw_bytes(&b, path, strlen(path));
-    orion_pw_i64(&b, e);
-    orion_pw_i64(&b, lr.n);
-    orion_pw_i64(&b, o->format);
-    orion_pw_i64(&b, o->index_base);
-    orion_pw_i64(&b, o->nkeys);
-    orion_pw_i64(&b, o->have_dims);
-    for (d = 0; d < ORION_MAX_DIMS; d++)
-      orion_pw_i64(&b, o->dims[d]);
-    orion_pw_i64(&b, o->value_type);
-    orion_pw_i64(&b, o->skip_errors);
-    orion_pw_i64(&b, o->sep);
-    orion_pw_i64(&b, o->header);
-    orion_pw_i64(&b, o->ncols_key);
-    for (d = 0; d < ORION_MAX_DIMS; d++)
-      orion_pw_i64(&b, o->key_cols[d]);
-    orion_pw_i64(&b, o->value_col);
-    orion_wire_end(&b, at);
-    orion_cluster_send(cl, e, &b);
-    orion_buf_free(&b);
-  }
-  orion_cluster_wait(cl, all_loaded, &lr);
-  orion_cluster_set_handler(cl, NULL, NULL, NULL);
-  /* The first range's error is the one a whole load reports first. */
-  for (e = 0; e < lr.n && rc == 0; e++)
-    if (lr.errs[e] != NULL)
-      rc = orion_error_set(err, ORION_EPARSE, "%s", lr.errs[e]);
-  if (rc == 0)
-    rc = orion_load_merge(lr.parts, lr.n, o, res, err);
-  for (e = 0; e < lr.n; e++) {
-    orion_array_release(lr.parts[e].array);
-    orion_array_release(lr.parts[e].labels);
-    orion_free(lr.errs[e]);
-  }
-  orion_free(lr.parts);
-  orion_free(lr.errs);
-  return rc;
+  return orion_pload(ensure_cluster(s), path, o, res, err);
 }

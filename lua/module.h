@@ -1,6 +1,8 @@
-/* Internals of the driver-side `orion` module shared by its files:
- * lua/orion.c (arrays, loaders, accumulators, metrics) and lua/pfor.c
- * (parallel_for, explain, buffers).  Not a public interface. */
+/* Internals of the driver-side `orion` module shared by its files
+ * (lua/orion.c, lua/pfor.c, lua/dist.c, lua/nn.c): the module's state, the
+ * DistArray and Accumulator userdata, and the helpers every binding uses
+ * (lua/state.c: state, arrays, objects by id, errors; lua/opts.c: option
+ * tables).  Not a public interface; it names no other lua/ file. */
 #ifndef ORION_LUA_MODULE_H
 #define ORION_LUA_MODULE_H
 
@@ -10,9 +12,7 @@
 
 #include "dsm/array.h"
 #include "dsm/cluster.h"
-#include "dsm/partition.h"
 #include "lua/accum.h"
-#include "lua/exec.h"
 #include "scheduler/blocks.h"
 #include "util/error.h"
 
@@ -26,7 +26,8 @@
 
 /* Module state, one per driver Lua state. */
 typedef struct mod_state {
-  orion_exec *ex; /* the in-process executor, created on first use */
+  struct orion_exec *ex; /* the in-process executor (lua/exec.h), created
+                            on first use */
   FILE *metrics;
   char *metrics_path;
   uint64_t seed;
@@ -56,7 +57,8 @@ typedef struct darray {
   int64_t bs_nnz;
   uint64_t bs_gen;  /* changes whenever bs is rebuilt */
   uint64_t gen;     /* changes whenever the script writes the array */
-  struct dcache *dc; /* what the executors hold of it (lua/dist.c) */
+  struct orion_replica *rep; /* what the executors hold of it
+                                (dsm/replica.h, lua/dist.c) */
 } darray;
 
 /* An accumulator userdata. */
@@ -67,8 +69,20 @@ typedef struct dacc {
   orion_accval val;
 } dacc;
 
+/* A Buffer userdata (orion.buffer): uservalue 1 is the target DistArray,
+ * 2 the apply function (or nil). */
+typedef struct dbuffer {
+  int64_t id;
+  int64_t target_id;
+  int op;           /* orion_apply_op (lua/exec.h) */
+  int64_t flush;
+} dbuffer;
+
 mod_state *orion__state(lua_State *L);
 darray *orion__check_array(lua_State *L, int idx);
+/* Wraps a (taking over one reference) into a new DistArray pushed onto L
+ * (also used by orion.nn's readers). */
+darray *orion__push_array(lua_State *L, orion_array *a);
 /* Raises err as a Lua error (never returns). */
 void orion__raise(lua_State *L, const orion_error *err);
 
@@ -85,83 +99,12 @@ int orion__opt_bool(lua_State *L, int idx, const char *key, int def);
 int orion__opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
                         int max);
 
+/* The capture codec's classifier (lua/capture.h) for the module's
+ * userdata: DistArrays, Accumulators and Buffers by id. */
+int orion__classify(lua_State *L, int idx, int64_t *id, void *ud);
+
 /* The object with this id in the registry table `key` (ARRAYS_KEY, ...)
  * if it is still alive and has metatable mt, else NULL. */
 void *orion__by_id(lua_State *L, const char *key, const char *mt, int64_t id);
-
-/* ---- the distributed engine (lua/dist.c) ------------------------------ */
-
-/* A buffer of the loop as executors bind it. */
-typedef struct orion_dist_buf {
-  int64_t id, target;
-  int op;           /* orion_apply_op */
-  int64_t flush;
-  char name[64];
-  const char *blob; /* capture of the apply function, or NULL */
-  size_t blen;
-} orion_dist_buf;
-
-struct orion_plan;
-
-typedef struct orion_dist_job {
-  darray *it;
-  const struct orion_plan *plan; /* NULL: serial (every array whole) */
-  const int *order;              /* block ids in clock order */
-  int nblocks;
-  const char *blob;              /* the captured body */
-  size_t blen;
-  int64_t load_loop;             /* the loop id bodies are seeded with */
-  uint64_t seed;
-  const int64_t *arrays;         /* the other arrays it names */
-  int narrays;
-  const int64_t *accs;
-  int naccs;
-  const orion_dist_buf *bufs;
-  int nbufs;
-  const char *where;             /* "the parallel_for at x.lua:3" */
-  /* The compiled body (analysis/cgen.h), when the loop runs compiled. */
-  const char *csrc;              /* C source, or NULL: interpreted */
-  size_t clen;
-  const char *cflags;            /* the mode flags to compile it with */
-  const struct orion_cslot *cslots;
-  int ncslots;
-  int tier_c;                    /* opts.tier = "c": no fallback */
-} orion_dist_job;
-
-typedef struct orion_dist_stats {
-  uint64_t bytes;      /* through the driver's connections */
-  uint64_t peer_bytes; /* between executors (sharded server arrays) */
-  uint64_t shard_items; /* buffered writes applied by owning executors */
-  double *exec_seconds; /* nexec entries, orion_malloc'd */
-  int nexec;
-} orion_dist_stats;
-
-/* Runs a loop on the cluster (started on first use).  The driver's
- * in-process executor must have the loop's buffers bound (it applies the
- * executors' flushes to the arrays).  Returns 0, or ORION_EBODY with err
- * holding "executor E, element (...): MESSAGE\nTRACEBACK" when a body
- * failed.  Cluster failures end the process (exit 3). */
-int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
-                    orion_dist_stats *st, orion_error *err);
-
-/* Loads a built-in text format split by byte range across the executors
- * (each parses the lines starting in its range; lua/dist.c) and merges the
- * parts as orion_load_file would return the whole.  Errors as
- * orion_load_file. */
-struct orion_load_opts;
-struct orion_load_result;
-int orion__dist_load(mod_state *s, const char *path,
-                     const struct orion_load_opts *o,
-                     struct orion_load_result *res, orion_error *err);
-
-/* Forgets what executors hold of d (called when d is collected). */
-void orion__dist_forget(mod_state *s, darray *d);
-
-/* Stops the cluster, if any. */
-void orion__dist_stop(mod_state *s);
-
-/* Adds parallel_for, explain and buffer to the module table on top of the
- * stack and creates the Buffer metatable. */
-void orion__open_pfor(lua_State *L);
 
 #endif

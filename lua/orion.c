@@ -19,8 +19,10 @@
 #include "lua/accum.h"
 #include "lua/capture.h"
 #include "lua/exec.h"
+#include "lua/dist.h"
 #include "lua/module.h"
 #include "lua/nn.h"
+#include "lua/pfor.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
 #include "util/ccomp.h"
@@ -50,16 +52,6 @@ static int state_gc(lua_State *L) {
   return 0;
 }
 
-mod_state *orion__state(lua_State *L) {
-  mod_state *s;
-  lua_getfield(L, LUA_REGISTRYINDEX, STATE_KEY);
-  s = lua_touserdata(L, -1);
-  lua_pop(L, 1);
-  if (s == NULL)
-    luaL_error(L, "the orion module is not loaded");
-  return s;
-}
-
 void orion_module_configure(lua_State *L, const orion_config *cfg) {
   mod_state *s;
   luaL_requiref(L, "orion", luaopen_orion, 0);
@@ -81,33 +73,6 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
  * ====================================================================== */
 
 
-darray *orion__check_array(lua_State *L, int idx) {
-  darray *d = luaL_checkudata(L, idx, ARRAY_MT);
-  if (d->a == NULL)
-    luaL_error(L, "DistArray has been freed");
-  return d;
-}
-
-/* Wraps a (takes over one reference) into a new DistArray on the stack. */
-static darray *push_array(lua_State *L, orion_array *a) {
-  mod_state *s = orion__state(L);
-  darray *d = lua_newuserdatauv(L, sizeof *d, 0);
-  memset(d, 0, sizeof *d);
-  luaL_setmetatable(L, ARRAY_MT);
-  d->a = a;
-  d->id = ++s->next_array_id;
-  lua_getfield(L, LUA_REGISTRYINDEX, ARRAYS_KEY);
-  lua_pushvalue(L, -2);
-  lua_rawseti(L, -2, d->id);
-  lua_pop(L, 1);
-  return d;
-}
-
-/* orion.nn's driver-side readers (lua/nn.c) make DistArrays with this. */
-darray *orion__push_array(lua_State *L, orion_array *a) {
-  return push_array(L, a);
-}
-
 static int array_gc(lua_State *L) {
   darray *d = luaL_checkudata(L, 1, ARRAY_MT);
   orion__dist_forget(orion__state(L), d);
@@ -117,10 +82,6 @@ static int array_gc(lua_State *L) {
   orion_array_release(d->a);
   d->a = NULL;
   return 0;
-}
-
-void orion__raise(lua_State *L, const orion_error *err) {
-  luaL_error(L, "%s", err->msg[0] ? err->msg : orion_strerror(err->code));
 }
 
 /* Reads 1-based keys from Lua args first..first+n-1 into 0-based keys. */
@@ -283,7 +244,7 @@ static int m_map(lua_State *L) {
   c = orion_array_copy(d->a, &err);
   if (c == NULL)
     orion__raise(L, &err);
-  nd = push_array(L, c);
+  nd = orion__push_array(L, c);
   luaL_checkstack(L, ORION_MAX_DIMS + 4, NULL);
   for (e = 0; e < c->nnz; e++) {
     lua_pushvalue(L, 2);
@@ -361,8 +322,8 @@ static int m_split(lua_State *L) {
   orion_error_clear(&err);
   if (orion_array_split(d->a, frac, (uint64_t)seed, &rest, &held, &err) != 0)
     orion__raise(L, &err);
-  push_array(L, rest);
-  push_array(L, held);
+  orion__push_array(L, rest);
+  orion__push_array(L, held);
   return 2;
 }
 
@@ -382,117 +343,6 @@ static int m_tostring(lua_State *L) {
   luaL_addvalue(&b);
   luaL_pushresult(&b);
   return 1;
-}
-
-/* ======================================================================
- * Option tables: every key is checked, so a typo is an error naming it.
- * ====================================================================== */
-
-void orion__check_keys(lua_State *L, int idx, const char *fn,
-                       const char *const *allowed) {
-  if (lua_isnoneornil(L, idx))
-    return;
-  luaL_checktype(L, idx, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    int ok = 0, i;
-    lua_pop(L, 1);
-    if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1) &&
-        allowed[0] != NULL && strcmp(allowed[0], "#") == 0)
-      ok = 1; /* positional entries allowed */
-    if (lua_type(L, -1) == LUA_TSTRING)
-      for (i = 0; allowed[i] != NULL; i++)
-        if (strcmp(allowed[i], lua_tostring(L, -1)) == 0)
-          ok = 1;
-    if (!ok) {
-      lua_pushvalue(L, -1);
-      luaL_error(L, "%s: unknown option '%s'", fn, luaL_tolstring(L, -1, NULL));
-    }
-  }
-}
-
-const char *orion__opt_string(lua_State *L, int idx, const char *key,
-                              const char *def) {
-  const char *s = def;
-  if (lua_isnoneornil(L, idx))
-    return def;
-  if (lua_getfield(L, idx, key) != LUA_TNIL) {
-    if (lua_type(L, -1) != LUA_TSTRING)
-      luaL_error(L, "option '%s' must be a string", key);
-    s = lua_tostring(L, -1);
-  }
-  lua_pop(L, 1); /* the string stays alive in the options table */
-  return s;
-}
-
-lua_Integer orion__opt_int(lua_State *L, int idx, const char *key,
-                           lua_Integer def) {
-  lua_Integer v = def;
-  int isint;
-  if (lua_isnoneornil(L, idx))
-    return def;
-  if (lua_getfield(L, idx, key) != LUA_TNIL) {
-    v = lua_tointegerx(L, -1, &isint);
-    if (!isint)
-      luaL_error(L, "option '%s' must be an integer", key);
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
-double orion__opt_num(lua_State *L, int idx, const char *key, double def) {
-  double v = def;
-  if (lua_isnoneornil(L, idx))
-    return def;
-  if (lua_getfield(L, idx, key) != LUA_TNIL) {
-    if (lua_type(L, -1) != LUA_TNUMBER)
-      luaL_error(L, "option '%s' must be a number", key);
-    v = lua_tonumber(L, -1);
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
-int orion__opt_bool(lua_State *L, int idx, const char *key, int def) {
-  int v = def;
-  if (lua_isnoneornil(L, idx))
-    return def;
-  if (lua_getfield(L, idx, key) != LUA_TNIL) {
-    if (!lua_isboolean(L, -1))
-      luaL_error(L, "option '%s' must be a boolean", key);
-    v = lua_toboolean(L, -1);
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
-/* Reads a list of positive integers opts[key] (or an explicit table at
- * idx); returns the count (0 when absent). */
-int orion__opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
-                        int max) {
-  int n, i;
-  if (lua_isnoneornil(L, idx))
-    return 0;
-  if (lua_getfield(L, idx, key) == LUA_TNIL) {
-    lua_pop(L, 1);
-    return 0;
-  }
-  if (!lua_istable(L, -1))
-    luaL_error(L, "option '%s' must be a list of integers", key);
-  n = (int)lua_rawlen(L, -1);
-  if (n < 1 || n > max)
-    luaL_error(L, "option '%s' must list 1 to %d integers", key, max);
-  for (i = 0; i < n; i++) {
-    int isint;
-    lua_rawgeti(L, -1, i + 1);
-    out[i] = lua_tointegerx(L, -1, &isint);
-    if (!isint || out[i] < 1)
-      luaL_error(L, "option '%s': entry %d must be a positive integer", key,
-                 i + 1);
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-  return n;
 }
 
 static orion_type opt_type(lua_State *L, int idx, const char *key,
@@ -555,7 +405,7 @@ static int make_array(lua_State *L, const char *fn, const char *init_def) {
   a = orion_array_new_dense(n, dims, t, &err);
   if (a == NULL)
     orion__raise(L, &err);
-  d = push_array(L, a);
+  d = orion__push_array(L, a);
   /* Reproducible: an explicit seed, else one derived from the script seed
    * and the array's id. */
   seed = (uint64_t)orion__opt_int(L, 1, "seed",
@@ -601,7 +451,7 @@ static int l_load(lua_State *L) {
   orion_error_clear(&err);
   if (orion_array_load(path, &a, &err) != 0)
     orion__raise(L, &err);
-  push_array(L, a);
+  orion__push_array(L, a);
   return 1;
 }
 
@@ -739,7 +589,7 @@ static int load_lines(lua_State *L, const char *path, int oidx,
   if (skipped > 0)
     orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
                    (long long)skipped, first_skip);
-  push_array(L, a);
+  orion__push_array(L, a);
   return 1;
 }
 
@@ -824,9 +674,9 @@ static int l_text_file(lua_State *L) {
   if (res.skipped > 0)
     orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
                    (long long)res.skipped, res.first_skip);
-  push_array(L, res.array);
+  orion__push_array(L, res.array);
   if (res.labels != NULL) {
-    push_array(L, res.labels);
+    orion__push_array(L, res.labels);
     return 2;
   }
   return 1;
@@ -855,8 +705,8 @@ static int l_synthetic_ratings(lua_State *L) {
   orion_error_clear(&err);
   if (orion_synth_ratings(&o, &train, &test, &err) != 0)
     orion__raise(L, &err);
-  push_array(L, train);
-  push_array(L, test);
+  orion__push_array(L, train);
+  orion__push_array(L, test);
   return 2;
 }
 

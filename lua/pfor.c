@@ -1,9 +1,11 @@
-/* parallel_for, orion.explain and orion.buffer on the driver.
+/* parallel_for, orion.explain and orion.buffer on the driver: their
+ * arguments, and the launch of a loop.
  *
- * A loop launch: the body is analysed (analysis/analyze.h) from its source
- * and the values its free names are bound to; the plan picks the blocks of
- * the iteration space and the clock order they run in; the body is
- * captured (lua/capture.h) and run block by block by the in-process
+ * A loop launch: the body is analysed from its source and the values its
+ * free names are bound to (lua/analyse.h); the plan's shape gives the
+ * blocks of the iteration space and the order they run in
+ * (scheduler/schedule.h); the body is captured (lua/capture.h) and run
+ * either on the cluster (lua/dist.h) or block by block by the in-process
  * executor (lua/exec.h), clock by clock, flushing buffers at their flush
  * points.  In explain mode (orion-driver --explain) the plan is printed and
  * nothing runs.
@@ -11,77 +13,23 @@
 #include "config.h"
 
 #include <lauxlib.h>
-#include <lualib.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analyze.h"
-#include "analysis/cgen.h"
-#include "analysis/parse.h"
-#include "dsm/loader.h"
+#include "lua/pfor.h"
+
+#include "lua/analyse.h"
 #include "lua/capture.h"
+#include "lua/dist.h"
 #include "lua/exec.h"
 #include "lua/module.h"
-#include "scheduler/blocks.h"
+#include "scheduler/schedule.h"
 #include "util/alloc.h"
 #include "util/ccomp.h"
 #include "util/clock.h"
-#include "util/log.h"
 #include "util/progress.h"
 
 #define EXPLAINED_KEY "orion.explained" /* call sites already explained */
-
-/* A buffer userdata: uservalue 1 is the target DistArray, 2 the apply
- * function (or nil). */
-typedef struct dbuffer {
-  int64_t id;
-  int64_t target_id;
-  orion_apply_op op;
-  int64_t flush;
-} dbuffer;
-
-/* ======================================================================
- * Objects by id, and their classification for the capture codec.
- * ====================================================================== */
-
-void *orion__by_id(lua_State *L, const char *key, const char *mt,
-                   int64_t id) {
-  void *p;
-  lua_getfield(L, LUA_REGISTRYINDEX, key);
-  lua_rawgeti(L, -1, id);
-  p = luaL_testudata(L, -1, mt);
-  lua_pop(L, 2);
-  return p;
-}
-
-static int classify(lua_State *L, int idx, int64_t *id, void *ud) {
-  darray *d;
-  dacc *a;
-  dbuffer *b;
-  (void)ud;
-  if ((d = luaL_testudata(L, idx, ARRAY_MT)) != NULL && d->a != NULL) {
-    *id = d->id;
-    return ORION_CAPTURE_ARRAY;
-  }
-  if ((a = luaL_testudata(L, idx, ACC_MT)) != NULL) {
-    *id = a->id;
-    return ORION_CAPTURE_ACC;
-  }
-  if ((b = luaL_testudata(L, idx, BUFFER_MT)) != NULL) {
-    *id = b->id;
-    return ORION_CAPTURE_BUFFER;
-  }
-  return 0;
-}
-
-/* Pushes the target DistArray of the buffer at idx. */
-static darray *buffer_target(lua_State *L, int idx) {
-  darray *d;
-  lua_getiuservalue(L, idx, 1);
-  d = luaL_testudata(L, -1, ARRAY_MT);
-  return d;
-}
 
 /* ======================================================================
  * orion.buffer
@@ -173,484 +121,6 @@ static int buffer_index(lua_State *L) {
 }
 
 /* ======================================================================
- * The analysis input: body source and the bindings of free names.
- * ====================================================================== */
-
-typedef struct rctx {
-  lua_State *L;
-  int fidx;
-  char **strs; /* names kept alive for the analysis */
-  int nstrs;
-  orion_reach *reach;
-  int nreach;
-} rctx;
-
-static const char *keep(rctx *r, const char *s) {
-  char **v = orion_realloc(r->strs, sizeof *v * (size_t)(r->nstrs + 1));
-  char *c = orion_strdup(s);
-  if (v == NULL || c == NULL) {
-    orion_free(c);
-    if (v != NULL)
-      r->strs = v;
-    return "?";
-  }
-  r->strs = v;
-  r->strs[r->nstrs++] = c;
-  return c;
-}
-
-static void rctx_free(rctx *r) {
-  int i;
-  for (i = 0; i < r->nstrs; i++)
-    orion_free(r->strs[i]);
-  orion_free(r->strs);
-  orion_free(r->reach);
-}
-
-static void fill_info(const darray *d, const char *name, orion_arrayinfo *ai) {
-  int i;
-  memset(ai, 0, sizeof *ai);
-  ai->id = d->id;
-  ai->name = name;
-  ai->ndims = d->a->ndims;
-  for (i = 0; i < d->a->ndims; i++)
-    ai->dims[i] = d->a->dims[i];
-  ai->elem_size = (int)orion_type_size(d->a->type);
-  ai->type = (int)d->a->type;
-  ai->sparse = d->a->sparse;
-  ai->nnz = d->a->nnz;
-}
-
-/* Pushes the value of upvalue `name` of the function at fidx, or nothing
- * (returns 0). */
-static int push_upvalue(lua_State *L, int fidx, const char *name) {
-  int i;
-  const char *n;
-  for (i = 1; (n = lua_getupvalue(L, fidx, i)) != NULL; i++) {
-    if (strcmp(n, name) == 0)
-      return 1;
-    lua_pop(L, 1);
-  }
-  return 0;
-}
-
-static int is_std_table(lua_State *L, int idx, const char *name) {
-  int same;
-  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_getfield(L, -1, name);
-  same = lua_rawequal(L, -1, idx < 0 ? idx - 2 : idx);
-  lua_pop(L, 2);
-  return same && strcmp(name, "orion") != 0;
-}
-
-/* The arrays and buffers a helper function reaches, through its own
- * captures and globals (the capture codec walks them). */
-static void helper_reach(rctx *r, int idx, const char *fname,
-                         orion_binding *b) {
-  lua_State *L = r->L;
-  orion_buf blob;
-  orion_capture_info info;
-  char msg[256];
-  int i, n, base, rc, top = lua_gettop(L);
-  char label[160];
-  idx = lua_absindex(L, idx);
-  /* A closure that captures the value lets the capture codec walk it:
-   * tables (their arrays, and the functions in them) as well as
-   * functions. */
-  if (luaL_loadstring(L, "local v; return function() return v end") != 0 ||
-      lua_pcall(L, 0, 1, 0) != 0) {
-    lua_settop(L, top);
-    return;
-  }
-  lua_pushvalue(L, idx);
-  lua_setupvalue(L, -2, 1);
-  orion_buf_init(&blob);
-  memset(&info, 0, sizeof info);
-  rc = orion_capture_encode(L, lua_gettop(L), classify, NULL, &blob, &info,
-                            msg, sizeof msg);
-  orion_buf_free(&blob);
-  lua_settop(L, top);
-  if (rc != 0)
-    return; /* parallel_for reports it when capturing the body */
-  n = info.narrays + info.nbuffers;
-  base = r->nreach;
-  if (n > 0) {
-    orion_reach *v =
-        orion_realloc(r->reach, sizeof *v * (size_t)(r->nreach + n));
-    if (v == NULL) {
-      orion_capture_info_free(&info);
-      return;
-    }
-    r->reach = v;
-  }
-  for (i = 0; i < info.narrays; i++) {
-    darray *d = orion__by_id(L, ARRAYS_KEY, ARRAY_MT, info.arrays[i]);
-    if (d == NULL || d->a == NULL)
-      continue;
-    snprintf(label, sizeof label, "array #%lld (via %s)",
-             (long long)d->id, fname);
-    fill_info(d, keep(r, label), &r->reach[r->nreach].arr);
-    r->reach[r->nreach++].buffer = 0;
-  }
-  for (i = 0; i < info.nbuffers; i++) {
-    dbuffer *bf = orion__by_id(L, BUFFERS_KEY, BUFFER_MT, info.buffers[i]);
-    darray *d = bf != NULL ? orion__by_id(L, ARRAYS_KEY, ARRAY_MT, bf->target_id)
-                           : NULL;
-    if (d == NULL || d->a == NULL)
-      continue;
-    snprintf(label, sizeof label, "array #%lld (via %s)",
-             (long long)d->id, fname);
-    fill_info(d, keep(r, label), &r->reach[r->nreach].arr);
-    r->reach[r->nreach++].buffer = 1;
-  }
-  orion_capture_info_free(&info);
-  /* r->reach may move when another helper is resolved: the analysis copies
-   * the entries during the call, so hand it the ones just added. */
-  b->reach = r->reach + base;
-  b->nreach = r->nreach - base;
-}
-
-static int resolve_cb(void *ud, const char *name, orion_binding *b) {
-  rctx *r = ud;
-  lua_State *L = r->L;
-  int top = lua_gettop(L), found = 0;
-  memset(b, 0, sizeof *b);
-  if (push_upvalue(L, r->fidx, name)) {
-    found = 1;
-  } else if (push_upvalue(L, r->fidx, "_ENV")) {
-    if (lua_istable(L, -1)) {
-      lua_pushstring(L, name);
-      lua_rawget(L, -2);
-      found = !lua_isnil(L, -1);
-    }
-  }
-  if (!found) {
-    lua_settop(L, top);
-    b->kind = ORION_BIND_NONE;
-    return 1;
-  }
-  switch (lua_type(L, -1)) {
-  case LUA_TNUMBER:
-    b->kind = ORION_BIND_NUMBER;
-    b->is_int = lua_isinteger(L, -1);
-    if (b->is_int)
-      b->ival = lua_tointeger(L, -1);
-    b->fval = lua_tonumber(L, -1);
-    break;
-  case LUA_TUSERDATA: {
-    darray *d = luaL_testudata(L, -1, ARRAY_MT);
-    dbuffer *bf = luaL_testudata(L, -1, BUFFER_MT);
-    if (d != NULL && d->a != NULL) {
-      b->kind = ORION_BIND_ARRAY;
-      fill_info(d, keep(r, name), &b->arr);
-    } else if (luaL_testudata(L, -1, ACC_MT) != NULL) {
-      b->kind = ORION_BIND_ACC;
-      b->id = ((dacc *)lua_touserdata(L, -1))->id;
-    } else if (bf != NULL) {
-      darray *t = buffer_target(L, -1);
-      char label[160];
-      if (t != NULL && t->a != NULL) {
-        b->kind = ORION_BIND_BUFFER;
-        b->id = bf->id;
-        snprintf(label, sizeof label, "target of %s", name);
-        fill_info(t, keep(r, label), &b->arr);
-      } else {
-        b->kind = ORION_BIND_VALUE;
-      }
-    } else {
-      b->kind = ORION_BIND_VALUE;
-    }
-    break;
-  }
-  case LUA_TFUNCTION:
-    if (lua_iscfunction(L, -1)) {
-      b->kind = ORION_BIND_BUILTIN;
-    } else {
-      b->kind = ORION_BIND_FUNC;
-      helper_reach(r, lua_gettop(L), name, b);
-    }
-    break;
-  case LUA_TTABLE: {
-    static const char *const std[] = {"math", "string", "table", "utf8",
-                                      "os", "io", "coroutine", NULL};
-    int i;
-    b->kind = ORION_BIND_VALUE;
-    for (i = 0; std[i] != NULL; i++)
-      if (strcmp(name, std[i]) == 0 && is_std_table(L, -1, name))
-        b->kind = ORION_BIND_BUILTIN;
-    if (b->kind == ORION_BIND_VALUE)
-      helper_reach(r, lua_gettop(L), name, b); /* arrays held in it */
-    /* The orion.nn table (lua/nn.h): the analysis knows what its
-     * functions do to the array data they are passed. */
-    lua_getfield(L, LUA_REGISTRYINDEX, "orion.nn");
-    b->nn_module = lua_rawequal(L, -1, -2);
-    lua_pop(L, 1);
-    break;
-  }
-  default:
-    b->kind = ORION_BIND_VALUE;
-  }
-  lua_settop(L, top);
-  return 0;
-}
-
-/* The name the calling function gives the value at idx (a local or an
- * upvalue of the caller), or def. */
-static const char *caller_name(lua_State *L, int idx, const char *def,
-                               char *buf, size_t size) {
-  lua_Debug ar;
-  const char *n;
-  int i;
-  idx = lua_absindex(L, idx);
-  if (!lua_getstack(L, 1, &ar))
-    return def;
-  for (i = 1; (n = lua_getlocal(L, &ar, i)) != NULL; i++) {
-    int same = lua_rawequal(L, -1, idx);
-    lua_pop(L, 1);
-    if (same && n[0] != '(') {
-      snprintf(buf, size, "%s", n);
-      return buf;
-    }
-  }
-  if (lua_getinfo(L, "f", &ar)) {
-    int f = lua_gettop(L);
-    for (i = 1; (n = lua_getupvalue(L, f, i)) != NULL; i++) {
-      int same = lua_rawequal(L, -1, idx);
-      lua_pop(L, 1);
-      if (same) {
-        snprintf(buf, size, "%s", n);
-        lua_pop(L, 1);
-        return buf;
-      }
-    }
-    lua_pop(L, 1);
-  }
-  return def;
-}
-
-typedef struct analysis {
-  orion_plan plan;
-  int ok;
-  char *src; /* file contents, when the body came from a file */
-  char where[256]; /* "file:line" of the parallel_for call */
-  /* What the code generator needs again after the analysis. */
-  orion_body_src body;
-  char chunk[256];
-  orion_arrayinfo iter;
-  /* The tier: the generated body (cg_ok), or why the loop is
-   * interpreted (note). */
-  orion_cgen_out cg;
-  int cg_done, cg_ok;
-  char note[768];
-} analysis;
-
-static orion_sched sched_by_name(lua_State *L, const char *s) {
-  static const char *const names[] = {"none", "1d", "2d", "2d-ordered",
-                                      "2d-skewed", NULL};
-  int i;
-  for (i = 0; names[i] != NULL; i++)
-    if (strcmp(s, names[i]) == 0)
-      return (orion_sched)i;
-  luaL_error(L, "parallel_for: unknown schedule \"%s\" (use \"serial\", "
-                "\"none\", \"1d\", \"2d\", \"2d-ordered\" or \"2d-skewed\")",
-             s);
-  return ORION_SCHED_REJECTED;
-}
-
-/* Analyses the body at index 2 for the iterated array at 1.  Raises a Lua
- * error when its source cannot be found or parsed. */
-static void analyse(lua_State *L, darray *it, int ordered, int nparts,
-                    const char *force, int space, const char *name,
-                    analysis *out) {
-  orion_analysis_in in;
-  orion_error err;
-  lua_Debug ar;
-  rctx r;
-  char iname[64];
-  size_t srclen = 0;
-  int rc;
-  memset(out, 0, sizeof *out);
-  memset(&in, 0, sizeof in);
-  memset(&r, 0, sizeof r);
-  in.force = force != NULL ? 1 + (int)sched_by_name(L, force) : 0;
-  if (space != 0 && (space < 1 || space > it->a->ndims))
-    luaL_error(L, "parallel_for: space must be a key of the iterated array, "
-                  "1..%d, not %d",
-               it->a->ndims, space);
-  in.force_space = space;
-  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar))
-    snprintf(out->where, sizeof out->where, "%s:%d", ar.short_src,
-             ar.currentline);
-  else
-    snprintf(out->where, sizeof out->where, "?");
-  lua_pushvalue(L, 2);
-  lua_getinfo(L, ">Su", &ar);
-  if (strcmp(ar.what, "C") == 0)
-    luaL_error(L, "parallel_for: the body is a C function; its source is "
-                  "needed for the dependence analysis (write it in Lua, or "
-                  "pass schedule = \"serial\")");
-  if (ar.source[0] == '@') {
-    orion_error_clear(&err);
-    if (orion_read_file(ar.source + 1, &out->src, &srclen, &err) != 0)
-      luaL_error(L, "parallel_for: cannot read the body's source %s: %s "
-                    "(pass schedule = \"serial\" to run without analysis)",
-                 ar.source + 1, err.msg);
-    in.body.src = out->src;
-    in.body.len = srclen;
-  } else if (ar.source[0] == '=' || ar.source[0] == '\x1b') {
-    luaL_error(L, "parallel_for: the body's source is not available (%s: "
-                  "Lua keeps no source for bytecode, streams or chunks "
-                  "named with '='); the dependence analysis needs it (pass "
-                  "schedule = \"serial\" to run without analysis)",
-               ar.short_src);
-  } else {
-    in.body.src = ar.source;
-    in.body.len = ar.srclen;
-  }
-  snprintf(out->chunk, sizeof out->chunk, "%s", ar.short_src);
-  in.body.chunkname = out->chunk;
-  in.body.line_defined = ar.linedefined;
-  in.body.last_line = ar.lastlinedefined;
-  in.body.nparams = ar.nparams;
-  in.body.is_vararg = ar.isvararg;
-  fill_info(it, name != NULL ? name : caller_name(L, 1, "A", iname, sizeof iname),
-            &in.iter);
-  r.L = L;
-  r.fidx = 2;
-  in.resolve = resolve_cb;
-  in.ud = &r;
-  in.ordered = ordered;
-  in.nparts = nparts;
-  orion_error_clear(&err);
-  rc = orion_analyze(&in, &out->plan, &err);
-  rctx_free(&r);
-  out->body = in.body;
-  out->iter = in.iter;
-  out->iter.name = NULL;
-  if (rc != 0) {
-    orion_free(out->src);
-    out->src = NULL;
-    luaL_error(L, "parallel_for: cannot analyse the body: %s (pass schedule "
-                  "= \"serial\" to run without analysis)",
-               err.msg);
-  }
-  out->ok = 1;
-}
-
-static void analysis_free(analysis *a) {
-  if (a->ok)
-    orion_plan_free(&a->plan);
-  if (a->cg_done)
-    orion_cgen_out_free(&a->cg);
-  a->cg_done = a->cg_ok = 0;
-  orion_free(a->src);
-  a->src = NULL;
-  a->ok = 0;
-}
-
-/* Generates the body's C code (analysis/cgen.h) for the compiled tier, or
- * says in a->note why the loop stays interpreted.  The body is at stack
- * index 2. */
-static void gen_body(lua_State *L, analysis *a, int fast) {
-  orion_cgen_in in;
-  orion_ast *ast = NULL;
-  orion_error err;
-  const ast_node *f;
-  rctx r;
-  int rc;
-  memset(&in, 0, sizeof in);
-  memset(&r, 0, sizeof r);
-  orion_error_clear(&err);
-  a->cg_done = 1;
-  orion_buf_init(&a->cg.src);
-  if (orion_parse(a->body.src, a->body.len, a->chunk, &ast, &err) != 0) {
-    snprintf(a->note, sizeof a->note, "the body's source did not parse: %.700s",
-             err.msg);
-    return;
-  }
-  f = orion_find_body(ast->chunk, a->body.line_defined, a->body.last_line,
-                      a->body.nparams, a->body.is_vararg);
-  if (f == NULL) {
-    snprintf(a->note, sizeof a->note, "the body was not found in %s",
-             a->chunk);
-    orion_ast_free(ast);
-    return;
-  }
-  r.L = L;
-  r.fidx = 2;
-  in.func = f;
-  in.chunk = ast->chunk;
-  in.chunkname = a->chunk;
-  in.iter = a->iter;
-  in.resolve = resolve_cb;
-  in.ud = &r;
-  in.fast = fast;
-  rc = orion_cgen(&in, &a->cg, &err);
-  rctx_free(&r);
-  orion_ast_free(ast);
-  if (rc == ORION_EUNSUPPORTED)
-    snprintf(a->note, sizeof a->note,
-             "%.200s:%.500s is outside the compiled subset",
-             a->chunk, a->cg.why);
-  else if (rc != 0)
-    snprintf(a->note, sizeof a->note, "generating C failed: %.700s",
-             err.msg);
-  else
-    a->cg_ok = 1;
-}
-
-/* Prints a once-per-call-site note (stderr) that a loop is interpreted. */
-static void note_once(lua_State *L, const analysis *a, const char *why) {
-  int seen;
-  lua_getfield(L, LUA_REGISTRYINDEX, "orion.tier_noted");
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "orion.tier_noted");
-  }
-  lua_getfield(L, -1, a->where);
-  seen = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  if (!seen) {
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, a->where);
-    orion_log_info("note: the parallel_for at %s runs in the Lua "
-                   "interpreter: %s",
-                   a->where, why);
-  }
-  lua_pop(L, 1);
-}
-
-#define ANALYSIS_MT "orion.Analysis"
-
-static int analysis_gc(lua_State *L) {
-  analysis_free(lua_touserdata(L, 1));
-  return 0;
-}
-
-/* An analysis in a userdata on the stack, so that an error raised while
- * the loop starts still frees it. */
-static analysis *analysis_box(lua_State *L) {
-  analysis *a = lua_newuserdatauv(L, sizeof *a, 0);
-  memset(a, 0, sizeof *a);
-  if (luaL_newmetatable(L, ANALYSIS_MT)) {
-    lua_pushcfunction(L, analysis_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
-  return a;
-}
-
-static void push_plan_text(lua_State *L, const analysis *a) {
-  orion_buf b;
-  orion_buf_init(&b);
-  orion_plan_text(&a->plan, &b);
-  lua_pushlstring(L, b.data != NULL ? b.data : "", b.len);
-  orion_buf_free(&b);
-}
-
-/* ======================================================================
  * orion.explain and parallel_for
  * ====================================================================== */
 
@@ -713,7 +183,7 @@ static void plan_tier(lua_State *L, analysis *a, const pfor_opts_t *o) {
     snprintf(a->note, sizeof a->note, "tier = \"lua\" was asked for");
     return;
   }
-  gen_body(L, a, o->fast);
+  orion__gen_body(L, a, o->fast);
 }
 
 /* "tier: c (compiled, exact)" or "tier: lua (why)". */
@@ -737,16 +207,16 @@ static int l_explain(lua_State *L) {
                       "vectors: not analysed (forced serial)\n");
     return 1;
   }
-  analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space, o.name, &a);
+  orion__analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space, o.name, &a);
   {
     char line[900];
     plan_tier(L, &a, &o);
     tier_text(&a, &o, line, sizeof line);
-    push_plan_text(L, &a);
+    orion__push_plan_text(L, &a);
     lua_pushfstring(L, "%s\n", line);
     lua_concat(L, 2);
   }
-  analysis_free(&a);
+  orion__analysis_free(&a);
   return 1;
 }
 
@@ -817,7 +287,7 @@ static int capture_apply(lua_State *L, const dbuffer *b, orion_buf *blob,
   lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
   lua_rawgeti(L, -1, b->id);
   lua_getiuservalue(L, -1, 2);
-  rc = orion_capture_encode(L, lua_gettop(L), classify, NULL, blob, NULL, msg,
+  rc = orion_capture_encode(L, lua_gettop(L), orion__classify, NULL, blob, NULL, msg,
                             sizeof msg);
   lua_pop(L, 3);
   if (rc != 0)
@@ -828,8 +298,8 @@ static int capture_apply(lua_State *L, const dbuffer *b, orion_buf *blob,
 /* Runs the loop on the cluster (lua/dist.c) and pushes nothing.  Returns 0
  * or ORION_EBODY with err set. */
 static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
-                           const orion_plan *plan, const int *order,
-                           int nblocks, const orion_buf *blob,
+                           const orion_plan *plan,
+                           const orion_schedule *sched, const orion_buf *blob,
                            int64_t load_loop, uint64_t seed,
                            const analysis *a, const pfor_opts_t *o,
                            orion_dist_stats *st, orion_error *err) {
@@ -847,8 +317,7 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
   lua_remove(L, -2);
   j.it = it;
   j.plan = plan;
-  j.order = order;
-  j.nblocks = nblocks;
+  j.sched = sched;
   j.blob = blob->data;
   j.blen = blob->len;
   j.load_loop = load_loop;
@@ -973,7 +442,7 @@ static void compile_body(lua_State *L, mod_state *s, analysis *a,
   if (strcmp(o->tier, "c") == 0)
     luaL_error(L, "parallel_for: tier \"c\": %s", a->note);
   if (strcmp(o->tier, "auto") == 0)
-    note_once(L, a, a->note);
+    orion__note_interpreted(L, a);
 }
 
 static void explain_print(lua_State *L, const analysis *a,
@@ -1024,7 +493,7 @@ static void raise_rejected(lua_State *L, analysis *a) {
     luaL_addstring(&b, a->plan.reasons[i]);
   }
   luaL_pushresult(&b);
-  analysis_free(a);
+  orion__analysis_free(a);
   /* Keep the message at the script line: luaL_error adds the position. */
   luaL_where(L, 1);
   lua_insert(L, -2);
@@ -1040,12 +509,15 @@ static int l_parallel_for(lua_State *L) {
   launch l;
   orion_buf blob;
   orion_error err;
+  orion_schedule_shape shape;
   orion_block_spec spec;
   orion_order_kind kind;
+  orion_schedule sched;
   orion_progress progress;
   char msg[768];
   const char *sname;
-  int serial, rc, i, nblocks, nclocks, *order;
+  int serial, rc, i, nblocks, nclocks;
+  const int *order;
   orion_dist_stats dst;
   int64_t loop_id, done = 0;
   double t0 = orion_now(), t_exec = 0;
@@ -1053,10 +525,10 @@ static int l_parallel_for(lua_State *L) {
   luaL_checktype(L, 2, LUA_TFUNCTION);
   read_opts(L, &o);
   s = ensure_exec(L);
-  ap = analysis_box(L);
+  ap = orion__analysis_box(L);
   serial = o.sched != NULL && strcmp(o.sched, "serial") == 0;
   if (!serial) {
-    analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space, o.name,
+    orion__analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space, o.name,
             ap);
     if (s->explain) {
       char line[900];
@@ -1064,7 +536,7 @@ static int l_parallel_for(lua_State *L) {
       tier_text(ap, &o, line, sizeof line);
       explain_print(L, ap, line);
       push_explained(L, orion_sched_name(ap->plan.sched));
-      analysis_free(ap);
+      orion__analysis_free(ap);
       return 1;
     }
     if (ap->plan.sched == ORION_SCHED_REJECTED)
@@ -1082,48 +554,40 @@ static int l_parallel_for(lua_State *L) {
     return 1;
   }
 
-  /* Blocks and clocks from the plan. */
-  memset(&spec, 0, sizeof spec);
-  spec.skew_dim = -1;
-  spec.histogram = o.hist;
-  spec.lex = serial || o.ordered;
-  spec.time = -1;
-  kind = ORION_ORDER_ALL;
-  if (serial) {
-    spec.space = 0;
-    spec.nspace = 1;
-    sname = "serial";
-  } else {
-    spec.space = ap->plan.space;
-    spec.time = ap->plan.time;
-    spec.nspace = (int)o.parts[0];
-    spec.ntime = (int)o.parts[1];
-    spec.skew_dim = ap->plan.skew_dim;
-    spec.skew = ap->plan.skew;
+  /* Blocks and clocks from the plan (scheduler/schedule.h). */
+  memset(&shape, 0, sizeof shape);
+  shape.serial = serial;
+  shape.ordered = o.ordered;
+  shape.histogram = o.hist;
+  sname = "serial";
+  if (!serial) {
+    shape.space = ap->plan.space;
+    shape.time = ap->plan.time;
+    shape.skew_dim = ap->plan.skew_dim;
+    shape.skew = ap->plan.skew;
+    shape.wavefront = ap->plan.order;
+    shape.nspace = (int)o.parts[0];
+    shape.ntime = (int)o.parts[1];
     sname = orion_sched_name(ap->plan.sched);
-    if (spec.time >= 0) {
-      kind = ap->plan.order ? ORION_ORDER_WAVEFRONT : ORION_ORDER_ROTATION;
-      if (kind == ORION_ORDER_ROTATION && spec.ntime < spec.nspace)
-        spec.ntime = spec.nspace; /* each space part needs its own time part */
-    }
   }
+  orion_schedule_cut(&shape, &spec, &kind);
   blocks_for(L, it, &spec);
-  nblocks = it->bs.n0 * it->bs.n1;
-  order = orion_malloc(sizeof *order * (size_t)nblocks);
-  if (order == NULL)
-    return luaL_error(L, "out of memory");
-  nclocks = orion_block_clocks(kind, it->bs.n0, it->bs.n1, o.reverse, order,
-                               NULL);
+  rc = orion_schedule_make(&sched, kind, it->bs.n0, it->bs.n1, o.reverse);
+  if (rc != 0)
+    return luaL_error(L, "parallel_for: %s", orion_strerror(rc));
+  nblocks = sched.nblocks;
+  nclocks = sched.nclocks;
+  order = sched.order;
 
   /* Capture and bind the body. */
   loop_id = ++s->next_loop_id;
   memset(&l, 0, sizeof l);
   orion_buf_init(&blob);
-  rc = orion_capture_encode(L, 2, classify, NULL, &blob, &l.info, msg,
+  rc = orion_capture_encode(L, 2, orion__classify, NULL, &blob, &l.info, msg,
                             sizeof msg);
   if (rc != 0) {
     orion_buf_free(&blob);
-    orion_free(order);
+    orion_schedule_free(&sched);
     return luaL_error(L, "%s", msg);
   }
   orion_error_clear(&err);
@@ -1141,7 +605,7 @@ static int l_parallel_for(lua_State *L) {
   if (rc != 0) {
     orion_buf_free(&blob);
     unbind_all(s->ex, &l);
-    orion_free(order);
+    orion_schedule_free(&sched);
     orion__raise(L, &err);
   }
 
@@ -1149,8 +613,8 @@ static int l_parallel_for(lua_State *L) {
   if (s->nexec > 0) {
     /* On the executors; the in-process executor only applies buffered
      * writes to the driver's arrays. */
-    rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, order,
-                         nblocks, &blob, o.has_seed ? 0 : loop_id,
+    rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, &sched,
+                         &blob, o.has_seed ? 0 : loop_id,
                          o.has_seed ? (uint64_t)o.seed : s->seed,
                          serial ? NULL : ap, &o, &dst, &err);
   } else {
@@ -1179,7 +643,7 @@ static int l_parallel_for(lua_State *L) {
     orion_progress_end(&progress);
   }
   orion_buf_free(&blob);
-  orion_free(order);
+  orion_schedule_free(&sched);
   /* Fold the executor's partial sums into the driver's accumulators (also
    * after an error, so the partials do not leak into the next loop). */
   for (i = 0; i < l.info.naccs; i++) {

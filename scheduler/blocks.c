@@ -228,3 +228,48 @@ int orion_block_clocks(orion_order_kind kind, int n0, int n1, int reverse,
   }
   return nclocks;
 }
+
+void orion_blockset_key_ranges(const orion_array *a, const orion_blockset *bs,
+                               int64_t (*out)[ORION_MAX_DIMS][2]) {
+  int nb = bs->n0 * bs->n1, b, d;
+  for (b = 0; b < nb; b++) {
+    int64_t sg;
+    for (d = 0; d < a->ndims; d++) {
+      out[b][d][0] = INT64_MAX;
+      out[b][d][1] = -1;
+    }
+    for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++) {
+      int64_t lo = bs->segs[sg].lo, hi = bs->segs[sg].hi, e;
+      if (lo >= hi)
+        continue;
+      if (a->sparse) {
+        for (e = lo; e < hi; e++)
+          for (d = 0; d < a->ndims; d++) {
+            int64_t k = a->keys[e * a->ndims + d];
+            if (k < out[b][d][0])
+              out[b][d][0] = k;
+            if (k > out[b][d][1])
+              out[b][d][1] = k;
+          }
+      } else {
+        int64_t k0[ORION_MAX_DIMS], k1[ORION_MAX_DIMS];
+        int same = 1;
+        orion_key_delinearize(a->ndims, a->dims, lo, k0);
+        orion_key_delinearize(a->ndims, a->dims, hi - 1, k1);
+        for (d = 0; d < a->ndims; d++) {
+          int64_t klo = same ? k0[d] : 0, khi = same ? k1[d] : a->dims[d] - 1;
+          if (klo > khi) { /* wrapped within a row: the whole range */
+            klo = 0;
+            khi = a->dims[d] - 1;
+          }
+          if (klo < out[b][d][0])
+            out[b][d][0] = klo;
+          if (khi > out[b][d][1])
+            out[b][d][1] = khi;
+          if (k0[d] != k1[d])
+            same = 0;
+        }
+      }
+    }
+  }
+}

@@ -53,6 +53,15 @@ void orion_blockset_free(orion_blockset *b);
 int orion_block_spec_equal(const orion_block_spec *x,
                            const orion_block_spec *y);
 
+/* For every block b of bs (cut from a), out[b][d] = {lo, hi} bounds the
+ * keys of dimension d among its elements ({INT64_MAX, -1}: an empty
+ * block).  Sparse blocks get their exact ranges.  A dense segment spans
+ * its first key's to its last key's coordinate in each dimension up to the
+ * first where the two differ, and the whole range of every dimension
+ * after that.  out holds n0*n1 entries. */
+void orion_blockset_key_ranges(const orion_array *a, const orion_blockset *bs,
+                               int64_t (*out)[ORION_MAX_DIMS][2]);
+
 typedef enum orion_order_kind {
   ORION_ORDER_ALL = 0,  /* every block in one clock (none, 1-D) */
   ORION_ORDER_ROTATION, /* clock c runs (p, (p + c) mod n1) */

@@ -1,0 +1,19 @@
+/* Loading a built-in text format in parallel: the driver sends every
+ * executor the file and its byte range (LOAD_FILE, dsm/proto.h); each
+ * parses the lines starting in its range and sends its part back (LOADED);
+ * the parts are merged as orion_load_file would return the whole. */
+#ifndef ORION_DSM_PLOAD_H
+#define ORION_DSM_PLOAD_H
+
+#include "dsm/cluster.h"
+#include "dsm/loader.h"
+#include "util/error.h"
+
+/* Loads path with o on the executors of cl into res (owned by the caller
+ * as orion_load_file's).  Errors as orion_load_file: the first range's
+ * parse error wins.  Cluster failures end the process (exit 3). */
+int orion_pload(orion_cluster *cl, const char *path,
+                const orion_load_opts *o, orion_load_result *res,
+                orion_error *err);
+
+#endif

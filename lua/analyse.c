@@ -1,0 +1,477 @@
+/* A parallel_for body analysed from the driver's Lua state: finds the
+ * body's source (debug.getinfo), resolves its free names against its
+ * upvalues and globals for the dependence analysis (analysis/analyze.h)
+ * and the code generator (analysis/cgen.h), and keeps the plan and the
+ * generated C body for the launch (lua/pfor.c). */
+#include "lua/analyse.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/parse.h"
+#include "dsm/loader.h"
+#include "lua/capture.h"
+#include "util/alloc.h"
+#include "util/log.h"
+
+/* Pushes the target DistArray of the buffer at idx (NULL when it is not
+ * one). */
+static darray *buffer_target(lua_State *L, int idx) {
+  darray *d;
+  lua_getiuservalue(L, idx, 1);
+  d = luaL_testudata(L, -1, ARRAY_MT);
+  return d;
+}
+
+/* ---- the analysis input: body source and the bindings of free names -- */
+
+typedef struct rctx {
+  lua_State *L;
+  int fidx;
+  char **strs; /* names kept alive for the analysis */
+  int nstrs;
+  orion_reach *reach;
+  int nreach;
+} rctx;
+
+static const char *keep(rctx *r, const char *s) {
+  char **v = orion_realloc(r->strs, sizeof *v * (size_t)(r->nstrs + 1));
+  char *c = orion_strdup(s);
+  if (v == NULL || c == NULL) {
+    orion_free(c);
+    if (v != NULL)
+      r->strs = v;
+    return "?";
+  }
+  r->strs = v;
+  r->strs[r->nstrs++] = c;
+  return c;
+}
+
+static void rctx_free(rctx *r) {
+  int i;
+  for (i = 0; i < r->nstrs; i++)
+    orion_free(r->strs[i]);
+  orion_free(r->strs);
+  orion_free(r->reach);
+}
+
+static void fill_info(const darray *d, const char *name, orion_arrayinfo *ai) {
+  int i;
+  memset(ai, 0, sizeof *ai);
+  ai->id = d->id;
+  ai->name = name;
+  ai->ndims = d->a->ndims;
+  for (i = 0; i < d->a->ndims; i++)
+    ai->dims[i] = d->a->dims[i];
+  ai->elem_size = (int)orion_type_size(d->a->type);
+  ai->type = (int)d->a->type;
+  ai->sparse = d->a->sparse;
+  ai->nnz = d->a->nnz;
+}
+
+/* Pushes the value of upvalue `name` of the function at fidx, or nothing
+ * (returns 0). */
+static int push_upvalue(lua_State *L, int fidx, const char *name) {
+  int i;
+  const char *n;
+  for (i = 1; (n = lua_getupvalue(L, fidx, i)) != NULL; i++) {
+    if (strcmp(n, name) == 0)
+      return 1;
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+static int is_std_table(lua_State *L, int idx, const char *name) {
+  int same;
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, name);
+  same = lua_rawequal(L, -1, idx < 0 ? idx - 2 : idx);
+  lua_pop(L, 2);
+  return same && strcmp(name, "orion") != 0;
+}
+
+/* The arrays and buffers a helper function reaches, through its own
+ * captures and globals (the capture codec walks them). */
+static void helper_reach(rctx *r, int idx, const char *fname,
+                         orion_binding *b) {
+  lua_State *L = r->L;
+  orion_buf blob;
+  orion_capture_info info;
+  char msg[256];
+  int i, n, base, rc, top = lua_gettop(L);
+  char label[160];
+  idx = lua_absindex(L, idx);
+  /* A closure that captures the value lets the capture codec walk it:
+   * tables (their arrays, and the functions in them) as well as
+   * functions. */
+  if (luaL_loadstring(L, "local v; return function() return v end") != 0 ||
+      lua_pcall(L, 0, 1, 0) != 0) {
+    lua_settop(L, top);
+    return;
+  }
+  lua_pushvalue(L, idx);
+  lua_setupvalue(L, -2, 1);
+  orion_buf_init(&blob);
+  memset(&info, 0, sizeof info);
+  rc = orion_capture_encode(L, lua_gettop(L), orion__classify, NULL, &blob, &info,
+                            msg, sizeof msg);
+  orion_buf_free(&blob);
+  lua_settop(L, top);
+  if (rc != 0)
+    return; /* parallel_for reports it when capturing the body */
+  n = info.narrays + info.nbuffers;
+  base = r->nreach;
+  if (n > 0) {
+    orion_reach *v =
+        orion_realloc(r->reach, sizeof *v * (size_t)(r->nreach + n));
+    if (v == NULL) {
+      orion_capture_info_free(&info);
+      return;
+    }
+    r->reach = v;
+  }
+  for (i = 0; i < info.narrays; i++) {
+    darray *d = orion__by_id(L, ARRAYS_KEY, ARRAY_MT, info.arrays[i]);
+    if (d == NULL || d->a == NULL)
+      continue;
+    snprintf(label, sizeof label, "array #%lld (via %s)",
+             (long long)d->id, fname);
+    fill_info(d, keep(r, label), &r->reach[r->nreach].arr);
+    r->reach[r->nreach++].buffer = 0;
+  }
+  for (i = 0; i < info.nbuffers; i++) {
+    dbuffer *bf = orion__by_id(L, BUFFERS_KEY, BUFFER_MT, info.buffers[i]);
+    darray *d = bf != NULL ? orion__by_id(L, ARRAYS_KEY, ARRAY_MT, bf->target_id)
+                           : NULL;
+    if (d == NULL || d->a == NULL)
+      continue;
+    snprintf(label, sizeof label, "array #%lld (via %s)",
+             (long long)d->id, fname);
+    fill_info(d, keep(r, label), &r->reach[r->nreach].arr);
+    r->reach[r->nreach++].buffer = 1;
+  }
+  orion_capture_info_free(&info);
+  /* r->reach may move when another helper is resolved: the analysis copies
+   * the entries during the call, so hand it the ones just added. */
+  b->reach = r->reach + base;
+  b->nreach = r->nreach - base;
+}
+
+static int resolve_cb(void *ud, const char *name, orion_binding *b) {
+  rctx *r = ud;
+  lua_State *L = r->L;
+  int top = lua_gettop(L), found = 0;
+  memset(b, 0, sizeof *b);
+  if (push_upvalue(L, r->fidx, name)) {
+    found = 1;
+  } else if (push_upvalue(L, r->fidx, "_ENV")) {
+    if (lua_istable(L, -1)) {
+      lua_pushstring(L, name);
+      lua_rawget(L, -2);
+      found = !lua_isnil(L, -1);
+    }
+  }
+  if (!found) {
+    lua_settop(L, top);
+    b->kind = ORION_BIND_NONE;
+    return 1;
+  }
+  switch (lua_type(L, -1)) {
+  case LUA_TNUMBER:
+    b->kind = ORION_BIND_NUMBER;
+    b->is_int = lua_isinteger(L, -1);
+    if (b->is_int)
+      b->ival = lua_tointeger(L, -1);
+    b->fval = lua_tonumber(L, -1);
+    break;
+  case LUA_TUSERDATA: {
+    darray *d = luaL_testudata(L, -1, ARRAY_MT);
+    dbuffer *bf = luaL_testudata(L, -1, BUFFER_MT);
+    if (d != NULL && d->a != NULL) {
+      b->kind = ORION_BIND_ARRAY;
+      fill_info(d, keep(r, name), &b->arr);
+    } else if (luaL_testudata(L, -1, ACC_MT) != NULL) {
+      b->kind = ORION_BIND_ACC;
+      b->id = ((dacc *)lua_touserdata(L, -1))->id;
+    } else if (bf != NULL) {
+      darray *t = buffer_target(L, -1);
+      char label[160];
+      if (t != NULL && t->a != NULL) {
+        b->kind = ORION_BIND_BUFFER;
+        b->id = bf->id;
+        snprintf(label, sizeof label, "target of %s", name);
+        fill_info(t, keep(r, label), &b->arr);
+      } else {
+        b->kind = ORION_BIND_VALUE;
+      }
+    } else {
+      b->kind = ORION_BIND_VALUE;
+    }
+    break;
+  }
+  case LUA_TFUNCTION:
+    if (lua_iscfunction(L, -1)) {
+      b->kind = ORION_BIND_BUILTIN;
+    } else {
+      b->kind = ORION_BIND_FUNC;
+      helper_reach(r, lua_gettop(L), name, b);
+    }
+    break;
+  case LUA_TTABLE: {
+    static const char *const std[] = {"math", "string", "table", "utf8",
+                                      "os", "io", "coroutine", NULL};
+    int i;
+    b->kind = ORION_BIND_VALUE;
+    for (i = 0; std[i] != NULL; i++)
+      if (strcmp(name, std[i]) == 0 && is_std_table(L, -1, name))
+        b->kind = ORION_BIND_BUILTIN;
+    if (b->kind == ORION_BIND_VALUE)
+      helper_reach(r, lua_gettop(L), name, b); /* arrays held in it */
+    /* The orion.nn table (lua/nn.h): the analysis knows what its
+     * functions do to the array data they are passed. */
+    lua_getfield(L, LUA_REGISTRYINDEX, "orion.nn");
+    b->nn_module = lua_rawequal(L, -1, -2);
+    lua_pop(L, 1);
+    break;
+  }
+  default:
+    b->kind = ORION_BIND_VALUE;
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
+/* The name the calling function gives the value at idx (a local or an
+ * upvalue of the caller), or def. */
+static const char *caller_name(lua_State *L, int idx, const char *def,
+                               char *buf, size_t size) {
+  lua_Debug ar;
+  const char *n;
+  int i;
+  idx = lua_absindex(L, idx);
+  if (!lua_getstack(L, 1, &ar))
+    return def;
+  for (i = 1; (n = lua_getlocal(L, &ar, i)) != NULL; i++) {
+    int same = lua_rawequal(L, -1, idx);
+    lua_pop(L, 1);
+    if (same && n[0] != '(') {
+      snprintf(buf, size, "%s", n);
+      return buf;
+    }
+  }
+  if (lua_getinfo(L, "f", &ar)) {
+    int f = lua_gettop(L);
+    for (i = 1; (n = lua_getupvalue(L, f, i)) != NULL; i++) {
+      int same = lua_rawequal(L, -1, idx);
+      lua_pop(L, 1);
+      if (same) {
+        snprintf(buf, size, "%s", n);
+        lua_pop(L, 1);
+        return buf;
+      }
+    }
+    lua_pop(L, 1);
+  }
+  return def;
+}
+
+static orion_sched sched_by_name(lua_State *L, const char *s) {
+  static const char *const names[] = {"none", "1d", "2d", "2d-ordered",
+                                      "2d-skewed", NULL};
+  int i;
+  for (i = 0; names[i] != NULL; i++)
+    if (strcmp(s, names[i]) == 0)
+      return (orion_sched)i;
+  luaL_error(L, "parallel_for: unknown schedule \"%s\" (use \"serial\", "
+                "\"none\", \"1d\", \"2d\", \"2d-ordered\" or \"2d-skewed\")",
+             s);
+  return ORION_SCHED_REJECTED;
+}
+
+void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
+                    const char *force, int space, const char *name,
+                    analysis *out) {
+  orion_analysis_in in;
+  orion_error err;
+  lua_Debug ar;
+  rctx r;
+  char iname[64];
+  size_t srclen = 0;
+  int rc;
+  memset(out, 0, sizeof *out);
+  memset(&in, 0, sizeof in);
+  memset(&r, 0, sizeof r);
+  in.force = force != NULL ? 1 + (int)sched_by_name(L, force) : 0;
+  if (space != 0 && (space < 1 || space > it->a->ndims))
+    luaL_error(L, "parallel_for: space must be a key of the iterated array, "
+                  "1..%d, not %d",
+               it->a->ndims, space);
+  in.force_space = space;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar))
+    snprintf(out->where, sizeof out->where, "%s:%d", ar.short_src,
+             ar.currentline);
+  else
+    snprintf(out->where, sizeof out->where, "?");
+  lua_pushvalue(L, 2);
+  lua_getinfo(L, ">Su", &ar);
+  if (strcmp(ar.what, "C") == 0)
+    luaL_error(L, "parallel_for: the body is a C function; its source is "
+                  "needed for the dependence analysis (write it in Lua, or "
+                  "pass schedule = \"serial\")");
+  if (ar.source[0] == '@') {
+    orion_error_clear(&err);
+    if (orion_read_file(ar.source + 1, &out->src, &srclen, &err) != 0)
+      luaL_error(L, "parallel_for: cannot read the body's source %s: %s "
+                    "(pass schedule = \"serial\" to run without analysis)",
+                 ar.source + 1, err.msg);
+    in.body.src = out->src;
+    in.body.len = srclen;
+  } else if (ar.source[0] == '=' || ar.source[0] == '\x1b') {
+    luaL_error(L, "parallel_for: the body's source is not available (%s: "
+                  "Lua keeps no source for bytecode, streams or chunks "
+                  "named with '='); the dependence analysis needs it (pass "
+                  "schedule = \"serial\" to run without analysis)",
+               ar.short_src);
+  } else {
+    in.body.src = ar.source;
+    in.body.len = ar.srclen;
+  }
+  snprintf(out->chunk, sizeof out->chunk, "%s", ar.short_src);
+  in.body.chunkname = out->chunk;
+  in.body.line_defined = ar.linedefined;
+  in.body.last_line = ar.lastlinedefined;
+  in.body.nparams = ar.nparams;
+  in.body.is_vararg = ar.isvararg;
+  fill_info(it, name != NULL ? name : caller_name(L, 1, "A", iname, sizeof iname),
+            &in.iter);
+  r.L = L;
+  r.fidx = 2;
+  in.resolve = resolve_cb;
+  in.ud = &r;
+  in.ordered = ordered;
+  in.nparts = nparts;
+  orion_error_clear(&err);
+  rc = orion_analyze(&in, &out->plan, &err);
+  rctx_free(&r);
+  out->body = in.body;
+  out->iter = in.iter;
+  out->iter.name = NULL;
+  if (rc != 0) {
+    orion_free(out->src);
+    out->src = NULL;
+    luaL_error(L, "parallel_for: cannot analyse the body: %s (pass schedule "
+                  "= \"serial\" to run without analysis)",
+               err.msg);
+  }
+  out->ok = 1;
+}
+
+void orion__analysis_free(analysis *a) {
+  if (a->ok)
+    orion_plan_free(&a->plan);
+  if (a->cg_done)
+    orion_cgen_out_free(&a->cg);
+  a->cg_done = a->cg_ok = 0;
+  orion_free(a->src);
+  a->src = NULL;
+  a->ok = 0;
+}
+
+void orion__gen_body(lua_State *L, analysis *a, int fast) {
+  orion_cgen_in in;
+  orion_ast *ast = NULL;
+  orion_error err;
+  const ast_node *f;
+  rctx r;
+  int rc;
+  memset(&in, 0, sizeof in);
+  memset(&r, 0, sizeof r);
+  orion_error_clear(&err);
+  a->cg_done = 1;
+  orion_buf_init(&a->cg.src);
+  if (orion_parse(a->body.src, a->body.len, a->chunk, &ast, &err) != 0) {
+    snprintf(a->note, sizeof a->note, "the body's source did not parse: %.700s",
+             err.msg);
+    return;
+  }
+  f = orion_find_body(ast->chunk, a->body.line_defined, a->body.last_line,
+                      a->body.nparams, a->body.is_vararg);
+  if (f == NULL) {
+    snprintf(a->note, sizeof a->note, "the body was not found in %s",
+             a->chunk);
+    orion_ast_free(ast);
+    return;
+  }
+  r.L = L;
+  r.fidx = 2;
+  in.func = f;
+  in.chunk = ast->chunk;
+  in.chunkname = a->chunk;
+  in.iter = a->iter;
+  in.resolve = resolve_cb;
+  in.ud = &r;
+  in.fast = fast;
+  rc = orion_cgen(&in, &a->cg, &err);
+  rctx_free(&r);
+  orion_ast_free(ast);
+  if (rc == ORION_EUNSUPPORTED)
+    snprintf(a->note, sizeof a->note,
+             "%.200s:%.500s is outside the compiled subset",
+             a->chunk, a->cg.why);
+  else if (rc != 0)
+    snprintf(a->note, sizeof a->note, "generating C failed: %.700s",
+             err.msg);
+  else
+    a->cg_ok = 1;
+}
+
+void orion__note_interpreted(lua_State *L, const analysis *a) {
+  int seen;
+  lua_getfield(L, LUA_REGISTRYINDEX, "orion.tier_noted");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "orion.tier_noted");
+  }
+  lua_getfield(L, -1, a->where);
+  seen = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!seen) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, a->where);
+    orion_log_info("note: the parallel_for at %s runs in the Lua "
+                   "interpreter: %s",
+                   a->where, a->note);
+  }
+  lua_pop(L, 1);
+}
+
+#define ANALYSIS_MT "orion.Analysis"
+
+static int analysis_gc(lua_State *L) {
+  orion__analysis_free(lua_touserdata(L, 1));
+  return 0;
+}
+
+analysis *orion__analysis_box(lua_State *L) {
+  analysis *a = lua_newuserdatauv(L, sizeof *a, 0);
+  memset(a, 0, sizeof *a);
+  if (luaL_newmetatable(L, ANALYSIS_MT)) {
+    lua_pushcfunction(L, analysis_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return a;
+}
+
+void orion__push_plan_text(lua_State *L, const analysis *a) {
+  orion_buf b;
+  orion_buf_init(&b);
+  orion_plan_text(&a->plan, &b);
+  lua_pushlstring(L, b.data != NULL ? b.data : "", b.len);
+  orion_buf_free(&b);
+}

@@ -1,0 +1,85 @@
+/* The distributed engine's face to the `orion` module (lua/dist.c): runs
+ * a parallel_for on orion-executor processes, loads text files across
+ * them, and tracks what they hold of each DistArray.  What is sent when is
+ * decided by the loop's state machine (scheduler/loop.h); dist.c carries
+ * it out over the cluster (dsm/cluster.h). */
+#ifndef ORION_LUA_DIST_H
+#define ORION_LUA_DIST_H
+
+#include <lua.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lua/module.h"
+#include "scheduler/schedule.h"
+#include "util/error.h"
+
+/* A buffer of the loop as executors bind it. */
+typedef struct orion_dist_buf {
+  int64_t id, target;
+  int op;           /* orion_apply_op */
+  int64_t flush;
+  char name[64];
+  const char *blob; /* capture of the apply function, or NULL */
+  size_t blen;
+} orion_dist_buf;
+
+struct orion_plan;
+struct orion_cslot;
+
+typedef struct orion_dist_job {
+  darray *it;
+  const struct orion_plan *plan; /* NULL: serial (every array whole) */
+  const orion_schedule *sched;   /* the blocks' order and dependences */
+  const char *blob;              /* the captured body */
+  size_t blen;
+  int64_t load_loop;             /* the loop id bodies are seeded with */
+  uint64_t seed;
+  const int64_t *arrays;         /* the other arrays it names */
+  int narrays;
+  const int64_t *accs;
+  int naccs;
+  const orion_dist_buf *bufs;
+  int nbufs;
+  const char *where;             /* "the parallel_for at x.lua:3" */
+  /* The compiled body (analysis/cgen.h), when the loop runs compiled. */
+  const char *csrc;              /* C source, or NULL: interpreted */
+  size_t clen;
+  const char *cflags;            /* the mode flags to compile it with */
+  const struct orion_cslot *cslots;
+  int ncslots;
+  int tier_c;                    /* opts.tier = "c": no fallback */
+} orion_dist_job;
+
+typedef struct orion_dist_stats {
+  uint64_t bytes;      /* through the driver's connections */
+  uint64_t peer_bytes; /* between executors (sharded server arrays) */
+  uint64_t shard_items; /* buffered writes applied by owning executors */
+  double *exec_seconds; /* nexec entries, orion_malloc'd */
+  int nexec;
+} orion_dist_stats;
+
+/* Runs a loop on the cluster (started on first use).  The driver's
+ * in-process executor must have the loop's buffers bound (it applies the
+ * executors' flushes to the arrays).  Returns 0, or ORION_EBODY with err
+ * holding "executor E, element (...): MESSAGE\nTRACEBACK" when a body
+ * failed.  Cluster failures end the process (exit 3). */
+int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
+                    orion_dist_stats *st, orion_error *err);
+
+/* Loads a built-in text format split by byte range across the executors
+ * (each parses the lines starting in its range) and merges the parts as
+ * orion_load_file would return the whole.  Errors as orion_load_file. */
+struct orion_load_opts;
+struct orion_load_result;
+int orion__dist_load(mod_state *s, const char *path,
+                     const struct orion_load_opts *o,
+                     struct orion_load_result *res, orion_error *err);
+
+/* Forgets what executors hold of d (called when d is collected). */
+void orion__dist_forget(mod_state *s, darray *d);
+
+/* Stops the cluster, if any. */
+void orion__dist_stop(mod_state *s);
+
+#endif

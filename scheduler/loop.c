@@ -1,0 +1,235 @@
+#include "scheduler/loop.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/alloc.h"
+
+void orion_loop_free(orion_loop *l) {
+  orion_free(l->state);
+  orion_free(l->ndeps);
+  orion_free(l->next_p);
+  orion_free(l->next_q);
+  orion_free(l->ended);
+  orion_free(l->pulled);
+  l->state = NULL;
+  l->ndeps = l->next_p = l->next_q = NULL;
+  l->ended = l->pulled = NULL;
+}
+
+int orion_loop_init(orion_loop *l, const orion_schedule *s, int nexec,
+                    int pull, const orion_loop_io *io) {
+  size_t nb = (size_t)s->nblocks + 1, ne = (size_t)nexec + 1;
+  int i;
+  memset(l, 0, sizeof *l);
+  if (nexec < 1 || s->nblocks < 0)
+    return ORION_EINVAL;
+  l->s = s;
+  l->nexec = nexec;
+  l->pull = pull;
+  l->io = *io;
+  l->err_pos = -1;
+  orion_error_clear(&l->err);
+  l->state = orion_calloc(nb, 1);
+  l->ndeps = orion_calloc(nb, sizeof(int));
+  l->next_p = orion_malloc(sizeof(int) * nb);
+  l->next_q = orion_malloc(sizeof(int) * nb);
+  l->ended = orion_calloc(ne, 1);
+  l->pulled = orion_calloc(ne, 1);
+  if (l->state == NULL || l->ndeps == NULL || l->next_p == NULL ||
+      l->next_q == NULL || l->ended == NULL || l->pulled == NULL) {
+    orion_loop_free(l);
+    return ORION_ENOMEM;
+  }
+  for (i = 0; i < s->nblocks; i++)
+    l->next_p[i] = l->next_q[i] = -1;
+  for (i = 0; i < s->nblocks; i++) {
+    if (s->after_p[i] >= 0) {
+      l->next_p[s->after_p[i]] = i;
+      l->ndeps[i]++;
+    }
+    if (s->after_q[i] >= 0) {
+      l->next_q[s->after_q[i]] = i;
+      l->ndeps[i]++;
+    }
+  }
+  return 0;
+}
+
+static int exec_of(const orion_loop *l, int block) {
+  return orion_schedule_exec(l->s, block, l->nexec);
+}
+
+static void send_pos(orion_loop *l, int pos) {
+  int b = l->s->order[pos];
+  l->state[pos] = ORION_BLOCK_SENT;
+  l->sent++;
+  l->io.send_block(l->io.ud, exec_of(l, b), b);
+}
+
+/* Tells every executor the loop is over, once. */
+static void end_all(orion_loop *l) {
+  int e;
+  if (l->ending)
+    return;
+  l->ending = 1;
+  l->phase = ORION_LOOP_ENDING;
+  for (e = 0; e < l->nexec; e++)
+    l->io.end_loop(l->io.ud, e, l->failed);
+}
+
+void orion_loop_start(orion_loop *l) {
+  int pos;
+  for (pos = 0; pos < l->s->nblocks && !l->failed; pos++)
+    if (l->state[pos] == ORION_BLOCK_WAITING && l->ndeps[pos] == 0)
+      send_pos(l, pos);
+  if (l->s->nblocks == 0)
+    end_all(l);
+}
+
+int orion_loop_check_done(const orion_loop *l, int exec, int64_t block) {
+  if (block < 0 || block >= l->s->nblocks || exec < 0 || exec >= l->nexec)
+    return ORION_EPARSE;
+  if (l->state[l->s->pos_of[block]] != ORION_BLOCK_SENT ||
+      exec_of(l, (int)block) != exec)
+    return ORION_EPARSE;
+  return 0;
+}
+
+int orion_loop_block_done(orion_loop *l, int exec, int64_t block) {
+  int pos, k, rc;
+  if (l->phase == ORION_LOOP_BROKEN)
+    return 0;
+  rc = orion_loop_check_done(l, exec, block);
+  if (rc != 0)
+    return rc;
+  pos = l->s->pos_of[block];
+  l->state[pos] = ORION_BLOCK_DONE;
+  l->done++;
+  /* Only the blocks waiting for this one can have become ready. */
+  for (k = 0; k < 2; k++) {
+    int nx = k == 0 ? l->next_p[pos] : l->next_q[pos];
+    if (nx >= 0 && --l->ndeps[nx] == 0 &&
+        l->state[nx] == ORION_BLOCK_WAITING && !l->failed)
+      send_pos(l, nx);
+  }
+  if (l->done == l->s->nblocks)
+    end_all(l);
+  return 0;
+}
+
+void orion_loop_body_error(orion_loop *l, int exec, int64_t block,
+                           const char *msg, size_t len) {
+  int pos;
+  (void)exec; /* the message names it */
+  if (l->phase == ORION_LOOP_BROKEN)
+    return;
+  pos = block >= 0 && block < l->s->nblocks ? l->s->pos_of[block] : -1;
+  if (!l->failed || (pos >= 0 && (l->err_pos < 0 || pos < l->err_pos))) {
+    l->failed = 1;
+    l->err_pos = pos;
+    orion_error_set(&l->err, ORION_EBODY, "%.*s", (int)len, msg);
+  }
+  end_all(l);
+}
+
+void orion_loop_fail(orion_loop *l, const orion_error *err) {
+  if (l->phase == ORION_LOOP_BROKEN)
+    return;
+  if (!l->failed) {
+    l->failed = 1;
+    l->err_pos = -1;
+    l->err = *err;
+  }
+  end_all(l);
+}
+
+int orion_loop_exec_done(orion_loop *l, int exec) {
+  int e;
+  if (l->phase == ORION_LOOP_BROKEN)
+    return 0;
+  if (l->phase != ORION_LOOP_ENDING || exec < 0 || exec >= l->nexec ||
+      l->ended[exec])
+    return ORION_EPARSE;
+  l->ended[exec] = 1;
+  if (++l->nended < l->nexec)
+    return 0;
+  if (!l->pull || l->failed) {
+    l->phase = ORION_LOOP_FINISHED;
+    return 0;
+  }
+  l->phase = ORION_LOOP_PULLING;
+  for (e = 0; e < l->nexec; e++)
+    l->io.pull(l->io.ud, e);
+  return 0;
+}
+
+int orion_loop_pulled(orion_loop *l, int exec) {
+  if (l->phase == ORION_LOOP_BROKEN)
+    return 0;
+  if (l->phase != ORION_LOOP_PULLING || exec < 0 || exec >= l->nexec ||
+      l->pulled[exec])
+    return ORION_EPARSE;
+  l->pulled[exec] = 1;
+  if (++l->npulled == l->nexec)
+    l->phase = ORION_LOOP_FINISHED;
+  return 0;
+}
+
+int orion_loop_in_flight(const orion_loop *l, int exec) {
+  int pos;
+  for (pos = 0; pos < l->s->nblocks; pos++)
+    if (l->state[pos] == ORION_BLOCK_SENT &&
+        exec_of(l, l->s->order[pos]) == exec)
+      return l->s->order[pos];
+  return -1;
+}
+
+/* Breaks the loop: records code and "executor E WHAT ..." as its error
+ * and emits fail. */
+static void break_loop(orion_loop *l, int exec, int code, const char *what) {
+  int b;
+  if (l->phase == ORION_LOOP_FINISHED || l->phase == ORION_LOOP_BROKEN ||
+      exec < 0 || exec >= l->nexec)
+    return;
+  b = orion_loop_in_flight(l, exec);
+  if (b >= 0)
+    orion_error_set(&l->err, code, "executor %d %s while running block %d",
+                    exec, what, b);
+  else if (l->phase == ORION_LOOP_RUNNING)
+    orion_error_set(&l->err, code, "executor %d %s with no block in flight",
+                    exec, what);
+  else
+    orion_error_set(&l->err, code, "executor %d %s while the loop was "
+                                   "ending",
+                    exec, what);
+  l->failed = 1;
+  l->err_pos = -1;
+  l->phase = ORION_LOOP_BROKEN;
+  l->io.fail(l->io.ud, exec, b, l->err.msg);
+}
+
+void orion_loop_lost(orion_loop *l, int exec, const char *why) {
+  char what[256];
+  snprintf(what, sizeof what, "was lost (%s)", why);
+  break_loop(l, exec, -ECONNRESET, what);
+}
+
+void orion_loop_timeout(orion_loop *l, int exec, double seconds) {
+  char what[128];
+  snprintf(what, sizeof what, "has not answered for %.0f s", seconds);
+  break_loop(l, exec, -ETIMEDOUT, what);
+}
+
+int orion_loop_finished(const orion_loop *l) {
+  return l->phase == ORION_LOOP_FINISHED || l->phase == ORION_LOOP_BROKEN;
+}
+
+const orion_error *orion_loop_failed(const orion_loop *l) {
+  return l->failed ? &l->err : NULL;
+}
+
+orion_block_state orion_loop_block_state(const orion_loop *l, int block) {
+  return (orion_block_state)l->state[l->s->pos_of[block]];
+}

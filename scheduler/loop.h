@@ -1,0 +1,152 @@
+/* The execution state machine of one distributed loop (sans-I/O).
+ *
+ * It decides what the driver sends and when, from the reports it gets;
+ * it never touches sockets, payloads or Lua.  The driver's glue
+ * (lua/dist.c) turns frames into the event calls below and carries out the
+ * actions it emits through an orion_loop_io: in tests a fake transport
+ * records them.
+ *
+ * A loop runs in phases:
+ *   RUNNING   blocks go out in the schedule's order (scheduler/schedule.h)
+ *             as soon as the blocks they wait for are done; an executor
+ *             may hold several (it gets the next block's data while it
+ *             computes the current one).  When every block is done, or a
+ *             block failed, every executor is told to end the loop (once).
+ *   ENDING    waiting for every executor's end of loop.  Then, when the
+ *             loop has sharded arrays to collect and nothing failed, every
+ *             executor is asked for its shards' changes;
+ *   PULLING   waiting for every executor's shard data;
+ *   FINISHED  done (orion_loop_failed says how it went);
+ *   BROKEN    an executor was lost or stayed silent: `fail` was emitted
+ *             and nothing more will be.
+ *
+ * Failures inside blocks (a body or a buffered write that raised) do not
+ * stop the other executors at once: no new block goes out, the loop ends
+ * on every executor, and of several failed blocks the first in the
+ * schedule's order is reported, as a serial run would.  A lost or silent
+ * executor has no recovery (yet): the loop breaks with a message naming
+ * the executor and the block it was running, and the transport ends the
+ * job.
+ *
+ * Single-threaded; actions are emitted from inside the event calls.  An
+ * action callback must not call back into the same orion_loop.
+ */
+#ifndef ORION_SCHEDULER_LOOP_H
+#define ORION_SCHEDULER_LOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scheduler/schedule.h"
+#include "util/error.h"
+
+/* The actions: the transport that carries them out. */
+typedef struct orion_loop_io {
+  void *ud;
+  /* Send block `block` to executor exec (RUN_BLOCK). */
+  void (*send_block)(void *ud, int exec, int block);
+  /* Tell executor exec the loop is over (LOOP_END); abort is 1 when the
+   * loop failed (the executor drops its pending writes). */
+  void (*end_loop)(void *ud, int exec, int abort);
+  /* Ask executor exec for its shards' changes (SHARD_PULL). */
+  void (*pull)(void *ud, int exec);
+  /* The loop cannot go on: msg names the executor and the block it was
+   * running (block -1: none).  The transport ends the job. */
+  void (*fail)(void *ud, int exec, int block, const char *msg);
+} orion_loop_io;
+
+typedef enum orion_loop_phase {
+  ORION_LOOP_RUNNING,
+  ORION_LOOP_ENDING,
+  ORION_LOOP_PULLING,
+  ORION_LOOP_FINISHED,
+  ORION_LOOP_BROKEN
+} orion_loop_phase;
+
+typedef enum orion_block_state {
+  ORION_BLOCK_WAITING, /* not sent yet */
+  ORION_BLOCK_SENT,    /* at its executor, no report yet */
+  ORION_BLOCK_DONE     /* reported done */
+} orion_block_state;
+
+typedef struct orion_loop {
+  const orion_schedule *s; /* borrowed; outlives the loop */
+  int nexec;
+  int pull;                /* collect shards after the loop */
+  orion_loop_io io;
+  orion_loop_phase phase;
+  unsigned char *state;    /* per position: orion_block_state */
+  int *ndeps;              /* per position: blocks it still waits for */
+  int *next_p, *next_q;    /* per position: who waits for it, or -1 */
+  unsigned char *ended;    /* per executor: its end of loop came */
+  unsigned char *pulled;   /* per executor: its shard data came */
+  int sent, done, nended, npulled;
+  int ending;              /* end_loop was emitted */
+  int failed;
+  int err_pos;             /* position of the reported failed block, -1 */
+  orion_error err;
+} orion_loop;
+
+/* Sets up a loop of schedule s (borrowed) on nexec executors; pull says
+ * whether shards are collected after it.  Emits nothing.  Returns 0, or
+ * ORION_EINVAL / ORION_ENOMEM.  Free with orion_loop_free. */
+int orion_loop_init(orion_loop *l, const orion_schedule *s, int nexec,
+                    int pull, const orion_loop_io *io);
+void orion_loop_free(orion_loop *l);
+
+/* Sends every block that waits for nothing (and ends a loop without
+ * blocks).  Call once, after the executors have the body. */
+void orion_loop_start(orion_loop *l);
+
+/* Whether executor exec may report `block` done: it was sent there and
+ * not reported yet.  0, or ORION_EPARSE.  The glue checks before it
+ * applies the report's data, then calls orion_loop_block_done. */
+int orion_loop_check_done(const orion_loop *l, int exec, int64_t block);
+
+/* Executor exec finished `block`: sends the blocks that were waiting only
+ * for it (unless the loop failed), and ends the loop after the last
+ * block.  ORION_EPARSE (nothing done) when the report is unexpected. */
+int orion_loop_block_done(orion_loop *l, int exec, int64_t block);
+
+/* A body failed on executor exec in `block` (-1 or out of range: outside
+ * a block) with msg[0..len): recorded as the loop's error unless a block
+ * earlier in the order failed too; no block goes out any more and the
+ * loop ends. */
+void orion_loop_body_error(orion_loop *l, int exec, int64_t block,
+                           const char *msg, size_t len);
+
+/* A failure the driver found itself (applying buffered writes): recorded
+ * unless the loop failed already; the loop ends as after a body error. */
+void orion_loop_fail(orion_loop *l, const orion_error *err);
+
+/* Executor exec ended the loop (LOOP_DONE).  After the last one, asks for
+ * the shards (when pull and nothing failed) or finishes.  ORION_EPARSE
+ * when the loop was not ended there or exec reported before. */
+int orion_loop_exec_done(orion_loop *l, int exec);
+
+/* Executor exec sent its shard data.  ORION_EPARSE when not asked for or
+ * sent before. */
+int orion_loop_pulled(orion_loop *l, int exec);
+
+/* Executor exec is gone (why: "closed its connection", ...), or has not
+ * answered for `seconds`: the loop breaks, emitting fail with a message
+ * naming the executor and its block in flight.  Nothing happens once the
+ * loop is finished or broken. */
+void orion_loop_lost(orion_loop *l, int exec, const char *why);
+void orion_loop_timeout(orion_loop *l, int exec, double seconds);
+
+/* True once finished or broken: the driver stops waiting. */
+int orion_loop_finished(const orion_loop *l);
+
+/* The loop's error (a body, a buffered write, a lost executor), or NULL
+ * when nothing failed. */
+const orion_error *orion_loop_failed(const orion_loop *l);
+
+/* The state of block id `block`. */
+orion_block_state orion_loop_block_state(const orion_loop *l, int block);
+
+/* The first block, in the schedule's order, that executor exec holds
+ * without having reported it, or -1. */
+int orion_loop_in_flight(const orion_loop *l, int exec);
+
+#endif
