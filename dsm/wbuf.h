@@ -58,6 +58,14 @@ typedef struct orion_wbuf {
   int64_t ndirty, capdirty;
 } orion_wbuf;
 
+/* Where a flush sends the writes it took, instead of applying them (a
+ * distributed executor ships them to the target's owner): the items of
+ * buffer buffer_id in ascending key order, isint saying which member of
+ * val is set.  A nonzero return fails the flush with err set. */
+typedef int (*orion_flush_sink)(void *ud, int64_t buffer_id, int isint,
+                                const orion_pend_item *items, int64_t n,
+                                orion_error *err);
+
 /* An empty store for a target of `positions` elements (allocates
  * nothing). */
 void orion_wbuf_init(orion_wbuf *w, int64_t positions);

@@ -116,13 +116,9 @@ void orion_exec_unbind_buffer(orion_exec *ex, int64_t id);
 int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err);
 
 /* Where flushed writes go on a distributed executor: instead of applying
- * them to its local copy of the target, the executor hands the items (in
- * ascending key order; isint says which member of val is set) to the sink,
- * which ships them to the array's owner.  A nonzero return fails the flush
- * with err set. */
-typedef int (*orion_flush_sink)(void *ud, int64_t buffer_id, int isint,
-                                const orion_pend_item *items, int64_t n,
-                                orion_error *err);
+ * them to its local copy of the target, the executor hands the items to
+ * the sink (orion_flush_sink, dsm/wbuf.h), which ships them to the array's
+ * owner. */
 void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
                                void *ud);
 

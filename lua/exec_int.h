@@ -1,7 +1,10 @@
 /* Internals of the executor core shared by its two files: lua/exec.c (the
  * Lua host: bindings, body proxies, buffers, running a shipped body in the
  * executor's Lua state) and lua/exec_cbody.c (running a compiled body
- * against the same bindings).  Not for any other file.
+ * against the same bindings).  Not for any other file.  It does not
+ * include lua/exec.h (which lua/exec.c implements), so that the two
+ * modules include each other in one direction only; it names the core
+ * `struct orion_exec`, the type lua/exec.h calls orion_exec.
  *
  * Compute thread only, like the orion_exec these describe. */
 #ifndef ORION_LUA_EXEC_INT_H
@@ -13,7 +16,6 @@
 #include "dsm/array.h"
 #include "dsm/wbuf.h"
 #include "lua/accum.h"
-#include "lua/exec.h"
 #include "util/cbody.h"
 #include "util/error.h"
 
@@ -32,6 +34,7 @@ typedef struct acc_slot {
 
 typedef struct exec_buffer exec_buffer;
 
+/* The core behind lua/exec.h's orion_exec. */
 struct orion_exec {
   lua_State *L;
   int id;
@@ -66,9 +69,9 @@ struct exec_buffer {
 
 /* The binding, buffer or accumulator slot of id on ex, or NULL.  The
  * pointers stay valid until the next bind or unbind. */
-binding *orion__exec_find_array(orion_exec *ex, int64_t id);
-exec_buffer *orion__exec_find_buffer(orion_exec *ex, int64_t id);
-acc_slot *orion__exec_find_acc(orion_exec *ex, int64_t id);
+binding *orion__exec_find_array(struct orion_exec *ex, int64_t id);
+exec_buffer *orion__exec_find_buffer(struct orion_exec *ex, int64_t id);
+acc_slot *orion__exec_find_acc(struct orion_exec *ex, int64_t id);
 
 /* Writes element e's 1-based key "(k1, ..., kn)" into buf[0..n). */
 void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
@@ -77,12 +80,12 @@ void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
 /* After each element of a block: counts it for the n-element buffers and
  * flushes those whose count is reached.  Returns 0 or the failed flush's
  * code with err set (as orion_exec_flush). */
-int orion__exec_count_element(orion_exec *ex, orion_error *err);
+int orion__exec_count_element(struct orion_exec *ex, orion_error *err);
 
 /* Runs ex's compiled body over elements [lo, hi) of a (lua/exec_cbody.c);
  * errors as orion_exec_run. */
-int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
-                             int64_t hi, uint64_t seed, int64_t block,
-                             orion_error *err);
+int orion__exec_run_compiled(struct orion_exec *ex, orion_array *a,
+                             int64_t lo, int64_t hi, uint64_t seed,
+                             int64_t block, orion_error *err);
 
 #endif
