@@ -120,8 +120,9 @@ void orion__peer_drain(exec_state *x) {
     peer_send_out(x, pl, &q);
     if (qi.len > 0) {
       if (pl->in == NULL)
-        orion__exec_die(x, "executor %d went away before this one could "
-                           "answer it",
+        orion__exec_die(x,
+                        "executor %d went away before this one could "
+                        "answer it",
                         e);
       orion_conn_send(pl->in, &qi);
     }
@@ -202,9 +203,9 @@ static int read_peer_addr(orion_reader *r, int e, int self, peerlink *pl,
   snprintf(hp, hplen, "%.*s", (int)(len < hplen - 1 ? len : hplen - 1),
            a != NULL ? a : "");
   if (a == NULL ||
-      (e != self && (orion_hostport_parse(hp, pl->host, sizeof pl->host,
-                                          &pl->port) != 0 ||
-                     pl->port <= 0)))
+      (e != self &&
+       (orion_hostport_parse(hp, pl->host, sizeof pl->host, &pl->port) != 0 ||
+        pl->port <= 0)))
     return ORION_EPARSE;
   return 0;
 }

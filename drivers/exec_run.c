@@ -193,8 +193,9 @@ static int load_compiled(exec_state *x, const compiled_decl *c,
       ((abi = orion_cobj_sym(x->cobj, ORION_CBODY_ABI_SYM)) == NULL ||
        *abi != ORION_CBODY_ABI ||
        orion_cobj_sym(x->cobj, ORION_CBODY_FN) == NULL)) {
-    orion_error_set(&cerr, ORION_ECOMPILE, "%s lacks the expected entry "
-                                           "points",
+    orion_error_set(&cerr, ORION_ECOMPILE,
+                    "%s lacks the expected entry "
+                    "points",
                     orion_cobj_path(x->cobj));
     orion_cobj_free(x->cobj);
     x->cobj = NULL;
@@ -221,15 +222,14 @@ loaded:
     return 0;
   }
   return orion_exec_set_compiled(
-      x->ex, (orion_cbody_fn)orion_cobj_sym(x->cobj, ORION_CBODY_FN),
-      c->slots, c->nslots);
+      x->ex, (orion_cbody_fn)orion_cobj_sym(x->cobj, ORION_CBODY_FN), c->slots,
+      c->nslots);
 }
 
 /* LOAD_BODY (dsm/proto.h): i64 loop, str blob, i64 iter, the arrays, the
  * accumulators (i64 id, u64 op), the buffers, i64 run, the compiled body,
  * the shards. */
-static int load_body(exec_state *x, const char *p, size_t n,
-                     orion_error *err) {
+static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   orion_reader r;
   const char *blob;
   size_t blen;
@@ -270,10 +270,9 @@ static int load_body(exec_state *x, const char *p, size_t n,
       break;
     snprintf(nm, sizeof nm, "%.*s", (int)(bd.nlen < 63 ? bd.nlen : 63),
              bd.name != NULL ? bd.name : "");
-    rc = orion_exec_bind_buffer(x->ex, bd.id, nm, bd.target,
-                                (orion_apply_op)bd.op,
-                                bd.alen > 0 ? bd.apply : NULL, bd.alen,
-                                bd.flush, err);
+    rc = orion_exec_bind_buffer(
+        x->ex, bd.id, nm, bd.target, (orion_apply_op)bd.op,
+        bd.alen > 0 ? bd.apply : NULL, bd.alen, bd.flush, err);
     if (rc == 0)
       rc = push_buf(x, bd.id, bd.target);
   }
@@ -367,8 +366,7 @@ static int64_t emit_changes(orion_buf *b, const watch *w) {
     while (j < w->count &&
            !elem_same(now + (size_t)j * esz, w->before + (size_t)j * esz, esz))
       j++;
-    orion__elems_put(b, w->id, w->first + i, j - i, now + (size_t)i * esz,
-                     esz);
+    orion__elems_put(b, w->id, w->first + i, j - i, now + (size_t)i * esz, esz);
     runs++;
     i = j;
   }
@@ -422,8 +420,7 @@ static replica *read_range(exec_state *x, orion_reader *r, int64_t *id,
 }
 
 /* Keeps a deferred array's range until LOOP_DONE. */
-static int keep_range(exec_state *x, int64_t id, int64_t first,
-                      int64_t count) {
+static int keep_range(exec_state *x, int64_t id, int64_t first, int64_t count) {
   if (x->nkept == x->capkept) {
     int cap = x->capkept > 0 ? 2 * x->capkept : 16;
     void *nk = orion_realloc(x->kept, sizeof *x->kept * (size_t)cap);
@@ -466,8 +463,7 @@ static int write_block_done(orion_buf *b, int64_t block, double seconds,
   return orion_wire_end(b, at);
 }
 
-static int run_block(exec_state *x, const char *p, size_t n,
-                     orion_error *err) {
+static int run_block(exec_state *x, const char *p, size_t n, orion_error *err) {
   orion_reader r;
   block_head h;
   int64_t k, cnt, nwatch = 0;
@@ -662,8 +658,9 @@ int orion__run_loop_end(exec_state *x, job *j) {
     orion__exec_post_error(x, -1, err.msg);
   orion_buf_init(&b);
   if (write_loop_done(x, &b) != 0)
-    orion__exec_die(x, "executor %d: the loop's kept rows exceed the "
-                       "largest frame",
+    orion__exec_die(x,
+                    "executor %d: the loop's kept rows exceed the "
+                    "largest frame",
                     x->id);
   /* The loop stays bound until the next LOAD_BODY: peers may still send
    * buffered writes for our shards.  The driver may read the shards once

@@ -47,8 +47,8 @@ static void shard_clear(shard *sh) {
 }
 
 /* Element range of chunks [k0, k1) of sh. */
-static void chunk_elems(const shard *sh, int64_t k0, int64_t k1,
-                        int64_t *first, int64_t *count) {
+static void chunk_elems(const shard *sh, int64_t k0, int64_t k1, int64_t *first,
+                        int64_t *count) {
   int64_t r0 = k0 * sh->chunk_rows, r1 = k1 * sh->chunk_rows;
   if (r1 > sh->a->dims[0])
     r1 = sh->a->dims[0];
@@ -118,8 +118,7 @@ int orion__shard_setup(exec_state *x, orion_reader *r, int64_t run,
   int fresh = 0;
   if (r->bad || rp == NULL || x->npeers < 1)
     return orion_error_set(err, ORION_EPARSE,
-                           "executor %d: malformed shard in LOAD_BODY",
-                           x->id);
+                           "executor %d: malformed shard in LOAD_BODY", x->id);
   for (k = 0; k < nruns && !r->bad; k++) {
     elem_run er;
     orion__elems_get(r, &er);
@@ -337,15 +336,17 @@ static void peer_flush(exec_state *x, int from, const char *p, size_t len) {
   orion_error_clear(&err);
   sh = buffer_shard(x, id);
   if (run != x->run || sh == NULL)
-    orion__exec_die(x, "executor %d sent buffered writes for buffer #%lld "
-                       "of run %lld, which this executor does not hold",
+    orion__exec_die(x,
+                    "executor %d sent buffered writes for buffer #%lld "
+                    "of run %lld, which this executor does not hold",
                     from, (long long)id, (long long)run);
   lo = sh->clo * sh->chunk_rows * sh->row_elems;
   hi = sh->chi * sh->chunk_rows * sh->row_elems;
   for (k = 0; k < n; k++)
     if (items[k].key < lo || items[k].key >= hi)
-      orion__exec_die(x, "executor %d sent buffered writes outside this "
-                         "executor's shard",
+      orion__exec_die(x,
+                      "executor %d sent buffered writes outside this "
+                      "executor's shard",
                       from);
   if (!x->failed && apply_own(x, sh, id, items, n, &err) != 0) {
     x->failed = 1;
@@ -387,8 +388,8 @@ void orion__shard_apply_early(exec_state *x) {
 
 /* FETCH: i64 run, i64 array, i64 chunk_lo, i64 chunk_hi, then the version
  * held of each chunk of [chunk_lo, chunk_hi). */
-static void write_fetch(orion_buf *b, int64_t run, const shard *sh,
-                        int64_t lo, int64_t hi) {
+static void write_fetch(orion_buf *b, int64_t run, const shard *sh, int64_t lo,
+                        int64_t hi) {
   size_t at = orion_wire_begin(b, ORION_WIRE_FETCH);
   int64_t k;
   orion_pw_i64(b, run);
@@ -419,12 +420,10 @@ static void apply_fetch_reply(exec_state *x, const job *j) {
     size_t len;
     const char *data = orion_pr_bytes(&r, &len);
     if (data == NULL || c < 0 || c >= sh->nchunks)
-      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY",
-                      j->from);
+      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
     chunk_elems(sh, c, c + 1, &first, &count);
     if (len != (size_t)count * sh->esz)
-      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY",
-                      j->from);
+      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
     memcpy((char *)sh->a->values + (size_t)first * sh->esz, data, len);
     sh->have[c] = v;
   }
@@ -452,8 +451,9 @@ static job *next_reply(exec_state *x, double deadline) {
     x->replies = j->next;
   else if (x->awaiting > 0) {
     pthread_mutex_unlock(&x->mu);
-    orion__exec_die(x, "no answer from the owners of a sharded array in "
-                       "%.0f s",
+    orion__exec_die(x,
+                    "no answer from the owners of a sharded array in "
+                    "%.0f s",
                     2 * x->hb_timeout);
   }
   pthread_mutex_unlock(&x->mu);
@@ -650,8 +650,7 @@ void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
       }
       g = e + 1;
       while (g < count && memcmp(sh->served + (size_t)g * sh->esz,
-                                 sh->base + (size_t)g * sh->esz,
-                                 sh->esz) != 0)
+                                 sh->base + (size_t)g * sh->esz, sh->esz) != 0)
         g++;
       orion__elems_put(&b, sh->id, first + e, g - e,
                        sh->served + (size_t)e * sh->esz, sh->esz);

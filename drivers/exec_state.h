@@ -51,7 +51,7 @@ typedef struct job {
   int type;      /* ORION_WIRE_... */
   char *payload; /* orion_malloc'd, may be NULL */
   size_t len;
-  int from;      /* the peer that sent it; -1: the driver */
+  int from; /* the peer that sent it; -1: the driver */
 } job;
 
 /* A dense array copy this executor holds (a replica of the driver's
@@ -72,11 +72,11 @@ typedef struct blockcopy {
  * come back), the one it opened to us (its requests, our answers), and
  * frames the compute thread queued for it (under mu). */
 typedef struct peerlink {
-  int index;       /* its executor id */
+  int index; /* its executor id */
   char host[256];
   int port;
   orion_conn *out;
-  int out_ready;       /* out connected and HELLO sent */
+  int out_ready; /* out connected and HELLO sent */
   orion_conn *in;
   orion_buf pending;   /* for out, before it is ready */
   orion_buf queued;    /* from the compute thread, for out (mu) */
@@ -93,17 +93,17 @@ typedef struct peerlink {
  * chunk and fetch only newer ones at block boundaries. */
 typedef struct shard {
   int64_t id;
-  orion_array *a;    /* the replica (compute thread) */
+  orion_array *a; /* the replica (compute thread) */
   int64_t row_elems, chunk_rows, nchunks;
   size_t esz;
-  int flags;         /* ORION_SHARD_FETCH | ORION_SHARD_WRITTEN */
-  int64_t run;       /* the run the flags are for */
+  int flags;           /* ORION_SHARD_FETCH | ORION_SHARD_WRITTEN */
+  int64_t run;         /* the run the flags are for */
   int64_t fetched_run; /* read-only: fetched once in this run */
-  uint64_t *have;    /* requester: version held per chunk */
-  int64_t clo, chi;  /* owner: my chunks */
-  uint64_t *ver;     /* owner: per own chunk */
-  char *served;      /* owner: own rows as published */
-  char *base;        /* owner: own rows when the run started */
+  uint64_t *have;      /* requester: version held per chunk */
+  int64_t clo, chi;    /* owner: my chunks */
+  uint64_t *ver;       /* owner: per own chunk */
+  char *served;        /* owner: own rows as published */
+  char *base;          /* owner: own rows when the run started */
   int64_t served_run;
 } shard;
 
@@ -117,7 +117,7 @@ typedef struct exec_state {
   double hb_timeout;
 
   /* Loop thread. */
-  uv_loop_t loop;  /* its data is this state */
+  uv_loop_t loop;   /* its data is this state */
   orion_conn *conn; /* to the driver; NULL once closed */
   uv_async_t wake;  /* the compute thread queued frames */
   uv_timer_t hb;
@@ -130,22 +130,22 @@ typedef struct exec_state {
 
   /* Shared by the threads: under mu. */
   pthread_mutex_t mu;
-  pthread_cond_t cv;     /* signalled when a job is queued */
-  job *head, *tail;      /* to the compute thread */
-  orion_buf out;         /* frames from the compute thread */
+  pthread_cond_t cv; /* signalled when a job is queued */
+  job *head, *tail;  /* to the compute thread */
+  orion_buf out;     /* frames from the compute thread */
   int stop;
-  int npeers;            /* executors in the job (from PEERS) */
-  shard *shards;         /* the loop thread serves from them */
+  int npeers;    /* executors in the job (from PEERS) */
+  shard *shards; /* the loop thread serves from them */
   int nshards;
-  uint64_t vcounter;     /* owner chunk versions */
-  int64_t outstanding;   /* BUFFER_FLUSHes to peers not yet acknowledged */
-  orion_buf done_frame;  /* LOOP_DONE held back until they are */
+  uint64_t vcounter;    /* owner chunk versions */
+  int64_t outstanding;  /* BUFFER_FLUSHes to peers not yet acknowledged */
+  orion_buf done_frame; /* LOOP_DONE held back until they are */
   int done_held;
-  job *replies;          /* FETCH_REPLY payloads for the compute thread */
-  int64_t awaiting;      /* FETCH_REPLYs the compute thread waits for */
-  pthread_cond_t fcv;    /* signalled when one arrives */
-  uint64_t peer_bytes;   /* sent to peers since the last LOOP_DONE */
-  uint64_t shard_items;  /* writes applied to own shards, likewise */
+  job *replies;         /* FETCH_REPLY payloads for the compute thread */
+  int64_t awaiting;     /* FETCH_REPLYs the compute thread waits for */
+  pthread_cond_t fcv;   /* signalled when one arrives */
+  uint64_t peer_bytes;  /* sent to peers since the last LOOP_DONE */
+  uint64_t shard_items; /* writes applied to own shards, likewise */
 
   /* Compute thread. */
   orion_exec *ex;
@@ -160,16 +160,19 @@ typedef struct exec_state {
   int64_t iter_dims[ORION_MAX_DIMS];
   int64_t *bound; /* array ids bound for the current loop */
   int nbound;
-  int64_t *bufs; /* buffer ids bound for the current loop */
+  int64_t *bufs;        /* buffer ids bound for the current loop */
   int64_t *buf_targets; /* and their target arrays */
   int nbufs;
   int64_t *accs;
   int naccs;
-  int failed;    /* a body failed in this loop: skip its remaining blocks */
-  int64_t run;   /* the loop run being computed (SHARD_PULL reads it) */
-  job *early;    /* BUFFER_FLUSHes for a run whose LOAD_BODY is not in */
+  int failed;       /* a body failed in this loop: skip its remaining blocks */
+  int64_t run;      /* the loop run being computed (SHARD_PULL reads it) */
+  job *early;       /* BUFFER_FLUSHes for a run whose LOAD_BODY is not in */
   orion_cobj *cobj; /* the loaded loop's compiled body, or NULL */
-  struct { uint64_t hash; orion_cobj *obj; } bodies[64]; /* built, by hash */
+  struct {
+    uint64_t hash;
+    orion_cobj *obj;
+  } bodies[64]; /* built, by hash */
   int nbodies;
   /* Ranges of deferred arrays this executor keeps during the run and
    * returns with its LOOP_DONE. */
@@ -203,8 +206,7 @@ orion_conn *orion__exec_connection(exec_state *x,
                                    void (*frame)(orion_conn *,
                                                  const orion_wire_frame *),
                                    void (*closed)(orion_conn *, const char *),
-                                   void (*connected)(orion_conn *),
-                                   void *data);
+                                   void (*connected)(orion_conn *), void *data);
 
 /* ---- exec_dispatch.c ---------------------------------------------------- */
 
@@ -276,7 +278,7 @@ typedef struct elem_run {
 void orion__elems_get(orion_reader *r, elem_run *run);
 /* Appends one run of count elements of esz bytes at data. */
 void orion__elems_put(orion_buf *b, int64_t id, int64_t first, int64_t count,
-                    const void *data, size_t esz);
+                      const void *data, size_t esz);
 /* Copies run's data into the dense array a; ORION_EPARSE (nothing
  * copied) when the run lies outside a or its length is wrong. */
 int orion__elems_apply(orion_array *a, const elem_run *run);

@@ -93,12 +93,11 @@ void orion__exec_post_error(exec_state *x, int64_t block, const char *msg) {
 
 /* ---- the loop thread ---------------------------------------------------- */
 
-orion_conn *orion__exec_connection(exec_state *x,
-                                   void (*frame)(orion_conn *,
-                                                 const orion_wire_frame *),
-                                   void (*closed)(orion_conn *, const char *),
-                                   void (*connected)(orion_conn *),
-                                   void *data) {
+orion_conn *
+orion__exec_connection(exec_state *x,
+                       void (*frame)(orion_conn *, const orion_wire_frame *),
+                       void (*closed)(orion_conn *, const char *),
+                       void (*connected)(orion_conn *), void *data) {
   orion_conn_cbs cbs;
   orion_conn *c;
   memset(&cbs, 0, sizeof cbs);
@@ -145,8 +144,9 @@ static void on_tick(uv_timer_t *t) {
   if (x->conn == NULL)
     return;
   if (orion_now() - x->conn->last_rx > x->hb_timeout)
-    orion__exec_die(x, "the driver at %s:%d has been silent for %.0f s; "
-                       "exiting",
+    orion__exec_die(x,
+                    "the driver at %s:%d has been silent for %.0f s; "
+                    "exiting",
                     x->host, x->port, x->hb_timeout);
   if (x->welcomed)
     send_heartbeat(x);
@@ -161,8 +161,7 @@ static void on_connected(orion_conn *c) {
 static void on_closed(orion_conn *c, const char *reason) {
   exec_state *x = orion__exec_of(c);
   x->conn = NULL;
-  orion__exec_die(x, "lost the driver at %s:%d: %s", x->host, x->port,
-                  reason);
+  orion__exec_die(x, "lost the driver at %s:%d: %s", x->host, x->port, reason);
 }
 
 /* ---- the command line --------------------------------------------------- */
@@ -230,8 +229,7 @@ static int parse_args(exec_state *x, int argc, char **argv) {
     case 'i':
       id = strtol(optarg, &end, 10);
       if (*end != '\0' || id < 0 || id > 1000000) {
-        fprintf(stderr, "orion-executor: --id: not a number: '%s'\n",
-                optarg);
+        fprintf(stderr, "orion-executor: --id: not a number: '%s'\n", optarg);
         return 2;
       }
       x->id = (int)id;

@@ -269,17 +269,16 @@ int orion_wbuf_take(orion_wbuf *p, orion_pend_item **items, int64_t *n) {
 }
 
 int orion_wbuf_apply(orion_array *target, orion_apply_op op,
-                     const orion_pend_item *items, int64_t n,
-                     int64_t *failed, int64_t *value) {
+                     const orion_pend_item *items, int64_t n, int64_t *failed,
+                     int64_t *value) {
   int64_t i;
   if (op != ORION_APPLY_ADD && op != ORION_APPLY_REPLACE)
     return ORION_EINVAL;
   if (target->type == ORION_F64) {
     double *t = (double *)target->values;
     for (i = 0; i < n; i++)
-      t[items[i].key] = op == ORION_APPLY_ADD
-                            ? items[i].val.d + t[items[i].key]
-                            : items[i].val.d;
+      t[items[i].key] = op == ORION_APPLY_ADD ? items[i].val.d + t[items[i].key]
+                                              : items[i].val.d;
     return 0;
   }
   if (target->type == ORION_F32) {
@@ -293,8 +292,8 @@ int orion_wbuf_apply(orion_array *target, orion_apply_op op,
   for (i = 0; i < n; i++) {
     int64_t k = items[i].key, x = items[i].val.i;
     if (op == ORION_APPLY_ADD) /* wraps like Lua integers */
-      x = (int64_t)((uint64_t)orion_value_get_i64(target->values,
-                                                  target->type, k) +
+      x = (int64_t)((uint64_t)orion_value_get_i64(target->values, target->type,
+                                                  k) +
                     (uint64_t)items[i].val.i);
     if (target->type == ORION_I32 && (x < INT32_MIN || x > INT32_MAX)) {
       *failed = i;

@@ -48,13 +48,13 @@ typedef enum orion_apply_op {
  * and kept, cleared, across takes until orion_wbuf_free.  The fields are
  * private. */
 typedef struct orion_wbuf {
-  int64_t positions;      /* elements of the target */
-  orion_pend_value *vals; /* dense: positions values */
-  uint64_t *bits;         /* dense: dirty bitmap */
-  int64_t *hkeys;         /* hash: key per slot, -1 when empty */
+  int64_t positions;       /* elements of the target */
+  orion_pend_value *vals;  /* dense: positions values */
+  uint64_t *bits;          /* dense: dirty bitmap */
+  int64_t *hkeys;          /* hash: key per slot, -1 when empty */
   orion_pend_value *hvals; /* hash: value per slot */
-  int64_t hcap;           /* hash: slots, a power of two */
-  int64_t *dirty;         /* dense: dirty keys; hash: occupied slots */
+  int64_t hcap;            /* hash: slots, a power of two */
+  int64_t *dirty;          /* dense: dirty keys; hash: occupied slots */
   int64_t ndirty, capdirty;
 } orion_wbuf;
 
@@ -108,7 +108,7 @@ int orion_wbuf_take(orion_wbuf *w, orion_pend_item **items, int64_t *n);
  * result; the items before it are applied, the rest are not); ORION_EINVAL
  * for ORION_APPLY_FUNC, which the caller applies itself. */
 int orion_wbuf_apply(orion_array *target, orion_apply_op op,
-                     const orion_pend_item *items, int64_t n,
-                     int64_t *failed, int64_t *value);
+                     const orion_pend_item *items, int64_t n, int64_t *failed,
+                     int64_t *value);
 
 #endif

@@ -197,9 +197,9 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
   c->accs = accs;
   c->consts = consts;
   /* math.random: the stream math.randomseed(n) starts in the interpreter. */
-  orion_luarand_seed(&rng, (int64_t)orion_seed_mix(seed, (uint64_t)ex->loop_id,
-                                                  (uint64_t)block),
-                     0);
+  orion_luarand_seed(
+      &rng,
+      (int64_t)orion_seed_mix(seed, (uint64_t)ex->loop_id, (uint64_t)block), 0);
   memcpy(c->rng, rng.s, sizeof c->rng);
   c->buf_get = cbuf_get;
   c->buf_set = cbuf_set;
@@ -219,7 +219,7 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
     } else if (r != 0) {
       char key[256];
       orion__exec_key_string(a, c->cur >= lo && c->cur < hi ? c->cur : lo, key,
-                 sizeof key);
+                             sizeof key);
       rc = orion_error_set(err, ORION_EBODY, "executor %d, element %s: %s",
                            ex->id, key, c->err);
     }
@@ -233,4 +233,3 @@ done:
   orion_free(acc_of);
   return rc;
 }
-

@@ -44,13 +44,13 @@ struct orion_exec {
   int naccs;
   exec_buffer **bufs; /* bound buffers, in bind order */
   int nbufs;
-  int nflushn; /* how many of them flush every n elements */
+  int nflushn;  /* how many of them flush every n elements */
   int body_ref; /* registry ref of the loaded body, LUA_NOREF when none */
   int64_t loop_id;
   orion_flush_sink sink; /* flushes go here instead of the target, or NULL */
   void *sink_ud;
-  orion_cbody_fn cfn;    /* the loop's compiled body, or NULL */
-  orion_cslot *cslots;   /* its slots (copied, names not kept) */
+  orion_cbody_fn cfn;  /* the loop's compiled body, or NULL */
+  orion_cslot *cslots; /* its slots (copied, names not kept) */
   int ncslots;
 };
 
@@ -61,9 +61,9 @@ struct exec_buffer {
   char name[64];
   orion_array *target; /* retained while bound; NULL once unbound */
   orion_apply_op op;
-  int apply_ref; /* registry ref of the apply function (ORION_APPLY_FUNC) */
-  int64_t flush; /* ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP or n > 0 */
-  int64_t count; /* elements run since the last flush (n > 0) */
+  int apply_ref;   /* registry ref of the apply function (ORION_APPLY_FUNC) */
+  int64_t flush;   /* ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP or n > 0 */
+  int64_t count;   /* elements run since the last flush (n > 0) */
   orion_wbuf pend; /* its pending writes */
 };
 
@@ -84,8 +84,8 @@ int orion__exec_count_element(struct orion_exec *ex, orion_error *err);
 
 /* Runs ex's compiled body over elements [lo, hi) of a (lua/exec_cbody.c);
  * errors as orion_exec_run. */
-int orion__exec_run_compiled(struct orion_exec *ex, orion_array *a,
-                             int64_t lo, int64_t hi, uint64_t seed,
-                             int64_t block, orion_error *err);
+int orion__exec_run_compiled(struct orion_exec *ex, orion_array *a, int64_t lo,
+                             int64_t hi, uint64_t seed, int64_t block,
+                             orion_error *err);
 
 #endif
