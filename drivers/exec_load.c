@@ -11,6 +11,7 @@
 #include "dsm/wire.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/error.h"
 
 static void loaded_error(orion_buf *out, const char *msg) {
   size_t at = orion_wire_begin(out, ORION_WIRE_LOADED);
@@ -65,7 +66,7 @@ int orion_executor_load_range(const char *p, size_t n, orion_buf *out) {
   o.value_col = (int)orion_pr_i64(&r);
   if (r.bad || r.left != 0 || nparts < 1 || part < 0 || part >= nparts) {
     loaded_error(out, "malformed LOAD_FILE frame");
-    return -1;
+    return ORION_EPARSE;
   }
   file = orion_strndup(path, plen);
   orion_error_clear(&err);
@@ -95,11 +96,12 @@ int orion_executor_load_range(const char *p, size_t n, orion_buf *out) {
   orion_pw_bytes(out, res.first_skip, strlen(res.first_skip));
   orion_array_release(res.array);
   orion_array_release(res.labels);
-  if (orion_wire_end(out, at) != 0) {
+  rc = orion_wire_end(out, at);
+  if (rc != 0) {
     out->len = at;
     loaded_error(out, "this executor's part of the file is larger than the "
                       "largest frame (256 MiB): use more executors");
-    return -1;
+    return rc;
   }
   return 0;
 }

@@ -1,6 +1,10 @@
+/* Accumulator values (lua/accum.h): folding operands and executors'
+ * partials with sum, min or max. */
 #include "lua/accum.h"
 
 #include <string.h>
+
+#include "util/error.h"
 
 static const char *const op_names[] = {"sum", "min", "max"};
 
@@ -11,7 +15,7 @@ int orion_acc_op_parse(const char *name, orion_acc_op *op) {
       *op = (orion_acc_op)i;
       return 0;
     }
-  return -1;
+  return ORION_EINVAL;
 }
 
 const char *orion_acc_op_name(orion_acc_op op) { return op_names[op]; }

@@ -15,7 +15,7 @@ typedef struct orion_accval {
   lua_Number d;
 } orion_accval;
 
-/* Parses "sum" | "min" | "max"; returns 0 or -1. */
+/* Parses "sum" | "min" | "max"; returns 0 or ORION_EINVAL. */
 int orion_acc_op_parse(const char *name, orion_acc_op *op);
 const char *orion_acc_op_name(orion_acc_op op);
 

@@ -55,7 +55,7 @@ int orion_capture_encode(lua_State *L, int fidx,
                          size_t errlen);
 
 /* Executor side: pushes the object bound to (kind, id) onto L, or returns
- * -1.  kind is ORION_CAPTURE_ARRAY, ORION_CAPTURE_ACC, ORION_CAPTURE_BUFFER
+ * nonzero (ORION_ECAPTURE).  kind is ORION_CAPTURE_ARRAY, ORION_CAPTURE_ACC, ORION_CAPTURE_BUFFER
  * or 'M' (the orion module, id 0).  name is the upvalue or global name an
  * array or buffer was captured under ("array" / "buffer" when it has none);
  * for the others it carries no meaning. */

@@ -1,3 +1,15 @@
+/* The executor's Lua host (lua/exec.h): the Lua state a shipped loop body
+ * runs in on an executor (and in the driver's single-process engine).  It
+ * keeps the bindings from ids to arrays, accumulators and buffers, gives
+ * bodies their proxies (arrays, slices, buffers, accumulators, the body's
+ * `orion` table), runs an interpreted body over a block in a protected
+ * call, and flushes buffers: the pending writes are kept in dsm/wbuf.h
+ * stores, applied there ("add", "replace") or here (an apply function),
+ * or handed to the flush sink.  Compiled bodies run in lua/exec_cbody.c
+ * against the same bindings (lua/exec_int.h).
+ *
+ * Includes no driver-only header: executors link it without the driver's
+ * engine.  Compute thread only (one thread per orion_exec). */
 #include "lua/exec.h"
 
 #include <lauxlib.h>
@@ -7,12 +19,13 @@
 #include <string.h>
 
 #include "dsm/proto.h"
+#include "dsm/wbuf.h"
 #include "lua/capture.h"
-#include "util/cbody.h"
+#include "lua/exec_int.h"
 #include "lua/nn.h"
 #include "util/alloc.h"
+#include "util/cbody.h"
 #include "util/clock.h"
-#include "util/luarand.h"
 #include "util/rng.h"
 
 #define ARRAY_MT "orion.exec.array"
@@ -20,38 +33,6 @@
 #define ACC_MT "orion.exec.acc"
 #define BUFFER_MT "orion.exec.buffer"
 #define BUFFERS_KEY "orion.exec.buffers" /* registry: id -> buffer object */
-
-typedef struct binding {
-  int64_t id;
-  orion_array *a;
-} binding;
-
-typedef struct acc_slot {
-  int64_t id;
-  orion_acc_op op;
-  orion_accval val;
-} acc_slot;
-
-typedef struct exec_buffer exec_buffer;
-
-struct orion_exec {
-  lua_State *L;
-  int id;
-  binding *arrays;
-  int narrays;
-  acc_slot *accs;
-  int naccs;
-  exec_buffer **bufs; /* bound buffers, in bind order */
-  int nbufs;
-  int nflushn; /* how many of them flush every n elements */
-  int body_ref; /* registry ref of the loaded body, LUA_NOREF when none */
-  int64_t loop_id;
-  orion_flush_sink sink; /* flushes go here instead of the target, or NULL */
-  void *sink_ud;
-  orion_cbody_fn cfn;    /* the loop's compiled body, or NULL */
-  orion_cslot *cslots;   /* its slots (copied, names not kept) */
-  int ncslots;
-};
 
 /* An array as a body sees it (one per captured name), and slices of it.
  * A slice is a view: base element offset plus the depth of dims consumed.
@@ -70,272 +51,9 @@ typedef struct exec_slice {
   int depth;
 } exec_slice;
 
-/* ======================================================================
- * Pending writes of a buffer.
- *
- * Keys are linear element offsets into the target.  Small targets keep a
- * dense array of values (zero when nothing is pending) with a dirty bitmap
- * and a list of dirty keys, so a read is one load and a flush touches only
- * what was written.  Large targets start with an open-addressing hash table
- * (memory in proportion to the writes) and switch to the dense form once a
- * quarter of their elements are pending.  Storage is allocated at the first
- * write and kept, cleared, across flushes until the buffer is unbound.
- * ====================================================================== */
-
-/* A pending value: the integer for i32/i64 targets, the float otherwise.
- * All-zero bits are 0 and 0.0 alike. */
-typedef orion_pend_value pval;
-typedef orion_pend_item pend_item;
-
-#define DENSE_MAX_POSITIONS ((int64_t)1 << 20)
-#define HASH_MIN_CAP 64
-
-typedef struct pending {
-  int64_t positions; /* elements of the target */
-  pval *vals;        /* dense: positions values */
-  uint64_t *bits;    /* dense: dirty bitmap */
-  int64_t *hkeys;    /* hash: key per slot, -1 when empty */
-  pval *hvals;       /* hash: value per slot */
-  int64_t hcap;      /* hash: slots, a power of two */
-  int64_t *dirty;    /* dense: dirty keys; hash: occupied slots */
-  int64_t ndirty, capdirty;
-} pending;
-
-static void pend_free(pending *p) {
-  orion_free(p->vals);
-  orion_free(p->bits);
-  orion_free(p->hkeys);
-  orion_free(p->hvals);
-  orion_free(p->dirty);
-  p->vals = p->hvals = NULL;
-  p->bits = NULL;
-  p->hkeys = p->dirty = NULL;
-  p->hcap = p->ndirty = p->capdirty = 0;
-}
-
-static int push_dirty(pending *p, int64_t x) {
-  if (p->ndirty == p->capdirty) {
-    int64_t cap = p->capdirty ? 2 * p->capdirty : 16;
-    int64_t *nd = orion_realloc(p->dirty, sizeof *nd * (size_t)cap);
-    if (nd == NULL)
-      return ORION_ENOMEM;
-    p->dirty = nd;
-    p->capdirty = cap;
-  }
-  p->dirty[p->ndirty++] = x;
-  return 0;
-}
-
-/* Dense form: marks key pending.  The key list is kept only while it is
- * short (pend_take sorts it then); from positions / 512 keys on, the
- * bitmap alone yields them, and only the count goes on. */
-static int dense_mark(pending *p, int64_t key) {
-  uint64_t bit = (uint64_t)1 << (key & 63);
-  if (p->bits[key >> 6] & bit)
-    return 0;
-  p->bits[key >> 6] |= bit;
-  if (p->ndirty >= p->positions / 512) {
-    p->ndirty++;
-    return 0;
-  }
-  if (push_dirty(p, key) != 0) {
-    p->bits[key >> 6] &= ~bit;
-    return ORION_ENOMEM;
-  }
-  return 0;
-}
-
-static int64_t hash_home(const pending *p, int64_t key) {
-  uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-  return (int64_t)((h ^ (h >> 29)) & (uint64_t)(p->hcap - 1));
-}
-
-/* The slot holding key, or the empty slot where it would go. */
-static int64_t hash_find(const pending *p, int64_t key) {
-  int64_t s = hash_home(p, key);
-  while (p->hkeys[s] != -1 && p->hkeys[s] != key)
-    s = (s + 1) & (p->hcap - 1);
-  return s;
-}
-
-/* Rehashes into cap slots; the dirty list follows the entries. */
-static int hash_resize(pending *p, int64_t cap) {
-  pending np = *p;
-  int64_t i;
-  np.hkeys = orion_malloc(sizeof *np.hkeys * (size_t)cap);
-  np.hvals = orion_malloc(sizeof *np.hvals * (size_t)cap);
-  if (np.hkeys == NULL || np.hvals == NULL) {
-    orion_free(np.hkeys);
-    orion_free(np.hvals);
-    return ORION_ENOMEM;
-  }
-  memset(np.hkeys, 0xff, sizeof *np.hkeys * (size_t)cap); /* all -1 */
-  np.hcap = cap;
-  for (i = 0; i < p->ndirty; i++) {
-    int64_t old = p->dirty[i], s = hash_find(&np, p->hkeys[old]);
-    np.hkeys[s] = p->hkeys[old];
-    np.hvals[s] = p->hvals[old];
-    p->dirty[i] = s;
-  }
-  orion_free(p->hkeys);
-  orion_free(p->hvals);
-  p->hkeys = np.hkeys;
-  p->hvals = np.hvals;
-  p->hcap = cap;
-  return 0;
-}
-
-static int dense_alloc(pending *p) {
-  p->vals = orion_calloc((size_t)p->positions, sizeof *p->vals);
-  p->bits = orion_calloc(((size_t)p->positions + 63) / 64, sizeof *p->bits);
-  if (p->vals == NULL || p->bits == NULL) {
-    orion_free(p->vals);
-    orion_free(p->bits);
-    p->vals = NULL;
-    p->bits = NULL;
-    return ORION_ENOMEM;
-  }
-  return 0;
-}
-
-/* Moves a hash table's entries into the dense form (keeps the hash on
- * failure: it still works). */
-static void hash_to_dense(pending *p) {
-  int64_t i;
-  if (dense_alloc(p) != 0)
-    return;
-  for (i = 0; i < p->ndirty; i++) {
-    int64_t s = p->dirty[i], k = p->hkeys[s];
-    p->vals[k] = p->hvals[s];
-    p->bits[k >> 6] |= (uint64_t)1 << (k & 63);
-    p->dirty[i] = k;
-  }
-  orion_free(p->hkeys);
-  orion_free(p->hvals);
-  p->hkeys = NULL;
-  p->hvals = NULL;
-  p->hcap = 0;
-}
-
-/* The pending value of key, or NULL when none is pending. */
-static const pval *pend_lookup(const pending *p, int64_t key) {
-  if (p->vals != NULL)
-    return &p->vals[key]; /* zero when clean */
-  if (p->hkeys != NULL) {
-    int64_t s = hash_find(p, key);
-    return p->hkeys[s] == key ? &p->hvals[s] : NULL;
-  }
-  return NULL;
-}
-
-/* The pending value of key, made pending (zero) when it was not.  NULL on
- * out of memory. */
-static pval *pend_slot(pending *p, int64_t key) {
-  if (p->vals == NULL && p->hkeys == NULL) {
-    if (p->positions <= DENSE_MAX_POSITIONS) {
-      if (dense_alloc(p) != 0)
-        return NULL;
-    } else if (hash_resize(p, HASH_MIN_CAP) != 0) {
-      return NULL;
-    }
-  }
-  if (p->vals != NULL)
-    return dense_mark(p, key) == 0 ? &p->vals[key] : NULL;
-  {
-    int64_t s = hash_find(p, key);
-    if (p->hkeys[s] == key)
-      return &p->hvals[s];
-    if (2 * (p->ndirty + 1) > p->hcap) {
-      if (4 * (p->ndirty + 1) >= p->positions) {
-        hash_to_dense(p);
-        if (p->vals != NULL)
-          return pend_slot(p, key);
-      }
-      if (hash_resize(p, 2 * p->hcap) != 0)
-        return NULL;
-      s = hash_find(p, key);
-    }
-    if (push_dirty(p, s) != 0)
-      return NULL;
-    p->hkeys[s] = key;
-    p->hvals[s].i = 0;
-    return &p->hvals[s];
-  }
-}
-
-static int cmp_key(const void *x, const void *y) {
-  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-  return (a > b) - (a < b);
-}
-
-/* Takes every pending element out, in ascending key order, into a new
- * array *items (orion_free it; NULL when *n is 0).  The pending set is
- * empty afterwards.  On out of memory nothing changes. */
-static int pend_take(pending *p, pend_item **items, int64_t *n) {
-  pend_item *it;
-  int64_t i, j = 0;
-  *items = NULL;
-  *n = 0;
-  if (p->ndirty == 0)
-    return 0;
-  it = orion_malloc(sizeof *it * (size_t)p->ndirty);
-  if (it == NULL)
-    return ORION_ENOMEM;
-  if (p->vals != NULL && p->ndirty >= p->positions / 512) {
-    /* Many dirty elements: the bitmap yields them in order. */
-    int64_t w, nw = (p->positions + 63) / 64;
-    for (w = 0; w < nw; w++) {
-      uint64_t bits = p->bits[w];
-      while (bits) {
-        int64_t k = w * 64 + __builtin_ctzll(bits);
-        it[j].key = k;
-        it[j++].val = p->vals[k];
-        p->vals[k].i = 0;
-        bits &= bits - 1;
-      }
-      p->bits[w] = 0;
-    }
-  } else if (p->vals != NULL) { /* dense_mark kept every key */
-    qsort(p->dirty, (size_t)p->ndirty, sizeof *p->dirty, cmp_key);
-    for (i = 0; i < p->ndirty; i++) {
-      int64_t k = p->dirty[i];
-      it[j].key = k;
-      it[j++].val = p->vals[k];
-      p->vals[k].i = 0;
-      p->bits[k >> 6] = 0;
-    }
-  } else {
-    for (i = 0; i < p->ndirty; i++) {
-      int64_t s = p->dirty[i];
-      it[j].key = p->hkeys[s];
-      it[j++].val = p->hvals[s];
-      p->hkeys[s] = -1;
-    }
-    /* key is the first member: sorting by it sorts the items. */
-    qsort(it, (size_t)j, sizeof *it, cmp_key);
-  }
-  p->ndirty = 0;
-  *items = it;
-  *n = j;
-  return 0;
-}
-
-/* A buffer on this executor: a full userdata (BUFFER_MT) anchored in the
- * registry while bound; body proxies hold it as their uservalue. */
-struct exec_buffer {
-  int64_t id;
-  char name[64];
-  orion_array *target; /* retained while bound; NULL once unbound */
-  orion_apply_op op;
-  int apply_ref; /* registry ref of the apply function (ORION_APPLY_FUNC) */
-  int64_t flush; /* ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP or n > 0 */
-  int64_t count; /* elements run since the last flush (n > 0) */
-  pending pend;
-};
-
 /* Drops the buffer's pending storage and its target.  Idempotent. */
 static void buffer_release(exec_buffer *b) {
-  pend_free(&b->pend);
+  orion_wbuf_free(&b->pend);
   orion_array_release(b->target);
   b->target = NULL;
 }
@@ -418,7 +136,7 @@ static const orion_array *ea_array(lua_State *L, const exec_array *ea) {
 
 /* Pushes the pending value of element k of a buffer (0 when none). */
 static void buffer_push(lua_State *L, const exec_buffer *b, int64_t k) {
-  const pval *v = pend_lookup(&b->pend, k);
+  const orion_pend_value *v = orion_wbuf_lookup(&b->pend, k);
   if (orion_type_is_int(b->target->type))
     lua_pushinteger(L, v != NULL ? v->i : 0);
   else
@@ -433,7 +151,7 @@ static void buffer_store(lua_State *L, const exec_array *ea, int64_t k,
                          int vidx) {
   exec_buffer *b = ea->buf;
   orion_type t = b->target->type;
-  pval v, *slot;
+  orion_pend_value v, *slot;
   if (lua_type(L, vidx) != LUA_TNUMBER)
     luaL_error(L, "cannot store a %s in %s buffer '%s'", luaL_typename(L, vidx),
                orion_type_name(t), ea->name);
@@ -450,7 +168,7 @@ static void buffer_store(lua_State *L, const exec_array *ea, int64_t k,
   } else {
     v.d = lua_tonumber(L, vidx);
   }
-  slot = pend_slot(&b->pend, k);
+  slot = orion_wbuf_slot(&b->pend, k);
   if (slot == NULL)
     luaL_error(L, "buffer '%s': out of memory for pending writes", ea->name);
   *slot = v;
@@ -576,7 +294,7 @@ static int slice_len(lua_State *L) {
  * Accumulators inside bodies.
  * ====================================================================== */
 
-static acc_slot *find_acc(orion_exec *ex, int64_t id) {
+acc_slot *orion__exec_find_acc(orion_exec *ex, int64_t id) {
   int i;
   for (i = 0; i < ex->naccs; i++)
     if (ex->accs[i].id == id)
@@ -591,7 +309,7 @@ typedef struct exec_acc {
 
 static acc_slot *check_acc(lua_State *L) {
   exec_acc *ea = luaL_checkudata(L, 1, ACC_MT);
-  acc_slot *s = find_acc(ea->ex, ea->id);
+  acc_slot *s = orion__exec_find_acc(ea->ex, ea->id);
   if (s == NULL)
     luaL_error(L, "accumulator %I is not bound", (LUAI_UACINT)ea->id);
   return s;
@@ -699,7 +417,7 @@ void orion_exec_free(orion_exec *ex) {
   orion_free(ex);
 }
 
-static binding *find_array(orion_exec *ex, int64_t id) {
+binding *orion__exec_find_array(orion_exec *ex, int64_t id) {
   int i;
   for (i = 0; i < ex->narrays; i++)
     if (ex->arrays[i].id == id)
@@ -708,7 +426,7 @@ static binding *find_array(orion_exec *ex, int64_t id) {
 }
 
 int orion_exec_bind_array(orion_exec *ex, int64_t id, orion_array *a) {
-  binding *b = find_array(ex, id), *nb;
+  binding *b = orion__exec_find_array(ex, id), *nb;
   orion_array_retain(a);
   if (b != NULL) {
     orion_array_release(b->a);
@@ -728,7 +446,7 @@ int orion_exec_bind_array(orion_exec *ex, int64_t id, orion_array *a) {
 }
 
 void orion_exec_unbind_array(orion_exec *ex, int64_t id) {
-  binding *b = find_array(ex, id);
+  binding *b = orion__exec_find_array(ex, id);
   if (b == NULL)
     return;
   orion_array_release(b->a);
@@ -736,7 +454,7 @@ void orion_exec_unbind_array(orion_exec *ex, int64_t id) {
 }
 
 int orion_exec_bind_acc(orion_exec *ex, int64_t id, orion_acc_op op) {
-  acc_slot *s = find_acc(ex, id), *ns;
+  acc_slot *s = orion__exec_find_acc(ex, id), *ns;
   if (s == NULL) {
     ns = orion_realloc(ex->accs, sizeof *ns * (size_t)(ex->naccs + 1));
     if (ns == NULL)
@@ -751,7 +469,7 @@ int orion_exec_bind_acc(orion_exec *ex, int64_t id, orion_acc_op op) {
 }
 
 int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out) {
-  acc_slot *s = find_acc(ex, id);
+  acc_slot *s = orion__exec_find_acc(ex, id);
   if (s == NULL)
     return ORION_EINVAL;
   *out = s->val;
@@ -780,7 +498,8 @@ static int traceback(lua_State *L) {
   return 1;
 }
 
-static void key_string(const orion_array *a, int64_t e, char *buf, size_t n) {
+void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
+                            size_t n) {
   size_t len = 0;
   int d;
   len += (size_t)snprintf(buf, n, "(");
@@ -806,7 +525,7 @@ static int find_buffer_index(orion_exec *ex, int64_t id) {
   return -1;
 }
 
-static exec_buffer *find_buffer(orion_exec *ex, int64_t id) {
+exec_buffer *orion__exec_find_buffer(orion_exec *ex, int64_t id) {
   int i = find_buffer_index(ex, id);
   return i >= 0 ? ex->bufs[i] : NULL;
 }
@@ -839,7 +558,7 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            const char *apply_blob, size_t len, int64_t flush,
                            orion_error *err) {
   lua_State *L = ex->L;
-  binding *t = find_array(ex, target_id);
+  binding *t = orion__exec_find_array(ex, target_id);
   exec_buffer *b, **nb;
   int ref = LUA_NOREF;
   char msg[512];
@@ -894,7 +613,7 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   b->op = op;
   b->apply_ref = ref;
   b->flush = flush;
-  b->pend.positions = t->a->nnz;
+  orion_wbuf_init(&b->pend, t->a->nnz);
   luaL_setmetatable(L, BUFFER_MT);
   lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
   lua_pushvalue(L, -2);
@@ -1031,128 +750,108 @@ int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out) {
 }
 
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id) {
-  exec_buffer *b = find_buffer(ex, id);
-  return b != NULL ? b->pend.ndirty : -1;
+  exec_buffer *b = orion__exec_find_buffer(ex, id);
+  return b != NULL ? orion_wbuf_pending(&b->pend) : -1;
 }
 
 typedef struct flush_ctx {
   exec_buffer *b;
-  const pend_item *items;
+  const orion_pend_item *items;
   int64_t n, cur;
 } flush_ctx;
 
-/* Runs inside lua_pcall: applies the taken items to the target in order;
- * f->cur names the item that failed. */
+/* Runs inside lua_pcall: applies the taken items to the target in order
+ * with the buffer's apply function; f->cur names the item that failed. */
 static int apply_items(lua_State *L) {
   flush_ctx *f = lua_touserdata(L, 1);
   exec_buffer *b = f->b;
   orion_array *a = b->target;
   int isint = orion_type_is_int(a->type);
-  if (b->op == ORION_APPLY_FUNC)
-    lua_rawgeti(L, LUA_REGISTRYINDEX, b->apply_ref); /* index 2 */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, b->apply_ref); /* index 2 */
   for (f->cur = 0; f->cur < f->n; f->cur++) {
     int64_t k = f->items[f->cur].key;
-    pval v = f->items[f->cur].val;
-    if (b->op == ORION_APPLY_FUNC) {
-      lua_pushvalue(L, 2);
-      push_elem(L, a, k);
-      if (isint)
-        lua_pushinteger(L, (lua_Integer)v.i);
-      else
-        lua_pushnumber(L, v.d);
-      lua_call(L, 2, 1);
-      store_elem(L, a, "buffer", b->name, k, -1);
-      lua_pop(L, 1);
-    } else { /* integer targets (apply_taken applies float ones) */
-      int64_t x = v.i;
-      if (b->op == ORION_APPLY_ADD) /* wraps like Lua integers */
-        x = (int64_t)((uint64_t)orion_value_get_i64(a->values, a->type, k) +
-                      (uint64_t)v.i);
-      if (a->type == ORION_I32 && (x < INT32_MIN || x > INT32_MAX))
-        luaL_error(L, "cannot store %I in i32 buffer '%s': out of range",
-                   (LUAI_UACINT)x, b->name);
-      orion_value_set_i64(a->values, a->type, k, x);
-    }
+    orion_pend_value v = f->items[f->cur].val;
+    lua_pushvalue(L, 2);
+    push_elem(L, a, k);
+    if (isint)
+      lua_pushinteger(L, (lua_Integer)v.i);
+    else
+      lua_pushnumber(L, v.d);
+    lua_call(L, 2, 1);
+    store_elem(L, a, "buffer", b->name, k, -1);
+    lua_pop(L, 1);
   }
   return 0;
 }
 
-/* Applies and clears buffer b's pending elements; restarts its count. */
-static int apply_taken(orion_exec *ex, exec_buffer *b, const pend_item *items,
-                       int64_t n, orion_error *err);
+/* The report of a flush that failed at key: "executor E, buffer 'NAME',
+ * key (k1, ..., kn): MESSAGE". */
+static int apply_error(orion_exec *ex, exec_buffer *b, int64_t key,
+                       const char *msg, orion_error *err) {
+  char where[256];
+  orion__exec_key_string(b->target, key, where, sizeof where);
+  return orion_error_set(err, ORION_EBODY,
+                         "executor %d, buffer '%s', key %s: %s", ex->id,
+                         b->name, where, msg);
+}
+
+/* Applies items[0..n) to b's target with b's operator, in order: "add"
+ * and "replace" in dsm/wbuf.c, an apply function here, in a protected
+ * call with a traceback. */
+static int apply_taken(orion_exec *ex, exec_buffer *b,
+                       const orion_pend_item *items, int64_t n,
+                       orion_error *err) {
+  lua_State *L = ex->L;
+  flush_ctx f;
+  int rc = 0, top = lua_gettop(L);
+  if (n == 0)
+    return 0;
+  if (b->op != ORION_APPLY_FUNC) {
+    int64_t bad = 0, value = 0;
+    char msg[256];
+    if (orion_wbuf_apply(b->target, b->op, items, n, &bad, &value) == 0)
+      return 0;
+    snprintf(msg, sizeof msg,
+             "cannot store %lld in i32 buffer '%s': out of range",
+             (long long)value, b->name);
+    return apply_error(ex, b, items[bad].key, msg, err);
+  }
+  f.n = n;
+  f.b = b;
+  f.items = items;
+  f.cur = 0;
+  lua_pushcfunction(L, traceback);
+  lua_pushcfunction(L, apply_items);
+  lua_pushlightuserdata(L, &f);
+  if (lua_pcall(L, 1, 0, top + 1) != LUA_OK)
+    rc = apply_error(ex, b, items[f.cur < f.n ? f.cur : f.n - 1].key,
+                     lua_tostring(L, -1), err);
+  lua_settop(L, top);
+  return rc;
+}
 
 /* Takes b's pending elements and applies them to the target (or hands them
  * to the flush sink); restarts its count. */
 static int flush_buffer(orion_exec *ex, exec_buffer *b, orion_error *err) {
-  pend_item *items;
+  orion_pend_item *items;
   int64_t n;
   int rc;
   b->count = 0;
-  if (b->target == NULL || b->pend.ndirty == 0)
+  if (b->target == NULL || orion_wbuf_pending(&b->pend) == 0)
     return 0;
-  rc = pend_take(&b->pend, &items, &n);
+  rc = orion_wbuf_take(&b->pend, &items, &n);
   if (rc != 0)
     return orion_error_set(err, rc,
                            "executor %d: buffer '%s': out of memory flushing "
                            "%lld pending elements",
-                           ex->id, b->name, (long long)b->pend.ndirty);
+                           ex->id, b->name,
+                           (long long)orion_wbuf_pending(&b->pend));
   if (ex->sink != NULL)
     rc = ex->sink(ex->sink_ud, b->id, orion_type_is_int(b->target->type),
                   items, n, err);
   else
     rc = apply_taken(ex, b, items, n, err);
   orion_free(items);
-  return rc;
-}
-
-/* Applies items[0..n) to b's target with b's operator, in order. */
-static int apply_taken(orion_exec *ex, exec_buffer *b, const pend_item *items,
-                       int64_t n, orion_error *err) {
-  lua_State *L = ex->L;
-  flush_ctx f;
-  int rc = 0, top = lua_gettop(L), msgh = 0;
-  if (n == 0)
-    return 0;
-  if (b->op != ORION_APPLY_FUNC && (b->target->type == ORION_F32 ||
-                                    b->target->type == ORION_F64)) {
-    /* Float targets cannot fail: apply_items' arithmetic without the
-     * protected call and the per-element type dispatch. */
-    int64_t i;
-    if (b->target->type == ORION_F64) {
-      double *t = (double *)b->target->values;
-      for (i = 0; i < n; i++)
-        t[items[i].key] = b->op == ORION_APPLY_ADD
-                              ? items[i].val.d + t[items[i].key]
-                              : items[i].val.d;
-    } else {
-      float *t = (float *)b->target->values;
-      for (i = 0; i < n; i++)
-        t[items[i].key] =
-            (float)(b->op == ORION_APPLY_ADD
-                        ? items[i].val.d + (double)t[items[i].key]
-                        : items[i].val.d);
-    }
-    return 0;
-  }
-  f.n = n;
-  f.b = b;
-  f.items = items;
-  f.cur = 0;
-  if (b->op == ORION_APPLY_FUNC) {
-    lua_pushcfunction(L, traceback);
-    msgh = top + 1;
-  }
-  lua_pushcfunction(L, apply_items);
-  lua_pushlightuserdata(L, &f);
-  if (lua_pcall(L, 1, 0, msgh) != LUA_OK) {
-    char key[256];
-    key_string(b->target, items[f.cur < f.n ? f.cur : f.n - 1].key, key,
-               sizeof key);
-    rc = orion_error_set(err, ORION_EBODY,
-                         "executor %d, buffer '%s', key %s: %s", ex->id,
-                         b->name, key, lua_tostring(L, -1));
-  }
-  lua_settop(L, top);
   return rc;
 }
 
@@ -1165,7 +864,7 @@ void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
 int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
                             const orion_pend_item *items, int64_t n,
                             orion_error *err) {
-  exec_buffer *b = find_buffer(ex, id);
+  exec_buffer *b = orion__exec_find_buffer(ex, id);
   int64_t i;
   if (b == NULL || b->target == NULL)
     return orion_error_set(err, ORION_EINVAL,
@@ -1195,7 +894,7 @@ int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err) {
 
 /* After each element of a block: counts it for the n-element buffers and
  * flushes those whose count is reached. */
-static int count_element(orion_exec *ex, orion_error *err) {
+int orion__exec_count_element(orion_exec *ex, orion_error *err) {
   int i;
   for (i = 0; i < ex->nbufs; i++) {
     exec_buffer *b = ex->bufs[i];
@@ -1208,7 +907,8 @@ static int count_element(orion_exec *ex, orion_error *err) {
   return 0;
 }
 
-/* Pushes the executor-side object for a captured reference. */
+/* Pushes the executor-side object for a captured reference, or returns
+ * ORION_ECAPTURE when (kind, id) is not bound here. */
 static int resolve(lua_State *L, int kind, int64_t id, const char *name,
                    void *ud) {
   orion_exec *ex = ud;
@@ -1217,10 +917,10 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
     return 0;
   }
   if (kind == ORION_CAPTURE_ARRAY) {
-    binding *b = find_array(ex, id);
+    binding *b = orion__exec_find_array(ex, id);
     exec_array *ea;
     if (b == NULL)
-      return -1;
+      return ORION_ECAPTURE;
     ea = lua_newuserdatauv(L, sizeof *ea, 0);
     ea->a = b->a;
     ea->buf = NULL;
@@ -1229,10 +929,10 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
     return 0;
   }
   if (kind == ORION_CAPTURE_BUFFER) {
-    exec_buffer *b = find_buffer(ex, id);
+    exec_buffer *b = orion__exec_find_buffer(ex, id);
     exec_array *ea;
     if (b == NULL)
-      return -1;
+      return ORION_ECAPTURE;
     ea = lua_newuserdatauv(L, sizeof *ea, 1);
     ea->a = NULL;
     ea->buf = b;
@@ -1246,15 +946,15 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
   }
   if (kind == ORION_CAPTURE_ACC) {
     exec_acc *acc;
-    if (find_acc(ex, id) == NULL)
-      return -1;
+    if (orion__exec_find_acc(ex, id) == NULL)
+      return ORION_ECAPTURE;
     acc = lua_newuserdatauv(L, sizeof *acc, 0);
     acc->ex = ex;
     acc->id = id;
     luaL_setmetatable(L, ACC_MT);
     return 0;
   }
-  return -1;
+  return ORION_ECAPTURE;
 }
 
 int orion_exec_load(orion_exec *ex, int64_t loop_id, const char *blob,
@@ -1280,6 +980,8 @@ typedef struct run_ctx {
   orion_exec *ex;
   orion_array *a;
   int64_t lo, hi, cur;
+  uint64_t seed; /* math.random's: orion_seed_mix(script seed, loop, block) */
+  int seeded;    /* math.randomseed returned */
   orion_error *err;
   int flush_rc; /* an n-element flush failed (err is set) */
 } run_ctx;
@@ -1301,6 +1003,14 @@ static int run_block(lua_State *L) {
   run_ctx *c = lua_touserdata(L, 1);
   orion_array *a = c->a;
   int nargs = a->ndims + 1;
+  /* math.random in the body: seeded inside the protected call, so that a
+   * failing math.randomseed is the block's error, not a panic. */
+  lua_getglobal(L, "math");
+  lua_getfield(L, -1, "randomseed");
+  lua_pushinteger(L, (lua_Integer)c->seed);
+  lua_call(L, 1, 0);
+  lua_pop(L, 1);
+  c->seeded = 1;
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->ex->body_ref);
   for (c->cur = c->lo; c->cur < c->hi; c->cur++) {
     lua_pushvalue(L, 2);
@@ -1312,234 +1022,16 @@ static int run_block(lua_State *L) {
                  c->cur, -1);
     lua_pop(L, 1);
     if (c->ex->nflushn > 0 &&
-        (c->flush_rc = count_element(c->ex, c->err)) != 0)
+        (c->flush_rc = orion__exec_count_element(c->ex, c->err)) != 0)
       return 0;
   }
   return 0;
 }
 
-/* ======================================================================
- * Compiled bodies (util/cbody.h).
- * ====================================================================== */
-
-int orion_exec_set_compiled(orion_exec *ex, orion_cbody_fn fn,
-                            const orion_cslot *slots, int nslots) {
-  orion_cslot *cp = NULL;
-  if (fn != NULL && nslots > 0) {
-    int i;
-    cp = orion_malloc(sizeof *cp * (size_t)nslots);
-    if (cp == NULL)
-      return ORION_ENOMEM;
-    for (i = 0; i < nslots; i++) {
-      cp[i] = slots[i];
-      cp[i].name = NULL;
-    }
-  }
-  orion_free(ex->cslots);
-  ex->cslots = cp;
-  ex->ncslots = fn != NULL ? nslots : 0;
-  ex->cfn = fn;
-  return 0;
-}
-
-int orion_exec_compiled(const orion_exec *ex) { return ex->cfn != NULL; }
-
-static void carray_of(orion_carray *ca, const orion_array *a) {
-  int d;
-  memset(ca, 0, sizeof *ca);
-  ca->values = a->values;
-  ca->keys = a->sparse ? a->keys : NULL;
-  ca->type = (int32_t)a->type;
-  ca->ndims = a->ndims;
-  ca->nnz = a->nnz;
-  for (d = 0; d < a->ndims; d++) {
-    ca->dims[d] = a->dims[d];
-    ca->strides[d] = a->sparse ? 0 : a->strides[d];
-  }
-}
-
-static orion_cval cbuf_get(orion_cctx *c, void *h, int64_t key) {
-  exec_buffer *b = h;
-  const pval *v = pend_lookup(&b->pend, key);
-  orion_cval out;
-  (void)c;
-  out.i = 0;
-  if (v != NULL)
-    out.i = v->i; /* the same bits either way */
-  return out;
-}
-
-static int cbuf_set(orion_cctx *c, void *h, int64_t key, orion_cval v) {
-  exec_buffer *b = h;
-  pval *slot;
-  if (b->target == NULL) {
-    snprintf(c->err, sizeof c->err,
-             "buffer '%s' is no longer bound on this executor", b->name);
-    return 1;
-  }
-  if (b->target->type == ORION_I32 && b->op == ORION_APPLY_REPLACE &&
-      (v.i < INT32_MIN || v.i > INT32_MAX)) {
-    snprintf(c->err, sizeof c->err,
-             "cannot store %lld in i32 buffer '%s': out of range",
-             (long long)v.i, b->name);
-    return 1;
-  }
-  slot = pend_slot(&b->pend, key);
-  if (slot == NULL) {
-    snprintf(c->err, sizeof c->err,
-             "buffer '%s': out of memory for pending writes", b->name);
-    return 1;
-  }
-  slot->i = v.i;
-  return 0;
-}
-
-static int celem_done(orion_cctx *c) {
-  orion_exec *ex = c->ud;
-  orion_error err;
-  orion_error_clear(&err);
-  if (count_element(ex, &err) != 0) {
-    snprintf(c->err, sizeof c->err, "%s", err.msg);
-    return 2; /* a flush failed: err is already the whole report */
-  }
-  return 0;
-}
-
-/* Runs the compiled body over [lo, hi) of a; errors as orion_exec_run. */
-static int run_compiled(orion_exec *ex, orion_array *a, int64_t lo, int64_t hi,
-                        uint64_t seed, int64_t block, orion_error *err) {
-  orion_cctx *c;
-  orion_carray *arrays;
-  orion_cbuffer *bufs;
-  orion_cacc *accs;
-  orion_cval *consts;
-  orion_luarand rng;
-  acc_slot **acc_of;
-  int i, na = 0, nb = 0, nc = 0, nk = 0, rc = 0;
-  size_t n = (size_t)ex->ncslots + 1;
-  c = orion_calloc(1, sizeof *c);
-  arrays = orion_calloc(n, sizeof *arrays);
-  bufs = orion_calloc(n, sizeof *bufs);
-  accs = orion_calloc(n, sizeof *accs);
-  consts = orion_calloc(n, sizeof *consts);
-  acc_of = orion_calloc(n, sizeof *acc_of);
-  if (c == NULL || arrays == NULL || bufs == NULL || accs == NULL ||
-      consts == NULL || acc_of == NULL) {
-    rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (i = 0; i < ex->ncslots && rc == 0; i++) {
-    const orion_cslot *sl = &ex->cslots[i];
-    switch (sl->kind) {
-    case ORION_CSLOT_ARRAY: {
-      binding *bd = find_array(ex, sl->id);
-      if (bd == NULL || bd->a->sparse)
-        rc = orion_error_set(err, ORION_EINVAL,
-                             "executor %d: array %lld of the compiled body "
-                             "is not bound (or sparse)",
-                             ex->id, (long long)sl->id);
-      else
-        carray_of(&arrays[na++], bd->a);
-      break;
-    }
-    case ORION_CSLOT_BUFFER: {
-      exec_buffer *bf = find_buffer(ex, sl->id);
-      int d;
-      if (bf == NULL || bf->target == NULL) {
-        rc = orion_error_set(err, ORION_EINVAL,
-                             "executor %d: buffer %lld of the compiled body "
-                             "is not bound",
-                             ex->id, (long long)sl->id);
-        break;
-      }
-      bufs[nb].h = bf;
-      bufs[nb].type = (int32_t)bf->target->type;
-      bufs[nb].ndims = bf->target->ndims;
-      bufs[nb].op = (int32_t)bf->op;
-      for (d = 0; d < bf->target->ndims; d++) {
-        bufs[nb].dims[d] = bf->target->dims[d];
-        bufs[nb].strides[d] = bf->target->strides[d];
-      }
-      nb++;
-      break;
-    }
-    case ORION_CSLOT_ACC: {
-      acc_slot *as = find_acc(ex, sl->id);
-      if (as == NULL) {
-        rc = orion_error_set(err, ORION_EINVAL,
-                             "executor %d: accumulator %lld of the compiled "
-                             "body is not bound",
-                             ex->id, (long long)sl->id);
-        break;
-      }
-      acc_of[nk] = as;
-      accs[nk].op = (int32_t)as->op;
-      accs[nk].has = as->val.has;
-      accs[nk].isint = as->val.isint;
-      accs[nk].i = (int64_t)as->val.i;
-      accs[nk].d = (double)as->val.d;
-      nk++;
-      break;
-    }
-    case ORION_CSLOT_CONST:
-      if (sl->isint)
-        consts[nc++].i = sl->ival;
-      else
-        consts[nc++].d = sl->fval;
-      break;
-    }
-  }
-  if (rc != 0)
-    goto done;
-  c->abi = ORION_CBODY_ABI;
-  c->executor = ex->id;
-  carray_of(&c->iter, a);
-  c->arrays = arrays;
-  c->bufs = bufs;
-  c->accs = accs;
-  c->consts = consts;
-  /* math.random: the stream math.randomseed(n) starts in the interpreter. */
-  orion_luarand_seed(&rng, (int64_t)orion_seed_mix(seed, (uint64_t)ex->loop_id,
-                                                  (uint64_t)block),
-                     0);
-  memcpy(c->rng, rng.s, sizeof c->rng);
-  c->buf_get = cbuf_get;
-  c->buf_set = cbuf_set;
-  c->elem_done = ex->nflushn > 0 ? celem_done : NULL;
-  c->ud = ex;
-  c->cur = lo;
-  {
-    int r = ex->cfn(c, lo, hi);
-    for (i = 0; i < nk; i++) { /* partials come back also on error */
-      acc_of[i]->val.has = accs[i].has;
-      acc_of[i]->val.isint = accs[i].isint;
-      acc_of[i]->val.i = (lua_Integer)accs[i].i;
-      acc_of[i]->val.d = (lua_Number)accs[i].d;
-    }
-    if (r == 2) {
-      rc = orion_error_set(err, ORION_EBODY, "%s", c->err);
-    } else if (r != 0) {
-      char key[256];
-      key_string(a, c->cur >= lo && c->cur < hi ? c->cur : lo, key,
-                 sizeof key);
-      rc = orion_error_set(err, ORION_EBODY, "executor %d, element %s: %s",
-                           ex->id, key, c->err);
-    }
-  }
-done:
-  orion_free(c);
-  orion_free(arrays);
-  orion_free(bufs);
-  orion_free(accs);
-  orion_free(consts);
-  orion_free(acc_of);
-  return rc;
-}
-
 int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
                    uint64_t seed, int64_t block, orion_error *err) {
   lua_State *L = ex->L;
-  binding *b = find_array(ex, iter_id);
+  binding *b = orion__exec_find_array(ex, iter_id);
   run_ctx c;
   int rc;
   if (ex->body_ref == LUA_NOREF)
@@ -1553,19 +1045,14 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: block range out of bounds", ex->id);
   if (ex->cfn != NULL)
-    return run_compiled(ex, b->a, lo, hi, seed, block, err);
-  /* math.random in the body: seeded from (script seed, loop, block). */
-  lua_getglobal(L, "math");
-  lua_getfield(L, -1, "randomseed");
-  lua_pushinteger(L, (lua_Integer)orion_seed_mix(seed, (uint64_t)ex->loop_id,
-                                                 (uint64_t)block));
-  lua_call(L, 1, 0);
-  lua_pop(L, 1);
+    return orion__exec_run_compiled(ex, b->a, lo, hi, seed, block, err);
   c.ex = ex;
   c.a = b->a;
   c.lo = lo;
   c.hi = hi;
   c.cur = lo;
+  c.seed = orion_seed_mix(seed, (uint64_t)ex->loop_id, (uint64_t)block);
+  c.seeded = 0;
   c.err = err;
   c.flush_rc = 0;
   lua_pushcfunction(L, traceback);
@@ -1574,9 +1061,14 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
   rc = lua_pcall(L, 1, 0, -3);
   if (rc != LUA_OK) {
     char key[256];
-    key_string(b->a, c.cur, key, sizeof key);
-    orion_error_set(err, ORION_EBODY, "executor %d, element %s: %s", ex->id,
-                    key, lua_tostring(L, -1));
+    if (!c.seeded) {
+      orion_error_set(err, ORION_EBODY, "executor %d: math.randomseed: %s",
+                      ex->id, lua_tostring(L, -1));
+    } else {
+      orion__exec_key_string(b->a, c.cur, key, sizeof key);
+      orion_error_set(err, ORION_EBODY, "executor %d, element %s: %s",
+                      ex->id, key, lua_tostring(L, -1));
+    }
     lua_pop(L, 2);
     return ORION_EBODY;
   }
@@ -1611,32 +1103,8 @@ int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
                          const float *x, const float *x0, int64_t n,
                          double alpha, int set_mode) {
   exec_buffer *b = v->buffer;
-  int64_t i, k0 = v->off + first;
   if (b == NULL || b->target == NULL || orion_type_is_int(b->target->type))
     return ORION_EINVAL;
-  if (n > 0 && b->pend.vals == NULL && b->pend.hkeys == NULL) {
-    /* Large bulk writes go to the dense form at once. */
-    if (n >= b->pend.positions / 4 && dense_alloc(&b->pend) != 0)
-      return ORION_ENOMEM;
-  }
-  if (b->pend.vals != NULL) { /* dense: mark the bits, then the values */
-    pending *p = &b->pend;
-    for (i = 0; i < n; i++)
-      if (dense_mark(p, k0 + i) != 0)
-        return ORION_ENOMEM;
-    for (i = 0; i < n; i++) {
-      double xi = x0 != NULL ? (double)x[i] - (double)x0[i] : (double)x[i];
-      pval *slot = &p->vals[k0 + i];
-      slot->d = set_mode ? xi : slot->d + alpha * xi;
-    }
-    return 0;
-  }
-  for (i = 0; i < n; i++) {
-    pval *slot = pend_slot(&b->pend, k0 + i);
-    if (slot == NULL)
-      return ORION_ENOMEM;
-    double xi = x0 != NULL ? (double)x[i] - (double)x0[i] : (double)x[i];
-    slot->d = set_mode ? xi : slot->d + alpha * xi;
-  }
-  return 0;
+  return orion_wbuf_add_scaled(&b->pend, v->off + first, x, x0, n, alpha,
+                               set_mode);
 }

@@ -2,7 +2,9 @@
  * ids to array partitions (and from buffer ids to their pending writes) and
  * runs a shipped loop body over one block of elements.  The single-process
  * engine hosts one of these inside the driver; distributed executors run
- * the same code.
+ * the same code.  lua/exec.c is the Lua host (bindings, body proxies,
+ * buffers, the interpreted run), lua/exec_cbody.c runs compiled bodies,
+ * dsm/wbuf.c stores the buffers' pending writes.
  *
  * Not thread-safe: one thread drives one orion_exec at a time.
  */
@@ -12,6 +14,7 @@
 #include <stdint.h>
 
 #include "dsm/array.h"
+#include "dsm/wbuf.h"
 #include "lua/accum.h"
 #include "util/cbody.h"
 #include "util/buf.h"
@@ -67,11 +70,9 @@ int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
  * flush points.
  * ---------------------------------------------------------------------- */
 
-typedef enum orion_apply_op {
-  ORION_APPLY_ADD,     /* target[k] = target[k] + pending[k] */
-  ORION_APPLY_REPLACE, /* target[k] = pending[k] */
-  ORION_APPLY_FUNC     /* target[k] = f(target[k], pending[k]) in Lua */
-} orion_apply_op;
+/* The pending writes live in a dsm/wbuf.h store per buffer; the apply
+ * operators (orion_apply_op) and the flushed items (orion_pend_item) are
+ * defined there. */
 
 /* Flush policies: after every block, only at the end of the loop, or (any
  * n > 0) after every n elements the executor runs, counted across blocks,
@@ -114,27 +115,10 @@ void orion_exec_unbind_buffer(orion_exec *ex, int64_t id);
  * dropped and the buffers after it are not flushed. */
 int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err);
 
-/* A pending buffered write: the element's linear key in the target and
- * its value (the integer for i32/i64 targets, the float otherwise; all-zero
- * bits are 0 and 0.0 alike). */
-typedef union orion_pend_value {
-  int64_t i;
-  double d;
-} orion_pend_value;
-
-typedef struct orion_pend_item {
-  int64_t key;
-  orion_pend_value val;
-} orion_pend_item;
-
 /* Where flushed writes go on a distributed executor: instead of applying
- * them to its local copy of the target, the executor hands the items (in
- * ascending key order; isint says which member of val is set) to the sink,
- * which ships them to the array's owner.  A nonzero return fails the flush
- * with err set. */
-typedef int (*orion_flush_sink)(void *ud, int64_t buffer_id, int isint,
-                                const orion_pend_item *items, int64_t n,
-                                orion_error *err);
+ * them to its local copy of the target, the executor hands the items to
+ * the sink (orion_flush_sink, dsm/wbuf.h), which ships them to the array's
+ * owner. */
 void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
                                void *ud);
 

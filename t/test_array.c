@@ -144,7 +144,7 @@ Test(array, accum_min_max_and_combine) {
   orion_acc_op op;
   cr_assert_eq(orion_acc_op_parse("min", &op), 0);
   cr_assert_eq(op, ORION_ACC_MIN);
-  cr_assert_eq(orion_acc_op_parse("avg", &op), -1);
+  cr_assert_eq(orion_acc_op_parse("avg", &op), ORION_EINVAL);
   orion_accval_add_num(&mn, ORION_ACC_MIN, 2.5);
   orion_accval_add_num(&mn, ORION_ACC_MIN, -1.0);
   orion_accval_add_int(&mx, ORION_ACC_MAX, -5);

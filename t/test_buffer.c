@@ -619,6 +619,20 @@ Test(buffer, failed_n_flush_stops_the_block) {
   teardown(&f);
 }
 
+Test(buffer, failing_randomseed_is_the_runs_error) {
+  /* math.random is seeded inside the protected call: a body that broke
+   * math.randomseed fails the next run with a report instead of a Lua
+   * panic. */
+  fix f;
+  setup(&f, 4, dense1(1, ORION_F64));
+  load(f.ex, "return function(i, v) math.randomseed = nil end");
+  cr_assert_eq(orion_exec_run(f.ex, ITER, 0, 2, 1, 0, &f.err), 0, "%s",
+               f.err.msg);
+  cr_assert_eq(orion_exec_run(f.ex, ITER, 2, 4, 1, 1, &f.err), ORION_EBODY);
+  HAS(f.err.msg, "executor 0: math.randomseed: ");
+  teardown(&f);
+}
+
 Test(buffer, bind_refuses_what_it_cannot_buffer) {
   fix f;
   orion_array *sp = orion_array_new_sparse(1, ORION_F64, NULL);

@@ -1,0 +1,669 @@
+/* orion-executor's sharded server arrays (drivers/exec_state.h, `shard`):
+ * a dense array whose rows, grouped in version chunks, are owned by the
+ * executors in turn for one loop run.  The owner applies the buffered
+ * writes for its chunks (its own, and BUFFER_FLUSHes from the others,
+ * each answered by a FLUSH_ACK) and publishes its chunks; a reader brings
+ * its copy up to date before each block with FETCHes that return only the
+ * chunks whose version changed; after the run the driver collects the
+ * changed rows with SHARD_PULL.  The compute thread sets shards up,
+ * applies writes and fetches; the loop thread answers FETCHes from the
+ * published copy (under x->mu) without waiting for a computing block.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+#include "drivers/exec_state.h"
+#include "dsm/net.h"
+#include "dsm/proto.h"
+#include "dsm/types.h"
+#include "dsm/wbuf.h"
+#include "dsm/wire.h"
+#include "lua/exec.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+static shard *find_shard(exec_state *x, int64_t id) {
+  int i;
+  for (i = 0; i < x->nshards; i++)
+    if (x->shards[i].id == id)
+      return &x->shards[i];
+  return NULL;
+}
+
+static void shard_clear(shard *sh) {
+  orion_free(sh->have);
+  orion_free(sh->ver);
+  orion_free(sh->served);
+  orion_free(sh->base);
+  orion_array_release(sh->a);
+  memset(sh, 0, sizeof *sh);
+}
+
+/* Element range of chunks [k0, k1) of sh. */
+static void chunk_elems(const shard *sh, int64_t k0, int64_t k1, int64_t *first,
+                        int64_t *count) {
+  int64_t r0 = k0 * sh->chunk_rows, r1 = k1 * sh->chunk_rows;
+  if (r1 > sh->a->dims[0])
+    r1 = sh->a->dims[0];
+  if (r0 > r1)
+    r0 = r1;
+  *first = r0 * sh->row_elems;
+  *count = (r1 - r0) * sh->row_elems;
+}
+
+/* Copies own chunks [k0, k1) from the replica to the served copy, bumping
+ * the version of each that changed (all of them when force).  x->mu
+ * held. */
+static void publish_chunks(exec_state *x, shard *sh, int64_t k0, int64_t k1,
+                           int force) {
+  int64_t k, base0, dummy;
+  chunk_elems(sh, sh->clo, sh->clo, &base0, &dummy);
+  for (k = k0 < sh->clo ? sh->clo : k0; k < k1 && k < sh->chi; k++) {
+    int64_t first, count;
+    char *dst, *src;
+    chunk_elems(sh, k, k + 1, &first, &count);
+    dst = sh->served + (size_t)(first - base0) * sh->esz;
+    src = (char *)sh->a->values + (size_t)first * sh->esz;
+    if (force || memcmp(dst, src, (size_t)count * sh->esz) != 0) {
+      memcpy(dst, src, (size_t)count * sh->esz);
+      sh->ver[k - sh->clo] = ++x->vcounter;
+    }
+  }
+}
+
+/* ---- setting shards up (compute thread) --------------------------------- */
+
+/* A fresh shard of replica a: geometry, version and copy buffers.  x->mu
+ * held.  0 or ORION_ENOMEM (sh cleared). */
+static int shard_init(exec_state *x, shard *sh, int64_t id, orion_array *a) {
+  int64_t rows, first, count;
+  sh->id = id;
+  sh->a = a;
+  orion_array_retain(sh->a);
+  rows = sh->a->dims[0];
+  sh->esz = orion_type_size(sh->a->type);
+  sh->row_elems = rows > 0 ? sh->a->nnz / rows : 0;
+  sh->chunk_rows = orion_chunk_rows(sh->row_elems * (int64_t)sh->esz);
+  sh->nchunks = rows > 0 ? (rows + sh->chunk_rows - 1) / sh->chunk_rows : 0;
+  sh->clo = orion_shard_first(x->id, x->npeers, sh->nchunks);
+  sh->chi = orion_shard_first(x->id + 1, x->npeers, sh->nchunks);
+  sh->have = orion_calloc((size_t)sh->nchunks + 1, sizeof *sh->have);
+  sh->ver = orion_calloc((size_t)(sh->chi - sh->clo) + 1, sizeof *sh->ver);
+  chunk_elems(sh, sh->clo, sh->chi, &first, &count);
+  sh->served = orion_malloc((size_t)count * sh->esz + 1);
+  sh->base = orion_malloc((size_t)count * sh->esz + 1);
+  if (sh->have == NULL || sh->ver == NULL || sh->served == NULL ||
+      sh->base == NULL) {
+    shard_clear(sh);
+    return ORION_ENOMEM;
+  }
+  return 0;
+}
+
+/* LOAD_BODY's shard entry: i64 id, u64 flags, u64 nruns, then the runs
+ * (orion__elems_get) of the rows of our chunks our copy lacks. */
+int orion__shard_setup(exec_state *x, orion_reader *r, int64_t run,
+                       orion_error *err) {
+  int64_t id = orion_pr_i64(r), flags = orion_pr_i64(r);
+  int64_t nruns = orion_pr_count(r, 32), k, first, count;
+  replica *rp = orion__replica_find(x, id);
+  shard *sh;
+  int fresh = 0;
+  if (r->bad || rp == NULL || x->npeers < 1)
+    return orion_error_set(err, ORION_EPARSE,
+                           "executor %d: malformed shard in LOAD_BODY", x->id);
+  for (k = 0; k < nruns && !r->bad; k++) {
+    elem_run er;
+    orion__elems_get(r, &er);
+    if (er.id != id || orion__elems_apply(rp->a, &er) != 0)
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed shard rows", x->id);
+  }
+  pthread_mutex_lock(&x->mu);
+  sh = find_shard(x, id);
+  if (sh != NULL && sh->a != rp->a)
+    shard_clear(sh); /* the array was remade: start over */
+  if (sh == NULL || sh->a == NULL) {
+    if (sh == NULL) {
+      shard *ns =
+          orion_realloc(x->shards, sizeof *ns * (size_t)(x->nshards + 1));
+      if (ns == NULL) {
+        pthread_mutex_unlock(&x->mu);
+        return orion_error_set(err, ORION_ENOMEM, "out of memory");
+      }
+      x->shards = ns;
+      sh = &x->shards[x->nshards++];
+      memset(sh, 0, sizeof *sh);
+    }
+    if (shard_init(x, sh, id, rp->a) != 0) {
+      pthread_mutex_unlock(&x->mu);
+      return orion_error_set(err, ORION_ENOMEM, "out of memory for a shard");
+    }
+    fresh = 1;
+  }
+  sh->flags = (int)flags;
+  sh->run = run;
+  sh->fetched_run = 0;
+  /* The replica may have changed since the last sharded run (the driver's
+   * rows above, or a loop that placed the array otherwise). */
+  publish_chunks(x, sh, sh->clo, sh->chi, fresh);
+  chunk_elems(sh, sh->clo, sh->chi, &first, &count);
+  memcpy(sh->base, sh->served, (size_t)count * sh->esz);
+  sh->served_run = run;
+  pthread_mutex_unlock(&x->mu);
+  uv_async_send(&x->wake); /* FETCHes waiting for this run */
+  return 0;
+}
+
+/* Drops the shards not sharded in this run from serving.  A loop that
+ * binds the array otherwise (replicated, partitioned) may write our
+ * replica, so the versions we hold of other owners' chunks are forgotten;
+ * an array this loop does not bind at all keeps them, so that a read-only
+ * array used every other loop (training data between evaluations) is not
+ * fetched again. */
+void orion__shards_retire(exec_state *x, int64_t run) {
+  int i, j;
+  pthread_mutex_lock(&x->mu);
+  for (i = 0; i < x->nshards; i++)
+    if (x->shards[i].run != run && x->shards[i].a != NULL) {
+      x->shards[i].served_run = 0;
+      for (j = 0; j < x->nbound; j++)
+        if (x->bound[j] == x->shards[i].id) {
+          memset(x->shards[i].have, 0,
+                 sizeof *x->shards[i].have * (size_t)x->shards[i].nchunks);
+          break;
+        }
+    }
+  pthread_mutex_unlock(&x->mu);
+}
+
+void orion__shard_drop(exec_state *x, int64_t id) {
+  shard *sh;
+  pthread_mutex_lock(&x->mu);
+  sh = find_shard(x, id);
+  if (sh != NULL) {
+    shard_clear(sh);
+    *sh = x->shards[--x->nshards];
+  }
+  pthread_mutex_unlock(&x->mu);
+}
+
+/* ---- buffered writes to the owners (compute thread) --------------------- */
+
+/* The shard a buffer writes in this run, or NULL. */
+static shard *buffer_shard(exec_state *x, int64_t buffer) {
+  int i;
+  for (i = 0; i < x->nbufs; i++)
+    if (x->bufs[i] == buffer) {
+      shard *sh = find_shard(x, x->buf_targets[i]);
+      return sh != NULL && sh->run == x->run ? sh : NULL;
+    }
+  return NULL;
+}
+
+/* Applies items to our own shard and publishes the chunks they touch. */
+static int apply_own(exec_state *x, shard *sh, int64_t buffer,
+                     const orion_pend_item *items, int64_t n,
+                     orion_error *err) {
+  int64_t i, k0, k1;
+  int64_t lo, hi;
+  int rc;
+  if (n == 0)
+    return 0;
+  lo = hi = items[0].key;
+  rc = orion_exec_buffer_apply(x->ex, buffer, items, n, err);
+  for (i = 1; i < n; i++) { /* in key order, but be safe */
+    lo = items[i].key < lo ? items[i].key : lo;
+    hi = items[i].key > hi ? items[i].key : hi;
+  }
+  k0 = lo / sh->row_elems / sh->chunk_rows;
+  k1 = hi / sh->row_elems / sh->chunk_rows + 1;
+  pthread_mutex_lock(&x->mu);
+  publish_chunks(x, sh, k0, k1, 0);
+  x->shard_items += (uint64_t)n;
+  pthread_mutex_unlock(&x->mu);
+  uv_async_send(&x->wake);
+  return rc;
+}
+
+/* BUFFER_FLUSH: i64 run, i64 buffer, u64 isint, the items
+ * (orion_flush_items_put). */
+static void write_flush(orion_buf *b, int64_t run, int64_t buffer, int isint,
+                        const orion_pend_item *items, int64_t n) {
+  size_t at = orion_wire_begin(b, ORION_WIRE_BUFFER_FLUSH);
+  orion_pw_i64(b, run);
+  orion_pw_i64(b, buffer);
+  orion_buf_u64(b, (uint64_t)isint);
+  orion_flush_items_put(b, items, n);
+  if (orion_wire_end(b, at) != 0)
+    b->oom = 1;
+}
+
+/* Reads a BUFFER_FLUSH from peer `from` into its run, buffer and a new
+ * array of items (returns their count); dies on a malformed frame. */
+static int64_t read_flush(exec_state *x, int from, const char *p, size_t len,
+                          int64_t *run, int64_t *buffer,
+                          orion_pend_item **items) {
+  orion_reader r;
+  int64_t n;
+  orion_reader_init(&r, p, len);
+  *run = orion_pr_i64(&r);
+  *buffer = orion_pr_i64(&r);
+  orion_pr_i64(&r); /* isint: the buffer knows its type */
+  n = orion_flush_items_get(&r, items);
+  if (r.bad || r.left != 0)
+    orion__exec_die(x, "executor %d sent a malformed BUFFER_FLUSH", from);
+  if (n < 0)
+    orion__exec_die(x, "out of memory applying buffered writes");
+  return n;
+}
+
+/* FLUSH_ACK: i64 run. */
+static void write_flush_ack(orion_buf *b, int64_t run) {
+  size_t at = orion_wire_begin(b, ORION_WIRE_FLUSH_ACK);
+  orion_pw_i64(b, run);
+  orion_wire_end(b, at);
+}
+
+/* Buffered writes go to the owners of their target's rows: applied here
+ * for our own chunks, sent to the other owners; or, for a target that is
+ * not sharded, to the driver. */
+int orion__shard_flush_sink(void *ud, int64_t id, int isint,
+                            const orion_pend_item *items, int64_t n,
+                            orion_error *err) {
+  exec_state *x = ud;
+  shard *sh = buffer_shard(x, id);
+  orion_buf b;
+  int64_t i = 0;
+  int rc = 0;
+  orion_buf_init(&b);
+  if (sh == NULL) {
+    write_flush(&b, x->run, id, isint, items, n);
+    if (b.oom) {
+      orion_buf_free(&b);
+      return orion_error_set(err, ORION_EINVAL,
+                             "executor %d: buffer #%lld: %lld pending writes "
+                             "exceed the largest frame",
+                             x->id, (long long)id, (long long)n);
+    }
+    orion__exec_post(x, &b);
+    orion_buf_free(&b);
+    return 0;
+  }
+  while (i < n && rc == 0) {
+    int64_t k = items[i].key / sh->row_elems / sh->chunk_rows, j = i, end;
+    int owner = 0, e;
+    for (e = 0; e < x->npeers; e++)
+      if (k >= orion_shard_first(e, x->npeers, sh->nchunks))
+        owner = e;
+    /* The owner's chunks end at this key (items come in key order). */
+    end = orion_shard_first(owner + 1, x->npeers, sh->nchunks) *
+          sh->chunk_rows * sh->row_elems;
+    while (j < n && items[j].key < end)
+      j++;
+    if (owner == x->id) {
+      rc = apply_own(x, sh, id, items + i, j - i, err);
+    } else {
+      write_flush(&b, x->run, id, isint, items + i, j - i);
+      pthread_mutex_lock(&x->mu);
+      x->outstanding++;
+      pthread_mutex_unlock(&x->mu);
+      orion__peer_post(x, owner, &b, 0);
+    }
+    i = j;
+  }
+  orion_buf_free(&b);
+  return rc;
+}
+
+/* A BUFFER_FLUSH from peer `from` for one of our shards: apply, publish,
+ * acknowledge.  An apply error is the loop's error (reported to the
+ * driver); the flush is acknowledged all the same. */
+static void peer_flush(exec_state *x, int from, const char *p, size_t len) {
+  orion_error err;
+  orion_pend_item *items = NULL;
+  int64_t run, id, n, k, lo, hi;
+  shard *sh;
+  orion_buf b;
+  n = read_flush(x, from, p, len, &run, &id, &items);
+  orion_error_clear(&err);
+  sh = buffer_shard(x, id);
+  if (run != x->run || sh == NULL)
+    orion__exec_die(x,
+                    "executor %d sent buffered writes for buffer #%lld "
+                    "of run %lld, which this executor does not hold",
+                    from, (long long)id, (long long)run);
+  lo = sh->clo * sh->chunk_rows * sh->row_elems;
+  hi = sh->chi * sh->chunk_rows * sh->row_elems;
+  for (k = 0; k < n; k++)
+    if (items[k].key < lo || items[k].key >= hi)
+      orion__exec_die(x,
+                      "executor %d sent buffered writes outside this "
+                      "executor's shard",
+                      from);
+  if (!x->failed && apply_own(x, sh, id, items, n, &err) != 0) {
+    x->failed = 1;
+    orion__exec_post_error(x, -1, err.msg);
+  }
+  orion_free(items);
+  orion_buf_init(&b);
+  write_flush_ack(&b, run);
+  orion__peer_post(x, from, &b, 1);
+  orion_buf_free(&b);
+}
+
+int orion__shard_on_flush(exec_state *x, job *j) {
+  int64_t run = 0;
+  if (j->len >= 8)
+    memcpy(&run, j->payload, 8);
+  if (run > x->run) { /* its LOAD_BODY is still on the way */
+    job **tail;
+    for (tail = &x->early; *tail != NULL; tail = &(*tail)->next)
+      ;
+    *tail = j;
+    j->next = NULL;
+    return 1;
+  }
+  peer_flush(x, j->from, j->payload, j->len);
+  return 0;
+}
+
+void orion__shard_apply_early(exec_state *x) {
+  while (x->early != NULL) { /* peers' writes that came first */
+    job *e = x->early;
+    x->early = e->next;
+    peer_flush(x, e->from, e->payload, e->len);
+    orion__exec_job_free(e);
+  }
+}
+
+/* ---- fetching other owners' chunks (compute thread) --------------------- */
+
+/* FETCH: i64 run, i64 array, i64 chunk_lo, i64 chunk_hi, then the version
+ * held of each chunk of [chunk_lo, chunk_hi). */
+static void write_fetch(orion_buf *b, int64_t run, const shard *sh, int64_t lo,
+                        int64_t hi) {
+  size_t at = orion_wire_begin(b, ORION_WIRE_FETCH);
+  int64_t k;
+  orion_pw_i64(b, run);
+  orion_pw_i64(b, sh->id);
+  orion_pw_i64(b, lo);
+  orion_pw_i64(b, hi);
+  for (k = lo; k < hi; k++)
+    orion_buf_u64(b, sh->have[k]);
+  orion_wire_end(b, at);
+}
+
+/* Installs the chunks of a FETCH_REPLY (i64 array, u64 n, then per chunk
+ * i64 chunk, u64 version, bytes rows) in our copy; dies on a malformed
+ * one. */
+static void apply_fetch_reply(exec_state *x, const job *j) {
+  orion_reader r;
+  int64_t id, n, k;
+  shard *sh;
+  orion_reader_init(&r, j->payload, j->len);
+  id = orion_pr_i64(&r);
+  n = orion_pr_count(&r, 24);
+  sh = find_shard(x, id);
+  if (sh == NULL || r.bad)
+    orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
+  for (k = 0; k < n && !r.bad; k++) {
+    int64_t c = orion_pr_i64(&r), first, count;
+    uint64_t v = (uint64_t)orion_pr_i64(&r);
+    size_t len;
+    const char *data = orion_pr_bytes(&r, &len);
+    if (data == NULL || c < 0 || c >= sh->nchunks)
+      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
+    chunk_elems(sh, c, c + 1, &first, &count);
+    if (len != (size_t)count * sh->esz)
+      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
+    memcpy((char *)sh->a->values + (size_t)first * sh->esz, data, len);
+    sh->have[c] = v;
+  }
+  if (r.bad || r.left != 0)
+    orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
+}
+
+/* The next FETCH_REPLY, waiting for it up to the deadline; NULL when none
+ * is awaited any more.  Dies when the owners stay silent. */
+static job *next_reply(exec_state *x, double deadline) {
+  struct timespec ts;
+  job *j;
+  pthread_mutex_lock(&x->mu);
+  while (x->replies == NULL && x->awaiting > 0 && orion_now() < deadline) {
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 100 * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&x->fcv, &x->mu, &ts);
+  }
+  j = x->replies;
+  if (j != NULL)
+    x->replies = j->next;
+  else if (x->awaiting > 0) {
+    pthread_mutex_unlock(&x->mu);
+    orion__exec_die(x,
+                    "no answer from the owners of a sharded array in "
+                    "%.0f s",
+                    2 * x->hb_timeout);
+  }
+  pthread_mutex_unlock(&x->mu);
+  return j;
+}
+
+/* Before a block: brings the rows of the sharded arrays the body reads up
+ * to date from their owners (only chunks whose version changed travel).
+ * Read-only ones are fetched once per run. */
+void orion__shard_fetch(exec_state *x) {
+  int i, e;
+  int64_t asked = 0;
+  double deadline;
+  job *j;
+  for (i = 0; i < x->nshards; i++) {
+    shard *sh = &x->shards[i];
+    if (sh->a == NULL || sh->run != x->run || !(sh->flags & ORION_SHARD_FETCH))
+      continue;
+    if (!(sh->flags & ORION_SHARD_WRITTEN) && sh->fetched_run == x->run)
+      continue;
+    sh->fetched_run = x->run;
+    for (e = 0; e < x->npeers; e++) {
+      int64_t lo = orion_shard_first(e, x->npeers, sh->nchunks);
+      int64_t hi = orion_shard_first(e + 1, x->npeers, sh->nchunks);
+      orion_buf b;
+      if (e == x->id || hi <= lo)
+        continue;
+      orion_buf_init(&b);
+      write_fetch(&b, x->run, sh, lo, hi);
+      pthread_mutex_lock(&x->mu);
+      x->awaiting++;
+      pthread_mutex_unlock(&x->mu);
+      orion__peer_post(x, e, &b, 0);
+      orion_buf_free(&b);
+      asked++;
+    }
+  }
+  if (asked == 0)
+    return;
+  deadline = orion_now() + 2 * x->hb_timeout;
+  while ((j = next_reply(x, deadline)) != NULL) {
+    apply_fetch_reply(x, j);
+    orion__exec_job_free(j);
+  }
+}
+
+/* ---- serving our chunks (loop thread) ----------------------------------- */
+
+/* Answers a FETCH from the served copy, or returns 1 when the run it asks
+ * about has not started here yet (it is kept and retried). */
+static int serve_fetch(exec_state *x, int from, const char *p, size_t len) {
+  orion_reader r;
+  int64_t run, id, lo, hi, k, cnt = 0, f0, c0;
+  shard *sh;
+  orion_buf b;
+  size_t at, cnt_at;
+  orion_reader_init(&r, p, len);
+  run = orion_pr_i64(&r);
+  id = orion_pr_i64(&r);
+  lo = orion_pr_i64(&r);
+  hi = orion_pr_i64(&r);
+  pthread_mutex_lock(&x->mu);
+  sh = find_shard(x, id);
+  if (sh == NULL || sh->served_run < run || sh->served_run == 0) {
+    pthread_mutex_unlock(&x->mu);
+    return 1;
+  }
+  if (r.bad || lo != sh->clo || hi != sh->chi ||
+      r.left != (size_t)(hi - lo) * 8) {
+    pthread_mutex_unlock(&x->mu);
+    if (x->peers[from].in != NULL)
+      orion_conn_close(x->peers[from].in, "malformed FETCH");
+    return 0;
+  }
+  chunk_elems(sh, sh->clo, sh->clo, &f0, &c0);
+  /* FETCH_REPLY: i64 array, u64 n, then per changed chunk i64 chunk, u64
+   * version, bytes rows. */
+  orion_buf_init(&b);
+  at = orion_wire_begin(&b, ORION_WIRE_FETCH_REPLY);
+  orion_pw_i64(&b, id);
+  cnt_at = b.len;
+  orion_buf_u64(&b, 0);
+  for (k = lo; k < hi; k++) {
+    uint64_t held = (uint64_t)orion_pr_i64(&r);
+    int64_t first, count;
+    if (held == sh->ver[k - lo])
+      continue;
+    chunk_elems(sh, k, k + 1, &first, &count);
+    orion_pw_i64(&b, k);
+    orion_buf_u64(&b, sh->ver[k - lo]);
+    orion_pw_bytes(&b, sh->served + (size_t)(first - f0) * sh->esz,
+                   (size_t)count * sh->esz);
+    cnt++;
+  }
+  pthread_mutex_unlock(&x->mu);
+  orion__patch_u64(&b, cnt_at, (uint64_t)cnt);
+  if (orion_wire_end(&b, at) != 0)
+    orion__exec_die(x, "a FETCH_REPLY exceeds the largest frame");
+  pthread_mutex_lock(&x->mu);
+  x->peer_bytes += b.len;
+  pthread_mutex_unlock(&x->mu);
+  if (x->peers[from].in != NULL)
+    orion_conn_send(x->peers[from].in, &b);
+  orion_buf_free(&b);
+  return 0;
+}
+
+void orion__shard_on_fetch(exec_state *x, orion_conn *c, int from,
+                           const orion_wire_frame *f) {
+  job *j;
+  if (serve_fetch(x, from, (const char *)f->payload, f->len) == 0)
+    return;
+  j = orion__exec_job_take(x, c, f, from); /* kept for later */
+  j->next = x->deferred;
+  x->deferred = j;
+}
+
+void orion__shard_serve_deferred(exec_state *x) {
+  job **pp = &x->deferred;
+  while (*pp != NULL) {
+    job *j = *pp;
+    if (serve_fetch(x, j->from, j->payload, j->len) == 0) {
+      *pp = j->next;
+      orion__exec_job_free(j);
+    } else {
+      pp = &j->next;
+    }
+  }
+}
+
+/* A FETCH_REPLY for the compute thread, which waits for it. */
+void orion__shard_on_fetch_reply(exec_state *x, orion_conn *c, int from,
+                                 const orion_wire_frame *f) {
+  job *j = orion__exec_job_take(x, c, f, from), **tail;
+  pthread_mutex_lock(&x->mu);
+  for (tail = &x->replies; *tail != NULL; tail = &(*tail)->next)
+    ;
+  *tail = j;
+  x->awaiting--;
+  pthread_cond_signal(&x->fcv);
+  pthread_mutex_unlock(&x->mu);
+}
+
+/* An owner applied one of our BUFFER_FLUSHes: the LOOP_DONE held back for
+ * them goes out with the last. */
+void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
+                               const orion_wire_frame *f) {
+  orion_buf done;
+  (void)c;
+  (void)from;
+  (void)f;
+  orion_buf_init(&done);
+  pthread_mutex_lock(&x->mu);
+  if (x->outstanding > 0 && --x->outstanding == 0 && x->done_held) {
+    done = x->done_frame;
+    orion_buf_init(&x->done_frame);
+    x->done_held = 0;
+  }
+  pthread_mutex_unlock(&x->mu);
+  if (done.len > 0)
+    orion_conn_send(x->conn, &done);
+  orion_buf_free(&done);
+}
+
+/* SHARD_PULL: the changed rows of our shards written in this run go to
+ * the driver in a SHARD_DATA (u64 nruns, then element runs). */
+void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
+                          const orion_wire_frame *f) {
+  orion_buf b;
+  size_t at, cnt_at;
+  int64_t runs = 0;
+  int i;
+  (void)c;
+  (void)from;
+  (void)f;
+  orion_buf_init(&b);
+  at = orion_wire_begin(&b, ORION_WIRE_SHARD_DATA);
+  cnt_at = b.len;
+  orion_buf_u64(&b, 0);
+  pthread_mutex_lock(&x->mu);
+  for (i = 0; i < x->nshards; i++) {
+    shard *sh = &x->shards[i];
+    int64_t first, count, e = 0;
+    if (sh->a == NULL || sh->run != x->run ||
+        !(sh->flags & ORION_SHARD_WRITTEN))
+      continue;
+    chunk_elems(sh, sh->clo, sh->chi, &first, &count);
+    while (e < count) { /* runs of changed elements */
+      int64_t g;
+      if (memcmp(sh->served + (size_t)e * sh->esz,
+                 sh->base + (size_t)e * sh->esz, sh->esz) == 0) {
+        e++;
+        continue;
+      }
+      g = e + 1;
+      while (g < count && memcmp(sh->served + (size_t)g * sh->esz,
+                                 sh->base + (size_t)g * sh->esz, sh->esz) != 0)
+        g++;
+      orion__elems_put(&b, sh->id, first + e, g - e,
+                       sh->served + (size_t)e * sh->esz, sh->esz);
+      runs++;
+      e = g;
+    }
+    memcpy(sh->base, sh->served, (size_t)count * sh->esz);
+  }
+  pthread_mutex_unlock(&x->mu);
+  orion__patch_u64(&b, cnt_at, (uint64_t)runs);
+  if (orion_wire_end(&b, at) != 0)
+    orion__exec_die(x, "the changes of this executor's shards exceed the "
+                       "largest frame");
+  orion_conn_send(x->conn, &b);
+  orion_buf_free(&b);
+}

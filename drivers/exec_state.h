@@ -1,0 +1,332 @@
+/* The state of one orion-executor process, and the calls between its
+ * files.  Internal to drivers/executor.c and drivers/exec_*.c.
+ *
+ *   executor.c       main: the command line, the driver's connection, the
+ *                    heartbeat, the loop thread's outbox (on_wake)
+ *   exec_dispatch.c  the one message handler: which connection may send
+ *                    which frame, the loop thread's and the compute
+ *                    thread's handler of each, the compute thread's queue
+ *   exec_peer.c      peers: the listener, HELLO, PEERS, connections to and
+ *                    from the other executors, frames queued for them
+ *   exec_replica.c   array copies: dense replicas, sparse block copies,
+ *                    FORGET, element runs on the wire
+ *   exec_shard.c     sharded server arrays: chunk versions, FETCH and its
+ *                    reply, buffered writes to their owners, SHARD_PULL
+ *   exec_run.c       running a loop: LOAD_BODY, RUN_BLOCK, LOOP_END
+ *   exec_load.c      parsing a byte range of an input file (LOAD_FILE)
+ *
+ * Two threads share the state: the loop thread runs the libuv loop (every
+ * socket, the heartbeat), the compute thread owns the Lua state and every
+ * array copy and takes the driver's requests in order.  Each field says
+ * who may touch it; "mu" fields only with x->mu held.  The state reaches
+ * every callback without a global: libuv handles carry it in their data
+ * pointer, connections through their loop's (orion__exec_of), the compute
+ * thread as its start argument, the flush sink as its user data.
+ */
+#ifndef ORION_DRIVERS_EXEC_STATE_H
+#define ORION_DRIVERS_EXEC_STATE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "dsm/array.h"
+#include "dsm/net.h"
+#include "dsm/types.h"
+#include "dsm/wbuf.h"
+#include "dsm/wire.h"
+#include "lua/exec.h"
+#include "util/buf.h"
+#include "util/ccomp.h"
+#include "util/error.h"
+
+/* The exit code of an executor whose job is gone (driver lost, silent,
+ * or a fatal protocol error). */
+#define ORION_EXEC_EXIT_CLUSTER 3
+
+/* A frame's payload handed from the loop thread to the compute thread (or
+ * kept by the loop thread for later). */
+typedef struct job {
+  struct job *next;
+  int type;      /* ORION_WIRE_... */
+  char *payload; /* orion_malloc'd, may be NULL */
+  size_t len;
+  int from; /* the peer that sent it; -1: the driver */
+} job;
+
+/* A dense array copy this executor holds (a replica of the driver's
+ * array; only the parts the driver sent are meaningful). */
+typedef struct replica {
+  int64_t id;
+  orion_array *a;
+} replica;
+
+/* One block of a sparse iterated array, as the driver sent it. */
+typedef struct blockcopy {
+  int64_t array, block;
+  orion_array *a;
+} blockcopy;
+
+/* Another executor, as this one sees it: where it listens, the
+ * connection this executor opened to it (requests go out there, answers
+ * come back), the one it opened to us (its requests, our answers), and
+ * frames the compute thread queued for it (under mu). */
+typedef struct peerlink {
+  int index; /* its executor id */
+  char host[256];
+  int port;
+  orion_conn *out;
+  int out_ready; /* out connected and HELLO sent */
+  orion_conn *in;
+  orion_buf pending;   /* for out, before it is ready */
+  orion_buf queued;    /* from the compute thread, for out (mu) */
+  orion_buf queued_in; /* from the compute thread, for in (mu) */
+} peerlink;
+
+/* A server-held array sharded across the executors (for one loop run).
+ * Its rows are grouped in the driver's version chunks; executor e owns
+ * chunks [orion_shard_first(e), orion_shard_first(e + 1)).  The owner's
+ * replica is the authoritative copy of its chunks during the run; it
+ * publishes them (after applying buffered writes) to `served`, from which
+ * the loop thread answers other executors' FETCHes without waiting for
+ * the compute thread.  Requesters keep the version they hold of each
+ * chunk and fetch only newer ones at block boundaries. */
+typedef struct shard {
+  int64_t id;
+  orion_array *a; /* the replica (compute thread) */
+  int64_t row_elems, chunk_rows, nchunks;
+  size_t esz;
+  int flags;           /* ORION_SHARD_FETCH | ORION_SHARD_WRITTEN */
+  int64_t run;         /* the run the flags are for */
+  int64_t fetched_run; /* read-only: fetched once in this run */
+  uint64_t *have;      /* requester: version held per chunk */
+  int64_t clo, chi;    /* owner: my chunks */
+  uint64_t *ver;       /* owner: per own chunk */
+  char *served;        /* owner: own rows as published */
+  char *base;          /* owner: own rows when the run started */
+  int64_t served_run;
+} shard;
+
+typedef struct exec_state {
+  /* From the command line; read-only once the threads run. */
+  int id;
+  char host[256]; /* the driver's */
+  int port;
+  const char *token;
+  const char *bind;
+  double hb_timeout;
+
+  /* Loop thread. */
+  uv_loop_t loop;   /* its data is this state */
+  orion_conn *conn; /* to the driver; NULL once closed */
+  uv_async_t wake;  /* the compute thread queued frames */
+  uv_timer_t hb;
+  uint64_t hb_seq;
+  int welcomed;
+  uv_tcp_t listener;     /* for peers */
+  char listen_addr[128]; /* "host:port" peers reach us at */
+  peerlink *peers;       /* npeers; [id] unused; set once by PEERS */
+  job *deferred;         /* FETCHes for a run not started here yet */
+
+  /* Shared by the threads: under mu. */
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* signalled when a job is queued */
+  job *head, *tail;  /* to the compute thread */
+  orion_buf out;     /* frames from the compute thread */
+  int stop;
+  int npeers;    /* executors in the job (from PEERS) */
+  shard *shards; /* the loop thread serves from them */
+  int nshards;
+  uint64_t vcounter;    /* owner chunk versions */
+  int64_t outstanding;  /* BUFFER_FLUSHes to peers not yet acknowledged */
+  orion_buf done_frame; /* LOOP_DONE held back until they are */
+  int done_held;
+  job *replies;         /* FETCH_REPLY payloads for the compute thread */
+  int64_t awaiting;     /* FETCH_REPLYs the compute thread waits for */
+  pthread_cond_t fcv;   /* signalled when one arrives */
+  uint64_t peer_bytes;  /* sent to peers since the last LOOP_DONE */
+  uint64_t shard_items; /* writes applied to own shards, likewise */
+
+  /* Compute thread. */
+  orion_exec *ex;
+  replica *reps;
+  int nreps;
+  blockcopy *blocks;
+  int nblocks;
+  int64_t iter_id;
+  int iter_sparse;
+  orion_type iter_type;
+  int iter_ndims;
+  int64_t iter_dims[ORION_MAX_DIMS];
+  int64_t *bound; /* array ids bound for the current loop */
+  int nbound;
+  int64_t *bufs;        /* buffer ids bound for the current loop */
+  int64_t *buf_targets; /* and their target arrays */
+  int nbufs;
+  int64_t *accs;
+  int naccs;
+  int failed;       /* a body failed in this loop: skip its remaining blocks */
+  int64_t run;      /* the loop run being computed (SHARD_PULL reads it) */
+  job *early;       /* BUFFER_FLUSHes for a run whose LOAD_BODY is not in */
+  orion_cobj *cobj; /* the loaded loop's compiled body, or NULL */
+  struct {
+    uint64_t hash;
+    orion_cobj *obj;
+  } bodies[64]; /* built, by hash */
+  int nbodies;
+  /* Ranges of deferred arrays this executor keeps during the run and
+   * returns with its LOOP_DONE. */
+  int64_t (*kept)[3];
+  int nkept, capkept;
+} exec_state;
+
+/* The state a connection's callbacks run for. */
+static inline exec_state *orion__exec_of(const orion_conn *c) {
+  return (exec_state *)c->tcp.loop->data;
+}
+
+/* ---- executor.c --------------------------------------------------------- */
+
+/* Prints "orion-executor ID: MESSAGE" and exits with
+ * ORION_EXEC_EXIT_CLUSTER at once (either thread). */
+void orion__exec_die(const exec_state *x, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+/* Hands the finished frames in b to the loop thread for the driver and
+ * empties b (compute thread). */
+void orion__exec_post(exec_state *x, orion_buf *b);
+
+/* Posts a BODY_ERROR: a body or loop error in block `block` (-1: none). */
+void orion__exec_post_error(exec_state *x, int64_t block, const char *msg);
+
+/* A connection on the executor's loop that connects out (to the driver or
+ * a peer) with these callbacks and owner data; dies on out of memory.
+ * Loop thread. */
+orion_conn *orion__exec_connection(exec_state *x,
+                                   void (*frame)(orion_conn *,
+                                                 const orion_wire_frame *),
+                                   void (*closed)(orion_conn *, const char *),
+                                   void (*connected)(orion_conn *), void *data);
+
+/* ---- exec_dispatch.c ---------------------------------------------------- */
+
+/* Frame callbacks of the driver's connection and of the connections to
+ * and from peers: each hands the frame to the one dispatch table. */
+void orion__exec_on_driver_frame(orion_conn *c, const orion_wire_frame *f);
+void orion__exec_on_peer_in_frame(orion_conn *c, const orion_wire_frame *f);
+void orion__exec_on_peer_out_frame(orion_conn *c, const orion_wire_frame *f);
+
+/* A job holding frame f's payload (taken from c's decoder: f is gone
+ * afterwards), from peer `from` (-1: the driver).  Dies on out of
+ * memory.  Loop thread. */
+job *orion__exec_job_take(exec_state *x, orion_conn *c,
+                          const orion_wire_frame *f, int from);
+void orion__exec_job_free(job *j);
+
+/* The compute thread: takes the queued jobs in order until x->stop. */
+void *orion__exec_compute_main(void *arg);
+
+/* ---- exec_peer.c -------------------------------------------------------- */
+
+/* The executor id of a peer connection, or -1 before its HELLO. */
+int orion__peer_index(const orion_conn *c);
+/* Sends HELLO (token, id, where we listen) on c.  Loop thread. */
+void orion__peer_send_hello(exec_state *x, orion_conn *c);
+/* Listens for peers on the address c (the driver's connection) leaves
+ * from.  Loop thread. */
+void orion__peer_listen(exec_state *x, orion_conn *c);
+/* Queues frames for peer e: to_in = 0 on the connection we opened to e
+ * (requests), 1 on the one e opened to us (answers).  Empties b.  Compute
+ * thread. */
+void orion__peer_post(exec_state *x, int e, orion_buf *b, int to_in);
+/* Sends what the compute thread queued for the peers.  Loop thread. */
+void orion__peer_drain(exec_state *x);
+/* Loop-thread handlers of PEERS (from the driver) and HELLO (from a
+ * peer). */
+void orion__peer_on_peers(exec_state *x, orion_conn *c, int from,
+                          const orion_wire_frame *f);
+void orion__peer_on_hello(exec_state *x, orion_conn *c, int from,
+                          const orion_wire_frame *f);
+
+/* ---- exec_replica.c ----------------------------------------------------- */
+
+replica *orion__replica_find(exec_state *x, int64_t id);
+/* The replica of array id with this shape, made (zero-filled) when it is
+ * missing or has another shape.  NULL with err set on failure. */
+orion_array *orion__replica_for(exec_state *x, int64_t id, orion_type type,
+                                int ndims, const int64_t *dims,
+                                orion_error *err);
+blockcopy *orion__block_find(exec_state *x, int64_t array, int64_t block);
+/* Stores the elements of a sparse block of the iterated array (replacing
+ * an older copy).  NULL with err set on failure. */
+orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
+                                const char *keys, const char *values,
+                                orion_error *err);
+/* FORGET: drops the copies (and shards) of the listed arrays. */
+int orion__replica_forget(exec_state *x, job *j);
+
+/* A run of elements on the wire: elements [first, first + count) of
+ * array id (RUN_BLOCK, LOAD_BODY's shard rows, BLOCK_DONE, LOOP_DONE,
+ * SHARD_DATA). */
+typedef struct elem_run {
+  int64_t id, first, count;
+  const char *data; /* into the payload */
+  size_t len;
+} elem_run;
+
+/* Reads one run (r marked bad on overrun). */
+void orion__elems_get(orion_reader *r, elem_run *run);
+/* Appends one run of count elements of esz bytes at data. */
+void orion__elems_put(orion_buf *b, int64_t id, int64_t first, int64_t count,
+                      const void *data, size_t esz);
+/* Copies run's data into the dense array a; ORION_EPARSE (nothing
+ * copied) when the run lies outside a or its length is wrong. */
+int orion__elems_apply(orion_array *a, const elem_run *run);
+/* Overwrites the u64 at b->data + at (a count written before its items)
+ * unless b ran out of memory. */
+void orion__patch_u64(orion_buf *b, size_t at, uint64_t v);
+
+/* ---- exec_shard.c ------------------------------------------------------- */
+
+/* One LOAD_BODY shard entry from r: sets up or refreshes the shard and
+ * installs the rows sent for our chunks.  Compute thread. */
+int orion__shard_setup(exec_state *x, orion_reader *r, int64_t run,
+                       orion_error *err);
+/* Retires the shards not sharded in this run.  Compute thread. */
+void orion__shards_retire(exec_state *x, int64_t run);
+/* Drops array id's shard, if any.  Compute thread. */
+void orion__shard_drop(exec_state *x, int64_t id);
+/* Brings the sharded arrays the body reads up to date before a block.
+ * Compute thread. */
+void orion__shard_fetch(exec_state *x);
+/* The flush sink (lua/exec.h) of the executor's core; ud is the state. */
+int orion__shard_flush_sink(void *ud, int64_t id, int isint,
+                            const orion_pend_item *items, int64_t n,
+                            orion_error *err);
+/* BUFFER_FLUSH from a peer (compute thread): applied now, or kept (returns
+ * 1) until the LOAD_BODY of its run is in. */
+int orion__shard_on_flush(exec_state *x, job *j);
+/* Applies the BUFFER_FLUSHes kept for the run just loaded. */
+void orion__shard_apply_early(exec_state *x);
+/* Loop-thread handlers: FETCH, FETCH_REPLY, FLUSH_ACK from peers,
+ * SHARD_PULL from the driver. */
+void orion__shard_on_fetch(exec_state *x, orion_conn *c, int from,
+                           const orion_wire_frame *f);
+void orion__shard_on_fetch_reply(exec_state *x, orion_conn *c, int from,
+                                 const orion_wire_frame *f);
+void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
+                               const orion_wire_frame *f);
+void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
+                          const orion_wire_frame *f);
+/* Retries the FETCHes that arrived before their run started here.  Loop
+ * thread. */
+void orion__shard_serve_deferred(exec_state *x);
+
+/* ---- exec_run.c --------------------------------------------------------- */
+
+/* Compute-thread handlers of LOAD_BODY, RUN_BLOCK and LOOP_END. */
+int orion__run_load_body(exec_state *x, job *j);
+int orion__run_block(exec_state *x, job *j);
+int orion__run_loop_end(exec_state *x, job *j);
+
+#endif

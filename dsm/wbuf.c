@@ -1,0 +1,306 @@
+/* The buffered-write store (dsm/wbuf.h): a buffer's pending writes in a
+ * dense or hashed form, taken out in key order, and the write-back of the
+ * "add" and "replace" operators. */
+#include "dsm/wbuf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm/types.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+typedef orion_pend_value pval;
+typedef orion_wbuf pending;
+
+#define DENSE_MAX_POSITIONS ((int64_t)1 << 20)
+#define HASH_MIN_CAP 64
+
+void orion_wbuf_init(orion_wbuf *w, int64_t positions) {
+  memset(w, 0, sizeof *w);
+  w->positions = positions;
+}
+
+void orion_wbuf_free(orion_wbuf *p) {
+  orion_free(p->vals);
+  orion_free(p->bits);
+  orion_free(p->hkeys);
+  orion_free(p->hvals);
+  orion_free(p->dirty);
+  p->vals = p->hvals = NULL;
+  p->bits = NULL;
+  p->hkeys = p->dirty = NULL;
+  p->hcap = p->ndirty = p->capdirty = 0;
+}
+
+int64_t orion_wbuf_pending(const orion_wbuf *w) { return w->ndirty; }
+
+static int push_dirty(pending *p, int64_t x) {
+  if (p->ndirty == p->capdirty) {
+    int64_t cap = p->capdirty ? 2 * p->capdirty : 16;
+    int64_t *nd = orion_realloc(p->dirty, sizeof *nd * (size_t)cap);
+    if (nd == NULL)
+      return ORION_ENOMEM;
+    p->dirty = nd;
+    p->capdirty = cap;
+  }
+  p->dirty[p->ndirty++] = x;
+  return 0;
+}
+
+/* Dense form: marks key pending.  The key list is kept only while it is
+ * short (orion_wbuf_take sorts it then); from positions / 512 keys on, the
+ * bitmap alone yields them, and only the count goes on. */
+static int dense_mark(pending *p, int64_t key) {
+  uint64_t bit = (uint64_t)1 << (key & 63);
+  if (p->bits[key >> 6] & bit)
+    return 0;
+  p->bits[key >> 6] |= bit;
+  if (p->ndirty >= p->positions / 512) {
+    p->ndirty++;
+    return 0;
+  }
+  if (push_dirty(p, key) != 0) {
+    p->bits[key >> 6] &= ~bit;
+    return ORION_ENOMEM;
+  }
+  return 0;
+}
+
+static int64_t hash_home(const pending *p, int64_t key) {
+  uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
+  return (int64_t)((h ^ (h >> 29)) & (uint64_t)(p->hcap - 1));
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static int64_t hash_find(const pending *p, int64_t key) {
+  int64_t s = hash_home(p, key);
+  while (p->hkeys[s] != -1 && p->hkeys[s] != key)
+    s = (s + 1) & (p->hcap - 1);
+  return s;
+}
+
+/* Rehashes into cap slots; the dirty list follows the entries. */
+static int hash_resize(pending *p, int64_t cap) {
+  pending np = *p;
+  int64_t i;
+  np.hkeys = orion_malloc(sizeof *np.hkeys * (size_t)cap);
+  np.hvals = orion_malloc(sizeof *np.hvals * (size_t)cap);
+  if (np.hkeys == NULL || np.hvals == NULL) {
+    orion_free(np.hkeys);
+    orion_free(np.hvals);
+    return ORION_ENOMEM;
+  }
+  memset(np.hkeys, 0xff, sizeof *np.hkeys * (size_t)cap); /* all -1 */
+  np.hcap = cap;
+  for (i = 0; i < p->ndirty; i++) {
+    int64_t old = p->dirty[i], s = hash_find(&np, p->hkeys[old]);
+    np.hkeys[s] = p->hkeys[old];
+    np.hvals[s] = p->hvals[old];
+    p->dirty[i] = s;
+  }
+  orion_free(p->hkeys);
+  orion_free(p->hvals);
+  p->hkeys = np.hkeys;
+  p->hvals = np.hvals;
+  p->hcap = cap;
+  return 0;
+}
+
+static int dense_alloc(pending *p) {
+  p->vals = orion_calloc((size_t)p->positions, sizeof *p->vals);
+  p->bits = orion_calloc(((size_t)p->positions + 63) / 64, sizeof *p->bits);
+  if (p->vals == NULL || p->bits == NULL) {
+    orion_free(p->vals);
+    orion_free(p->bits);
+    p->vals = NULL;
+    p->bits = NULL;
+    return ORION_ENOMEM;
+  }
+  return 0;
+}
+
+/* Moves a hash table's entries into the dense form (keeps the hash on
+ * failure: it still works). */
+static void hash_to_dense(pending *p) {
+  int64_t i;
+  if (dense_alloc(p) != 0)
+    return;
+  for (i = 0; i < p->ndirty; i++) {
+    int64_t s = p->dirty[i], k = p->hkeys[s];
+    p->vals[k] = p->hvals[s];
+    p->bits[k >> 6] |= (uint64_t)1 << (k & 63);
+    p->dirty[i] = k;
+  }
+  orion_free(p->hkeys);
+  orion_free(p->hvals);
+  p->hkeys = NULL;
+  p->hvals = NULL;
+  p->hcap = 0;
+}
+
+const orion_pend_value *orion_wbuf_lookup(const orion_wbuf *p, int64_t key) {
+  if (p->vals != NULL)
+    return &p->vals[key]; /* zero when clean */
+  if (p->hkeys != NULL) {
+    int64_t s = hash_find(p, key);
+    return p->hkeys[s] == key ? &p->hvals[s] : NULL;
+  }
+  return NULL;
+}
+
+orion_pend_value *orion_wbuf_slot(orion_wbuf *p, int64_t key) {
+  if (p->vals == NULL && p->hkeys == NULL) {
+    if (p->positions <= DENSE_MAX_POSITIONS) {
+      if (dense_alloc(p) != 0)
+        return NULL;
+    } else if (hash_resize(p, HASH_MIN_CAP) != 0) {
+      return NULL;
+    }
+  }
+  if (p->vals != NULL)
+    return dense_mark(p, key) == 0 ? &p->vals[key] : NULL;
+  {
+    int64_t s = hash_find(p, key);
+    if (p->hkeys[s] == key)
+      return &p->hvals[s];
+    if (2 * (p->ndirty + 1) > p->hcap) {
+      if (4 * (p->ndirty + 1) >= p->positions) {
+        hash_to_dense(p);
+        if (p->vals != NULL)
+          return orion_wbuf_slot(p, key);
+      }
+      if (hash_resize(p, 2 * p->hcap) != 0)
+        return NULL;
+      s = hash_find(p, key);
+    }
+    if (push_dirty(p, s) != 0)
+      return NULL;
+    p->hkeys[s] = key;
+    p->hvals[s].i = 0;
+    return &p->hvals[s];
+  }
+}
+
+int orion_wbuf_add_scaled(orion_wbuf *p, int64_t k0, const float *x,
+                          const float *x0, int64_t n, double alpha,
+                          int set_mode) {
+  int64_t i;
+  if (n > 0 && p->vals == NULL && p->hkeys == NULL) {
+    /* Large bulk writes go to the dense form at once. */
+    if (n >= p->positions / 4 && dense_alloc(p) != 0)
+      return ORION_ENOMEM;
+  }
+  if (p->vals != NULL) { /* dense: mark the bits, then the values */
+    for (i = 0; i < n; i++)
+      if (dense_mark(p, k0 + i) != 0)
+        return ORION_ENOMEM;
+    for (i = 0; i < n; i++) {
+      double xi = x0 != NULL ? (double)x[i] - (double)x0[i] : (double)x[i];
+      pval *slot = &p->vals[k0 + i];
+      slot->d = set_mode ? xi : slot->d + alpha * xi;
+    }
+    return 0;
+  }
+  for (i = 0; i < n; i++) {
+    pval *slot = orion_wbuf_slot(p, k0 + i);
+    double xi;
+    if (slot == NULL)
+      return ORION_ENOMEM;
+    xi = x0 != NULL ? (double)x[i] - (double)x0[i] : (double)x[i];
+    slot->d = set_mode ? xi : slot->d + alpha * xi;
+  }
+  return 0;
+}
+
+static int cmp_key(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+int orion_wbuf_take(orion_wbuf *p, orion_pend_item **items, int64_t *n) {
+  orion_pend_item *it;
+  int64_t i, j = 0;
+  *items = NULL;
+  *n = 0;
+  if (p->ndirty == 0)
+    return 0;
+  it = orion_malloc(sizeof *it * (size_t)p->ndirty);
+  if (it == NULL)
+    return ORION_ENOMEM;
+  if (p->vals != NULL && p->ndirty >= p->positions / 512) {
+    /* Many dirty elements: the bitmap yields them in order. */
+    int64_t w, nw = (p->positions + 63) / 64;
+    for (w = 0; w < nw; w++) {
+      uint64_t bits = p->bits[w];
+      while (bits) {
+        int64_t k = w * 64 + __builtin_ctzll(bits);
+        it[j].key = k;
+        it[j++].val = p->vals[k];
+        p->vals[k].i = 0;
+        bits &= bits - 1;
+      }
+      p->bits[w] = 0;
+    }
+  } else if (p->vals != NULL) { /* dense_mark kept every key */
+    qsort(p->dirty, (size_t)p->ndirty, sizeof *p->dirty, cmp_key);
+    for (i = 0; i < p->ndirty; i++) {
+      int64_t k = p->dirty[i];
+      it[j].key = k;
+      it[j++].val = p->vals[k];
+      p->vals[k].i = 0;
+      p->bits[k >> 6] = 0;
+    }
+  } else {
+    for (i = 0; i < p->ndirty; i++) {
+      int64_t s = p->dirty[i];
+      it[j].key = p->hkeys[s];
+      it[j++].val = p->hvals[s];
+      p->hkeys[s] = -1;
+    }
+    /* key is the first member: sorting by it sorts the items. */
+    qsort(it, (size_t)j, sizeof *it, cmp_key);
+  }
+  p->ndirty = 0;
+  *items = it;
+  *n = j;
+  return 0;
+}
+
+int orion_wbuf_apply(orion_array *target, orion_apply_op op,
+                     const orion_pend_item *items, int64_t n, int64_t *failed,
+                     int64_t *value) {
+  int64_t i;
+  if (op != ORION_APPLY_ADD && op != ORION_APPLY_REPLACE)
+    return ORION_EINVAL;
+  if (target->type == ORION_F64) {
+    double *t = (double *)target->values;
+    for (i = 0; i < n; i++)
+      t[items[i].key] = op == ORION_APPLY_ADD ? items[i].val.d + t[items[i].key]
+                                              : items[i].val.d;
+    return 0;
+  }
+  if (target->type == ORION_F32) {
+    float *t = (float *)target->values;
+    for (i = 0; i < n; i++)
+      t[items[i].key] = (float)(op == ORION_APPLY_ADD
+                                    ? items[i].val.d + (double)t[items[i].key]
+                                    : items[i].val.d);
+    return 0;
+  }
+  for (i = 0; i < n; i++) {
+    int64_t k = items[i].key, x = items[i].val.i;
+    if (op == ORION_APPLY_ADD) /* wraps like Lua integers */
+      x = (int64_t)((uint64_t)orion_value_get_i64(target->values, target->type,
+                                                  k) +
+                    (uint64_t)items[i].val.i);
+    if (target->type == ORION_I32 && (x < INT32_MIN || x > INT32_MAX)) {
+      *failed = i;
+      *value = x;
+      return -ERANGE;
+    }
+    orion_value_set_i64(target->values, target->type, k, x);
+  }
+  return 0;
+}

@@ -1,0 +1,114 @@
+/* The buffered-write store: the pending writes of one buffer
+ * (orion.buffer) on an executor, keyed by the linear element offset into
+ * the buffer's target array, and the write-back that applies them to the
+ * target with the buffer's operator.
+ *
+ * Pure C: no Lua, no sockets.  The executor's Lua host (lua/exec.c) keeps
+ * one store per bound buffer and writes to it from bodies; a flush takes
+ * the pending writes out in key order and either applies them here (the
+ * "add" and "replace" operators), applies them in Lua (an apply function)
+ * or ships them to the target's owner.
+ *
+ * Not thread-safe: one thread uses one store at a time.
+ */
+#ifndef ORION_DSM_WBUF_H
+#define ORION_DSM_WBUF_H
+
+#include <stdint.h>
+
+#include "dsm/array.h"
+
+/* A pending value: the integer for i32/i64 targets, the float otherwise
+ * (all-zero bits are 0 and 0.0 alike). */
+typedef union orion_pend_value {
+  int64_t i;
+  double d;
+} orion_pend_value;
+
+/* A pending buffered write: the element's linear key in the target and its
+ * value. */
+typedef struct orion_pend_item {
+  int64_t key;
+  orion_pend_value val;
+} orion_pend_item;
+
+/* How a buffer's pending value meets the target's element at a flush. */
+typedef enum orion_apply_op {
+  ORION_APPLY_ADD,     /* target[k] = target[k] + pending[k] */
+  ORION_APPLY_REPLACE, /* target[k] = pending[k] */
+  ORION_APPLY_FUNC     /* target[k] = f(target[k], pending[k]) in Lua */
+} orion_apply_op;
+
+/* The pending writes of one buffer.  Small targets keep a dense array of
+ * values (zero when nothing is pending) with a dirty bitmap and a list of
+ * dirty keys, so a read is one load and a take touches only what was
+ * written.  Large targets start with an open-addressing hash table (memory
+ * in proportion to the writes) and switch to the dense form once a quarter
+ * of their elements are pending.  Storage is allocated at the first write
+ * and kept, cleared, across takes until orion_wbuf_free.  The fields are
+ * private. */
+typedef struct orion_wbuf {
+  int64_t positions;       /* elements of the target */
+  orion_pend_value *vals;  /* dense: positions values */
+  uint64_t *bits;          /* dense: dirty bitmap */
+  int64_t *hkeys;          /* hash: key per slot, -1 when empty */
+  orion_pend_value *hvals; /* hash: value per slot */
+  int64_t hcap;            /* hash: slots, a power of two */
+  int64_t *dirty;          /* dense: dirty keys; hash: occupied slots */
+  int64_t ndirty, capdirty;
+} orion_wbuf;
+
+/* Where a flush sends the writes it took, instead of applying them (a
+ * distributed executor ships them to the target's owner): the items of
+ * buffer buffer_id in ascending key order, isint saying which member of
+ * val is set.  A nonzero return fails the flush with err set. */
+typedef int (*orion_flush_sink)(void *ud, int64_t buffer_id, int isint,
+                                const orion_pend_item *items, int64_t n,
+                                orion_error *err);
+
+/* An empty store for a target of `positions` elements (allocates
+ * nothing). */
+void orion_wbuf_init(orion_wbuf *w, int64_t positions);
+
+/* Frees the storage and drops every pending write; the store stays usable
+ * (empty).  Idempotent. */
+void orion_wbuf_free(orion_wbuf *w);
+
+/* The number of pending elements. */
+int64_t orion_wbuf_pending(const orion_wbuf *w);
+
+/* The pending value of key, or NULL when none is pending (the dense form
+ * answers a zero value for a clean key).  key must be in [0, positions).
+ * Valid until the next write to or take from the store. */
+const orion_pend_value *orion_wbuf_lookup(const orion_wbuf *w, int64_t key);
+
+/* The pending value of key for writing, made pending (zero) when it was
+ * not.  NULL on out of memory (nothing changes).  key must be in
+ * [0, positions).  Valid until the next write to or take from the store. */
+orion_pend_value *orion_wbuf_slot(orion_wbuf *w, int64_t key);
+
+/* Float targets: for i in [0, n), with d = x[i] - x0[i] in double (d = x[i]
+ * when x0 is NULL), the pending value of key k0 + i becomes d (set_mode 1)
+ * or pending + alpha * d (set_mode 0).  A write of a quarter of the target
+ * or more to an empty store goes to the dense form at once.  Returns 0 or
+ * ORION_ENOMEM (the writes before the failing one stay pending). */
+int orion_wbuf_add_scaled(orion_wbuf *w, int64_t k0, const float *x,
+                          const float *x0, int64_t n, double alpha,
+                          int set_mode);
+
+/* Takes every pending element out, in ascending key order, into a new
+ * array *items (orion_free it; NULL when *n is 0).  The store is empty
+ * afterwards.  Returns 0, or ORION_ENOMEM with nothing changed. */
+int orion_wbuf_take(orion_wbuf *w, orion_pend_item **items, int64_t *n);
+
+/* Applies items[0..n) to the dense array target with op ORION_APPLY_ADD
+ * or ORION_APPLY_REPLACE, in order (keys must be in [0, target->nnz)).
+ * Integer sums wrap like Lua integers.  Returns 0; -ERANGE when a result
+ * does not fit an i32 target (*failed is that item's index, *value the
+ * result; the items before it are applied, the rest are not); ORION_EINVAL
+ * for ORION_APPLY_FUNC, which the caller applies itself. */
+int orion_wbuf_apply(orion_array *target, orion_apply_op op,
+                     const orion_pend_item *items, int64_t n, int64_t *failed,
+                     int64_t *value);
+
+#endif

@@ -1,0 +1,91 @@
+/* Internals of the executor core shared by its two files: lua/exec.c (the
+ * Lua host: bindings, body proxies, buffers, running a shipped body in the
+ * executor's Lua state) and lua/exec_cbody.c (running a compiled body
+ * against the same bindings).  Not for any other file.  It does not
+ * include lua/exec.h (which lua/exec.c implements), so that the two
+ * modules include each other in one direction only; it names the core
+ * `struct orion_exec`, the type lua/exec.h calls orion_exec.
+ *
+ * Compute thread only, like the orion_exec these describe. */
+#ifndef ORION_LUA_EXEC_INT_H
+#define ORION_LUA_EXEC_INT_H
+
+#include <lua.h>
+#include <stdint.h>
+
+#include "dsm/array.h"
+#include "dsm/wbuf.h"
+#include "lua/accum.h"
+#include "util/cbody.h"
+#include "util/error.h"
+
+/* An array id bound to an array (retained). */
+typedef struct binding {
+  int64_t id;
+  orion_array *a;
+} binding;
+
+/* An accumulator id with its operator and this executor's partial. */
+typedef struct acc_slot {
+  int64_t id;
+  orion_acc_op op;
+  orion_accval val;
+} acc_slot;
+
+typedef struct exec_buffer exec_buffer;
+
+/* The core behind lua/exec.h's orion_exec. */
+struct orion_exec {
+  lua_State *L;
+  int id;
+  binding *arrays;
+  int narrays;
+  acc_slot *accs;
+  int naccs;
+  exec_buffer **bufs; /* bound buffers, in bind order */
+  int nbufs;
+  int nflushn;  /* how many of them flush every n elements */
+  int body_ref; /* registry ref of the loaded body, LUA_NOREF when none */
+  int64_t loop_id;
+  orion_flush_sink sink; /* flushes go here instead of the target, or NULL */
+  void *sink_ud;
+  orion_cbody_fn cfn;  /* the loop's compiled body, or NULL */
+  orion_cslot *cslots; /* its slots (copied, names not kept) */
+  int ncslots;
+};
+
+/* A buffer on this executor: a full userdata anchored in the Lua registry
+ * while bound; body proxies hold it as their uservalue. */
+struct exec_buffer {
+  int64_t id;
+  char name[64];
+  orion_array *target; /* retained while bound; NULL once unbound */
+  orion_apply_op op;
+  int apply_ref;   /* registry ref of the apply function (ORION_APPLY_FUNC) */
+  int64_t flush;   /* ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP or n > 0 */
+  int64_t count;   /* elements run since the last flush (n > 0) */
+  orion_wbuf pend; /* its pending writes */
+};
+
+/* The binding, buffer or accumulator slot of id on ex, or NULL.  The
+ * pointers stay valid until the next bind or unbind. */
+binding *orion__exec_find_array(struct orion_exec *ex, int64_t id);
+exec_buffer *orion__exec_find_buffer(struct orion_exec *ex, int64_t id);
+acc_slot *orion__exec_find_acc(struct orion_exec *ex, int64_t id);
+
+/* Writes element e's 1-based key "(k1, ..., kn)" into buf[0..n). */
+void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
+                            size_t n);
+
+/* After each element of a block: counts it for the n-element buffers and
+ * flushes those whose count is reached.  Returns 0 or the failed flush's
+ * code with err set (as orion_exec_flush). */
+int orion__exec_count_element(struct orion_exec *ex, orion_error *err);
+
+/* Runs ex's compiled body over elements [lo, hi) of a (lua/exec_cbody.c);
+ * errors as orion_exec_run. */
+int orion__exec_run_compiled(struct orion_exec *ex, orion_array *a, int64_t lo,
+                             int64_t hi, uint64_t seed, int64_t block,
+                             orion_error *err);
+
+#endif

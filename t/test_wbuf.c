@@ -1,0 +1,187 @@
+/* Tests of the buffered-write store (dsm/wbuf.c) without Lua or an
+ * executor: pending reads and writes, taking the writes out in ascending
+ * key order from each storage form (dense with a key list, dense with the
+ * bitmap alone, hashed, hashed turned dense), reuse after a take, the bulk
+ * float writes native kernels make, and the write-back of "add" and
+ * "replace" on every element type, with the i32 range failure.
+ * (t/test_buffer.c covers the same store through bodies.) */
+#include "t/testutil.h"
+
+#include <errno.h>
+#include <stdint.h>
+
+#include "dsm/array.h"
+#include "dsm/wbuf.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+/* Writes keys (nw - j) * stride for j = 1..nw (descending), each with the
+ * integer j, then takes them and checks count, order and values. */
+static void check_take_order(int64_t positions, int64_t nw, int64_t stride) {
+  orion_wbuf w;
+  orion_pend_item *items;
+  int64_t n, j;
+  orion_wbuf_init(&w, positions);
+  for (j = 1; j <= nw; j++) {
+    orion_pend_value *v = orion_wbuf_slot(&w, (nw - j) * stride);
+    cr_assert_not_null(v);
+    cr_assert_eq(v->i, 0, "a fresh slot is zero");
+    v->i = j;
+  }
+  cr_assert_eq(orion_wbuf_pending(&w), nw);
+  cr_assert_eq(orion_wbuf_take(&w, &items, &n), 0);
+  cr_assert_eq(n, nw);
+  cr_assert_eq(orion_wbuf_pending(&w), 0);
+  for (j = 0; j < n; j++) {
+    if (items[j].key != j * stride || items[j].val.i != nw - j)
+      cr_assert_fail("positions %lld: item %lld is (%lld, %lld), want "
+                     "(%lld, %lld)",
+                     (long long)positions, (long long)j,
+                     (long long)items[j].key, (long long)items[j].val.i,
+                     (long long)(j * stride), (long long)(nw - j));
+  }
+  orion_free(items);
+  /* Cleared storage is reused: nothing of the last round is pending. */
+  cr_assert_not_null(orion_wbuf_slot(&w, stride));
+  cr_assert_eq(orion_wbuf_pending(&w), 1);
+  cr_assert_eq(orion_wbuf_lookup(&w, stride)->i, 0);
+  orion_wbuf_free(&w);
+  orion_wbuf_free(&w); /* idempotent */
+  cr_assert_eq(orion_wbuf_pending(&w), 0);
+}
+
+Test(wbuf, take_dense_bitmap) { check_take_order(50, 20, 2); }
+
+Test(wbuf, take_dense_key_list) { check_take_order(100000, 30, 997); }
+
+Test(wbuf, take_hashed_for_large_targets) {
+  check_take_order((int64_t)3 << 20, 5000, 613);
+}
+
+Test(wbuf, hash_turns_dense_when_crowded) {
+  check_take_order(((int64_t)1 << 20) + 4, 300000, 3);
+}
+
+Test(wbuf, lookup_sees_pending_values_only) {
+  orion_wbuf w;
+  orion_pend_item *items;
+  int64_t n;
+  /* Hashed: a clean key has no value at all. */
+  orion_wbuf_init(&w, (int64_t)4 << 20);
+  cr_assert_null(orion_wbuf_lookup(&w, 7));
+  orion_wbuf_slot(&w, 7)->d = 2.5;
+  orion_wbuf_slot(&w, 7)->d += 1.0; /* the same slot again */
+  cr_assert_eq(orion_wbuf_pending(&w), 1);
+  cr_assert_float_eq(orion_wbuf_lookup(&w, 7)->d, 3.5, 0);
+  cr_assert_null(orion_wbuf_lookup(&w, 8));
+  orion_wbuf_free(&w);
+  /* Dense: a clean key reads zero. */
+  orion_wbuf_init(&w, 10);
+  cr_assert_null(orion_wbuf_lookup(&w, 3), "no storage before a write");
+  orion_wbuf_slot(&w, 9)->i = -4;
+  cr_assert_eq(orion_wbuf_lookup(&w, 3)->i, 0);
+  cr_assert_eq(orion_wbuf_lookup(&w, 9)->i, -4);
+  cr_assert_eq(orion_wbuf_take(&w, &items, &n), 0);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(items[0].key, 9);
+  orion_free(items);
+  cr_assert_eq(orion_wbuf_take(&w, &items, &n), 0);
+  cr_assert_eq(n, 0);
+  cr_assert_null(items);
+  orion_wbuf_free(&w);
+}
+
+Test(wbuf, add_scaled_sets_and_adds_deltas) {
+  static const float x[4] = {1, 2, 3, 4}, x0[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+  int64_t sizes[2] = {8, (int64_t)2 << 20}; /* dense; hashed (few writes) */
+  int s, i;
+  for (s = 0; s < 2; s++) {
+    orion_wbuf w;
+    orion_wbuf_init(&w, sizes[s]);
+    cr_assert_eq(orion_wbuf_add_scaled(&w, 2, x, NULL, 4, 1.0, 1), 0);
+    cr_assert_eq(orion_wbuf_add_scaled(&w, 2, x, x0, 4, 2.0, 0), 0);
+    cr_assert_eq(orion_wbuf_pending(&w), 4);
+    for (i = 0; i < 4; i++)
+      cr_expect_float_eq(orion_wbuf_lookup(&w, 2 + i)->d,
+                         x[i] + 2.0 * (x[i] - 0.5), 1e-12, "size %lld key %d",
+                         (long long)sizes[s], 2 + i);
+    orion_wbuf_free(&w);
+  }
+}
+
+Test(wbuf, add_scaled_bulk_goes_dense_at_once) {
+  /* A quarter of a large target in one write: dense storage, where a clean
+   * key reads zero instead of nothing. */
+  int64_t positions = ((int64_t)1 << 20) + 64, n = positions / 4 + 1, i;
+  float *x = orion_calloc((size_t)n, sizeof *x);
+  orion_wbuf w;
+  cr_assert_not_null(x);
+  for (i = 0; i < n; i++)
+    x[i] = (float)i;
+  orion_wbuf_init(&w, positions);
+  cr_assert_eq(orion_wbuf_add_scaled(&w, 0, x, NULL, n, 1.0, 0), 0);
+  cr_assert_eq(orion_wbuf_pending(&w), n);
+  cr_assert_not_null(orion_wbuf_lookup(&w, positions - 1));
+  cr_assert_float_eq(orion_wbuf_lookup(&w, n - 1)->d, (double)(n - 1), 0);
+  orion_wbuf_free(&w);
+  orion_free(x);
+}
+
+static orion_array *dense1(int64_t n, orion_type t) {
+  orion_error err;
+  orion_array *a = orion_array_new_dense(1, &n, t, &err);
+  cr_assert_not_null(a, "%s", err.msg);
+  return a;
+}
+
+Test(wbuf, apply_add_and_replace_on_floats) {
+  orion_pend_item it[2] = {{1, {0}}, {3, {0}}};
+  orion_array *d = dense1(4, ORION_F64), *f = dense1(4, ORION_F32);
+  int64_t bad = -1, value = 0;
+  it[0].val.d = 1.5;
+  it[1].val.d = -2.0;
+  ((double *)d->values)[1] = 1.0;
+  ((float *)f->values)[3] = 0.5f;
+  cr_assert_eq(orion_wbuf_apply(d, ORION_APPLY_ADD, it, 2, &bad, &value), 0);
+  cr_assert_eq(orion_wbuf_apply(f, ORION_APPLY_ADD, it, 2, &bad, &value), 0);
+  cr_expect_float_eq(((double *)d->values)[1], 2.5, 0);
+  cr_expect_float_eq(((double *)d->values)[3], -2.0, 0);
+  cr_expect_float_eq(((float *)f->values)[1], 1.5f, 0);
+  cr_expect_float_eq(((float *)f->values)[3], -1.5f, 0);
+  cr_assert_eq(orion_wbuf_apply(d, ORION_APPLY_REPLACE, it, 2, &bad, &value),
+               0);
+  cr_expect_float_eq(((double *)d->values)[1], 1.5, 0);
+  cr_assert_eq(orion_wbuf_apply(d, ORION_APPLY_FUNC, it, 2, &bad, &value),
+               ORION_EINVAL, "apply functions are the caller's");
+  cr_expect_eq(bad, -1);
+  orion_array_release(d);
+  orion_array_release(f);
+}
+
+Test(wbuf, apply_on_integers_wraps_and_checks_i32) {
+  orion_pend_item it[3] = {{0, {0}}, {1, {0}}, {2, {0}}};
+  orion_array *l = dense1(3, ORION_I64), *s = dense1(3, ORION_I32);
+  int64_t bad = -1, value = 0;
+  ((int64_t *)l->values)[0] = INT64_MAX;
+  it[0].val.i = 1; /* INT64_MAX + 1 wraps */
+  it[1].val.i = 5;
+  it[2].val.i = -7;
+  cr_assert_eq(orion_wbuf_apply(l, ORION_APPLY_ADD, it, 3, &bad, &value), 0);
+  cr_expect_eq(((int64_t *)l->values)[0], INT64_MIN);
+  cr_expect_eq(((int64_t *)l->values)[2], -7);
+  /* i32: the second item overflows; the first is applied, the third not. */
+  ((int32_t *)s->values)[1] = INT32_MAX;
+  cr_assert_eq(orion_wbuf_apply(s, ORION_APPLY_ADD, it, 3, &bad, &value),
+               -ERANGE);
+  cr_expect_eq(bad, 1);
+  cr_expect_eq(value, (int64_t)INT32_MAX + 5);
+  cr_expect_eq(((int32_t *)s->values)[0], 1);
+  cr_expect_eq(((int32_t *)s->values)[1], INT32_MAX);
+  cr_expect_eq(((int32_t *)s->values)[2], 0);
+  it[1].val.i = (int64_t)INT32_MIN - 1;
+  cr_assert_eq(orion_wbuf_apply(s, ORION_APPLY_REPLACE, it, 3, &bad, &value),
+               -ERANGE);
+  cr_expect_eq(value, (int64_t)INT32_MIN - 1);
+  orion_array_release(l);
+  orion_array_release(s);
+}
