@@ -165,8 +165,7 @@ int64_t orion__mr_count(orion__mr *d, const char *field, size_t unit) {
     return 0;
   if (n > d->left / unit) {
     orion__mr_fail(d, ORION_ETRUNC,
-                   "%" PRIu64
-                   " %ss orion__mw_need at least %zu bytes each, %zu are left",
+                   "%" PRIu64 " %ss need at least %zu bytes each, %zu are left",
                    n, field, unit, d->left);
     return 0;
   }

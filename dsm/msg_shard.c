@@ -19,14 +19,6 @@ static void le64_put(unsigned char *p, uint64_t v) {
     p[s] = (unsigned char)(v >> (8 * s));
 }
 
-static uint64_t le64_get(const unsigned char *p) {
-  uint64_t v = 0;
-  int s;
-  for (s = 0; s < 8; s++)
-    v |= (uint64_t)p[s] << (8 * s);
-  return v;
-}
-
 /* Whether key b continues a run ending at key a.  Only keys in
  * [0, INT64_MAX) may stand in a run, so that every run decodes. */
 static int follows(int64_t a, int64_t b) {
@@ -85,15 +77,15 @@ static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
                    "%" PRId64 " key runs for %" PRId64 " items", nruns, n);
   else if (nruns == 0 && (uint64_t)n > d->left / 16)
     orion__mr_fail(d, ORION_ETRUNC,
-                   "%" PRId64 " items orion__mw_need %" PRId64 " bytes, %zu "
+                   "%" PRId64 " items need %" PRId64 " bytes, %zu "
                    "are left",
                    n, 16 * n, d->left);
   else if (nruns > 0 && d->left != (size_t)nruns * 16 + (size_t)n * 8)
     orion__mr_fail(d,
                    d->left < (size_t)nruns * 16 + (size_t)n * 8 ? ORION_ETRUNC
                                                                 : ORION_EPARSE,
-                   "%" PRId64 " items in %" PRId64
-                   " runs orion__mw_need %" PRId64 " bytes, %zu are left",
+                   "%" PRId64 " items in %" PRId64 " runs need %" PRId64
+                   " bytes, %zu are left",
                    n, nruns, nruns * 16 + n * 8, d->left);
   if (d->rc != 0 || n == 0)
     return NULL;
@@ -107,11 +99,10 @@ static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
       items[i].key = orion__mr_i64(d, "item");
       items[i].val.i = orion__mr_i64(d, "item");
     }
-  } else {
-    const unsigned char *runs = d->p, *vals = d->p + nruns * 16;
+  } else { /* the runs, then the values; their size was checked above */
     for (k = 0; k < nruns && d->rc == 0; k++) {
-      int64_t first = (int64_t)le64_get(runs + k * 16);
-      int64_t count = (int64_t)le64_get(runs + k * 16 + 8);
+      int64_t first = orion__mr_i64(d, "key run");
+      int64_t count = orion__mr_i64(d, "key run");
       if (first < 0 || count < 1 || count > n - at || first > INT64_MAX - count)
         orion__mr_fail(d, ORION_EPARSE,
                        "key run %" PRId64 " (first %" PRId64 ", count %" PRId64
@@ -126,11 +117,7 @@ static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
                      "the key runs hold %" PRId64 " of %" PRId64 " items", at,
                      n);
     for (i = 0; i < n && d->rc == 0; i++)
-      items[i].val.i = (int64_t)le64_get(vals + 8 * i);
-    if (d->rc == 0) {
-      d->p += d->left;
-      d->left = 0;
-    }
+      items[i].val.i = orion__mr_i64(d, "item value");
   }
   if (d->rc != 0) {
     orion_free(items);
@@ -251,7 +238,7 @@ int orion_msg_fetch_decode(const void *p, size_t n, orion_msg_fetch *out,
     nv = (uint64_t)m.chunk_hi - (uint64_t)m.chunk_lo;
     if (nv > d.left / 8)
       orion__mr_fail(&d, ORION_ETRUNC,
-                     "%" PRIu64 " chunk versions orion__mw_need %" PRIu64
+                     "%" PRIu64 " chunk versions need %" PRIu64
                      " bytes, %zu are left",
                      nv, nv * 8, d.left);
   }

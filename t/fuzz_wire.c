@@ -412,12 +412,18 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_PEERS, &m);
   memset(&m, 0, sizeof m);
   m.load_body = (orion_msg_load_body){
-      7,    "body", 4,   5,   arrays, 2, accs,  1, bufs,   1, 3,
-      0x55, "src",  3,   "-O", 2,     1, slots, 2, shards, 1};
+      .loop = 7, .blob = "body", .blob_len = 4, .iter = 5,
+      .arrays = arrays, .narrays = 2, .accs = accs, .naccs = 1,
+      .bufs = bufs, .nbufs = 1, .run = 3, .chash = 0x55, .csrc = "src",
+      .csrc_len = 3, .cflags = "-O", .cflags_len = 2, .required = 1,
+      .slots = slots, .nslots = 2, .shards = shards, .nshards = 1};
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_LOAD_BODY, &m);
   m.run_block = (orion_msg_run_block){
-      3, 99, 4, segs, 2, 1, 2, (const char *)keys, 32, (const char *)vals,
-      16, runs, 2, ranges, 2, ranges, 1};
+      .block = 3, .seed = 99, .nblocks = 4, .segs = segs, .nsegs = 2,
+      .has_elems = 1, .nelems = 2, .keys = (const char *)keys,
+      .keys_len = 32, .values = (const char *)vals, .values_len = 16,
+      .runs = runs, .nruns = 2, .watch = ranges, .nwatch = 2,
+      .keep = ranges, .nkeep = 1};
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_RUN_BLOCK, &m);
   m.run_block.has_elems = 0;
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_RUN_BLOCK, &m);
@@ -439,8 +445,10 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   orion_wire_hello_encode(&seeds[1], &h);
   orion_wire_heartbeat_encode(&seeds[1], &hb);
   memset(&m, 0, sizeof m);
-  m.block_done = (orion_msg_block_done){2, 0.25, 1, (const char *)vals, 8,
-                                        runs, 2};
+  m.block_done = (orion_msg_block_done){
+      .block = 2, .seconds = 0.25, .has_values = 1,
+      .values = (const char *)vals, .values_len = 8, .runs = runs,
+      .nruns = 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BLOCK_DONE, &m);
   m.buffer_flush = (orion_msg_buffer_flush){3, 3, 0, items, 12};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BUFFER_FLUSH, &m);
@@ -456,10 +464,13 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   memset(&m, 0, sizeof m);
   m.loaded.ok = 1;
   m.loaded.array = (orion_msg_loaded_array){
-      1, 2, {3, 3}, 2, (const char *)keys, 32, (const char *)vals, 16};
+      .type = 1, .ndims = 2, .dims = {3, 3}, .nnz = 2,
+      .keys = (const char *)keys, .keys_len = 32,
+      .values = (const char *)vals, .values_len = 16};
   m.loaded.has_labels = 1;
   m.loaded.labels = (orion_msg_loaded_array){
-      1, 1, {2}, 2, NULL, 0, (const char *)vals, 16};
+      .type = 1, .ndims = 1, .dims = {2}, .nnz = 2,
+      .values = (const char *)vals, .values_len = 16};
   m.loaded.first_skip = "x";
   m.loaded.first_skip_len = 1;
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_LOADED, &m);
