@@ -727,6 +727,12 @@ static void same_payload(const orion_buf *frame, int type,
   eq_bytes(p, n, hand->data, hand->len, orion_wire_type_name(type));
 }
 
+/* orion_pw_bytes, never passing NULL on to memcpy (undefined even for 0
+ * bytes; the runtime's callers pass NULL with 0 today). */
+static void hand_bytes(orion_buf *h, const void *p, size_t n) {
+  orion_pw_bytes(h, p != NULL ? p : "", n);
+}
+
 static void hand_runs(orion_buf *h, const orion_msg_run *r, int64_t n) {
   int64_t k;
   orion_buf_u64(h, (uint64_t)n);
@@ -734,7 +740,7 @@ static void hand_runs(orion_buf *h, const orion_msg_run *r, int64_t n) {
     orion_pw_i64(h, r[k].array);
     orion_pw_i64(h, r[k].first);
     orion_pw_i64(h, r[k].count);
-    orion_pw_bytes(h, r[k].data, r[k].len);
+    hand_bytes(h, r[k].data, r[k].len);
   }
 }
 
@@ -752,7 +758,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   sample_load_body(&lb, sh, sl);
   cr_assert_eq(orion_msg_load_body_encode(&b, &lb), 0);
   orion_pw_i64(&h, lb.loop);
-  orion_pw_bytes(&h, lb.blob, lb.blob_len);
+  hand_bytes(&h, lb.blob, lb.blob_len);
   orion_pw_i64(&h, lb.iter);
   orion_buf_u64(&h, (uint64_t)lb.narrays);
   for (k = 0; k < lb.narrays; k++) {
@@ -771,16 +777,16 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   orion_buf_u64(&h, (uint64_t)lb.nbufs);
   for (k = 0; k < lb.nbufs; k++) {
     orion_pw_i64(&h, lb.bufs[k].id);
-    orion_pw_bytes(&h, lb.bufs[k].name, lb.bufs[k].name_len);
+    hand_bytes(&h, lb.bufs[k].name, lb.bufs[k].name_len);
     orion_pw_i64(&h, lb.bufs[k].target);
     orion_buf_u64(&h, (uint64_t)lb.bufs[k].op);
-    orion_pw_bytes(&h, lb.bufs[k].apply, lb.bufs[k].apply_len);
+    hand_bytes(&h, lb.bufs[k].apply, lb.bufs[k].apply_len);
     orion_pw_i64(&h, lb.bufs[k].flush);
   }
   orion_pw_i64(&h, lb.run);
   orion_buf_u64(&h, lb.chash);
-  orion_pw_bytes(&h, lb.csrc, lb.csrc_len);
-  orion_pw_bytes(&h, lb.cflags, lb.cflags_len);
+  hand_bytes(&h, lb.csrc, lb.csrc_len);
+  hand_bytes(&h, lb.cflags, lb.cflags_len);
   orion_buf_u64(&h, (uint64_t)lb.required);
   orion_buf_u64(&h, (uint64_t)lb.nslots);
   for (k = 0; k < lb.nslots; k++) {
@@ -811,8 +817,8 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   }
   orion_buf_u64(&h, 1);
   orion_pw_i64(&h, rb.nelems);
-  orion_pw_bytes(&h, rb.keys, rb.keys_len);
-  orion_pw_bytes(&h, rb.values, rb.values_len);
+  hand_bytes(&h, rb.keys, rb.keys_len);
+  hand_bytes(&h, rb.values, rb.values_len);
   hand_runs(&h, rb.runs, rb.nruns);
   orion_buf_u64(&h, (uint64_t)rb.nwatch);
   for (k = 0; k < rb.nwatch; k++) {
