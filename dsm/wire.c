@@ -340,56 +340,6 @@ int orion_wire_heartbeat_decode(const void *p, size_t n,
 }
 
 /* ------------------------------------------------------------------------
- * BODY_ERROR.
- * ---------------------------------------------------------------------- */
-
-int orion_wire_body_error_encode(orion_buf *b,
-                                 const orion_wire_body_error *e) {
-  size_t start;
-  if ((e->key == NULL && e->key_len > 0) || (e->msg == NULL && e->msg_len > 0))
-    return ORION_EINVAL;
-  if (e->key_len > ORION_WIRE_MAX_FRAME - 12 ||
-      e->msg_len > ORION_WIRE_MAX_FRAME - 12 - e->key_len)
-    return -EMSGSIZE;
-  start = orion_wire_begin(b, ORION_WIRE_BODY_ERROR);
-  buf_u32(b, e->executor);
-  buf_u32(b, (uint32_t)e->key_len);
-  if (e->key_len > 0)
-    orion_buf_append(b, e->key, e->key_len);
-  buf_u32(b, (uint32_t)e->msg_len);
-  if (e->msg_len > 0)
-    orion_buf_append(b, e->msg, e->msg_len);
-  return orion_wire_end(b, start);
-}
-
-int orion_wire_body_error_decode(const void *p, size_t n,
-                                 orion_wire_body_error *out,
-                                 orion_error *err) {
-  orion_reader r;
-  uint32_t executor, klen, mlen;
-  const char *key, *msg;
-  orion_reader_init(&r, p, n);
-  if (rd_u32(&r, &executor) != 0)
-    return too_short(err, "BODY_ERROR", "executor id");
-  if (rd_u32(&r, &klen) != 0)
-    return too_short(err, "BODY_ERROR", "key length");
-  if (orion_reader_bytes(&r, klen, &key) != 0)
-    return too_short(err, "BODY_ERROR", "key");
-  if (rd_u32(&r, &mlen) != 0)
-    return too_short(err, "BODY_ERROR", "message length");
-  if (orion_reader_bytes(&r, mlen, &msg) != 0)
-    return too_short(err, "BODY_ERROR", "message");
-  if (r.left != 0)
-    return trailing(err, "BODY_ERROR", r.left);
-  out->executor = executor;
-  out->key = key;
-  out->key_len = klen;
-  out->msg = msg;
-  out->msg_len = mlen;
-  return 0;
-}
-
-/* ------------------------------------------------------------------------
  * ARRAY_DATA.
  * ---------------------------------------------------------------------- */
 

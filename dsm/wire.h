@@ -21,9 +21,12 @@
  *
  * All integers in payloads are little-endian and unaligned; strings are a
  * length then that many bytes (no terminating NUL).  The payload layouts of
- * HELLO, HEARTBEAT, BODY_ERROR and ARRAY_DATA are defined here (see the
- * structs below); the other types' payloads belong to the modules that send
- * them, and the codec only frames them.
+ * HELLO, HEARTBEAT and ARRAY_DATA are defined here (see the structs below);
+ * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
+ * are dsm/msg.h's, and this codec only frames them.
+ *
+ * Versions: 3 made BODY_ERROR's block a typed i64 (version 2 sent it as
+ * decimal text); 2 run-coded buffered writes and moved to CRC-32C.
  *
  * Handshake.  The peer that connects sends HELLO first, carrying the job's
  * token; a decoder in ORION_WIRE_ACCEPT role refuses any other first frame,
@@ -48,7 +51,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 2
+#define ORION_WIRE_VERSION 3
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -173,23 +176,6 @@ int orion_wire_heartbeat_encode(orion_buf *b, const orion_wire_heartbeat *h);
 /* Returns 0, ORION_ETRUNC or ORION_EPARSE. */
 int orion_wire_heartbeat_decode(const void *p, size_t n,
                                 orion_wire_heartbeat *out, orion_error *err);
-
-/* BODY_ERROR: u32 executor id, u32 key length, the element key as text
- * ("(3, 17)"), u32 message length, the message (error and Lua traceback). */
-typedef struct orion_wire_body_error {
-  uint32_t executor;
-  const char *key;
-  size_t key_len;
-  const char *msg;
-  size_t msg_len;
-} orion_wire_body_error;
-
-int orion_wire_body_error_encode(orion_buf *b,
-                                 const orion_wire_body_error *e);
-/* Returns 0, ORION_ETRUNC or ORION_EPARSE. */
-int orion_wire_body_error_decode(const void *p, size_t n,
-                                 orion_wire_body_error *out,
-                                 orion_error *err);
 
 /* ARRAY_DATA: a run of elements of an array, in bulk.
  *

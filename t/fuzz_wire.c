@@ -1,18 +1,23 @@
-/* A fuzz target for the wire codec (dsm/wire.c).
+/* A fuzz target for the wire codec (dsm/wire.c) and the payload codec of
+ * every message (dsm/msg.h).
  *
- With libFuzzer (UTIL stands for the files util/[a-z]*.c):
+ * With libFuzzer (UTIL stands for the files util/[a-z]*.c):
  *   clang -g -fsanitize=fuzzer,address,undefined -I. t/fuzz_wire.c \
- *     dsm/wire.c UTIL -lz -lm -o fuzz_wire && ./fuzz_wire CORPUS_DIR
+ *     dsm/wire.c dsm/msg*.c UTIL -lz -lm -o fuzz_wire && ./fuzz_wire DIR
  *
  * Without it (gcc, or clang without libFuzzer), a standalone mutator:
  *   gcc -g -DORION_FUZZ_STANDALONE -fsanitize=address,undefined -I. \
- *     t/fuzz_wire.c dsm/wire.c UTIL -lz -lm -o fuzz_wire
- *   ./fuzz_wire SECONDS [SEED]     mutate valid streams for SECONDS
+ *     t/fuzz_wire.c dsm/wire.c dsm/msg*.c UTIL -lz -lm -o fuzz_wire
+ *   ./fuzz_wire SECONDS [SEED]     mutate valid inputs for SECONDS
  *   ./fuzz_wire -r FILE...         run saved inputs once each
- *   ./fuzz_wire -s DIR             write the seed streams into DIR (a
+ *   ./fuzz_wire -s DIR             write the seed inputs into DIR (a
  *                                  starting corpus for libFuzzer)
  *
- * Input layout: one control byte, then the byte stream.  Control bits:
+ * Input layout: a selector byte, then the rest.  When the selector's low
+ * five bits are a frame type with a payload codec (orion_msg_known), the
+ * rest is a payload of that type, fed straight to its decoder.  Otherwise
+ * the rest is one control byte and a byte stream for the frame decoder.
+ * Control bits:
  *   0-1  decoder role: 0 and 3 ACCEPT (token "fuzz-token"), 1 CONNECT,
  *        2 TRUSTED
  *   2-4  chunking: 0 all at once, else chunks of 1, 2, 3, 7, 16, 64, 509
@@ -20,12 +25,14 @@
  *   6    take each payload (orion_wire_decoder_take) instead of viewing it
  *   7    recompute the CRCs of the frames first, so that mutations reach
  *        the payload decoders and the handshake instead of the checksum
+ * Every frame's payload goes to its type's decoder too.
  *
  * Every violated invariant aborts: a frame before the handshake, a wrong
- * token accepted, a frame over the limit, an error that is not sticky, a
- * decoded field outside its payload, a payload that does not re-encode to
- * the same bytes, or memory left allocated.  `make check` runs it for
- * 60 s through t/fuzz_wire.sh.
+ * token accepted, a frame over the limit, an error that is not sticky or
+ * has no message, a decoded field outside its payload, a payload that
+ * does not re-encode to the same bytes (BUFFER_FLUSH: to the same items,
+ * and then to the same bytes again), or memory left allocated.  `make
+ * check` runs it for 60 s through t/fuzz_wire.sh.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsm/msg.h"
 #include "dsm/wire.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -72,6 +80,54 @@ static void same_bytes(const orion_buf *b, const unsigned char *p,
   CHECK(len == 0 || memcmp(b->data + ORION_WIRE_HEADER_LEN, p, len) == 0);
 }
 
+/* The items of two decoded BUFFER_FLUSH messages are the same. */
+static void same_items(const orion_msg_buffer_flush *x,
+                       const orion_msg_buffer_flush *y) {
+  int64_t k;
+  CHECK(x->run == y->run && x->buffer == y->buffer && x->isint == y->isint);
+  CHECK(x->nitems == y->nitems);
+  for (k = 0; k < x->nitems; k++)
+    CHECK(x->items[k].key == y->items[k].key &&
+          x->items[k].val.i == y->items[k].val.i);
+}
+
+/* A message payload: it decodes, or fails with a code and a message and
+ * nothing allocated; a decoded message re-encodes to the same bytes (a
+ * BUFFER_FLUSH to the same items), which decode and re-encode again to
+ * the same bytes. */
+static void check_msg(int type, const unsigned char *p, size_t len) {
+  orion_msg m, m2;
+  orion_buf b, b2;
+  orion_error err;
+  size_t base = orion_alloc_used();
+  int rc;
+  orion_error_clear(&err);
+  rc = orion_msg_decode(type, p, len, &m, &err);
+  if (rc != 0) {
+    CHECK(rc < 0 && err.code == rc && err.msg[0] != '\0');
+    CHECK(orion_alloc_used() == base);
+    return;
+  }
+  orion_buf_init(&b);
+  orion_buf_init(&b2);
+  CHECK(orion_msg_encode(&b, type, &m) == 0);
+  CHECK(b.len >= ORION_WIRE_OVERHEAD &&
+        (unsigned char)b.data[3] == (unsigned char)type);
+  if (type != ORION_WIRE_BUFFER_FLUSH)
+    same_bytes(&b, p, len);
+  CHECK(orion_msg_decode(type, b.data + ORION_WIRE_HEADER_LEN,
+                         b.len - ORION_WIRE_OVERHEAD, &m2, NULL) == 0);
+  if (type == ORION_WIRE_BUFFER_FLUSH)
+    same_items(&m.buffer_flush, &m2.buffer_flush);
+  CHECK(orion_msg_encode(&b2, type, &m2) == 0);
+  CHECK(b2.len == b.len && memcmp(b2.data, b.data, b.len) == 0);
+  orion_msg_free(type, &m);
+  orion_msg_free(type, &m2);
+  orion_buf_free(&b);
+  orion_buf_free(&b2);
+  CHECK(orion_alloc_used() == base);
+}
+
 static void check_payload(int type, const unsigned char *p, size_t len) {
   orion_buf b;
   orion_error err;
@@ -100,18 +156,6 @@ static void check_payload(int type, const unsigned char *p, size_t len) {
     same_bytes(&b, p, len);
     break;
   }
-  case ORION_WIRE_BODY_ERROR: {
-    orion_wire_body_error e;
-    if (orion_wire_body_error_decode(p, len, &e, &err) != 0) {
-      CHECK(err.code < 0 && err.msg[0] != '\0');
-      break;
-    }
-    CHECK(inside(e.key, e.key_len, p, len));
-    CHECK(inside(e.msg, e.msg_len, p, len));
-    CHECK(orion_wire_body_error_encode(&b, &e) == 0);
-    same_bytes(&b, p, len);
-    break;
-  }
   case ORION_WIRE_ARRAY_DATA: {
     orion_wire_array a;
     size_t size;
@@ -129,6 +173,8 @@ static void check_payload(int type, const unsigned char *p, size_t len) {
     break;
   }
   default:
+    if (orion_msg_known(type))
+      check_msg(type, p, len);
     break;
   }
   orion_buf_free(&b);
@@ -156,7 +202,20 @@ static void fix_crcs(unsigned char *s, size_t n) {
   }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+/* A payload of one message type, from an exact-size copy. */
+static void run_payload(int type, const uint8_t *data, size_t n) {
+  size_t base = orion_alloc_used();
+  unsigned char *p = malloc(n > 0 ? n : 1);
+  CHECK(p != NULL);
+  if (n > 0)
+    memcpy(p, data, n);
+  check_msg(type, p, n);
+  free(p);
+  CHECK(orion_alloc_used() == base);
+}
+
+/* A control byte and a byte stream for the frame decoder. */
+static void run_stream(const uint8_t *data, size_t size) {
   static const size_t chunks[8] = {0, 1, 2, 3, 7, 16, 64, 509};
   orion_wire_decoder d;
   orion_wire_role role;
@@ -166,7 +225,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t frames = 0;
   int ctl, rc = 0, take;
   if (size < 1)
-    return 0;
+    return;
   ctl = data[0];
   n = size - 1;
   /* A private copy: the stream may be rewritten, and an exact-size heap
@@ -258,6 +317,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   orion_wire_decoder_free(&d);
   CHECK(orion_alloc_used() == base);
   free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1)
+    return 0;
+  if (orion_msg_known(data[0] & 31))
+    run_payload(data[0] & 31, data + 1, size - 1);
+  else
+    run_stream(data + 1, size - 1);
   return 0;
 }
 
@@ -272,40 +340,161 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
-#define NSEEDS 4
+#define NSTREAMS 3                 /* stream seeds first, then messages */
+#define NSEEDS (NSTREAMS + 16 + 3) /* a message of each type, 3 variants */
 
-/* Valid streams (without the control byte) to start mutations from. */
+/* A stream seed's selector (no message type) and control byte. */
+static void stream_start(orion_buf *seed) {
+  orion_buf_u8(seed, 0);
+  orion_buf_u8(seed, 0);
+}
+
+/* Appends msg's frame to stream and adds a seed holding its payload. */
+static void add_msg(orion_buf *stream, orion_buf *seeds, int *nseeds,
+                    int type, const orion_msg *m) {
+  orion_buf f;
+  orion_buf_init(&f);
+  CHECK(orion_msg_encode(&f, type, m) == 0);
+  orion_buf_append(stream, f.data, f.len);
+  CHECK(*nseeds < NSEEDS);
+  orion_buf_u8(&seeds[*nseeds], (uint8_t)type);
+  orion_buf_append(&seeds[*nseeds], f.data + ORION_WIRE_HEADER_LEN,
+                   f.len - ORION_WIRE_OVERHEAD);
+  (*nseeds)++;
+  orion_buf_free(&f);
+}
+
+/* Valid inputs to start mutations from: a driver's and an executor's
+ * sessions and a stream of many small frames, then one payload of every
+ * message (a few in two forms). */
 static void make_seeds(orion_buf seeds[NSEEDS]) {
   static const double vals[4] = {1, 2, 3, 4};
+  static const int64_t keys[4] = {0, 1, 1, 0};
+  static const orion_msg_run runs[2] = {{4, 0, 2, (const char *)vals, 16},
+                                        {-4, 8, 1, (const char *)vals, 8}};
+  static const orion_msg_range ranges[2] = {{4, 0, 2}, {5, 3, 1}};
+  static const orion_msg_seg segs[2] = {{0, 2}, {-1, 7}};
+  static const orion_msg_array_desc arrays[2] = {
+      {4, 1, 0, 2, {2, 2}}, {5, 2, 1, 3, {4, 5, 6}}};
+  static const orion_msg_acc_desc accs[1] = {{9, 1}};
+  static const orion_msg_buf_desc bufs[1] = {{3, "b", 1, 4, 2, "ap", 2, -1}};
+  static const orion_msg_shard shards[1] = {{4, 3, runs, 2}};
+  static const orion_msg_acc_value accv[2] = {{9, 1, 0, 5, -0.5},
+                                              {-2, 0, 1, -5, 0.0}};
+  static const orion_msg_str addrs[2] = {{"h:1", 3}, {"[::1]:2", 7}};
+  static const int64_t ids[2] = {4, -5};
+  static const uint64_t vers[3] = {0, 7, 1};
+  static const orion_msg_chunk chunks[1] = {{2, 8, (const char *)vals, 32}};
+  orion_msg_item items[12];
+  orion_cslot slots[2];
+  orion_msg m;
   orion_wire_hello h = {FUZZ_TOKEN, strlen(FUZZ_TOKEN), 2, "127.0.0.1:9000",
                         14};
   orion_wire_heartbeat hb = {2, 1, 1000, 4096};
-  orion_wire_body_error be = {2, "(1, 2)", 6, "oops\ntraceback", 14};
   orion_wire_array a = {5, 1, 2, {2, 2}, 0, 4, vals};
-  int i;
+  int i, ns = NSTREAMS;
   for (i = 0; i < NSEEDS; i++)
     orion_buf_init(&seeds[i]);
-  /* An executor's session, as the driver sees it. */
-  orion_wire_hello_encode(&seeds[0], &h);
-  orion_wire_heartbeat_encode(&seeds[0], &hb);
-  orion_wire_array_encode(&seeds[0], &a);
-  orion_wire_body_error_encode(&seeds[0], &be);
-  orion_wire_encode(&seeds[0], ORION_WIRE_BLOCK_DONE, "\1\0\0\0", 4);
-  orion_wire_encode(&seeds[0], ORION_WIRE_SHUTDOWN, NULL, 0);
+  for (i = 0; i < NSTREAMS; i++)
+    stream_start(&seeds[i]);
+  memset(slots, 0, sizeof slots);
+  slots[0].kind = ORION_CSLOT_CONST;
+  slots[0].fval = 0.5;
+  slots[1].kind = ORION_CSLOT_ARRAY;
+  slots[1].id = 4;
+  for (i = 0; i < 12; i++) {
+    items[i].key = i < 6 ? 10 + i : 3 * i;
+    items[i].val.d = i - 0.5;
+  }
   /* The driver's side, as an executor sees it. */
-  orion_wire_encode(&seeds[1], ORION_WIRE_WELCOME, NULL, 0);
-  orion_wire_encode(&seeds[1], ORION_WIRE_LOAD_BODY, "body bytes", 10);
-  orion_wire_encode(&seeds[1], ORION_WIRE_RUN_BLOCK, "\3\0\0\0", 4);
-  orion_wire_array_encode(&seeds[1], &a);
-  /* A HELLO and many small frames. */
+  orion_wire_encode(&seeds[0], ORION_WIRE_WELCOME, NULL, 0);
+  m.peers = (orion_msg_peers){addrs, 2};
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_PEERS, &m);
+  memset(&m, 0, sizeof m);
+  m.load_body = (orion_msg_load_body){
+      .loop = 7, .blob = "body", .blob_len = 4, .iter = 5,
+      .arrays = arrays, .narrays = 2, .accs = accs, .naccs = 1,
+      .bufs = bufs, .nbufs = 1, .run = 3, .chash = 0x55, .csrc = "src",
+      .csrc_len = 3, .cflags = "-O", .cflags_len = 2, .required = 1,
+      .slots = slots, .nslots = 2, .shards = shards, .nshards = 1};
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_LOAD_BODY, &m);
+  m.run_block = (orion_msg_run_block){
+      .block = 3, .seed = 99, .nblocks = 4, .segs = segs, .nsegs = 2,
+      .has_elems = 1, .nelems = 2, .keys = (const char *)keys,
+      .keys_len = 32, .values = (const char *)vals, .values_len = 16,
+      .runs = runs, .nruns = 2, .watch = ranges, .nwatch = 2,
+      .keep = ranges, .nkeep = 1};
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_RUN_BLOCK, &m);
+  m.run_block.has_elems = 0;
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_RUN_BLOCK, &m);
+  orion_wire_array_encode(&seeds[0], &a);
+  m.loop_end.abort = 1;
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_LOOP_END, &m);
+  memset(&m, 0, sizeof m);
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_SHARD_PULL, &m);
+  m.forget = (orion_msg_forget){ids, 2};
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_FORGET, &m);
+  memset(&m, 0, sizeof m);
+  m.load_file.path = "f.txt";
+  m.load_file.path_len = 5;
+  m.load_file.nparts = 2;
+  m.load_file.opts.sep = ',';
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_LOAD_FILE, &m);
+  orion_wire_encode(&seeds[0], ORION_WIRE_SHUTDOWN, NULL, 0);
+  /* An executor's session, as the driver sees it. */
+  orion_wire_hello_encode(&seeds[1], &h);
+  orion_wire_heartbeat_encode(&seeds[1], &hb);
+  memset(&m, 0, sizeof m);
+  m.block_done = (orion_msg_block_done){
+      .block = 2, .seconds = 0.25, .has_values = 1,
+      .values = (const char *)vals, .values_len = 8, .runs = runs,
+      .nruns = 2};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BLOCK_DONE, &m);
+  m.buffer_flush = (orion_msg_buffer_flush){3, 3, 0, items, 12};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BUFFER_FLUSH, &m);
+  m.buffer_flush.nitems = 6; /* consecutive keys: the runs form */
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BUFFER_FLUSH, &m);
+  memset(&m, 0, sizeof m);
+  m.body_error = (orion_msg_body_error){2, -1, "oops\ntraceback", 14};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BODY_ERROR, &m);
+  m.loop_done = (orion_msg_loop_done){accv, 2, 100, 3, runs, 1};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_LOOP_DONE, &m);
+  m.shard_data = (orion_msg_shard_data){runs, 2};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_SHARD_DATA, &m);
+  memset(&m, 0, sizeof m);
+  m.loaded.ok = 1;
+  m.loaded.array = (orion_msg_loaded_array){
+      .type = 1, .ndims = 2, .dims = {3, 3}, .nnz = 2,
+      .keys = (const char *)keys, .keys_len = 32,
+      .values = (const char *)vals, .values_len = 16};
+  m.loaded.has_labels = 1;
+  m.loaded.labels = (orion_msg_loaded_array){
+      .type = 1, .ndims = 1, .dims = {2}, .nnz = 2,
+      .values = (const char *)vals, .values_len = 16};
+  m.loaded.first_skip = "x";
+  m.loaded.first_skip_len = 1;
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_LOADED, &m);
+  memset(&m, 0, sizeof m);
+  m.loaded.msg = "no such file";
+  m.loaded.msg_len = 12;
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_LOADED, &m);
+  /* A HELLO and many small frames between executors. */
   orion_wire_hello_encode(&seeds[2], &h);
+  memset(&m, 0, sizeof m);
+  m.fetch = (orion_msg_fetch){1, 4, 3, 6, vers};
+  add_msg(&seeds[2], seeds, &ns, ORION_WIRE_FETCH, &m);
+  m.fetch_reply = (orion_msg_fetch_reply){4, chunks, 1};
+  add_msg(&seeds[2], seeds, &ns, ORION_WIRE_FETCH_REPLY, &m);
+  m.flush_ack.run = 1;
+  add_msg(&seeds[2], seeds, &ns, ORION_WIRE_FLUSH_ACK, &m);
   for (i = 0; i < 20; i++) {
     hb.seq = (uint64_t)i;
     orion_wire_heartbeat_encode(&seeds[2], &hb);
     orion_wire_encode(&seeds[2], ORION_WIRE_FETCH, "k", 1);
   }
-  /* Just a HELLO. */
-  orion_wire_hello_encode(&seeds[3], &h);
+  CHECK(ns == NSEEDS);
+  for (i = 0; i < NSEEDS; i++)
+    CHECK(!seeds[i].oom && seeds[i].len <= MAX_INPUT);
 }
 
 /* Values worth writing over a length or a count. */
@@ -383,9 +572,9 @@ static void mutate(orion_rng *r, unsigned char *s, size_t *n,
         *n = at + m;
       break;
     }
-    default: /* a random control byte */
-      if (len > 0)
-        s[0] = (unsigned char)orion_rng_next(r);
+    default: /* a random selector or control byte */
+      if (len > 1)
+        s[orion_rng_below(r, 2)] = (unsigned char)orion_rng_next(r);
     }
   }
 }
@@ -415,18 +604,23 @@ static int run_files(int argc, char **argv) {
 }
 
 /* Writes each seed, behind each of a few control bytes, into dir. */
+/* Writes each seed into dir: the stream seeds behind each of a few
+ * control bytes, the message seeds as they are. */
 static int write_seeds(const char *dir) {
   static const unsigned char ctls[4] = {0x00, 0x81, 0x86, 0xc4};
   orion_buf seeds[NSEEDS];
   int i, j, rc = 0;
   make_seeds(seeds);
   for (i = 0; i < NSEEDS; i++)
-    for (j = 0; j < 4; j++) {
+    for (j = 0; j < (i < NSTREAMS ? 4 : 1); j++) {
       char path[4096];
       FILE *f;
-      snprintf(path, sizeof path, "%s/seed-%d-%02x", dir, i, ctls[j]);
+      if (i < NSTREAMS)
+        seeds[i].data[1] = (char)ctls[j];
+      snprintf(path, sizeof path, "%s/seed-%d-%02x", dir, i,
+               (unsigned char)seeds[i].data[i < NSTREAMS ? 1 : 0]);
       f = fopen(path, "wb");
-      if (f == NULL || fwrite(&ctls[j], 1, 1, f) != 1 ||
+      if (f == NULL ||
           fwrite(seeds[i].data, 1, seeds[i].len, f) != seeds[i].len) {
         fprintf(stderr, "fuzz_wire: cannot write %s\n", path);
         rc = 1;
@@ -462,9 +656,10 @@ int main(int argc, char **argv) {
   while (orion_now() < end) {
     for (i = 0; i < 1000; i++, runs++) {
       const orion_buf *sd = &seeds[orion_rng_below(&rng, NSEEDS)];
-      size_t n = 1 + sd->len;
-      input[0] = (unsigned char)orion_rng_next(&rng);
-      memcpy(input + 1, sd->data, sd->len);
+      size_t n = sd->len;
+      memcpy(input, sd->data, sd->len);
+      if (!orion_msg_known(input[0] & 31)) /* a stream: any control */
+        input[1] = (unsigned char)orion_rng_next(&rng);
       if (orion_rng_below(&rng, 16) != 0)
         mutate(&rng, input, &n, seeds);
       LLVMFuzzerTestOneInput(input, n);

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "dsm/msg.h"
 #include "dsm/types.h"
 #include "dsm/wire.h"
 #include "util/alloc.h"
@@ -210,7 +211,7 @@ static void expect_fault(const orion_buf *b, orion_wire_role role, int fault,
 static void put_every_type(orion_buf *b) {
   static const double vals[5] = {1.5, -2.25, 3.0, 1e300, -0.0};
   orion_wire_heartbeat hb = {3, 77, 123456789u, 1u << 30};
-  orion_wire_body_error be = {3, "(4, 2)", 6, "boom\nstack traceback:", 21};
+  orion_msg_body_error be = {3, 4, "boom\nstack traceback:", 21};
   orion_wire_array a = {42, ORION_F64, 2, {3, 4}, 6, 5, vals};
   int t;
   put_hello(b, TOKEN, 3);
@@ -224,7 +225,7 @@ static void put_every_type(orion_buf *b) {
       cr_assert_eq(orion_wire_heartbeat_encode(b, &hb), 0);
       break;
     case ORION_WIRE_BODY_ERROR:
-      cr_assert_eq(orion_wire_body_error_encode(b, &be), 0);
+      cr_assert_eq(orion_msg_body_error_encode(b, &be), 0);
       break;
     case ORION_WIRE_ARRAY_DATA:
       cr_assert_eq(orion_wire_array_encode(b, &a), 0);
@@ -437,41 +438,6 @@ Test(wire, heartbeat_round_trip) {
     cr_assert_eq(out.seq, cases[i].seq);
     cr_assert_eq(out.sent_ns, cases[i].sent_ns);
     cr_assert_eq(out.mem_used, cases[i].mem_used);
-    orion_wire_decoder_free(&d);
-    frames_free(fr);
-    orion_buf_free(&b);
-  }
-}
-
-Test(wire, body_error_round_trip) {
-  static const char msg[] =
-      "mf.lua:42: attempt to index a nil value\nstack traceback:\n"
-      "\tmf.lua:42: in function <mf.lua:30>\0and bytes after a NUL";
-  orion_wire_body_error cases[2] = {
-      {12, "(3, 17)", 7, msg, sizeof msg - 1},
-      {0, NULL, 0, NULL, 0}};
-  int i;
-  for (i = 0; i < 2; i++) {
-    orion_buf b;
-    orion_wire_decoder d;
-    orion_wire_body_error out;
-    frames *fr = frames_new();
-    orion_buf_init(&b);
-    cr_assert_eq(orion_wire_body_error_encode(&b, &cases[i]), 0);
-    orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED, NULL, 0);
-    cr_assert_eq(run(&d, b.data, b.len, 1, fr, 1), 0);
-    cr_assert_eq(fr->n, 1);
-    cr_assert_eq(fr->type[0], ORION_WIRE_BODY_ERROR);
-    cr_assert_eq(orion_wire_body_error_decode(fr->p[0], fr->len[0], &out,
-                                              NULL),
-                 0);
-    cr_assert_eq(out.executor, cases[i].executor);
-    cr_assert_eq(out.key_len, cases[i].key_len);
-    cr_assert_eq(out.msg_len, cases[i].msg_len);
-    cr_assert(out.key_len == 0 ||
-              memcmp(out.key, cases[i].key, out.key_len) == 0);
-    cr_assert(out.msg_len == 0 ||
-              memcmp(out.msg, cases[i].msg, out.msg_len) == 0);
     orion_wire_decoder_free(&d);
     frames_free(fr);
     orion_buf_free(&b);
@@ -736,11 +702,17 @@ Test(wire, error_unknown_version) {
   orion_buf b;
   orion_buf_init(&b);
   /* Version 1 is the build before buffered writes were run-coded and the
-   * checksum became CRC-32C: refused by its number, not by a CRC error. */
+   * checksum became CRC-32C, version 2 the one whose BODY_ERROR carried its
+   * block as text: refused by their number, not by a CRC error. */
   put_raw(&b, 1, ORION_WIRE_HELLO, 0, NULL, 0, 1);
   expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_VERSION, ORION_EVERSION,
                "unknown version 1 at stream offset 0 (this build speaks "
-               "version 2)");
+               "version 3)");
+  b.len = 0;
+  put_raw(&b, 2, ORION_WIRE_HELLO, 0, NULL, 0, 1);
+  expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_VERSION, ORION_EVERSION,
+               "unknown version 2 at stream offset 0 (this build speaks "
+               "version 3)");
   orion_buf_free(&b);
 }
 
@@ -1034,7 +1006,6 @@ static void every_prefix_fails(int type, const orion_buf *frame) {
     union {
       orion_wire_hello h;
       orion_wire_heartbeat hb;
-      orion_wire_body_error be;
       orion_wire_array a;
     } u;
     memcpy(copy, payload, k <= plen ? k : plen);
@@ -1047,9 +1018,6 @@ static void every_prefix_fails(int type, const orion_buf *frame) {
       break;
     case ORION_WIRE_HEARTBEAT:
       rc = orion_wire_heartbeat_decode(copy, k, &u.hb, &err);
-      break;
-    case ORION_WIRE_BODY_ERROR:
-      rc = orion_wire_body_error_decode(copy, k, &u.be, &err);
       break;
     default:
       rc = orion_wire_array_decode(copy, k, &u.a, &err);
@@ -1070,7 +1038,6 @@ static void every_prefix_fails(int type, const orion_buf *frame) {
 Test(wire, payload_decoders_check_every_length) {
   orion_buf b;
   orion_wire_heartbeat hb = {1, 2, 3, 4};
-  orion_wire_body_error be = {2, "(1)", 3, "bad", 3};
   int32_t v[6] = {1, 2, 3, 4, 5, 6};
   orion_wire_array a = {3, ORION_I32, 2, {2, 3}, 0, 6, v};
   orion_buf_init(&b);
@@ -1079,9 +1046,6 @@ Test(wire, payload_decoders_check_every_length) {
   b.len = 0;
   cr_assert_eq(orion_wire_heartbeat_encode(&b, &hb), 0);
   every_prefix_fails(ORION_WIRE_HEARTBEAT, &b);
-  b.len = 0;
-  cr_assert_eq(orion_wire_body_error_encode(&b, &be), 0);
-  every_prefix_fails(ORION_WIRE_BODY_ERROR, &b);
   b.len = 0;
   cr_assert_eq(orion_wire_array_encode(&b, &a), 0);
   every_prefix_fails(ORION_WIRE_ARRAY_DATA, &b);

@@ -1,0 +1,580 @@
+/* The payload codec (dsm/msg.h), part one: the messages of a loop between
+ * the driver and an executor (LOAD_BODY, RUN_BLOCK, BLOCK_DONE, LOOP_END,
+ * LOOP_DONE, BODY_ERROR, FORGET), and the codec of any message by its frame
+ * type.  dsm/msg_shard.c holds the shard and buffered-write messages,
+ * dsm/msg_load.c parallel loading's, dsm/msg_field.c the fields. */
+#include "dsm/msg.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dsm/msg_field.h"
+#include "dsm/types.h"
+
+/* ------------------------------------------------------------------------
+ * LOAD_BODY.
+ * ---------------------------------------------------------------------- */
+
+#define ARRAY_MIN 40u /* id, type, sparse, ndims, one dim */
+#define ACC_MIN 16u
+#define BUF_MIN 48u
+#define SLOT_MIN 40u
+#define SHARD_MIN 24u
+
+int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
+  orion__mw e;
+  int64_t k;
+  int d;
+  orion__mw_begin(&e, b, ORION_WIRE_LOAD_BODY);
+  orion__mw_i64(&e, m->loop);
+  orion__mw_bytes(&e, m->blob, m->blob_len);
+  orion__mw_i64(&e, m->iter);
+  if (orion__mw_count(&e, m->arrays, m->narrays))
+    for (k = 0; k < m->narrays; k++) {
+      const orion_msg_array_desc *a = &m->arrays[k];
+      orion__mw_need(&e, a->type >= 0 && a->type < ORION_NTYPES &&
+                             a->ndims >= 1 && a->ndims <= ORION_MAX_DIMS);
+      if (e.bad)
+        break;
+      orion__mw_i64(&e, a->id);
+      orion__mw_u64(&e, (uint64_t)a->type);
+      orion__mw_flag(&e, a->sparse);
+      orion__mw_u64(&e, (uint64_t)a->ndims);
+      for (d = 0; d < a->ndims; d++)
+        orion__mw_i64(&e, a->dims[d]);
+    }
+  if (orion__mw_count(&e, m->accs, m->naccs))
+    for (k = 0; k < m->naccs; k++) {
+      orion__mw_i64(&e, m->accs[k].id);
+      orion__mw_i64(&e, m->accs[k].op);
+    }
+  if (orion__mw_count(&e, m->bufs, m->nbufs))
+    for (k = 0; k < m->nbufs; k++) {
+      const orion_msg_buf_desc *f = &m->bufs[k];
+      orion__mw_i64(&e, f->id);
+      orion__mw_bytes(&e, f->name, f->name_len);
+      orion__mw_i64(&e, f->target);
+      orion__mw_i64(&e, f->op);
+      orion__mw_bytes(&e, f->apply, f->apply_len);
+      orion__mw_i64(&e, f->flush);
+    }
+  orion__mw_i64(&e, m->run);
+  orion__mw_u64(&e, m->chash);
+  orion__mw_bytes(&e, m->csrc, m->csrc_len);
+  orion__mw_bytes(&e, m->cflags, m->cflags_len);
+  orion__mw_flag(&e, m->required);
+  if (orion__mw_count(&e, m->slots, m->nslots))
+    for (k = 0; k < m->nslots; k++) {
+      const orion_cslot *s = &m->slots[k];
+      orion__mw_need(&e, (int)s->kind >= ORION_CSLOT_ARRAY &&
+                             (int)s->kind <= ORION_CSLOT_CONST);
+      orion__mw_u64(&e, (uint64_t)s->kind);
+      orion__mw_i64(&e, s->id);
+      orion__mw_flag(&e, s->isint);
+      orion__mw_i64(&e, s->ival);
+      orion__mw_f64(&e, s->fval);
+    }
+  if (orion__mw_count(&e, m->shards, m->nshards))
+    for (k = 0; k < m->nshards; k++) {
+      const orion_msg_shard *s = &m->shards[k];
+      orion__mw_need(
+          &e, (s->flags & ~(ORION_SHARD_FETCH | ORION_SHARD_WRITTEN)) == 0);
+      orion__mw_i64(&e, s->array);
+      orion__mw_u64(&e, (uint64_t)s->flags);
+      orion__mw_runs(&e, s->runs, s->nruns);
+    }
+  return orion__mw_end(&e);
+}
+
+static void get_arrays(orion__mr *d, orion_msg_load_body *m) {
+  orion_msg_array_desc *v =
+      orion__mr_list(d, "array", ARRAY_MIN, sizeof *v, &m->narrays);
+  int64_t k;
+  int j;
+  m->arrays = v;
+  for (k = 0; k < m->narrays && d->rc == 0; k++) {
+    v[k].id = orion__mr_i64(d, "array id");
+    v[k].type = (int)orion__mr_in(d, "array's element type", 0,
+                                  ORION_NTYPES - 1, ORION_ETYPE);
+    v[k].sparse = orion__mr_flag(d, "array's sparse flag");
+    v[k].ndims = (int)orion__mr_in(d, "array's number of dimensions", 1,
+                                   ORION_MAX_DIMS, ORION_EDIMS);
+    for (j = 0; j < v[k].ndims; j++)
+      v[k].dims[j] = orion__mr_i64(d, "array's dimensions");
+  }
+}
+
+static void get_bufs(orion__mr *d, orion_msg_load_body *m) {
+  orion_msg_buf_desc *v =
+      orion__mr_list(d, "buffer", BUF_MIN, sizeof *v, &m->nbufs);
+  int64_t k;
+  m->bufs = v;
+  for (k = 0; k < m->nbufs && d->rc == 0; k++) {
+    v[k].id = orion__mr_i64(d, "buffer id");
+    v[k].name = orion__mr_bytes(d, "buffer's name", &v[k].name_len);
+    v[k].target = orion__mr_i64(d, "buffer's target");
+    v[k].op = orion__mr_i64(d, "buffer's operator");
+    v[k].apply = orion__mr_bytes(d, "buffer's apply function", &v[k].apply_len);
+    v[k].flush = orion__mr_i64(d, "buffer's flush policy");
+  }
+}
+
+static void get_slots(orion__mr *d, orion_msg_load_body *m) {
+  orion_cslot *v = orion__mr_list(d, "slot", SLOT_MIN, sizeof *v, &m->nslots);
+  int64_t k;
+  m->slots = v;
+  for (k = 0; k < m->nslots && d->rc == 0; k++) {
+    v[k].kind = (orion_cslot_kind)orion__mr_in(
+        d, "slot's kind", ORION_CSLOT_ARRAY, ORION_CSLOT_CONST, ORION_EPARSE);
+    v[k].id = orion__mr_i64(d, "slot's id");
+    v[k].isint = orion__mr_flag(d, "slot's isint flag");
+    v[k].ival = orion__mr_i64(d, "slot's integer");
+    v[k].fval = orion__mr_f64(d, "slot's float");
+  }
+}
+
+static void get_shards(orion__mr *d, orion_msg_load_body *m) {
+  orion_msg_shard *v =
+      orion__mr_list(d, "shard", SHARD_MIN, sizeof *v, &m->nshards);
+  int64_t k;
+  m->shards = v;
+  for (k = 0; k < m->nshards && d->rc == 0; k++) {
+    v[k].array = orion__mr_i64(d, "shard's array");
+    v[k].flags = (int)orion__mr_in(d, "shard's flags", 0,
+                                   ORION_SHARD_FETCH | ORION_SHARD_WRITTEN,
+                                   ORION_EPARSE);
+    v[k].runs = orion__mr_runs(d, &v[k].nruns);
+  }
+}
+
+int orion_msg_load_body_decode(const void *p, size_t n,
+                               orion_msg_load_body *out, orion_error *err) {
+  orion_msg_load_body m;
+  orion_msg_acc_desc *accs;
+  orion__mr d;
+  int64_t k;
+  memset(&m, 0, sizeof m);
+  orion__mr_init(&d, p, n, "LOAD_BODY", err);
+  m.loop = orion__mr_i64(&d, "loop id");
+  m.blob = orion__mr_bytes(&d, "body", &m.blob_len);
+  m.iter = orion__mr_i64(&d, "iterated array");
+  get_arrays(&d, &m);
+  accs = orion__mr_list(&d, "accumulator", ACC_MIN, sizeof *accs, &m.naccs);
+  m.accs = accs;
+  for (k = 0; k < m.naccs && d.rc == 0; k++) {
+    accs[k].id = orion__mr_i64(&d, "accumulator id");
+    accs[k].op = orion__mr_i64(&d, "accumulator's operator");
+  }
+  get_bufs(&d, &m);
+  m.run = orion__mr_i64(&d, "run number");
+  m.chash = orion__mr_u64(&d, "compiled body's hash");
+  m.csrc = orion__mr_bytes(&d, "compiled body's source", &m.csrc_len);
+  m.cflags = orion__mr_bytes(&d, "compiler flags", &m.cflags_len);
+  m.required = orion__mr_flag(&d, "required flag");
+  get_slots(&d, &m);
+  get_shards(&d, &m);
+  *out = m;
+  if (orion__mr_end(&d) != 0)
+    orion_msg_load_body_free(out);
+  return d.rc;
+}
+
+void orion_msg_load_body_free(orion_msg_load_body *m) {
+  int64_t k;
+  for (k = 0; k < m->nshards; k++)
+    orion__msg_drop(m->shards[k].runs);
+  orion__msg_drop(m->arrays);
+  orion__msg_drop(m->accs);
+  orion__msg_drop(m->bufs);
+  orion__msg_drop(m->slots);
+  orion__msg_drop(m->shards);
+  memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------------
+ * RUN_BLOCK.
+ * ---------------------------------------------------------------------- */
+
+int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m) {
+  orion__mw e;
+  int64_t k;
+  orion__mw_begin(&e, b, ORION_WIRE_RUN_BLOCK);
+  orion__mw_i64(&e, m->block);
+  orion__mw_u64(&e, m->seed);
+  orion__mw_i64(&e, m->nblocks);
+  if (orion__mw_count(&e, m->segs, m->nsegs))
+    for (k = 0; k < m->nsegs; k++) {
+      orion__mw_i64(&e, m->segs[k].lo);
+      orion__mw_i64(&e, m->segs[k].hi);
+    }
+  orion__mw_flag(&e, m->has_elems);
+  if (m->has_elems) {
+    orion__mw_need(&e,
+                   m->nelems >= 0 && (uint64_t)m->nelems <= m->keys_len / 8);
+    orion__mw_i64(&e, m->nelems);
+    orion__mw_bytes(&e, m->keys, m->keys_len);
+    orion__mw_bytes(&e, m->values, m->values_len);
+  }
+  orion__mw_runs(&e, m->runs, m->nruns);
+  orion__mw_ranges(&e, m->watch, m->nwatch);
+  orion__mw_ranges(&e, m->keep, m->nkeep);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_run_block_decode(const void *p, size_t n,
+                               orion_msg_run_block *out, orion_error *err) {
+  orion_msg_run_block m;
+  orion_msg_seg *segs;
+  orion__mr d;
+  int64_t k;
+  memset(&m, 0, sizeof m);
+  orion__mr_init(&d, p, n, "RUN_BLOCK", err);
+  m.block = orion__mr_i64(&d, "block");
+  m.seed = orion__mr_u64(&d, "seed");
+  m.nblocks = orion__mr_i64(&d, "number of blocks");
+  segs = orion__mr_list(&d, "segment", 16, sizeof *segs, &m.nsegs);
+  m.segs = segs;
+  for (k = 0; k < m.nsegs && d.rc == 0; k++) {
+    segs[k].lo = orion__mr_i64(&d, "segment");
+    segs[k].hi = orion__mr_i64(&d, "segment");
+  }
+  m.has_elems = orion__mr_flag(&d, "elements flag");
+  if (m.has_elems) {
+    m.nelems = orion__mr_i64(&d, "number of elements");
+    m.keys = orion__mr_bytes(&d, "keys", &m.keys_len);
+    m.values = orion__mr_bytes(&d, "values", &m.values_len);
+    if (m.nelems < 0 || (uint64_t)m.nelems > m.keys_len / 8)
+      orion__mr_fail(&d, ORION_EPARSE,
+                     "%" PRId64 " elements with %zu bytes of keys", m.nelems,
+                     m.keys_len);
+  }
+  m.runs = orion__mr_runs(&d, &m.nruns);
+  m.watch = orion__mr_ranges(&d, "written range", &m.nwatch);
+  m.keep = orion__mr_ranges(&d, "kept range", &m.nkeep);
+  *out = m;
+  if (orion__mr_end(&d) != 0)
+    orion_msg_run_block_free(out);
+  return d.rc;
+}
+
+void orion_msg_run_block_free(orion_msg_run_block *m) {
+  orion__msg_drop(m->segs);
+  orion__msg_drop(m->runs);
+  orion__msg_drop(m->watch);
+  orion__msg_drop(m->keep);
+  memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------------
+ * BLOCK_DONE.
+ * ---------------------------------------------------------------------- */
+
+int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m) {
+  orion__mw e;
+  orion__mw_begin(&e, b, ORION_WIRE_BLOCK_DONE);
+  orion__mw_i64(&e, m->block);
+  orion__mw_f64(&e, m->seconds);
+  orion__mw_flag(&e, m->has_values);
+  if (m->has_values)
+    orion__mw_bytes(&e, m->values, m->values_len);
+  orion__mw_runs(&e, m->runs, m->nruns);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_block_done_decode(const void *p, size_t n,
+                                orion_msg_block_done *out, orion_error *err) {
+  orion_msg_block_done m;
+  orion__mr d;
+  memset(&m, 0, sizeof m);
+  orion__mr_init(&d, p, n, "BLOCK_DONE", err);
+  m.block = orion__mr_i64(&d, "block");
+  m.seconds = orion__mr_f64(&d, "seconds");
+  m.has_values = orion__mr_flag(&d, "values flag");
+  if (m.has_values)
+    m.values = orion__mr_bytes(&d, "values", &m.values_len);
+  m.runs = orion__mr_runs(&d, &m.nruns);
+  *out = m;
+  if (orion__mr_end(&d) != 0)
+    orion_msg_block_done_free(out);
+  return d.rc;
+}
+
+void orion_msg_block_done_free(orion_msg_block_done *m) {
+  orion__msg_drop(m->runs);
+  memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------------
+ * LOOP_END and FORGET.
+ * ---------------------------------------------------------------------- */
+
+int orion_msg_loop_end_encode(orion_buf *b, const orion_msg_loop_end *m) {
+  orion__mw e;
+  orion__mw_begin(&e, b, ORION_WIRE_LOOP_END);
+  orion__mw_flag(&e, m->abort);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_loop_end_decode(const void *p, size_t n, orion_msg_loop_end *out,
+                              orion_error *err) {
+  orion__mr d;
+  orion__mr_init(&d, p, n, "LOOP_END", err);
+  out->abort = orion__mr_flag(&d, "abort flag");
+  if (orion__mr_end(&d) != 0)
+    memset(out, 0, sizeof *out);
+  return d.rc;
+}
+
+int orion_msg_forget_encode(orion_buf *b, const orion_msg_forget *m) {
+  orion__mw e;
+  int64_t k;
+  orion__mw_begin(&e, b, ORION_WIRE_FORGET);
+  if (orion__mw_count(&e, m->ids, m->n))
+    for (k = 0; k < m->n; k++)
+      orion__mw_i64(&e, m->ids[k]);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_forget_decode(const void *p, size_t n, orion_msg_forget *out,
+                            orion_error *err) {
+  orion_msg_forget m;
+  int64_t *v, k;
+  orion__mr d;
+  memset(&m, 0, sizeof m);
+  orion__mr_init(&d, p, n, "FORGET", err);
+  v = orion__mr_list(&d, "array id", 8, sizeof *v, &m.n);
+  m.ids = v;
+  for (k = 0; k < m.n && d.rc == 0; k++)
+    v[k] = orion__mr_i64(&d, "array id");
+  *out = m;
+  if (orion__mr_end(&d) != 0)
+    orion_msg_forget_free(out);
+  return d.rc;
+}
+
+void orion_msg_forget_free(orion_msg_forget *m) {
+  orion__msg_drop(m->ids);
+  memset(m, 0, sizeof *m);
+}
+/* ------------------------------------------------------------------------
+ * LOOP_DONE.
+ * ---------------------------------------------------------------------- */
+
+int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
+  orion__mw e;
+  int64_t k;
+  orion__mw_begin(&e, b, ORION_WIRE_LOOP_DONE);
+  if (orion__mw_count(&e, m->accs, m->naccs))
+    for (k = 0; k < m->naccs; k++) {
+      orion__mw_i64(&e, m->accs[k].id);
+      orion__mw_flag(&e, m->accs[k].has);
+      orion__mw_flag(&e, m->accs[k].isint);
+      orion__mw_i64(&e, m->accs[k].i);
+      orion__mw_f64(&e, m->accs[k].d);
+    }
+  orion__mw_u64(&e, m->peer_bytes);
+  orion__mw_u64(&e, m->shard_items);
+  orion__mw_runs(&e, m->runs, m->nruns);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_loop_done_decode(const void *p, size_t n,
+                               orion_msg_loop_done *out, orion_error *err) {
+  orion_msg_loop_done m;
+  orion_msg_acc_value *v;
+  orion__mr d;
+  int64_t k;
+  memset(&m, 0, sizeof m);
+  orion__mr_init(&d, p, n, "LOOP_DONE", err);
+  v = orion__mr_list(&d, "accumulator", 40, sizeof *v, &m.naccs);
+  m.accs = v;
+  for (k = 0; k < m.naccs && d.rc == 0; k++) {
+    v[k].id = orion__mr_i64(&d, "accumulator id");
+    v[k].has = orion__mr_flag(&d, "accumulator's has flag");
+    v[k].isint = orion__mr_flag(&d, "accumulator's isint flag");
+    v[k].i = orion__mr_i64(&d, "accumulator's integer");
+    v[k].d = orion__mr_f64(&d, "accumulator's float");
+  }
+  m.peer_bytes = orion__mr_u64(&d, "bytes sent to peers");
+  m.shard_items = orion__mr_u64(&d, "shard writes applied");
+  m.runs = orion__mr_runs(&d, &m.nruns);
+  *out = m;
+  if (orion__mr_end(&d) != 0)
+    orion_msg_loop_done_free(out);
+  return d.rc;
+}
+
+void orion_msg_loop_done_free(orion_msg_loop_done *m) {
+  orion__msg_drop(m->accs);
+  orion__msg_drop(m->runs);
+  memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------------
+ * BODY_ERROR.
+ * ---------------------------------------------------------------------- */
+
+int orion_msg_body_error_encode(orion_buf *b, const orion_msg_body_error *m) {
+  orion__mw e;
+  orion__mw_begin(&e, b, ORION_WIRE_BODY_ERROR);
+  orion__mw_i64(&e, m->executor);
+  orion__mw_i64(&e, m->block);
+  orion__mw_bytes(&e, m->msg, m->msg_len);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_body_error_decode(const void *p, size_t n,
+                                orion_msg_body_error *out, orion_error *err) {
+  orion_msg_body_error m;
+  orion__mr d;
+  memset(&m, 0, sizeof m);
+  orion__mr_init(&d, p, n, "BODY_ERROR", err);
+  m.executor = orion__mr_i64(&d, "executor id");
+  m.block = orion__mr_i64(&d, "block");
+  m.msg = orion__mr_bytes(&d, "message", &m.msg_len);
+  *out = m;
+  if (orion__mr_end(&d) != 0)
+    memset(out, 0, sizeof *out);
+  return d.rc;
+}
+
+int orion_wire_body_error_encode(orion_buf *b, const orion_wire_body_error *e) {
+  orion_msg_body_error m;
+  size_t i = 0;
+  uint64_t mag = 0;
+  int neg;
+  if (e->key == NULL || e->key_len == 0)
+    return ORION_EINVAL;
+  neg = e->key[0] == '-';
+  i = (size_t)neg;
+  if (i == e->key_len)
+    return ORION_EINVAL;
+  for (; i < e->key_len; i++) {
+    unsigned dg = (unsigned)(unsigned char)e->key[i] - '0';
+    if (dg > 9 || mag > ((uint64_t)INT64_MAX + 1 - dg) / 10)
+      return ORION_EINVAL;
+    mag = mag * 10 + dg;
+  }
+  if (!neg && mag > (uint64_t)INT64_MAX)
+    return ORION_EINVAL;
+  m.executor = e->executor;
+  m.block = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+  m.msg = e->msg;
+  m.msg_len = e->msg_len;
+  return orion_msg_body_error_encode(b, &m);
+}
+
+int orion_wire_body_error_decode(const void *p, size_t n,
+                                 orion_wire_body_error *out, orion_error *err) {
+  orion_msg_body_error m;
+  int rc = orion_msg_body_error_decode(p, n, &m, err);
+  memset(out, 0, sizeof *out);
+  if (rc != 0)
+    return rc;
+  out->executor = (uint32_t)m.executor;
+  snprintf(out->key_text, sizeof out->key_text, "%" PRId64, m.block);
+  out->key = out->key_text;
+  out->key_len = strlen(out->key_text);
+  out->msg = m.msg;
+  out->msg_len = m.msg_len;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * By frame type.
+ * ---------------------------------------------------------------------- */
+
+/* X(TYPE, member) for every message. */
+#define MSG_MAP(X)                                                             \
+  X(LOAD_BODY, load_body)                                                      \
+  X(RUN_BLOCK, run_block)                                                      \
+  X(BLOCK_DONE, block_done)                                                    \
+  X(BUFFER_FLUSH, buffer_flush)                                                \
+  X(FLUSH_ACK, flush_ack)                                                      \
+  X(FETCH, fetch)                                                              \
+  X(FETCH_REPLY, fetch_reply)                                                  \
+  X(PEERS, peers)                                                              \
+  X(SHARD_PULL, shard_pull)                                                    \
+  X(SHARD_DATA, shard_data)                                                    \
+  X(LOOP_END, loop_end)                                                        \
+  X(LOOP_DONE, loop_done)                                                      \
+  X(BODY_ERROR, body_error)                                                    \
+  X(FORGET, forget)                                                            \
+  X(LOAD_FILE, load_file)                                                      \
+  X(LOADED, loaded)
+
+int orion_msg_known(int type) {
+  switch (type) {
+#define KNOWN(T, m) case ORION_WIRE_##T:
+    MSG_MAP(KNOWN)
+#undef KNOWN
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+int orion_msg_decode(int type, const void *p, size_t n, orion_msg *out,
+                     orion_error *err) {
+  switch (type) {
+#define DECODE(T, m)                                                           \
+  case ORION_WIRE_##T:                                                         \
+    return orion_msg_##m##_decode(p, n, &out->m, err);
+    MSG_MAP(DECODE)
+#undef DECODE
+  default:
+    return orion_error_set(err, ORION_EINVAL, "no payload codec for %s",
+                           orion_wire_type_name(type));
+  }
+}
+
+int orion_msg_encode(orion_buf *b, int type, const orion_msg *m) {
+  switch (type) {
+#define ENCODE(T, m_)                                                          \
+  case ORION_WIRE_##T:                                                         \
+    return orion_msg_##m_##_encode(b, &m->m_);
+    MSG_MAP(ENCODE)
+#undef ENCODE
+  default:
+    return ORION_EINVAL;
+  }
+}
+
+void orion_msg_free(int type, orion_msg *m) {
+  switch (type) {
+  case ORION_WIRE_LOAD_BODY:
+    orion_msg_load_body_free(&m->load_body);
+    break;
+  case ORION_WIRE_RUN_BLOCK:
+    orion_msg_run_block_free(&m->run_block);
+    break;
+  case ORION_WIRE_BLOCK_DONE:
+    orion_msg_block_done_free(&m->block_done);
+    break;
+  case ORION_WIRE_BUFFER_FLUSH:
+    orion_msg_buffer_flush_free(&m->buffer_flush);
+    break;
+  case ORION_WIRE_FETCH:
+    orion_msg_fetch_free(&m->fetch);
+    break;
+  case ORION_WIRE_FETCH_REPLY:
+    orion_msg_fetch_reply_free(&m->fetch_reply);
+    break;
+  case ORION_WIRE_PEERS:
+    orion_msg_peers_free(&m->peers);
+    break;
+  case ORION_WIRE_SHARD_DATA:
+    orion_msg_shard_data_free(&m->shard_data);
+    break;
+  case ORION_WIRE_LOOP_DONE:
+    orion_msg_loop_done_free(&m->loop_done);
+    break;
+  case ORION_WIRE_FORGET:
+    orion_msg_forget_free(&m->forget);
+    break;
+  default:
+    break;
+  }
+}

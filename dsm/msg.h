@@ -1,0 +1,599 @@
+/* The payload codec of the runtime's messages between the driver and the
+ * executors (and between executors): one struct per message, an encoder
+ * that appends a whole frame (dsm/wire.h) to a byte buffer, and a decoder
+ * from the payload bytes of a frame.  Like the frame codec it never touches
+ * a socket; both sides, the tests and the fuzzer drive it with plain bytes.
+ *
+ * Layout.  Every field is a little-endian 64-bit word: integers as two's
+ * complement (i64, u64), doubles as their IEEE bits (f64); `str` and
+ * `bytes` are a u64 length, then that many bytes; a flag is a u64 that is 0
+ * or 1.  Each struct below lists its fields in wire order.  Ids (arrays,
+ * blocks, buffers, accumulators, executors, loop runs) are i64.
+ *
+ * Encoders.  orion_msg_X_encode(b, m) appends one complete frame of X's
+ * type to b and returns 0, ORION_ENOMEM (b->oom is set: discard b),
+ * -EMSGSIZE (the payload would exceed ORION_WIRE_MAX_FRAME) or ORION_EINVAL
+ * (a field outside its documented range, a NULL pointer with a nonzero
+ * length or count, a negative count); on the last two nothing was appended.
+ * Flags are written as 0 or 1 (any nonzero int is 1).  The encoders read m
+ * and keep nothing.
+ *
+ * Decoders.  orion_msg_X_decode(p, n, out, err) reads the payload p[0..n)
+ * of an X frame.  It checks every length and count against the bytes left
+ * before it reads or allocates anything for them, and refuses trailing
+ * bytes.  It returns 0, or ORION_ETRUNC (the payload ends early, or a count
+ * needs more bytes than are left), ORION_EPARSE (a malformed field, trailing
+ * bytes), ORION_ETYPE / ORION_EDIMS (an element type / a number of
+ * dimensions out of range) or ORION_ENOMEM; on failure err (when not NULL)
+ * names the message and the field, and *out is zeroed.
+ *
+ * Ownership, one rule for every message:
+ *   - bulk parts (row data, keys, values, strings, blobs) are views: a
+ *     pointer INTO the payload and a length, valid while the payload is;
+ *   - lists of small records (segments, runs, ranges, array descriptors,
+ *     accumulators, slots, chunks, items, ids) are arrays the decoder
+ *     allocates (orion_malloc; NULL when the count is 0), at most a small
+ *     multiple of the payload's size since every count was checked against
+ *     the bytes left; orion_msg_X_free releases them (messages without
+ *     lists have no _free).  _free is safe on a zeroed struct, on a struct
+ *     a decoder failed on, and twice.
+ * Senders fill the same structs with pointers to their own memory (nothing
+ * is copied until the encoder appends it).
+ *
+ * Threads: no global state; any thread may use distinct buffers and
+ * structs.
+ */
+#ifndef ORION_DSM_MSG_H
+#define ORION_DSM_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsm/loader.h"
+#include "dsm/wire.h"
+#include "util/buf.h"
+#include "util/cbody.h"
+#include "util/error.h"
+#include "util/limits.h"
+
+/* ------------------------------------------------------------------------
+ * Records shared by several messages.
+ * ---------------------------------------------------------------------- */
+
+/* A run of elements of a dense array: i64 array, i64 first, i64 count,
+ * bytes data (elements [first, first + count) in row-major order, count *
+ * the element size bytes: the receiver checks that against the array it
+ * holds).  first and count are >= 0. */
+typedef struct orion_msg_run {
+  int64_t array;
+  int64_t first;
+  int64_t count;
+  const char *data;
+  size_t len;
+} orion_msg_run;
+
+/* A range of elements without data: i64 array, i64 first, i64 count
+ * (both >= 0). */
+typedef struct orion_msg_range {
+  int64_t array;
+  int64_t first;
+  int64_t count;
+} orion_msg_range;
+
+/* For senders that find runs one at a time: a growable array of them
+ * (zero it to start; the runs point at the sender's memory). */
+typedef struct orion_msg_runvec {
+  orion_msg_run *v;
+  int64_t n;
+  int64_t cap;
+} orion_msg_runvec;
+
+/* Appends a run; returns 0 or ORION_ENOMEM (v unchanged). */
+int orion_msg_runvec_push(orion_msg_runvec *v, int64_t array, int64_t first,
+                          int64_t count, const void *data, size_t len);
+/* Releases the array (not the runs' data); v is zeroed. */
+void orion_msg_runvec_free(orion_msg_runvec *v);
+
+/* ------------------------------------------------------------------------
+ * LOAD_BODY (driver -> executor), before a loop's blocks.
+ * ---------------------------------------------------------------------- */
+
+/* Flags of a sharded array. */
+#define ORION_SHARD_FETCH 1   /* the body reads it: refresh at blocks */
+#define ORION_SHARD_WRITTEN 2 /* buffers write it during the run */
+
+/* An array the body binds: i64 id, u64 type (orion_type), u64 sparse
+ * (flag), u64 ndims (1..ORION_MAX_DIMS), i64 dims[ndims].  The one sparse
+ * array is the iterated one: its blocks come with RUN_BLOCK. */
+typedef struct orion_msg_array_desc {
+  int64_t id;
+  int type;
+  int sparse;
+  int ndims;
+  int64_t dims[ORION_MAX_DIMS];
+} orion_msg_array_desc;
+
+/* An accumulator: i64 id, i64 op (lua/accum.h's orion_acc_op). */
+typedef struct orion_msg_acc_desc {
+  int64_t id;
+  int64_t op;
+} orion_msg_acc_desc;
+
+/* A buffer: i64 id, str name, i64 target (an array id), i64 op
+ * (lua/exec.h's orion_apply_op), bytes apply (the captured apply function;
+ * empty for none), i64 flush (ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP or n). */
+typedef struct orion_msg_buf_desc {
+  int64_t id;
+  const char *name;
+  size_t name_len;
+  int64_t target;
+  int64_t op;
+  const char *apply;
+  size_t apply_len;
+  int64_t flush;
+} orion_msg_buf_desc;
+
+/* An array sharded across the executors in this run (dense, server-held,
+ * listed among the arrays): i64 array, u64 flags (ORION_SHARD_* bits
+ * only), u64 nruns, then the runs: the rows of the receiver's own chunks
+ * that its copy lacks. */
+typedef struct orion_msg_shard {
+  int64_t array;
+  int flags;
+  const orion_msg_run *runs;
+  int64_t nruns;
+} orion_msg_shard;
+
+/* Wire order: i64 loop (the loop id math.random is seeded with), bytes
+ * blob (the captured body, lua/capture.h), i64 iter (the iterated array's
+ * id), u64 narrays + arrays, u64 naccs + accs, u64 nbufs + bufs, i64 run
+ * (this loop run's number; peers' frames carry it), u64 chash (the compiled
+ * body's hash, 0: interpret the body), str csrc (its C source, or empty
+ * when this executor was sent it before: executors keep the bodies they
+ * built by hash), str cflags (the mode flags to compile it with), u64
+ * required (flag: tier "c", a failure to compile is the loop's error), u64
+ * nslots + slots (each u64 kind, i64 id, u64 isint (flag), i64 ival, f64
+ * fval; the slot's name is not sent), u64 nshards + shards. */
+typedef struct orion_msg_load_body {
+  int64_t loop;
+  const char *blob;
+  size_t blob_len;
+  int64_t iter;
+  const orion_msg_array_desc *arrays;
+  int64_t narrays;
+  const orion_msg_acc_desc *accs;
+  int64_t naccs;
+  const orion_msg_buf_desc *bufs;
+  int64_t nbufs;
+  int64_t run;
+  uint64_t chash;
+  const char *csrc;
+  size_t csrc_len;
+  const char *cflags;
+  size_t cflags_len;
+  int required;
+  const orion_cslot *slots; /* name NULL when decoded */
+  int64_t nslots;
+  const orion_msg_shard *shards;
+  int64_t nshards;
+} orion_msg_load_body;
+
+int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);
+int orion_msg_load_body_decode(const void *p, size_t n,
+                               orion_msg_load_body *out, orion_error *err);
+void orion_msg_load_body_free(orion_msg_load_body *m);
+
+/* ------------------------------------------------------------------------
+ * RUN_BLOCK (driver -> executor): run one block.
+ * ---------------------------------------------------------------------- */
+
+/* Element positions [lo, hi) of the iterated array: of the block's own
+ * elements when it is sparse, of the whole array when it is dense. */
+typedef struct orion_msg_seg {
+  int64_t lo;
+  int64_t hi;
+} orion_msg_seg;
+
+/* Wire order: i64 block, u64 seed, i64 nblocks, u64 nsegs + segs (i64 lo,
+ * i64 hi each), u64 has_elems (flag); when 1: i64 nelems (>= 0), bytes keys
+ * (nelems * ndims i64), bytes values (the sparse iterated block's elements;
+ * otherwise the executor keeps the copy it was sent before); u64 nruns +
+ * runs (data for the executor's copies of dense arrays); u64 nwatch +
+ * ranges (the elements the block may write directly: compared after the
+ * block); u64 nkeep + ranges (rows of a deferred array sent with this
+ * block, which the executor keeps and returns with its LOOP_DONE). */
+typedef struct orion_msg_run_block {
+  int64_t block;
+  uint64_t seed;
+  int64_t nblocks;
+  const orion_msg_seg *segs;
+  int64_t nsegs;
+  int has_elems;
+  int64_t nelems;
+  const char *keys;
+  size_t keys_len;
+  const char *values;
+  size_t values_len;
+  const orion_msg_run *runs;
+  int64_t nruns;
+  const orion_msg_range *watch;
+  int64_t nwatch;
+  const orion_msg_range *keep;
+  int64_t nkeep;
+} orion_msg_run_block;
+
+int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m);
+int orion_msg_run_block_decode(const void *p, size_t n,
+                               orion_msg_run_block *out, orion_error *err);
+void orion_msg_run_block_free(orion_msg_run_block *m);
+
+/* ------------------------------------------------------------------------
+ * BLOCK_DONE (executor -> driver): a block finished.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: i64 block, f64 seconds, u64 has_values (flag); when 1: bytes
+ * values (the sparse block's values, which the body changed); u64 nruns +
+ * runs (the elements of dense arrays that changed). */
+typedef struct orion_msg_block_done {
+  int64_t block;
+  double seconds;
+  int has_values;
+  const char *values;
+  size_t values_len;
+  const orion_msg_run *runs;
+  int64_t nruns;
+} orion_msg_block_done;
+
+int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m);
+int orion_msg_block_done_decode(const void *p, size_t n,
+                                orion_msg_block_done *out, orion_error *err);
+void orion_msg_block_done_free(orion_msg_block_done *m);
+
+/* ------------------------------------------------------------------------
+ * BUFFER_FLUSH (executor -> driver, or executor -> the owning executor for
+ * a sharded target): buffered writes for their owner.
+ * ---------------------------------------------------------------------- */
+
+/* A pending buffered write: the element's linear key in the target and its
+ * value (the integer for i32/i64 targets, the float otherwise); the value
+ * travels as its 64 bits.  Same layout and member names as lua/exec.h's
+ * orion_pend_item, which can become a typedef of it. */
+typedef union orion_msg_value {
+  int64_t i;
+  double d;
+} orion_msg_value;
+
+typedef struct orion_msg_item {
+  int64_t key;
+  orion_msg_value val;
+} orion_msg_item;
+
+/* Wire order: i64 run, i64 buffer, u64 isint (flag), then the items: u64
+ * n, u64 nruns, then either (nruns 0) n times i64 key, u64 value bits, or
+ * nruns times i64 first key (>= 0), u64 count (>= 1), then the n value bits
+ * in item order, the runs' counts summing to n.  Consecutive keys (the
+ * dense ranges nn.add_to writes) so cost 8 bytes an item instead of 16; the
+ * encoder picks the runs form when there are fewer than n / 2 runs.  A
+ * decoded list re-encodes to the same items, not always to the same bytes
+ * (a runs form the encoder would not have picked comes back plain). */
+typedef struct orion_msg_buffer_flush {
+  int64_t run;
+  int64_t buffer;
+  int isint;
+  const orion_msg_item *items;
+  int64_t nitems;
+} orion_msg_buffer_flush;
+
+int orion_msg_buffer_flush_encode(orion_buf *b,
+                                  const orion_msg_buffer_flush *m);
+int orion_msg_buffer_flush_decode(const void *p, size_t n,
+                                  orion_msg_buffer_flush *out,
+                                  orion_error *err);
+void orion_msg_buffer_flush_free(orion_msg_buffer_flush *m);
+
+/* ------------------------------------------------------------------------
+ * FLUSH_ACK (owner -> executor): the BUFFER_FLUSH of run `run` is applied.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: i64 run. */
+typedef struct orion_msg_flush_ack {
+  int64_t run;
+} orion_msg_flush_ack;
+
+int orion_msg_flush_ack_encode(orion_buf *b, const orion_msg_flush_ack *m);
+int orion_msg_flush_ack_decode(const void *p, size_t n,
+                               orion_msg_flush_ack *out, orion_error *err);
+
+/* ------------------------------------------------------------------------
+ * FETCH (executor -> owner): the owner's chunks of a sharded array.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: i64 run, i64 array, i64 chunk_lo, i64 chunk_hi (chunk_lo <=
+ * chunk_hi), then per chunk of [chunk_lo, chunk_hi) the u64 version the
+ * requester holds (0: none): versions[k] is chunk chunk_lo + k's. */
+typedef struct orion_msg_fetch {
+  int64_t run;
+  int64_t array;
+  int64_t chunk_lo;
+  int64_t chunk_hi;
+  const uint64_t *versions;
+} orion_msg_fetch;
+
+int orion_msg_fetch_encode(orion_buf *b, const orion_msg_fetch *m);
+int orion_msg_fetch_decode(const void *p, size_t n, orion_msg_fetch *out,
+                           orion_error *err);
+void orion_msg_fetch_free(orion_msg_fetch *m);
+
+/* ------------------------------------------------------------------------
+ * FETCH_REPLY (owner -> executor): the chunks whose version differs.
+ * ---------------------------------------------------------------------- */
+
+/* A chunk: i64 chunk, u64 version, bytes rows. */
+typedef struct orion_msg_chunk {
+  int64_t chunk;
+  uint64_t version;
+  const char *data;
+  size_t len;
+} orion_msg_chunk;
+
+/* Wire order: i64 array, u64 nchunks + chunks. */
+typedef struct orion_msg_fetch_reply {
+  int64_t array;
+  const orion_msg_chunk *chunks;
+  int64_t nchunks;
+} orion_msg_fetch_reply;
+
+int orion_msg_fetch_reply_encode(orion_buf *b, const orion_msg_fetch_reply *m);
+int orion_msg_fetch_reply_decode(const void *p, size_t n,
+                                 orion_msg_fetch_reply *out, orion_error *err);
+void orion_msg_fetch_reply_free(orion_msg_fetch_reply *m);
+
+/* ------------------------------------------------------------------------
+ * PEERS (driver -> executor, once, before any loop).
+ * ---------------------------------------------------------------------- */
+
+/* A string view. */
+typedef struct orion_msg_str {
+  const char *p;
+  size_t len;
+} orion_msg_str;
+
+/* Wire order: u64 n, then per executor str "host:port" where it listens
+ * for peers. */
+typedef struct orion_msg_peers {
+  const orion_msg_str *addrs;
+  int64_t n;
+} orion_msg_peers;
+
+int orion_msg_peers_encode(orion_buf *b, const orion_msg_peers *m);
+int orion_msg_peers_decode(const void *p, size_t n, orion_msg_peers *out,
+                           orion_error *err);
+void orion_msg_peers_free(orion_msg_peers *m);
+
+/* ------------------------------------------------------------------------
+ * SHARD_PULL (driver -> executor, after LOOP_DONE): send back the changes
+ * of your shards.  The payload is empty.
+ * ---------------------------------------------------------------------- */
+
+typedef struct orion_msg_shard_pull {
+  int unused; /* C wants a member; not sent */
+} orion_msg_shard_pull;
+
+int orion_msg_shard_pull_encode(orion_buf *b, const orion_msg_shard_pull *m);
+int orion_msg_shard_pull_decode(const void *p, size_t n,
+                                orion_msg_shard_pull *out, orion_error *err);
+
+/* ------------------------------------------------------------------------
+ * SHARD_DATA (executor -> driver): the elements of its shards that changed
+ * during the run.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: u64 nruns + runs. */
+typedef struct orion_msg_shard_data {
+  const orion_msg_run *runs;
+  int64_t nruns;
+} orion_msg_shard_data;
+
+int orion_msg_shard_data_encode(orion_buf *b, const orion_msg_shard_data *m);
+int orion_msg_shard_data_decode(const void *p, size_t n,
+                                orion_msg_shard_data *out, orion_error *err);
+void orion_msg_shard_data_free(orion_msg_shard_data *m);
+
+/* ------------------------------------------------------------------------
+ * LOOP_END (driver -> executor): the loop's last block is sent.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: u64 abort (flag: drop pending writes). */
+typedef struct orion_msg_loop_end {
+  int abort;
+} orion_msg_loop_end;
+
+int orion_msg_loop_end_encode(orion_buf *b, const orion_msg_loop_end *m);
+int orion_msg_loop_end_decode(const void *p, size_t n, orion_msg_loop_end *out,
+                              orion_error *err);
+
+/* ------------------------------------------------------------------------
+ * LOOP_DONE (executor -> driver): accumulators; the loop is finished here.
+ * ---------------------------------------------------------------------- */
+
+/* An accumulator's value: i64 id, u64 has (flag: any value folded in),
+ * u64 isint (flag), i64 i, f64 d (lua/accum.h's orion_accval). */
+typedef struct orion_msg_acc_value {
+  int64_t id;
+  int has;
+  int isint;
+  int64_t i;
+  double d;
+} orion_msg_acc_value;
+
+/* Wire order: u64 naccs + accs, u64 peer_bytes (bytes sent to peers) and
+ * u64 shard_items (buffered writes applied to own shards) since the last
+ * LOOP_DONE, u64 nruns + runs (the deferred arrays' kept ranges, whole, as
+ * they are now). */
+typedef struct orion_msg_loop_done {
+  const orion_msg_acc_value *accs;
+  int64_t naccs;
+  uint64_t peer_bytes;
+  uint64_t shard_items;
+  const orion_msg_run *runs;
+  int64_t nruns;
+} orion_msg_loop_done;
+
+int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m);
+int orion_msg_loop_done_decode(const void *p, size_t n,
+                               orion_msg_loop_done *out, orion_error *err);
+void orion_msg_loop_done_free(orion_msg_loop_done *m);
+
+/* ------------------------------------------------------------------------
+ * BODY_ERROR (executor -> driver): a body or a flush raised an error.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: i64 executor, i64 block (the failed block's id; -1 for an
+ * error outside a block), str message (names the executor and the element
+ * and carries the traceback).  (Wire version 2 sent the block as decimal
+ * text in a key string.) */
+typedef struct orion_msg_body_error {
+  int64_t executor;
+  int64_t block;
+  const char *msg;
+  size_t msg_len;
+} orion_msg_body_error;
+
+int orion_msg_body_error_encode(orion_buf *b, const orion_msg_body_error *m);
+int orion_msg_body_error_decode(const void *p, size_t n,
+                                orion_msg_body_error *out, orion_error *err);
+
+/* ------------------------------------------------------------------------
+ * FORGET (driver -> executor): drop cached arrays.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: u64 n, then n i64 array ids. */
+typedef struct orion_msg_forget {
+  const int64_t *ids;
+  int64_t n;
+} orion_msg_forget;
+
+int orion_msg_forget_encode(orion_buf *b, const orion_msg_forget *m);
+int orion_msg_forget_decode(const void *p, size_t n, orion_msg_forget *out,
+                            orion_error *err);
+void orion_msg_forget_free(orion_msg_forget *m);
+
+/* ------------------------------------------------------------------------
+ * LOAD_FILE (driver -> executor): parse a byte range of a file.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: str path, i64 part, i64 nparts, then the orion_load_opts
+ * fields as i64: format, index_base, nkeys, have_dims,
+ * dims[ORION_MAX_DIMS], value_type, skip_errors, sep, header, ncols_key,
+ * key_cols[ORION_MAX_DIMS], value_col (each must fit its C type; `expand`
+ * is not sent and decodes as 0).  The executor reads the whole
+ * (decompressed) file and parses the lines starting in bytes
+ * [len * part / nparts, len * (part + 1) / nparts). */
+typedef struct orion_msg_load_file {
+  const char *path;
+  size_t path_len;
+  int64_t part;
+  int64_t nparts;
+  orion_load_opts opts;
+} orion_msg_load_file;
+
+int orion_msg_load_file_encode(orion_buf *b, const orion_msg_load_file *m);
+int orion_msg_load_file_decode(const void *p, size_t n,
+                               orion_msg_load_file *out, orion_error *err);
+
+/* ------------------------------------------------------------------------
+ * LOADED (executor -> driver): the elements of that range.
+ * ---------------------------------------------------------------------- */
+
+/* An array: u64 type (orion_type), u64 ndims (1..ORION_MAX_DIMS), i64
+ * dims[ndims], i64 nnz (>= 0), bytes keys (nnz * ndims i64; empty for a
+ * dense array), bytes values (nnz elements). */
+typedef struct orion_msg_loaded_array {
+  int type;
+  int ndims;
+  int64_t dims[ORION_MAX_DIMS];
+  int64_t nnz;
+  const char *keys;
+  size_t keys_len;
+  const char *values;
+  size_t values_len;
+} orion_msg_loaded_array;
+
+/* Wire order: u64 ok (flag); when 0: str message; when 1: the elements
+ * (array), u64 has_labels (flag) [, the labels (array)], i64 row_lo, i64
+ * lines, i64 skipped, str first_skip. */
+typedef struct orion_msg_loaded {
+  int ok;
+  const char *msg;
+  size_t msg_len;
+  orion_msg_loaded_array array;
+  int has_labels;
+  orion_msg_loaded_array labels;
+  int64_t row_lo;
+  int64_t lines;
+  int64_t skipped;
+  const char *first_skip;
+  size_t first_skip_len;
+} orion_msg_loaded;
+
+int orion_msg_loaded_encode(orion_buf *b, const orion_msg_loaded *m);
+int orion_msg_loaded_decode(const void *p, size_t n, orion_msg_loaded *out,
+                            orion_error *err);
+
+/* ------------------------------------------------------------------------
+ * Any message by its frame type (the fuzzer, tools, a fake transport).
+ * ---------------------------------------------------------------------- */
+
+typedef union orion_msg {
+  orion_msg_load_body load_body;
+  orion_msg_run_block run_block;
+  orion_msg_block_done block_done;
+  orion_msg_buffer_flush buffer_flush;
+  orion_msg_flush_ack flush_ack;
+  orion_msg_fetch fetch;
+  orion_msg_fetch_reply fetch_reply;
+  orion_msg_peers peers;
+  orion_msg_shard_pull shard_pull;
+  orion_msg_shard_data shard_data;
+  orion_msg_loop_end loop_end;
+  orion_msg_loop_done loop_done;
+  orion_msg_body_error body_error;
+  orion_msg_forget forget;
+  orion_msg_load_file load_file;
+  orion_msg_loaded loaded;
+} orion_msg;
+
+/* True when type's payload is one of the messages above. */
+int orion_msg_known(int type);
+/* The message's decoder, encoder and _free by frame type; ORION_EINVAL for
+ * a type orion_msg_known refuses (free: nothing happens). */
+int orion_msg_decode(int type, const void *p, size_t n, orion_msg *out,
+                     orion_error *err);
+int orion_msg_encode(orion_buf *b, int type, const orion_msg *m);
+void orion_msg_free(int type, orion_msg *m);
+
+/* ------------------------------------------------------------------------
+ * Transitional: the BODY_ERROR interface of wire version 2, whose key
+ * carried the block number as decimal text.  It now maps onto the typed
+ * message above (same bytes as orion_msg_body_error), so that callers not
+ * yet converted keep working; remove it once lua/dist.c and
+ * drivers/executor.c call orion_msg_body_error_*.
+ * ---------------------------------------------------------------------- */
+
+typedef struct orion_wire_body_error {
+  uint32_t executor;
+  const char *key; /* the block in decimal ("-1": none) */
+  size_t key_len;
+  const char *msg;
+  size_t msg_len;
+  char key_text[24]; /* decode: where key points */
+} orion_wire_body_error;
+
+/* Encodes the key's decimal block number (ORION_EINVAL when it is not
+ * one) as orion_msg_body_error's block. */
+int orion_wire_body_error_encode(orion_buf *b, const orion_wire_body_error *e);
+/* Decodes an orion_msg_body_error; key points at out->key_text. */
+int orion_wire_body_error_decode(const void *p, size_t n,
+                                 orion_wire_body_error *out, orion_error *err);
+
+#endif

@@ -1,0 +1,291 @@
+/* The payload codec's fields and shared records (dsm/msg_field.h): the
+ * writer and reader of 64-bit fields, runs and ranges, and the runs list
+ * senders fill (dsm/msg.h). */
+#include "dsm/msg_field.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dsm/wire.h"
+#include "util/alloc.h"
+
+/* ------------------------------------------------------------------------
+ * Writing.  A message is written straight into the frame; a field out of
+ * range marks the writer bad and the frame is taken back at the end.
+ * ---------------------------------------------------------------------- */
+
+void orion__mw_begin(orion__mw *e, orion_buf *b, int type) {
+  e->b = b;
+  e->bad = 0;
+  e->start = orion_wire_begin(b, type);
+}
+
+int orion__mw_end(orion__mw *e) {
+  if (e->b->oom)
+    return ORION_ENOMEM;
+  if (e->bad) {
+    e->b->len = e->start;
+    return ORION_EINVAL;
+  }
+  return orion_wire_end(e->b, e->start);
+}
+
+void orion__mw_need(orion__mw *e, int cond) {
+  if (!cond)
+    e->bad = 1;
+}
+
+void orion__mw_u64(orion__mw *e, uint64_t v) { orion_buf_u64(e->b, v); }
+void orion__mw_i64(orion__mw *e, int64_t v) {
+  orion_buf_u64(e->b, (uint64_t)v);
+}
+void orion__mw_flag(orion__mw *e, int v) { orion_buf_u64(e->b, v != 0); }
+
+void orion__mw_f64(orion__mw *e, double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  orion_buf_u64(e->b, u);
+}
+
+void orion__mw_bytes(orion__mw *e, const void *p, size_t n) {
+  orion__mw_need(e, p != NULL || n == 0);
+  orion_buf_u64(e->b, (uint64_t)n);
+  if (p != NULL && n > 0)
+    orion_buf_append(e->b, p, n);
+}
+
+/* A list's count; false (e bad) when it cannot be written. */
+int orion__mw_count(orion__mw *e, const void *list, int64_t n) {
+  orion__mw_need(e, n >= 0 && (list != NULL || n == 0));
+  if (e->bad)
+    return 0;
+  orion__mw_u64(e, (uint64_t)n);
+  return 1;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading.  The first failure sticks: later reads return zeros, and the
+ * decoder checks d->rc before it allocates or returns.
+ * ---------------------------------------------------------------------- */
+
+void orion__mr_init(orion__mr *d, const void *p, size_t n, const char *msg,
+                    orion_error *err) {
+  d->p = p;
+  d->left = n;
+  d->msg = msg;
+  d->err = err;
+  d->rc = 0;
+}
+
+void orion__mr_fail(orion__mr *d, int code, const char *fmt, ...) {
+  char what[512];
+  va_list ap;
+  if (d->rc != 0)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  d->rc = orion_error_set(d->err, code, "%s payload: %s", d->msg, what);
+  d->left = 0;
+}
+
+uint64_t orion__mr_u64(orion__mr *d, const char *field) {
+  uint64_t v = 0;
+  int i;
+  if (d->rc != 0)
+    return 0;
+  if (d->left < 8) {
+    orion__mr_fail(d, ORION_ETRUNC, "too short: it ends inside the %s", field);
+    return 0;
+  }
+  for (i = 0; i < 8; i++)
+    v |= (uint64_t)d->p[i] << (8 * i);
+  d->p += 8;
+  d->left -= 8;
+  return v;
+}
+
+int64_t orion__mr_i64(orion__mr *d, const char *field) {
+  return (int64_t)orion__mr_u64(d, field);
+}
+
+double orion__mr_f64(orion__mr *d, const char *field) {
+  uint64_t u = orion__mr_u64(d, field);
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+int orion__mr_flag(orion__mr *d, const char *field) {
+  uint64_t v = orion__mr_u64(d, field);
+  if (v > 1)
+    orion__mr_fail(d, ORION_EPARSE, "the %s is %" PRIu64 ", not 0 or 1", field,
+                   v);
+  return v == 1;
+}
+
+/* An integer that must lie in [lo, hi]. */
+int64_t orion__mr_in(orion__mr *d, const char *field, int64_t lo, int64_t hi,
+                     int code) {
+  int64_t v = orion__mr_i64(d, field);
+  if (v < lo || v > hi) {
+    orion__mr_fail(d, code,
+                   "the %s %" PRId64 " is outside %" PRId64 "..%" PRId64, field,
+                   v, lo, hi);
+    return 0;
+  }
+  return v;
+}
+
+/* Points *n bytes at the returned pointer (NULL when none or failed). */
+const char *orion__mr_bytes(orion__mr *d, const char *field, size_t *n) {
+  uint64_t len = orion__mr_u64(d, field);
+  const char *p = (const char *)d->p;
+  *n = 0;
+  if (d->rc != 0)
+    return NULL;
+  if (len > d->left) {
+    orion__mr_fail(d, ORION_ETRUNC,
+                   "the %s declares %" PRIu64 " bytes, %zu are left", field,
+                   len, d->left);
+    return NULL;
+  }
+  d->p += len;
+  d->left -= (size_t)len;
+  *n = (size_t)len;
+  return len > 0 ? p : NULL;
+}
+
+/* A count of items taking at least `unit` bytes each. */
+int64_t orion__mr_count(orion__mr *d, const char *field, size_t unit) {
+  uint64_t n = orion__mr_u64(d, field);
+  if (d->rc != 0)
+    return 0;
+  if (n > d->left / unit) {
+    orion__mr_fail(d, ORION_ETRUNC,
+                   "%" PRIu64 " %ss need at least %zu bytes each, %zu are left",
+                   n, field, unit, d->left);
+    return 0;
+  }
+  return (int64_t)n;
+}
+
+/* Reads a count (items of at least `unit` bytes) and allocates that many
+ * zeroed records of `size` bytes (NULL for none or on failure). */
+void *orion__mr_list(orion__mr *d, const char *field, size_t unit, size_t size,
+                     int64_t *n) {
+  void *v;
+  *n = orion__mr_count(d, field, unit);
+  if (d->rc != 0 || *n == 0) {
+    *n = 0;
+    return NULL;
+  }
+  v = orion_calloc((size_t)*n, size);
+  if (v == NULL) {
+    orion__mr_fail(d, ORION_ENOMEM, "out of memory for %" PRId64 " %ss", *n,
+                   field);
+    *n = 0;
+  }
+  return v;
+}
+
+int orion__mr_end(orion__mr *d) {
+  if (d->rc == 0 && d->left != 0)
+    orion__mr_fail(d, ORION_EPARSE, "%zu unexpected trailing bytes", d->left);
+  return d->rc;
+}
+
+/* Releases a decoder's list (the structs hold them as const views). */
+void orion__msg_drop(const void *p) { orion_free((void *)p); }
+
+/* ------------------------------------------------------------------------
+ * Runs and ranges.
+ * ---------------------------------------------------------------------- */
+
+#define RUN_MIN 32u   /* i64 array, i64 first, i64 count, u64 length */
+#define RANGE_MIN 24u /* i64 array, i64 first, i64 count */
+
+void orion__mw_runs(orion__mw *e, const orion_msg_run *runs, int64_t n) {
+  int64_t k;
+  if (!orion__mw_count(e, runs, n))
+    return;
+  for (k = 0; k < n; k++) {
+    orion__mw_need(e, runs[k].first >= 0 && runs[k].count >= 0);
+    orion__mw_i64(e, runs[k].array);
+    orion__mw_i64(e, runs[k].first);
+    orion__mw_i64(e, runs[k].count);
+    orion__mw_bytes(e, runs[k].data, runs[k].len);
+  }
+}
+
+void orion__mw_ranges(orion__mw *e, const orion_msg_range *r, int64_t n) {
+  int64_t k;
+  if (!orion__mw_count(e, r, n))
+    return;
+  for (k = 0; k < n; k++) {
+    orion__mw_need(e, r[k].first >= 0 && r[k].count >= 0);
+    orion__mw_i64(e, r[k].array);
+    orion__mw_i64(e, r[k].first);
+    orion__mw_i64(e, r[k].count);
+  }
+}
+
+static void check_range(orion__mr *d, const char *what, int64_t first,
+                        int64_t count) {
+  if (first < 0 || count < 0)
+    orion__mr_fail(d, ORION_EPARSE,
+                   "a %s has first %" PRId64 " and count %" PRId64, what, first,
+                   count);
+}
+
+orion_msg_run *orion__mr_runs(orion__mr *d, int64_t *n) {
+  orion_msg_run *v = orion__mr_list(d, "run", RUN_MIN, sizeof *v, n);
+  int64_t k;
+  for (k = 0; k < *n && d->rc == 0; k++) {
+    v[k].array = orion__mr_i64(d, "run's array");
+    v[k].first = orion__mr_i64(d, "run's first element");
+    v[k].count = orion__mr_i64(d, "run's count");
+    check_range(d, "run", v[k].first, v[k].count);
+    v[k].data = orion__mr_bytes(d, "run's data", &v[k].len);
+  }
+  return v;
+}
+
+orion_msg_range *orion__mr_ranges(orion__mr *d, const char *field, int64_t *n) {
+  orion_msg_range *v = orion__mr_list(d, field, RANGE_MIN, sizeof *v, n);
+  int64_t k;
+  for (k = 0; k < *n && d->rc == 0; k++) {
+    v[k].array = orion__mr_i64(d, field);
+    v[k].first = orion__mr_i64(d, field);
+    v[k].count = orion__mr_i64(d, field);
+    check_range(d, field, v[k].first, v[k].count);
+  }
+  return v;
+}
+
+int orion_msg_runvec_push(orion_msg_runvec *v, int64_t array, int64_t first,
+                          int64_t count, const void *data, size_t len) {
+  orion_msg_run *r;
+  if (v->n == v->cap) {
+    int64_t cap = v->cap > 0 ? 2 * v->cap : 16;
+    orion_msg_run *nv = orion_realloc(v->v, sizeof *nv * (size_t)cap);
+    if (nv == NULL)
+      return ORION_ENOMEM;
+    v->v = nv;
+    v->cap = cap;
+  }
+  r = &v->v[v->n++];
+  r->array = array;
+  r->first = first;
+  r->count = count;
+  r->data = data;
+  r->len = len;
+  return 0;
+}
+
+void orion_msg_runvec_free(orion_msg_runvec *v) {
+  orion_free(v->v);
+  memset(v, 0, sizeof *v);
+}

@@ -1,0 +1,1121 @@
+/* Tests of the payload codec (dsm/msg.h): for every message a round trip
+ * with non-trivial content (several segments, runs, arrays, negative ids,
+ * NaN and infinities bit for bit), the same bytes as the hand-written
+ * encoders the runtime used before (lua/exec.c's item coding included),
+ * exact sizes, every truncation and a trailing byte refused with a message
+ * and nothing left allocated, counts larger than the bytes left refused
+ * before anything is allocated, the encoders' range checks, and the
+ * transitional BODY_ERROR interface.  No sockets: byte buffers only. */
+#include "t/testutil.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#include "dsm/msg.h"
+#include "dsm/proto.h"
+#include "dsm/types.h"
+#include "dsm/wire.h"
+#include "lua/exec.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+TestSuite(msg, .timeout = 120);
+
+/* ------------------------------------------------------------------------
+ * Helpers.
+ * ---------------------------------------------------------------------- */
+
+static double bits_f64(uint64_t u) {
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+#define NAN_PAYLOAD 0x7ff800000000beefull
+#define SNAN_NEG 0xfff0000000000001ull
+
+/* The payload of the one frame in b, after checking its header. */
+static const char *payload_of(const orion_buf *b, int type, size_t *n) {
+  cr_assert_geq(b->len, ORION_WIRE_OVERHEAD);
+  cr_assert_eq((unsigned char)b->data[3], type, "frame type %d, not %d",
+               (unsigned char)b->data[3], type);
+  *n = b->len - ORION_WIRE_OVERHEAD;
+  return b->data + ORION_WIRE_HEADER_LEN;
+}
+
+static void eq_bytes(const char *a, size_t na, const char *b, size_t nb,
+                     const char *what) {
+  cr_assert_eq(na, nb, "%s: %zu bytes, expected %zu", what, na, nb);
+  cr_assert(na == 0 || memcmp(a, b, na) == 0, "%s differs", what);
+}
+
+static void eq_f64(double a, double b, const char *what) {
+  cr_assert(memcmp(&a, &b, sizeof a) == 0, "%s: bits differ", what);
+}
+
+/* A view that points into the payload p[0..n). */
+static void inside(const void *v, size_t len, const char *p, size_t n) {
+  const char *c = v;
+  cr_assert(len == 0 || (c >= p && c + len <= p + n),
+            "a view points outside the payload");
+}
+
+static void eq_runs(const orion_msg_run *a, int64_t na, const orion_msg_run *b,
+                    int64_t nb, const char *p, size_t n) {
+  int64_t k;
+  cr_assert_eq(na, nb, "%lld runs, expected %lld", (long long)na,
+               (long long)nb);
+  for (k = 0; k < na; k++) {
+    cr_assert_eq(a[k].array, b[k].array);
+    cr_assert_eq(a[k].first, b[k].first);
+    cr_assert_eq(a[k].count, b[k].count);
+    eq_bytes(a[k].data, a[k].len, b[k].data, b[k].len, "run data");
+    inside(a[k].data, a[k].len, p, n);
+  }
+}
+
+static void eq_ranges(const orion_msg_range *a, int64_t na,
+                      const orion_msg_range *b, int64_t nb) {
+  int64_t k;
+  cr_assert_eq(na, nb);
+  for (k = 0; k < na; k++) {
+    cr_assert_eq(a[k].array, b[k].array);
+    cr_assert_eq(a[k].first, b[k].first);
+    cr_assert_eq(a[k].count, b[k].count);
+  }
+}
+
+/* Every proper prefix of the frame's payload is refused (with a code, a
+ * message, and nothing left allocated), read from an exact-size copy so
+ * that a sanitizer sees any over-read; so are the payload plus one byte
+ * and plus eight; the whole payload decodes and re-encodes to the same
+ * frame. */
+static void check_bounds(int type, const orion_buf *frame) {
+  size_t plen, k, base = orion_alloc_used();
+  const char *payload = payload_of(frame, type, &plen);
+  orion_msg m;
+  orion_buf again;
+  for (k = 0; k <= plen + 8; k++) {
+    char *copy;
+    orion_error err;
+    int rc;
+    if (k > plen + 1 && k != plen + 8)
+      continue;
+    copy = malloc(k + 1);
+    memcpy(copy, payload, k <= plen ? k : plen);
+    if (k > plen)
+      memset(copy + plen, 0, k - plen);
+    orion_error_clear(&err);
+    rc = orion_msg_decode(type, copy, k, &m, &err);
+    if (k == plen) {
+      cr_assert_eq(rc, 0, "%s: the whole payload fails: %s",
+                   orion_wire_type_name(type), err.msg);
+      orion_buf_init(&again);
+      cr_assert_eq(orion_msg_encode(&again, type, &m), 0);
+      cr_assert_eq(again.len, frame->len, "%s: re-encoded to %zu bytes",
+                   orion_wire_type_name(type), again.len);
+      cr_assert(memcmp(again.data, frame->data, frame->len) == 0,
+                "%s: re-encoded to other bytes", orion_wire_type_name(type));
+      orion_buf_free(&again);
+      orion_msg_free(type, &m);
+    } else {
+      cr_assert(rc < 0, "%s: %zu of %zu bytes decode",
+                orion_wire_type_name(type), k, plen);
+      cr_assert(err.code == rc && err.msg[0] != '\0',
+                "%s: no message for %zu bytes", orion_wire_type_name(type), k);
+      cr_assert(strstr(err.msg, orion_wire_type_name(type)) != NULL,
+                "%s: the message does not name it: %s",
+                orion_wire_type_name(type), err.msg);
+      if (k > plen)
+        cr_assert_eq(rc, ORION_EPARSE, "%s: trailing bytes give %d",
+                     orion_wire_type_name(type), rc);
+      orion_msg_free(type, &m); /* zeroed on failure: harmless */
+    }
+    free(copy);
+    cr_assert_eq(orion_alloc_used(), base, "%s: %zu bytes left allocated",
+                 orion_wire_type_name(type), orion_alloc_used() - base);
+  }
+}
+
+/* A payload of 64-bit words, decoded as type: returns the code. */
+static int decode_words(int type, const uint64_t *w, size_t nw) {
+  size_t base = orion_alloc_used();
+  orion_msg m;
+  orion_error err;
+  int rc;
+  orion_error_clear(&err);
+  rc = orion_msg_decode(type, w, nw * 8, &m, &err);
+  if (rc == 0)
+    orion_msg_free(type, &m);
+  else
+    cr_assert(err.code == rc && err.msg[0] != '\0');
+  cr_assert_eq(orion_alloc_used(), base);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Sample messages.
+ * ---------------------------------------------------------------------- */
+
+static const char blob[] = "\x1bLua captured body\0with a NUL";
+static const double vals5[5] = {1.5, -2.25, 3.0, 1e300, -0.0};
+static const int32_t ivals3[3] = {7, -8, 9};
+static const int64_t keys2x3[6] = {0, 1, 2, 3, 4, -5};
+
+static const orion_msg_run runs3[3] = {
+    {-7, 0, 5, (const char *)vals5, sizeof vals5},
+    {12, 40, 3, (const char *)ivals3, sizeof ivals3},
+    {-7, 100, 0, NULL, 0}};
+
+static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
+                             orion_cslot *sl) {
+  static const orion_msg_array_desc arrays[3] = {
+      {-7, ORION_F64, 0, 2, {100, 5}},
+      {12, ORION_I32, 0, 1, {43}},
+      {3, ORION_F32, 1, 8, {2, 3, 4, 5, 6, 7, 8, 9}}};
+  static const orion_msg_acc_desc accs[2] = {{-1, 0}, {99, 2}};
+  static const orion_msg_buf_desc bufs[2] = {
+      {21, "grad", 4, -7, 0, NULL, 0, 0},
+      {-22, "ff", 2, 12, 2, "apply\0fn", 8, -1}};
+  int i;
+  memset(m, 0, sizeof *m);
+  m->loop = -3;
+  m->blob = blob;
+  m->blob_len = sizeof blob;
+  m->iter = 3;
+  m->arrays = arrays;
+  m->narrays = 3;
+  m->accs = accs;
+  m->naccs = 2;
+  m->bufs = bufs;
+  m->nbufs = 2;
+  m->run = 41;
+  m->chash = 0xfedcba9876543210ull;
+  m->csrc = "int f(void) { return 0; }";
+  m->csrc_len = strlen(m->csrc);
+  m->cflags = "-O2 fast";
+  m->cflags_len = 8;
+  m->required = 1;
+  memset(sl, 0, 4 * sizeof *sl);
+  for (i = 0; i < 4; i++) {
+    sl[i].kind = (orion_cslot_kind)i;
+    sl[i].id = -i;
+    sl[i].isint = i & 1;
+    sl[i].ival = INT64_MIN + i;
+  }
+  sl[0].fval = bits_f64(NAN_PAYLOAD);
+  sl[1].fval = INFINITY;
+  sl[2].fval = -INFINITY;
+  sl[3].fval = -0.0;
+  m->slots = sl;
+  m->nslots = 4;
+  sh[0].array = -7;
+  sh[0].flags = ORION_SHARD_FETCH | ORION_SHARD_WRITTEN;
+  sh[0].runs = runs3;
+  sh[0].nruns = 2;
+  sh[1].array = 12;
+  sh[1].flags = 0;
+  sh[1].runs = NULL;
+  sh[1].nruns = 0;
+  m->shards = sh;
+  m->nshards = 2;
+}
+
+static void sample_run_block(orion_msg_run_block *m) {
+  static const orion_msg_seg segs[3] = {{0, 10}, {-4, 4}, {30, 31}};
+  static const orion_msg_range watch[2] = {{-7, 0, 500}, {12, 1, 2}};
+  static const orion_msg_range keep[1] = {{5, 10, 20}};
+  memset(m, 0, sizeof *m);
+  m->block = -1;
+  m->seed = 0x8000000000000001ull;
+  m->nblocks = 16;
+  m->segs = segs;
+  m->nsegs = 3;
+  m->has_elems = 1;
+  m->nelems = 3;
+  m->keys = (const char *)keys2x3;
+  m->keys_len = sizeof keys2x3;
+  m->values = (const char *)ivals3;
+  m->values_len = sizeof ivals3;
+  m->runs = runs3;
+  m->nruns = 3;
+  m->watch = watch;
+  m->nwatch = 2;
+  m->keep = keep;
+  m->nkeep = 1;
+}
+
+static void sample_items(orion_msg_item *it, int n, int dense) {
+  int i;
+  for (i = 0; i < n; i++) {
+    it[i].key = dense ? (i < n / 2 ? 100 + i : 1500 + i) : 7 * i + (i % 3);
+    it[i].val.d = 0.25 * i - 3.0;
+  }
+  if (n > 2)
+    it[1].val.i = (int64_t)NAN_PAYLOAD;
+}
+
+/* ------------------------------------------------------------------------
+ * Round trips, bounds and re-encoding, message by message.
+ * ---------------------------------------------------------------------- */
+
+Test(msg, load_body_round_trip) {
+  orion_msg_load_body m, out;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int64_t k;
+  int d;
+  sample_load_body(&m, sh, sl);
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.loop, -3);
+  eq_bytes(out.blob, out.blob_len, blob, sizeof blob, "blob");
+  inside(out.blob, out.blob_len, p, n);
+  cr_assert_eq(out.iter, 3);
+  cr_assert_eq(out.narrays, 3);
+  for (k = 0; k < 3; k++) {
+    cr_assert_eq(out.arrays[k].id, m.arrays[k].id);
+    cr_assert_eq(out.arrays[k].type, m.arrays[k].type);
+    cr_assert_eq(out.arrays[k].sparse, m.arrays[k].sparse);
+    cr_assert_eq(out.arrays[k].ndims, m.arrays[k].ndims);
+    for (d = 0; d < m.arrays[k].ndims; d++)
+      cr_assert_eq(out.arrays[k].dims[d], m.arrays[k].dims[d]);
+  }
+  cr_assert_eq(out.naccs, 2);
+  cr_assert_eq(out.accs[0].id, -1);
+  cr_assert_eq(out.accs[1].op, 2);
+  cr_assert_eq(out.nbufs, 2);
+  for (k = 0; k < 2; k++) {
+    cr_assert_eq(out.bufs[k].id, m.bufs[k].id);
+    eq_bytes(out.bufs[k].name, out.bufs[k].name_len, m.bufs[k].name,
+             m.bufs[k].name_len, "buffer name");
+    cr_assert_eq(out.bufs[k].target, m.bufs[k].target);
+    cr_assert_eq(out.bufs[k].op, m.bufs[k].op);
+    eq_bytes(out.bufs[k].apply, out.bufs[k].apply_len, m.bufs[k].apply,
+             m.bufs[k].apply_len, "apply");
+    cr_assert_eq(out.bufs[k].flush, m.bufs[k].flush);
+  }
+  cr_assert_eq(out.run, 41);
+  cr_assert_eq(out.chash, 0xfedcba9876543210ull);
+  eq_bytes(out.csrc, out.csrc_len, m.csrc, m.csrc_len, "csrc");
+  eq_bytes(out.cflags, out.cflags_len, m.cflags, m.cflags_len, "cflags");
+  cr_assert_eq(out.required, 1);
+  cr_assert_eq(out.nslots, 4);
+  for (k = 0; k < 4; k++) {
+    cr_assert_eq(out.slots[k].kind, sl[k].kind);
+    cr_assert_eq(out.slots[k].id, sl[k].id);
+    cr_assert_eq(out.slots[k].isint, sl[k].isint);
+    cr_assert_eq(out.slots[k].ival, sl[k].ival);
+    cr_assert_null(out.slots[k].name);
+    eq_f64(out.slots[k].fval, sl[k].fval, "slot float");
+  }
+  cr_assert_eq(out.nshards, 2);
+  cr_assert_eq(out.shards[0].flags, 3);
+  cr_assert_eq(out.shards[1].array, 12);
+  eq_runs(out.shards[0].runs, out.shards[0].nruns, runs3, 2, p, n);
+  cr_assert_eq(out.shards[1].nruns, 0);
+  cr_assert_null(out.shards[1].runs);
+  orion_msg_load_body_free(&out);
+  orion_msg_load_body_free(&out); /* twice is harmless */
+  check_bounds(ORION_WIRE_LOAD_BODY, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, run_block_round_trip) {
+  orion_msg_run_block m, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int k;
+  sample_run_block(&m);
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_run_block_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_RUN_BLOCK, &n);
+  cr_assert_eq(orion_msg_run_block_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.block, -1);
+  cr_assert_eq(out.seed, 0x8000000000000001ull);
+  cr_assert_eq(out.nblocks, 16);
+  cr_assert_eq(out.nsegs, 3);
+  for (k = 0; k < 3; k++) {
+    cr_assert_eq(out.segs[k].lo, m.segs[k].lo);
+    cr_assert_eq(out.segs[k].hi, m.segs[k].hi);
+  }
+  cr_assert_eq(out.has_elems, 1);
+  cr_assert_eq(out.nelems, 3);
+  eq_bytes(out.keys, out.keys_len, m.keys, m.keys_len, "keys");
+  eq_bytes(out.values, out.values_len, m.values, m.values_len, "values");
+  inside(out.keys, out.keys_len, p, n);
+  eq_runs(out.runs, out.nruns, runs3, 3, p, n);
+  eq_ranges(out.watch, out.nwatch, m.watch, 2);
+  eq_ranges(out.keep, out.nkeep, m.keep, 1);
+  orion_msg_run_block_free(&out);
+  check_bounds(ORION_WIRE_RUN_BLOCK, &b);
+  /* Without the elements (the executor holds them), nothing else. */
+  b.len = 0;
+  memset(&m, 0, sizeof m);
+  m.block = 5;
+  cr_assert_eq(orion_msg_run_block_encode(&b, &m), 0);
+  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 8 * 8);
+  check_bounds(ORION_WIRE_RUN_BLOCK, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, block_done_round_trip) {
+  orion_msg_block_done m, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  memset(&m, 0, sizeof m);
+  m.block = 1234567890123ll;
+  m.seconds = bits_f64(SNAN_NEG);
+  m.has_values = 1;
+  m.values = (const char *)vals5;
+  m.values_len = sizeof vals5;
+  m.runs = runs3;
+  m.nruns = 3;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_block_done_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BLOCK_DONE, &n);
+  cr_assert_eq(n, 8 + 8 + 8 + 8 + sizeof vals5 + 8 + 3 * 32 + sizeof vals5 +
+                      sizeof ivals3);
+  cr_assert_eq(orion_msg_block_done_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.block, m.block);
+  eq_f64(out.seconds, m.seconds, "seconds");
+  cr_assert_eq(out.has_values, 1);
+  eq_bytes(out.values, out.values_len, m.values, m.values_len, "values");
+  eq_runs(out.runs, out.nruns, runs3, 3, p, n);
+  orion_msg_block_done_free(&out);
+  check_bounds(ORION_WIRE_BLOCK_DONE, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, buffer_flush_round_trip_both_forms) {
+  static orion_msg_item it[1000];
+  int dense;
+  for (dense = 0; dense < 2; dense++) {
+    orion_msg_buffer_flush m, out;
+    orion_buf b;
+    const char *p;
+    size_t n;
+    int64_t k, cnt = dense ? 1000 : 50;
+    sample_items(it, (int)cnt, dense);
+    memset(&m, 0, sizeof m);
+    m.run = -9;
+    m.buffer = 77;
+    m.isint = !dense;
+    m.items = it;
+    m.nitems = cnt;
+    orion_buf_init(&b);
+    cr_assert_eq(orion_msg_buffer_flush_encode(&b, &m), 0);
+    p = payload_of(&b, ORION_WIRE_BUFFER_FLUSH, &n);
+    /* t/test_buffer's sizes, after run, buffer and isint. */
+    cr_assert_eq(n, dense ? 24 + 16 + 2 * 16 + 1000 * 8 : 24 + 16 + 50 * 16);
+    cr_assert_eq(orion_msg_buffer_flush_decode(p, n, &out, NULL), 0);
+    cr_assert_eq(out.run, -9);
+    cr_assert_eq(out.buffer, 77);
+    cr_assert_eq(out.isint, !dense);
+    cr_assert_eq(out.nitems, cnt);
+    for (k = 0; k < cnt; k++) {
+      cr_assert_eq(out.items[k].key, it[k].key);
+      cr_assert_eq(out.items[k].val.i, it[k].val.i);
+    }
+    orion_msg_buffer_flush_free(&out);
+    check_bounds(ORION_WIRE_BUFFER_FLUSH, &b);
+    orion_buf_free(&b);
+  }
+}
+
+Test(msg, small_messages_round_trip_and_sizes) {
+  orion_msg_flush_ack fa = {-5}, fa2;
+  orion_msg_loop_end le = {1}, le2;
+  orion_msg_shard_pull sp = {0}, sp2;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_flush_ack_encode(&b, &fa), 0);
+  p = payload_of(&b, ORION_WIRE_FLUSH_ACK, &n);
+  cr_assert_eq(n, 8);
+  cr_assert_eq(orion_msg_flush_ack_decode(p, n, &fa2, NULL), 0);
+  cr_assert_eq(fa2.run, -5);
+  check_bounds(ORION_WIRE_FLUSH_ACK, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_loop_end_encode(&b, &le), 0);
+  p = payload_of(&b, ORION_WIRE_LOOP_END, &n);
+  cr_assert_eq(n, 8);
+  cr_assert_eq(orion_msg_loop_end_decode(p, n, &le2, NULL), 0);
+  cr_assert_eq(le2.abort, 1);
+  check_bounds(ORION_WIRE_LOOP_END, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_shard_pull_encode(&b, &sp), 0);
+  p = payload_of(&b, ORION_WIRE_SHARD_PULL, &n);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(orion_msg_shard_pull_decode(p, n, &sp2, NULL), 0);
+  check_bounds(ORION_WIRE_SHARD_PULL, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, fetch_and_reply_round_trip) {
+  static const uint64_t vers[4] = {0, 1, UINT64_MAX, 42};
+  static const orion_msg_chunk chunks[2] = {{3, 17, (const char *)vals5, 40},
+                                            {-1, UINT64_MAX, NULL, 0}};
+  orion_msg_fetch f = {-2, 8, 10, 14, vers}, f2;
+  orion_msg_fetch_reply r = {-8, chunks, 2}, r2;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int k;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_fetch_encode(&b, &f), 0);
+  p = payload_of(&b, ORION_WIRE_FETCH, &n);
+  cr_assert_eq(n, 32 + 4 * 8);
+  cr_assert_eq(orion_msg_fetch_decode(p, n, &f2, NULL), 0);
+  cr_assert_eq(f2.run, -2);
+  cr_assert_eq(f2.array, 8);
+  cr_assert_eq(f2.chunk_lo, 10);
+  cr_assert_eq(f2.chunk_hi, 14);
+  for (k = 0; k < 4; k++)
+    cr_assert_eq(f2.versions[k], vers[k]);
+  orion_msg_fetch_free(&f2);
+  check_bounds(ORION_WIRE_FETCH, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_fetch_reply_encode(&b, &r), 0);
+  p = payload_of(&b, ORION_WIRE_FETCH_REPLY, &n);
+  cr_assert_eq(orion_msg_fetch_reply_decode(p, n, &r2, NULL), 0);
+  cr_assert_eq(r2.array, -8);
+  cr_assert_eq(r2.nchunks, 2);
+  for (k = 0; k < 2; k++) {
+    cr_assert_eq(r2.chunks[k].chunk, chunks[k].chunk);
+    cr_assert_eq(r2.chunks[k].version, chunks[k].version);
+    eq_bytes(r2.chunks[k].data, r2.chunks[k].len, chunks[k].data, chunks[k].len,
+             "chunk rows");
+    inside(r2.chunks[k].data, r2.chunks[k].len, p, n);
+  }
+  orion_msg_fetch_reply_free(&r2);
+  check_bounds(ORION_WIRE_FETCH_REPLY, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, peers_shard_data_forget_round_trip) {
+  static const orion_msg_str addrs[3] = {
+      {"10.0.0.1:4000", 13}, {NULL, 0}, {"[::1]:9", 7}};
+  static const int64_t ids[3] = {-1, 0, INT64_MAX};
+  orion_msg_peers pe = {addrs, 3}, pe2;
+  orion_msg_shard_data sd = {runs3, 3}, sd2;
+  orion_msg_forget fg = {ids, 3}, fg2;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int k;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_peers_encode(&b, &pe), 0);
+  p = payload_of(&b, ORION_WIRE_PEERS, &n);
+  cr_assert_eq(n, 8 + 3 * 8 + 13 + 7);
+  cr_assert_eq(orion_msg_peers_decode(p, n, &pe2, NULL), 0);
+  cr_assert_eq(pe2.n, 3);
+  for (k = 0; k < 3; k++)
+    eq_bytes(pe2.addrs[k].p, pe2.addrs[k].len, addrs[k].p, addrs[k].len,
+             "address");
+  orion_msg_peers_free(&pe2);
+  check_bounds(ORION_WIRE_PEERS, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_shard_data_encode(&b, &sd), 0);
+  p = payload_of(&b, ORION_WIRE_SHARD_DATA, &n);
+  cr_assert_eq(orion_msg_shard_data_decode(p, n, &sd2, NULL), 0);
+  eq_runs(sd2.runs, sd2.nruns, runs3, 3, p, n);
+  orion_msg_shard_data_free(&sd2);
+  check_bounds(ORION_WIRE_SHARD_DATA, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_forget_encode(&b, &fg), 0);
+  p = payload_of(&b, ORION_WIRE_FORGET, &n);
+  cr_assert_eq(n, 8 + 3 * 8);
+  cr_assert_eq(orion_msg_forget_decode(p, n, &fg2, NULL), 0);
+  for (k = 0; k < 3; k++)
+    cr_assert_eq(fg2.ids[k], ids[k]);
+  orion_msg_forget_free(&fg2);
+  check_bounds(ORION_WIRE_FORGET, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, loop_done_round_trip) {
+  orion_msg_acc_value accs[3] = {
+      {-1, 1, 1, INT64_MIN, 0.0}, {2, 1, 0, 0, 0.0}, {3, 0, 0, 0, 0.0}};
+  orion_msg_loop_done m = {accs, 3, 123456789, 42, runs3, 2}, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int k;
+  accs[1].d = bits_f64(NAN_PAYLOAD);
+  accs[2].d = -INFINITY;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_loop_done_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOOP_DONE, &n);
+  cr_assert_eq(orion_msg_loop_done_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.naccs, 3);
+  for (k = 0; k < 3; k++) {
+    cr_assert_eq(out.accs[k].id, accs[k].id);
+    cr_assert_eq(out.accs[k].has, accs[k].has);
+    cr_assert_eq(out.accs[k].isint, accs[k].isint);
+    cr_assert_eq(out.accs[k].i, accs[k].i);
+    eq_f64(out.accs[k].d, accs[k].d, "accumulator");
+  }
+  cr_assert_eq(out.peer_bytes, 123456789);
+  cr_assert_eq(out.shard_items, 42);
+  eq_runs(out.runs, out.nruns, runs3, 2, p, n);
+  orion_msg_loop_done_free(&out);
+  check_bounds(ORION_WIRE_LOOP_DONE, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, body_error_round_trip_and_layout) {
+  static const char text[] = "executor 2, element (3, 17): boom\nstack "
+                             "traceback:\n\t?\0after a NUL";
+  orion_msg_body_error m = {2, -1, text, sizeof text - 1}, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_body_error_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BODY_ERROR, &n);
+  cr_assert_eq(n, 24 + sizeof text - 1);
+  /* i64 executor, i64 block, u64 length, the text. */
+  cr_assert_eq(p[0], 2);
+  cr_assert(memcmp(p + 8, "\xff\xff\xff\xff\xff\xff\xff\xff", 8) == 0);
+  cr_assert_eq((unsigned char)p[16], sizeof text - 1);
+  cr_assert_eq(orion_msg_body_error_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.executor, 2);
+  cr_assert_eq(out.block, -1);
+  eq_bytes(out.msg, out.msg_len, text, sizeof text - 1, "message");
+  check_bounds(ORION_WIRE_BODY_ERROR, &b);
+  b.len = 0;
+  m.block = INT64_MAX;
+  m.executor = -4;
+  cr_assert_eq(orion_msg_body_error_encode(&b, &m), 0);
+  check_bounds(ORION_WIRE_BODY_ERROR, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, load_file_round_trip) {
+  orion_msg_load_file m, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int d;
+  memset(&m, 0, sizeof m);
+  m.path = "/data/ratings.csv.gz";
+  m.path_len = strlen(m.path);
+  m.part = 3;
+  m.nparts = 4;
+  orion_load_opts_init(&m.opts);
+  m.opts.format = ORION_FMT_CSV;
+  m.opts.index_base = 0;
+  m.opts.have_dims = 1;
+  for (d = 0; d < ORION_MAX_DIMS; d++) {
+    m.opts.dims[d] = (int64_t)1 << (40 + d);
+    m.opts.key_cols[d] = -d;
+  }
+  m.opts.value_type = ORION_I32;
+  m.opts.sep = (char)-3;
+  m.opts.header = 1;
+  m.opts.value_col = INT32_MIN;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_load_file_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_FILE, &n);
+  cr_assert_eq(n, 8 + m.path_len + 16 + (4 + 8 + 5 + 8 + 1) * 8);
+  cr_assert_eq(orion_msg_load_file_decode(p, n, &out, NULL), 0);
+  eq_bytes(out.path, out.path_len, m.path, m.path_len, "path");
+  cr_assert_eq(out.part, 3);
+  cr_assert_eq(out.nparts, 4);
+  cr_assert_eq(out.opts.format, ORION_FMT_CSV);
+  cr_assert_eq(out.opts.index_base, 0);
+  cr_assert_eq(out.opts.nkeys, m.opts.nkeys);
+  cr_assert_eq(out.opts.have_dims, 1);
+  cr_assert(memcmp(out.opts.dims, m.opts.dims, sizeof m.opts.dims) == 0);
+  cr_assert_eq(out.opts.value_type, ORION_I32);
+  cr_assert_eq(out.opts.skip_errors, m.opts.skip_errors);
+  cr_assert_eq(out.opts.sep, (char)-3);
+  cr_assert_eq(out.opts.header, 1);
+  cr_assert_eq(out.opts.ncols_key, 2);
+  cr_assert(
+      memcmp(out.opts.key_cols, m.opts.key_cols, sizeof m.opts.key_cols) == 0);
+  cr_assert_eq(out.opts.value_col, INT32_MIN);
+  cr_assert_eq(out.opts.expand, 0);
+  check_bounds(ORION_WIRE_LOAD_FILE, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, loaded_round_trip) {
+  static const double lab[2] = {1.0, -1.0};
+  orion_msg_loaded m, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  memset(&m, 0, sizeof m);
+  m.ok = 1;
+  m.array.type = ORION_I32;
+  m.array.ndims = 2;
+  m.array.dims[0] = 2;
+  m.array.dims[1] = 6;
+  m.array.nnz = 3;
+  m.array.keys = (const char *)keys2x3;
+  m.array.keys_len = sizeof keys2x3;
+  m.array.values = (const char *)ivals3;
+  m.array.values_len = sizeof ivals3;
+  m.has_labels = 1;
+  m.labels.type = ORION_F64;
+  m.labels.ndims = 1;
+  m.labels.dims[0] = 2;
+  m.labels.nnz = 2;
+  m.labels.values = (const char *)lab;
+  m.labels.values_len = sizeof lab;
+  m.row_lo = 1000;
+  m.lines = 2002;
+  m.skipped = -1;
+  m.first_skip = "line 7: bad";
+  m.first_skip_len = 11;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_loaded_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOADED, &n);
+  cr_assert_eq(orion_msg_loaded_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.ok, 1);
+  cr_assert_eq(out.array.type, ORION_I32);
+  cr_assert_eq(out.array.ndims, 2);
+  cr_assert_eq(out.array.dims[1], 6);
+  cr_assert_eq(out.array.nnz, 3);
+  eq_bytes(out.array.keys, out.array.keys_len, m.array.keys, m.array.keys_len,
+           "keys");
+  eq_bytes(out.array.values, out.array.values_len, m.array.values,
+           m.array.values_len, "values");
+  cr_assert_eq(out.has_labels, 1);
+  cr_assert_eq(out.labels.keys_len, 0);
+  eq_bytes(out.labels.values, out.labels.values_len, m.labels.values,
+           m.labels.values_len, "labels");
+  cr_assert_eq(out.row_lo, 1000);
+  cr_assert_eq(out.lines, 2002);
+  cr_assert_eq(out.skipped, -1);
+  eq_bytes(out.first_skip, out.first_skip_len, "line 7: bad", 11, "skip");
+  check_bounds(ORION_WIRE_LOADED, &b);
+  /* The error form: the flag and the message only. */
+  b.len = 0;
+  memset(&m, 0, sizeof m);
+  m.msg = "cannot open x";
+  m.msg_len = 13;
+  cr_assert_eq(orion_msg_loaded_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOADED, &n);
+  cr_assert_eq(n, 16 + 13);
+  cr_assert_eq(orion_msg_loaded_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.ok, 0);
+  eq_bytes(out.msg, out.msg_len, "cannot open x", 13, "message");
+  check_bounds(ORION_WIRE_LOADED, &b);
+  orion_buf_free(&b);
+}
+
+/* ------------------------------------------------------------------------
+ * The same bytes as the hand-written encoders of wire version 2.
+ * ---------------------------------------------------------------------- */
+
+static void same_payload(const orion_buf *frame, int type,
+                         const orion_buf *hand) {
+  size_t n;
+  const char *p = payload_of(frame, type, &n);
+  eq_bytes(p, n, hand->data, hand->len, orion_wire_type_name(type));
+}
+
+/* orion_pw_bytes, never passing NULL on to memcpy (undefined even for 0
+ * bytes; the runtime's callers pass NULL with 0 today). */
+static void hand_bytes(orion_buf *h, const void *p, size_t n) {
+  orion_pw_bytes(h, p != NULL ? p : "", n);
+}
+
+static void hand_runs(orion_buf *h, const orion_msg_run *r, int64_t n) {
+  int64_t k;
+  orion_buf_u64(h, (uint64_t)n);
+  for (k = 0; k < n; k++) {
+    orion_pw_i64(h, r[k].array);
+    orion_pw_i64(h, r[k].first);
+    orion_pw_i64(h, r[k].count);
+    hand_bytes(h, r[k].data, r[k].len);
+  }
+}
+
+Test(msg, layouts_match_the_hand_written_encoders) {
+  orion_msg_load_body lb;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  orion_msg_run_block rb;
+  orion_buf b, h;
+  int64_t k;
+  int d;
+  orion_buf_init(&b);
+  orion_buf_init(&h);
+  /* LOAD_BODY, as lua/dist.c's load_body_frame writes it. */
+  sample_load_body(&lb, sh, sl);
+  cr_assert_eq(orion_msg_load_body_encode(&b, &lb), 0);
+  orion_pw_i64(&h, lb.loop);
+  hand_bytes(&h, lb.blob, lb.blob_len);
+  orion_pw_i64(&h, lb.iter);
+  orion_buf_u64(&h, (uint64_t)lb.narrays);
+  for (k = 0; k < lb.narrays; k++) {
+    orion_pw_i64(&h, lb.arrays[k].id);
+    orion_buf_u64(&h, (uint64_t)lb.arrays[k].type);
+    orion_buf_u64(&h, (uint64_t)lb.arrays[k].sparse);
+    orion_buf_u64(&h, (uint64_t)lb.arrays[k].ndims);
+    for (d = 0; d < lb.arrays[k].ndims; d++)
+      orion_pw_i64(&h, lb.arrays[k].dims[d]);
+  }
+  orion_buf_u64(&h, (uint64_t)lb.naccs);
+  for (k = 0; k < lb.naccs; k++) {
+    orion_pw_i64(&h, lb.accs[k].id);
+    orion_buf_u64(&h, (uint64_t)lb.accs[k].op);
+  }
+  orion_buf_u64(&h, (uint64_t)lb.nbufs);
+  for (k = 0; k < lb.nbufs; k++) {
+    orion_pw_i64(&h, lb.bufs[k].id);
+    hand_bytes(&h, lb.bufs[k].name, lb.bufs[k].name_len);
+    orion_pw_i64(&h, lb.bufs[k].target);
+    orion_buf_u64(&h, (uint64_t)lb.bufs[k].op);
+    hand_bytes(&h, lb.bufs[k].apply, lb.bufs[k].apply_len);
+    orion_pw_i64(&h, lb.bufs[k].flush);
+  }
+  orion_pw_i64(&h, lb.run);
+  orion_buf_u64(&h, lb.chash);
+  hand_bytes(&h, lb.csrc, lb.csrc_len);
+  hand_bytes(&h, lb.cflags, lb.cflags_len);
+  orion_buf_u64(&h, (uint64_t)lb.required);
+  orion_buf_u64(&h, (uint64_t)lb.nslots);
+  for (k = 0; k < lb.nslots; k++) {
+    orion_buf_u64(&h, (uint64_t)sl[k].kind);
+    orion_pw_i64(&h, sl[k].id);
+    orion_buf_u64(&h, (uint64_t)sl[k].isint);
+    orion_pw_i64(&h, sl[k].ival);
+    orion_pw_f64(&h, sl[k].fval);
+  }
+  orion_buf_u64(&h, (uint64_t)lb.nshards);
+  for (k = 0; k < lb.nshards; k++) {
+    orion_pw_i64(&h, sh[k].array);
+    orion_buf_u64(&h, (uint64_t)sh[k].flags);
+    hand_runs(&h, sh[k].runs, sh[k].nruns);
+  }
+  same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
+  /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
+  b.len = h.len = 0;
+  sample_run_block(&rb);
+  cr_assert_eq(orion_msg_run_block_encode(&b, &rb), 0);
+  orion_pw_i64(&h, rb.block);
+  orion_buf_u64(&h, rb.seed);
+  orion_pw_i64(&h, rb.nblocks);
+  orion_buf_u64(&h, (uint64_t)rb.nsegs);
+  for (k = 0; k < rb.nsegs; k++) {
+    orion_pw_i64(&h, rb.segs[k].lo);
+    orion_pw_i64(&h, rb.segs[k].hi);
+  }
+  orion_buf_u64(&h, 1);
+  orion_pw_i64(&h, rb.nelems);
+  hand_bytes(&h, rb.keys, rb.keys_len);
+  hand_bytes(&h, rb.values, rb.values_len);
+  hand_runs(&h, rb.runs, rb.nruns);
+  orion_buf_u64(&h, (uint64_t)rb.nwatch);
+  for (k = 0; k < rb.nwatch; k++) {
+    orion_pw_i64(&h, rb.watch[k].array);
+    orion_pw_i64(&h, rb.watch[k].first);
+    orion_pw_i64(&h, rb.watch[k].count);
+  }
+  orion_buf_u64(&h, (uint64_t)rb.nkeep);
+  for (k = 0; k < rb.nkeep; k++) {
+    orion_pw_i64(&h, rb.keep[k].array);
+    orion_pw_i64(&h, rb.keep[k].first);
+    orion_pw_i64(&h, rb.keep[k].count);
+  }
+  same_payload(&b, ORION_WIRE_RUN_BLOCK, &h);
+  orion_buf_free(&b);
+  orion_buf_free(&h);
+}
+
+Test(msg, items_match_lua_exec_flush_codec) {
+  static orion_msg_item it[1000];
+  int form, n;
+  for (form = 0; form < 3; form++)
+    for (n = 0; n <= 1000; n += n < 10 ? 1 : 197) {
+      orion_msg_buffer_flush m = {4, 5, 1, it, n};
+      orion_buf b, h;
+      sample_items(it, n, form != 0);
+      if (form == 2 && n > 3) /* ranges broken up here and there */
+        it[n / 3].key += 5;
+      orion_buf_init(&b);
+      orion_buf_init(&h);
+      cr_assert_eq(orion_msg_buffer_flush_encode(&b, &m), 0);
+      orion_pw_i64(&h, 4);
+      orion_pw_i64(&h, 5);
+      orion_buf_u64(&h, 1);
+      orion_flush_items_put(&h, (const orion_pend_item *)it, n);
+      same_payload(&b, ORION_WIRE_BUFFER_FLUSH, &h);
+      orion_buf_free(&b);
+      orion_buf_free(&h);
+    }
+  cr_assert_eq(sizeof(orion_msg_item), sizeof(orion_pend_item));
+}
+
+/* ------------------------------------------------------------------------
+ * Refusals.
+ * ---------------------------------------------------------------------- */
+
+#define HUGE_COUNT ((uint64_t)1 << 61)
+
+Test(msg, counts_beyond_the_payload_are_refused_before_allocating) {
+  /* RUN_BLOCK: block, seed, nblocks, then 2^61 segments. */
+  uint64_t rb[5] = {1, 2, 3, HUGE_COUNT, 0};
+  /* LOAD_BODY: loop, empty blob, iter, then 2^61 arrays. */
+  uint64_t lb[5] = {1, 0, 3, HUGE_COUNT, 0};
+  /* BLOCK_DONE: block, seconds, no values, then 2^61 runs. */
+  uint64_t bd[5] = {1, 0, 0, HUGE_COUNT, 0};
+  /* One more run than the bytes left hold (32 bytes each). */
+  uint64_t bd1[8] = {1, 0, 0, 2, 9, 0, 1, 0};
+  uint64_t sd[2] = {HUGE_COUNT, 0};
+  uint64_t pe[2] = {2, 0};
+  uint64_t fg[3] = {3, 1, 2};
+  uint64_t fr[2] = {7, HUGE_COUNT};
+  uint64_t ld[2] = {HUGE_COUNT, 0};
+  /* FETCH: chunks 0..2^61 with one version. */
+  uint64_t fe[5] = {1, 2, 0, HUGE_COUNT, 0};
+  /* BUFFER_FLUSH: 2^61 items, plain or in one run. */
+  uint64_t bf[6] = {1, 2, 0, HUGE_COUNT, 0, 0};
+  uint64_t bf1[7] = {1, 2, 0, HUGE_COUNT, 1, 0, 5};
+  /* A string longer than the payload. */
+  uint64_t be[3] = {1, 2, HUGE_COUNT};
+  cr_assert_eq(decode_words(ORION_WIRE_RUN_BLOCK, rb, 5), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_LOAD_BODY, lb, 5), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd, 5), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd1, 8), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_SHARD_DATA, sd, 2), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_PEERS, pe, 2), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_FORGET, fg, 3), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_FETCH_REPLY, fr, 2), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_LOOP_DONE, ld, 2), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_FETCH, fe, 5), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BUFFER_FLUSH, bf, 6), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BUFFER_FLUSH, bf1, 7), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BODY_ERROR, be, 3), ORION_ETRUNC);
+}
+
+Test(msg, malformed_fields_are_refused) {
+  /* Flags other than 0 and 1. */
+  uint64_t le[1] = {2};
+  uint64_t rb[8] = {1, 2, 3, 0, 7, 0, 0, 0};
+  /* LOAD_BODY arrays: type 4, then ndims 0 and 9. */
+  uint64_t ty[10] = {0, 0, 0, 1, 5, 4, 0, 1, 10};
+  uint64_t nd0[10] = {0, 0, 0, 1, 5, 1, 0, 0, 10};
+  uint64_t nd9[10] = {0, 0, 0, 1, 5, 1, 0, 9, 10};
+  /* RUN_BLOCK ranges with a negative first, elements more than keys. */
+  uint64_t neg[12] = {1, 2, 3, 0, 0, 0, 1, 5, (uint64_t)-1, 2, 0};
+  uint64_t el[9] = {1, 2, 3, 0, 1, 2, 8, 0, 0};
+  /* FETCH with reversed chunks. */
+  uint64_t fe[4] = {1, 2, 9, 8};
+  /* LOADED with 3 elements but 2 values (f64), with element type 9. */
+  uint64_t lo[9] = {1, 1, 1, 3, 3, 0, 16, 0, 0};
+  uint64_t lt[9] = {1, 9, 1, 3, 3, 0, 24, 0, 0};
+  /* LOAD_FILE with an index base beyond int. */
+  uint64_t lf[29] = {0, 0, 1, 0, (uint64_t)1 << 40};
+  cr_assert_eq(decode_words(ORION_WIRE_LOOP_END, le, 1), ORION_EPARSE);
+  cr_assert_eq(decode_words(ORION_WIRE_RUN_BLOCK, rb, 8), ORION_EPARSE);
+  cr_assert_eq(decode_words(ORION_WIRE_LOAD_BODY, ty, 10), ORION_ETYPE);
+  cr_assert_eq(decode_words(ORION_WIRE_LOAD_BODY, nd0, 10), ORION_EDIMS);
+  cr_assert_eq(decode_words(ORION_WIRE_LOAD_BODY, nd9, 10), ORION_EDIMS);
+  cr_assert_eq(decode_words(ORION_WIRE_RUN_BLOCK, neg, 11), ORION_EPARSE);
+  cr_assert_eq(decode_words(ORION_WIRE_RUN_BLOCK, el, 9), ORION_EPARSE);
+  cr_assert_eq(decode_words(ORION_WIRE_FETCH, fe, 4), ORION_EPARSE);
+  cr_assert_eq(decode_words(ORION_WIRE_LOADED, lo, 9), ORION_EPARSE);
+  cr_assert_eq(decode_words(ORION_WIRE_LOADED, lt, 9), ORION_ETYPE);
+  cr_assert_eq(decode_words(ORION_WIRE_LOAD_FILE, lf, 29), ORION_EPARSE);
+}
+
+/* t/test_buffer's malformed item lists, behind run, buffer and isint. */
+Test(msg, buffer_flush_refuses_malformed_item_lists) {
+  static const uint64_t lists[8][9] = {
+      {3, 1, 10, 2, 1, 2, 3},         /* runs' counts sum to 2 */
+      {3, 2, 10, 2, 20, 2, 1, 2, 3},  /* ... to 4 */
+      {2, 1, (uint64_t)-5, 2, 1, 2},  /* a negative first key */
+      {2, 2, 10, 0, 11, 2, 1, 2},     /* a zero count */
+      {3, 1, 10, 3, 1, 2},            /* a value missing */
+      {1, 2, 10, 1, 20, 1, 5},        /* more runs than items */
+      {2, 0, 10, 1, 11},              /* a plain list cut short */
+      {(uint64_t)1 << 60, 0, 10, 1}}; /* a huge n */
+  static const size_t len[8] = {7, 9, 6, 8, 6, 7, 5, 4};
+  int i;
+  for (i = 0; i < 8; i++) {
+    uint64_t w[12] = {1, 2, 0};
+    memcpy(w + 3, lists[i], len[i] * 8);
+    cr_assert_lt(decode_words(ORION_WIRE_BUFFER_FLUSH, w, 3 + len[i]), 0,
+                 "list %d decodes", i);
+  }
+}
+
+Test(msg, items_outside_runs_travel_plain) {
+  /* Negative keys and INT64_MAX cannot stand in a run: the plain form
+   * carries them, and they come back. */
+  orion_msg_item it[8];
+  orion_msg_buffer_flush m = {1, 2, 1, it, 8}, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int i;
+  for (i = 0; i < 8; i++) {
+    it[i].key = -4 + i;
+    it[i].val.i = i;
+  }
+  it[7].key = INT64_MAX;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_buffer_flush_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BUFFER_FLUSH, &n);
+  cr_assert_eq(n, 24 + 16 + 8 * 16);
+  cr_assert_eq(orion_msg_buffer_flush_decode(p, n, &out, NULL), 0);
+  for (i = 0; i < 8; i++)
+    cr_assert_eq(out.items[i].key, it[i].key);
+  orion_msg_buffer_flush_free(&out);
+  check_bounds(ORION_WIRE_BUFFER_FLUSH, &b);
+  orion_buf_free(&b);
+}
+
+Test(msg, encoders_refuse_out_of_range_fields_appending_nothing) {
+  orion_msg_load_body lb;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  orion_msg_array_desc bad_array = {1, ORION_F64, 0, 0, {0}};
+  orion_msg_run_block rb;
+  orion_msg_fetch fe = {1, 2, 5, 4, NULL};
+  orion_msg_forget fg = {NULL, 2};
+  orion_msg_shard_data sd = {runs3, -1};
+  orion_msg_run neg = {1, -1, 1, "x", 1};
+  orion_msg_loaded ld;
+  orion_buf b;
+  orion_buf_init(&b);
+  orion_buf_u8(&b, 0xaa); /* earlier frames stay */
+  sample_load_body(&lb, sh, sl);
+  lb.arrays = &bad_array;
+  lb.narrays = 1;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &lb), ORION_EINVAL);
+  sample_load_body(&lb, sh, sl);
+  sl[2].kind = (orion_cslot_kind)9;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &lb), ORION_EINVAL);
+  sample_load_body(&lb, sh, sl);
+  sh[1].flags = 4;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &lb), ORION_EINVAL);
+  sample_run_block(&rb);
+  rb.nelems = 4; /* 48 bytes of keys hold at most 6, so 4 is fine... */
+  cr_assert_eq(orion_msg_run_block_encode(&b, &rb), 0);
+  b.len = 1;
+  rb.nelems = 7; /* ...7 is not */
+  cr_assert_eq(orion_msg_run_block_encode(&b, &rb), ORION_EINVAL);
+  sample_run_block(&rb);
+  rb.runs = &neg;
+  rb.nruns = 1;
+  cr_assert_eq(orion_msg_run_block_encode(&b, &rb), ORION_EINVAL);
+  cr_assert_eq(orion_msg_fetch_encode(&b, &fe), ORION_EINVAL);
+  cr_assert_eq(orion_msg_forget_encode(&b, &fg), ORION_EINVAL);
+  cr_assert_eq(orion_msg_shard_data_encode(&b, &sd), ORION_EINVAL);
+  memset(&ld, 0, sizeof ld);
+  ld.ok = 1;
+  ld.array.type = ORION_F64;
+  ld.array.ndims = 1;
+  ld.array.nnz = 2;
+  ld.array.values = (const char *)vals5;
+  ld.array.values_len = 24; /* 3 values for 2 elements */
+  cr_assert_eq(orion_msg_loaded_encode(&b, &ld), ORION_EINVAL);
+  cr_assert_eq(b.len, 1);
+  cr_assert_eq((unsigned char)b.data[0], 0xaa);
+  cr_assert_eq(orion_msg_encode(&b, ORION_WIRE_HELLO, NULL), ORION_EINVAL);
+  cr_assert_eq(b.len, 1);
+  orion_buf_free(&b);
+}
+
+Test(msg, dispatch_by_type) {
+  int t, n = 0;
+  orion_error err;
+  orion_msg m;
+  for (t = 0; t < 256; t++)
+    n += orion_msg_known(t);
+  cr_assert_eq(n, 16);
+  cr_assert(!orion_msg_known(ORION_WIRE_HELLO));
+  cr_assert(!orion_msg_known(ORION_WIRE_ARRAY_DATA));
+  cr_assert(orion_msg_known(ORION_WIRE_LOADED));
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_decode(ORION_WIRE_HEARTBEAT, "", 0, &m, &err),
+               ORION_EINVAL);
+  cr_assert(strstr(err.msg, "HEARTBEAT") != NULL);
+  orion_msg_free(ORION_WIRE_HELLO, &m); /* nothing to do */
+}
+
+Test(msg, runvec_grows) {
+  orion_msg_runvec v;
+  orion_msg_shard_data sd, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int64_t k;
+  memset(&v, 0, sizeof v);
+  for (k = 0; k < 100; k++)
+    cr_assert_eq(orion_msg_runvec_push(&v, k, 2 * k, 1, vals5, 8), 0);
+  cr_assert_eq(v.n, 100);
+  sd.runs = v.v;
+  sd.nruns = v.n;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_shard_data_encode(&b, &sd), 0);
+  p = payload_of(&b, ORION_WIRE_SHARD_DATA, &n);
+  cr_assert_eq(n, 8 + 100 * 40);
+  cr_assert_eq(orion_msg_shard_data_decode(p, n, &out, NULL), 0);
+  eq_runs(out.runs, out.nruns, v.v, v.n, p, n);
+  orion_msg_shard_data_free(&out);
+  orion_msg_runvec_free(&v);
+  cr_assert_null(v.v);
+  orion_buf_free(&b);
+}
+
+/* ------------------------------------------------------------------------
+ * The transitional BODY_ERROR interface (until both sides convert).
+ * ---------------------------------------------------------------------- */
+
+Test(msg, transitional_body_error_maps_the_block) {
+  static const char *keys[4] = {"17", "-1", "-9223372036854775808",
+                                "9223372036854775807"};
+  static const int64_t blocks[4] = {17, -1, INT64_MIN, INT64_MAX};
+  static const char *bad[5] = {"", "-", "(3, 17)", "9223372036854775808", "1x"};
+  int i;
+  for (i = 0; i < 4; i++) {
+    orion_wire_body_error e, out;
+    orion_msg_body_error m;
+    orion_buf b;
+    const char *p;
+    size_t n;
+    memset(&e, 0, sizeof e);
+    e.executor = 3;
+    e.key = keys[i];
+    e.key_len = strlen(keys[i]);
+    e.msg = "boom";
+    e.msg_len = 4;
+    orion_buf_init(&b);
+    cr_assert_eq(orion_wire_body_error_encode(&b, &e), 0);
+    p = payload_of(&b, ORION_WIRE_BODY_ERROR, &n);
+    cr_assert_eq(orion_msg_body_error_decode(p, n, &m, NULL), 0);
+    cr_assert_eq(m.block, blocks[i]);
+    cr_assert_eq(m.executor, 3);
+    cr_assert_eq(orion_wire_body_error_decode(p, n, &out, NULL), 0);
+    eq_bytes(out.key, out.key_len, keys[i], strlen(keys[i]), "key");
+    eq_bytes(out.msg, out.msg_len, "boom", 4, "message");
+    cr_assert_eq(out.executor, 3);
+    orion_buf_free(&b);
+  }
+  for (i = 0; i < 5; i++) {
+    orion_wire_body_error e = {1, bad[i], strlen(bad[i]), "m", 1, ""};
+    orion_buf b;
+    orion_buf_init(&b);
+    cr_assert_eq(orion_wire_body_error_encode(&b, &e), ORION_EINVAL,
+                 "key \"%s\" encodes", bad[i]);
+    cr_assert_eq(b.len, 0);
+    orion_buf_free(&b);
+  }
+}
