@@ -39,6 +39,7 @@
 
 #include "drivers/exec_state.h"
 #include "drivers/launch.h"
+#include "dsm/msg.h"
 #include "dsm/net.h"
 #include "dsm/wire.h"
 #include "lua/exec.h"
@@ -74,19 +75,16 @@ void orion__exec_post(exec_state *x, orion_buf *b) {
 
 void orion__exec_post_error(exec_state *x, int64_t block, const char *msg) {
   orion_buf b;
-  orion_wire_body_error e;
-  char where[32];
+  orion_msg_body_error e;
   orion_buf_init(&b);
-  memset(&e, 0, sizeof e);
-  e.executor = (uint32_t)x->id;
-  snprintf(where, sizeof where, "%lld", (long long)block);
-  e.key = where;
-  e.key_len = strlen(where);
+  e.executor = x->id;
+  e.block = block;
   e.msg = msg;
   e.msg_len = strlen(msg);
   if (e.msg_len > 60000)
     e.msg_len = 60000;
-  orion_wire_body_error_encode(&b, &e);
+  if (orion_msg_body_error_encode(&b, &e) != 0)
+    b.oom = 1;
   orion__exec_post(x, &b);
   orion_buf_free(&b);
 }

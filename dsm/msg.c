@@ -440,48 +440,6 @@ int orion_msg_body_error_decode(const void *p, size_t n,
   return d.rc;
 }
 
-int orion_wire_body_error_encode(orion_buf *b, const orion_wire_body_error *e) {
-  orion_msg_body_error m;
-  size_t i = 0;
-  uint64_t mag = 0;
-  int neg;
-  if (e->key == NULL || e->key_len == 0)
-    return ORION_EINVAL;
-  neg = e->key[0] == '-';
-  i = (size_t)neg;
-  if (i == e->key_len)
-    return ORION_EINVAL;
-  for (; i < e->key_len; i++) {
-    unsigned dg = (unsigned)(unsigned char)e->key[i] - '0';
-    if (dg > 9 || mag > ((uint64_t)INT64_MAX + 1 - dg) / 10)
-      return ORION_EINVAL;
-    mag = mag * 10 + dg;
-  }
-  if (!neg && mag > (uint64_t)INT64_MAX)
-    return ORION_EINVAL;
-  m.executor = e->executor;
-  m.block = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-  m.msg = e->msg;
-  m.msg_len = e->msg_len;
-  return orion_msg_body_error_encode(b, &m);
-}
-
-int orion_wire_body_error_decode(const void *p, size_t n,
-                                 orion_wire_body_error *out, orion_error *err) {
-  orion_msg_body_error m;
-  int rc = orion_msg_body_error_decode(p, n, &m, err);
-  memset(out, 0, sizeof *out);
-  if (rc != 0)
-    return rc;
-  out->executor = (uint32_t)m.executor;
-  snprintf(out->key_text, sizeof out->key_text, "%" PRId64, m.block);
-  out->key = out->key_text;
-  out->key_len = strlen(out->key_text);
-  out->msg = m.msg;
-  out->msg_len = m.msg_len;
-  return 0;
-}
-
 /* ------------------------------------------------------------------------
  * By frame type.
  * ---------------------------------------------------------------------- */

@@ -572,28 +572,4 @@ int orion_msg_decode(int type, const void *p, size_t n, orion_msg *out,
 int orion_msg_encode(orion_buf *b, int type, const orion_msg *m);
 void orion_msg_free(int type, orion_msg *m);
 
-/* ------------------------------------------------------------------------
- * Transitional: the BODY_ERROR interface of wire version 2, whose key
- * carried the block number as decimal text.  It now maps onto the typed
- * message above (same bytes as orion_msg_body_error), so that callers not
- * yet converted keep working; remove it once lua/dist.c and
- * drivers/executor.c call orion_msg_body_error_*.
- * ---------------------------------------------------------------------- */
-
-typedef struct orion_wire_body_error {
-  uint32_t executor;
-  const char *key; /* the block in decimal ("-1": none) */
-  size_t key_len;
-  const char *msg;
-  size_t msg_len;
-  char key_text[24]; /* decode: where key points */
-} orion_wire_body_error;
-
-/* Encodes the key's decimal block number (ORION_EINVAL when it is not
- * one) as orion_msg_body_error's block. */
-int orion_wire_body_error_encode(orion_buf *b, const orion_wire_body_error *e);
-/* Decodes an orion_msg_body_error; key points at out->key_text. */
-int orion_wire_body_error_decode(const void *p, size_t n,
-                                 orion_wire_body_error *out, orion_error *err);
-
 #endif

@@ -33,6 +33,7 @@
 #include "analysis/analyze.h"
 #include "dsm/cluster.h"
 #include "dsm/loader.h"
+#include "dsm/msg.h"
 #include "dsm/pload.h"
 #include "dsm/proto.h"
 #include "dsm/replica.h"
@@ -696,24 +697,13 @@ static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
     fail_frame(r, e, "SHARD_DATA");
 }
 
-/* The block a BODY_ERROR names: its key is the block id in decimal ("-1"
- * outside a block). */
-static int64_t body_error_block(const orion_wire_body_error *be) {
-  char num[32];
-  snprintf(num, sizeof num, "%.*s", (int)(be->key_len < 31 ? be->key_len : 31),
-           be->key);
-  return strtoll(num, NULL, 10);
-}
-
 static void on_body_error(loop_run *r, int e, const orion_wire_frame *f) {
-  orion_wire_body_error be;
-  orion_error err;
-  orion_error_clear(&err);
-  if (orion_wire_body_error_decode(f->payload, f->len, &be, &err) != 0) {
+  orion_msg_body_error be;
+  if (orion_msg_body_error_decode(f->payload, f->len, &be, NULL) != 0) {
     fail_frame(r, e, "BODY_ERROR");
     return;
   }
-  orion_loop_body_error(&r->m, e, body_error_block(&be), be.msg, be.msg_len);
+  orion_loop_body_error(&r->m, e, be.block, be.msg, be.msg_len);
 }
 
 static void on_frame(void *ud, int e, const orion_wire_frame *f) {
