@@ -69,6 +69,8 @@ typedef struct dacc {
 
 mod_state *orion__state(lua_State *L);
 darray *orion__check_array(lua_State *L, int idx);
+/* Wraps a (taking over one reference) into a new DistArray pushed on L. */
+darray *orion__push_array(lua_State *L, orion_array *a);
 /* Raises err as a Lua error (never returns). */
 void orion__raise(lua_State *L, const orion_error *err);
 

@@ -103,7 +103,7 @@ static darray *push_array(lua_State *L, orion_array *a) {
   return d;
 }
 
-/* orion.nn's driver-side readers (lua/nn.c) make DistArrays with this. */
+/* orion.nn's driver-side readers (lua/nn_driver.c) make DistArrays with this. */
 darray *orion__push_array(lua_State *L, orion_array *a) {
   return push_array(L, a);
 }
