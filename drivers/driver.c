@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "drivers/launch.h"
+#include "drivers/launcher.h"
 #include "dsm/cluster.h"
 #include "lua/orion.h"
 
@@ -133,6 +133,7 @@ static void set_lua_path(lua_State *L, const char *argv0) {
 
 int main(int argc, char **argv) {
   orion_config cfg;
+  static orion_launcher launcher; /* the cluster's, for the whole run */
   const char *script;
   lua_State *L;
   int i, first, rc, have_exec = 0;
@@ -140,6 +141,7 @@ int main(int argc, char **argv) {
 
   memset(&cfg, 0, sizeof cfg);
   orion_cluster_opts_init(&cfg.cluster);
+  orion_launcher_init(&launcher);
   {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     const char *env = getenv("ORION_EXECUTORS");
@@ -178,20 +180,20 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--hosts") == 0) {
       if (i + 1 >= argc)
         return usage_error("%s needs a file name", a);
-      cfg.cluster.hosts_file = argv[++i];
-      cfg.cluster.launcher = ORION_LAUNCH_SSH;
+      launcher.hosts_file = argv[++i];
+      launcher.kind = ORION_LAUNCH_SSH;
     } else if (strcmp(a, "--launcher") == 0) {
       const char *l = i + 1 < argc ? argv[++i] : "";
       if (strcmp(l, "local") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_LOCAL;
+        launcher.kind = ORION_LAUNCH_LOCAL;
       else if (strcmp(l, "ssh") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_SSH;
+        launcher.kind = ORION_LAUNCH_SSH;
       else if (strcmp(l, "slurm") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_SLURM;
+        launcher.kind = ORION_LAUNCH_SLURM;
       else if (strcmp(l, "mpi") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_MPI;
+        launcher.kind = ORION_LAUNCH_MPI;
       else if (strcmp(l, "manual") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_MANUAL;
+        launcher.kind = ORION_LAUNCH_MANUAL;
       else
         return usage_error("--launcher must be local, ssh, slurm, mpi or "
                            "manual, not '%s'",
@@ -236,38 +238,36 @@ int main(int argc, char **argv) {
   }
   if (i >= argc)
     return usage_error("%s", "no script given");
-  if (cfg.cluster.launcher == ORION_LAUNCH_SSH && cfg.cluster.hosts_file == NULL)
+  if (launcher.kind == ORION_LAUNCH_SSH && launcher.hosts_file == NULL)
     return usage_error("%s", "--launcher ssh needs --hosts FILE");
-  if (cfg.cluster.launcher == ORION_LAUNCH_SLURM ||
-      cfg.cluster.launcher == ORION_LAUNCH_MPI) {
+  if (launcher.kind == ORION_LAUNCH_SLURM ||
+      launcher.kind == ORION_LAUNCH_MPI) {
     /* Every rank runs this command: rank 0 continues as the driver, the
      * others become executors here. */
     orion_error err;
     orion_error_clear(&err);
-    if (orion_cluster_rank_setup(&cfg.cluster, &err) != 0) {
+    if (orion_launcher_rank_setup(&launcher, &cfg.cluster, &err) != 0) {
       fprintf(stderr, "orion-driver: %s\n", err.msg);
       return EXIT_USAGE;
     }
     cfg.executors = cfg.cluster.nexec;
-  } else if (cfg.cluster.launcher == ORION_LAUNCH_SSH) {
-    /* Checked now, so that a bad line is a usage error before the script
-     * runs; the cluster reads it again when it starts. */
-    orion_hostlist hl;
+  } else if (launcher.kind == ORION_LAUNCH_SSH) {
+    /* Read now, so that a bad line is a usage error before the script
+     * runs; the launcher starts one executor per slot. */
     orion_error err;
     orion_error_clear(&err);
-    memset(&hl, 0, sizeof hl);
-    if (orion_hosts_load(cfg.cluster.hosts_file, &hl, &err) != 0) {
+    if (orion_launcher_load_hosts(&launcher, &err) != 0) {
       fprintf(stderr, "orion-driver: --hosts: %s\n", err.msg);
       return EXIT_USAGE;
     }
-    cfg.executors = (int)hl.n; /* the hosts file decides how many */
-    orion_hostlist_free(&hl);
-  } else if (cfg.cluster.launcher == ORION_LAUNCH_MANUAL && !have_exec) {
+    cfg.executors = (int)launcher.hosts.n; /* the hosts file decides */
+  } else if (launcher.kind == ORION_LAUNCH_MANUAL && !have_exec) {
     return usage_error("%s", "--launcher manual needs --executors N");
   }
-  if (cfg.cluster.launcher != ORION_LAUNCH_LOCAL && cfg.executors == 0)
+  if (launcher.kind != ORION_LAUNCH_LOCAL && cfg.executors == 0)
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
+  orion_launcher_attach(&launcher, &cfg.cluster);
   first = i;
   script = argv[first];
   f = fopen(script, "r");
