@@ -6,7 +6,8 @@
  * arguments), ranks from srun and mpirun environments.  Then the launcher
  * of drivers/launcher.c and the seam through which dsm/cluster.c calls it,
  * with a fake launcher that starts nothing (a listening socket, no
- * executors). */
+ * executors), and orion-driver's launch options as its command line
+ * (getopt_long) reads them. */
 #include "t/testutil.h"
 
 #include <errno.h>
@@ -1211,4 +1212,81 @@ Test(launch, cluster_reports_its_launcher_failing_or_missing) {
   cr_assert_null(orion_cluster_start(&o, &e));
   cr_assert(strstr(e.msg, "--listen: expected HOST or HOST:PORT") != NULL,
             "%s", e.msg);
+}
+
+/* ------------------------------------------------------------------------
+ * orion-driver's command line.
+ * ---------------------------------------------------------------------- */
+
+/* orion-driver with args (NULL-terminated) and no executors; the status
+ * is checked against want and stderr must hold msg (stdout empty unless
+ * the run succeeded). */
+static void drive_expect(const char *const *args, int want, const char *msg) {
+  char *script = tu_write_temp(".lua", "print('ran', ...)\n");
+  const char *argv[16];
+  tu_run r;
+  int n = 0, i;
+  argv[n++] = "--executors";
+  argv[n++] = "0";
+  for (i = 0; args[i] != NULL; i++)
+    argv[n++] = strcmp(args[i], "S") == 0 ? script : args[i];
+  argv[n] = NULL;
+  r = tu_drive(".", argv, 30);
+  cr_expect_eq(r.status, want, "%s: status %d: %s", args[0], r.status, r.err);
+  cr_expect(strstr(r.err, msg) != NULL, "%s: wanted '%s' in: %s", args[0],
+            msg, r.err);
+  if (want != 0)
+    cr_expect_str_empty(r.out, "%s", r.out);
+  tu_run_free(&r);
+  unlink(script);
+  free(script);
+}
+
+#define EXPECT_RUN(want, msg, ...)                                          \
+  do {                                                                      \
+    const char *a_[] = {__VA_ARGS__, NULL};                                 \
+    drive_expect(a_, want, msg);                                            \
+  } while (0)
+
+Test(launch, driver_options_are_spelled_out_and_end_at_the_script) {
+  EXPECT_RUN(2, "orion-driver: unknown option '--quie'", "--quie", "S");
+  EXPECT_RUN(2, "unknown option '--exec'", "--exec", "2", "S");
+  EXPECT_RUN(2, "unknown option '-hx'", "-hx");
+  EXPECT_RUN(2, "unknown option '-xh'", "-xh");
+  EXPECT_RUN(2, "unknown option '--help=1'", "--help=1");
+  EXPECT_RUN(2, "unknown option '---quiet'", "---quiet", "S");
+  EXPECT_RUN(2, "Try 'orion-driver --help'.", "--bogus", "S");
+  EXPECT_RUN(2, "no script given", "--quiet");
+  /* After the script, and after "--", words are the script's. */
+  EXPECT_RUN(0, "", "--quiet", "S", "--bogus", "-h");
+  EXPECT_RUN(0, "", "--", "S", "--quiet");
+}
+
+Test(launch, driver_option_values_and_their_messages) {
+  EXPECT_RUN(2, "--executors needs a number 0..4096\n", "--executors");
+  EXPECT_RUN(2, "--executors needs a number 0..4096, not 'x'", "--executors",
+             "x", "S");
+  EXPECT_RUN(2, "--executors needs a number 0..4096, not '--quiet'",
+             "--executors", "--quiet", "S");
+  EXPECT_RUN(2, "--hosts needs a file name", "--hosts");
+  EXPECT_RUN(2, "--launcher must be local, ssh, slurm, mpi or manual, not ''",
+             "--launcher");
+  EXPECT_RUN(2, "not 'bogus'", "--launcher", "bogus", "S");
+  EXPECT_RUN(2, "--launcher ssh needs --hosts FILE", "--launcher", "ssh",
+             "S");
+  EXPECT_RUN(2, "--listen needs HOST[:PORT]", "--listen");
+  EXPECT_RUN(2, "--register-timeout needs a number of seconds (0..86400]",
+             "--register-timeout", "0", "S");
+  EXPECT_RUN(2, "--heartbeat-timeout needs a number of seconds (0..86400]",
+             "--heartbeat-timeout", "5x", "S");
+  EXPECT_RUN(2, "--metrics needs a file name", "--metrics");
+  EXPECT_RUN(2, "--seed needs a number", "--seed");
+  EXPECT_RUN(2, "--seed needs a non-negative integer, not ''", "--seed", "",
+             "S");
+  EXPECT_RUN(2, "--hosts: cannot open /nonexistent-orion-hosts",
+             "--hosts", "/nonexistent-orion-hosts", "S");
+  /* "--name=value" is "--name value". */
+  EXPECT_RUN(0, "", "--seed=7", "--register-timeout=2", "S");
+  EXPECT_RUN(2, "--seed needs a non-negative integer, not '-1'", "--seed=-1",
+             "S");
 }
