@@ -233,12 +233,12 @@ void orion_nn_argmax(const float *z, int64_t rows, int64_t cols, float *out) {
   }
 }
 
-/* The 0-based class of label f, or -1 when f is not an integer in
- * 1..classes. */
+/* The 0-based class of label f, or ORION_EINVAL when f is not an integer
+ * in 1..classes. */
 static int64_t class_of(float f, int64_t classes) {
   int64_t c = (int64_t)f;
   if ((float)c != f || c < 1 || c > classes)
-    return -1;
+    return ORION_EINVAL;
   return c - 1;
 }
 
