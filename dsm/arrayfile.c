@@ -867,6 +867,18 @@ static int load_text(text_reader *r, uint64_t size, orion_array **out,
  * Loading: open, detect the format, dispatch.
  * ---------------------------------------------------------------------- */
 
+/* A reader of size bytes for the open file f (orion_malloc'd, the caller's
+ * to free); out of memory, f is closed, err set and NULL returned. */
+static void *reader_new(FILE *f, size_t size, const char *path,
+                        orion_error *err) {
+  void *r = orion_malloc(size);
+  if (r == NULL) {
+    fclose(f);
+    orion_error_set(err, ORION_ENOMEM, "out of memory loading %s", path);
+  }
+  return r;
+}
+
 /* Loads either format; on success the caller owns the one reference in
  * *out (orion_array_release frees it), on failure *out is NULL and every
  * buffer allocated on the way has been freed. */
@@ -903,13 +915,10 @@ int orion_array_load(const char *path, orion_array **out, orion_error *err) {
     return orion_error_set(err, -e, "cannot read %s: %s", path, strerror(e));
   }
   if (n == sizeof tag - 1 && memcmp(head, tag, n) == 0) {
-    text_reader *r = orion_malloc(sizeof *r);
+    text_reader *r = reader_new(f, sizeof *r, path, err);
     c_numeric loc;
-    if (r == NULL) {
-      fclose(f);
-      return orion_error_set(err, ORION_ENOMEM, "out of memory loading %s",
-                             path);
-    }
+    if (r == NULL)
+      return ORION_ENOMEM;
     r->f = f;
     r->path = path;
     r->line = 0;
@@ -921,12 +930,9 @@ int orion_array_load(const char *path, orion_array **out, orion_error *err) {
                              n < MAGIC_LEN ? n : MAGIC_LEN) == 0) {
     /* The magic, or a file cut short inside it (then br_read says
      * truncated). */
-    bin_reader *r = orion_malloc(sizeof *r);
-    if (r == NULL) {
-      fclose(f);
-      return orion_error_set(err, ORION_ENOMEM, "out of memory loading %s",
-                             path);
-    }
+    bin_reader *r = reader_new(f, sizeof *r, path, err);
+    if (r == NULL)
+      return ORION_ENOMEM;
     r->f = f;
     r->path = path;
     r->size = (uint64_t)st.st_size;

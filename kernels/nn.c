@@ -140,29 +140,18 @@ void orion_nn_momentum(float *restrict w, float *restrict v,
  * Conversions.
  * ====================================================================== */
 
-void orion_nn_f32_from_f64(float *dst, const double *src, int64_t n) {
-  int64_t i;
-  for (i = 0; i < n; i++)
-    dst[i] = (float)src[i];
-}
+/* One element-wise cast per pair of element types. */
+#define CONVERT(name, to, from)                                              \
+  void name(to *dst, const from *src, int64_t n) {                           \
+    int64_t i;                                                               \
+    for (i = 0; i < n; i++)                                                  \
+      dst[i] = (to)src[i];                                                   \
+  }
 
-void orion_nn_f32_from_i32(float *dst, const int32_t *src, int64_t n) {
-  int64_t i;
-  for (i = 0; i < n; i++)
-    dst[i] = (float)src[i];
-}
-
-void orion_nn_f32_from_i64(float *dst, const int64_t *src, int64_t n) {
-  int64_t i;
-  for (i = 0; i < n; i++)
-    dst[i] = (float)src[i];
-}
-
-void orion_nn_f64_from_f32(double *dst, const float *src, int64_t n) {
-  int64_t i;
-  for (i = 0; i < n; i++)
-    dst[i] = (double)src[i];
-}
+CONVERT(orion_nn_f32_from_f64, float, double)
+CONVERT(orion_nn_f32_from_i32, float, int32_t)
+CONVERT(orion_nn_f32_from_i64, float, int64_t)
+CONVERT(orion_nn_f64_from_f32, double, float)
 
 void orion_nn_add_diff_f32(float *p, const float *x, const float *x0,
                            int64_t n, double alpha) {

@@ -320,6 +320,28 @@ static void check_view(lua_State *L, int idx, const char *fn,
   view_shape(v);
 }
 
+/* The matrix shape of a whole view: rows x rowlen, a 1-D view (a vector or
+ * a slice down to its last dimension) as 1 x n. */
+static void view_matrix(const nn_view *v, int64_t *r, int64_t *c) {
+  if (v->depth + 1 >= v->a->ndims) {
+    *r = 1;
+    *c = v->rows * v->rowlen;
+  } else {
+    *r = v->rows;
+    *c = v->rowlen;
+  }
+}
+
+/* Fills v as check_view does, for a function that reads it: buffers are
+ * written only. */
+static void check_readable(lua_State *L, int idx, const char *fn,
+                           nn_view *v) {
+  check_view(L, idx, fn, "the source", v);
+  if (v->buffer != NULL)
+    luaL_error(L, "%s: '%s' is a buffer, which nn can only write (nn.add_to, "
+                  "nn.write)", fn, v->name);
+}
+
 /* Copies n elements of a (from element `at`) into f32 dst. */
 static void load_f32(const orion_array *a, int64_t at, float *dst,
                      int64_t n) {
@@ -367,17 +389,8 @@ static int l_read(lua_State *L) {
   nn_view v;
   int64_t r, c;
   nn_mat *m;
-  check_view(L, 1, "nn.read", "the source", &v);
-  if (v.buffer != NULL)
-    return luaL_error(L, "nn.read: '%s' is a buffer, which nn can only "
-                         "write (nn.add_to, nn.write)", v.name);
-  if (v.depth + 1 >= v.a->ndims) {
-    r = 1;
-    c = v.rows * v.rowlen;
-  } else {
-    r = v.rows;
-    c = v.rowlen;
-  }
+  check_readable(L, 1, "nn.read", &v);
+  view_matrix(&v, &r, &c);
   m = out_mat(L, 2, "nn.read", r, c);
   load_f32(v.a, v.off, m->v, r * c);
   return 1;
@@ -405,10 +418,7 @@ static int l_read_range(lua_State *L) {
   lua_Integer c = check_size(L, 4, "nn.read_range", "cols");
   int64_t at;
   nn_mat *m;
-  check_view(L, 1, "nn.read_range", "the source", &v);
-  if (v.buffer != NULL)
-    return luaL_error(L, "nn.read_range: '%s' is a buffer, which nn can "
-                         "only write (nn.add_to, nn.write)", v.name);
+  check_readable(L, 1, "nn.read_range", &v);
   at = range_at(L, "nn.read_range", &v, first, r * c);
   m = out_mat(L, 5, "nn.read_range", r, c);
   load_f32(v.a, v.off + at, m->v, r * c);
@@ -423,10 +433,7 @@ static int l_rows(lua_State *L) {
   lua_Integer first, count, i;
   int tidx = 0;
   nn_mat *m;
-  check_view(L, 1, "nn.rows", "the source", &v);
-  if (v.buffer != NULL)
-    return luaL_error(L, "nn.rows: '%s' is a buffer, which nn can only "
-                         "write (nn.add_to, nn.write)", v.name);
+  check_readable(L, 1, "nn.rows", &v);
   if (!lua_isnil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
     tidx = 2;
@@ -512,13 +519,7 @@ static int write_or_add(lua_State *L, const char *fn, int add) {
   }
   if (m0 != NULL)
     return luaL_error(L, "%s: M0 needs the position argument", fn);
-  if (v.depth + 1 >= v.a->ndims) {
-    r = 1;
-    c = v.rows * v.rowlen;
-  } else {
-    r = v.rows;
-    c = v.rowlen;
-  }
+  view_matrix(&v, &r, &c);
   if (m->rows != r || m->cols != c) {
     /* A column or row vector for a 1-D view is fine too. */
     if (!(numel(m) == r * c && (m->rows == 1 || m->cols == 1) && r == 1))
