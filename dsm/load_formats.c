@@ -5,7 +5,7 @@
  * coo's key count, and the token expansion of a bag-of-words load.
  *
  * The line walk that calls them, over a whole input or a byte range, is
- * dsm/loader.c; the shared state is dsm/load_int.h.  The "lines" format
+ * dsm/load_walk.c; the shared state is dsm/load_int.h.  The "lines" format
  * (a Lua function per line) is not here: lua/orion.c runs it.
  */
 #include "dsm/load_int.h"

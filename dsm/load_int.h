@@ -1,6 +1,6 @@
 /* The text loaders' shared state (internal): the `loader` one load works
  * in, between the line walk over an input or a byte range of it
- * (dsm/loader.c) and the formats that parse each line (dsm/load_formats.c).
+ * (dsm/load_walk.c) and the formats that parse each line (dsm/load_formats.c).
  * The public interface is dsm/loader.h.
  *
  * A loader lives on the stack of one orion_load_buffer(_range) call: any
@@ -81,7 +81,7 @@ static inline int load_is_data(const loader *L, const char *s, const char *e) {
          (*q != '#' || !L->comments);
 }
 
-/* ---- the line walk (dsm/loader.c) ------------------------------------- */
+/* ---- the line walk (dsm/load_walk.c) --------------------------------- */
 
 /* An error that ends the load at once, message complete: sets L->failed
  * and L->err; returns code. */

@@ -1,9 +1,9 @@
-/* The text loaders' scanner (internal to dsm/loader*.c, dsm/load_*.c):
+/* The text loaders' scanner (internal to dsm/load_*.c):
  * lines, fields and numbers over byte ranges [s, e) that need no NUL and
  * no locale.
  *
  * What runs once per line or per field is static inline here, so that the
- * format parsers (dsm/load_formats.c) and the line walk (dsm/loader.c)
+ * format parsers (dsm/load_formats.c) and the line walk (dsm/load_walk.c)
  * keep it inlined as they did when they were one file; the rest lives in
  * dsm/load_scan.c.  Nothing here allocates; every function may be called
  * from any thread.
