@@ -4,9 +4,9 @@
  * of docs/lua-api.md.
  *
  * This file runs in the driver's Lua state and in executors' (bodies use
- * orion.nn), so it includes nothing of the driver's module: what the
- * driver adds (its DistArrays, the readers that make them) comes from
- * lua/nn_driver.c through orion__nn_open.
+ * orion.nn), so it includes neither side's headers: the array data of a
+ * state comes from the orion__nn_host its owner opened orion.nn with
+ * (lua/nn_driver.c, lua/nn_body.c).
  *
  * Every function checks its arguments' shapes and raises a Lua error that
  * names the function and the shapes ("nn.gemm: inner dimensions differ:
@@ -21,14 +21,12 @@
 #include <string.h>
 
 #include "kernels/nn.h"
-#include "lua/exec.h"
 #include "util/alloc.h"
 
 #define MAT_MT "orion.nn.Matrix"
 #define CSR_MT "orion.nn.Csr"
 
-/* The registry slot of a state's orion__nn_host (a light userdata; absent
- * in executors' states). */
+/* The registry slot of a state's orion__nn_host (a light userdata). */
 static const char host_key = 'h';
 
 /* ======================================================================
@@ -266,9 +264,9 @@ typedef struct nn_view {
   int64_t rows;    /* dims[depth] (1 when every dim is fixed) */
   int64_t rowlen;  /* elements per row */
   const char *name;
-  void *buffer;    /* an executor buffer: writes go to pending values */
-  const orion__nn_host *host; /* a driver DistArray: host and handle */
-  void *handle;
+  void *buffer;    /* a write buffer: writes go to pending values */
+  const orion__nn_host *host; /* where it came from */
+  orion__nn_data data;        /* what the host said */
 } nn_view;
 
 static void view_shape(nn_view *v) {
@@ -285,7 +283,7 @@ static void view_shape(nn_view *v) {
     v->rowlen *= a->dims[d];
 }
 
-/* The host the driver's opener left in L's registry, or NULL. */
+/* The host L's owner opened orion.nn with, or NULL. */
 static const orion__nn_host *host_of(lua_State *L) {
   const orion__nn_host *h;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &host_key);
@@ -297,23 +295,16 @@ static const orion__nn_host *host_of(lua_State *L) {
 /* Fills v from the array data at idx, or raises an error naming fn. */
 static void check_view(lua_State *L, int idx, const char *fn,
                        const char *what, nn_view *v) {
-  orion_exec_view ev;
-  const orion__nn_host *h;
   memset(v, 0, sizeof *v);
-  if (orion_exec_view_of(L, idx, &ev)) {
-    v->a = ev.a;
-    v->off = ev.off;
-    v->depth = ev.depth;
-    v->name = ev.name;
-    v->buffer = ev.buffer;
-  } else if ((h = host_of(L)) != NULL &&
-             (v->a = h->array_of(L, idx, fn, what, &v->handle)) != NULL) {
-    v->host = h;
-    v->name = "DistArray";
-  } else {
+  v->host = host_of(L);
+  if (v->host == NULL || !v->host->data_of(L, idx, fn, what, &v->data))
     luaL_error(L, "%s: %s must be a DistArray, a slice of one or a buffer, "
                   "got a %s", fn, what, luaL_typename(L, idx));
-  }
+  v->a = v->data.a;
+  v->off = v->data.off;
+  v->depth = v->data.depth;
+  v->name = v->data.name;
+  v->buffer = v->data.buffer;
   if (v->a->sparse)
     luaL_error(L, "%s: array '%s' is sparse (orion.nn reads dense arrays)",
                fn, v->name);
@@ -456,15 +447,9 @@ static void store_view(lua_State *L, const char *fn, nn_view *v,
   const orion_array *a = v->a;
   int64_t at = v->off + first;
   if (v->buffer != NULL) {
-    orion_exec_view ev;
-    int rc;
-    memset(&ev, 0, sizeof ev);
-    ev.a = a;
-    ev.off = v->off;
-    ev.depth = v->depth;
-    ev.name = v->name;
-    ev.buffer = v->buffer;
-    rc = orion_exec_view_pend(&ev, first, x, x0, n, alpha, !add);
+    int rc = v->host->pend != NULL
+                 ? v->host->pend(&v->data, first, x, x0, n, alpha, !add)
+                 : ORION_EINVAL;
     if (rc == ORION_EINVAL)
       luaL_error(L, "%s: buffer '%s' has an integer target; nn writes "
                     "float arrays only", fn, v->name);
@@ -490,8 +475,8 @@ static void store_view(lua_State *L, const char *fn, nn_view *v,
     luaL_error(L, "%s: array '%s' is %s; nn writes f32 and f64 arrays only",
                fn, v->name, orion_type_name(a->type));
   }
-  if (v->host != NULL)
-    v->host->wrote(v->handle); /* the executors' copies are stale now */
+  if (v->host->wrote != NULL)
+    v->host->wrote(&v->data); /* e.g. the executors' copies are stale */
 }
 
 /* nn.write(dst, M [, first]) and nn.add_to(dst, M [, alpha [, first
@@ -1026,10 +1011,8 @@ int orion__nn_open(lua_State *L, const orion__nn_host *host,
   orion_nn_threads_init();
   new_class(L, MAT_MT, m_tostring, NULL, mat_methods);
   new_class(L, CSR_MT, csr_tostring, csr_gc, csr_methods);
-  if (host != NULL) {
-    lua_pushlightuserdata(L, (void *)host);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &host_key);
-  }
+  lua_pushlightuserdata(L, (void *)host);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &host_key);
   luaL_newlib(L, nn_funcs);
   if (driver_funcs != NULL) {
     luaL_setfuncs(L, driver_funcs, 0);
@@ -1045,8 +1028,6 @@ int orion__nn_open(lua_State *L, const orion__nn_host *host,
   return 1;
 }
 
-/* An executor's table: no host, stubs for the driver's functions. */
-int orion_nn_open_body(lua_State *L) { return orion__nn_open(L, NULL, NULL); }
 
 /* The values of the matrix at idx (L's userdata: valid while it lives). */
 float *orion__nn_check_matrix(lua_State *L, int idx, const char *fn,

@@ -1,11 +1,13 @@
 /* orion.nn: dense and sparse f32 matrix math (OpenBLAS) for neural
  * networks, usable in driver scripts and inside parallel_for bodies.
  *
- * Three files: the binding lua/nn.c (matrices as userdata, array data,
- * one Lua function per kernel; it runs in the driver's and in executors'
- * Lua states and includes nothing of the driver's module), the kernels
- * kernels/nn.c (plain C, no Lua), and lua/nn_driver.c, the driver's half:
- * the readers that make DistArrays and how the binding sees DistArrays.
+ * The binding lua/nn.c (matrices as userdata, array data, one Lua function
+ * per kernel) runs in the driver's and in executors' Lua states and
+ * includes neither side: each side lends it its array data through an
+ * orion__nn_host when it opens orion.nn, the driver's module from
+ * lua/nn_driver.c (DistArrays, and the driver-only readers that make
+ * them), an executor's Lua host from lua/nn_body.c (the proxies bodies
+ * see).  The math is kernels/nn.c (plain C, no Lua).
  *
  * Matrices are userdata of the Lua state that made them (row-major f32,
  * the values inside the userdata so the garbage collector sees their size);
@@ -37,30 +39,46 @@ int orion_nn_open(lua_State *L);
 
 /* Pushes an executor state's nn table (made once per state, kept at
  * ORION_NN_KEY): the same functions; the driver-only ones raise an error
- * saying so.  Called when an executor state is made (lua/exec.c). */
+ * saying so.  Called when an executor state is made (lua/exec.c); defined
+ * in lua/nn_body.c. */
 int orion_nn_open_body(lua_State *L);
 
 /* ---- between the binding and its driver half (internal) --------------- */
 
-/* What the driver's module lends the binding: its DistArrays, which nn
- * functions read and write like arrays in bodies. */
+/* Array data as the binding sees it: the elements of `a` below `depth`
+ * fixed leading subscripts, from element `off`. */
+typedef struct orion__nn_data {
+  const orion_array *a; /* valid while the Lua value it came from is */
+  int64_t off;
+  int depth;
+  const char *name;     /* for messages */
+  void *buffer;         /* non-NULL: a write buffer, written through the
+                           host's pend, never into `a` */
+  void *handle;         /* the host's, for its wrote */
+} orion__nn_data;
+
+/* What the owner of a Lua state lends the binding: its array data. */
 typedef struct orion__nn_host {
-  /* The array of the DistArray at stack index idx, or NULL when the value
-   * there is not a DistArray.  Raises a Lua error naming fn (and what, the
-   * argument) for a freed DistArray or a Buffer.  *handle receives what
-   * `wrote` takes. */
-  const orion_array *(*array_of)(lua_State *L, int idx, const char *fn,
-                                 const char *what, void **handle);
-  /* nn stored into the array behind handle: copies held elsewhere (the
-   * executors') are stale. */
-  void (*wrote)(void *handle);
+  /* Fills *d from the value at stack index idx and returns 1, or returns 0
+   * when that value is not array data of this host.  Raises a Lua error
+   * naming fn (and what, the argument) for a value the host knows but nn
+   * cannot use (a freed DistArray, a Buffer on the driver). */
+  int (*data_of)(lua_State *L, int idx, const char *fn, const char *what,
+                 orion__nn_data *d);
+  /* nn stored into d's array (not a buffer); NULL: nothing to tell. */
+  void (*wrote)(const orion__nn_data *d);
+  /* d is a buffer: pends x (minus x0 when not NULL, times alpha, or set
+   * when replace) at elements first.. of d, as orion_exec_view_pend does
+   * (lua/exec.h).  Returns 0, ORION_EINVAL (an integer target) or
+   * ORION_ENOMEM.  NULL for a host without buffers. */
+  int (*pend)(const orion__nn_data *d, int64_t first, const float *x,
+              const float *x0, int64_t n, double alpha, int replace);
 } orion__nn_host;
 
 /* Pushes L's nn table, made once per state (a later call pushes the same
- * table and ignores its arguments).  host (static storage; NULL in an
- * executor's state) is how the binding reaches DistArrays; driver_funcs
- * (NULL: stubs raising "nn.NAME runs on the driver only, ...") are added
- * to the table. */
+ * table and ignores its arguments).  host (static storage) is how the
+ * binding reaches array data in L; driver_funcs (NULL: stubs raising
+ * "nn.NAME runs on the driver only, ...") are added to the table. */
 int orion__nn_open(lua_State *L, const orion__nn_host *host,
                    const luaL_Reg *driver_funcs);
 

@@ -17,26 +17,29 @@
  * The binding's view of DistArrays.
  * ====================================================================== */
 
-/* The DistArray at idx (see orion__nn_host); a Buffer is an error. */
-static const orion_array *array_of(lua_State *L, int idx, const char *fn,
-                                   const char *what, void **handle) {
+/* The DistArray at idx, whole (see orion__nn_host); a Buffer is an
+ * error. */
+static int data_of(lua_State *L, int idx, const char *fn, const char *what,
+                   orion__nn_data *out) {
   darray *d = luaL_testudata(L, idx, ARRAY_MT);
   if (d != NULL) {
     if (d->a == NULL)
       luaL_error(L, "%s: DistArray has been freed", fn);
-    *handle = d;
-    return d->a;
+    out->a = d->a;
+    out->name = "DistArray";
+    out->handle = d;
+    return 1;
   }
   if (luaL_testudata(L, idx, BUFFER_MT) != NULL)
     luaL_error(L, "%s: %s is a Buffer: buffers are written inside "
                   "parallel_for bodies only", fn, what);
-  return NULL;
+  return 0;
 }
 
 /* The executors' copies of the array are stale now (lua/dist.c). */
-static void wrote(void *handle) { ((darray *)handle)->gen++; }
+static void wrote(const orion__nn_data *d) { ((darray *)d->handle)->gen++; }
 
-static const orion__nn_host host = {array_of, wrote};
+static const orion__nn_host host = {data_of, wrote, NULL};
 
 /* ======================================================================
  * Readers that make DistArrays.
