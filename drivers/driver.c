@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <lauxlib.h>
 #include <libgen.h>
 #include <limits.h>
@@ -16,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "drivers/launch.h"
+#include "drivers/launcher.h"
 #include "dsm/cluster.h"
 #include "lua/orion.h"
 
@@ -75,14 +76,14 @@ static int usage_error(const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
-/* A count 0..max in decimal; 0 or -1. */
+/* A count 0..max in decimal into *out; 0, or ORION_EINVAL (*out kept). */
 static int parse_count(const char *s, int max, int *out) {
   char *end;
   long v;
   errno = 0;
   v = strtol(s, &end, 10);
   if (errno != 0 || end == s || *end != '\0' || v < 0 || v > max)
-    return -1;
+    return ORION_EINVAL;
   *out = (int)v;
   return 0;
 }
@@ -131,8 +132,184 @@ static void set_lua_path(lua_State *L, const char *argv0) {
   lua_pop(L, 1);
 }
 
+/* ======================================================================
+ * The command line (getopt_long).
+ *
+ * Options end at the script (later words are the script's, "+"), and a
+ * long option must be spelled out ("--quie" is unknown, as "-hx" is): the
+ * words getopt_long reads are checked against the option's full name.
+ * "--name=value" is accepted beside "--name value".
+ * ====================================================================== */
+
+enum {
+  OPT_VERSION = 256,
+  OPT_QUIET,
+  OPT_TRACEBACK,
+  OPT_EXPLAIN,
+  OPT_FAST_MATH,
+  OPT_EXECUTORS,
+  OPT_HOSTS,
+  OPT_LAUNCHER,
+  OPT_LISTEN,
+  OPT_REGISTER_TIMEOUT,
+  OPT_HEARTBEAT_TIMEOUT,
+  OPT_METRICS,
+  OPT_SEED
+};
+
+/* What parse_options returns when the driver goes on to the script. */
+#define GO_ON (-1)
+
+static const struct option long_opts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"traceback", no_argument, NULL, OPT_TRACEBACK},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"fast-math", no_argument, NULL, OPT_FAST_MATH},
+    {"executors", required_argument, NULL, OPT_EXECUTORS},
+    {"hosts", required_argument, NULL, OPT_HOSTS},
+    {"launcher", required_argument, NULL, OPT_LAUNCHER},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"register-timeout", required_argument, NULL, OPT_REGISTER_TIMEOUT},
+    {"heartbeat-timeout", required_argument, NULL, OPT_HEARTBEAT_TIMEOUT},
+    {"metrics", required_argument, NULL, OPT_METRICS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {NULL, 0, NULL, 0}};
+
+/* Whether word, where getopt_long found option val, spells it in full:
+ * "-h", or "--NAME" / "--NAME=..." (getopt_long also takes prefixes). */
+static int spelled_out(const char *word, int val) {
+  const struct option *o;
+  if (val == 'h' && strcmp(word, "-h") == 0)
+    return 1;
+  for (o = long_opts; o->name != NULL; o++)
+    if (o->val == val) {
+      size_t n = strlen(o->name);
+      return strncmp(word, "--", 2) == 0 &&
+             strncmp(word + 2, o->name, n) == 0 &&
+             (word[2 + n] == '\0' || word[2 + n] == '=');
+    }
+  return 0;
+}
+
+/* The launcher named by --launcher, or an error. */
+static int set_launcher(orion_launcher *l, const char *name) {
+  static const char *const names[] = {"local", "ssh", "slurm", "mpi",
+                                      "manual"};
+  static const orion_launcher_kind kinds[] = {
+      ORION_LAUNCH_LOCAL, ORION_LAUNCH_SSH, ORION_LAUNCH_SLURM,
+      ORION_LAUNCH_MPI, ORION_LAUNCH_MANUAL};
+  size_t i;
+  for (i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(name, names[i]) == 0) {
+      l->kind = kinds[i];
+      return GO_ON;
+    }
+  return usage_error("--launcher must be local, ssh, slurm, mpi or manual, "
+                     "not '%s'",
+                     name);
+}
+
+/* Applies option c with its argument arg (NULL when the command line ends
+ * before it).  Returns GO_ON, or the exit code: 0 after --help or
+ * --version, EXIT_USAGE after a message. */
+static int apply_option(int c, const char *arg, orion_config *cfg,
+                        orion_launcher *l, int *have_exec) {
+  char *end;
+  double v;
+  switch (c) {
+  case 'h':
+    fputs(usage_text, stdout);
+    return 0;
+  case OPT_VERSION:
+    printf("orion-driver (Orion-C) %s\n", PACKAGE_VERSION);
+    return 0;
+  case OPT_QUIET:
+    cfg->quiet = 1;
+    return GO_ON;
+  case OPT_TRACEBACK:
+    traceback_on = 1;
+    return GO_ON;
+  case OPT_EXPLAIN:
+    cfg->explain = 1;
+    return GO_ON;
+  case OPT_FAST_MATH:
+    cfg->fast_math = 1;
+    return GO_ON;
+  case OPT_EXECUTORS:
+    if (arg == NULL || parse_count(arg, 4096, &cfg->executors) != 0)
+      return usage_error("--executors needs a number 0..4096%s%s%s",
+                         arg != NULL ? ", not '" : "",
+                         arg != NULL ? arg : "", arg != NULL ? "'" : "");
+    *have_exec = 1;
+    return GO_ON;
+  case OPT_HOSTS:
+    if (arg == NULL)
+      return usage_error("%s needs a file name", "--hosts");
+    l->hosts_file = arg;
+    l->kind = ORION_LAUNCH_SSH;
+    return GO_ON;
+  case OPT_LAUNCHER:
+    return set_launcher(l, arg != NULL ? arg : "");
+  case OPT_LISTEN:
+    if (arg == NULL)
+      return usage_error("%s needs HOST[:PORT]", "--listen");
+    cfg->cluster.listen = arg;
+    return GO_ON;
+  case OPT_REGISTER_TIMEOUT:
+  case OPT_HEARTBEAT_TIMEOUT:
+    v = arg != NULL ? strtod(arg, &end) : 0;
+    if (arg == NULL || *end != '\0' || !(v > 0 && v <= 86400))
+      return usage_error("%s needs a number of seconds (0..86400]",
+                         c == OPT_REGISTER_TIMEOUT ? "--register-timeout"
+                                                   : "--heartbeat-timeout");
+    if (c == OPT_REGISTER_TIMEOUT)
+      cfg->cluster.register_timeout = v;
+    else
+      cfg->cluster.heartbeat_timeout = v;
+    return GO_ON;
+  case OPT_METRICS:
+    if (arg == NULL)
+      return usage_error("%s needs a file name", "--metrics");
+    cfg->metrics_path = arg;
+    return GO_ON;
+  case OPT_SEED:
+    if (arg == NULL)
+      return usage_error("%s needs a number", "--seed");
+    errno = 0;
+    cfg->seed = strtoull(arg, &end, 10);
+    if (errno != 0 || *end != '\0' || arg[0] == '-' || arg[0] == '\0')
+      return usage_error("--seed needs a non-negative integer, not '%s'",
+                         arg);
+    return GO_ON;
+  }
+  return GO_ON;
+}
+
+/* Reads the options before the script; optind is then the script's
+ * index.  Returns GO_ON or an exit code (see apply_option). */
+static int parse_options(int argc, char **argv, orion_config *cfg,
+                         orion_launcher *l, int *have_exec) {
+  int rc;
+  opterr = 0; /* the messages are ours */
+  optind = 1;
+  for (;;) {
+    int at = optind, c = getopt_long(argc, argv, "+:h", long_opts, NULL);
+    if (c == -1)
+      return GO_ON;
+    if (c == '?' || !spelled_out(argv[at], c == ':' ? optopt : c))
+      return usage_error("unknown option '%s'", argv[at]);
+    rc = apply_option(c == ':' ? optopt : c, c == ':' ? NULL : optarg, cfg, l,
+                      have_exec);
+    if (rc != GO_ON)
+      return rc;
+  }
+}
+
 int main(int argc, char **argv) {
   orion_config cfg;
+  static orion_launcher launcher; /* the cluster's, for the whole run */
   const char *script;
   lua_State *L;
   int i, first, rc, have_exec = 0;
@@ -140,6 +317,7 @@ int main(int argc, char **argv) {
 
   memset(&cfg, 0, sizeof cfg);
   orion_cluster_opts_init(&cfg.cluster);
+  orion_launcher_init(&launcher);
   {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     const char *env = getenv("ORION_EXECUTORS");
@@ -151,123 +329,42 @@ int main(int argc, char **argv) {
                          env);
   }
 
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-      fputs(usage_text, stdout);
-      return 0;
-    } else if (strcmp(a, "--version") == 0) {
-      printf("orion-driver (Orion-C) %s\n", PACKAGE_VERSION);
-      return 0;
-    } else if (strcmp(a, "--quiet") == 0) {
-      cfg.quiet = 1;
-    } else if (strcmp(a, "--traceback") == 0) {
-      traceback_on = 1;
-    } else if (strcmp(a, "--explain") == 0) {
-      cfg.explain = 1;
-    } else if (strcmp(a, "--fast-math") == 0) {
-      cfg.fast_math = 1;
-    } else if (strcmp(a, "--executors") == 0) {
-      if (i + 1 >= argc || parse_count(argv[i + 1], 4096, &cfg.executors))
-        return usage_error("--executors needs a number 0..4096%s%s%s",
-                           i + 1 < argc ? ", not '" : "",
-                           i + 1 < argc ? argv[i + 1] : "",
-                           i + 1 < argc ? "'" : "");
-      i++;
-      have_exec = 1;
-    } else if (strcmp(a, "--hosts") == 0) {
-      if (i + 1 >= argc)
-        return usage_error("%s needs a file name", a);
-      cfg.cluster.hosts_file = argv[++i];
-      cfg.cluster.launcher = ORION_LAUNCH_SSH;
-    } else if (strcmp(a, "--launcher") == 0) {
-      const char *l = i + 1 < argc ? argv[++i] : "";
-      if (strcmp(l, "local") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_LOCAL;
-      else if (strcmp(l, "ssh") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_SSH;
-      else if (strcmp(l, "slurm") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_SLURM;
-      else if (strcmp(l, "mpi") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_MPI;
-      else if (strcmp(l, "manual") == 0)
-        cfg.cluster.launcher = ORION_LAUNCH_MANUAL;
-      else
-        return usage_error("--launcher must be local, ssh, slurm, mpi or "
-                           "manual, not '%s'",
-                           l);
-    } else if (strcmp(a, "--listen") == 0) {
-      if (i + 1 >= argc)
-        return usage_error("%s needs HOST[:PORT]", a);
-      cfg.cluster.listen = argv[++i];
-    } else if (strcmp(a, "--register-timeout") == 0 ||
-               strcmp(a, "--heartbeat-timeout") == 0) {
-      char *end;
-      double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
-      if (i + 1 >= argc || *end != '\0' || !(v > 0 && v <= 86400))
-        return usage_error("%s needs a number of seconds (0..86400]", a);
-      i++;
-      if (a[2] == 'r')
-        cfg.cluster.register_timeout = v;
-      else
-        cfg.cluster.heartbeat_timeout = v;
-    } else if (strcmp(a, "--metrics") == 0) {
-      if (i + 1 >= argc)
-        return usage_error("%s needs a file name", a);
-      cfg.metrics_path = argv[++i];
-    } else if (strcmp(a, "--seed") == 0) {
-      char *end;
-      if (i + 1 >= argc)
-        return usage_error("%s needs a number", a);
-      errno = 0;
-      cfg.seed = strtoull(argv[++i], &end, 10);
-      if (errno != 0 || *end != '\0' || argv[i][0] == '-' ||
-          argv[i][0] == '\0')
-        return usage_error("--seed needs a non-negative integer, not '%s'",
-                           argv[i]);
-    } else if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return usage_error("unknown option '%s'", a);
-    } else {
-      break;
-    }
-  }
+  rc = parse_options(argc, argv, &cfg, &launcher, &have_exec);
+  if (rc != GO_ON)
+    return rc;
+  i = optind;
   if (i >= argc)
     return usage_error("%s", "no script given");
-  if (cfg.cluster.launcher == ORION_LAUNCH_SSH && cfg.cluster.hosts_file == NULL)
+  if (launcher.kind == ORION_LAUNCH_SSH && launcher.hosts_file == NULL)
     return usage_error("%s", "--launcher ssh needs --hosts FILE");
-  if (cfg.cluster.launcher == ORION_LAUNCH_SLURM ||
-      cfg.cluster.launcher == ORION_LAUNCH_MPI) {
+  if (launcher.kind == ORION_LAUNCH_SLURM ||
+      launcher.kind == ORION_LAUNCH_MPI) {
     /* Every rank runs this command: rank 0 continues as the driver, the
      * others become executors here. */
     orion_error err;
     orion_error_clear(&err);
-    if (orion_cluster_rank_setup(&cfg.cluster, &err) != 0) {
+    if (orion_launcher_rank_setup(&launcher, &cfg.cluster, &err) != 0) {
       fprintf(stderr, "orion-driver: %s\n", err.msg);
       return EXIT_USAGE;
     }
     cfg.executors = cfg.cluster.nexec;
-  } else if (cfg.cluster.launcher == ORION_LAUNCH_SSH) {
-    /* Checked now, so that a bad line is a usage error before the script
-     * runs; the cluster reads it again when it starts. */
-    orion_hostlist hl;
+  } else if (launcher.kind == ORION_LAUNCH_SSH) {
+    /* Read now, so that a bad line is a usage error before the script
+     * runs; the launcher starts one executor per slot. */
     orion_error err;
     orion_error_clear(&err);
-    memset(&hl, 0, sizeof hl);
-    if (orion_hosts_load(cfg.cluster.hosts_file, &hl, &err) != 0) {
+    if (orion_launcher_load_hosts(&launcher, &err) != 0) {
       fprintf(stderr, "orion-driver: --hosts: %s\n", err.msg);
       return EXIT_USAGE;
     }
-    cfg.executors = (int)hl.n; /* the hosts file decides how many */
-    orion_hostlist_free(&hl);
-  } else if (cfg.cluster.launcher == ORION_LAUNCH_MANUAL && !have_exec) {
+    cfg.executors = (int)launcher.hosts.n; /* the hosts file decides */
+  } else if (launcher.kind == ORION_LAUNCH_MANUAL && !have_exec) {
     return usage_error("%s", "--launcher manual needs --executors N");
   }
-  if (cfg.cluster.launcher != ORION_LAUNCH_LOCAL && cfg.executors == 0)
+  if (launcher.kind != ORION_LAUNCH_LOCAL && cfg.executors == 0)
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
+  orion_launcher_attach(&launcher, &cfg.cluster);
   first = i;
   script = argv[first];
   f = fopen(script, "r");

@@ -1,8 +1,8 @@
 /* How orion-driver starts its executors: hosts files, executor command
- * lines, ranks from srun/mpirun, tokens.  See launch.h. */
+ * lines, ranks from srun/mpirun.  See launch.h; host names, HOST:PORT and
+ * tokens are dsm/addr.c. */
 #include "drivers/launch.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,13 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#if defined(__has_include)
-#if __has_include(<sys/random.h>)
-#include <sys/random.h>
-#define ORION__HAVE_GETRANDOM 1
-#endif
-#endif
 
 #include "util/alloc.h"
 
@@ -63,166 +56,6 @@ static int is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 
 static int is_alnum(char ch) {
   return is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
-}
-
-/* Parses s[0..n) as a decimal integer 0..max (digits only); returns -1 when
- * it is not one. */
-static long parse_dec(const char *s, size_t n, long max) {
-  long v = 0;
-  size_t i;
-  if (n == 0)
-    return -1;
-  for (i = 0; i < n; i++) {
-    if (!is_digit(s[i]))
-      return -1;
-    v = v * 10 + (s[i] - '0');
-    if (v > max)
-      return -1;
-  }
-  return v;
-}
-
-/* ------------------------------------------------------------------------
- * Host names and HOST:PORT.
- * ---------------------------------------------------------------------- */
-
-/* Whether s[0..n) is a valid host (see orion_host_valid). */
-static int host_valid_n(const char *s, size_t n) {
-  size_t i;
-  int colon = 0, only_num = 1;
-  char buf[ORION_HOST_MAX + 1];
-  if (n == 0 || n > ORION_HOST_MAX)
-    return 0;
-  for (i = 0; i < n; i++)
-    if (s[i] == ':')
-      colon = 1;
-  memcpy(buf, s, n);
-  buf[n] = '\0';
-  if (colon) {
-    /* IPv6, optionally with a %zone of name characters. */
-    unsigned char a[16];
-    char *pct = memchr(buf, '%', n);
-    if (pct != NULL) {
-      const char *z = pct + 1;
-      if (*z == '\0')
-        return 0;
-      for (; *z != '\0'; z++)
-        if (!is_alnum(*z) && *z != '_' && *z != '-' && *z != '.')
-          return 0;
-      *pct = '\0';
-    }
-    return inet_pton(AF_INET6, buf, a) == 1;
-  }
-  if (s[0] == '-' || s[0] == '.')
-    return 0;
-  for (i = 0; i < n; i++) {
-    char ch = s[i];
-    if (!is_alnum(ch) && ch != '-' && ch != '_' && ch != '.')
-      return 0;
-    if (!is_digit(ch) && ch != '.')
-      only_num = 0;
-  }
-  if (only_num) {
-    /* Looks like IPv4: must be one. */
-    unsigned char a[4];
-    return inet_pton(AF_INET, buf, a) == 1;
-  }
-  return 1;
-}
-
-int orion_host_valid(const char *s) {
-  return s != NULL && host_valid_n(s, strnlen(s, ORION_HOST_MAX + 1));
-}
-
-/* Why a HOST[:PORT] field was refused. */
-enum {
-  HP_OK,
-  HP_BAD_HOST,  /* not a name, IPv4 or IPv6 address */
-  HP_LONG,      /* host longer than the buffer */
-  HP_BAD_PORT,  /* port not 1..65535 */
-  HP_NO_CLOSE,  /* "[" without "]" */
-  HP_AFTER_BR,  /* something other than ":PORT" after "]" */
-  HP_BR_NOT_V6  /* brackets around something that is not IPv6 */
-};
-
-/* Splits s[0..n) as HOST, HOST:PORT, [IPV6], [IPV6]:PORT or a bare IPv6
- * address into host (hn bytes) and *port (0 when absent).  On HP_BAD_PORT
- * *pp, *pn point at the port text. */
-static int split_hostport(const char *s, size_t n, char *host, size_t hn,
-                          int *port, const char **pp, size_t *pn) {
-  const char *h, *p = NULL;
-  size_t hl, pl = 0, i, colons = 0;
-  long v;
-  *port = 0;
-  if (n > 0 && s[0] == '[') {
-    const char *close = memchr(s, ']', n);
-    if (close == NULL)
-      return HP_NO_CLOSE;
-    h = s + 1;
-    hl = (size_t)(close - h);
-    if (close + 1 < s + n) {
-      if (close[1] != ':')
-        return HP_AFTER_BR;
-      p = close + 2;
-      pl = (size_t)(s + n - p);
-    }
-    if (memchr(h, ':', hl) == NULL)
-      return HP_BR_NOT_V6;
-  } else {
-    const char *last = NULL;
-    for (i = 0; i < n; i++)
-      if (s[i] == ':') {
-        colons++;
-        last = s + i;
-      }
-    h = s;
-    hl = n;
-    if (colons == 1) {
-      hl = (size_t)(last - s);
-      p = last + 1;
-      pl = (size_t)(s + n - p);
-    }
-  }
-  if (hl >= hn || hl > ORION_HOST_MAX)
-    return HP_LONG;
-  if (!host_valid_n(h, hl))
-    return HP_BAD_HOST;
-  memcpy(host, h, hl);
-  host[hl] = '\0';
-  if (p != NULL) {
-    *pp = p;
-    *pn = pl;
-    v = parse_dec(p, pl, 65535);
-    if (v < 1)
-      return HP_BAD_PORT;
-    *port = (int)v;
-  }
-  return HP_OK;
-}
-
-int orion_hostport_parse(const char *s, char *host, size_t hn, int *port) {
-  const char *pp;
-  size_t pn;
-  int p = 0;
-  if (s == NULL || host == NULL || hn == 0)
-    return ORION_EINVAL;
-  if (split_hostport(s, strlen(s), host, hn, &p, &pp, &pn) != HP_OK ||
-      p == 0)
-    return ORION_EINVAL;
-  if (port != NULL)
-    *port = p;
-  return 0;
-}
-
-int orion_hostport_format(const char *host, int port, char *out, size_t n) {
-  int w;
-  if (!orion_host_valid(host) || port < 1 || port > 65535 || out == NULL)
-    return ORION_EINVAL;
-  w = snprintf(out, n, strchr(host, ':') != NULL ? "[%s]:%d" : "%s:%d",
-               host, port);
-  if (w < 0 || (size_t)w >= n)
-    return ORION_EINVAL;
-  return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -293,28 +126,28 @@ static int parse_line(const char *s, size_t n, const char *fname, int line,
   }
 
   show(a, sizeof a, f[0], fl[0]);
-  rc = split_hostport(f[0], fl[0], host, sizeof host, &port, &pp, &pn);
+  rc = orion_hostport_split(f[0], fl[0], host, sizeof host, &port, &pp, &pn);
   switch (rc) {
-  case HP_OK:
+  case ORION_HP_OK:
     break;
-  case HP_BAD_PORT:
+  case ORION_HP_BAD_PORT:
     show(b, sizeof b, pp, pn);
     return orion_error_set(err, ORION_EPARSE,
                            "%s:%d: bad port '%s' in '%s' (want 1..65535)",
                            fname, line, b, a);
-  case HP_LONG:
+  case ORION_HP_LONG:
     return orion_error_set(err, ORION_EPARSE,
                            "%s:%d: host name too long (at most %d bytes) "
                            "in '%s'",
                            fname, line, ORION_HOST_MAX, a);
-  case HP_NO_CLOSE:
+  case ORION_HP_NO_CLOSE:
     return orion_error_set(err, ORION_EPARSE, "%s:%d: missing ']' in '%s'",
                            fname, line, a);
-  case HP_AFTER_BR:
+  case ORION_HP_AFTER_BR:
     return orion_error_set(err, ORION_EPARSE,
                            "%s:%d: expected ':PORT' after ']' in '%s'", fname,
                            line, a);
-  case HP_BR_NOT_V6:
+  case ORION_HP_BR_NOT_V6:
     return orion_error_set(err, ORION_EPARSE,
                            "%s:%d: brackets around a host that is not an "
                            "IPv6 address in '%s'",
@@ -327,7 +160,7 @@ static int parse_line(const char *s, size_t n, const char *fname, int line,
   }
 
   if (nf == 2) {
-    slots = parse_dec(f[1], fl[1], ORION_HOSTS_MAX_SLOTS);
+    slots = orion_addr_decimal(f[1], fl[1], ORION_HOSTS_MAX_SLOTS);
     if (slots < 1) {
       show(b, sizeof b, f[1], fl[1]);
       return orion_error_set(err, ORION_EPARSE,
@@ -649,7 +482,7 @@ static int env_int(orion_getenv_fn get, void *ud, const char *name, int *v,
   char a[SHOW_MAX * 4 + 8];
   if (s == NULL)
     return orion_error_set(err, ORION_EINVAL, "%s is not set", name);
-  x = parse_dec(s, strlen(s), INT_MAX);
+  x = orion_addr_decimal(s, strlen(s), INT_MAX);
   if (x < 0) {
     show(a, sizeof a, s, strlen(s));
     return orion_error_set(err, ORION_EINVAL,
@@ -749,72 +582,5 @@ int orion_launch_rank_from_env(orion_rank_env *out, const char *launcher,
                            (unsigned)ORION_TOKEN_MAX);
   memcpy(out->token, t, tl + 1);
   orion_error_clear(err);
-  return 0;
-}
-
-/* ------------------------------------------------------------------------
- * Tokens.
- * ---------------------------------------------------------------------- */
-
-/* Fills p[0..n) from /dev/urandom. */
-static int urandom_fill(unsigned char *p, size_t n) {
-  size_t got = 0;
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
-  while (got < n) {
-    ssize_t r = read(fd, p + got, n - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      int e = r < 0 ? errno : EIO;
-      close(fd);
-      return -e;
-    }
-    got += (size_t)r;
-  }
-  close(fd);
-  return 0;
-}
-
-static int random_fill(unsigned char *p, size_t n) {
-#ifdef ORION__HAVE_GETRANDOM
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = getrandom(p + got, n - got, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0 && errno == ENOSYS)
-      return urandom_fill(p, n);
-    if (r < 0)
-      return -errno;
-    got += (size_t)r;
-  }
-  return 0;
-#else
-  return urandom_fill(p, n);
-#endif
-}
-
-int orion_token_new(char *out, size_t n) {
-  static const char hex[] = "0123456789abcdef";
-  unsigned char r[ORION_TOKEN_HEX_LEN / 2];
-  size_t i;
-  int rc;
-  if (out == NULL || n < ORION_TOKEN_HEX_LEN + 1) {
-    if (out != NULL && n > 0)
-      out[0] = '\0';
-    return ORION_EINVAL;
-  }
-  out[0] = '\0';
-  rc = random_fill(r, sizeof r);
-  if (rc != 0)
-    return rc;
-  for (i = 0; i < sizeof r; i++) {
-    out[2 * i] = hex[r[i] >> 4];
-    out[2 * i + 1] = hex[r[i] & 15];
-  }
-  out[ORION_TOKEN_HEX_LEN] = '\0';
-  memset(r, 0, sizeof r);
   return 0;
 }

@@ -2,9 +2,10 @@
  *
  * Nothing here opens a socket or starts a process.  This module parses the
  * hosts file, builds the command lines that start an executor (over ssh,
- * locally, or as text a user pastes on a host), reads a task's rank from
- * the environment that srun or mpirun sets, and makes job tokens.  The
- * driver does the forking and the listening.
+ * locally, or as text a user pastes on a host), and reads a task's rank
+ * from the environment that srun or mpirun sets.  Host names, HOST:PORT
+ * and job tokens are dsm/addr.h (included here); drivers/launcher.c does
+ * the starting, dsm/cluster.c the listening.
  *
  * An executor is started as
  *
@@ -23,44 +24,14 @@
 
 #include <stddef.h>
 
-#include "dsm/wire.h"
+#include "dsm/addr.h"
 #include "util/buf.h"
 #include "util/error.h"
 
-/* The longest host name (RFC 1035's 253, rounded up; an IPv6 address with
- * a zone id fits too), the longest "[HOST]:PORT", the longest token (what a
- * HELLO can carry), and the most executors one hosts-file line may ask
- * for. */
-#define ORION_HOST_MAX 255
-#define ORION_HOSTPORT_MAX (ORION_HOST_MAX + 9)
-#define ORION_TOKEN_MAX ORION_WIRE_TOKEN_MAX
+/* The most executors one hosts-file line may ask for, and the largest
+ * hosts file read. */
 #define ORION_HOSTS_MAX_SLOTS 4096
 #define ORION_HOSTS_MAX_FILE (16u << 20)
-
-/* The length of a token from orion_token_new, without its NUL. */
-#define ORION_TOKEN_HEX_LEN 32
-
-/* ------------------------------------------------------------------------
- * Host names and HOST:PORT.
- * ---------------------------------------------------------------------- */
-
-/* Whether s is a host this module accepts: a name (letters, digits, '-',
- * '_', '.', not starting with '-' or '.'), an IPv4 address, or an IPv6
- * address without brackets (optionally with a %zone).  At most
- * ORION_HOST_MAX bytes.  A leading '-' is refused so that a host can never
- * be read as an ssh option. */
-int orion_host_valid(const char *s);
-
-/* Parses "HOST:PORT" or "[IPV6]:PORT" (port 1..65535, decimal, required)
- * into host (hn bytes, NUL-terminated, without brackets) and *port.
- * Returns 0, or ORION_EINVAL when s is malformed or the host does not fit
- * in hn bytes; host and *port are then unspecified.  Owns nothing. */
-int orion_hostport_parse(const char *s, char *host, size_t hn, int *port);
-
-/* Writes host and port as "HOST:PORT", bracketing an IPv6 host
- * ("[::1]:7000"), into out (n bytes).  Returns 0, or ORION_EINVAL when
- * host is not valid, port is not 1..65535 or the text does not fit. */
-int orion_hostport_format(const char *host, int port, char *out, size_t n);
 
 /* ------------------------------------------------------------------------
  * Hosts files.
@@ -235,16 +206,5 @@ typedef struct orion_rank_env {
 int orion_launch_rank_from_env(orion_rank_env *out, const char *launcher,
                                orion_getenv_fn get, void *ud,
                                orion_error *err);
-
-/* ------------------------------------------------------------------------
- * Tokens.
- * ---------------------------------------------------------------------- */
-
-/* Writes a fresh token, ORION_TOKEN_HEX_LEN lowercase hex digits from 16
- * bytes of getrandom() (or /dev/urandom where getrandom is missing), and a
- * NUL into out (n >= ORION_TOKEN_HEX_LEN + 1).  Returns 0, ORION_EINVAL
- * when n is too small, or -errno when no randomness can be had (out is
- * then an empty string, never a weak token). */
-int orion_token_new(char *out, size_t n);
 
 #endif

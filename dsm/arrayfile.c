@@ -249,7 +249,8 @@ static int save_binary_body(const orion_array *a, FILE *f, const char *tmp,
   return rc;
 }
 
-/* Formats element e's value; returns snprintf's result. */
+/* Formats element e's value; returns snprintf's result (ORION_ETYPE, also
+ * negative, for an unknown type). */
 static int format_value(char *buf, size_t n, const orion_array *a,
                         int64_t e) {
   switch (a->type) {
@@ -262,7 +263,7 @@ static int format_value(char *buf, size_t n, const orion_array *a,
   case ORION_I64:
     return snprintf(buf, n, "%" PRId64, ((const int64_t *)a->values)[e]);
   }
-  return -1;
+  return ORION_ETYPE;
 }
 
 static int text_write(FILE *f, const char *s, size_t n, const char *tmp,
@@ -621,8 +622,8 @@ static char *next_token(char **s) {
   return t;
 }
 
-/* Parses a whole token as a decimal integer; 0, or -1 when it is not one or
- * out of range. */
+/* Parses a whole token as a decimal integer; 0, or ORION_EPARSE when it is
+ * not one or out of range. */
 static int parse_i64(const char *t, int64_t *out) {
   const char *p = t;
   char *end;
@@ -630,50 +631,54 @@ static int parse_i64(const char *t, int64_t *out) {
   if (*p == '-' || *p == '+')
     p++;
   if (*p < '0' || *p > '9')
-    return -1;
+    return ORION_EPARSE;
   errno = 0;
   v = strtoll(t, &end, 10);
   if (errno != 0 || *end != '\0')
-    return -1;
+    return ORION_EPARSE;
   *out = v;
   return 0;
 }
 
-/* Parses a value token of `type` into dst (one element). */
+/* Parses a value token of `type` into dst (one element); 0, or
+ * ORION_EPARSE.  A float must use the whole token and not overflow to
+ * infinity (strtof/strtod's ERANGE with an infinite result). */
 static int parse_value(const char *t, orion_type type, void *dst) {
-  char *end;
-  int64_t i;
+  union {
+    float f32;
+    double f64;
+    int32_t i32;
+    int64_t i64;
+  } v;
+  char *end = NULL;
+  int64_t i = 0;
+  int bad;
   errno = 0;
   switch (type) {
-  case ORION_F32: {
-    float v = strtof(t, &end);
-    if (end == t || *end != '\0' || (errno == ERANGE && isinf(v)))
-      return -1;
-    memcpy(dst, &v, sizeof v);
-    return 0;
-  }
-  case ORION_F64: {
-    double v = strtod(t, &end);
-    if (end == t || *end != '\0' || (errno == ERANGE && isinf(v)))
-      return -1;
-    memcpy(dst, &v, sizeof v);
-    return 0;
-  }
-  case ORION_I32: {
-    int32_t v;
-    if (parse_i64(t, &i) != 0 || i < INT32_MIN || i > INT32_MAX)
-      return -1;
-    v = (int32_t)i;
-    memcpy(dst, &v, sizeof v);
-    return 0;
-  }
+  case ORION_F32:
+    v.f32 = strtof(t, &end);
+    bad = errno == ERANGE && isinf(v.f32);
+    break;
+  case ORION_F64:
+    v.f64 = strtod(t, &end);
+    bad = errno == ERANGE && isinf(v.f64);
+    break;
+  case ORION_I32:
+    bad = parse_i64(t, &i) != 0 || i < INT32_MIN || i > INT32_MAX;
+    v.i32 = (int32_t)i;
+    break;
   case ORION_I64:
-    if (parse_i64(t, &i) != 0)
-      return -1;
-    memcpy(dst, &i, sizeof i);
-    return 0;
+    bad = parse_i64(t, &v.i64) != 0;
+    break;
+  default:
+    return ORION_EPARSE;
   }
-  return -1;
+  if (end != NULL && (end == t || *end != '\0'))
+    bad = 1;
+  if (bad)
+    return ORION_EPARSE;
+  memcpy(dst, &v, orion_type_size(type));
+  return 0;
 }
 
 /* Parses "# orion-c array TYPE dense|sparse dims D1 .. Dn". */
@@ -862,6 +867,18 @@ static int load_text(text_reader *r, uint64_t size, orion_array **out,
  * Loading: open, detect the format, dispatch.
  * ---------------------------------------------------------------------- */
 
+/* A reader of size bytes for the open file f (orion_malloc'd, the caller's
+ * to free); out of memory, f is closed, err set and NULL returned. */
+static void *reader_new(FILE *f, size_t size, const char *path,
+                        orion_error *err) {
+  void *r = orion_malloc(size);
+  if (r == NULL) {
+    fclose(f);
+    orion_error_set(err, ORION_ENOMEM, "out of memory loading %s", path);
+  }
+  return r;
+}
+
 /* Loads either format; on success the caller owns the one reference in
  * *out (orion_array_release frees it), on failure *out is NULL and every
  * buffer allocated on the way has been freed. */
@@ -898,13 +915,10 @@ int orion_array_load(const char *path, orion_array **out, orion_error *err) {
     return orion_error_set(err, -e, "cannot read %s: %s", path, strerror(e));
   }
   if (n == sizeof tag - 1 && memcmp(head, tag, n) == 0) {
-    text_reader *r = orion_malloc(sizeof *r);
+    text_reader *r = reader_new(f, sizeof *r, path, err);
     c_numeric loc;
-    if (r == NULL) {
-      fclose(f);
-      return orion_error_set(err, ORION_ENOMEM, "out of memory loading %s",
-                             path);
-    }
+    if (r == NULL)
+      return ORION_ENOMEM;
     r->f = f;
     r->path = path;
     r->line = 0;
@@ -916,12 +930,9 @@ int orion_array_load(const char *path, orion_array **out, orion_error *err) {
                              n < MAGIC_LEN ? n : MAGIC_LEN) == 0) {
     /* The magic, or a file cut short inside it (then br_read says
      * truncated). */
-    bin_reader *r = orion_malloc(sizeof *r);
-    if (r == NULL) {
-      fclose(f);
-      return orion_error_set(err, ORION_ENOMEM, "out of memory loading %s",
-                             path);
-    }
+    bin_reader *r = reader_new(f, sizeof *r, path, err);
+    if (r == NULL)
+      return ORION_ENOMEM;
     r->f = f;
     r->path = path;
     r->size = (uint64_t)st.st_size;

@@ -2,16 +2,14 @@
 #include "dsm/cluster.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "drivers/launch.h"
+#include "dsm/addr.h"
 #include "dsm/proto.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -57,7 +55,6 @@ static orion_cluster *accepting; /* the cluster whose server is listening */
 
 void orion_cluster_opts_init(orion_cluster_opts *o) {
   memset(o, 0, sizeof *o);
-  o->launcher = ORION_LAUNCH_LOCAL;
   o->register_timeout = 30;
   o->heartbeat_timeout = 5;
 }
@@ -123,11 +120,29 @@ static void stop_all(orion_cluster *c, double grace) {
   reap(c, 2); /* what was killed */
 }
 
+/* Closes every handle, runs the loop until their close callbacks have
+ * run, closes the loop and frees c.  A loop that stays busy (UV_EBUSY: a
+ * handle or request still open, e.g. one a close callback started) gets
+ * its handles closed and another run, up to a second; if it still cannot
+ * close, c is left allocated (libuv may still point into it) and a
+ * warning says so. */
 static void free_cluster(orion_cluster *c) {
+  int rc, tries;
   uv_walk(&c->loop, walk_close, NULL);
   while (uv_run(&c->loop, UV_RUN_NOWAIT) != 0)
     ;
-  uv_loop_close(&c->loop);
+  for (tries = 0; (rc = uv_loop_close(&c->loop)) == UV_EBUSY && tries < 1000;
+       tries++) {
+    uv_walk(&c->loop, walk_close, NULL);
+    if (uv_run(&c->loop, UV_RUN_NOWAIT) != 0)
+      usleep(1000);
+  }
+  if (rc != 0) {
+    orion_log_warn("cannot close the cluster's event loop: %s; leaving it "
+                   "open",
+                   uv_strerror(rc));
+    return;
+  }
   orion_free(c->peers);
   orion_free(c);
 }
@@ -300,8 +315,10 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
                      p->id, peer_where(p), proc->pid, (long long)status);
 }
 
-static int spawn(orion_cluster *c, peer *p, char **argv, char **env,
-                 orion_error *err) {
+/* A launcher's process for executor exec (see cluster.h). */
+int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
+                        orion_error *err) {
+  peer *p = &c->peers[exec];
   uv_process_options_t po;
   uv_stdio_container_t stdio[3];
   int rc;
@@ -327,146 +344,19 @@ static int spawn(orion_cluster *c, peer *p, char **argv, char **env,
   return 0;
 }
 
-/* The orion-executor beside this program, else the one on PATH. */
-static void executor_path(const orion_cluster_opts *o, char *out, size_t n) {
-  char exe[PATH_MAX];
-  ssize_t len;
-  const char *env = getenv("ORION_EXECUTOR");
-  if (o->executor != NULL) {
-    snprintf(out, n, "%s", o->executor);
-    return;
-  }
-  if (env != NULL && env[0] != '\0') {
-    snprintf(out, n, "%s", env);
-    return;
-  }
-  len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len > 0) {
-    char *slash;
-    struct stat st;
-    exe[len] = '\0';
-    slash = strrchr(exe, '/');
-    if (slash != NULL) {
-      snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe),
-               "orion-executor");
-      if (stat(exe, &st) == 0) {
-        snprintf(out, n, "%s", exe);
-        return;
-      }
-    }
-  }
-  snprintf(out, n, "orion-executor");
+void orion_cluster_set_where(orion_cluster *c, int exec, const char *where) {
+  snprintf(c->peers[exec].where, sizeof c->peers[exec].where, "%s", where);
 }
 
-/* The environment of a local executor: ours plus ORION_TOKEN (so the token
- * is not on a command line that `ps` shows). */
-static char **child_env(const char *token) {
-  extern char **environ;
-  size_t n = 0, i, j = 0;
-  char **env;
-  while (environ[n] != NULL)
-    n++;
-  env = orion_calloc(n + 2, sizeof *env);
-  if (env == NULL)
-    return NULL;
-  for (i = 0; i < n; i++)
-    if (strncmp(environ[i], "ORION_TOKEN=", 12) != 0)
-      env[j++] = environ[i];
-  env[j] = orion_malloc(strlen(token) + 13);
-  if (env[j] == NULL) {
-    orion_free(env);
-    return NULL;
-  }
-  sprintf(env[j], "ORION_TOKEN=%s", token);
-  return env;
-}
-
+/* Hands the executors to the launcher, telling it where the driver listens
+ * and the token. */
 static int launch(orion_cluster *c, orion_error *err) {
-  char exe[PATH_MAX], tokvar[ORION_TOKEN_MAX + 16];
-  const char *tokenv[2];
-  orion_launch_cmd cmd;
-  orion_hostlist hl;
-  char **env = NULL;
-  int i, rc = 0;
-  executor_path(&c->o, exe, sizeof exe);
-  /* The token travels as ORION_TOKEN, never as an executor argument, so
-   * `ps` on an executor's host does not show it. */
-  snprintf(tokvar, sizeof tokvar, "ORION_TOKEN=%s", c->token);
-  tokenv[0] = tokvar;
-  tokenv[1] = NULL;
-  memset(&cmd, 0, sizeof cmd);
-  cmd.exe = exe;
-  cmd.driver = c->advertise;
-  cmd.env = tokenv;
-  memset(&hl, 0, sizeof hl);
-  if (c->o.launcher == ORION_LAUNCH_SSH) {
-    if (orion_hosts_load(c->o.hosts_file, &hl, err) != 0)
-      return err->code;
-    for (i = 0; i < c->n && rc == 0; i++) {
-      char **argv = NULL;
-      peer *p = &c->peers[i];
-      const orion_host_slot *s = &hl.slots[i];
-      snprintf(p->where, sizeof p->where, "%s", s->host);
-      cmd.id = i;
-      cmd.bind = NULL;
-      rc = orion_launch_ssh_argv(&cmd, s->host, &argv);
-      if (rc != 0)
-        orion_error_set(err, rc, "%s:%d: cannot build the ssh command for "
-                                 "host '%s'",
-                        c->o.hosts_file, s->line, s->host);
-      else
-        rc = spawn(c, p, argv, NULL, err);
-      orion_launch_argv_free(argv);
-    }
-    orion_hostlist_free(&hl);
-    return rc;
-  }
-  if (c->o.launcher == ORION_LAUNCH_MANUAL) {
-    orion_buf text;
-    orion_buf_init(&text);
-    fprintf(stderr, "orion-driver: waiting %.0f s for %d executors; run on "
-                    "each host:\n",
-            c->o.register_timeout, c->n);
-    for (i = 0; i < c->n; i++) {
-      cmd.id = i;
-      text.len = 0;
-      if (orion_launch_manual_text(&cmd, &text) != 0) {
-        orion_buf_free(&text);
-        return orion_error_set(err, ORION_ENOMEM, "out of memory");
-      }
-      fprintf(stderr, "  %s\n", text.data);
-      snprintf(c->peers[i].where, sizeof c->peers[i].where, "manual");
-    }
-    fflush(stderr);
-    orion_buf_free(&text);
-    return 0;
-  }
-  if (c->o.launcher != ORION_LAUNCH_LOCAL) { /* srun/mpirun started them */
-    for (i = 0; i < c->n; i++)
-      snprintf(c->peers[i].where, sizeof c->peers[i].where, "rank %d", i + 1);
-    return 0;
-  }
-  env = child_env(c->token);
-  if (env == NULL)
-    return orion_error_set(err, ORION_ENOMEM, "out of memory");
-  cmd.env = NULL; /* in the child's environment instead */
-  for (i = 0; i < c->n && rc == 0; i++) {
-    char **argv = NULL;
-    cmd.id = i;
-    snprintf(c->peers[i].where, sizeof c->peers[i].where, "127.0.0.1");
-    rc = orion_launch_local_argv(&cmd, &argv);
-    if (rc != 0)
-      orion_error_set(err, rc, "cannot build the executor command");
-    else
-      rc = spawn(c, &c->peers[i], argv, env, err);
-    orion_launch_argv_free(argv);
-  }
-  /* The token string is the last entry we allocated. */
-  for (i = 0; env[i] != NULL; i++)
-    if (strncmp(env[i], "ORION_TOKEN=", 12) == 0)
-      orion_free(env[i]);
-  orion_free(env);
-  return rc;
+  orion_cluster_launch_info info;
+  info.n = c->n;
+  info.driver = c->advertise;
+  info.token = c->token;
+  info.register_timeout = c->o.register_timeout;
+  return c->o.launch(c, c->o.launch_ud, &info, err);
 }
 
 /* ---- the event loop ----------------------------------------------------- */
@@ -552,17 +442,12 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
   /* A write to an executor that just died must fail with EPIPE (and be
    * reported as that executor's loss), not kill the driver. */
   signal(SIGPIPE, SIG_IGN);
-  if (c->o.launcher == ORION_LAUNCH_SSH) {
-    orion_hostlist hl;
-    memset(&hl, 0, sizeof hl);
-    if (orion_hosts_load(o->hosts_file, &hl, err) != 0) {
-      orion_free(c);
-      return NULL;
-    }
-    c->o.nexec = (int)hl.n;
-    orion_hostlist_free(&hl);
-  }
   c->n = c->o.nexec;
+  if (c->o.launch == NULL) {
+    orion_error_set(err, ORION_EINVAL, "no launcher to start executors");
+    orion_free(c);
+    return NULL;
+  }
   if (c->n < 1) {
     orion_error_set(err, ORION_EINVAL, "a cluster needs at least one "
                                        "executor");
@@ -580,21 +465,18 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
     c->peers[i].cl = c;
     c->peers[i].id = i;
   }
-  if (orion_token_new(c->token, sizeof c->token) != 0) {
+  if (c->o.token != NULL) {
+    snprintf(c->token, sizeof c->token, "%s", c->o.token);
+  } else if (orion_token_new(c->token, sizeof c->token) != 0) {
     orion_error_set(err, ORION_EINVAL, "cannot make a job token: no "
                                        "randomness");
     free_cluster(c);
     return NULL;
   }
-  if (c->o.launcher == ORION_LAUNCH_SLURM ||
-      c->o.launcher == ORION_LAUNCH_MPI) {
-    const char *t = getenv("ORION_TOKEN");
-    snprintf(c->token, sizeof c->token, "%s", t != NULL ? t : "");
-  }
   {
     const char *l = c->o.listen;
     if (l == NULL)
-      l = c->o.launcher == ORION_LAUNCH_LOCAL ? "127.0.0.1" : "0.0.0.0";
+      l = "127.0.0.1";
     if (split_listen(l, c->listen_host, sizeof c->listen_host, &c->port) !=
         0) {
       orion_error_set(err, ORION_EINVAL, "--listen: expected HOST or "
@@ -674,33 +556,4 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
   }
   c->doing[0] = '\0';
   return c;
-}
-
-int orion_cluster_rank_setup(orion_cluster_opts *o, orion_error *err) {
-  orion_rank_env re;
-  static char listen[ORION_HOSTPORT_MAX + 8];
-  const char *which = o->launcher == ORION_LAUNCH_SLURM ? "slurm" : "mpi";
-  if (orion_launch_rank_from_env(&re, which, NULL, NULL, err) != 0)
-    return err->code;
-  if (re.rank > 0) {
-    char exe[PATH_MAX];
-    char **argv = NULL;
-    orion_launch_cmd cmd;
-    executor_path(o, exe, sizeof exe);
-    memset(&cmd, 0, sizeof cmd);
-    cmd.exe = exe;
-    cmd.driver = re.driver;
-    cmd.id = re.rank - 1;
-    if (orion_launch_local_argv(&cmd, &argv) != 0)
-      return orion_error_set(err, ORION_EINVAL, "rank %d: bad ORION_DRIVER",
-                             re.rank);
-    execvp(exe, argv);
-    orion_launch_argv_free(argv);
-    return orion_error_set(err, -errno, "rank %d: cannot run %s: %s",
-                           re.rank, exe, strerror(errno));
-  }
-  o->nexec = re.size - 1;
-  snprintf(listen, sizeof listen, "0.0.0.0:%d", re.driver_port);
-  o->listen = listen;
-  return 0;
 }

@@ -1,6 +1,7 @@
-/* The driver's side of a job's executors: starting them (local processes,
- * ssh, srun/mpirun, or by hand), their registration, heartbeats, and the
- * end of the job.  lua/dist.c drives loops over it.
+/* The driver's side of a job's executors: listening for them, starting
+ * them through the launcher it is given (a callback, so that this layer
+ * knows nothing of ssh, srun or command lines), their registration,
+ * heartbeats, and the end of the job.  lua/dist.c drives loops over it.
  *
  * Failures are final: when an executor dies, closes its connection or stays
  * silent past the heartbeat timeout, the cluster prints one message naming
@@ -21,31 +22,40 @@
 
 #define ORION_EXIT_CLUSTER 3
 
-typedef enum orion_launcher {
-  ORION_LAUNCH_LOCAL = 0, /* spawn executors on this machine */
-  ORION_LAUNCH_SSH,       /* --hosts FILE: one ssh per executor slot */
-  ORION_LAUNCH_SLURM,     /* srun started every rank; rank 0 is the driver */
-  ORION_LAUNCH_MPI,       /* likewise under mpirun */
-  ORION_LAUNCH_MANUAL     /* print the commands, wait for them */
-} orion_launcher;
+typedef struct orion_cluster orion_cluster;
+
+/* What a launcher is told when the driver listens. */
+typedef struct orion_cluster_launch_info {
+  int n;                   /* executors to start: ids 0..n-1 */
+  const char *driver;      /* "HOST:PORT" they connect to */
+  const char *token;       /* the job's token, which their HELLO carries */
+  double register_timeout; /* seconds the cluster waits for them */
+} orion_cluster_launch_info;
+
+/* Starts the executors of cluster c, or arranges for them to start (the
+ * driver layer's launcher, drivers/launcher.h: local processes, ssh, ranks
+ * of srun/mpirun, commands printed for a user).  Processes it starts here
+ * go through orion_cluster_spawn, so that the cluster sees them exit; it
+ * names where each executor runs with orion_cluster_set_where.  Called
+ * once, from orion_cluster_start, on the driver's thread.  Returns 0, or a
+ * negative code with err set (the cluster then stops what was started). */
+typedef int (*orion_cluster_launch_fn)(orion_cluster *c, void *ud,
+                                       const orion_cluster_launch_info *info,
+                                       orion_error *err);
 
 typedef struct orion_cluster_opts {
-  orion_launcher launcher;
-  int nexec;              /* executors (local, manual; from the hosts file
-                             or the rank size otherwise) */
-  const char *hosts_file; /* ORION_LAUNCH_SSH */
-  const char *listen;     /* HOST[:PORT] the driver listens on; NULL: the
-                             launcher's default */
-  const char *executor;   /* the orion-executor program; NULL: beside the
-                             driver, else on PATH */
+  int nexec;              /* executors */
+  const char *listen;     /* HOST[:PORT] the driver listens on; NULL:
+                             127.0.0.1 */
+  const char *token;      /* the job's token; NULL: a fresh one */
+  orion_cluster_launch_fn launch; /* required */
+  void *launch_ud;                /* its second argument */
   double register_timeout; /* seconds to wait for every executor */
   double heartbeat_timeout; /* seconds of silence that mean dead */
   int quiet;
 } orion_cluster_opts;
 
 void orion_cluster_opts_init(orion_cluster_opts *o);
-
-typedef struct orion_cluster orion_cluster;
 
 /* What the loop in progress does with the executors' frames. */
 typedef void (*orion_cluster_frame_fn)(void *ud, int exec,
@@ -87,10 +97,17 @@ void orion_cluster_stop(orion_cluster *c);
 void orion_cluster_fail(orion_cluster *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
-/* Under --launcher slurm|mpi: on ranks other than 0 this replaces the
- * process with orion-executor (never returns on success); on rank 0 it
- * returns 0 and fills o->nexec and o->listen.  Returns a negative code
- * with err set when the environment is incomplete. */
-int orion_cluster_rank_setup(orion_cluster_opts *o, orion_error *err);
+/* For launchers: starts argv[0] (searched on PATH) with arguments argv and
+ * environment env (NULL: the driver's) as the process of executor exec,
+ * its stdout and stderr on the driver's stderr.  The cluster watches it:
+ * its exit before the job ends is a cluster failure.  Returns 0, or
+ * ORION_EINVAL with err "cannot start PROGRAM for executor N: reason".
+ * argv and env stay the caller's. */
+int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
+                        orion_error *err);
+
+/* For launchers: where executor exec was started ("127.0.0.1", a host,
+ * "rank 2", "manual"), named in messages until it registers (copied). */
+void orion_cluster_set_where(orion_cluster *c, int exec, const char *where);
 
 #endif

@@ -222,7 +222,8 @@ static int cmp_name(const void *x, const void *y) {
   return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Index of name in the unsorted list, adding it when new; -1 on OOM. */
+/* Index of name in the unsorted list, adding it when new; ORION_ENOMEM on
+ * OOM. */
 static int group_index(orion_docs *d, int *cap, const char *s, size_t n) {
   int i;
   for (i = d->ngroups - 1; i >= 0; i--)
@@ -232,13 +233,13 @@ static int group_index(orion_docs *d, int *cap, const char *s, size_t n) {
     int nc = *cap ? 2 * *cap : 32;
     char **ng = orion_realloc(d->groups, sizeof *ng * (size_t)nc);
     if (ng == NULL)
-      return -1;
+      return ORION_ENOMEM;
     d->groups = ng;
     *cap = nc;
   }
   d->groups[d->ngroups] = orion_strndup(s, n);
   if (d->groups[d->ngroups] == NULL)
-    return -1;
+    return ORION_ENOMEM;
   return d->ngroups++;
 }
 

@@ -1,5 +1,12 @@
-/* orion.nn: f32 matrix math for neural networks over OpenBLAS.  See
- * lua/nn.h; the user reference is the orion.nn section of docs/lua-api.md.
+/* orion.nn's Lua binding: nn matrices and sparse matrices as userdata,
+ * reading and writing array data, and one Lua function per kernel of
+ * kernels/nn.h.  See lua/nn.h; the user reference is the orion.nn section
+ * of docs/lua-api.md.
+ *
+ * This file runs in the driver's Lua state and in executors' (bodies use
+ * orion.nn), so it includes neither side's headers: the array data of a
+ * state comes from the orion__nn_host its owner opened orion.nn with
+ * (lua/nn_driver.c, lua/exec_nn.c).
  *
  * Every function checks its arguments' shapes and raises a Lua error that
  * names the function and the shapes ("nn.gemm: inner dimensions differ:
@@ -8,27 +15,19 @@
  */
 #include "lua/nn.h"
 
-/* The elementwise kernels below are written to vectorise (restrict
- * pointers, branch-free selects); GCC's -O2 does not vectorise loops of
- * unknown trip count, so ask for it here. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
-#endif
-
-#include <cblas.h>
 #include <lauxlib.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsm/idx.h"
-#include "lua/exec.h"
-#include "lua/module.h"
+#include "kernels/nn.h"
 #include "util/alloc.h"
 
 #define MAT_MT "orion.nn.Matrix"
 #define CSR_MT "orion.nn.Csr"
+
+/* The registry slot of a state's orion__nn_host (a light userdata). */
+static const char host_key = 'h';
 
 /* ======================================================================
  * Matrices.
@@ -124,15 +123,13 @@ static int l_matrix(lua_State *L) {
   int fill = !lua_isnoneornil(L, 3);
   float x = fill ? (float)luaL_checknumber(L, 3) : 0.0f;
   nn_mat *m = new_mat(L, r, c);
-  if (fill) {
-    int64_t i, n = numel(m);
-    for (i = 0; i < n; i++)
-      m->v[i] = x;
-  }
+  if (fill)
+    orion_nn_fill(m->v, numel(m), x);
   return 1;
 }
 
 /* Builds a matrix from a table of rows ({{1, 2}, {3, 4}}) or a flat list
+
  * with a shape: nn.from_table(t [, rows, cols]). */
 static int l_from_table(lua_State *L) {
   int64_t r, c, i, j;
@@ -225,11 +222,7 @@ static int m_copy(lua_State *L) {
 
 static int m_sum(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "sum", "self");
-  double s = 0;
-  int64_t i, n = numel(m);
-  for (i = 0; i < n; i++)
-    s += m->v[i];
-  lua_pushnumber(L, s);
+  lua_pushnumber(L, orion_nn_sum(m->v, numel(m)));
   return 1;
 }
 
@@ -271,8 +264,9 @@ typedef struct nn_view {
   int64_t rows;    /* dims[depth] (1 when every dim is fixed) */
   int64_t rowlen;  /* elements per row */
   const char *name;
-  void *buffer;    /* an executor buffer: writes go to pending values */
-  darray *d;       /* a driver DistArray (its gen is bumped on writes) */
+  void *buffer;    /* a write buffer: writes go to pending values */
+  const orion__nn_host *host; /* where it came from */
+  orion__nn_data data;        /* what the host said */
 } nn_view;
 
 static void view_shape(nn_view *v) {
@@ -289,56 +283,71 @@ static void view_shape(nn_view *v) {
     v->rowlen *= a->dims[d];
 }
 
+/* The host L's owner opened orion.nn with, or NULL. */
+static const orion__nn_host *host_of(lua_State *L) {
+  const orion__nn_host *h;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &host_key);
+  h = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return h;
+}
+
 /* Fills v from the array data at idx, or raises an error naming fn. */
 static void check_view(lua_State *L, int idx, const char *fn,
                        const char *what, nn_view *v) {
-  orion_exec_view ev;
-  darray *d;
   memset(v, 0, sizeof *v);
-  if (orion_exec_view_of(L, idx, &ev)) {
-    v->a = ev.a;
-    v->off = ev.off;
-    v->depth = ev.depth;
-    v->name = ev.name;
-    v->buffer = ev.buffer;
-  } else if ((d = luaL_testudata(L, idx, ARRAY_MT)) != NULL) {
-    if (d->a == NULL)
-      luaL_error(L, "%s: DistArray has been freed", fn);
-    v->a = d->a;
-    v->d = d;
-    v->name = "DistArray";
-  } else if (luaL_testudata(L, idx, BUFFER_MT) != NULL) {
-    luaL_error(L, "%s: %s is a Buffer: buffers are written inside "
-                  "parallel_for bodies only", fn, what);
-  } else {
+  v->host = host_of(L);
+  if (v->host == NULL || !v->host->data_of(L, idx, fn, what, &v->data))
     luaL_error(L, "%s: %s must be a DistArray, a slice of one or a buffer, "
                   "got a %s", fn, what, luaL_typename(L, idx));
-  }
+  v->a = v->data.a;
+  v->off = v->data.off;
+  v->depth = v->data.depth;
+  v->name = v->data.name;
+  v->buffer = v->data.buffer;
   if (v->a->sparse)
     luaL_error(L, "%s: array '%s' is sparse (orion.nn reads dense arrays)",
                fn, v->name);
   view_shape(v);
 }
 
+/* The matrix shape of a whole view: rows x rowlen, a 1-D view (a vector or
+ * a slice down to its last dimension) as 1 x n. */
+static void view_matrix(const nn_view *v, int64_t *r, int64_t *c) {
+  if (v->depth + 1 >= v->a->ndims) {
+    *r = 1;
+    *c = v->rows * v->rowlen;
+  } else {
+    *r = v->rows;
+    *c = v->rowlen;
+  }
+}
+
+/* Fills v as check_view does, for a function that reads it: buffers are
+ * written only. */
+static void check_readable(lua_State *L, int idx, const char *fn,
+                           nn_view *v) {
+  check_view(L, idx, fn, "the source", v);
+  if (v->buffer != NULL)
+    luaL_error(L, "%s: '%s' is a buffer, which nn can only write (nn.add_to, "
+                  "nn.write)", fn, v->name);
+}
+
 /* Copies n elements of a (from element `at`) into f32 dst. */
 static void load_f32(const orion_array *a, int64_t at, float *dst,
                      int64_t n) {
-  int64_t i;
   switch (a->type) {
   case ORION_F32:
     memcpy(dst, (const float *)a->values + at, sizeof(float) * (size_t)n);
     break;
   case ORION_F64:
-    for (i = 0; i < n; i++)
-      dst[i] = (float)((const double *)a->values)[at + i];
+    orion_nn_f32_from_f64(dst, (const double *)a->values + at, n);
     break;
   case ORION_I32:
-    for (i = 0; i < n; i++)
-      dst[i] = (float)((const int32_t *)a->values)[at + i];
+    orion_nn_f32_from_i32(dst, (const int32_t *)a->values + at, n);
     break;
   case ORION_I64:
-    for (i = 0; i < n; i++)
-      dst[i] = (float)((const int64_t *)a->values)[at + i];
+    orion_nn_f32_from_i64(dst, (const int64_t *)a->values + at, n);
     break;
   }
 }
@@ -371,17 +380,8 @@ static int l_read(lua_State *L) {
   nn_view v;
   int64_t r, c;
   nn_mat *m;
-  check_view(L, 1, "nn.read", "the source", &v);
-  if (v.buffer != NULL)
-    return luaL_error(L, "nn.read: '%s' is a buffer, which nn can only "
-                         "write (nn.add_to, nn.write)", v.name);
-  if (v.depth + 1 >= v.a->ndims) {
-    r = 1;
-    c = v.rows * v.rowlen;
-  } else {
-    r = v.rows;
-    c = v.rowlen;
-  }
+  check_readable(L, 1, "nn.read", &v);
+  view_matrix(&v, &r, &c);
   m = out_mat(L, 2, "nn.read", r, c);
   load_f32(v.a, v.off, m->v, r * c);
   return 1;
@@ -409,10 +409,7 @@ static int l_read_range(lua_State *L) {
   lua_Integer c = check_size(L, 4, "nn.read_range", "cols");
   int64_t at;
   nn_mat *m;
-  check_view(L, 1, "nn.read_range", "the source", &v);
-  if (v.buffer != NULL)
-    return luaL_error(L, "nn.read_range: '%s' is a buffer, which nn can "
-                         "only write (nn.add_to, nn.write)", v.name);
+  check_readable(L, 1, "nn.read_range", &v);
   at = range_at(L, "nn.read_range", &v, first, r * c);
   m = out_mat(L, 5, "nn.read_range", r, c);
   load_f32(v.a, v.off + at, m->v, r * c);
@@ -427,10 +424,7 @@ static int l_rows(lua_State *L) {
   lua_Integer first, count, i;
   int tidx = 0;
   nn_mat *m;
-  check_view(L, 1, "nn.rows", "the source", &v);
-  if (v.buffer != NULL)
-    return luaL_error(L, "nn.rows: '%s' is a buffer, which nn can only "
-                         "write (nn.add_to, nn.write)", v.name);
+  check_readable(L, 1, "nn.rows", &v);
   if (!lua_isnil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
     tidx = 2;
@@ -451,17 +445,11 @@ static void store_view(lua_State *L, const char *fn, nn_view *v,
                        int64_t first, const float *x, const float *x0,
                        int64_t n, int add, double alpha) {
   const orion_array *a = v->a;
-  int64_t i, at = v->off + first;
+  int64_t at = v->off + first;
   if (v->buffer != NULL) {
-    orion_exec_view ev;
-    int rc;
-    memset(&ev, 0, sizeof ev);
-    ev.a = a;
-    ev.off = v->off;
-    ev.depth = v->depth;
-    ev.name = v->name;
-    ev.buffer = v->buffer;
-    rc = orion_exec_view_pend(&ev, first, x, x0, n, alpha, !add);
+    int rc = v->host->pend != NULL
+                 ? v->host->pend(&v->data, first, x, x0, n, alpha, !add)
+                 : ORION_EINVAL;
     if (rc == ORION_EINVAL)
       luaL_error(L, "%s: buffer '%s' has an integer target; nn writes "
                     "float arrays only", fn, v->name);
@@ -471,28 +459,24 @@ static void store_view(lua_State *L, const char *fn, nn_view *v,
     return;
   }
   switch (a->type) {
-  case ORION_F32: {
-    float *p = (float *)a->values + at;
+  case ORION_F32:
     if (!add)
-      memcpy(p, x, sizeof(float) * (size_t)n);
+      memcpy((float *)a->values + at, x, sizeof(float) * (size_t)n);
     else
-      for (i = 0; i < n; i++)
-        p[i] = (float)(p[i] + alpha * ((double)x[i] - (x0 ? x0[i] : 0.0)));
+      orion_nn_add_diff_f32((float *)a->values + at, x, x0, n, alpha);
     break;
-  }
-  case ORION_F64: {
-    double *p = (double *)a->values + at;
-    for (i = 0; i < n; i++)
-      p[i] = add ? p[i] + alpha * ((double)x[i] - (x0 ? x0[i] : 0.0))
-                 : (double)x[i];
+  case ORION_F64:
+    if (!add)
+      orion_nn_f64_from_f32((double *)a->values + at, x, n);
+    else
+      orion_nn_add_diff_f64((double *)a->values + at, x, x0, n, alpha);
     break;
-  }
   default:
     luaL_error(L, "%s: array '%s' is %s; nn writes f32 and f64 arrays only",
                fn, v->name, orion_type_name(a->type));
   }
-  if (v->d != NULL)
-    v->d->gen++; /* the executors' copies are stale now (lua/dist.c) */
+  if (v->host->wrote != NULL)
+    v->host->wrote(&v->data); /* e.g. the executors' copies are stale */
 }
 
 /* nn.write(dst, M [, first]) and nn.add_to(dst, M [, alpha [, first
@@ -520,13 +504,7 @@ static int write_or_add(lua_State *L, const char *fn, int add) {
   }
   if (m0 != NULL)
     return luaL_error(L, "%s: M0 needs the position argument", fn);
-  if (v.depth + 1 >= v.a->ndims) {
-    r = 1;
-    c = v.rows * v.rowlen;
-  } else {
-    r = v.rows;
-    c = v.rowlen;
-  }
+  view_matrix(&v, &r, &c);
   if (m->rows != r || m->cols != c) {
     /* A column or row vector for a 1-D view is fine too. */
     if (!(numel(m) == r * c && (m->rows == 1 || m->cols == 1) && r == 1))
@@ -540,6 +518,7 @@ static int write_or_add(lua_State *L, const char *fn, int add) {
 
 static int l_write(lua_State *L) { return write_or_add(L, "nn.write", 0); }
 static int l_add_to(lua_State *L) { return write_or_add(L, "nn.add_to", 1); }
+
 
 /* ======================================================================
  * Dense kernels.
@@ -581,41 +560,29 @@ static int l_gemm(lua_State *L) {
     return luaL_error(L, "nn.gemm: C is %Ix%I, op(A) op(B) is %Ix%I",
                       (LUAI_UACINT)c->rows, (LUAI_UACINT)c->cols,
                       (LUAI_UACINT)m, (LUAI_UACINT)n);
-  if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
+  if (orion_nn_gemm(ta, tb, m, n, k, alpha, a->v, a->cols, b->v, b->cols,
+                    beta, c->v, c->cols) != 0)
     return luaL_error(L, "nn.gemm: matrices too large for BLAS");
-  if (m == 0 || n == 0)
-    return 0;
-  if (k == 0) {
-    int64_t i;
-    for (i = 0; i < m * n; i++)
-      c->v[i] = beta == 0 ? 0 : beta * c->v[i];
-    return 0;
-  }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-              tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha,
-              a->v, (int)(a->cols > 0 ? a->cols : 1), b->v,
-              (int)(b->cols > 0 ? b->cols : 1), beta, c->v,
-              (int)(c->cols > 0 ? c->cols : 1));
   return 0;
+}
+
+/* A 1 x cols or cols x 1 vector argument v for the rows of m, else an
+ * error "FN: M is RxC, WHAT is RxC (expected 1xC)". */
+static void need_row_vector(lua_State *L, const char *fn, const nn_mat *m,
+                            const char *what, const nn_mat *v) {
+  if (numel(v) != m->cols || (v->rows != 1 && v->cols != 1))
+    luaL_error(L, "%s: M is %Ix%I, %s is %Ix%I (expected 1x%I)", fn,
+               (LUAI_UACINT)m->rows, (LUAI_UACINT)m->cols, what,
+               (LUAI_UACINT)v->rows, (LUAI_UACINT)v->cols,
+               (LUAI_UACINT)m->cols);
 }
 
 /* nn.add_bias(M, b): adds the 1 x cols (or cols x 1) b to every row. */
 static int l_add_bias(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.add_bias", "M");
   nn_mat *b = check_mat(L, 2, "nn.add_bias", "b");
-  int64_t i, j;
-  if (numel(b) != m->cols || (b->rows != 1 && b->cols != 1))
-    return luaL_error(L, "nn.add_bias: M is %Ix%I, b is %Ix%I (expected "
-                         "1x%I)",
-                      (LUAI_UACINT)m->rows, (LUAI_UACINT)m->cols,
-                      (LUAI_UACINT)b->rows, (LUAI_UACINT)b->cols,
-                      (LUAI_UACINT)m->cols);
-  for (i = 0; i < m->rows; i++) {
-    float *restrict row = m->v + i * m->cols;
-    const float *restrict bv = b->v;
-    for (j = 0; j < m->cols; j++)
-      row[j] += bv[j];
-  }
+  need_row_vector(L, "nn.add_bias", m, "b", b);
+  orion_nn_add_bias(m->v, m->rows, m->cols, b->v);
   return 0;
 }
 
@@ -626,33 +593,15 @@ static int l_colsum(lua_State *L) {
   nn_mat *m = check_mat(L, 2, "nn.colsum", "M");
   float alpha = (float)luaL_optnumber(L, 3, 1.0);
   float beta = (float)luaL_optnumber(L, 4, 0.0);
-  int64_t i, j;
-  if (numel(db) != m->cols || (db->rows != 1 && db->cols != 1))
-    return luaL_error(L, "nn.colsum: M is %Ix%I, db is %Ix%I (expected "
-                         "1x%I)",
-                      (LUAI_UACINT)m->rows, (LUAI_UACINT)m->cols,
-                      (LUAI_UACINT)db->rows, (LUAI_UACINT)db->cols,
-                      (LUAI_UACINT)m->cols);
-  {
-    float *restrict d = db->v;
-    for (j = 0; j < m->cols; j++)
-      d[j] = beta == 0 ? 0 : beta * d[j];
-    for (i = 0; i < m->rows; i++) {
-      const float *restrict row = m->v + i * m->cols;
-      for (j = 0; j < m->cols; j++)
-        d[j] += alpha * row[j];
-    }
-  }
+  need_row_vector(L, "nn.colsum", m, "db", db);
+  orion_nn_colsum(db->v, m->v, m->rows, m->cols, alpha, beta);
   return 0;
 }
 
 /* nn.relu(M): M = max(M, 0) in place. */
 static int l_relu(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.relu", "M");
-  int64_t i, n = numel(m);
-  float *restrict p = m->v;
-  for (i = 0; i < n; i++)
-    p[i] = p[i] > 0.0f ? p[i] : 0.0f;
+  orion_nn_relu(m->v, numel(m));
   return 0;
 }
 
@@ -660,26 +609,9 @@ static int l_relu(lua_State *L) {
 static int l_relu_backward(lua_State *L) {
   nn_mat *dh = check_mat(L, 1, "nn.relu_backward", "dH");
   nn_mat *h = check_mat(L, 2, "nn.relu_backward", "H");
-  int64_t i, n = numel(h);
   same_shape(L, "nn.relu_backward", "dH", dh, "H", h);
-  {
-    float *restrict d = dh->v;
-    const float *restrict hv = h->v;
-    for (i = 0; i < n; i++)
-      d[i] = hv[i] > 0.0f ? d[i] : 0.0f;
-  }
+  orion_nn_relu_backward(dh->v, h->v, numel(h));
   return 0;
-}
-
-/* The 0-based class of row i from the labels matrix y (1-based values). */
-static int64_t label_of(lua_State *L, const char *fn, const nn_mat *y,
-                        int64_t i, int64_t classes) {
-  float f = y->v[i];
-  int64_t c = (int64_t)f;
-  if ((float)c != f || c < 1 || c > classes)
-    luaL_error(L, "%s: label %f of row %I is not a class in 1..%I", fn,
-               (double)f, (LUAI_UACINT)i + 1, (LUAI_UACINT)classes);
-  return c - 1;
 }
 
 static void check_labels(lua_State *L, const char *fn, const nn_mat *z,
@@ -699,32 +631,19 @@ static int l_softmax_xent(lua_State *L) {
   nn_mat *z = check_mat(L, 1, fn, "Z");
   nn_mat *y = check_mat(L, 2, fn, "Y");
   nn_mat *dz = lua_isnoneornil(L, 3) ? NULL : check_mat(L, 3, fn, "dZ");
-  int64_t i, j, k = z->cols, correct = 0;
-  double loss = 0;
+  int64_t correct, bad;
+  double loss;
   check_labels(L, fn, z, y);
   if (dz != NULL)
     same_shape(L, fn, "dZ", dz, "Z", z);
-  if (k == 0 && z->rows > 0)
+  if (z->cols == 0 && z->rows > 0)
     return luaL_error(L, "%s: Z has no columns", fn);
-  for (i = 0; i < z->rows; i++) {
-    const float *row = z->v + i * k;
-    int64_t c = label_of(L, fn, y, i, k), best = 0;
-    double mx = row[0], s = 0;
-    for (j = 1; j < k; j++)
-      if (row[j] > row[best])
-        best = j;
-    mx = row[best];
-    for (j = 0; j < k; j++)
-      s += exp((double)row[j] - mx);
-    loss += log(s) + mx - row[c];
-    correct += best == c;
-    if (dz != NULL) {
-      float *d = dz->v + i * k;
-      for (j = 0; j < k; j++)
-        d[j] = (float)(exp((double)row[j] - mx) / s);
-      d[c] -= 1.0f;
-    }
-  }
+  if (orion_nn_softmax_xent(z->v, z->rows, z->cols, y->v,
+                            dz != NULL ? dz->v : NULL, &loss, &correct,
+                            &bad) != 0)
+    return luaL_error(L, "%s: label %f of row %I is not a class in 1..%I", fn,
+                      (double)y->v[bad], (LUAI_UACINT)bad + 1,
+                      (LUAI_UACINT)z->cols);
   lua_pushnumber(L, loss);
   lua_pushinteger(L, correct);
   return 2;
@@ -734,15 +653,7 @@ static int l_softmax_xent(lua_State *L) {
 static int l_argmax(lua_State *L) {
   nn_mat *z = check_mat(L, 1, "nn.argmax", "Z");
   nn_mat *o = out_mat(L, 2, "nn.argmax", z->rows, 1);
-  int64_t i, j;
-  for (i = 0; i < z->rows; i++) {
-    const float *row = z->v + i * z->cols;
-    int64_t best = 0;
-    for (j = 1; j < z->cols; j++)
-      if (row[j] > row[best])
-        best = j;
-    o->v[i] = (float)(best + 1);
-  }
+  orion_nn_argmax(z->v, z->rows, z->cols, o->v);
   return 1;
 }
 
@@ -751,35 +662,22 @@ static int l_axpy(lua_State *L) {
   nn_mat *y = check_mat(L, 1, "nn.axpy", "Y");
   float alpha = (float)luaL_checknumber(L, 2);
   nn_mat *x = check_mat(L, 3, "nn.axpy", "X");
-  int64_t i, n = numel(y);
   same_shape(L, "nn.axpy", "Y", y, "X", x);
-  if (y == x || n > INT32_MAX) {
-    for (i = 0; i < n; i++)
-      y->v[i] += alpha * x->v[i];
-  } else {
-    cblas_saxpy((blasint)n, alpha, x->v, 1, y->v, 1);
-  }
+  orion_nn_axpy(y->v, alpha, x->v, numel(y));
   return 0;
 }
 
 /* nn.scale(M, a): M = a * M. */
 static int l_scale(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.scale", "M");
-  float a = (float)luaL_checknumber(L, 2);
-  int64_t i, n = numel(m);
-  float *restrict p = m->v;
-  for (i = 0; i < n; i++)
-    p[i] *= a;
+  orion_nn_scale(m->v, numel(m), (float)luaL_checknumber(L, 2));
   return 0;
 }
 
 /* nn.fill(M, x). */
 static int l_fill(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.fill", "M");
-  float x = (float)luaL_checknumber(L, 2);
-  int64_t i, n = numel(m);
-  for (i = 0; i < n; i++)
-    m->v[i] = x;
+  orion_nn_fill(m->v, numel(m), (float)luaL_checknumber(L, 2));
   return 0;
 }
 
@@ -802,57 +700,34 @@ static int l_momentum(lua_State *L) {
   float lr = (float)luaL_checknumber(L, 4);
   float mu = (float)luaL_checknumber(L, 5);
   float decay = (float)luaL_optnumber(L, 6, 0.0);
-  int64_t i, n = numel(w);
   same_shape(L, fn, "W", w, "V", v);
   same_shape(L, fn, "W", w, "G", g);
   if (w == v || w == g || v == g)
     return luaL_error(L, "%s: W, V and G must be different matrices", fn);
-  {
-    float *restrict wv = w->v, *restrict vv = v->v;
-    const float *restrict gv = g->v;
-    if (decay == 0) {
-      for (i = 0; i < n; i++) {
-        float vi = mu * vv[i] - lr * gv[i];
-        vv[i] = vi;
-        wv[i] += vi;
-      }
-    } else {
-      for (i = 0; i < n; i++) {
-        float vi = mu * vv[i] - lr * (gv[i] + decay * wv[i]);
-        vv[i] = vi;
-        wv[i] += vi;
-      }
-    }
-  }
+  orion_nn_momentum(w->v, v->v, g->v, numel(w), lr, mu, decay);
   return 0;
+}
+
+/* The two matrices of nn.dot and nn.max_abs_diff, of one shape. */
+static void two_same(lua_State *L, const char *fn, nn_mat **a, nn_mat **b) {
+  *a = check_mat(L, 1, fn, "A");
+  *b = check_mat(L, 2, fn, "B");
+  same_shape(L, fn, "A", *a, "B", *b);
 }
 
 /* nn.dot(A, B) -> the sum of A .* B (in double). */
 static int l_dot(lua_State *L) {
-  nn_mat *a = check_mat(L, 1, "nn.dot", "A");
-  nn_mat *b = check_mat(L, 2, "nn.dot", "B");
-  int64_t i, n = numel(a);
-  double s = 0;
-  same_shape(L, "nn.dot", "A", a, "B", b);
-  for (i = 0; i < n; i++)
-    s += (double)a->v[i] * b->v[i];
-  lua_pushnumber(L, s);
+  nn_mat *a, *b;
+  two_same(L, "nn.dot", &a, &b);
+  lua_pushnumber(L, orion_nn_dot(a->v, b->v, numel(a)));
   return 1;
 }
 
 /* nn.max_abs_diff(A, B) -> max |A - B| (for tests). */
 static int l_max_abs_diff(lua_State *L) {
-  nn_mat *a = check_mat(L, 1, "nn.max_abs_diff", "A");
-  nn_mat *b = check_mat(L, 2, "nn.max_abs_diff", "B");
-  int64_t i, n = numel(a);
-  double mx = 0;
-  same_shape(L, "nn.max_abs_diff", "A", a, "B", b);
-  for (i = 0; i < n; i++) {
-    double d = fabs((double)a->v[i] - b->v[i]);
-    if (d > mx || d != d)
-      mx = d;
-  }
-  lua_pushnumber(L, mx);
+  nn_mat *a, *b;
+  two_same(L, "nn.max_abs_diff", &a, &b);
+  lua_pushnumber(L, orion_nn_max_abs_diff(a->v, b->v, numel(a)));
   return 1;
 }
 
@@ -998,328 +873,56 @@ static int l_csr_rows(lua_State *L) {
   return 1;
 }
 
-static void scale_rows(float *c, int64_t n, float beta) {
-  int64_t i;
-  if (beta == 0)
-    memset(c, 0, sizeof(float) * (size_t)n);
-  else if (beta != 1)
-    for (i = 0; i < n; i++)
-      c[i] *= beta;
-}
 
-/* nn.spmm(C, S, B [, alpha = 1, beta = 0]): C = alpha * S B + beta * C. */
-static int l_spmm(lua_State *L) {
-  const char *fn = "nn.spmm";
+/* nn.spmm(C, S, B [, alpha = 1, beta = 0]): C = alpha * S B + beta * C;
+ * nn.spmm_t(C, S, B [, alpha = 1, beta = 0]): C = alpha * S^T B + beta * C
+ * (C is cols(S) x cols(B)). */
+static int spmm(lua_State *L, const char *fn, int trans) {
   nn_mat *c = check_mat(L, 1, fn, "C");
   nn_csr *s = check_csr(L, 2, fn, "S");
   nn_mat *b = check_mat(L, 3, fn, "B");
   float alpha = (float)luaL_optnumber(L, 4, 1.0);
   float beta = (float)luaL_optnumber(L, 5, 0.0);
-  int64_t i, e, j, n = b->cols;
-  if (b->rows != s->cols)
+  orion_nn_csr k;
+  if (!trans && b->rows != s->cols)
     return luaL_error(L, "%s: inner dimensions differ: S is %Ix%I, B is "
                          "%Ix%I", fn, (LUAI_UACINT)s->rows,
                       (LUAI_UACINT)s->cols, (LUAI_UACINT)b->rows,
                       (LUAI_UACINT)b->cols);
-  need_shape(L, fn, "C", c, s->rows, n);
-  scale_rows(c->v, numel(c), beta);
-  for (i = 0; i < s->rows; i++) {
-    float *crow = c->v + i * n;
-    for (e = s->ptr[i]; e < s->ptr[i + 1]; e++) {
-      float x = alpha * s->val[e];
-      const float *brow = b->v + (int64_t)s->col[e] * n;
-      for (j = 0; j < n; j++)
-        crow[j] += x * brow[j];
-    }
-  }
-  return 0;
-}
-
-/* nn.spmm_t(C, S, B [, alpha = 1, beta = 0]): C = alpha * S^T B + beta * C
- * (C is cols(S) x cols(B)). */
-static int l_spmm_t(lua_State *L) {
-  const char *fn = "nn.spmm_t";
-  nn_mat *c = check_mat(L, 1, fn, "C");
-  nn_csr *s = check_csr(L, 2, fn, "S");
-  nn_mat *b = check_mat(L, 3, fn, "B");
-  float alpha = (float)luaL_optnumber(L, 4, 1.0);
-  float beta = (float)luaL_optnumber(L, 5, 0.0);
-  int64_t i, e, j, n = b->cols;
-  if (b->rows != s->rows)
+  if (trans && b->rows != s->rows)
     return luaL_error(L, "%s: S is %Ix%I, B is %Ix%I: S^T B needs B with "
                          "%I rows", fn, (LUAI_UACINT)s->rows,
                       (LUAI_UACINT)s->cols, (LUAI_UACINT)b->rows,
                       (LUAI_UACINT)b->cols, (LUAI_UACINT)s->rows);
-  need_shape(L, fn, "C", c, s->cols, n);
-  scale_rows(c->v, numel(c), beta);
-  for (i = 0; i < s->rows; i++) {
-    const float *brow = b->v + i * n;
-    for (e = s->ptr[i]; e < s->ptr[i + 1]; e++) {
-      float x = alpha * s->val[e];
-      float *crow = c->v + (int64_t)s->col[e] * n;
-      for (j = 0; j < n; j++)
-        crow[j] += x * brow[j];
-    }
-  }
+  need_shape(L, fn, "C", c, trans ? s->cols : s->rows, b->cols);
+  k.rows = s->rows;
+  k.cols = s->cols;
+  k.ptr = s->ptr;
+  k.col = s->col;
+  k.val = s->val;
+  orion_nn_spmm(c->v, &k, b->v, b->cols, alpha, beta, trans);
   return 0;
 }
+
+static int l_spmm(lua_State *L) { return spmm(L, "nn.spmm", 0); }
+static int l_spmm_t(lua_State *L) { return spmm(L, "nn.spmm_t", 1); }
 
 /* ======================================================================
  * Threads.
  * ====================================================================== */
 
-static int blas_threads = 1;
-
-static void set_threads(int n) {
-  if (n < 1)
-    n = 1;
-  openblas_set_num_threads(n);
-  blas_threads = n;
-}
-
 /* nn.threads([n]) -> the OpenBLAS thread count of this process (before
  * the change, when n is given). */
 static int l_threads(lua_State *L) {
-  int old = blas_threads;
+  int old = orion_nn_threads();
   if (!lua_isnoneornil(L, 1)) {
     lua_Integer n = luaL_checkinteger(L, 1);
     if (n < 1 || n > 1024)
       return luaL_error(L, "nn.threads: %I is not in 1..1024",
                         (LUAI_UACINT)n);
-    set_threads((int)n);
+    orion_nn_threads_set((int)n);
   }
   lua_pushinteger(L, old);
-  return 1;
-}
-
-static void default_threads(void) {
-  static int done;
-  const char *e = getenv("ORION_BLAS_THREADS");
-  if (done)
-    return;
-  done = 1;
-  set_threads(e != NULL && atoi(e) > 0 ? atoi(e) : 1);
-}
-
-/* ======================================================================
- * Driver-only: readers that make DistArrays.
- * ====================================================================== */
-
-static void driver_only(lua_State *L, const char *fn) {
-  lua_getfield(L, LUA_REGISTRYINDEX, STATE_KEY);
-  if (lua_isnil(L, -1))
-    luaL_error(L, "%s runs on the driver only, not inside a parallel_for "
-                  "body", fn);
-  lua_pop(L, 1);
-}
-
-static void raise_err(lua_State *L, const orion_error *err) {
-  luaL_error(L, "%s", err->msg[0] ? err->msg : orion_strerror(err->code));
-}
-
-/* nn.read_idx(path [, {type =, scale =, shift =, flatten =}]) -> DistArray */
-static int l_read_idx(lua_State *L) {
-  static const char *const keys[] = {"type", "scale", "shift", "flatten",
-                                     NULL};
-  const char *path;
-  orion_idx_opts o;
-  orion_array *a;
-  orion_error err;
-  driver_only(L, "nn.read_idx");
-  path = luaL_checkstring(L, 1);
-  orion_idx_opts_init(&o);
-  if (!lua_isnoneornil(L, 2)) {
-    const char *t;
-    luaL_checktype(L, 2, LUA_TTABLE);
-    orion__check_keys(L, 2, "nn.read_idx", keys);
-    t = orion__opt_string(L, 2, "type", "f32");
-    if (orion_type_parse(t, &o.type) != 0)
-      return luaL_error(L, "option 'type': unknown type \"%s\" (use f32, "
-                           "f64, i32 or i64)", t);
-    o.scale = orion__opt_num(L, 2, "scale", 1.0);
-    o.shift = orion__opt_num(L, 2, "shift", 0.0);
-    o.flatten = orion__opt_bool(L, 2, "flatten", 0);
-  }
-  orion_error_clear(&err);
-  if (orion_idx_read(path, &o, &a, &err) != 0)
-    raise_err(L, &err);
-  orion__push_array(L, a);
-  return 1;
-}
-
-/* nn.read_docs(path) -> labels (i32, 1-based group per document), test
- * (i32, 1 for "test" documents, 0 for "train"), groups (names, sorted). */
-static int l_read_docs(lua_State *L) {
-  const char *path;
-  orion_docs docs;
-  orion_error err;
-  orion_array *lab, *tst;
-  int64_t dims[1], i;
-  driver_only(L, "nn.read_docs");
-  path = luaL_checkstring(L, 1);
-  orion_error_clear(&err);
-  if (orion_docs_read(path, &docs, &err) != 0)
-    raise_err(L, &err);
-  dims[0] = docs.n;
-  lab = orion_array_new_dense(1, dims, ORION_I32, &err);
-  tst = lab != NULL ? orion_array_new_dense(1, dims, ORION_I32, &err) : NULL;
-  if (lab == NULL || tst == NULL) {
-    orion_array_release(lab);
-    orion_docs_free(&docs);
-    raise_err(L, &err);
-  }
-  for (i = 0; i < docs.n; i++) {
-    ((int32_t *)lab->values)[i] = docs.label[i];
-    ((int32_t *)tst->values)[i] = docs.test[i];
-  }
-  orion__push_array(L, lab);
-  orion__push_array(L, tst);
-  lua_createtable(L, docs.ngroups, 0);
-  for (i = 0; i < docs.ngroups; i++) {
-    lua_pushstring(L, docs.groups[i]);
-    lua_rawseti(L, -2, i + 1);
-  }
-  orion_docs_free(&docs);
-  return 3;
-}
-
-/* A Lua list of 1-based row numbers at idx as 0-based int64s (orion_malloc'd;
- * the caller frees), checked against 1..limit. */
-static int64_t *row_list(lua_State *L, int idx, const char *fn,
-                         int64_t limit, int64_t *n) {
-  int64_t i, *rows;
-  luaL_checktype(L, idx, LUA_TTABLE);
-  *n = (int64_t)luaL_len(L, idx);
-  rows = orion_malloc(sizeof *rows * (size_t)(*n > 0 ? *n : 1));
-  if (rows == NULL)
-    luaL_error(L, "%s: out of memory", fn);
-  for (i = 0; i < *n; i++) {
-    int isint;
-    lua_Integer r;
-    lua_geti(L, idx, i + 1);
-    r = lua_tointegerx(L, -1, &isint);
-    lua_pop(L, 1);
-    if (!isint || r < 1 || r > limit) {
-      orion_free(rows);
-      luaL_error(L, "%s: row list entry %I is not a row in 1..%I", fn,
-                 (LUAI_UACINT)i + 1, (LUAI_UACINT)limit);
-    }
-    rows[i] = r - 1;
-  }
-  return rows;
-}
-
-/* nn.bow_features(counts, rows [, {weight = "log1p"|"count", l2 = true}])
- * -> rowptr, cols, vals: the compressed-row features of the listed
- * documents (dsm/idx.h orion_bow_csr). */
-static int l_bow_features(lua_State *L) {
-  static const char *const keys[] = {"weight", "l2", NULL};
-  const char *fn = "nn.bow_features";
-  darray *d;
-  int64_t n, *rows;
-  orion_bow_weight w = ORION_BOW_LOG1P;
-  int l2 = 1, rc;
-  orion_array *rp, *cv, *vv;
-  orion_error err;
-  driver_only(L, fn);
-  d = orion__check_array(L, 1);
-  if (!lua_isnoneornil(L, 3)) {
-    const char *ws;
-    luaL_checktype(L, 3, LUA_TTABLE);
-    orion__check_keys(L, 3, fn, keys);
-    ws = orion__opt_string(L, 3, "weight", "log1p");
-    if (strcmp(ws, "count") == 0)
-      w = ORION_BOW_COUNT;
-    else if (strcmp(ws, "log1p") != 0)
-      return luaL_error(L, "%s: weight must be \"log1p\" or \"count\", not "
-                           "\"%s\"", fn, ws);
-    l2 = orion__opt_bool(L, 3, "l2", 1);
-  }
-  if (d->a->ndims != 2)
-    return luaL_error(L, "%s: counts must be a 2-D (document x word) array",
-                      fn);
-  rows = row_list(L, 2, fn, d->a->dims[0], &n);
-  orion_error_clear(&err);
-  rc = orion_bow_csr(d->a, rows, n, w, l2, &rp, &cv, &vv, &err);
-  orion_free(rows);
-  if (rc != 0)
-    raise_err(L, &err);
-  orion__push_array(L, rp);
-  orion__push_array(L, cv);
-  orion__push_array(L, vv);
-  return 3;
-}
-
-/* nn.take(A, idx [, first = 1, count = #idx - first + 1]) -> a new dense
- * DistArray of A's rows idx[first], ... (same type and trailing dims). */
-static int l_take(lua_State *L) {
-  const char *fn = "nn.take";
-  darray *d;
-  int64_t n, *rows, dims[ORION_MAX_DIMS], rowlen = 1, i, first, count;
-  size_t esz;
-  orion_array *b;
-  orion_error err;
-  int k;
-  driver_only(L, fn);
-  d = orion__check_array(L, 1);
-  if (d->a->sparse)
-    return luaL_error(L, "%s: the array must be dense", fn);
-  rows = row_list(L, 2, fn, d->a->dims[0], &n);
-  first = luaL_optinteger(L, 3, 1);
-  count = luaL_optinteger(L, 4, n - first + 1);
-  if (first < 1 || count < 1 || first + count - 1 > n) {
-    orion_free(rows);
-    return luaL_error(L, "%s: entries %I..%I are not in the list of %I",
-                      fn, (LUAI_UACINT)first,
-                      (LUAI_UACINT)(first + count - 1), (LUAI_UACINT)n);
-  }
-  for (k = 0; k < d->a->ndims; k++)
-    dims[k] = d->a->dims[k];
-  for (k = 1; k < d->a->ndims; k++)
-    rowlen *= dims[k];
-  dims[0] = count;
-  orion_error_clear(&err);
-  b = orion_array_new_dense(d->a->ndims, dims, d->a->type, &err);
-  if (b == NULL) {
-    orion_free(rows);
-    raise_err(L, &err);
-  }
-  esz = orion_type_size(d->a->type);
-  for (i = 0; i < count; i++)
-    memcpy((char *)b->values + (size_t)(i * rowlen) * esz,
-           (const char *)d->a->values +
-               (size_t)(rows[first - 1 + i] * rowlen) * esz,
-           esz * (size_t)rowlen);
-  orion_free(rows);
-  orion__push_array(L, b);
-  return 1;
-}
-
-/* nn.to_array(M [, type = "f32"]) -> a new rows x cols dense DistArray. */
-static int l_to_array(lua_State *L) {
-  nn_mat *m;
-  orion_type t = ORION_F32;
-  int64_t dims[2], i;
-  orion_array *a;
-  orion_error err;
-  driver_only(L, "nn.to_array");
-  m = check_mat(L, 1, "nn.to_array", "M");
-  if (!lua_isnoneornil(L, 2) &&
-      (orion_type_parse(luaL_checkstring(L, 2), &t) != 0 ||
-       orion_type_is_int(t)))
-    return luaL_error(L, "nn.to_array: type must be \"f32\" or \"f64\"");
-  if (m->rows < 1 || m->cols < 1)
-    return luaL_error(L, "nn.to_array: a %Ix%I matrix has no elements",
-                      (LUAI_UACINT)m->rows, (LUAI_UACINT)m->cols);
-  dims[0] = m->rows;
-  dims[1] = m->cols;
-  orion_error_clear(&err);
-  a = orion_array_new_dense(2, dims, t, &err);
-  if (a == NULL)
-    raise_err(L, &err);
-  for (i = 0; i < numel(m); i++)
-    orion_value_set_f64(a->values, t, i, m->v[i]);
-  orion__push_array(L, a);
   return 1;
 }
 
@@ -1353,14 +956,46 @@ static const luaL_Reg nn_funcs[] = {
     {"spmm", l_spmm},
     {"spmm_t", l_spmm_t},
     {"threads", l_threads},
-    {"read_idx", l_read_idx},
-    {"read_docs", l_read_docs},
-    {"bow_features", l_bow_features},
-    {"take", l_take},
-    {"to_array", l_to_array},
     {NULL, NULL}};
 
-static int open_common(lua_State *L) {
+/* The functions lua/nn_driver.c gives the driver's table.  In an
+ * executor's table each is a stub that says it runs on the driver only
+ * (so that a body naming one gets that message, and a captured nn table
+ * decodes with the same names). */
+static const char *const driver_names[] = {
+    "read_idx", "read_docs", "bow_features", "take", "to_array", NULL};
+
+static int driver_only(lua_State *L) {
+  return luaL_error(L, "nn.%s runs on the driver only, not inside a "
+                       "parallel_for body",
+                    lua_tostring(L, lua_upvalueindex(1)));
+}
+
+/* Makes metatable mt (once per state) with __tostring, __gc when given,
+ * and the methods as __index. */
+static void new_class(lua_State *L, const char *mt, lua_CFunction tostring,
+                      lua_CFunction gc, const luaL_Reg *methods) {
+  int n;
+  if (luaL_newmetatable(L, mt)) {
+    if (gc != NULL) {
+      lua_pushcfunction(L, gc);
+      lua_setfield(L, -2, "__gc");
+    }
+    lua_pushcfunction(L, tostring);
+    lua_setfield(L, -2, "__tostring");
+    for (n = 0; methods[n].name != NULL; n++)
+      ;
+    lua_createtable(L, 0, n); /* as luaL_newlib sizes it */
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+}
+
+/* Made once per state; see nn.h.  host and driver_funcs are static data
+ * of the driver's half. */
+int orion__nn_open(lua_State *L, const orion__nn_host *host,
+                   const luaL_Reg *driver_funcs) {
   static const luaL_Reg mat_methods[] = {
       {"rows", m_rows}, {"cols", m_cols},  {"shape", m_shape},
       {"get", m_get},   {"set", m_set},    {"copy", m_copy},
@@ -1368,33 +1003,38 @@ static int open_common(lua_State *L) {
       {NULL, NULL}};
   static const luaL_Reg csr_methods[] = {{"shape", csr_shape},
                                          {NULL, NULL}};
+  int i;
   lua_getfield(L, LUA_REGISTRYINDEX, ORION_NN_KEY);
   if (lua_istable(L, -1))
     return 1;
   lua_pop(L, 1);
-  default_threads();
-  if (luaL_newmetatable(L, MAT_MT)) {
-    lua_pushcfunction(L, m_tostring);
-    lua_setfield(L, -2, "__tostring");
-    luaL_newlib(L, mat_methods);
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pop(L, 1);
-  if (luaL_newmetatable(L, CSR_MT)) {
-    lua_pushcfunction(L, csr_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, csr_tostring);
-    lua_setfield(L, -2, "__tostring");
-    luaL_newlib(L, csr_methods);
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pop(L, 1);
+  orion_nn_threads_init();
+  new_class(L, MAT_MT, m_tostring, NULL, mat_methods);
+  new_class(L, CSR_MT, csr_tostring, csr_gc, csr_methods);
+  lua_pushlightuserdata(L, (void *)host);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &host_key);
   luaL_newlib(L, nn_funcs);
+  if (driver_funcs != NULL) {
+    luaL_setfuncs(L, driver_funcs, 0);
+  } else {
+    for (i = 0; driver_names[i] != NULL; i++) {
+      lua_pushstring(L, driver_names[i]);
+      lua_pushcclosure(L, driver_only, 1);
+      lua_setfield(L, -2, driver_names[i]);
+    }
+  }
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, ORION_NN_KEY);
   return 1;
 }
 
-int orion_nn_open(lua_State *L) { return open_common(L); }
 
-int orion_nn_open_body(lua_State *L) { return open_common(L); }
+/* The values of the matrix at idx (L's userdata: valid while it lives). */
+float *orion__nn_check_matrix(lua_State *L, int idx, const char *fn,
+                              const char *what, int64_t *rows,
+                              int64_t *cols) {
+  nn_mat *m = check_mat(L, idx, fn, what);
+  *rows = m->rows;
+  *cols = m->cols;
+  return m->v;
+}

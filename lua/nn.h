@@ -1,6 +1,14 @@
 /* orion.nn: dense and sparse f32 matrix math (OpenBLAS) for neural
  * networks, usable in driver scripts and inside parallel_for bodies.
  *
+ * The binding lua/nn.c (matrices as userdata, array data, one Lua function
+ * per kernel) runs in the driver's and in executors' Lua states and
+ * includes neither side: each side lends it its array data through an
+ * orion__nn_host when it opens orion.nn, the driver's module from
+ * lua/nn_driver.c (DistArrays, and the driver-only readers that make
+ * them), an executor's Lua host from lua/exec_nn.c (the proxies bodies
+ * see).  The math is kernels/nn.c (plain C, no Lua).
+ *
  * Matrices are userdata of the Lua state that made them (row-major f32,
  * the values inside the userdata so the garbage collector sees their size);
  * compressed-row sparse matrices hold orion_malloc'd arrays freed by __gc.
@@ -15,7 +23,9 @@
 #ifndef ORION_LUA_NN_H
 #define ORION_LUA_NN_H
 
+#include <lauxlib.h>
 #include <lua.h>
+#include <stdint.h>
 
 #include "dsm/array.h"
 
@@ -24,17 +34,59 @@
 
 /* Pushes the driver's nn table (made once per state and kept at
  * ORION_NN_KEY), with the driver-only readers that make DistArrays.  Called
- * by luaopen_orion (lua/orion.c). */
+ * by luaopen_orion (lua/orion.c); defined in lua/nn_driver.c. */
 int orion_nn_open(lua_State *L);
 
 /* Pushes an executor state's nn table (made once per state, kept at
  * ORION_NN_KEY): the same functions; the driver-only ones raise an error
- * saying so.  Called when an executor state is made (lua/exec.c). */
+ * saying so.  Called when an executor state is made (lua/exec.c); defined
+ * in lua/exec_nn.c. */
 int orion_nn_open_body(lua_State *L);
 
-/* Made in lua/orion.c for the readers here: wraps a (taking over one
- * reference) into a new DistArray pushed onto L (the driver's state). */
-struct darray;
-struct darray *orion__push_array(lua_State *L, orion_array *a);
+/* ---- between the binding and its driver half (internal) --------------- */
+
+/* Array data as the binding sees it: the elements of `a` below `depth`
+ * fixed leading subscripts, from element `off`. */
+typedef struct orion__nn_data {
+  const orion_array *a; /* valid while the Lua value it came from is */
+  int64_t off;
+  int depth;
+  const char *name;     /* for messages */
+  void *buffer;         /* non-NULL: a write buffer, written through the
+                           host's pend, never into `a` */
+  void *handle;         /* the host's, for its wrote */
+} orion__nn_data;
+
+/* What the owner of a Lua state lends the binding: its array data. */
+typedef struct orion__nn_host {
+  /* Fills *d from the value at stack index idx and returns 1, or returns 0
+   * when that value is not array data of this host.  Raises a Lua error
+   * naming fn (and what, the argument) for a value the host knows but nn
+   * cannot use (a freed DistArray, a Buffer on the driver). */
+  int (*data_of)(lua_State *L, int idx, const char *fn, const char *what,
+                 orion__nn_data *d);
+  /* nn stored into d's array (not a buffer); NULL: nothing to tell. */
+  void (*wrote)(const orion__nn_data *d);
+  /* d is a buffer: pends x (minus x0 when not NULL, times alpha, or set
+   * when replace) at elements first.. of d, as orion_exec_view_pend does
+   * (lua/exec.h).  Returns 0, ORION_EINVAL (an integer target) or
+   * ORION_ENOMEM.  NULL for a host without buffers. */
+  int (*pend)(const orion__nn_data *d, int64_t first, const float *x,
+              const float *x0, int64_t n, double alpha, int replace);
+} orion__nn_host;
+
+/* Pushes L's nn table, made once per state (a later call pushes the same
+ * table and ignores its arguments).  host (static storage) is how the
+ * binding reaches array data in L; driver_funcs (NULL: stubs raising
+ * "nn.NAME runs on the driver only, ...") are added to the table. */
+int orion__nn_open(lua_State *L, const orion__nn_host *host,
+                   const luaL_Reg *driver_funcs);
+
+/* The values of the nn matrix at stack index idx (row-major, *rows x
+ * *cols, owned by the userdata); raises naming fn and what when the value
+ * is not a matrix. */
+float *orion__nn_check_matrix(lua_State *L, int idx, const char *fn,
+                              const char *what, int64_t *rows,
+                              int64_t *cols);
 
 #endif

@@ -1,6 +1,7 @@
 /* The DNN app and what it is built from: the IDX, labelled-documents and
- * bag-of-words readers (dsm/idx.c), orion.nn (lua/nn.c) inside and outside
- * loop bodies, and apps/dnn/dnn.lua end to end on small real inputs. */
+ * bag-of-words readers (dsm/idx.c), the kernels (kernels/nn.c) on raw
+ * arrays, orion.nn (lua/nn.c) inside and outside loop bodies, and
+ * apps/dnn/dnn.lua end to end on small real inputs. */
 #include "t/testutil.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 
 #include "dsm/idx.h"
 #include "dsm/loader.h"
+#include "kernels/nn.h"
 #include "util/alloc.h"
 
 /* ======================================================================
@@ -777,4 +779,139 @@ Test(dnn, explain_shows_a_data_parallel_plan, .timeout = 60) {
   cr_assert(strstr(r.out, "passed to nn.add_to) buffered"), "%s", r.out);
   tu_run_free(&r);
   free(path);
+}
+
+/* ======================================================================
+ * Kernels, without Lua.
+ * ====================================================================== */
+
+Test(dnn, kernel_gemm_matches_the_naive_product_in_every_transpose) {
+  /* A is 2x3, B is 3x2; op(A) op(B) with the operands stored transposed
+   * where asked. */
+  static const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12};
+  float at[6], bt[6], c[4], want[4];
+  int i, j, k, ta, tb;
+  for (i = 0; i < 2; i++)
+    for (k = 0; k < 3; k++)
+      at[k * 2 + i] = a[i * 3 + k];
+  for (k = 0; k < 3; k++)
+    for (j = 0; j < 2; j++)
+      bt[j * 3 + k] = b[k * 2 + j];
+  for (i = 0; i < 2; i++)
+    for (j = 0; j < 2; j++) {
+      want[i * 2 + j] = 0.5f; /* beta * C with C all ones */
+      for (k = 0; k < 3; k++)
+        want[i * 2 + j] += 2 * a[i * 3 + k] * b[k * 2 + j];
+    }
+  for (ta = 0; ta < 2; ta++)
+    for (tb = 0; tb < 2; tb++) {
+      orion_nn_fill(c, 4, 1);
+      cr_assert_eq(orion_nn_gemm(ta, tb, 2, 2, 3, 2, ta ? at : a, ta ? 2 : 3,
+                                 tb ? bt : b, tb ? 3 : 2, 0.5f, c, 2),
+                   0);
+      for (i = 0; i < 4; i++)
+        cr_assert_float_eq(c[i], want[i], 1e-4, "ta %d tb %d [%d]", ta, tb,
+                           i);
+    }
+  /* k == 0 scales C by beta; beta 0 clears even a NaN. */
+  c[0] = NAN;
+  c[1] = 3;
+  cr_assert_eq(orion_nn_gemm(0, 0, 1, 2, 0, 1, a, 0, b, 2, 0, c, 2), 0);
+  cr_assert(c[0] == 0 && c[1] == 0);
+  cr_assert_eq(orion_nn_gemm(0, 0, (int64_t)INT32_MAX + 1, 1, 1, 1, a, 1, b,
+                             1, 0, c, 1),
+               ORION_EOVERFLOW);
+}
+
+Test(dnn, kernel_softmax_xent_loss_gradient_and_bad_labels) {
+  /* Two rows of three logits; classes 3 and 1. */
+  static const float z[6] = {0, 0, 0, 2, 1, 1};
+  float y[2] = {3, 1}, dz[6];
+  double loss, want;
+  int64_t correct, bad;
+  cr_assert_eq(orion_nn_softmax_xent(z, 2, 3, y, dz, &loss, &correct, &bad),
+               0);
+  want = log(3.0) + (log(exp(2.0) + 2 * exp(1.0)) - 2);
+  cr_assert_float_eq(loss, want, 1e-9);
+  cr_assert_eq(correct, 1); /* row 1 ties: the first column wins... */
+  y[0] = 1;                 /* ...so class 1 is right there */
+  cr_assert_eq(orion_nn_softmax_xent(z, 2, 3, y, NULL, &loss, &correct,
+                                     &bad),
+               0);
+  cr_assert_eq(correct, 2);
+  cr_assert_float_eq(dz[2], 1.0 / 3 - 1, 1e-6);
+  cr_assert_float_eq(dz[3], exp(2.0) / (exp(2.0) + 2 * exp(1.0)) - 1, 1e-6);
+  y[1] = 2.5f;
+  cr_assert_eq(orion_nn_softmax_xent(z, 2, 3, y, dz, &loss, &correct, &bad),
+               ORION_EINVAL);
+  cr_assert_eq(bad, 1);
+  cr_assert_eq(correct, 1); /* the row before it was done */
+  y[1] = 4;
+  cr_assert_eq(orion_nn_softmax_xent(z, 2, 3, y, dz, &loss, &correct, &bad),
+               ORION_EINVAL);
+  cr_assert_eq(bad, 1);
+  cr_assert_eq(orion_nn_softmax_xent(z, 2, 0, y, dz, &loss, &correct, &bad),
+               ORION_EINVAL);
+  cr_assert_eq(bad, -1);
+}
+
+Test(dnn, kernel_spmm_equals_the_dense_product_and_its_transpose) {
+  /* S = [[1 0 2], [0 3 0]] as compressed rows; B is 3x2 for S B and 2x2
+   * for S^T B. */
+  static const int64_t ptr[3] = {0, 2, 3};
+  static const int32_t col[3] = {0, 2, 1};
+  static const float val[3] = {1, 2, 3};
+  static const float b[6] = {1, 2, 3, 4, 5, 6}, bt[4] = {1, 2, 3, 4};
+  orion_nn_csr s = {2, 3, ptr, col, val};
+  float c[6], ct[6];
+  orion_nn_fill(c, 4, 100);
+  orion_nn_spmm(c, &s, b, 2, 1, 0, 0);
+  cr_assert(c[0] == 11 && c[1] == 14 && c[2] == 9 && c[3] == 12);
+  orion_nn_fill(ct, 6, 1);
+  orion_nn_spmm(ct, &s, bt, 2, 2, 1, 1); /* 2 S^T B + C */
+  cr_assert(ct[0] == 3 && ct[1] == 5);   /* row 1: 2 * (1, 2) + 1 */
+  cr_assert(ct[2] == 19 && ct[3] == 25); /* row 2: 2 * 3 * (3, 4) + 1 */
+  cr_assert(ct[4] == 5 && ct[5] == 9);   /* row 3: 2 * 2 * (1, 2) + 1 */
+}
+
+Test(dnn, kernel_elementwise_and_conversions) {
+  float w[3] = {1, -2, 3}, v[3] = {0, 0, 0}, g[3] = {1, 1, 1}, h[3];
+  float f[3];
+  double d[3] = {0.25, -1e300, 7};
+  int32_t i32[3] = {-3, 0, 16777217};
+  int64_t i64[3] = {1, 2, 3};
+  double p64[3] = {1, 1, 1};
+  float x0[3] = {0.1f, 0.2f, 0.3f}, x1[3];
+  orion_nn_relu(w, 3);
+  cr_assert(w[0] == 1 && w[1] == 0 && w[2] == 3);
+  h[0] = 5, h[1] = 5, h[2] = 5;
+  orion_nn_relu_backward(h, w, 3);
+  cr_assert(h[0] == 5 && h[1] == 0 && h[2] == 5);
+  orion_nn_momentum(w, v, g, 3, 0.5f, 0.9f, 0);
+  cr_assert(v[0] == -0.5f && w[0] == 0.5f && w[1] == -0.5f);
+  orion_nn_momentum(w, v, g, 3, 0.5f, 0.9f, 1);
+  cr_assert_float_eq(v[0], 0.9f * -0.5f - 0.5f * 1.5f, 1e-6);
+  orion_nn_axpy(g, 2, g, 3); /* y and x the same: 3 g */
+  cr_assert(g[0] == 3 && g[2] == 3);
+  cr_assert_float_eq(orion_nn_dot(g, g, 3), 27, 1e-12);
+  cr_assert_float_eq(orion_nn_sum(g, 3), 9, 1e-12);
+  f[0] = NAN;
+  cr_assert(isnan(orion_nn_max_abs_diff(f, g, 1)));
+  orion_nn_f32_from_f64(f, d, 3);
+  cr_assert(f[0] == 0.25f && isinf(f[1]) && f[2] == 7);
+  orion_nn_f32_from_i32(f, i32, 3);
+  cr_assert(f[0] == -3 && f[2] == 16777216.0f); /* rounded to f32 */
+  orion_nn_f32_from_i64(f, i64, 3);
+  cr_assert(f[2] == 3);
+  /* Adding back (x1 - x0) to a copy of x0 gives x1 exactly. */
+  x1[0] = 0.7f, x1[1] = -0.2f, x1[2] = 1e-8f;
+  memcpy(f, x0, sizeof f);
+  orion_nn_add_diff_f32(f, x1, x0, 3, 1.0);
+  cr_assert(memcmp(f, x1, sizeof f) == 0);
+  orion_nn_add_diff_f64(p64, x1, NULL, 3, 2.0);
+  cr_assert(p64[0] == 1 + 2 * (double)0.7f);
+  orion_nn_argmax(x1, 1, 3, f);
+  cr_assert(f[0] == 1);
+  orion_nn_argmax(x1, 3, 1, f);
+  cr_assert(f[0] == 1 && f[1] == 1 && f[2] == 1);
 }

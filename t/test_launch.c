@@ -1,14 +1,20 @@
 /* Tests of drivers/launch.c, the pure part of starting executors: hosts
  * files (good ones, their slot expansion, and every bad case with its exact
- * FILE:LINE message), HOST:PORT parsing, the ssh / local / pasted command
- * lines (quoted text checked byte for byte, then split again by /bin/sh to
- * prove the quoting gives back the original arguments), ranks from srun
- * and mpirun environments, and tokens.  No sockets, no executors. */
+ * FILE:LINE message), HOST:PORT parsing and tokens (dsm/addr.c), the ssh /
+ * local / pasted command lines (quoted text checked byte for byte, then
+ * split again by /bin/sh to prove the quoting gives back the original
+ * arguments), ranks from srun and mpirun environments.  Then the launcher
+ * of drivers/launcher.c and the seam through which dsm/cluster.c calls it,
+ * with a fake launcher that starts nothing (a listening socket, no
+ * executors), and orion-driver's launch options as its command line
+ * (getopt_long) reads them. */
 #include "t/testutil.h"
 
 #include <errno.h>
 
 #include "drivers/launch.h"
+#include "drivers/launcher.h"
+#include "dsm/cluster.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -1059,4 +1065,228 @@ Test(launch, token_accepted_everywhere) {
   cr_assert_eq(orion_launch_cmd_check(&c, &e), 0);
   cr_assert_eq(rank_from("slurm", kv, &r, &e), 0);
   cr_assert_str_eq(r.token, tok);
+}
+
+/* ------------------------------------------------------------------------
+ * The launcher and the cluster's launch callback.
+ * ---------------------------------------------------------------------- */
+
+Test(launch, launcher_attach_sets_the_callback_and_listen_default) {
+  orion_launcher l;
+  orion_cluster_opts o;
+  orion_launcher_init(&l);
+  orion_cluster_opts_init(&o);
+  orion_launcher_attach(&l, &o);
+  cr_assert(o.launch == orion_launcher_start && o.launch_ud == &l);
+  cr_assert_null(o.listen); /* local: the cluster's 127.0.0.1 */
+  l.kind = ORION_LAUNCH_MANUAL;
+  orion_launcher_attach(&l, &o);
+  cr_assert_str_eq(o.listen, "0.0.0.0");
+  o.listen = "10.0.0.1:7000"; /* --listen wins */
+  l.kind = ORION_LAUNCH_SSH;
+  orion_launcher_attach(&l, &o);
+  cr_assert_str_eq(o.listen, "10.0.0.1:7000");
+}
+
+Test(launch, launcher_hosts_and_rank_zero) {
+  char path[] = "/tmp/orion-hosts-XXXXXX";
+  int fd = mkstemp(path);
+  orion_launcher l;
+  orion_cluster_opts o;
+  orion_error e;
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, "a 2\nb\n", 6), 6);
+  close(fd);
+  orion_launcher_init(&l);
+  l.kind = ORION_LAUNCH_SSH;
+  l.hosts_file = path;
+  cr_assert_eq(orion_launcher_load_hosts(&l, &e), 0, "%s", e.msg);
+  cr_assert_eq(l.hosts.n, 3);
+  cr_assert_str_eq(l.hosts.slots[2].host, "b");
+  orion_launcher_free(&l);
+  unlink(path);
+  cr_assert_neq(orion_launcher_load_hosts(&l, &e), 0);
+  cr_assert(strstr(e.msg, "cannot open") != NULL, "%s", e.msg);
+  /* Rank 0 of three under srun stays the driver of two executors. */
+  setenv("SLURM_PROCID", "0", 1);
+  setenv("SLURM_NTASKS", "3", 1);
+  setenv("ORION_DRIVER", "node1:7077", 1);
+  setenv("ORION_TOKEN", "cafe", 1);
+  orion_launcher_init(&l);
+  l.kind = ORION_LAUNCH_SLURM;
+  orion_cluster_opts_init(&o);
+  cr_assert_eq(orion_launcher_rank_setup(&l, &o, &e), 0, "%s", e.msg);
+  cr_assert_eq(o.nexec, 2);
+  cr_assert_str_eq(o.listen, "0.0.0.0:7077");
+  cr_assert_str_eq(o.token, "cafe");
+  unsetenv("SLURM_NTASKS");
+  cr_assert_neq(orion_launcher_rank_setup(&l, &o, &e), 0);
+  cr_assert(strstr(e.msg, "SLURM_NTASKS") != NULL, "%s", e.msg);
+}
+
+/* A launcher that starts nothing: it records what the cluster told it,
+ * names where executors "run", and fails when asked to. */
+typedef struct fake_launch {
+  int calls, fail;
+  orion_cluster_launch_info info;
+  char driver[ORION_HOSTPORT_MAX + 1], token[ORION_TOKEN_MAX + 1];
+} fake_launch;
+
+static int fake_start(orion_cluster *c, void *ud,
+                      const orion_cluster_launch_info *info,
+                      orion_error *err) {
+  fake_launch *f = ud;
+  int i;
+  f->calls++;
+  f->info = *info;
+  snprintf(f->driver, sizeof f->driver, "%s", info->driver);
+  snprintf(f->token, sizeof f->token, "%s", info->token);
+  if (f->fail)
+    return orion_error_set(err, ORION_EINVAL, "fake launcher says no");
+  for (i = 0; i < info->n; i++)
+    orion_cluster_set_where(c, i, i == 0 ? "fake-host" : "elsewhere");
+  return 0;
+}
+
+static orion_cluster_opts fake_opts(fake_launch *f, int n) {
+  orion_cluster_opts o;
+  orion_cluster_opts_init(&o);
+  o.nexec = n;
+  o.launch = fake_start;
+  o.launch_ud = f;
+  o.register_timeout = 0.2;
+  o.quiet = 1;
+  return o;
+}
+
+Test(launch, cluster_calls_its_launcher_with_address_and_token) {
+  fake_launch f;
+  orion_cluster_opts o;
+  orion_error e;
+  char host[ORION_HOST_MAX + 1];
+  int port = 0;
+  memset(&f, 0, sizeof f);
+  o = fake_opts(&f, 2);
+  orion_error_clear(&e);
+  cr_assert_null(orion_cluster_start(&o, &e));
+  cr_assert_eq(f.calls, 1);
+  cr_assert_eq(f.info.n, 2);
+  cr_assert_float_eq(f.info.register_timeout, 0.2, 1e-9);
+  cr_assert_eq(orion_hostport_parse(f.driver, host, sizeof host, &port), 0,
+               "%s", f.driver);
+  cr_assert_str_eq(host, "127.0.0.1");
+  cr_assert(port > 0);
+  cr_assert_eq(strlen(f.token), ORION_TOKEN_HEX_LEN, "%s", f.token);
+  /* Nobody registered: the message names where the launcher said each
+   * executor was started. */
+  cr_assert(strstr(e.msg, "2 of 2 executors never registered") != NULL,
+            "%s", e.msg);
+  cr_assert(strstr(e.msg, "executor 0 (fake-host), executor 1 (elsewhere)") !=
+                NULL,
+            "%s", e.msg);
+  /* A given token is the one executors must present. */
+  memset(&f, 0, sizeof f);
+  o = fake_opts(&f, 1);
+  o.token = "0123456789abcdef";
+  cr_assert_null(orion_cluster_start(&o, &e));
+  cr_assert_str_eq(f.token, "0123456789abcdef");
+}
+
+Test(launch, cluster_reports_its_launcher_failing_or_missing) {
+  fake_launch f;
+  orion_cluster_opts o;
+  orion_error e;
+  memset(&f, 0, sizeof f);
+  f.fail = 1;
+  o = fake_opts(&f, 1);
+  orion_error_clear(&e);
+  cr_assert_null(orion_cluster_start(&o, &e));
+  cr_assert_eq(f.calls, 1);
+  cr_assert_str_eq(e.msg, "fake launcher says no");
+  o.launch = NULL;
+  cr_assert_null(orion_cluster_start(&o, &e));
+  cr_assert_eq(e.code, ORION_EINVAL);
+  cr_assert(strstr(e.msg, "no launcher") != NULL, "%s", e.msg);
+  o = fake_opts(&f, 1);
+  o.listen = "node1:notaport";
+  cr_assert_null(orion_cluster_start(&o, &e));
+  cr_assert(strstr(e.msg, "--listen: expected HOST or HOST:PORT") != NULL,
+            "%s", e.msg);
+}
+
+/* ------------------------------------------------------------------------
+ * orion-driver's command line.
+ * ---------------------------------------------------------------------- */
+
+/* orion-driver with args (NULL-terminated) and no executors; the status
+ * is checked against want and stderr must hold msg (stdout empty unless
+ * the run succeeded). */
+static void drive_expect(const char *const *args, int want, const char *msg) {
+  char *script = tu_write_temp(".lua", "print('ran', ...)\n");
+  const char *argv[16];
+  tu_run r;
+  int n = 0, i;
+  argv[n++] = "--executors";
+  argv[n++] = "0";
+  for (i = 0; args[i] != NULL; i++)
+    argv[n++] = strcmp(args[i], "S") == 0 ? script : args[i];
+  argv[n] = NULL;
+  r = tu_drive(".", argv, 30);
+  cr_expect_eq(r.status, want, "%s: status %d: %s", args[0], r.status, r.err);
+  cr_expect(strstr(r.err, msg) != NULL, "%s: wanted '%s' in: %s", args[0],
+            msg, r.err);
+  if (want != 0)
+    cr_expect_str_empty(r.out, "%s", r.out);
+  tu_run_free(&r);
+  unlink(script);
+  free(script);
+}
+
+#define EXPECT_RUN(want, msg, ...)                                          \
+  do {                                                                      \
+    const char *a_[] = {__VA_ARGS__, NULL};                                 \
+    drive_expect(a_, want, msg);                                            \
+  } while (0)
+
+Test(launch, driver_options_are_spelled_out_and_end_at_the_script) {
+  EXPECT_RUN(2, "orion-driver: unknown option '--quie'", "--quie", "S");
+  EXPECT_RUN(2, "unknown option '--exec'", "--exec", "2", "S");
+  EXPECT_RUN(2, "unknown option '-hx'", "-hx");
+  EXPECT_RUN(2, "unknown option '-xh'", "-xh");
+  EXPECT_RUN(2, "unknown option '--help=1'", "--help=1");
+  EXPECT_RUN(2, "unknown option '---quiet'", "---quiet", "S");
+  EXPECT_RUN(2, "Try 'orion-driver --help'.", "--bogus", "S");
+  EXPECT_RUN(2, "no script given", "--quiet");
+  /* After the script, and after "--", words are the script's. */
+  EXPECT_RUN(0, "", "--quiet", "S", "--bogus", "-h");
+  EXPECT_RUN(0, "", "--", "S", "--quiet");
+}
+
+Test(launch, driver_option_values_and_their_messages) {
+  EXPECT_RUN(2, "--executors needs a number 0..4096\n", "--executors");
+  EXPECT_RUN(2, "--executors needs a number 0..4096, not 'x'", "--executors",
+             "x", "S");
+  EXPECT_RUN(2, "--executors needs a number 0..4096, not '--quiet'",
+             "--executors", "--quiet", "S");
+  EXPECT_RUN(2, "--hosts needs a file name", "--hosts");
+  EXPECT_RUN(2, "--launcher must be local, ssh, slurm, mpi or manual, not ''",
+             "--launcher");
+  EXPECT_RUN(2, "not 'bogus'", "--launcher", "bogus", "S");
+  EXPECT_RUN(2, "--launcher ssh needs --hosts FILE", "--launcher", "ssh",
+             "S");
+  EXPECT_RUN(2, "--listen needs HOST[:PORT]", "--listen");
+  EXPECT_RUN(2, "--register-timeout needs a number of seconds (0..86400]",
+             "--register-timeout", "0", "S");
+  EXPECT_RUN(2, "--heartbeat-timeout needs a number of seconds (0..86400]",
+             "--heartbeat-timeout", "5x", "S");
+  EXPECT_RUN(2, "--metrics needs a file name", "--metrics");
+  EXPECT_RUN(2, "--seed needs a number", "--seed");
+  EXPECT_RUN(2, "--seed needs a non-negative integer, not ''", "--seed", "",
+             "S");
+  EXPECT_RUN(2, "--hosts: cannot open /nonexistent-orion-hosts",
+             "--hosts", "/nonexistent-orion-hosts", "S");
+  /* "--name=value" is "--name value". */
+  EXPECT_RUN(0, "", "--seed=7", "--register-timeout=2", "S");
+  EXPECT_RUN(2, "--seed needs a non-negative integer, not '-1'", "--seed=-1",
+             "S");
 }

@@ -1,0 +1,233 @@
+/* Starting a job's executors for orion-driver (see launcher.h). */
+#include "drivers/launcher.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/buf.h"
+
+void orion_launcher_init(orion_launcher *l) { memset(l, 0, sizeof *l); }
+
+void orion_launcher_free(orion_launcher *l) {
+  orion_hostlist_free(&l->hosts);
+}
+
+int orion_launcher_load_hosts(orion_launcher *l, orion_error *err) {
+  orion_hostlist_free(&l->hosts);
+  return orion_hosts_load(l->hosts_file, &l->hosts, err);
+}
+
+void orion_launcher_attach(orion_launcher *l, orion_cluster_opts *o) {
+  o->launch = orion_launcher_start;
+  o->launch_ud = l;
+  if (o->listen == NULL && l->kind != ORION_LAUNCH_LOCAL)
+    o->listen = "0.0.0.0";
+}
+
+/* The orion-executor beside this program, else the one on PATH. */
+static void executor_path(const orion_launcher *l, char *out, size_t n) {
+  char exe[PATH_MAX];
+  ssize_t len;
+  const char *env = getenv("ORION_EXECUTOR");
+  if (l->executor != NULL) {
+    snprintf(out, n, "%s", l->executor);
+    return;
+  }
+  if (env != NULL && env[0] != '\0') {
+    snprintf(out, n, "%s", env);
+    return;
+  }
+  len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    char *slash;
+    struct stat st;
+    exe[len] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash != NULL) {
+      snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe),
+               "orion-executor");
+      if (stat(exe, &st) == 0) {
+        snprintf(out, n, "%s", exe);
+        return;
+      }
+    }
+  }
+  snprintf(out, n, "orion-executor");
+}
+
+/* The environment of a local executor: ours plus ORION_TOKEN (so the token
+ * is not on a command line that `ps` shows). */
+static char **child_env(const char *token) {
+  extern char **environ;
+  size_t n = 0, i, j = 0;
+  char **env;
+  while (environ[n] != NULL)
+    n++;
+  env = orion_calloc(n + 2, sizeof *env);
+  if (env == NULL)
+    return NULL;
+  for (i = 0; i < n; i++)
+    if (strncmp(environ[i], "ORION_TOKEN=", 12) != 0)
+      env[j++] = environ[i];
+  env[j] = orion_malloc(strlen(token) + 13);
+  if (env[j] == NULL) {
+    orion_free(env);
+    return NULL;
+  }
+  sprintf(env[j], "ORION_TOKEN=%s", token);
+  return env;
+}
+
+/* One ssh per slot of the hosts file. */
+static int start_ssh(orion_cluster *c, const orion_launcher *l,
+                     orion_launch_cmd *cmd, int n, orion_error *err) {
+  int i, rc = 0;
+  if ((size_t)n > l->hosts.n)
+    return orion_error_set(err, ORION_EINVAL,
+                           "%s: %zu executor slots for %d executors",
+                           l->hosts_file, l->hosts.n, n);
+  for (i = 0; i < n && rc == 0; i++) {
+    char **argv = NULL;
+    const orion_host_slot *s = &l->hosts.slots[i];
+    orion_cluster_set_where(c, i, s->host);
+    cmd->id = i;
+    cmd->bind = NULL;
+    rc = orion_launch_ssh_argv(cmd, s->host, &argv);
+    if (rc != 0)
+      orion_error_set(err, rc, "%s:%d: cannot build the ssh command for "
+                               "host '%s'",
+                      l->hosts_file, s->line, s->host);
+    else
+      rc = orion_cluster_spawn(c, i, argv, NULL, err);
+    orion_launch_argv_free(argv);
+  }
+  return rc;
+}
+
+/* The command of each executor, printed for a user to run. */
+static int start_manual(orion_cluster *c, orion_launch_cmd *cmd,
+                        const orion_cluster_launch_info *info,
+                        orion_error *err) {
+  orion_buf text;
+  int i;
+  orion_buf_init(&text);
+  fprintf(stderr, "orion-driver: waiting %.0f s for %d executors; run on "
+                  "each host:\n",
+          info->register_timeout, info->n);
+  for (i = 0; i < info->n; i++) {
+    cmd->id = i;
+    text.len = 0;
+    if (orion_launch_manual_text(cmd, &text) != 0) {
+      orion_buf_free(&text);
+      return orion_error_set(err, ORION_ENOMEM, "out of memory");
+    }
+    fprintf(stderr, "  %s\n", text.data);
+    orion_cluster_set_where(c, i, "manual");
+  }
+  fflush(stderr);
+  orion_buf_free(&text);
+  return 0;
+}
+
+/* Local executors, the token in their environment. */
+static int start_local(orion_cluster *c, orion_launch_cmd *cmd,
+                       const orion_cluster_launch_info *info,
+                       orion_error *err) {
+  char **env = child_env(info->token);
+  int i, rc = 0;
+  if (env == NULL)
+    return orion_error_set(err, ORION_ENOMEM, "out of memory");
+  cmd->env = NULL; /* in the child's environment instead */
+  for (i = 0; i < info->n && rc == 0; i++) {
+    char **argv = NULL;
+    cmd->id = i;
+    orion_cluster_set_where(c, i, "127.0.0.1");
+    rc = orion_launch_local_argv(cmd, &argv);
+    if (rc != 0)
+      orion_error_set(err, rc, "cannot build the executor command");
+    else
+      rc = orion_cluster_spawn(c, i, argv, env, err);
+    orion_launch_argv_free(argv);
+  }
+  /* The token string is the last entry we allocated. */
+  for (i = 0; env[i] != NULL; i++)
+    if (strncmp(env[i], "ORION_TOKEN=", 12) == 0)
+      orion_free(env[i]);
+  orion_free(env);
+  return rc;
+}
+
+/* The cluster's launch callback; ud is the orion_launcher. */
+int orion_launcher_start(orion_cluster *c, void *ud,
+                         const orion_cluster_launch_info *info,
+                         orion_error *err) {
+  const orion_launcher *l = ud;
+  char exe[PATH_MAX], tokvar[ORION_TOKEN_MAX + 16];
+  const char *tokenv[2];
+  orion_launch_cmd cmd;
+  int i;
+  executor_path(l, exe, sizeof exe);
+  /* The token travels as ORION_TOKEN, never as an executor argument, so
+   * `ps` on an executor's host does not show it. */
+  snprintf(tokvar, sizeof tokvar, "ORION_TOKEN=%s", info->token);
+  tokenv[0] = tokvar;
+  tokenv[1] = NULL;
+  memset(&cmd, 0, sizeof cmd);
+  cmd.exe = exe;
+  cmd.driver = info->driver;
+  cmd.env = tokenv;
+  switch (l->kind) {
+  case ORION_LAUNCH_SSH:
+    return start_ssh(c, l, &cmd, info->n, err);
+  case ORION_LAUNCH_MANUAL:
+    return start_manual(c, &cmd, info, err);
+  case ORION_LAUNCH_SLURM:
+  case ORION_LAUNCH_MPI: /* srun/mpirun started them */
+    for (i = 0; i < info->n; i++) {
+      char where[32];
+      snprintf(where, sizeof where, "rank %d", i + 1);
+      orion_cluster_set_where(c, i, where);
+    }
+    return 0;
+  case ORION_LAUNCH_LOCAL:
+    break;
+  }
+  return start_local(c, &cmd, info, err);
+}
+
+int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,
+                              orion_error *err) {
+  orion_rank_env re;
+  const char *which = l->kind == ORION_LAUNCH_SLURM ? "slurm" : "mpi";
+  if (orion_launch_rank_from_env(&re, which, NULL, NULL, err) != 0)
+    return err->code;
+  if (re.rank > 0) {
+    char exe[PATH_MAX];
+    char **argv = NULL;
+    orion_launch_cmd cmd;
+    executor_path(l, exe, sizeof exe);
+    memset(&cmd, 0, sizeof cmd);
+    cmd.exe = exe;
+    cmd.driver = re.driver;
+    cmd.id = re.rank - 1;
+    if (orion_launch_local_argv(&cmd, &argv) != 0)
+      return orion_error_set(err, ORION_EINVAL, "rank %d: bad ORION_DRIVER",
+                             re.rank);
+    execvp(exe, argv);
+    orion_launch_argv_free(argv);
+    return orion_error_set(err, -errno, "rank %d: cannot run %s: %s",
+                           re.rank, exe, strerror(errno));
+  }
+  o->nexec = re.size - 1;
+  snprintf(l->listen, sizeof l->listen, "0.0.0.0:%d", re.driver_port);
+  o->listen = l->listen;
+  snprintf(l->token, sizeof l->token, "%s", re.token);
+  o->token = l->token;
+  return 0;
+}

@@ -1,0 +1,68 @@
+/* Starting a job's executors for orion-driver: the launcher the driver
+ * gives the cluster (dsm/cluster.h) as its callback.  Local processes,
+ * one ssh per slot of a hosts file, ranks that srun or mpirun started, or
+ * command lines printed for a user to paste (manual).  The command lines
+ * themselves come from drivers/launch.h; the cluster listens, watches the
+ * processes started here and waits for every executor to register.
+ *
+ * Single-threaded: the driver's thread, like the cluster.
+ */
+#ifndef ORION_DRIVERS_LAUNCHER_H
+#define ORION_DRIVERS_LAUNCHER_H
+
+#include "drivers/launch.h"
+#include "dsm/cluster.h"
+#include "util/error.h"
+
+typedef enum orion_launcher_kind {
+  ORION_LAUNCH_LOCAL = 0, /* spawn executors on this machine */
+  ORION_LAUNCH_SSH,       /* --hosts FILE: one ssh per executor slot */
+  ORION_LAUNCH_SLURM,     /* srun started every rank; rank 0 is the driver */
+  ORION_LAUNCH_MPI,       /* likewise under mpirun */
+  ORION_LAUNCH_MANUAL     /* print the commands, wait for them */
+} orion_launcher_kind;
+
+typedef struct orion_launcher {
+  orion_launcher_kind kind;
+  const char *hosts_file; /* ORION_LAUNCH_SSH */
+  orion_hostlist hosts;   /* its slots, read by orion_launcher_load_hosts */
+  const char *executor;   /* the orion-executor program; NULL:
+                             $ORION_EXECUTOR, else the one beside the
+                             driver, else the one on PATH */
+  char token[ORION_TOKEN_MAX + 1];      /* slurm/mpi: $ORION_TOKEN */
+  char listen[ORION_HOSTPORT_MAX + 8];  /* slurm/mpi: "0.0.0.0:PORT" */
+} orion_launcher;
+
+/* Empties *l: local executors, no hosts file. */
+void orion_launcher_init(orion_launcher *l);
+
+/* ORION_LAUNCH_SSH: reads and checks l->hosts_file into l->hosts (one
+ * executor per slot).  Returns 0, or the code of orion_hosts_load with err
+ * set ("h.txt:3: bad port ..."). */
+int orion_launcher_load_hosts(orion_launcher *l, orion_error *err);
+
+/* ORION_LAUNCH_SLURM / ORION_LAUNCH_MPI, where every rank runs the driver:
+ * on ranks other than 0 this replaces the process with orion-executor
+ * (never returns on success); on rank 0 it returns 0 and sets o->nexec
+ * (the ranks but one), o->listen ("0.0.0.0:PORT" of $ORION_DRIVER) and
+ * o->token ($ORION_TOKEN), pointing into l.  Returns a negative code with
+ * err set when the environment is incomplete. */
+int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,
+                              orion_error *err);
+
+/* Makes l the launcher of the cluster options o (o->launch, o->launch_ud)
+ * and, for executors started elsewhere than here, makes the driver listen
+ * on all addresses unless o->listen says where.  l must outlive every
+ * cluster started with o. */
+void orion_launcher_attach(orion_launcher *l, orion_cluster_opts *o);
+
+/* Frees the hosts read; l can be used again after orion_launcher_init. */
+void orion_launcher_free(orion_launcher *l);
+
+/* The callback itself (an orion_cluster_launch_fn, ud the launcher):
+ * starts the executors 0..info->n-1 of cluster c as l->kind says. */
+int orion_launcher_start(orion_cluster *c, void *ud,
+                         const orion_cluster_launch_info *info,
+                         orion_error *err);
+
+#endif
