@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -388,8 +389,10 @@ static void write_fetch(exec_state *x, orion_buf *b, const shard *sh,
   m.chunk_lo = lo;
   m.chunk_hi = hi;
   m.versions = sh->have + lo;
-  if (orion_msg_fetch_encode(b, &m) != 0)
-    b->oom = 1; /* orion__peer_post reports it */
+  if (orion_msg_fetch_encode(b, &m) == -EMSGSIZE)
+    orion__exec_die(x, "a FETCH of %lld chunks exceeds the largest frame",
+                    (long long)(hi - lo));
+  /* out of memory: b->oom, which orion__peer_post reports */
 }
 
 /* Installs the chunks of a FETCH_REPLY in our copy; dies on a malformed

@@ -15,6 +15,10 @@
  *   exec_run.c       running a loop: LOAD_BODY, RUN_BLOCK, LOOP_END
  *   exec_load.c      parsing a byte range of an input file (LOAD_FILE)
  *
+ * Every payload is encoded and decoded with the payload codec (dsm/msg.h);
+ * bulk data travels as views into the frame (in) or pointers into the
+ * executor's own copies (out), copied once, into or out of the frame.
+ *
  * Two threads share the state: the loop thread runs the libuv loop (every
  * socket, the heartbeat), the compute thread owns the Lua state and every
  * array copy and takes the driver's requests in order.  Each field says
