@@ -168,6 +168,16 @@ loaded:
       (int)m->nslots);
 }
 
+/* The loop's error for a payload the codec refused (rc): out of memory,
+ * or "executor E: malformed WHAT frame". */
+static int refused(const exec_state *x, int rc, const char *what,
+                   orion_error *err) {
+  if (rc == ORION_ENOMEM)
+    return orion_error_set(err, rc, "out of memory");
+  return orion_error_set(err, ORION_EPARSE, "executor %d: malformed %s frame",
+                         x->id, what);
+}
+
 /* Binds m's arrays, accumulators and buffers, and sets its shards up. */
 static int bind_loop(exec_state *x, const orion_msg_load_body *m,
                      orion_error *err) {
@@ -206,11 +216,8 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   x->nkept = 0;
   x->iter_sparse = 0;
   rc = orion_msg_load_body_decode(p, n, &m, NULL);
-  if (rc == ORION_ENOMEM)
-    return orion_error_set(err, rc, "out of memory");
   if (rc != 0)
-    return orion_error_set(err, ORION_EPARSE,
-                           "executor %d: malformed LOAD_BODY frame", x->id);
+    return refused(x, rc, "LOAD_BODY", err);
   x->iter_id = m.iter;
   x->run = m.run;
   rc = bind_loop(x, &m, err);
@@ -379,8 +386,7 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
   }
   return 0;
 malformed:
-  return orion_error_set(err, ORION_EPARSE,
-                         "executor %d: malformed RUN_BLOCK frame", x->id);
+  return refused(x, ORION_EPARSE, "RUN_BLOCK", err);
 }
 
 /* The array the block iterates: its sparse block, or our copy of the
@@ -445,11 +451,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   orion_buf b;
 
   rc = orion_msg_run_block_decode(p, n, &m, NULL);
-  if (rc == ORION_ENOMEM)
-    return orion_error_set(err, rc, "out of memory");
   if (rc != 0)
-    return orion_error_set(err, ORION_EPARSE,
-                           "executor %d: malformed RUN_BLOCK frame", x->id);
+    return refused(x, rc, "RUN_BLOCK", err);
   *block = m.block;
   rc = install_block(x, &m, &w, &nwatch, err);
   if (rc == 0)
@@ -578,10 +581,11 @@ int orion__run_loop_end(exec_state *x, job *j) {
   orion_buf b;
   int abort_loop, rc;
   orion_error_clear(&err);
-  if (orion_msg_loop_end_decode(j->payload, j->len, &m, NULL) != 0) {
-    orion_error_set(&err, ORION_EPARSE, "executor %d: malformed LOOP_END frame",
-                    x->id);
+  rc = orion_msg_loop_end_decode(j->payload, j->len, &m, NULL);
+  if (rc != 0) {
+    refused(x, rc, "LOOP_END", &err);
     orion__exec_post_error(x, -1, err.msg);
+    orion_error_clear(&err);
     m.abort = 1;
   }
   abort_loop = m.abort || x->failed;

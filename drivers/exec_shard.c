@@ -236,12 +236,7 @@ static int apply_own(exec_state *x, shard *sh, int64_t buffer,
  * it). */
 static void write_flush(orion_buf *b, int64_t run, int64_t buffer, int isint,
                         const orion_pend_item *items, int64_t n) {
-  orion_msg_buffer_flush m;
-  m.run = run;
-  m.buffer = buffer;
-  m.isint = isint;
-  m.items = items;
-  m.nitems = n;
+  orion_msg_buffer_flush m = {run, buffer, isint, items, n};
   if (orion_msg_buffer_flush_encode(b, &m) != 0)
     b->oom = 1;
 }
@@ -258,8 +253,7 @@ static void read_flush(exec_state *x, const job *j, orion_msg_buffer_flush *m) {
 
 /* FLUSH_ACK for run `run`. */
 static void write_flush_ack(orion_buf *b, int64_t run) {
-  orion_msg_flush_ack m;
-  m.run = run;
+  orion_msg_flush_ack m = {run};
   orion_msg_flush_ack_encode(b, &m); /* out of memory: b->oom tells */
 }
 
@@ -383,12 +377,7 @@ void orion__shard_apply_early(exec_state *x) {
 /* A FETCH of chunks [lo, hi) of sh, with the versions we hold. */
 static void write_fetch(exec_state *x, orion_buf *b, const shard *sh,
                         int64_t lo, int64_t hi) {
-  orion_msg_fetch m;
-  m.run = x->run;
-  m.array = sh->id;
-  m.chunk_lo = lo;
-  m.chunk_hi = hi;
-  m.versions = sh->have + lo;
+  orion_msg_fetch m = {x->run, sh->id, lo, hi, sh->have + lo};
   if (orion_msg_fetch_encode(b, &m) == -EMSGSIZE)
     orion__exec_die(x, "a FETCH of %lld chunks exceeds the largest frame",
                     (long long)(hi - lo));
