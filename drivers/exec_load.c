@@ -1,82 +1,64 @@
 /* orion-executor: parsing one byte range of an input file for the driver
- * (parallel loading: LOAD_FILE in, LOADED out; layouts in dsm/proto.h). */
+ * (parallel loading: LOAD_FILE in, LOADED out; layouts in dsm/msg.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "drivers/exec_load.h"
 #include "dsm/loader.h"
-#include "dsm/proto.h"
+#include "dsm/msg.h"
 #include "dsm/types.h"
-#include "dsm/wire.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
 
 static void loaded_error(orion_buf *out, const char *msg) {
-  size_t at = orion_wire_begin(out, ORION_WIRE_LOADED);
-  orion_buf_u64(out, 0);
-  orion_pw_bytes(out, msg, strlen(msg));
-  orion_wire_end(out, at);
+  orion_msg_loaded m;
+  memset(&m, 0, sizeof m);
+  m.msg = msg;
+  m.msg_len = strlen(msg);
+  orion_msg_loaded_encode(out, &m); /* out of memory: out->oom tells */
 }
 
-static void put_array(orion_buf *out, const orion_array *a) {
-  int d;
-  orion_buf_u64(out, (uint64_t)a->type);
-  orion_buf_u64(out, (uint64_t)a->ndims);
-  for (d = 0; d < a->ndims; d++)
-    orion_pw_i64(out, a->dims[d]);
-  orion_pw_i64(out, a->nnz);
-  orion_pw_bytes(out, a->keys,
-                 a->sparse ? (size_t)a->nnz * (size_t)a->ndims * 8 : 0);
-  orion_pw_bytes(out, a->values, (size_t)a->nnz * orion_type_size(a->type));
+/* The LOADED view of a, whose keys are sent when it is sparse. */
+static void loaded_array(orion_msg_loaded_array *m, const orion_array *a) {
+  m->type = (int)a->type;
+  m->ndims = a->ndims;
+  memcpy(m->dims, a->dims, sizeof(int64_t) * (size_t)a->ndims);
+  m->nnz = a->nnz;
+  m->keys = (const char *)a->keys;
+  m->keys_len = a->sparse ? (size_t)a->nnz * (size_t)a->ndims * 8 : 0;
+  m->values = (const char *)a->values;
+  m->values_len = (size_t)a->nnz * orion_type_size(a->type);
 }
 
 int orion_executor_load_range(const char *p, size_t n, orion_buf *out) {
-  orion_reader r;
-  orion_load_opts o;
+  orion_msg_load_file lf;
+  orion_msg_loaded m;
   orion_load_result res;
   orion_error err;
-  const char *path;
-  size_t plen, len = 0;
+  size_t len = 0, at = out->len;
   char *file, *data = NULL;
-  int64_t part, nparts;
-  int d, rc;
+  int rc;
   uint64_t lo, hi;
-  size_t at;
 
-  orion_reader_init(&r, p, n);
-  path = orion_pr_bytes(&r, &plen);
-  part = orion_pr_i64(&r);
-  nparts = orion_pr_i64(&r);
-  orion_load_opts_init(&o);
-  o.format = (orion_format)orion_pr_i64(&r);
-  o.index_base = (int)orion_pr_i64(&r);
-  o.nkeys = (int)orion_pr_i64(&r);
-  o.have_dims = (int)orion_pr_i64(&r);
-  for (d = 0; d < ORION_MAX_DIMS; d++)
-    o.dims[d] = orion_pr_i64(&r);
-  o.value_type = (orion_type)orion_pr_i64(&r);
-  o.skip_errors = (int)orion_pr_i64(&r);
-  o.sep = (char)orion_pr_i64(&r);
-  o.header = (int)orion_pr_i64(&r);
-  o.ncols_key = (int)orion_pr_i64(&r);
-  for (d = 0; d < ORION_MAX_DIMS; d++)
-    o.key_cols[d] = (int)orion_pr_i64(&r);
-  o.value_col = (int)orion_pr_i64(&r);
-  if (r.bad || r.left != 0 || nparts < 1 || part < 0 || part >= nparts) {
+  if (orion_msg_load_file_decode(p, n, &lf, NULL) != 0 || lf.nparts < 1 ||
+      lf.part < 0 || lf.part >= lf.nparts) {
     loaded_error(out, "malformed LOAD_FILE frame");
     return ORION_EPARSE;
   }
-  file = orion_strndup(path, plen);
+  file = orion_strndup(lf.path != NULL ? lf.path : "", lf.path_len);
   orion_error_clear(&err);
   rc = file != NULL ? orion_read_file(file, &data, &len, &err) : ORION_ENOMEM;
   if (rc == 0) {
-    lo = (uint64_t)((unsigned __int128)len * (uint64_t)part / (uint64_t)nparts);
-    hi = (uint64_t)((unsigned __int128)len * (uint64_t)(part + 1) /
-                    (uint64_t)nparts);
+    lo = (uint64_t)((unsigned __int128)len * (uint64_t)lf.part /
+                    (uint64_t)lf.nparts);
+    hi = (uint64_t)((unsigned __int128)len * (uint64_t)(lf.part + 1) /
+                    (uint64_t)lf.nparts);
     memset(&res, 0, sizeof res);
-    rc = orion_load_buffer_range(data, len, file, lo, hi, &o, &res, &err);
+    rc = orion_load_buffer_range(data, len, file, lo, hi, &lf.opts, &res,
+                                 &err);
   }
   orion_free(data);
   orion_free(file);
@@ -84,24 +66,27 @@ int orion_executor_load_range(const char *p, size_t n, orion_buf *out) {
     loaded_error(out, err.msg[0] ? err.msg : orion_strerror(rc));
     return rc;
   }
-  at = orion_wire_begin(out, ORION_WIRE_LOADED);
-  orion_buf_u64(out, 1);
-  put_array(out, res.array);
-  orion_buf_u64(out, res.labels != NULL);
+  memset(&m, 0, sizeof m);
+  m.ok = 1;
+  loaded_array(&m.array, res.array);
+  m.has_labels = res.labels != NULL;
   if (res.labels != NULL)
-    put_array(out, res.labels);
-  orion_pw_i64(out, res.row_lo);
-  orion_pw_i64(out, res.lines);
-  orion_pw_i64(out, res.skipped);
-  orion_pw_bytes(out, res.first_skip, strlen(res.first_skip));
+    loaded_array(&m.labels, res.labels);
+  m.row_lo = res.row_lo;
+  m.lines = res.lines;
+  m.skipped = res.skipped;
+  m.first_skip = res.first_skip;
+  m.first_skip_len = strlen(res.first_skip);
+  rc = orion_msg_loaded_encode(out, &m);
   orion_array_release(res.array);
   orion_array_release(res.labels);
-  rc = orion_wire_end(out, at);
-  if (rc != 0) {
+  if (rc == -EMSGSIZE) {
     out->len = at;
     loaded_error(out, "this executor's part of the file is larger than the "
                       "largest frame (256 MiB): use more executors");
-    return rc;
+  } else if (rc != 0 && rc != ORION_ENOMEM) {
+    out->len = at;
+    loaded_error(out, orion_strerror(rc));
   }
-  return 0;
+  return rc;
 }

@@ -6,7 +6,7 @@
 
 #include "util/buf.h"
 
-/* Handles a LOAD_FILE payload p[0..n) (dsm/proto.h): reads the file, parses
+/* Handles a LOAD_FILE payload p[0..n) (dsm/msg.h): reads the file, parses
  * this executor's byte range and appends one LOADED frame to out (with the
  * error message when it failed).  Returns 0 or the failure's code. */
 int orion_executor_load_range(const char *p, size_t n, orion_buf *out);

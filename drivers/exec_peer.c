@@ -19,7 +19,7 @@
 #include "drivers/exec_state.h"
 #include "drivers/launch.h"
 #include "dsm/net.h"
-#include "dsm/proto.h"
+#include "dsm/msg.h"
 #include "dsm/wire.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -194,54 +194,49 @@ void orion__peer_listen(exec_state *x, orion_conn *c) {
 
 /* ---- PEERS: where every executor listens -------------------------------- */
 
-/* Reads PEERS entry e ("host:port", ours unused) into pl; 0 or
- * ORION_EPARSE with the text in hp. */
-static int read_peer_addr(orion_reader *r, int e, int self, peerlink *pl,
-                          char *hp, size_t hplen) {
-  size_t len;
-  const char *a = orion_pr_bytes(r, &len);
-  snprintf(hp, hplen, "%.*s", (int)(len < hplen - 1 ? len : hplen - 1),
-           a != NULL ? a : "");
-  if (a == NULL ||
-      (e != self &&
-       (orion_hostport_parse(hp, pl->host, sizeof pl->host, &pl->port) != 0 ||
-        pl->port <= 0)))
+/* PEERS entry e ("host:port", ours unused) into pl; 0 or ORION_EPARSE
+ * with the text in hp. */
+static int read_peer_addr(const orion_msg_str *a, int e, int self,
+                          peerlink *pl, char *hp, size_t hplen) {
+  snprintf(hp, hplen, "%.*s", (int)(a->len < hplen - 1 ? a->len : hplen - 1),
+           a->p != NULL ? a->p : "");
+  if (e != self &&
+      (orion_hostport_parse(hp, pl->host, sizeof pl->host, &pl->port) != 0 ||
+       pl->port <= 0))
     return ORION_EPARSE;
   return 0;
 }
 
 void orion__peer_on_peers(exec_state *x, orion_conn *c, int from,
                           const orion_wire_frame *f) {
-  orion_reader r;
-  int64_t n, e;
+  orion_msg_peers m;
+  int64_t e;
   (void)from;
-  orion_reader_init(&r, (const char *)f->payload, f->len);
-  n = orion_pr_count(&r, 8);
-  if (r.bad || n < 1 || n > 100000 || x->peers != NULL) {
+  if (orion_msg_peers_decode(f->payload, f->len, &m, NULL) != 0 || m.n < 1 ||
+      m.n > 100000 || x->peers != NULL) {
+    orion_msg_peers_free(&m);
     orion_conn_close(c, "malformed PEERS frame");
     return;
   }
-  x->peers = orion_calloc((size_t)n, sizeof *x->peers);
+  x->peers = orion_calloc((size_t)m.n, sizeof *x->peers);
   if (x->peers == NULL)
     orion__exec_die(x, "out of memory");
-  for (e = 0; e < n; e++) {
+  for (e = 0; e < m.n; e++) {
     peerlink *pl = &x->peers[e];
     char hp[300];
     pl->index = (int)e;
     orion_buf_init(&pl->pending);
     orion_buf_init(&pl->queued);
     orion_buf_init(&pl->queued_in);
-    if (read_peer_addr(&r, (int)e, x->id, pl, hp, sizeof hp) != 0) {
+    if (read_peer_addr(&m.addrs[e], (int)e, x->id, pl, hp, sizeof hp) != 0) {
+      orion_msg_peers_free(&m);
       orion_conn_close(c, "malformed PEERS frame (executor %lld: '%s')",
                        (long long)e, hp);
       return;
     }
   }
-  if (r.left != 0) {
-    orion_conn_close(c, "malformed PEERS frame");
-    return;
-  }
   pthread_mutex_lock(&x->mu);
-  x->npeers = (int)n;
+  x->npeers = (int)m.n;
   pthread_mutex_unlock(&x->mu);
+  orion_msg_peers_free(&m);
 }

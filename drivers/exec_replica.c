@@ -1,8 +1,8 @@
 /* orion-executor's array copies: the dense replicas of the driver's arrays
  * (only the parts the driver sent are meaningful) and the blocks of a
  * sparse iterated array, as the driver sent them; FORGET, which drops
- * them; and the runs of elements that carry their data on the wire
- * (RUN_BLOCK, LOAD_BODY's shard rows, BLOCK_DONE, LOOP_DONE, SHARD_DATA).
+ * them; and installing the runs of elements that carry their data on the
+ * wire (RUN_BLOCK, LOAD_BODY's shard rows).
  * Compute thread.
  */
 #include "config.h"
@@ -11,45 +11,22 @@
 
 #include "drivers/exec_state.h"
 #include "dsm/array.h"
-#include "dsm/proto.h"
+#include "dsm/msg.h"
 #include "dsm/types.h"
 #include "util/alloc.h"
-#include "util/buf.h"
 #include "util/error.h"
 
-/* ---- element runs on the wire ------------------------------------------- */
+/* ---- element runs from the wire ----------------------------------------- */
 
-void orion__elems_get(orion_reader *r, elem_run *run) {
-  run->id = orion_pr_i64(r);
-  run->first = orion_pr_i64(r);
-  run->count = orion_pr_i64(r);
-  run->data = orion_pr_bytes(r, &run->len);
-}
-
-void orion__elems_put(orion_buf *b, int64_t id, int64_t first, int64_t count,
-                      const void *data, size_t esz) {
-  orion_pw_i64(b, id);
-  orion_pw_i64(b, first);
-  orion_pw_i64(b, count);
-  orion_pw_bytes(b, data, (size_t)count * esz);
-}
-
-int orion__elems_apply(orion_array *a, const elem_run *run) {
+int orion__elems_apply(orion_array *a, const orion_msg_run *run) {
   size_t esz = orion_type_size(a->type);
-  if (run->data == NULL || run->first < 0 || run->count < 0 ||
-      run->first > a->nnz || run->count > a->nnz - run->first ||
+  if (run->first < 0 || run->count < 0 || run->first > a->nnz ||
+      run->count > a->nnz - run->first ||
       run->len != (size_t)run->count * esz)
     return ORION_EPARSE;
-  memcpy((char *)a->values + (size_t)run->first * esz, run->data, run->len);
+  if (run->len > 0) /* an empty run's data is NULL */
+    memcpy((char *)a->values + (size_t)run->first * esz, run->data, run->len);
   return 0;
-}
-
-void orion__patch_u64(orion_buf *b, size_t at, uint64_t v) {
-  int k;
-  if (b->oom)
-    return;
-  for (k = 0; k < 8; k++)
-    ((unsigned char *)b->data)[at + (size_t)k] = (unsigned char)(v >> (8 * k));
 }
 
 /* ---- dense replicas ----------------------------------------------------- */
@@ -165,16 +142,20 @@ orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
 
 /* ---- FORGET ------------------------------------------------------------- */
 
-/* FORGET: u64 n, then n array ids. */
+/* FORGET (dsm/msg.h).  Only the driver sends it, and it has no answer:
+ * a malformed one is fatal. */
 int orion__replica_forget(exec_state *x, job *j) {
-  orion_reader r;
-  int64_t k, cnt;
-  orion_reader_init(&r, j->payload, j->len);
-  cnt = orion_pr_count(&r, 8);
-  for (k = 0; k < cnt && !r.bad; k++) {
-    int64_t id = orion_pr_i64(&r);
-    orion__shard_drop(x, id);
-    replica_drop(x, id);
+  orion_msg_forget m;
+  orion_error err;
+  int64_t k;
+  orion_error_clear(&err);
+  if (orion_msg_forget_decode(j->payload, j->len, &m, &err) != 0)
+    orion__exec_die(x, "the driver sent a malformed FORGET frame: %s",
+                    err.msg);
+  for (k = 0; k < m.n; k++) {
+    orion__shard_drop(x, m.ids[k]);
+    replica_drop(x, m.ids[k]);
   }
+  orion_msg_forget_free(&m);
   return 0;
 }

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "drivers/exec_state.h"
 #include "dsm/net.h"
+#include "dsm/msg.h"
 #include "dsm/proto.h"
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
@@ -107,25 +109,21 @@ static int shard_init(exec_state *x, shard *sh, int64_t id, orion_array *a) {
   return 0;
 }
 
-/* LOAD_BODY's shard entry: i64 id, u64 flags, u64 nruns, then the runs
- * (orion__elems_get) of the rows of our chunks our copy lacks. */
-int orion__shard_setup(exec_state *x, orion_reader *r, int64_t run,
+/* LOAD_BODY's shard entry s: flags, and the runs of the rows of our
+ * chunks our copy lacks. */
+int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
                        orion_error *err) {
-  int64_t id = orion_pr_i64(r), flags = orion_pr_i64(r);
-  int64_t nruns = orion_pr_count(r, 32), k, first, count;
+  int64_t id = s->array, k, first, count;
   replica *rp = orion__replica_find(x, id);
   shard *sh;
   int fresh = 0;
-  if (r->bad || rp == NULL || x->npeers < 1)
+  if (rp == NULL || x->npeers < 1)
     return orion_error_set(err, ORION_EPARSE,
                            "executor %d: malformed shard in LOAD_BODY", x->id);
-  for (k = 0; k < nruns && !r->bad; k++) {
-    elem_run er;
-    orion__elems_get(r, &er);
-    if (er.id != id || orion__elems_apply(rp->a, &er) != 0)
+  for (k = 0; k < s->nruns; k++)
+    if (s->runs[k].array != id || orion__elems_apply(rp->a, &s->runs[k]) != 0)
       return orion_error_set(err, ORION_EPARSE,
                              "executor %d: malformed shard rows", x->id);
-  }
   pthread_mutex_lock(&x->mu);
   sh = find_shard(x, id);
   if (sh != NULL && sh->a != rp->a)
@@ -148,7 +146,7 @@ int orion__shard_setup(exec_state *x, orion_reader *r, int64_t run,
     }
     fresh = 1;
   }
-  sh->flags = (int)flags;
+  sh->flags = s->flags;
   sh->run = run;
   sh->fetched_run = 0;
   /* The replica may have changed since the last sharded run (the driver's
@@ -233,43 +231,30 @@ static int apply_own(exec_state *x, shard *sh, int64_t buffer,
   return rc;
 }
 
-/* BUFFER_FLUSH: i64 run, i64 buffer, u64 isint, the items
- * (orion_flush_items_put). */
+/* Appends a BUFFER_FLUSH of items[0..n) for `buffer` in run `run` to b;
+ * when it cannot be encoded, marks b out of memory (the caller reports
+ * it). */
 static void write_flush(orion_buf *b, int64_t run, int64_t buffer, int isint,
                         const orion_pend_item *items, int64_t n) {
-  size_t at = orion_wire_begin(b, ORION_WIRE_BUFFER_FLUSH);
-  orion_pw_i64(b, run);
-  orion_pw_i64(b, buffer);
-  orion_buf_u64(b, (uint64_t)isint);
-  orion_flush_items_put(b, items, n);
-  if (orion_wire_end(b, at) != 0)
+  orion_msg_buffer_flush m = {run, buffer, isint, items, n};
+  if (orion_msg_buffer_flush_encode(b, &m) != 0)
     b->oom = 1;
 }
 
-/* Reads a BUFFER_FLUSH from peer `from` into its run, buffer and a new
- * array of items (returns their count); dies on a malformed frame. */
-static int64_t read_flush(exec_state *x, int from, const char *p, size_t len,
-                          int64_t *run, int64_t *buffer,
-                          orion_pend_item **items) {
-  orion_reader r;
-  int64_t n;
-  orion_reader_init(&r, p, len);
-  *run = orion_pr_i64(&r);
-  *buffer = orion_pr_i64(&r);
-  orion_pr_i64(&r); /* isint: the buffer knows its type */
-  n = orion_flush_items_get(&r, items);
-  if (r.bad || r.left != 0)
-    orion__exec_die(x, "executor %d sent a malformed BUFFER_FLUSH", from);
-  if (n < 0)
+/* Decodes a BUFFER_FLUSH from peer `from` (orion_msg_buffer_flush_free
+ * it); dies on a malformed one. */
+static void read_flush(exec_state *x, const job *j, orion_msg_buffer_flush *m) {
+  int rc = orion_msg_buffer_flush_decode(j->payload, j->len, m, NULL);
+  if (rc == ORION_ENOMEM)
     orion__exec_die(x, "out of memory applying buffered writes");
-  return n;
+  if (rc != 0)
+    orion__exec_die(x, "executor %d sent a malformed BUFFER_FLUSH", j->from);
 }
 
-/* FLUSH_ACK: i64 run. */
+/* FLUSH_ACK for run `run`. */
 static void write_flush_ack(orion_buf *b, int64_t run) {
-  size_t at = orion_wire_begin(b, ORION_WIRE_FLUSH_ACK);
-  orion_pw_i64(b, run);
-  orion_wire_end(b, at);
+  orion_msg_flush_ack m = {run};
+  orion_msg_flush_ack_encode(b, &m); /* out of memory: b->oom tells */
 }
 
 /* Buffered writes go to the owners of their target's rows: applied here
@@ -323,112 +308,105 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
   return rc;
 }
 
-/* A BUFFER_FLUSH from peer `from` for one of our shards: apply, publish,
- * acknowledge.  An apply error is the loop's error (reported to the
- * driver); the flush is acknowledged all the same. */
-static void peer_flush(exec_state *x, int from, const char *p, size_t len) {
+/* A BUFFER_FLUSH m from peer `from` for one of our shards: apply,
+ * publish, acknowledge.  An apply error is the loop's error (reported to
+ * the driver); the flush is acknowledged all the same. */
+static void peer_flush(exec_state *x, int from,
+                       const orion_msg_buffer_flush *m) {
   orion_error err;
-  orion_pend_item *items = NULL;
-  int64_t run, id, n, k, lo, hi;
+  int64_t k, lo, hi;
   shard *sh;
   orion_buf b;
-  n = read_flush(x, from, p, len, &run, &id, &items);
   orion_error_clear(&err);
-  sh = buffer_shard(x, id);
-  if (run != x->run || sh == NULL)
+  sh = buffer_shard(x, m->buffer);
+  if (m->run != x->run || sh == NULL)
     orion__exec_die(x,
                     "executor %d sent buffered writes for buffer #%lld "
                     "of run %lld, which this executor does not hold",
-                    from, (long long)id, (long long)run);
+                    from, (long long)m->buffer, (long long)m->run);
   lo = sh->clo * sh->chunk_rows * sh->row_elems;
   hi = sh->chi * sh->chunk_rows * sh->row_elems;
-  for (k = 0; k < n; k++)
-    if (items[k].key < lo || items[k].key >= hi)
+  for (k = 0; k < m->nitems; k++)
+    if (m->items[k].key < lo || m->items[k].key >= hi)
       orion__exec_die(x,
                       "executor %d sent buffered writes outside this "
                       "executor's shard",
                       from);
-  if (!x->failed && apply_own(x, sh, id, items, n, &err) != 0) {
+  if (!x->failed &&
+      apply_own(x, sh, m->buffer, m->items, m->nitems, &err) != 0) {
     x->failed = 1;
     orion__exec_post_error(x, -1, err.msg);
   }
-  orion_free(items);
   orion_buf_init(&b);
-  write_flush_ack(&b, run);
+  write_flush_ack(&b, m->run);
   orion__peer_post(x, from, &b, 1);
   orion_buf_free(&b);
 }
 
 int orion__shard_on_flush(exec_state *x, job *j) {
-  int64_t run = 0;
-  if (j->len >= 8)
-    memcpy(&run, j->payload, 8);
-  if (run > x->run) { /* its LOAD_BODY is still on the way */
+  orion_msg_buffer_flush m;
+  read_flush(x, j, &m);
+  if (m.run > x->run) { /* its LOAD_BODY is still on the way */
     job **tail;
+    orion_msg_buffer_flush_free(&m); /* decoded again then */
     for (tail = &x->early; *tail != NULL; tail = &(*tail)->next)
       ;
     *tail = j;
     j->next = NULL;
     return 1;
   }
-  peer_flush(x, j->from, j->payload, j->len);
+  peer_flush(x, j->from, &m);
+  orion_msg_buffer_flush_free(&m);
   return 0;
 }
 
 void orion__shard_apply_early(exec_state *x) {
   while (x->early != NULL) { /* peers' writes that came first */
     job *e = x->early;
+    orion_msg_buffer_flush m;
     x->early = e->next;
-    peer_flush(x, e->from, e->payload, e->len);
+    read_flush(x, e, &m);
+    peer_flush(x, e->from, &m);
+    orion_msg_buffer_flush_free(&m);
     orion__exec_job_free(e);
   }
 }
 
 /* ---- fetching other owners' chunks (compute thread) --------------------- */
 
-/* FETCH: i64 run, i64 array, i64 chunk_lo, i64 chunk_hi, then the version
- * held of each chunk of [chunk_lo, chunk_hi). */
-static void write_fetch(orion_buf *b, int64_t run, const shard *sh, int64_t lo,
-                        int64_t hi) {
-  size_t at = orion_wire_begin(b, ORION_WIRE_FETCH);
-  int64_t k;
-  orion_pw_i64(b, run);
-  orion_pw_i64(b, sh->id);
-  orion_pw_i64(b, lo);
-  orion_pw_i64(b, hi);
-  for (k = lo; k < hi; k++)
-    orion_buf_u64(b, sh->have[k]);
-  orion_wire_end(b, at);
+/* A FETCH of chunks [lo, hi) of sh, with the versions we hold. */
+static void write_fetch(exec_state *x, orion_buf *b, const shard *sh,
+                        int64_t lo, int64_t hi) {
+  orion_msg_fetch m = {x->run, sh->id, lo, hi, sh->have + lo};
+  if (orion_msg_fetch_encode(b, &m) == -EMSGSIZE)
+    orion__exec_die(x, "a FETCH of %lld chunks exceeds the largest frame",
+                    (long long)(hi - lo));
+  /* out of memory: b->oom, which orion__peer_post reports */
 }
 
-/* Installs the chunks of a FETCH_REPLY (i64 array, u64 n, then per chunk
- * i64 chunk, u64 version, bytes rows) in our copy; dies on a malformed
+/* Installs the chunks of a FETCH_REPLY in our copy; dies on a malformed
  * one. */
 static void apply_fetch_reply(exec_state *x, const job *j) {
-  orion_reader r;
-  int64_t id, n, k;
+  orion_msg_fetch_reply m;
+  int64_t k;
   shard *sh;
-  orion_reader_init(&r, j->payload, j->len);
-  id = orion_pr_i64(&r);
-  n = orion_pr_count(&r, 24);
-  sh = find_shard(x, id);
-  if (sh == NULL || r.bad)
+  if (orion_msg_fetch_reply_decode(j->payload, j->len, &m, NULL) != 0 ||
+      (sh = find_shard(x, m.array)) == NULL)
     orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
-  for (k = 0; k < n && !r.bad; k++) {
-    int64_t c = orion_pr_i64(&r), first, count;
-    uint64_t v = (uint64_t)orion_pr_i64(&r);
-    size_t len;
-    const char *data = orion_pr_bytes(&r, &len);
-    if (data == NULL || c < 0 || c >= sh->nchunks)
+  for (k = 0; k < m.nchunks; k++) {
+    const orion_msg_chunk *c = &m.chunks[k];
+    int64_t first, count;
+    if (c->chunk < 0 || c->chunk >= sh->nchunks)
       orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
-    chunk_elems(sh, c, c + 1, &first, &count);
-    if (len != (size_t)count * sh->esz)
+    chunk_elems(sh, c->chunk, c->chunk + 1, &first, &count);
+    if (c->len != (size_t)count * sh->esz)
       orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
-    memcpy((char *)sh->a->values + (size_t)first * sh->esz, data, len);
-    sh->have[c] = v;
+    if (c->len > 0) /* an empty chunk's data is NULL */
+      memcpy((char *)sh->a->values + (size_t)first * sh->esz, c->data,
+             c->len);
+    sh->have[c->chunk] = c->version;
   }
-  if (r.bad || r.left != 0)
-    orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
+  orion_msg_fetch_reply_free(&m);
 }
 
 /* The next FETCH_REPLY, waiting for it up to the deadline; NULL when none
@@ -482,7 +460,7 @@ void orion__shard_fetch(exec_state *x) {
       if (e == x->id || hi <= lo)
         continue;
       orion_buf_init(&b);
-      write_fetch(&b, x->run, sh, lo, hi);
+      write_fetch(x, &b, sh, lo, hi);
       pthread_mutex_lock(&x->mu);
       x->awaiting++;
       pthread_mutex_unlock(&x->mu);
@@ -503,54 +481,64 @@ void orion__shard_fetch(exec_state *x) {
 /* ---- serving our chunks (loop thread) ----------------------------------- */
 
 /* Answers a FETCH from the served copy, or returns 1 when the run it asks
- * about has not started here yet (it is kept and retried). */
+ * about has not started here yet (it is kept and retried).  A malformed
+ * FETCH closes the peer's connection, deferred or not. */
 static int serve_fetch(exec_state *x, int from, const char *p, size_t len) {
-  orion_reader r;
-  int64_t run, id, lo, hi, k, cnt = 0, f0, c0;
+  orion_msg_fetch m;
+  orion_msg_fetch_reply rm;
+  orion_msg_chunk *chunks = NULL;
+  int64_t k, f0, c0;
   shard *sh;
   orion_buf b;
-  size_t at, cnt_at;
-  orion_reader_init(&r, p, len);
-  run = orion_pr_i64(&r);
-  id = orion_pr_i64(&r);
-  lo = orion_pr_i64(&r);
-  hi = orion_pr_i64(&r);
-  pthread_mutex_lock(&x->mu);
-  sh = find_shard(x, id);
-  if (sh == NULL || sh->served_run < run || sh->served_run == 0) {
-    pthread_mutex_unlock(&x->mu);
-    return 1;
-  }
-  if (r.bad || lo != sh->clo || hi != sh->chi ||
-      r.left != (size_t)(hi - lo) * 8) {
-    pthread_mutex_unlock(&x->mu);
+  int rc;
+  if (orion_msg_fetch_decode(p, len, &m, NULL) != 0) {
     if (x->peers[from].in != NULL)
       orion_conn_close(x->peers[from].in, "malformed FETCH");
     return 0;
   }
+  pthread_mutex_lock(&x->mu);
+  sh = find_shard(x, m.array);
+  if (sh == NULL || sh->served_run < m.run || sh->served_run == 0) {
+    pthread_mutex_unlock(&x->mu);
+    orion_msg_fetch_free(&m);
+    return 1;
+  }
+  if (m.chunk_lo != sh->clo || m.chunk_hi != sh->chi) {
+    pthread_mutex_unlock(&x->mu);
+    orion_msg_fetch_free(&m);
+    if (x->peers[from].in != NULL)
+      orion_conn_close(x->peers[from].in, "malformed FETCH");
+    return 0;
+  }
+  if (sh->chi > sh->clo) {
+    chunks = orion_malloc(sizeof *chunks * (size_t)(sh->chi - sh->clo));
+    if (chunks == NULL)
+      orion__exec_die(x, "out of memory");
+  }
   chunk_elems(sh, sh->clo, sh->clo, &f0, &c0);
-  /* FETCH_REPLY: i64 array, u64 n, then per changed chunk i64 chunk, u64
-   * version, bytes rows. */
-  orion_buf_init(&b);
-  at = orion_wire_begin(&b, ORION_WIRE_FETCH_REPLY);
-  orion_pw_i64(&b, id);
-  cnt_at = b.len;
-  orion_buf_u64(&b, 0);
-  for (k = lo; k < hi; k++) {
-    uint64_t held = (uint64_t)orion_pr_i64(&r);
+  /* The chunks whose version differs from the one the requester holds,
+   * pointing into the served copy (encoded while x->mu is held). */
+  rm.array = m.array;
+  rm.chunks = chunks;
+  rm.nchunks = 0;
+  for (k = sh->clo; k < sh->chi; k++) {
     int64_t first, count;
-    if (held == sh->ver[k - lo])
+    orion_msg_chunk *c;
+    if (m.versions[k - sh->clo] == sh->ver[k - sh->clo])
       continue;
     chunk_elems(sh, k, k + 1, &first, &count);
-    orion_pw_i64(&b, k);
-    orion_buf_u64(&b, sh->ver[k - lo]);
-    orion_pw_bytes(&b, sh->served + (size_t)(first - f0) * sh->esz,
-                   (size_t)count * sh->esz);
-    cnt++;
+    c = &chunks[rm.nchunks++];
+    c->chunk = k;
+    c->version = sh->ver[k - sh->clo];
+    c->data = sh->served + (size_t)(first - f0) * sh->esz;
+    c->len = (size_t)count * sh->esz;
   }
+  orion_buf_init(&b);
+  rc = orion_msg_fetch_reply_encode(&b, &rm);
   pthread_mutex_unlock(&x->mu);
-  orion__patch_u64(&b, cnt_at, (uint64_t)cnt);
-  if (orion_wire_end(&b, at) != 0)
+  orion_free(chunks);
+  orion_msg_fetch_free(&m);
+  if (rc != 0)
     orion__exec_die(x, "a FETCH_REPLY exceeds the largest frame");
   pthread_mutex_lock(&x->mu);
   x->peer_bytes += b.len;
@@ -597,14 +585,15 @@ void orion__shard_on_fetch_reply(exec_state *x, orion_conn *c, int from,
   pthread_mutex_unlock(&x->mu);
 }
 
-/* An owner applied one of our BUFFER_FLUSHes: the LOOP_DONE held back for
- * them goes out with the last. */
+/* An owner applied one of our BUFFER_FLUSHes (FLUSH_ACK): the LOOP_DONE
+ * held back for them goes out with the last. */
 void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
                                const orion_wire_frame *f) {
+  orion_msg_flush_ack m;
   orion_buf done;
   (void)c;
-  (void)from;
-  (void)f;
+  if (orion_msg_flush_ack_decode(f->payload, f->len, &m, NULL) != 0)
+    orion__exec_die(x, "executor %d sent a malformed FLUSH_ACK", from);
   orion_buf_init(&done);
   pthread_mutex_lock(&x->mu);
   if (x->outstanding > 0 && --x->outstanding == 0 && x->done_held) {
@@ -619,29 +608,31 @@ void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
 }
 
 /* SHARD_PULL: the changed rows of our shards written in this run go to
- * the driver in a SHARD_DATA (u64 nruns, then element runs). */
+ * the driver in a SHARD_DATA, runs pointing into the served copies
+ * (encoded while x->mu is held). */
 void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
                           const orion_wire_frame *f) {
+  orion_msg_shard_pull pull;
+  orion_msg_shard_data m;
+  orion_msg_runvec runs;
   orion_buf b;
-  size_t at, cnt_at;
-  int64_t runs = 0;
-  int i;
-  (void)c;
+  int i, rc = 0;
   (void)from;
-  (void)f;
+  if (orion_msg_shard_pull_decode(f->payload, f->len, &pull, NULL) != 0) {
+    orion_conn_close(c, "malformed SHARD_PULL frame");
+    return;
+  }
+  memset(&runs, 0, sizeof runs);
   orion_buf_init(&b);
-  at = orion_wire_begin(&b, ORION_WIRE_SHARD_DATA);
-  cnt_at = b.len;
-  orion_buf_u64(&b, 0);
   pthread_mutex_lock(&x->mu);
-  for (i = 0; i < x->nshards; i++) {
+  for (i = 0; i < x->nshards && rc == 0; i++) {
     shard *sh = &x->shards[i];
     int64_t first, count, e = 0;
     if (sh->a == NULL || sh->run != x->run ||
         !(sh->flags & ORION_SHARD_WRITTEN))
       continue;
     chunk_elems(sh, sh->clo, sh->chi, &first, &count);
-    while (e < count) { /* runs of changed elements */
+    while (e < count && rc == 0) { /* runs of changed elements */
       int64_t g;
       if (memcmp(sh->served + (size_t)e * sh->esz,
                  sh->base + (size_t)e * sh->esz, sh->esz) == 0) {
@@ -652,16 +643,22 @@ void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
       while (g < count && memcmp(sh->served + (size_t)g * sh->esz,
                                  sh->base + (size_t)g * sh->esz, sh->esz) != 0)
         g++;
-      orion__elems_put(&b, sh->id, first + e, g - e,
-                       sh->served + (size_t)e * sh->esz, sh->esz);
-      runs++;
+      rc = orion_msg_runvec_push(&runs, sh->id, first + e, g - e,
+                                 sh->served + (size_t)e * sh->esz,
+                                 (size_t)(g - e) * sh->esz);
       e = g;
     }
     memcpy(sh->base, sh->served, (size_t)count * sh->esz);
   }
+  m.runs = runs.v;
+  m.nruns = runs.n;
+  if (rc == 0)
+    rc = orion_msg_shard_data_encode(&b, &m);
   pthread_mutex_unlock(&x->mu);
-  orion__patch_u64(&b, cnt_at, (uint64_t)runs);
-  if (orion_wire_end(&b, at) != 0)
+  orion_msg_runvec_free(&runs);
+  if (rc == ORION_ENOMEM)
+    orion__exec_die(x, "out of memory sending this executor's shards");
+  if (rc != 0)
     orion__exec_die(x, "the changes of this executor's shards exceed the "
                        "largest frame");
   orion_conn_send(x->conn, &b);

@@ -9,11 +9,15 @@
  *   exec_peer.c      peers: the listener, HELLO, PEERS, connections to and
  *                    from the other executors, frames queued for them
  *   exec_replica.c   array copies: dense replicas, sparse block copies,
- *                    FORGET, element runs on the wire
+ *                    FORGET, element runs from the wire
  *   exec_shard.c     sharded server arrays: chunk versions, FETCH and its
  *                    reply, buffered writes to their owners, SHARD_PULL
  *   exec_run.c       running a loop: LOAD_BODY, RUN_BLOCK, LOOP_END
  *   exec_load.c      parsing a byte range of an input file (LOAD_FILE)
+ *
+ * Every payload is encoded and decoded with the payload codec (dsm/msg.h);
+ * bulk data travels as views into the frame (in) or pointers into the
+ * executor's own copies (out), copied once, into or out of the frame.
  *
  * Two threads share the state: the loop thread runs the libuv loop (every
  * socket, the heartbeat), the compute thread owns the Lua state and every
@@ -31,6 +35,7 @@
 #include <uv.h>
 
 #include "dsm/array.h"
+#include "dsm/msg.h"
 #include "dsm/net.h"
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
@@ -265,32 +270,16 @@ orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
 /* FORGET: drops the copies (and shards) of the listed arrays. */
 int orion__replica_forget(exec_state *x, job *j);
 
-/* A run of elements on the wire: elements [first, first + count) of
- * array id (RUN_BLOCK, LOAD_BODY's shard rows, BLOCK_DONE, LOOP_DONE,
- * SHARD_DATA). */
-typedef struct elem_run {
-  int64_t id, first, count;
-  const char *data; /* into the payload */
-  size_t len;
-} elem_run;
-
-/* Reads one run (r marked bad on overrun). */
-void orion__elems_get(orion_reader *r, elem_run *run);
-/* Appends one run of count elements of esz bytes at data. */
-void orion__elems_put(orion_buf *b, int64_t id, int64_t first, int64_t count,
-                      const void *data, size_t esz);
-/* Copies run's data into the dense array a; ORION_EPARSE (nothing
- * copied) when the run lies outside a or its length is wrong. */
-int orion__elems_apply(orion_array *a, const elem_run *run);
-/* Overwrites the u64 at b->data + at (a count written before its items)
- * unless b ran out of memory. */
-void orion__patch_u64(orion_buf *b, size_t at, uint64_t v);
+/* Copies run's data (elements [first, first + count) of run->array) into
+ * the dense array a; ORION_EPARSE (nothing copied) when the run lies
+ * outside a or its length is wrong. */
+int orion__elems_apply(orion_array *a, const orion_msg_run *run);
 
 /* ---- exec_shard.c ------------------------------------------------------- */
 
-/* One LOAD_BODY shard entry from r: sets up or refreshes the shard and
- * installs the rows sent for our chunks.  Compute thread. */
-int orion__shard_setup(exec_state *x, orion_reader *r, int64_t run,
+/* One LOAD_BODY shard entry: sets up or refreshes the shard and installs
+ * the rows sent for our chunks.  Compute thread. */
+int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
                        orion_error *err);
 /* Retires the shards not sharded in this run.  Compute thread. */
 void orion__shards_retire(exec_state *x, int64_t run);

@@ -17,20 +17,15 @@
 #include <stdint.h>
 
 #include "dsm/array.h"
+#include "dsm/msg.h"
 
 /* A pending value: the integer for i32/i64 targets, the float otherwise
- * (all-zero bits are 0 and 0.0 alike). */
-typedef union orion_pend_value {
-  int64_t i;
-  double d;
-} orion_pend_value;
-
-/* A pending buffered write: the element's linear key in the target and its
- * value. */
-typedef struct orion_pend_item {
-  int64_t key;
-  orion_pend_value val;
-} orion_pend_item;
+ * (all-zero bits are 0 and 0.0 alike).  A pending buffered write: the
+ * element's linear key in the target and its value.  They are the payload
+ * codec's item types (dsm/msg.h), so that a flush ships the items a store
+ * hands out as they are. */
+typedef orion_msg_value orion_pend_value;
+typedef orion_msg_item orion_pend_item;
 
 /* How a buffer's pending value meets the target's element at a flush. */
 typedef enum orion_apply_op {

@@ -130,17 +130,12 @@ int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
                             const orion_pend_item *items, int64_t n,
                             orion_error *err);
 
-/* The items of a BUFFER_FLUSH frame (dsm/proto.h): after the frame's
- * run, buffer and isint fields, u64 n, u64 nruns, then either (nruns 0)
- * n times i64 key, u64 value bits, or nruns times i64 first key, u64
- * count, then the n value bits in key order: consecutive keys (the dense
- * ranges nn.add_to writes) cost 8 bytes an item instead of 16.  The
- * encoder picks the smaller form. */
-void orion_flush_items_put(orion_buf *b, const orion_pend_item *items,
-                           int64_t n);
-/* Reads them into a new array (*out, orion_free it; NULL when n is 0) and
- * returns n, or -1 (r marked bad) when the frame is malformed or memory
- * runs out (*out NULL and r not bad). */
+/* Transitional (lua/dist.c's last use; deleted once it decodes
+ * BUFFER_FLUSH with dsm/msg.h, whose item coding this is): reads the items
+ * that end a BUFFER_FLUSH payload, after its run, buffer and isint fields,
+ * into a new array (*out, orion_free it; NULL when n is 0) and returns n,
+ * or -1 (r marked bad) when they are malformed or memory runs out (*out
+ * NULL and r not bad). */
 int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out);
 
 /* The number of pending elements of buffer id, or -1 when it is not bound

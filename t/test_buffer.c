@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "dsm/array.h"
+#include "dsm/msg.h"
+#include "dsm/wire.h"
 #include "lua/capture.h"
 #include "lua/exec.h"
 #include "util/alloc.h"
@@ -840,29 +842,33 @@ Test(buffer, many_blocks_many_flushes) {
 }
 
 /* ------------------------------------------------------------------------
- * The BUFFER_FLUSH item codec (orion_flush_items_put/get).
+ * The BUFFER_FLUSH item coding (dsm/msg.h), which ships a flush's
+ * orion_pend_items as they are.
  * ---------------------------------------------------------------------- */
 
-/* Encodes n items, checks the encoded size against `bytes`, decodes them
+/* Encodes n items in a BUFFER_FLUSH, checks the size of its item list
+ * (the payload after run, buffer and isint) against `bytes`, decodes them
  * back and compares key and value bits. */
 static void roundtrip(const orion_pend_item *items, int64_t n, size_t bytes) {
+  orion_msg_buffer_flush m = {1, 2, 0, items, n}, back;
   orion_buf b;
-  orion_reader r;
-  orion_pend_item *back = NULL;
-  int64_t i, got;
+  const char *p;
+  size_t len;
+  int64_t i;
   orion_buf_init(&b);
-  orion_flush_items_put(&b, items, n);
-  cr_assert_eq(b.len, bytes, "encoded %zu bytes, expected %zu", b.len, bytes);
-  orion_reader_init(&r, b.data, b.len);
-  got = orion_flush_items_get(&r, &back);
-  cr_assert_eq(got, n);
-  cr_assert(!r.bad);
-  cr_assert_eq(r.left, 0);
+  cr_assert_eq(orion_msg_buffer_flush_encode(&b, &m), 0);
+  p = b.data + ORION_WIRE_HEADER_LEN;
+  len = b.len - ORION_WIRE_OVERHEAD;
+  cr_assert_eq(len, 24 + bytes, "encoded %zu bytes of items, expected %zu",
+               len - 24, bytes);
+  cr_assert_eq(orion_msg_buffer_flush_decode(p, len, &back, NULL), 0);
+  cr_assert_eq(back.nitems, n);
   for (i = 0; i < n; i++) {
-    cr_assert_eq(back[i].key, items[i].key, "item %lld", (long long)i);
-    cr_assert_eq(back[i].val.i, items[i].val.i, "item %lld", (long long)i);
+    cr_assert_eq(back.items[i].key, items[i].key, "item %lld", (long long)i);
+    cr_assert_eq(back.items[i].val.i, items[i].val.i, "item %lld",
+                 (long long)i);
   }
-  orion_free(back);
+  orion_msg_buffer_flush_free(&back);
   orion_buf_free(&b);
 }
 
@@ -889,16 +895,18 @@ Test(buffer, flush_codec_scattered_keys_keep_key_and_value) {
   roundtrip(it, 1, 16 + 16);
 }
 
-/* A hand-built item list: header then `words`. */
-static int64_t decode_words(const uint64_t *words, size_t nw) {
-  orion_reader r;
-  orion_pend_item *items = NULL;
-  int64_t n;
-  orion_reader_init(&r, (const char *)words, nw * 8);
-  n = orion_flush_items_get(&r, &items);
-  cr_assert_null(items);
-  cr_assert(r.bad);
-  return n;
+/* A hand-built item list `words` behind run, buffer and isint: refused,
+ * and nothing is left allocated.  Returns the decoder's code. */
+static int decode_words(const uint64_t *words, size_t nw) {
+  uint64_t p[16] = {1, 2, 0};
+  orion_msg_buffer_flush m;
+  int rc;
+  cr_assert_leq(nw, 13);
+  memcpy(p + 3, words, nw * 8);
+  rc = orion_msg_buffer_flush_decode(p, (3 + nw) * 8, &m, NULL);
+  cr_assert_null(m.items);
+  cr_assert_eq(m.nitems, 0);
+  return rc;
 }
 
 Test(buffer, flush_codec_refuses_malformed_lists) {
@@ -913,12 +921,12 @@ Test(buffer, flush_codec_refuses_malformed_lists) {
   uint64_t many[] = {1, 2, 10, 1, 20, 1, 5};
   uint64_t cut[] = {2, 0, 10, 1, 11};
   uint64_t huge[] = {(uint64_t)1 << 60, 0, 10, 1};
-  cr_assert_eq(decode_words(short_runs, 7), -1);
-  cr_assert_eq(decode_words(long_runs, 9), -1);
-  cr_assert_eq(decode_words(negative, 6), -1);
-  cr_assert_eq(decode_words(zero, 8), -1);
-  cr_assert_eq(decode_words(missing, 6), -1);
-  cr_assert_eq(decode_words(many, 7), -1);
-  cr_assert_eq(decode_words(cut, 5), -1);
-  cr_assert_eq(decode_words(huge, 4), -1);
+  cr_assert_eq(decode_words(short_runs, 7), ORION_EPARSE);
+  cr_assert_eq(decode_words(long_runs, 9), ORION_EPARSE);
+  cr_assert_eq(decode_words(negative, 6), ORION_EPARSE);
+  cr_assert_eq(decode_words(zero, 8), ORION_EPARSE);
+  cr_assert_eq(decode_words(missing, 6), ORION_ETRUNC);
+  cr_assert_eq(decode_words(many, 7), ORION_EPARSE);
+  cr_assert_eq(decode_words(cut, 5), ORION_ETRUNC);
+  cr_assert_eq(decode_words(huge, 4), ORION_ETRUNC);
 }
