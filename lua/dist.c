@@ -137,27 +137,19 @@ typedef struct arr_use {
   unsigned char *dsent; /* per space part: its rows went out in this run */
 } arr_use;
 
-/* A growable list of ranges (RUN_BLOCK's watched and kept ranges). */
-typedef struct rangevec {
+/* A list of ranges with room for all a block has (RUN_BLOCK's watched
+ * and kept ranges). */
+typedef struct rangelist {
   orion_msg_range *v;
-  int64_t n, cap;
-} rangevec;
+  int64_t n;
+} rangelist;
 
-static int range_push(rangevec *v, int64_t array, int64_t first,
+static void range_add(rangelist *l, int64_t array, int64_t first,
                       int64_t count) {
-  if (v->n == v->cap) {
-    int64_t cap = v->cap > 0 ? 2 * v->cap : 16;
-    orion_msg_range *nv = orion_realloc(v->v, sizeof *nv * (size_t)cap);
-    if (nv == NULL)
-      return ORION_ENOMEM;
-    v->v = nv;
-    v->cap = cap;
-  }
-  v->v[v->n].array = array;
-  v->v[v->n].first = first;
-  v->v[v->n].count = count;
-  v->n++;
-  return 0;
+  l->v[l->n].array = array;
+  l->v[l->n].first = first;
+  l->v[l->n].count = count;
+  l->n++;
 }
 
 typedef struct loop_run {
@@ -182,7 +174,8 @@ typedef struct loop_run {
    * runs are views of the arrays' rows until the encoder copies them). */
   orion_msg_seg *segs; /* room for the most segments a block has */
   orion_msg_runvec runs;
-  rangevec watch, keep;
+  rangelist watch;     /* room for nuse + the most segments */
+  rangelist keep;      /* room for nuse */
   /* LOAD_BODY's lists (their fields the same for every executor) */
   orion_msg_array_desc *adesc;
   orion_msg_acc_desc *accdesc;
@@ -372,9 +365,8 @@ static int block_rows(loop_run *r, int e, int b) {
       u->dsent[p] = 1;
       if (hi > lo) {
         rc = add_rows(&r->runs, u, e, lo, hi, r->seq[b]);
-        if (rc == 0)
-          rc = range_push(&r->keep, u->d->id, lo * u->c->row_elems,
-                          (hi - lo) * u->c->row_elems);
+        range_add(&r->keep, u->d->id, lo * u->c->row_elems,
+                  (hi - lo) * u->c->row_elems);
       }
       continue;
     }
@@ -395,25 +387,24 @@ static int block_rows(loop_run *r, int e, int b) {
   return rc;
 }
 
-/* RUN_BLOCK's ranges the block may write directly; 0 or ORION_ENOMEM. */
-static int block_watch(loop_run *r, int b) {
+/* RUN_BLOCK's ranges the block may write directly. */
+static void block_watch(loop_run *r, int b) {
   const orion_blockset *bs = &r->j->it->bs;
-  int i, rc = 0;
-  for (i = 0; i < r->nuse && rc == 0; i++) {
+  int i;
+  for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi, sg;
     if (u->d->a->sparse || u->sharded || u->deferred)
       continue;
     if (u->iterated) /* the block's own segments */
-      for (sg = bs->first[b]; sg < bs->first[b + 1] && rc == 0; sg++)
-        rc = range_push(&r->watch, u->d->id, bs->segs[sg].lo,
-                        bs->segs[sg].hi - bs->segs[sg].lo);
+      for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++)
+        range_add(&r->watch, u->d->id, bs->segs[sg].lo,
+                  bs->segs[sg].hi - bs->segs[sg].lo);
     row_range(r, u, b, ACC_WRITE, &lo, &hi);
-    if (hi > lo && rc == 0)
-      rc = range_push(&r->watch, u->d->id, lo * u->c->row_elems,
-                      (hi - lo) * u->c->row_elems);
+    if (hi > lo)
+      range_add(&r->watch, u->d->id, lo * u->c->row_elems,
+                (hi - lo) * u->c->row_elems);
   }
-  return rc;
 }
 
 /* RUN_BLOCK of block b for executor e: the block's segments, its sparse
@@ -432,10 +423,9 @@ static int put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
   r->seq[b] = ++dispatch_counter;
   r->runs.n = r->watch.n = r->keep.n = 0;
   rc = block_rows(r, e, b);
-  if (rc == 0)
-    rc = block_watch(r, b);
   if (rc != 0)
     return rc;
+  block_watch(r, b);
   m.runs = r->runs.v;
   m.nruns = r->runs.n;
   m.watch = r->watch.v;
@@ -534,9 +524,44 @@ static int apply_run(arr_use *u, const orion_msg_run *m) {
   return 0;
 }
 
+/* Which runs a frame may carry: of any dense array of the loop
+ * (BLOCK_DONE), of deferred ones (LOOP_DONE), of the sender's own chunks of
+ * sharded ones (SHARD_DATA). */
+enum { RUNS_ANY, RUNS_KEPT, RUNS_OWNED };
+
+static int run_allowed(const loop_run *r, int e, const arr_use *u,
+                       const orion_msg_run *run, int may) {
+  int64_t c0, c1;
+  if (u == NULL || may == RUNS_ANY)
+    return u != NULL;
+  if (may == RUNS_KEPT)
+    return u->deferred;
+  if (!u->sharded || run->count <= 0)
+    return 0;
+  c0 = run->first / u->c->row_elems / u->c->chunk;
+  c1 = (run->first + run->count - 1) / u->c->row_elems / u->c->chunk;
+  return c1 >= c0 && c0 >= orion_shard_first(e, r->n, u->c->nchunks) &&
+         c1 < orion_shard_first(e + 1, r->n, u->c->nchunks);
+}
+
+/* Copies the runs of executor e's `what` frame into the driver's copies,
+ * which e then holds as of dispatch number seq; a run the frame may not
+ * carry (see run_allowed) ends the job. */
+static void take_runs(loop_run *r, int e, const char *what,
+                      const orion_msg_run *runs, int64_t n, int may,
+                      uint64_t seq) {
+  int64_t k;
+  for (k = 0; k < n; k++) {
+    arr_use *u = use_of(r, runs[k].array);
+    if (!run_allowed(r, e, u, &runs[k], may) || apply_run(u, &runs[k]) != 0)
+      fail_frame(r, e, what);
+    orion_replica_changed(u->c, e, seq, runs[k].first, runs[k].count);
+  }
+}
+
 static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_block_done m;
-  int64_t k, b;
+  int64_t b;
   check_decoded(r, e, "BLOCK_DONE",
                 orion_msg_block_done_decode(f->payload, f->len, &m, NULL));
   b = m.block;
@@ -554,13 +579,7 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
     memcpy((char *)it->a->values + (size_t)lo * esz, m.values, m.values_len);
     orion_replica_block_changed(r->itc, e, (int)b);
   }
-  for (k = 0; k < m.nruns; k++) {
-    const orion_msg_run *run = &m.runs[k];
-    arr_use *u = use_of(r, run->array);
-    if (u == NULL || apply_run(u, run) != 0)
-      fail_frame(r, e, "BLOCK_DONE");
-    orion_replica_changed(u->c, e, r->seq[b], run->first, run->count);
-  }
+  take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
   orion_msg_block_done_free(&m);
   orion_loop_block_done(&r->m, e, b);
 }
@@ -612,7 +631,6 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
 static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_loop_done m;
   int64_t k;
-  uint64_t seq;
   check_decoded(r, e, "LOOP_DONE",
                 orion_msg_loop_done_decode(f->payload, f->len, &m, NULL));
   for (k = 0; k < m.naccs; k++) {
@@ -629,15 +647,9 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   r->peer_bytes += m.peer_bytes;
   r->shard_items += m.shard_items;
-  /* The rows of deferred arrays it kept during the run. */
-  seq = ++dispatch_counter; /* after every block e was sent */
-  for (k = 0; k < m.nruns; k++) {
-    const orion_msg_run *run = &m.runs[k];
-    arr_use *u = use_of(r, run->array);
-    if (u == NULL || !u->deferred || apply_run(u, run) != 0)
-      fail_frame(r, e, "LOOP_DONE");
-    orion_replica_changed(u->c, e, seq, run->first, run->count);
-  }
+  /* The rows of deferred arrays it kept during the run, as of a dispatch
+   * number after every block e was sent. */
+  take_runs(r, e, "LOOP_DONE", m.runs, m.nruns, RUNS_KEPT, ++dispatch_counter);
   orion_msg_loop_done_free(&m);
   if (orion_loop_exec_done(&r->m, e) != 0)
     fail_frame(r, e, "LOOP_DONE");
@@ -647,24 +659,9 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
  * driver's, and the owner holds them (nobody else does). */
 static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_shard_data m;
-  int64_t k;
   check_decoded(r, e, "SHARD_DATA",
                 orion_msg_shard_data_decode(f->payload, f->len, &m, NULL));
-  for (k = 0; k < m.nruns; k++) {
-    const orion_msg_run *run = &m.runs[k];
-    arr_use *u = use_of(r, run->array);
-    int64_t c0, c1;
-    if (u == NULL || !u->sharded || run->count <= 0)
-      fail_frame(r, e, "SHARD_DATA");
-    c0 = run->first / u->c->row_elems / u->c->chunk;
-    c1 = (run->first + run->count - 1) / u->c->row_elems / u->c->chunk;
-    /* An owner sends only its own chunks. */
-    if (c1 < c0 || c0 < orion_shard_first(e, r->n, u->c->nchunks) ||
-        c1 >= orion_shard_first(e + 1, r->n, u->c->nchunks) ||
-        apply_run(u, run) != 0)
-      fail_frame(r, e, "SHARD_DATA");
-    orion_replica_changed(u->c, e, r->pull_seq, run->first, run->count);
-  }
+  take_runs(r, e, "SHARD_DATA", m.runs, m.nruns, RUNS_OWNED, r->pull_seq);
   orion_msg_shard_data_free(&m);
   if (orion_loop_pulled(&r->m, e) != 0)
     fail_frame(r, e, "SHARD_DATA");
@@ -948,12 +945,15 @@ static int frame_lists(loop_run *r) {
     if (bs->first[b + 1] - bs->first[b] > most)
       most = bs->first[b + 1] - bs->first[b];
   r->segs = orion_malloc(sizeof *r->segs * (size_t)most);
+  r->watch.v = orion_malloc(sizeof *r->watch.v * (size_t)(r->nuse + most));
+  r->keep.v = orion_malloc(sizeof *r->keep.v * (size_t)r->nuse);
   r->adesc = orion_calloc((size_t)r->nuse, sizeof *r->adesc);
   r->accdesc = orion_calloc((size_t)r->j->naccs + 1, sizeof *r->accdesc);
   r->bufdesc = orion_calloc((size_t)r->j->nbufs + 1, sizeof *r->bufdesc);
   r->shards = orion_calloc((size_t)r->nuse, sizeof *r->shards);
-  if (r->segs == NULL || r->adesc == NULL || r->accdesc == NULL ||
-      r->bufdesc == NULL || r->shards == NULL)
+  if (r->segs == NULL || r->watch.v == NULL || r->keep.v == NULL ||
+      r->adesc == NULL || r->accdesc == NULL || r->bufdesc == NULL ||
+      r->shards == NULL)
     return ORION_ENOMEM;
   body_lists(r);
   return 0;
