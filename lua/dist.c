@@ -576,7 +576,9 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
     int64_t hi = bs->segs[bs->first[b + 1] - 1].hi;
     if (!it->a->sparse || m.values_len != (size_t)(hi - lo) * esz)
       fail_frame(r, e, "BLOCK_DONE");
-    memcpy((char *)it->a->values + (size_t)lo * esz, m.values, m.values_len);
+    if (m.values_len > 0) /* an empty view is NULL */
+      memcpy((char *)it->a->values + (size_t)lo * esz, m.values,
+             m.values_len);
     orion_replica_block_changed(r->itc, e, (int)b);
   }
   take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
