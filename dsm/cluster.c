@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "dsm/addr.h"
-#include "dsm/proto.h"
+#include "dsm/msg.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -427,6 +427,30 @@ static int split_listen(const char *s, char *host, size_t hn, int *port) {
   return ORION_EINVAL;
 }
 
+/* PEERS: every executor learns where the others listen (sharded server
+ * arrays move between them directly). */
+static void send_peers(orion_cluster *c) {
+  orion_msg_str *addrs = orion_calloc((size_t)c->n, sizeof *addrs);
+  orion_msg_peers m;
+  int i;
+  if (addrs == NULL)
+    orion_cluster_fail(c, "out of memory sending the executors' addresses");
+  for (i = 0; i < c->n; i++) {
+    addrs[i].p = c->peers[i].listen;
+    addrs[i].len = strlen(c->peers[i].listen);
+  }
+  m.addrs = addrs;
+  m.n = c->n;
+  for (i = 0; i < c->n; i++) {
+    orion_buf b;
+    orion_buf_init(&b);
+    orion_msg_peers_encode(&b, &m);
+    orion_cluster_send(c, i, &b);
+    orion_buf_free(&b);
+  }
+  orion_free(addrs);
+}
+
 orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
                                    orion_error *err) {
   orion_cluster *c;
@@ -539,21 +563,7 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
     accepting = NULL;
     return NULL;
   }
-  /* Every executor learns where the others listen: sharded server arrays
-   * move between them directly. */
-  for (i = 0; i < c->n; i++) {
-    orion_buf b;
-    size_t at;
-    int k;
-    orion_buf_init(&b);
-    at = orion_wire_begin(&b, ORION_WIRE_PEERS);
-    orion_buf_u64(&b, (uint64_t)c->n);
-    for (k = 0; k < c->n; k++)
-      orion_pw_bytes(&b, c->peers[k].listen, strlen(c->peers[k].listen));
-    orion_wire_end(&b, at);
-    orion_cluster_send(c, i, &b);
-    orion_buf_free(&b);
-  }
+  send_peers(c);
   c->doing[0] = '\0';
   return c;
 }

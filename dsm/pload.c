@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dsm/proto.h"
+#include "dsm/msg.h"
 #include "dsm/types.h"
 #include "util/alloc.h"
 
@@ -17,108 +17,74 @@ typedef struct load_run {
   char **errs; /* per executor: its error, or NULL */
 } load_run;
 
-/* An array from a LOADED frame (NULL with r bad on a malformed one). */
-static orion_array *get_array(orion_reader *r) {
+/* A LOADED part's array (the codec checked its sizes); NULL when it cannot
+ * be made (dense dimensions that do not hold its elements, or memory). */
+static orion_array *array_of(const orion_msg_loaded_array *m) {
   orion_error err;
   orion_array *a;
-  int64_t type = orion_pr_i64(r), nd = orion_pr_i64(r), dims[ORION_MAX_DIMS];
-  int64_t nnz;
-  size_t kl, vl;
-  const char *keys, *vals;
-  int d;
-  if (type < 0 || type > ORION_I64 || nd < 1 || nd > ORION_MAX_DIMS) {
-    r->bad = 1;
-    return NULL;
-  }
-  for (d = 0; d < nd; d++)
-    dims[d] = orion_pr_i64(r);
-  nnz = orion_pr_i64(r);
-  keys = orion_pr_bytes(r, &kl);
-  vals = orion_pr_bytes(r, &vl);
-  if (r->bad || nnz < 0 || vl != (size_t)nnz * orion_type_size((orion_type)type)) {
-    r->bad = 1;
-    return NULL;
-  }
   orion_error_clear(&err);
-  if (kl == 0 && nnz > 0) { /* dense */
-    a = orion_array_new_dense((int)nd, dims, (orion_type)type, &err);
-    if (a == NULL || a->nnz != nnz) {
+  if (m->keys_len == 0 && m->nnz > 0) { /* dense */
+    a = orion_array_new_dense(m->ndims, m->dims, (orion_type)m->type, &err);
+    if (a == NULL || a->nnz != m->nnz) {
       orion_array_release(a);
-      r->bad = 1;
       return NULL;
     }
   } else {
-    if (kl != (size_t)nnz * (size_t)nd * 8) {
-      r->bad = 1;
-      return NULL;
-    }
-    a = orion_array_new_sparse((int)nd, (orion_type)type, &err);
-    if (a == NULL || orion_array_reserve(a, nnz > 0 ? nnz : 1) != 0) {
+    a = orion_array_new_sparse(m->ndims, (orion_type)m->type, &err);
+    if (a == NULL || orion_array_reserve(a, m->nnz > 0 ? m->nnz : 1) != 0) {
       orion_array_release(a);
-      r->bad = 1;
       return NULL;
     }
-    memcpy(a->keys, keys, kl);
-    a->nnz = nnz;
-    memcpy(a->dims, dims, sizeof(int64_t) * (size_t)nd);
+    if (m->keys_len > 0)
+      memcpy(a->keys, m->keys, m->keys_len);
+    a->nnz = m->nnz;
+    memcpy(a->dims, m->dims, sizeof(int64_t) * (size_t)m->ndims);
   }
-  memcpy(a->values, vals, vl);
+  if (m->values_len > 0)
+    memcpy(a->values, m->values, m->values_len);
   return a;
 }
 
-/* LOAD_FILE for range `part` of nparts (dsm/proto.h). */
+/* LOAD_FILE for range `part` of nparts. */
 static void put_load_file(orion_buf *b, const char *path, int part,
                           int nparts, const orion_load_opts *o) {
-  size_t at = orion_wire_begin(b, ORION_WIRE_LOAD_FILE);
-  int d;
-  orion_pw_bytes(b, path, strlen(path));
-  orion_pw_i64(b, part);
-  orion_pw_i64(b, nparts);
-  orion_pw_i64(b, o->format);
-  orion_pw_i64(b, o->index_base);
-  orion_pw_i64(b, o->nkeys);
-  orion_pw_i64(b, o->have_dims);
-  for (d = 0; d < ORION_MAX_DIMS; d++)
-    orion_pw_i64(b, o->dims[d]);
-  orion_pw_i64(b, o->value_type);
-  orion_pw_i64(b, o->skip_errors);
-  orion_pw_i64(b, o->sep);
-  orion_pw_i64(b, o->header);
-  orion_pw_i64(b, o->ncols_key);
-  for (d = 0; d < ORION_MAX_DIMS; d++)
-    orion_pw_i64(b, o->key_cols[d]);
-  orion_pw_i64(b, o->value_col);
-  orion_wire_end(b, at);
+  orion_msg_load_file m;
+  m.path = path;
+  m.path_len = strlen(path);
+  m.part = part;
+  m.nparts = nparts;
+  m.opts = *o;
+  orion_msg_load_file_encode(b, &m);
 }
 
 static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
   load_run *lr = ud;
-  orion_reader r;
   orion_load_result *res = &lr->parts[e];
+  orion_msg_loaded m;
   if (f->type != ORION_WIRE_LOADED)
     orion_cluster_fail(lr->cl, "executor %d (%s) sent an unexpected %s frame",
                        e, orion_cluster_addr(lr->cl, e),
                        orion_wire_type_name(f->type));
-  orion_reader_init(&r, (const char *)f->payload, f->len);
-  if (orion_pr_i64(&r) == 0) {
-    size_t n;
-    const char *msg = orion_pr_bytes(&r, &n);
-    lr->errs[e] = orion_strndup(msg != NULL ? msg : "?", msg != NULL ? n : 1);
+  if (orion_msg_loaded_decode(f->payload, f->len, &m, NULL) != 0)
+    orion_cluster_fail(lr->cl, "executor %d (%s) sent a malformed LOADED "
+                               "frame",
+                       e, orion_cluster_addr(lr->cl, e));
+  if (!m.ok) {
+    lr->errs[e] = orion_strndup(m.msg != NULL ? m.msg : "", m.msg_len);
   } else {
-    size_t n;
-    const char *fs;
-    res->array = get_array(&r);
-    if (orion_pr_i64(&r) == 1)
-      res->labels = get_array(&r);
-    res->row_lo = orion_pr_i64(&r);
-    res->lines = orion_pr_i64(&r);
-    res->skipped = orion_pr_i64(&r);
-    fs = orion_pr_bytes(&r, &n);
-    if (r.bad || r.left != 0 || res->array == NULL)
+    res->array = array_of(&m.array);
+    if (m.has_labels)
+      res->labels = array_of(&m.labels);
+    res->row_lo = m.row_lo;
+    res->lines = m.lines;
+    res->skipped = m.skipped;
+    if (res->array == NULL || (m.has_labels && res->labels == NULL))
       orion_cluster_fail(lr->cl, "executor %d (%s) sent a malformed LOADED "
                                  "frame",
                          e, orion_cluster_addr(lr->cl, e));
-    snprintf(res->first_skip, sizeof res->first_skip, "%.*s", (int)n, fs);
+    snprintf(res->first_skip, sizeof res->first_skip, "%.*s",
+             (int)m.first_skip_len,
+             m.first_skip != NULL ? m.first_skip : "");
   }
   lr->got++;
 }

@@ -1,5 +1,5 @@
 /* Loading a built-in text format in parallel: the driver sends every
- * executor the file and its byte range (LOAD_FILE, dsm/proto.h); each
+ * executor the file and its byte range (LOAD_FILE, dsm/msg.h); each
  * parses the lines starting in its range and sends its part back (LOADED);
  * the parts are merged as orion_load_file would return the whole. */
 #ifndef ORION_DSM_PLOAD_H

@@ -23,9 +23,12 @@
  * ships buffered writes at their flush points, which the driver applies
  * with the buffer's operator.
  *
- * Payloads (dsm/proto.h) are built and read here, one small function per
- * message (put_..., get_...), until dsm/ has a typed codec for them.
+ * Every payload is built and read with the typed codec (dsm/msg.h): row
+ * data travels as views of the arrays' own memory until the encoder
+ * appends it to the frame, and arrives as views into the frame.
  */
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +38,7 @@
 #include "dsm/loader.h"
 #include "dsm/msg.h"
 #include "dsm/pload.h"
-#include "dsm/proto.h"
+#include "dsm/proto.h" /* orion_shard_first */
 #include "dsm/replica.h"
 #include "dsm/types.h"
 #include "lua/dist.h"
@@ -132,9 +135,22 @@ typedef struct arr_use {
    * every block. */
   int deferred;
   unsigned char *dsent; /* per space part: its rows went out in this run */
-  int64_t kfirst, kcount; /* the block being sent hands these elements
-                             over to its executor (kcount 0: none) */
 } arr_use;
+
+/* A list of ranges with room for all a block has (RUN_BLOCK's watched
+ * and kept ranges). */
+typedef struct rangelist {
+  orion_msg_range *v;
+  int64_t n;
+} rangelist;
+
+static void range_add(rangelist *l, int64_t array, int64_t first,
+                      int64_t count) {
+  l->v[l->n].array = array;
+  l->v[l->n].first = first;
+  l->v[l->n].count = count;
+  l->n++;
+}
 
 typedef struct loop_run {
   lua_State *L;
@@ -154,6 +170,17 @@ typedef struct loop_run {
   uint64_t peer_bytes, shard_items;
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
+  /* The lists of the frame being built, reused from frame to frame (their
+   * runs are views of the arrays' rows until the encoder copies them). */
+  orion_msg_seg *segs; /* room for the most segments a block has */
+  orion_msg_runvec runs;
+  rangelist watch;     /* room for nuse + the most segments */
+  rangelist keep;      /* room for nuse */
+  /* LOAD_BODY's lists (their fields the same for every executor) */
+  orion_msg_array_desc *adesc;
+  orion_msg_acc_desc *accdesc;
+  orion_msg_buf_desc *bufdesc;
+  orion_msg_shard *shards;
 } loop_run;
 
 /* Key ranges of every block of the iterated array, kept while its blocks
@@ -226,15 +253,16 @@ static void row_range(const loop_run *r, const arr_use *u, int b, int mode,
   }
 }
 
-/* Appends the stale rows of [lo, hi) of u for executor e as runs; only
- * whole chunks are marked as held (a partly sent chunk stays stale there,
- * so that rows the executor did not ask for are never overwritten). */
-static int64_t add_rows(orion_buf *b, const arr_use *u, int e, int64_t lo,
-                        int64_t hi, uint64_t seq) {
+/* Appends to v the stale rows of [lo, hi) of u for executor e as runs
+ * (views of the driver's copy); only whole chunks are marked as held (a
+ * partly sent chunk stays stale there, so that rows the executor did not
+ * ask for are never overwritten).  Returns 0 or ORION_ENOMEM. */
+static int add_rows(orion_msg_runvec *v, const arr_use *u, int e, int64_t lo,
+                    int64_t hi, uint64_t seq) {
   orion_replica *c = u->c;
   orion_array *a = u->d->a;
   size_t esz = orion_type_size(a->type);
-  int64_t k, runs = 0, k0, k1;
+  int64_t k, k0, k1;
   if (hi <= lo)
     return 0;
   k0 = lo / c->chunk;
@@ -255,23 +283,12 @@ static int64_t add_rows(orion_buf *b, const arr_use *u, int e, int64_t lo,
       rhi = hi;
     first = rlo * c->row_elems;
     count = (rhi - rlo) * c->row_elems;
-    orion_pw_i64(b, u->d->id);
-    orion_pw_i64(b, first);
-    orion_pw_i64(b, count);
-    orion_pw_bytes(b, (const char *)a->values + (size_t)first * esz,
-                   (size_t)count * esz);
-    runs++;
+    if (orion_msg_runvec_push(v, u->d->id, first, count,
+                              (const char *)a->values + (size_t)first * esz,
+                              (size_t)count * esz) != 0)
+      return ORION_ENOMEM;
   }
-  return runs;
-}
-
-static void put_count(orion_buf *b, size_t at, int64_t n) {
-  int i;
-  if (b->oom)
-    return;
-  for (i = 0; i < 8; i++)
-    ((unsigned char *)b->data)[at + (size_t)i] =
-        (unsigned char)((uint64_t)n >> (8 * i));
+  return 0;
 }
 
 /* The rows every block of space part p may read or write, as one range. */
@@ -295,71 +312,61 @@ static void part_rows(const loop_run *r, const arr_use *u, int p,
     *lo = *hi = 0;
 }
 
-/* ---- payloads the driver sends (dsm/proto.h) ---------------------------- */
+/* ---- payloads the driver sends (dsm/msg.h) ------------------------------ */
 
-/* RUN_BLOCK of block b for executor e: the block's segments, its sparse
- * elements unless e holds them, the rows of dense arrays e lacks, the
- * ranges to watch and the deferred rows to keep. */
-static void put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
-  const orion_dist_job *j = r->j;
-  darray *it = j->it;
+/* RUN_BLOCK's segments of block b: positions within the block's own copy
+ * when the iterated array is sparse, in the whole array when dense. */
+static void block_segs(loop_run *r, int b, orion_msg_run_block *m) {
+  const darray *it = r->j->it;
   const orion_blockset *bs = &it->bs;
-  size_t at, cnt_at;
-  int64_t sg, runs = 0, watches = 0, nkeep = 0;
-  int i;
+  int64_t sg, s0 = bs->first[b], s1 = bs->first[b + 1];
+  int64_t base = it->a->sparse && s0 < s1 ? bs->segs[s0].lo : 0;
+  for (sg = s0; sg < s1; sg++) {
+    r->segs[sg - s0].lo = bs->segs[sg].lo - base;
+    r->segs[sg - s0].hi = bs->segs[sg].hi - base;
+  }
+  m->segs = r->segs;
+  m->nsegs = s1 - s0;
+}
 
-  at = orion_wire_begin(buf, ORION_WIRE_RUN_BLOCK);
-  orion_pw_i64(buf, b);
-  orion_buf_u64(buf, j->seed);
-  orion_pw_i64(buf, j->sched->nblocks);
-  orion_buf_u64(buf, (uint64_t)(bs->first[b + 1] - bs->first[b]));
-  for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++) {
-    int64_t lo = bs->segs[sg].lo, hi = bs->segs[sg].hi;
-    if (it->a->sparse) { /* positions within the block's own copy */
-      lo -= bs->segs[bs->first[b]].lo;
-      hi -= bs->segs[bs->first[b]].lo;
-    }
-    orion_pw_i64(buf, lo);
-    orion_pw_i64(buf, hi);
-  }
-  if (it->a->sparse && r->itc->bhave[e * r->itc->nb + b] !=
-                           r->itc->bver[b]) {
-    int64_t lo = bs->first[b] < bs->first[b + 1] ? bs->segs[bs->first[b]].lo
-                                                 : 0;
-    int64_t hi = bs->first[b] < bs->first[b + 1]
-                     ? bs->segs[bs->first[b + 1] - 1].hi
-                     : 0;
-    size_t esz = orion_type_size(it->a->type);
-    orion_buf_u64(buf, 1);
-    orion_pw_i64(buf, hi - lo);
-    orion_pw_bytes(buf, it->a->keys + lo * it->a->ndims,
-                   (size_t)(hi - lo) * (size_t)it->a->ndims * 8);
-    orion_pw_bytes(buf, (const char *)it->a->values + (size_t)lo * esz,
-                   (size_t)(hi - lo) * esz);
-    r->itc->bhave[e * r->itc->nb + b] = r->itc->bver[b];
-  } else {
-    orion_buf_u64(buf, 0);
-  }
-  cnt_at = buf->len;
-  orion_buf_u64(buf, 0);
-  r->seq[b] = ++dispatch_counter;
-  for (i = 0; i < r->nuse; i++) {
+/* RUN_BLOCK's sparse elements of block b, unless executor e holds them. */
+static void block_elems(loop_run *r, int e, int b, orion_msg_run_block *m) {
+  const orion_array *a = r->j->it->a;
+  const orion_blockset *bs = &r->j->it->bs;
+  int64_t s0 = bs->first[b], s1 = bs->first[b + 1], lo, hi;
+  size_t esz = orion_type_size(a->type);
+  if (!a->sparse || r->itc->bhave[e * r->itc->nb + b] == r->itc->bver[b])
+    return;
+  lo = s0 < s1 ? bs->segs[s0].lo : 0;
+  hi = s0 < s1 ? bs->segs[s1 - 1].hi : 0;
+  m->has_elems = 1;
+  m->nelems = hi - lo;
+  m->keys = (const char *)(a->keys + lo * a->ndims);
+  m->keys_len = (size_t)(hi - lo) * (size_t)a->ndims * 8;
+  m->values = (const char *)a->values + (size_t)lo * esz;
+  m->values_len = (size_t)(hi - lo) * esz;
+  r->itc->bhave[e * r->itc->nb + b] = r->itc->bver[b];
+}
+
+/* RUN_BLOCK's rows of dense arrays that executor e lacks, and the rows of
+ * deferred arrays it keeps; 0 or ORION_ENOMEM. */
+static int block_rows(loop_run *r, int e, int b) {
+  int i, rc = 0;
+  for (i = 0; i < r->nuse && rc == 0; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi, wlo, whi;
     if (u->d->a->sparse || u->sharded)
       continue; /* a shard comes from its owner */
     if (u->deferred) {
       int p = b / r->n1;
-      u->kcount = 0;
       if (u->dsent[p])
         continue; /* the executor holds the part's current rows */
       part_rows(r, u, p, &lo, &hi);
       u->dsent[p] = 1;
       if (hi > lo) {
-        runs += add_rows(buf, u, e, lo, hi, r->seq[b]);
-        u->kfirst = lo * u->c->row_elems;
-        u->kcount = (hi - lo) * u->c->row_elems;
-        nkeep++;
+        rc = add_rows(&r->runs, u, e, lo, hi, r->seq[b]);
+        range_add(&r->keep, u->d->id, lo * u->c->row_elems,
+                  (hi - lo) * u->c->row_elems);
       }
       continue;
     }
@@ -375,54 +382,57 @@ static void put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
       lo = wlo < lo ? wlo : lo;
       hi = whi > hi ? whi : hi;
     }
-    runs += add_rows(buf, u, e, lo, hi, r->seq[b]);
+    rc = add_rows(&r->runs, u, e, lo, hi, r->seq[b]);
   }
-  put_count(buf, cnt_at, runs);
-  cnt_at = buf->len;
-  orion_buf_u64(buf, 0);
-  for (i = 0; i < r->nuse; i++) {
-    arr_use *u = &r->use[i];
-    int64_t lo, hi;
-    if (u->d->a->sparse || u->sharded || u->deferred)
-      continue;
-    if (u->iterated) { /* the block's own segments */
-      for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++) {
-        orion_pw_i64(buf, u->d->id);
-        orion_pw_i64(buf, bs->segs[sg].lo);
-        orion_pw_i64(buf, bs->segs[sg].hi - bs->segs[sg].lo);
-        watches++;
-      }
-    }
-    row_range(r, u, b, ACC_WRITE, &lo, &hi);
-    if (hi > lo) {
-      orion_pw_i64(buf, u->d->id);
-      orion_pw_i64(buf, lo * u->c->row_elems);
-      orion_pw_i64(buf, (hi - lo) * u->c->row_elems);
-      watches++;
-    }
-  }
-  put_count(buf, cnt_at, watches);
-  /* Ranges the executor keeps and returns with its LOOP_DONE. */
-  orion_buf_u64(buf, (uint64_t)nkeep);
-  for (i = 0; i < r->nuse; i++) {
-    arr_use *u = &r->use[i];
-    if (u->deferred && u->kcount > 0) {
-      orion_pw_i64(buf, u->d->id);
-      orion_pw_i64(buf, u->kfirst);
-      orion_pw_i64(buf, u->kcount);
-    }
-  }
-  if (orion_wire_end(buf, at) != 0)
-    orion_cluster_fail(r->cl, "block %d of %s is larger than the largest "
-                              "frame (%u bytes)",
-                       b, j->where, ORION_WIRE_MAX_FRAME);
+  return rc;
 }
 
-/* LOOP_END: u64 abort. */
-static void put_loop_end(orion_buf *b, int abort) {
-  size_t at = orion_wire_begin(b, ORION_WIRE_LOOP_END);
-  orion_buf_u64(b, (uint64_t)abort);
-  orion_wire_end(b, at);
+/* RUN_BLOCK's ranges the block may write directly. */
+static void block_watch(loop_run *r, int b) {
+  const orion_blockset *bs = &r->j->it->bs;
+  int i;
+  for (i = 0; i < r->nuse; i++) {
+    arr_use *u = &r->use[i];
+    int64_t lo, hi, sg;
+    if (u->d->a->sparse || u->sharded || u->deferred)
+      continue;
+    if (u->iterated) /* the block's own segments */
+      for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++)
+        range_add(&r->watch, u->d->id, bs->segs[sg].lo,
+                  bs->segs[sg].hi - bs->segs[sg].lo);
+    row_range(r, u, b, ACC_WRITE, &lo, &hi);
+    if (hi > lo)
+      range_add(&r->watch, u->d->id, lo * u->c->row_elems,
+                (hi - lo) * u->c->row_elems);
+  }
+}
+
+/* RUN_BLOCK of block b for executor e: the block's segments, its sparse
+ * elements unless e holds them, the rows of dense arrays e lacks, the
+ * ranges to watch and the deferred rows to keep.  Returns the encoder's
+ * code (ORION_ENOMEM, -EMSGSIZE, ...). */
+static int put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
+  orion_msg_run_block m;
+  int rc;
+  memset(&m, 0, sizeof m);
+  m.block = b;
+  m.seed = r->j->seed;
+  m.nblocks = r->j->sched->nblocks;
+  block_segs(r, b, &m);
+  block_elems(r, e, b, &m);
+  r->seq[b] = ++dispatch_counter;
+  r->runs.n = r->watch.n = r->keep.n = 0;
+  rc = block_rows(r, e, b);
+  if (rc != 0)
+    return rc;
+  block_watch(r, b);
+  m.runs = r->runs.v;
+  m.nruns = r->runs.n;
+  m.watch = r->watch.v;
+  m.nwatch = r->watch.n;
+  m.keep = r->keep.v;
+  m.nkeep = r->keep.n;
+  return orion_msg_run_block_encode(buf, &m);
 }
 
 /* ---- the transport of the loop's state machine -------------------------- */
@@ -430,30 +440,41 @@ static void put_loop_end(orion_buf *b, int abort) {
 static void io_send_block(void *ud, int e, int b) {
   loop_run *r = ud;
   orion_buf buf;
+  int rc;
   orion_buf_init(&buf);
-  put_run_block(r, &buf, e, b);
-  if (buf.oom)
+  rc = put_run_block(r, &buf, e, b);
+  if (rc == ORION_ENOMEM || buf.oom)
     orion_cluster_fail(r->cl, "out of memory sending block %d", b);
+  if (rc == -EMSGSIZE)
+    orion_cluster_fail(r->cl, "block %d of %s is larger than the largest "
+                              "frame (%u bytes)",
+                       b, r->j->where, ORION_WIRE_MAX_FRAME);
+  if (rc != 0)
+    orion_cluster_fail(r->cl, "cannot encode block %d of %s: %s", b,
+                       r->j->where, orion_strerror(rc));
   orion_cluster_send(r->cl, e, &buf);
   orion_buf_free(&buf);
 }
 
 static void io_end_loop(void *ud, int e, int abort) {
   loop_run *r = ud;
+  orion_msg_loop_end m;
   orion_buf b;
+  m.abort = abort;
   orion_buf_init(&b);
-  put_loop_end(&b, abort);
+  orion_msg_loop_end_encode(&b, &m);
   orion_cluster_send(r->cl, e, &b);
   orion_buf_free(&b);
 }
 
 static void io_pull(void *ud, int e) {
   loop_run *r = ud;
+  orion_msg_shard_pull m = {0};
   orion_buf b;
   if (r->pull_seq == 0) /* after every block and end of loop */
     r->pull_seq = ++dispatch_counter;
   orion_buf_init(&b);
-  orion_wire_encode(&b, ORION_WIRE_SHARD_PULL, NULL, 0); /* empty */
+  orion_msg_shard_pull_encode(&b, &m); /* an empty payload */
   orion_cluster_send(r->cl, e, &b);
   orion_buf_free(&b);
 }
@@ -482,25 +503,18 @@ static void fail_frame(loop_run *r, int e, const char *what) {
                      orion_cluster_addr(r->cl, e), what);
 }
 
-/* A run of elements (dsm/proto.h: i64 array, i64 first, i64 count, bytes
- * data) as the executors send them back. */
-typedef struct run_msg {
-  int64_t id, first, count;
-  const char *data;
-  size_t len;
-} run_msg;
-
-static int get_run(orion_reader *rd, run_msg *m) {
-  m->id = orion_pr_i64(rd);
-  m->first = orion_pr_i64(rd);
-  m->count = orion_pr_i64(rd);
-  m->data = orion_pr_bytes(rd, &m->len);
-  return m->data != NULL && !rd->bad ? 0 : ORION_EPARSE;
+/* A decoder's code for executor e's `what` frame: memory running out ends
+ * the job as such, anything else as a malformed frame. */
+static void check_decoded(loop_run *r, int e, const char *what, int rc) {
+  if (rc == ORION_ENOMEM)
+    orion_cluster_fail(r->cl, "out of memory reading a %s frame", what);
+  if (rc != 0)
+    fail_frame(r, e, what);
 }
 
 /* Copies a run into the driver's copy of u; ORION_EPARSE when it does not
  * fit u. */
-static int apply_run(arr_use *u, const run_msg *m) {
+static int apply_run(arr_use *u, const orion_msg_run *m) {
   orion_array *a = u->d->a;
   size_t esz = orion_type_size(a->type);
   if (a->sparse || m->first < 0 || m->count <= 0 || m->first > a->nnz ||
@@ -510,110 +524,101 @@ static int apply_run(arr_use *u, const run_msg *m) {
   return 0;
 }
 
-/* BLOCK_DONE's fields before its runs. */
-typedef struct block_done_msg {
-  int64_t block;
-  double seconds;
-  int has_values;
-  const char *values; /* the sparse block's values when has_values */
-  size_t vlen;
-  int64_t nruns;
-} block_done_msg;
+/* Which runs a frame may carry: of any dense array of the loop
+ * (BLOCK_DONE), of deferred ones (LOOP_DONE), of the sender's own chunks of
+ * sharded ones (SHARD_DATA). */
+enum { RUNS_ANY, RUNS_KEPT, RUNS_OWNED };
 
-static int get_block_done(orion_reader *rd, block_done_msg *m) {
-  m->block = orion_pr_i64(rd);
-  m->seconds = orion_pr_f64(rd);
-  m->has_values = orion_pr_i64(rd) == 1;
-  m->vlen = 0;
-  m->values = m->has_values ? orion_pr_bytes(rd, &m->vlen) : NULL;
-  m->nruns = orion_pr_count(rd, 32);
-  return rd->bad || (m->has_values && m->values == NULL) ? ORION_EPARSE : 0;
+static int run_allowed(const loop_run *r, int e, const arr_use *u,
+                       const orion_msg_run *run, int may) {
+  int64_t c0, c1;
+  if (u == NULL || may == RUNS_ANY)
+    return u != NULL;
+  if (may == RUNS_KEPT)
+    return u->deferred;
+  if (!u->sharded || run->count <= 0)
+    return 0;
+  c0 = run->first / u->c->row_elems / u->c->chunk;
+  c1 = (run->first + run->count - 1) / u->c->row_elems / u->c->chunk;
+  return c1 >= c0 && c0 >= orion_shard_first(e, r->n, u->c->nchunks) &&
+         c1 < orion_shard_first(e + 1, r->n, u->c->nchunks);
+}
+
+/* Copies the runs of executor e's `what` frame into the driver's copies,
+ * which e then holds as of dispatch number seq; a run the frame may not
+ * carry (see run_allowed) ends the job. */
+static void take_runs(loop_run *r, int e, const char *what,
+                      const orion_msg_run *runs, int64_t n, int may,
+                      uint64_t seq) {
+  int64_t k;
+  for (k = 0; k < n; k++) {
+    arr_use *u = use_of(r, runs[k].array);
+    if (!run_allowed(r, e, u, &runs[k], may) || apply_run(u, &runs[k]) != 0)
+      fail_frame(r, e, what);
+    orion_replica_changed(u->c, e, seq, runs[k].first, runs[k].count);
+  }
 }
 
 static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
-  orion_reader rd;
-  block_done_msg m;
-  int64_t k;
-  orion_reader_init(&rd, (const char *)f->payload, f->len);
-  if (get_block_done(&rd, &m) != 0 ||
-      orion_loop_check_done(&r->m, e, m.block) != 0) {
+  orion_msg_block_done m;
+  int64_t b;
+  check_decoded(r, e, "BLOCK_DONE",
+                orion_msg_block_done_decode(f->payload, f->len, &m, NULL));
+  b = m.block;
+  if (orion_loop_check_done(&r->m, e, b) != 0)
     fail_frame(r, e, "BLOCK_DONE");
-    return;
-  }
   r->secs[e] += m.seconds;
   if (m.has_values) { /* the sparse block's new values */
     darray *it = r->j->it;
     const orion_blockset *bs = &it->bs;
     size_t esz = orion_type_size(it->a->type);
-    int64_t b = m.block, lo = bs->segs[bs->first[b]].lo;
+    int64_t lo = bs->segs[bs->first[b]].lo;
     int64_t hi = bs->segs[bs->first[b + 1] - 1].hi;
-    if (!it->a->sparse || m.vlen != (size_t)(hi - lo) * esz) {
+    if (!it->a->sparse || m.values_len != (size_t)(hi - lo) * esz)
       fail_frame(r, e, "BLOCK_DONE");
-      return;
-    }
-    memcpy((char *)it->a->values + (size_t)lo * esz, m.values, m.vlen);
+    if (m.values_len > 0) /* an empty view is NULL */
+      memcpy((char *)it->a->values + (size_t)lo * esz, m.values,
+             m.values_len);
     orion_replica_block_changed(r->itc, e, (int)b);
   }
-  for (k = 0; k < m.nruns; k++) {
-    run_msg run;
-    arr_use *u;
-    if (get_run(&rd, &run) != 0 || (u = use_of(r, run.id)) == NULL ||
-        apply_run(u, &run) != 0) {
-      fail_frame(r, e, "BLOCK_DONE");
-      return;
-    }
-    orion_replica_changed(u->c, e, r->seq[m.block], run.first, run.count);
-  }
-  if (rd.bad || rd.left != 0) {
-    fail_frame(r, e, "BLOCK_DONE");
-    return;
-  }
-  orion_loop_block_done(&r->m, e, m.block);
+  take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
+  orion_msg_block_done_free(&m);
+  orion_loop_block_done(&r->m, e, b);
 }
 
-/* BUFFER_FLUSH's fields before its items. */
-typedef struct flush_msg {
-  int64_t run, buffer, isint;
-} flush_msg;
-
-static int get_flush(orion_reader *rd, flush_msg *m) {
-  m->run = orion_pr_i64(rd); /* only the current run can arrive here */
-  m->buffer = orion_pr_i64(rd);
-  m->isint = orion_pr_i64(rd); /* the driver's buffer knows its type */
-  return rd->bad ? ORION_EPARSE : 0;
-}
+/* The decoded items go to the buffer's apply as they are: dsm/msg.h's
+ * item has dsm/wbuf.h's layout. */
+_Static_assert(sizeof(orion_msg_item) == sizeof(orion_pend_item) &&
+                   offsetof(orion_msg_item, key) ==
+                       offsetof(orion_pend_item, key) &&
+                   offsetof(orion_msg_item, val) ==
+                       offsetof(orion_pend_item, val) &&
+                   sizeof(orion_msg_value) == sizeof(orion_pend_value),
+               "BUFFER_FLUSH's items are not orion_pend_items");
 
 static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
-  orion_reader rd;
-  flush_msg m;
-  int64_t n, k, last;
-  orion_pend_item *items;
+  orion_msg_buffer_flush m;
+  const orion_pend_item *items;
+  int64_t k, last;
   orion_error err;
   arr_use *u = NULL;
   int i;
-  orion_reader_init(&rd, (const char *)f->payload, f->len);
-  get_flush(&rd, &m);
+  /* m.run: only the current run can arrive here; m.isint: the driver's
+   * buffer knows its type. */
+  check_decoded(r, e, "BUFFER_FLUSH",
+                orion_msg_buffer_flush_decode(f->payload, f->len, &m, NULL));
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].id == m.buffer)
       u = use_of(r, r->j->bufs[i].target);
-  if (u == NULL) {
+  if (u == NULL)
     fail_frame(r, e, "BUFFER_FLUSH");
-    return;
-  }
-  n = orion_flush_items_get(&rd, &items);
-  if (rd.bad || rd.left != 0) {
-    orion_free(items);
-    fail_frame(r, e, "BUFFER_FLUSH");
-    return;
-  }
-  if (n < 0)
-    orion_cluster_fail(r->cl, "out of memory applying buffered writes");
+  items = (const orion_pend_item *)m.items;
   orion_error_clear(&err);
-  if (orion_exec_buffer_apply(r->s->ex, m.buffer, items, n, &err) != 0)
+  if (orion_exec_buffer_apply(r->s->ex, m.buffer, items, m.nitems, &err) != 0)
     orion_loop_fail(&r->m, &err);
   /* The target changed there: every executor's copy of those chunks is
    * stale.  Items come in ascending key order, so one mark per chunk. */
-  for (k = 0, last = -1; k < n; k++) {
+  for (k = 0, last = -1; k < m.nitems; k++) {
     int64_t chunk;
     if (items[k].key < 0 || items[k].key >= u->d->a->nnz)
       continue; /* refused by the apply above */
@@ -622,87 +627,52 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
       orion_replica_changed(u->c, -1, 0, items[k].key, 1);
     last = chunk;
   }
-  orion_free(items);
-}
-
-/* One accumulator's partial in LOOP_DONE. */
-static void get_acc(orion_reader *rd, int64_t *id, orion_accval *v) {
-  *id = orion_pr_i64(rd);
-  v->has = (int)orion_pr_i64(rd);
-  v->isint = (int)orion_pr_i64(rd);
-  v->i = (lua_Integer)orion_pr_i64(rd);
-  v->d = (lua_Number)orion_pr_f64(rd);
+  orion_msg_buffer_flush_free(&m);
 }
 
 static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
-  orion_reader rd;
-  int64_t n, k;
-  uint64_t seq;
-  orion_reader_init(&rd, (const char *)f->payload, f->len);
-  n = orion_pr_count(&rd, 40);
-  for (k = 0; k < n && !rd.bad; k++) {
-    int64_t id;
-    orion_accval v;
-    dacc *acc;
-    get_acc(&rd, &id, &v);
-    acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, id);
-    if (acc != NULL && v.has && orion_loop_failed(&r->m) == NULL)
+  orion_msg_loop_done m;
+  int64_t k;
+  check_decoded(r, e, "LOOP_DONE",
+                orion_msg_loop_done_decode(f->payload, f->len, &m, NULL));
+  for (k = 0; k < m.naccs; k++) {
+    const orion_msg_acc_value *a = &m.accs[k];
+    dacc *acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, a->id);
+    if (acc != NULL && a->has && orion_loop_failed(&r->m) == NULL) {
+      orion_accval v;
+      v.has = a->has;
+      v.isint = a->isint;
+      v.i = (lua_Integer)a->i;
+      v.d = (lua_Number)a->d;
       orion_accval_combine(&acc->val, acc->op, &v);
-  }
-  r->peer_bytes += (uint64_t)orion_pr_i64(&rd);
-  r->shard_items += (uint64_t)orion_pr_i64(&rd);
-  /* The rows of deferred arrays it kept during the run. */
-  n = orion_pr_count(&rd, 32);
-  seq = ++dispatch_counter; /* after every block e was sent */
-  for (k = 0; k < n && !rd.bad; k++) {
-    run_msg run;
-    arr_use *u;
-    if (get_run(&rd, &run) != 0 || (u = use_of(r, run.id)) == NULL ||
-        !u->deferred || apply_run(u, &run) != 0) {
-      fail_frame(r, e, "LOOP_DONE");
-      return;
     }
-    orion_replica_changed(u->c, e, seq, run.first, run.count);
   }
-  if (rd.bad || rd.left != 0 || orion_loop_exec_done(&r->m, e) != 0)
+  r->peer_bytes += m.peer_bytes;
+  r->shard_items += m.shard_items;
+  /* The rows of deferred arrays it kept during the run, as of a dispatch
+   * number after every block e was sent. */
+  take_runs(r, e, "LOOP_DONE", m.runs, m.nruns, RUNS_KEPT, ++dispatch_counter);
+  orion_msg_loop_done_free(&m);
+  if (orion_loop_exec_done(&r->m, e) != 0)
     fail_frame(r, e, "LOOP_DONE");
 }
 
 /* An owner's changes to its shards during the run: they become the
  * driver's, and the owner holds them (nobody else does). */
 static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
-  orion_reader rd;
-  int64_t n, k;
-  orion_reader_init(&rd, (const char *)f->payload, f->len);
-  n = orion_pr_count(&rd, 32);
-  for (k = 0; k < n && !rd.bad; k++) {
-    run_msg run;
-    arr_use *u = NULL;
-    int64_t c0 = 0, c1 = -1;
-    if (get_run(&rd, &run) == 0 && (u = use_of(r, run.id)) != NULL &&
-        u->sharded && run.count > 0) {
-      c0 = run.first / u->c->row_elems / u->c->chunk;
-      c1 = (run.first + run.count - 1) / u->c->row_elems / u->c->chunk;
-    }
-    /* An owner sends only its own chunks. */
-    if (c1 < c0 || c0 < orion_shard_first(e, r->n, u->c->nchunks) ||
-        c1 >= orion_shard_first(e + 1, r->n, u->c->nchunks) ||
-        apply_run(u, &run) != 0) {
-      fail_frame(r, e, "SHARD_DATA");
-      return;
-    }
-    orion_replica_changed(u->c, e, r->pull_seq, run.first, run.count);
-  }
-  if (rd.bad || rd.left != 0 || orion_loop_pulled(&r->m, e) != 0)
+  orion_msg_shard_data m;
+  check_decoded(r, e, "SHARD_DATA",
+                orion_msg_shard_data_decode(f->payload, f->len, &m, NULL));
+  take_runs(r, e, "SHARD_DATA", m.runs, m.nruns, RUNS_OWNED, r->pull_seq);
+  orion_msg_shard_data_free(&m);
+  if (orion_loop_pulled(&r->m, e) != 0)
     fail_frame(r, e, "SHARD_DATA");
 }
 
 static void on_body_error(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_body_error be;
-  if (orion_msg_body_error_decode(f->payload, f->len, &be, NULL) != 0) {
-    fail_frame(r, e, "BODY_ERROR");
-    return;
-  }
+  check_decoded(r, e, "BODY_ERROR",
+                orion_msg_body_error_decode(f->payload, f->len, &be, NULL));
   orion_loop_body_error(&r->m, e, be.block, be.msg, be.msg_len);
 }
 
@@ -786,24 +756,17 @@ static orion_cluster *ensure_cluster(mod_state *s) {
   return s->cl;
 }
 
-/* FORGET: u64 n, then n array ids. */
-static void put_forget(orion_buf *b, const int64_t *ids, int n) {
-  size_t at = orion_wire_begin(b, ORION_WIRE_FORGET);
-  int i;
-  orion_buf_u64(b, (uint64_t)n);
-  for (i = 0; i < n; i++)
-    orion_pw_i64(b, ids[i]);
-  orion_wire_end(b, at);
-}
-
 static void send_forget(mod_state *s) {
+  orion_msg_forget m;
   int e;
   if (s->nforget == 0)
     return;
+  m.ids = s->forget;
+  m.n = s->nforget;
   for (e = 0; e < orion_cluster_size(s->cl); e++) {
     orion_buf b;
     orion_buf_init(&b);
-    put_forget(&b, s->forget, s->nforget);
+    orion_msg_forget_encode(&b, &m);
     orion_cluster_send(s->cl, e, &b);
     orion_buf_free(&b);
   }
@@ -868,90 +831,103 @@ static int add_use(loop_run *r, darray *d, int iterated) {
   return 0;
 }
 
-/* LOAD_BODY for executor e. */
-static void put_load_body(loop_run *r, orion_buf *b, int e) {
+/* LOAD_BODY's arrays, accumulators and buffers, the same for every
+ * executor (r->adesc, r->accdesc and r->bufdesc, made with the loop). */
+static void body_lists(loop_run *r) {
   const orion_dist_job *j = r->j;
-  size_t at = orion_wire_begin(b, ORION_WIRE_LOAD_BODY);
-  int i, d;
-  orion_pw_i64(b, j->load_loop);
-  orion_pw_bytes(b, j->blob, j->blen);
-  orion_pw_i64(b, j->it->id);
-  orion_buf_u64(b, (uint64_t)r->nuse);
+  int i;
   for (i = 0; i < r->nuse; i++) {
-    orion_array *a = r->use[i].d->a;
-    orion_pw_i64(b, r->use[i].d->id);
-    orion_buf_u64(b, (uint64_t)a->type);
-    orion_buf_u64(b, (uint64_t)a->sparse);
-    orion_buf_u64(b, (uint64_t)a->ndims);
-    for (d = 0; d < a->ndims; d++)
-      orion_pw_i64(b, a->dims[d]);
+    const orion_array *a = r->use[i].d->a;
+    orion_msg_array_desc *ad = &r->adesc[i];
+    ad->id = r->use[i].d->id;
+    ad->type = (int)a->type;
+    ad->sparse = a->sparse;
+    ad->ndims = a->ndims;
+    memcpy(ad->dims, a->dims, sizeof *ad->dims * (size_t)a->ndims);
   }
-  orion_buf_u64(b, (uint64_t)j->naccs);
   for (i = 0; i < j->naccs; i++) {
     dacc *acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, j->accs[i]);
-    orion_pw_i64(b, j->accs[i]);
-    orion_buf_u64(b, acc != NULL ? (uint64_t)acc->op : 0);
+    r->accdesc[i].id = j->accs[i];
+    r->accdesc[i].op = acc != NULL ? (int64_t)acc->op : 0;
   }
-  orion_buf_u64(b, (uint64_t)j->nbufs);
   for (i = 0; i < j->nbufs; i++) {
     const orion_dist_buf *bf = &j->bufs[i];
-    orion_pw_i64(b, bf->id);
-    orion_pw_bytes(b, bf->name, strlen(bf->name));
-    orion_pw_i64(b, bf->target);
-    orion_buf_u64(b, (uint64_t)bf->op);
-    orion_pw_bytes(b, bf->blob, bf->blob != NULL ? bf->blen : 0);
-    orion_pw_i64(b, bf->flush);
+    orion_msg_buf_desc *bd = &r->bufdesc[i];
+    bd->id = bf->id;
+    bd->name = bf->name;
+    bd->name_len = strlen(bf->name);
+    bd->target = bf->target;
+    bd->op = (int64_t)bf->op;
+    bd->apply = bf->blob;
+    bd->apply_len = bf->blob != NULL ? bf->blen : 0;
+    bd->flush = bf->flush;
   }
-  orion_pw_i64(b, r->run);
+}
+
+/* LOAD_BODY's shards for executor e: the rows of its own chunks that it
+ * lacks, as runs in r->runs; 0 or ORION_ENOMEM. */
+static int body_shards(loop_run *r, int e, orion_msg_load_body *m) {
+  uint64_t seq = ++dispatch_counter;
+  int i, nsh = 0, rc = 0;
+  r->runs.n = 0;
+  for (i = 0; i < r->nuse && rc == 0; i++) {
+    arr_use *u = &r->use[i];
+    int64_t k0, k1, lo, hi;
+    if (!u->sharded)
+      continue;
+    k0 = orion_shard_first(e, r->n, u->c->nchunks);
+    k1 = orion_shard_first(e + 1, r->n, u->c->nchunks);
+    lo = k0 * u->c->chunk;
+    hi = k1 * u->c->chunk < u->c->rows ? k1 * u->c->chunk : u->c->rows;
+    r->shards[nsh].array = u->d->id;
+    r->shards[nsh].flags = u->shard_flags;
+    r->shards[nsh++].nruns = r->runs.n; /* its first run, for now */
+    rc = add_rows(&r->runs, u, e, lo, hi, seq);
+  }
+  for (i = 0; i < nsh && rc == 0; i++) { /* r->runs is complete: point */
+    int64_t first = r->shards[i].nruns;
+    int64_t end = i + 1 < nsh ? r->shards[i + 1].nruns : r->runs.n;
+    r->shards[i].runs = r->runs.v + first;
+    r->shards[i].nruns = end - first;
+  }
+  m->shards = r->shards;
+  m->nshards = nsh;
+  return rc;
+}
+
+/* LOAD_BODY for executor e; returns the encoder's code. */
+static int put_load_body(loop_run *r, orion_buf *b, int e) {
+  const orion_dist_job *j = r->j;
+  orion_msg_load_body m;
+  int rc;
+  memset(&m, 0, sizeof m);
+  m.loop = j->load_loop;
+  m.blob = j->blob;
+  m.blob_len = j->blen;
+  m.iter = j->it->id;
+  m.arrays = r->adesc;
+  m.narrays = r->nuse;
+  m.accs = r->accdesc;
+  m.naccs = j->naccs;
+  m.bufs = r->bufdesc;
+  m.nbufs = j->nbufs;
+  m.run = r->run;
   /* The compiled body: its hash (0: interpret), the source unless the
    * executor has it, flags, slots. */
   if (j->csrc != NULL) {
-    orion_buf_u64(b, r->chash);
-    if (body_sent(e, r->n, r->chash))
-      orion_pw_bytes(b, NULL, 0);
-    else
-      orion_pw_bytes(b, j->csrc, j->clen);
-  } else {
-    orion_buf_u64(b, 0);
-    orion_pw_bytes(b, NULL, 0);
-  }
-  orion_pw_bytes(b, j->cflags, j->cflags != NULL ? strlen(j->cflags) : 0);
-  orion_buf_u64(b, (uint64_t)j->tier_c);
-  orion_buf_u64(b, (uint64_t)(j->csrc != NULL ? j->ncslots : 0));
-  for (i = 0; j->csrc != NULL && i < j->ncslots; i++) {
-    const orion_cslot *sl = &j->cslots[i];
-    orion_buf_u64(b, (uint64_t)sl->kind);
-    orion_pw_i64(b, sl->id);
-    orion_buf_u64(b, (uint64_t)sl->isint);
-    orion_pw_i64(b, sl->ival);
-    orion_pw_f64(b, sl->fval);
-  }
-  {
-    int nsh = 0;
-    uint64_t seq = ++dispatch_counter;
-    for (i = 0; i < r->nuse; i++)
-      nsh += r->use[i].sharded;
-    orion_buf_u64(b, (uint64_t)nsh);
-    for (i = 0; i < r->nuse; i++) {
-      arr_use *u = &r->use[i];
-      int64_t k0, k1, lo, hi, runs;
-      size_t cnt_at;
-      if (!u->sharded)
-        continue;
-      orion_pw_i64(b, u->d->id);
-      orion_buf_u64(b, (uint64_t)u->shard_flags);
-      cnt_at = b->len;
-      orion_buf_u64(b, 0);
-      /* The rows of the receiver's own chunks that it lacks. */
-      k0 = orion_shard_first(e, r->n, u->c->nchunks);
-      k1 = orion_shard_first(e + 1, r->n, u->c->nchunks);
-      lo = k0 * u->c->chunk;
-      hi = k1 * u->c->chunk < u->c->rows ? k1 * u->c->chunk : u->c->rows;
-      runs = add_rows(b, u, e, lo, hi, seq);
-      put_count(b, cnt_at, runs);
+    m.chash = r->chash;
+    if (!body_sent(e, r->n, r->chash)) {
+      m.csrc = j->csrc;
+      m.csrc_len = j->clen;
     }
+    m.slots = j->cslots;
+    m.nslots = j->ncslots;
   }
-  orion_wire_end(b, at);
+  m.cflags = j->cflags;
+  m.cflags_len = j->cflags != NULL ? strlen(j->cflags) : 0;
+  m.required = j->tier_c;
+  rc = body_shards(r, e, &m);
+  return rc != 0 ? rc : orion_msg_load_body_encode(b, &m);
 }
 
 /* Block versions of a sparse iterated array follow its blockset. */
@@ -962,12 +938,43 @@ static int setup_blocks(loop_run *r) {
   return rc != 0 ? rc : block_ranges(r);
 }
 
+/* The lists of the loop's frames (see loop_run); LOAD_BODY's filled in.
+ * Returns 0 or ORION_ENOMEM. */
+static int frame_lists(loop_run *r) {
+  const orion_blockset *bs = &r->j->it->bs;
+  int64_t b, most = 1;
+  for (b = 0; b < (int64_t)bs->n0 * bs->n1; b++)
+    if (bs->first[b + 1] - bs->first[b] > most)
+      most = bs->first[b + 1] - bs->first[b];
+  r->segs = orion_malloc(sizeof *r->segs * (size_t)most);
+  r->watch.v = orion_malloc(sizeof *r->watch.v * (size_t)(r->nuse + most));
+  r->keep.v = orion_malloc(sizeof *r->keep.v * (size_t)r->nuse);
+  r->adesc = orion_calloc((size_t)r->nuse, sizeof *r->adesc);
+  r->accdesc = orion_calloc((size_t)r->j->naccs + 1, sizeof *r->accdesc);
+  r->bufdesc = orion_calloc((size_t)r->j->nbufs + 1, sizeof *r->bufdesc);
+  r->shards = orion_calloc((size_t)r->nuse, sizeof *r->shards);
+  if (r->segs == NULL || r->watch.v == NULL || r->keep.v == NULL ||
+      r->adesc == NULL || r->accdesc == NULL || r->bufdesc == NULL ||
+      r->shards == NULL)
+    return ORION_ENOMEM;
+  body_lists(r);
+  return 0;
+}
+
 static void run_free(loop_run *r) {
   int i;
   for (i = 0; i < r->nuse; i++)
     orion_free(r->use[i].dsent);
   orion_free(r->use);
   orion_free(r->seq);
+  orion_free(r->segs);
+  orion_msg_runvec_free(&r->runs);
+  orion_free(r->watch.v);
+  orion_free(r->keep.v);
+  orion_free(r->adesc);
+  orion_free(r->accdesc);
+  orion_free(r->bufdesc);
+  orion_free(r->shards);
   orion_loop_free(&r->m);
 }
 
@@ -1012,6 +1019,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     r.itc = r.use[0].c;
     rc = setup_blocks(&r);
   }
+  if (rc == 0)
+    rc = frame_lists(&r);
   rio.ud = &r;
   if (rc == 0)
     rc = orion_loop_init(&r.m, j->sched, r.n, r.pull, &rio);
@@ -1026,9 +1035,13 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);
-    put_load_body(&r, &b, e);
-    if (b.oom)
+    rc = put_load_body(&r, &b, e);
+    if (rc == ORION_ENOMEM || b.oom)
       orion_cluster_fail(cl, "out of memory sending the body");
+    if (rc != 0)
+      orion_cluster_fail(cl, "cannot send the body of %s: %s", j->where,
+                         rc == -EMSGSIZE ? "larger than the largest frame"
+                                         : orion_strerror(rc));
     orion_cluster_send(cl, e, &b);
     orion_buf_free(&b);
   }

@@ -4,7 +4,8 @@
  * counts, buffers and their flush points, server-held arrays, loop
  * statistics and resident blocks, body errors, an executor killed with
  * SIGKILL, hostile connections to the driver's port while a job runs, the
- * launcher's messages, and executors in other network namespaces.
+ * launcher's messages, executors in other network namespaces, and
+ * malformed frames from an executor the test plays.
  *
  * Scripts live in t/cluster/.  Every test runs with the worker as a child
  * subreaper, so executors orphaned by a driver become its children and a
@@ -25,6 +26,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "dsm/msg.h"
 #include "dsm/wire.h"
 #include "util/buf.h"
 
@@ -1261,4 +1263,217 @@ Test(cluster, failing_compiler_falls_back_to_the_interpreter) {
   expect_has(r.err, "runs in the Lua interpreter: compiling the body "
                     "failed: C compiler 'false' failed (exit 1)");
   tu_run_free(&r);
+}
+
+/* ------------------------------------------------------------------------
+ * Malformed frames from an executor: the driver ends the job naming the
+ * executor and the frame.  The test plays the executors of a job started
+ * with the manual launcher: it answers the driver's frames as an executor
+ * would (every block done, nothing changed), and sends one bad frame after
+ * the driver's frame of a chosen type.
+ * ---------------------------------------------------------------------- */
+
+/* Reads n bytes from s within 20 s; 0, or -1 at end of file or error. */
+static int recv_all(int s, void *p, size_t n) {
+  double end = now_s() + 20;
+  size_t off = 0;
+  while (off < n) {
+    struct pollfd pf = {s, POLLIN, 0};
+    ssize_t got;
+    cr_assert_lt(now_s(), end, "the driver sent nothing for 20 s");
+    if (poll(&pf, 1, 100) <= 0)
+      continue;
+    got = recv(s, (char *)p + off, n - off, 0);
+    if (got <= 0)
+      return -1;
+    off += (size_t)got;
+  }
+  return 0;
+}
+
+/* A frame from the driver: its type and payload. */
+typedef struct frame_in {
+  int type; /* -1 once the driver closed the connection */
+  char *p;  /* malloc'd */
+  size_t len;
+} frame_in;
+
+static frame_in recv_frame(int s) {
+  unsigned char h[ORION_WIRE_HEADER_LEN], t[ORION_WIRE_TRAILER_LEN];
+  frame_in f = {-1, NULL, 0};
+  if (recv_all(s, h, sizeof h) != 0)
+    return f;
+  f.len = (size_t)h[5] | (size_t)h[6] << 8 | (size_t)h[7] << 16 |
+          (size_t)h[8] << 24;
+  f.p = malloc(f.len + 1);
+  cr_assert_not_null(f.p);
+  if (recv_all(s, f.p, f.len) == 0 && recv_all(s, t, sizeof t) == 0)
+    f.type = h[3];
+  return f;
+}
+
+static void send_buf(int s, orion_buf *b) {
+  size_t off = 0;
+  cr_assert(!b->oom);
+  while (off < b->len) {
+    ssize_t w = send(s, b->data + off, b->len - off, MSG_NOSIGNAL);
+    if (w <= 0)
+      break; /* the driver is gone: its exit status tells */
+    off += (size_t)w;
+  }
+  b->len = 0;
+}
+
+/* What a well-behaved executor answers to frame `type` (nothing when it
+ * needs no answer). */
+static void answer(int s, const frame_in *in, orion_buf *out) {
+  if (in->type == ORION_WIRE_RUN_BLOCK) {
+    orion_msg_run_block rb;
+    orion_msg_block_done bd;
+    cr_assert_eq(orion_msg_run_block_decode(in->p, in->len, &rb, NULL), 0);
+    memset(&bd, 0, sizeof bd);
+    bd.block = rb.block;
+    orion_msg_run_block_free(&rb);
+    cr_assert_eq(orion_msg_block_done_encode(out, &bd), 0);
+  } else if (in->type == ORION_WIRE_LOOP_END) {
+    orion_msg_loop_done ld;
+    memset(&ld, 0, sizeof ld);
+    cr_assert_eq(orion_msg_loop_done_encode(out, &ld), 0);
+  } else if (in->type == ORION_WIRE_SHARD_PULL) {
+    orion_msg_shard_data sd;
+    memset(&sd, 0, sizeof sd);
+    cr_assert_eq(orion_msg_shard_data_encode(out, &sd), 0);
+  }
+  send_buf(s, out);
+}
+
+typedef struct bad_frame {
+  const char *what; /* for messages */
+  int nexec;        /* executors the job has (the test plays them all) */
+  int after;        /* the driver's frame type that the bad frame follows */
+  int type;         /* the bad frame's type, and its payload */
+  const char *payload;
+  size_t len;
+  const char *name; /* what the driver calls it */
+} bad_frame;
+
+/* Little-endian u64 fields, 8 bytes each. */
+#define U64(v) (char)(v), 0, 0, 0, 0, 0, 0, 0
+static const char block_done_short[] = {U64(0), U64(0)};
+static const char block_done_flag_2[] = {U64(0), U64(0), U64(2), U64(0)};
+static const char block_done_unsent[] = {U64(99), U64(0), U64(0), U64(0)};
+static const char block_done_stranger[] = {U64(0), U64(0),  U64(0), U64(1),
+                                           U64(77), U64(0), U64(1), U64(8),
+                                           U64(0)};
+static const char flush_stranger[] = {U64(1), U64(77), U64(1), U64(0), U64(0)};
+static const char loop_done_trailing[] = {U64(0), U64(0), U64(0), U64(0),
+                                          U64(0)};
+static const char shard_data_short[] = {U64(1), U64(0)};
+static const char body_error_short[] = {U64(0)};
+static const char loaded_short[] = {U64(1), U64(3)};
+#undef U64
+#define BAD(what, n, after, type, bytes, name)                                 \
+  {what, n, ORION_WIRE_##after, ORION_WIRE_##type, bytes, sizeof bytes, name}
+
+static const bad_frame bad_frames[] = {
+    BAD("a truncated BLOCK_DONE", 1, RUN_BLOCK, BLOCK_DONE, block_done_short,
+        "BLOCK_DONE"),
+    BAD("a BLOCK_DONE with a values flag of 2", 1, RUN_BLOCK, BLOCK_DONE,
+        block_done_flag_2, "BLOCK_DONE"),
+    BAD("a BLOCK_DONE of a block never sent", 1, RUN_BLOCK, BLOCK_DONE,
+        block_done_unsent, "BLOCK_DONE"),
+    BAD("a BLOCK_DONE with a run of an unknown array", 1, RUN_BLOCK,
+        BLOCK_DONE, block_done_stranger, "BLOCK_DONE"),
+    BAD("a BUFFER_FLUSH of an unknown buffer", 1, RUN_BLOCK, BUFFER_FLUSH,
+        flush_stranger, "BUFFER_FLUSH"),
+    BAD("a LOOP_DONE with trailing bytes", 1, LOOP_END, LOOP_DONE,
+        loop_done_trailing, "LOOP_DONE"),
+    BAD("a truncated SHARD_DATA", 1, SHARD_PULL, SHARD_DATA, shard_data_short,
+        "SHARD_DATA"),
+    BAD("a truncated BODY_ERROR", 1, RUN_BLOCK, BODY_ERROR, body_error_short,
+        "BODY_ERROR"),
+    BAD("a truncated LOADED", 2, LOAD_FILE, LOADED, loaded_short, "LOADED"),
+};
+#undef BAD
+
+/* Runs buffer_totals.lua with the test as its executors; executor 0 sends
+ * bf's frame after the driver's first frame of type bf->after. */
+static void play_bad_executor(const bad_frame *bf) {
+  char *path = script("buffer_totals.lua");
+  char listen[64], nexec[8], want[128];
+  char *argv[] = {(char *)tu_driver(), "--launcher", "manual",
+                  "--executors", nexec, "--register-timeout", "20",
+                  "--listen", listen, path, "block", NULL};
+  child *c = &jobs[0];
+  orion_buf out;
+  orion_wire_hello h;
+  frame_in in;
+  const char *tok;
+  char token[128], idarg[32];
+  int s[2], k, port, attempt, sent = 0;
+  snprintf(nexec, sizeof nexec, "%d", bf->nexec);
+  snprintf(idarg, sizeof idarg, "'--id' '%d'", bf->nexec - 1);
+  for (attempt = 0; attempt < 5; attempt++) {
+    port = free_port();
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+    child_start(c, argv, NULL);
+    if (child_wait_text(c, 1, idarg, 30))
+      break;
+    child_wait(c, 10);
+    cr_assert(strstr(c->buf[1], "in use") != NULL, "%s: no command lines:\n%s",
+              bf->what, c->buf[1]);
+    child_free(c); /* the port was taken meanwhile: another one */
+  }
+  cr_assert_lt(attempt, 5, "no port could be used");
+  tok = strstr(c->buf[1], "ORION_TOKEN='");
+  cr_assert_not_null(tok, "%s", c->buf[1]);
+  tok += strlen("ORION_TOKEN='");
+  snprintf(token, sizeof token, "%.*s", (int)strcspn(tok, "'"), tok);
+  orion_buf_init(&out);
+  for (k = 0; k < bf->nexec; k++) {
+    memset(&h, 0, sizeof h);
+    h.token = token;
+    h.token_len = strlen(token);
+    h.executor = (uint32_t)k;
+    h.addr = "127.0.0.1:9";
+    h.addr_len = strlen(h.addr);
+    s[k] = connect_to(port);
+    cr_assert_eq(orion_wire_hello_encode(&out, &h), 0);
+    send_buf(s[k], &out);
+  }
+  /* Executor 0 answers until the bad frame has gone and the driver hung
+   * up; executor 1 (when there is one) never reads. */
+  while ((in = recv_frame(s[0])).type >= 0) {
+    if (!sent && in.type == bf->after) {
+      cr_assert_eq(orion_wire_encode(&out, bf->type, bf->payload, bf->len),
+                   0);
+      send_buf(s[0], &out);
+      sent = 1;
+    } else if (!sent) {
+      answer(s[0], &in, &out);
+    }
+    free(in.p);
+  }
+  free(in.p);
+  cr_expect(sent, "%s: the driver sent no %s frame:\n%s", bf->what,
+            orion_wire_type_name(bf->after), c->buf[1]);
+  cr_assert(child_wait(c, 30), "%s: the driver did not end", bf->what);
+  cr_expect_eq(c->status, 3, "%s: exit %d:\n%s", bf->what, c->status,
+               c->buf[1]);
+  snprintf(want, sizeof want, "sent a malformed %s frame", bf->name);
+  expect_has(c->buf[1], "cluster failure: executor 0 (127.0.0.1:");
+  expect_has(c->buf[1], want);
+  line_with(c->buf[1], "cluster failure", want, sizeof want);
+  cr_log_info("%s: %s", bf->what, want);
+  for (k = 0; k < bf->nexec; k++)
+    close(s[k]);
+  orion_buf_free(&out);
+  child_free(c);
+  free(path);
+}
+
+Test(cluster, malformed_executor_frames_end_the_job) {
+  size_t i;
+  for (i = 0; i < sizeof bad_frames / sizeof bad_frames[0]; i++)
+    play_bad_executor(&bad_frames[i]);
 }
