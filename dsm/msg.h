@@ -256,8 +256,8 @@ void orion_msg_block_done_free(orion_msg_block_done *m);
 
 /* A pending buffered write: the element's linear key in the target and its
  * value (the integer for i32/i64 targets, the float otherwise); the value
- * travels as its 64 bits.  Same layout and member names as lua/exec.h's
- * orion_pend_item, which can become a typedef of it. */
+ * travels as its 64 bits.  dsm/wbuf.h's orion_pend_item is this type, so
+ * decoded items go to a buffer's store as they are. */
 typedef union orion_msg_value {
   int64_t i;
   double d;

@@ -586,16 +586,8 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_loop_block_done(&r->m, e, b);
 }
 
-/* The decoded items go to the buffer's apply as they are: dsm/msg.h's
- * item has dsm/wbuf.h's layout. */
-_Static_assert(sizeof(orion_msg_item) == sizeof(orion_pend_item) &&
-                   offsetof(orion_msg_item, key) ==
-                       offsetof(orion_pend_item, key) &&
-                   offsetof(orion_msg_item, val) ==
-                       offsetof(orion_pend_item, val) &&
-                   sizeof(orion_msg_value) == sizeof(orion_pend_value),
-               "BUFFER_FLUSH's items are not orion_pend_items");
-
+/* The decoded items go to the buffer's apply as they are (dsm/wbuf.h's
+ * orion_pend_item is dsm/msg.h's orion_msg_item). */
 static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_buffer_flush m;
   const orion_pend_item *items;
@@ -612,7 +604,7 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
       u = use_of(r, r->j->bufs[i].target);
   if (u == NULL)
     fail_frame(r, e, "BUFFER_FLUSH");
-  items = (const orion_pend_item *)m.items;
+  items = m.items;
   orion_error_clear(&err);
   if (orion_exec_buffer_apply(r->s->ex, m.buffer, items, m.nitems, &err) != 0)
     orion_loop_fail(&r->m, &err);

@@ -625,36 +625,6 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   return 0;
 }
 
-/* Transitional: lua/dist.c's BUFFER_FLUSH handler reads the items with
- * this until it decodes the whole payload with dsm/msg.h (branch
- * h-conv-drv); delete it, and its declaration in lua/exec.h, then.  The
- * items end the payload, so the codec decodes them behind a zeroed run,
- * buffer and isint. */
-int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out) {
-  enum { HEAD = 24 };
-  orion_msg_buffer_flush m;
-  char *p;
-  int rc;
-  *out = NULL;
-  if (r->bad)
-    return -1;
-  p = orion_calloc(1, HEAD + r->left);
-  if (p == NULL)
-    return -1;
-  if (r->left > 0)
-    memcpy(p + HEAD, r->p, r->left);
-  rc = orion_msg_buffer_flush_decode(p, HEAD + r->left, &m, NULL);
-  orion_free(p);
-  if (rc != 0) {
-    r->bad = rc != ORION_ENOMEM;
-    return -1;
-  }
-  r->p += r->left;
-  r->left = 0;
-  *out = (orion_pend_item *)m.items; /* orion_malloc'd by the decoder */
-  return m.nitems;
-}
-
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id) {
   exec_buffer *b = orion__exec_find_buffer(ex, id);
   return b != NULL ? orion_wbuf_pending(&b->pend) : -1;

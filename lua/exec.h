@@ -130,14 +130,6 @@ int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
                             const orion_pend_item *items, int64_t n,
                             orion_error *err);
 
-/* Transitional (lua/dist.c's last use; deleted once it decodes
- * BUFFER_FLUSH with dsm/msg.h, whose item coding this is): reads the items
- * that end a BUFFER_FLUSH payload, after its run, buffer and isint fields,
- * into a new array (*out, orion_free it; NULL when n is 0) and returns n,
- * or -1 (r marked bad) when they are malformed or memory runs out (*out
- * NULL and r not bad). */
-int64_t orion_flush_items_get(orion_reader *r, orion_pend_item **out);
-
 /* The number of pending elements of buffer id, or -1 when it is not bound
  * (for tests and statistics). */
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id);
