@@ -133,35 +133,22 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a, int n,
       r = cv_of(ty_val(M_INT, P_WEAK),
                 S(g, "((uint64_t)%s + 1u <= 1u ? 0 : %s %% %s)", q.s, p.s, q.s),
                 0);
-    } else if (p.t.m == M_FLT || q.t.m == M_FLT || !isdyn(p.t) || !isdyn(q.t)) {
-      if (isdyn(p.t) || isdyn(q.t)) {
-        /* One integer (or float) and one run-time value. */
-        const char *pv = as_v(g, p), *qv = as_v(g, q);
-        t = newtmp(g);
-        E(g, "O_U o_v %s;", t);
-        open_(g, S(g, "if (%s.t == 3 && %s.t == 3) ", pv, qv));
-        fail(g, S(g, "%s.i == 0", qv),
-             S(g, "o_err_arg(c, %d, 2, \"fmod\", \"zero\")", line));
-        E(g, "%s = o_vi((uint64_t)%s.i + 1u <= 1u ? 0 : %s.i %% %s.i);", t, qv,
-          pv, qv);
-        close_(g);
-        E(g, "else %s = o_vf(fmod(o_vn(%s), o_vn(%s)));", t, pv, qv);
-        r = cv_of(ty_val(M_NUM, P_WEAK), t, 1);
-      } else {
-        r = cv_of(ty_val(M_FLT, P_WEAK),
-                  S(g, "fmod(%s, %s)", as_d(g, p), as_d(g, q)), 0);
-      }
-    } else {
+    } else if (isdyn(p.t) || isdyn(q.t)) {
+      /* Integers or floats known only at run time. */
+      const char *pv = as_v(g, p), *qv = as_v(g, q);
       t = newtmp(g);
       E(g, "O_U o_v %s;", t);
-      open_(g, S(g, "if (%s.t == 3 && %s.t == 3) ", p.s, q.s));
-      fail(g, S(g, "%s.i == 0", q.s),
+      open_(g, S(g, "if (%s.t == 3 && %s.t == 3) ", pv, qv));
+      fail(g, S(g, "%s.i == 0", qv),
            S(g, "o_err_arg(c, %d, 2, \"fmod\", \"zero\")", line));
-      E(g, "%s = o_vi((uint64_t)%s.i + 1u <= 1u ? 0 : %s.i %% %s.i);", t, q.s,
-        p.s, q.s);
+      E(g, "%s = o_vi((uint64_t)%s.i + 1u <= 1u ? 0 : %s.i %% %s.i);", t, qv,
+        pv, qv);
       close_(g);
-      E(g, "else %s = o_vf(fmod(o_vn(%s), o_vn(%s)));", t, p.s, q.s);
+      E(g, "else %s = o_vf(fmod(o_vn(%s), o_vn(%s)));", t, pv, qv);
       r = cv_of(ty_val(M_NUM, P_WEAK), t, 1);
+    } else {
+      r = cv_of(ty_val(M_FLT, P_WEAK),
+                S(g, "fmod(%s, %s)", as_d(g, p), as_d(g, q)), 0);
     }
     goto done;
   }

@@ -141,10 +141,10 @@ static int fold(int op, lval a, lval b, lval *r) {
   return 1;
 }
 
-/* v as an integer for a bitwise operation ("number has no integer
- * representation" otherwise); a simple C expression. */
 /* v converted to an integer in a new temporary, failing with `call`
- * (an error-reporting C expression) when it has no integer value. */
+ * (an error-reporting C expression) when it has no integer value.  The
+ * one conversion of a float or a run-time number to an integer: bitwise
+ * operands, subscripts, integer stores and integer arguments use it. */
 const char *int_or_fail(gen *g, cv v, const char *call) {
   const char *t = newtmp(g);
   E(g, "O_U int64_t %s = 0;", t);
@@ -160,6 +160,8 @@ const char *int_or_fail(gen *g, cv v, const char *call) {
   return t;
 }
 
+/* v as an integer for a bitwise operation ("number has no integer
+ * representation" otherwise); a simple C expression. */
 static const char *toint(gen *g, cv v, int line) {
   if (v.t.m == M_INT)
     return mat(g, v).s;
@@ -522,17 +524,9 @@ static const char *subscript(gen *g, const slot *s, int depth, cv k,
   if (k.t.m == M_INT) {
     kk = k.s;
   } else {
-    const char *call = S(g, "o_err_sub(c, %d, o_w%d, %s)", line,
-                         (int)(s - g->slots), as_d(g, k));
-    kk = newtmp(g);
-    E(g, "O_U int64_t %s = 0;", kk);
-    if (k.t.m == M_FLT)
-      fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, k), kk), call);
-    else
-      E(g,
-        "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
-        "{ o_rc = %s; goto o_out; }",
-        k.s, kk, k.s, k.s, kk, call);
+    kk = int_or_fail(g, k,
+                     S(g, "o_err_sub(c, %d, o_w%d, %s)", line,
+                       (int)(s - g->slots), as_d(g, k)));
   }
   if (hoisted(g, keynode, &off)) {
     int i;
@@ -626,22 +620,12 @@ void store_value(gen *g, cv v, int et, const char *dest, const slot *bs,
     fail(g, S(g, "%s.t < 3", v.s),
          S(g, "o_err_type(c, %d, %s.t, %s)", line, v.s, tail));
   if (toint) {
-    const char *call;
-    if (v.t.m == M_INT) {
+    if (v.t.m == M_INT)
       val = v.s;
-    } else {
-      val = newtmp(g);
-      call = S(g, "o_err_notint(c, %d, %s, %s)", line,
-               isdyn(v.t) ? S(g, "%s.d", v.s) : as_d(g, v), tail);
-      E(g, "O_U int64_t %s = 0;", val);
-      if (v.t.m == M_FLT)
-        fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, v), val), call);
-      else
-        E(g,
-          "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
-          "{ o_rc = %s; goto o_out; }",
-          v.s, val, v.s, v.s, val, call);
-    }
+    else
+      val = int_or_fail(g, v,
+                        S(g, "o_err_notint(c, %d, %s, %s)", line,
+                          isdyn(v.t) ? S(g, "%s.d", v.s) : as_d(g, v), tail));
     if (et == ET_I32)
       fail(g,
            S(g, "%s(%s < INT32_MIN || %s > INT32_MAX)",

@@ -694,6 +694,17 @@ static void forstat(parser *p, ast_node **out, const orion_token *kw) {
   *out = s;
 }
 
+/* A label or goto: the keyword token kw, then a name. */
+static ast_node *named_stat(parser *p, ast_kind kind, const orion_token *kw) {
+  ast_node *s = node_at(p, kind, kw);
+  orion_token name;
+  next(p);
+  name = check_name(p);
+  s->str = name.str;
+  s->len = name.len;
+  return s;
+}
+
 static ast_node *statement(parser *p) {
   orion_token kw = p->t;
   ast_node *s;
@@ -766,16 +777,10 @@ static ast_node *statement(parser *p) {
       localstat(p, s);
     }
     break;
-  case TK_DBCOLON: {
-    orion_token name;
-    s = node_at(p, AST_LABEL, &kw);
-    next(p);
-    name = check_name(p);
-    s->str = name.str;
-    s->len = name.len;
+  case TK_DBCOLON:
+    s = named_stat(p, AST_LABEL, &kw);
     checknext(p, TK_DBCOLON);
     break;
-  }
   case TK_RETURN:
     s = node_at(p, AST_RETURN, &kw);
     next(p);
@@ -787,15 +792,9 @@ static ast_node *statement(parser *p) {
     s = node_at(p, AST_BREAK, &kw);
     next(p);
     break;
-  case TK_GOTO: {
-    orion_token name;
-    s = node_at(p, AST_GOTO, &kw);
-    next(p);
-    name = check_name(p);
-    s->str = name.str;
-    s->len = name.len;
+  case TK_GOTO:
+    s = named_stat(p, AST_GOTO, &kw);
     break;
-  }
   default:
     s = exprstat(p);
     break;
