@@ -16,7 +16,7 @@
 
 /* ---- names --------------------------------------------------------------- */
 
-const char *ast_kind_name(ast_kind k) {
+const char *orion_ast_kind_name(ast_kind k) {
   switch (k) {
   case AST_NIL: return "nil";
   case AST_TRUE: return "true";
@@ -56,7 +56,7 @@ const char *ast_kind_name(ast_kind k) {
   return "?";
 }
 
-const char *ast_op_text(ast_op op) {
+const char *orion_ast_op_text(ast_op op) {
   switch (op) {
   case OP_ADD: return "+";
   case OP_SUB: return "-";

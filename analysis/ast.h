@@ -100,7 +100,8 @@ typedef struct orion_ast {
   void *arena;     /* private */
 } orion_ast;
 
-const char *ast_kind_name(ast_kind k);
-const char *ast_op_text(ast_op op); /* "+", "..", "and", "~" (bnot), ... */
+const char *orion_ast_kind_name(ast_kind k);
+/* An operator as Lua writes it: "+", "..", "and", "~" (bnot), ... */
+const char *orion_ast_op_text(ast_op op);
 
 #endif

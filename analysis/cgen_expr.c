@@ -833,7 +833,7 @@ cv ex(gen *g, const ast_node *e) {
     return r[0];
   }
   default:
-    refuse(g, e->line, "a %s expression", ast_kind_name(e->kind));
+    refuse(g, e->line, "a %s expression", orion_ast_kind_name(e->kind));
   }
 }
 

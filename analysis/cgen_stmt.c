@@ -592,7 +592,7 @@ static void stmt(gen *g, const ast_node *s) {
   case AST_SEMI:
     break;
   default:
-    refuse(g, s->line, "a %s statement", ast_kind_name(s->kind));
+    refuse(g, s->line, "a %s statement", orion_ast_kind_name(s->kind));
   }
 }
 

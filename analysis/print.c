@@ -298,7 +298,7 @@ static void print_expr(orion_buf *b, const ast_node *n, int level) {
   case AST_BINOP:
     print_operand(b, n->a, binop_operand_needs_paren(n->a, n->op, 0), level);
     put(b, " ");
-    put(b, ast_op_text(n->op));
+    put(b, orion_ast_op_text(n->op));
     put(b, " ");
     print_operand(b, n->b, binop_operand_needs_paren(n->b, n->op, 1), level);
     break;
@@ -306,7 +306,7 @@ static void print_expr(orion_buf *b, const ast_node *n, int level) {
     const ast_node *a = n->a;
     /* Only `^` binds tighter than a unary operator. */
     int paren = a != NULL && a->kind == AST_BINOP && a->op != OP_POW;
-    put(b, ast_op_text(n->op));
+    put(b, orion_ast_op_text(n->op));
     /* "not" needs a space; "- -x" must not become a comment. */
     if (n->op == OP_NOT ||
         (n->op == OP_NEG && !paren && a != NULL && a->kind == AST_UNOP &&
@@ -637,7 +637,7 @@ static void dump(orion_buf *b, const ast_node *n) {
     return;
   }
   put(b, "(");
-  put(b, ast_kind_name(n->kind));
+  put(b, orion_ast_kind_name(n->kind));
   switch (n->kind) {
   case AST_INT:
     putf(b, " %" PRId64, n->ival);
@@ -677,13 +677,13 @@ static void dump(orion_buf *b, const ast_node *n) {
     break;
   case AST_BINOP:
     put(b, " ");
-    put(b, ast_op_text(n->op));
+    put(b, orion_ast_op_text(n->op));
     dump_child(b, n->a);
     dump_child(b, n->b);
     break;
   case AST_UNOP:
     put(b, " ");
-    put(b, ast_op_text(n->op));
+    put(b, orion_ast_op_text(n->op));
     dump_child(b, n->a);
     break;
   case AST_NAME:
