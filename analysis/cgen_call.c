@@ -172,7 +172,9 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a, int n,
   } else if (strcmp(fn, "abs") == 0) {
     x = mat(g, x);
     if (x.t.m == M_INT)
-      r = cv_of(x.t, S(g, "(%s < 0 ? O_INEG(%s) : %s)", x.s, x.s, x.s), 0);
+      r = cv_of(x.t,
+                S(g, "(%s < 0 ? orion_lua_iunm(%s) : %s)", x.s, x.s, x.s),
+                0);
     else if (x.t.m == M_FLT)
       r = cv_of(x.t, S(g, "%s(%s)", fastf(g, x.t) ? "fabsf" : "fabs", x.s), 0);
     else
@@ -188,11 +190,13 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a, int n,
       t = newtmp(g);
       E(g, "O_U int64_t %s = 0;", k);
       if (x.t.m == M_FLT)
-        E(g, "O_U const o_v %s = o_f2i(%s, &%s) ? o_vi(%s) : o_vnil();", t,
+        E(g, "O_U const o_v %s = orion_lua_f2i(%s, &%s) == ORION_LUAOP_OK "
+          "? o_vi(%s) : o_vnil();", t,
           as_d(g, x), k, k);
       else
         E(g,
-          "O_U const o_v %s = %s.t == 3 ? %s : o_f2i(%s.d, &%s) ? o_vi(%s) "
+          "O_U const o_v %s = %s.t == 3 ? %s : orion_lua_f2i(%s.d, &%s) == "
+          "ORION_LUAOP_OK ? o_vi(%s) "
           ": o_vnil();",
           t, x.s, x.s, x.s, k, k);
       r = cv_of(ty_val(M_INT | M_NIL, P_WEAK), t, 1);

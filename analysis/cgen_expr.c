@@ -149,11 +149,13 @@ const char *int_or_fail(gen *g, cv v, const char *call) {
   const char *t = newtmp(g);
   E(g, "O_U int64_t %s = 0;", t);
   if (v.t.m == M_FLT) {
-    fail(g, S(g, "!o_f2i(%s, &%s)", as_d(g, v), t), call);
+    fail(g, S(g, "orion_lua_f2i(%s, &%s) != ORION_LUAOP_OK", as_d(g, v), t),
+         call);
   } else {
     v = mat(g, v);
     E(g,
-      "if (%s.t == 3) %s = %s.i; else if (O_NO(!o_f2i(%s.d, &%s))) "
+      "if (%s.t == 3) %s = %s.i; "
+      "else if (O_NO(orion_lua_f2i(%s.d, &%s) != ORION_LUAOP_OK)) "
       "{ o_rc = %s; goto o_out; }",
       v.s, t, v.s, v.s, t, call);
   }
@@ -171,7 +173,7 @@ static const char *toint(gen *g, cv v, int line) {
 
 /* Integer `//` or `%` of a by b (both integers). */
 static const char *int_divmod(gen *g, int op, cv *a, cv *b) {
-  const char *fn = op == OP_IDIV ? "o_idiv" : "o_imod";
+  const char *fn = op == OP_IDIV ? "orion_lua_idiv_nz" : "orion_lua_imod_nz";
   const char *msg =
       op == OP_IDIV ? "attempt to divide by zero" : "attempt to perform 'n%0'";
   if (b->isk && b->k.m == M_INT && b->k.i != 0)
@@ -193,7 +195,8 @@ static cv arith(gen *g, int op, cv a, cv b, int line) {
   if (a.isk && b.isk && fold(op, a.k, b.k, &k))
     return cv_k(g, k);
   if (bit) {
-    static const char *const pre[] = {"(", "(", "(", "o_shl(", "o_shr("};
+    static const char *const pre[] = {"(", "(", "(", "orion_lua_shl(",
+                                       "orion_lua_shr("};
     static const char *const mid[] = {" & ", " | ", " ^ ", ", ", ", "};
     x = toint(g, a, line);
     y = toint(g, b, line);
@@ -207,20 +210,20 @@ static cv arith(gen *g, int op, cv a, cv b, int line) {
     return cv_of(ty_val(M_FLT, prec),
                  S(g, "(%s / %s)", as_f(g, a, prec), as_f(g, b, prec)), 0);
   if (op == OP_POW) {
-    const char *s = S(g, "o_pow(%s, %s)", as_d(g, a), as_d(g, b));
+    const char *s = S(g, "orion_lua_pow(%s, %s)", as_d(g, a), as_d(g, b));
     return cv_of(ty_val(M_FLT, prec), tofloat ? S(g, "((float)%s)", s) : s, 0);
   }
   if (a.t.m == M_INT && b.t.m == M_INT) {
     const char *s;
     switch (op) {
     case OP_ADD:
-      s = S(g, "O_IADD(%s, %s)", a.s, b.s);
+      s = S(g, "orion_lua_iadd(%s, %s)", a.s, b.s);
       break;
     case OP_SUB:
-      s = S(g, "O_ISUB(%s, %s)", a.s, b.s);
+      s = S(g, "orion_lua_isub(%s, %s)", a.s, b.s);
       break;
     case OP_MUL:
-      s = S(g, "O_IMUL(%s, %s)", a.s, b.s);
+      s = S(g, "orion_lua_imul(%s, %s)", a.s, b.s);
       break;
     default:
       s = int_divmod(g, op, &a, &b);
@@ -246,7 +249,8 @@ static cv arith(gen *g, int op, cv a, cv b, int line) {
       s = S(g, "%s(%s / %s)", tofloat ? "floorf" : "floor", x, y);
       break;
     default:
-      s = S(g, "%s(%s, %s)", tofloat ? "o_fmodf" : "o_fmod", x, y);
+      s = S(g, "%s(%s, %s)", tofloat ? "o_fmodf" : "orion_lua_fmod", x,
+            y);
       break;
     }
     return cv_of(ty_val(M_FLT, prec), s, 0);
@@ -266,10 +270,11 @@ static cv arith(gen *g, int op, cv a, cv b, int line) {
     fail(g, S(g, "%s.i == 0", q),
          S(g, "o_err(c, %s, \"%s\")", pcline(g),
            idiv ? "attempt to divide by zero" : "attempt to perform 'n%0'"));
-    E(g, "%s = o_vi(%s(%s.i, %s.i));", t, idiv ? "o_idiv" : "o_imod", p, q);
+    E(g, "%s = o_vi(%s(%s.i, %s.i));", t,
+      idiv ? "orion_lua_idiv_nz" : "orion_lua_imod_nz", p, q);
     close_(g);
     E(g, "else %s = o_vf(%s(o_vn(%s), o_vn(%s)));", t,
-      idiv ? "o_fidiv" : "o_fmod", p, q);
+      idiv ? "orion_lua_fidiv" : "orion_lua_fmod", p, q);
     return cv_of(ty_val(M_NUM, P_WEAK), t, 1);
   }
 }
@@ -292,9 +297,11 @@ const char *less(gen *g, cv a, cv b, int le) {
   if (a.t.m == M_FLT && b.t.m == M_INT && b.isk && small_int(b.k.i))
     return S(g, "(%s %s %s)", a.s, op, flt_lit(g, (double)b.k.i));
   if (a.t.m == M_INT && b.t.m == M_FLT)
-    return S(g, "o_%s_if(%s, %s)", le ? "le" : "lt", a.s, as_d(g, b));
+    return S(g, "orion_lua_%s_if(%s, %s)", le ? "le" : "lt", a.s,
+             as_d(g, b));
   if (a.t.m == M_FLT && b.t.m == M_INT)
-    return S(g, "o_%s_fi(%s, %s)", le ? "le" : "lt", as_d(g, a), b.s);
+    return S(g, "orion_lua_%s_fi(%s, %s)", le ? "le" : "lt", as_d(g, a),
+             b.s);
   return S(g, "o_v%s(%s, %s)", le ? "le" : "lt", as_v(g, a), as_v(g, b));
 }
 
@@ -309,8 +316,8 @@ static const char *equal(gen *g, cv a, cv b) {
         return S(g, "(%s == %s)", flt_lit(g, (double)a.k.i), b.s);
       if (bm == M_INT && b.isk && small_int(b.k.i))
         return S(g, "(%s == %s)", a.s, flt_lit(g, (double)b.k.i));
-      return am == M_INT ? S(g, "o_eq_if(%s, %s)", a.s, as_d(g, b))
-                         : S(g, "o_eq_if(%s, %s)", b.s, as_d(g, a));
+      return am == M_INT ? S(g, "orion_lua_eq_if(%s, %s)", a.s, as_d(g, b))
+                         : S(g, "orion_lua_eq_if(%s, %s)", b.s, as_d(g, a));
     }
     if ((am & M_BOOL) && (bm & M_BOOL))
       return S(g, "(%s == %s)", a.s, b.s);
@@ -755,7 +762,7 @@ static cv unop(gen *g, const ast_node *e) {
     if (a.isk && fold(OP_NEG, a.k, zero, &k))
       return cv_k(g, k);
     if (a.t.m == M_INT)
-      return cv_of(a.t, S(g, "O_INEG(%s)", a.s), 0);
+      return cv_of(a.t, S(g, "orion_lua_iunm(%s)", a.s), 0);
     if (a.t.m == M_FLT)
       return cv_of(a.t, S(g, "(-%s)", a.s), 0);
     return cv_of(a.t, S(g, "o_vneg(%s)", a.s), 0);

@@ -305,16 +305,17 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
       open_(g, S(g, "if (%s > 0 ? %s <= %s : %s >= %s) ", st, i0, li, i0, li));
   } else if (lim.t.m == M_FLT) {
     open_(g,
-          S(g, "if (!o_forlimit(%s, %s, %s, &%s)) ", i0, as_d(g, lim), st, li));
+          S(g, "if (!orion_lua_forlimit(%s, %s, %s, &%s)) ", i0, as_d(g, lim),
+            st, li));
   } else {
     open_(g, S(g,
                "if (%s.t == 3 ? (%s = %s.i, %s > 0 ? %s <= %s : "
-               "%s >= %s) : !o_forlimit(%s, %s.d, %s, &%s)) ",
+               "%s >= %s) : !orion_lua_forlimit(%s, %s.d, %s, &%s)) ",
                lim.s, li, lim.s, st, i0, li, i0, li, i0, lim.s, st, li));
   }
   E(g, "O_U const uint64_t %s = %s;", cnt,
     kstep && sv == 1 ? S(g, "(uint64_t)%s - (uint64_t)%s", li, i0)
-                     : S(g, "o_forcount(%s, %s, %s)", i0, li, st));
+                     : S(g, "orion_lua_forcount(%s, %s, %s)", i0, li, st));
   hoist = g->emit && g->hk == NULL && !contains_loop(s->d) &&
           !touches(s->d, x->name) && x->t.k == T_VAL && x->t.m == M_INT;
   if (hoist) {

@@ -109,7 +109,7 @@ void var_join(gen *g, var *v, ty t, int line) {
 
 static const char *int_lit(gen *g, int64_t i) {
   if (i == INT64_MIN)
-    return "O_MININT";
+    return "INT64_MIN";
   return S(g, "INT64_C(%" PRId64 ")", i);
 }
 

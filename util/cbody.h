@@ -2,11 +2,13 @@
  * the C function analysis/cgen.c generates from a body's AST, built into a
  * shared object by util/ccomp.c and loaded with dlopen.
  *
- * The generated source does not include this header (it is compiled on
- * executor hosts where the project's headers may not exist): its prelude
- * declares the same structures under the same layout.  Any change here
- * must be made there too and ORION_CBODY_ABI bumped; the loader refuses an
- * object whose `orion_cbody_abi` differs.
+ * The generated source cannot include this header (it is compiled on
+ * executor hosts where the project's headers may not exist): the build
+ * copies this header's text into the prelude of every generated source
+ * (analysis/cgen_prelude.h, analysis/mkprelude.awk), so it must stay
+ * self-contained (system headers only).  Bump ORION_CBODY_ABI on any
+ * change of layout: the loader refuses an object whose `orion_cbody_abi`
+ * differs, so objects cached from an older build are rebuilt.
  *
  * One call runs the body over elements [lo, hi) of the iterated array, in
  * order, with the loop over elements in C.  It returns 0, or nonzero after

@@ -1,0 +1,75 @@
+# Turns analysis/cgen_prelude.h into analysis/cgen_prelude.inc: a C array of
+# string literals, one per line, that analysis/cgen.c copies into every
+# generated source.  Each `#include "PATH"` line of the template is replaced
+# by the text of srcdir/PATH (util/cbody.h, util/luaops.h), so the
+# generated source has one copy of the ABI and of Lua's arithmetic and
+# needs no header of the project.  An included header that itself includes
+# a project header ("...") is an error: the executor hosts would not have
+# it.  POSIX awk; run as
+#   awk -v srcdir=DIR -f mkprelude.awk DIR/analysis/cgen_prelude.h > OUT
+
+function fail(msg) {
+  print "mkprelude.awk: " msg > "/dev/stderr"
+  failed = 1
+  exit 1
+}
+
+# s as the body of a C string literal: backslash and quote escaped, tabs
+# as \t, and the second of two question marks (no trigraph under -std=c11).
+function cstr(s,    out, i, ch) {
+  out = ""
+  for (i = 1; i <= length(s); i++) {
+    ch = substr(s, i, 1)
+    if (ch == "\\" || ch == "\"" || (ch == "?" && substr(s, i - 1, 1) == "?"))
+      out = out "\\" ch
+    else if (ch == "\t")
+      out = out "\\t"
+    else
+      out = out ch
+  }
+  return out
+}
+
+function emit(s) {
+  print "    \"" cstr(s) "\","
+}
+
+function embed(path,    file, line, rc) {
+  file = srcdir "/" path
+  while ((rc = (getline line < file)) > 0) {
+    if (line ~ /^[ \t]*#[ \t]*include[ \t]*"/)
+      fail(path " includes a project header: " line)
+    emit(line)
+  }
+  if (rc < 0)
+    fail("cannot read " file)
+  close(file)
+}
+
+BEGIN {
+  if (srcdir == "")
+    srcdir = "."
+  print "/* Generated from analysis/cgen_prelude.h, util/cbody.h and"
+  print " * util/luaops.h by analysis/mkprelude.awk: do not edit. */"
+  print "static const char *const prelude[] = {"
+}
+
+/^#include "[^"]*"[ \t]*$/ {
+  path = $0
+  sub(/^#include "/, "", path)
+  sub(/"[ \t]*$/, "", path)
+  embed(path)
+  next
+}
+
+{
+  emit($0)
+}
+
+END {
+  if (failed)
+    exit 1
+  if (NR == 0)
+    fail("empty template")
+  print "    NULL};"
+}
