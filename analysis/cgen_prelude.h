@@ -2,7 +2,8 @@
  * assembles it after `#define O_EXACT 0|1` and the chunk name o_chunk).
  * No file of the project includes this header: the build turns it into
  * the string array of analysis/cgen_prelude.inc (analysis/mkprelude.awk),
- * replacing each include of a project header below by its text, so the
+ * replacing each include of a project header below by the part of that
+ * header marked ORION_PRELUDE_BEGIN ... ORION_PRELUDE_END.  So the
  * generated source needs system headers only (it is compiled on executor
  * hosts that may not have the project's headers) and still has one copy
  * of the compiled-body ABI (util/cbody.h) and of Lua's arithmetic

@@ -1,9 +1,11 @@
 /* Lua 5.4's arithmetic and comparison semantics as C inline functions: the
  * one copy of them in the project.  The code generator folds constants
  * with them (analysis/cgen_expr.c), and the code it generates from loop
- * bodies calls them at run time: the build embeds this whole header in
- * the prelude of every generated source (analysis/mkprelude.awk), so it
- * must stay self-contained: system headers only, static functions only.
+ * bodies calls them at run time: the build copies the part between
+ * ORION_PRELUDE_BEGIN and ORION_PRELUDE_END into the prelude of every
+ * generated source (analysis/cgen_prelude.h, analysis/mkprelude.awk), so
+ * that part must stay self-contained: system headers only, static
+ * functions only.
  *
  * Each function gives exactly the value the interpreter gives for the same
  * operands and subtypes (integers wrap around; `//` and `%` round toward
@@ -24,13 +26,15 @@
 #include <math.h>
 #include <stdint.h>
 
-/* Every function here is static inline and may go unused where the header
- * is included (clang warns about those in a main file). */
-#define ORION_LUAOP static inline __attribute__((unused))
-
 #ifndef ORION_LUAOP_OPAQUE
 #define ORION_LUAOP_OPAQUE(x) (x)
 #endif
+
+/* ORION_PRELUDE_BEGIN */
+
+/* Every function here is static inline and may go unused where the header
+ * is included (clang warns about those in a main file). */
+#define ORION_LUAOP static inline __attribute__((unused))
 
 enum {
   ORION_LUAOP_OK = 0,
@@ -38,16 +42,6 @@ enum {
   ORION_LUAOP_MOD_ZERO,  /* "attempt to perform 'n%0'" */
   ORION_LUAOP_NO_INT     /* "number has no integer representation" */
 };
-
-/* The message Lua raises for a code above (static). */
-ORION_LUAOP const char *orion_luaop_message(int code) {
-  switch (code) {
-  case ORION_LUAOP_IDIV_ZERO: return "attempt to divide by zero";
-  case ORION_LUAOP_MOD_ZERO: return "attempt to perform 'n%0'";
-  case ORION_LUAOP_NO_INT: return "number has no integer representation";
-  default: return "";
-  }
-}
 
 /* Integer +, -, * and unary minus wrap around (two's complement). */
 ORION_LUAOP int64_t orion_lua_iadd(int64_t a, int64_t b) {
@@ -83,20 +77,6 @@ ORION_LUAOP int64_t orion_lua_imod_nz(int64_t a, int64_t b) {
   if (m != 0 && (m ^ b) < 0)
     m += b;
   return m;
-}
-
-/* a // b and a % b for integers; b == 0 is an error. */
-ORION_LUAOP int orion_lua_idiv(int64_t a, int64_t b, int64_t *out) {
-  if (b == 0)
-    return ORION_LUAOP_IDIV_ZERO;
-  *out = orion_lua_idiv_nz(a, b);
-  return ORION_LUAOP_OK;
-}
-ORION_LUAOP int orion_lua_imod(int64_t a, int64_t b, int64_t *out) {
-  if (b == 0)
-    return ORION_LUAOP_MOD_ZERO;
-  *out = orion_lua_imod_nz(a, b);
-  return ORION_LUAOP_OK;
 }
 
 /* a // b for floats: floor(a / b). */
@@ -234,6 +214,35 @@ ORION_LUAOP uint64_t orion_lua_forcount(int64_t init, int64_t lim,
     return step != 1 ? n / (uint64_t)step : n;
   }
   return ((uint64_t)init - (uint64_t)lim) / ((uint64_t)(-(step + 1)) + 1u);
+}
+/* ORION_PRELUDE_END */
+
+/* What the generated code does not need: the messages of the codes, and
+ * the integer division and modulo that check for zero (the generated code
+ * checks before, to raise at the interpreter's line). */
+
+/* The message Lua raises for a code above (static). */
+ORION_LUAOP const char *orion_luaop_message(int code) {
+  switch (code) {
+  case ORION_LUAOP_IDIV_ZERO: return "attempt to divide by zero";
+  case ORION_LUAOP_MOD_ZERO: return "attempt to perform 'n%0'";
+  case ORION_LUAOP_NO_INT: return "number has no integer representation";
+  default: return "";
+  }
+}
+
+/* a // b and a % b for integers; b == 0 is an error. */
+ORION_LUAOP int orion_lua_idiv(int64_t a, int64_t b, int64_t *out) {
+  if (b == 0)
+    return ORION_LUAOP_IDIV_ZERO;
+  *out = orion_lua_idiv_nz(a, b);
+  return ORION_LUAOP_OK;
+}
+ORION_LUAOP int orion_lua_imod(int64_t a, int64_t b, int64_t *out) {
+  if (b == 0)
+    return ORION_LUAOP_MOD_ZERO;
+  *out = orion_lua_imod_nz(a, b);
+  return ORION_LUAOP_OK;
 }
 
 #endif
