@@ -16,6 +16,25 @@
 
 /* ---- names --------------------------------------------------------------- */
 
+int orion_ast_any(const ast_node *n,
+                  int (*pred)(const ast_node *n2, void *ud), void *ud) {
+  int i;
+  if (n == NULL)
+    return 0;
+  if (pred(n, ud))
+    return 1;
+  if (orion_ast_any(n->a, pred, ud) || orion_ast_any(n->b, pred, ud) ||
+      orion_ast_any(n->c, pred, ud) || orion_ast_any(n->d, pred, ud))
+    return 1;
+  for (i = 0; i < n->list.n; i++)
+    if (orion_ast_any(n->list.v[i], pred, ud))
+      return 1;
+  for (i = 0; i < n->list2.n; i++)
+    if (orion_ast_any(n->list2.v[i], pred, ud))
+      return 1;
+  return 0;
+}
+
 const char *orion_ast_kind_name(ast_kind k) {
   switch (k) {
   case AST_NIL: return "nil";

@@ -270,28 +270,18 @@ const char *pcline(gen *g) {
  * The body and the function around it.
  * ====================================================================== */
 
-/* Can the body raise integer `//` or `%` by zero?  (Those errors report
- * the VM's last saved line, which the generated code then tracks.) */
-static int needs_pc(const ast_node *n) {
-  int i;
-  if (n == NULL)
+/* Is n an integer `//` or `%` that may divide by zero?  (Those errors
+ * report the VM's last saved line, which the generated code then tracks
+ * when the body has one.) */
+static int may_divide_by_zero(const ast_node *n, void *ud) {
+  const ast_node *b;
+  (void)ud;
+  if (n->kind != AST_BINOP || (n->op != OP_IDIV && n->op != OP_MOD))
     return 0;
-  if (n->kind == AST_BINOP && (n->op == OP_IDIV || n->op == OP_MOD)) {
-    const ast_node *b = n->b;
-    while (b->kind == AST_PAREN)
-      b = b->a;
-    if (!((b->kind == AST_INT && b->ival != 0) || b->kind == AST_FLT))
-      return 1;
-  }
-  if (needs_pc(n->a) || needs_pc(n->b) || needs_pc(n->c) || needs_pc(n->d))
-    return 1;
-  for (i = 0; i < n->list.n; i++)
-    if (needs_pc(n->list.v[i]))
-      return 1;
-  for (i = 0; i < n->list2.n; i++)
-    if (needs_pc(n->list2.v[i]))
-      return 1;
-  return 0;
+  b = n->b;
+  while (b->kind == AST_PAREN)
+    b = b->a;
+  return !((b->kind == AST_INT && b->ival != 0) || b->kind == AST_FLT);
 }
 
 /* One walk over the body: declares the parameters from the element and
@@ -566,7 +556,7 @@ int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out, orion_error *err) {
   g->out = out;
   g->fast = in->fast != 0;
   g->line0 = in->func->line;
-  g->pctrack = needs_pc(in->func->a);
+  g->pctrack = orion_ast_any(in->func->a, may_divide_by_zero, NULL);
   orion_buf_init(&g->body);
   orion_buf_init(&g->scratch);
   /* Refusals and out of memory longjmp back here; everything the walk

@@ -756,23 +756,21 @@ static cv unop(gen *g, const ast_node *e) {
     }
     return cv_of(ty_val(M_BOOL, P_WEAK), S(g, "(!%s)", truth(g, a)), 0);
   case OP_NEG:
+  case OP_BNOT:
     if (a.t.k == T_NONE)
       return a;
-    numeric(g, a, e->line, "arithmetic on");
-    if (a.isk && fold(OP_NEG, a.k, zero, &k))
+    numeric(g, a, e->line,
+            e->op == OP_NEG ? "arithmetic on" : "a bitwise operation on");
+    if (a.isk && fold(e->op, a.k, zero, &k))
       return cv_k(g, k);
+    if (e->op == OP_BNOT)
+      return cv_of(ty_val(M_INT, P_WEAK), S(g, "(~%s)", toint(g, a, e->line)),
+                   0);
     if (a.t.m == M_INT)
       return cv_of(a.t, S(g, "orion_lua_iunm(%s)", a.s), 0);
     if (a.t.m == M_FLT)
       return cv_of(a.t, S(g, "(-%s)", a.s), 0);
     return cv_of(a.t, S(g, "o_vneg(%s)", a.s), 0);
-  case OP_BNOT:
-    if (a.t.k == T_NONE)
-      return a;
-    numeric(g, a, e->line, "a bitwise operation on");
-    if (a.isk && fold(OP_BNOT, a.k, zero, &k))
-      return cv_k(g, k);
-    return cv_of(ty_val(M_INT, P_WEAK), S(g, "(~%s)", toint(g, a, e->line)), 0);
   default: /* OP_LEN */
     if (a.t.k == T_NONE)
       return cv_of(ty_val(M_INT, P_WEAK), "0", 1);

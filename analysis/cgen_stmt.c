@@ -210,23 +210,14 @@ static void return_(gen *g, const ast_node *s) {
 
 /* ---- loops ------------------------------------------------------------ */
 
+static int is_loop(const ast_node *n, void *ud) {
+  (void)ud;
+  return n->kind == AST_WHILE || n->kind == AST_REPEAT ||
+         n->kind == AST_NUMFOR || n->kind == AST_GENFOR || n->kind == AST_FUNC;
+}
+
 static int contains_loop(const ast_node *n) {
-  int i;
-  if (n == NULL)
-    return 0;
-  if (n->kind == AST_WHILE || n->kind == AST_REPEAT || n->kind == AST_NUMFOR ||
-      n->kind == AST_GENFOR || n->kind == AST_FUNC)
-    return 1;
-  if (contains_loop(n->a) || contains_loop(n->b) || contains_loop(n->c) ||
-      contains_loop(n->d))
-    return 1;
-  for (i = 0; i < n->list.n; i++)
-    if (contains_loop(n->list.v[i]))
-      return 1;
-  for (i = 0; i < n->list2.n; i++)
-    if (contains_loop(n->list2.v[i]))
-      return 1;
-  return 0;
+  return orion_ast_any(n, is_loop, NULL);
 }
 
 static int is_var(const ast_node *e, const char *name) {

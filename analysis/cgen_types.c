@@ -485,10 +485,8 @@ dastate da_dead(void) {
  * ====================================================================== */
 
 /* Does the loop body declare or assign `name`? */
-int touches(const ast_node *n, const char *name) {
+static int declares_or_assigns(const ast_node *n, void *name) {
   int i;
-  if (n == NULL)
-    return 0;
   if (n->kind == AST_LOCAL)
     for (i = 0; i < n->list.n; i++)
       if (strcmp(n->list.v[i]->str, name) == 0)
@@ -498,16 +496,11 @@ int touches(const ast_node *n, const char *name) {
       if (n->list.v[i]->kind == AST_NAME &&
           strcmp(n->list.v[i]->str, name) == 0)
         return 1;
-  if (touches(n->a, name) || touches(n->b, name) || touches(n->c, name) ||
-      touches(n->d, name))
-    return 1;
-  for (i = 0; i < n->list.n; i++)
-    if (touches(n->list.v[i], name))
-      return 1;
-  for (i = 0; i < n->list2.n; i++)
-    if (touches(n->list2.v[i], name))
-      return 1;
   return 0;
+}
+
+int touches(const ast_node *n, const char *name) {
+  return orion_ast_any(n, declares_or_assigns, (void *)name);
 }
 
 /* The local a condition tests, when it tests one: `x` (truthy) or
