@@ -58,8 +58,9 @@
 #include "analysis/cgen_int.h"
 
 /* ======================================================================
- * The prelude: analysis/cgen_prelude.h with util/cbody.h and
- * util/luaops.h in place, made into `prelude[]` (lines) by the build.
+ * The prelude: analysis/cgen_prelude.h with the marked parts of
+ * util/cbody.h and util/luaops.h in place of their includes, made into
+ * `prelude[]` (one string a line) by the build (analysis/mkprelude.awk).
  * ====================================================================== */
 
 #include "analysis/cgen_prelude.inc"

@@ -2184,6 +2184,57 @@ Test(cgen, abi_layout_matches_cbody_h) {
   orion_free(chunk);
 }
 
+/* The prelude is made by the build from the real headers: every code
+ * line of the marked part of util/cbody.h and util/luaops.h is in the
+ * generated source, once, and nothing after the mark (the parts only the
+ * project uses) or any comment is. */
+static void expect_header_part(const char *src, const char *rel) {
+  char *path = tu_src(rel), line[512];
+  FILE *f = fopen(path, "r");
+  int part = 0, lines = 0;
+  cr_assert_not_null(f, "%s", path);
+  while (fgets(line, sizeof line, f) != NULL) {
+    line[strcspn(line, "\n")] = 0;
+    if (strcmp(line, "/* ORION_PRELUDE_BEGIN */") == 0) {
+      part = 1;
+    } else if (strcmp(line, "/* ORION_PRELUDE_END */") == 0) {
+      part = 2;
+    } else if (strncmp(line, "ORION_LUAOP ", 12) == 0 ||
+               strncmp(line, "typedef ", 8) == 0 ||
+               strncmp(line, "struct ", 7) == 0) {
+      /* A definition's first line, with its own comment cut off. */
+      char *c = strstr(line, " /*");
+      if (c != NULL)
+        *c = 0;
+      if (part == 1) {
+        cr_assert_eq(tu_count_substr(src, line), 1, "%s: '%s'", rel, line);
+        lines++;
+      } else if (part == 2) {
+        cr_assert_eq(tu_count_substr(src, line), 0, "%s: '%s'", rel, line);
+      }
+    }
+  }
+  fclose(f);
+  cr_assert_eq(part, 2, "%s: no ORION_PRELUDE_BEGIN ... END part", rel);
+  cr_assert_gt(lines, 4, "%s", rel);
+  free(path);
+}
+
+Test(cgen, prelude_is_made_from_the_headers) {
+  char *chunk = chunk_text("function(i, v) B[i] = v // 3 end");
+  orion_cgen_out out;
+  orion_error err;
+  cr_assert_eq(generate(chunk, IT_VEC, 0, &out, &err), 0, "%s", err.msg);
+  expect_header_part(out.src.data, "util/cbody.h");
+  expect_header_part(out.src.data, "util/luaops.h");
+  /* The generated code calls the one copy of Lua's `//`. */
+  cr_assert_not_null(strstr(out.src.data, "orion_lua_idiv_nz(v"));
+  /* Only the first line (which names the body) is a comment. */
+  cr_assert_eq(tu_count_substr(out.src.data, "/*"), 1);
+  orion_cgen_out_free(&out);
+  orion_free(chunk);
+}
+
 Test(cgen, mode_flags) {
   const char *exact = orion_cgen_mode_flags(0),
              *fast = orion_cgen_mode_flags(1);
