@@ -4,7 +4,7 @@
  *
  * Input is source text plus metadata only (no Lua state, no cluster), so it
  * is testable on its own.  DESIGN.md section 4 is the specification; the
- * comments in analyze.c say how each rule is implemented.
+ * files listed in analysis/analyze_int.h say how each rule is implemented.
  */
 #ifndef ORION_ANALYSIS_ANALYZE_H
 #define ORION_ANALYSIS_ANALYZE_H

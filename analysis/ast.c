@@ -16,7 +16,26 @@
 
 /* ---- names --------------------------------------------------------------- */
 
-const char *ast_kind_name(ast_kind k) {
+int orion_ast_any(const ast_node *n,
+                  int (*pred)(const ast_node *n2, void *ud), void *ud) {
+  int i;
+  if (n == NULL)
+    return 0;
+  if (pred(n, ud))
+    return 1;
+  if (orion_ast_any(n->a, pred, ud) || orion_ast_any(n->b, pred, ud) ||
+      orion_ast_any(n->c, pred, ud) || orion_ast_any(n->d, pred, ud))
+    return 1;
+  for (i = 0; i < n->list.n; i++)
+    if (orion_ast_any(n->list.v[i], pred, ud))
+      return 1;
+  for (i = 0; i < n->list2.n; i++)
+    if (orion_ast_any(n->list2.v[i], pred, ud))
+      return 1;
+  return 0;
+}
+
+const char *orion_ast_kind_name(ast_kind k) {
   switch (k) {
   case AST_NIL: return "nil";
   case AST_TRUE: return "true";
@@ -56,7 +75,7 @@ const char *ast_kind_name(ast_kind k) {
   return "?";
 }
 
-const char *ast_op_text(ast_op op) {
+const char *orion_ast_op_text(ast_op op) {
   switch (op) {
   case OP_ADD: return "+";
   case OP_SUB: return "-";

@@ -100,7 +100,13 @@ typedef struct orion_ast {
   void *arena;     /* private */
 } orion_ast;
 
-const char *ast_kind_name(ast_kind k);
-const char *ast_op_text(ast_op op); /* "+", "..", "and", "~" (bnot), ... */
+/* Does pred(n2, ud) hold for n or a node below it (through a, b, c, d,
+ * list and list2; n first, then depth first)?  n may be NULL. */
+int orion_ast_any(const ast_node *n,
+                  int (*pred)(const ast_node *n2, void *ud), void *ud);
+
+const char *orion_ast_kind_name(ast_kind k);
+/* An operator as Lua writes it: "+", "..", "and", "~" (bnot), ... */
+const char *orion_ast_op_text(ast_op op);
 
 #endif

@@ -401,6 +401,16 @@ static ast_node *primaryexp(parser *p) {
   }
 }
 
+/* base.NAME, with NAME the current token (after the '.' or ':'). */
+static ast_node *field_node(parser *p, ast_node *base) {
+  orion_token key = check_name(p);
+  ast_node *n = new_node(p, AST_INDEX, base->line, base->col);
+  n->flag = 1;
+  n->a = base;
+  n->b = seal(p, key_node(p, &key));
+  return n;
+}
+
 /* suffixedexp ::= primaryexp { '.' Name | '[' exp ']' | ':' Name args |
  *                              args } */
 static ast_node *suffixedexp(parser *p) {
@@ -408,16 +418,10 @@ static ast_node *suffixedexp(parser *p) {
   for (;;) {
     ast_node *n;
     switch (p->t.kind) {
-    case '.': {
-      orion_token key;
+    case '.':
       next(p);
-      key = check_name(p);
-      n = new_node(p, AST_INDEX, e->line, e->col);
-      n->flag = 1;
-      n->a = e;
-      n->b = seal(p, key_node(p, &key));
+      n = field_node(p, e);
       break;
-    }
     case '[':
       next(p);
       n = new_node(p, AST_INDEX, e->line, e->col);
@@ -640,16 +644,10 @@ static ast_node *funcname(parser *p, int *is_method) {
   ast_node *path = seal(p, name_node(p, &tk));
   *is_method = 0;
   while (p->t.kind == '.' || p->t.kind == ':') {
-    ast_node *n;
     if (p->t.kind == ':')
       *is_method = 1;
     next(p);
-    tk = check_name(p);
-    n = new_node(p, AST_INDEX, path->line, path->col);
-    n->flag = 1;
-    n->a = path;
-    n->b = seal(p, key_node(p, &tk));
-    path = seal(p, n);
+    path = seal(p, field_node(p, path));
     if (*is_method)
       break;
   }
@@ -692,6 +690,17 @@ static void forstat(parser *p, ast_node **out, const orion_token *kw) {
   s->list = done(&names);
   check_match(p, TK_END, TK_FOR, kw->line);
   *out = s;
+}
+
+/* A label or goto: the keyword token kw, then a name. */
+static ast_node *named_stat(parser *p, ast_kind kind, const orion_token *kw) {
+  ast_node *s = node_at(p, kind, kw);
+  orion_token name;
+  next(p);
+  name = check_name(p);
+  s->str = name.str;
+  s->len = name.len;
+  return s;
 }
 
 static ast_node *statement(parser *p) {
@@ -766,16 +775,10 @@ static ast_node *statement(parser *p) {
       localstat(p, s);
     }
     break;
-  case TK_DBCOLON: {
-    orion_token name;
-    s = node_at(p, AST_LABEL, &kw);
-    next(p);
-    name = check_name(p);
-    s->str = name.str;
-    s->len = name.len;
+  case TK_DBCOLON:
+    s = named_stat(p, AST_LABEL, &kw);
     checknext(p, TK_DBCOLON);
     break;
-  }
   case TK_RETURN:
     s = node_at(p, AST_RETURN, &kw);
     next(p);
@@ -787,15 +790,9 @@ static ast_node *statement(parser *p) {
     s = node_at(p, AST_BREAK, &kw);
     next(p);
     break;
-  case TK_GOTO: {
-    orion_token name;
-    s = node_at(p, AST_GOTO, &kw);
-    next(p);
-    name = check_name(p);
-    s->str = name.str;
-    s->len = name.len;
+  case TK_GOTO:
+    s = named_stat(p, AST_GOTO, &kw);
     break;
-  }
   default:
     s = exprstat(p);
     break;

@@ -138,6 +138,16 @@ static void format_double(double v, char *out, size_t n) {
 static void print_expr(orion_buf *b, const ast_node *n, int level);
 static void print_block(orion_buf *b, const ast_node *blk, int level);
 
+/* head, then blk one level in, then `end` at this level: the shape of
+ * do, while, for and function bodies. */
+static void print_body_end(orion_buf *b, const char *head,
+                           const ast_node *blk, int level) {
+  put(b, head);
+  print_block(b, blk, level + 1);
+  indent(b, level);
+  put(b, "end");
+}
+
 static void print_float(orion_buf *b, double v) {
   char tmp[64];
   if (isnan(v)) {
@@ -205,10 +215,7 @@ static void print_funcbody(orion_buf *b, const ast_node *f, int level) {
   }
   if (f->is_vararg)
     put(b, first ? "..." : ", ...");
-  put(b, ")\n");
-  print_block(b, f->a, level + 1);
-  indent(b, level);
-  put(b, "end");
+  print_body_end(b, ")\n", f->a, level);
 }
 
 static void print_field(orion_buf *b, const ast_node *f, int level) {
@@ -291,7 +298,7 @@ static void print_expr(orion_buf *b, const ast_node *n, int level) {
   case AST_BINOP:
     print_operand(b, n->a, binop_operand_needs_paren(n->a, n->op, 0), level);
     put(b, " ");
-    put(b, ast_op_text(n->op));
+    put(b, orion_ast_op_text(n->op));
     put(b, " ");
     print_operand(b, n->b, binop_operand_needs_paren(n->b, n->op, 1), level);
     break;
@@ -299,7 +306,7 @@ static void print_expr(orion_buf *b, const ast_node *n, int level) {
     const ast_node *a = n->a;
     /* Only `^` binds tighter than a unary operator. */
     int paren = a != NULL && a->kind == AST_BINOP && a->op != OP_POW;
-    put(b, ast_op_text(n->op));
+    put(b, orion_ast_op_text(n->op));
     /* "not" needs a space; "- -x" must not become a comment. */
     if (n->op == OP_NOT ||
         (n->op == OP_NEG && !paren && a != NULL && a->kind == AST_UNOP &&
@@ -452,18 +459,12 @@ static void print_stat(orion_buf *b, const ast_node *s, int level) {
     print_expr(b, s->a, level);
     break;
   case AST_DO:
-    put(b, "do\n");
-    print_block(b, s->a, level + 1);
-    indent(b, level);
-    put(b, "end");
+    print_body_end(b, "do\n", s->a, level);
     break;
   case AST_WHILE:
     put(b, "while ");
     print_expr(b, s->a, level);
-    put(b, " do\n");
-    print_block(b, s->b, level + 1);
-    indent(b, level);
-    put(b, "end");
+    print_body_end(b, " do\n", s->b, level);
     break;
   case AST_REPEAT:
     put(b, "repeat\n");
@@ -500,20 +501,14 @@ static void print_stat(orion_buf *b, const ast_node *s, int level) {
       put(b, ", ");
       print_expr(b, s->c, level);
     }
-    put(b, " do\n");
-    print_block(b, s->d, level + 1);
-    indent(b, level);
-    put(b, "end");
+    print_body_end(b, " do\n", s->d, level);
     break;
   case AST_GENFOR:
     put(b, "for ");
     print_names(b, &s->list);
     put(b, " in ");
     print_list(b, &s->list2, level);
-    put(b, " do\n");
-    print_block(b, s->a, level + 1);
-    indent(b, level);
-    put(b, "end");
+    print_body_end(b, " do\n", s->a, level);
     break;
   case AST_FUNCSTAT:
     put(b, "function ");
@@ -546,10 +541,7 @@ static void print_stat(orion_buf *b, const ast_node *s, int level) {
     break;
   case AST_SEMI: put(b, ";"); break;
   case AST_BLOCK:
-    put(b, "do\n");
-    print_block(b, s, level + 1);
-    indent(b, level);
-    put(b, "end");
+    print_body_end(b, "do\n", s, level);
     break;
   default:
     /* An expression where a statement belongs: keep it visible and
@@ -645,7 +637,7 @@ static void dump(orion_buf *b, const ast_node *n) {
     return;
   }
   put(b, "(");
-  put(b, ast_kind_name(n->kind));
+  put(b, orion_ast_kind_name(n->kind));
   switch (n->kind) {
   case AST_INT:
     putf(b, " %" PRId64, n->ival);
@@ -685,13 +677,13 @@ static void dump(orion_buf *b, const ast_node *n) {
     break;
   case AST_BINOP:
     put(b, " ");
-    put(b, ast_op_text(n->op));
+    put(b, orion_ast_op_text(n->op));
     dump_child(b, n->a);
     dump_child(b, n->b);
     break;
   case AST_UNOP:
     put(b, " ");
-    put(b, ast_op_text(n->op));
+    put(b, orion_ast_op_text(n->op));
     dump_child(b, n->a);
     break;
   case AST_NAME:

@@ -569,8 +569,13 @@ static int resolve(void *ud, const char *name, orion_binding *b) {
   return 1;
 }
 
+/* The iterated array's shape, and how the captured numbers differ from
+ * CONSTS: each value plus `shift` (subtypes kept), and the one named
+ * `flip` (if any) of the other subtype. */
 typedef struct resolve_ctx {
   orion_arrayinfo iter;
+  int64_t shift;
+  const char *flip;
 } resolve_ctx;
 
 static int resolve_iter(void *ud, const char *name, orion_binding *b) {
@@ -579,6 +584,15 @@ static int resolve_iter(void *ud, const char *name, orion_binding *b) {
   if (rc == 0 && b->kind == ORION_BIND_ARRAY && b->arr.id == ID_ITER) {
     b->arr = r->iter;
     b->arr.id = ID_ITER;
+  }
+  if (rc == 0 && b->kind == ORION_BIND_NUMBER) {
+    if (r->flip != NULL && strcmp(name, r->flip) == 0) {
+      b->is_int = !b->is_int;
+      b->ival = (int64_t)b->fval; /* the same number, as the subtype says */
+    }
+    if (b->is_int)
+      b->ival += r->shift;
+    b->fval += (double)r->shift;
   }
   return rc;
 }
@@ -597,9 +611,11 @@ static orion_arrayinfo iter_info(iter_kind kind) {
   return info;
 }
 
-/* Generates C for the chunk's body; returns orion_cgen's code. */
-static int generate(const char *chunk, iter_kind kind, int fast,
-                    orion_cgen_out *out, orion_error *err) {
+/* Generates C for the chunk's body with the captured numbers changed as
+ * resolve_ctx says; returns orion_cgen's code. */
+static int generate_with(const char *chunk, iter_kind kind, int fast,
+                         int64_t shift, const char *flip, orion_cgen_out *out,
+                         orion_error *err) {
   orion_ast *ast;
   orion_cgen_in in;
   resolve_ctx r;
@@ -615,6 +631,8 @@ static int generate(const char *chunk, iter_kind kind, int fast,
   in.chunkname = "snippet";
   in.chunk = ast->chunk;
   r.iter = iter_info(kind);
+  r.shift = shift;
+  r.flip = flip;
   in.iter = r.iter;
   in.resolve = resolve_iter;
   in.ud = &r;
@@ -623,6 +641,12 @@ static int generate(const char *chunk, iter_kind kind, int fast,
   rc = orion_cgen(&in, out, err);
   orion_ast_free(ast);
   return rc;
+}
+
+/* Generates C for the chunk's body; returns orion_cgen's code. */
+static int generate(const char *chunk, iter_kind kind, int fast,
+                    orion_cgen_out *out, orion_error *err) {
+  return generate_with(chunk, kind, fast, 0, NULL, out, err);
 }
 
 /* A loaded shared object. */
@@ -2047,17 +2071,40 @@ Test(cgen, slots_in_first_use_order) {
   orion_free(chunk);
 }
 
-/* The constant values are not part of the source; their subtypes are. */
+/* The constant values are not part of the source (one compiled object
+ * serves every value); their subtypes are. */
 Test(cgen, source_independent_of_constant_values) {
   char *chunk = chunk_text(MF_SGD);
-  orion_cgen_out a, b;
+  orion_cgen_out a, b, c;
   orion_error err;
-  cr_assert_eq(generate(chunk, IT_RAT, 0, &a, &err), 0);
-  cr_assert_eq(generate(chunk, IT_RAT, 0, &b, &err), 0);
+  int i, lr = -1, k = -1;
+  cr_assert_eq(generate(chunk, IT_RAT, 0, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(generate_with(chunk, IT_RAT, 0, 7, NULL, &b, &err), 0, "%s",
+               err.msg);
+  for (i = 0; i < a.nslots; i++) {
+    if (strcmp(a.slots[i].name, "LR") == 0)
+      lr = i;
+    if (strcmp(a.slots[i].name, "K") == 0)
+      k = i;
+  }
+  cr_assert(lr >= 0 && k >= 0 && b.nslots == a.nslots);
+  /* Other values went in (the slots say so), the same source came out. */
+  cr_assert_eq(a.slots[lr].fval, 0.01);
+  cr_assert_eq(b.slots[lr].fval, 0.01 + 7);
+  cr_assert_eq(a.slots[k].ival, 8);
+  cr_assert_eq(b.slots[k].ival, 15);
   cr_assert_str_eq(a.src.data, b.src.data);
   cr_assert_null(strstr(a.src.data, "0x1.47ae147ae147bp-7")); /* LR */
+  cr_assert_null(strstr(a.src.data, "INT64_C(8)"));            /* K */
+  /* K as a float (8.0) changes the loops' code. */
+  cr_assert_eq(generate_with(chunk, IT_RAT, 0, 0, "K", &c, &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(c.slots[k].isint, 0);
+  cr_assert_eq(c.slots[k].fval, 8.0);
+  cr_assert_str_neq(a.src.data, c.src.data);
   orion_cgen_out_free(&a);
   orion_cgen_out_free(&b);
+  orion_cgen_out_free(&c);
   orion_free(chunk);
 }
 
@@ -2133,6 +2180,57 @@ Test(cgen, abi_layout_matches_cbody_h) {
                  (long long)lay[i], (long long)host[i]);
   unbuild(&b);
   orion_buf_free(&src);
+  orion_cgen_out_free(&out);
+  orion_free(chunk);
+}
+
+/* The prelude is made by the build from the real headers: every code
+ * line of the marked part of util/cbody.h and util/luaops.h is in the
+ * generated source, once, and nothing after the mark (the parts only the
+ * project uses) or any comment is. */
+static void expect_header_part(const char *src, const char *rel) {
+  char *path = tu_src(rel), line[512];
+  FILE *f = fopen(path, "r");
+  int part = 0, lines = 0;
+  cr_assert_not_null(f, "%s", path);
+  while (fgets(line, sizeof line, f) != NULL) {
+    line[strcspn(line, "\n")] = 0;
+    if (strcmp(line, "/* ORION_PRELUDE_BEGIN */") == 0) {
+      part = 1;
+    } else if (strcmp(line, "/* ORION_PRELUDE_END */") == 0) {
+      part = 2;
+    } else if (strncmp(line, "ORION_LUAOP ", 12) == 0 ||
+               strncmp(line, "typedef ", 8) == 0 ||
+               strncmp(line, "struct ", 7) == 0) {
+      /* A definition's first line, with its own comment cut off. */
+      char *c = strstr(line, " /*");
+      if (c != NULL)
+        *c = 0;
+      if (part == 1) {
+        cr_assert_eq(tu_count_substr(src, line), 1, "%s: '%s'", rel, line);
+        lines++;
+      } else if (part == 2) {
+        cr_assert_eq(tu_count_substr(src, line), 0, "%s: '%s'", rel, line);
+      }
+    }
+  }
+  fclose(f);
+  cr_assert_eq(part, 2, "%s: no ORION_PRELUDE_BEGIN ... END part", rel);
+  cr_assert_gt(lines, 4, "%s", rel);
+  free(path);
+}
+
+Test(cgen, prelude_is_made_from_the_headers) {
+  char *chunk = chunk_text("function(i, v) B[i] = v // 3 end");
+  orion_cgen_out out;
+  orion_error err;
+  cr_assert_eq(generate(chunk, IT_VEC, 0, &out, &err), 0, "%s", err.msg);
+  expect_header_part(out.src.data, "util/cbody.h");
+  expect_header_part(out.src.data, "util/luaops.h");
+  /* The generated code calls the one copy of Lua's `//`. */
+  cr_assert_not_null(strstr(out.src.data, "orion_lua_idiv_nz(v"));
+  /* Only the first line (which names the body) is a comment. */
+  cr_assert_eq(tu_count_substr(out.src.data, "/*"), 1);
   orion_cgen_out_free(&out);
   orion_free(chunk);
 }

@@ -430,6 +430,48 @@ Test(parse, statement_shapes) {
               "(localfunc (name f) (func :vararg [] (block)))");
 }
 
+/* orion_ast_any: n first, then every child; stops at the first match. */
+typedef struct any_probe {
+  const char *name; /* the AST_NAME looked for */
+  int calls;
+} any_probe;
+
+static int names_it(const ast_node *n, void *ud) {
+  any_probe *p = ud;
+  p->calls++;
+  return n->kind == AST_NAME && strcmp(n->str, p->name) == 0;
+}
+
+Test(parse, ast_any_reaches_every_child) {
+  static const char src[] = "local t = {k = a}\n"
+                            "for i = b, c, d do\n"
+                            "  while e do t[i] = f(g, -h) end\n"
+                            "end\n"
+                            "if j then return k elseif l then else m() end";
+  static const char *const names[] = {"t", "a", "b", "c", "d", "e", "f",
+                                      "g", "h", "i", "j", "k", "l", "m"};
+  orion_ast *ast = parse_ok(src, sizeof src - 1, "ast_any");
+  any_probe p;
+  int all, i;
+  for (i = 0; i < (int)(sizeof names / sizeof names[0]); i++) {
+    p.name = names[i];
+    p.calls = 0;
+    cr_assert(orion_ast_any(ast->chunk, names_it, &p), "%s", names[i]);
+  }
+  p.name = "nowhere";
+  p.calls = 0;
+  cr_assert_not(orion_ast_any(ast->chunk, names_it, &p));
+  all = p.calls;
+  p.name = "a"; /* early in the tree: fewer nodes seen */
+  p.calls = 0;
+  cr_assert(orion_ast_any(ast->chunk, names_it, &p));
+  cr_assert_lt(p.calls, all);
+  p.calls = 0;
+  cr_assert_not(orion_ast_any(NULL, names_it, &p));
+  cr_assert_eq(p.calls, 0);
+  orion_ast_free(ast);
+}
+
 Test(parse, numeral_values) {
   orion_ast *ast;
   const ast_node *e;

@@ -2,11 +2,14 @@
  * the C function analysis/cgen.c generates from a body's AST, built into a
  * shared object by util/ccomp.c and loaded with dlopen.
  *
- * The generated source does not include this header (it is compiled on
- * executor hosts where the project's headers may not exist): its prelude
- * declares the same structures under the same layout.  Any change here
- * must be made there too and ORION_CBODY_ABI bumped; the loader refuses an
- * object whose `orion_cbody_abi` differs.
+ * The generated source cannot include this header (it is compiled on
+ * executor hosts where the project's headers may not exist): the build
+ * copies the part between ORION_PRELUDE_BEGIN and ORION_PRELUDE_END into
+ * the prelude of every generated source (analysis/cgen_prelude.h,
+ * analysis/mkprelude.awk), so that part must stay self-contained (system
+ * headers only).  Bump ORION_CBODY_ABI on any change of layout: the loader
+ * refuses an object whose `orion_cbody_abi` differs, so objects cached
+ * from an older build are rebuilt.
  *
  * One call runs the body over elements [lo, hi) of the iterated array, in
  * order, with the loop over elements in C.  It returns 0, or nonzero after
@@ -23,7 +26,9 @@
 #define ORION_CBODY_ABI 1
 #define ORION_CBODY_FN "orion_cbody_run"     /* orion_cbody_fn */
 #define ORION_CBODY_ABI_SYM "orion_cbody_abi" /* const int */
-#define ORION_CBODY_MAXDIMS 8                 /* == ORION_MAX_DIMS */
+
+/* ORION_PRELUDE_BEGIN */
+#define ORION_CBODY_MAXDIMS 8 /* == ORION_MAX_DIMS */
 
 /* A number as a body sees it: an integer or a float.  Which member is live
  * is known from context (the element type, or the slot's isint). */
@@ -96,6 +101,7 @@ struct orion_cctx {
   int64_t cur;   /* the element being run; the body keeps it current */
   char err[1024];
 };
+/* ORION_PRELUDE_END */
 
 typedef int (*orion_cbody_fn)(orion_cctx *c, int64_t lo, int64_t hi);
 

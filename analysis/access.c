@@ -1,0 +1,723 @@
+/* Access extraction and subscript classification for the loop-body
+ * analysis (DESIGN.md section 4, rules 3 and 4): a walk over the body that
+ * records every read and write of an array element or slice, with each
+ * subscript classified as key_d + c, a constant, or unknown.
+ *
+ * The walk runs twice: pass 1 counts the assignments and value uses of
+ * every local (an alias holds only when its local is never assigned),
+ * pass 2 records the accesses into the plan.
+ *
+ * Soundness comes first: whenever a construct is not understood, the
+ * access it may hide is recorded with unknown subscripts, as both a read
+ * and a write, so it can only forbid parallelism, never allow a wrong plan.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analyze_int.h"
+#include "analysis/parse.h"
+#include "util/alloc.h"
+#include "util/luaops.h"
+
+/* ======================================================================
+ * Subscripts.
+ * ====================================================================== */
+
+static orion_sub sub_unknown(void) {
+  orion_sub s;
+  s.kind = SUB_UNKNOWN;
+  s.dim = -1;
+  s.c = 0;
+  return s;
+}
+
+static orion_sub sub_const(int64_t v) {
+  orion_sub s;
+  s.kind = SUB_CONST;
+  s.dim = -1;
+  s.c = v;
+  return s;
+}
+
+/* A float subscript with an exact integer value, as Lua converts it. */
+static int float_to_int(double d, int64_t *out) {
+  return orion_lua_f2i(d, out) == ORION_LUAOP_OK;
+}
+
+/* Classifies a subscript expression (rule 4). */
+orion_sub orion__classify(orion__actx *c, const ast_node *e) {
+  orion_sub l, r, s;
+  int64_t v;
+  switch (e->kind) {
+  case AST_INT:
+    return sub_const(e->ival);
+  case AST_FLT:
+    return float_to_int(e->fval, &v) ? sub_const(v) : sub_unknown();
+  case AST_PAREN:
+    return orion__classify(c, e->a);
+  case AST_NAME: {
+    int vi = orion__lookup_var(c, e->str);
+    if (vi >= 0) {
+      const orion__var *x = &c->vars[vi];
+      if (x->assigned || orion__outer_var(c, x))
+        return sub_unknown();
+      if (x->kind == VAR_KEY) {
+        s.kind = SUB_KEY;
+        s.dim = x->dim;
+        s.c = 0;
+        return s;
+      }
+      if (x->alias == ALIAS_SUB)
+        return x->sub;
+      return sub_unknown();
+    } else {
+      orion__freename *f = orion__resolve_free(c, e->str);
+      if (orion__free_assigned(c, e->str))
+        return sub_unknown(); /* the executor's copy changes */
+      if (f != NULL && f->b.kind == ORION_BIND_NUMBER) {
+        if (f->b.is_int)
+          return sub_const(f->b.ival);
+        if (float_to_int(f->b.fval, &v))
+          return sub_const(v);
+      }
+      return sub_unknown();
+    }
+  }
+  case AST_UNOP:
+    if (e->op == OP_NEG) {
+      l = orion__classify(c, e->a);
+      if (l.kind == SUB_CONST && l.c != INT64_MIN)
+        return sub_const(-l.c);
+    }
+    return sub_unknown();
+  case AST_BINOP:
+    if (e->op != OP_ADD && e->op != OP_SUB && e->op != OP_MUL)
+      return sub_unknown();
+    l = orion__classify(c, e->a);
+    r = orion__classify(c, e->b);
+    if (l.kind == SUB_UNKNOWN || r.kind == SUB_UNKNOWN)
+      return sub_unknown();
+    if (e->op == OP_MUL) {
+      if (l.kind == SUB_CONST && r.kind == SUB_CONST &&
+          !__builtin_mul_overflow(l.c, r.c, &v))
+        return sub_const(v);
+      return sub_unknown(); /* 2*key is not key + c */
+    }
+    if (e->op == OP_ADD) {
+      if (l.kind == SUB_KEY && r.kind == SUB_KEY)
+        return sub_unknown();
+      if (__builtin_add_overflow(l.c, r.c, &v))
+        return sub_unknown();
+      s = l.kind == SUB_KEY ? l : r;
+      if (l.kind == SUB_CONST && r.kind == SUB_CONST)
+        return sub_const(v);
+      s.c = v;
+      return s;
+    }
+    /* OP_SUB: key - c is key + (-c); c - key and key - key are unknown. */
+    if (r.kind == SUB_KEY)
+      return sub_unknown();
+    if (__builtin_sub_overflow(l.c, r.c, &v))
+      return sub_unknown();
+    if (l.kind == SUB_CONST)
+      return sub_const(v);
+    s = l;
+    s.c = v;
+    return s;
+  default:
+    return sub_unknown();
+  }
+}
+
+/* Records an access to r (pass 2 only); all_unknown: every subscript is
+ * unknown. */
+static void add_access(orion__actx *c, const orion__aref *r, int mode,
+                       const ast_node *at, const char *why, int all_unknown) {
+  orion_plan *p = c->plan;
+  orion_access *a;
+  orion_plan_array *pa;
+  orion_buf text;
+  int i;
+  if (c->pass != 2 || r->array < 0)
+    return;
+  if (orion__grow((void **)&p->acc, &c->capacc, p->nacc, sizeof *p->acc) != 0) {
+    c->oom = 1;
+    return;
+  }
+  pa = &p->arrays[r->array];
+  a = &p->acc[p->nacc];
+  memset(a, 0, sizeof *a);
+  a->array = r->array;
+  a->mode = mode;
+  a->buffered = r->buffered;
+  a->nsub = pa->info.ndims;
+  for (i = 0; i < a->nsub; i++)
+    a->sub[i] = !all_unknown && i < r->nsub ? r->subs[i] : sub_unknown();
+  a->line = at != NULL ? at->line : c->body->line;
+  a->col = at != NULL ? at->col : c->body->col;
+  a->why = orion_strdup(why != NULL ? why : "");
+  if (a->why == NULL) {
+    c->oom = 1;
+    return;
+  }
+  orion_buf_init(&text);
+  if (at != NULL)
+    orion_ast_print(at, &text);
+  else
+    orion_buf_append(&text, pa->name, strlen(pa->name));
+  orion_buf_u8(&text, 0);
+  if (text.oom) {
+    c->oom = 1;
+    orion_buf_free(&text);
+    orion_free(a->why);
+    return;
+  }
+  a->text = text.data; /* owned by the access */
+  p->nacc++;
+  if (r->buffered)
+    pa->buffered++;
+  else if (mode == ACC_READ)
+    pa->reads++;
+  else
+    pa->writes++;
+}
+
+static void add_rw(orion__actx *c, const orion__aref *r, const ast_node *at,
+                   const char *why, int all_unknown) {
+  add_access(c, r, ACC_READ, at, why, all_unknown);
+  add_access(c, r, ACC_WRITE, at, why, all_unknown);
+}
+
+/* A free name whose value reaches arrays (a helper function, or a table
+ * holding arrays or such functions): every reference to it may touch them
+ * anywhere, so each reference counts as an unknown read and write. */
+static void touch_reach(orion__actx *c, orion__freename *f,
+                        const ast_node *at) {
+  int i;
+  char why[160];
+  if (c->pass != 2)
+    return;
+  snprintf(why, sizeof why, f->b.kind == ORION_BIND_FUNC
+                                ? "reached by helper %s"
+                                : "reached through %s",
+           f->name);
+  for (i = 0; i < f->b.nreach; i++) {
+    orion__aref r;
+    memset(&r, 0, sizeof r);
+    r.array =
+        orion__plan_array_for(c, &f->b.reach[i].arr, f->b.reach[i].arr.name);
+    r.buffered = f->b.reach[i].buffer;
+    add_rw(c, &r, at, why, 1);
+  }
+}
+
+/* Resolves the base of an index chain: a name bound to an array or buffer,
+ * or a slice alias.  Returns 1 and fills r when e refers to array data.
+ * Any other name reference is noted (pass 1: a local used as a value;
+ * pass 2: the arrays a free name reaches). */
+static int array_base(orion__actx *c, const ast_node *e, orion__aref *r) {
+  int vi;
+  memset(r, 0, sizeof *r);
+  r->array = -1;
+  if (e->kind == AST_PAREN)
+    return array_base(c, e->a, r);
+  if (e->kind != AST_NAME)
+    return 0;
+  vi = orion__lookup_var(c, e->str);
+  if (vi >= 0) {
+    orion__var *x = &c->vars[vi];
+    int i;
+    if (c->pass == 1)
+      x->as_value++;
+    if (x->alias != ALIAS_SLICE || x->assigned)
+      return 0;
+    r->array = x->array;
+    r->buffered = x->buffered;
+    r->nsub = x->nsub;
+    memcpy(r->subs, x->subs, sizeof r->subs);
+    if (orion__outer_var(c, x))
+      for (i = 0; i < ORION_MAX_DIMS; i++)
+        r->subs[i] = sub_unknown();
+    return 1;
+  } else {
+    orion__freename *f = orion__resolve_free(c, e->str);
+    if (f == NULL)
+      return 0;
+    if (f->b.nreach > 0)
+      touch_reach(c, f, e);
+    if (f->array < 0)
+      return 0;
+    r->array = f->array;
+    r->buffered = f->b.kind == ORION_BIND_BUFFER;
+    return 1;
+  }
+}
+
+/* The iterated element of this iteration: the iterated array (plan array
+ * 0) at every loop key. */
+static void element_ref(const orion__actx *c, orion__aref *r) {
+  int d;
+  memset(r, 0, sizeof *r);
+  r->array = 0;
+  r->nsub = c->plan->ndims;
+  for (d = 0; d < r->nsub; d++) {
+    r->subs[d].kind = SUB_KEY;
+    r->subs[d].dim = d;
+  }
+}
+
+static void visit_expr(orion__actx *c, const ast_node *e);
+static void visit_block(orion__actx *c, const ast_node *b);
+
+/* Walks an index chain a[s1][s2]...: returns 1 with r filled when the chain
+ * refers to array data.  Either way every subexpression that is not part of
+ * the chain itself (subscripts, a non-array base) is visited exactly once. */
+int orion__index_chain(orion__actx *c, const ast_node *e, orion__aref *r) {
+  if (e->kind == AST_INDEX) {
+    if (!orion__index_chain(c, e->a, r)) {
+      visit_expr(c, e->b);
+      return 0;
+    }
+    visit_expr(c, e->b);
+    if (r->nsub < ORION_MAX_DIMS)
+      r->subs[r->nsub] = orion__classify(c, e->b);
+    r->nsub++;
+    return 1;
+  }
+  if (array_base(c, e, r))
+    return 1;
+  if (e->kind != AST_NAME)
+    visit_expr(c, e);
+  return 0;
+}
+
+static int ndims_of(const orion__actx *c, const orion__aref *r) {
+  return c->plan->arrays[r->array].info.ndims;
+}
+
+/* How a builtin treats a slice it is given: 0 only reads it; 1 may return
+ * it (its result then flows on: assert, select, ipairs, ...), so it counts
+ * as read and written where the result goes; 2 may store or write it
+ * (table.insert, rawset, unknown builtins). */
+static int builtin_effect(const orion__actx *c, const char *name) {
+  static const char *const pure[] = {
+      "print", "type", "tostring", "tonumber", "rawlen", "rawequal", "error",
+      "table.concat", "table.unpack", "string.format", "string.rep",
+      "string.len", "utf8.char", NULL};
+  static const char *const through[] = {"assert", "select", "ipairs",
+                                        "pairs", "next", "rawget", NULL};
+  int i;
+  if (strncmp(name, "math.", 5) == 0)
+    return 0;
+  for (i = 0; pure[i] != NULL; i++)
+    if (strcmp(name, pure[i]) == 0)
+      return 0;
+  for (i = 0; through[i] != NULL; i++)
+    if (strcmp(name, through[i]) == 0)
+      /* In a generic for's explist the iterator's results feed the loop
+       * machinery, and the loop variables hold elements. */
+      return c->in_genfor && i >= 2 && i <= 4 ? 0 : 1;
+  return 2;
+}
+
+/* The name of a builtin callee (print, math.sqrt), or NULL. */
+static const char *builtin_name(orion__actx *c, const ast_node *f, char *buf,
+                                size_t size) {
+  orion__freename *fn;
+  if (f->kind == AST_NAME && orion__lookup_var(c, f->str) < 0) {
+    fn = orion__resolve_free(c, f->str);
+    if (fn != NULL && fn->b.kind == ORION_BIND_BUILTIN) {
+      snprintf(buf, size, "%s", f->str);
+      return buf;
+    }
+    return NULL;
+  }
+  if (f->kind == AST_INDEX && f->flag && f->a->kind == AST_NAME &&
+      orion__lookup_var(c, f->a->str) < 0) {
+    fn = orion__resolve_free(c, f->a->str);
+    if (fn != NULL && fn->b.kind == ORION_BIND_BUILTIN) {
+      snprintf(buf, size, "%s.%s", f->a->str, f->b->str);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+/* Visits an expression whose value goes somewhere: when it is array data (a
+ * whole array or a slice) it escapes, and every element it covers counts as
+ * read and written (only read when `pure`).  keep_subs keeps the known
+ * leading subscripts (the value stays inside this iteration: a call argument
+ * or a local); otherwise the escape is unknown everywhere. */
+static void escape_value(orion__actx *c, const ast_node *e, const char *why,
+                         int keep_subs, int pure) {
+  orion__aref r;
+  if (e->kind != AST_NAME && e->kind != AST_INDEX) {
+    visit_expr(c, e);
+    return;
+  }
+  if (!orion__index_chain(c, e, &r))
+    return;
+  if (r.nsub >= ndims_of(c, &r))
+    add_access(c, &r, ACC_READ, e, "read", 0); /* an element, by value */
+  else if (pure)
+    add_access(c, &r, ACC_READ, e, why, 0);
+  else
+    add_rw(c, &r, e, why, !keep_subs);
+}
+
+static void visit_call_args(orion__actx *c, const ast_list *args,
+                            const char *callee, int pure) {
+  int i;
+  char why[200];
+  snprintf(why, sizeof why, "passed to %s", callee);
+  for (i = 0; i < args->n; i++)
+    escape_value(c, args->v[i], why, 1, pure);
+}
+
+/* The callee text for messages. */
+static const char *callee_text(const ast_node *f, char *buf, size_t size) {
+  if (f->kind == AST_NAME)
+    snprintf(buf, size, "%s", f->str);
+  else if (f->kind == AST_INDEX && f->flag && f->a->kind == AST_NAME)
+    snprintf(buf, size, "%s.%s", f->a->str, f->b->str);
+  else
+    snprintf(buf, size, "a function");
+  return buf;
+}
+
+/* A call nn.f(...) where nn is bound to the orion.nn table: returns 1 and
+ * puts "nn.f" in buf.  (orion.nn functions copy array data into matrices
+ * and back; they keep no reference to it.) */
+static int nn_call(orion__actx *c, const ast_node *f, char *buf, size_t size,
+                   const char **fname) {
+  orion__freename *fn;
+  if (f->kind != AST_INDEX || !f->flag || f->a->kind != AST_NAME ||
+      f->b->kind != AST_STR || orion__lookup_var(c, f->a->str) >= 0)
+    return 0;
+  fn = orion__resolve_free(c, f->a->str);
+  if (fn == NULL || fn->b.kind != ORION_BIND_VALUE || !fn->b.nn_module)
+    return 0;
+  snprintf(buf, size, "%s.%s", f->a->str, f->b->str);
+  *fname = f->b->str;
+  return 1;
+}
+
+static void visit_call(orion__actx *c, const ast_node *e) {
+  char name[128], text[160];
+  const char *bname, *nnf;
+  if (e->kind == AST_METHCALL) {
+    /* acc:add(x) and the like on non-array objects are not accesses; a
+     * method on array data may do anything to it. */
+    snprintf(text, sizeof text, "method :%s", e->str);
+    escape_value(c, e->a, text, 1, 0);
+    visit_call_args(c, &e->list, text, 0);
+    return;
+  }
+  if (nn_call(c, e->a, name, sizeof name, &nnf)) {
+    /* orion.nn: array arguments are read; nn.write and nn.add_to write
+     * their first one (through a buffer, the write is buffered). */
+    int writes = strcmp(nnf, "write") == 0 || strcmp(nnf, "add_to") == 0;
+    int i;
+    char why[200];
+    snprintf(why, sizeof why, "passed to %s", name);
+    for (i = 0; i < e->list.n; i++)
+      escape_value(c, e->list.v[i], why, 1, !(writes && i == 0));
+    return;
+  }
+  bname = builtin_name(c, e->a, name, sizeof name);
+  if (bname != NULL) {
+    int eff = builtin_effect(c, bname);
+    int i, saved = c->in_genfor;
+    char why[200];
+    snprintf(why, sizeof why, "passed to %s", bname);
+    c->in_genfor = 0;
+    for (i = 0; i < e->list.n; i++)
+      escape_value(c, e->list.v[i], why, eff < 2, eff == 0);
+    c->in_genfor = saved;
+    return;
+  }
+  callee_text(e->a, text, sizeof text);
+  if (e->a->kind == AST_NAME && orion__lookup_var(c, e->a->str) >= 0) {
+    /* A direct call of a local function is not a use of it as a value. */
+  } else {
+    escape_value(c, e->a, "called", 0, 0);
+  }
+  visit_call_args(c, &e->list, text, 0);
+}
+
+/* A function defined inside the body runs in this iteration when it is a
+ * local that is only ever called directly; any other closure (passed,
+ * stored, returned, reassigned) may run in another iteration, where the
+ * keys and slices it captured do not match that iteration's: inside it,
+ * every local of the enclosing functions counts as unknown. */
+static void visit_func(orion__actx *c, const ast_node *f) {
+  int saved = c->nscope, saved_floor = c->floor, i, owner = c->owner;
+  int precise = 0;
+  c->owner = -1;
+  if (owner >= 0 && owner < c->npass1 && c->pass == 2)
+    precise = c->pass1_assigned[owner] == 0 && c->pass1_as_value[owner] == 0;
+  c->func_depth++;
+  if (!precise)
+    c->floor = c->func_depth; /* the innermost such closure counts */
+  for (i = 0; i < f->params.n; i++)
+    orion__new_var(c, f->params.v[i]->str, VAR_LOCAL, -1);
+  visit_block(c, f->a);
+  c->nscope = saved;
+  c->func_depth--;
+  c->floor = saved_floor;
+}
+
+static void visit_expr(orion__actx *c, const ast_node *e) {
+  int i;
+  if (e == NULL)
+    return;
+  switch (e->kind) {
+  case AST_NAME:
+  case AST_INDEX: {
+    orion__aref r;
+    if (orion__index_chain(c, e, &r)) {
+      if (r.nsub >= ndims_of(c, &r))
+        add_access(c, &r, ACC_READ, e, "read", 0);
+      else
+        add_rw(c, &r, e, "used as a value", 1);
+    }
+    break;
+  }
+  case AST_CALL:
+  case AST_METHCALL:
+    visit_call(c, e);
+    break;
+  case AST_FUNC:
+    visit_func(c, e);
+    break;
+  case AST_TABLE:
+    for (i = 0; i < e->list.n; i++) {
+      const ast_node *fd = e->list.v[i];
+      if (fd->a != NULL && !fd->flag)
+        visit_expr(c, fd->a);
+      escape_value(c, fd->b, "stored in a table", 0, 0);
+    }
+    break;
+  case AST_BINOP:
+  case AST_UNOP:
+    {
+      /* `and` / `or` give one of their operands back: array data flows
+       * on.  Other operators only read. */
+      int flows = e->kind == AST_BINOP && (e->op == OP_AND || e->op == OP_OR);
+      escape_value(c, e->a, flows ? "an and/or operand" : "operand", 1,
+                   !flows);
+      if (e->kind == AST_BINOP)
+        escape_value(c, e->b, flows ? "an and/or operand" : "operand", 1,
+                     !flows);
+    }
+    break;
+  case AST_PAREN:
+    visit_expr(c, e->a);
+    break;
+  default:
+    break;
+  }
+}
+
+static int assigned_later(const orion__actx *c, int vi) {
+  return c->pass == 2 && vi < c->npass1 ? c->pass1_assigned[vi] : 0;
+}
+
+static void visit_local(orion__actx *c, const ast_node *s) {
+  int first = c->nvars, i, n = s->list.n;
+  orion__var al[16];
+  memset(al, 0, sizeof al);
+  for (i = 0; i < s->list2.n; i++) {
+    const ast_node *e = s->list2.v[i];
+    int single = i < n && !(i == s->list2.n - 1 && i < n - 1 &&
+                            (e->kind == AST_CALL || e->kind == AST_METHCALL ||
+                             e->kind == AST_VARARG));
+    if (single && i < 16 && !assigned_later(c, first + i))
+      orion__alias_of(c, e, &al[i]);
+    if (i < 16 && al[i].alias == ALIAS_SLICE) {
+      orion__aref r;
+      orion__index_chain(c, e, &r); /* a followed alias: visit the subscripts */
+    } else if (e->kind == AST_FUNC && i < n) {
+      c->owner = first + i; /* declared next, visible only after */
+      visit_func(c, e);
+    } else {
+      /* Array data held in a local that is not followed escapes. */
+      escape_value(c, e, "held in a local", 1, 0);
+    }
+  }
+  for (i = 0; i < n; i++) {
+    int vi = orion__new_var(c, s->list.v[i]->str, VAR_LOCAL, -1);
+    if (vi < 0)
+      return;
+    if (i < 16 && !c->vars[vi].assigned) {
+      orion__var *x = &c->vars[vi];
+      x->alias = al[i].alias;
+      x->sub = al[i].sub;
+      x->array = al[i].array;
+      x->buffered = al[i].buffered;
+      x->nsub = al[i].nsub;
+      memcpy(x->subs, al[i].subs, sizeof x->subs);
+    }
+  }
+}
+
+static void visit_assign_target(orion__actx *c, const ast_node *t) {
+  orion__aref r;
+  if (t->kind == AST_NAME) {
+    int vi = orion__lookup_var(c, t->str);
+    if (vi >= 0 && c->pass == 1)
+      c->vars[vi].assigned++;
+    if (vi < 0 && c->pass == 1)
+      orion__note_free_assigned(c, t->str);
+    if (vi < 0 && c->pass == 2) {
+      /* Reassigning a name that held array data: its accesses may go to
+       * any array the body can reach. */
+      orion__freename *f = orion__resolve_free(c, t->str);
+      if (f != NULL && (f->array >= 0 || f->b.nreach > 0))
+        c->opaque = 1;
+    }
+    return;
+  }
+  if (t->kind == AST_INDEX) {
+    if (orion__index_chain(c, t, &r)) {
+      add_access(c, &r, ACC_WRITE, t, "assignment",
+                 r.nsub < ndims_of(c, &r));
+      return;
+    }
+    return; /* a field of a plain table: index_chain visited the parts */
+  }
+  visit_expr(c, t);
+}
+
+static void visit_stat(orion__actx *c, const ast_node *s) {
+  int i, saved;
+  switch (s->kind) {
+  case AST_LOCAL:
+    visit_local(c, s);
+    break;
+  case AST_LOCALFUNC:
+    if (orion__new_var(c, s->a->str, VAR_LOCAL, -1) < 0)
+      break;
+    c->owner = c->nvars - 1;
+    visit_func(c, s->b);
+    break;
+  case AST_FUNCSTAT:
+    visit_assign_target(c, s->a);
+    visit_func(c, s->b);
+    break;
+  case AST_ASSIGN:
+    for (i = 0; i < s->list2.n; i++) {
+      const ast_node *t = i < s->list.n ? s->list.v[i] : NULL;
+      int keep = t != NULL && t->kind == AST_NAME &&
+                 orion__lookup_var(c, t->str) >= 0;
+      escape_value(c, s->list2.v[i], keep ? "held in a local" : "stored",
+                   keep, 0);
+    }
+    for (i = 0; i < s->list.n; i++)
+      visit_assign_target(c, s->list.v[i]);
+    break;
+  case AST_CALLSTAT:
+    visit_call(c, s->a);
+    break;
+  case AST_DO:
+    visit_block(c, s->a);
+    break;
+  case AST_WHILE:
+    visit_expr(c, s->a);
+    visit_block(c, s->b);
+    break;
+  case AST_REPEAT:
+    /* The condition sees the block's locals. */
+    saved = c->nscope;
+    for (i = 0; i < s->a->list.n; i++)
+      visit_stat(c, s->a->list.v[i]);
+    visit_expr(c, s->b);
+    c->nscope = saved;
+    break;
+  case AST_IF:
+    for (i = 0; i < s->list.n; i++) {
+      visit_expr(c, s->list.v[i]);
+      visit_block(c, s->list2.v[i]);
+    }
+    if (s->c != NULL)
+      visit_block(c, s->c);
+    break;
+  case AST_NUMFOR:
+    visit_expr(c, s->a);
+    visit_expr(c, s->b);
+    visit_expr(c, s->c);
+    saved = c->nscope;
+    orion__new_var(c, s->list.v[0]->str, VAR_LOCAL, -1);
+    visit_block(c, s->d);
+    c->nscope = saved;
+    break;
+  case AST_GENFOR:
+    for (i = 0; i < s->list2.n; i++) {
+      c->in_genfor = 1;
+      escape_value(c, s->list2.v[i], "iterated", 1, 1);
+      c->in_genfor = 0;
+    }
+    saved = c->nscope;
+    for (i = 0; i < s->list.n; i++)
+      orion__new_var(c, s->list.v[i]->str, VAR_LOCAL, -1);
+    visit_block(c, s->a);
+    c->nscope = saved;
+    break;
+  case AST_RETURN:
+    for (i = 0; i < s->list.n; i++)
+      escape_value(c, s->list.v[i], "returned", 0, 0);
+    if (c->func_depth == 0 && s->list.n > 0 &&
+        !(s->list.n == 1 && s->list.v[0]->kind == AST_NIL)) {
+      /* The body's return value replaces the iterated element. */
+      orion__aref r;
+      element_ref(c, &r);
+      add_access(c, &r, ACC_WRITE, s, "returned value replaces the element",
+                 0);
+    }
+    break;
+  default:
+    break;
+  }
+}
+
+static void visit_block(orion__actx *c, const ast_node *b) {
+  int saved = c->nscope, i;
+  for (i = 0; i < b->list.n; i++)
+    visit_stat(c, b->list.v[i]);
+  c->nscope = saved;
+}
+
+/* One pass over the body: parameters, then the block. */
+void orion__run_pass(orion__actx *c, int pass) {
+  const ast_node *f = c->body;
+  int i, n = c->plan->ndims;
+  c->pass = pass;
+  c->nvars = 0;
+  c->nscope = 0;
+  c->func_depth = 0;
+  c->floor = -1;
+  c->owner = -1;
+  c->in_genfor = 0;
+  for (i = 0; i < f->params.n; i++) {
+    orion__var_kind k = i < n ? VAR_KEY : i == n ? VAR_VALUE : VAR_LOCAL;
+    orion__new_var(c, f->params.v[i]->str, k, i < n ? i : -1);
+  }
+  if (pass == 2 && f->params.n > n) {
+    /* The value parameter is the element: a read of it at its keys. */
+    orion__aref r;
+    element_ref(c, &r);
+    add_access(c, &r, ACC_READ, f->params.v[n], "the element value", 0);
+  }
+  visit_block(c, f->a);
+  if (pass == 2 && c->opaque) {
+    /* A name that held array data was reassigned: accesses through it
+     * may touch any array, anywhere. */
+    int a, na = c->plan->narrays;
+    for (a = 0; a < na; a++) {
+      orion__aref r;
+      memset(&r, 0, sizeof r);
+      r.array = a;
+      add_rw(c, &r, f, "a reassigned array name may refer to it", 1);
+    }
+  }
+}

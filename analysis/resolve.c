@@ -1,0 +1,239 @@
+/* Name resolution for the loop-body analysis (DESIGN.md section 4, rule 2):
+ * finding the body in its chunk, the scopes of the body's locals, the
+ * bindings of its free names, and aliases.
+ *
+ * Parameters are loop keys (the last one, when there is one more than the
+ * keys, is the element value).  A local declared once from a key
+ * expression, a constant or a slice is an alias of it and is followed
+ * through subscripts; one that is assigned later is not.  Every free name
+ * is asked of the caller's resolver once (upvalues and globals bound at
+ * launch) and cached.
+ */
+#include <string.h>
+
+#include "analysis/analyze_int.h"
+#include "util/alloc.h"
+
+/* ======================================================================
+ * Finding the body.
+ * ====================================================================== */
+
+typedef struct find_ctx {
+  int line, last, nparams, vararg;
+  const ast_node *best;
+  int best_dist;
+} find_ctx;
+
+static void find_walk(const ast_node *n, find_ctx *f);
+
+static void find_list(const ast_list *l, find_ctx *f) {
+  int i;
+  for (i = 0; i < l->n; i++)
+    find_walk(l->v[i], f);
+}
+
+static void find_walk(const ast_node *n, find_ctx *f) {
+  if (n == NULL)
+    return;
+  if (n->kind == AST_FUNC && n->end_line == f->last &&
+      n->params.n == f->nparams && (n->is_vararg != 0) == (f->vararg != 0) &&
+      n->line <= f->line) {
+    /* Lua records the line of the token after `function` for anonymous
+     * functions and the `function` line otherwise: take the closest. */
+    int d = f->line - n->line;
+    if (f->best == NULL || d < f->best_dist) {
+      f->best = n;
+      f->best_dist = d;
+    }
+  }
+  find_walk(n->a, f);
+  find_walk(n->b, f);
+  find_walk(n->c, f);
+  find_walk(n->d, f);
+  find_list(&n->list, f);
+  find_list(&n->list2, f);
+  find_list(&n->params, f);
+}
+
+const ast_node *orion_find_body(const ast_node *chunk, int line_defined,
+                                int last_line, int nparams, int is_vararg) {
+  find_ctx f;
+  memset(&f, 0, sizeof f);
+  f.line = line_defined;
+  f.last = last_line;
+  f.nparams = nparams;
+  f.vararg = is_vararg;
+  find_walk(chunk, &f);
+  return f.best;
+}
+
+/* ======================================================================
+ * Scopes and free names.
+ * ====================================================================== */
+
+int orion__new_var(orion__actx *c, const char *name, orion__var_kind kind,
+                   int dim) {
+  orion__var *v;
+  if (orion__grow((void **)&c->vars, &c->capvars, c->nvars,
+                  sizeof *c->vars) != 0 ||
+      orion__grow((void **)&c->scope, &c->capscope, c->nscope,
+                  sizeof *c->scope) != 0) {
+    c->oom = 1;
+    return -1;
+  }
+  v = &c->vars[c->nvars];
+  memset(v, 0, sizeof *v);
+  v->name = name;
+  v->kind = kind;
+  v->dim = dim;
+  v->alias = ALIAS_NONE;
+  v->depth = c->func_depth;
+  if (c->pass == 2 && c->nvars < c->npass1) {
+    v->assigned = c->pass1_assigned[c->nvars];
+    v->as_value = c->pass1_as_value[c->nvars];
+  }
+  c->scope[c->nscope++] = c->nvars;
+  return c->nvars++;
+}
+
+int orion__lookup_var(const orion__actx *c, const char *name) {
+  int i;
+  for (i = c->nscope - 1; i >= 0; i--)
+    if (strcmp(c->vars[c->scope[i]].name, name) == 0)
+      return c->scope[i];
+  return -1;
+}
+
+int orion__plan_array_for(orion__actx *c, const orion_arrayinfo *info,
+                          const char *name) {
+  orion_plan *p = c->plan;
+  int i;
+  for (i = 0; i < p->narrays; i++)
+    if (p->arrays[i].info.id == info->id)
+      return i;
+  if (orion__grow((void **)&p->arrays, &c->caparr, p->narrays,
+                  sizeof *p->arrays)) {
+    c->oom = 1;
+    return -1;
+  }
+  memset(&p->arrays[p->narrays], 0, sizeof p->arrays[0]);
+  p->arrays[p->narrays].info = *info;
+  p->arrays[p->narrays].name = orion_strdup(name != NULL ? name : "?");
+  p->arrays[p->narrays].info.name = p->arrays[p->narrays].name;
+  p->arrays[p->narrays].place_dim = -1;
+  if (p->arrays[p->narrays].name == NULL)
+    c->oom = 1;
+  return p->narrays++;
+}
+
+/* The binding of a free name (cached; the resolver is asked once). */
+orion__freename *orion__resolve_free(orion__actx *c, const char *name) {
+  orion__freename *f;
+  int i;
+  for (i = 0; i < c->nfree; i++)
+    if (strcmp(c->free[i].name, name) == 0)
+      return &c->free[i];
+  if (orion__grow((void **)&c->free, &c->capfree, c->nfree,
+                  sizeof *c->free) != 0) {
+    c->oom = 1;
+    return NULL;
+  }
+  f = &c->free[c->nfree];
+  memset(f, 0, sizeof *f);
+  f->name = orion_strdup(name);
+  f->array = -1;
+  if (f->name == NULL) {
+    c->oom = 1;
+    return NULL;
+  }
+  c->nfree++;
+  if (c->in->resolve == NULL || c->in->resolve(c->in->ud, name, &f->b) != 0)
+    f->b.kind = ORION_BIND_NONE;
+  if (f->b.kind == ORION_BIND_ARRAY || f->b.kind == ORION_BIND_BUFFER)
+    f->array = orion__plan_array_for(c, &f->b.arr,
+                                     f->b.kind == ORION_BIND_ARRAY
+                                         ? name
+                                         : f->b.arr.name);
+  if ((f->b.kind == ORION_BIND_FUNC || f->b.kind == ORION_BIND_VALUE) &&
+      f->b.nreach > 0) {
+    f->reach = orion_malloc(sizeof *f->reach * (size_t)f->b.nreach);
+    if (f->reach == NULL) {
+      c->oom = 1;
+      f->b.nreach = 0;
+    } else {
+      memcpy(f->reach, f->b.reach, sizeof *f->reach * (size_t)f->b.nreach);
+    }
+  }
+  f->b.reach = f->reach;
+  if (f->reach == NULL)
+    f->b.nreach = 0;
+  return f;
+}
+
+int orion__free_assigned(const orion__actx *c, const char *name) {
+  int i;
+  for (i = 0; i < c->nassigned_free; i++)
+    if (strcmp(c->assigned_free[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+void orion__note_free_assigned(orion__actx *c, const char *name) {
+  char **v;
+  char *dup;
+  if (orion__free_assigned(c, name))
+    return;
+  v = orion_realloc(c->assigned_free,
+                    sizeof *v * (size_t)(c->nassigned_free + 1));
+  dup = orion_strdup(name);
+  if (v == NULL || dup == NULL) {
+    orion_free(dup);
+    if (v != NULL)
+      c->assigned_free = v;
+    c->oom = 1;
+    return;
+  }
+  c->assigned_free = v;
+  c->assigned_free[c->nassigned_free++] = dup;
+}
+
+/* A local declared outside the closure being visited when that closure
+ * may run in another iteration (see visit_func in access.c). */
+int orion__outer_var(const orion__actx *c, const orion__var *x) {
+  return c->floor >= 0 && x->depth < c->floor;
+}
+
+/* ======================================================================
+ * Aliases.
+ * ====================================================================== */
+
+/* The alias a local declared once from `init` would be: a key expression,
+ * a constant, or a slice.  Computed before the local enters scope (Lua
+ * evaluates initialisers first). */
+void orion__alias_of(orion__actx *c, const ast_node *init, orion__var *x) {
+  orion_sub s;
+  orion__aref r;
+  x->alias = ALIAS_NONE;
+  if (init == NULL)
+    return;
+  s = orion__classify(c, init);
+  if (s.kind != SUB_UNKNOWN) {
+    x->alias = ALIAS_SUB;
+    x->sub = s;
+    return;
+  }
+  if (init->kind == AST_INDEX || init->kind == AST_NAME) {
+    /* Peek without recording: the subscripts are visited by the caller. */
+    int saved = c->pass;
+    c->pass = 1;
+    if (orion__index_chain(c, init, &r) &&
+        r.nsub < c->plan->arrays[r.array].info.ndims) {
+      x->alias = ALIAS_SLICE;
+      x->array = r.array;
+      x->buffered = r.buffered;
+      x->nsub = r.nsub;
+      memcpy(x->subs, r.subs, sizeof x->subs);
+    }
+    c->pass = saved;
+  }
+}
