@@ -45,7 +45,7 @@ static int float_to_int(double d, int64_t *out) {
 }
 
 /* Classifies a subscript expression (rule 4). */
-orion_sub orion__classify(orion__actx *c, const ast_node *e) {
+orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
   orion_sub l, r, s;
   int64_t v;
   switch (e->kind) {
@@ -54,7 +54,7 @@ orion_sub orion__classify(orion__actx *c, const ast_node *e) {
   case AST_FLT:
     return float_to_int(e->fval, &v) ? sub_const(v) : sub_unknown();
   case AST_PAREN:
-    return orion__classify(c, e->a);
+    return orion__sub_classify(c, e->a);
   case AST_NAME: {
     int vi = orion__lookup_var(c, e->str);
     if (vi >= 0) {
@@ -85,7 +85,7 @@ orion_sub orion__classify(orion__actx *c, const ast_node *e) {
   }
   case AST_UNOP:
     if (e->op == OP_NEG) {
-      l = orion__classify(c, e->a);
+      l = orion__sub_classify(c, e->a);
       if (l.kind == SUB_CONST && l.c != INT64_MIN)
         return sub_const(-l.c);
     }
@@ -93,8 +93,8 @@ orion_sub orion__classify(orion__actx *c, const ast_node *e) {
   case AST_BINOP:
     if (e->op != OP_ADD && e->op != OP_SUB && e->op != OP_MUL)
       return sub_unknown();
-    l = orion__classify(c, e->a);
-    r = orion__classify(c, e->b);
+    l = orion__sub_classify(c, e->a);
+    r = orion__sub_classify(c, e->b);
     if (l.kind == SUB_UNKNOWN || r.kind == SUB_UNKNOWN)
       return sub_unknown();
     if (e->op == OP_MUL) {
@@ -280,7 +280,7 @@ int orion__index_chain(orion__actx *c, const ast_node *e, orion__aref *r) {
     }
     visit_expr(c, e->b);
     if (r->nsub < ORION_MAX_DIMS)
-      r->subs[r->nsub] = orion__classify(c, e->b);
+      r->subs[r->nsub] = orion__sub_classify(c, e->b);
     r->nsub++;
     return 1;
   }

@@ -14,7 +14,7 @@
  *     (depend.c);
  *  6. choose a schedule among the feasible ones by estimated bytes moved,
  *     and
- *  7. place every array (schedule.c).
+ *  7. place every array (choose.c).
  * explain.c prints the result.
  *
  * Soundness comes first: whenever a construct is not understood, the access

@@ -8,7 +8,7 @@
  *  access.c    access extraction (the walk over the body) and subscript
  *              classification;
  *  depend.c    dependence vectors between the accesses;
- *  schedule.c  the candidate schedules, the choice, placement of arrays
+ *  choose.c    the candidate schedules, the choice, placement of arrays
  *              and the reasons of a rejection;
  *  explain.c   the plan as text (orion_plan_text and its pieces).
  *
@@ -127,7 +127,7 @@ void orion__alias_of(orion__actx *c, const ast_node *init, orion__var *x);
 /* ---- access.c ----------------------------------------------------------- */
 
 /* Classifies a subscript expression: key_d + c, a constant, or unknown. */
-orion_sub orion__classify(orion__actx *c, const ast_node *e);
+orion_sub orion__sub_classify(orion__actx *c, const ast_node *e);
 /* Walks an index chain a[s1][s2]...: 1 with r filled when it refers to
  * array data; every other subexpression is visited once either way. */
 int orion__index_chain(orion__actx *c, const ast_node *e, orion__aref *r);
@@ -148,7 +148,7 @@ static inline int orion__dep_nonneg(const orion_dep_comp *x) {
 /* Fills p->vec from p->acc; 0 or ORION_ENOMEM. */
 int orion__dep_vectors(orion_plan *p);
 
-/* ---- schedule.c --------------------------------------------------------- */
+/* ---- choose.c ----------------------------------------------------------- */
 
 /* Chooses the schedule (p->sched and its keys, p->notes, p->reasons when
  * a forced choice fails); 0 or ORION_ENOMEM. */

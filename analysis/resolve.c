@@ -216,7 +216,7 @@ void orion__alias_of(orion__actx *c, const ast_node *init, orion__var *x) {
   x->alias = ALIAS_NONE;
   if (init == NULL)
     return;
-  s = orion__classify(c, init);
+  s = orion__sub_classify(c, init);
   if (s.kind != SUB_UNKNOWN) {
     x->alias = ALIAS_SUB;
     x->sub = s;

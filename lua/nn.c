@@ -1,6 +1,6 @@
 /* orion.nn's Lua binding: nn matrices and sparse matrices as userdata,
  * reading and writing array data, and one Lua function per kernel of
- * kernels/nn.h.  See lua/nn.h; the user reference is the orion.nn section
+ * kernels/nn_math.h.  See lua/nn.h; the user reference is the orion.nn section
  * of docs/lua-api.md.
  *
  * This file runs in the driver's Lua state and in executors' (bodies use
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/nn.h"
+#include "kernels/nn_math.h"
 #include "util/alloc.h"
 
 #define MAT_MT "orion.nn.Matrix"

@@ -7,7 +7,7 @@
  * orion__nn_host when it opens orion.nn, the driver's module from
  * lua/nn_driver.c (DistArrays, and the driver-only readers that make
  * them), an executor's Lua host from lua/exec_nn.c (the proxies bodies
- * see).  The math is kernels/nn.c (plain C, no Lua).
+ * see).  The math is kernels/nn_math.c (plain C, no Lua).
  *
  * Matrices are userdata of the Lua state that made them (row-major f32,
  * the values inside the userdata so the garbage collector sees their size);

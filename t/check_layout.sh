@@ -16,7 +16,9 @@
 #      msg.h, msg_field.h and msg_shard.c are one concept split for size,
 #      and may include each other); every other pair of modules is
 #      ordered;
-#   4. no source file outside t/ over 1,200 lines.
+#   4. no source file outside t/ over 1,200 lines;
+#   5. no two .c files with the same name (ar keeps one member per name,
+#      so the second would replace the first in liborion.a).
 # Usage: t/check_layout.sh [ROOT]   (default: $ORION_SRCDIR or .)
 # Prints every violation and exits 1 when there is one.
 root=${1:-${ORION_SRCDIR:-.}}
@@ -88,6 +90,12 @@ rm -f "$edges.err"
 for f in $files; do
   n=$(wc -l <"$f")
   [ "$n" -gt 1200 ] && { echo "$f: $n lines (the limit is 1,200)"; bad=1; }
+done
+
+dups=$(for f in $files; do case $f in *.c) basename "$f" ;; esac; done |
+  sort | uniq -d)
+for d in $dups; do
+  echo "two sources named $d:" $(echo "$files" | grep "/$d\$"); bad=1
 done
 
 [ $bad -eq 0 ] && echo "check_layout: $(echo "$files" | wc -l) files, rules hold"

@@ -40,4 +40,6 @@ printf '#include "dsm/b.h"\n' >"$tmp/tree/dsm/d.h"
 expect 1 "include cycle" "a cycle between two modules is refused"
 fresh; awk 'BEGIN { for (i = 0; i < 1201; i++) print "int x" i ";" }' >"$tmp/tree/dsm/b.c"
 expect 1 "dsm/b.c: 1201 lines" "a file over 1,200 lines is refused"
+fresh; printf 'int c;\n' >"$tmp/tree/util/b.c"
+expect 1 "two sources named b.c" "two .c files with one name are refused"
 exit $fail

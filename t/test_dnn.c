@@ -1,5 +1,5 @@
 /* The DNN app and what it is built from: the IDX, labelled-documents and
- * bag-of-words readers (dsm/idx.c), the kernels (kernels/nn.c) on raw
+ * bag-of-words readers (dsm/idx.c), the kernels (kernels/nn_math.c) on raw
  * arrays, orion.nn (lua/nn.c) inside and outside loop bodies, and
  * apps/dnn/dnn.lua end to end on small real inputs. */
 #include "t/testutil.h"
@@ -10,7 +10,7 @@
 
 #include "dsm/idx.h"
 #include "dsm/loader.h"
-#include "kernels/nn.h"
+#include "kernels/nn_math.h"
 #include "util/alloc.h"
 
 /* ======================================================================

@@ -11,8 +11,8 @@
  * orion_nn_threads_set).  Sizes are element counts; n == 0 is fine
  * everywhere.
  */
-#ifndef ORION_KERNELS_NN_H
-#define ORION_KERNELS_NN_H
+#ifndef ORION_KERNELS_NN_MATH_H
+#define ORION_KERNELS_NN_MATH_H
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
-/* Neural-network kernels on raw f32 arrays (see kernels/nn.h): OpenBLAS
+/* Neural-network kernels on raw f32 arrays (see kernels/nn_math.h): OpenBLAS
  * for GEMM and axpy, plain loops for the rest. */
-#include "kernels/nn.h"
+#include "kernels/nn_math.h"
 
 /* The element-wise loops below are written to vectorise (restrict
  * pointers, branch-free selects); GCC's -O2 does not vectorise loops of
