@@ -35,6 +35,7 @@ O_I double o_opq(double x) { return x; }
 
 #include "util/cbody.h"
 #include "util/luaops.h"
+#include "util/luarand.h"
 
 /* A value whose type is known only at run time: t is 0 nil, 1 false,
  * 2 true, 3 integer (i), 4 float (d). */
@@ -196,39 +197,10 @@ O_I void o_acc_addi(o_acc *a, int64_t x) {
   }
 }
 
-/* math.random: xoshiro256** as lmathlib.c. */
-O_I uint64_t o_rotl(uint64_t x, int n) {
-  return (x << n) | (x >> (64 - n));
-}
-O_I uint64_t o_rnext(uint64_t *s) {
-  uint64_t s0 = s[0], s1 = s[1], s2 = s[2] ^ s0, s3 = s[3] ^ s1;
-  uint64_t res = o_rotl(s1 * 5, 7) * 9;
-  s[0] = s0 ^ s3;
-  s[1] = s1 ^ s2;
-  s[2] = s2 ^ (s1 << 17);
-  s[3] = o_rotl(s3, 45);
-  return res;
-}
-O_I double o_rfloat(uint64_t r) {
-  return (double)(r >> 11) * 0x1.0p-53;
-}
-O_I int64_t o_rproject(uint64_t ran, int64_t low, int64_t up,
-                       uint64_t *s) {
-  uint64_t n = (uint64_t)up - (uint64_t)low, lim = n;
-  if ((n & (n + 1)) == 0) {
-    ran &= n;
-  } else {
-    lim |= lim >> 1;
-    lim |= lim >> 2;
-    lim |= lim >> 4;
-    lim |= lim >> 8;
-    lim |= lim >> 16;
-    lim |= lim >> 32;
-    while ((ran &= lim) > n)
-      ran = o_rnext(s);
-  }
-  return (int64_t)(ran + (uint64_t)low);
-}
+/* math.random: util/luarand.h's steps (included above). */
+#define o_rnext orion_luarand_step
+#define o_rfloat orion_luarand_tofloat
+#define o_rproject orion_luarand_project
 
 /* Errors: the interpreter's first line, then a one-frame traceback.  A
  * negative line raises without a position (as the executor's own

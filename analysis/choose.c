@@ -13,25 +13,6 @@
 #include "analysis/analyze_int.h"
 #include "util/alloc.h"
 
-static char *xasprintf(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...) {
-  va_list ap;
-  int n;
-  char *s;
-  va_start(ap, fmt);
-  n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    return NULL;
-  s = orion_malloc((size_t)n + 1);
-  if (s == NULL)
-    return NULL;
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 /* A candidate schedule. */
 typedef struct cand {
@@ -182,26 +163,26 @@ static char *cand_label(const orion_plan *p, const cand *k) {
   char a[80], b[80];
   switch (k->sched) {
   case ORION_SCHED_NONE:
-    return xasprintf("none (blocks on key %s)",
+    return orion_asprintf("none (blocks on key %s)",
                      orion__key_label(p, k->space, a, sizeof a));
   case ORION_SCHED_1D:
-    return xasprintf("1d on key %s",
+    return orion_asprintf("1d on key %s",
                      orion__key_label(p, k->space, a, sizeof a));
   case ORION_SCHED_2D:
   case ORION_SCHED_2D_ORDERED:
-    return xasprintf("%s space key %s, time key %s",
+    return orion_asprintf("%s space key %s, time key %s",
                      orion_sched_name(k->sched),
                      orion__key_label(p, k->space, a, sizeof a),
                      orion__key_label(p, k->time, b, sizeof b));
   case ORION_SCHED_2D_SKEWED:
-    return xasprintf("2d-skewed space key %s, time key %s, key %d' = key %d "
+    return orion_asprintf("2d-skewed space key %s, time key %s, key %d' = key %d "
                      "%+" PRId64 " * key %d",
                      orion__key_label(p, k->space, a, sizeof a),
                      orion__key_label(p, k->time, b, sizeof b),
                      k->skew_dim + 1, k->skew_dim + 1, k->skew,
                      (k->skew_dim == k->space ? k->time : k->space) + 1);
   default:
-    return xasprintf("?");
+    return orion_asprintf("?");
   }
 }
 
@@ -249,7 +230,7 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
     p->sched = ORION_SCHED_REJECTED;
     p->space = p->time = -1;
     return add_str(&p->reasons, &p->nreasons,
-                   xasprintf("schedule \"2d\" (rotation) was forced on an "
+                   orion_asprintf("schedule \"2d\" (rotation) was forced on an "
                              "ordered loop; ordered loops run as a "
                              "wavefront (\"2d-ordered\")"));
   }
@@ -310,7 +291,7 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
             orion__vec_text(p, p->vec[why].c, vt, sizeof vt);
             rc = add_str(&p->notes, &p->nnotes,
                          label == NULL ? NULL
-                                       : xasprintf("candidate %s: infeasible, "
+                                       : orion_asprintf("candidate %s: infeasible, "
                                                    "vector %s %s",
                                                    label, vt, what));
             orion_free(label);
@@ -338,7 +319,7 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
           }
           rc = add_str(&p->notes, &p->nnotes,
                        label == NULL ? NULL
-                                     : xasprintf("candidate %s: feasible, "
+                                     : orion_asprintf("candidate %s: feasible, "
                                                  "%" PRId64 " bytes per pass",
                                                  label, bytes));
           orion_free(label);
@@ -356,15 +337,15 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
       int i;
       rc = add_str(&p->reasons, &p->nreasons,
                    fspace >= 0
-                       ? xasprintf("space = %d was requested and no feasible "
+                       ? orion_asprintf("space = %d was requested and no feasible "
                                    "schedule puts key %d on the space "
                                    "dimension",
                                    fspace + 1, fspace + 1)
-                       : xasprintf("schedule \"%s\" was forced and is "
+                       : orion_asprintf("schedule \"%s\" was forced and is "
                                    "infeasible",
                                    orion_sched_name((orion_sched)force)));
       for (i = 0; i < p->nnotes && rc == 0; i++)
-        rc = add_str(&p->reasons, &p->nreasons, xasprintf("%s", p->notes[i]));
+        rc = add_str(&p->reasons, &p->nreasons, orion_asprintf("%s", p->notes[i]));
     }
     return rc;
   }
@@ -396,7 +377,7 @@ int orion__place_all(orion_plan *p) {
     char *why;
     if (p->sched == ORION_SCHED_REJECTED) {
       pa->place = i == 0 ? PLACE_ITERATED : PLACE_SERVER_RO;
-      pa->reason = xasprintf("%s", i == 0 ? "the iterated array"
+      pa->reason = orion_asprintf("%s", i == 0 ? "the iterated array"
                                           : "the loop is rejected");
       if (pa->reason == NULL)
         return ORION_ENOMEM;
@@ -408,35 +389,35 @@ int orion__place_all(orion_plan *p) {
     switch (w) {
     case PLACE_ITERATED:
       why = p->time >= 0
-                ? xasprintf("the iterated array, cut into blocks on keys "
+                ? orion_asprintf("the iterated array, cut into blocks on keys "
                             "%d and %d",
                             p->space + 1, p->time + 1)
-                : xasprintf("the iterated array, cut into blocks on key %d",
+                : orion_asprintf("the iterated array, cut into blocks on key %d",
                             p->space + 1);
       break;
     case PLACE_LOCAL:
-      why = xasprintf("dimension %d follows key %s in every access, "
+      why = orion_asprintf("dimension %d follows key %s in every access, "
                       "partitioned with the space dimension",
                       dim + 1, orion__key_label(p, p->space, kb, sizeof kb));
       break;
     case PLACE_ROTATING:
-      why = xasprintf("dimension %d follows key %s in every access, "
+      why = orion_asprintf("dimension %d follows key %s in every access, "
                       "rotates with the time dimension",
                       dim + 1, orion__key_label(p, p->time, kb, sizeof kb));
       break;
     case PLACE_SERVER_RO:
-      why = xasprintf("read only and no dimension follows the %s key in "
+      why = orion_asprintf("read only and no dimension follows the %s key in "
                       "every access; read through a cache refreshed at "
                       "block boundaries",
                       p->time >= 0 ? "space or time" : "space");
       break;
     case PLACE_SERVER_BUF:
-      why = xasprintf("written only through an orion.buffer; updates are "
+      why = orion_asprintf("written only through an orion.buffer; updates are "
                       "applied at the buffer's flush points%s",
                       pa->reads ? ", reads go through a cache" : "");
       break;
     default:
-      why = xasprintf("written directly with subscripts that follow no "
+      why = orion_asprintf("written directly with subscripts that follow no "
                       "partitioned key; dirty keys are written back");
       break;
     }
@@ -458,7 +439,7 @@ int orion__reject_reasons(orion_plan *p) {
     orion__access_label(p, &p->acc[v->acc_a], la, sizeof la);
     orion__access_label(p, &p->acc[v->acc_b], lb, sizeof lb);
     rc = add_str(&p->reasons, &p->nreasons,
-                 xasprintf("vector %s on %s: %s and %s", vt,
+                 orion_asprintf("vector %s on %s: %s and %s", vt,
                            p->arrays[v->array].name, la, lb));
   }
   for (i = 0; i < p->narrays && rc == 0; i++) {
@@ -471,7 +452,7 @@ int orion__reject_reasons(orion_plan *p) {
     if (!dep || p->arrays[i].writes == 0)
       continue;
     rc = add_str(&p->reasons, &p->nreasons,
-                 xasprintf("hint: write %s through orion.buffer(%s, {apply = "
+                 orion_asprintf("hint: write %s through orion.buffer(%s, {apply = "
                            "\"add\"}) if its updates may be applied at "
                            "flush points%s, or run the loop with schedule = "
                            "\"serial\"",

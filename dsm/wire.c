@@ -679,6 +679,21 @@ static int complete_frame(orion_wire_decoder *d) {
   return ORION_WIRE_FRAME_READY;
 }
 
+/* Copies into dst, which holds d->have of its want bytes, as many of the
+ * bytes at s[*i..n) as it still needs; returns how many it took. */
+static size_t take_into(orion_wire_decoder *d, unsigned char *dst,
+                        size_t want, const unsigned char *s, size_t *i,
+                        size_t n) {
+  size_t take = want - d->have;
+  if (take > n - *i)
+    take = n - *i;
+  memcpy(dst + d->have, s + *i, take);
+  d->have += take;
+  d->offset += take;
+  *i += take;
+  return take;
+}
+
 int orion_wire_decoder_feed(orion_wire_decoder *d, const void *p, size_t n,
                             size_t *used) {
   const unsigned char *s = p;
@@ -692,40 +707,22 @@ int orion_wire_decoder_feed(orion_wire_decoder *d, const void *p, size_t n,
   while (i < n) {
     switch (d->state) {
     case ST_HEADER:
-      take = ORION_WIRE_HEADER_LEN - d->have;
-      if (take > n - i)
-        take = n - i;
-      memcpy(d->hdr + d->have, s + i, take);
-      d->have += take;
-      d->offset += take;
-      i += take;
+      take_into(d, d->hdr, ORION_WIRE_HEADER_LEN, s, &i, n);
       if (d->have == ORION_WIRE_HEADER_LEN && (rc = check_header(d)) != 0) {
         *used = i;
         return rc;
       }
       break;
     case ST_PAYLOAD:
-      take = d->len - d->have;
-      if (take > n - i)
-        take = n - i;
-      memcpy(d->buf + d->have, s + i, take);
-      d->crc = orion_wire_crc(d->crc, s + i, take);
-      d->have += take;
-      d->offset += take;
-      i += take;
+      take = take_into(d, d->buf, d->len, s, &i, n);
+      d->crc = orion_wire_crc(d->crc, s + i - take, take);
       if (d->have == d->len) {
         d->state = ST_TRAILER;
         d->have = 0;
       }
       break;
     case ST_TRAILER:
-      take = ORION_WIRE_TRAILER_LEN - d->have;
-      if (take > n - i)
-        take = n - i;
-      memcpy(d->trailer + d->have, s + i, take);
-      d->have += take;
-      d->offset += take;
-      i += take;
+      take_into(d, d->trailer, ORION_WIRE_TRAILER_LEN, s, &i, n);
       if (d->have == ORION_WIRE_TRAILER_LEN) {
         *used = i;
         return complete_frame(d);

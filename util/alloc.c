@@ -1,6 +1,8 @@
 #include "util/alloc.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +74,24 @@ char *orion_strndup(const char *s, size_t n) {
 }
 
 char *orion_strdup(const char *s) { return orion_strndup(s, strlen(s)); }
+
+char *orion_asprintf(const char *fmt, ...) {
+  va_list ap;
+  int n;
+  char *s;
+  va_start(ap, fmt);
+  n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return NULL;
+  s = orion_malloc((size_t)n + 1);
+  if (s == NULL)
+    return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
 
 size_t orion_alloc_used(void) { return atomic_load(&used_bytes); }
 

@@ -14,6 +14,9 @@ void *orion_realloc(void *p, size_t n);
 void orion_free(void *p);
 char *orion_strdup(const char *s);
 char *orion_strndup(const char *s, size_t n);
+/* A newly allocated formatted string (orion_free it), or NULL. */
+char *orion_asprintf(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 /* Bytes currently allocated through the seam. */
 size_t orion_alloc_used(void);

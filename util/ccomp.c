@@ -143,27 +143,6 @@ static void join_words(const words *w, char *out, size_t n, size_t *pos) {
   }
 }
 
-static char *str_printf(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-/* A freshly allocated formatted string (orion_free it), or NULL. */
-static char *str_printf(const char *fmt, ...) {
-  va_list ap;
-  int len;
-  char *s;
-  va_start(ap, fmt);
-  len = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (len < 0)
-    return NULL;
-  s = orion_malloc((size_t)len + 1);
-  if (s == NULL)
-    return NULL;
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)len + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 /* ------------------------------------------------------------------------
  * Configuration from the environment.
@@ -248,12 +227,12 @@ static char *cache_dir_path(int *shared_tmp) {
   }
   e = getenv("XDG_CACHE_HOME");
   if (e != NULL && e[0] == '/') /* the XDG spec ignores relative paths */
-    return str_printf("%s/orion-c", e);
+    return orion_asprintf("%s/orion-c", e);
   e = getenv("HOME");
   if (e != NULL && e[0] != '\0')
-    return str_printf("%s/.cache/orion-c", e);
+    return orion_asprintf("%s/.cache/orion-c", e);
   *shared_tmp = 1;
-  return str_printf("/tmp/orion-c-%lu", (unsigned long)geteuid());
+  return orion_asprintf("/tmp/orion-c-%lu", (unsigned long)geteuid());
 }
 
 static int dir_error(orion_error *err, const char *dir, int e) {
@@ -538,7 +517,7 @@ static int command_exists(const char *name) {
     end = strchr(p, ':');
     if (end == NULL)
       end = p + strlen(p);
-    full = str_printf("%.*s%s%s", (int)(end - p), p, end == p ? "" : "/",
+    full = orion_asprintf("%.*s%s%s", (int)(end - p), p, end == p ? "" : "/",
                       name);
     if (full == NULL)
       return 1; /* do not claim "not found" on a shortage of memory */
@@ -654,7 +633,7 @@ static int compile(const config *c, const words *mode, const char *dir,
                    const char *hex, const char *src, size_t len,
                    double timeout_s, const char *so_path, const char *c_path,
                    orion_error *err) {
-  char *build = str_printf("%s/.build-%s-XXXXXX", dir, hex);
+  char *build = orion_asprintf("%s/.build-%s-XXXXXX", dir, hex);
   char *bsrc = NULL, *bso = NULL, *blog = NULL, *strip = NULL;
   char name[256], diag[640];
   words argv = {0};
@@ -674,10 +653,10 @@ static int compile(const config *c, const words *mode, const char *dir,
     goto out;
   }
   made = 1;
-  bsrc = str_printf("%s/%s.c", build, hex);
-  bso = str_printf("%s/%s.so", build, hex);
-  blog = str_printf("%s/cc.log", build);
-  strip = str_printf("%s/", build);
+  bsrc = orion_asprintf("%s/%s.c", build, hex);
+  bso = orion_asprintf("%s/%s.so", build, hex);
+  blog = orion_asprintf("%s/cc.log", build);
+  strip = orion_asprintf("%s/", build);
   if (bsrc == NULL || bso == NULL || blog == NULL || strip == NULL ||
       words_append(&argv, &c->cc) != 0 ||
       words_append(&argv, &c->flags) != 0 ||
@@ -814,8 +793,8 @@ int orion_cobj_build(const char *src, size_t len, const char *mode_flags,
   rc = ensure_dir(dir, shared_tmp, err);
   if (rc != 0)
     goto out;
-  so_path = str_printf("%s/%s.so", dir, hex);
-  c_path = str_printf("%s/%s.c", dir, hex);
+  so_path = orion_asprintf("%s/%s.so", dir, hex);
+  c_path = orion_asprintf("%s/%s.c", dir, hex);
   if (so_path == NULL || c_path == NULL) {
     rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
     goto out;
