@@ -79,7 +79,7 @@ int orion__new_var(orion__actx *c, const char *name, orion__var_kind kind,
       orion__grow((void **)&c->scope, &c->capscope, c->nscope,
                   sizeof *c->scope) != 0) {
     c->oom = 1;
-    return -1;
+    return ORION_ENOMEM;
   }
   v = &c->vars[c->nvars];
   memset(v, 0, sizeof *v);

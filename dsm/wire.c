@@ -71,7 +71,7 @@ static void buf_u32(orion_buf *b, uint32_t v) {
 static int rd_u16(orion_reader *r, uint16_t *v) {
   const char *p;
   if (orion_reader_bytes(r, 2, &p) != 0)
-    return -1;
+    return ORION_ETRUNC;
   *v = get_u16((const unsigned char *)p);
   return 0;
 }
@@ -79,7 +79,7 @@ static int rd_u16(orion_reader *r, uint16_t *v) {
 static int rd_u32(orion_reader *r, uint32_t *v) {
   const char *p;
   if (orion_reader_bytes(r, 4, &p) != 0)
-    return -1;
+    return ORION_ETRUNC;
   *v = get_u32((const unsigned char *)p);
   return 0;
 }
@@ -87,7 +87,7 @@ static int rd_u32(orion_reader *r, uint32_t *v) {
 static int rd_i64(orion_reader *r, int64_t *v) {
   uint64_t u;
   if (orion_reader_u64(r, &u) != 0)
-    return -1;
+    return ORION_ETRUNC;
   *v = (int64_t)u;
   return 0;
 }

@@ -501,7 +501,7 @@ static int get_str(dec *d, const char **s, size_t *n) {
   uint64_t len;
   if (orion_reader_u64(&d->r, &len) != 0 ||
       orion_reader_bytes(&d->r, (size_t)len, s) != 0)
-    return -1;
+    return ORION_ETRUNC;
   *n = (size_t)len;
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/error.h"
 
 void orion_buf_init(orion_buf *b) { memset(b, 0, sizeof *b); }
 
@@ -50,7 +51,7 @@ void orion_reader_init(orion_reader *r, const char *p, size_t n) {
 int orion_reader_bytes(orion_reader *r, size_t n, const char **out) {
   if (r->bad || n > r->left) {
     r->bad = 1;
-    return -1;
+    return ORION_ETRUNC;
   }
   *out = r->p;
   r->p += n;
@@ -61,7 +62,7 @@ int orion_reader_bytes(orion_reader *r, size_t n, const char **out) {
 int orion_reader_u8(orion_reader *r, uint8_t *v) {
   const char *p;
   if (orion_reader_bytes(r, 1, &p) != 0)
-    return -1;
+    return ORION_ETRUNC;
   *v = (uint8_t)p[0];
   return 0;
 }
@@ -71,7 +72,7 @@ int orion_reader_u64(orion_reader *r, uint64_t *v) {
   uint64_t x = 0;
   int i;
   if (orion_reader_bytes(r, 8, &p) != 0)
-    return -1;
+    return ORION_ETRUNC;
   for (i = 0; i < 8; i++)
     x |= (uint64_t)(unsigned char)p[i] << (8 * i);
   *v = x;

@@ -19,8 +19,8 @@ void orion_buf_append(orion_buf *b, const void *p, size_t n);
 void orion_buf_u8(orion_buf *b, uint8_t v);
 void orion_buf_u64(orion_buf *b, uint64_t v);
 
-/* A bounds-checked reader over a byte range; every read fails (returns -1)
- * once the range is exhausted, and stays failed. */
+/* A bounds-checked reader over a byte range; every read fails (returns
+ * ORION_ETRUNC) once the range is exhausted, and stays failed. */
 typedef struct orion_reader {
   const char *p;
   size_t left;

@@ -64,13 +64,13 @@ static int words_push(words *w, const char *s, size_t len) {
     size_t cap = w->cap == 0 ? 16 : w->cap * 2;
     char **v = orion_realloc(w->v, cap * sizeof *v);
     if (v == NULL)
-      return -1;
+      return ORION_ENOMEM;
     w->v = v;
     w->cap = cap;
   }
   copy = orion_strndup(s, len);
   if (copy == NULL)
-    return -1;
+    return ORION_ENOMEM;
   w->v[w->n++] = copy;
   w->v[w->n] = NULL;
   return 0;
@@ -100,7 +100,7 @@ static int words_split(words *w, const char *s) {
     while (*s != '\0' && !is_space(*s))
       s++;
     if (words_push(w, start, (size_t)(s - start)) != 0)
-      return -1;
+      return ORION_ENOMEM;
   }
 }
 
@@ -108,7 +108,7 @@ static int words_append(words *w, const words *from) {
   size_t i;
   for (i = 0; i < from->n; i++)
     if (push_str(w, from->v[i]) != 0)
-      return -1;
+      return ORION_ENOMEM;
   return 0;
 }
 
@@ -168,7 +168,7 @@ static int config_load(config *c) {
       (c->cc.n == 0 && words_split(&c->cc, DEFAULT_CC) != 0) ||
       words_split(&c->flags, flags != NULL ? flags : DEFAULT_CFLAGS) != 0) {
     config_free(c);
-    return -1;
+    return ORION_ENOMEM;
   }
   return 0;
 }
@@ -292,7 +292,7 @@ static int write_all(int fd, const char *p, size_t n) {
     if (w < 0) {
       if (errno == EINTR)
         continue;
-      return -1;
+      return -errno;
     }
     p += w;
     n -= (size_t)w;
@@ -386,7 +386,7 @@ static int wait_until(pid_t pid, int *st, double until) {
     if (r < 0) {
       if (errno == EINTR)
         continue;
-      return -1;
+      return -errno;
     }
     left = until - now_s();
     if (left <= 0)
