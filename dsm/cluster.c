@@ -43,6 +43,7 @@ struct orion_cluster {
   double deadline; /* registration */
   int stopping;
   orion_cluster_frame_fn fn;
+  orion_cluster_lost_fn lost;
   void *ud;
   char doing[256];
   uint64_t closed_bytes; /* bytes of connections gone */
@@ -78,7 +79,33 @@ void orion_cluster_set_handler(orion_cluster *c, orion_cluster_frame_fn fn,
                                void *ud, const char *doing) {
   c->fn = fn;
   c->ud = ud;
+  if (fn == NULL)
+    c->lost = NULL;
   snprintf(c->doing, sizeof c->doing, "%s", doing != NULL ? doing : "");
+}
+
+void orion_cluster_set_lost(orion_cluster *c, orion_cluster_lost_fn fn) {
+  c->lost = fn;
+}
+
+/* Executor p is lost: the loop in progress hears of it first (it names the
+ * block that was lost with it), then the job ends. */
+static void lose(orion_cluster *c, const peer *p, int silent,
+                 const char *fmt, ...) __attribute__((format(printf, 4, 5),
+                                                      noreturn));
+static void lose(orion_cluster *c, const peer *p, int silent,
+                 const char *fmt, ...) {
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (c->lost != NULL) {
+    orion_cluster_lost_fn fn = c->lost;
+    c->lost = NULL; /* once */
+    fn(c->ud, p->id, silent, what);
+  }
+  orion_cluster_fail(c, "%s", what);
 }
 
 /* ---- ending the job ----------------------------------------------------- */
@@ -209,8 +236,8 @@ static void on_closed(orion_conn *conn, const char *reason) {
         usleep(1000);
     }
   }
-  orion_cluster_fail(c, "executor %d (%s) closed its connection: %s", p->id,
-                     peer_where(p), reason);
+  lose(c, p, 0, "executor %d (%s) closed its connection: %s", p->id,
+       peer_where(p), reason);
 }
 
 static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
@@ -308,11 +335,10 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
   if (c->stopping)
     return;
   if (sig != 0)
-    orion_cluster_fail(c, "executor %d (%s, pid %d) was killed by signal %d "
-                          "(%s)",
-                       p->id, peer_where(p), proc->pid, sig, strsignal(sig));
-  orion_cluster_fail(c, "executor %d (%s, pid %d) exited with code %lld",
-                     p->id, peer_where(p), proc->pid, (long long)status);
+    lose(c, p, 0, "executor %d (%s, pid %d) was killed by signal %d (%s)",
+         p->id, peer_where(p), proc->pid, sig, strsignal(sig));
+  lose(c, p, 0, "executor %d (%s, pid %d) exited with code %lld", p->id,
+       peer_where(p), proc->pid, (long long)status);
 }
 
 /* A launcher's process for executor exec (see cluster.h). */
@@ -398,8 +424,8 @@ static void on_tick(uv_timer_t *t) {
   for (i = 0; i < c->n; i++) {
     peer *p = &c->peers[i];
     if (p->conn != NULL && now - p->conn->last_rx > c->o.heartbeat_timeout)
-      orion_cluster_fail(c, "executor %d (%s) has not answered for %.0f s",
-                         p->id, peer_where(p), now - p->conn->last_rx);
+      lose(c, p, 1, "executor %d (%s) has not answered for %.0f s", p->id,
+           peer_where(p), now - p->conn->last_rx);
   }
 }
 

@@ -61,6 +61,15 @@ void orion_cluster_opts_init(orion_cluster_opts *o);
 typedef void (*orion_cluster_frame_fn)(void *ud, int exec,
                                        const orion_wire_frame *f);
 
+/* What the loop in progress does when executor exec is lost: `what` says
+ * who and how ("executor 1 (127.0.0.1:40312, pid 4242) was killed by
+ * signal 9 (Killed)"); `silent` is 1 when it stopped answering (the
+ * heartbeat timeout) and 0 when it died or closed its connection.  The
+ * handler may end the job itself (orion_cluster_fail) with a message that
+ * says what was lost with it; if it returns, the cluster fails with what. */
+typedef void (*orion_cluster_lost_fn)(void *ud, int exec, int silent,
+                                      const char *what);
+
 /* Starts the executors and waits until every one has registered.  Returns
  * NULL with err set (the executors started are stopped) when the driver
  * cannot listen, a launch fails, or some never register in time (err names
@@ -80,6 +89,10 @@ void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b);
  * driver is doing, for failure messages ("in the parallel_for at x.lua:3"). */
 void orion_cluster_set_handler(orion_cluster *c, orion_cluster_frame_fn fn,
                                void *ud, const char *doing);
+
+/* Sets what happens when an executor is lost while the handler above is
+ * set (same ud; NULL: the cluster fails at once).  Cleared with it. */
+void orion_cluster_set_lost(orion_cluster *c, orion_cluster_lost_fn fn);
 
 /* Runs the event loop until done(ud) returns nonzero.  Never returns on a
  * cluster failure (the process exits with ORION_EXIT_CLUSTER). */

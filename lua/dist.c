@@ -486,6 +486,16 @@ static void io_fail(void *ud, int e, int b, const char *msg) {
   orion_cluster_fail(r->cl, "%s", msg);
 }
 
+/* An executor lost while the loop runs: the loop's state machine adds the
+ * block that was lost with it and ends the job through io_fail. */
+static void on_lost(void *ud, int e, int silent, const char *what) {
+  loop_run *r = ud;
+  if (silent)
+    orion_loop_timeout(&r->m, e, what);
+  else
+    orion_loop_lost(&r->m, e, what);
+}
+
 /* ---- payloads the executors send, and what the driver does with them ---- */
 
 static arr_use *use_of(loop_run *r, int64_t id) {
@@ -1024,6 +1034,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                            orion_strerror(rc));
   }
   orion_cluster_set_handler(cl, on_frame, &r, j->where);
+  orion_cluster_set_lost(cl, on_lost);
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);

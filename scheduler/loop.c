@@ -195,30 +195,22 @@ static void break_loop(orion_loop *l, int exec, int code, const char *what) {
     return;
   b = orion_loop_in_flight(l, exec);
   if (b >= 0)
-    orion_error_set(&l->err, code, "executor %d %s while running block %d",
-                    exec, what, b);
+    orion_error_set(&l->err, code, "%s while running block %d", what, b);
   else if (l->phase == ORION_LOOP_RUNNING)
-    orion_error_set(&l->err, code, "executor %d %s with no block in flight",
-                    exec, what);
+    orion_error_set(&l->err, code, "%s with no block in flight", what);
   else
-    orion_error_set(&l->err, code, "executor %d %s while the loop was "
-                                   "ending",
-                    exec, what);
+    orion_error_set(&l->err, code, "%s while the loop was ending", what);
   l->failed = 1;
   l->err_pos = -1;
   l->phase = ORION_LOOP_BROKEN;
   l->io.fail(l->io.ud, exec, b, l->err.msg);
 }
 
-void orion_loop_lost(orion_loop *l, int exec, const char *why) {
-  char what[256];
-  snprintf(what, sizeof what, "was lost (%s)", why);
+void orion_loop_lost(orion_loop *l, int exec, const char *what) {
   break_loop(l, exec, -ECONNRESET, what);
 }
 
-void orion_loop_timeout(orion_loop *l, int exec, double seconds) {
-  char what[128];
-  snprintf(what, sizeof what, "has not answered for %.0f s", seconds);
+void orion_loop_timeout(orion_loop *l, int exec, const char *what) {
   break_loop(l, exec, -ETIMEDOUT, what);
 }
 

@@ -128,12 +128,14 @@ int orion_loop_exec_done(orion_loop *l, int exec);
  * sent before. */
 int orion_loop_pulled(orion_loop *l, int exec);
 
-/* Executor exec is gone (why: "closed its connection", ...), or has not
- * answered for `seconds`: the loop breaks, emitting fail with a message
- * naming the executor and its block in flight.  Nothing happens once the
- * loop is finished or broken. */
-void orion_loop_lost(orion_loop *l, int exec, const char *why);
-void orion_loop_timeout(orion_loop *l, int exec, double seconds);
+/* Executor exec is gone (it died or closed its connection), or has stopped
+ * answering.  `what` names it and says how, as the transport saw it
+ * ("executor 1 (127.0.0.1:40312) closed its connection: end of file"):
+ * the loop breaks, emitting fail with `what` and the block lost with it
+ * ("... while running block 18").  The error's code is -ECONNRESET or
+ * -ETIMEDOUT.  Nothing happens once the loop is finished or broken. */
+void orion_loop_lost(orion_loop *l, int exec, const char *what);
+void orion_loop_timeout(orion_loop *l, int exec, const char *what);
 
 /* True once finished or broken: the driver stops waiting. */
 int orion_loop_finished(const orion_loop *l);

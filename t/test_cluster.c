@@ -758,9 +758,9 @@ Test(cluster, body_error_names_executor_element_and_line) {
 /* Starts a long loop on 2 executors with --heartbeat-timeout 3, sends sig
  * to one executor once the loop runs, and checks the end of the job: exit
  * code 3 within 10 s, one message naming the executor, its address and the
- * loop, and no executor left 2 s later.  Returns the seconds from the
- * signal to the driver's exit. */
-static double lose_an_executor(int sig) {
+ * loop (and `also`, when not NULL), and no executor left 2 s later.
+ * Returns the seconds from the signal to the driver's exit. */
+static double lose_an_executor(int sig, const char *also) {
   child *c = &jobs[0];
   char *path = script("long_loop.lua");
   char *argv[] = {(char *)tu_driver(), "--executors", "2",
@@ -807,6 +807,8 @@ static double lose_an_executor(int sig) {
   cr_expect_eq(count_of(c->buf[1], "cluster failure: "), 1, "%s", c->buf[1]);
   snprintf(want, sizeof want, "executor %d (%s", id, addr);
   expect_has(line, want);
+  if (also != NULL)
+    expect_has(line, also);
   /* "in the parallel_for at DIR/long_loop.lua:16" */
   snprintf(want, sizeof want, "%s", at("long_loop.lua", "pfor"));
   want[strlen(want) - 1] = '\0';
@@ -835,13 +837,14 @@ static double lose_an_executor(int sig) {
 }
 
 Test(cluster, kill_9_ends_the_job_with_code_3) {
-  double waited = lose_an_executor(SIGKILL);
+  double waited = lose_an_executor(SIGKILL, "was killed by signal 9");
   /* A dead process is seen at once, not at the heartbeat timeout. */
   cr_expect_lt(waited, 2.5, "%.2f s", waited);
 }
 
 Test(cluster, stopped_executor_hits_the_heartbeat_timeout) {
-  double waited = lose_an_executor(SIGSTOP);
+  /* The loop's state machine names the block lost with the executor. */
+  double waited = lose_an_executor(SIGSTOP, " while running block ");
   /* Silent, not dead: only the 3 s heartbeat timeout can tell. */
   cr_expect_geq(waited, 2, "%.2f s", waited);
 }

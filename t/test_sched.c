@@ -567,7 +567,7 @@ Test(sched, a_lost_reply_holds_its_dependants_until_the_timeout) {
   for (b = 0; b < 64; b++)
     if (f->sent[b] && b != lost)
       cr_assert(f->done[b]);
-  orion_loop_timeout(&f->l, 2, 5);
+  orion_loop_timeout(&f->l, 2, "executor 2 has not answered for 5 s");
   cr_assert(orion_loop_finished(&f->l));
   cr_assert_eq(f->nfail, 1);
   cr_assert_eq(f->log[f->nlog - 1].kind, A_FAIL);
@@ -582,7 +582,7 @@ Test(sched, a_lost_reply_holds_its_dependants_until_the_timeout) {
   /* Broken: the late reply and anything else change nothing. */
   before = f->nlog;
   cr_assert_eq(orion_loop_block_done(&f->l, 2, lost), 0);
-  orion_loop_lost(&f->l, 1, "closed its connection");
+  orion_loop_lost(&f->l, 1, "executor 1 closed its connection");
   body_error(f, 1, 1, "x");
   cr_assert_eq(f->nlog, before);
   fake_free(f);
@@ -598,14 +598,15 @@ Test(sched, an_executor_gone_breaks_the_loop_naming_it_and_its_block) {
   cr_assert_eq(orion_loop_block_done(&f->l, 0, f->fifo[0][f->head[0]++]), 0);
   cr_assert_eq(orion_loop_in_flight(&f->l, 1), 4);
   before = count_of(f, A_SEND);
-  orion_loop_lost(&f->l, 1, "closed its connection: end of file");
+  orion_loop_lost(&f->l, 1,
+                  "executor 1 closed its connection: end of file");
   cr_assert(orion_loop_finished(&f->l));
   cr_assert_eq(f->nfail, 1);
   cr_assert_eq(f->log[f->nlog - 1].exec, 1);
   cr_assert_eq(f->log[f->nlog - 1].block, 4);
   cr_assert_str_eq(f->log[f->nlog - 1].msg,
-                   "executor 1 was lost (closed its connection: end of "
-                   "file) while running block 4");
+                   "executor 1 closed its connection: end of file while "
+                   "running block 4");
   cr_assert_eq(orion_loop_failed(&f->l)->code, -ECONNRESET);
   cr_assert_eq(f->nend, 0, "no end of loop to a broken cluster");
   /* Executor 0 still reports: nothing more is sent. */
@@ -620,12 +621,12 @@ Test(sched, an_executor_gone_at_the_end_of_the_loop) {
   orion_loop_start(&f->l);
   reply_until_idle(f, -1);
   cr_assert_eq(orion_loop_exec_done(&f->l, 0), 0);
-  orion_loop_lost(&f->l, 3, "exited with code 1");
+  orion_loop_lost(&f->l, 3, "executor 3 exited with code 1");
   cr_assert_eq(f->nfail, 1);
   cr_assert_eq(f->log[f->nlog - 1].block, -1);
   cr_assert_str_eq(f->log[f->nlog - 1].msg,
-                   "executor 3 was lost (exited with code 1) while the "
-                   "loop was ending");
+                   "executor 3 exited with code 1 while the loop was "
+                   "ending");
   cr_assert(orion_loop_finished(&f->l));
   fake_free(f);
 }
@@ -635,8 +636,8 @@ Test(sched, a_finished_loop_ignores_a_later_loss) {
   orion_loop_start(&f->l);
   reply_until_idle(f, -1);
   end_everywhere(f);
-  orion_loop_lost(&f->l, 0, "closed its connection");
-  orion_loop_timeout(&f->l, 1, 9);
+  orion_loop_lost(&f->l, 0, "executor 0 closed its connection");
+  orion_loop_timeout(&f->l, 1, "executor 1 has not answered for 9 s");
   cr_assert_eq(f->nfail, 0);
   cr_assert_null(orion_loop_failed(&f->l));
   fake_free(f);
