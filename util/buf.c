@@ -13,7 +13,7 @@ void orion_buf_free(orion_buf *b) {
 }
 
 void orion_buf_append(orion_buf *b, const void *p, size_t n) {
-  if (b->oom)
+  if (b->oom || n == 0) /* p may be NULL then: memcpy must not see it */
     return;
   if (b->len + n > b->cap) {
     size_t cap = b->cap ? b->cap : 256;
