@@ -35,20 +35,28 @@ static orion_array *make_array(int64_t rows, int64_t cols) {
 
 static double *vals(orion_array *a) { return (double *)a->values; }
 
-Test(shard, geometry) {
-  orion_array *a = make_array(ROWS, COLS);
+/* Executor e of n's shard of a rows x cols f64 array: its geometry. */
+static void check_geometry(int64_t rows, int64_t cols, int e, int n,
+                           int64_t chunk_rows, int64_t nchunks, int64_t clo,
+                           int64_t chi) {
+  orion_array *a = make_array(rows, cols);
   orion_shard sh = {0};
-  cr_assert_eq(orion_shard_init(&sh, 7, a, 0, 1), 0);
+  cr_assert_eq(orion_shard_init(&sh, 7, a, e, n), 0);
   cr_assert_eq(sh.id, 7);
-  cr_assert_eq(sh.row_elems, COLS);
-  cr_assert_eq(sh.chunk_rows, 8);
-  cr_assert_eq(sh.nchunks, 5);
+  cr_assert_eq(sh.row_elems, cols);
   cr_assert_eq(sh.esz, 8);
-  cr_assert_eq(sh.clo, 0);
-  cr_assert_eq(sh.chi, 5);
+  cr_assert_eq(sh.chunk_rows, chunk_rows);
+  cr_assert_eq(sh.nchunks, nchunks);
+  cr_assert_eq(sh.clo, clo);
+  cr_assert_eq(sh.chi, chi);
   orion_shard_clear(&sh);
   orion_array_release(a);
 }
+
+Test(shard, geometry) { check_geometry(ROWS, COLS, 0, 1, 8, 5, 0, 5); }
+
+/* Rows of 4 KiB or more: one row per chunk. */
+Test(shard, wide_rows) { check_geometry(3, 1024, 1, 2, 1, 3, 2, 3); }
 
 /* Every executor count splits the chunks into contiguous, disjoint ranges
  * covering them all, which orion_shard_owner agrees with. */
@@ -127,19 +135,6 @@ Test(shard, chunk_elems_at_the_end) {
   cr_assert_eq(orion_shard_chunk_of(&sh, 8 * COLS - 1), 0);
   cr_assert_eq(orion_shard_chunk_of(&sh, 8 * COLS), 1);
   cr_assert_eq(orion_shard_chunk_key(&sh, 5), 40 * COLS, "not cut");
-  orion_shard_clear(&sh);
-  orion_array_release(a);
-}
-
-/* Rows of 4 KiB or more: one row per chunk. */
-Test(shard, wide_rows) {
-  orion_array *a = make_array(3, 1024);
-  orion_shard sh = {0};
-  cr_assert_eq(orion_shard_init(&sh, 1, a, 1, 2), 0);
-  cr_assert_eq(sh.chunk_rows, 1);
-  cr_assert_eq(sh.nchunks, 3);
-  cr_assert_eq(sh.clo, 2);
-  cr_assert_eq(sh.chi, 3);
   orion_shard_clear(&sh);
   orion_array_release(a);
 }
