@@ -215,9 +215,8 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
     return 0;
   }
   while (i < n && rc == 0) {
-    int64_t j = i, end;
-    int owner =
-        orion_shard_owner(sh, x->npeers, orion_shard_chunk_of(sh, items[i].key));
+    int64_t k = orion_shard_chunk_of(sh, items[i].key), j = i, end;
+    int owner = orion_shard_owner(sh, x->npeers, k);
     /* The owner's chunks end at this key (items come in key order). */
     end = orion_shard_chunk_key(
         sh, orion_shard_first(owner + 1, x->npeers, sh->nchunks));
