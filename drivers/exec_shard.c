@@ -1,6 +1,7 @@
-/* orion-executor's sharded server arrays (drivers/exec_state.h, `shard`):
- * a dense array whose rows, grouped in version chunks, are owned by the
- * executors in turn for one loop run.  The owner applies the buffered
+/* orion-executor's sharded server arrays, the messaging (their data and
+ * chunk versions: dsm/shard.c, `orion_shard`): a dense array whose rows,
+ * grouped in version chunks, are owned by the executors in turn for one
+ * loop run.  The owner applies the buffered
  * writes for its chunks (its own, and BUFFER_FLUSHes from the others,
  * each answered by a FLUSH_ACK) and publishes its chunks; a reader brings
  * its copy up to date before each block with FETCHes that return only the
@@ -22,6 +23,7 @@
 #include "dsm/net.h"
 #include "dsm/msg.h"
 #include "dsm/proto.h"
+#include "dsm/shard.h"
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
 #include "dsm/wire.h"
@@ -31,7 +33,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-static shard *find_shard(exec_state *x, int64_t id) {
+static orion_shard *find_shard(exec_state *x, int64_t id) {
   int i;
   for (i = 0; i < x->nshards; i++)
     if (x->shards[i].id == id)
@@ -39,83 +41,15 @@ static shard *find_shard(exec_state *x, int64_t id) {
   return NULL;
 }
 
-static void shard_clear(shard *sh) {
-  orion_free(sh->have);
-  orion_free(sh->ver);
-  orion_free(sh->served);
-  orion_free(sh->base);
-  orion_array_release(sh->a);
-  memset(sh, 0, sizeof *sh);
-}
-
-/* Element range of chunks [k0, k1) of sh. */
-static void chunk_elems(const shard *sh, int64_t k0, int64_t k1, int64_t *first,
-                        int64_t *count) {
-  int64_t r0 = k0 * sh->chunk_rows, r1 = k1 * sh->chunk_rows;
-  if (r1 > sh->a->dims[0])
-    r1 = sh->a->dims[0];
-  if (r0 > r1)
-    r0 = r1;
-  *first = r0 * sh->row_elems;
-  *count = (r1 - r0) * sh->row_elems;
-}
-
-/* Copies own chunks [k0, k1) from the replica to the served copy, bumping
- * the version of each that changed (all of them when force).  x->mu
- * held. */
-static void publish_chunks(exec_state *x, shard *sh, int64_t k0, int64_t k1,
-                           int force) {
-  int64_t k, base0, dummy;
-  chunk_elems(sh, sh->clo, sh->clo, &base0, &dummy);
-  for (k = k0 < sh->clo ? sh->clo : k0; k < k1 && k < sh->chi; k++) {
-    int64_t first, count;
-    char *dst, *src;
-    chunk_elems(sh, k, k + 1, &first, &count);
-    dst = sh->served + (size_t)(first - base0) * sh->esz;
-    src = (char *)sh->a->values + (size_t)first * sh->esz;
-    if (force || memcmp(dst, src, (size_t)count * sh->esz) != 0) {
-      memcpy(dst, src, (size_t)count * sh->esz);
-      sh->ver[k - sh->clo] = ++x->vcounter;
-    }
-  }
-}
-
 /* ---- setting shards up (compute thread) --------------------------------- */
-
-/* A fresh shard of replica a: geometry, version and copy buffers.  x->mu
- * held.  0 or ORION_ENOMEM (sh cleared). */
-static int shard_init(exec_state *x, shard *sh, int64_t id, orion_array *a) {
-  int64_t rows, first, count;
-  sh->id = id;
-  sh->a = a;
-  orion_array_retain(sh->a);
-  rows = sh->a->dims[0];
-  sh->esz = orion_type_size(sh->a->type);
-  sh->row_elems = rows > 0 ? sh->a->nnz / rows : 0;
-  sh->chunk_rows = orion_chunk_rows(sh->row_elems * (int64_t)sh->esz);
-  sh->nchunks = rows > 0 ? (rows + sh->chunk_rows - 1) / sh->chunk_rows : 0;
-  sh->clo = orion_shard_first(x->id, x->npeers, sh->nchunks);
-  sh->chi = orion_shard_first(x->id + 1, x->npeers, sh->nchunks);
-  sh->have = orion_calloc((size_t)sh->nchunks + 1, sizeof *sh->have);
-  sh->ver = orion_calloc((size_t)(sh->chi - sh->clo) + 1, sizeof *sh->ver);
-  chunk_elems(sh, sh->clo, sh->chi, &first, &count);
-  sh->served = orion_malloc((size_t)count * sh->esz + 1);
-  sh->base = orion_malloc((size_t)count * sh->esz + 1);
-  if (sh->have == NULL || sh->ver == NULL || sh->served == NULL ||
-      sh->base == NULL) {
-    shard_clear(sh);
-    return ORION_ENOMEM;
-  }
-  return 0;
-}
 
 /* LOAD_BODY's shard entry s: flags, and the runs of the rows of our
  * chunks our copy lacks. */
 int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
                        orion_error *err) {
-  int64_t id = s->array, k, first, count;
+  int64_t id = s->array, k;
   replica *rp = orion__replica_find(x, id);
-  shard *sh;
+  orion_shard *sh;
   int fresh = 0;
   if (rp == NULL || x->npeers < 1)
     return orion_error_set(err, ORION_EPARSE,
@@ -127,10 +61,10 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
   pthread_mutex_lock(&x->mu);
   sh = find_shard(x, id);
   if (sh != NULL && sh->a != rp->a)
-    shard_clear(sh); /* the array was remade: start over */
+    orion_shard_clear(sh); /* the array was remade: start over */
   if (sh == NULL || sh->a == NULL) {
     if (sh == NULL) {
-      shard *ns =
+      orion_shard *ns =
           orion_realloc(x->shards, sizeof *ns * (size_t)(x->nshards + 1));
       if (ns == NULL) {
         pthread_mutex_unlock(&x->mu);
@@ -140,7 +74,7 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
       sh = &x->shards[x->nshards++];
       memset(sh, 0, sizeof *sh);
     }
-    if (shard_init(x, sh, id, rp->a) != 0) {
+    if (orion_shard_init(sh, id, rp->a, x->id, x->npeers) != 0) {
       pthread_mutex_unlock(&x->mu);
       return orion_error_set(err, ORION_ENOMEM, "out of memory for a shard");
     }
@@ -151,9 +85,8 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
   sh->fetched_run = 0;
   /* The replica may have changed since the last sharded run (the driver's
    * rows above, or a loop that placed the array otherwise). */
-  publish_chunks(x, sh, sh->clo, sh->chi, fresh);
-  chunk_elems(sh, sh->clo, sh->chi, &first, &count);
-  memcpy(sh->base, sh->served, (size_t)count * sh->esz);
+  orion_shard_publish(sh, sh->clo, sh->chi, fresh, &x->vcounter);
+  orion_shard_rebase(sh);
   sh->served_run = run;
   pthread_mutex_unlock(&x->mu);
   uv_async_send(&x->wake); /* FETCHes waiting for this run */
@@ -174,8 +107,7 @@ void orion__shards_retire(exec_state *x, int64_t run) {
       x->shards[i].served_run = 0;
       for (j = 0; j < x->nbound; j++)
         if (x->bound[j] == x->shards[i].id) {
-          memset(x->shards[i].have, 0,
-                 sizeof *x->shards[i].have * (size_t)x->shards[i].nchunks);
+          orion_shard_forget(&x->shards[i]);
           break;
         }
     }
@@ -183,11 +115,11 @@ void orion__shards_retire(exec_state *x, int64_t run) {
 }
 
 void orion__shard_drop(exec_state *x, int64_t id) {
-  shard *sh;
+  orion_shard *sh;
   pthread_mutex_lock(&x->mu);
   sh = find_shard(x, id);
   if (sh != NULL) {
-    shard_clear(sh);
+    orion_shard_clear(sh);
     *sh = x->shards[--x->nshards];
   }
   pthread_mutex_unlock(&x->mu);
@@ -196,18 +128,18 @@ void orion__shard_drop(exec_state *x, int64_t id) {
 /* ---- buffered writes to the owners (compute thread) --------------------- */
 
 /* The shard a buffer writes in this run, or NULL. */
-static shard *buffer_shard(exec_state *x, int64_t buffer) {
+static orion_shard *buffer_shard(exec_state *x, int64_t buffer) {
   int i;
   for (i = 0; i < x->nbufs; i++)
     if (x->bufs[i] == buffer) {
-      shard *sh = find_shard(x, x->buf_targets[i]);
+      orion_shard *sh = find_shard(x, x->buf_targets[i]);
       return sh != NULL && sh->run == x->run ? sh : NULL;
     }
   return NULL;
 }
 
 /* Applies items to our own shard and publishes the chunks they touch. */
-static int apply_own(exec_state *x, shard *sh, int64_t buffer,
+static int apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
                      const orion_pend_item *items, int64_t n,
                      orion_error *err) {
   int64_t i, k0, k1;
@@ -221,10 +153,10 @@ static int apply_own(exec_state *x, shard *sh, int64_t buffer,
     lo = items[i].key < lo ? items[i].key : lo;
     hi = items[i].key > hi ? items[i].key : hi;
   }
-  k0 = lo / sh->row_elems / sh->chunk_rows;
-  k1 = hi / sh->row_elems / sh->chunk_rows + 1;
+  k0 = orion_shard_chunk_of(sh, lo);
+  k1 = orion_shard_chunk_of(sh, hi) + 1;
   pthread_mutex_lock(&x->mu);
-  publish_chunks(x, sh, k0, k1, 0);
+  orion_shard_publish(sh, k0, k1, 0, &x->vcounter);
   x->shard_items += (uint64_t)n;
   pthread_mutex_unlock(&x->mu);
   uv_async_send(&x->wake);
@@ -264,7 +196,7 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
                             const orion_pend_item *items, int64_t n,
                             orion_error *err) {
   exec_state *x = ud;
-  shard *sh = buffer_shard(x, id);
+  orion_shard *sh = buffer_shard(x, id);
   orion_buf b;
   int64_t i = 0;
   int rc = 0;
@@ -283,14 +215,11 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
     return 0;
   }
   while (i < n && rc == 0) {
-    int64_t k = items[i].key / sh->row_elems / sh->chunk_rows, j = i, end;
-    int owner = 0, e;
-    for (e = 0; e < x->npeers; e++)
-      if (k >= orion_shard_first(e, x->npeers, sh->nchunks))
-        owner = e;
+    int64_t k = orion_shard_chunk_of(sh, items[i].key), j = i, end;
+    int owner = orion_shard_owner(sh, x->npeers, k);
     /* The owner's chunks end at this key (items come in key order). */
-    end = orion_shard_first(owner + 1, x->npeers, sh->nchunks) *
-          sh->chunk_rows * sh->row_elems;
+    end = orion_shard_chunk_key(
+        sh, orion_shard_first(owner + 1, x->npeers, sh->nchunks));
     while (j < n && items[j].key < end)
       j++;
     if (owner == x->id) {
@@ -315,7 +244,7 @@ static void peer_flush(exec_state *x, int from,
                        const orion_msg_buffer_flush *m) {
   orion_error err;
   int64_t k, lo, hi;
-  shard *sh;
+  orion_shard *sh;
   orion_buf b;
   orion_error_clear(&err);
   sh = buffer_shard(x, m->buffer);
@@ -324,8 +253,8 @@ static void peer_flush(exec_state *x, int from,
                     "executor %d sent buffered writes for buffer #%lld "
                     "of run %lld, which this executor does not hold",
                     from, (long long)m->buffer, (long long)m->run);
-  lo = sh->clo * sh->chunk_rows * sh->row_elems;
-  hi = sh->chi * sh->chunk_rows * sh->row_elems;
+  lo = orion_shard_chunk_key(sh, sh->clo);
+  hi = orion_shard_chunk_key(sh, sh->chi);
   for (k = 0; k < m->nitems; k++)
     if (m->items[k].key < lo || m->items[k].key >= hi)
       orion__exec_die(x,
@@ -375,7 +304,7 @@ void orion__shard_apply_early(exec_state *x) {
 /* ---- fetching other owners' chunks (compute thread) --------------------- */
 
 /* A FETCH of chunks [lo, hi) of sh, with the versions we hold. */
-static void write_fetch(exec_state *x, orion_buf *b, const shard *sh,
+static void write_fetch(exec_state *x, orion_buf *b, const orion_shard *sh,
                         int64_t lo, int64_t hi) {
   orion_msg_fetch m = {x->run, sh->id, lo, hi, sh->have + lo};
   if (orion_msg_fetch_encode(b, &m) == -EMSGSIZE)
@@ -389,23 +318,13 @@ static void write_fetch(exec_state *x, orion_buf *b, const shard *sh,
 static void apply_fetch_reply(exec_state *x, const job *j) {
   orion_msg_fetch_reply m;
   int64_t k;
-  shard *sh;
+  orion_shard *sh;
   if (orion_msg_fetch_reply_decode(j->payload, j->len, &m, NULL) != 0 ||
       (sh = find_shard(x, m.array)) == NULL)
     orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
-  for (k = 0; k < m.nchunks; k++) {
-    const orion_msg_chunk *c = &m.chunks[k];
-    int64_t first, count;
-    if (c->chunk < 0 || c->chunk >= sh->nchunks)
+  for (k = 0; k < m.nchunks; k++)
+    if (orion_shard_install(sh, &m.chunks[k]) != 0)
       orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
-    chunk_elems(sh, c->chunk, c->chunk + 1, &first, &count);
-    if (c->len != (size_t)count * sh->esz)
-      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
-    if (c->len > 0) /* an empty chunk's data is NULL */
-      memcpy((char *)sh->a->values + (size_t)first * sh->esz, c->data,
-             c->len);
-    sh->have[c->chunk] = c->version;
-  }
   orion_msg_fetch_reply_free(&m);
 }
 
@@ -447,7 +366,7 @@ void orion__shard_fetch(exec_state *x) {
   double deadline;
   job *j;
   for (i = 0; i < x->nshards; i++) {
-    shard *sh = &x->shards[i];
+    orion_shard *sh = &x->shards[i];
     if (sh->a == NULL || sh->run != x->run || !(sh->flags & ORION_SHARD_FETCH))
       continue;
     if (!(sh->flags & ORION_SHARD_WRITTEN) && sh->fetched_run == x->run)
@@ -487,8 +406,7 @@ static int serve_fetch(exec_state *x, int from, const char *p, size_t len) {
   orion_msg_fetch m;
   orion_msg_fetch_reply rm;
   orion_msg_chunk *chunks = NULL;
-  int64_t k, f0, c0;
-  shard *sh;
+  orion_shard *sh;
   orion_buf b;
   int rc;
   if (orion_msg_fetch_decode(p, len, &m, NULL) != 0) {
@@ -515,24 +433,11 @@ static int serve_fetch(exec_state *x, int from, const char *p, size_t len) {
     if (chunks == NULL)
       orion__exec_die(x, "out of memory");
   }
-  chunk_elems(sh, sh->clo, sh->clo, &f0, &c0);
   /* The chunks whose version differs from the one the requester holds,
    * pointing into the served copy (encoded while x->mu is held). */
   rm.array = m.array;
   rm.chunks = chunks;
-  rm.nchunks = 0;
-  for (k = sh->clo; k < sh->chi; k++) {
-    int64_t first, count;
-    orion_msg_chunk *c;
-    if (m.versions[k - sh->clo] == sh->ver[k - sh->clo])
-      continue;
-    chunk_elems(sh, k, k + 1, &first, &count);
-    c = &chunks[rm.nchunks++];
-    c->chunk = k;
-    c->version = sh->ver[k - sh->clo];
-    c->data = sh->served + (size_t)(first - f0) * sh->esz;
-    c->len = (size_t)count * sh->esz;
-  }
+  rm.nchunks = orion_shard_changed(sh, m.versions, chunks);
   orion_buf_init(&b);
   rc = orion_msg_fetch_reply_encode(&b, &rm);
   pthread_mutex_unlock(&x->mu);
@@ -626,29 +531,11 @@ void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
   orion_buf_init(&b);
   pthread_mutex_lock(&x->mu);
   for (i = 0; i < x->nshards && rc == 0; i++) {
-    shard *sh = &x->shards[i];
-    int64_t first, count, e = 0;
+    orion_shard *sh = &x->shards[i];
     if (sh->a == NULL || sh->run != x->run ||
         !(sh->flags & ORION_SHARD_WRITTEN))
       continue;
-    chunk_elems(sh, sh->clo, sh->chi, &first, &count);
-    while (e < count && rc == 0) { /* runs of changed elements */
-      int64_t g;
-      if (memcmp(sh->served + (size_t)e * sh->esz,
-                 sh->base + (size_t)e * sh->esz, sh->esz) == 0) {
-        e++;
-        continue;
-      }
-      g = e + 1;
-      while (g < count && memcmp(sh->served + (size_t)g * sh->esz,
-                                 sh->base + (size_t)g * sh->esz, sh->esz) != 0)
-        g++;
-      rc = orion_msg_runvec_push(&runs, sh->id, first + e, g - e,
-                                 sh->served + (size_t)e * sh->esz,
-                                 (size_t)(g - e) * sh->esz);
-      e = g;
-    }
-    memcpy(sh->base, sh->served, (size_t)count * sh->esz);
+    rc = orion_shard_diff(sh, &runs);
   }
   m.runs = runs.v;
   m.nruns = runs.n;

@@ -10,8 +10,9 @@
  *                    from the other executors, frames queued for them
  *   exec_replica.c   array copies: dense replicas, sparse block copies,
  *                    FORGET, element runs from the wire
- *   exec_shard.c     sharded server arrays: chunk versions, FETCH and its
- *                    reply, buffered writes to their owners, SHARD_PULL
+ *   exec_shard.c     sharded server arrays' messaging (their data and
+ *                    chunk versions: dsm/shard.c): FETCH and its reply,
+ *                    buffered writes to their owners, SHARD_PULL
  *   exec_run.c       running a loop: LOAD_BODY, RUN_BLOCK, LOOP_END
  *   exec_load.c      parsing a byte range of an input file (LOAD_FILE)
  *
@@ -37,6 +38,7 @@
 #include "dsm/array.h"
 #include "dsm/msg.h"
 #include "dsm/net.h"
+#include "dsm/shard.h"
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
 #include "dsm/wire.h"
@@ -88,30 +90,6 @@ typedef struct peerlink {
   orion_buf queued_in; /* from the compute thread, for in (mu) */
 } peerlink;
 
-/* A server-held array sharded across the executors (for one loop run).
- * Its rows are grouped in the driver's version chunks; executor e owns
- * chunks [orion_shard_first(e), orion_shard_first(e + 1)).  The owner's
- * replica is the authoritative copy of its chunks during the run; it
- * publishes them (after applying buffered writes) to `served`, from which
- * the loop thread answers other executors' FETCHes without waiting for
- * the compute thread.  Requesters keep the version they hold of each
- * chunk and fetch only newer ones at block boundaries. */
-typedef struct shard {
-  int64_t id;
-  orion_array *a; /* the replica (compute thread) */
-  int64_t row_elems, chunk_rows, nchunks;
-  size_t esz;
-  int flags;           /* ORION_SHARD_FETCH | ORION_SHARD_WRITTEN */
-  int64_t run;         /* the run the flags are for */
-  int64_t fetched_run; /* read-only: fetched once in this run */
-  uint64_t *have;      /* requester: version held per chunk */
-  int64_t clo, chi;    /* owner: my chunks */
-  uint64_t *ver;       /* owner: per own chunk */
-  char *served;        /* owner: own rows as published */
-  char *base;          /* owner: own rows when the run started */
-  int64_t served_run;
-} shard;
-
 typedef struct exec_state {
   /* From the command line; read-only once the threads run. */
   int id;
@@ -140,7 +118,7 @@ typedef struct exec_state {
   orion_buf out;     /* frames from the compute thread */
   int stop;
   int npeers;    /* executors in the job (from PEERS) */
-  shard *shards; /* the loop thread serves from them */
+  orion_shard *shards; /* the loop thread serves from them */
   int nshards;
   uint64_t vcounter;    /* owner chunk versions */
   int64_t outstanding;  /* BUFFER_FLUSHes to peers not yet acknowledged */
