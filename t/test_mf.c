@@ -130,6 +130,26 @@ Test(mf, malformed_training_file_names_file_and_line) {
   free(app);
 }
 
+/* An empty training file is named, not reported as a bad dimension of the
+ * factors sized from it (issue 15). */
+Test(mf, empty_training_file_is_named) {
+  char *app = tu_src("apps/mf/mf.lua");
+  char *empty = tu_write_temp(".txt", "");
+  tu_run r;
+  {
+    char *argv[] = {(char *)tu_driver(), app, "--train", empty, NULL};
+    r = tu_run_argv(argv, 60);
+  }
+  cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.err);
+  cr_assert(strstr(r.err, empty) != NULL, "%s", r.err);
+  cr_assert(strstr(r.err, "no ratings to train on") != NULL, "%s", r.err);
+  cr_assert(strstr(r.err, "orion.randn") == NULL, "%s", r.err);
+  tu_run_free(&r);
+  unlink(empty);
+  free(empty);
+  free(app);
+}
+
 /* ---- solvers, divergence, the saved model and predict.lua --------------- */
 
 Test(mf, adagrad_solver_lowers_test_rmse_on_movielens_100k, .timeout = 300) {

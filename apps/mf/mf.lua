@@ -78,6 +78,12 @@ else
   train, test = orion.synthetic_ratings { seed = opts.seed }
 end
 
+-- An empty file gives an array with no ratings and no dimensions: say so
+-- before the factors are sized from it.
+if train:nnz() == 0 then
+  error(("%s: no ratings to train on (is the file empty?)"):format(opts.train), 0)
+end
+
 local nu, ni = train:dims()
 if test then
   local tu, ti = test:dims()
