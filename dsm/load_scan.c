@@ -90,21 +90,62 @@ size_t orion__scan_line_start(const char *buf, size_t len, size_t off) {
 }
 
 /* Writes the message into the caller's dst. */
+/* The length of the valid UTF-8 sequence at s (before e), or 0 when the
+ * bytes there are not one (a stray continuation, an overlong form, a
+ * surrogate, beyond U+10FFFF, or cut short). */
+static size_t utf8_len(const unsigned char *s, const unsigned char *e) {
+  unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+  size_t k, i;
+  if (c >= 0xc2 && c <= 0xdf)
+    k = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    k = 3;
+  else if (c >= 0xf0 && c <= 0xf4)
+    k = 4;
+  else
+    return 0;
+  if (c == 0xe0)
+    lo = 0xa0; /* overlong */
+  else if (c == 0xed)
+    hi = 0x9f; /* surrogates */
+  else if (c == 0xf0)
+    lo = 0x90; /* overlong */
+  else if (c == 0xf4)
+    hi = 0x8f; /* beyond U+10FFFF */
+  if ((size_t)(e - s) < k || s[1] < lo || s[1] > hi)
+    return 0;
+  for (i = 2; i < k; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf)
+      return 0;
+  return k;
+}
+
 void orion__scan_line_message(char *dst, size_t cap, const char *name,
                               int64_t lineno, const char *prob, const char *s,
                               const char *e) {
+  /* Control bytes and bytes that are not UTF-8 (binary garbage) become
+   * '?', so a message never writes them to a terminal; whole UTF-8
+   * characters are kept, and the quote is cut between characters. */
+  const unsigned char *p = (const unsigned char *)s;
+  const unsigned char *end = (const unsigned char *)e;
   char text[QUOTE_MAX + 4];
-  size_t n = 0, len = (size_t)(e - s);
-  size_t take = len > QUOTE_MAX ? QUOTE_MAX : len;
-  for (n = 0; n < take; n++) {
-    unsigned char c = (unsigned char)s[n];
-    text[n] = (char)((c < 0x20 && c != '\t') || c == 0x7f ? '?' : c);
+  size_t n = 0, k;
+  while (p < end && n < QUOTE_MAX) {
+    if (*p < 0x80) {
+      text[n++] = (char)((*p < 0x20 && *p != '\t') || *p == 0x7f ? '?' : *p);
+      p++;
+    } else if ((k = utf8_len(p, end)) == 0) {
+      text[n++] = '?';
+      p++;
+    } else if (n + k > QUOTE_MAX) {
+      break;
+    } else {
+      memcpy(text + n, p, k);
+      n += k;
+      p += k;
+    }
   }
-  if (take < len) {
-    while (n > 0 && ((unsigned char)text[n - 1] & 0xc0) == 0x80)
-      n--;
-    if (n > 0 && (unsigned char)text[n - 1] >= 0xc0)
-      n--;
+  if (p < end) {
     memcpy(text + n, "...", 3);
     n += 3;
   }

@@ -498,6 +498,29 @@ Test(loader, control_bytes_quoted_safely) {
                     "field 3 is not a number", "1 1 ?x");
 }
 
+/* Bytes that are not UTF-8 (binary garbage in a data file) are quoted as
+ * '?', so an error message never writes raw binary to the terminal; valid
+ * UTF-8 is kept (issue 15). */
+Test(loader, invalid_utf8_quoted_safely) {
+  static const char text[] = "1 1 \xff\xfe\xc3\xa9x\xe2\x82\n";
+  expect_line_error(ORION_FMT_COO, NULL, text, ORION_EPARSE, 1,
+                    "field 3 is not a number", "1 1 ??\xc3\xa9x??");
+}
+
+/* The 80-byte quote is cut between characters: a 2-byte character that
+ * would end at byte 81 is left out whole. */
+Test(loader, quote_cut_keeps_utf8_characters_whole) {
+  char text[200], quote[100];
+  int n = snprintf(text, sizeof text, "1 1 x");
+  memset(text + n, 'a', 79 - n);
+  memcpy(text + 79, "\xc3\xa9tail\n", 8);
+  text[87] = '\0';
+  memcpy(quote, text, 79);
+  memcpy(quote + 79, "...", 4);
+  expect_line_error(ORION_FMT_COO, NULL, text, ORION_EPARSE, 1,
+                    "field 3 is not a number", quote);
+}
+
 Test(loader, skip_errors) {
   orion_load_opts o = opts_for(ORION_FMT_COO);
   char want[1024];
