@@ -59,8 +59,9 @@
 
 /* ======================================================================
  * The prelude: analysis/cgen_prelude.h with the marked parts of
- * util/cbody.h and util/luaops.h in place of their includes, made into
- * `prelude[]` (one string a line) by the build (analysis/mkprelude.awk).
+ * util/cbody.h, util/luaops.h and util/luarand.h in place of their
+ * includes, made into `prelude[]` (one string a line) by the build
+ * (analysis/mkprelude.awk).
  * ====================================================================== */
 
 #include "analysis/cgen_prelude.inc"

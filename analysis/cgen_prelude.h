@@ -6,10 +6,11 @@
  * header marked ORION_PRELUDE_BEGIN ... ORION_PRELUDE_END.  So the
  * generated source needs system headers only (it is compiled on executor
  * hosts that may not have the project's headers) and still has one copy
- * of the compiled-body ABI (util/cbody.h) and of Lua's arithmetic
- * (util/luaops.h).  What is here is the rest of the run time of a
- * compiled body: values whose type is known only at run time, math
- * library results, accumulators, math.random and error messages.
+ * of the compiled-body ABI (util/cbody.h), of Lua's arithmetic
+ * (util/luaops.h) and of its random generator (util/luarand.h).  What is
+ * here is the rest of the run time of a compiled body: values whose type
+ * is known only at run time, math library results, accumulators, the
+ * math.random calls and error messages.
  */
 #include <math.h>
 #include <stdint.h>

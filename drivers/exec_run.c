@@ -142,9 +142,10 @@ static int load_compiled(exec_state *x, const orion_msg_load_body *m,
     orion_cobj_free(x->cobj);
     x->cobj = NULL;
   }
-  if (x->nbodies == 64) { /* forget the oldest */
+  if (x->nbodies == ORION_BODY_CACHE) { /* forget the oldest */
     orion_cobj_free(x->bodies[0].obj);
-    memmove(&x->bodies[0], &x->bodies[1], sizeof x->bodies[0] * 63);
+    memmove(&x->bodies[0], &x->bodies[1],
+            sizeof x->bodies[0] * (ORION_BODY_CACHE - 1));
     x->nbodies--;
   }
   x->bodies[x->nbodies].hash = m->chash;

@@ -38,6 +38,7 @@
 #include "dsm/array.h"
 #include "dsm/msg.h"
 #include "dsm/net.h"
+#include "dsm/proto.h"
 #include "dsm/shard.h"
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
@@ -155,7 +156,7 @@ typedef struct exec_state {
   struct {
     uint64_t hash;
     orion_cobj *obj;
-  } bodies[64]; /* built, by hash */
+  } bodies[ORION_BODY_CACHE]; /* built, by hash (dsm/proto.h) */
   int nbodies;
   /* Ranges of deferred arrays this executor keeps during the run and
    * returns with its LOOP_DONE. */

@@ -30,10 +30,8 @@ orion_replica *orion_replica_new(const orion_array *a, int n, uint64_t gen) {
   if (a->sparse)
     return c;
   c->rows = a->dims[0];
-  c->row_elems = c->rows > 0 ? a->nnz / c->rows : 0;
-  /* Chunks of about 4 KiB, at least one row. */
-  c->chunk = orion_chunk_rows(c->row_elems * (int64_t)esz);
-  c->nchunks = c->rows > 0 ? (c->rows + c->chunk - 1) / c->chunk : 0;
+  orion_chunk_layout(c->rows, a->nnz, esz, &c->row_elems, &c->chunk,
+                     &c->nchunks);
   c->ver = orion_calloc((size_t)c->nchunks + 1, sizeof *c->ver);
   c->have = orion_calloc((size_t)(c->nchunks * n) + 1, sizeof *c->have);
   c->sent = orion_calloc((size_t)(c->nchunks * n) + 1, sizeof *c->sent);

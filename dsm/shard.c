@@ -17,9 +17,8 @@ int orion_shard_init(orion_shard *sh, int64_t id, orion_array *a, int e,
   orion_array_retain(sh->a);
   rows = sh->a->dims[0];
   sh->esz = orion_type_size(sh->a->type);
-  sh->row_elems = rows > 0 ? sh->a->nnz / rows : 0;
-  sh->chunk_rows = orion_chunk_rows(sh->row_elems * (int64_t)sh->esz);
-  sh->nchunks = rows > 0 ? (rows + sh->chunk_rows - 1) / sh->chunk_rows : 0;
+  orion_chunk_layout(rows, sh->a->nnz, sh->esz, &sh->row_elems,
+                     &sh->chunk_rows, &sh->nchunks);
   sh->clo = orion_shard_first(e, n, sh->nchunks);
   sh->chi = orion_shard_first(e + 1, n, sh->nchunks);
   sh->have = orion_calloc((size_t)sh->nchunks + 1, sizeof *sh->have);
@@ -64,19 +63,15 @@ int64_t orion_shard_chunk_key(const orion_shard *sh, int64_t k) {
 }
 
 int orion_shard_owner(const orion_shard *sh, int n, int64_t k) {
-  int owner = 0, e;
-  for (e = 0; e < n; e++)
-    if (k >= orion_shard_first(e, n, sh->nchunks))
-      owner = e;
-  return owner;
+  /* The inverse of orion_shard_first: the last e with ceil(e N / n) <= k. */
+  return sh->nchunks > 0 ? (int)(k * n / sh->nchunks) : 0;
 }
 
 /* Where own chunk k's rows start in the served copy and the base. */
 static size_t own_offset(const orion_shard *sh, int64_t k) {
-  int64_t base0, first, dummy;
-  orion_shard_chunk_elems(sh, sh->clo, sh->clo, &base0, &dummy);
-  orion_shard_chunk_elems(sh, k, k + 1, &first, &dummy);
-  return (size_t)(first - base0) * sh->esz;
+  return (size_t)(orion_shard_chunk_key(sh, k) -
+                  orion_shard_chunk_key(sh, sh->clo)) *
+         sh->esz;
 }
 
 void orion_shard_publish(orion_shard *sh, int64_t k0, int64_t k1, int force,

@@ -9,6 +9,7 @@
 
 #include "dsm/types.h"
 #include "util/alloc.h"
+#include "util/hash.h"
 #include "util/error.h"
 
 typedef orion_pend_value pval;
@@ -69,8 +70,7 @@ static int dense_mark(pending *p, int64_t key) {
 }
 
 static int64_t hash_home(const pending *p, int64_t key) {
-  uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-  return (int64_t)((h ^ (h >> 29)) & (uint64_t)(p->hcap - 1));
+  return (int64_t)(orion_hash_mix((uint64_t)key) & (uint64_t)(p->hcap - 1));
 }
 
 /* The slot holding key, or the empty slot where it would go. */

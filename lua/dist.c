@@ -35,26 +35,24 @@
 
 #include "analysis/analyze.h"
 #include "dsm/cluster.h"
-#include "dsm/loader.h"
 #include "dsm/msg.h"
 #include "dsm/pload.h"
-#include "dsm/proto.h" /* orion_shard_first */
+#include "dsm/proto.h" /* orion_shard_first, ORION_BODY_CACHE */
 #include "dsm/replica.h"
-#include "dsm/types.h"
 #include "lua/dist.h"
 #include "lua/exec.h"
 #include "lua/module.h"
 #include "scheduler/loop.h"
 #include "util/alloc.h"
-#include "util/cbody.h"
 #include "util/hash.h"
 
 static uint64_t dispatch_counter; /* numbers every block sent */
 static int64_t run_counter;       /* numbers every loop run */
 
 /* Compiled bodies each executor was sent (by hash), so a loop that runs
- * again ships only the hash: CSENT_WAYS per executor, oldest replaced. */
-#define CSENT_WAYS 64
+ * again ships only the hash: as many per executor as it keeps
+ * (ORION_BODY_CACHE), oldest replaced. */
+#define CSENT_WAYS ORION_BODY_CACHE
 static uint64_t *csent;
 static int csent_n;
 
@@ -329,16 +327,22 @@ static void block_segs(loop_run *r, int b, orion_msg_run_block *m) {
   m->nsegs = s1 - s0;
 }
 
+/* The element positions [*lo, *hi) block b covers ([0, 0) when empty). */
+static void block_span(const orion_blockset *bs, int64_t b, int64_t *lo,
+                       int64_t *hi) {
+  int64_t s0 = bs->first[b], s1 = bs->first[b + 1];
+  *lo = s0 < s1 ? bs->segs[s0].lo : 0;
+  *hi = s0 < s1 ? bs->segs[s1 - 1].hi : 0;
+}
+
 /* RUN_BLOCK's sparse elements of block b, unless executor e holds them. */
 static void block_elems(loop_run *r, int e, int b, orion_msg_run_block *m) {
   const orion_array *a = r->j->it->a;
-  const orion_blockset *bs = &r->j->it->bs;
-  int64_t s0 = bs->first[b], s1 = bs->first[b + 1], lo, hi;
+  int64_t lo, hi;
   size_t esz = orion_type_size(a->type);
   if (!a->sparse || r->itc->bhave[e * r->itc->nb + b] == r->itc->bver[b])
     return;
-  lo = s0 < s1 ? bs->segs[s0].lo : 0;
-  hi = s0 < s1 ? bs->segs[s1 - 1].hi : 0;
+  block_span(&r->j->it->bs, b, &lo, &hi);
   m->has_elems = 1;
   m->nelems = hi - lo;
   m->keys = (const char *)(a->keys + lo * a->ndims);
@@ -580,10 +584,9 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   r->secs[e] += m.seconds;
   if (m.has_values) { /* the sparse block's new values */
     darray *it = r->j->it;
-    const orion_blockset *bs = &it->bs;
     size_t esz = orion_type_size(it->a->type);
-    int64_t lo = bs->segs[bs->first[b]].lo;
-    int64_t hi = bs->segs[bs->first[b + 1] - 1].hi;
+    int64_t lo, hi;
+    block_span(&it->bs, b, &lo, &hi);
     if (!it->a->sparse || m.values_len != (size_t)(hi - lo) * esz)
       fail_frame(r, e, "BLOCK_DONE");
     if (m.values_len > 0) /* an empty view is NULL */

@@ -64,7 +64,6 @@ static int exec_of(const orion_loop *l, int block) {
 static void send_pos(orion_loop *l, int pos) {
   int b = l->s->order[pos];
   l->state[pos] = ORION_BLOCK_SENT;
-  l->sent++;
   l->io.send_block(l->io.ud, exec_of(l, b), b);
 }
 

@@ -80,7 +80,7 @@ typedef struct orion_loop {
   int *next_p, *next_q;    /* per position: who waits for it, or -1 */
   unsigned char *ended;    /* per executor: its end of loop came */
   unsigned char *pulled;   /* per executor: its shard data came */
-  int sent, done, nended, npulled;
+  int done, nended, npulled;
   int ending;              /* end_loop was emitted */
   int failed;
   int err_pos;             /* position of the reported failed block, -1 */

@@ -32,7 +32,7 @@
  * has no message, a decoded field outside its payload, a payload that
  * does not re-encode to the same bytes (BUFFER_FLUSH: to the same items,
  * and then to the same bytes again), or memory left allocated.  `make
- * check` runs it for 60 s through t/fuzz_wire.sh.
+ * check-slow` runs it for 60 s through t/fuzz_wire.sh.
  */
 #include <stddef.h>
 #include <stdint.h>

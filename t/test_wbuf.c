@@ -17,7 +17,10 @@
 
 /* Writes keys (nw - j) * stride for j = 1..nw (descending), each with the
  * integer j, then takes them and checks count, order and values. */
-static void check_take_order(int64_t positions, int64_t nw, int64_t stride) {
+/* hashed: whether the writes must have stayed in the hashed form (else
+ * they must be in the dense form). */
+static void check_take_order(int64_t positions, int64_t nw, int64_t stride,
+                             int hashed) {
   orion_wbuf w;
   orion_pend_item *items;
   int64_t n, j;
@@ -29,6 +32,10 @@ static void check_take_order(int64_t positions, int64_t nw, int64_t stride) {
     v->i = j;
   }
   cr_assert_eq(orion_wbuf_pending(&w), nw);
+  if (hashed)
+    cr_assert(w.hkeys != NULL && w.vals == NULL, "not in the hashed form");
+  else
+    cr_assert(w.vals != NULL && w.bits != NULL, "not in the dense form");
   cr_assert_eq(orion_wbuf_take(&w, &items, &n), 0);
   cr_assert_eq(n, nw);
   cr_assert_eq(orion_wbuf_pending(&w), 0);
@@ -50,16 +57,16 @@ static void check_take_order(int64_t positions, int64_t nw, int64_t stride) {
   cr_assert_eq(orion_wbuf_pending(&w), 0);
 }
 
-Test(wbuf, take_dense_bitmap) { check_take_order(50, 20, 2); }
+Test(wbuf, take_dense_bitmap) { check_take_order(50, 20, 2, 0); }
 
-Test(wbuf, take_dense_key_list) { check_take_order(100000, 30, 997); }
+Test(wbuf, take_dense_key_list) { check_take_order(100000, 30, 997, 0); }
 
 Test(wbuf, take_hashed_for_large_targets) {
-  check_take_order((int64_t)3 << 20, 5000, 613);
+  check_take_order((int64_t)3 << 20, 5000, 613, 1);
 }
 
 Test(wbuf, hash_turns_dense_when_crowded) {
-  check_take_order(((int64_t)1 << 20) + 4, 300000, 3);
+  check_take_order(((int64_t)1 << 20) + 4, 300000, 3, 0);
 }
 
 Test(wbuf, lookup_sees_pending_values_only) {
