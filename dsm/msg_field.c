@@ -72,8 +72,7 @@ int orion__mw_count(orion__mw *e, const void *list, int64_t n) {
 
 void orion__mr_init(orion__mr *d, const void *p, size_t n, const char *msg,
                     orion_error *err) {
-  d->p = p;
-  d->left = n;
+  orion_reader_init(&d->r, p, n);
   d->msg = msg;
   d->err = err;
   d->rc = 0;
@@ -88,22 +87,17 @@ void orion__mr_fail(orion__mr *d, int code, const char *fmt, ...) {
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
   d->rc = orion_error_set(d->err, code, "%s payload: %s", d->msg, what);
-  d->left = 0;
+  d->r.left = 0;
 }
 
 uint64_t orion__mr_u64(orion__mr *d, const char *field) {
   uint64_t v = 0;
-  int i;
   if (d->rc != 0)
     return 0;
-  if (d->left < 8) {
+  if (orion_reader_u64(&d->r, &v) != 0) {
     orion__mr_fail(d, ORION_ETRUNC, "too short: it ends inside the %s", field);
     return 0;
   }
-  for (i = 0; i < 8; i++)
-    v |= (uint64_t)d->p[i] << (8 * i);
-  d->p += 8;
-  d->left -= 8;
   return v;
 }
 
@@ -142,18 +136,17 @@ int64_t orion__mr_in(orion__mr *d, const char *field, int64_t lo, int64_t hi,
 /* Points *n bytes at the returned pointer (NULL when none or failed). */
 const char *orion__mr_bytes(orion__mr *d, const char *field, size_t *n) {
   uint64_t len = orion__mr_u64(d, field);
-  const char *p = (const char *)d->p;
+  const char *p = NULL;
   *n = 0;
   if (d->rc != 0)
     return NULL;
-  if (len > d->left) {
+  if (len > d->r.left) {
     orion__mr_fail(d, ORION_ETRUNC,
                    "the %s declares %" PRIu64 " bytes, %zu are left", field,
-                   len, d->left);
+                   len, d->r.left);
     return NULL;
   }
-  d->p += len;
-  d->left -= (size_t)len;
+  orion_reader_bytes(&d->r, (size_t)len, &p); /* in bounds: checked above */
   *n = (size_t)len;
   return len > 0 ? p : NULL;
 }
@@ -163,10 +156,10 @@ int64_t orion__mr_count(orion__mr *d, const char *field, size_t unit) {
   uint64_t n = orion__mr_u64(d, field);
   if (d->rc != 0)
     return 0;
-  if (n > d->left / unit) {
+  if (n > d->r.left / unit) {
     orion__mr_fail(d, ORION_ETRUNC,
                    "%" PRIu64 " %ss need at least %zu bytes each, %zu are left",
-                   n, field, unit, d->left);
+                   n, field, unit, d->r.left);
     return 0;
   }
   return (int64_t)n;
@@ -192,8 +185,8 @@ void *orion__mr_list(orion__mr *d, const char *field, size_t unit, size_t size,
 }
 
 int orion__mr_end(orion__mr *d) {
-  if (d->rc == 0 && d->left != 0)
-    orion__mr_fail(d, ORION_EPARSE, "%zu unexpected trailing bytes", d->left);
+  if (d->rc == 0 && d->r.left != 0)
+    orion__mr_fail(d, ORION_EPARSE, "%zu unexpected trailing bytes", d->r.left);
   return d->rc;
 }
 

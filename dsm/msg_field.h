@@ -44,8 +44,7 @@ void orion__mw_ranges(orion__mw *e, const orion_msg_range *r, int64_t n);
  * message's name and the field); later reads return zeros and NULLs, so a
  * decoder reads on and checks rc before it allocates or returns. */
 typedef struct orion__mr {
-  const unsigned char *p;
-  size_t left;
+  orion_reader r;  /* util/buf.h's bounds-checked reader */
   const char *msg; /* the message's name, for errors */
   orion_error *err;
   int rc;

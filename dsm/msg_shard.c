@@ -19,6 +19,21 @@ static void le64_put(unsigned char *p, uint64_t v) {
     p[s] = (unsigned char)(v >> (8 * s));
 }
 
+static uint64_t le64_get(const unsigned char *p) {
+  uint64_t v = 0;
+  int i;
+  for (i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+/* The next `bytes` bytes of d, whose size the caller checked. */
+static const unsigned char *take(orion__mr *d, size_t bytes) {
+  const char *p = NULL;
+  orion_reader_bytes(&d->r, bytes, &p);
+  return (const unsigned char *)p;
+}
+
 /* Whether key b continues a run ending at key a.  Only keys in
  * [0, INT64_MAX) may stand in a run, so that every run decodes. */
 static int follows(int64_t a, int64_t b) {
@@ -75,18 +90,18 @@ static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
   if (nruns < 0 || nruns > n)
     orion__mr_fail(d, ORION_EPARSE,
                    "%" PRId64 " key runs for %" PRId64 " items", nruns, n);
-  else if (nruns == 0 && (uint64_t)n > d->left / 16)
+  else if (nruns == 0 && (uint64_t)n > d->r.left / 16)
     orion__mr_fail(d, ORION_ETRUNC,
                    "%" PRId64 " items need %" PRId64 " bytes, %zu "
                    "are left",
-                   n, 16 * n, d->left);
-  else if (nruns > 0 && d->left != (size_t)nruns * 16 + (size_t)n * 8)
+                   n, 16 * n, d->r.left);
+  else if (nruns > 0 && d->r.left != (size_t)nruns * 16 + (size_t)n * 8)
     orion__mr_fail(d,
-                   d->left < (size_t)nruns * 16 + (size_t)n * 8 ? ORION_ETRUNC
+                   d->r.left < (size_t)nruns * 16 + (size_t)n * 8 ? ORION_ETRUNC
                                                                 : ORION_EPARSE,
                    "%" PRId64 " items in %" PRId64 " runs need %" PRId64
                    " bytes, %zu are left",
-                   n, nruns, nruns * 16 + n * 8, d->left);
+                   n, nruns, nruns * 16 + n * 8, d->r.left);
   if (d->rc != 0 || n == 0)
     return NULL;
   items = orion_malloc(sizeof *items * (size_t)n);
@@ -94,10 +109,11 @@ static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
     orion__mr_fail(d, ORION_ENOMEM, "out of memory for %" PRId64 " items", n);
     return NULL;
   }
-  if (nruns == 0) {
+  if (nruns == 0) { /* n * 16 bytes, checked above: one tight loop */
+    const unsigned char *p = take(d, (size_t)n * 16);
     for (i = 0; i < n; i++) {
-      items[i].key = orion__mr_i64(d, "item");
-      items[i].val.i = orion__mr_i64(d, "item");
+      items[i].key = (int64_t)le64_get(p + 16 * i);
+      items[i].val.i = (int64_t)le64_get(p + 16 * i + 8);
     }
   } else { /* the runs, then the values; their size was checked above */
     for (k = 0; k < nruns && d->rc == 0; k++) {
@@ -116,8 +132,11 @@ static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
       orion__mr_fail(d, ORION_EPARSE,
                      "the key runs hold %" PRId64 " of %" PRId64 " items", at,
                      n);
-    for (i = 0; i < n && d->rc == 0; i++)
-      items[i].val.i = orion__mr_i64(d, "item value");
+    if (d->rc == 0) { /* n * 8 bytes of values end the payload */
+      const unsigned char *p = take(d, (size_t)n * 8);
+      for (i = 0; i < n; i++)
+        items[i].val.i = (int64_t)le64_get(p + 8 * i);
+    }
   }
   if (d->rc != 0) {
     orion_free(items);
@@ -236,11 +255,11 @@ int orion_msg_fetch_decode(const void *p, size_t n, orion_msg_fetch *out,
                    m.chunk_hi);
   if (d.rc == 0) {
     nv = (uint64_t)m.chunk_hi - (uint64_t)m.chunk_lo;
-    if (nv > d.left / 8)
+    if (nv > d.r.left / 8)
       orion__mr_fail(&d, ORION_ETRUNC,
                      "%" PRIu64 " chunk versions need %" PRIu64
                      " bytes, %zu are left",
-                     nv, nv * 8, d.left);
+                     nv, nv * 8, d.r.left);
   }
   if (d.rc == 0 && nv > 0) {
     v = orion_malloc(sizeof *v * (size_t)nv);
