@@ -16,19 +16,6 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
-/* ---- element runs from the wire ----------------------------------------- */
-
-int orion__elems_apply(orion_array *a, const orion_msg_run *run) {
-  size_t esz = orion_type_size(a->type);
-  if (run->first < 0 || run->count < 0 || run->first > a->nnz ||
-      run->count > a->nnz - run->first ||
-      run->len != (size_t)run->count * esz)
-    return ORION_EPARSE;
-  if (run->len > 0) /* an empty run's data is NULL */
-    memcpy((char *)a->values + (size_t)run->first * esz, run->data, run->len);
-  return 0;
-}
-
 /* ---- dense replicas ----------------------------------------------------- */
 
 replica *orion__replica_find(exec_state *x, int64_t id) {

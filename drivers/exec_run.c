@@ -353,7 +353,7 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
   }
   for (k = 0; k < m->nruns; k++) { /* data for the array copies */
     replica *rp = orion__replica_find(x, m->runs[k].array);
-    if (rp == NULL || orion__elems_apply(rp->a, &m->runs[k]) != 0)
+    if (rp == NULL || orion_msg_run_apply(rp->a, &m->runs[k]) != 0)
       goto malformed;
   }
   if (m->nwatch > 0) {

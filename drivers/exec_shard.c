@@ -55,7 +55,7 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
     return orion_error_set(err, ORION_EPARSE,
                            "executor %d: malformed shard in LOAD_BODY", x->id);
   for (k = 0; k < s->nruns; k++)
-    if (s->runs[k].array != id || orion__elems_apply(rp->a, &s->runs[k]) != 0)
+    if (s->runs[k].array != id || orion_msg_run_apply(rp->a, &s->runs[k]) != 0)
       return orion_error_set(err, ORION_EPARSE,
                              "executor %d: malformed shard rows", x->id);
   pthread_mutex_lock(&x->mu);

@@ -9,7 +9,7 @@
  *   exec_peer.c      peers: the listener, HELLO, PEERS, connections to and
  *                    from the other executors, frames queued for them
  *   exec_replica.c   array copies: dense replicas, sparse block copies,
- *                    FORGET, element runs from the wire
+ *                    FORGET
  *   exec_shard.c     sharded server arrays' messaging (their data and
  *                    chunk versions: dsm/shard.c): FETCH and its reply,
  *                    buffered writes to their owners, SHARD_PULL
@@ -249,10 +249,6 @@ orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
 /* FORGET: drops the copies (and shards) of the listed arrays. */
 int orion__replica_forget(exec_state *x, job *j);
 
-/* Copies run's data (elements [first, first + count) of run->array) into
- * the dense array a; ORION_EPARSE (nothing copied) when the run lies
- * outside a or its length is wrong. */
-int orion__elems_apply(orion_array *a, const orion_msg_run *run);
 
 /* ---- exec_shard.c ------------------------------------------------------- */
 

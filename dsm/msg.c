@@ -441,6 +441,21 @@ int orion_msg_body_error_decode(const void *p, size_t n,
 }
 
 /* ------------------------------------------------------------------------
+ * Applying a run.
+ * ---------------------------------------------------------------------- */
+
+int orion_msg_run_apply(orion_array *a, const orion_msg_run *run) {
+  size_t esz = orion_type_size(a->type);
+  if (a->sparse || run->first < 0 || run->count < 0 || run->first > a->nnz ||
+      run->count > a->nnz - run->first ||
+      run->len != (size_t)run->count * esz)
+    return ORION_EPARSE;
+  if (run->len > 0) /* an empty run's data is NULL */
+    memcpy((char *)a->values + (size_t)run->first * esz, run->data, run->len);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
  * By frame type.
  * ---------------------------------------------------------------------- */
 

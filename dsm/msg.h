@@ -72,6 +72,11 @@ typedef struct orion_msg_run {
   size_t len;
 } orion_msg_run;
 
+/* Copies a decoded run into the dense array a (the one run->array names):
+ * ORION_EPARSE, changing nothing, when the run lies outside a or its data
+ * is not count elements of a's type. */
+int orion_msg_run_apply(orion_array *a, const orion_msg_run *run);
+
 /* A range of elements without data: i64 array, i64 first, i64 count
  * (both >= 0). */
 typedef struct orion_msg_range {

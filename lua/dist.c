@@ -529,13 +529,8 @@ static void check_decoded(loop_run *r, int e, const char *what, int rc) {
 /* Copies a run into the driver's copy of u; ORION_EPARSE when it does not
  * fit u. */
 static int apply_run(arr_use *u, const orion_msg_run *m) {
-  orion_array *a = u->d->a;
-  size_t esz = orion_type_size(a->type);
-  if (a->sparse || m->first < 0 || m->count <= 0 || m->first > a->nnz ||
-      m->count > a->nnz - m->first || m->len != (size_t)m->count * esz)
-    return ORION_EPARSE;
-  memcpy((char *)a->values + (size_t)m->first * esz, m->data, m->len);
-  return 0;
+  /* An executor reports only runs that changed something. */
+  return m->count > 0 ? orion_msg_run_apply(u->d->a, m) : ORION_EPARSE;
 }
 
 /* Which runs a frame may carry: of any dense array of the loop

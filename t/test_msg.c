@@ -1143,3 +1143,36 @@ Test(msg, body_error_block_is_a_typed_i64_at_its_extremes) {
     orion_buf_free(&b);
   }
 }
+
+/* ------------------------------------------------------------------------
+ * Applying a decoded run to an array (both sides use it).
+ * ---------------------------------------------------------------------- */
+
+Test(msg, run_apply_copies_inside_and_refuses_the_rest) {
+  int64_t dims[2] = {3, 2};
+  double vals[2] = {1.5, -2.5};
+  orion_error err;
+  orion_array *a = orion_array_new_dense(2, dims, ORION_F64, &err);
+  orion_array *s = orion_array_new_sparse(2, ORION_F64, &err);
+  orion_msg_run ok = {7, 3, 2, (const char *)vals, sizeof vals};
+  orion_msg_run past = {7, 5, 2, (const char *)vals, sizeof vals};
+  orion_msg_run shortlen = {7, 0, 2, (const char *)vals, 8};
+  orion_msg_run negative = {7, -1, 1, (const char *)vals, 8};
+  orion_msg_run empty = {7, 6, 0, NULL, 0};
+  cr_assert_not_null(a);
+  cr_assert_not_null(s);
+  cr_assert_eq(orion_msg_run_apply(a, &ok), 0);
+  cr_assert_eq(((double *)a->values)[3], 1.5);
+  cr_assert_eq(((double *)a->values)[4], -2.5);
+  cr_assert_eq(((double *)a->values)[2], 0.0);
+  cr_assert_eq(((double *)a->values)[5], 0.0);
+  cr_assert_eq(orion_msg_run_apply(a, &past), ORION_EPARSE);
+  cr_assert_eq(orion_msg_run_apply(a, &shortlen), ORION_EPARSE);
+  cr_assert_eq(orion_msg_run_apply(a, &negative), ORION_EPARSE);
+  cr_assert_eq(((double *)a->values)[0], 0.0, "a refused run wrote");
+  cr_assert_eq(orion_msg_run_apply(a, &empty), 0);
+  cr_assert_eq(orion_msg_run_apply(s, &empty), ORION_EPARSE,
+               "a run for a sparse array");
+  orion_array_release(a);
+  orion_array_release(s);
+}
