@@ -32,29 +32,24 @@ void orion__dist_watch_start(orion_dist_watch *w, const orion_loop *m,
   if (strncmp(label, "in the ", 7) == 0)
     label += 7;
   orion_progress_start(&w->prog, label, "blocks", m->s->nblocks);
-  w->task = orion_malloc(sizeof *w->task * (size_t)w->n);
-  w->since = orion_malloc(sizeof *w->since * (size_t)w->n);
-  w->first = orion_malloc(sizeof *w->first * (size_t)w->n);
-  w->told = orion_calloc((size_t)w->n, 1);
-  if (w->task == NULL || w->since == NULL || w->first == NULL ||
-      w->told == NULL) {
-    orion__dist_watch_end(w);
+  w->ex = orion_calloc((size_t)w->n, sizeof *w->ex);
+  if (w->ex == NULL) {
     w->n = 0;
     return;
   }
   for (e = 0; e < w->n; e++) {
-    w->task[e] = WAIT_NONE;
-    w->since[e] = w->prog.start;
+    w->ex[e].task = WAIT_NONE;
+    w->ex[e].since = w->prog.start;
   }
 }
 
 /* What executor e is doing now: the first block in dispatch order it holds
- * without having reported it (firsts[e], from one walk over the loop), or
- * what it owes at the end of the loop. */
-static int task_of(const orion_dist_watch *w, const int *firsts, int e) {
+ * without having reported it (ex[e].first, from one walk over the loop),
+ * or what it owes at the end of the loop. */
+static int task_of(const orion_dist_watch *w, int e) {
   const orion_loop *m = w->m;
-  if (firsts[e] >= 0)
-    return firsts[e];
+  if (w->ex[e].first >= 0)
+    return w->ex[e].first;
   if (m->phase == ORION_LOOP_ENDING && !m->ended[e])
     return WAIT_END;
   if (m->phase == ORION_LOOP_PULLING && !m->pulled[e])
@@ -109,7 +104,7 @@ static void report(const orion_dist_watch *w, int e, int task, double busy) {
 void orion__dist_watch_poll(orion_dist_watch *w) {
   const orion_loop *m = w->m;
   double now = orion_now();
-  int *firsts, pos, e;
+  int pos, e;
   if (w->n == 0 || (now - w->last_poll < 0.1 && m->done == w->last_done))
     return;
   w->last_poll = now;
@@ -117,37 +112,31 @@ void orion__dist_watch_poll(orion_dist_watch *w) {
   orion_progress_update(&w->prog, m->done);
   if (w->stall <= 0)
     return;
-  firsts = w->first;
   for (e = 0; e < w->n; e++)
-    firsts[e] = -1;
+    w->ex[e].first = -1;
   for (pos = 0; pos < m->s->nblocks; pos++)
     if (m->state[pos] == ORION_BLOCK_SENT) {
       int b = m->s->order[pos];
-      int x = orion_schedule_exec(m->s, b, w->n);
-      if (firsts[x] < 0)
-        firsts[x] = b;
+      int on = orion_schedule_exec(m->s, b, w->n);
+      if (w->ex[on].first < 0)
+        w->ex[on].first = b;
     }
   for (e = 0; e < w->n; e++) {
-    int t = task_of(w, firsts, e);
-    if (t != w->task[e]) {
-      w->task[e] = t;
-      w->since[e] = now;
-      w->told[e] = 0;
-    } else if (t != WAIT_NONE && !w->told[e] && now - w->since[e] > w->stall) {
-      w->told[e] = 1;
-      report(w, e, t, now - w->since[e]);
+    struct orion_exec_watch *x = &w->ex[e];
+    int t = task_of(w, e);
+    if (t != x->task) {
+      x->task = t;
+      x->since = now;
+      x->told = 0;
+    } else if (t != WAIT_NONE && !x->told && now - x->since > w->stall) {
+      x->told = 1;
+      report(w, e, t, now - x->since);
     }
   }
 }
 
 void orion__dist_watch_end(orion_dist_watch *w) {
   orion_progress_end(&w->prog);
-  orion_free(w->task);
-  orion_free(w->since);
-  orion_free(w->told);
-  orion_free(w->first);
-  w->first = NULL;
-  w->task = NULL;
-  w->since = NULL;
-  w->told = NULL;
+  orion_free(w->ex);
+  w->ex = NULL;
 }

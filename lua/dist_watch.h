@@ -28,10 +28,12 @@ typedef struct orion_dist_watch {
   double hb_timeout; /* the cluster's heartbeat timeout, for the report */
   orion_progress prog;
   int n;             /* executors */
-  int *task;         /* per executor: the block it runs, or a WAIT_* */
-  double *since;     /* per executor: when task began */
-  unsigned char *told; /* per executor: this stall was reported */
-  int *first;        /* scratch: per executor, its first block held */
+  struct orion_exec_watch {
+    int task;        /* the block it runs, or what it owes (dist_watch.c) */
+    double since;    /* when task began */
+    int told;        /* this stall was reported */
+    int first;       /* scratch: the first block it holds */
+  } *ex;             /* per executor */
   double last_poll;
   int last_done;
 } orion_dist_watch;
