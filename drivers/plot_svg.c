@@ -96,12 +96,13 @@ typedef struct axis {
 
 /* A round number near v: 1, 2, 5 or 10 times a power of ten. */
 static double round_step(double v) {
-  double p = pow(10, floor(log10(v))), f = v / p;
+  double p = pow(10, floor(log10(v) + 1e-9)), f = v / p * (1 + 1e-9);
   return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * p;
 }
 
-/* The axis over data in [lo, hi] (log: values > 0, in log10 units). */
-static axis make_axis(double lo, double hi, int log) {
+/* The axis over data in [lo, hi] (log: values > 0, in log10 units); with
+ * whole, the data are whole numbers and so are the ticks. */
+static axis make_axis(double lo, double hi, int log, int whole) {
   axis a;
   a.log = log;
   if (log) {
@@ -120,6 +121,8 @@ static axis make_axis(double lo, double hi, int log) {
     hi += d;
   }
   a.step = round_step((hi - lo) / (MAX_TICKS - 1));
+  if (whole && a.step < 1)
+    a.step = 1;
   a.lo = floor(lo / a.step + 1e-9) * a.step;
   a.hi = ceil(hi / a.step - 1e-9) * a.step;
   return a;
@@ -151,13 +154,16 @@ static void tick_label(const axis *a, double t, char *buf, size_t n) {
 
 /* ---- panels ------------------------------------------------------------- */
 
+/* The ranges of a panel's points; *whole when every x is a whole number. */
 static void data_range(const orion_plot_panel *p, double *xlo, double *xhi,
-                       double *ylo, double *yhi) {
+                       double *ylo, double *yhi, int *whole) {
   size_t i, j;
+  *whole = 1;
   *xlo = *ylo = INFINITY;
   *xhi = *yhi = -INFINITY;
   for (i = 0; i < p->ns; i++)
     for (j = 0; j < p->s[i].n; j++) {
+      *whole &= p->s[i].x[j] == floor(p->s[i].x[j]);
       *xlo = fmin(*xlo, p->s[i].x[j]);
       *xhi = fmax(*xhi, p->s[i].x[j]);
       *ylo = fmin(*ylo, p->s[i].y[j]);
@@ -228,11 +234,12 @@ static void draw_panel(FILE *out, const orion_plot_figure *f,
                              h = PANEL_H - MARGIN_T - MARGIN_B;
   axis ax, ay;
   size_t i;
-  data_range(p, &xlo, &xhi, &ylo, &yhi);
+  int whole;
+  data_range(p, &xlo, &xhi, &ylo, &yhi, &whole);
   if (p->ns == 0)
     xlo = ylo = xhi = yhi = 1; /* an empty panel: any axes */
-  ax = make_axis(xlo, xhi, 0);
-  ay = make_axis(ylo, yhi, f->log_y);
+  ax = make_axis(xlo, xhi, 0, whole);
+  ay = make_axis(ylo, yhi, f->log_y, 0);
   fprintf(out, "<g class=\"panel\" transform=\"translate(%d,%d)\" data-key=\"",
           left, top);
   xml_text(out, p->key);

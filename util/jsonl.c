@@ -102,7 +102,11 @@ static void put_utf8(orion_buf *b, unsigned cp) {
 static int unicode_escape(cursor *c, orion_buf *b) {
   unsigned cp, lo;
   if (hex4(c, c->pos + 1, &cp) != 0) {
-    c->pos++;
+    c->pos++; /* to the first digit that is not hex */
+    while (c->pos < c->len && strchr("0123456789abcdefABCDEF",
+                                     c->text[c->pos]) != NULL &&
+           c->text[c->pos] != '\0')
+      c->pos++;
     return expected(c, "four hex digits after \\u");
   }
   c->pos += 5;
