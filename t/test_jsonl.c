@@ -2,6 +2,7 @@
  * their column. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/jsonl.h"

@@ -283,13 +283,15 @@ Test(plot, runs_appended_to_one_file_are_separate_lines) {
   free(a);
 }
 
-/* Runs plot on one file holding text and expects exit 2 and message. */
-static void expect_bad(const char *text, const char *extra, const char *fmt) {
+/* Runs plot on one file holding text (with option extra and the value x,
+ * when not NULL) and expects exit 2 and the message "orion-driver plot:
+ * FILE" followed by tail. */
+static void expect_bad(const char *text, const char *extra, const char *tail) {
   char *f = tu_write_temp(".jsonl", text), want[1024];
   char *out = tu_temp_path(".svg");
   tu_run r = extra != NULL ? PLOT(extra, "x", f, "-o", out)
                            : PLOT(f, "-o", out);
-  snprintf(want, sizeof want, fmt, f);
+  snprintf(want, sizeof want, "orion-driver plot: %s%s", f, tail);
   cr_expect_eq(r.status, 2, "exit code for %s", want);
   cr_expect_str_empty(r.out);
   cr_expect_str_eq(r.err, want);
@@ -302,26 +304,26 @@ static void expect_bad(const char *text, const char *extra, const char *fmt) {
 
 Test(plot, bad_input_names_the_file_and_line) {
   expect_bad("{\"epoch\":1,\"loss\":1}\n{\"epoch\":2,,}\n", NULL,
-             "orion-driver plot: %s:2: not a JSON object (column 12: "
+             ":2: not a JSON object (column 12: "
              "expected a key, found ','): \"{\"epoch\":2,,}\"\n");
   expect_bad("\n{\"epoch\":1}\nepoch 2 loss 0.5\n", NULL,
-             "orion-driver plot: %s:3: not a JSON object (column 1: "
+             ":3: not a JSON object (column 1: "
              "expected a JSON object ('{'), found 'e'): \"epoch 2 loss "
              "0.5\"\n");
   /* Binary garbage is not echoed raw. */
   expect_bad("\x01\xff\xfe\n", NULL,
-             "orion-driver plot: %s:1: not a JSON object (column 1: "
+             ":1: not a JSON object (column 1: "
              "expected a JSON object ('{'), found byte 0x01): \"???\"\n");
-  expect_bad("", NULL, "orion-driver plot: %s: empty (no records)\n");
-  expect_bad("\n \n", NULL, "orion-driver plot: %s: empty (no records)\n");
+  expect_bad("", NULL, ": empty (no records)\n");
+  expect_bad("\n \n", NULL, ": empty (no records)\n");
   expect_bad("{\"epoch\":1,\"name\":\"a\"}\n", NULL,
-             "orion-driver plot: %s: no numeric key to plot besides "
+             ": no numeric key to plot besides "
              "'epoch'\n");
   expect_bad("{\"epoch\":1,\"loss\":1}\n", "--y",
-             "orion-driver plot: %s: --y x: none of its 1 records has a "
+             ": --y x: none of its 1 records has a "
              "number for 'x' (its numeric keys: epoch, loss)\n");
   expect_bad("{\"epoch\":1,\"loss\":1}\n", "--x",
-             "orion-driver plot: %s: --x x: none of its 1 records has a "
+             ": --x x: none of its 1 records has a "
              "number for 'x' (its numeric keys: epoch, loss)\n");
 }
 
