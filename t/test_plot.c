@@ -148,6 +148,18 @@ static void expect_maps(const panel *pl, const char *points, int i, double vx,
             pl->key, i, vx, vy, px, py, want_x, want_y);
 }
 
+/* Checks a panel's key, its count of polylines and its axes' ranges. */
+static void expect_panel(const panel *pl, const char *key, int npoly,
+                         double xmin, double xmax, double ymin, double ymax) {
+  cr_expect_str_eq(pl->key, key);
+  cr_expect_eq(pl->npoly, npoly, "panel %s", key);
+  cr_expect(pl->xmin == xmin && pl->xmax == xmax && pl->ymin == ymin &&
+                pl->ymax == ymax,
+            "panel %s: axes x %g..%g y %g..%g, expected x %g..%g y %g..%g",
+            key, pl->xmin, pl->xmax, pl->ymin, pl->ymax, xmin, xmax, ymin,
+            ymax);
+}
+
 Test(plot, two_runs_overlaid_one_panel_per_key) {
   char *a = tu_write_temp(".jsonl", run_a), *b = tu_write_temp(".jsonl", run_b);
   char *svg_path = tu_temp_path(".svg");
@@ -178,15 +190,9 @@ Test(plot, two_runs_overlaid_one_panel_per_key) {
   n = read_panels(svg, pl, 4);
   cr_assert_eq(n, 2, "panels: loss and rmse (epoch is the x axis, tier is "
                      "not a number)");
-  cr_expect_str_eq(pl[0].key, "loss");
-  cr_expect_str_eq(pl[1].key, "rmse");
-  cr_expect_eq(pl[0].npoly, 2);
-  cr_expect_eq(pl[1].npoly, 2);
-  /* The axes cover the data with round ends. */
-  cr_expect_eq(pl[1].xmin, 1);
-  cr_expect_eq(pl[1].xmax, 4);
-  cr_expect_eq(pl[1].ymin, 1);
-  cr_expect_eq(pl[1].ymax, 2.5);
+  /* The axes cover the data with round ends; epochs are whole. */
+  expect_panel(&pl[0], "loss", 2, 1, 4, 0.2, 0.8);
+  expect_panel(&pl[1], "rmse", 2, 1, 4, 1, 2.5);
   /* loss: run a (1, 0.5) .. (3, 0.2); run b skips epoch 2, which has no
    * loss: (1, 0.75) .. (4, 0.375). */
   expect_maps(&pl[0], pl[0].points[0], 0, 1, 0.5);
@@ -204,6 +210,9 @@ Test(plot, two_runs_overlaid_one_panel_per_key) {
   /* Round tick labels on rmse's y axis: 1.0 to 2.5 by 0.5 (or finer). */
   expect_has(svg, "text-anchor=\"end\">1.0</text>");
   expect_has(svg, "text-anchor=\"end\">2.5</text>");
+  /* Epochs are whole numbers, so are the x ticks. */
+  expect_has(svg, "text-anchor=\"middle\">2</text>");
+  cr_expect_null(strstr(svg, "text-anchor=\"middle\">1.5</text>"));
   expect_has(svg, "font-weight=\"bold\">rmse</text>");
   expect_has(svg, "font-size=\"12\">epoch</text>");
   free(svg);
@@ -229,12 +238,7 @@ Test(plot, options_choose_keys_axes_and_output) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect_str_empty(r.err);
   cr_assert_eq(read_panels(r.out, pl, 4), 1);
-  cr_expect_str_eq(pl[0].key, "acc");
-  cr_expect_eq(pl[0].npoly, 1);
-  cr_expect_eq(pl[0].xmin, 2);
-  cr_expect_eq(pl[0].xmax, 10);
-  cr_expect_eq(pl[0].ymin, 0.01);
-  cr_expect_eq(pl[0].ymax, 10);
+  expect_panel(&pl[0], "acc", 1, 2, 10, 0.01, 10);
   expect_has(r.out, "data-y-scale=\"log\"");
   expect_has(r.out, ">seconds (running total)</text>");
   expect_has(r.out, "text-anchor=\"end\">0.1</text>");
