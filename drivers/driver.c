@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "drivers/launcher.h"
+#include "drivers/plot.h"
 #include "dsm/cluster.h"
 #include "lua/orion.h"
 #include "util/progress.h"
@@ -27,9 +28,12 @@
 
 static const char usage_text[] =
     "usage: orion-driver [OPTIONS] SCRIPT.lua [SCRIPT-ARGS...]\n"
+    "       orion-driver plot [OPTIONS] METRICS.jsonl [MORE.jsonl...]\n"
     "\n"
     "Runs a Lua 5.4 training script with `require \"orion\"` available.\n"
     "Arguments after the script go to the script in `arg`.\n"
+    "`orion-driver plot` draws --metrics files as SVG charts (see\n"
+    "`orion-driver plot --help`).\n"
     "\n"
     "Options:\n"
     "  --metrics FILE  append one JSON object per orion.record{...} to FILE\n"
@@ -340,6 +344,8 @@ int main(int argc, char **argv) {
   int i, first, rc, have_exec = 0;
   FILE *f;
 
+  if (argc > 1 && strcmp(argv[1], "plot") == 0)
+    return orion_plot_main(argc - 1, argv + 1);
   memset(&cfg, 0, sizeof cfg);
   orion_cluster_opts_init(&cfg.cluster);
   cfg.stall_seconds = 60;
