@@ -1,7 +1,10 @@
 local orion = require "orion"
 local R = orion.text_file("docs/examples/tiny.txt")
+local W, H = orion.zeros { 3 }, orion.zeros { 3 }
 local visit = 0
 orion.parallel_for(R, function(u, i, r)
+  W[u] = W[u] + r                -- row u of W and row i of H: a 2d plan
+  H[i] = H[i] + r
   visit = visit + 1
   print(("visit %d: (%d, %d) r=%g"):format(visit, u, i, r))
 end)
