@@ -23,6 +23,9 @@ run() { # run EXPECTED-STATUS ARGS...: runs doctest.sh, output in $tmp/out
   got=$?
   [ "$got" = "$want" ] || { fail "doctest.sh $* exited $got, not $want"; cat "$tmp/out"; }
 }
+same() { # same WANT GOT WHAT: the file GOT must equal WANT
+  cmp -s "$1" "$2" || { fail "$3 wrote:"; diff -u "$1" "$2"; }
+}
 has() { grep -qF -- "$1" "$tmp/out" || { fail "no '$1' in the output of doctest.sh"; cat "$tmp/out"; }; }
 
 cat > "$tmp/src/docs/ok.md" <<'EOF'
@@ -167,8 +170,7 @@ inserted
 $ true
 ```
 EOF
-cmp -s "$tmp/want" "$tmp/src/docs/up.md" || {
-  fail "--update wrote:"; diff -u "$tmp/want" "$tmp/src/docs/up.md"; }
+same "$tmp/want" "$tmp/src/docs/up.md" "--update"
 run 0 docs/up.md
 
 cat > "$tmp/src/docs/up.1" <<'EOF'
@@ -180,8 +182,7 @@ old
 EOF
 run 0 --update docs/up.1
 printf '%s\n' '.\" doctest' .EX "\$ printf '%s\\en' \\-x .y" '\-x' '\&.y' .EE > "$tmp/want"
-cmp -s "$tmp/want" "$tmp/src/docs/up.1" || {
-  fail "--update on roff wrote:"; diff -u "$tmp/want" "$tmp/src/docs/up.1"; }
+same "$tmp/want" "$tmp/src/docs/up.1" "--update on roff"
 
 [ $fails = 0 ] && echo "doctest_test: all passed"
 [ $fails = 0 ]
