@@ -620,6 +620,17 @@ Test(cluster, buffer_flush_points) {
   expect_no_executors_left("flush_points", 2);
 }
 
+/* A sum accumulator's partials are combined in executor order, not in the
+ * order the executors finish: the same loop gives the same floating-point
+ * sum every run (here 0, where another order gives 1). */
+Test(cluster, sum_accumulator_is_the_same_every_run) {
+  tu_run r = DRIVE("--executors", "4", "@acc_order.lua", "12");
+  expect_ok(&r, "acc_order.lua");
+  expect_has(r.out, "distinct sums over 12 runs: 1 (0)");
+  tu_run_free(&r);
+  expect_no_executors_left("acc_order", 4);
+}
+
 /* ------------------------------------------------------------------------
  * 4. A server-held read-only array.
  * ---------------------------------------------------------------------- */
