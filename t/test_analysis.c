@@ -411,7 +411,7 @@ Test(analysis, explain_prints_every_loop_of_the_mf_app_once) {
   free(app);
 }
 
-Test(analysis, rejected_loop_names_accesses_lines_and_suggests_a_buffer) {
+Test(analysis, rejected_recurrence_names_accesses_lines_and_no_buffer) {
   tu_run r = drive_script(
       "local orion = require 'orion'\n"
       "local A = orion.zeros{10}\n"
@@ -426,8 +426,32 @@ Test(analysis, rejected_loop_names_accesses_lines_and_suggests_a_buffer) {
   HAS(r.err, "vector (1) on A");
   HAS(r.err, "A[i - 1] (read, line 5)");
   HAS(r.err, "A[i] (write, line 5)");
-  HAS(r.err, "orion.buffer(A, {apply = \"add\"})");
+  /* A prefix sum is a true dependence: a buffer would compute something
+   * else, so it is not suggested. */
+  HAS(r.err, "hint: A[i - 1] (line 5) reads what another iteration writes "
+             "to A[i] (line 5) at distance (1): a true loop-carried "
+             "dependence");
+  HASNT(r.err, "orion.buffer(A, {apply = \"add\"})");
   HAS(r.err, "schedule = \"serial\"");
+  tu_run_free(&r);
+}
+
+Test(analysis, method_call_in_a_body_is_rejected_naming_the_call) {
+  tu_run r = drive_script(
+      "local orion = require 'orion'\n"
+      "local A = orion.zeros{10}\n"
+      "local B = orion.zeros{10}\n"
+      "orion.parallel_for(B, function(i)\n"
+      "  B[i] = A:get(i) + 1\n"
+      "end)\n",
+      NULL);
+  cr_expect_eq(r.status, 1);
+  HAS(r.err, ":4: parallel_for: the loop cannot run in parallel:\n"
+             "  A:get(i) at line 5: a method call on DistArray 'A'; DistArray "
+             "methods run on the driver only, a parallel_for body cannot call "
+             "them: write A[i] instead\n");
+  HASNT(r.err, "vector");
+  HASNT(r.err, "orion.buffer");
   tu_run_free(&r);
 }
 
@@ -535,4 +559,116 @@ Test(analysis, buffered_totals_run_two_dimensional) {
   cr_expect_eq(r.status, 0, "%s", r.err);
   HAS(r.out, "2d\t16");
   tu_run_free(&r);
+}
+
+/* ---- issue 15: explain entries, method calls, recurrence hints ------------ */
+
+/* Every line of a plan text is one entry with a known prefix. */
+static void expect_one_line_entries(const char *t) {
+  static const char *const prefixes[] = {
+      "schedule: ", "ordered: ", "space: ", "time: ", "skew: ", "vectors:",
+      "vector ", "access: ", "array ", "estimate: ", "candidate ", "reason: ",
+      NULL};
+  const char *l = t;
+  while (*l != '\0') {
+    const char *nl = strchr(l, '\n');
+    size_t n = nl != NULL ? (size_t)(nl - l) : strlen(l);
+    int i, ok = 0;
+    for (i = 0; prefixes[i] != NULL && !ok; i++)
+      ok = strncmp(l, prefixes[i], strlen(prefixes[i])) == 0;
+    cr_expect(ok, "line '%.*s' is not an entry of its own in:\n%s", (int)n, l,
+              t);
+    if (nl == NULL)
+      break;
+    l = nl + 1;
+  }
+}
+
+Test(analysis, returned_value_access_is_one_line) {
+  const char *src = "return function(u, i, r)\n"
+                    "  if r > 0 then\n"
+                    "    return r // 2\n"
+                    "  end\n"
+                    "  return R[u][i + 1] +\n"
+                    "    1\n"
+                    "end\n";
+  fake_env env = env_of(0);
+  orion_plan p;
+  int rc;
+  char *t = analyse(src, 1, 7, 3, &env, 1, &p, &rc);
+  cr_assert_eq(rc, 0, "%s", t);
+  HAS(t, "access: return r // 2 (write, line 3, returned value replaces the "
+         "element) subscripts (u, i)\n");
+  HAS(t, "access: return R[u][i + 1] + 1 (write, line 5, returned value "
+         "replaces the element) subscripts (u, i)\n");
+  expect_one_line_entries(t);
+  orion_free(t);
+  orion_plan_free(&p);
+}
+
+Test(analysis, method_call_on_an_array_is_refused_by_name) {
+  const char *src = "return function(u, i, r)\n"
+                    "  V[u] = W:get(u, 1) + r\n"
+                    "  local n = H:dims()\n"
+                    "end\n";
+  fake_env env = env_of(0);
+  orion_plan p;
+  int rc;
+  char *t = analyse(src, 1, 4, 3, &env, 0, &p, &rc);
+  cr_assert_eq(rc, 0, "%s", t);
+  cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
+  HAS(t, "reason: W:get(u, 1) at line 2: a method call on DistArray 'W'; "
+         "DistArray methods run on the driver only, a parallel_for body "
+         "cannot call them: write W[u][1] instead\n");
+  HAS(t, "reason: H:dims() at line 3: a method call on DistArray 'H'; "
+         "DistArray methods run on the driver only, a parallel_for body "
+         "cannot call them: use #H and #H[1] instead\n");
+  HASNT(t, "hint: write W through orion.buffer");
+  HASNT(t, "hint: write H through orion.buffer");
+  HASNT(t, "reason: vector (NONNEG, ANY) on W");
+  expect_one_line_entries(t);
+  orion_free(t);
+  orion_plan_free(&p);
+}
+
+Test(analysis, prefix_sum_is_a_true_dependence_not_a_buffer_case) {
+  const char *src = "return function(u, i, r)\n"
+                    "  if u > 1 then V[u] = V[u - 1] + r end\n"
+                    "end\n";
+  fake_env env = env_of(0);
+  orion_plan p;
+  int rc;
+  char *t = analyse(src, 1, 3, 3, &env, 1, &p, &rc);
+  cr_assert_eq(rc, 0, "%s", t);
+  cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
+  HAS(t, "vector (1, ANY) on V: V[u - 1] (read, line 2) and V[u] (write, "
+         "line 2)");
+  HAS(t, "reason: hint: V[u - 1] (line 2) reads what another iteration "
+         "writes to V[u] (line 2) at distance (1, ANY): a true loop-carried "
+         "dependence (a recurrence such as a prefix sum)");
+  HAS(t, "run the loop with schedule = \"serial\"");
+  HASNT(t, "orion.buffer(V");
+  orion_free(t);
+  orion_plan_free(&p);
+}
+
+Test(analysis, accumulation_keeps_the_buffer_hint) {
+  const char *src = "return function(u, i, r)\n"
+                    "  local k = math.floor(r)\n"
+                    "  V[k] = V[k] + r\n"
+                    "  W[k][1] = W[k][1] - 1\n"
+                    "end\n";
+  fake_env env = env_of(0);
+  orion_plan p;
+  int rc;
+  char *t = analyse(src, 1, 5, 3, &env, 0, &p, &rc);
+  cr_assert_eq(rc, 0, "%s", t);
+  cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
+  HAS(t, "hint: V is accumulated (V[k] = V[k] + ..., line 3) and read only "
+         "by its own updates: write V through orion.buffer(V, {apply = "
+         "\"add\"})");
+  HAS(t, "hint: W is accumulated (W[k][1] = W[k][1] - ..., line 4)");
+  HASNT(t, "true loop-carried dependence");
+  orion_free(t);
+  orion_plan_free(&p);
 }
