@@ -61,7 +61,8 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   orion_free(s->metrics_path);
   s->metrics_path = cfg->metrics_path ? orion_strdup(cfg->metrics_path) : NULL;
   orion_log_set_quiet(cfg->quiet);
-  s->explain = cfg->explain;
+  s->explain = cfg->explain || cfg->explain_only > 0;
+  s->explain_only = cfg->explain_only;
   s->fast = cfg->fast_math;
   s->nexec = cfg->executors;
   s->copts = cfg->cluster;

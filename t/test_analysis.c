@@ -391,12 +391,34 @@ static tu_run drive_script(const char *text, const char *opt) {
   return r;
 }
 
-Test(analysis, explain_prints_every_loop_of_the_mf_app_once) {
+/* The rows of an app's table: lines that start with "    N " (N = 1..9);
+ * the last field of each is written to last[], up to max rows. */
+static int table_rows(const char *out, double *last, int max) {
+  int n = 0;
+  const char *l = out;
+  while (l != NULL && *l != '\0' && n < max) {
+    const char *nl = strchr(l, '\n');
+    if (strncmp(l, "    ", 4) == 0 && l[4] >= '1' && l[4] <= '9' &&
+        l[5] == ' ') {
+      const char *e = nl != NULL ? nl : l + strlen(l), *f = e;
+      while (f > l && f[-1] != ' ')
+        f--;
+      last[n++] = strtod(f, NULL);
+    }
+    l = nl != NULL ? nl + 1 : NULL;
+  }
+  return n;
+}
+
+Test(analysis, explain_runs_the_mf_app_for_real_and_prints_each_loop_once,
+     .timeout = 120) {
   char *app = tu_src("apps/mf/mf.lua");
   char *argv[] = {(char *)tu_driver(), "--explain", app, "--epochs", "3",
-                  NULL};
+                  "--k", "4", NULL};
   tu_run r = tu_run_argv(argv, 120);
   const char *first, *second;
+  double rmse[8];
+  int i;
   cr_expect_eq(r.status, 0, "%s", r.err);
   first = strstr(r.out, "schedule: 2d\n");
   second = strstr(r.out, "schedule: none\n");
@@ -407,6 +429,34 @@ Test(analysis, explain_prints_every_loop_of_the_mf_app_once) {
   HAS(r.out, "vectors: (0, NONNEG) (NONNEG, 0)");
   /* Three epochs, two loops: each call site is explained once. */
   cr_expect(strstr(first + 1, "schedule: 2d\n") == NULL, "%s", r.out);
+  /* ... and the loops ran: real RMSEs, not rows of 0.0000. */
+  cr_expect_eq(table_rows(r.out, rmse, 8), 3, "%s", r.out);
+  for (i = 0; i < 3; i++)
+    cr_expect(rmse[i] > 0.1 && rmse[i] < 10, "test RMSE %g in:\n%s", rmse[i],
+              r.out);
+  HASNT(r.out, " 0.0000");
+  tu_run_free(&r);
+  free(app);
+}
+
+Test(analysis, explain_runs_the_lda_app_for_real, .timeout = 120) {
+  char *app = tu_src("apps/lda/lda.lua");
+  char *argv[] = {(char *)tu_driver(), "--explain", app, "--iters", "2",
+                  "--k", "5", NULL};
+  tu_run r = tu_run_argv(argv, 120);
+  double ll[8];
+  int i;
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  HAS(r.out, "schedule: 2d\n");
+  /* A log-likelihood per token is negative; each topic has words. */
+  cr_expect_eq(table_rows(r.out, ll, 8), 2, "%s", r.out);
+  for (i = 0; i < 2; i++)
+    cr_expect(ll[i] < -1, "ll/token %g in:\n%s", ll[i], r.out);
+  HASNT(r.out, "topic   1: \n");
+  cr_expect(strstr(r.out, "topic   1: ") != NULL &&
+                strstr(r.out, "topic   5: ") != NULL &&
+                strstr(r.out, "topic   6: ") == NULL,
+            "%s", r.out);
   tu_run_free(&r);
   free(app);
 }
@@ -504,7 +554,7 @@ Test(analysis, forced_infeasible_schedule_is_rejected_with_the_vector) {
   tu_run_free(&r);
 }
 
-Test(analysis, explain_returns_the_plan_and_runs_nothing) {
+Test(analysis, orion_explain_returns_the_plan_and_runs_nothing) {
   tu_run r = drive_script(
       "local orion = require 'orion'\n"
       "local A = orion.zeros{4, 3}\n"
@@ -517,26 +567,80 @@ Test(analysis, explain_returns_the_plan_and_runs_nothing) {
   HAS(r.out, "array A: iterated");
   HAS(r.out, "sum\t0.0");
   tu_run_free(&r);
-  r = drive_script("local orion = require 'orion'\n"
-                   "local A = orion.zeros{4, 3}\n"
-                   "local st = orion.parallel_for(A, function(i, j) A[i][j] = "
-                   "7 end)\n"
-                   "print('after', st.schedule, st.explained, A:get(1, 1))\n",
-                   "--explain");
+}
+
+/* A script that uses what its loops return and compute. */
+static const char explain_script[] =
+    "local orion = require 'orion'\n"
+    "local A = orion.zeros{4, 3}\n"
+    "print('before')\n"
+    "local st = orion.parallel_for(A, function(i, j) A[i][j] = 7 end)\n"
+    "print('after', st.schedule, st.blocks > 0, st.elements, A:get(1, 1))\n"
+    "local acc = orion.accumulator('sum')\n"
+    "orion.parallel_for(A, function(i, j, v) acc:add(v) end)\n"
+    "print('sum', acc:get())\n"
+    "st = orion.parallel_for(A, function(i, j) A[i][j] = i end, "
+    "{schedule = 'serial'})\n"
+    "print('serial', st.schedule, A:get(4, 3))\n";
+
+Test(analysis, explain_runs_every_loop_and_the_script_gets_real_results,
+     .timeout = 60) {
+  tu_run r = drive_script(explain_script, "--explain");
   cr_expect_eq(r.status, 0, "%s", r.err);
   HAS(r.out, "== parallel_for at ");
-  HAS(r.out, "after\tnone\ttrue\t0.0");
+  HAS(r.out, "after\tnone\ttrue\t12\t7.0\n");
+  HAS(r.out, "sum\t84.0\n");
+  HAS(r.out, "(schedule = \"serial\"): not analysed");
+  HAS(r.out, "serial\tserial\t4.0\n");
+  HASNT(r.err, "explain-only");
   tu_run_free(&r);
-  /* A serial loop is not analysed, and does not run either. */
-  r = drive_script("local orion = require 'orion'\n"
-                   "local A = orion.zeros{4, 3}\n"
-                   "local st = orion.parallel_for(A, function(i, j) A[i][j] = "
-                   "7 end, {schedule = 'serial'})\n"
-                   "print('after', st.schedule, st.explained, A:get(1, 1))\n",
-                   "--explain");
+}
+
+Test(analysis, explain_only_stops_the_script_before_the_loop_runs,
+     .timeout = 60) {
+  const char *stop1 = "orion: --explain-only: stopped after explaining 1 "
+                      "loop; no results computed\n";
+  tu_run r = drive_script(explain_script, "--explain-only");
   cr_expect_eq(r.status, 0, "%s", r.err);
-  HAS(r.out, "not analysed");
-  HAS(r.out, "after\tserial\ttrue\t0.0");
+  HAS(r.out, "before\n== parallel_for at ");
+  HAS(r.out, "schedule: none\n");
+  HASNT(r.out, "after");
+  HAS(r.err, stop1);
+  HASNT(r.err, "orion-driver:");
+  tu_run_free(&r);
+  /* Two call sites: the first runs, the second stops the script. */
+  r = drive_script(explain_script, "--explain-only=2");
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  HAS(r.out, "after\tnone\ttrue\t12\t7.0\n");
+  HASNT(r.out, "sum");
+  HAS(r.err, "stopped after explaining 2 loops; no results computed\n");
+  tu_run_free(&r);
+  /* A script that catches the stop gets it again from its next loop, and
+   * a real error after it is still an error. */
+  r = drive_script("local orion = require 'orion'\n"
+                   "local A = orion.zeros{4}\n"
+                   "local ok, e = pcall(orion.parallel_for, A, "
+                   "function(i) end)\n"
+                   "print(ok, tostring(e))\n"
+                   "ok = pcall(orion.parallel_for, A, function(i) end)\n"
+                   "print('again', ok)\n",
+                   "--explain-only");
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  HAS(r.out, "false\torion: --explain-only: stopped after explaining 1 loop");
+  HAS(r.out, "again\tfalse\n");
+  HAS(r.err, stop1);
+  tu_run_free(&r);
+  r = drive_script("local orion = require 'orion'\n"
+                   "local A = orion.zeros{4}\n"
+                   "pcall(orion.parallel_for, A, function(i) end)\n"
+                   "error('boom')\n",
+                   "--explain-only");
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  HAS(r.err, "boom");
+  tu_run_free(&r);
+  r = drive_script("print('x')\n", "--explain-only=0");
+  cr_expect_eq(r.status, 2, "%s", r.err);
+  HAS(r.err, "--explain-only=N needs a number of loops");
   tu_run_free(&r);
 }
 
