@@ -465,8 +465,9 @@ static char *array_hint(const orion_plan *p, int i) {
         "hint: %s (line %d) reads what another iteration writes to %s (line "
         "%d) at distance %s: a true loop-carried dependence (a recurrence "
         "such as a prefix sum), so no schedule runs it in parallel, and "
-        "orion.buffer does not help (reads of %s would see its values from "
-        "before the loop's writes, not a running result); run the loop with "
+        "orion.buffer would compute something else (reads of %s would see "
+        "its values as of the buffer's last flush, not what the earlier "
+        "iteration wrote); run the loop with "
         "schedule = \"serial\", or compute a prefix sum as a parallel scan "
         "(block totals, a prefix of them, then each block from its offset) "
         "instead of this loop",
