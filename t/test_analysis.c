@@ -667,6 +667,21 @@ Test(analysis, buffered_totals_run_two_dimensional) {
 
 /* ---- issue 15: explain entries, method calls, recurrence hints ------------ */
 
+/* The plan text of the body on lines 1..l1 of src with the bindings of
+ * mf_env; the analysis must succeed.  Free with plan_done. */
+static char *plan_of(const char *src, int l1, int ordered, orion_plan *p) {
+  fake_env env = env_of(0);
+  int rc;
+  char *t = analyse(src, 1, l1, 3, &env, ordered, p, &rc);
+  cr_assert_eq(rc, 0, "%s", t);
+  return t;
+}
+
+static void plan_done(char *t, orion_plan *p) {
+  orion_free(t);
+  orion_plan_free(p);
+}
+
 /* Every line of a plan text is one entry with a known prefix. */
 static void expect_one_line_entries(const char *t) {
   static const char *const prefixes[] = {
@@ -696,18 +711,14 @@ Test(analysis, returned_value_access_is_one_line) {
                     "  return R[u][i + 1] +\n"
                     "    1\n"
                     "end\n";
-  fake_env env = env_of(0);
   orion_plan p;
-  int rc;
-  char *t = analyse(src, 1, 7, 3, &env, 1, &p, &rc);
-  cr_assert_eq(rc, 0, "%s", t);
+  char *t = plan_of(src, 7, 1, &p);
   HAS(t, "access: return r // 2 (write, line 3, returned value replaces the "
          "element) subscripts (u, i)\n");
   HAS(t, "access: return R[u][i + 1] + 1 (write, line 5, returned value "
          "replaces the element) subscripts (u, i)\n");
   expect_one_line_entries(t);
-  orion_free(t);
-  orion_plan_free(&p);
+  plan_done(t, &p);
 }
 
 Test(analysis, method_call_on_an_array_is_refused_by_name) {
@@ -715,11 +726,8 @@ Test(analysis, method_call_on_an_array_is_refused_by_name) {
                     "  V[u] = W:get(u, 1) + r\n"
                     "  local n = H:dims()\n"
                     "end\n";
-  fake_env env = env_of(0);
   orion_plan p;
-  int rc;
-  char *t = analyse(src, 1, 4, 3, &env, 0, &p, &rc);
-  cr_assert_eq(rc, 0, "%s", t);
+  char *t = plan_of(src, 4, 0, &p);
   cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
   HAS(t, "reason: W:get(u, 1) at line 2: a method call on DistArray 'W'; "
          "DistArray methods run on the driver only, a parallel_for body "
@@ -731,19 +739,15 @@ Test(analysis, method_call_on_an_array_is_refused_by_name) {
   HASNT(t, "hint: write H through orion.buffer");
   HASNT(t, "reason: vector (NONNEG, ANY) on W");
   expect_one_line_entries(t);
-  orion_free(t);
-  orion_plan_free(&p);
+  plan_done(t, &p);
 }
 
 Test(analysis, prefix_sum_is_a_true_dependence_not_a_buffer_case) {
   const char *src = "return function(u, i, r)\n"
                     "  if u > 1 then V[u] = V[u - 1] + r end\n"
                     "end\n";
-  fake_env env = env_of(0);
   orion_plan p;
-  int rc;
-  char *t = analyse(src, 1, 3, 3, &env, 1, &p, &rc);
-  cr_assert_eq(rc, 0, "%s", t);
+  char *t = plan_of(src, 3, 1, &p);
   cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
   HAS(t, "vector (1, ANY) on V: V[u - 1] (read, line 2) and V[u] (write, "
          "line 2)");
@@ -752,8 +756,7 @@ Test(analysis, prefix_sum_is_a_true_dependence_not_a_buffer_case) {
          "dependence (a recurrence such as a prefix sum)");
   HAS(t, "run the loop with schedule = \"serial\"");
   HASNT(t, "orion.buffer(V");
-  orion_free(t);
-  orion_plan_free(&p);
+  plan_done(t, &p);
 }
 
 Test(analysis, accumulation_keeps_the_buffer_hint) {
@@ -762,17 +765,13 @@ Test(analysis, accumulation_keeps_the_buffer_hint) {
                     "  V[k] = V[k] + r\n"
                     "  W[k][1] = W[k][1] - 1\n"
                     "end\n";
-  fake_env env = env_of(0);
   orion_plan p;
-  int rc;
-  char *t = analyse(src, 1, 5, 3, &env, 0, &p, &rc);
-  cr_assert_eq(rc, 0, "%s", t);
+  char *t = plan_of(src, 5, 0, &p);
   cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
   HAS(t, "hint: V is accumulated (V[k] = V[k] + ..., line 3) and read only "
          "by its own updates: write V through orion.buffer(V, {apply = "
          "\"add\"})");
   HAS(t, "hint: W is accumulated (W[k][1] = W[k][1] - ..., line 4)");
   HASNT(t, "true loop-carried dependence");
-  orion_free(t);
-  orion_plan_free(&p);
+  plan_done(t, &p);
 }
