@@ -69,6 +69,10 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->copts.quiet = cfg->quiet;
 }
 
+int orion_module_stopped(lua_State *L, int idx, char *line, size_t n) {
+  return orion__explain_stopped(L, idx, line, n);
+}
+
 /* ======================================================================
  * DistArray userdata.
  * ====================================================================== */

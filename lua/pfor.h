@@ -4,6 +4,7 @@
 #define ORION_LUA_PFOR_H
 
 #include <lua.h>
+#include <stddef.h>
 
 /* Adds parallel_for, explain and buffer to the module table on top of the
  * stack and creates the Buffer metatable. */
@@ -16,5 +17,7 @@ void orion__explain_site(lua_State *L, const char *where, const char *text);
 /* Raises the stop error when --explain-only's count of call sites is
  * reached: the loop does not run, and the script ends. */
 void orion__explain_check_stop(lua_State *L);
+/* orion_module_stopped (lua/orion.h). */
+int orion__explain_stopped(lua_State *L, int idx, char *line, size_t n);
 
 #endif

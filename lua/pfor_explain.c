@@ -5,7 +5,7 @@
  * --explain prints and then lets the loop run for real, so the script's
  * results are real.  --explain-only N stops the script when the Nth call
  * site has been explained, before that loop runs: parallel_for raises an
- * error whose value is a sentinel (orion_module_stopped tells the driver,
+ * error whose value is a sentinel (orion__explain_stopped tells the driver,
  * which prints what happened and exits 0).  No path returns a made-up
  * result to the script.  A script that catches the error and goes on gets
  * it again from its next parallel_for.
@@ -19,7 +19,6 @@
 #include "lua/pfor.h"
 
 #include "lua/module.h"
-#include "lua/orion.h"
 
 #define EXPLAINED_KEY "orion.explained" /* call sites already explained */
 #define STOP_KEY "orion.explain_stop"   /* the sentinel error value */
@@ -95,7 +94,7 @@ void orion__explain_check_stop(lua_State *L) {
     raise_stop(L, s);
 }
 
-int orion_module_stopped(lua_State *L, int idx, char *line, size_t n) {
+int orion__explain_stopped(lua_State *L, int idx, char *line, size_t n) {
   mod_state *s = orion__state(L);
   int hit;
   if (!s->explain_stopped)
