@@ -14,6 +14,8 @@ typedef struct orion_config {
   const char *metrics_path; /* NULL: orion.record is a no-op */
   uint64_t seed;            /* script seed */
   int quiet;
+  int verbose;              /* -v: details such as executors registering */
+  double stall_seconds;     /* report a block running this long; 0: never */
   int explain;              /* parallel_for prints its plan once per call
                                site, then runs */
   int explain_only;         /* > 0: stop the script before the loop of the
