@@ -43,9 +43,13 @@ static const char usage_text[] =
     "                  on stderr (warnings and errors still show)\n"
     "  -v, --verbose   also the executors' registration and other details\n"
     "  --traceback     print the Lua traceback of a script error\n"
-    "  --explain       run the script, but every parallel_for prints its plan\n"
-    "                  (schedule, dependence vectors, placements) instead of\n"
-    "                  running; each loop call site is printed once\n"
+    "  --explain       run the script as usual, and print each parallel_for's\n"
+    "                  plan (schedule, dependence vectors, placements) the\n"
+    "                  first time its call site is reached, before it runs\n"
+    "  --explain-only[=N]\n"
+    "                  print plans as --explain does, and stop the script\n"
+    "                  (exit code 0) before the loop of the Nth call site\n"
+    "                  (default 1) runs; the loops before it run\n"
     "  --fast-math     compiled loop bodies may reassociate sums, contract\n"
     "                  multiply-adds and compute f32 data in single\n"
     "                  precision (opts.fast = true for every loop)\n"
@@ -105,7 +109,10 @@ static int parse_count(const char *s, int max, int *out) {
 static int traceback_on;
 
 static int msghandler(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
+  const char *msg;
+  if (orion_module_stopped(L, 1, NULL, 0))
+    return 1; /* --explain-only stopped the script: not an error */
+  msg = lua_tostring(L, 1);
   if (msg == NULL) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
       return 1;
@@ -159,6 +166,7 @@ enum {
   OPT_VERSION = 256,
   OPT_TRACEBACK,
   OPT_EXPLAIN,
+  OPT_EXPLAIN_ONLY,
   OPT_FAST_MATH,
   OPT_EXECUTORS,
   OPT_HOSTS,
@@ -181,6 +189,7 @@ static const struct option long_opts[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"traceback", no_argument, NULL, OPT_TRACEBACK},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"explain-only", optional_argument, NULL, OPT_EXPLAIN_ONLY},
     {"fast-math", no_argument, NULL, OPT_FAST_MATH},
     {"executors", required_argument, NULL, OPT_EXECUTORS},
     {"hosts", required_argument, NULL, OPT_HOSTS},
@@ -254,6 +263,14 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     return GO_ON;
   case OPT_EXPLAIN:
     cfg->explain = 1;
+    return GO_ON;
+  case OPT_EXPLAIN_ONLY:
+    cfg->explain_only = 1;
+    if (arg != NULL && (parse_count(arg, 1000000, &cfg->explain_only) != 0 ||
+                        cfg->explain_only < 1))
+      return usage_error("--explain-only=N needs a number of loops 1..1000000, "
+                         "not '%s'",
+                         arg);
     return GO_ON;
   case OPT_FAST_MATH:
     cfg->fast_math = 1;
@@ -454,7 +471,7 @@ int main(int argc, char **argv) {
   for (i = first + 1; i < argc; i++)
     lua_pushstring(L, argv[i]);
   rc = lua_pcall(L, argc - first - 1, 0, 1);
-  if (rc != LUA_OK) {
+  if (rc != LUA_OK && !orion_module_stopped(L, -1, NULL, 0)) {
     orion_progress_clear(); /* a load's line, if an error cut it short */
     fprintf(stderr, "orion-driver: %s\n", lua_tostring(L, -1));
     fflush(stdout);
@@ -462,6 +479,12 @@ int main(int argc, char **argv) {
     return EXIT_SCRIPT;
   }
   fflush(stdout);
+  {
+    /* --explain-only stopped the script (also when it caught the stop). */
+    char line[160];
+    if (orion_module_stopped(L, 0, line, sizeof line))
+      fprintf(stderr, "%s\n", line);
+  }
   lua_close(L);
   return 0;
 }

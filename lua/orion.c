@@ -63,11 +63,16 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   orion_log_set_quiet(cfg->quiet);
   orion_log_set_verbose(cfg->verbose);
   s->stall_seconds = cfg->stall_seconds;
-  s->explain = cfg->explain;
+  s->explain = cfg->explain || cfg->explain_only > 0;
+  s->explain_only = cfg->explain_only;
   s->fast = cfg->fast_math;
   s->nexec = cfg->executors;
   s->copts = cfg->cluster;
   s->copts.quiet = cfg->quiet;
+}
+
+int orion_module_stopped(lua_State *L, int idx, char *line, size_t n) {
+  return orion__explain_stopped(L, idx, line, n);
 }
 
 /* ======================================================================

@@ -10,17 +10,18 @@
 # An option in --help is a word starting with '-' at the start of an
 # indented line ("  -h, --help  show this help" gives -h and --help); in a
 # man page, it is a word starting with '-' on the tag line after a .TP in
-# the section.  "--name=VALUE" counts as --name, and "--[no-]name" as
-# --name and --no-name.
+# the section.  "--name=VALUE" and "--name[=VALUE]" count as --name, and
+# "--[no-]name" as --name and --no-name.
 # Usage: t/check_man.sh  (uses $ORION_SRCDIR, $ORION_DRIVER, $ORION_EXECUTOR,
 # as `make check` sets them).  Prints each difference; exits 1 on one.
 src=${ORION_SRCDIR:-.}
 driver=${ORION_DRIVER:-./orion-driver}
 executor=${ORION_EXECUTOR:-./orion-executor}
 
-# Splits "--[no-]x" into "--x" and "--no-x"; drops "=VALUE" and commas.
+# Splits "--[no-]x" into "--x" and "--no-x"; drops "=VALUE", "[=VALUE]"
+# and commas.
 normalise() {
-  sed -e 's/[,=].*//' -e 's/^\(--*\)\[no-\]\(.*\)/\1\2\n\1no-\2/' | sort -u
+  sed -e 's/\[=.*//' -e 's/[,=].*//' -e 's/^\(--*\)\[no-\]\(.*\)/\1\2\n\1no-\2/' | sort -u
 }
 
 # The options that `PROGRAM ARGS --help` lists, one a line.
