@@ -122,6 +122,7 @@ static void enqueue(exec_state *x, job *j) {
   else
     x->head = j;
   x->tail = j;
+  x->jobs_open++;
   pthread_cond_signal(&x->cv);
   pthread_mutex_unlock(&x->mu);
 }
@@ -185,5 +186,8 @@ void *orion__exec_compute_main(void *arg) {
     orion_assert(rules[j->type].on_compute != NULL);
     if (!rules[j->type].on_compute(x, j))
       orion__exec_job_free(j);
+    pthread_mutex_lock(&x->mu);
+    x->jobs_open--;
+    pthread_mutex_unlock(&x->mu);
   }
 }

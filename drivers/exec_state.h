@@ -116,6 +116,7 @@ typedef struct exec_state {
   pthread_mutex_t mu;
   pthread_cond_t cv; /* signalled when a job is queued */
   job *head, *tail;  /* to the compute thread */
+  int64_t jobs_open; /* queued or running: while > 0 the driver must talk */
   orion_buf out;     /* frames from the compute thread */
   int stop;
   int npeers;    /* executors in the job (from PEERS) */

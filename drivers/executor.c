@@ -137,10 +137,21 @@ static void send_heartbeat(exec_state *x) {
   orion_buf_free(&b);
 }
 
+/* The driver's silence counts only while this executor has work of the
+ * driver's (then the driver waits on the executors and sends heartbeats).
+ * Idle, the driver may be running the script for minutes; a driver that is
+ * gone closes the connection, and a host that is gone is found by TCP
+ * keepalive (dsm/net.c). */
 static void on_tick(uv_timer_t *t) {
   exec_state *x = t->data;
+  int64_t open;
   if (x->conn == NULL)
     return;
+  pthread_mutex_lock(&x->mu);
+  open = x->jobs_open;
+  pthread_mutex_unlock(&x->mu);
+  if (open == 0 && orion_now() - x->conn->last_rx > 1.0)
+    x->conn->last_rx = orion_now() - 1.0;
   if (orion_now() - x->conn->last_rx > x->hb_timeout)
     orion__exec_die(x,
                     "the driver at %s:%d has been silent for %.0f s; "

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ struct orion_cluster {
   orion_conn *pending[64]; /* accepted, not yet registered */
   double pending_since[64];
   double last_hb_sent;
+  double last_tick; /* when on_tick last ran */
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
@@ -417,6 +419,16 @@ static void on_tick(uv_timer_t *t) {
   int i;
   if (c->stopping)
     return;
+  /* The driver was away since the last tick (running the script between
+   * loops, or starved of CPU): the executors' frames of that time may wait
+   * unread in the sockets, so it does not count as their silence. */
+  if (now - c->last_tick > 1.0)
+    for (i = 0; i < c->n; i++) {
+      orion_conn *conn = c->peers[i].conn;
+      if (conn != NULL)
+        conn->last_rx = fmin(now, conn->last_rx + (now - c->last_tick));
+    }
+  c->last_tick = now;
   if (now - c->last_hb_sent >= 1.0) {
     send_heartbeats(c);
     c->last_hb_sent = now;
@@ -563,6 +575,7 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
   accepting = c;
   uv_timer_init(&c->loop, &c->tick);
   c->tick.data = c;
+  c->last_tick = orion_now();
   uv_timer_start(&c->tick, on_tick, 200, 200);
   snprintf(c->doing, sizeof c->doing, "while starting");
   if (launch(c, err) != 0) {

@@ -3,9 +3,12 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -122,10 +125,29 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   }
 }
 
+/* TCP keepalive: a peer whose host is gone (not merely busy: its kernel
+ * still answers) is found within about 10 s of silence, even while no
+ * heartbeat is expected of it (an executor waiting for a driver that runs
+ * the script between loops). */
+static void keepalive(orion_conn *c) {
+  uv_os_fd_t fd;
+  uv_tcp_keepalive(&c->tcp, 1, 4);
+#if defined(TCP_KEEPINTVL) && defined(TCP_KEEPCNT)
+  if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) {
+    int intvl = 2, cnt = 3;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+  }
+#else
+  (void)fd;
+#endif
+}
+
 static int start_reading(orion_conn *c) {
   int rc;
   c->state = ST_OPEN;
   uv_tcp_nodelay(&c->tcp, 1);
+  keepalive(c);
   fill_peer(c);
   rc = uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
   if (rc != 0)

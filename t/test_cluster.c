@@ -631,6 +631,22 @@ Test(cluster, sum_accumulator_is_the_same_every_run) {
   expect_no_executors_left("acc_order", 4);
 }
 
+/* A script that keeps the driver busy between loops for longer than both
+ * heartbeat timeouts (the driver's 2 s, the executors' 2 s) loses nothing:
+ * the executors wait while they have no work, and the driver does not count
+ * the time it was away as their silence. */
+Test(cluster, driver_busy_between_loops_past_the_heartbeat_timeout) {
+  tu_run r;
+  setenv("ORION_HEARTBEAT_TIMEOUT", "2", 1);
+  r = DRIVE("--executors", "2", "--heartbeat-timeout", "2",
+            "@busy_driver.lua", "3");
+  unsetenv("ORION_HEARTBEAT_TIMEOUT");
+  expect_ok(&r, "busy_driver.lua");
+  expect_has(r.out, "before\t64.0\nafter\t64.0\n");
+  tu_run_free(&r);
+  expect_no_executors_left("busy_driver", 2);
+}
+
 /* ------------------------------------------------------------------------
  * 4. A server-held read-only array.
  * ---------------------------------------------------------------------- */
