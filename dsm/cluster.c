@@ -50,6 +50,8 @@ struct orion_cluster {
   orion_conn *pending[64]; /* accepted, not yet registered */
   double pending_since[64];
   double last_hb_sent;
+  void (*tick_fn)(void *); /* the job page's, or NULL */
+  void *tick_ud;
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
@@ -64,6 +66,22 @@ int orion_cluster_size(const orion_cluster *c) { return c->n; }
 
 const char *orion_cluster_addr(const orion_cluster *c, int exec) {
   return c->peers[exec].addr;
+}
+
+void orion_cluster_peer(const orion_cluster *c, int exec,
+                        orion_cluster_peer_info *out) {
+  const peer *p = &c->peers[exec];
+  out->where = p->where;
+  out->addr = p->addr;
+  out->pid = p->spawned ? p->proc.pid : 0;
+  out->last_heard = p->conn != NULL ? p->conn->last_rx : 0;
+  out->connected = p->conn != NULL;
+  out->exited = p->exited;
+}
+
+void orion_cluster_set_tick(orion_cluster *c, void (*fn)(void *), void *ud) {
+  c->tick_fn = fn;
+  c->tick_ud = ud;
 }
 
 uint64_t orion_cluster_bytes(const orion_cluster *c) {
@@ -427,6 +445,8 @@ static void on_tick(uv_timer_t *t) {
       lose(c, p, 1, "executor %d (%s) has not answered for %.0f s", p->id,
            peer_where(p), now - p->conn->last_rx);
   }
+  if (c->tick_fn != NULL)
+    c->tick_fn(c->tick_ud);
 }
 
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {

@@ -1,5 +1,7 @@
 #include "util/log.h"
 
+#include "util/log_ring.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -11,8 +13,12 @@ int orion_log_quiet(void) { return quiet; }
 
 static void emit(const char *tag, const char *fmt, va_list ap) {
   char buf[2048];
+  char line[2100];
+  int n;
   vsnprintf(buf, sizeof buf, fmt, ap);
-  fprintf(stderr, "orion: %s%s\n", tag, buf);
+  n = snprintf(line, sizeof line, "orion: %s%s", tag, buf);
+  fprintf(stderr, "%s\n", line);
+  orion_log_keep(line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 void orion_log_info(const char *fmt, ...) {
