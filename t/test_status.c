@@ -1079,3 +1079,111 @@ Test(status, record_lines_are_valid_utf8_json) {
   free(script);
   free(metrics);
 }
+
+/* ------------------------------------------------------------------------
+ * 6. The page itself, in headless Chromium (slow set).
+ * ---------------------------------------------------------------------- */
+
+/* Debian's chromium, or NULL after marking the test skipped (a failure
+ * under CI=true, where quickstart.sh installs it). */
+static const char *chromium(void) {
+  const char *env = getenv("ORION_CHROMIUM"), *ci = getenv("CI");
+  if (env != NULL && env[0] != '\0')
+    return env;
+  if (access("/usr/bin/chromium", X_OK) == 0)
+    return "/usr/bin/chromium";
+  if (ci != NULL && strcmp(ci, "true") == 0)
+    cr_assert_fail("CI=true and /usr/bin/chromium is missing (Debian package "
+                   "chromium, installed by ./quickstart.sh slow)");
+  cr_skip_test("no /usr/bin/chromium (Debian package chromium); skipping "
+               "the page's browser test");
+  return NULL;
+}
+
+/* Runs chromium headless on url with `what` (--dump-dom or
+ * --screenshot=FILE), letting the page's script run for 5 s of virtual
+ * time; returns what it printed on stdout. */
+static char *browse(const char *browser, const char *url, const char *what,
+                    const char *profile) {
+  char dir[160];
+  char *argv[] = {(char *)browser, "--headless", "--no-sandbox",
+                  "--disable-gpu", "--no-first-run", dir,
+                  "--window-size=1280,900", "--virtual-time-budget=5000",
+                  (char *)what, (char *)url, NULL};
+  tu_run r;
+  char *out;
+  snprintf(dir, sizeof dir, "--user-data-dir=%s", profile);
+  r = tu_run_argv(argv, 120);
+  cr_assert_eq(r.status, 0, "chromium %s: exit %d\n%s", what, r.status,
+               r.err);
+  out = strdup(r.out);
+  tu_run_free(&r);
+  return out;
+}
+
+static int count_of(const char *s, const char *needle) {
+  int n = 0;
+  for (s = strstr(s, needle); s != NULL; s = strstr(s + 1, needle))
+    n++;
+  return n;
+}
+
+Test(status, slow_page_in_headless_chromium, .timeout = 400) {
+  const char *browser = chromium();
+  const char *keep = getenv("ORION_SCREENSHOT");
+  char profile[128], shot[160], flag[200], *dom, *doc, *p;
+  unsigned char magic[8];
+  FILE *f;
+  job j;
+  job_start(&j);
+  job_touch(&j, "go");
+  cr_assert(job_wait_out(&j, "loops done\n"), "the job never finished its "
+                                               "loops");
+  doc = status_when(&j, "job/loops_done", "3");
+  free(doc);
+  snprintf(profile, sizeof profile, "%s/chromium", j.dir);
+
+  /* What the page shows once its script ran. */
+  dom = browse(browser, j.url, "--dump-dom", profile);
+  cr_expect_eq(count_of(dom, "class=\"exec\""), 2, "two executor rows:\n%s",
+               dom);
+  cr_expect(strstr(dom, "data-id=\"0\"") != NULL &&
+                strstr(dom, "data-id=\"1\"") != NULL,
+            "%s", dom);
+  cr_expect_eq(count_of(dom, "<td class=\"host\">127.0.0.1</td>"), 2, "%s",
+               dom);
+  cr_expect_eq(count_of(dom, ">idle</td>"), 2, "%s", dom);
+  p = strstr(dom, "id=\"loopline\"");
+  cr_assert_not_null(p, "%s", dom);
+  cr_expect(strstr(p, "loop 3: the parallel_for at ") != NULL &&
+                strstr(p, ", finished, 4/4 blocks on 2 executors") != NULL,
+            "%.400s", p);
+  cr_expect(strstr(dom, "data-key=\"loss\" data-points=\"3\"") != NULL,
+            "a loss chart of 3 points:\n%s", dom);
+  cr_expect(strstr(dom, "<polyline points=\"") != NULL, "%s", dom);
+  cr_expect_eq(count_of(dom, "class=\"point\""), 6,
+               "3 points on the loss and the blocks charts:\n%s", dom);
+  p = strstr(dom, "<pre id=\"log\">");
+  cr_assert_not_null(p, "%s", dom);
+  cr_expect(strstr(p, "epoch 3: 4 blocks") != NULL &&
+                strstr(p, "loops done") != NULL,
+            "the log:\n%.2000s", p);
+  cr_expect(strstr(dom, "id=\"conn\" class=\"live\"") != NULL, "%s", dom);
+  free(dom);
+
+  /* A screenshot: a PNG (kept at $ORION_SCREENSHOT when set). */
+  snprintf(shot, sizeof shot, "%s",
+           keep != NULL && keep[0] != '\0' ? keep : "");
+  if (shot[0] == '\0')
+    snprintf(shot, sizeof shot, "%s/page.png", j.dir);
+  snprintf(flag, sizeof flag, "--screenshot=%s", shot);
+  free(browse(browser, j.url, flag, profile));
+  f = fopen(shot, "rb");
+  cr_assert_not_null(f, "no screenshot %s", shot);
+  cr_expect_eq(fread(magic, 1, 8, f), 8);
+  fclose(f);
+  cr_expect(memcmp(magic, "\x89PNG\r\n\x1a\n", 8) == 0, "not a PNG");
+
+  cr_expect_eq(job_end(&j), 0);
+  job_free(&j);
+}
