@@ -23,8 +23,8 @@
 #include "lua/jobpage.h"
 #include "lua/orion.h"
 
-/* The job page's HTML, CSS and JS (drivers/status_page.html as a C string,
- * made at build time by drivers/mkpage.awk): status_page[]. */
+/* The job page's HTML, CSS and JS: drivers/status_page.html as the bytes
+ * of status_page[], NUL-terminated (made at build time, Makefile.am). */
 #include "drivers/status_page.inc"
 
 #define EXIT_SCRIPT 1

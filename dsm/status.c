@@ -88,6 +88,8 @@ void orion_status_put_loop(const orion_status_loop *l) {
 void orion_status_record(const char *json, size_t n) {
   int warn = 0;
   char *line;
+  if (!orion_status_on()) /* no copy without the page */
+    return;
   if (n > 0 && json[n - 1] == '\n')
     n--;
   line = orion_strndup(json, n);
@@ -130,70 +132,63 @@ static int live(const orion_status_loop *l) {
          strcmp(l->phase, "pulling") == 0;
 }
 
+/* key: value members. */
+static void kint(orion_json *j, const char *key, int64_t v) {
+  orion_json_key(j, key);
+  orion_json_int(j, v);
+}
+
+static void knum(orion_json *j, const char *key, double v) {
+  orion_json_key(j, key);
+  orion_json_num(j, v);
+}
+
+static void kstr(orion_json *j, const char *key, const char *v) {
+  orion_json_key(j, key);
+  orion_json_str(j, v);
+}
+
 static void render_exec(orion_json *j, const orion_status_exec *e,
                         double now) {
   orion_json_object(j);
-  orion_json_key(j, "id");
-  orion_json_int(j, e->id);
-  orion_json_key(j, "host");
-  orion_json_str(j, e->host);
-  orion_json_key(j, "addr");
-  orion_json_str(j, e->addr[0] != '\0' ? e->addr : NULL);
+  kint(j, "id", e->id);
+  kstr(j, "host", e->host);
+  kstr(j, "addr", e->addr[0] != '\0' ? e->addr : NULL);
   orion_json_key(j, "pid");
   if (e->pid > 0)
     orion_json_int(j, e->pid);
   else
     orion_json_null(j);
-  orion_json_key(j, "device");
-  orion_json_str(j, e->device);
+  kstr(j, "device", e->device);
   orion_json_key(j, "heartbeat_age");
   if (e->heard > 0)
     orion_json_num(j, e->polled - e->heard);
   else
     orion_json_null(j);
-  orion_json_key(j, "polled_ago");
-  orion_json_num(j, now - e->polled);
-  orion_json_key(j, "state");
-  orion_json_str(j, e->state);
-  orion_json_key(j, "blocks_done");
-  orion_json_int(j, e->blocks_done);
-  orion_json_key(j, "blocks_total");
-  orion_json_int(j, e->blocks_total);
-  orion_json_key(j, "compute_seconds");
-  orion_json_num(j, e->compute);
-  orion_json_key(j, "wait_seconds");
-  orion_json_num(j, e->wait);
+  knum(j, "polled_ago", now - e->polled);
+  kstr(j, "state", e->state);
+  kint(j, "blocks_done", e->blocks_done);
+  kint(j, "blocks_total", e->blocks_total);
+  knum(j, "compute_seconds", e->compute);
+  knum(j, "wait_seconds", e->wait);
   orion_json_end(j);
 }
 
 static void render_loop(orion_json *j, const orion_status_loop *l) {
   orion_json_object(j);
-  orion_json_key(j, "number");
-  orion_json_int(j, l->number);
-  orion_json_key(j, "where");
-  orion_json_str(j, l->where);
-  orion_json_key(j, "schedule");
-  orion_json_str(j, l->schedule);
-  orion_json_key(j, "phase");
-  orion_json_str(j, l->phase);
-  orion_json_key(j, "blocks");
-  orion_json_int(j, l->blocks);
-  orion_json_key(j, "blocks_done");
-  orion_json_int(j, l->blocks_done);
-  orion_json_key(j, "clocks");
-  orion_json_int(j, l->clocks);
-  orion_json_key(j, "elements");
-  orion_json_int(j, l->elements);
-  orion_json_key(j, "executors");
-  orion_json_int(j, l->nexec);
-  orion_json_key(j, "bytes_moved");
-  orion_json_int(j, (int64_t)l->bytes);
-  orion_json_key(j, "seconds");
-  orion_json_num(j, l->seconds);
-  orion_json_key(j, "compute_seconds");
-  orion_json_num(j, l->compute);
-  orion_json_key(j, "wait_seconds");
-  orion_json_num(j, l->wait);
+  kint(j, "number", l->number);
+  kstr(j, "where", l->where);
+  kstr(j, "schedule", l->schedule);
+  kstr(j, "phase", l->phase);
+  kint(j, "blocks", l->blocks);
+  kint(j, "blocks_done", l->blocks_done);
+  kint(j, "clocks", l->clocks);
+  kint(j, "elements", l->elements);
+  kint(j, "executors", l->nexec);
+  kint(j, "bytes_moved", (int64_t)l->bytes);
+  knum(j, "seconds", l->seconds);
+  knum(j, "compute_seconds", l->compute);
+  knum(j, "wait_seconds", l->wait);
   orion_json_end(j);
 }
 
@@ -201,12 +196,9 @@ static void render_log_line(void *ud, uint64_t seq, double t,
                             const char *line) {
   orion_json *j = ud;
   orion_json_object(j);
-  orion_json_key(j, "n");
-  orion_json_int(j, (int64_t)seq);
-  orion_json_key(j, "t");
-  orion_json_num(j, t - st.started);
-  orion_json_key(j, "line");
-  orion_json_str(j, line);
+  kint(j, "n", (int64_t)seq);
+  knum(j, "t", t - st.started);
+  kstr(j, "line", line);
   orion_json_end(j);
 }
 
@@ -218,16 +210,11 @@ void orion_status_render(orion_buf *b, double now) {
   orion_json_object(&j);
   orion_json_key(&j, "job");
   orion_json_object(&j);
-  orion_json_key(&j, "script");
-  orion_json_str(&j, st.script);
-  orion_json_key(&j, "pid");
-  orion_json_int(&j, (int64_t)getpid());
-  orion_json_key(&j, "started");
-  orion_json_num(&j, st.wall);
-  orion_json_key(&j, "uptime");
-  orion_json_num(&j, now - st.started);
-  orion_json_key(&j, "loops_done");
-  orion_json_int(&j, st.nhist + (st.loop.number != 0 && !live(&st.loop)));
+  kstr(&j, "script", st.script);
+  kint(&j, "pid", (int64_t)getpid());
+  knum(&j, "started", st.wall);
+  knum(&j, "uptime", now - st.started);
+  kint(&j, "loops_done", st.nhist + (st.loop.number != 0 && !live(&st.loop)));
   orion_json_end(&j);
   orion_json_key(&j, "executors");
   orion_json_array(&j);
@@ -252,10 +239,8 @@ void orion_status_render(orion_buf *b, double now) {
   orion_json_end(&j);
   orion_json_key(&j, "metrics");
   orion_json_object(&j);
-  orion_json_key(&j, "count");
-  orion_json_int(&j, st.nmetrics);
-  orion_json_key(&j, "dropped");
-  orion_json_int(&j, st.dropped);
+  kint(&j, "count", st.nmetrics);
+  kint(&j, "dropped", st.dropped);
   orion_json_end(&j);
   orion_json_key(&j, "log");
   orion_json_array(&j);

@@ -206,7 +206,7 @@ static char *quoted(const char *s, size_t n) {
 Test(status, json_escapes_strings) {
   EXPECT_QUOTED("plain", "\"plain\"");
   EXPECT_QUOTED("say \"hi\"\\", "\"say \\\"hi\\\"\\\\\"");
-  EXPECT_QUOTED("a\nb\tc\rd", "\"a\\nb\\tc\\rd\"");
+  EXPECT_QUOTED("a\nb\tc\rd", "\"a\\u000ab\\u0009c\\u000dd\"");
   EXPECT_QUOTED("\x01\x1f", "\"\\u0001\\u001f\"");
   EXPECT_QUOTED("nul\0x", "\"nul\\u0000x\"");
   EXPECT_QUOTED("</script>", "\"</script>\"");
@@ -251,7 +251,7 @@ Test(status, json_writes_nested_values) {
   cr_assert(orion_json_ok(&j));
   cr_expect_str_eq(b.data, "{\"a\":-42,\"list\":[0.1,0.33333333333333331,"
                            "null,null,true,null,null,{},[],{\"x\":1}],"
-                           "\"k\\\"\":\"v\\n\"}");
+                           "\"k\\\"\":\"v\\u000a\"}");
   cr_expect(json_valid(b.data));
   orion_buf_free(&b);
 }
@@ -602,7 +602,8 @@ Test(status, store_renders_executors_loops_metrics_and_log) {
   cr_expect_eq(jnum(doc, "loops/1/seconds"), 0.25);
   cr_expect_null(jget(doc, "loops/2"));
   cr_expect_eq(jnum(doc, "job/loops_done"), 2);
-  cr_expect_str_eq(jget(doc, "job/script"), "\"apps/\\\"odd\\\"\\n.lua\"");
+  cr_expect_str_eq(jget(doc, "job/script"),
+                   "\"apps/\\\"odd\\\"\\u000a.lua\"");
   cr_expect_eq(jnum(doc, "metrics/count"), 2);
   cr_expect(strstr(doc, "\"line\":\"a \\\"quoted\\\" \\u0001 line\"") !=
                 NULL,

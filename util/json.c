@@ -128,15 +128,9 @@ void orion_json_quote(orion_buf *b, const char *s, size_t n) {
       esc[1] = (char)c;
       orion_buf_append(b, esc, 2);
       i++;
-    } else if (c < 0x20) {
-      const char *short_ = c == '\n' ? "\\n" : c == '\t' ? "\\t"
-                           : c == '\r' ? "\\r" : NULL;
-      if (short_ != NULL)
-        orion_buf_append(b, short_, 2);
-      else {
-        snprintf(esc, sizeof esc, "\\u%04x", c);
-        orion_buf_append(b, esc, 6);
-      }
+    } else if (c < 0x20) { /* \u000a, as --metrics files always had */
+      snprintf(esc, sizeof esc, "\\u%04x", c);
+      orion_buf_append(b, esc, 6);
       i++;
     } else if ((len = utf8_len(p + i, n - i)) == 0) {
       orion_buf_append(b, "\\ufffd", 6);

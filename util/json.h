@@ -3,8 +3,8 @@
  *
  * The writer places the commas and colons; the caller says what comes
  * next.  Strings are escaped so that the output is always valid JSON and
- * valid UTF-8: quote, backslash and control bytes are escaped, and bytes
- * that are not UTF-8 become U+FFFD.  Numbers that are not finite are
+ * valid UTF-8: quote and backslash are escaped, control bytes written as
+ * \u00XX, and bytes that are not UTF-8 become U+FFFD.  Numbers that are not finite are
  * written as null.  Nesting deeper than ORION_JSON_DEPTH, or an end that
  * does not match, marks the writer bad (orion_json_ok) instead of writing
  * invalid text.  Single-threaded per writer; the buffer stays the
