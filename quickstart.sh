@@ -4,7 +4,8 @@
 #   ./quickstart.sh demo [MF-OPTIONS...]  runs the MF app on the embedded data
 #   ./quickstart.sh test                  runs the fast test suite (make check)
 #   ./quickstart.sh slow                  runs the slow set (make check-slow:
-#                                         large clusters, namespaces, fuzzing)
+#                                         large clusters, namespaces, fuzzing,
+#                                         the job page in headless Chromium)
 # Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -17,6 +18,9 @@ case $mode in
 esac
 
 packages="build-essential autoconf automake pkg-config liblua5.4-dev libuv1-dev libopenblas-dev zlib1g-dev libcriterion-dev"
+# The slow set also opens the job page (--status) in headless Chromium.
+slow_packages="chromium fonts-dejavu-core"
+[ "$mode" = slow ] && packages="$packages $slow_packages"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -20,8 +20,14 @@
 #include "drivers/launcher.h"
 #include "drivers/plot.h"
 #include "dsm/cluster.h"
+#include "dsm/status.h"
+#include "lua/jobpage.h"
 #include "lua/orion.h"
 #include "util/progress.h"
+
+/* The job page's HTML, CSS and JS: drivers/status_page.html as the bytes
+ * of status_page[], NUL-terminated (made at build time, Makefile.am). */
+#include "drivers/status_page.inc"
 
 #define EXIT_SCRIPT 1
 #define EXIT_USAGE 2
@@ -50,6 +56,10 @@ static const char usage_text[] =
     "                  print plans as --explain does, and stop the script\n"
     "                  (exit code 0) before the loop of the Nth call site\n"
     "                  (default 1) runs; the loops before it run\n"
+    "  --status [ADDR:]PORT  serve a live job page (executors, loops,\n"
+    "                  metrics, log) on PORT (0: any free one) of ADDR\n"
+    "                  (default 127.0.0.1); its address, with the token it\n"
+    "                  needs, is printed on stderr\n"
     "  --fast-math     compiled loop bodies may reassociate sums, contract\n"
     "                  multiply-adds and compute f32 data in single\n"
     "                  precision (opts.fast = true for every loop)\n"
@@ -107,6 +117,7 @@ static int parse_count(const char *s, int max, int *out) {
 }
 
 static int traceback_on;
+static const char *status_spec; /* --status, or NULL */
 
 static int msghandler(lua_State *L) {
   const char *msg;
@@ -176,7 +187,8 @@ enum {
   OPT_HEARTBEAT_TIMEOUT,
   OPT_STALL_SECONDS,
   OPT_METRICS,
-  OPT_SEED
+  OPT_SEED,
+  OPT_STATUS
 };
 
 /* What parse_options returns when the driver goes on to the script. */
@@ -200,6 +212,7 @@ static const struct option long_opts[] = {
     {"stall-seconds", required_argument, NULL, OPT_STALL_SECONDS},
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"status", required_argument, NULL, OPT_STATUS},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
@@ -320,6 +333,11 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
       return usage_error("%s needs a file name", "--metrics");
     cfg->metrics_path = arg;
     return GO_ON;
+  case OPT_STATUS:
+    if (arg == NULL)
+      return usage_error("%s needs [ADDR:]PORT", "--status");
+    status_spec = arg;
+    return GO_ON;
   case OPT_SEED:
     if (arg == NULL)
       return usage_error("%s needs a number", "--seed");
@@ -437,13 +455,28 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   fclose(f);
+  if (status_spec != NULL) {
+    char url[512];
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_status_start(status_spec, status_page, sizeof status_page - 1,
+                           url, sizeof url, &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
+    orion_status_put_job(script);
+    fprintf(stderr, "orion: status page at %s\n", url);
+    fflush(stderr);
+  }
 
   L = luaL_newstate();
   if (L == NULL) {
     fprintf(stderr, "orion-driver: cannot create a Lua state\n");
+    orion_status_stop();
     return EXIT_SCRIPT;
   }
   luaL_openlibs(L);
+  orion_jobpage_print(L);
   set_lua_path(L, argv[0]);
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "preload");
@@ -466,6 +499,7 @@ int main(int argc, char **argv) {
   if (rc != LUA_OK) {
     fprintf(stderr, "orion-driver: %s\n", lua_tostring(L, -1));
     lua_close(L);
+    orion_status_stop();
     return EXIT_SCRIPT;
   }
   for (i = first + 1; i < argc; i++)
@@ -476,6 +510,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "orion-driver: %s\n", lua_tostring(L, -1));
     fflush(stdout);
     lua_close(L);
+    orion_status_stop();
     return EXIT_SCRIPT;
   }
   fflush(stdout);
@@ -486,5 +521,6 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s\n", line);
   }
   lua_close(L);
+  orion_status_stop();
   return 0;
 }

@@ -53,6 +53,8 @@ struct orion_cluster {
   double pending_since[64];
   double last_hb_sent;
   double last_tick; /* when on_tick last ran */
+  void (*tick_fn)(void *); /* the job page's, or NULL */
+  void *tick_ud;
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
@@ -72,6 +74,20 @@ const char *orion_cluster_addr(const orion_cluster *c, int exec) {
 double orion_cluster_last_heard(const orion_cluster *c, int exec) {
   const orion_conn *conn = c->peers[exec].conn;
   return conn != NULL ? orion_now() - conn->last_rx : -1;
+void orion_cluster_peer(const orion_cluster *c, int exec,
+                        orion_cluster_peer_info *out) {
+  const peer *p = &c->peers[exec];
+  out->where = p->where;
+  out->addr = p->addr;
+  out->pid = p->spawned ? p->proc.pid : 0;
+  out->last_heard = p->conn != NULL ? p->conn->last_rx : 0;
+  out->connected = p->conn != NULL;
+  out->exited = p->exited;
+}
+
+void orion_cluster_set_tick(orion_cluster *c, void (*fn)(void *), void *ud) {
+  c->tick_fn = fn;
+  c->tick_ud = ud;
 }
 
 uint64_t orion_cluster_bytes(const orion_cluster *c) {
@@ -445,6 +461,8 @@ static void on_tick(uv_timer_t *t) {
       lose(c, p, 1, "executor %d (%s) has not answered for %.0f s", p->id,
            peer_where(p), now - p->conn->last_rx);
   }
+  if (c->tick_fn != NULL)
+    c->tick_fn(c->tick_ud);
 }
 
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {

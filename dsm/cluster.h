@@ -102,6 +102,25 @@ void orion_cluster_set_lost(orion_cluster *c, orion_cluster_lost_fn fn);
  * cluster failure (the process exits with ORION_EXIT_CLUSTER). */
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud);
 
+/* What the driver knows of executor exec, for the job page (read-only,
+ * valid until the next call into the cluster). */
+typedef struct orion_cluster_peer_info {
+  const char *where;  /* where it was started ("127.0.0.1", a host) */
+  const char *addr;   /* where it connected from; "" before registering */
+  int pid;            /* the process started for it here; 0: none */
+  double last_heard;  /* orion_now() of its last frame; 0: none yet */
+  int connected;      /* registered and its connection open */
+  int exited;         /* the process started for it has exited */
+} orion_cluster_peer_info;
+
+void orion_cluster_peer(const orion_cluster *c, int exec,
+                        orion_cluster_peer_info *out);
+
+/* Calls fn(ud) on the driver's thread at every tick of the cluster's
+ * timer (5 times a second) while the cluster waits, after the heartbeat
+ * checks (NULL: none).  The job page publishes the executors from it. */
+void orion_cluster_set_tick(orion_cluster *c, void (*fn)(void *), void *ud);
+
 /* Bytes read from and written to executors so far. */
 uint64_t orion_cluster_bytes(const orion_cluster *c);
 

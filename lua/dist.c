@@ -42,6 +42,7 @@
 #include "lua/dist.h"
 #include "lua/dist_watch.h"
 #include "lua/exec.h"
+#include "lua/jobpage.h"
 #include "lua/module.h"
 #include "scheduler/loop.h"
 #include "util/alloc.h"
@@ -766,6 +767,7 @@ static orion_cluster *ensure_cluster(mod_state *s) {
     fprintf(stderr, "orion-driver: cannot start the cluster: %s\n", err.msg);
     exit(ORION_EXIT_CLUSTER);
   }
+  orion_jobpage_cluster(s->cl);
   return s->cl;
 }
 
@@ -1080,8 +1082,16 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                           (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
                           j->it->a->ndims, s->stall_seconds,
                           s->copts.heartbeat_timeout);
-  orion_loop_start(&r.m);
-  orion_cluster_wait(cl, loop_finished, &r);
+  {
+    orion_jobpage_loop v = {cl, &r.m, j->where,
+                            j->plan != NULL ? orion_sched_name(j->plan->sched)
+                                            : "serial",
+                            j->it->a->nnz, r.secs, bytes0};
+    orion_jobpage_loop_start(&v);
+    orion_loop_start(&r.m);
+    orion_cluster_wait(cl, loop_finished, &r);
+    orion_jobpage_loop_end();
+  }
   orion__dist_watch_end(&r.eye);
   failed = orion_loop_failed(&r.m);
   if (failed == NULL)

@@ -15,6 +15,7 @@
 #include "dsm/arrayfile.h"
 #include "dsm/loader.h"
 #include "dsm/partition.h"
+#include "dsm/status.h"
 #include "dsm/synth.h"
 #include "lua/accum.h"
 #include "lua/capture.h"
@@ -27,6 +28,7 @@
 #include "util/alloc.h"
 #include "util/ccomp.h"
 #include "util/clock.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/progress.h"
 #include "util/rng.h"
@@ -802,23 +804,17 @@ static int acc_m_tostring(lua_State *L) {
  * Metrics and small utilities.
  * ====================================================================== */
 
+/* s[0..n) as a JSON string (util/json.h: escaped, always valid UTF-8). */
 static void json_string(luaL_Buffer *b, const char *s, size_t n) {
-  size_t i;
-  luaL_addchar(b, '"');
-  for (i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') {
-      luaL_addchar(b, '\\');
-      luaL_addchar(b, (char)c);
-    } else if (c < 0x20) {
-      char esc[8];
-      snprintf(esc, sizeof esc, "\\u%04x", c);
-      luaL_addstring(b, esc);
-    } else {
-      luaL_addchar(b, (char)c);
-    }
+  orion_buf q;
+  orion_buf_init(&q);
+  orion_json_quote(&q, s, n);
+  if (q.oom) {
+    orion_buf_free(&q);
+    luaL_error(b->L, "record: out of memory");
   }
-  luaL_addchar(b, '"');
+  luaL_addlstring(b, q.data, q.len);
+  orion_buf_free(&q);
 }
 
 static int cmp_str(const void *x, const void *y) {
@@ -826,7 +822,8 @@ static int cmp_str(const void *x, const void *y) {
 }
 
 /* orion.record{k = v, ...}: one JSON object per call, keys sorted, appended
- * to the --metrics file (a no-op without one). */
+ * to the --metrics file (a no-op without one) and kept for the job page
+ * (--status, dsm/status.h). */
 static int l_record(lua_State *L) {
   mod_state *s = orion__state(L);
   const char *keys[256];
@@ -880,6 +877,11 @@ static int l_record(lua_State *L) {
   }
   luaL_addstring(&b, "}\n");
   luaL_pushresult(&b);
+  {
+    size_t len;
+    const char *line = lua_tolstring(L, -1, &len);
+    orion_status_record(line, len);
+  }
   if (s->metrics_path == NULL)
     return 0;
   if (s->metrics == NULL) {

@@ -224,3 +224,29 @@ const orion_error *orion_loop_failed(const orion_loop *l) {
 orion_block_state orion_loop_block_state(const orion_loop *l, int block) {
   return (orion_block_state)l->state[l->s->pos_of[block]];
 }
+
+void orion_loop_count(const orion_loop *l, int exec, int *done, int *total) {
+  int pos;
+  *done = *total = 0;
+  for (pos = 0; pos < l->s->nblocks; pos++)
+    if (exec < 0 || exec_of(l, l->s->order[pos]) == exec) {
+      (*total)++;
+      *done += l->state[pos] == ORION_BLOCK_DONE;
+    }
+}
+
+const char *orion_loop_phase_name(const orion_loop *l) {
+  switch (l->phase) {
+  case ORION_LOOP_RUNNING:
+    return "running";
+  case ORION_LOOP_ENDING:
+    return "ending";
+  case ORION_LOOP_PULLING:
+    return "pulling";
+  case ORION_LOOP_FINISHED:
+    return l->failed ? "failed" : "finished";
+  case ORION_LOOP_BROKEN:
+    return "broken";
+  }
+  return "?";
+}

@@ -151,4 +151,12 @@ orion_block_state orion_loop_block_state(const orion_loop *l, int block);
  * without having reported it, or -1. */
 int orion_loop_in_flight(const orion_loop *l, int exec);
 
+/* For the job page: the blocks done and in all that run on executor exec
+ * (-1: on every executor). */
+void orion_loop_count(const orion_loop *l, int exec, int *done, int *total);
+
+/* The phase as a word: "running", "ending", "pulling", "finished",
+ * "failed" (finished after a body or a write failed) or "broken". */
+const char *orion_loop_phase_name(const orion_loop *l);
+
 #endif

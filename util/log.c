@@ -1,6 +1,8 @@
 /* Logging to stderr (see log.h). */
 #include "util/log.h"
 
+#include "util/log_ring.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -22,9 +24,13 @@ int orion_log_verbose(void) { return verbose && !quiet; }
 /* One message; a progress line on screen is erased first. */
 static void emit(const char *tag, const char *fmt, va_list ap) {
   char buf[2048];
+  char line[2100];
+  int n;
   vsnprintf(buf, sizeof buf, fmt, ap);
+  n = snprintf(line, sizeof line, "orion: %s%s", tag, buf);
   orion_progress_clear();
-  fprintf(stderr, "orion: %s%s\n", tag, buf);
+  fprintf(stderr, "%s\n", line);
+  orion_log_keep(line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 void orion_log_info(const char *fmt, ...) {
