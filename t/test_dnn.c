@@ -641,6 +641,10 @@ Test(dnn, slow_fashion_mnist_full_reaches_the_documented_accuracy,
   tu_run r;
   int n;
   fashion_dir();
+  /* The first epoch moves the 188 MB training set to the executors; on a
+   * loaded machine the driver may be silent longer than the executors'
+   * default 10 s (which --heartbeat-timeout does not change). */
+  setenv("ORION_HEARTBEAT_TIMEOUT", "60", 1);
   {
     const char *args[] = {"--quiet", "--executors", "2",
                           "--heartbeat-timeout", "60", "@dnn.lua",
