@@ -54,8 +54,9 @@ local spec = {
   epilog = "Fashion-MNIST: DIR holds train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz],\n" ..
            "t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz] (Debian's\n" ..
            "dataset-fashion-mnist installs them in /usr/share/datasets/fashion-mnist);\n" ..
-           "train on the 60k training images, test on the 10k.  MNIST: DIR holds t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz];\n" ..
-           "a fixed random permutation splits the 10k images into --train-size for\n" ..
+           "train on the 60k training images, test on the 10k.  MNIST: DIR holds\n" ..
+           "t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz]; a fixed\n" ..
+           "random permutation splits the 10k images into --train-size for\n" ..
            "training and the rest for held-out accuracy.  20NG: DIR holds\n" ..
            "docword.20news.txt.gz and docs.20news.txt (docID split group); features\n" ..
            "are log(1 + count), L2-normalised per document; train on \"train\",\n" ..
