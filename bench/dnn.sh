@@ -18,13 +18,15 @@
 #   FLOP per sample    of one SGD step, counted per layer of in x out
 #                      weights: forward 2 in out, weight gradient 2 in out,
 #                      input gradient 2 in out (not for the first layer)
-#   sgemm GFLOP/s      OpenBLAS sgemm through orion.nn's nn.gemm on one
-#                      thread: on the shapes of one training step at this
-#                      batch (the same products, timed as one mix), and on
-#                      1024x1024x1024 for reference
+#   sgemm GFLOP/s      OpenBLAS sgemm through orion.nn's nn.gemm, one
+#                      thread in each of P = min(EXECS, cores) processes
+#                      run at once (as the executors run): on the shapes
+#                      of one training step at this batch (the same
+#                      products, timed as one mix), and on 1024x1024x1024
+#                      for reference; the sum over the P processes
 #   ceiling            samples/s if every executor did nothing but those
-#                      products at the measured rate: min(EXECS, cores) x
-#                      rate / FLOP per sample
+#                      products at the measured rate: rate / FLOP per
+#                      sample
 #   ratio              samples/s / ceiling
 # The sgemm runs before and after training; the larger of each pair is used
 # (the machine may be shared).  The load average before and after is
@@ -107,7 +109,16 @@ end
 print(("sgemm %.1f %.1f %d"):format(big, flop / t / 1e9, flop // batch))
 EOF
 
-sgemm() { ./orion-driver --quiet --executors 0 "$tmp/sgemm.lua" "$batch" "$layers"; }
+# P single-thread processes at once; one line "sgemm BIG STEP FLOP" each.
+par=$(( execs < $(nproc) ? execs : $(nproc) ))
+sgemm() {
+  local i
+  for i in $(seq 1 "$par"); do
+    ./orion-driver --quiet --executors 0 "$tmp/sgemm.lua" "$batch" "$layers" > "$tmp/sg.$i" &
+  done
+  wait
+  cat "$tmp"/sg.*
+}
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 sgemm > "$tmp/sgemm.before"
 # 60 s of silence allowed both ways: the first epoch moves the training set
@@ -119,22 +130,23 @@ sgemm > "$tmp/sgemm.after"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 cat "$tmp/out.txt"
-python3 - "$tmp" "$layers" "$execs" "$batch" "$(nproc)" "$load_before" "$load_after" <<'EOF'
+python3 - "$tmp" "$layers" "$execs" "$batch" "$par" "$load_before" "$load_after" <<'EOF'
 import json, statistics, sys
-tmp, layers, execs, batch, cores = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+tmp, layers, execs, batch, par = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 recs = [json.loads(l) for l in open(tmp + '/m.jsonl')]
 sps = statistics.median(r['samples_per_s'] for r in recs if r['epoch'] >= 2)
 big = step = 0.0
 for name in ('before', 'after'):
-    _, b, s, flop = open(tmp + '/sgemm.' + name).read().split()
-    big, step, flop = max(big, float(b)), max(step, float(s)), int(flop)
-par = min(execs, cores)
-ceil_step = par * step * 1e9 / flop
-ceil_big = par * big * 1e9 / flop
+    rows = [l.split() for l in open(tmp + '/sgemm.' + name)]
+    big = max(big, sum(float(r[1]) for r in rows))
+    step = max(step, sum(float(r[2]) for r in rows))
+    flop = int(rows[0][3])
+ceil_step = step * 1e9 / flop
+ceil_big = big * 1e9 / flop
 print(f"samples/s (median of epochs 2..{recs[-1]['epoch']}): {sps:.0f}   "
       f"test accuracy after epoch {recs[-1]['epoch']}: {recs[-1]['accuracy']:.4f}")
-print(f"FLOP per sample: {flop} ({layers}, batch {batch}); {execs} executors x 1 OpenBLAS thread, {cores} cores")
-print(f"sgemm GFLOP/s on 1 thread: {step:.1f} on the training step's shapes, {big:.1f} on 1024^3")
+print(f"FLOP per sample: {flop} ({layers}, batch {batch}); {execs} executors x 1 OpenBLAS thread")
+print(f"sgemm GFLOP/s, {par} single-thread processes at once: {step:.1f} on the training step's shapes, {big:.1f} on 1024^3")
 print(f"ceiling: {ceil_step:.0f} samples/s (step shapes), {ceil_big:.0f} (1024^3)")
 print(f"ratio achieved/ceiling: {sps / ceil_step:.2f} (step shapes), {sps / ceil_big:.2f} (1024^3)")
 print(f"load average: {sys.argv[6]} before, {sys.argv[7]} after")
