@@ -129,6 +129,36 @@ orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
   }
 }
 
+/* Appends the source text of node n on one line to out: a statement
+ * prints with its newline and a long expression with its line breaks, and
+ * an entry of the plan text is one line, so every run of white space that
+ * holds a line break becomes one space and the end is trimmed. */
+static void node_text(const ast_node *n, orion_buf *out) {
+  orion_buf raw;
+  size_t i, start = out->len;
+  int brk = 0;
+  orion_buf_init(&raw);
+  orion_ast_print(n, &raw);
+  for (i = 0; i < raw.len && !raw.oom; i++) {
+    char ch = (char)raw.data[i];
+    if (ch == '\n' || ch == '\r') {
+      brk = 1;
+      continue;
+    }
+    if (brk && (ch == ' ' || ch == '\t'))
+      continue;
+    if (brk && out->len > start && out->data[out->len - 1] != ' ')
+      orion_buf_u8(out, ' ');
+    brk = 0;
+    orion_buf_u8(out, (uint8_t)ch);
+  }
+  while (out->len > start && out->data[out->len - 1] == ' ')
+    out->len--;
+  if (raw.oom)
+    out->oom = 1;
+  orion_buf_free(&raw);
+}
+
 /* Records an access to r (pass 2 only); all_unknown: every subscript is
  * unknown. */
 static void add_access(orion__actx *c, const orion__aref *r, int mode,
@@ -160,9 +190,12 @@ static void add_access(orion__actx *c, const orion__aref *r, int mode,
     c->oom = 1;
     return;
   }
+  a->update =
+      at != NULL && (at == c->upd_read || at == c->upd_write) ? c->upd_op : 0;
+  a->refused = c->refusing;
   orion_buf_init(&text);
   if (at != NULL)
-    orion_ast_print(at, &text);
+    node_text(at, &text);
   else
     orion_buf_append(&text, pa->name, strlen(pa->name));
   orion_buf_u8(&text, 0);
@@ -348,6 +381,17 @@ static const char *builtin_name(orion__actx *c, const ast_node *f, char *buf,
  * read and written (only read when `pure`).  keep_subs keeps the known
  * leading subscripts (the value stays inside this iteration: a call argument
  * or a local); otherwise the escape is unknown everywhere. */
+static void escape_ref(orion__actx *c, const orion__aref *r,
+                       const ast_node *e, const char *why, int keep_subs,
+                       int pure) {
+  if (r->nsub >= ndims_of(c, r))
+    add_access(c, r, ACC_READ, e, "read", 0); /* an element, by value */
+  else if (pure)
+    add_access(c, r, ACC_READ, e, why, 0);
+  else
+    add_rw(c, r, e, why, !keep_subs);
+}
+
 static void escape_value(orion__actx *c, const ast_node *e, const char *why,
                          int keep_subs, int pure) {
   orion__aref r;
@@ -355,14 +399,8 @@ static void escape_value(orion__actx *c, const ast_node *e, const char *why,
     visit_expr(c, e);
     return;
   }
-  if (!orion__index_chain(c, e, &r))
-    return;
-  if (r.nsub >= ndims_of(c, &r))
-    add_access(c, &r, ACC_READ, e, "read", 0); /* an element, by value */
-  else if (pure)
-    add_access(c, &r, ACC_READ, e, why, 0);
-  else
-    add_rw(c, &r, e, why, !keep_subs);
+  if (orion__index_chain(c, e, &r))
+    escape_ref(c, &r, e, why, keep_subs, pure);
 }
 
 static void visit_call_args(orion__actx *c, const ast_list *args,
@@ -402,14 +440,105 @@ static int nn_call(orion__actx *c, const ast_node *f, char *buf, size_t size,
   return 1;
 }
 
+static void put_s(orion_buf *b, const char *s) {
+  orion_buf_append(b, s, strlen(s));
+}
+
+/* What to write instead of the method call e on the whole array (or
+ * buffer) r: A:get(i, j) is A[i][j], A:set(i, v) is A[i] = v, A:dims() is
+ * #A and #A[1]. */
+static void method_instead(const orion__actx *c, const ast_node *e,
+                           const orion__aref *r, orion_buf *b) {
+  const char *m = e->str;
+  int i, k, n = e->list.n, nd = ndims_of(c, r);
+  int get = strcmp(m, "get") == 0 && n >= 1;
+  int set = strcmp(m, "set") == 0 && n >= 2;
+  if (r->buffered) {
+    put_s(b, "write its elements instead (");
+    node_text(e->a, b);
+    put_s(b, "[k] = delta)");
+  } else if (get || set) {
+    put_s(b, "write ");
+    node_text(e->a, b);
+    for (i = 0; i < (get ? n : n - 1); i++) {
+      put_s(b, "[");
+      node_text(e->list.v[i], b);
+      put_s(b, "]");
+    }
+    if (set) {
+      put_s(b, " = ");
+      node_text(e->list.v[n - 1], b);
+    }
+    put_s(b, " instead");
+  } else if (strcmp(m, "dims") == 0) {
+    put_s(b, "use ");
+    for (i = 0; i < nd; i++) {
+      put_s(b, i == 0 ? "#" : i == nd - 1 ? " and #" : ", #");
+      node_text(e->a, b);
+      for (k = 0; k < i; k++)
+        put_s(b, "[1]");
+    }
+    put_s(b, " instead");
+  } else {
+    put_s(b, "index the array instead (");
+    node_text(e->a, b);
+    put_s(b, "[i]), or compute what the body needs on the driver before "
+             "the loop and capture it in a local");
+  }
+}
+
+/* The receiver of the method call e (a name): a method call on a whole
+ * array or buffer cannot work in a body (there A.get is the subscript
+ * "get"), so the loop is rejected with a reason naming the call; its
+ * receiver is still recorded as an unknown read and write, marked
+ * refused.  Any other receiver escapes as escape_value records it. */
+static void method_receiver(orion__actx *c, const ast_node *e,
+                            const ast_node *recv, const char *why) {
+  orion__aref r;
+  orion_buf b;
+  char head[160];
+  if (!orion__index_chain(c, recv, &r))
+    return;
+  if (r.nsub > 0) {
+    escape_ref(c, &r, recv, why, 1, 0);
+    return;
+  }
+  if (c->pass == 2) {
+    orion_buf_init(&b);
+    node_text(e, &b);
+    snprintf(head, sizeof head, " at line %d: a method call on %s '", e->line,
+             r.buffered ? "buffer" : "DistArray");
+    put_s(&b, head);
+    node_text(recv, &b);
+    put_s(&b, r.buffered ? "'; a buffer has no methods in a parallel_for "
+                           "body: "
+                         : "'; DistArray methods run on the driver only, a "
+                           "parallel_for body cannot call them: ");
+    method_instead(c, e, &r, &b);
+    orion_buf_u8(&b, 0);
+    if (b.oom || orion__add_str(&c->plan->reasons, &c->plan->nreasons,
+                                orion_strdup(b.data)) != 0)
+      c->oom = 1;
+    orion_buf_free(&b);
+    c->nrefused++;
+  }
+  c->refusing = 1;
+  escape_ref(c, &r, recv, why, 1, 0);
+  c->refusing = 0;
+}
+
 static void visit_call(orion__actx *c, const ast_node *e) {
   char name[128], text[160];
   const char *bname, *nnf;
   if (e->kind == AST_METHCALL) {
     /* acc:add(x) and the like on non-array objects are not accesses; a
-     * method on array data may do anything to it. */
+     * method on a slice may do anything to it; one on a whole array is
+     * refused. */
     snprintf(text, sizeof text, "method :%s", e->str);
-    escape_value(c, e->a, text, 1, 0);
+    if (e->a->kind == AST_NAME)
+      method_receiver(c, e, e->a, text);
+    else
+      escape_value(c, e->a, text, 1, 0);
     visit_call_args(c, &e->list, text, 0);
     return;
   }
@@ -589,6 +718,44 @@ static void visit_assign_target(orion__actx *c, const ast_node *t) {
   visit_expr(c, t);
 }
 
+/* Two nodes with the same source text. */
+static int same_text(const ast_node *x, const ast_node *y) {
+  orion_buf a, b;
+  int same;
+  orion_buf_init(&a);
+  orion_buf_init(&b);
+  node_text(x, &a);
+  node_text(y, &b);
+  same = !a.oom && !b.oom && a.len == b.len &&
+         (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
+  orion_buf_free(&a);
+  orion_buf_free(&b);
+  return same;
+}
+
+/* An update X[s] = X[s] + e, X[s] = e + X[s] or X[s] = X[s] - e: notes its
+ * operand and target (c->upd_read, c->upd_write) so that their accesses
+ * are marked as an accumulation (the read serves only the update). */
+static void find_update(orion__actx *c, const ast_node *s) {
+  const ast_node *t, *rhs;
+  c->upd_read = c->upd_write = NULL;
+  if (s->list.n != 1 || s->list2.n != 1)
+    return;
+  t = s->list.v[0];
+  rhs = s->list2.v[0];
+  if (t->kind != AST_INDEX || rhs->kind != AST_BINOP ||
+      (rhs->op != OP_ADD && rhs->op != OP_SUB))
+    return;
+  if (same_text(rhs->a, t))
+    c->upd_read = rhs->a;
+  else if (rhs->op == OP_ADD && same_text(rhs->b, t))
+    c->upd_read = rhs->b;
+  if (c->upd_read != NULL) {
+    c->upd_write = t;
+    c->upd_op = rhs->op == OP_ADD ? '+' : '-';
+  }
+}
+
 static void visit_stat(orion__actx *c, const ast_node *s) {
   int i, saved;
   switch (s->kind) {
@@ -606,6 +773,8 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
     visit_func(c, s->b);
     break;
   case AST_ASSIGN:
+    if (c->pass == 2)
+      find_update(c, s);
     for (i = 0; i < s->list2.n; i++) {
       const ast_node *t = i < s->list.n ? s->list.v[i] : NULL;
       int keep = t != NULL && t->kind == AST_NAME &&
@@ -615,6 +784,7 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
     }
     for (i = 0; i < s->list.n; i++)
       visit_assign_target(c, s->list.v[i]);
+    c->upd_read = c->upd_write = NULL;
     break;
   case AST_CALLSTAT:
     visit_call(c, s->a);

@@ -118,6 +118,11 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
   rc = c.oom ? ORION_ENOMEM : orion__dep_vectors(plan);
   if (rc == 0)
     rc = orion__choose(plan, in);
+  if (rc == 0 && c.nrefused > 0) {
+    /* A method call on a whole array: rejected, whatever the vectors. */
+    plan->sched = ORION_SCHED_REJECTED;
+    plan->space = plan->time = -1;
+  }
   if (rc == 0)
     rc = orion__place_all(plan);
   if (rc == 0 && plan->sched == ORION_SCHED_REJECTED)

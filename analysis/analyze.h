@@ -119,14 +119,24 @@ typedef struct orion_access {
   int nsub;       /* one per array dimension */
   orion_sub sub[ORION_MAX_DIMS];
   int line, col;
-  char *text;     /* the access as source, e.g. "W[u][k]" */
+  char *text;     /* the access as source on one line, e.g. "W[u][k]" */
   char *why;      /* how it was found: "assignment", "passed to dot", ... */
+  int update;     /* '+' or '-': the read or the write of an update
+                     X[s] = X[s] + e or X[s] = X[s] - e (an accumulation);
+                     0 otherwise */
+  int refused;    /* the receiver of a method call on a whole array: the
+                     loop is rejected with a reason of its own */
 } orion_access;
 
 typedef struct orion_depvec {
   orion_dep_comp c[ORION_MAX_DIMS];
   int array;     /* index into plan->arrays */
   int acc_a, acc_b; /* the accesses that give it (indices) */
+  int flow_read, flow_write; /* the first pair behind it in which a read
+                                (not an update's own) comes after the
+                                write in key order, or -1 */
+  int all_update; /* every pair behind it is two accesses of updates */
+  int refused;    /* every pair behind it has a refused access */
 } orion_depvec;
 
 typedef enum orion_sched {

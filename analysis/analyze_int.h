@@ -87,6 +87,12 @@ typedef struct orion__actx {
   orion__freename *free;
   int nfree, capfree;
   int capacc, caparr;
+  const ast_node *upd_read, *upd_write; /* the operand and the target of
+                                           the update X[s] = X[s] +/- e
+                                           being visited */
+  int upd_op;      /* its operator, '+' or '-' */
+  int refusing;    /* recording the receiver of a refused method call */
+  int nrefused;    /* method calls on whole arrays (each a reason) */
   int oom;
 } orion__actx;
 
@@ -149,6 +155,10 @@ static inline int orion__dep_nonneg(const orion_dep_comp *x) {
 int orion__dep_vectors(orion_plan *p);
 
 /* ---- choose.c ----------------------------------------------------------- */
+
+/* Appends s (owned; NULL means out of memory) to the list; 0 or
+ * ORION_ENOMEM (then s is freed). */
+int orion__add_str(char ***list, int *n, char *s);
 
 /* Chooses the schedule (p->sched and its keys, p->notes, p->reasons when
  * a forced choice fails); 0 or ORION_ENOMEM. */

@@ -186,7 +186,7 @@ static char *cand_label(const orion_plan *p, const cand *k) {
   }
 }
 
-static int add_str(char ***list, int *n, char *s) {
+int orion__add_str(char ***list, int *n, char *s) {
   char **v;
   if (s == NULL)
     return ORION_ENOMEM;
@@ -229,7 +229,7 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
   if (force == ORION_SCHED_2D && p->ordered) {
     p->sched = ORION_SCHED_REJECTED;
     p->space = p->time = -1;
-    return add_str(&p->reasons, &p->nreasons,
+    return orion__add_str(&p->reasons, &p->nreasons,
                    orion_asprintf("schedule \"2d\" (rotation) was forced on an "
                              "ordered loop; ordered loops run as a "
                              "wavefront (\"2d-ordered\")"));
@@ -289,7 +289,7 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
                       "blocks would conflict";
             label = cand_label(p, &k);
             orion__vec_text(p, p->vec[why].c, vt, sizeof vt);
-            rc = add_str(&p->notes, &p->nnotes,
+            rc = orion__add_str(&p->notes, &p->nnotes,
                          label == NULL ? NULL
                                        : orion_asprintf("candidate %s: infeasible, "
                                                    "vector %s %s",
@@ -317,7 +317,7 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
               continue;
             }
           }
-          rc = add_str(&p->notes, &p->nnotes,
+          rc = orion__add_str(&p->notes, &p->nnotes,
                        label == NULL ? NULL
                                      : orion_asprintf("candidate %s: feasible, "
                                                  "%" PRId64 " bytes per pass",
@@ -335,7 +335,7 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
     if (fspace >= 0 || force >= 0) {
       /* What was asked for, then why each candidate failed. */
       int i;
-      rc = add_str(&p->reasons, &p->nreasons,
+      rc = orion__add_str(&p->reasons, &p->nreasons,
                    fspace >= 0
                        ? orion_asprintf("space = %d was requested and no feasible "
                                    "schedule puts key %d on the space "
@@ -345,7 +345,7 @@ int orion__choose(orion_plan *p, const orion_analysis_in *in) {
                                    "infeasible",
                                    orion_sched_name((orion_sched)force)));
       for (i = 0; i < p->nnotes && rc == 0; i++)
-        rc = add_str(&p->reasons, &p->nreasons, orion_asprintf("%s", p->notes[i]));
+        rc = orion__add_str(&p->reasons, &p->nreasons, orion_asprintf("%s", p->notes[i]));
     }
     return rc;
   }
@@ -428,39 +428,93 @@ int orion__place_all(orion_plan *p) {
   return 0;
 }
 
+/* The hint for array i of a rejected loop, or NULL when it needs none:
+ * a recurrence (a read after a write at a known distance) is a true
+ * dependence that no buffer keeps; an array that is only accumulated
+ * (X[s] = X[s] +/- e, read by nothing else) is what orion.buffer with
+ * apply = "add" is for; otherwise the buffer is offered on condition. */
+static char *array_hint(const orion_plan *p, int i) {
+  const orion_plan_array *pa = &p->arrays[i];
+  const orion_depvec *rec = NULL, *acc = NULL;
+  int j, d, dep = 0, all_update = 1, returned = 0;
+  char vt[160];
+  for (j = 0; j < p->nvec; j++) {
+    const orion_depvec *v = &p->vec[j];
+    if (v->array != i || v->refused)
+      continue;
+    dep = 1;
+    all_update &= v->all_update;
+    if (acc == NULL && v->all_update)
+      acc = v;
+    for (d = 0; d < p->ndims && orion__dep_zero(&v->c[d]); d++)
+      ;
+    if (rec == NULL && v->flow_read >= 0 && d < p->ndims &&
+        v->c[d].kind == DEP_INT)
+      rec = v;
+  }
+  for (j = 0; j < p->nacc; j++)
+    returned |= p->acc[j].array == i && p->acc[j].mode == ACC_WRITE &&
+                strncmp(p->acc[j].why, "returned", 8) == 0;
+  if (!dep || pa->writes == 0)
+    return NULL;
+  if (rec != NULL) {
+    const orion_access *r = &p->acc[rec->flow_read];
+    const orion_access *w = &p->acc[rec->flow_write];
+    orion__vec_text(p, rec->c, vt, sizeof vt);
+    return orion_asprintf(
+        "hint: %s (line %d) reads what another iteration writes to %s (line "
+        "%d) at distance %s: a true loop-carried dependence (a recurrence "
+        "such as a prefix sum), so no schedule runs it in parallel, and "
+        "orion.buffer would compute something else (reads of %s would see "
+        "its values as of the buffer's last flush, not what the earlier "
+        "iteration wrote); run the loop with "
+        "schedule = \"serial\", or compute a prefix sum as a parallel scan "
+        "(block totals, a prefix of them, then each block from its offset) "
+        "instead of this loop",
+        r->text, r->line, w->text, w->line, vt, pa->name);
+  }
+  if (all_update && acc != NULL) {
+    const orion_access *w = p->acc[acc->acc_a].mode == ACC_WRITE
+                                ? &p->acc[acc->acc_a]
+                                : &p->acc[acc->acc_b];
+    return orion_asprintf(
+        "hint: %s is accumulated (%s = %s %c ..., line %d) and read only by "
+        "its own updates: write %s through orion.buffer(%s, {apply = "
+        "\"add\"}) if its updates may be applied at flush points, or run the "
+        "loop with schedule = \"serial\"",
+        pa->name, w->text, w->text, w->update, w->line, pa->name, pa->name);
+  }
+  return orion_asprintf(
+      "hint: write %s through orion.buffer(%s, {apply = \"add\"}) if its "
+      "updates may be applied at flush points%s, or run the loop with "
+      "schedule = \"serial\"",
+      pa->name, pa->name,
+      returned ? " (instead of returning new values, which replace elements "
+                 "of the iterated array)"
+               : "");
+}
+
 /* The reasons a rejected loop cannot run in parallel: each vector with the
- * two accesses behind it, and a buffer suggestion for the written arrays. */
+ * two accesses behind it (not those of a refused method call, which has a
+ * reason of its own), and a hint for each written array. */
 int orion__reject_reasons(orion_plan *p) {
   int i, rc = 0;
   char vt[160], la[512], lb[512];
   for (i = 0; i < p->nvec && rc == 0; i++) {
     const orion_depvec *v = &p->vec[i];
+    if (v->refused)
+      continue;
     orion__vec_text(p, v->c, vt, sizeof vt);
     orion__access_label(p, &p->acc[v->acc_a], la, sizeof la);
     orion__access_label(p, &p->acc[v->acc_b], lb, sizeof lb);
-    rc = add_str(&p->reasons, &p->nreasons,
-                 orion_asprintf("vector %s on %s: %s and %s", vt,
-                           p->arrays[v->array].name, la, lb));
+    rc = orion__add_str(&p->reasons, &p->nreasons,
+                        orion_asprintf("vector %s on %s: %s and %s", vt,
+                                       p->arrays[v->array].name, la, lb));
   }
   for (i = 0; i < p->narrays && rc == 0; i++) {
-    int j, dep = 0, returned = 0;
-    for (j = 0; j < p->nvec; j++)
-      dep |= p->vec[j].array == i;
-    for (j = 0; j < p->nacc; j++)
-      returned |= p->acc[j].array == i && p->acc[j].mode == ACC_WRITE &&
-                  strncmp(p->acc[j].why, "returned", 8) == 0;
-    if (!dep || p->arrays[i].writes == 0)
-      continue;
-    rc = add_str(&p->reasons, &p->nreasons,
-                 orion_asprintf("hint: write %s through orion.buffer(%s, {apply = "
-                           "\"add\"}) if its updates may be applied at "
-                           "flush points%s, or run the loop with schedule = "
-                           "\"serial\"",
-                           p->arrays[i].name, p->arrays[i].name,
-                           returned ? " (instead of returning new values, "
-                                      "which replace elements of the "
-                                      "iterated array)"
-                                    : ""));
+    char *h = array_hint(p, i);
+    if (h != NULL)
+      rc = orion__add_str(&p->reasons, &p->nreasons, h);
   }
   return rc;
 }

@@ -3,7 +3,9 @@
  * writes (two writes only in an ordered loop), the iteration distance at
  * which they may touch one element, normalised to be lexicographically
  * non-negative.  Buffered accesses never depend: a buffer applies its
- * updates at flush points.
+ * updates at flush points.  Each vector also says what is behind it, for
+ * the hints of a rejection: a read that comes after a write (a flow
+ * dependence), pairs made only of accumulations, or only of method calls.
  */
 #include <string.h>
 
@@ -72,33 +74,76 @@ static int same_vec(const orion_dep_comp *x, const orion_dep_comp *y, int n) {
   return 1;
 }
 
+/* A read of an element that is not an update's own read. */
+static int plain_read(const orion_access *a) {
+  return a->mode == ACC_READ && !a->update && !a->refused &&
+         (strcmp(a->why, "read") == 0 ||
+          strcmp(a->why, "the element value") == 0);
+}
+
+/* Does the read of the pair (a, b), whose raw vector I'(b) - I(a) is v,
+ * come after the write in key order (a flow dependence: it may read what
+ * the other iteration wrote)?  A leading ANY allows either order. */
+static int flow_pair(const orion_access *a, const orion_access *b,
+                     const orion_dep_comp *v, int n) {
+  int d, lead = 0; /* -1, 1, or 2 for ANY */
+  for (d = 0; d < n && lead == 0; d++)
+    if (v[d].kind == DEP_ANY)
+      lead = 2;
+    else if (v[d].v != 0)
+      lead = v[d].v < 0 ? -1 : 1;
+  return (plain_read(a) && b->mode == ACC_WRITE && (lead == -1 || lead == 2)) ||
+         (plain_read(b) && a->mode == ACC_WRITE && (lead == 1 || lead == 2));
+}
+
 int orion__dep_vectors(orion_plan *p) {
   int i, j, cap = 0, n = p->ndims;
   for (i = 0; i < p->nacc; i++) {
     for (j = i; j < p->nacc; j++) {
       const orion_access *a = &p->acc[i], *b = &p->acc[j];
       orion_dep_comp v[ORION_MAX_DIMS];
-      int k, dup = 0;
+      orion_depvec *dv = NULL;
+      int k, flow, upd, refused;
       if (a->array != b->array || a->buffered || b->buffered)
         continue;
       if (a->mode == ACC_READ && b->mode == ACC_READ)
         continue;
       if (a->mode == ACC_WRITE && b->mode == ACC_WRITE && !p->ordered)
         continue;
-      if (!pair_vector(a, b, n, v) || !normalise(v, n))
+      if (!pair_vector(a, b, n, v))
         continue;
-      for (k = 0; k < p->nvec && !dup; k++)
-        dup = p->vec[k].array == a->array && same_vec(p->vec[k].c, v, n);
-      if (dup)
+      flow = flow_pair(a, b, v, n);
+      if (!normalise(v, n))
         continue;
-      if (orion__grow((void **)&p->vec, &cap, p->nvec, sizeof *p->vec) != 0)
-        return ORION_ENOMEM;
-      memset(&p->vec[p->nvec], 0, sizeof p->vec[0]);
-      memcpy(p->vec[p->nvec].c, v, sizeof v);
-      p->vec[p->nvec].array = a->array;
-      p->vec[p->nvec].acc_a = i;
-      p->vec[p->nvec].acc_b = j;
-      p->nvec++;
+      upd = a->update && b->update;
+      refused = a->refused || b->refused;
+      for (k = 0; k < p->nvec && dv == NULL; k++)
+        if (p->vec[k].array == a->array && same_vec(p->vec[k].c, v, n))
+          dv = &p->vec[k];
+      if (dv == NULL) {
+        if (orion__grow((void **)&p->vec, &cap, p->nvec, sizeof *p->vec) != 0)
+          return ORION_ENOMEM;
+        dv = &p->vec[p->nvec++];
+        memset(dv, 0, sizeof *dv);
+        memcpy(dv->c, v, sizeof v);
+        dv->array = a->array;
+        dv->acc_a = i;
+        dv->acc_b = j;
+        dv->flow_read = dv->flow_write = -1;
+        dv->all_update = upd;
+        dv->refused = refused;
+      } else {
+        if (dv->refused && !refused) {
+          dv->acc_a = i; /* quote a pair without a method call */
+          dv->acc_b = j;
+        }
+        dv->all_update &= upd;
+        dv->refused &= refused;
+      }
+      if (flow && dv->flow_read < 0) {
+        dv->flow_read = plain_read(a) ? i : j;
+        dv->flow_write = plain_read(a) ? j : i;
+      }
     }
   }
   return 0;

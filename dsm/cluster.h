@@ -82,6 +82,10 @@ int orion_cluster_size(const orion_cluster *c);
 /* The executor's address as it registered ("127.0.0.1:40312"). */
 const char *orion_cluster_addr(const orion_cluster *c, int exec);
 
+/* Seconds since executor exec last sent anything (heartbeats come every
+ * second), or -1 when it is not connected. */
+double orion_cluster_last_heard(const orion_cluster *c, int exec);
+
 /* Queues frames (complete, in b, taken) to executor exec. */
 void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b);
 

@@ -40,6 +40,7 @@
 #include "dsm/proto.h" /* orion_shard_first, ORION_BODY_CACHE */
 #include "dsm/replica.h"
 #include "lua/dist.h"
+#include "lua/dist_watch.h"
 #include "lua/exec.h"
 #include "lua/module.h"
 #include "scheduler/loop.h"
@@ -161,6 +162,7 @@ typedef struct loop_run {
   int nuse;
   orion_replica *itc; /* what they hold of the iterated array */
   orion_loop m;       /* what to send when (scheduler/loop.h) */
+  orion_dist_watch eye; /* the progress line, stall reports */
   uint64_t *seq;  /* per block: its dispatch number */
   int pull;       /* sharded arrays written: collect them after the loop */
   int64_t run;    /* this run's number */
@@ -168,6 +170,10 @@ typedef struct loop_run {
   uint64_t peer_bytes, shard_items;
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
+  /* Each executor's accumulator partials (n rows of the job's naccs),
+   * combined in executor order once the loop ends, so that a floating
+   * point sum does not depend on which executor answered first. */
+  orion_accval *accpart;
   /* The lists of the frame being built, reused from frame to frame (their
    * runs are views of the arrays' rows until the encoder copies them). */
   orion_msg_seg *segs; /* room for the most segments a block has */
@@ -637,14 +643,19 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
                 orion_msg_loop_done_decode(f->payload, f->len, &m, NULL));
   for (k = 0; k < m.naccs; k++) {
     const orion_msg_acc_value *a = &m.accs[k];
-    dacc *acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, a->id);
-    if (acc != NULL && a->has && orion_loop_failed(&r->m) == NULL) {
+    int i;
+    for (i = 0; i < r->j->naccs && r->j->accs[i] != a->id; i++)
+      ;
+    if (i < r->j->naccs && a->has) {
+      dacc *acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, a->id);
       orion_accval v;
       v.has = a->has;
       v.isint = a->isint;
       v.i = (lua_Integer)a->i;
       v.d = (lua_Number)a->d;
-      orion_accval_combine(&acc->val, acc->op, &v);
+      if (acc != NULL)
+        orion_accval_combine(&r->accpart[(size_t)e * r->j->naccs + i],
+                             acc->op, &v);
     }
   }
   r->peer_bytes += m.peer_bytes;
@@ -701,8 +712,10 @@ static void on_frame(void *ud, int e, const orion_wire_frame *f) {
   }
 }
 
+/* Called after every event while the driver waits: the watch looks in. */
 static int loop_finished(void *ud) {
   loop_run *r = ud;
+  orion__dist_watch_poll(&r->eye);
   return orion_loop_finished(&r->m);
 }
 
@@ -975,7 +988,21 @@ static void run_free(loop_run *r) {
   orion_free(r->accdesc);
   orion_free(r->bufdesc);
   orion_free(r->shards);
+  orion_free(r->accpart);
   orion_loop_free(&r->m);
+}
+
+/* The executors' partials into the accumulators, executor 0 first. */
+static void combine_accs(loop_run *r) {
+  int e, i;
+  for (i = 0; i < r->j->naccs; i++) {
+    dacc *acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, r->j->accs[i]);
+    for (e = 0; e < r->n && acc != NULL; e++) {
+      const orion_accval *v = &r->accpart[(size_t)e * r->j->naccs + i];
+      if (v->has)
+        orion_accval_combine(&acc->val, acc->op, v);
+    }
+  }
 }
 
 int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
@@ -1001,7 +1028,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.secs = orion_calloc((size_t)r.n, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
   r.seq = orion_calloc((size_t)j->sched->nblocks + 1, sizeof *r.seq);
-  if (r.secs == NULL || r.use == NULL || r.seq == NULL) {
+  r.accpart = orion_calloc((size_t)r.n * (size_t)j->naccs + 1,
+                           sizeof *r.accpart);
+  if (r.secs == NULL || r.use == NULL || r.seq == NULL || r.accpart == NULL) {
+    orion_free(r.accpart);
     orion_free(r.secs);
     orion_free(r.use);
     orion_free(r.seq);
@@ -1046,9 +1076,16 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_cluster_send(cl, e, &b);
     orion_buf_free(&b);
   }
+  orion__dist_watch_start(&r.eye, &r.m, cl, j->where,
+                          (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
+                          j->it->a->ndims, s->stall_seconds,
+                          s->copts.heartbeat_timeout);
   orion_loop_start(&r.m);
   orion_cluster_wait(cl, loop_finished, &r);
+  orion__dist_watch_end(&r.eye);
   failed = orion_loop_failed(&r.m);
+  if (failed == NULL)
+    combine_accs(&r);
   if (failed != NULL && r.pull)
     drop_shards(&r);
   orion_cluster_set_handler(cl, NULL, NULL, NULL);

@@ -35,13 +35,19 @@ typedef struct mod_state {
   int64_t next_acc_id;
   int64_t next_loop_id;
   int64_t next_buffer_id;
-  int explain; /* --explain: parallel_for prints its plan, runs nothing */
+  int explain; /* --explain: parallel_for prints its plan (once per call
+                  site) before it runs (lua/pfor_explain.c) */
+  int explain_only;    /* --explain-only N: stop the script when the Nth
+                          call site has been explained, before it runs */
+  int nexplained;      /* call sites explained so far */
+  int explain_stopped; /* the script was stopped by --explain-only */
   int fast;    /* --fast-math: opts.fast defaults to true */
   struct orion_cobj *cobj; /* the running loop's compiled body, or NULL */
   /* The cluster: started on first use when nexec > 0 (0: loops run on
    * the in-process executor). */
   int nexec;
   orion_cluster_opts copts;
+  double stall_seconds; /* --stall-seconds (lua/dist_watch.c); 0: never */
   orion_cluster *cl;
   int64_t *forget; /* ids of arrays collected since the last loop */
   int nforget;

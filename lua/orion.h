@@ -5,6 +5,7 @@
 #define ORION_LUA_ORION_H
 
 #include <lua.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dsm/cluster.h"
@@ -13,7 +14,12 @@ typedef struct orion_config {
   const char *metrics_path; /* NULL: orion.record is a no-op */
   uint64_t seed;            /* script seed */
   int quiet;
-  int explain;              /* parallel_for prints its plan, runs nothing */
+  int verbose;              /* -v: details such as executors registering */
+  double stall_seconds;     /* report a block running this long; 0: never */
+  int explain;              /* parallel_for prints its plan once per call
+                               site, then runs */
+  int explain_only;         /* > 0: stop the script before the loop of the
+                               Nth call site explained runs (with explain) */
   int fast_math;            /* opts.fast defaults to true */
   int executors;            /* 0: loops run in the driver's process; else
                                the number of executor processes */
@@ -25,5 +31,11 @@ int luaopen_orion(lua_State *L);
 
 /* Sets the job configuration; call before the script runs.  Copies cfg. */
 void orion_module_configure(lua_State *L, const orion_config *cfg);
+
+/* Whether --explain-only stopped the script (lua/pfor_explain.c): with idx
+ * non-zero, whether the value at idx is the error it stopped it with.
+ * Fills line (n bytes) with what to print ("orion: --explain-only: stopped
+ * after explaining 2 loops; no results computed"). */
+int orion_module_stopped(lua_State *L, int idx, char *line, size_t n);
 
 #endif

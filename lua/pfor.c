@@ -7,8 +7,9 @@
  * (scheduler/schedule.h); the body is captured (lua/capture.h) and run
  * either on the cluster (lua/dist.h) or block by block by the in-process
  * executor (lua/exec.h), clock by clock, flushing buffers at their flush
- * points.  In explain mode (orion-driver --explain) the plan is printed and
- * nothing runs.
+ * points.  Under orion-driver --explain each call site's plan is printed
+ * the first time it is reached (lua/pfor_explain.c), and the loop then
+ * runs as it would without.
  */
 #include "config.h"
 
@@ -28,8 +29,6 @@
 #include "util/ccomp.h"
 #include "util/clock.h"
 #include "util/progress.h"
-
-#define EXPLAINED_KEY "orion.explained" /* call sites already explained */
 
 /* ======================================================================
  * orion.buffer
@@ -445,41 +444,43 @@ static void compile_body(lua_State *L, mod_state *s, analysis *a,
     orion__note_interpreted(L, a);
 }
 
-static void explain_print(lua_State *L, const analysis *a,
-                          const char *tierline) {
-  int seen;
-  lua_getfield(L, LUA_REGISTRYINDEX, EXPLAINED_KEY);
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, EXPLAINED_KEY);
-  }
-  lua_getfield(L, -1, a->where);
-  seen = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  if (!seen) {
-    orion_buf b;
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, a->where);
-    orion_buf_init(&b);
-    orion_plan_text(&a->plan, &b);
-    printf("== parallel_for at %s (body %s:%d)\n%.*s%s\n\n", a->where,
-           a->plan.chunkname, a->plan.line, (int)b.len,
-           b.data != NULL ? b.data : "", tierline);
-    fflush(stdout);
-    orion_buf_free(&b);
-  }
+/* Under --explain, the plan of the loop (analysed, with its tier line) the
+ * first time its call site is reached (lua/pfor_explain.c). */
+static void explain_plan(lua_State *L, const analysis *a,
+                         const char *tierline) {
+  orion_buf b;
+  luaL_Buffer lb;
+  orion_buf_init(&b);
+  orion_plan_text(&a->plan, &b);
+  luaL_buffinit(L, &lb);
+  lua_pushfstring(L, "== parallel_for at %s (body %s:%d)\n", a->where,
+                  a->plan.chunkname, a->plan.line);
+  luaL_addvalue(&lb);
+  if (b.data != NULL)
+    luaL_addlstring(&lb, b.data, b.len);
+  orion_buf_free(&b);
+  luaL_addstring(&lb, tierline);
+  luaL_addstring(&lb, "\n\n");
+  luaL_pushresult(&lb);
+  orion__explain_site(L, a->where, lua_tostring(L, -1));
   lua_pop(L, 1);
 }
 
-/* What parallel_for returns in explain mode. */
-static void push_explained(lua_State *L, const char *sched) {
-  lua_createtable(L, 0, 2);
-  lua_pushstring(L, sched);
-  lua_setfield(L, -2, "schedule");
-  lua_pushboolean(L, 1);
-  lua_setfield(L, -2, "explained");
+/* The same for a loop with schedule = "serial", which is not analysed. */
+static void explain_serial(lua_State *L) {
+  size_t n;
+  const char *w;
+  luaL_where(L, 1);
+  w = lua_tolstring(L, -1, &n);
+  while (n > 0 && (w[n - 1] == ' ' || w[n - 1] == ':'))
+    n--; /* "file:line: " */
+  lua_pushlstring(L, w, n);
+  lua_pushfstring(L, "== parallel_for at %s (schedule = \"serial\"): not "
+                     "analysed, runs in lexicographic order on one "
+                     "executor\n\n",
+                  lua_tostring(L, -1));
+  orion__explain_site(L, lua_tostring(L, -2), lua_tostring(L, -1));
+  lua_pop(L, 3);
 }
 
 /* Raises the rejection with its reasons at the script line (freeing a). */
@@ -530,28 +531,26 @@ static int l_parallel_for(lua_State *L) {
   if (!serial) {
     orion__analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space, o.name,
             ap);
+    /* Under --explain the plan is printed, then the loop runs (or is
+     * rejected, or --explain-only stops the script) as it would without. */
+    plan_tier(L, ap, &o);
     if (s->explain) {
       char line[900];
-      plan_tier(L, ap, &o);
       tier_text(ap, &o, line, sizeof line);
-      explain_print(L, ap, line);
-      push_explained(L, orion_sched_name(ap->plan.sched));
-      orion__analysis_free(ap);
-      return 1;
+      explain_plan(L, ap, line);
     }
     if (ap->plan.sched == ORION_SCHED_REJECTED)
       raise_rejected(L, ap);
-    plan_tier(L, ap, &o);
+    orion__explain_check_stop(L);
     compile_body(L, s, ap, &o);
-  } else if (strcmp(o.tier, "c") == 0) {
-    luaL_error(L, "parallel_for: tier \"c\": a loop with schedule = "
-                  "\"serial\" is not analysed, so its body is not compiled");
-  } else if (s->explain) {
-    printf("== parallel_for (schedule = \"serial\"): not analysed, runs in "
-           "lexicographic order on one executor\n\n");
-    fflush(stdout);
-    push_explained(L, "serial");
-    return 1;
+  } else {
+    if (s->explain)
+      explain_serial(L);
+    if (strcmp(o.tier, "c") == 0)
+      luaL_error(L, "parallel_for: tier \"c\": a loop with schedule = "
+                    "\"serial\" is not analysed, so its body is not "
+                    "compiled");
+    orion__explain_check_stop(L);
   }
 
   /* Blocks and clocks from the plan (scheduler/schedule.h). */
@@ -618,7 +617,8 @@ static int l_parallel_for(lua_State *L) {
                          o.has_seed ? (uint64_t)o.seed : s->seed,
                          serial ? NULL : ap, &o, &dst, &err);
   } else {
-    orion_progress_start(&progress, "parallel_for", it->a->nnz);
+    orion_progress_start(&progress, "parallel_for", "elements",
+                         it->a->nnz);
     for (i = 0; i < nblocks && rc == 0; i++) {
       int b = order[i];
       int64_t sg;

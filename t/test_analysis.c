@@ -391,12 +391,36 @@ static tu_run drive_script(const char *text, const char *opt) {
   return r;
 }
 
-Test(analysis, explain_prints_every_loop_of_the_mf_app_once) {
+/* The rows of an app's table: lines that start with "    N " (N = 1..9);
+ * the last field of each is written to last[], up to max rows. */
+static int table_rows(const char *out, double *last, int max) {
+  int n = 0;
+  const char *l = out;
+  while (l != NULL && *l != '\0' && n < max) {
+    const char *nl = strchr(l, '\n');
+    if (strncmp(l, "    ", 4) == 0 && l[4] >= '1' && l[4] <= '9' &&
+        l[5] == ' ') {
+      const char *e = nl != NULL ? nl : l + strlen(l), *f = e;
+      while (f > l && f[-1] != ' ')
+        f--;
+      last[n++] = strtod(f, NULL);
+    }
+    l = nl != NULL ? nl + 1 : NULL;
+  }
+  return n;
+}
+
+Test(analysis, explain_runs_the_mf_app_for_real_and_prints_each_loop_once,
+     .timeout = 120) {
   char *app = tu_src("apps/mf/mf.lua");
-  char *argv[] = {(char *)tu_driver(), "--explain", app, "--epochs", "3",
-                  NULL};
+  /* In the driver's process: what is tested is --explain, not the
+   * cluster (the user script below runs on executors). */
+  char *argv[] = {(char *)tu_driver(), "--executors", "0", "--explain", app,
+                  "--epochs", "3", "--k", "4", NULL};
   tu_run r = tu_run_argv(argv, 120);
   const char *first, *second;
+  double rmse[8];
+  int i;
   cr_expect_eq(r.status, 0, "%s", r.err);
   first = strstr(r.out, "schedule: 2d\n");
   second = strstr(r.out, "schedule: none\n");
@@ -407,11 +431,39 @@ Test(analysis, explain_prints_every_loop_of_the_mf_app_once) {
   HAS(r.out, "vectors: (0, NONNEG) (NONNEG, 0)");
   /* Three epochs, two loops: each call site is explained once. */
   cr_expect(strstr(first + 1, "schedule: 2d\n") == NULL, "%s", r.out);
+  /* ... and the loops ran: real RMSEs, not rows of 0.0000. */
+  cr_expect_eq(table_rows(r.out, rmse, 8), 3, "%s", r.out);
+  for (i = 0; i < 3; i++)
+    cr_expect(rmse[i] > 0.1 && rmse[i] < 10, "test RMSE %g in:\n%s", rmse[i],
+              r.out);
+  HASNT(r.out, " 0.0000");
   tu_run_free(&r);
   free(app);
 }
 
-Test(analysis, rejected_loop_names_accesses_lines_and_suggests_a_buffer) {
+Test(analysis, explain_runs_the_lda_app_for_real, .timeout = 120) {
+  char *app = tu_src("apps/lda/lda.lua");
+  char *argv[] = {(char *)tu_driver(), "--executors", "0", "--explain", app,
+                  "--iters", "2", "--k", "5", NULL};
+  tu_run r = tu_run_argv(argv, 120);
+  double ll[8];
+  int i;
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  HAS(r.out, "schedule: 2d\n");
+  /* A log-likelihood per token is negative; each topic has words. */
+  cr_expect_eq(table_rows(r.out, ll, 8), 2, "%s", r.out);
+  for (i = 0; i < 2; i++)
+    cr_expect(ll[i] < -1, "ll/token %g in:\n%s", ll[i], r.out);
+  HASNT(r.out, "topic   1: \n");
+  cr_expect(strstr(r.out, "topic   1: ") != NULL &&
+                strstr(r.out, "topic   5: ") != NULL &&
+                strstr(r.out, "topic   6: ") == NULL,
+            "%s", r.out);
+  tu_run_free(&r);
+  free(app);
+}
+
+Test(analysis, rejected_recurrence_names_accesses_lines_and_no_buffer) {
   tu_run r = drive_script(
       "local orion = require 'orion'\n"
       "local A = orion.zeros{10}\n"
@@ -426,8 +478,32 @@ Test(analysis, rejected_loop_names_accesses_lines_and_suggests_a_buffer) {
   HAS(r.err, "vector (1) on A");
   HAS(r.err, "A[i - 1] (read, line 5)");
   HAS(r.err, "A[i] (write, line 5)");
-  HAS(r.err, "orion.buffer(A, {apply = \"add\"})");
+  /* A prefix sum is a true dependence: a buffer would compute something
+   * else, so it is not suggested. */
+  HAS(r.err, "hint: A[i - 1] (line 5) reads what another iteration writes "
+             "to A[i] (line 5) at distance (1): a true loop-carried "
+             "dependence");
+  HASNT(r.err, "orion.buffer(A, {apply = \"add\"})");
   HAS(r.err, "schedule = \"serial\"");
+  tu_run_free(&r);
+}
+
+Test(analysis, method_call_in_a_body_is_rejected_naming_the_call) {
+  tu_run r = drive_script(
+      "local orion = require 'orion'\n"
+      "local A = orion.zeros{10}\n"
+      "local B = orion.zeros{10}\n"
+      "orion.parallel_for(B, function(i)\n"
+      "  B[i] = A:get(i) + 1\n"
+      "end)\n",
+      NULL);
+  cr_expect_eq(r.status, 1);
+  HAS(r.err, ":4: parallel_for: the loop cannot run in parallel:\n"
+             "  A:get(i) at line 5: a method call on DistArray 'A'; DistArray "
+             "methods run on the driver only, a parallel_for body cannot call "
+             "them: write A[i] instead\n");
+  HASNT(r.err, "vector");
+  HASNT(r.err, "orion.buffer");
   tu_run_free(&r);
 }
 
@@ -480,7 +556,7 @@ Test(analysis, forced_infeasible_schedule_is_rejected_with_the_vector) {
   tu_run_free(&r);
 }
 
-Test(analysis, explain_returns_the_plan_and_runs_nothing) {
+Test(analysis, orion_explain_returns_the_plan_and_runs_nothing) {
   tu_run r = drive_script(
       "local orion = require 'orion'\n"
       "local A = orion.zeros{4, 3}\n"
@@ -493,26 +569,80 @@ Test(analysis, explain_returns_the_plan_and_runs_nothing) {
   HAS(r.out, "array A: iterated");
   HAS(r.out, "sum\t0.0");
   tu_run_free(&r);
-  r = drive_script("local orion = require 'orion'\n"
-                   "local A = orion.zeros{4, 3}\n"
-                   "local st = orion.parallel_for(A, function(i, j) A[i][j] = "
-                   "7 end)\n"
-                   "print('after', st.schedule, st.explained, A:get(1, 1))\n",
-                   "--explain");
+}
+
+/* A script that uses what its loops return and compute. */
+static const char explain_script[] =
+    "local orion = require 'orion'\n"
+    "local A = orion.zeros{4, 3}\n"
+    "print('before')\n"
+    "local st = orion.parallel_for(A, function(i, j) A[i][j] = 7 end)\n"
+    "print('after', st.schedule, st.blocks > 0, st.elements, A:get(1, 1))\n"
+    "local acc = orion.accumulator('sum')\n"
+    "orion.parallel_for(A, function(i, j, v) acc:add(v) end)\n"
+    "print('sum', acc:get())\n"
+    "st = orion.parallel_for(A, function(i, j) A[i][j] = i end, "
+    "{schedule = 'serial'})\n"
+    "print('serial', st.schedule, A:get(4, 3))\n";
+
+Test(analysis, explain_runs_every_loop_and_the_script_gets_real_results,
+     .timeout = 60) {
+  tu_run r = drive_script(explain_script, "--explain");
   cr_expect_eq(r.status, 0, "%s", r.err);
   HAS(r.out, "== parallel_for at ");
-  HAS(r.out, "after\tnone\ttrue\t0.0");
+  HAS(r.out, "after\tnone\ttrue\t12\t7.0\n");
+  HAS(r.out, "sum\t84.0\n");
+  HAS(r.out, "(schedule = \"serial\"): not analysed");
+  HAS(r.out, "serial\tserial\t4.0\n");
+  HASNT(r.err, "explain-only");
   tu_run_free(&r);
-  /* A serial loop is not analysed, and does not run either. */
-  r = drive_script("local orion = require 'orion'\n"
-                   "local A = orion.zeros{4, 3}\n"
-                   "local st = orion.parallel_for(A, function(i, j) A[i][j] = "
-                   "7 end, {schedule = 'serial'})\n"
-                   "print('after', st.schedule, st.explained, A:get(1, 1))\n",
-                   "--explain");
+}
+
+Test(analysis, explain_only_stops_the_script_before_the_loop_runs,
+     .timeout = 60) {
+  const char *stop1 = "orion: --explain-only: stopped after explaining 1 "
+                      "loop; no results computed\n";
+  tu_run r = drive_script(explain_script, "--explain-only");
   cr_expect_eq(r.status, 0, "%s", r.err);
-  HAS(r.out, "not analysed");
-  HAS(r.out, "after\tserial\ttrue\t0.0");
+  HAS(r.out, "before\n== parallel_for at ");
+  HAS(r.out, "schedule: none\n");
+  HASNT(r.out, "after");
+  HAS(r.err, stop1);
+  HASNT(r.err, "orion-driver:");
+  tu_run_free(&r);
+  /* Two call sites: the first runs, the second stops the script. */
+  r = drive_script(explain_script, "--explain-only=2");
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  HAS(r.out, "after\tnone\ttrue\t12\t7.0\n");
+  HASNT(r.out, "sum");
+  HAS(r.err, "stopped after explaining 2 loops; no results computed\n");
+  tu_run_free(&r);
+  /* A script that catches the stop gets it again from its next loop, and
+   * a real error after it is still an error. */
+  r = drive_script("local orion = require 'orion'\n"
+                   "local A = orion.zeros{4}\n"
+                   "local ok, e = pcall(orion.parallel_for, A, "
+                   "function(i) end)\n"
+                   "print(ok, tostring(e))\n"
+                   "ok = pcall(orion.parallel_for, A, function(i) end)\n"
+                   "print('again', ok)\n",
+                   "--explain-only");
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  HAS(r.out, "false\torion: --explain-only: stopped after explaining 1 loop");
+  HAS(r.out, "again\tfalse\n");
+  HAS(r.err, stop1);
+  tu_run_free(&r);
+  r = drive_script("local orion = require 'orion'\n"
+                   "local A = orion.zeros{4}\n"
+                   "pcall(orion.parallel_for, A, function(i) end)\n"
+                   "error('boom')\n",
+                   "--explain-only");
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  HAS(r.err, "boom");
+  tu_run_free(&r);
+  r = drive_script("print('x')\n", "--explain-only=0");
+  cr_expect_eq(r.status, 2, "%s", r.err);
+  HAS(r.err, "--explain-only=N needs a number of loops");
   tu_run_free(&r);
 }
 
@@ -535,4 +665,115 @@ Test(analysis, buffered_totals_run_two_dimensional) {
   cr_expect_eq(r.status, 0, "%s", r.err);
   HAS(r.out, "2d\t16");
   tu_run_free(&r);
+}
+
+/* ---- issue 15: explain entries, method calls, recurrence hints ------------ */
+
+/* The plan text of the body on lines 1..l1 of src with the bindings of
+ * mf_env; the analysis must succeed.  Free with plan_done. */
+static char *plan_of(const char *src, int l1, int ordered, orion_plan *p) {
+  fake_env env = env_of(0);
+  int rc;
+  char *t = analyse(src, 1, l1, 3, &env, ordered, p, &rc);
+  cr_assert_eq(rc, 0, "%s", t);
+  return t;
+}
+
+static void plan_done(char *t, orion_plan *p) {
+  orion_free(t);
+  orion_plan_free(p);
+}
+
+/* Every line of a plan text is one entry with a known prefix. */
+static void expect_one_line_entries(const char *t) {
+  static const char *const prefixes[] = {
+      "schedule: ", "ordered: ", "space: ", "time: ", "skew: ", "vectors:",
+      "vector ", "access: ", "array ", "estimate: ", "candidate ", "reason: ",
+      NULL};
+  const char *l = t;
+  while (*l != '\0') {
+    const char *nl = strchr(l, '\n');
+    size_t n = nl != NULL ? (size_t)(nl - l) : strlen(l);
+    int i, ok = 0;
+    for (i = 0; prefixes[i] != NULL && !ok; i++)
+      ok = strncmp(l, prefixes[i], strlen(prefixes[i])) == 0;
+    cr_expect(ok, "line '%.*s' is not an entry of its own in:\n%s", (int)n, l,
+              t);
+    if (nl == NULL)
+      break;
+    l = nl + 1;
+  }
+}
+
+Test(analysis, returned_value_access_is_one_line) {
+  const char *src = "return function(u, i, r)\n"
+                    "  if r > 0 then\n"
+                    "    return r // 2\n"
+                    "  end\n"
+                    "  return R[u][i + 1] +\n"
+                    "    1\n"
+                    "end\n";
+  orion_plan p;
+  char *t = plan_of(src, 7, 1, &p);
+  HAS(t, "access: return r // 2 (write, line 3, returned value replaces the "
+         "element) subscripts (u, i)\n");
+  HAS(t, "access: return R[u][i + 1] + 1 (write, line 5, returned value "
+         "replaces the element) subscripts (u, i)\n");
+  expect_one_line_entries(t);
+  plan_done(t, &p);
+}
+
+Test(analysis, method_call_on_an_array_is_refused_by_name) {
+  const char *src = "return function(u, i, r)\n"
+                    "  V[u] = W:get(u, 1) + r\n"
+                    "  local n = H:dims()\n"
+                    "end\n";
+  orion_plan p;
+  char *t = plan_of(src, 4, 0, &p);
+  cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
+  HAS(t, "reason: W:get(u, 1) at line 2: a method call on DistArray 'W'; "
+         "DistArray methods run on the driver only, a parallel_for body "
+         "cannot call them: write W[u][1] instead\n");
+  HAS(t, "reason: H:dims() at line 3: a method call on DistArray 'H'; "
+         "DistArray methods run on the driver only, a parallel_for body "
+         "cannot call them: use #H and #H[1] instead\n");
+  HASNT(t, "hint: write W through orion.buffer");
+  HASNT(t, "hint: write H through orion.buffer");
+  HASNT(t, "reason: vector (NONNEG, ANY) on W");
+  expect_one_line_entries(t);
+  plan_done(t, &p);
+}
+
+Test(analysis, prefix_sum_is_a_true_dependence_not_a_buffer_case) {
+  const char *src = "return function(u, i, r)\n"
+                    "  if u > 1 then V[u] = V[u - 1] + r end\n"
+                    "end\n";
+  orion_plan p;
+  char *t = plan_of(src, 3, 1, &p);
+  cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
+  HAS(t, "vector (1, ANY) on V: V[u - 1] (read, line 2) and V[u] (write, "
+         "line 2)");
+  HAS(t, "reason: hint: V[u - 1] (line 2) reads what another iteration "
+         "writes to V[u] (line 2) at distance (1, ANY): a true loop-carried "
+         "dependence (a recurrence such as a prefix sum)");
+  HAS(t, "run the loop with schedule = \"serial\"");
+  HASNT(t, "orion.buffer(V");
+  plan_done(t, &p);
+}
+
+Test(analysis, accumulation_keeps_the_buffer_hint) {
+  const char *src = "return function(u, i, r)\n"
+                    "  local k = math.floor(r)\n"
+                    "  V[k] = V[k] + r\n"
+                    "  W[k][1] = W[k][1] - 1\n"
+                    "end\n";
+  orion_plan p;
+  char *t = plan_of(src, 5, 0, &p);
+  cr_expect_eq(p.sched, ORION_SCHED_REJECTED);
+  HAS(t, "hint: V is accumulated (V[k] = V[k] + ..., line 3) and read only "
+         "by its own updates: write V through orion.buffer(V, {apply = "
+         "\"add\"})");
+  HAS(t, "hint: W is accumulated (W[k][1] = W[k][1] - ..., line 4)");
+  HASNT(t, "true loop-carried dependence");
+  plan_done(t, &p);
 }

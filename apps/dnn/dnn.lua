@@ -447,12 +447,7 @@ for epoch = 1, epochs do
   for r = 1, rounds do
     round = r
     st = orion.parallel_for(shards, train_shard, pfor_opts)
-    if st.explained then break end
     bytes, peer = bytes + st.bytes_moved, peer + (st.peer_bytes or 0)
-  end
-  if st.explained then
-    orion.parallel_for(shards, evaluate_shard, pfor_opts)
-    break
   end
   local seconds = orion.clock() - t0
   local loss = acc_loss:get() / math.max(acc_seen:get(), 1)

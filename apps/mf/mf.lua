@@ -165,7 +165,7 @@ for epoch = 1, opts.epochs do
   for _, v in ipairs(st.executor_seconds or {}) do
     if v > compute_seconds then compute_seconds = v end
   end
-  local bytes_moved = st.bytes_moved or 0 -- nil under --explain
+  local bytes_moved = st.bytes_moved
   local train_rmse = math.sqrt(train_sse:get() / train:nnz())
   local test_rmse
   if test and test:nnz() > 0 then

@@ -175,7 +175,7 @@ end
 
 G.check {
   name = "method_on_whole_array_rejected", iter = A2, iname = "A2", body = method_array,
-  expect = { schedule = "rejected", vectors = { "(NONNEG, ANY)" }, reason = "method :normalise" },
+  expect = { schedule = "rejected", vectors = { "(NONNEG, ANY)" }, reason = "R2:normalise() at line 173: a method call on DistArray 'R2'" },
 }
 
 -- Multiple assignment on 1-D arrays.
