@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Orion-C quick start: installs the Debian packages the build needs (as root;
+# Orion-C quick start: installs the Debian packages the build needs (and, for
+# test and slow, the data the tests read; as root;
 # otherwise prints the apt-get line to run), bootstraps, builds, then
 #   ./quickstart.sh demo [MF-OPTIONS...]  runs the MF app on the embedded data
 #   ./quickstart.sh test                  runs the fast test suite (make check)
@@ -18,6 +19,9 @@ case $mode in
 esac
 
 packages="build-essential autoconf automake pkg-config liblua5.4-dev libuv1-dev libopenblas-dev zlib1g-dev libcriterion-dev"
+# What the tests read besides the build: the DNN app's Fashion-MNIST
+# (t/test_dnn, fast and slow set).
+[ "$mode" != demo ] && packages="$packages dataset-fashion-mnist"
 # The slow set also opens the job page (--status) in headless Chromium.
 slow_packages="chromium fonts-dejavu-core"
 [ "$mode" = slow ] && packages="$packages $slow_packages"

@@ -86,7 +86,10 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
   /* The replica may have changed since the last sharded run (the driver's
    * rows above, or a loop that placed the array otherwise). */
   orion_shard_publish(sh, sh->clo, sh->chi, fresh, &x->vcounter);
-  orion_shard_rebase(sh);
+  /* Only a written run's diff (SHARD_PULL) reads the base: a read-only
+   * array (the training data) is not copied again every loop. */
+  if (sh->flags & ORION_SHARD_WRITTEN)
+    orion_shard_rebase(sh);
   sh->served_run = run;
   pthread_mutex_unlock(&x->mu);
   uv_async_send(&x->wake); /* FETCHes waiting for this run */

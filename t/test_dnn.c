@@ -589,6 +589,78 @@ Test(dnn, newsgroups_small_rises_well_above_chance, .timeout = 120) {
   tu_run_free(&r);
 }
 
+/* Debian's dataset-fashion-mnist, the app's default folder: its path, or
+ * NULL after marking the test skipped (failed under CI=true). */
+#define FASHION_DIR "/usr/share/datasets/fashion-mnist"
+static const char *fashion_dir(void) {
+  const char *need = FASHION_DIR "/train-images-idx3-ubyte.gz";
+  const char *ci = getenv("CI");
+  if (access(need, R_OK) == 0)
+    return FASHION_DIR;
+  if (ci != NULL && strcmp(ci, "true") == 0)
+    cr_assert_fail("CI=true and %s is missing (apt-get install "
+                   "dataset-fashion-mnist; quickstart.sh installs it)",
+                   need);
+  cr_skip_test("%s not found: apt-get install dataset-fashion-mnist; "
+               "skipping",
+               need);
+  return NULL;
+}
+
+/* Runs dnn.lua with args (after "--quiet"), checks that it trained for
+ * `epochs` epochs with a falling loss, and returns the last accuracy; the
+ * output stays in *r. */
+static double fashion_run(const char *const *args, int timeout, int epochs,
+                          tu_run *r) {
+  double loss[16], acc[16];
+  int n;
+  *r = tu_drive("apps/dnn", args, timeout);
+  cr_assert_eq(r->status, 0, "%s%s", r->out, r->err);
+  n = parse_epochs(r->out, loss, acc, 16);
+  cr_assert_eq(n, epochs, "%s", r->out);
+  cr_assert_lt(loss[n - 1], loss[0], "%s", r->out);
+  return acc[n - 1];
+}
+
+/* The Debian files through the default --data fashion-mnist: 2000 of the
+ * 60k training images, 3 epochs on 2 executors, tested on all 10k. */
+Test(dnn, fashion_mnist_subset_on_two_executors_rises_above_chance,
+     .timeout = 150) {
+  const char *args[] = {"--quiet", "--executors", "2", "@dnn.lua",
+                        "--data", "fashion-mnist", "--limit", "2000",
+                        "--epochs", "3", NULL};
+  tu_run r;
+  double acc;
+  fashion_dir();
+  acc = fashion_run(args, 140, 3, &r);
+  cr_assert(strstr(r.out, "# fashion-mnist: " FASHION_DIR ", 2000 train and "
+                          "10000 test images of 784 pixels\n"),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "2 shards on 2 executors"), "%s", r.out);
+  cr_assert_gt(acc, 0.65, "10 classes: chance is 0.1\n%s", r.out);
+  tu_run_free(&r);
+}
+
+/* The whole 60k training split for the documented 10 epochs on 2
+ * executors; docs/apps-dnn.md gives 0.8783 on the 10k test images. */
+Test(dnn, slow_fashion_mnist_full_reaches_the_documented_accuracy,
+     .timeout = 600) {
+  const char *args[] = {"--quiet", "--executors", "2",
+                        "--heartbeat-timeout", "60", "@dnn.lua",
+                        "--data", "fashion-mnist", NULL};
+  tu_run r;
+  double acc;
+  fashion_dir();
+  /* The first epoch moves the 188 MB training set to the executors; on a
+   * loaded machine the driver may be silent longer than the executors'
+   * default 10 s (which --heartbeat-timeout does not change). */
+  setenv("ORION_HEARTBEAT_TIMEOUT", "60", 1);
+  acc = fashion_run(args, 580, 10, &r);
+  cr_assert(strstr(r.out, "60000 train and 10000 test images"), "%s", r.out);
+  cr_assert_gt(acc, 0.86, "the documented gate is 0.86\n%s", r.out);
+  tu_run_free(&r);
+}
+
 /* A folder holding files name[i] with contents text[i] (len[i] bytes). */
 static char *make_dir(int n, const char *const *name, const char *const *text,
                       const size_t *len) {
@@ -688,6 +760,70 @@ Test(dnn, mnist_truncated_or_mismatched_files_are_clear_errors,
   tu_run_free(&r);
 }
 
+/* --data fashion-mnist with --data-dir: the four files of a tiny split,
+ * --limit, and test images whose size differs from the training ones. */
+Test(dnn, fashion_mnist_folder_limit_and_mismatched_sizes, .timeout = 60) {
+  unsigned char ti[64], tl[32], si[64], sl[32], px[36] = {0};
+  unsigned char l6[6] = {0, 1, 2, 3, 4, 9};
+  uint32_t tdims[3] = {6, 2, 2}, tld[1] = {6}, sdims[3] = {4, 2, 2},
+           sld[1] = {4}, sbad[3] = {4, 3, 3};
+  const char *names[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+  const char *texts[4] = {(const char *)ti, (const char *)tl,
+                          (const char *)si, (const char *)sl};
+  size_t lens[4];
+  char want[700], *dir;
+  tu_run r;
+  int i;
+  for (i = 0; i < 36; i++)
+    px[i] = (unsigned char)(i * 7);
+  lens[0] = idx_bytes(ti, 0x08, 3, tdims, px, 24);
+  lens[1] = idx_bytes(tl, 0x08, 1, tld, l6, 6);
+  lens[2] = idx_bytes(si, 0x08, 3, sdims, px, 16);
+  lens[3] = idx_bytes(sl, 0x08, 1, sld, l6, 4);
+  dir = make_dir(4, names, texts, lens);
+  {
+    const char *extra[] = {"--data", "fashion-mnist", "--data-dir", dir,
+                           "--layers", "4,8,10", "--epochs", "1",
+                           "--limit", "5", "--batch", "2", NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  snprintf(want, sizeof want,
+           "# fashion-mnist: %s, 5 train and 4 test images of 4 pixels\n",
+           dir);
+  cr_assert(strstr(r.out, want), "%s", r.out);
+  tu_run_free(&r);
+  remove_dir(dir, 4, names);
+
+  lens[2] = idx_bytes(si, 0x08, 3, sbad, px, 36);
+  dir = make_dir(4, names, texts, lens);
+  snprintf(want, sizeof want, "fashion-mnist:%s", dir);
+  {
+    const char *extra[] = {"--data", want, NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  snprintf(want, sizeof want,
+           "dims mismatch: %s/t10k-images-idx3-ubyte has images of 9 "
+           "pixels, the training images have 4",
+           dir);
+  cr_assert(strstr(r.err, want), "%s", r.err);
+  tu_run_free(&r);
+  remove_dir(dir, 4, names);
+
+  {
+    const char *extra[] = {"--data", "fashion-mnist", "--data-dir",
+                           "/nonexistent/fm", NULL};
+    r = app(extra, 50);
+  }
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "/nonexistent/fm: no train-images-idx3-ubyte[.gz] "
+                          "in this folder"),
+            "%s", r.err);
+  tu_run_free(&r);
+}
+
 Test(dnn, newsgroups_malformed_files_are_clear_errors, .timeout = 60) {
   const char *names[] = {"docword.20news.txt", "docs.20news.txt"};
   const char *texts[2] = {"3\n4\n4\n1 1 2\n1 4 1\n2 2 3\n3 3 1\n",
@@ -747,7 +883,13 @@ Test(dnn, newsgroups_malformed_files_are_clear_errors, .timeout = 60) {
 
 Test(dnn, bad_options_are_usage_errors, .timeout = 60) {
   static const char *const cases[][3] = {
-      {"--data", "cifar:/x", "--data must be mnist:DIR or 20ng:DIR"},
+      {"--data", "cifar:/x",
+       "--data must be one of fashion-mnist, fashion-mnist:DIR, mnist:DIR, "
+       "20ng:DIR (or a name and --data-dir DIR), not 'cifar:/x'"},
+      {"--data", "mnist", "--data must be one of fashion-mnist, "},
+      {"--data-dir", "/tmp", "--data-dir needs --data (fashion-mnist, mnist "
+                             "or 20ng)"},
+      {"--limit", "-1", "--limit must not be negative"},
       {"--layers", "32,x,4", "--layers must list positive integers"},
       {"--layers", "32", "--layers needs at least an input and an output"},
       {"--layers", "16,8,4", "the input size must be 32 for this data"},

@@ -3,6 +3,7 @@
 -- momentum.
 --
 --   orion-driver apps/dnn/dnn.lua                         # embedded synthetic data
+--   orion-driver apps/dnn/dnn.lua --data fashion-mnist    # Debian's dataset-fashion-mnist
 --   orion-driver apps/dnn/dnn.lua --data mnist:../shared/data/mnist
 --   orion-driver apps/dnn/dnn.lua --data 20ng:../shared/data/20newsgroups-bydate
 --
@@ -34,10 +35,13 @@ local spec = {
   name = "dnn.lua",
   summary = "Data-parallel MLP classifier (ReLU, softmax cross-entropy, SGD with momentum).",
   options = {
-    { "data", "SPEC", nil, "mnist:DIR or 20ng:DIR (default: embedded synthetic data)" },
-    { "layers", "LIST", nil, "layer sizes, input to classes (default: 784,256,10 for mnist; " ..
-                             "WORDS,256,20 for 20ng; 32,64,4 for the synthetic data)", type = "string" },
-    { "epochs", "N", nil, "passes over the training set (default: 20 mnist, 10 20ng, 10 synthetic)", type = "int" },
+    { "data", "SPEC", nil, "fashion-mnist[:DIR], mnist:DIR or 20ng:DIR (default: embedded synthetic data)" },
+    { "data-dir", "DIR", nil, "the folder of the --data files (default for fashion-mnist: " ..
+                              "/usr/share/datasets/fashion-mnist)", type = "string" },
+    { "layers", "LIST", nil, "layer sizes, input to classes (default: 784,256,10 for fashion-mnist " ..
+                             "and mnist; WORDS,256,20 for 20ng; 32,64,4 for the synthetic data)", type = "string" },
+    { "epochs", "N", nil, "passes over the training set (default: 10 fashion-mnist, 20 mnist, " ..
+                          "10 20ng, 10 synthetic)", type = "int" },
     { "batch", "N", 100, "minibatch size of one SGD step on one executor" },
     { "lr", "X", nil, "learning rate (default: 0.05; 0.2 for 20ng)", type = "number" },
     { "momentum", "X", 0.9, "momentum coefficient" },
@@ -45,9 +49,14 @@ local spec = {
     { "sync", "N", 0, "minibatches each shard runs between model averages; 0: once per epoch" },
     { "shards", "N", 0, "models trained side by side and averaged; 0: one per executor" },
     { "train-size", "N", 8000, "mnist: the images trained on; the rest of the 10k are held out" },
+    { "limit", "N", 0, "train on the first N training samples only; 0: all of them" },
   },
-  epilog = "MNIST: DIR holds t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz];\n" ..
-           "a fixed random permutation splits the 10k images into --train-size for\n" ..
+  epilog = "Fashion-MNIST: DIR holds train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz],\n" ..
+           "t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz] (Debian's\n" ..
+           "dataset-fashion-mnist installs them in /usr/share/datasets/fashion-mnist);\n" ..
+           "train on the 60k training images, test on the 10k.  MNIST: DIR holds\n" ..
+           "t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz]; a fixed\n" ..
+           "random permutation splits the 10k images into --train-size for\n" ..
            "training and the rest for held-out accuracy.  20NG: DIR holds\n" ..
            "docword.20news.txt.gz and docs.20news.txt (docID split group); features\n" ..
            "are log(1 + count), L2-normalised per document; train on \"train\",\n" ..
@@ -56,14 +65,21 @@ local spec = {
 
 local opts = cli.parse(arg, spec)
 local kind, dir = "synthetic", nil
+local default_dirs = { ["fashion-mnist"] = "/usr/share/datasets/fashion-mnist" }
 if opts.data then
-  kind, dir = opts.data:match("^(%w+):(.+)$")
-  if kind ~= "mnist" and kind ~= "20ng" then
-    cli.fail(spec, ("--data must be mnist:DIR or 20ng:DIR, not '%s'"):format(opts.data))
+  kind, dir = opts.data:match("^([%w-]+):(.+)$")
+  if not kind then kind = opts.data end
+  dir = opts.data_dir or dir or default_dirs[kind]
+  if kind ~= "fashion-mnist" and kind ~= "mnist" and kind ~= "20ng" or not dir then
+    cli.fail(spec, ("--data must be one of fashion-mnist, fashion-mnist:DIR, mnist:DIR, 20ng:DIR " ..
+                    "(or a name and --data-dir DIR), not '%s'"):format(opts.data))
   end
+elseif opts.data_dir then
+  cli.fail(spec, "--data-dir needs --data (fashion-mnist, mnist or 20ng)")
 end
 local defaults = {
   synthetic = { epochs = 10, lr = 0.05 },
+  ["fashion-mnist"] = { epochs = 10, lr = 0.05 },
   mnist = { epochs = 20, lr = 0.05 },
   ["20ng"] = { epochs = 10, lr = 0.2 },
 }
@@ -78,6 +94,11 @@ if not (mu >= 0 and mu < 1) then cli.fail(spec, "--momentum must be in [0, 1)") 
 if opts.sync < 0 then cli.fail(spec, "--sync must not be negative") end
 if opts.shards < 0 then cli.fail(spec, "--shards must not be negative") end
 if opts.train_size < 1 then cli.fail(spec, "--train-size must be at least 1") end
+if opts.limit < 0 then cli.fail(spec, "--limit must not be negative") end
+-- The number of training samples used out of n (--limit).
+local function limited(n)
+  return opts.limit > 0 and math.min(n, opts.limit) or n
+end
 
 local sizes
 if opts.layers then
@@ -117,20 +138,9 @@ local function find(names)
   error(("%s: no %s[.gz] in this folder"):format(dir, names[1]), 0)
 end
 
--- A random permutation of 1..n (Fisher-Yates on math.random).
-local function permutation(n)
-  local p = {}
-  for i = 1, n do p[i] = i end
-  for i = n, 2, -1 do
-    local j = math.random(i)
-    p[i], p[j] = p[j], p[i]
-  end
-  return p
-end
-
-if kind == "mnist" then
-  local ipath = find { "t10k-images-idx3-ubyte", "t10k-images.idx3-ubyte" }
-  local lpath = find { "t10k-labels-idx1-ubyte", "t10k-labels.idx1-ubyte" }
+-- An IDX images file (pixels scaled to [0, 1], one row per image) and its
+-- labels file (1-based classes): images, labels, count, pixels.
+local function read_images(ipath, lpath)
   local images = nn.read_idx(ipath, { flatten = true, scale = 1 / 255 })
   local labels = nn.read_idx(lpath, { type = "i32", shift = 1 })
   local n, d = images:dims()
@@ -142,6 +152,49 @@ if kind == "mnist" then
     error(("dims mismatch: %s has %d images but %s has %d labels"):format(
       ipath, n, lpath, labels:dims()), 0)
   end
+  return images, labels, n, d
+end
+
+-- A random permutation of 1..n (Fisher-Yates on math.random).
+local function permutation(n)
+  local p = {}
+  for i = 1, n do p[i] = i end
+  for i = n, 2, -1 do
+    local j = math.random(i)
+    p[i], p[j] = p[j], p[i]
+  end
+  return p
+end
+
+if kind == "fashion-mnist" then
+  local images, labels, n, d = read_images(
+    find { "train-images-idx3-ubyte", "train-images.idx3-ubyte" },
+    find { "train-labels-idx1-ubyte", "train-labels.idx1-ubyte" })
+  local tipath = find { "t10k-images-idx3-ubyte", "t10k-images.idx3-ubyte" }
+  local timages, tlabels, nte, dte = read_images(
+    tipath, find { "t10k-labels-idx1-ubyte", "t10k-labels.idx1-ubyte" })
+  if dte ~= d then
+    error(("dims mismatch: %s has images of %d pixels, the training images have %d"):format(
+      tipath, dte, d), 0)
+  end
+  -- The standard split: the training file to train on (its first --limit
+  -- images), the t10k file for the test accuracy.
+  ntrain, ntest = limited(n), nte
+  if ntrain < n then
+    local first = {}
+    for i = 1, ntrain do first[i] = i end
+    X, Y = nn.take(images, first), nn.take(labels, first)
+  else
+    X, Y = images, labels
+  end
+  Xte, Yte = timages, tlabels
+  nfeat, nclass = d, 10
+  print(("# fashion-mnist: %s, %d train and %d test images of %d pixels"):format(
+    dir, ntrain, ntest, d))
+elseif kind == "mnist" then
+  local ipath = find { "t10k-images-idx3-ubyte", "t10k-images.idx3-ubyte" }
+  local lpath = find { "t10k-labels-idx1-ubyte", "t10k-labels.idx1-ubyte" }
+  local images, labels, n, d = read_images(ipath, lpath)
   if opts.train_size >= n then
     cli.fail(spec, ("--train-size must be below the %d images"):format(n))
   end
@@ -150,11 +203,11 @@ if kind == "mnist" then
   math.randomseed(20240601)
   local perm = permutation(n)
   math.randomseed(saved)
-  ntrain, ntest = opts.train_size, n - opts.train_size
+  ntrain, ntest = limited(opts.train_size), n - opts.train_size
   X = nn.take(images, perm, 1, ntrain)
   Y = nn.take(labels, perm, 1, ntrain)
-  Xte = nn.take(images, perm, ntrain + 1, ntest)
-  Yte = nn.take(labels, perm, ntrain + 1, ntest)
+  Xte = nn.take(images, perm, opts.train_size + 1, ntest)
+  Yte = nn.take(labels, perm, opts.train_size + 1, ntest)
   nfeat, nclass = d, 10
   print(("# mnist: %s, %d train and %d held-out images of %d pixels"):format(
     dir, ntrain, ntest, d))
@@ -170,7 +223,7 @@ elseif kind == "20ng" then
   end
   local tr, te = {}, {}
   for i, t in ipairs(istest:to_table()) do
-    if t == 0 then tr[#tr + 1] = i else te[#te + 1] = i end
+    if t ~= 0 then te[#te + 1] = i elseif #tr < limited(ndocs) then tr[#tr + 1] = i end
   end
   if #tr == 0 or #te == 0 then
     error(("%s: needs both train and test documents (found %d and %d)"):format(
@@ -204,9 +257,9 @@ else
   local all = {}
   for i = 1, n do all[i] = i end
   local XA, YA = nn.to_array(Xs), nn.to_array(Ys)
-  ntrain, ntest = 5000, 1000
+  ntrain, ntest = limited(5000), 1000
   X, Y = nn.take(XA, all, 1, ntrain), nn.take(YA, all, 1, ntrain)
-  Xte, Yte = nn.take(XA, all, ntrain + 1, ntest), nn.take(YA, all, ntrain + 1, ntest)
+  Xte, Yte = nn.take(XA, all, 5000 + 1, ntest), nn.take(YA, all, 5000 + 1, ntest)
   nfeat, nclass = d, K
   print(("# synthetic: %d train and %d held-out samples, %d features, %d classes"):format(
     ntrain, ntest, d, K))
