@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "drivers/datadir.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 
@@ -30,10 +31,13 @@ void orion_launcher_attach(orion_launcher *l, orion_cluster_opts *o) {
     o->listen = "0.0.0.0";
 }
 
-/* The orion-executor beside this program, else the one on PATH. */
+/* $ORION_EXECUTOR, else the orion-executor beside this program (a build
+ * tree, or an installed bin/ wherever it was moved), else the one on
+ * PATH. */
 static void executor_path(const orion_launcher *l, char *out, size_t n) {
-  char exe[PATH_MAX];
-  ssize_t len;
+  char dir[PATH_MAX], exe[PATH_MAX];
+  struct stat st;
+  int w;
   const char *env = getenv("ORION_EXECUTOR");
   if (l->executor != NULL) {
     snprintf(out, n, "%s", l->executor);
@@ -43,22 +47,13 @@ static void executor_path(const orion_launcher *l, char *out, size_t n) {
     snprintf(out, n, "%s", env);
     return;
   }
-  len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len > 0) {
-    char *slash;
-    struct stat st;
-    exe[len] = '\0';
-    slash = strrchr(exe, '/');
-    if (slash != NULL) {
-      snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe),
-               "orion-executor");
-      if (stat(exe, &st) == 0) {
-        snprintf(out, n, "%s", exe);
-        return;
-      }
-    }
-  }
-  snprintf(out, n, "orion-executor");
+  orion_exe_dir(NULL, dir, sizeof dir);
+  w = snprintf(exe, sizeof exe, "%s/orion-executor", dir);
+  if (w > 0 && (size_t)w < sizeof exe && (size_t)w < n &&
+      stat(exe, &st) == 0)
+    memcpy(out, exe, (size_t)w + 1);
+  else
+    snprintf(out, n, "orion-executor");
 }
 
 /* The environment of a local executor: ours plus ORION_TOKEN (so the token
