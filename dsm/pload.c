@@ -3,9 +3,12 @@
  * them. */
 #include "dsm/pload.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "dsm/addr.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "util/alloc.h"
@@ -70,7 +73,22 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
                                "frame",
                        e, orion_cluster_addr(lr->cl, e));
   if (!m.ok) {
-    lr->errs[e] = orion_strndup(m.msg != NULL ? m.msg : "", m.msg_len);
+    /* A file the executor cannot open or read is a problem of its host
+     * (the path is not there, or not the same file): name both.  Parse
+     * errors are the file's, "FILE:LINE: ...", the same on every host. */
+    const char *msg = m.msg != NULL ? m.msg : "";
+    char head[ORION_HOST_MAX + 48] = "";
+    size_t hl;
+    if (m.msg_len >= 7 && memcmp(msg, "cannot ", 7) == 0)
+      snprintf(head, sizeof head, "executor %d on %s: ", e,
+               orion_cluster_host(lr->cl, e));
+    hl = strlen(head);
+    lr->errs[e] = orion_malloc(hl + m.msg_len + 1);
+    if (lr->errs[e] != NULL) {
+      memcpy(lr->errs[e], head, hl);
+      memcpy(lr->errs[e] + hl, msg, m.msg_len);
+      lr->errs[e][hl + m.msg_len] = '\0';
+    }
   } else {
     res->array = array_of(&m.array);
     if (m.has_labels)
@@ -94,12 +112,33 @@ static int all_loaded(void *ud) {
   return lr->got == lr->n;
 }
 
-int orion_pload(orion_cluster *cl, const char *path,
+/* path made absolute against the driver's current folder: executors
+ * started elsewhere (ssh runs them in the remote home) read the same path
+ * the driver means.  Copies an absolute path as it is. */
+static int absolute(const char *path, char *out, size_t n, orion_error *err) {
+  char cwd[4096];
+  int w;
+  if (path[0] == '/' || path[0] == '\0')
+    w = snprintf(out, n, "%s", path);
+  else if (getcwd(cwd, sizeof cwd) == NULL)
+    return orion_error_set(err, -errno, "%s: cannot tell the current "
+                           "folder to make the path absolute: %s", path,
+                           strerror(errno));
+  else
+    w = snprintf(out, n, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+  if (w < 0 || (size_t)w >= n)
+    return orion_error_set(err, ORION_EINVAL, "%s: path too long", path);
+  return 0;
+}
+
+int orion_pload(orion_cluster *cl, const char *given,
                 const orion_load_opts *o, orion_load_result *res,
                 orion_error *err) {
   load_run lr;
-  char doing[512];
+  char doing[512], path[4096];
   int e, rc = 0;
+  if ((rc = absolute(given, path, sizeof path, err)) != 0)
+    return rc;
   memset(&lr, 0, sizeof lr);
   lr.cl = cl;
   lr.n = orion_cluster_size(cl);
@@ -110,7 +149,7 @@ int orion_pload(orion_cluster *cl, const char *path,
     orion_free(lr.errs);
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   }
-  snprintf(doing, sizeof doing, "while loading %s", path);
+  snprintf(doing, sizeof doing, "while loading %s", given);
   orion_cluster_set_handler(cl, on_loaded, &lr, doing);
   for (e = 0; e < lr.n; e++) {
     orion_buf b;

@@ -11,6 +11,7 @@
 #include "t/testutil.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "drivers/launch.h"
 #include "drivers/launcher.h"
@@ -1289,4 +1290,171 @@ Test(launch, driver_option_values_and_their_messages) {
   EXPECT_RUN(0, "", "--seed=7", "--register-timeout=2", "S");
   EXPECT_RUN(2, "--seed needs a non-negative integer, not '-1'", "--seed=-1",
              "S");
+}
+
+/* ------------------------------------------------------------------------
+ * --hosts through a stand-in for ssh: executors that start in another
+ * folder than the driver (ssh starts them in the remote home), and the
+ * failures of a first contact with a host.
+ * ---------------------------------------------------------------------- */
+
+/* The stand-in: skips ssh's options, then per $FAKE_SSH_MODE prints what
+ * ssh prints for an unknown host key or a refused login and exits 255,
+ * or runs the remote command with sh in $FAKE_SSH_HOME (the "remote
+ * home"), first dropping the "cd DIR 2>/dev/null; " the launcher puts in
+ * front with FAKE_SSH_NOCD=1 (a host where the driver's folder does not
+ * exist). */
+static const char fake_ssh_text[] =
+    "#!/bin/sh\n"
+    "while [ $# -gt 0 ]; do\n"
+    "  case $1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
+    "done\n"
+    "host=$1; shift\n"
+    "case ${FAKE_SSH_MODE:-run} in\n"
+    "  hostkey) echo 'Host key verification failed.' >&2; exit 255 ;;\n"
+    "  denied) echo \"$USER@$host: Permission denied "
+    "(publickey,password).\" >&2; exit 255 ;;\n"
+    "esac\n"
+    "cmd=$*\n"
+    "[ \"${FAKE_SSH_NOCD:-}\" = 1 ] && cmd=${cmd#cd * 2>/dev/null; }\n"
+    "cd \"$FAKE_SSH_HOME\" || exit 1\n"
+    "exec /bin/sh -c \"$cmd\"\n";
+
+/* A temporary folder holding the stand-in `ssh`, first on PATH, a hosts
+ * file of two executors on "node-b", and the data file data.txt; the
+ * test's process (its own, under criterion) moves into that folder. */
+typedef struct fake_hosts {
+  char dir[64];
+  char hosts[96];
+} fake_hosts;
+
+static void fake_hosts_setup(fake_hosts *h) {
+  char path[128], *old = getenv("PATH"), *newpath;
+  FILE *f;
+  snprintf(h->dir, sizeof h->dir, "/tmp/orion-fake-ssh-XXXXXX");
+  cr_assert_not_null(mkdtemp(h->dir));
+  snprintf(path, sizeof path, "%s/ssh", h->dir);
+  f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(fake_ssh_text, f);
+  fclose(f);
+  cr_assert_eq(chmod(path, 0755), 0);
+  snprintf(h->hosts, sizeof h->hosts, "%s/hosts", h->dir);
+  f = fopen(h->hosts, "w");
+  fputs("node-b 2\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/data.txt", h->dir);
+  f = fopen(path, "w");
+  fputs("1 1 1.5\n2 3 2.5\n3 2 4\n", f);
+  fclose(f);
+  newpath = malloc(strlen(h->dir) + strlen(old != NULL ? old : "") + 2);
+  sprintf(newpath, "%s:%s", h->dir, old != NULL ? old : "");
+  setenv("PATH", newpath, 1);
+  free(newpath);
+  setenv("FAKE_SSH_HOME", "/", 1); /* the "remote home": not our folder */
+  cr_assert_eq(chdir(h->dir), 0);
+}
+
+static void fake_hosts_free(fake_hosts *h) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", h->dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* orion-driver --hosts HOSTS SCRIPT ARG, the script loading ARG. */
+static tu_run drive_hosts(const fake_hosts *h, const char *arg) {
+  char *script = tu_write_temp(".lua",
+                               "local orion = require 'orion'\n"
+                               "local A = orion.text_file(arg[1])\n"
+                               "print('loaded', A:nnz())\n");
+  const char *args[] = {"--quiet", "--register-timeout", "20", "--hosts",
+                        h->hosts,  script, arg, NULL};
+  tu_run r = tu_drive(".", args, 60);
+  unlink(script);
+  free(script);
+  return r;
+}
+
+Test(launch, hosts_relative_data_path_is_the_drivers) {
+  fake_hosts h;
+  tu_run r;
+  fake_hosts_setup(&h);
+  /* The driver's folder does not exist on the "host": executors run in
+   * its home, and still read the file the driver means. */
+  setenv("FAKE_SSH_NOCD", "1", 1);
+  r = drive_hosts(&h, "data.txt");
+  cr_expect_eq(r.status, 0, "status %d\n%s", r.status, r.err);
+  cr_expect_str_eq(r.out, "loaded\t3\n", "%s", r.err);
+  tu_run_free(&r);
+  fake_hosts_free(&h);
+}
+
+Test(launch, hosts_missing_file_names_the_executor_and_its_host) {
+  fake_hosts h;
+  tu_run r;
+  char want[256];
+  fake_hosts_setup(&h);
+  r = drive_hosts(&h, "missing.txt");
+  snprintf(want, sizeof want,
+           "executor 0 on node-b: cannot open %s/missing.txt: No such file "
+           "or directory",
+           h.dir);
+  cr_expect_eq(r.status, 1, "status %d\n%s", r.status, r.err);
+  cr_expect(strstr(r.err, want) != NULL, "wanted '%s' in:\n%s", want, r.err);
+  tu_run_free(&r);
+  fake_hosts_free(&h);
+}
+
+Test(launch, hosts_unknown_host_key_says_what_to_do) {
+  fake_hosts h;
+  tu_run r;
+  fake_hosts_setup(&h);
+  setenv("FAKE_SSH_MODE", "hostkey", 1);
+  r = drive_hosts(&h, "data.txt");
+  cr_expect_eq(r.status, 3, "status %d\n%s", r.status, r.err);
+  cr_expect(strstr(r.err, "Host key verification failed.\n") != NULL, "%s",
+            r.err); /* ssh's own words still reach the user */
+  cr_expect(strstr(r.err,
+                   "orion-driver: host node-b: ssh does not know this host's "
+                   "key (Host key verification failed). Run 'ssh node-b "
+                   "true' once to check and accept its key, or add it with "
+                   "'ssh-keyscan node-b >> ~/.ssh/known_hosts'\n") != NULL,
+            "%s", r.err);
+  cr_expect(strstr(r.err, "exited with code 255") != NULL, "%s", r.err);
+  tu_run_free(&r);
+  fake_hosts_free(&h);
+}
+
+Test(launch, hosts_password_login_says_what_to_do) {
+  fake_hosts h;
+  tu_run r;
+  fake_hosts_setup(&h);
+  setenv("FAKE_SSH_MODE", "denied", 1);
+  r = drive_hosts(&h, "data.txt");
+  cr_expect_eq(r.status, 3, "status %d\n%s", r.status, r.err);
+  cr_expect(strstr(r.err, "orion-driver: host node-b: ssh could not log in "
+                          "without a password (Permission denied). "
+                          "Executors are started with 'ssh -o "
+                          "BatchMode=yes', which needs key-based login: "
+                          "make a key with 'ssh-keygen', copy it with "
+                          "'ssh-copy-id node-b'") != NULL,
+            "%s", r.err);
+  tu_run_free(&r);
+  fake_hosts_free(&h);
+}
+
+Test(launch, ssh_argv_enters_the_drivers_folder) {
+  orion_launch_cmd c;
+  char **argv = NULL;
+  memset(&c, 0, sizeof c);
+  c.exe = "/opt/orion/bin/orion-executor";
+  c.driver = "10.0.0.1:7000";
+  c.id = 1;
+  c.cwd = "/home/me/my project's data";
+  cr_assert_eq(orion_launch_ssh_argv(&c, "node1", &argv), 0);
+  cr_assert_str_eq(argv[6],
+                   "cd '/home/me/my project'\\''s data' 2>/dev/null; "
+                   "'/opt/orion/bin/orion-executor' '--driver' "
+                   "'10.0.0.1:7000' '--id' '1'");
+  orion_launch_argv_free(argv);
 }
