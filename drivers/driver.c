@@ -18,23 +18,30 @@
 
 #include "drivers/datadir.h"
 #include "drivers/launcher.h"
+#include "drivers/plot.h"
 #include "dsm/cluster.h"
 #include "lua/orion.h"
+#include "util/progress.h"
 
 #define EXIT_SCRIPT 1
 #define EXIT_USAGE 2
 
 static const char usage_text[] =
     "usage: orion-driver [OPTIONS] SCRIPT.lua [SCRIPT-ARGS...]\n"
+    "       orion-driver plot [OPTIONS] METRICS.jsonl [MORE.jsonl...]\n"
     "\n"
     "Runs a Lua 5.4 training script with `require \"orion\"` available.\n"
     "Arguments after the script go to the script in `arg`.\n"
+    "`orion-driver plot` draws --metrics files as SVG charts (see\n"
+    "`orion-driver plot --help`).\n"
     "\n"
     "Options:\n"
     "  --metrics FILE  append one JSON object per orion.record{...} to FILE\n"
     "  --seed N        the script seed (default 0): seeds math.random in\n"
     "                  loop bodies and arrays created without a seed\n"
-    "  --quiet         no informational messages on stderr\n"
+    "  -q, --quiet     no informational messages and no progress line\n"
+    "                  on stderr (warnings and errors still show)\n"
+    "  -v, --verbose   also the executors' registration and other details\n"
     "  --traceback     print the Lua traceback of a script error\n"
     "  --explain       run the script, but every parallel_for prints its plan\n"
     "                  (schedule, dependence vectors, placements) instead of\n"
@@ -57,8 +64,15 @@ static const char usage_text[] =
     "  --register-timeout S  seconds to wait for executors (default 30)\n"
     "  --heartbeat-timeout S seconds of silence that mean an executor is\n"
     "                  lost (default 5)\n"
+    "  --stall-seconds S  report an executor that has run one block for S\n"
+    "                  seconds (which block, its heartbeat), then keep\n"
+    "                  waiting (default 60; 0: never)\n"
     "  -h, --help      show this help\n"
     "  --version       show the version\n"
+    "\n"
+    "On a terminal, loops and loads that take over a second show a progress\n"
+    "line (blocks or bytes done of total, ETA), erased when they end;\n"
+    "ORION_PROGRESS=1 draws it on any stderr, ORION_PROGRESS=0 never.\n"
     "\n"
     "Exit codes: 0 success, 1 script or data error, 2 usage error,\n"
     "3 cluster failure.  See orion-driver(1).\n";
@@ -139,7 +153,6 @@ static void set_lua_path(lua_State *L, const char *argv0) {
 
 enum {
   OPT_VERSION = 256,
-  OPT_QUIET,
   OPT_TRACEBACK,
   OPT_EXPLAIN,
   OPT_FAST_MATH,
@@ -149,6 +162,7 @@ enum {
   OPT_LISTEN,
   OPT_REGISTER_TIMEOUT,
   OPT_HEARTBEAT_TIMEOUT,
+  OPT_STALL_SECONDS,
   OPT_METRICS,
   OPT_SEED
 };
@@ -159,7 +173,8 @@ enum {
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
-    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
     {"traceback", no_argument, NULL, OPT_TRACEBACK},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"fast-math", no_argument, NULL, OPT_FAST_MATH},
@@ -169,15 +184,18 @@ static const struct option long_opts[] = {
     {"listen", required_argument, NULL, OPT_LISTEN},
     {"register-timeout", required_argument, NULL, OPT_REGISTER_TIMEOUT},
     {"heartbeat-timeout", required_argument, NULL, OPT_HEARTBEAT_TIMEOUT},
+    {"stall-seconds", required_argument, NULL, OPT_STALL_SECONDS},
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"seed", required_argument, NULL, OPT_SEED},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
- * "-h", or "--NAME" / "--NAME=..." (getopt_long also takes prefixes). */
+ * "-h", "-q", "-v", or "--NAME" / "--NAME=..." (getopt_long also takes
+ * prefixes). */
 static int spelled_out(const char *word, int val) {
   const struct option *o;
-  if (val == 'h' && strcmp(word, "-h") == 0)
+  if ((val == 'h' || val == 'q' || val == 'v') && word[0] == '-' &&
+      word[1] == val && word[2] == '\0')
     return 1;
   for (o = long_opts; o->name != NULL; o++)
     if (o->val == val) {
@@ -221,8 +239,11 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
   case OPT_VERSION:
     printf("orion-driver (Orion-C) %s\n", PACKAGE_VERSION);
     return 0;
-  case OPT_QUIET:
+  case 'q':
     cfg->quiet = 1;
+    return GO_ON;
+  case 'v':
+    cfg->verbose = 1;
     return GO_ON;
   case OPT_TRACEBACK:
     traceback_on = 1;
@@ -265,6 +286,14 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     else
       cfg->cluster.heartbeat_timeout = v;
     return GO_ON;
+  case OPT_STALL_SECONDS:
+    v = arg != NULL ? strtod(arg, &end) : -1;
+    if (arg == NULL || arg[0] == '\0' || *end != '\0' ||
+        !(v >= 0 && v <= 86400))
+      return usage_error("%s needs a number of seconds 0..86400 (0: never)",
+                         "--stall-seconds");
+    cfg->stall_seconds = v;
+    return GO_ON;
   case OPT_METRICS:
     if (arg == NULL)
       return usage_error("%s needs a file name", "--metrics");
@@ -291,7 +320,7 @@ static int parse_options(int argc, char **argv, orion_config *cfg,
   opterr = 0; /* the messages are ours */
   optind = 1;
   for (;;) {
-    int at = optind, c = getopt_long(argc, argv, "+:h", long_opts, NULL);
+    int at = optind, c = getopt_long(argc, argv, "+:hqv", long_opts, NULL);
     if (c == -1)
       return GO_ON;
     if (c == '?' || !spelled_out(argv[at], c == ':' ? optopt : c))
@@ -310,8 +339,11 @@ int main(int argc, char **argv) {
   lua_State *L;
   int i, first, rc, have_exec = 0;
 
+  if (argc > 1 && strcmp(argv[1], "plot") == 0)
+    return orion_plot_main(argc - 1, argv + 1);
   memset(&cfg, 0, sizeof cfg);
   orion_cluster_opts_init(&cfg.cluster);
+  cfg.stall_seconds = 60;
   orion_launcher_init(&launcher);
   {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -410,6 +442,7 @@ int main(int argc, char **argv) {
     lua_pushstring(L, argv[i]);
   rc = lua_pcall(L, argc - first - 1, 0, 1);
   if (rc != LUA_OK) {
+    orion_progress_clear(); /* a load's line, if an error cut it short */
     fprintf(stderr, "orion-driver: %s\n", lua_tostring(L, -1));
     fflush(stdout);
     lua_close(L);

@@ -174,7 +174,9 @@ static const char usage[] =
     "  --token TOKEN       the job's token (default: $ORION_TOKEN, which\n"
     "                      keeps it out of `ps`)\n"
     "  --id N              this executor's number in the job (default 0)\n"
-    "  --bind ADDR         connect from this local address\n";
+    "  --bind ADDR         connect from this local address\n"
+    "  -h, --help          show this help\n"
+    "See orion-executor(1).\n";
 
 /* Refuses argument `arg`; the last argument may be an option missing its
  * value, which the message allows for. */

@@ -14,6 +14,7 @@
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/progress.h"
 
 typedef struct peer {
   orion_cluster *cl;
@@ -81,6 +82,11 @@ const char *orion_cluster_host(orion_cluster *c, int exec) {
       orion_hostport_parse(p->addr, p->host, sizeof p->host, &port) == 0)
     return p->host;
   return p->where;
+}
+
+double orion_cluster_last_heard(const orion_cluster *c, int exec) {
+  const orion_conn *conn = c->peers[exec].conn;
+  return conn != NULL ? orion_now() - conn->last_rx : -1;
 }
 
 uint64_t orion_cluster_bytes(const orion_cluster *c) {
@@ -202,6 +208,7 @@ void orion_cluster_stop(orion_cluster *c) {
 void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
   va_list ap;
   fflush(stdout);
+  orion_progress_clear();
   fprintf(stderr, "orion-driver: cluster failure: ");
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
@@ -284,8 +291,7 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
   snprintf(p->listen, sizeof p->listen, "%.*s", (int)h.addr_len, h.addr);
   c->registered++;
   orion_conn_send_frame(conn, ORION_WIRE_WELCOME, NULL, 0);
-  if (!c->o.quiet)
-    orion_log_info("executor %d registered from %s", p->id, p->addr);
+  orion_log_detail("executor %d registered from %s", p->id, p->addr);
 }
 
 static void on_frame(orion_conn *conn, const orion_wire_frame *f) {

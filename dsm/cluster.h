@@ -101,6 +101,10 @@ const char *orion_cluster_addr(const orion_cluster *c, int exec);
  * launcher said it was ("rank 2").  Valid until the cluster is freed. */
 const char *orion_cluster_host(orion_cluster *c, int exec);
 
+/* Seconds since executor exec last sent anything (heartbeats come every
+ * second), or -1 when it is not connected. */
+double orion_cluster_last_heard(const orion_cluster *c, int exec);
+
 /* Queues frames (complete, in b, taken) to executor exec. */
 void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b);
 

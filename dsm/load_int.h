@@ -67,6 +67,7 @@ struct loader {
   int file_ndims;        /* coo with nkeys 0: the input's key count */
   int64_t row_lo;        /* libsvm: rows before the range */
   int64_t first_line;    /* the number of buf's first line */
+  struct orion_progress *prog; /* whole loads with o->progress, or NULL */
   char problem[256];
 };
 

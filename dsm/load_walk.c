@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/progress.h"
 
 /* ------------------------------------------------------------------------
  * Errors.
@@ -168,6 +169,8 @@ static int parse_lines(loader *L, const char *p, const char *stop,
     text_line ln = scan_line_at(p, L->end);
     res->lines++;
     p = ln.next;
+    if (L->prog != NULL && (res->lines & 16383) == 0)
+      orion_progress_update(L->prog, p - L->buf);
     if (!load_is_data(L, ln.s, ln.e) || (rc = L->line(L, ln.s, ln.e)) == 0)
       continue;
     if (L->failed)
@@ -215,6 +218,7 @@ static int load_range(const char *buf, size_t len, const char *name,
                       const orion_load_opts *o, orion_load_result *res,
                       orion_error *err) {
   loader L;
+  orion_progress prog;
   const char *start, *stop;
   int64_t lineno = first_line;
   int rc;
@@ -247,10 +251,21 @@ static int load_range(const char *buf, size_t len, const char *name,
   start = buf + orion__scan_line_start(buf, len, lo < len ? lo : len);
   L.at_end = stop == L.end;
   estimate(&L, start, start < stop ? (size_t)(stop - start) : 0);
+  if (whole && o->progress) {
+    char label[96];
+    snprintf(label, sizeof label, "loading %s", L.name);
+    orion_progress_start(&prog, label, NULL, (int64_t)len);
+    L.prog = &prog;
+  }
   if ((rc = orion__load_start_format(&L)) == 0 &&
       (rc = start_range(&L, start, stop, &lineno)) == 0 &&
       (rc = parse_lines(&L, start, stop, lineno, res)) == 0)
     rc = finish(&L, res);
+  if (L.prog != NULL) {
+    if (rc == 0)
+      orion_progress_update(&prog, (int64_t)len);
+    orion_progress_end(&prog);
+  }
   orion_free(L.cols);
   orion_free(L.labels);
   if (rc != 0) {

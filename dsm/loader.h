@@ -64,6 +64,8 @@ typedef struct orion_load_opts {
   int expand; /* uci-bow: one element per token occurrence, see
                  orion_load_expand; whole loads only (orion_load_buffer,
                  orion_load_file): ranges and merges ignore it */
+  int progress; /* whole loads and orion_pload: draw a progress line of
+                   the bytes parsed (util/progress.h); never sent */
 } orion_load_opts;
 
 /* Fills *o with the defaults: coo, index base 1, nkeys inferred, no dims,

@@ -6,16 +6,21 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dsm/addr.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "util/alloc.h"
+#include "util/progress.h"
 
 typedef struct load_run {
   orion_cluster *cl;
   int n, got;
+  orion_progress prog; /* with o->progress: bytes (or parts) parsed */
+  int64_t size;        /* the file's size on the driver's side, or -1 */
+  int64_t done;        /* bytes of the parts that came, or parts */
   orion_load_result *parts;
   char **errs; /* per executor: its error, or NULL */
 } load_run;
@@ -105,10 +110,15 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
              m.first_skip != NULL ? m.first_skip : "");
   }
   lr->got++;
+  /* Part e is bytes [size*e/n, size*(e+1)/n) of the file (exec_load.c). */
+  lr->done += lr->size < 0 ? 1
+                           : lr->size * (e + 1) / lr->n - lr->size * e / lr->n;
 }
 
+/* Called after every event while the driver waits: the progress line. */
 static int all_loaded(void *ud) {
   load_run *lr = ud;
+  orion_progress_update(&lr->prog, lr->done);
   return lr->got == lr->n;
 }
 
@@ -150,6 +160,17 @@ int orion_pload(orion_cluster *cl, const char *given,
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   }
   snprintf(doing, sizeof doing, "while loading %s", given);
+  {
+    /* The executors see the same file (a shared file system) or its
+     * copy: the driver's size, where it has one, stands for theirs. */
+    struct stat st;
+    char label[96];
+    lr.size = stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+    snprintf(label, sizeof label, "loading %s", given);
+    orion_progress_start(&lr.prog, label, lr.size < 0 ? "parts" : NULL,
+                         lr.size < 0 ? lr.n : lr.size);
+    lr.prog.enabled = lr.prog.enabled && o->progress;
+  }
   orion_cluster_set_handler(cl, on_loaded, &lr, doing);
   for (e = 0; e < lr.n; e++) {
     orion_buf b;
@@ -159,6 +180,7 @@ int orion_pload(orion_cluster *cl, const char *given,
     orion_buf_free(&b);
   }
   orion_cluster_wait(cl, all_loaded, &lr);
+  orion_progress_end(&lr.prog);
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   /* The first range's error is the one a whole load reports first. */
   for (e = 0; e < lr.n && rc == 0; e++)

@@ -40,6 +40,7 @@
 #include "dsm/proto.h" /* orion_shard_first, ORION_BODY_CACHE */
 #include "dsm/replica.h"
 #include "lua/dist.h"
+#include "lua/dist_watch.h"
 #include "lua/exec.h"
 #include "lua/module.h"
 #include "scheduler/loop.h"
@@ -161,6 +162,7 @@ typedef struct loop_run {
   int nuse;
   orion_replica *itc; /* what they hold of the iterated array */
   orion_loop m;       /* what to send when (scheduler/loop.h) */
+  orion_dist_watch eye; /* the progress line, stall reports */
   uint64_t *seq;  /* per block: its dispatch number */
   int pull;       /* sharded arrays written: collect them after the loop */
   int64_t run;    /* this run's number */
@@ -701,8 +703,10 @@ static void on_frame(void *ud, int e, const orion_wire_frame *f) {
   }
 }
 
+/* Called after every event while the driver waits: the watch looks in. */
 static int loop_finished(void *ud) {
   loop_run *r = ud;
+  orion__dist_watch_poll(&r->eye);
   return orion_loop_finished(&r->m);
 }
 
@@ -1046,8 +1050,13 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_cluster_send(cl, e, &b);
     orion_buf_free(&b);
   }
+  orion__dist_watch_start(&r.eye, &r.m, cl, j->where,
+                          (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
+                          j->it->a->ndims, s->stall_seconds,
+                          s->copts.heartbeat_timeout);
   orion_loop_start(&r.m);
   orion_cluster_wait(cl, loop_finished, &r);
+  orion__dist_watch_end(&r.eye);
   failed = orion_loop_failed(&r.m);
   if (failed != NULL && r.pull)
     drop_shards(&r);

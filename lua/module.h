@@ -42,6 +42,7 @@ typedef struct mod_state {
    * the in-process executor). */
   int nexec;
   orion_cluster_opts copts;
+  double stall_seconds; /* --stall-seconds (lua/dist_watch.c); 0: never */
   orion_cluster *cl;
   int64_t *forget; /* ids of arrays collected since the last loop */
   int nforget;

@@ -61,6 +61,8 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   orion_free(s->metrics_path);
   s->metrics_path = cfg->metrics_path ? orion_strdup(cfg->metrics_path) : NULL;
   orion_log_set_quiet(cfg->quiet);
+  orion_log_set_verbose(cfg->verbose);
+  s->stall_seconds = cfg->stall_seconds;
   s->explain = cfg->explain;
   s->fast = cfg->fast_math;
   s->nexec = cfg->executors;
@@ -472,7 +474,8 @@ static int load_lines(lua_State *L, const char *path, int oidx,
   orion_error err;
   orion_array *a = NULL;
   int64_t lineno = 0, skipped = 0;
-  char first_skip[800] = "";
+  char first_skip[800] = "", label[96];
+  orion_progress prog;
   const char *p, *end;
   int ndims = 0, rc;
   lua_getfield(L, oidx, "parse");
@@ -482,6 +485,8 @@ static int load_lines(lua_State *L, const char *path, int oidx,
   orion_error_clear(&err);
   if (orion_read_file(path, &data, &len, &err) != 0)
     orion__raise(L, &err);
+  snprintf(label, sizeof label, "loading %s", path);
+  orion_progress_start(&prog, label, NULL, (int64_t)len);
   p = data;
   end = data + len;
   while (p < end) {
@@ -490,7 +495,8 @@ static int load_lines(lua_State *L, const char *path, int oidx,
     int top = lua_gettop(L), nret, d;
     int64_t keys[ORION_MAX_DIMS];
     char problem[256] = "";
-    lineno++;
+    if ((++lineno & 4095) == 0)
+      orion_progress_update(&prog, p - data);
     if (n > 0 && p[n - 1] == '\r')
       n--;
     lua_pushvalue(L, -1);
@@ -581,6 +587,8 @@ static int load_lines(lua_State *L, const char *path, int oidx,
     }
     p = nl ? nl + 1 : end;
   }
+  orion_progress_update(&prog, (int64_t)len);
+  orion_progress_end(&prog);
   orion_free(data);
   lua_pop(L, 1);
   if (a == NULL)
@@ -609,6 +617,7 @@ static int l_text_file(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   orion__check_keys(L, oidx, "text_file", text_opts);
   orion_load_opts_init(&o);
+  o.progress = 1;
   fmt = orion__opt_string(L, oidx, "format", "coo");
   o.index_base = (int)orion__opt_int(L, oidx, "index_base", 1);
   if (o.index_base != 0 && o.index_base != 1)

@@ -13,6 +13,8 @@ typedef struct orion_config {
   const char *metrics_path; /* NULL: orion.record is a no-op */
   uint64_t seed;            /* script seed */
   int quiet;
+  int verbose;              /* -v: details such as executors registering */
+  double stall_seconds;     /* report a block running this long; 0: never */
   int explain;              /* parallel_for prints its plan, runs nothing */
   int fast_math;            /* opts.fast defaults to true */
   int executors;            /* 0: loops run in the driver's process; else

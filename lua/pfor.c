@@ -618,7 +618,8 @@ static int l_parallel_for(lua_State *L) {
                          o.has_seed ? (uint64_t)o.seed : s->seed,
                          serial ? NULL : ap, &o, &dst, &err);
   } else {
-    orion_progress_start(&progress, "parallel_for", it->a->nnz);
+    orion_progress_start(&progress, "parallel_for", "elements",
+                         it->a->nnz);
     for (i = 0; i < nblocks && rc == 0; i++) {
       int b = order[i];
       int64_t sg;

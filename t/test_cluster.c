@@ -464,7 +464,7 @@ static int goldens_on(int nexec) {
       continue;
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     want = count_checks(path);
-    r = DRIVE("--executors", n, path);
+    r = DRIVE("-v", "--executors", n, path); /* -v: registration lines */
     cr_expect_eq(r.status, 0, "%s on %d executors failed (exit %d):\n%s\n%s",
                  e->d_name, nexec, r.status, r.out, r.err);
     got = count_of(r.out, "golden ok: ");
@@ -582,7 +582,7 @@ Test(cluster, mf_movielens_100k_1_2_4_executors) {
 
 static void buffer_variant(const char *variant, const char *apply) {
   char want[128];
-  tu_run r = DRIVE("--executors", "2", "@buffer_totals.lua", variant);
+  tu_run r = DRIVE("-v", "--executors", "2", "@buffer_totals.lua", variant);
   expect_ok(&r, variant);
   snprintf(want, sizeof want, "variant %s, 2 executors", variant);
   expect_has(r.out, "totals ok: 1445 tokens, 7 topics");
@@ -732,7 +732,7 @@ Test(cluster, stats_and_resident_blocks) {
 
 Test(cluster, body_error_names_executor_element_and_line) {
   char line[512];
-  tu_run r = DRIVE("--executors", "2", "@body_error.lua");
+  tu_run r = DRIVE("-v", "--executors", "2", "@body_error.lua");
   cr_expect_eq(r.status, 1, "exit %d\n%s", r.status, r.err);
   line_with(r.err, "parallel_for body failed on executor ", line,
             sizeof line);
@@ -763,7 +763,7 @@ Test(cluster, body_error_names_executor_element_and_line) {
 static double lose_an_executor(int sig, const char *also) {
   child *c = &jobs[0];
   char *path = script("long_loop.lua");
-  char *argv[] = {(char *)tu_driver(), "--executors", "2",
+  char *argv[] = {(char *)tu_driver(), "-v", "--executors", "2",
                   "--heartbeat-timeout", "3", path, "400", "20000000",
                   NULL};
   pid_t ex[4];
@@ -1123,7 +1123,7 @@ static int netns_setup(void) {
 Test(cluster, slow_executors_in_network_namespaces, .fini = netns_fini) {
   char *path = script("buffer_totals.lua");
   char listen[64], driver_at[64], token[128], tokenv[160];
-  char *argv[] = {(char *)tu_driver(), "--launcher", "manual",
+  char *argv[] = {(char *)tu_driver(), "-v", "--launcher", "manual",
                   "--executors", "2", "--register-timeout", "30",
                   "--listen", listen, path, "block", NULL};
   const char *exe = getenv("ORION_EXECUTOR");

@@ -1,46 +1,131 @@
+/* The progress line on stderr (see progress.h). */
 #include "util/progress.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util/clock.h"
-#include "util/log.h"
+
+static int on_screen; /* a progress line is on stderr now */
+static int quiet;     /* --quiet (util/log.c passes it on) */
+
+void orion_progress_set_quiet(int q) { quiet = q; }
+
+/* Whether to draw at all: ORION_PROGRESS=1 forces it on, 0 off, anything
+ * else follows stderr being a terminal. */
+static int wanted(void) {
+  const char *env = getenv("ORION_PROGRESS");
+  if (quiet)
+    return 0;
+  if (env != NULL && strcmp(env, "1") == 0)
+    return 1;
+  if (env != NULL && strcmp(env, "0") == 0)
+    return 0;
+  return isatty(2);
+}
+
+/* Seconds before the line appears: ORION_PROGRESS_AFTER, default 1. */
+static double delay(void) {
+  const char *env = getenv("ORION_PROGRESS_AFTER");
+  char *end;
+  double v;
+  if (env == NULL || env[0] == '\0')
+    return 1.0;
+  v = strtod(env, &end);
+  return *end == '\0' && v >= 0 ? v : 1.0;
+}
 
 void orion_progress_start(orion_progress *p, const char *label,
-                          int64_t total) {
-  p->label = label;
+                          const char *unit, int64_t total) {
+  snprintf(p->label, sizeof p->label, "%s", label);
+  p->unit = unit;
   p->total = total;
   p->start = orion_now();
-  p->enabled = !orion_log_quiet() && isatty(2);
+  p->after = delay();
+  p->last_draw = 0;
+  p->enabled = wanted();
   p->shown = 0;
 }
 
+/* A duration as "4.6s", "42s", "3m05s" or "2h07m". */
+static void fmt_secs(char *out, size_t n, double s) {
+  long t = (long)(s + 0.5);
+  if (s < 10)
+    snprintf(out, n, "%.1fs", s);
+  else if (t < 60)
+    snprintf(out, n, "%lds", t);
+  else if (t < 3600)
+    snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
+  else
+    snprintf(out, n, "%ldh%02ldm", t / 3600, t % 3600 / 60);
+}
+
+/* "5/16 blocks" style counts, or bytes in a unit that fits the total. */
+static void fmt_count(char *out, size_t n, const orion_progress *p,
+                      int64_t done) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double scale = 1;
+  int u = 0;
+  if (p->unit != NULL) {
+    snprintf(out, n, "%s %lld/%lld", p->unit, (long long)done,
+             (long long)p->total);
+    return;
+  }
+  while (u < 4 && (double)p->total >= scale * 1024) {
+    scale *= 1024;
+    u++;
+  }
+  snprintf(out, n, u == 0 ? "%.0f/%.0f %s" : "%.1f/%.1f %s",
+           (double)done / scale, (double)p->total / scale, units[u]);
+}
+
 void orion_progress_update(orion_progress *p, int64_t done) {
-  char bar[31];
-  double elapsed, frac;
+  char bar[31], count[64], took[32], eta[32];
+  double now, elapsed, frac;
   int i, fill;
   if (!p->enabled || p->total <= 0)
     return;
-  elapsed = orion_now() - p->start;
-  if (elapsed < 1.0)
+  now = orion_now();
+  elapsed = now - p->start;
+  if (elapsed < p->after)
     return;
-  frac = (double)done / (double)p->total;
-  if (frac > 1)
-    frac = 1;
+  if (p->shown && now - p->last_draw < 0.2 && done < p->total)
+    return;
+  if (done > p->total)
+    done = p->total;
+  frac = done > 0 ? (double)done / (double)p->total : 0;
   fill = (int)(frac * 30);
   for (i = 0; i < 30; i++)
     bar[i] = i < fill ? '#' : '.';
   bar[30] = '\0';
-  fprintf(stderr, "\r%s [%s] %3d%% %.1fs", p->label, bar, (int)(frac * 100),
-          elapsed);
+  fmt_count(count, sizeof count, p, done);
+  fmt_secs(took, sizeof took, elapsed);
+  if (done > 0)
+    fmt_secs(eta, sizeof eta,
+             elapsed * (double)(p->total - done) / (double)done);
+  else
+    snprintf(eta, sizeof eta, "?");
+  /* Carriage return, the line, erase what a longer line left. */
+  fprintf(stderr, "\r%s: %s [%s] %3d%% %s, ETA %s\033[K", p->label, count,
+          bar, (int)(frac * 100), took, eta);
   fflush(stderr);
   p->shown = 1;
+  p->last_draw = now;
+  on_screen = 1;
+}
+
+void orion_progress_clear(void) {
+  if (!on_screen)
+    return;
+  fputs("\r\033[K", stderr); /* carriage return, erase the line */
+  fflush(stderr);
+  on_screen = 0;
 }
 
 void orion_progress_end(orion_progress *p) {
-  if (p->shown) {
-    fputs("\r\033[K", stderr); /* carriage return, erase the line */
-    fflush(stderr);
-  }
+  if (p->shown)
+    orion_progress_clear();
   p->shown = 0;
 }

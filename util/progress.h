@@ -1,23 +1,40 @@
-/* A one-line progress bar on stderr for long loads and passes.  It shows
- * only when stderr is a terminal, logging is not quiet, and the work has
- * taken more than a second, so short steps and logs stay clean. */
+/* A one-line progress display on stderr for long loops and loads:
+ *
+ *   parallel_for at x.lua:3: blocks 5/16 [#########.....................]  31% 2.1s, ETA 4.6s
+ *
+ * It shows only when stderr is a terminal, logging is not quiet, and the
+ * step has taken more than a second, so short steps, logs and pipes stay
+ * clean; the line is erased at the end, and before any log message
+ * (util/log.c calls orion_progress_clear).  ORION_PROGRESS=1 draws it even
+ * when stderr is not a terminal (tests, `script`), ORION_PROGRESS=0 never;
+ * ORION_PROGRESS_AFTER=SECONDS changes the one-second delay.  One line at
+ * a time, from the driver's thread. */
 #ifndef ORION_UTIL_PROGRESS_H
 #define ORION_UTIL_PROGRESS_H
 
 #include <stdint.h>
 
 typedef struct orion_progress {
-  const char *label;
+  char label[96];
+  const char *unit; /* "blocks", "elements", ...; NULL: bytes */
   int64_t total;
-  double start;
-  int enabled; /* stderr is a terminal and not quiet */
-  int shown;   /* something was drawn (to be cleared at the end) */
+  double start, after, last_draw;
+  int enabled; /* drawn at all (terminal or forced, not quiet) */
+  int shown;   /* this progress drew a line */
 } orion_progress;
 
-/* label must outlive the progress (a literal, usually). */
-void orion_progress_start(orion_progress *p, const char *label, int64_t total);
+/* label is copied (cut to fit); unit must outlive p (a literal). */
+void orion_progress_start(orion_progress *p, const char *label,
+                          const char *unit, int64_t total);
+/* done of total so far; redraws at most five times a second (and at the
+ * end), once the delay has passed. */
 void orion_progress_update(orion_progress *p, int64_t done);
-/* Clears the line if anything was drawn. */
+/* Erases the line if anything was drawn. */
 void orion_progress_end(orion_progress *p);
+/* Erases the line on screen, if any, so other output starts on a clean
+ * line; the next update draws it again. */
+void orion_progress_clear(void);
+/* No line at all under --quiet (orion_log_set_quiet calls this). */
+void orion_progress_set_quiet(int quiet);
 
 #endif

@@ -144,6 +144,8 @@ input:close()
 if opts.out then
   output:close()
   assert(os.rename(opts.out .. ".tmp", opts.out))
+else
+  io.stdout:flush() -- the scores come before the summary, on a pipe too
 end
 
 local summary = ("# predict: %d pairs scored, %d with an unseen id (%s)")

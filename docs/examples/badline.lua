@@ -1,0 +1,2 @@
+local orion = require "orion"
+orion.text_file("bad.txt")

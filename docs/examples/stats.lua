@@ -1,0 +1,12 @@
+local orion = require "orion"
+local R = orion.text_file("docs/examples/tiny.txt")
+local W, H = orion.zeros { 3, 2 }, orion.zeros { 3, 2 }
+local stats = orion.parallel_for(R, function(u, i, r)
+  local wu, hi = W[u], H[i]
+  wu[1] = wu[1] + r
+  hi[1] = hi[1] + r
+end)
+for _, k in ipairs { "schedule", "tier", "clocks", "blocks", "elements", "bytes_moved" } do
+  print(k, stats[k])
+end
+print("executor_seconds", #stats.executor_seconds)

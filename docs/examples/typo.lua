@@ -1,0 +1,2 @@
+local orion = require 'orion'
+orion.text_file("docs/examples/tiny.txt", {fromat="coo"})
