@@ -13,6 +13,7 @@
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/progress.h"
 
 typedef struct load_run {
@@ -23,6 +24,8 @@ typedef struct load_run {
   int64_t done;        /* bytes of the parts that came, or parts */
   orion_load_result *parts;
   char **errs; /* per executor: its error, or NULL */
+  const char *given, *path; /* the path as the script gave it; absolute */
+  int failed_oom; /* an executor failed, and its message found no memory */
 } load_run;
 
 /* A LOADED part's array (the codec checked its sizes); NULL when it cannot
@@ -65,6 +68,36 @@ static void put_load_file(orion_buf *b, const char *path, int part,
   orion_msg_load_file_encode(b, &m);
 }
 
+/* Executor e's error as the user sees it (owned; NULL when out of
+ * memory).  One that says it cannot open or read the file is a problem of
+ * its host (the path is not there, or not the same file): it gets
+ * "executor N on HOST: " in front and keeps the absolute path tried.
+ * Others are the file's ("PATH:LINE: ...", the same on every host) and
+ * name it as the script did. */
+static char *executor_error(load_run *lr, int e, const char *msg,
+                            size_t len) {
+  orion_buf b;
+  size_t pl = strlen(lr->path);
+  orion_buf_init(&b);
+  if (len >= 7 && memcmp(msg, "cannot ", 7) == 0) {
+    char head[ORION_HOST_MAX + 48];
+    snprintf(head, sizeof head, "executor %d on %s: ", e,
+             orion_cluster_host(lr->cl, e));
+    orion_buf_append(&b, head, strlen(head));
+  } else if (len >= pl && memcmp(msg, lr->path, pl) == 0) {
+    orion_buf_append(&b, lr->given, strlen(lr->given));
+    msg += pl;
+    len -= pl;
+  }
+  orion_buf_append(&b, msg, len);
+  orion_buf_append(&b, "", 1);
+  if (b.oom) {
+    orion_buf_free(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
 static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
   load_run *lr = ud;
   orion_load_result *res = &lr->parts[e];
@@ -78,22 +111,9 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
                                "frame",
                        e, orion_cluster_addr(lr->cl, e));
   if (!m.ok) {
-    /* A file the executor cannot open or read is a problem of its host
-     * (the path is not there, or not the same file): name both.  Parse
-     * errors are the file's, "FILE:LINE: ...", the same on every host. */
-    const char *msg = m.msg != NULL ? m.msg : "";
-    char head[ORION_HOST_MAX + 48] = "";
-    size_t hl;
-    if (m.msg_len >= 7 && memcmp(msg, "cannot ", 7) == 0)
-      snprintf(head, sizeof head, "executor %d on %s: ", e,
-               orion_cluster_host(lr->cl, e));
-    hl = strlen(head);
-    lr->errs[e] = orion_malloc(hl + m.msg_len + 1);
-    if (lr->errs[e] != NULL) {
-      memcpy(lr->errs[e], head, hl);
-      memcpy(lr->errs[e] + hl, msg, m.msg_len);
-      lr->errs[e][hl + m.msg_len] = '\0';
-    }
+    lr->errs[e] = executor_error(lr, e, m.msg != NULL ? m.msg : "",
+                                 m.msg_len);
+    lr->failed_oom |= lr->errs[e] == NULL;
   } else {
     res->array = array_of(&m.array);
     if (m.has_labels)
@@ -151,6 +171,8 @@ int orion_pload(orion_cluster *cl, const char *given,
     return rc;
   memset(&lr, 0, sizeof lr);
   lr.cl = cl;
+  lr.given = given;
+  lr.path = path;
   lr.n = orion_cluster_size(cl);
   lr.parts = orion_calloc((size_t)lr.n, sizeof *lr.parts);
   lr.errs = orion_calloc((size_t)lr.n, sizeof *lr.errs);
@@ -186,6 +208,9 @@ int orion_pload(orion_cluster *cl, const char *given,
   for (e = 0; e < lr.n && rc == 0; e++)
     if (lr.errs[e] != NULL)
       rc = orion_error_set(err, ORION_EPARSE, "%s", lr.errs[e]);
+  if (rc == 0 && lr.failed_oom)
+    rc = orion_error_set(err, ORION_ENOMEM, "loading %s: out of memory",
+                         given);
   if (rc == 0)
     rc = orion_load_merge(lr.parts, lr.n, o, res, err);
   for (e = 0; e < lr.n; e++) {
