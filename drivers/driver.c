@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <lauxlib.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <lua.h>
@@ -17,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "drivers/datadir.h"
 #include "drivers/launcher.h"
 #include "drivers/plot.h"
 #include "dsm/cluster.h"
@@ -135,28 +135,24 @@ static int msghandler(lua_State *L) {
   return 1;
 }
 
-/* package.path: $ORION_LUA_PATH, then lua/ beside the binary (a build in
- * the source tree), then the installed module directory. */
+/* package.path: $ORION_LUA_PATH, then the lua/ folders of
+ * drivers/datadir.h (beside the binary, the installed tree relative to
+ * it, the configured one). */
 static void set_lua_path(lua_State *L, const char *argv0) {
-  char exe[PATH_MAX], dir[PATH_MAX];
+  char dirs[ORION_DATADIR_MAX][4096];
   const char *env = getenv("ORION_LUA_PATH");
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  int i, n = orion_datadir_list(argv0, "lua", dirs);
   luaL_Buffer b;
-  if (n <= 0) {
-    snprintf(exe, sizeof exe, "%s", argv0);
-    n = (ssize_t)strlen(exe);
-  }
-  exe[n] = '\0';
-  snprintf(dir, sizeof dir, "%s", dirname(exe));
   lua_getglobal(L, "package");
   luaL_buffinit(L, &b);
   if (env != NULL && env[0] != '\0') {
     luaL_addstring(&b, env);
     luaL_addchar(&b, ';');
   }
-  luaL_addstring(&b, dir);
-  luaL_addstring(&b, "/lua/?.lua;");
-  luaL_addstring(&b, ORION_LUADIR "/?.lua;");
+  for (i = 0; i < n; i++) {
+    luaL_addstring(&b, dirs[i]);
+    luaL_addstring(&b, "/?.lua;");
+  }
   lua_getfield(L, -2, "path");
   luaL_addvalue(&b);
   luaL_pushresult(&b);
@@ -377,7 +373,6 @@ int main(int argc, char **argv) {
   const char *script;
   lua_State *L;
   int i, first, rc, have_exec = 0;
-  FILE *f;
 
   if (argc > 1 && strcmp(argv[1], "plot") == 0)
     return orion_plot_main(argc - 1, argv + 1);
@@ -434,27 +429,19 @@ int main(int argc, char **argv) {
   orion_launcher_attach(&launcher, &cfg.cluster);
   first = i;
   script = argv[first];
-  f = fopen(script, "r");
-  if (f == NULL && script[0] != '/') {
-    /* An installed app by its source-tree path ("apps/mf/mf.lua") or its
-     * path under the apps folder ("mf/mf.lua"). */
-    static char alt[PATH_MAX];
-    int saved = errno;
-    const char *rel = strncmp(script, "apps/", 5) == 0 ? script + 5 : script;
-    snprintf(alt, sizeof alt, "%s/%s", ORION_APPDIR, rel);
-    f = fopen(alt, "r");
-    if (f != NULL)
-      argv[first] = alt;
-    else
-      errno = saved;
+  {
+    /* A path that does not open from here may name an installed app
+     * ("apps/mf/mf.lua", "mf/mf.lua"): drivers/datadir.h. */
+    static char found[PATH_MAX];
+    int e = orion_datadir_find_script(argv[0], script, found, sizeof found);
+    if (e != 0) {
+      fprintf(stderr, "orion-driver: cannot open script %s: %s\n", script,
+              strerror(e));
+      return EXIT_USAGE;
+    }
+    argv[first] = found;
+    script = found;
   }
-  script = argv[first];
-  if (f == NULL) {
-    fprintf(stderr, "orion-driver: cannot open script %s: %s\n", script,
-            strerror(errno));
-    return EXIT_USAGE;
-  }
-  fclose(f);
   if (status_spec != NULL) {
     char url[512];
     orion_error err;

@@ -422,6 +422,11 @@ int orion_launch_ssh_argv(const orion_launch_cmd *c, const char *host,
   if (orion_launch_cmd_check(c, NULL) != 0 || !orion_host_valid(host))
     return ORION_EINVAL;
   orion_buf_init(&remote);
+  if (c->cwd != NULL && c->cwd[0] != '\0') {
+    orion_buf_append(&remote, "cd ", 3);
+    orion_shell_quote(&remote, c->cwd);
+    orion_buf_append(&remote, " 2>/dev/null; ", 14);
+  }
   shell_line(c, &remote);
   orion_buf_append(&remote, "", 1);
   if (remote.oom) {

@@ -104,6 +104,10 @@ typedef struct orion_launch_cmd {
   /* NULL, or a NULL-terminated list of "NAME=VALUE" (NAME a shell
    * variable name) set for the executor, e.g. "ORION_LUA_PATH=...". */
   const char *const *env;
+  /* ssh only: NULL, or a folder the remote command enters first when it
+   * exists there ("cd 'DIR' 2>/dev/null; ..."), else it stays in the
+   * remote home. */
+  const char *cwd;
 } orion_launch_cmd;
 
 /* Checks c: a driver address orion_hostport_parse accepts, no token or
@@ -128,7 +132,8 @@ void orion_shell_quote(orion_buf *out, const char *s);
  * quoted, "~" and "$VAR" in it are not expanded; a relative path is
  * relative to the remote home.  The remote login shell must be a POSIX
  * shell (sh, dash, bash, zsh, ksh): csh and fish do not take the NAME=VALUE
- * prefix c->env adds.  host must pass orion_host_valid.
+ * prefix c->env adds.  With c->cwd set, REMOTE starts with
+ * "cd 'DIR' 2>/dev/null; ".  host must pass orion_host_valid.
  * On success *argv_out is a NULL-terminated array the caller frees with
  * orion_launch_argv_free.  Returns 0, ORION_EINVAL (bad c or host) or
  * ORION_ENOMEM; *argv_out is NULL on failure. */

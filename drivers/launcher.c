@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "drivers/datadir.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 
@@ -26,14 +27,18 @@ int orion_launcher_load_hosts(orion_launcher *l, orion_error *err) {
 void orion_launcher_attach(orion_launcher *l, orion_cluster_opts *o) {
   o->launch = orion_launcher_start;
   o->launch_ud = l;
+  o->hint = orion_launcher_hint;
   if (o->listen == NULL && l->kind != ORION_LAUNCH_LOCAL)
     o->listen = "0.0.0.0";
 }
 
-/* The orion-executor beside this program, else the one on PATH. */
+/* $ORION_EXECUTOR, else the orion-executor beside this program (a build
+ * tree, or an installed bin/ wherever it was moved), else the one on
+ * PATH. */
 static void executor_path(const orion_launcher *l, char *out, size_t n) {
-  char exe[PATH_MAX];
-  ssize_t len;
+  char dir[PATH_MAX], exe[PATH_MAX];
+  struct stat st;
+  int w;
   const char *env = getenv("ORION_EXECUTOR");
   if (l->executor != NULL) {
     snprintf(out, n, "%s", l->executor);
@@ -43,22 +48,13 @@ static void executor_path(const orion_launcher *l, char *out, size_t n) {
     snprintf(out, n, "%s", env);
     return;
   }
-  len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len > 0) {
-    char *slash;
-    struct stat st;
-    exe[len] = '\0';
-    slash = strrchr(exe, '/');
-    if (slash != NULL) {
-      snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe),
-               "orion-executor");
-      if (stat(exe, &st) == 0) {
-        snprintf(out, n, "%s", exe);
-        return;
-      }
-    }
-  }
-  snprintf(out, n, "orion-executor");
+  orion_exe_dir(NULL, dir, sizeof dir);
+  w = snprintf(exe, sizeof exe, "%s/orion-executor", dir);
+  if (w > 0 && (size_t)w < sizeof exe && (size_t)w < n &&
+      stat(exe, &st) == 0)
+    memcpy(out, exe, (size_t)w + 1);
+  else
+    snprintf(out, n, "orion-executor");
 }
 
 /* The environment of a local executor: ours plus ORION_TOKEN (so the token
@@ -92,6 +88,10 @@ static int start_ssh(orion_cluster *c, const orion_launcher *l,
     return orion_error_set(err, ORION_EINVAL,
                            "%s: %zu executor slots for %d executors",
                            l->hosts_file, l->hosts.n, n);
+  char cwd[PATH_MAX];
+  /* Remote executors start in the driver's folder where it exists there
+   * too (a shared filesystem), else in the remote home. */
+  cmd->cwd = getcwd(cwd, sizeof cwd);
   for (i = 0; i < n && rc == 0; i++) {
     char **argv = NULL;
     const orion_host_slot *s = &l->hosts.slots[i];
@@ -104,7 +104,7 @@ static int start_ssh(orion_cluster *c, const orion_launcher *l,
                                "host '%s'",
                       l->hosts_file, s->line, s->host);
     else
-      rc = orion_cluster_spawn(c, i, argv, NULL, err);
+      rc = orion_cluster_spawn(c, i, argv, NULL, 1, err);
     orion_launch_argv_free(argv);
   }
   return rc;
@@ -152,7 +152,7 @@ static int start_local(orion_cluster *c, orion_launch_cmd *cmd,
     if (rc != 0)
       orion_error_set(err, rc, "cannot build the executor command");
     else
-      rc = orion_cluster_spawn(c, i, argv, env, err);
+      rc = orion_cluster_spawn(c, i, argv, env, 0, err);
     orion_launch_argv_free(argv);
   }
   /* The token string is the last entry we allocated. */
@@ -199,6 +199,57 @@ int orion_launcher_start(orion_cluster *c, void *ud,
     break;
   }
   return start_local(c, &cmd, info, err);
+}
+
+/* ssh's words for the failures of a first contact, and what to do. */
+static int ssh_hint(const char *host, const char *out, char *hint, size_t n) {
+  if (strstr(out, "Host key verification failed") != NULL ||
+      strstr(out, "REMOTE HOST IDENTIFICATION HAS CHANGED") != NULL)
+    return snprintf(hint, n,
+                    "host %s: ssh does not know this host's key (Host key "
+                    "verification failed). Run 'ssh %s true' once to check "
+                    "and accept its key, or add it with 'ssh-keyscan %s >> "
+                    "~/.ssh/known_hosts'",
+                    host, host, host);
+  if (strstr(out, "Permission denied") != NULL)
+    return snprintf(hint, n,
+                    "host %s: ssh could not log in without a password "
+                    "(Permission denied). Executors are started with 'ssh -o "
+                    "BatchMode=yes', which needs key-based login: make a key "
+                    "with 'ssh-keygen', copy it with 'ssh-copy-id %s', and "
+                    "check that 'ssh -o BatchMode=yes %s true' works",
+                    host, host, host);
+  if (strstr(out, "Could not resolve hostname") != NULL)
+    return snprintf(hint, n, "host %s: ssh cannot resolve this name; check "
+                             "the hosts file",
+                    host);
+  if (strstr(out, "Connection refused") != NULL ||
+      strstr(out, "Connection timed out") != NULL ||
+      strstr(out, "No route to host") != NULL)
+    return snprintf(hint, n, "host %s: ssh cannot connect (is sshd running "
+                             "there? does 'ssh %s true' work?)",
+                    host, host);
+  return 0;
+}
+
+void orion_launcher_hint(void *ud, int exec, int status, const char *out,
+                         char *hint, size_t n) {
+  const orion_launcher *l = ud;
+  char exe[PATH_MAX];
+  const char *host;
+  hint[0] = '\0';
+  if (l->kind != ORION_LAUNCH_SSH || exec < 0 || (size_t)exec >= l->hosts.n)
+    return;
+  host = l->hosts.slots[exec].host;
+  if (status == 255 && ssh_hint(host, out, hint, n) > 0)
+    return;
+  if (status == 127) { /* the remote shell found no orion-executor */
+    executor_path(l, exe, sizeof exe);
+    snprintf(hint, n, "host %s: cannot run %s there (exit 127): install "
+                      "Orion-C on every host at the same path as on this "
+                      "one, or set ORION_EXECUTOR to its path on the hosts",
+             host, exe);
+  }
 }
 
 int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,

@@ -56,6 +56,17 @@ int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,
  * cluster started with o. */
 void orion_launcher_attach(orion_launcher *l, orion_cluster_opts *o);
 
+/* The cluster's hint (an orion_cluster_hint_fn, ud the launcher): for an
+ * ssh that exited before its executor registered, one line that says
+ * what to do, naming the host: an unknown host key ("Host key
+ * verification failed": accept it with 'ssh HOST true' or ssh-keyscan),
+ * a login that needs a password ("Permission denied": BatchMode needs
+ * key-based login), a name that does not resolve, a connection refused,
+ * or no orion-executor at that path on the host (exit 127).  hint is ""
+ * for other launchers and other failures. */
+void orion_launcher_hint(void *ud, int exec, int status, const char *out,
+                         char *hint, size_t n);
+
 /* Frees the hosts read; l can be used again after orion_launcher_init. */
 void orion_launcher_free(orion_launcher *l);
 

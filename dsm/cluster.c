@@ -24,10 +24,15 @@ typedef struct peer {
   char addr[96];        /* where it connected from */
   char listen[ORION_WIRE_ADDR_MAX + 1]; /* where it listens for peers */
   char where[ORION_HOST_MAX + 16]; /* where it was started ("127.0.0.1") */
+  char host[ORION_HOST_MAX + 1];   /* orion_cluster_host's answer */
   uv_process_t proc;
   int spawned, exited;  /* proc is live / has exited */
   int64_t exit_status;
   int term_signal;
+  uv_pipe_t errpipe;   /* its stderr, when relayed */
+  int relaying;        /* errpipe is open */
+  char tail[ORION_CLUSTER_TAIL]; /* the last bytes of that stderr */
+  size_t tail_len;
 } peer;
 
 struct orion_cluster {
@@ -69,6 +74,18 @@ int orion_cluster_size(const orion_cluster *c) { return c->n; }
 
 const char *orion_cluster_addr(const orion_cluster *c, int exec) {
   return c->peers[exec].addr;
+}
+
+const char *orion_cluster_host(orion_cluster *c, int exec) {
+  peer *p = &c->peers[exec];
+  int port;
+  /* "manual" and "rank N" say how it was started, not where. */
+  if (orion_host_valid(p->where) && strcmp(p->where, "manual") != 0)
+    return p->where;
+  if (p->addr[0] != '\0' &&
+      orion_hostport_parse(p->addr, p->host, sizeof p->host, &port) == 0)
+    return p->host;
+  return p->where;
 }
 
 double orion_cluster_last_heard(const orion_cluster *c, int exec) {
@@ -351,6 +368,56 @@ void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b) {
 
 /* ---- processes ---------------------------------------------------------- */
 
+/* A relayed stderr: each piece goes on to the driver's stderr as it comes,
+ * and the last ORION_CLUSTER_TAIL - 1 bytes are kept for the hint. */
+static void on_err_alloc(uv_handle_t *h, size_t want, uv_buf_t *buf) {
+  static char chunk[4096];
+  (void)h;
+  (void)want;
+  *buf = uv_buf_init(chunk, sizeof chunk);
+}
+
+static void on_err_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  peer *p = s->data;
+  size_t k, keep = sizeof p->tail - 1;
+  if (n < 0) { /* end of file, or the pipe broke: either way, done */
+    p->relaying = 0;
+    uv_close((uv_handle_t *)s, NULL);
+    return;
+  }
+  fwrite(buf->base, 1, (size_t)n, stderr);
+  fflush(stderr);
+  k = (size_t)n < keep ? (size_t)n : keep;
+  if (p->tail_len + k > keep) { /* drop the oldest bytes */
+    size_t drop = p->tail_len + k - keep;
+    memmove(p->tail, p->tail + drop, p->tail_len - drop);
+    p->tail_len -= drop;
+  }
+  memcpy(p->tail + p->tail_len, buf->base + (size_t)n - k, k);
+  p->tail_len += k;
+  p->tail[p->tail_len] = '\0';
+}
+
+/* A process that exited before registering: what its launcher makes of
+ * its last words, printed before the failure.  The rest of its stderr is
+ * read first (at most half a second: a child it left may hold the pipe). */
+static void print_hint(orion_cluster *c, peer *p, int status) {
+  char hint[1024] = "";
+  double until = orion_now() + 0.5;
+  if (c->o.hint == NULL || p->addr[0] != '\0')
+    return;
+  while (p->relaying && orion_now() < until) {
+    uv_run(&c->loop, UV_RUN_NOWAIT);
+    if (p->relaying)
+      usleep(1000);
+  }
+  c->o.hint(c->o.launch_ud, p->id, status, p->tail, hint, sizeof hint);
+  if (hint[0] != '\0') {
+    fprintf(stderr, "orion-driver: %s\n", hint);
+    fflush(stderr);
+  }
+}
+
 static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
   peer *p = proc->data;
   orion_cluster *c = p->cl;
@@ -360,6 +427,7 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
   uv_close((uv_handle_t *)proc, NULL);
   if (c->stopping)
     return;
+  print_hint(c, p, sig != 0 ? 128 + sig : (int)status);
   if (sig != 0)
     lose(c, p, 0, "executor %d (%s, pid %d) was killed by signal %d (%s)",
          p->id, peer_where(p), proc->pid, sig, strsignal(sig));
@@ -369,7 +437,7 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
 
 /* A launcher's process for executor exec (see cluster.h). */
 int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
-                        orion_error *err) {
+                        int relay, orion_error *err) {
   peer *p = &c->peers[exec];
   uv_process_options_t po;
   uv_stdio_container_t stdio[3];
@@ -380,6 +448,12 @@ int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
   stdio[1].data.fd = 2; /* executors' chatter goes to stderr */
   stdio[2].flags = UV_INHERIT_FD;
   stdio[2].data.fd = 2;
+  if (relay && uv_pipe_init(&c->loop, &p->errpipe, 0) == 0) {
+    p->errpipe.data = p;
+    p->relaying = 1;
+    stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+    stdio[2].data.stream = (uv_stream_t *)&p->errpipe;
+  }
   po.file = argv[0];
   po.args = argv;
   po.env = env;
@@ -388,10 +462,21 @@ int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
   po.exit_cb = on_exit_cb;
   p->proc.data = p;
   rc = uv_spawn(&c->loop, &p->proc, &po);
-  if (rc != 0)
+  if (rc != 0) {
+    if (p->relaying) {
+      p->relaying = 0;
+      uv_close((uv_handle_t *)&p->errpipe, NULL);
+    }
     return orion_error_set(err, ORION_EINVAL, "cannot start %s for executor "
                                               "%d: %s",
                            argv[0], p->id, uv_strerror(rc));
+  }
+  if (p->relaying &&
+      uv_read_start((uv_stream_t *)&p->errpipe, on_err_alloc, on_err_read) !=
+          0) {
+    p->relaying = 0;
+    uv_close((uv_handle_t *)&p->errpipe, NULL);
+  }
   p->spawned = 1;
   return 0;
 }

@@ -43,6 +43,18 @@ typedef int (*orion_cluster_launch_fn)(orion_cluster *c, void *ud,
                                        const orion_cluster_launch_info *info,
                                        orion_error *err);
 
+/* What a launcher makes of one of its processes (orion_cluster_spawn with
+ * relay set) that exited before its executor registered: `out` holds the
+ * last bytes (at most ORION_CLUSTER_TAIL - 1) it wrote on stderr,
+ * NUL-terminated, `status` its exit code (128+N for signal N).  Writes
+ * one line of advice for the user into hint[0..n), without a newline
+ * ("" when it has none), e.g. what to do about ssh's "Host key
+ * verification failed". */
+#define ORION_CLUSTER_TAIL 4096
+typedef void (*orion_cluster_hint_fn)(void *ud, int exec, int status,
+                                      const char *out, char *hint,
+                                      size_t n);
+
 typedef struct orion_cluster_opts {
   int nexec;              /* executors */
   const char *listen;     /* HOST[:PORT] the driver listens on; NULL:
@@ -50,6 +62,7 @@ typedef struct orion_cluster_opts {
   const char *token;      /* the job's token; NULL: a fresh one */
   orion_cluster_launch_fn launch; /* required */
   void *launch_ud;                /* its second argument */
+  orion_cluster_hint_fn hint;     /* NULL: none; called with launch_ud */
   double register_timeout; /* seconds to wait for every executor */
   double heartbeat_timeout; /* seconds of silence that mean dead */
   int quiet;
@@ -81,6 +94,12 @@ int orion_cluster_size(const orion_cluster *c);
 
 /* The executor's address as it registered ("127.0.0.1:40312"). */
 const char *orion_cluster_addr(const orion_cluster *c, int exec);
+
+/* The host executor exec runs on, as a user knows it: the host the
+ * launcher started it on (the hosts file's name, "127.0.0.1" for a local
+ * one), else the host it registered from ("10.0.0.5"), else where the
+ * launcher said it was ("rank 2").  Valid until the cluster is freed. */
+const char *orion_cluster_host(orion_cluster *c, int exec);
 
 /* Seconds since executor exec last sent anything (heartbeats come every
  * second), or -1 when it is not connected. */
@@ -135,12 +154,16 @@ void orion_cluster_fail(orion_cluster *c, const char *fmt, ...)
 
 /* For launchers: starts argv[0] (searched on PATH) with arguments argv and
  * environment env (NULL: the driver's) as the process of executor exec,
- * its stdout and stderr on the driver's stderr.  The cluster watches it:
- * its exit before the job ends is a cluster failure.  Returns 0, or
- * ORION_EINVAL with err "cannot start PROGRAM for executor N: reason".
- * argv and env stay the caller's. */
+ * its stdout and stderr on the driver's stderr.  With relay set, its
+ * stderr passes through the driver (a pipe the cluster reads, written on
+ * as it comes), which keeps the tail for the options' hint: when the
+ * process exits before its executor registered, the hint's line is
+ * printed ("orion-driver: HINT") before the cluster failure.  The cluster
+ * watches it: its exit before the job ends is a cluster failure.  Returns
+ * 0, or ORION_EINVAL with err "cannot start PROGRAM for executor N:
+ * reason".  argv and env stay the caller's. */
 int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
-                        orion_error *err);
+                        int relay, orion_error *err);
 
 /* For launchers: where executor exec was started ("127.0.0.1", a host,
  * "rank 2", "manual"), named in messages until it registers (copied). */

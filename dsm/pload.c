@@ -3,13 +3,17 @@
  * them. */
 #include "dsm/pload.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "dsm/addr.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/progress.h"
 
 typedef struct load_run {
@@ -20,6 +24,8 @@ typedef struct load_run {
   int64_t done;        /* bytes of the parts that came, or parts */
   orion_load_result *parts;
   char **errs; /* per executor: its error, or NULL */
+  const char *given, *path; /* the path as the script gave it; absolute */
+  int failed_oom; /* an executor failed, and its message found no memory */
 } load_run;
 
 /* A LOADED part's array (the codec checked its sizes); NULL when it cannot
@@ -62,6 +68,36 @@ static void put_load_file(orion_buf *b, const char *path, int part,
   orion_msg_load_file_encode(b, &m);
 }
 
+/* Executor e's error as the user sees it (owned; NULL when out of
+ * memory).  One that says it cannot open or read the file is a problem of
+ * its host (the path is not there, or not the same file): it gets
+ * "executor N on HOST: " in front and keeps the absolute path tried.
+ * Others are the file's ("PATH:LINE: ...", the same on every host) and
+ * name it as the script did. */
+static char *executor_error(load_run *lr, int e, const char *msg,
+                            size_t len) {
+  orion_buf b;
+  size_t pl = strlen(lr->path);
+  orion_buf_init(&b);
+  if (len >= 7 && memcmp(msg, "cannot ", 7) == 0) {
+    char head[ORION_HOST_MAX + 48];
+    snprintf(head, sizeof head, "executor %d on %s: ", e,
+             orion_cluster_host(lr->cl, e));
+    orion_buf_append(&b, head, strlen(head));
+  } else if (len >= pl && memcmp(msg, lr->path, pl) == 0) {
+    orion_buf_append(&b, lr->given, strlen(lr->given));
+    msg += pl;
+    len -= pl;
+  }
+  orion_buf_append(&b, msg, len);
+  orion_buf_append(&b, "", 1);
+  if (b.oom) {
+    orion_buf_free(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
 static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
   load_run *lr = ud;
   orion_load_result *res = &lr->parts[e];
@@ -75,7 +111,9 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
                                "frame",
                        e, orion_cluster_addr(lr->cl, e));
   if (!m.ok) {
-    lr->errs[e] = orion_strndup(m.msg != NULL ? m.msg : "", m.msg_len);
+    lr->errs[e] = executor_error(lr, e, m.msg != NULL ? m.msg : "",
+                                 m.msg_len);
+    lr->failed_oom |= lr->errs[e] == NULL;
   } else {
     res->array = array_of(&m.array);
     if (m.has_labels)
@@ -104,14 +142,37 @@ static int all_loaded(void *ud) {
   return lr->got == lr->n;
 }
 
-int orion_pload(orion_cluster *cl, const char *path,
+/* path made absolute against the driver's current folder: executors
+ * started elsewhere (ssh runs them in the remote home) read the same path
+ * the driver means.  Copies an absolute path as it is. */
+static int absolute(const char *path, char *out, size_t n, orion_error *err) {
+  char cwd[4096];
+  int w;
+  if (path[0] == '/' || path[0] == '\0')
+    w = snprintf(out, n, "%s", path);
+  else if (getcwd(cwd, sizeof cwd) == NULL)
+    return orion_error_set(err, -errno, "%s: cannot tell the current "
+                           "folder to make the path absolute: %s", path,
+                           strerror(errno));
+  else
+    w = snprintf(out, n, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+  if (w < 0 || (size_t)w >= n)
+    return orion_error_set(err, ORION_EINVAL, "%s: path too long", path);
+  return 0;
+}
+
+int orion_pload(orion_cluster *cl, const char *given,
                 const orion_load_opts *o, orion_load_result *res,
                 orion_error *err) {
   load_run lr;
-  char doing[512];
+  char doing[512], path[4096];
   int e, rc = 0;
+  if ((rc = absolute(given, path, sizeof path, err)) != 0)
+    return rc;
   memset(&lr, 0, sizeof lr);
   lr.cl = cl;
+  lr.given = given;
+  lr.path = path;
   lr.n = orion_cluster_size(cl);
   lr.parts = orion_calloc((size_t)lr.n, sizeof *lr.parts);
   lr.errs = orion_calloc((size_t)lr.n, sizeof *lr.errs);
@@ -120,14 +181,14 @@ int orion_pload(orion_cluster *cl, const char *path,
     orion_free(lr.errs);
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   }
-  snprintf(doing, sizeof doing, "while loading %s", path);
+  snprintf(doing, sizeof doing, "while loading %s", given);
   {
     /* The executors see the same file (a shared file system) or its
      * copy: the driver's size, where it has one, stands for theirs. */
     struct stat st;
     char label[96];
     lr.size = stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
-    snprintf(label, sizeof label, "loading %s", path);
+    snprintf(label, sizeof label, "loading %s", given);
     orion_progress_start(&lr.prog, label, lr.size < 0 ? "parts" : NULL,
                          lr.size < 0 ? lr.n : lr.size);
     lr.prog.enabled = lr.prog.enabled && o->progress;
@@ -147,6 +208,9 @@ int orion_pload(orion_cluster *cl, const char *path,
   for (e = 0; e < lr.n && rc == 0; e++)
     if (lr.errs[e] != NULL)
       rc = orion_error_set(err, ORION_EPARSE, "%s", lr.errs[e]);
+  if (rc == 0 && lr.failed_oom)
+    rc = orion_error_set(err, ORION_ENOMEM, "loading %s: out of memory",
+                         given);
   if (rc == 0)
     rc = orion_load_merge(lr.parts, lr.n, o, res, err);
   for (e = 0; e < lr.n; e++) {

@@ -10,8 +10,14 @@
 #include "util/error.h"
 
 /* Loads path with o on the executors of cl into res (owned by the caller
- * as orion_load_file's).  Errors as orion_load_file: the first range's
- * parse error wins.  Cluster failures end the process (exit 3). */
+ * as orion_load_file's).  A relative path is made absolute against the
+ * driver's current folder before it is sent, so executors that run in
+ * another folder (ssh starts them in the remote home) read the file the
+ * driver means: on other hosts, at the same path (a shared filesystem, or
+ * the same layout).  Errors as orion_load_file: the first range's error
+ * wins; one that says an executor cannot open or read the file starts
+ * with "executor N on HOST: ".  Cluster failures end the process
+ * (exit 3). */
 int orion_pload(orion_cluster *cl, const char *path,
                 const orion_load_opts *o, orion_load_result *res,
                 orion_error *err);

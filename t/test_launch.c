@@ -11,6 +11,7 @@
 #include "t/testutil.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "drivers/launch.h"
 #include "drivers/launcher.h"
@@ -527,7 +528,7 @@ Test(launch, host_valid) {
  * ---------------------------------------------------------------------- */
 
 Test(launch, ssh_argv_plain) {
-  orion_launch_cmd c = {NULL, "10.0.0.1:7077", "abc123", 1, NULL, NULL};
+  orion_launch_cmd c = {NULL, "10.0.0.1:7077", "abc123", 1, NULL, NULL, NULL};
   static const char *const want[] = {
       "ssh",  "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "node1",
       "'orion-executor' '--driver' '10.0.0.1:7077' '--token' 'abc123' "
@@ -548,7 +549,7 @@ Test(launch, ssh_argv_quoting) {
                         "it's a 'secret' token",
                         12,
                         "0.0.0.0:7100",
-                        env};
+                        env, NULL};
   static const char *const remote =
       "ORION_LUA_PATH='/opt/my lua/?.lua;x' "
       "'/opt/Bob'\\''s tools/orion executor' '--driver' '[::1]:7077' "
@@ -597,7 +598,8 @@ Test(launch, ssh_argv_hostile_strings) {
   for (i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
     const char *envv[2];
     char envbuf[128];
-    orion_launch_cmd c = {hostile[i], "h:1", hostile[i], 0, hostile[i], envv};
+    orion_launch_cmd c = {hostile[i], "h:1", hostile[i], 0,
+                          hostile[i], envv,    NULL};
     const char *split[10];
     char **argv;
     snprintf(envbuf, sizeof envbuf, "X=%s", hostile[i]);
@@ -623,7 +625,7 @@ Test(launch, ssh_argv_hostile_strings) {
 
 Test(launch, ssh_argv_optional_parts) {
   /* id < 0 and no bind: neither --id nor --bind. */
-  orion_launch_cmd c = {"exe", "h:1", "t", -1, NULL, NULL};
+  orion_launch_cmd c = {"exe", "h:1", "t", -1, NULL, NULL, NULL};
   char **argv;
   cr_assert_eq(orion_launch_ssh_argv(&c, "10.0.0.9", &argv), 0);
   cr_assert_str_eq(argv[5], "10.0.0.9");
@@ -633,7 +635,7 @@ Test(launch, ssh_argv_optional_parts) {
 }
 
 Test(launch, ssh_argv_invalid) {
-  orion_launch_cmd good = {NULL, "h:1", "t", 1, NULL, NULL};
+  orion_launch_cmd good = {NULL, "h:1", "t", 1, NULL, NULL, NULL};
   orion_launch_cmd c;
   static const char *const bad_env[] = {"1X=y", NULL};
   static const char *const no_eq[] = {"NOEQUALS", NULL};
@@ -683,7 +685,7 @@ Test(launch, ssh_argv_invalid) {
  * $ORION_TOKEN, which the manual text sets in front of it. */
 Test(launch, token_from_the_environment) {
   static const char *const env[] = {"ORION_TOKEN=s3cret", NULL};
-  orion_launch_cmd c = {"/bin/ex", "h:1", NULL, 2, NULL, env};
+  orion_launch_cmd c = {"/bin/ex", "h:1", NULL, 2, NULL, env, NULL};
   orion_buf b;
   char **argv = NULL;
   int i;
@@ -701,7 +703,7 @@ Test(launch, token_from_the_environment) {
 }
 
 Test(launch, cmd_check_messages) {
-  orion_launch_cmd c = {NULL, "nohost", "t", 1, NULL, NULL};
+  orion_launch_cmd c = {NULL, "nohost", "t", 1, NULL, NULL, NULL};
   static const char *const env[] = {"OK=1", "bad name=2", NULL};
   orion_error e;
   cr_assert_eq(orion_launch_cmd_check(&c, &e), ORION_EINVAL);
@@ -721,13 +723,13 @@ Test(launch, cmd_check_messages) {
 Test(launch, local_argv) {
   static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua", NULL};
   orion_launch_cmd c = {"./orion-executor", "127.0.0.1:7077", "tok en", 2,
-                        "127.0.0.1:0", env};
+                        "127.0.0.1:0", env, NULL};
   static const char *const want[] = {
       "./orion-executor", "--driver", "127.0.0.1:7077", "--token", "tok en",
       "--id", "2", "--bind", "127.0.0.1:0"};
   static const char *const want_min[] = {"orion-executor", "--driver",
                                          "h:9", "--token", "t"};
-  orion_launch_cmd m = {NULL, "h:9", "t", -1, NULL, NULL};
+  orion_launch_cmd m = {NULL, "h:9", "t", -1, NULL, NULL, NULL};
   char **argv;
   size_t before = orion_alloc_used();
   cr_assert_eq(orion_launch_local_argv(&c, &argv), 0);
@@ -746,7 +748,7 @@ Test(launch, local_argv) {
 
 Test(launch, manual_text) {
   static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua", "A_1=", NULL};
-  orion_launch_cmd c = {NULL, "node0:7077", "ab'cd", 3, NULL, env};
+  orion_launch_cmd c = {NULL, "node0:7077", "ab'cd", 3, NULL, env, NULL};
   static const char *const split[] = {
       "ORION_LUA_PATH=/x/?.lua", "A_1=", "orion-executor", "--driver",
       "node0:7077", "--token", "ab'cd", "--id", "3"};
@@ -786,7 +788,7 @@ Test(launch, manual_text_runs_as_env) {
   /* The NAME='VALUE' prefix really sets the executor's environment: run
    * the line with `env` as the executable and look for the variable. */
   static const char *const env[] = {"ORION_T_VAR=it's here", NULL};
-  orion_launch_cmd c = {"env", "h:1", "t", -1, NULL, env};
+  orion_launch_cmd c = {"env", "h:1", "t", -1, NULL, env, NULL};
   orion_buf b;
   char *cmd, line[256];
   FILE *p;
@@ -1056,7 +1058,7 @@ Test(launch, token_small_buffer) {
 Test(launch, token_accepted_everywhere) {
   /* A generated token is a valid --token and ORION_TOKEN. */
   char tok[ORION_TOKEN_HEX_LEN + 1];
-  orion_launch_cmd c = {NULL, "h:1", tok, 1, NULL, NULL};
+  orion_launch_cmd c = {NULL, "h:1", tok, 1, NULL, NULL, NULL};
   const char *kv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV,
                       "ORION_TOKEN", tok, NULL};
   orion_rank_env r;
@@ -1289,4 +1291,206 @@ Test(launch, driver_option_values_and_their_messages) {
   EXPECT_RUN(0, "", "--seed=7", "--register-timeout=2", "S");
   EXPECT_RUN(2, "--seed needs a non-negative integer, not '-1'", "--seed=-1",
              "S");
+}
+
+/* ------------------------------------------------------------------------
+ * --hosts through a stand-in for ssh: executors that start in another
+ * folder than the driver (ssh starts them in the remote home), and the
+ * failures of a first contact with a host.
+ * ---------------------------------------------------------------------- */
+
+/* The stand-in: skips ssh's options, then per $FAKE_SSH_MODE prints what
+ * ssh prints for an unknown host key or a refused login and exits 255,
+ * or runs the remote command with sh in $FAKE_SSH_HOME (the "remote
+ * home"), first dropping the "cd DIR 2>/dev/null; " the launcher puts in
+ * front with FAKE_SSH_NOCD=1 (a host where the driver's folder does not
+ * exist). */
+static const char fake_ssh_text[] =
+    "#!/bin/sh\n"
+    "while [ $# -gt 0 ]; do\n"
+    "  case $1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
+    "done\n"
+    "host=$1; shift\n"
+    "case ${FAKE_SSH_MODE:-run} in\n"
+    "  hostkey) echo 'Host key verification failed.' >&2; exit 255 ;;\n"
+    "  denied) echo \"$USER@$host: Permission denied "
+    "(publickey,password).\" >&2; exit 255 ;;\n"
+    "esac\n"
+    "cmd=$*\n"
+    "[ \"${FAKE_SSH_NOCD:-}\" = 1 ] && cmd=${cmd#cd * 2>/dev/null; }\n"
+    "cd \"$FAKE_SSH_HOME\" || exit 1\n"
+    "exec /bin/sh -c \"$cmd\"\n";
+
+/* A temporary folder holding the stand-in `ssh`, first on PATH, a hosts
+ * file of two executors on "node-b", and the data file data.txt; the
+ * test's process (its own, under criterion) moves into that folder. */
+typedef struct fake_hosts {
+  char dir[64];
+  char hosts[96];
+} fake_hosts;
+
+static void fake_hosts_setup(fake_hosts *h) {
+  char path[128], *old = getenv("PATH"), *newpath;
+  FILE *f;
+  snprintf(h->dir, sizeof h->dir, "/tmp/orion-fake-ssh-XXXXXX");
+  cr_assert_not_null(mkdtemp(h->dir));
+  snprintf(path, sizeof path, "%s/ssh", h->dir);
+  f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(fake_ssh_text, f);
+  fclose(f);
+  cr_assert_eq(chmod(path, 0755), 0);
+  snprintf(h->hosts, sizeof h->hosts, "%s/hosts", h->dir);
+  f = fopen(h->hosts, "w");
+  fputs("node-b 2\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/data.txt", h->dir);
+  f = fopen(path, "w");
+  fputs("1 1 1.5\n2 3 2.5\n3 2 4\n", f);
+  fclose(f);
+  newpath = malloc(strlen(h->dir) + strlen(old != NULL ? old : "") + 2);
+  sprintf(newpath, "%s:%s", h->dir, old != NULL ? old : "");
+  setenv("PATH", newpath, 1);
+  free(newpath);
+  setenv("FAKE_SSH_HOME", "/", 1); /* the "remote home": not our folder */
+  cr_assert_eq(chdir(h->dir), 0);
+}
+
+static void fake_hosts_free(fake_hosts *h) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", h->dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* orion-driver --hosts HOSTS SCRIPT ARG, the script loading ARG. */
+static tu_run drive_hosts(const fake_hosts *h, const char *arg) {
+  char *script = tu_write_temp(".lua",
+                               "local orion = require 'orion'\n"
+                               "local A = orion.text_file(arg[1])\n"
+                               "print('loaded', A:nnz())\n");
+  const char *args[] = {"--quiet", "--register-timeout", "20", "--hosts",
+                        h->hosts,  script, arg, NULL};
+  tu_run r = tu_drive(".", args, 60);
+  unlink(script);
+  free(script);
+  return r;
+}
+
+Test(launch, hosts_relative_data_path_is_the_drivers) {
+  fake_hosts h;
+  tu_run r;
+  fake_hosts_setup(&h);
+  /* The driver's folder does not exist on the "host": executors run in
+   * its home, and still read the file the driver means. */
+  setenv("FAKE_SSH_NOCD", "1", 1);
+  r = drive_hosts(&h, "data.txt");
+  cr_expect_eq(r.status, 0, "status %d\n%s", r.status, r.err);
+  cr_expect_str_eq(r.out, "loaded\t3\n", "%s", r.err);
+  tu_run_free(&r);
+  fake_hosts_free(&h);
+}
+
+Test(launch, hosts_missing_file_names_the_executor_and_its_host) {
+  fake_hosts h;
+  tu_run r;
+  char want[256];
+  fake_hosts_setup(&h);
+  r = drive_hosts(&h, "missing.txt");
+  snprintf(want, sizeof want,
+           "executor 0 on node-b: cannot open %s/missing.txt: No such file "
+           "or directory",
+           h.dir);
+  cr_expect_eq(r.status, 1, "status %d\n%s", r.status, r.err);
+  cr_expect(strstr(r.err, want) != NULL, "wanted '%s' in:\n%s", want, r.err);
+  tu_run_free(&r);
+  fake_hosts_free(&h);
+}
+
+/* With the stand-in ssh failing as FAKE_SSH_MODE says, the job ends with
+ * code 3, ssh's own words (said) still reach the user, and then the
+ * driver's line saying what to do (hint). */
+static void expect_ssh_hint(const char *mode, const char *said,
+                            const char *hint) {
+  fake_hosts h;
+  tu_run r;
+  fake_hosts_setup(&h);
+  setenv("FAKE_SSH_MODE", mode, 1);
+  r = drive_hosts(&h, "data.txt");
+  cr_expect_eq(r.status, 3, "status %d\n%s", r.status, r.err);
+  cr_expect(strstr(r.err, said) != NULL, "wanted '%s' in:\n%s", said, r.err);
+  cr_expect(strstr(r.err, hint) != NULL, "wanted '%s' in:\n%s", hint, r.err);
+  cr_expect(strstr(r.err, "exited with code 255") != NULL, "%s", r.err);
+  tu_run_free(&r);
+  fake_hosts_free(&h);
+}
+
+Test(launch, hosts_unknown_host_key_says_what_to_do) {
+  expect_ssh_hint("hostkey", "Host key verification failed.\n",
+                  "orion-driver: host node-b: ssh does not know this host's "
+                  "key (Host key verification failed). Run 'ssh node-b "
+                  "true' once to check and accept its key, or add it with "
+                  "'ssh-keyscan node-b >> ~/.ssh/known_hosts'\n");
+}
+
+Test(launch, hosts_password_login_says_what_to_do) {
+  expect_ssh_hint("denied", "@node-b: Permission denied (publickey,password).",
+                  "orion-driver: host node-b: ssh could not log in without a "
+                  "password (Permission denied). Executors are started with "
+                  "'ssh -o BatchMode=yes', which needs key-based login: make "
+                  "a key with 'ssh-keygen', copy it with 'ssh-copy-id "
+                  "node-b', and check that 'ssh -o BatchMode=yes node-b "
+                  "true' works\n");
+}
+
+Test(launch, ssh_argv_enters_the_drivers_folder) {
+  orion_launch_cmd c;
+  char **argv = NULL;
+  memset(&c, 0, sizeof c);
+  c.exe = "/opt/orion/bin/orion-executor";
+  c.driver = "10.0.0.1:7000";
+  c.id = 1;
+  c.cwd = "/home/me/my project's data";
+  cr_assert_eq(orion_launch_ssh_argv(&c, "node1", &argv), 0);
+  cr_assert_str_eq(argv[6],
+                   "cd '/home/me/my project'\\''s data' 2>/dev/null; "
+                   "'/opt/orion/bin/orion-executor' '--driver' "
+                   "'10.0.0.1:7000' '--id' '1'");
+  orion_launch_argv_free(argv);
+}
+
+/* The rule for a script path that does not open from the current folder:
+ * the apps beside the binary (this build tree) or installed relative to
+ * it or at the configured prefix (drivers/datadir.h). */
+Test(launch, script_path_falls_back_to_the_apps) {
+  const char *argv_help[] = {"--executors", "0", "apps/mf/mf.lua", "--help",
+                             NULL};
+  const char *argv_short[] = {"--executors", "0", "mf/mf.lua", "--help",
+                              NULL};
+  const char *argv_none[] = {"--executors", "0", "apps/none/x.lua", NULL};
+  char apps[1024];
+  const char *drv, *slash;
+  tu_run r;
+  /* A build outside the source tree (distcheck's) has no apps/ beside
+   * the binary, and nothing is installed yet. */
+  drv = tu_driver();
+  slash = strrchr(drv, '/');
+  snprintf(apps, sizeof apps, "%.*sapps/mf/mf.lua",
+           slash != NULL ? (int)(slash - drv + 1) : 0, drv);
+  if (access(apps, R_OK) != 0)
+    cr_skip_test("%s: no apps/ beside the driver (a VPATH build)", apps);
+  cr_assert_eq(chdir("/"), 0);
+  r = tu_drive(".", argv_help, 30);
+  cr_expect_eq(r.status, 0, "status %d: %s", r.status, r.err);
+  cr_expect(strncmp(r.out, "usage: orion-driver mf.lua", 26) == 0, "%s",
+            r.out);
+  tu_run_free(&r);
+  r = tu_drive(".", argv_short, 30);
+  cr_expect_eq(r.status, 0, "status %d: %s", r.status, r.err);
+  tu_run_free(&r);
+  /* Not found anywhere: the message names the path as given. */
+  r = tu_drive(".", argv_none, 30);
+  cr_expect_eq(r.status, 2);
+  cr_expect_str_eq(r.err, "orion-driver: cannot open script apps/none/x.lua: "
+                          "No such file or directory\n");
+  tu_run_free(&r);
 }
