@@ -16,9 +16,12 @@ cp "$tmp/src/orion-driver" "$tmp/src/orion-executor"
 chmod +x "$tmp/src/orion-driver" "$tmp/src/orion-executor"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+test_ci=
 run() { # run EXPECTED-STATUS ARGS...: runs doctest.sh, output in $tmp/out
   want=$1; shift
-  ORION_SRCDIR=$tmp/src ORION_DRIVER=$tmp/src/orion-driver \
+  # CI is the test's own choice ($test_ci), not the caller's: under CI=true
+  # a missing data folder fails instead of skipping.
+  CI=$test_ci ORION_SRCDIR=$tmp/src ORION_DRIVER=$tmp/src/orion-driver \
     ORION_DATA=$tmp/nodata sh "$dt" "$@" > "$tmp/out" 2>&1
   got=$?
   [ "$got" = "$want" ] || { fail "doctest.sh $* exited $got, not $want"; cat "$tmp/out"; }
@@ -136,8 +139,10 @@ run 0 docs/slow.md
 has 'docs/slow.md:7: skipped: needs'
 run 1 --slow docs/slow.md
 has 'docs/slow.md:3: the output differs'
-CI=true run 1 docs/slow.md
+test_ci=true
+run 1 docs/slow.md
 has 'which is missing (CI=true)'
+test_ci=
 
 cat > "$tmp/src/docs/up.md" <<'EOF'
 <!-- doctest -->
