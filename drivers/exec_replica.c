@@ -103,8 +103,10 @@ orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
     orion_error_set(err, ORION_ENOMEM, "out of memory for a block");
     return NULL;
   }
-  memcpy(a->keys, keys, (size_t)n * (size_t)x->iter_ndims * sizeof(int64_t));
-  memcpy(a->values, values, (size_t)n * esz);
+  if (n > 0) { /* an empty block's lists may be NULL */
+    memcpy(a->keys, keys, (size_t)n * (size_t)x->iter_ndims * sizeof(int64_t));
+    memcpy(a->values, values, (size_t)n * esz);
+  }
   a->nnz = n;
   for (i = 0; i < x->iter_ndims; i++)
     a->dims[i] = x->iter_dims[i];
