@@ -88,11 +88,6 @@ const char *orion_cluster_host(orion_cluster *c, int exec) {
   return p->where;
 }
 
-double orion_cluster_last_heard(const orion_cluster *c, int exec) {
-  const orion_conn *conn = c->peers[exec].conn;
-  return conn != NULL ? orion_now() - conn->last_rx : -1;
-}
-
 void orion_cluster_peer(const orion_cluster *c, int exec,
                         orion_cluster_peer_info *out) {
   const peer *p = &c->peers[exec];

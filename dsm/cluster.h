@@ -65,7 +65,6 @@ typedef struct orion_cluster_opts {
   orion_cluster_hint_fn hint;     /* NULL: none; called with launch_ud */
   double register_timeout; /* seconds to wait for every executor */
   double heartbeat_timeout; /* seconds of silence that mean dead */
-  int quiet;
 } orion_cluster_opts;
 
 void orion_cluster_opts_init(orion_cluster_opts *o);
@@ -100,10 +99,6 @@ const char *orion_cluster_addr(const orion_cluster *c, int exec);
  * one), else the host it registered from ("10.0.0.5"), else where the
  * launcher said it was ("rank 2").  Valid until the cluster is freed. */
 const char *orion_cluster_host(orion_cluster *c, int exec);
-
-/* Seconds since executor exec last sent anything (heartbeats come every
- * second), or -1 when it is not connected. */
-double orion_cluster_last_heard(const orion_cluster *c, int exec);
 
 /* Queues frames (complete, in b, taken) to executor exec. */
 void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b);

@@ -43,13 +43,13 @@ void orion__dist_watch_start(orion_dist_watch *w, const orion_loop *m,
   }
 }
 
-/* What executor e is doing now: the first block in dispatch order it holds
- * without having reported it (ex[e].first, from one walk over the loop),
- * or what it owes at the end of the loop. */
+/* What executor e is doing now: the block it holds without having
+ * reported it (scheduler/loop.h), or what it owes at the end of the loop. */
 static int task_of(const orion_dist_watch *w, int e) {
   const orion_loop *m = w->m;
-  if (w->ex[e].first >= 0)
-    return w->ex[e].first;
+  int b = orion_loop_in_flight(m, e);
+  if (b >= 0)
+    return b;
   if (m->phase == ORION_LOOP_ENDING && !m->ended[e])
     return WAIT_END;
   if (m->phase == ORION_LOOP_PULLING && !m->pulled[e])
@@ -87,9 +87,12 @@ static void describe(const orion_dist_watch *w, int task, char *out,
 /* The stall report of executor e, busy with task for `busy` seconds. */
 static void report(const orion_dist_watch *w, int e, int task, double busy) {
   char what[256], heard[64];
-  double quiet = orion_cluster_last_heard(w->cl, e);
+  orion_cluster_peer_info pi;
+  double quiet;
+  orion_cluster_peer(w->cl, e, &pi);
+  quiet = orion_now() - pi.last_heard;
   describe(w, task, what, sizeof what);
-  if (quiet < 0)
+  if (!pi.connected)
     snprintf(heard, sizeof heard, "not connected");
   else if (quiet < 2)
     snprintf(heard, sizeof heard, "last heartbeat %.1f s ago", quiet);
@@ -97,14 +100,14 @@ static void report(const orion_dist_watch *w, int e, int task, double busy) {
     snprintf(heard, sizeof heard, "no heartbeat for %.0f s", quiet);
   orion_log_warn("stall: executor %d (%s) has been %s for %.0f s %s; %s; "
                  "still waiting (an executor silent for %.0f s is lost)",
-                 e, orion_cluster_addr(w->cl, e), what, busy, w->where, heard,
+                 e, pi.addr, what, busy, w->where, heard,
                  w->hb_timeout);
 }
 
 void orion__dist_watch_poll(orion_dist_watch *w) {
   const orion_loop *m = w->m;
   double now = orion_now();
-  int pos, e;
+  int e;
   if (w->n == 0 || (now - w->last_poll < 0.1 && m->done == w->last_done))
     return;
   w->last_poll = now;
@@ -112,15 +115,6 @@ void orion__dist_watch_poll(orion_dist_watch *w) {
   orion_progress_update(&w->prog, m->done);
   if (w->stall <= 0)
     return;
-  for (e = 0; e < w->n; e++)
-    w->ex[e].first = -1;
-  for (pos = 0; pos < m->s->nblocks; pos++)
-    if (m->state[pos] == ORION_BLOCK_SENT) {
-      int b = m->s->order[pos];
-      int on = orion_schedule_exec(m->s, b, w->n);
-      if (w->ex[on].first < 0)
-        w->ex[on].first = b;
-    }
   for (e = 0; e < w->n; e++) {
     struct orion_exec_watch *x = &w->ex[e];
     int t = task_of(w, e);

@@ -32,7 +32,6 @@ typedef struct orion_dist_watch {
     int task;        /* the block it runs, or what it owes (dist_watch.c) */
     double since;    /* when task began */
     int told;        /* this stall was reported */
-    int first;       /* scratch: the first block it holds */
   } *ex;             /* per executor */
   double last_poll;
   int last_done;

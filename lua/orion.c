@@ -70,7 +70,6 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->fast = cfg->fast_math;
   s->nexec = cfg->executors;
   s->copts = cfg->cluster;
-  s->copts.quiet = cfg->quiet;
 }
 
 int orion_module_stopped(lua_State *L, int idx, char *line, size_t n) {

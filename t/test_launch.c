@@ -1157,7 +1157,6 @@ static orion_cluster_opts fake_opts(fake_launch *f, int n) {
   o.launch = fake_start;
   o.launch_ud = f;
   o.register_timeout = 0.2;
-  o.quiet = 1;
   return o;
 }
 
