@@ -96,6 +96,9 @@ static const struct frame_rule {
     [ORION_WIRE_FETCH_REPLY] = {FROM_PEER_OUT, orion__shard_on_fetch_reply,
                                 NULL},
     [ORION_WIRE_FLUSH_ACK] = {FROM_PEER_OUT, orion__shard_on_flush_ack, NULL},
+    [ORION_WIRE_ROWS] = {FROM_PEER_IN, orion__rows_on_rows, NULL},
+    [ORION_WIRE_SEND_ROWS] = {FROM_DRIVER, NULL, orion__rows_send},
+    [ORION_WIRE_ROWS_PULL] = {FROM_DRIVER, NULL, orion__rows_pull},
 };
 
 job *orion__exec_job_take(exec_state *x, orion_conn *c,

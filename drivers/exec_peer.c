@@ -61,7 +61,7 @@ static void peer_out_connected(orion_conn *c) {
 static void peer_lost(exec_state *x, const peerlink *pl, const char *reason) {
   int waiting;
   pthread_mutex_lock(&x->mu);
-  waiting = x->awaiting > 0 || x->outstanding > 0;
+  waiting = x->awaiting > 0 || x->outstanding > 0 || x->rows_waiting > 0;
   pthread_mutex_unlock(&x->mu);
   if (waiting)
     orion__exec_die(x, "lost executor %d (%s:%d) while waiting on it: %s",

@@ -240,6 +240,7 @@ int orion__run_load_body(exec_state *x, job *j) {
     x->failed = 1;
     orion__exec_post_error(x, -1, err.msg);
   }
+  orion__rows_drop_old(x, x->run);
   orion__shard_apply_early(x);
   return 0;
 }
@@ -469,6 +470,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     else
       memcpy(before_vals, it->values, vl);
   }
+  for (k = 0; k < m.ngets && rc == 0; k++) /* resident rows from peers */
+    rc = orion__rows_get(x, &m.gets[k], x->run, err);
   if (rc == 0)
     orion__shard_fetch(x);
   for (k = 0; k < m.nsegs && rc == 0; k++)
@@ -476,6 +479,10 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
                         m.block + k * m.nblocks, err);
   if (rc == 0)
     rc = orion_exec_flush(x->ex, 0, err);
+  /* The part's rows go on to its next block's executor: they are on their
+   * way before the driver hears the block is done. */
+  for (k = 0; k < m.nputs && rc == 0; k++)
+    rc = orion__rows_put(x, &m.puts[k], x->run, err);
 
   if (rc == 0) {
     orion_buf_init(&b);

@@ -129,6 +129,8 @@ typedef struct exec_state {
   job *replies;         /* FETCH_REPLY payloads for the compute thread */
   int64_t awaiting;     /* FETCH_REPLYs the compute thread waits for */
   pthread_cond_t fcv;   /* signalled when one arrives */
+  job *rows_in;         /* ROWS from peers, for the compute thread */
+  int rows_waiting;     /* the compute thread waits for one */
   uint64_t peer_bytes;  /* sent to peers since the last LOOP_DONE */
   uint64_t shard_items; /* writes applied to own shards, likewise */
 
@@ -286,6 +288,25 @@ void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
 /* Retries the FETCHes that arrived before their run started here.  Loop
  * thread. */
 void orion__shard_serve_deferred(exec_state *x);
+
+/* ---- exec_rows.c -------------------------------------------------------- */
+
+/* ROWS from a peer: kept for the compute thread.  Loop thread. */
+void orion__rows_on_rows(exec_state *x, orion_conn *c, int from,
+                         const orion_wire_frame *f);
+/* Waits (up to 6 heartbeat timeouts) for the ROWS of move g of run `run`
+ * and copies them into our copy.  Compute thread. */
+int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
+                    orion_error *err);
+/* Sends the elements of move v of our copy to its peer as ROWS of run
+ * `run`.  Compute thread. */
+int orion__rows_put(exec_state *x, const orion_msg_move *v, int64_t run,
+                    orion_error *err);
+/* Drops the ROWS kept for runs before `run`.  Compute thread. */
+void orion__rows_drop_old(exec_state *x, int64_t run);
+/* Compute-thread handlers of SEND_ROWS and ROWS_PULL. */
+int orion__rows_send(exec_state *x, job *j);
+int orion__rows_pull(exec_state *x, job *j);
 
 /* ---- exec_run.c --------------------------------------------------------- */
 

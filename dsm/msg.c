@@ -220,6 +220,8 @@ int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m) {
   orion__mw_runs(&e, m->runs, m->nruns);
   orion__mw_ranges(&e, m->watch, m->nwatch);
   orion__mw_ranges(&e, m->keep, m->nkeep);
+  orion__mw_moves(&e, m->gets, m->ngets);
+  orion__mw_moves(&e, m->puts, m->nputs);
   return orion__mw_end(&e);
 }
 
@@ -253,6 +255,8 @@ int orion_msg_run_block_decode(const void *p, size_t n,
   m.runs = orion__mr_runs(&d, &m.nruns);
   m.watch = orion__mr_ranges(&d, "written range", &m.nwatch);
   m.keep = orion__mr_ranges(&d, "kept range", &m.nkeep);
+  m.gets = orion__mr_moves(&d, "get", &m.ngets);
+  m.puts = orion__mr_moves(&d, "put", &m.nputs);
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_run_block_free(out);
@@ -264,6 +268,8 @@ void orion_msg_run_block_free(orion_msg_run_block *m) {
   orion__msg_drop(m->runs);
   orion__msg_drop(m->watch);
   orion__msg_drop(m->keep);
+  orion__msg_drop(m->gets);
+  orion__msg_drop(m->puts);
   memset(m, 0, sizeof *m);
 }
 
@@ -471,6 +477,10 @@ int orion_msg_run_apply(orion_array *a, const orion_msg_run *run) {
   X(PEERS, peers)                                                              \
   X(SHARD_PULL, shard_pull)                                                    \
   X(SHARD_DATA, shard_data)                                                    \
+  X(SEND_ROWS, send_rows)                                                      \
+  X(ROWS, rows)                                                                \
+  X(ROWS_DATA, rows_data)                                                      \
+  X(ROWS_PULL, rows_pull)                                                      \
   X(LOOP_END, loop_end)                                                        \
   X(LOOP_DONE, loop_done)                                                      \
   X(BODY_ERROR, body_error)                                                    \
@@ -540,6 +550,18 @@ void orion_msg_free(int type, orion_msg *m) {
     break;
   case ORION_WIRE_SHARD_DATA:
     orion_msg_shard_data_free(&m->shard_data);
+    break;
+  case ORION_WIRE_SEND_ROWS:
+    orion_msg_send_rows_free(&m->send_rows);
+    break;
+  case ORION_WIRE_ROWS:
+    orion_msg_rows_free(&m->rows);
+    break;
+  case ORION_WIRE_ROWS_DATA:
+    orion_msg_rows_data_free(&m->rows_data);
+    break;
+  case ORION_WIRE_ROWS_PULL:
+    orion_msg_rows_pull_free(&m->rows_pull);
     break;
   case ORION_WIRE_LOOP_DONE:
     orion_msg_loop_done_free(&m->loop_done);

@@ -85,6 +85,19 @@ typedef struct orion_msg_range {
   int64_t count;
 } orion_msg_range;
 
+/* Elements that move between executors: i64 array, i64 first, i64 count
+ * (both >= 0), i64 peer (the executor they come from, in a RUN_BLOCK's
+ * gets; the one they go to, in its puts and in SEND_ROWS), i64 block (the
+ * block they are for at the receiver: they travel in a ROWS frame tagged
+ * with it). */
+typedef struct orion_msg_move {
+  int64_t array;
+  int64_t first;
+  int64_t count;
+  int64_t peer;
+  int64_t block;
+} orion_msg_move;
+
 /* For senders that find runs one at a time: a growable array of them
  * (zero it to start; the runs point at the sender's memory). */
 typedef struct orion_msg_runvec {
@@ -206,7 +219,10 @@ typedef struct orion_msg_seg {
  * runs (data for the executor's copies of dense arrays); u64 nwatch +
  * ranges (the elements the block may write directly: compared after the
  * block); u64 nkeep + ranges (rows of a deferred array sent with this
- * block, which the executor keeps and returns with its LOOP_DONE). */
+ * block, which the executor keeps and returns with its LOOP_DONE); u64
+ * ngets + moves (elements that come from peers in ROWS frames tagged with
+ * this block: the block waits for them); u64 nputs + moves (elements the
+ * executor sends to peers once the block is done, before its BLOCK_DONE). */
 typedef struct orion_msg_run_block {
   int64_t block;
   uint64_t seed;
@@ -225,6 +241,10 @@ typedef struct orion_msg_run_block {
   int64_t nwatch;
   const orion_msg_range *keep;
   int64_t nkeep;
+  const orion_msg_move *gets;
+  int64_t ngets;
+  const orion_msg_move *puts;
+  int64_t nputs;
 } orion_msg_run_block;
 
 int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m);
@@ -405,6 +425,55 @@ int orion_msg_shard_data_decode(const void *p, size_t n,
 void orion_msg_shard_data_free(orion_msg_shard_data *m);
 
 /* ------------------------------------------------------------------------
+ * Resident rows (dsm/msg_move.c): SEND_ROWS (driver -> executor): send
+ * these elements of your copies to the peers named, now, each as a ROWS
+ * frame tagged with the run and the move's block.  ROWS (executor ->
+ * executor): elements for the receiver's block `block` of run `run`.
+ * ROWS_PULL (driver -> executor): send these elements of your copies back
+ * (ROWS_DATA, with run 0 and block -1), for the script to read.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: i64 run, u64 n + moves. */
+typedef struct orion_msg_send_rows {
+  int64_t run;
+  const orion_msg_move *moves;
+  int64_t n;
+} orion_msg_send_rows;
+
+int orion_msg_send_rows_encode(orion_buf *b, const orion_msg_send_rows *m);
+int orion_msg_send_rows_decode(const void *p, size_t n,
+                               orion_msg_send_rows *out, orion_error *err);
+void orion_msg_send_rows_free(orion_msg_send_rows *m);
+
+/* ROWS and ROWS_DATA; wire order: i64 run, i64 block, u64 nruns + runs. */
+typedef struct orion_msg_rows {
+  int64_t run;
+  int64_t block;
+  const orion_msg_run *runs;
+  int64_t nruns;
+} orion_msg_rows;
+
+int orion_msg_rows_encode(orion_buf *b, const orion_msg_rows *m);
+int orion_msg_rows_decode(const void *p, size_t n, orion_msg_rows *out,
+                          orion_error *err);
+void orion_msg_rows_free(orion_msg_rows *m);
+int orion_msg_rows_data_encode(orion_buf *b, const orion_msg_rows *m);
+int orion_msg_rows_data_decode(const void *p, size_t n, orion_msg_rows *out,
+                               orion_error *err);
+void orion_msg_rows_data_free(orion_msg_rows *m);
+
+/* Wire order: u64 n + ranges. */
+typedef struct orion_msg_rows_pull {
+  const orion_msg_range *ranges;
+  int64_t n;
+} orion_msg_rows_pull;
+
+int orion_msg_rows_pull_encode(orion_buf *b, const orion_msg_rows_pull *m);
+int orion_msg_rows_pull_decode(const void *p, size_t n,
+                               orion_msg_rows_pull *out, orion_error *err);
+void orion_msg_rows_pull_free(orion_msg_rows_pull *m);
+
+/* ------------------------------------------------------------------------
  * LOOP_END (driver -> executor): the loop's last block is sent.
  * ---------------------------------------------------------------------- */
 
@@ -560,6 +629,10 @@ typedef union orion_msg {
   orion_msg_peers peers;
   orion_msg_shard_pull shard_pull;
   orion_msg_shard_data shard_data;
+  orion_msg_send_rows send_rows;
+  orion_msg_rows rows;
+  orion_msg_rows rows_data;
+  orion_msg_rows_pull rows_pull;
   orion_msg_loop_end loop_end;
   orion_msg_loop_done loop_done;
   orion_msg_body_error body_error;

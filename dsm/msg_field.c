@@ -225,6 +225,20 @@ void orion__mw_ranges(orion__mw *e, const orion_msg_range *r, int64_t n) {
   }
 }
 
+void orion__mw_moves(orion__mw *e, const orion_msg_move *v, int64_t n) {
+  int64_t k;
+  if (!orion__mw_count(e, v, n))
+    return;
+  for (k = 0; k < n; k++) {
+    orion__mw_need(e, v[k].first >= 0 && v[k].count >= 0 && v[k].peer >= 0);
+    orion__mw_i64(e, v[k].array);
+    orion__mw_i64(e, v[k].first);
+    orion__mw_i64(e, v[k].count);
+    orion__mw_i64(e, v[k].peer);
+    orion__mw_i64(e, v[k].block);
+  }
+}
+
 static void check_range(orion__mr *d, const char *what, int64_t first,
                         int64_t count) {
   if (first < 0 || count < 0)
@@ -254,6 +268,23 @@ orion_msg_range *orion__mr_ranges(orion__mr *d, const char *field, int64_t *n) {
     v[k].first = orion__mr_i64(d, field);
     v[k].count = orion__mr_i64(d, field);
     check_range(d, field, v[k].first, v[k].count);
+  }
+  return v;
+}
+
+orion_msg_move *orion__mr_moves(orion__mr *d, const char *field, int64_t *n) {
+  orion_msg_move *v = orion__mr_list(d, field, 5 * 8, sizeof *v, n);
+  int64_t k;
+  for (k = 0; k < *n && d->rc == 0; k++) {
+    v[k].array = orion__mr_i64(d, field);
+    v[k].first = orion__mr_i64(d, field);
+    v[k].count = orion__mr_i64(d, field);
+    v[k].peer = orion__mr_i64(d, field);
+    v[k].block = orion__mr_i64(d, field);
+    check_range(d, field, v[k].first, v[k].count);
+    if (v[k].peer < 0)
+      orion__mr_fail(d, ORION_EPARSE, "a %s names executor %" PRId64, field,
+                     v[k].peer);
   }
   return v;
 }

@@ -39,6 +39,7 @@ void orion__mw_bytes(orion__mw *e, const void *p, size_t n);
 int orion__mw_count(orion__mw *e, const void *list, int64_t n);
 void orion__mw_runs(orion__mw *e, const orion_msg_run *runs, int64_t n);
 void orion__mw_ranges(orion__mw *e, const orion_msg_range *r, int64_t n);
+void orion__mw_moves(orion__mw *e, const orion_msg_move *v, int64_t n);
 
 /* The reader: the first failure sticks (rc, and err filled with the
  * message's name and the field); later reads return zeros and NULLs, so a
@@ -77,6 +78,7 @@ void *orion__mr_list(orion__mr *d, const char *field, size_t unit, size_t size,
 int orion__mr_end(orion__mr *d);
 orion_msg_run *orion__mr_runs(orion__mr *d, int64_t *n);
 orion_msg_range *orion__mr_ranges(orion__mr *d, const char *field, int64_t *n);
+orion_msg_move *orion__mr_moves(orion__mr *d, const char *field, int64_t *n);
 
 /* Frees a list a decoder allocated (held as a const view). */
 void orion__msg_drop(const void *p);

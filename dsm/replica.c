@@ -16,6 +16,7 @@ void orion_replica_free(orion_replica *c) {
   orion_free(c->bver);
   orion_free(c->bhave);
   orion_free(c->krange);
+  orion_holders_free(&c->held);
   orion_free(c);
 }
 

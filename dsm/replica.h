@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "dsm/array.h"
+#include "dsm/holders.h"
 
 typedef struct orion_replica {
   int n;              /* executors */
@@ -36,6 +37,9 @@ typedef struct orion_replica {
                                            (orion_blockset_key_ranges),
                                            kept by the user while the
                                            blocks are; freed here */
+  /* Rows whose newest copy is on an executor, not the driver (resident
+   * rows, lua/dist_resid.c); the driver's copy is current elsewhere. */
+  orion_holders held;
 } orion_replica;
 
 /* The record of a (shape and kind only) on n executors, which hold

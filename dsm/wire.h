@@ -51,7 +51,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 3
+#define ORION_WIRE_VERSION 4
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -91,7 +91,11 @@
   X(PEERS, 18)       /* driver -> executor: every executor's peer address */\
   X(FLUSH_ACK, 19)   /* owner -> executor: a BUFFER_FLUSH was applied */    \
   X(SHARD_PULL, 20)  /* driver -> executor: send back your shards' changes */\
-  X(SHARD_DATA, 21)  /* executor -> driver: the changed rows of its shards */
+  X(SHARD_DATA, 21)  /* executor -> driver: the changed rows of its shards */\
+  X(SEND_ROWS, 22)   /* driver -> executor: send rows you hold to peers */  \
+  X(ROWS, 23)        /* executor -> executor: rows for a block */          \
+  X(ROWS_PULL, 24)   /* driver -> executor: send rows you hold back */     \
+  X(ROWS_DATA, 25)   /* executor -> driver: those rows */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

@@ -40,6 +40,7 @@
 #include "dsm/proto.h" /* orion_shard_first, ORION_BODY_CACHE */
 #include "dsm/replica.h"
 #include "lua/dist.h"
+#include "lua/dist_int.h"
 #include "lua/dist_watch.h"
 #include "lua/exec.h"
 #include "lua/jobpage.h"
@@ -119,74 +120,7 @@ static orion_replica *replica_of(darray *d, int n) {
   return d->rep;
 }
 
-/* ---- a loop in flight ------------------------------------------------- */
-
-typedef struct arr_use {
-  darray *d;
-  orion_replica *c; /* what the executors hold of it */
-  int plan_index; /* in plan->arrays, or -1 */
-  int iterated;
-  int shard_flags; /* sharded in this run: ORION_SHARD_*, else 0 */
-  int sharded;
-  /* Deferred write-back: every access subscripts dimension 1 by the space
-   * key itself, so the rows of space part p are touched only by p's
-   * blocks, all on one executor.  That executor gets them with p's first
-   * block and returns them once, with its LOOP_DONE, instead of after
-   * every block. */
-  int deferred;
-  unsigned char *dsent; /* per space part: its rows went out in this run */
-} arr_use;
-
-/* A list of ranges with room for all a block has (RUN_BLOCK's watched
- * and kept ranges). */
-typedef struct rangelist {
-  orion_msg_range *v;
-  int64_t n;
-} rangelist;
-
-static void range_add(rangelist *l, int64_t array, int64_t first,
-                      int64_t count) {
-  l->v[l->n].array = array;
-  l->v[l->n].first = first;
-  l->v[l->n].count = count;
-  l->n++;
-}
-
-typedef struct loop_run {
-  lua_State *L;
-  mod_state *s;
-  orion_cluster *cl;
-  const orion_dist_job *j;
-  int n;          /* executors */
-  int n1;         /* blocks per space part */
-  arr_use *use;
-  int nuse;
-  orion_replica *itc; /* what they hold of the iterated array */
-  orion_loop m;       /* what to send when (scheduler/loop.h) */
-  orion_dist_watch eye; /* the progress line, stall reports */
-  uint64_t *seq;  /* per block: its dispatch number */
-  int pull;       /* sharded arrays written: collect them after the loop */
-  int64_t run;    /* this run's number */
-  uint64_t pull_seq;
-  uint64_t peer_bytes, shard_items;
-  uint64_t chash; /* the compiled body's hash, 0 when interpreted */
-  double *secs;
-  /* Each executor's accumulator partials (n rows of the job's naccs),
-   * combined in executor order once the loop ends, so that a floating
-   * point sum does not depend on which executor answered first. */
-  orion_accval *accpart;
-  /* The lists of the frame being built, reused from frame to frame (their
-   * runs are views of the arrays' rows until the encoder copies them). */
-  orion_msg_seg *segs; /* room for the most segments a block has */
-  orion_msg_runvec runs;
-  rangelist watch;     /* room for nuse + the most segments */
-  rangelist keep;      /* room for nuse */
-  /* LOAD_BODY's lists (their fields the same for every executor) */
-  orion_msg_array_desc *adesc;
-  orion_msg_acc_desc *accdesc;
-  orion_msg_buf_desc *bufdesc;
-  orion_msg_shard *shards;
-} loop_run;
+/* ---- a loop in flight: lua/dist_int.h ---------------------------------- */
 
 /* Key ranges of every block of the iterated array, kept while its blocks
  * are. */
@@ -206,7 +140,7 @@ static int block_ranges(loop_run *r) {
 
 /* The rows [*lo, *hi) of array u that block b may read (mode ACC_READ) or
  * write (ACC_WRITE); empty when none. */
-static void row_range(const loop_run *r, const arr_use *u, int b, int mode,
+void orion__dist_row_range(const loop_run *r, const arr_use *u, int b, int mode,
                       int64_t *lo, int64_t *hi) {
   const orion_plan *p = r->j->plan;
   int64_t rows = u->d->a->dims[0], l = INT64_MAX, h = -1;
@@ -262,7 +196,7 @@ static void row_range(const loop_run *r, const arr_use *u, int b, int mode,
  * (views of the driver's copy); only whole chunks are marked as held (a
  * partly sent chunk stays stale there, so that rows the executor did not
  * ask for are never overwritten).  Returns 0 or ORION_ENOMEM. */
-static int add_rows(orion_msg_runvec *v, const arr_use *u, int e, int64_t lo,
+int orion__dist_add_rows(orion_msg_runvec *v, const arr_use *u, int e, int64_t lo,
                     int64_t hi, uint64_t seq) {
   orion_replica *c = u->c;
   orion_array *a = u->d->a;
@@ -294,27 +228,6 @@ static int add_rows(orion_msg_runvec *v, const arr_use *u, int e, int64_t lo,
       return ORION_ENOMEM;
   }
   return 0;
-}
-
-/* The rows every block of space part p may read or write, as one range. */
-static void part_rows(const loop_run *r, const arr_use *u, int p,
-                      int64_t *lo, int64_t *hi) {
-  int q, m;
-  *lo = INT64_MAX;
-  *hi = -1;
-  for (q = 0; q < r->n1; q++)
-    for (m = ACC_READ; m <= ACC_WRITE; m++) {
-      int64_t l, h;
-      row_range(r, u, p * r->n1 + q, m, &l, &h);
-      if (h > l) {
-        if (l < *lo)
-          *lo = l;
-        if (h > *hi)
-          *hi = h;
-      }
-    }
-  if (*hi < 0)
-    *lo = *hi = 0;
 }
 
 /* ---- payloads the driver sends (dsm/msg.h) ------------------------------ */
@@ -359,8 +272,8 @@ static void block_elems(loop_run *r, int e, int b, orion_msg_run_block *m) {
   r->itc->bhave[e * r->itc->nb + b] = r->itc->bver[b];
 }
 
-/* RUN_BLOCK's rows of dense arrays that executor e lacks, and the rows of
- * deferred arrays it keeps; 0 or ORION_ENOMEM. */
+/* RUN_BLOCK's rows of dense arrays that executor e lacks, but for the
+ * resident ones (lua/dist_resid.c); 0 or ORION_ENOMEM. */
 static int block_rows(loop_run *r, int e, int b) {
   int i, rc = 0;
   for (i = 0; i < r->nuse && rc == 0; i++) {
@@ -368,24 +281,13 @@ static int block_rows(loop_run *r, int e, int b) {
     int64_t lo, hi, wlo, whi;
     if (u->d->a->sparse || u->sharded)
       continue; /* a shard comes from its owner */
-    if (u->deferred) {
-      int p = b / r->n1;
-      if (u->dsent[p])
-        continue; /* the executor holds the part's current rows */
-      part_rows(r, u, p, &lo, &hi);
-      u->dsent[p] = 1;
-      if (hi > lo) {
-        rc = add_rows(&r->runs, u, e, lo, hi, r->seq[b]);
-        range_add(&r->keep, u->d->id, lo * u->c->row_elems,
-                  (hi - lo) * u->c->row_elems);
-      }
-      continue;
-    }
+    if (u->resident)
+      continue; /* lua/dist_resid.c */
     /* What it reads, and what it may write: the executor compares the
      * written ranges with its copy afterwards, so that copy must be the
      * driver's current one. */
-    row_range(r, u, b, ACC_READ, &lo, &hi);
-    row_range(r, u, b, ACC_WRITE, &wlo, &whi);
+    orion__dist_row_range(r, u, b, ACC_READ, &lo, &hi);
+    orion__dist_row_range(r, u, b, ACC_WRITE, &wlo, &whi);
     if (whi > wlo && hi <= lo) {
       lo = wlo;
       hi = whi;
@@ -393,7 +295,7 @@ static int block_rows(loop_run *r, int e, int b) {
       lo = wlo < lo ? wlo : lo;
       hi = whi > hi ? whi : hi;
     }
-    rc = add_rows(&r->runs, u, e, lo, hi, r->seq[b]);
+    rc = orion__dist_add_rows(&r->runs, u, e, lo, hi, r->seq[b]);
   }
   return rc;
 }
@@ -405,13 +307,13 @@ static void block_watch(loop_run *r, int b) {
   for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi, sg;
-    if (u->d->a->sparse || u->sharded || u->deferred)
+    if (u->d->a->sparse || u->sharded || u->resident)
       continue;
     if (u->iterated) /* the block's own segments */
       for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++)
         range_add(&r->watch, u->d->id, bs->segs[sg].lo,
                   bs->segs[sg].hi - bs->segs[sg].lo);
-    row_range(r, u, b, ACC_WRITE, &lo, &hi);
+    orion__dist_row_range(r, u, b, ACC_WRITE, &lo, &hi);
     if (hi > lo)
       range_add(&r->watch, u->d->id, lo * u->c->row_elems,
                 (hi - lo) * u->c->row_elems);
@@ -420,7 +322,7 @@ static void block_watch(loop_run *r, int b) {
 
 /* RUN_BLOCK of block b for executor e: the block's segments, its sparse
  * elements unless e holds them, the rows of dense arrays e lacks, the
- * ranges to watch and the deferred rows to keep.  Returns the encoder's
+ * ranges to watch and the resident rows that move.  Returns the encoder's
  * code (ORION_ENOMEM, -EMSGSIZE, ...). */
 static int put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
   orion_msg_run_block m;
@@ -432,8 +334,10 @@ static int put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
   block_segs(r, b, &m);
   block_elems(r, e, b, &m);
   r->seq[b] = ++dispatch_counter;
-  r->runs.n = r->watch.n = r->keep.n = 0;
+  r->runs.n = r->watch.n = 0;
   rc = block_rows(r, e, b);
+  if (rc == 0)
+    rc = orion__resid_block(r, e, b);
   if (rc != 0)
     return rc;
   block_watch(r, b);
@@ -441,8 +345,10 @@ static int put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
   m.nruns = r->runs.n;
   m.watch = r->watch.v;
   m.nwatch = r->watch.n;
-  m.keep = r->keep.v;
-  m.nkeep = r->keep.n;
+  m.gets = r->gets;
+  m.ngets = r->ngets;
+  m.puts = r->puts;
+  m.nputs = r->nputs;
   return orion_msg_run_block_encode(buf, &m);
 }
 
@@ -541,17 +447,14 @@ static int apply_run(arr_use *u, const orion_msg_run *m) {
 }
 
 /* Which runs a frame may carry: of any dense array of the loop
- * (BLOCK_DONE), of deferred ones (LOOP_DONE), of the sender's own chunks of
- * sharded ones (SHARD_DATA). */
-enum { RUNS_ANY, RUNS_KEPT, RUNS_OWNED };
+ * (BLOCK_DONE), of the sender's own chunks of sharded ones (SHARD_DATA). */
+enum { RUNS_ANY, RUNS_OWNED };
 
 static int run_allowed(const loop_run *r, int e, const arr_use *u,
                        const orion_msg_run *run, int may) {
   int64_t c0, c1;
   if (u == NULL || may == RUNS_ANY)
     return u != NULL;
-  if (may == RUNS_KEPT)
-    return u->deferred;
   if (!u->sharded || run->count <= 0)
     return 0;
   c0 = run->first / u->c->row_elems / u->c->chunk;
@@ -597,6 +500,7 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
     orion_replica_block_changed(r->itc, e, (int)b);
   }
   take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
+  orion__resid_done(r, e, (int)b);
   orion_msg_block_done_free(&m);
   orion_loop_block_done(&r->m, e, b);
 }
@@ -661,9 +565,8 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   r->peer_bytes += m.peer_bytes;
   r->shard_items += m.shard_items;
-  /* The rows of deferred arrays it kept during the run, as of a dispatch
-   * number after every block e was sent. */
-  take_runs(r, e, "LOOP_DONE", m.runs, m.nruns, RUNS_KEPT, ++dispatch_counter);
+  if (m.nruns != 0) /* resident rows stay where they are */
+    fail_frame(r, e, "LOOP_DONE");
   orion_msg_loop_done_free(&m);
   if (orion_loop_exec_done(&r->m, e) != 0)
     fail_frame(r, e, "LOOP_DONE");
@@ -788,36 +691,6 @@ static void send_forget(mod_state *s) {
   s->nforget = 0;
 }
 
-/* Whether u's write-back can wait for the end of the loop (see arr_use):
- * a dense, unsharded, non-iterated array whose every access is direct and
- * subscripts dimension 1 with the space key, in a schedule that cuts the
- * space key into plain ranges.  ORION_NO_DEFER=1 turns it off (to compare
- * in benchmarks). */
-static void decide_deferred(loop_run *r, arr_use *u) {
-  const orion_plan *p = r->j->plan;
-  int i, any = 0;
-  u->deferred = 0;
-  if (p == NULL || u->plan_index < 0 || u->iterated || u->sharded ||
-      u->d->a->sparse || p->space < 0 || getenv("ORION_NO_DEFER") != NULL)
-    return;
-  if (p->sched != ORION_SCHED_1D && p->sched != ORION_SCHED_2D &&
-      p->sched != ORION_SCHED_2D_ORDERED)
-    return;
-  for (i = 0; i < r->j->nbufs; i++)
-    if (r->j->bufs[i].target == u->d->id)
-      return;
-  for (i = 0; i < p->nacc; i++) {
-    const orion_access *ac = &p->acc[i];
-    if (ac->array != u->plan_index)
-      continue;
-    if (ac->buffered || ac->nsub < 1 || ac->sub[0].kind != SUB_KEY ||
-        ac->sub[0].dim != p->space || ac->sub[0].c != 0)
-      return;
-    any = 1;
-  }
-  u->deferred = any;
-}
-
 static int add_use(loop_run *r, darray *d, int iterated) {
   int i;
   if (d == NULL || d->a == NULL)
@@ -836,12 +709,6 @@ static int add_use(loop_run *r, darray *d, int iterated) {
       if (r->j->plan->arrays[i].info.id == d->id)
         r->use[r->nuse].plan_index = i;
   decide_shard(r, &r->use[r->nuse]);
-  decide_deferred(r, &r->use[r->nuse]);
-  if (r->use[r->nuse].deferred) {
-    r->use[r->nuse].dsent = orion_calloc((size_t)r->j->it->bs.n0 + 1, 1);
-    if (r->use[r->nuse].dsent == NULL)
-      return ORION_ENOMEM;
-  }
   r->nuse++;
   return 0;
 }
@@ -897,7 +764,7 @@ static int body_shards(loop_run *r, int e, orion_msg_load_body *m) {
     r->shards[nsh].array = u->d->id;
     r->shards[nsh].flags = u->shard_flags;
     r->shards[nsh++].nruns = r->runs.n; /* its first run, for now */
-    rc = add_rows(&r->runs, u, e, lo, hi, seq);
+    rc = orion__dist_add_rows(&r->runs, u, e, lo, hi, seq);
   }
   for (i = 0; i < nsh && rc == 0; i++) { /* r->runs is complete: point */
     int64_t first = r->shards[i].nruns;
@@ -963,12 +830,11 @@ static int frame_lists(loop_run *r) {
       most = bs->first[b + 1] - bs->first[b];
   r->segs = orion_malloc(sizeof *r->segs * (size_t)most);
   r->watch.v = orion_malloc(sizeof *r->watch.v * (size_t)(r->nuse + most));
-  r->keep.v = orion_malloc(sizeof *r->keep.v * (size_t)r->nuse);
   r->adesc = orion_calloc((size_t)r->nuse, sizeof *r->adesc);
   r->accdesc = orion_calloc((size_t)r->j->naccs + 1, sizeof *r->accdesc);
   r->bufdesc = orion_calloc((size_t)r->j->nbufs + 1, sizeof *r->bufdesc);
   r->shards = orion_calloc((size_t)r->nuse, sizeof *r->shards);
-  if (r->segs == NULL || r->watch.v == NULL || r->keep.v == NULL ||
+  if (r->segs == NULL || r->watch.v == NULL ||
       r->adesc == NULL || r->accdesc == NULL || r->bufdesc == NULL ||
       r->shards == NULL)
     return ORION_ENOMEM;
@@ -977,15 +843,12 @@ static int frame_lists(loop_run *r) {
 }
 
 static void run_free(loop_run *r) {
-  int i;
-  for (i = 0; i < r->nuse; i++)
-    orion_free(r->use[i].dsent);
+  orion__resid_free(r);
   orion_free(r->use);
   orion_free(r->seq);
   orion_free(r->segs);
   orion_msg_runvec_free(&r->runs);
   orion_free(r->watch.v);
-  orion_free(r->keep.v);
   orion_free(r->adesc);
   orion_free(r->accdesc);
   orion_free(r->bufdesc);
@@ -1051,6 +914,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     r.itc = r.use[0].c;
     rc = setup_blocks(&r);
   }
+  for (i = 0; i < r.nuse && rc == 0; i++)
+    rc = orion__resid_decide(&r, &r.use[i]);
+  if (rc == 0)
+    orion__resid_prepare(&r);
   if (rc == 0)
     rc = frame_lists(&r);
   rio.ud = &r;
@@ -1078,6 +945,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_cluster_send(cl, e, &b);
     orion_buf_free(&b);
   }
+  if (orion__resid_start(&r) != 0)
+    orion_cluster_fail(cl, "out of memory starting %s", j->where);
   orion__dist_watch_start(&r.eye, &r.m, cl, j->where,
                           (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
                           j->it->a->ndims, s->stall_seconds,

@@ -76,6 +76,12 @@ int orion__dist_load(mod_state *s, const char *path,
                      const struct orion_load_opts *o,
                      struct orion_load_result *res, orion_error *err);
 
+/* Brings the rows of d that stay on executors since a loop (resident rows,
+ * lua/dist_resid.c) back into the driver's copy, so the script sees them;
+ * nothing when there are none.  Ends the job (exit 3) if an executor is
+ * lost meanwhile. */
+void orion__dist_reclaim(mod_state *s, darray *d);
+
 /* Forgets what executors hold of d (called when d is collected). */
 void orion__dist_forget(mod_state *s, darray *d);
 

@@ -85,7 +85,13 @@ typedef struct dbuffer {
 } dbuffer;
 
 mod_state *orion__state(lua_State *L);
+/* The DistArray at idx, with its rows back from the executors where a
+ * loop left them (lua/dist_resid.c): for everything that reads or writes
+ * its elements on the driver. */
 darray *orion__check_array(lua_State *L, int idx);
+/* The same without bringing rows back: for parallel_for and others that
+ * only name the array. */
+darray *orion__check_array_only(lua_State *L, int idx);
 /* Wraps a (taking over one reference) into a new DistArray pushed onto L
  * (also used by orion.nn's readers). */
 darray *orion__push_array(lua_State *L, orion_array *a);

@@ -25,6 +25,7 @@ static int data_of(lua_State *L, int idx, const char *fn, const char *what,
   if (d != NULL) {
     if (d->a == NULL)
       luaL_error(L, "%s: DistArray has been freed", fn);
+    d = orion__check_array(L, idx); /* its rows back from the executors */
     out->a = d->a;
     out->name = "DistArray";
     out->handle = d;

@@ -145,7 +145,7 @@ static void push_keys_of(lua_State *L, const orion_array *a, int64_t e) {
 }
 
 static int m_dims(lua_State *L) {
-  darray *d = orion__check_array(L, 1);
+  darray *d = orion__check_array_only(L, 1);
   int i;
   luaL_checkstack(L, d->a->ndims, NULL);
   for (i = 0; i < d->a->ndims; i++)
@@ -154,17 +154,17 @@ static int m_dims(lua_State *L) {
 }
 
 static int m_nnz(lua_State *L) {
-  lua_pushinteger(L, orion__check_array(L, 1)->a->nnz);
+  lua_pushinteger(L, orion__check_array_only(L, 1)->a->nnz);
   return 1;
 }
 
 static int m_type(lua_State *L) {
-  lua_pushstring(L, orion_type_name(orion__check_array(L, 1)->a->type));
+  lua_pushstring(L, orion_type_name(orion__check_array_only(L, 1)->a->type));
   return 1;
 }
 
 static int m_is_sparse(lua_State *L) {
-  lua_pushboolean(L, orion__check_array(L, 1)->a->sparse);
+  lua_pushboolean(L, orion__check_array_only(L, 1)->a->sparse);
   return 1;
 }
 

@@ -37,7 +37,7 @@
 static const char *const buffer_opts[] = {"apply", "flush", NULL};
 
 static int l_buffer(lua_State *L) {
-  darray *t = orion__check_array(L, 1);
+  darray *t = orion__check_array_only(L, 1);
   mod_state *s = orion__state(L);
   dbuffer *b;
   orion_apply_op op = ORION_APPLY_ADD;
@@ -196,7 +196,7 @@ static void tier_text(const analysis *a, const pfor_opts_t *o, char *out,
 }
 
 static int l_explain(lua_State *L) {
-  darray *it = orion__check_array(L, 1);
+  darray *it = orion__check_array_only(L, 1);
   pfor_opts_t o;
   analysis a;
   luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -503,7 +503,7 @@ static void raise_rejected(lua_State *L, analysis *a) {
 }
 
 static int l_parallel_for(lua_State *L) {
-  darray *it = orion__check_array(L, 1);
+  darray *it = orion__check_array_only(L, 1);
   mod_state *s;
   pfor_opts_t o;
   analysis *ap;

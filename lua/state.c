@@ -2,13 +2,17 @@
  * driver Lua state, DistArray userdata (checking, wrapping, lookup by id),
  * the classification of the module's userdata for the capture codec, and
  * raising an orion_error as a Lua error.  Everything here talks to the
- * driver's Lua state; nothing calls back into the module's other files. */
+ * driver's Lua state; the one call into the module's other files brings an
+ * array's rows back from the executors before the script uses it
+ * (lua/dist_resid.c). */
 #include "lua/module.h"
 
 #include <lauxlib.h>
 #include <string.h>
 
+#include "dsm/replica.h"
 #include "lua/capture.h"
+#include "lua/dist.h"
 
 mod_state *orion__state(lua_State *L) {
   mod_state *s;
@@ -20,10 +24,17 @@ mod_state *orion__state(lua_State *L) {
   return s;
 }
 
-darray *orion__check_array(lua_State *L, int idx) {
+darray *orion__check_array_only(lua_State *L, int idx) {
   darray *d = luaL_checkudata(L, idx, ARRAY_MT);
   if (d->a == NULL)
     luaL_error(L, "DistArray has been freed");
+  return d;
+}
+
+darray *orion__check_array(lua_State *L, int idx) {
+  darray *d = orion__check_array_only(L, idx);
+  if (d->rep != NULL && d->rep->held.n > 0) /* rows left on executors */
+    orion__dist_reclaim(orion__state(L), d);
   return d;
 }
 

@@ -1,0 +1,215 @@
+/* orion-executor's resident rows (lua/dist_resid.c says what they are):
+ *   - ROWS from a peer: the loop thread keeps the frame for the compute
+ *     thread (orion__rows_on_rows), whose block waits for it
+ *     (orion__rows_get) and copies it into our array copy;
+ *   - after a block, its puts go to the peers of the part's next block
+ *     (orion__rows_put), before the BLOCK_DONE;
+ *   - SEND_ROWS from the driver: the same, for the first blocks of a run;
+ *   - ROWS_PULL from the driver: the rows back to it (ROWS_DATA).
+ * The rows sent are read from our copy on the compute thread, which is
+ * the only thread that writes it.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "drivers/exec_state.h"
+#include "dsm/msg.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+void orion__rows_on_rows(exec_state *x, orion_conn *c, int from,
+                         const orion_wire_frame *f) {
+  job *j = orion__exec_job_take(x, c, f, from), **tail;
+  pthread_mutex_lock(&x->mu);
+  for (tail = &x->rows_in; *tail != NULL; tail = &(*tail)->next)
+    ;
+  *tail = j;
+  pthread_cond_broadcast(&x->fcv);
+  pthread_mutex_unlock(&x->mu);
+}
+
+/* Whether kept frame j holds move g of run `run`: decodes it into *m
+ * (free it) when it does. */
+static int holds(const job *j, const orion_msg_move *g, int64_t run,
+                 orion_msg_rows *m) {
+  if (j->from != g->peer ||
+      orion_msg_rows_decode(j->payload, j->len, m, NULL) != 0)
+    return 0;
+  if (m->run == run && m->block == g->block && m->nruns == 1 &&
+      m->runs[0].array == g->array && m->runs[0].first == g->first &&
+      m->runs[0].count == g->count)
+    return 1;
+  orion_msg_rows_free(m);
+  return 0;
+}
+
+void orion__rows_drop_old(exec_state *x, int64_t run) {
+  job **p;
+  pthread_mutex_lock(&x->mu);
+  for (p = &x->rows_in; *p != NULL;) {
+    orion_msg_rows m;
+    job *j = *p;
+    int old = orion_msg_rows_decode(j->payload, j->len, &m, NULL) != 0 ||
+              m.run < run;
+    if (old) {
+      *p = j->next;
+      orion__exec_job_free(j);
+    } else {
+      p = &j->next;
+    }
+    orion_msg_rows_free(&m);
+  }
+  pthread_mutex_unlock(&x->mu);
+}
+
+int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
+                    orion_error *err) {
+  replica *rp = orion__replica_find(x, g->array);
+  double limit = 6 * x->hb_timeout, deadline = orion_now() + limit;
+  orion_msg_rows m;
+  job **p, *found = NULL;
+  int rc;
+  if (rp == NULL || g->peer >= x->npeers || g->peer == x->id)
+    return orion_error_set(err, ORION_EPARSE,
+                           "executor %d: a RUN_BLOCK asks for rows of array "
+                           "%" PRId64 " it cannot take",
+                           x->id, g->array);
+  pthread_mutex_lock(&x->mu);
+  x->rows_waiting++;
+  for (;;) {
+    for (p = &x->rows_in; *p != NULL; p = &(*p)->next)
+      if (holds(*p, g, run, &m)) {
+        found = *p;
+        *p = found->next;
+        break;
+      }
+    if (found != NULL || orion_now() >= deadline)
+      break;
+    {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 100 * 1000 * 1000;
+      if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&x->fcv, &x->mu, &ts);
+    }
+  }
+  x->rows_waiting--;
+  pthread_mutex_unlock(&x->mu);
+  if (found == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: elements %" PRId64 "..%" PRId64
+                           " of array %" PRId64 " did not come from executor "
+                           "%" PRId64 " within %.0f s",
+                           x->id, g->first, g->first + g->count - 1, g->array,
+                           g->peer, limit);
+  rc = orion_msg_run_apply(rp->a, &m.runs[0]);
+  orion_msg_rows_free(&m);
+  orion__exec_job_free(found);
+  if (rc != 0)
+    return orion_error_set(err, ORION_EPARSE,
+                           "executor %d: executor %" PRId64 " sent rows "
+                           "that do not fit array %" PRId64,
+                           x->id, g->peer, g->array);
+  return 0;
+}
+
+/* The elements of move v of our copy as one run; 0 or ORION_EPARSE when
+ * we do not hold them. */
+static int run_of(exec_state *x, const orion_msg_move *v, orion_msg_run *out) {
+  replica *rp = orion__replica_find(x, v->array);
+  size_t esz;
+  if (rp == NULL || v->first > rp->a->nnz || v->count > rp->a->nnz - v->first)
+    return ORION_EPARSE;
+  esz = orion_type_size(rp->a->type);
+  out->array = v->array;
+  out->first = v->first;
+  out->count = v->count;
+  out->data = (const char *)rp->a->values + (size_t)v->first * esz;
+  out->len = (size_t)v->count * esz;
+  return 0;
+}
+
+int orion__rows_put(exec_state *x, const orion_msg_move *v, int64_t run,
+                    orion_error *err) {
+  orion_msg_rows m;
+  orion_msg_run one;
+  orion_buf b;
+  int rc;
+  if (v->peer >= x->npeers || v->peer == x->id || run_of(x, v, &one) != 0)
+    return orion_error_set(err, ORION_EPARSE,
+                           "executor %d: asked to send elements of array "
+                           "%" PRId64 " it does not hold",
+                           x->id, v->array);
+  m.run = run;
+  m.block = v->block;
+  m.runs = &one;
+  m.nruns = 1;
+  orion_buf_init(&b);
+  rc = orion_msg_rows_encode(&b, &m);
+  if (rc == 0)
+    orion__peer_post(x, (int)v->peer, &b, 0);
+  orion_buf_free(&b);
+  return rc != 0 ? orion_error_set(err, rc, "executor %d: cannot send rows "
+                                            "of array %" PRId64 ": %s",
+                                   x->id, v->array, orion_strerror(rc))
+                 : 0;
+}
+
+int orion__rows_send(exec_state *x, job *j) {
+  orion_msg_send_rows m;
+  orion_error err;
+  int64_t k;
+  orion_error_clear(&err);
+  if (orion_msg_send_rows_decode(j->payload, j->len, &m, NULL) != 0)
+    orion__exec_die(x, "the driver sent a malformed SEND_ROWS");
+  for (k = 0; k < m.n; k++)
+    if (orion__rows_put(x, &m.moves[k], m.run, &err) != 0)
+      orion__exec_die(x, "%s", err.msg);
+  orion_msg_send_rows_free(&m);
+  return 0;
+}
+
+int orion__rows_pull(exec_state *x, job *j) {
+  orion_msg_rows_pull m;
+  orion_msg_rows out;
+  orion_msg_run *runs;
+  orion_buf b;
+  int64_t k;
+  if (orion_msg_rows_pull_decode(j->payload, j->len, &m, NULL) != 0)
+    orion__exec_die(x, "the driver sent a malformed ROWS_PULL");
+  runs = orion_calloc((size_t)m.n + 1, sizeof *runs);
+  if (runs == NULL)
+    orion__exec_die(x, "out of memory answering a ROWS_PULL");
+  for (k = 0; k < m.n; k++) {
+    orion_msg_move v;
+    v.array = m.ranges[k].array;
+    v.first = m.ranges[k].first;
+    v.count = m.ranges[k].count;
+    if (run_of(x, &v, &runs[k]) != 0)
+      orion__exec_die(x, "the driver asked for elements of array %" PRId64
+                         " this executor does not hold",
+                      v.array);
+  }
+  out.run = 0;
+  out.block = -1;
+  out.runs = runs;
+  out.nruns = m.n;
+  orion_buf_init(&b);
+  if (orion_msg_rows_data_encode(&b, &out) != 0)
+    orion__exec_die(x, "the rows asked for exceed the largest frame");
+  orion__exec_post(x, &b);
+  orion_buf_free(&b);
+  orion_free(runs);
+  orion_msg_rows_pull_free(&m);
+  return 0;
+}

@@ -1,0 +1,125 @@
+/* The engine's loop state, shared by lua/dist.c (the loop's messaging)
+ * and lua/dist_resid.c (resident rows: what moves peer to peer).  Internal
+ * to those two files. */
+#ifndef ORION_LUA_DIST_INT_H
+#define ORION_LUA_DIST_INT_H
+
+#include "analysis/analyze.h"
+#include "dsm/cluster.h"
+#include "dsm/msg.h"
+#include "dsm/replica.h"
+#include "lua/dist.h"
+#include "lua/dist_watch.h"
+#include "lua/module.h"
+#include "scheduler/loop.h"
+
+/* How an array's rows stay on the executors during and after a loop
+ * (lua/dist_resid.c). */
+enum {
+  RES_NONE = 0,
+  RES_SPACE, /* every access subscripts dimension 1 by the space key */
+  RES_TIME   /* ... by the time key: the rows rotate with the time parts */
+};
+
+typedef struct arr_use {
+  darray *d;
+  orion_replica *c; /* what the executors hold of it */
+  int plan_index; /* in plan->arrays, or -1 */
+  int iterated;
+  int shard_flags; /* sharded in this run: ORION_SHARD_*, else 0 */
+  int sharded;
+  /* Resident (RES_SPACE, RES_TIME; lua/dist_resid.c): the rows of each
+   * part move only to the executor of the part's next block, peer to peer,
+   * and stay where its last block ran after the loop. */
+  int resident;
+  int writes;              /* the body writes it directly */
+  int nparts;
+  int64_t (*prange)[2];    /* per part: its rows [lo, hi) */
+} arr_use;
+
+/* A list of ranges with room for all a block has (RUN_BLOCK's watched
+ * ranges). */
+typedef struct rangelist {
+  orion_msg_range *v;
+  int64_t n;
+} rangelist;
+
+static inline void range_add(rangelist *l, int64_t array, int64_t first,
+                      int64_t count) {
+  l->v[l->n].array = array;
+  l->v[l->n].first = first;
+  l->v[l->n].count = count;
+  l->n++;
+}
+
+typedef struct loop_run {
+  lua_State *L;
+  mod_state *s;
+  orion_cluster *cl;
+  const orion_dist_job *j;
+  int n;          /* executors */
+  int n1;         /* blocks per space part */
+  arr_use *use;
+  int nuse;
+  orion_replica *itc; /* what they hold of the iterated array */
+  orion_loop m;       /* what to send when (scheduler/loop.h) */
+  orion_dist_watch eye; /* the progress line, stall reports */
+  uint64_t *seq;  /* per block: its dispatch number */
+  int pull;       /* sharded arrays written: collect them after the loop */
+  int64_t run;    /* this run's number */
+  uint64_t pull_seq;
+  uint64_t peer_bytes, shard_items;
+  uint64_t chash; /* the compiled body's hash, 0 when interpreted */
+  double *secs;
+  /* Each executor's accumulator partials (n rows of the job's naccs),
+   * combined in executor order once the loop ends, so that a floating
+   * point sum does not depend on which executor answered first. */
+  orion_accval *accpart;
+  /* The lists of the frame being built, reused from frame to frame (their
+   * runs are views of the arrays' rows until the encoder copies them). */
+  orion_msg_seg *segs; /* room for the most segments a block has */
+  orion_msg_runvec runs;
+  rangelist watch;     /* room for nuse + the most segments */
+  /* LOAD_BODY's lists (their fields the same for every executor) */
+  orion_msg_array_desc *adesc;
+  orion_msg_acc_desc *accdesc;
+  orion_msg_buf_desc *bufdesc;
+  orion_msg_shard *shards;
+  /* RUN_BLOCK's moves (lua/dist_resid.c), and the gets of the parts'
+   * first blocks, fixed when the run starts. */
+  orion_msg_move *gets, *puts;
+  int64_t ngets, nputs, capgets, capputs;
+  orion_msg_move *fgets;
+  int64_t nfgets, capfgets;
+} loop_run;
+
+
+/* dist.c: appends to v the stale rows of [lo, hi) of u for executor e (as
+ * views of the driver's copy); 0 or ORION_ENOMEM. */
+int orion__dist_add_rows(orion_msg_runvec *v, const arr_use *u, int e,
+                         int64_t lo, int64_t hi, uint64_t seq);
+/* dist.c: the rows [*lo, *hi) of u that block b may touch (mode ACC_READ
+ * or ACC_WRITE). */
+void orion__dist_row_range(const loop_run *r, const arr_use *u, int b,
+                           int mode, int64_t *lo, int64_t *hi);
+
+/* ---- dist_resid.c ------------------------------------------------------- */
+
+/* Whether u stays resident in this run, and its parts' rows. */
+int orion__resid_decide(loop_run *r, arr_use *u);
+/* Before the loop: brings back to the driver the rows held on executors
+ * of the arrays this run uses otherwise than resident. */
+void orion__resid_prepare(loop_run *r);
+/* After the LOAD_BODYs, before the first block: tells the holders of
+ * resident rows from earlier runs to send them to the executors of the
+ * parts' first blocks (SEND_ROWS).  0 or ORION_ENOMEM. */
+int orion__resid_start(loop_run *r);
+/* RUN_BLOCK of block b on e: the resident rows it gets (r->gets: from
+ * peers; r->runs: from the driver) and puts (r->puts).  0 or
+ * ORION_ENOMEM. */
+int orion__resid_block(loop_run *r, int e, int b);
+/* Block b is done on e: e holds its parts' rows now. */
+void orion__resid_done(loop_run *r, int e, int b);
+void orion__resid_free(loop_run *r);
+
+#endif

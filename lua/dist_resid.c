@@ -1,0 +1,449 @@
+/* Resident rows: arrays whose rows a loop touches part by part stay on the
+ * executors, and move between them peer to peer.
+ *
+ * An array is resident in a run (RES_SPACE, RES_TIME) when every access
+ * of the body subscripts its dimension 1 with the space key, or every one
+ * with the time key of a 2-D schedule, directly (no offset, no buffer),
+ * and it is dense, not iterated and not sharded.  Then the rows of one
+ * part (the union of what its blocks touch) are touched only by that
+ * part's blocks, one at a time in the schedule's order, so they need to be
+ * in one place only: with the block that runs.
+ *
+ *   - The first block of a part in a run gets the part's rows from where
+ *     they are: the driver (in its RUN_BLOCK, only the chunks the executor
+ *     lacks), or the executors that hold them since an earlier run, which
+ *     the driver tells to send them (SEND_ROWS) before any block starts,
+ *     so that no executor waits for a peer that waits for it.
+ *   - Every later block gets them from the executor of the part's previous
+ *     block, which sends them (a put in its RUN_BLOCK) as soon as that
+ *     block is done, while it computes its next one.  A block whose
+ *     executor is the previous one's gets nothing.
+ *   - After the run the rows stay where the part's last block ran
+ *     (dsm/holders.h).  The driver takes them back (ROWS_PULL) only when
+ *     the script reads the array (orion__dist_reclaim) or a later run uses
+ *     it otherwise (orion__resid_prepare).
+ *
+ * So a rotating partition goes from executor to executor, and the driver
+ * sends only control messages.  ORION_NO_RESIDENT=1 turns this off (rows
+ * then travel through the driver after every block), to compare.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm/holders.h"
+#include "lua/dist_int.h"
+#include "util/alloc.h"
+
+/* ---- which arrays, which rows ------------------------------------------ */
+
+/* Whether every access of u subscripts dimension 1 with loop key `key`
+ * itself, directly. */
+static int follows(const orion_plan *p, const arr_use *u, int key) {
+  int i, any = 0;
+  for (i = 0; i < p->nacc; i++) {
+    const orion_access *ac = &p->acc[i];
+    if (ac->array != u->plan_index)
+      continue;
+    if (ac->buffered || ac->nsub < 1 || ac->sub[0].kind != SUB_KEY ||
+        ac->sub[0].dim != key || ac->sub[0].c != 0)
+      return 0;
+    any = 1;
+  }
+  return any;
+}
+
+static int part_of(const loop_run *r, const arr_use *u, int b) {
+  int n1 = r->j->sched->n1;
+  return u->resident == RES_SPACE ? b / n1 : b % n1;
+}
+
+int orion__resid_decide(loop_run *r, arr_use *u) {
+  const orion_plan *p = r->j->plan;
+  const orion_schedule *s = r->j->sched;
+  int i, b, k, kind = RES_NONE;
+  u->resident = RES_NONE;
+  if (p == NULL || u->plan_index < 0 || u->iterated || u->sharded ||
+      u->d->a->sparse || u->c->nchunks == 0 ||
+      getenv("ORION_NO_RESIDENT") != NULL)
+    return 0;
+  for (i = 0; i < r->j->nbufs; i++)
+    if (r->j->bufs[i].target == u->d->id)
+      return 0;
+  if (p->space >= 0 &&
+      (p->sched == ORION_SCHED_NONE || p->sched == ORION_SCHED_1D ||
+       p->sched == ORION_SCHED_2D || p->sched == ORION_SCHED_2D_ORDERED) &&
+      follows(p, u, p->space))
+    kind = RES_SPACE;
+  else if (p->time >= 0 && s->has_time &&
+           (p->sched == ORION_SCHED_2D || p->sched == ORION_SCHED_2D_ORDERED) &&
+           follows(p, u, p->time))
+    kind = RES_TIME;
+  if (kind == RES_NONE)
+    return 0;
+  u->nparts = kind == RES_SPACE ? s->n0 : s->n1;
+  u->prange = orion_malloc(sizeof *u->prange * ((size_t)u->nparts + 1));
+  if (u->prange == NULL)
+    return ORION_ENOMEM;
+  for (k = 0; k < u->nparts; k++) {
+    u->prange[k][0] = INT64_MAX;
+    u->prange[k][1] = -1;
+  }
+  u->resident = kind;
+  for (b = 0; b < s->nblocks; b++) {
+    int m;
+    k = part_of(r, u, b);
+    for (m = ACC_READ; m <= ACC_WRITE; m++) {
+      int64_t lo, hi;
+      orion__dist_row_range(r, u, b, m, &lo, &hi);
+      if (hi > lo) {
+        if (lo < u->prange[k][0])
+          u->prange[k][0] = lo;
+        if (hi > u->prange[k][1])
+          u->prange[k][1] = hi;
+      }
+    }
+  }
+  for (k = 0; k < u->nparts; k++)
+    if (u->prange[k][1] < 0)
+      u->prange[k][0] = u->prange[k][1] = 0;
+  u->writes = p->arrays[u->plan_index].writes > 0;
+  return 0;
+}
+
+/* The position of the part's block before / after the one at pos (-1:
+ * none). */
+static int prev_pos(const loop_run *r, const arr_use *u, int pos) {
+  const orion_schedule *s = r->j->sched;
+  return u->resident == RES_SPACE ? s->after_p[pos] : s->after_q[pos];
+}
+
+static int next_pos(const loop_run *r, const arr_use *u, int pos) {
+  return u->resident == RES_SPACE ? r->m.next_p[pos] : r->m.next_q[pos];
+}
+
+static int exec_at(const loop_run *r, int pos) {
+  const orion_schedule *s = r->j->sched;
+  return orion_schedule_exec(s, s->order[pos], r->n);
+}
+
+/* Whether executor e holds the newest copy of every chunk rows [lo, hi)
+ * touch. */
+static int fresh(const orion_replica *c, int e, int64_t lo, int64_t hi) {
+  int64_t k;
+  for (k = lo / c->chunk; k <= (hi - 1) / c->chunk; k++)
+    if (c->have[(int64_t)e * c->nchunks + k] != c->ver[k])
+      return 0;
+  return 1;
+}
+
+/* Executor e will hold rows [lo, hi) at their current versions: the
+ * chunks that lie wholly inside are marked held. */
+static void mark_have(orion_replica *c, int e, int64_t lo, int64_t hi) {
+  int64_t k;
+  for (k = lo / c->chunk; k <= (hi - 1) / c->chunk; k++) {
+    int64_t end = (k + 1) * c->chunk < c->rows ? (k + 1) * c->chunk : c->rows;
+    if (k * c->chunk >= lo && end <= hi)
+      c->have[(int64_t)e * c->nchunks + k] = c->ver[k];
+  }
+}
+
+static int push_move(orion_msg_move **v, int64_t *n, int64_t *cap,
+                     const orion_msg_move *m) {
+  if (*n == *cap) {
+    int64_t nc = *cap > 0 ? 2 * *cap : 16;
+    orion_msg_move *nv = orion_realloc(*v, sizeof *nv * (size_t)nc);
+    if (nv == NULL)
+      return ORION_ENOMEM;
+    *v = nv;
+    *cap = nc;
+  }
+  (*v)[(*n)++] = *m;
+  return 0;
+}
+
+/* ---- the start of a run -------------------------------------------------- */
+
+typedef struct first_ctx {
+  loop_run *r;
+  const arr_use *u;
+  int e, b;              /* the part's first block and its executor */
+  orion_msg_move *sends; /* SEND_ROWS moves, by source in src */
+  int *src;
+  int64_t nsends, cap;
+} first_ctx;
+
+/* A piece of a part's rows held by executor h (-1: the driver): pieces on
+ * other executors are sent to the first block's. */
+static int first_piece(void *ud, int64_t lo, int64_t hi, int h) {
+  first_ctx *x = ud;
+  orion_msg_move m;
+  int64_t cap;
+  if (h < 0 || h == x->e)
+    return 0;
+  m.array = x->u->d->id;
+  m.first = lo;
+  m.count = hi - lo;
+  m.peer = h;
+  m.block = x->b;
+  if (push_move(&x->r->fgets, &x->r->nfgets, &x->r->capfgets, &m) != 0)
+    return ORION_ENOMEM;
+  m.peer = x->e;
+  cap = x->cap;
+  if (push_move(&x->sends, &x->nsends, &x->cap, &m) != 0)
+    return ORION_ENOMEM;
+  if (x->cap != cap) {
+    int *ns = orion_realloc(x->src, sizeof *ns * (size_t)x->cap);
+    if (ns == NULL)
+      return ORION_ENOMEM;
+    x->src = ns;
+  }
+  x->src[x->nsends - 1] = h;
+  return 0;
+}
+
+static void send_rows(loop_run *r, int h, const first_ctx *x) {
+  orion_msg_move *mv = orion_malloc(sizeof *mv * (size_t)x->nsends + 1);
+  orion_msg_send_rows m;
+  orion_buf b;
+  int64_t k;
+  if (mv == NULL)
+    orion_cluster_fail(r->cl, "out of memory starting %s", r->j->where);
+  m.run = r->run;
+  m.moves = mv;
+  m.n = 0;
+  for (k = 0; k < x->nsends; k++)
+    if (x->src[k] == h)
+      mv[m.n++] = x->sends[k];
+  if (m.n > 0) {
+    orion_buf_init(&b);
+    if (orion_msg_send_rows_encode(&b, &m) != 0 || b.oom)
+      orion_cluster_fail(r->cl, "cannot encode SEND_ROWS for %s",
+                         r->j->where);
+    orion_cluster_send(r->cl, h, &b);
+    orion_buf_free(&b);
+  }
+  orion_free(mv);
+}
+
+int orion__resid_start(loop_run *r) {
+  const orion_schedule *s = r->j->sched;
+  first_ctx x;
+  int i, pos, rc = 0;
+  memset(&x, 0, sizeof x);
+  x.r = r;
+  r->nfgets = 0;
+  for (i = 0; i < r->nuse && rc == 0; i++) {
+    arr_use *u = &r->use[i];
+    int64_t re = u->c->row_elems;
+    if (u->resident == RES_NONE || u->c->held.n == 0)
+      continue;
+    x.u = u;
+    for (pos = 0; pos < s->nblocks && rc == 0; pos++) {
+      int b = s->order[pos], k = part_of(r, u, b);
+      int64_t lo = u->prange[k][0], hi = u->prange[k][1];
+      if (prev_pos(r, u, pos) >= 0 || hi <= lo)
+        continue; /* not the part's first block, or no rows */
+      x.e = exec_at(r, pos);
+      x.b = b;
+      if (fresh(u->c, x.e, lo, hi))
+        continue;
+      rc = orion_holders_each(&u->c->held, lo * re, hi * re, first_piece, &x);
+    }
+  }
+  for (i = 0; i < r->n && rc == 0 && x.nsends > 0; i++)
+    send_rows(r, i, &x);
+  orion_free(x.sends);
+  orion_free(x.src);
+  return rc;
+}
+
+/* ---- each block ---------------------------------------------------------- */
+
+typedef struct drv_ctx {
+  loop_run *r;
+  const arr_use *u;
+  int e, b;
+} drv_ctx;
+
+/* The pieces the driver holds go in the RUN_BLOCK (the chunks e lacks). */
+static int driver_piece(void *ud, int64_t lo, int64_t hi, int h) {
+  drv_ctx *x = ud;
+  int64_t re = x->u->c->row_elems;
+  if (h >= 0)
+    return 0;
+  return orion__dist_add_rows(&x->r->runs, x->u, x->e, lo / re, hi / re,
+                              x->r->seq[x->b]);
+}
+
+int orion__resid_block(loop_run *r, int e, int b) {
+  const orion_schedule *s = r->j->sched;
+  int i, pos = s->pos_of[b], rc = 0;
+  r->ngets = r->nputs = 0;
+  for (i = 0; i < r->nuse && rc == 0; i++) {
+    arr_use *u = &r->use[i];
+    int64_t lo, hi, re = u->c->row_elems, k;
+    int pp, np;
+    orion_msg_move m;
+    if (u->resident == RES_NONE)
+      continue;
+    k = part_of(r, u, b);
+    lo = u->prange[k][0];
+    hi = u->prange[k][1];
+    if (hi <= lo)
+      continue;
+    m.array = u->d->id;
+    m.first = lo * re;
+    m.count = (hi - lo) * re;
+    pp = prev_pos(r, u, pos);
+    if (pp < 0) { /* the part's first block of the run */
+      drv_ctx x = {r, u, e, b};
+      int64_t g;
+      rc = orion_holders_each(&u->c->held, lo * re, hi * re, driver_piece,
+                              &x);
+      for (g = 0; g < r->nfgets && rc == 0; g++)
+        if (r->fgets[g].block == b && r->fgets[g].array == u->d->id)
+          rc = push_move(&r->gets, &r->ngets, &r->capgets, &r->fgets[g]);
+    } else if (exec_at(r, pp) != e) {
+      m.peer = exec_at(r, pp);
+      m.block = b;
+      rc = push_move(&r->gets, &r->ngets, &r->capgets, &m);
+    }
+    mark_have(u->c, e, lo, hi);
+    np = next_pos(r, u, pos);
+    if (rc == 0 && np >= 0 && exec_at(r, np) != e) {
+      m.peer = exec_at(r, np);
+      m.block = s->order[np];
+      rc = push_move(&r->puts, &r->nputs, &r->capputs, &m);
+    }
+  }
+  return rc;
+}
+
+void orion__resid_done(loop_run *r, int e, int b) {
+  int i;
+  for (i = 0; i < r->nuse; i++) {
+    arr_use *u = &r->use[i];
+    int64_t re = u->c->row_elems, lo, hi;
+    int k;
+    if (u->resident == RES_NONE)
+      continue;
+    k = part_of(r, u, b);
+    lo = u->prange[k][0];
+    hi = u->prange[k][1];
+    if (hi <= lo)
+      continue;
+    if (orion_holders_set(&u->c->held, lo * re, hi * re, e) != 0)
+      orion_cluster_fail(r->cl, "out of memory in %s", r->j->where);
+    if (u->writes)
+      orion_replica_changed(u->c, e, r->seq[b], lo * re, (hi - lo) * re);
+  }
+}
+
+void orion__resid_free(loop_run *r) {
+  int i;
+  for (i = 0; i < r->nuse; i++)
+    orion_free(r->use[i].prange);
+  orion_free(r->gets);
+  orion_free(r->puts);
+  orion_free(r->fgets);
+}
+
+/* ---- taking rows back ---------------------------------------------------- */
+
+typedef struct pull_ctx {
+  orion_cluster *cl;
+  darray *d;
+  int pending;
+} pull_ctx;
+
+/* Whether elements [first, first + count) are held by executor e. */
+static int held_by(const orion_holders *h, int e, int64_t first,
+                   int64_t count) {
+  int64_t i;
+  for (i = 0; i < h->n; i++)
+    if (h->v[i][2] == e && h->v[i][0] <= first &&
+        first + count <= h->v[i][1])
+      return 1;
+  return 0;
+}
+
+static void on_rows_data(void *ud, int e, const orion_wire_frame *f) {
+  pull_ctx *x = ud;
+  orion_msg_rows m;
+  int64_t k;
+  if (f->type != ORION_WIRE_ROWS_DATA ||
+      orion_msg_rows_data_decode(f->payload, f->len, &m, NULL) != 0)
+    orion_cluster_fail(x->cl, "executor %d (%s) sent a malformed %s frame",
+                       e, orion_cluster_addr(x->cl, e),
+                       orion_wire_type_name(f->type));
+  for (k = 0; k < m.nruns; k++)
+    if (m.runs[k].array != x->d->id ||
+        !held_by(&x->d->rep->held, e, m.runs[k].first, m.runs[k].count) ||
+        orion_msg_run_apply(x->d->a, &m.runs[k]) != 0)
+      orion_cluster_fail(x->cl, "executor %d (%s) sent rows it does not "
+                                "hold",
+                         e, orion_cluster_addr(x->cl, e));
+  orion_msg_rows_data_free(&m);
+  x->pending--;
+}
+
+static int pulled(void *ud) { return ((pull_ctx *)ud)->pending == 0; }
+
+void orion__dist_reclaim(mod_state *s, darray *d) {
+  orion_holders *h = d->rep != NULL ? &d->rep->held : NULL;
+  orion_msg_range *rg;
+  pull_ctx x;
+  char doing[96];
+  int e;
+  if (h == NULL || h->n == 0)
+    return;
+  if (s->cl == NULL) { /* the cluster is gone, and the rows with it */
+    orion_holders_free(h);
+    return;
+  }
+  rg = orion_malloc(sizeof *rg * (size_t)h->n);
+  if (rg == NULL)
+    orion_cluster_fail(s->cl, "out of memory reading array %lld back",
+                       (long long)d->id);
+  x.cl = s->cl;
+  x.d = d;
+  x.pending = 0;
+  for (e = 0; e < orion_cluster_size(s->cl); e++) {
+    orion_msg_rows_pull m;
+    orion_buf b;
+    int64_t i;
+    m.ranges = rg;
+    m.n = 0;
+    for (i = 0; i < h->n; i++)
+      if (h->v[i][2] == e) {
+        rg[m.n].array = d->id;
+        rg[m.n].first = h->v[i][0];
+        rg[m.n].count = h->v[i][1] - h->v[i][0];
+        m.n++;
+      }
+    if (m.n == 0)
+      continue;
+    orion_buf_init(&b);
+    if (orion_msg_rows_pull_encode(&b, &m) != 0 || b.oom)
+      orion_cluster_fail(s->cl, "cannot encode a ROWS_PULL");
+    orion_cluster_send(s->cl, e, &b);
+    orion_buf_free(&b);
+    x.pending++;
+  }
+  orion_free(rg);
+  snprintf(doing, sizeof doing, "reading array %lld back from the executors",
+           (long long)d->id);
+  orion_cluster_set_handler(s->cl, on_rows_data, &x, doing);
+  orion_cluster_wait(s->cl, pulled, &x);
+  orion_cluster_set_handler(s->cl, NULL, NULL, NULL);
+  orion_holders_free(h);
+}
+
+void orion__resid_prepare(loop_run *r) {
+  int i;
+  for (i = 0; i < r->nuse; i++)
+    if (r->use[i].resident == RES_NONE)
+      orion__dist_reclaim(r->s, r->use[i].d);
+}
