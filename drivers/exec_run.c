@@ -2,9 +2,10 @@
  * the loop's arrays, accumulators and buffers in the executor core
  * (lua/exec.h), loads the shipped body (and builds or finds its compiled
  * form) and sets the sharded arrays up; each RUN_BLOCK installs the data
- * the driver sent, runs the body over the block's segments and answers a
- * BLOCK_DONE with the elements the block changed; LOOP_END flushes the
- * buffers and answers LOOP_DONE with the accumulators and the kept rows.
+ * the driver sent and the resident rows from peers (drivers/exec_rows.c),
+ * runs the body over the block's segments, sends the resident rows on and
+ * answers a BLOCK_DONE with the elements the block changed; LOOP_END
+ * flushes the buffers and answers LOOP_DONE with the accumulators.
  * Every payload is decoded and encoded with dsm/msg.h; the bulk data
  * stays in place (views into the frame, runs pointing into our copies).
  */
@@ -214,7 +215,6 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   int rc;
   unbind_loop(x);
   x->failed = 0;
-  x->nkept = 0;
   x->iter_sparse = 0;
   rc = orion_msg_load_body_decode(p, n, &m, NULL);
   if (rc != 0)
@@ -306,7 +306,7 @@ static int emit_changes(orion_msg_runvec *v, const watch *w) {
   return 0;
 }
 
-/* The replica holding range r of RUN_BLOCK's watch or keep list, or NULL
+/* The replica holding range r of RUN_BLOCK's watch list, or NULL
  * when it is missing, the range does not lie in it, or the range holds
  * fewer than `least` elements. */
 static replica *range_replica(exec_state *x, const orion_msg_range *r,
@@ -318,27 +318,9 @@ static replica *range_replica(exec_state *x, const orion_msg_range *r,
   return rp;
 }
 
-/* Keeps a deferred array's range until LOOP_DONE. */
-static int keep_range(exec_state *x, const orion_msg_range *r) {
-  if (x->nkept == x->capkept) {
-    int cap = x->capkept > 0 ? 2 * x->capkept : 16;
-    void *nk = orion_realloc(x->kept, sizeof *x->kept * (size_t)cap);
-    if (nk == NULL)
-      return ORION_ENOMEM;
-    x->kept = nk;
-    x->capkept = cap;
-  }
-  x->kept[x->nkept][0] = r->array;
-  x->kept[x->nkept][1] = r->first;
-  x->kept[x->nkept][2] = r->count;
-  x->nkept++;
-  return 0;
-}
-
 /* Installs what RUN_BLOCK m sent before its block runs: the sparse
  * block's elements, the runs for our array copies; snapshots the ranges
- * the block may write (*w, *nwatch: free them however this ends) and
- * keeps the deferred arrays' ranges. */
+ * the block may write (*w, *nwatch: free them however this ends). */
 static int install_block(exec_state *x, const orion_msg_run_block *m,
                          watch **w, int64_t *nwatch, orion_error *err) {
   int64_t k;
@@ -379,12 +361,6 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
     memcpy(v->before, (char *)rp->a->values + (size_t)v->first * esz,
            (size_t)v->count * esz);
     (*nwatch)++;
-  }
-  for (k = 0; k < m->nkeep; k++) { /* ranges kept until LOOP_DONE */
-    if (range_replica(x, &m->keep[k], 1) == NULL)
-      goto malformed;
-    if (keep_range(x, &m->keep[k]) != 0)
-      return orion_error_set(err, ORION_ENOMEM, "out of memory");
   }
   return 0;
 malformed:
@@ -523,23 +499,17 @@ int orion__run_block(exec_state *x, job *j) {
 /* ---- LOOP_END ----------------------------------------------------------- */
 
 /* LOOP_DONE (dsm/msg.h): the accumulators' partials (taken), the counters
- * since the last LOOP_DONE (reset), and the kept ranges as they are now,
- * pointing into our copies.  Returns the encoder's code or ORION_ENOMEM. */
+ * since the last LOOP_DONE (reset).  Returns the encoder's code or
+ * ORION_ENOMEM. */
 static int write_loop_done(exec_state *x, orion_buf *b) {
   orion_msg_loop_done m;
   orion_msg_acc_value *accs = NULL;
-  orion_msg_run *runs = NULL;
   int i, rc;
   memset(&m, 0, sizeof m);
   if (x->naccs > 0)
     accs = orion_calloc((size_t)x->naccs, sizeof *accs);
-  if (x->nkept > 0)
-    runs = orion_calloc((size_t)x->nkept, sizeof *runs);
-  if ((x->naccs > 0 && accs == NULL) || (x->nkept > 0 && runs == NULL)) {
-    orion_free(accs);
-    orion_free(runs);
+  if (x->naccs > 0 && accs == NULL)
     return ORION_ENOMEM;
-  }
   for (i = 0; i < x->naccs; i++) {
     orion_accval v;
     memset(&v, 0, sizeof v);
@@ -555,28 +525,10 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   m.shard_items = x->shard_items;
   x->peer_bytes = x->shard_items = 0;
   pthread_mutex_unlock(&x->mu);
-  /* The deferred arrays' rows, as they are now: only our blocks wrote them
-   * during the run (sent even after a failure, so that the driver's copy
-   * matches ours again). */
-  for (i = 0; i < x->nkept; i++) {
-    replica *rp = orion__replica_find(x, x->kept[i][0]);
-    size_t esz = rp != NULL ? orion_type_size(rp->a->type) : 0;
-    runs[i].array = x->kept[i][0];
-    runs[i].first = x->kept[i][1];
-    runs[i].count = x->kept[i][2];
-    runs[i].data = rp != NULL ? (const char *)rp->a->values +
-                                    (size_t)x->kept[i][1] * esz
-                              : NULL;
-    runs[i].len = (size_t)x->kept[i][2] * esz;
-  }
   m.accs = accs;
   m.naccs = x->naccs;
-  m.runs = runs;
-  m.nruns = x->nkept;
-  x->nkept = 0;
   rc = orion_msg_loop_done_encode(b, &m);
   orion_free(accs);
-  orion_free(runs);
   return rc;
 }
 
@@ -604,10 +556,8 @@ int orion__run_loop_end(exec_state *x, job *j) {
   if (rc == ORION_ENOMEM)
     orion__exec_die(x, "out of memory building a LOOP_DONE");
   if (rc != 0)
-    orion__exec_die(x,
-                    "executor %d: the loop's kept rows exceed the "
-                    "largest frame",
-                    x->id);
+    orion__exec_die(x, "executor %d: cannot encode a LOOP_DONE: %s", x->id,
+                    orion_strerror(rc));
   /* The loop stays bound until the next LOAD_BODY: peers may still send
    * buffered writes for our shards.  The driver may read the shards once
    * every executor is done, so LOOP_DONE waits until the owners applied

@@ -161,10 +161,6 @@ typedef struct exec_state {
     orion_cobj *obj;
   } bodies[ORION_BODY_CACHE]; /* built, by hash (dsm/proto.h) */
   int nbodies;
-  /* Ranges of deferred arrays this executor keeps during the run and
-   * returns with its LOOP_DONE. */
-  int64_t (*kept)[3];
-  int nkept, capkept;
 } exec_state;
 
 /* The state a connection's callbacks run for. */

@@ -219,7 +219,6 @@ int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m) {
   }
   orion__mw_runs(&e, m->runs, m->nruns);
   orion__mw_ranges(&e, m->watch, m->nwatch);
-  orion__mw_ranges(&e, m->keep, m->nkeep);
   orion__mw_moves(&e, m->gets, m->ngets);
   orion__mw_moves(&e, m->puts, m->nputs);
   return orion__mw_end(&e);
@@ -254,7 +253,6 @@ int orion_msg_run_block_decode(const void *p, size_t n,
   }
   m.runs = orion__mr_runs(&d, &m.nruns);
   m.watch = orion__mr_ranges(&d, "written range", &m.nwatch);
-  m.keep = orion__mr_ranges(&d, "kept range", &m.nkeep);
   m.gets = orion__mr_moves(&d, "get", &m.ngets);
   m.puts = orion__mr_moves(&d, "put", &m.nputs);
   *out = m;
@@ -267,7 +265,6 @@ void orion_msg_run_block_free(orion_msg_run_block *m) {
   orion__msg_drop(m->segs);
   orion__msg_drop(m->runs);
   orion__msg_drop(m->watch);
-  orion__msg_drop(m->keep);
   orion__msg_drop(m->gets);
   orion__msg_drop(m->puts);
   memset(m, 0, sizeof *m);

@@ -218,8 +218,7 @@ typedef struct orion_msg_seg {
  * otherwise the executor keeps the copy it was sent before); u64 nruns +
  * runs (data for the executor's copies of dense arrays); u64 nwatch +
  * ranges (the elements the block may write directly: compared after the
- * block); u64 nkeep + ranges (rows of a deferred array sent with this
- * block, which the executor keeps and returns with its LOOP_DONE); u64
+ * block); u64
  * ngets + moves (elements that come from peers in ROWS frames tagged with
  * this block: the block waits for them); u64 nputs + moves (elements the
  * executor sends to peers once the block is done, before its BLOCK_DONE). */
@@ -239,8 +238,6 @@ typedef struct orion_msg_run_block {
   int64_t nruns;
   const orion_msg_range *watch;
   int64_t nwatch;
-  const orion_msg_range *keep;
-  int64_t nkeep;
   const orion_msg_move *gets;
   int64_t ngets;
   const orion_msg_move *puts;

@@ -341,7 +341,7 @@ int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
 #define NSTREAMS 3                 /* stream seeds first, then messages */
-#define NSEEDS (NSTREAMS + 16 + 3) /* a message of each type, 3 variants */
+#define NSEEDS (NSTREAMS + 20 + 3) /* a message of each type, 3 variants */
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
@@ -373,6 +373,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   static const orion_msg_run runs[2] = {{4, 0, 2, (const char *)vals, 16},
                                         {-4, 8, 1, (const char *)vals, 8}};
   static const orion_msg_range ranges[2] = {{4, 0, 2}, {5, 3, 1}};
+  static const orion_msg_move moves[2] = {{4, 0, 2, 1, 3}, {5, 3, 1, 0, -1}};
   static const orion_msg_seg segs[2] = {{0, 2}, {-1, 7}};
   static const orion_msg_array_desc arrays[2] = {
       {4, 1, 0, 2, {2, 2}}, {5, 2, 1, 3, {4, 5, 6}}};
@@ -423,7 +424,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
       .has_elems = 1, .nelems = 2, .keys = (const char *)keys,
       .keys_len = 32, .values = (const char *)vals, .values_len = 16,
       .runs = runs, .nruns = 2, .watch = ranges, .nwatch = 2,
-      .keep = ranges, .nkeep = 1};
+      .gets = moves, .ngets = 1, .puts = moves + 1, .nputs = 1};
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_RUN_BLOCK, &m);
   m.run_block.has_elems = 0;
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_RUN_BLOCK, &m);
@@ -461,6 +462,15 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_LOOP_DONE, &m);
   m.shard_data = (orion_msg_shard_data){runs, 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_SHARD_DATA, &m);
+  memset(&m, 0, sizeof m);
+  m.rows = (orion_msg_rows){3, 7, runs, 1};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_ROWS, &m);
+  m.rows_data = (orion_msg_rows){0, -1, runs, 2};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_ROWS_DATA, &m);
+  m.send_rows = (orion_msg_send_rows){3, moves, 2};
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_SEND_ROWS, &m);
+  m.rows_pull = (orion_msg_rows_pull){ranges, 2};
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_ROWS_PULL, &m);
   memset(&m, 0, sizeof m);
   m.loaded.ok = 1;
   m.loaded.array = (orion_msg_loaded_array){

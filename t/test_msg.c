@@ -240,7 +240,8 @@ static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
 static void sample_run_block(orion_msg_run_block *m) {
   static const orion_msg_seg segs[3] = {{0, 10}, {-4, 4}, {30, 31}};
   static const orion_msg_range watch[2] = {{-7, 0, 500}, {12, 1, 2}};
-  static const orion_msg_range keep[1] = {{5, 10, 20}};
+  static const orion_msg_move gets[1] = {{5, 10, 20, 1, 7}};
+  static const orion_msg_move puts[2] = {{5, 10, 20, 2, 9}, {6, 0, 3, 0, -1}};
   memset(m, 0, sizeof *m);
   m->block = -1;
   m->seed = 0x8000000000000001ull;
@@ -257,8 +258,23 @@ static void sample_run_block(orion_msg_run_block *m) {
   m->nruns = 3;
   m->watch = watch;
   m->nwatch = 2;
-  m->keep = keep;
-  m->nkeep = 1;
+  m->gets = gets;
+  m->ngets = 1;
+  m->puts = puts;
+  m->nputs = 2;
+}
+
+static void eq_moves(const orion_msg_move *a, int64_t na,
+                     const orion_msg_move *b, int64_t nb) {
+  int64_t k;
+  cr_assert_eq(na, nb);
+  for (k = 0; k < na; k++) {
+    cr_assert_eq(a[k].array, b[k].array);
+    cr_assert_eq(a[k].first, b[k].first);
+    cr_assert_eq(a[k].count, b[k].count);
+    cr_assert_eq(a[k].peer, b[k].peer);
+    cr_assert_eq(a[k].block, b[k].block);
+  }
 }
 
 static void sample_items(orion_msg_item *it, int n, int dense) {
@@ -368,7 +384,8 @@ Test(msg, run_block_round_trip) {
   inside(out.keys, out.keys_len, p, n);
   eq_runs(out.runs, out.nruns, runs3, 3, p, n);
   eq_ranges(out.watch, out.nwatch, m.watch, 2);
-  eq_ranges(out.keep, out.nkeep, m.keep, 1);
+  eq_moves(out.gets, out.ngets, m.gets, 1);
+  eq_moves(out.puts, out.nputs, m.puts, 2);
   orion_msg_run_block_free(&out);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   /* Without the elements (the executor holds them), nothing else. */
@@ -376,7 +393,7 @@ Test(msg, run_block_round_trip) {
   memset(&m, 0, sizeof m);
   m.block = 5;
   cr_assert_eq(orion_msg_run_block_encode(&b, &m), 0);
-  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 8 * 8);
+  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 9 * 8);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   orion_buf_free(&b);
 }
@@ -841,11 +858,21 @@ Test(msg, layouts_match_the_hand_written_encoders) {
     orion_pw_i64(&h, rb.watch[k].first);
     orion_pw_i64(&h, rb.watch[k].count);
   }
-  orion_buf_u64(&h, (uint64_t)rb.nkeep);
-  for (k = 0; k < rb.nkeep; k++) {
-    orion_pw_i64(&h, rb.keep[k].array);
-    orion_pw_i64(&h, rb.keep[k].first);
-    orion_pw_i64(&h, rb.keep[k].count);
+  orion_buf_u64(&h, (uint64_t)rb.ngets);
+  for (k = 0; k < rb.ngets; k++) {
+    orion_pw_i64(&h, rb.gets[k].array);
+    orion_pw_i64(&h, rb.gets[k].first);
+    orion_pw_i64(&h, rb.gets[k].count);
+    orion_pw_i64(&h, rb.gets[k].peer);
+    orion_pw_i64(&h, rb.gets[k].block);
+  }
+  orion_buf_u64(&h, (uint64_t)rb.nputs);
+  for (k = 0; k < rb.nputs; k++) {
+    orion_pw_i64(&h, rb.puts[k].array);
+    orion_pw_i64(&h, rb.puts[k].first);
+    orion_pw_i64(&h, rb.puts[k].count);
+    orion_pw_i64(&h, rb.puts[k].peer);
+    orion_pw_i64(&h, rb.puts[k].block);
   }
   same_payload(&b, ORION_WIRE_RUN_BLOCK, &h);
   orion_buf_free(&b);
@@ -1080,7 +1107,7 @@ Test(msg, dispatch_by_type) {
   orion_msg m;
   for (t = 0; t < 256; t++)
     n += orion_msg_known(t);
-  cr_assert_eq(n, 16);
+  cr_assert_eq(n, 20);
   cr_assert(!orion_msg_known(ORION_WIRE_HELLO));
   cr_assert(!orion_msg_known(ORION_WIRE_ARRAY_DATA));
   cr_assert(orion_msg_known(ORION_WIRE_LOADED));
@@ -1175,4 +1202,78 @@ Test(msg, run_apply_copies_inside_and_refuses_the_rest) {
                "a run for a sparse array");
   orion_array_release(a);
   orion_array_release(s);
+}
+
+/* ------------------------------------------------------------------------
+ * Resident rows: SEND_ROWS, ROWS, ROWS_PULL, ROWS_DATA.
+ * ---------------------------------------------------------------------- */
+
+Test(msg, resident_rows_round_trip) {
+  static const orion_msg_move mv[2] = {{3, 128, 64, 2, 5}, {4, 0, 8, 0, 11}};
+  static const orion_msg_range rg[1] = {{3, 0, 256}};
+  orion_msg_send_rows sr = {9, mv, 2}, sro;
+  orion_msg_rows rw = {9, 5, runs3, 1}, rwo;
+  orion_msg_rows_pull rp = {rg, 1}, rpo;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_send_rows_encode(&b, &sr), 0);
+  p = payload_of(&b, ORION_WIRE_SEND_ROWS, &n);
+  cr_assert_eq(n, 8 + 8 + 2 * 40);
+  cr_assert_eq(orion_msg_send_rows_decode(p, n, &sro, NULL), 0);
+  cr_assert_eq(sro.run, 9);
+  eq_moves(sro.moves, sro.n, mv, 2);
+  orion_msg_send_rows_free(&sro);
+  check_bounds(ORION_WIRE_SEND_ROWS, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_rows_encode(&b, &rw), 0);
+  p = payload_of(&b, ORION_WIRE_ROWS, &n);
+  cr_assert_eq(orion_msg_rows_decode(p, n, &rwo, NULL), 0);
+  cr_assert_eq(rwo.run, 9);
+  cr_assert_eq(rwo.block, 5);
+  eq_runs(rwo.runs, rwo.nruns, runs3, 1, p, n);
+  orion_msg_rows_free(&rwo);
+  check_bounds(ORION_WIRE_ROWS, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_rows_data_encode(&b, &rw), 0);
+  p = payload_of(&b, ORION_WIRE_ROWS_DATA, &n);
+  cr_assert_eq(orion_msg_rows_data_decode(p, n, &rwo, NULL), 0);
+  eq_runs(rwo.runs, rwo.nruns, runs3, 1, p, n);
+  orion_msg_rows_data_free(&rwo);
+  b.len = 0;
+  cr_assert_eq(orion_msg_rows_pull_encode(&b, &rp), 0);
+  p = payload_of(&b, ORION_WIRE_ROWS_PULL, &n);
+  cr_assert_eq(orion_msg_rows_pull_decode(p, n, &rpo, NULL), 0);
+  eq_ranges(rpo.ranges, rpo.n, rg, 1);
+  orion_msg_rows_pull_free(&rpo);
+  check_bounds(ORION_WIRE_ROWS_PULL, &b);
+  orion_buf_free(&b);
+}
+
+/* A move naming no executor, or a negative range, is refused both ways. */
+Test(msg, moves_refuse_bad_fields) {
+  orion_msg_move bad[1] = {{3, 0, 8, -1, 0}};
+  orion_msg_send_rows sr = {1, bad, 1}, out;
+  orion_buf b, h;
+  size_t before;
+  orion_error err;
+  orion_buf_init(&b);
+  orion_buf_init(&h);
+  before = b.len;
+  cr_assert_neq(orion_msg_send_rows_encode(&b, &sr), 0);
+  cr_assert_eq(b.len, before, "a refused encode appends nothing");
+  orion_pw_i64(&h, 1);
+  orion_buf_u64(&h, 1);
+  orion_pw_i64(&h, 3);
+  orion_pw_i64(&h, 0);
+  orion_pw_i64(&h, 8);
+  orion_pw_i64(&h, -1);
+  orion_pw_i64(&h, 0);
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_send_rows_decode(h.data, h.len, &out, &err),
+               ORION_EPARSE);
+  cr_assert(strstr(err.msg, "names executor -1") != NULL, "%s", err.msg);
+  orion_buf_free(&b);
+  orion_buf_free(&h);
 }
