@@ -198,6 +198,8 @@ static int bind_loop(exec_state *x, const orion_msg_load_body *m,
   }
   for (k = 0; k < m->nbufs && rc == 0; k++)
     rc = bind_buffer_decl(x, &m->bufs[k], err);
+  for (k = 0; k < m->ngets && rc == 0; k++) /* resident rows from peers */
+    rc = orion__rows_get(x, &m->gets[k], x->run, err);
   for (k = 0; k < m->nshards && rc == 0; k++)
     rc = orion__shard_setup(x, &m->shards[k], x->run, err);
   if (rc == 0)

@@ -85,6 +85,7 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
       orion__mw_u64(&e, (uint64_t)s->flags);
       orion__mw_runs(&e, s->runs, s->nruns);
     }
+  orion__mw_moves(&e, m->gets, m->ngets);
   return orion__mw_end(&e);
 }
 
@@ -175,6 +176,7 @@ int orion_msg_load_body_decode(const void *p, size_t n,
   m.required = orion__mr_flag(&d, "required flag");
   get_slots(&d, &m);
   get_shards(&d, &m);
+  m.gets = orion__mr_moves(&d, "get", &m.ngets);
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_load_body_free(out);
@@ -190,6 +192,7 @@ void orion_msg_load_body_free(orion_msg_load_body *m) {
   orion__msg_drop(m->bufs);
   orion__msg_drop(m->slots);
   orion__msg_drop(m->shards);
+  orion__msg_drop(m->gets);
   memset(m, 0, sizeof *m);
 }
 

@@ -171,7 +171,10 @@ typedef struct orion_msg_shard {
  * built by hash), str cflags (the mode flags to compile it with), u64
  * required (flag: tier "c", a failure to compile is the loop's error), u64
  * nslots + slots (each u64 kind, i64 id, u64 isint (flag), i64 ival, f64
- * fval; the slot's name is not sent), u64 nshards + shards. */
+ * fval; the slot's name is not sent), u64 nshards + shards, u64 ngets +
+ * moves (rows that come from peers as ROWS tagged with block -1, copied
+ * into the executor's copies once the arrays are bound and before the
+ * shards are set up: resident rows a sharded array's owner needs). */
 typedef struct orion_msg_load_body {
   int64_t loop;
   const char *blob;
@@ -194,6 +197,8 @@ typedef struct orion_msg_load_body {
   int64_t nslots;
   const orion_msg_shard *shards;
   int64_t nshards;
+  const orion_msg_move *gets;
+  int64_t ngets;
 } orion_msg_load_body;
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);

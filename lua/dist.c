@@ -764,7 +764,7 @@ static int body_shards(loop_run *r, int e, orion_msg_load_body *m) {
     r->shards[nsh].array = u->d->id;
     r->shards[nsh].flags = u->shard_flags;
     r->shards[nsh++].nruns = r->runs.n; /* its first run, for now */
-    rc = orion__dist_add_rows(&r->runs, u, e, lo, hi, seq);
+    rc = orion__resid_shard(r, u, e, lo, hi, seq);
   }
   for (i = 0; i < nsh && rc == 0; i++) { /* r->runs is complete: point */
     int64_t first = r->shards[i].nruns;
@@ -809,6 +809,10 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
   m.cflags_len = j->cflags != NULL ? strlen(j->cflags) : 0;
   m.required = j->tier_c;
   rc = body_shards(r, e, &m);
+  if (rc == 0)
+    rc = orion__resid_load_gets(r, e);
+  m.gets = r->gets;
+  m.ngets = r->ngets;
   return rc != 0 ? rc : orion_msg_load_body_encode(b, &m);
 }
 
@@ -932,6 +936,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   }
   orion_cluster_set_handler(cl, on_frame, &r, j->where);
   orion_cluster_set_lost(cl, on_lost);
+  if (orion__resid_start(&r) != 0)
+    orion_cluster_fail(cl, "out of memory starting %s", j->where);
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);
@@ -945,8 +951,6 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_cluster_send(cl, e, &b);
     orion_buf_free(&b);
   }
-  if (orion__resid_start(&r) != 0)
-    orion_cluster_fail(cl, "out of memory starting %s", j->where);
   orion__dist_watch_start(&r.eye, &r.m, cl, j->where,
                           (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
                           j->it->a->ndims, s->stall_seconds,

@@ -85,11 +85,13 @@ typedef struct loop_run {
   orion_msg_acc_desc *accdesc;
   orion_msg_buf_desc *bufdesc;
   orion_msg_shard *shards;
-  /* RUN_BLOCK's moves (lua/dist_resid.c), and the gets of the parts'
-   * first blocks, fixed when the run starts. */
+  /* RUN_BLOCK's and LOAD_BODY's moves (lua/dist_resid.c), and the gets
+   * fixed when the run starts (of the parts' first blocks, and of the
+   * shards' owners: block -1), with the executor each is for (fdest). */
   orion_msg_move *gets, *puts;
   int64_t ngets, nputs, capgets, capputs;
   orion_msg_move *fgets;
+  int *fdest;
   int64_t nfgets, capfgets;
 } loop_run;
 
@@ -108,12 +110,21 @@ void orion__dist_row_range(const loop_run *r, const arr_use *u, int b,
 /* Whether u stays resident in this run, and its parts' rows. */
 int orion__resid_decide(loop_run *r, arr_use *u);
 /* Before the loop: brings back to the driver the rows held on executors
- * of the arrays this run uses otherwise than resident. */
+ * of the arrays this run uses otherwise than resident (but read-only
+ * shards, whose owners take them from the holders). */
 void orion__resid_prepare(loop_run *r);
-/* After the LOAD_BODYs, before the first block: tells the holders of
- * resident rows from earlier runs to send them to the executors of the
- * parts' first blocks (SEND_ROWS).  0 or ORION_ENOMEM. */
+/* Before the LOAD_BODYs: tells the holders of resident rows from earlier
+ * runs to send them (SEND_ROWS) to the executors of the parts' first
+ * blocks and to the owners of read-only shards, before anything else of
+ * the run reaches them, so that no executor waits for a peer that waits
+ * for it.  0 or ORION_ENOMEM. */
 int orion__resid_start(loop_run *r);
+/* LOAD_BODY for executor e: the rows of its shard of u it lacks, from the
+ * driver (r->runs) or from peers (r->gets); 0 or ORION_ENOMEM. */
+int orion__resid_shard(loop_run *r, arr_use *u, int e, int64_t lo,
+                       int64_t hi, uint64_t seq);
+/* LOAD_BODY's gets for executor e in r->gets. */
+int orion__resid_load_gets(loop_run *r, int e);
 /* RUN_BLOCK of block b on e: the resident rows it gets (r->gets: from
  * peers; r->runs: from the driver) and puts (r->puts).  0 or
  * ORION_ENOMEM. */

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "dsm/holders.h"
+#include "dsm/proto.h"
 #include "lua/dist_int.h"
 #include "util/alloc.h"
 
@@ -54,6 +55,12 @@ static int follows(const orion_plan *p, const arr_use *u, int key) {
   return any;
 }
 
+/* ORION_NO_RESIDENT set, and neither empty nor "0". */
+static int off(void) {
+  const char *v = getenv("ORION_NO_RESIDENT");
+  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
 static int part_of(const loop_run *r, const arr_use *u, int b) {
   int n1 = r->j->sched->n1;
   return u->resident == RES_SPACE ? b / n1 : b % n1;
@@ -66,7 +73,7 @@ int orion__resid_decide(loop_run *r, arr_use *u) {
   u->resident = RES_NONE;
   if (p == NULL || u->plan_index < 0 || u->iterated || u->sharded ||
       u->d->a->sparse || u->c->nchunks == 0 ||
-      getenv("ORION_NO_RESIDENT") != NULL)
+      off())
     return 0;
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].target == u->d->id)
@@ -165,6 +172,22 @@ static int push_move(orion_msg_move **v, int64_t *n, int64_t *cap,
 
 /* ---- the start of a run -------------------------------------------------- */
 
+/* A sharded array no body writes, with rows on executors: its owners take
+ * them from there. */
+static int ro_shard(const arr_use *u) {
+  return u->sharded && !(u->shard_flags & ORION_SHARD_WRITTEN) &&
+         u->c->held.n > 0;
+}
+
+/* The rows [*lo, *hi) of executor e's shard of u. */
+static void shard_rows(const loop_run *r, const arr_use *u, int e,
+                       int64_t *lo, int64_t *hi) {
+  int64_t k0 = orion_shard_first(e, r->n, u->c->nchunks);
+  int64_t k1 = orion_shard_first(e + 1, r->n, u->c->nchunks);
+  *lo = k0 * u->c->chunk;
+  *hi = k1 * u->c->chunk < u->c->rows ? k1 * u->c->chunk : u->c->rows;
+}
+
 typedef struct first_ctx {
   loop_run *r;
   const arr_use *u;
@@ -187,8 +210,16 @@ static int first_piece(void *ud, int64_t lo, int64_t hi, int h) {
   m.count = hi - lo;
   m.peer = h;
   m.block = x->b;
+  cap = x->r->capfgets;
   if (push_move(&x->r->fgets, &x->r->nfgets, &x->r->capfgets, &m) != 0)
     return ORION_ENOMEM;
+  if (x->r->capfgets != cap) {
+    int *nd = orion_realloc(x->r->fdest, sizeof *nd * (size_t)x->r->capfgets);
+    if (nd == NULL)
+      return ORION_ENOMEM;
+    x->r->fdest = nd;
+  }
+  x->r->fdest[x->r->nfgets - 1] = x->e;
   m.peer = x->e;
   cap = x->cap;
   if (push_move(&x->sends, &x->nsends, &x->cap, &m) != 0)
@@ -252,6 +283,22 @@ int orion__resid_start(loop_run *r) {
       rc = orion_holders_each(&u->c->held, lo * re, hi * re, first_piece, &x);
     }
   }
+  for (i = 0; i < r->nuse && rc == 0; i++) {
+    arr_use *u = &r->use[i];
+    int e;
+    if (!ro_shard(u))
+      continue;
+    x.u = u;
+    x.b = -1;
+    for (e = 0; e < r->n && rc == 0; e++) {
+      int64_t lo, hi;
+      shard_rows(r, u, e, &lo, &hi);
+      x.e = e;
+      if (hi > lo && !fresh(u->c, e, lo, hi))
+        rc = orion_holders_each(&u->c->held, lo * u->c->row_elems,
+                                hi * u->c->row_elems, first_piece, &x);
+    }
+  }
   for (i = 0; i < r->n && rc == 0 && x.nsends > 0; i++)
     send_rows(r, i, &x);
   orion_free(x.sends);
@@ -265,6 +312,7 @@ typedef struct drv_ctx {
   loop_run *r;
   const arr_use *u;
   int e, b;
+  uint64_t seq; /* the dispatch number they go with */
 } drv_ctx;
 
 /* The pieces the driver holds go in the RUN_BLOCK (the chunks e lacks). */
@@ -274,7 +322,7 @@ static int driver_piece(void *ud, int64_t lo, int64_t hi, int h) {
   if (h >= 0)
     return 0;
   return orion__dist_add_rows(&x->r->runs, x->u, x->e, lo / re, hi / re,
-                              x->r->seq[x->b]);
+                              x->seq);
 }
 
 int orion__resid_block(loop_run *r, int e, int b) {
@@ -298,7 +346,7 @@ int orion__resid_block(loop_run *r, int e, int b) {
     m.count = (hi - lo) * re;
     pp = prev_pos(r, u, pos);
     if (pp < 0) { /* the part's first block of the run */
-      drv_ctx x = {r, u, e, b};
+      drv_ctx x = {r, u, e, b, r->seq[b]};
       int64_t g;
       rc = orion_holders_each(&u->c->held, lo * re, hi * re, driver_piece,
                               &x);
@@ -318,6 +366,30 @@ int orion__resid_block(loop_run *r, int e, int b) {
       rc = push_move(&r->puts, &r->nputs, &r->capputs, &m);
     }
   }
+  return rc;
+}
+
+int orion__resid_shard(loop_run *r, arr_use *u, int e, int64_t lo,
+                       int64_t hi, uint64_t seq) {
+  drv_ctx x = {r, u, e, 0, seq};
+  int rc;
+  if (!ro_shard(u))
+    return orion__dist_add_rows(&r->runs, u, e, lo, hi, seq);
+  if (hi <= lo)
+    return 0;
+  rc = orion_holders_each(&u->c->held, lo * u->c->row_elems,
+                          hi * u->c->row_elems, driver_piece, &x);
+  mark_have(u->c, e, lo, hi);
+  return rc;
+}
+
+int orion__resid_load_gets(loop_run *r, int e) {
+  int64_t g;
+  int rc = 0;
+  r->ngets = 0;
+  for (g = 0; g < r->nfgets && rc == 0; g++)
+    if (r->fgets[g].block == -1 && r->fdest[g] == e)
+      rc = push_move(&r->gets, &r->ngets, &r->capgets, &r->fgets[g]);
   return rc;
 }
 
@@ -348,6 +420,7 @@ void orion__resid_free(loop_run *r) {
   orion_free(r->gets);
   orion_free(r->puts);
   orion_free(r->fgets);
+  orion_free(r->fdest);
 }
 
 /* ---- taking rows back ---------------------------------------------------- */
@@ -444,6 +517,6 @@ void orion__dist_reclaim(mod_state *s, darray *d) {
 void orion__resid_prepare(loop_run *r) {
   int i;
   for (i = 0; i < r->nuse; i++)
-    if (r->use[i].resident == RES_NONE)
+    if (r->use[i].resident == RES_NONE && !ro_shard(&r->use[i]))
       orion__dist_reclaim(r->s, r->use[i].d);
 }

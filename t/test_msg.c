@@ -234,6 +234,11 @@ static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
   sh[1].runs = NULL;
   sh[1].nruns = 0;
   m->shards = sh;
+  {
+    static const orion_msg_move gets[1] = {{-7, 5, 10, 2, -1}};
+    m->gets = gets;
+    m->ngets = 1;
+  }
   m->nshards = 2;
 }
 
@@ -333,6 +338,7 @@ Test(msg, load_body_round_trip) {
     cr_assert_eq(out.bufs[k].flush, m.bufs[k].flush);
   }
   cr_assert_eq(out.run, 41);
+  eq_moves(out.gets, out.ngets, m.gets, 1);
   cr_assert_eq(out.chash, 0xfedcba9876543210ull);
   eq_bytes(out.csrc, out.csrc_len, m.csrc, m.csrc_len, "csrc");
   eq_bytes(out.cflags, out.cflags_len, m.cflags, m.cflags_len, "cflags");
@@ -833,6 +839,14 @@ Test(msg, layouts_match_the_hand_written_encoders) {
     orion_pw_i64(&h, sh[k].array);
     orion_buf_u64(&h, (uint64_t)sh[k].flags);
     hand_runs(&h, sh[k].runs, sh[k].nruns);
+  }
+  orion_buf_u64(&h, (uint64_t)lb.ngets);
+  for (k = 0; k < lb.ngets; k++) {
+    orion_pw_i64(&h, lb.gets[k].array);
+    orion_pw_i64(&h, lb.gets[k].first);
+    orion_pw_i64(&h, lb.gets[k].count);
+    orion_pw_i64(&h, lb.gets[k].peer);
+    orion_pw_i64(&h, lb.gets[k].block);
   }
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
