@@ -376,6 +376,9 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
     }
   orion__mw_u64(&e, m->peer_bytes);
   orion__mw_u64(&e, m->shard_items);
+  orion__mw_f64(&e, m->compute_seconds);
+  orion__mw_f64(&e, m->wait_seconds);
+  orion__mw_f64(&e, m->idle_seconds);
   orion__mw_runs(&e, m->runs, m->nruns);
   return orion__mw_end(&e);
 }
@@ -399,6 +402,9 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   }
   m.peer_bytes = orion__mr_u64(&d, "bytes sent to peers");
   m.shard_items = orion__mr_u64(&d, "shard writes applied");
+  m.compute_seconds = orion__mr_f64(&d, "compute seconds");
+  m.wait_seconds = orion__mr_f64(&d, "wait seconds");
+  m.idle_seconds = orion__mr_f64(&d, "idle seconds");
   m.runs = orion__mr_runs(&d, &m.nruns);
   *out = m;
   if (orion__mr_end(&d) != 0)

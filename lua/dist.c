@@ -661,6 +661,9 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   r->peer_bytes += m.peer_bytes;
   r->shard_items += m.shard_items;
+  r->secs[r->n + e] += m.compute_seconds; /* orion_dist_stats's layout */
+  r->secs[2 * r->n + e] += m.wait_seconds;
+  r->secs[3 * r->n + e] += m.idle_seconds;
   /* The rows of deferred arrays it kept during the run, as of a dispatch
    * number after every block e was sent. */
   take_runs(r, e, "LOOP_DONE", m.runs, m.nruns, RUNS_KEPT, ++dispatch_counter);
@@ -1027,7 +1030,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.n1 = j->it->bs.n1;
   r.run = ++run_counter;
   r.chash = j->csrc != NULL ? body_hash(j) : 0;
-  r.secs = orion_calloc((size_t)r.n, sizeof *r.secs);
+  r.secs = orion_calloc((size_t)r.n * 4, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
   r.seq = orion_calloc((size_t)j->sched->nblocks + 1, sizeof *r.seq);
   r.accpart = orion_calloc((size_t)r.n * (size_t)j->naccs + 1,
