@@ -1089,7 +1089,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_jobpage_loop v = {cl, &r.m, j->where,
                             j->plan != NULL ? orion_sched_name(j->plan->sched)
                                             : "serial",
-                            j->it->a->nnz, r.secs, bytes0};
+                            j->it->a->nnz, r.secs, bytes0, &r.peer_bytes};
     orion_jobpage_loop_start(&v);
     orion_loop_start(&r.m);
     orion_cluster_wait(cl, loop_finished, &r);
