@@ -11,10 +11,8 @@
 -- With --metrics FILE (an orion-driver option) each epoch is also recorded
 -- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
 -- longest time one executor spent running training blocks), train_rmse,
--- test_rmse, executors, driver_bytes and peer_bytes (bytes through the
--- driver and between executors, both loops of the epoch), bytes_moved (the
--- old name of driver_bytes), tier and updates_per_s (training ratings /
--- train_seconds).
+-- test_rmse, executors, driver_bytes, peer_bytes and bytes_moved (= driver_bytes;
+-- both loops of the epoch), tier and updates_per_s (ratings / train_seconds).
 
 local orion = require "orion"
 local cli = require "orion.cli"
