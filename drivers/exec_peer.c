@@ -7,6 +7,16 @@
  * HELLO holding the job's token.  The compute thread queues frames for
  * peers (orion__peer_post); the loop thread sends them (orion__peer_drain).
  * Frames from peers go to the dispatch table (drivers/exec_dispatch.c).
+ *
+ * Counting: every frame to a peer passes here, and its bytes (framing
+ * included) go to x->peer_bytes, which LOOP_DONE reports and resets.  The
+ * sender counts what it sends, except an answer that the peer may send
+ * after its own LOOP_DONE: the requester, whose LOOP_DONE waits for that
+ * answer, counts it when it sends the request (orion__peer_count), and the
+ * peer posts it uncounted (orion__peer_post_paid).  A FLUSH_ACK is such an
+ * answer; a FETCH_REPLY is not (every FETCH is answered before the block
+ * that asked ends, and so before any LOOP_END).  The connections' HELLO
+ * and WELCOME, once per pair of executors in a job, are not counted.
  */
 #include "config.h"
 
@@ -94,16 +104,38 @@ static void peer_send_out(exec_state *x, peerlink *pl, orion_buf *b) {
   }
 }
 
-void orion__peer_post(exec_state *x, int e, orion_buf *b, int to_in) {
+void orion__peer_count(exec_state *x, uint64_t n) {
+  pthread_mutex_lock(&x->mu);
+  x->peer_bytes += n;
+  pthread_mutex_unlock(&x->mu);
+}
+
+/* orion__peer_post, counting b's bytes or (paid) not. */
+static void post(exec_state *x, int e, orion_buf *b, int to_in, int paid) {
   if (b->oom)
     orion__exec_die(x, "out of memory building a frame for executor %d", e);
   pthread_mutex_lock(&x->mu);
-  x->peer_bytes += b->len;
+  if (!paid)
+    x->peer_bytes += b->len;
   orion_buf_append(to_in ? &x->peers[e].queued_in : &x->peers[e].queued,
                    b->data, b->len);
   pthread_mutex_unlock(&x->mu);
   b->len = 0;
   uv_async_send(&x->wake);
+}
+
+void orion__peer_post(exec_state *x, int e, orion_buf *b, int to_in) {
+  post(x, e, b, to_in, 0);
+}
+
+void orion__peer_post_paid(exec_state *x, int e, orion_buf *b, int to_in) {
+  post(x, e, b, to_in, 1);
+}
+
+void orion__peer_answer(exec_state *x, int e, orion_buf *b) {
+  orion__peer_count(x, b->len);
+  if (x->peers[e].in != NULL)
+    orion_conn_send(x->peers[e].in, b);
 }
 
 void orion__peer_drain(exec_state *x) {

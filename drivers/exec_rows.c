@@ -81,6 +81,7 @@ int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
                            "executor %d: a RUN_BLOCK asks for rows of array "
                            "%" PRId64 " it cannot take",
                            x->id, g->array);
+  double t0 = orion__wait_begin();
   pthread_mutex_lock(&x->mu);
   x->rows_waiting++;
   for (;;) {
@@ -105,6 +106,7 @@ int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
   }
   x->rows_waiting--;
   pthread_mutex_unlock(&x->mu);
+  orion__wait_end(x, t0);
   if (found == NULL)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: elements %" PRId64 "..%" PRId64

@@ -238,6 +238,8 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
 int orion__run_load_body(exec_state *x, job *j) {
   orion_error err;
   orion_error_clear(&err);
+  x->loop_t0 = orion_now(); /* the loop's span here starts */
+  x->compute_s = x->wait_s = 0;
   if (load_body(x, j->payload, j->len, &err) != 0) {
     x->failed = 1;
     orion__exec_post_error(x, -1, err.msg);
@@ -490,11 +492,14 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
 int orion__run_block(exec_state *x, job *j) {
   orion_error err;
   int64_t block = -1; /* the block, once the frame is decoded */
+  double t0 = orion_now(), w0 = x->wait_s;
   orion_error_clear(&err);
   if (!x->failed && run_block(x, j->payload, j->len, &block, &err) != 0) {
     x->failed = 1;
     orion__exec_post_error(x, block, err.msg);
   }
+  /* Computing: the block's time less its waits for data. */
+  x->compute_s += (orion_now() - t0) - (x->wait_s - w0);
   return 0;
 }
 
@@ -527,6 +532,12 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   m.shard_items = x->shard_items;
   x->peer_bytes = x->shard_items = 0;
   pthread_mutex_unlock(&x->mu);
+  /* The loop's span here, LOAD_BODY to now: computing, waiting, idle. */
+  m.compute_seconds = x->compute_s;
+  m.wait_seconds = x->wait_s;
+  m.idle_seconds = orion_now() - x->loop_t0 - x->compute_s - x->wait_s;
+  if (m.idle_seconds < 0)
+    m.idle_seconds = 0;
   m.accs = accs;
   m.naccs = x->naccs;
   rc = orion_msg_loop_done_encode(b, &m);

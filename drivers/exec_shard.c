@@ -233,6 +233,11 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
       x->outstanding++;
       pthread_mutex_unlock(&x->mu);
       orion__peer_post(x, owner, &b, 0);
+      /* Its FLUSH_ACK is counted here: the owner may send it after its
+       * own LOOP_DONE, ours waits for it (exec_peer.c). */
+      write_flush_ack(&b, x->run);
+      orion__peer_count(x, b.len);
+      b.len = 0;
     }
     i = j;
   }
@@ -271,7 +276,7 @@ static void peer_flush(exec_state *x, int from,
   }
   orion_buf_init(&b);
   write_flush_ack(&b, m->run);
-  orion__peer_post(x, from, &b, 1);
+  orion__peer_post_paid(x, from, &b, 1); /* counted by the flusher */
   orion_buf_free(&b);
 }
 
@@ -336,6 +341,7 @@ static void apply_fetch_reply(exec_state *x, const job *j) {
 static job *next_reply(exec_state *x, double deadline) {
   struct timespec ts;
   job *j;
+  double t = orion__wait_begin();
   pthread_mutex_lock(&x->mu);
   while (x->replies == NULL && x->awaiting > 0 && orion_now() < deadline) {
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -346,6 +352,7 @@ static job *next_reply(exec_state *x, double deadline) {
     }
     pthread_cond_timedwait(&x->fcv, &x->mu, &ts);
   }
+  orion__wait_end(x, t);
   j = x->replies;
   if (j != NULL)
     x->replies = j->next;
@@ -448,11 +455,7 @@ static int serve_fetch(exec_state *x, int from, const char *p, size_t len) {
   orion_msg_fetch_free(&m);
   if (rc != 0)
     orion__exec_die(x, "a FETCH_REPLY exceeds the largest frame");
-  pthread_mutex_lock(&x->mu);
-  x->peer_bytes += b.len;
-  pthread_mutex_unlock(&x->mu);
-  if (x->peers[from].in != NULL)
-    orion_conn_send(x->peers[from].in, &b);
+  orion__peer_answer(x, from, &b);
   orion_buf_free(&b);
   return 0;
 }

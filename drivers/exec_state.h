@@ -46,6 +46,7 @@
 #include "lua/exec.h"
 #include "util/buf.h"
 #include "util/ccomp.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 /* The exit code of an executor whose job is gone (driver lost, silent,
@@ -131,7 +132,8 @@ typedef struct exec_state {
   pthread_cond_t fcv;   /* signalled when one arrives */
   job *rows_in;         /* ROWS from peers, for the compute thread */
   int rows_waiting;     /* the compute thread waits for one */
-  uint64_t peer_bytes;  /* sent to peers since the last LOOP_DONE */
+  uint64_t peer_bytes;  /* between us and peers since the last LOOP_DONE
+                         * (exec_peer.c counts them) */
   uint64_t shard_items; /* writes applied to own shards, likewise */
 
   /* Compute thread. */
@@ -161,11 +163,25 @@ typedef struct exec_state {
     orion_cobj *obj;
   } bodies[ORION_BODY_CACHE]; /* built, by hash (dsm/proto.h) */
   int nbodies;
+  /* The loop's time (LOOP_DONE): when its LOAD_BODY came, the seconds
+   * running its blocks less their waits, and the seconds blocked on data
+   * (orion__wait_begin/end). */
+  double loop_t0, compute_s, wait_s;
 } exec_state;
 
 /* The state a connection's callbacks run for. */
 static inline exec_state *orion__exec_of(const orion_conn *c) {
   return (exec_state *)c->tcp.loop->data;
+}
+
+/* The compute thread blocked on data it needs (an owner's rows, a peer's
+ * partition, an acknowledgement): every such wait is wrapped as
+ *   double t = orion__wait_begin();  ...wait...  orion__wait_end(x, t);
+ * and its time is the loop's wait_seconds, not its compute_seconds.
+ * Compute thread. */
+static inline double orion__wait_begin(void) { return orion_now(); }
+static inline void orion__wait_end(exec_state *x, double t0) {
+  x->wait_s += orion_now() - t0;
 }
 
 /* ---- executor.c --------------------------------------------------------- */
@@ -219,9 +235,18 @@ void orion__peer_send_hello(exec_state *x, orion_conn *c);
  * from.  Loop thread. */
 void orion__peer_listen(exec_state *x, orion_conn *c);
 /* Queues frames for peer e: to_in = 0 on the connection we opened to e
- * (requests), 1 on the one e opened to us (answers).  Empties b.  Compute
- * thread. */
+ * (requests), 1 on the one e opened to us (answers).  Empties b and counts
+ * its bytes in x->peer_bytes.  Compute thread. */
 void orion__peer_post(exec_state *x, int e, orion_buf *b, int to_in);
+/* The same, uncounted: an answer whose requester counted it (exec_peer.c
+ * says which).  Compute thread. */
+void orion__peer_post_paid(exec_state *x, int e, orion_buf *b, int to_in);
+/* Counts n bytes between executors: the requester counting the answer to
+ * come.  Either thread. */
+void orion__peer_count(exec_state *x, uint64_t n);
+/* Sends (and counts) an answer on the connection peer e opened to us.
+ * Empties b.  Loop thread. */
+void orion__peer_answer(exec_state *x, int e, orion_buf *b);
 /* Sends what the compute thread queued for the peers.  Loop thread. */
 void orion__peer_drain(exec_state *x);
 /* Loop-thread handlers of PEERS (from the driver) and HELLO (from a

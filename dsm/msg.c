@@ -382,7 +382,9 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
     }
   orion__mw_u64(&e, m->peer_bytes);
   orion__mw_u64(&e, m->shard_items);
-  orion__mw_runs(&e, m->runs, m->nruns);
+  orion__mw_f64(&e, m->compute_seconds);
+  orion__mw_f64(&e, m->wait_seconds);
+  orion__mw_f64(&e, m->idle_seconds);
   return orion__mw_end(&e);
 }
 
@@ -405,7 +407,9 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   }
   m.peer_bytes = orion__mr_u64(&d, "bytes sent to peers");
   m.shard_items = orion__mr_u64(&d, "shard writes applied");
-  m.runs = orion__mr_runs(&d, &m.nruns);
+  m.compute_seconds = orion__mr_f64(&d, "compute seconds");
+  m.wait_seconds = orion__mr_f64(&d, "wait seconds");
+  m.idle_seconds = orion__mr_f64(&d, "idle seconds");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_loop_done_free(out);
@@ -414,7 +418,6 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
 
 void orion_msg_loop_done_free(orion_msg_loop_done *m) {
   orion__msg_drop(m->accs);
-  orion__msg_drop(m->runs);
   memset(m, 0, sizeof *m);
 }
 

@@ -502,17 +502,22 @@ typedef struct orion_msg_acc_value {
   double d;
 } orion_msg_acc_value;
 
-/* Wire order: u64 naccs + accs, u64 peer_bytes (bytes sent to peers) and
+/* Wire order: u64 naccs + accs, u64 peer_bytes (bytes sent to peers,
+ * framing included: drivers/exec_peer.c says which side counts what) and
  * u64 shard_items (buffered writes applied to own shards) since the last
- * LOOP_DONE, u64 nruns + runs (the deferred arrays' kept ranges, whole, as
- * they are now). */
+ * LOOP_DONE, f64 compute_seconds, f64 wait_seconds and f64 idle_seconds
+ * (the loop's time on this executor, from its LOAD_BODY to this LOOP_DONE:
+ * running blocks, blocked on data from peers, neither).  (Wire version 3
+ * had no seconds, and ended with the runs of deferred arrays, which since
+ * stay on the executors: lua/dist_resid.c.) */
 typedef struct orion_msg_loop_done {
   const orion_msg_acc_value *accs;
   int64_t naccs;
   uint64_t peer_bytes;
   uint64_t shard_items;
-  const orion_msg_run *runs;
-  int64_t nruns;
+  double compute_seconds;
+  double wait_seconds;
+  double idle_seconds;
 } orion_msg_loop_done;
 
 int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m);

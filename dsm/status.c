@@ -185,7 +185,9 @@ static void render_loop(orion_json *j, const orion_status_loop *l) {
   kint(j, "clocks", l->clocks);
   kint(j, "elements", l->elements);
   kint(j, "executors", l->nexec);
+  kint(j, "driver_bytes", (int64_t)l->bytes);
   kint(j, "bytes_moved", (int64_t)l->bytes);
+  kint(j, "peer_bytes", (int64_t)l->peer_bytes);
   knum(j, "seconds", l->seconds);
   knum(j, "compute_seconds", l->compute);
   knum(j, "wait_seconds", l->wait);

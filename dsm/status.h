@@ -54,6 +54,8 @@ typedef struct orion_status_loop {
   int64_t blocks, blocks_done, clocks, elements;
   int nexec;
   uint64_t bytes;   /* through the driver's connections so far */
+  uint64_t peer_bytes; /* between executors, as their LOOP_DONEs report
+                          (so 0 until the loop ends) */
   double started;   /* orion_now() */
   double seconds;   /* so far, or in all once finished */
   double compute;   /* summed over the executors */

@@ -25,7 +25,8 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 3 made BODY_ERROR's block a typed i64 (version 2 sent it as
+ * Versions: 4 added the loop's compute, wait and idle seconds to
+ * LOOP_DONE; 3 made BODY_ERROR's block a typed i64 (version 2 sent it as
  * decimal text); 2 run-coded buffered writes and moved to CRC-32C.
  *
  * Handshake.  The peer that connects sends HELLO first, carrying the job's

@@ -565,8 +565,9 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   r->peer_bytes += m.peer_bytes;
   r->shard_items += m.shard_items;
-  if (m.nruns != 0) /* resident rows stay where they are */
-    fail_frame(r, e, "LOOP_DONE");
+  r->secs[r->n + e] += m.compute_seconds; /* orion_dist_stats's layout */
+  r->secs[2 * r->n + e] += m.wait_seconds;
+  r->secs[3 * r->n + e] += m.idle_seconds;
   orion_msg_loop_done_free(&m);
   if (orion_loop_exec_done(&r->m, e) != 0)
     fail_frame(r, e, "LOOP_DONE");
@@ -894,7 +895,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.n1 = j->it->bs.n1;
   r.run = ++run_counter;
   r.chash = j->csrc != NULL ? body_hash(j) : 0;
-  r.secs = orion_calloc((size_t)r.n, sizeof *r.secs);
+  r.secs = orion_calloc((size_t)r.n * 4, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
   r.seq = orion_calloc((size_t)j->sched->nblocks + 1, sizeof *r.seq);
   r.accpart = orion_calloc((size_t)r.n * (size_t)j->naccs + 1,
@@ -959,7 +960,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_jobpage_loop v = {cl, &r.m, j->where,
                             j->plan != NULL ? orion_sched_name(j->plan->sched)
                                             : "serial",
-                            j->it->a->nnz, r.secs, bytes0};
+                            j->it->a->nnz, r.secs, bytes0, &r.peer_bytes};
     orion_jobpage_loop_start(&v);
     orion_loop_start(&r.m);
     orion_cluster_wait(cl, loop_finished, &r);

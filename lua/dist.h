@@ -53,9 +53,12 @@ typedef struct orion_dist_job {
 
 typedef struct orion_dist_stats {
   uint64_t bytes;      /* through the driver's connections */
-  uint64_t peer_bytes; /* between executors (sharded server arrays) */
+  uint64_t peer_bytes; /* between executors, as their LOOP_DONEs count */
   uint64_t shard_items; /* buffered writes applied by owning executors */
-  double *exec_seconds; /* nexec entries, orion_malloc'd */
+  /* 4 x nexec entries, orion_malloc'd: per executor the seconds running
+   * blocks (BLOCK_DONE), then, from the LOOP_DONEs, computing, waiting for
+   * data and idle. */
+  double *exec_seconds;
   int nexec;
 } orion_dist_stats;
 

@@ -55,6 +55,7 @@ static void publish(orion_cluster *cl) {
     snprintf(loop.phase, sizeof loop.phase, "%s",
              orion_loop_phase_name(cur->m));
     loop.bytes = orion_cluster_bytes(cl) - cur->bytes0;
+    loop.peer_bytes = cur->peer_bytes != NULL ? *cur->peer_bytes : 0;
     loop.seconds = now - loop.started;
   }
   for (e = 0; e < n; e++) {

@@ -23,6 +23,7 @@ typedef struct orion_jobpage_loop {
   int64_t elements;
   const double *secs;    /* per executor: seconds computing blocks */
   uint64_t bytes0;       /* orion_cluster_bytes when it started */
+  const uint64_t *peer_bytes; /* between executors (LOOP_DONEs so far) */
 } orion_jobpage_loop;
 
 /* The cluster started: publish its executors at every tick. */

@@ -502,6 +502,18 @@ static void raise_rejected(lua_State *L, analysis *a) {
   lua_error(L);
 }
 
+/* t[name] = {v[0], ..., v[n-1]} for the table t on top of the stack. */
+static void set_seconds(lua_State *L, const char *name, const double *v,
+                        int n) {
+  int i;
+  lua_createtable(L, n, 0);
+  for (i = 0; i < n; i++) {
+    lua_pushnumber(L, v[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, name);
+}
+
 static int l_parallel_for(lua_State *L) {
   darray *it = orion__check_array_only(L, 1);
   mod_state *s;
@@ -659,7 +671,7 @@ static int l_parallel_for(lua_State *L) {
     return luaL_error(L, "parallel_for body failed on %s", err.msg);
   }
 
-  lua_createtable(L, 0, 10);
+  lua_createtable(L, 0, 16);
   lua_pushstring(L, sname);
   lua_setfield(L, -2, "schedule");
   lua_pushstring(L, !serial && ap->cg_ok ? "c" : "lua");
@@ -673,24 +685,24 @@ static int l_parallel_for(lua_State *L) {
   lua_pushinteger(L, it->a->nnz);
   lua_setfield(L, -2, "elements");
   lua_pushinteger(L, (lua_Integer)dst.bytes);
-  lua_setfield(L, -2, "bytes_moved");
+  lua_setfield(L, -2, "driver_bytes");
+  lua_pushinteger(L, (lua_Integer)dst.bytes);
+  lua_setfield(L, -2, "bytes_moved"); /* the old name of driver_bytes */
   lua_pushinteger(L, (lua_Integer)dst.peer_bytes);
   lua_setfield(L, -2, "peer_bytes");
   lua_pushinteger(L, (lua_Integer)dst.shard_items);
   lua_setfield(L, -2, "shard_writes");
-  if (dst.exec_seconds != NULL) {
-    lua_createtable(L, dst.nexec, 0);
-    for (i = 0; i < dst.nexec; i++) {
-      lua_pushnumber(L, dst.exec_seconds[i]);
-      lua_rawseti(L, -2, i + 1);
-    }
+  {
+    /* In the driver: one executor, always computing. */
+    double one[4] = {t_exec, t_exec, 0, 0};
+    const double *secs = dst.exec_seconds != NULL ? dst.exec_seconds : one;
+    int n = dst.exec_seconds != NULL ? dst.nexec : 1;
+    set_seconds(L, "executor_seconds", secs, n);
+    set_seconds(L, "compute_seconds", secs + n, n);
+    set_seconds(L, "wait_seconds", secs + 2 * n, n);
+    set_seconds(L, "idle_seconds", secs + 3 * n, n);
     orion_free(dst.exec_seconds);
-  } else {
-    lua_createtable(L, 1, 0);
-    lua_pushnumber(L, t_exec);
-    lua_rawseti(L, -2, 1);
   }
-  lua_setfield(L, -2, "executor_seconds");
   lua_pushinteger(L, s->nexec > 0 ? s->nexec : 1);
   lua_setfield(L, -2, "executors");
   return 1;

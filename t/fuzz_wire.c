@@ -458,7 +458,9 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   memset(&m, 0, sizeof m);
   m.body_error = (orion_msg_body_error){2, -1, "oops\ntraceback", 14};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BODY_ERROR, &m);
-  m.loop_done = (orion_msg_loop_done){accv, 2, 100, 3, runs, 1};
+  m.loop_done = (orion_msg_loop_done){
+      .accs = accv, .naccs = 2, .peer_bytes = 100, .shard_items = 3,
+      .compute_seconds = 1.5, .wait_seconds = 0.25, .idle_seconds = 0.125};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_LOOP_DONE, &m);
   m.shard_data = (orion_msg_shard_data){runs, 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_SHARD_DATA, &m);

@@ -753,6 +753,37 @@ Test(cluster, stats_and_resident_blocks) {
   }
 }
 
+/* Per-loop metrics on 2 executors (t/cluster/loop_metrics.lua): bytes
+ * through the driver (bytes_moved is their old name), bytes between the
+ * executors only for the loops that exchange data, and per executor the
+ * seconds computing, waiting and idle (the script checks that they fit in
+ * the loop's wall time). */
+Test(cluster, loop_metrics_bytes_and_seconds) {
+  tu_run r = DRIVE("--executors", "2", "@loop_metrics.lua");
+  int loop;
+  expect_ok(&r, "loop_metrics.lua");
+  expect_has(r.out, "loop_metrics ok");
+  for (loop = 1; loop <= 3; loop++) {
+    long long driver = stat_of(r.out, loop, "driver_bytes");
+    long long peer = stat_of(r.out, loop, "peer_bytes");
+    cr_expect_eq(stat_of(r.out, loop, "executors"), 2, "%s", r.out);
+    cr_expect_gt(driver, 0, "loop %d: %s", loop, r.out);
+    cr_expect_eq(stat_of(r.out, loop, "bytes_moved"), driver, "loop %d: %s",
+                 loop, r.out);
+    /* Loop 1 sends buffered writes to the owners, loop 3 fetches from
+     * them; loop 2 binds nothing sharded, and no byte of loop 1 (its
+     * FLUSH_ACKs) may be counted in it. */
+    if (loop == 2)
+      cr_expect_eq(peer, 0, "loop 2 moved bytes between executors: %s",
+                   r.out);
+    else
+      cr_expect_gt(peer, 0, "loop %d moved no bytes between executors: %s",
+                   loop, r.out);
+  }
+  tu_run_free(&r);
+  expect_no_executors_left("loop_metrics", 2);
+}
+
 /* ------------------------------------------------------------------------
  * 6. A body error on an executor.
  * ---------------------------------------------------------------------- */

@@ -210,6 +210,9 @@ Test(lda, embedded_default_records_metrics_and_saves, .timeout = 120) {
                   strstr(line, "\"tokens_per_s\":") &&
                   strstr(line, "\"ll_per_token\":"),
               "metrics line lacks a key: %s", line);
+    /* The iteration's bytes through the driver and between executors. */
+    cr_expect_gt(record_value(line, "driver_bytes"), 0, "%s", line);
+    cr_expect_geq(record_value(line, "peer_bytes"), 0, "%s", line);
   }
   fclose(f);
   cr_assert_eq(lines, 6);

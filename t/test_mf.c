@@ -49,6 +49,27 @@ Test(mf, movielens_100k_reaches_rmse_below_0_96, .timeout = 300) {
   free(app);
 }
 
+/* A metrics line's integer key, or -1 when it is missing. */
+static long long metric_int(const char *line, const char *key) {
+  char pat[64];
+  const char *p;
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  p = strstr(line, pat);
+  return p != NULL ? atoll(p + strlen(pat)) : -1;
+}
+
+/* Each epoch records the bytes through the driver and between the
+ * executors; bytes_moved is the old name of driver_bytes. */
+static void expect_epoch_bytes(const char *line) {
+  long long driver = metric_int(line, "driver_bytes");
+  cr_expect_geq(driver, 0, "no driver_bytes: %s", line);
+  cr_expect_geq(metric_int(line, "peer_bytes"), 0, "no peer_bytes: %s", line);
+  cr_expect_eq(metric_int(line, "bytes_moved"), driver,
+               "bytes_moved is not driver_bytes: %s", line);
+  /* The default runs on executors (one per core), never in the driver. */
+  cr_expect_gt(driver, 0, "no bytes through the driver: %s", line);
+}
+
 Test(mf, embedded_default_trains_and_records_metrics, .timeout = 300) {
   char *app = tu_src("apps/mf/mf.lua");
   char *metrics = tu_temp_path(".jsonl");
@@ -76,6 +97,7 @@ Test(mf, embedded_default_trains_and_records_metrics, .timeout = 300) {
                   strstr(line, "\"test_rmse\":") &&
                   strstr(line, "\"train_seconds\":"),
               "metrics line lacks a key: %s", line);
+    expect_epoch_bytes(line);
   }
   fclose(f);
   cr_assert_eq(lines, 3);

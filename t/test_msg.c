@@ -584,7 +584,14 @@ Test(msg, peers_shard_data_forget_round_trip) {
 Test(msg, loop_done_round_trip) {
   orion_msg_acc_value accs[3] = {
       {-1, 1, 1, INT64_MIN, 0.0}, {2, 1, 0, 0, 0.0}, {3, 0, 0, 0, 0.0}};
-  orion_msg_loop_done m = {accs, 3, 123456789, 42, runs3, 2}, out;
+  orion_msg_loop_done m = {.accs = accs,
+                           .naccs = 3,
+                           .peer_bytes = 123456789,
+                           .shard_items = 42,
+                           .compute_seconds = 2.5,
+                           .wait_seconds = 0.0625,
+                           .idle_seconds = 1e-9},
+                      out;
   orion_buf b;
   const char *p;
   size_t n;
@@ -605,7 +612,9 @@ Test(msg, loop_done_round_trip) {
   }
   cr_assert_eq(out.peer_bytes, 123456789);
   cr_assert_eq(out.shard_items, 42);
-  eq_runs(out.runs, out.nruns, runs3, 2, p, n);
+  eq_f64(out.compute_seconds, 2.5, "compute seconds");
+  eq_f64(out.wait_seconds, 0.0625, "wait seconds");
+  eq_f64(out.idle_seconds, 1e-9, "idle seconds");
   orion_msg_loop_done_free(&out);
   check_bounds(ORION_WIRE_LOOP_DONE, &b);
   orion_buf_free(&b);
@@ -941,6 +950,28 @@ Test(msg, items_match_the_hand_written_item_coding) {
       orion_buf_free(&b);
       orion_buf_free(&h);
     }
+}
+
+/* Wire version 4: the loop's seconds on the executor follow shard_items. */
+Test(msg, loop_done_layout) {
+  orion_msg_loop_done m = {.peer_bytes = 7,
+                           .shard_items = 9,
+                           .compute_seconds = 0.5,
+                           .wait_seconds = 0.25,
+                           .idle_seconds = 2.0};
+  orion_buf b, h;
+  orion_buf_init(&b);
+  orion_buf_init(&h);
+  cr_assert_eq(orion_msg_loop_done_encode(&b, &m), 0);
+  orion_buf_u64(&h, 0); /* no accumulators */
+  orion_buf_u64(&h, 7);
+  orion_buf_u64(&h, 9);
+  orion_pw_f64(&h, 0.5);
+  orion_pw_f64(&h, 0.25);
+  orion_pw_f64(&h, 2.0);
+  same_payload(&b, ORION_WIRE_LOOP_DONE, &h);
+  orion_buf_free(&b);
+  orion_buf_free(&h);
 }
 
 /* ------------------------------------------------------------------------

@@ -582,6 +582,7 @@ Test(status, store_renders_executors_loops_metrics_and_log) {
     l.blocks = 4;
     l.blocks_done = i < 3 ? 4 : 1;
     l.bytes = (uint64_t)i * 1000;
+    l.peer_bytes = (uint64_t)i * 7;
     l.started = t - 2;
     l.seconds = 0.25;
     orion_status_put_loop(&l);
@@ -606,6 +607,8 @@ Test(status, store_renders_executors_loops_metrics_and_log) {
   cr_expect(fabs(jnum(doc, "loop/seconds") - 2) < 1e-6, "running: now - "
                                                         "started");
   cr_expect_eq(jnum(doc, "loop/bytes_moved"), 3000);
+  cr_expect_eq(jnum(doc, "loop/driver_bytes"), 3000);
+  cr_expect_eq(jnum(doc, "loop/peer_bytes"), 21);
   cr_expect_eq(jnum(doc, "loops/0/number"), 1);
   cr_expect_eq(jnum(doc, "loops/1/number"), 2);
   cr_expect_eq(jnum(doc, "loops/1/seconds"), 0.25);
@@ -1000,6 +1003,8 @@ Test(status, job_page_api_on_2_executors, .timeout = 240) {
            blocks, jnum(doc, "loop/bytes_moved"));
   cr_expect(strstr(out, want) != NULL, "bytes moved as the script saw "
                                        "them: %s\n%s", want, out);
+  cr_expect_eq(jnum(doc, "loop/driver_bytes"), jnum(doc, "loop/bytes_moved"));
+  cr_expect_eq(jnum(doc, "loop/peer_bytes"), 0, "no array is sharded");
   cr_expect_eq(jnum(doc, "loops/1/number"), 2);
   cr_expect_gt(jnum(doc, "loops/1/compute_seconds"), 0);
   cr_expect_eq(jnum(doc, "metrics/count"), 3);
@@ -1168,6 +1173,8 @@ Test(status, slow_page_in_headless_chromium, .timeout = 400) {
   cr_expect(strstr(p, "loop 3: the parallel_for at ") != NULL &&
                 strstr(p, ", finished, 4/4 blocks on 2 executors") != NULL,
             "%.400s", p);
+  cr_expect(strstr(p, " through the driver, 0 B between executors, ") != NULL,
+            "the loop's bytes: %.400s", p);
   cr_expect(strstr(dom, "data-key=\"loss\" data-points=\"3\"") != NULL,
             "a loss chart of 3 points:\n%s", dom);
   cr_expect(strstr(dom, "<polyline points=\"") != NULL, "%s", dom);

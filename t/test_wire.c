@@ -703,8 +703,9 @@ Test(wire, error_unknown_version) {
   orion_buf_init(&b);
   /* Version 1 is the build before buffered writes were run-coded and the
    * checksum became CRC-32C, version 2 the one whose BODY_ERROR carried its
-   * block as text, version 3 the one whose rotating rows went through the
-   * driver: refused by their number, not by a CRC error. */
+   * block as text, version 3 the one whose LOOP_DONE had no seconds and
+   * whose rotating rows went through the driver: refused by their number,
+   * not by a CRC error. */
   put_raw(&b, 1, ORION_WIRE_HELLO, 0, NULL, 0, 1);
   expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_VERSION, ORION_EVERSION,
                "unknown version 1 at stream offset 0 (this build speaks "

@@ -24,8 +24,9 @@
 -- training loss (mean cross-entropy of the minibatches, before each step),
 -- held-out accuracy.  With --metrics FILE (an orion-driver option) each
 -- epoch is recorded with the keys epoch, seconds, samples_per_s, loss,
--- accuracy, test_loss, eval_seconds, rounds, bytes_moved, peer_bytes and
--- executors.
+-- accuracy, test_loss, eval_seconds, rounds, driver_bytes and peer_bytes
+-- (bytes through the driver and between executors, the epoch's loops),
+-- bytes_moved (the old name of driver_bytes) and executors.
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -447,7 +448,7 @@ for epoch = 1, epochs do
   for r = 1, rounds do
     round = r
     st = orion.parallel_for(shards, train_shard, pfor_opts)
-    bytes, peer = bytes + st.bytes_moved, peer + (st.peer_bytes or 0)
+    bytes, peer = bytes + st.driver_bytes, peer + st.peer_bytes
   end
   local seconds = orion.clock() - t0
   local loss = acc_loss:get() / math.max(acc_seen:get(), 1)
@@ -458,7 +459,7 @@ for epoch = 1, epochs do
   acc_loss:reset()
   acc_correct:reset()
   local est = orion.parallel_for(shards, evaluate_shard, pfor_opts)
-  bytes, peer = bytes + est.bytes_moved, peer + (est.peer_bytes or 0)
+  bytes, peer = bytes + est.driver_bytes, peer + est.peer_bytes
   local eval_seconds = orion.clock() - t1
   local accuracy = acc_correct:get() / ntest
   local test_loss = acc_loss:get() / ntest
@@ -467,5 +468,5 @@ for epoch = 1, epochs do
   orion.record { epoch = epoch, seconds = seconds, samples_per_s = ntrain / seconds,
                  loss = loss, accuracy = accuracy, test_loss = test_loss,
                  eval_seconds = eval_seconds, rounds = rounds, bytes_moved = bytes,
-                 peer_bytes = peer, executors = st.executors }
+                 driver_bytes = bytes, peer_bytes = peer, executors = st.executors }
 end

@@ -23,7 +23,9 @@
 -- modelLogLikelihood and WarpLDA do.  With --metrics FILE (an orion-driver
 -- option) each iteration is recorded with the keys iter, seconds,
 -- tokens_per_s, ll_per_token, ll_seconds, elapsed (sampling seconds so far,
--- the initial sweep included) and executors.  See docs/apps-lda.md.
+-- the initial sweep included), executors, driver_bytes and peer_bytes
+-- (bytes through the driver and between executors in the iteration's
+-- loops: sampling and log-likelihood).  See docs/apps-lda.md.
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -560,15 +562,24 @@ local function ll_words_overflow(w, j, e)
   end
 end
 
+-- Bytes through the driver and between executors (driver_bytes and
+-- peer_bytes of --metrics), added up loop by loop.
+local moved = { driver = 0, peer = 0 }
+local function count_bytes(st)
+  moved.driver = moved.driver + st.driver_bytes
+  moved.peer = moved.peer + st.peer_bytes
+  return st
+end
+
 local function log_likelihood()
   ll_doc:reset()
   ll_word:reset()
-  orion.parallel_for(ndk, ll_docs)
+  count_bytes(orion.parallel_for(ndk, ll_docs))
   if sparse then
-    orion.parallel_for(wa, ll_words_packed)
-    if K > C then orion.parallel_for(wx, ll_words_overflow) end
+    count_bytes(orion.parallel_for(wa, ll_words_packed))
+    if K > C then count_bytes(orion.parallel_for(wx, ll_words_overflow)) end
   else
-    orion.parallel_for(nwk, ll_words)
+    count_bytes(orion.parallel_for(nwk, ll_words))
   end
   local ll = D * lgamma(Kalpha) + ll_doc:get() + K * lgamma(Vbeta) + ll_word:get()
   for k, n in ipairs(nk:to_table()) do
@@ -646,7 +657,8 @@ for iter = 1, opts.iters do
   local t1 = orion.clock()
   cur_iter = iter
   refresh_inv()
-  local st = orion.parallel_for(tokens, sampler, loop_opts)
+  moved.driver, moved.peer = 0, 0
+  local st = count_bytes(orion.parallel_for(tokens, sampler, loop_opts))
   local seconds = orion.clock() - t1
   elapsed = elapsed + seconds
   local ll, ll_seconds
@@ -660,7 +672,8 @@ for iter = 1, opts.iters do
   io.stdout:flush()
   orion.record { iter = iter, seconds = seconds, tokens_per_s = N / seconds,
                  ll_per_token = ll, ll_seconds = ll_seconds, elapsed = elapsed,
-                 executors = st.executors }
+                 executors = st.executors, driver_bytes = moved.driver,
+                 peer_bytes = moved.peer }
 end
 
 -- The sparse sampler keeps no dense word-topic counts: count them from

@@ -11,8 +11,8 @@
 -- With --metrics FILE (an orion-driver option) each epoch is also recorded
 -- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
 -- longest time one executor spent running training blocks), train_rmse,
--- test_rmse, executors, bytes_moved (both loops of the epoch), tier and
--- updates_per_s (training ratings / train_seconds).
+-- test_rmse, executors, driver_bytes, peer_bytes and bytes_moved (= driver_bytes;
+-- both loops of the epoch), tier and updates_per_s (ratings / train_seconds).
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -165,12 +165,14 @@ for epoch = 1, opts.epochs do
   for _, v in ipairs(st.executor_seconds or {}) do
     if v > compute_seconds then compute_seconds = v end
   end
-  local bytes_moved = st.bytes_moved
+  -- Bytes through the driver and between executors, both loops.
+  local driver_bytes, peer_bytes = st.driver_bytes, st.peer_bytes
   local train_rmse = math.sqrt(train_sse:get() / train:nnz())
   local test_rmse
   if test and test:nnz() > 0 then
     test_sse:reset()
-    bytes_moved = bytes_moved + (orion.parallel_for(test, evaluate, loop_opts).bytes_moved or 0)
+    local est = orion.parallel_for(test, evaluate, loop_opts)
+    driver_bytes, peer_bytes = driver_bytes + est.driver_bytes, peer_bytes + est.peer_bytes
     test_rmse = math.sqrt(test_sse:get() / test:nnz())
   end
   local seconds = orion.clock() - t0
@@ -188,7 +190,8 @@ for epoch = 1, opts.epochs do
   orion.record { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
                  train_rmse = train_rmse, test_rmse = test_rmse,
                  compute_seconds = compute_seconds,
-                 executors = st.executors, bytes_moved = bytes_moved, tier = st.tier,
+                 executors = st.executors, bytes_moved = driver_bytes,
+                 driver_bytes = driver_bytes, peer_bytes = peer_bytes, tier = st.tier,
                  updates_per_s = train:nnz() / train_seconds }
 end
 

@@ -6,7 +6,9 @@ local stats = orion.parallel_for(R, function(u, i, r)
   wu[1] = wu[1] + r
   hi[1] = hi[1] + r
 end)
-for _, k in ipairs { "schedule", "tier", "clocks", "blocks", "elements", "bytes_moved" } do
+for _, k in ipairs { "schedule", "tier", "clocks", "blocks", "elements", "driver_bytes", "peer_bytes" } do
   print(k, stats[k])
 end
-print("executor_seconds", #stats.executor_seconds)
+for _, k in ipairs { "executor_seconds", "compute_seconds", "wait_seconds", "idle_seconds" } do
+  print(k, #stats[k])
+end
