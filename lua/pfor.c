@@ -164,10 +164,9 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
     luaL_error(L, "parallel_for: concurrent_order must be \"forward\" or "
                   "\"reverse\"");
   o->reverse = strcmp(co, "reverse") == 0;
-  {
-    mod_state *ms = orion__state(L);
-    o->parts[0] = o->parts[1] = ms->nexec > 0 ? 2 * ms->nexec : 2;
-  }
+  /* The job's default (--partitions), never the executor count: the
+   * blocks, and with them the results, are the same on any cluster. */
+  o->parts[0] = o->parts[1] = orion__state(L)->partitions;
   nparts = orion__opt_int_list(L, 3, "partitions", o->parts, 2);
   if (nparts == 1)
     o->parts[1] = o->parts[0];
