@@ -474,6 +474,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   for (k = 0; k < m.nsegs && rc == 0; k++)
     rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi, m.seed,
                         m.block + k * m.nblocks, err);
+  if (rc == 0) /* the block's accumulator partials, kept apart */
+    rc = orion_exec_end_block(x->ex, m.block, err);
   if (rc == 0)
     rc = orion_exec_flush(x->ex, 0, err);
 
@@ -515,34 +517,38 @@ int orion__run_block(exec_state *x, job *j) {
 
 /* ---- LOOP_END ----------------------------------------------------------- */
 
-/* LOOP_DONE (dsm/msg.h): the accumulators' partials (taken), the counters
+/* LOOP_DONE (dsm/msg.h): each block's accumulator partials (taken), the counters
  * since the last LOOP_DONE (reset), and the kept ranges as they are now,
  * pointing into our copies.  Returns the encoder's code or ORION_ENOMEM. */
 static int write_loop_done(exec_state *x, orion_buf *b) {
   orion_msg_loop_done m;
   orion_msg_acc_value *accs = NULL;
   orion_msg_run *runs = NULL;
+  orion_block_acc *bacc = NULL;
+  int64_t nbacc = 0, k;
   int i, rc;
   memset(&m, 0, sizeof m);
-  if (x->naccs > 0)
-    accs = orion_calloc((size_t)x->naccs, sizeof *accs);
+  if (orion_exec_take_block_accs(x->ex, &bacc, &nbacc) != 0)
+    return ORION_ENOMEM;
+  if (nbacc > 0)
+    accs = orion_calloc((size_t)nbacc, sizeof *accs);
   if (x->nkept > 0)
     runs = orion_calloc((size_t)x->nkept, sizeof *runs);
-  if ((x->naccs > 0 && accs == NULL) || (x->nkept > 0 && runs == NULL)) {
+  if ((nbacc > 0 && accs == NULL) || (x->nkept > 0 && runs == NULL)) {
+    orion_free(bacc);
     orion_free(accs);
     orion_free(runs);
     return ORION_ENOMEM;
   }
-  for (i = 0; i < x->naccs; i++) {
-    orion_accval v;
-    memset(&v, 0, sizeof v);
-    orion_exec_take_acc(x->ex, x->accs[i], &v);
-    accs[i].id = x->accs[i];
-    accs[i].has = v.has;
-    accs[i].isint = v.isint;
-    accs[i].i = (int64_t)v.i;
-    accs[i].d = (double)v.d;
+  for (k = 0; k < nbacc; k++) { /* each block's partials */
+    accs[k].block = bacc[k].block;
+    accs[k].id = bacc[k].id;
+    accs[k].has = bacc[k].val.has;
+    accs[k].isint = bacc[k].val.isint;
+    accs[k].i = (int64_t)bacc[k].val.i;
+    accs[k].d = (double)bacc[k].val.d;
   }
+  orion_free(bacc);
   pthread_mutex_lock(&x->mu);
   m.peer_bytes = x->peer_bytes;
   m.shard_items = x->shard_items;
@@ -563,7 +569,7 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
     runs[i].len = (size_t)x->kept[i][2] * esz;
   }
   m.accs = accs;
-  m.naccs = x->naccs;
+  m.naccs = nbacc;
   m.runs = runs;
   m.nruns = x->nkept;
   x->nkept = 0;

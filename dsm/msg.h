@@ -421,9 +421,11 @@ int orion_msg_loop_end_decode(const void *p, size_t n, orion_msg_loop_end *out,
  * LOOP_DONE (executor -> driver): accumulators; the loop is finished here.
  * ---------------------------------------------------------------------- */
 
-/* An accumulator's value: i64 id, u64 has (flag: any value folded in),
- * u64 isint (flag), i64 i, f64 d (lua/accum.h's orion_accval). */
+/* One block's partial of an accumulator: i64 block (-1: folded outside
+ * any block), i64 id, u64 has (flag: any value folded in), u64 isint
+ * (flag), i64 i, f64 d (lua/accum.h's orion_accval). */
 typedef struct orion_msg_acc_value {
+  int64_t block; /* the block whose partial this is; -1: none */
   int64_t id;
   int has;
   int isint;
@@ -431,7 +433,8 @@ typedef struct orion_msg_acc_value {
   double d;
 } orion_msg_acc_value;
 
-/* Wire order: u64 naccs + accs, u64 peer_bytes (bytes sent to peers) and
+/* Wire order: u64 naccs + accs (one per block run here and accumulator
+ * that got a value), u64 peer_bytes (bytes sent to peers) and
  * u64 shard_items (buffered writes applied to own shards) since the last
  * LOOP_DONE, u64 nruns + runs (the deferred arrays' kept ranges, whole, as
  * they are now). */

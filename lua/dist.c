@@ -171,10 +171,10 @@ typedef struct loop_run {
   uint64_t peer_bytes, shard_items;
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
-  /* Each executor's accumulator partials (n rows of the job's naccs),
-   * combined in executor order once the loop ends, so that a floating
-   * point sum does not depend on which executor answered first. */
-  orion_accval *accpart;
+  /* The accumulator partials of each block (and of each executor outside
+   * blocks), combined in the schedule's block order once the loop ends,
+   * so that a floating-point sum does not depend on the executors. */
+  orion_acc_table accpart;
   /* The lists of the frame being built, reused from frame to frame (their
    * runs are views of the arrays' rows until the encoder copies them). */
   orion_msg_seg *segs; /* room for the most segments a block has */
@@ -654,9 +654,9 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
       v.isint = a->isint;
       v.i = (lua_Integer)a->i;
       v.d = (lua_Number)a->d;
-      if (acc != NULL)
-        orion_accval_combine(&r->accpart[(size_t)e * r->j->naccs + i],
-                             acc->op, &v);
+      if (acc != NULL &&
+          orion_acc_table_put(&r->accpart, i, a->block, e, acc->op, &v) != 0)
+        fail_frame(r, e, "LOOP_DONE"); /* a block not of this loop */
     }
   }
   r->peer_bytes += m.peer_bytes;
@@ -990,20 +990,20 @@ static void run_free(loop_run *r) {
   orion_free(r->accdesc);
   orion_free(r->bufdesc);
   orion_free(r->shards);
-  orion_free(r->accpart);
+  orion_acc_table_free(&r->accpart);
   orion_loop_free(&r->m);
 }
 
-/* The executors' partials into the accumulators, executor 0 first. */
+/* The blocks' partials into the accumulators, in the schedule's block
+ * order (then the executors' partials from outside blocks, executor 0
+ * first): the order the in-process run folds them in too. */
 static void combine_accs(loop_run *r) {
-  int e, i;
+  int i;
   for (i = 0; i < r->j->naccs; i++) {
     dacc *acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, r->j->accs[i]);
-    for (e = 0; e < r->n && acc != NULL; e++) {
-      const orion_accval *v = &r->accpart[(size_t)e * r->j->naccs + i];
-      if (v->has)
-        orion_accval_combine(&acc->val, acc->op, v);
-    }
+    if (acc != NULL)
+      orion_acc_table_fold(&r->accpart, i, acc->op, r->j->sched->order,
+                           &acc->val);
   }
 }
 
@@ -1030,10 +1030,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.secs = orion_calloc((size_t)r.n, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
   r.seq = orion_calloc((size_t)j->sched->nblocks + 1, sizeof *r.seq);
-  r.accpart = orion_calloc((size_t)r.n * (size_t)j->naccs + 1,
-                           sizeof *r.accpart);
-  if (r.secs == NULL || r.use == NULL || r.seq == NULL || r.accpart == NULL) {
-    orion_free(r.accpart);
+  if (orion_acc_table_init(&r.accpart, j->naccs, j->sched->nblocks, r.n) !=
+          0 ||
+      r.secs == NULL || r.use == NULL || r.seq == NULL) {
+    orion_acc_table_free(&r.accpart);
     orion_free(r.secs);
     orion_free(r.use);
     orion_free(r.seq);

@@ -414,6 +414,7 @@ void orion_exec_free(orion_exec *ex) {
   orion_free(ex->accs);
   orion_free(ex->bufs);
   orion_free(ex->cslots);
+  orion__exec_block_reset(ex);
   orion_free(ex);
 }
 
@@ -838,6 +839,7 @@ int orion_exec_load(orion_exec *ex, int64_t loop_id, const char *blob,
   char msg[512];
   int rc;
   orion_exec_set_compiled(ex, NULL, NULL, 0);
+  orion__exec_block_reset(ex); /* a failed loop's blocks */
   luaL_unref(ex->L, LUA_REGISTRYINDEX, ex->body_ref);
   ex->body_ref = LUA_NOREF;
   rc = orion_capture_decode(ex->L, blob, len, resolve, ex, msg, sizeof msg);

@@ -16,6 +16,7 @@
 #include "dsm/array.h"
 #include "dsm/wbuf.h"
 #include "lua/accum.h"
+#include "lua/exec_block.h"
 #include "util/cbody.h"
 #include "util/error.h"
 
@@ -52,6 +53,10 @@ struct orion_exec {
   orion_cbody_fn cfn;  /* the loop's compiled body, or NULL */
   orion_cslot *cslots; /* its slots (copied, names not kept) */
   int ncslots;
+  /* The accumulators' partials of the blocks ended so far in this loop
+   * (lua/exec_block.c). */
+  orion_block_acc *bacc;
+  int64_t nbacc, capbacc;
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry
