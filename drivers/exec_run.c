@@ -221,6 +221,7 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
     return refused(x, rc, "LOAD_BODY", err);
   x->iter_id = m.iter;
   x->run = m.run;
+  orion__hold_drop(x); /* a failed run's */
   rc = bind_loop(x, &m, err);
   if (rc == 0) {
     rc = orion_exec_load(x->ex, m.loop, m.blob != NULL ? m.blob : "",

@@ -273,7 +273,8 @@ typedef struct orion_msg_item {
   orion_msg_value val;
 } orion_msg_item;
 
-/* Wire order: i64 run, i64 buffer, u64 isint (flag), then the items: u64
+/* Wire order: i64 run, i64 buffer, u64 isint (flag), i64 block, the
+ * items.  The items (they end the payload): u64
  * n, u64 nruns, then either (nruns 0) n times i64 key, u64 value bits, or
  * nruns times i64 first key (>= 0), u64 count (>= 1), then the n value bits
  * in item order, the runs' counts summing to n.  Consecutive keys (the
@@ -287,6 +288,9 @@ typedef struct orion_msg_buffer_flush {
   int isint;
   const orion_msg_item *items;
   int64_t nitems;
+  int64_t block; /* the block whose writes these are, for
+                    a flush = "loop" buffer (applied in block order once
+                    every block's are in); -1: apply them now */
 } orion_msg_buffer_flush;
 
 int orion_msg_buffer_flush_encode(orion_buf *b,

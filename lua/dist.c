@@ -40,6 +40,7 @@
 #include "dsm/proto.h" /* orion_shard_first, ORION_BODY_CACHE */
 #include "dsm/replica.h"
 #include "lua/dist.h"
+#include "lua/dist_held.h"
 #include "lua/dist_watch.h"
 #include "lua/exec.h"
 #include "lua/jobpage.h"
@@ -175,6 +176,7 @@ typedef struct loop_run {
    * blocks), combined in the schedule's block order once the loop ends,
    * so that a floating-point sum does not depend on the executors. */
   orion_acc_table accpart;
+  orion_held_frames held; /* flush = "loop" writes, applied at the end */
   /* The lists of the frame being built, reused from frame to frame (their
    * runs are views of the arrays' rows until the encoder copies them). */
   orion_msg_seg *segs; /* room for the most segments a block has */
@@ -603,7 +605,8 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
 
 /* The decoded items go to the buffer's apply as they are (dsm/wbuf.h's
  * orion_pend_item is dsm/msg.h's orion_msg_item). */
-static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
+static void apply_flush(void *ud, int e, const char *p, size_t len) {
+  loop_run *r = ud;
   orion_msg_buffer_flush m;
   const orion_pend_item *items;
   int64_t k, last;
@@ -613,12 +616,19 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
   /* m.run: only the current run can arrive here; m.isint: the driver's
    * buffer knows its type. */
   check_decoded(r, e, "BUFFER_FLUSH",
-                orion_msg_buffer_flush_decode(f->payload, f->len, &m, NULL));
+                orion_msg_buffer_flush_decode(p, len, &m, NULL));
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].id == m.buffer)
       u = use_of(r, r->j->bufs[i].target);
-  if (u == NULL)
+  if (u == NULL || m.block >= r->j->sched->nblocks)
     fail_frame(r, e, "BUFFER_FLUSH");
+  if (m.block >= 0 && !orion_loop_finished(&r->m)) {
+    /* A flush = "loop" block's writes: held until every block's are in. */
+    if (orion__held_add(&r->held, m.block, e, p, len) != 0)
+      orion_cluster_fail(r->cl, "out of memory holding buffered writes");
+    orion_msg_buffer_flush_free(&m);
+    return;
+  }
   items = m.items;
   orion_error_clear(&err);
   if (orion_exec_buffer_apply(r->s->ex, m.buffer, items, m.nitems, &err) != 0)
@@ -635,6 +645,10 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
     last = chunk;
   }
   orion_msg_buffer_flush_free(&m);
+}
+
+static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
+  apply_flush(r, e, (const char *)f->payload, f->len);
 }
 
 static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
@@ -991,6 +1005,7 @@ static void run_free(loop_run *r) {
   orion_free(r->bufdesc);
   orion_free(r->shards);
   orion_acc_table_free(&r->accpart);
+  orion__held_free(&r->held);
   orion_loop_free(&r->m);
 }
 
@@ -1093,6 +1108,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_jobpage_loop_end();
   }
   orion__dist_watch_end(&r.eye);
+  /* The flush = "loop" writes, block by block (a failure among them fails
+   * the loop). */
+  if (orion_loop_failed(&r.m) == NULL)
+    orion__held_run(&r.held, apply_flush, &r);
   failed = orion_loop_failed(&r.m);
   if (failed == NULL)
     combine_accs(&r);
