@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,10 @@ void orion__hold_items(exec_state *x, int64_t buffer, int64_t block,
   h->block = block;
   h->buffer = buffer;
   h->seq = x->nheld++;
+  /* Counted now, so that this run's LOOP_DONE reports them. */
+  pthread_mutex_lock(&x->mu);
+  x->shard_items += (uint64_t)n;
+  pthread_mutex_unlock(&x->mu);
 }
 
 static int by_block(const void *pa, const void *pb) {
@@ -64,7 +69,8 @@ void orion__hold_apply(exec_state *x) {
     held_items *h = &x->held[k];
     orion_shard *sh = orion__shard_of_buffer(x, h->buffer);
     if (sh != NULL &&
-        orion__shard_apply_own(x, sh, h->buffer, h->items, h->n, &err) != 0) {
+        orion__shard_apply_own(x, sh, h->buffer, h->items, h->n, 0, &err) !=
+            0) {
       x->failed = 1;
       orion__exec_post_error(x, -1, err.msg);
     }

@@ -141,7 +141,7 @@ orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer) {
 }
 
 int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
-                           const orion_pend_item *items, int64_t n,
+                           const orion_pend_item *items, int64_t n, int count,
                            orion_error *err) {
   int64_t i, k0, k1;
   int64_t lo, hi;
@@ -158,7 +158,8 @@ int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
   k1 = orion_shard_chunk_of(sh, hi) + 1;
   pthread_mutex_lock(&x->mu);
   orion_shard_publish(sh, k0, k1, 0, &x->vcounter);
-  x->shard_items += (uint64_t)n;
+  if (count)
+    x->shard_items += (uint64_t)n;
   pthread_mutex_unlock(&x->mu);
   uv_async_send(&x->wake);
   return rc;
@@ -227,7 +228,7 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
     if (owner == x->id && block >= 0) {
       orion__hold_items(x, id, block, items + i, j - i);
     } else if (owner == x->id) {
-      rc = orion__shard_apply_own(x, sh, id, items + i, j - i, err);
+      rc = orion__shard_apply_own(x, sh, id, items + i, j - i, 1, err);
     } else {
       write_flush(&b, x->run, id, isint, items + i, j - i, block);
       pthread_mutex_lock(&x->mu);
@@ -268,7 +269,7 @@ static void peer_flush(exec_state *x, int from,
   if (!x->failed && m->block >= 0) /* a flush = "loop" block's: held */
     orion__hold_items(x, m->buffer, m->block, m->items, m->nitems);
   else if (!x->failed && orion__shard_apply_own(x, sh, m->buffer, m->items,
-                                                m->nitems, &err) != 0) {
+                                                m->nitems, 1, &err) != 0) {
     x->failed = 1;
     orion__exec_post_error(x, -1, err.msg);
   }

@@ -274,9 +274,10 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
                             const orion_pend_item *items, int64_t n,
                             int64_t block, orion_error *err);
 /* Applies items of buffer to our own shard sh and publishes the chunks
- * they touch.  Compute thread. */
+ * they touch; count: add n to the shard_items LOOP_DONE reports.  Compute
+ * thread. */
 int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
-                           const orion_pend_item *items, int64_t n,
+                           const orion_pend_item *items, int64_t n, int count,
                            orion_error *err);
 /* The shard buffer writes to in this run, or NULL. */
 orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer);

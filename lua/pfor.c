@@ -41,7 +41,7 @@ static int l_buffer(lua_State *L) {
   mod_state *s = orion__state(L);
   dbuffer *b;
   orion_apply_op op = ORION_APPLY_ADD;
-  int64_t flush = ORION_FLUSH_BLOCK;
+  int64_t flush = ORION_FLUSH_LOOP; /* deterministic; "block" and n relax */
   orion__check_keys(L, 2, "orion.buffer", buffer_opts);
   if (t->a->sparse)
     return luaL_error(L, "orion.buffer: the target must be a dense array "
