@@ -63,6 +63,11 @@ static const char usage_text[] =
     "  --fast-math     compiled loop bodies may reassociate sums, contract\n"
     "                  multiply-adds and compute f32 data in single\n"
     "                  precision (opts.fast = true for every loop)\n"
+    "  --partitions N  parts per key dimension a loop is cut into when its\n"
+    "                  opts.partitions does not say (default 8, or\n"
+    "                  $ORION_PARTITIONS; fewer when a dimension is\n"
+    "                  shorter); never depends on the executors, so\n"
+    "                  results are the same on any number of them\n"
     "\n"
     "Cluster (loops run on orion-executor processes):\n"
     "  --executors N   start N local executors (default: the number of cores;\n"
@@ -184,7 +189,8 @@ enum {
   OPT_STALL_SECONDS,
   OPT_METRICS,
   OPT_SEED,
-  OPT_STATUS
+  OPT_STATUS,
+  OPT_PARTITIONS
 };
 
 /* What parse_options returns when the driver goes on to the script. */
@@ -209,6 +215,7 @@ static const struct option long_opts[] = {
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"status", required_argument, NULL, OPT_STATUS},
+    {"partitions", required_argument, NULL, OPT_PARTITIONS},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
@@ -334,6 +341,13 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
       return usage_error("%s needs [ADDR:]PORT", "--status");
     status_spec = arg;
     return GO_ON;
+  case OPT_PARTITIONS:
+    if (arg == NULL || parse_count(arg, 4096, &cfg->partitions) != 0 ||
+        cfg->partitions < 1)
+      return usage_error("--partitions needs a number 1..4096%s%s%s",
+                         arg != NULL ? ", not '" : "",
+                         arg != NULL ? arg : "", arg != NULL ? "'" : "");
+    return GO_ON;
   case OPT_SEED:
     if (arg == NULL)
       return usage_error("%s needs a number", "--seed");
@@ -387,6 +401,13 @@ int main(int argc, char **argv) {
     if (env != NULL && env[0] != '\0' &&
         parse_count(env, 4096, &cfg.executors) != 0)
       return usage_error("ORION_EXECUTORS must be a number 0..4096, not "
+                         "'%s'",
+                         env);
+    env = getenv("ORION_PARTITIONS");
+    cfg.partitions = ORION_DEFAULT_PARTITIONS;
+    if (env != NULL && env[0] != '\0' &&
+        (parse_count(env, 4096, &cfg.partitions) != 0 || cfg.partitions < 1))
+      return usage_error("ORION_PARTITIONS must be a number 1..4096, not "
                          "'%s'",
                          env);
   }

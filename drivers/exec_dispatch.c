@@ -2,10 +2,11 @@
  * executor, from the driver or from a peer, goes through dispatch(): one
  * table says, per frame type, which connections may send it and who
  * handles it: a handler on the loop thread (answers that must not wait
- * for a computing block: FETCH, FETCH_REPLY, FLUSH_ACK, SHARD_PULL, the
- * handshake) or one on the compute thread, to which the frame's payload
- * is queued in arrival order (LOAD_BODY, RUN_BLOCK, LOOP_END, FORGET,
- * LOAD_FILE, BUFFER_FLUSH).  The compute thread's loop lives here too: it
+ * for a computing block: FETCH, FETCH_REPLY, FLUSH_ACK, the handshake)
+ * or one on the compute thread, to which the frame's payload is queued in
+ * arrival order (LOAD_BODY, RUN_BLOCK, LOOP_END, FORGET, LOAD_FILE,
+ * BUFFER_FLUSH, SHARD_PULL: it comes once the loop is over everywhere, and
+ * first applies the writes held for block order).  The compute thread's loop lives here too: it
  * takes the queue and calls the same table's compute handlers.
  */
 #include "config.h"
@@ -85,7 +86,7 @@ static const struct frame_rule {
     [ORION_WIRE_HEARTBEAT] = {FROM_ANY, on_heartbeat, NULL},
     [ORION_WIRE_SHUTDOWN] = {FROM_DRIVER, on_shutdown, NULL},
     [ORION_WIRE_PEERS] = {FROM_DRIVER, orion__peer_on_peers, NULL},
-    [ORION_WIRE_SHARD_PULL] = {FROM_DRIVER, orion__shard_on_pull, NULL},
+    [ORION_WIRE_SHARD_PULL] = {FROM_DRIVER, NULL, orion__shard_on_pull},
     [ORION_WIRE_LOAD_BODY] = {FROM_DRIVER, NULL, orion__run_load_body},
     [ORION_WIRE_RUN_BLOCK] = {FROM_DRIVER, NULL, orion__run_block},
     [ORION_WIRE_LOOP_END] = {FROM_DRIVER, NULL, orion__run_loop_end},

@@ -223,6 +223,7 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
     return refused(x, rc, "LOAD_BODY", err);
   x->iter_id = m.iter;
   x->run = m.run;
+  orion__hold_drop(x); /* a failed run's */
   rc = bind_loop(x, &m, err);
   if (rc == 0) {
     rc = orion_exec_load(x->ex, m.loop, m.blob != NULL ? m.blob : "",
@@ -457,6 +458,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   for (k = 0; k < m.nsegs && rc == 0; k++)
     rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi, m.seed,
                         m.block + k * m.nblocks, err);
+  if (rc == 0) /* the block's accumulator partials, kept apart */
+    rc = orion_exec_end_block(x->ex, m.block, err);
   if (rc == 0)
     rc = orion_exec_flush(x->ex, 0, err);
   /* The part's rows go on to its next block's executor: they are on their
@@ -505,28 +508,33 @@ int orion__run_block(exec_state *x, job *j) {
 
 /* ---- LOOP_END ----------------------------------------------------------- */
 
-/* LOOP_DONE (dsm/msg.h): the accumulators' partials (taken), the counters
- * since the last LOOP_DONE (reset).  Returns the encoder's code or
- * ORION_ENOMEM. */
+/* LOOP_DONE (dsm/msg.h): each block's accumulator partials (taken) and
+ * the counters since the last LOOP_DONE (reset).  Returns the encoder's
+ * code or ORION_ENOMEM. */
 static int write_loop_done(exec_state *x, orion_buf *b) {
   orion_msg_loop_done m;
   orion_msg_acc_value *accs = NULL;
-  int i, rc;
+  orion_block_acc *bacc = NULL;
+  int64_t nbacc = 0, k;
+  int rc;
   memset(&m, 0, sizeof m);
-  if (x->naccs > 0)
-    accs = orion_calloc((size_t)x->naccs, sizeof *accs);
-  if (x->naccs > 0 && accs == NULL)
+  if (orion_exec_take_block_accs(x->ex, &bacc, &nbacc) != 0)
     return ORION_ENOMEM;
-  for (i = 0; i < x->naccs; i++) {
-    orion_accval v;
-    memset(&v, 0, sizeof v);
-    orion_exec_take_acc(x->ex, x->accs[i], &v);
-    accs[i].id = x->accs[i];
-    accs[i].has = v.has;
-    accs[i].isint = v.isint;
-    accs[i].i = (int64_t)v.i;
-    accs[i].d = (double)v.d;
+  if (nbacc > 0)
+    accs = orion_calloc((size_t)nbacc, sizeof *accs);
+  if (nbacc > 0 && accs == NULL) {
+    orion_free(bacc);
+    return ORION_ENOMEM;
   }
+  for (k = 0; k < nbacc; k++) { /* each block's partials */
+    accs[k].block = bacc[k].block;
+    accs[k].id = bacc[k].id;
+    accs[k].has = bacc[k].val.has;
+    accs[k].isint = bacc[k].val.isint;
+    accs[k].i = (int64_t)bacc[k].val.i;
+    accs[k].d = (double)bacc[k].val.d;
+  }
+  orion_free(bacc);
   pthread_mutex_lock(&x->mu);
   m.peer_bytes = x->peer_bytes;
   m.shard_items = x->shard_items;
@@ -539,7 +547,7 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   if (m.idle_seconds < 0)
     m.idle_seconds = 0;
   m.accs = accs;
-  m.naccs = x->naccs;
+  m.naccs = nbacc;
   rc = orion_msg_loop_done_encode(b, &m);
   orion_free(accs);
   return rc;

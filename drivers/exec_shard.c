@@ -130,8 +130,7 @@ void orion__shard_drop(exec_state *x, int64_t id) {
 
 /* ---- buffered writes to the owners (compute thread) --------------------- */
 
-/* The shard a buffer writes in this run, or NULL. */
-static orion_shard *buffer_shard(exec_state *x, int64_t buffer) {
+orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer) {
   int i;
   for (i = 0; i < x->nbufs; i++)
     if (x->bufs[i] == buffer) {
@@ -141,10 +140,9 @@ static orion_shard *buffer_shard(exec_state *x, int64_t buffer) {
   return NULL;
 }
 
-/* Applies items to our own shard and publishes the chunks they touch. */
-static int apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
-                     const orion_pend_item *items, int64_t n,
-                     orion_error *err) {
+int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
+                           const orion_pend_item *items, int64_t n, int count,
+                           orion_error *err) {
   int64_t i, k0, k1;
   int64_t lo, hi;
   int rc;
@@ -160,7 +158,8 @@ static int apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
   k1 = orion_shard_chunk_of(sh, hi) + 1;
   pthread_mutex_lock(&x->mu);
   orion_shard_publish(sh, k0, k1, 0, &x->vcounter);
-  x->shard_items += (uint64_t)n;
+  if (count)
+    x->shard_items += (uint64_t)n;
   pthread_mutex_unlock(&x->mu);
   uv_async_send(&x->wake);
   return rc;
@@ -170,8 +169,9 @@ static int apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
  * when it cannot be encoded, marks b out of memory (the caller reports
  * it). */
 static void write_flush(orion_buf *b, int64_t run, int64_t buffer, int isint,
-                        const orion_pend_item *items, int64_t n) {
-  orion_msg_buffer_flush m = {run, buffer, isint, items, n};
+                        const orion_pend_item *items, int64_t n,
+                        int64_t block) {
+  orion_msg_buffer_flush m = {run, buffer, isint, items, n, block};
   if (orion_msg_buffer_flush_encode(b, &m) != 0)
     b->oom = 1;
 }
@@ -197,15 +197,15 @@ static void write_flush_ack(orion_buf *b, int64_t run) {
  * not sharded, to the driver. */
 int orion__shard_flush_sink(void *ud, int64_t id, int isint,
                             const orion_pend_item *items, int64_t n,
-                            orion_error *err) {
+                            int64_t block, orion_error *err) {
   exec_state *x = ud;
-  orion_shard *sh = buffer_shard(x, id);
+  orion_shard *sh = orion__shard_of_buffer(x, id);
   orion_buf b;
   int64_t i = 0;
   int rc = 0;
   orion_buf_init(&b);
   if (sh == NULL) {
-    write_flush(&b, x->run, id, isint, items, n);
+    write_flush(&b, x->run, id, isint, items, n, block);
     if (b.oom) {
       orion_buf_free(&b);
       return orion_error_set(err, ORION_EINVAL,
@@ -225,10 +225,12 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
         sh, orion_shard_first(owner + 1, x->npeers, sh->nchunks));
     while (j < n && items[j].key < end)
       j++;
-    if (owner == x->id) {
-      rc = apply_own(x, sh, id, items + i, j - i, err);
+    if (owner == x->id && block >= 0) {
+      orion__hold_items(x, id, block, items + i, j - i);
+    } else if (owner == x->id) {
+      rc = orion__shard_apply_own(x, sh, id, items + i, j - i, 1, err);
     } else {
-      write_flush(&b, x->run, id, isint, items + i, j - i);
+      write_flush(&b, x->run, id, isint, items + i, j - i, block);
       pthread_mutex_lock(&x->mu);
       x->outstanding++;
       pthread_mutex_unlock(&x->mu);
@@ -255,7 +257,7 @@ static void peer_flush(exec_state *x, int from,
   orion_shard *sh;
   orion_buf b;
   orion_error_clear(&err);
-  sh = buffer_shard(x, m->buffer);
+  sh = orion__shard_of_buffer(x, m->buffer);
   if (m->run != x->run || sh == NULL)
     orion__exec_die(x,
                     "executor %d sent buffered writes for buffer #%lld "
@@ -269,8 +271,10 @@ static void peer_flush(exec_state *x, int from,
                       "executor %d sent buffered writes outside this "
                       "executor's shard",
                       from);
-  if (!x->failed &&
-      apply_own(x, sh, m->buffer, m->items, m->nitems, &err) != 0) {
+  if (!x->failed && m->block >= 0) /* a flush = "loop" block's: held */
+    orion__hold_items(x, m->buffer, m->block, m->items, m->nitems);
+  else if (!x->failed && orion__shard_apply_own(x, sh, m->buffer, m->items,
+                                                m->nitems, 1, &err) != 0) {
     x->failed = 1;
     orion__exec_post_error(x, -1, err.msg);
   }
@@ -518,21 +522,19 @@ void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
   orion_buf_free(&done);
 }
 
-/* SHARD_PULL: the changed rows of our shards written in this run go to
- * the driver in a SHARD_DATA, runs pointing into the served copies
- * (encoded while x->mu is held). */
-void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
-                          const orion_wire_frame *f) {
+/* SHARD_PULL: every block's writes are in, so the held ones are applied
+ * (drivers/exec_hold.c); then the changed rows of our shards written in
+ * this run go to the driver in a SHARD_DATA, runs pointing into the
+ * served copies (encoded while x->mu is held). */
+int orion__shard_on_pull(exec_state *x, job *j) {
   orion_msg_shard_pull pull;
   orion_msg_shard_data m;
   orion_msg_runvec runs;
   orion_buf b;
   int i, rc = 0;
-  (void)from;
-  if (orion_msg_shard_pull_decode(f->payload, f->len, &pull, NULL) != 0) {
-    orion_conn_close(c, "malformed SHARD_PULL frame");
-    return;
-  }
+  if (orion_msg_shard_pull_decode(j->payload, j->len, &pull, NULL) != 0)
+    orion__exec_die(x, "the driver sent a malformed SHARD_PULL frame");
+  orion__hold_apply(x);
   memset(&runs, 0, sizeof runs);
   orion_buf_init(&b);
   pthread_mutex_lock(&x->mu);
@@ -554,6 +556,7 @@ void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
   if (rc != 0)
     orion__exec_die(x, "the changes of this executor's shards exceed the "
                        "largest frame");
-  orion_conn_send(x->conn, &b);
+  orion__exec_post(x, &b);
   orion_buf_free(&b);
+  return 0;
 }

@@ -167,6 +167,11 @@ typedef struct exec_state {
    * running its blocks less their waits, and the seconds blocked on data
    * (orion__wait_begin/end). */
   double loop_t0, compute_s, wait_s;
+  /* The flush = "loop" writes to our shards in this run, ours and the
+   * peers', held until the driver's SHARD_PULL says every block's are in
+   * (drivers/exec_hold.c). */
+  struct held_items *held;
+  int64_t nheld, capheld;
 } exec_state;
 
 /* The state a connection's callbacks run for. */
@@ -290,22 +295,30 @@ void orion__shard_fetch(exec_state *x);
 /* The flush sink (lua/exec.h) of the executor's core; ud is the state. */
 int orion__shard_flush_sink(void *ud, int64_t id, int isint,
                             const orion_pend_item *items, int64_t n,
-                            orion_error *err);
+                            int64_t block, orion_error *err);
+/* Applies items of buffer to our own shard sh and publishes the chunks
+ * they touch; count: add n to the shard_items LOOP_DONE reports.  Compute
+ * thread. */
+int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
+                           const orion_pend_item *items, int64_t n, int count,
+                           orion_error *err);
+/* The shard buffer writes to in this run, or NULL. */
+orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer);
 /* BUFFER_FLUSH from a peer (compute thread): applied now, or kept (returns
  * 1) until the LOAD_BODY of its run is in. */
 int orion__shard_on_flush(exec_state *x, job *j);
 /* Applies the BUFFER_FLUSHes kept for the run just loaded. */
 void orion__shard_apply_early(exec_state *x);
-/* Loop-thread handlers: FETCH, FETCH_REPLY, FLUSH_ACK from peers,
- * SHARD_PULL from the driver. */
+/* Loop-thread handlers: FETCH, FETCH_REPLY, FLUSH_ACK from peers. */
 void orion__shard_on_fetch(exec_state *x, orion_conn *c, int from,
                            const orion_wire_frame *f);
 void orion__shard_on_fetch_reply(exec_state *x, orion_conn *c, int from,
                                  const orion_wire_frame *f);
 void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
                                const orion_wire_frame *f);
-void orion__shard_on_pull(exec_state *x, orion_conn *c, int from,
-                          const orion_wire_frame *f);
+/* SHARD_PULL (compute thread, after every executor's LOOP_DONE): the
+ * held writes are applied, then our changed rows go to the driver. */
+int orion__shard_on_pull(exec_state *x, job *j);
 /* Retries the FETCHes that arrived before their run started here.  Loop
  * thread. */
 void orion__shard_serve_deferred(exec_state *x);
@@ -328,6 +341,19 @@ void orion__rows_drop_old(exec_state *x, int64_t run);
 /* Compute-thread handlers of SEND_ROWS and ROWS_PULL. */
 int orion__rows_send(exec_state *x, job *j);
 int orion__rows_pull(exec_state *x, job *j);
+
+/* ---- exec_hold.c -------------------------------------------------------- */
+
+/* Holds a copy of block `block`'s writes items[0..n) to buffer (in our
+ * shard) until orion__hold_apply.  Compute thread. */
+void orion__hold_items(exec_state *x, int64_t buffer, int64_t block,
+                       const orion_pend_item *items, int64_t n);
+/* Applies the held writes block by block in ascending block number
+ * (each block's in the order they came), then forgets them; an apply
+ * error fails the loop here.  Compute thread. */
+void orion__hold_apply(exec_state *x);
+/* Forgets the held writes (a new run). */
+void orion__hold_drop(exec_state *x);
 
 /* ---- exec_run.c --------------------------------------------------------- */
 

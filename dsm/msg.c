@@ -374,6 +374,7 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
   orion__mw_begin(&e, b, ORION_WIRE_LOOP_DONE);
   if (orion__mw_count(&e, m->accs, m->naccs))
     for (k = 0; k < m->naccs; k++) {
+      orion__mw_i64(&e, m->accs[k].block);
       orion__mw_i64(&e, m->accs[k].id);
       orion__mw_flag(&e, m->accs[k].has);
       orion__mw_flag(&e, m->accs[k].isint);
@@ -396,9 +397,10 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   int64_t k;
   memset(&m, 0, sizeof m);
   orion__mr_init(&d, p, n, "LOOP_DONE", err);
-  v = orion__mr_list(&d, "accumulator", 40, sizeof *v, &m.naccs);
+  v = orion__mr_list(&d, "accumulator", 48, sizeof *v, &m.naccs);
   m.accs = v;
   for (k = 0; k < m.naccs && d.rc == 0; k++) {
+    v[k].block = orion__mr_i64(&d, "accumulator's block");
     v[k].id = orion__mr_i64(&d, "accumulator id");
     v[k].has = orion__mr_flag(&d, "accumulator's has flag");
     v[k].isint = orion__mr_flag(&d, "accumulator's isint flag");

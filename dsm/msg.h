@@ -295,7 +295,8 @@ typedef struct orion_msg_item {
   orion_msg_value val;
 } orion_msg_item;
 
-/* Wire order: i64 run, i64 buffer, u64 isint (flag), then the items: u64
+/* Wire order: i64 run, i64 buffer, u64 isint (flag), i64 block, the
+ * items.  The items (they end the payload): u64
  * n, u64 nruns, then either (nruns 0) n times i64 key, u64 value bits, or
  * nruns times i64 first key (>= 0), u64 count (>= 1), then the n value bits
  * in item order, the runs' counts summing to n.  Consecutive keys (the
@@ -309,6 +310,9 @@ typedef struct orion_msg_buffer_flush {
   int isint;
   const orion_msg_item *items;
   int64_t nitems;
+  int64_t block; /* the block whose writes these are, for
+                    a flush = "loop" buffer (applied in block order once
+                    every block's are in); -1: apply them now */
 } orion_msg_buffer_flush;
 
 int orion_msg_buffer_flush_encode(orion_buf *b,
@@ -492,9 +496,11 @@ int orion_msg_loop_end_decode(const void *p, size_t n, orion_msg_loop_end *out,
  * LOOP_DONE (executor -> driver): accumulators; the loop is finished here.
  * ---------------------------------------------------------------------- */
 
-/* An accumulator's value: i64 id, u64 has (flag: any value folded in),
- * u64 isint (flag), i64 i, f64 d (lua/accum.h's orion_accval). */
+/* One block's partial of an accumulator: i64 block (-1: folded outside
+ * any block), i64 id, u64 has (flag: any value folded in), u64 isint
+ * (flag), i64 i, f64 d (lua/accum.h's orion_accval). */
 typedef struct orion_msg_acc_value {
+  int64_t block; /* the block whose partial this is; -1: none */
   int64_t id;
   int has;
   int isint;
@@ -502,7 +508,8 @@ typedef struct orion_msg_acc_value {
   double d;
 } orion_msg_acc_value;
 
-/* Wire order: u64 naccs + accs, u64 peer_bytes (bytes sent to peers,
+/* Wire order: u64 naccs + accs (one per block run here and accumulator
+ * that got a value), u64 peer_bytes (bytes sent to peers,
  * framing included: drivers/exec_peer.c says which side counts what) and
  * u64 shard_items (buffered writes applied to own shards) since the last
  * LOOP_DONE, f64 compute_seconds, f64 wait_seconds and f64 idle_seconds

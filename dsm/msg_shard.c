@@ -153,6 +153,7 @@ int orion_msg_buffer_flush_encode(orion_buf *b,
   orion__mw_i64(&e, m->run);
   orion__mw_i64(&e, m->buffer);
   orion__mw_flag(&e, m->isint);
+  orion__mw_i64(&e, m->block);
   put_items(&e, m->items, m->nitems);
   return orion__mw_end(&e);
 }
@@ -167,6 +168,7 @@ int orion_msg_buffer_flush_decode(const void *p, size_t n,
   m.run = orion__mr_i64(&d, "run number");
   m.buffer = orion__mr_i64(&d, "buffer id");
   m.isint = orion__mr_flag(&d, "isint flag");
+  m.block = orion__mr_i64(&d, "block");
   m.items = get_items(&d, &m.nitems);
   *out = m;
   if (orion__mr_end(&d) != 0)

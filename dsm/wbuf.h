@@ -56,10 +56,13 @@ typedef struct orion_wbuf {
 /* Where a flush sends the writes it took, instead of applying them (a
  * distributed executor ships them to the target's owner): the items of
  * buffer buffer_id in ascending key order, isint saying which member of
- * val is set.  A nonzero return fails the flush with err set. */
+ * val is set; block: the block that wrote them, for a flush = "loop"
+ * buffer (the owner applies them in block order once the loop is over),
+ * or -1 (apply them now).  A nonzero return fails the flush with err
+ * set. */
 typedef int (*orion_flush_sink)(void *ud, int64_t buffer_id, int isint,
                                 const orion_pend_item *items, int64_t n,
-                                orion_error *err);
+                                int64_t block, orion_error *err);
 
 /* An empty store for a target of `positions` elements (allocates
  * nothing). */

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "util/alloc.h"
 #include "util/error.h"
 
 static const char *const op_names[] = {"sum", "min", "max"};
@@ -81,6 +82,42 @@ void orion_accval_combine(orion_accval *v, orion_acc_op op,
     orion_accval_add_int(v, op, p->i);
   else
     orion_accval_add_num(v, op, p->d);
+}
+
+int orion_acc_table_init(orion_acc_table *t, int naccs, int nblocks,
+                         int nextra) {
+  t->naccs = naccs;
+  t->nblocks = nblocks;
+  t->nextra = nextra;
+  t->part = orion_calloc((size_t)naccs * (size_t)(nblocks + nextra) + 1,
+                         sizeof *t->part);
+  return t->part != NULL ? 0 : ORION_ENOMEM;
+}
+
+int orion_acc_table_put(orion_acc_table *t, int k, int64_t block, int extra,
+                        orion_acc_op op, const orion_accval *p) {
+  int64_t row = block >= 0 ? block : t->nblocks + (int64_t)extra;
+  if (k < 0 || k >= t->naccs || block >= t->nblocks || row < 0 ||
+      row >= t->nblocks + t->nextra)
+    return ORION_EINVAL;
+  orion_accval_combine(&t->part[(size_t)row * (size_t)t->naccs + (size_t)k],
+                       op, p);
+  return 0;
+}
+
+void orion_acc_table_fold(const orion_acc_table *t, int k, orion_acc_op op,
+                          const int *order, orion_accval *v) {
+  int r;
+  for (r = 0; r < t->nblocks + t->nextra; r++) {
+    int row = r < t->nblocks ? order[r] : r;
+    orion_accval_combine(
+        v, op, &t->part[(size_t)row * (size_t)t->naccs + (size_t)k]);
+  }
+}
+
+void orion_acc_table_free(orion_acc_table *t) {
+  orion_free(t->part);
+  t->part = NULL;
 }
 
 void orion_accval_push(lua_State *L, const orion_accval *v) {

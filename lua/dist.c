@@ -40,6 +40,7 @@
 #include "dsm/proto.h" /* orion_shard_first, ORION_BODY_CACHE */
 #include "dsm/replica.h"
 #include "lua/dist.h"
+#include "lua/dist_held.h"
 #include "lua/dist_int.h"
 #include "lua/dist_watch.h"
 #include "lua/exec.h"
@@ -507,7 +508,8 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
 
 /* The decoded items go to the buffer's apply as they are (dsm/wbuf.h's
  * orion_pend_item is dsm/msg.h's orion_msg_item). */
-static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
+static void apply_flush(void *ud, int e, const char *p, size_t len) {
+  loop_run *r = ud;
   orion_msg_buffer_flush m;
   const orion_pend_item *items;
   int64_t k, last;
@@ -517,12 +519,19 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
   /* m.run: only the current run can arrive here; m.isint: the driver's
    * buffer knows its type. */
   check_decoded(r, e, "BUFFER_FLUSH",
-                orion_msg_buffer_flush_decode(f->payload, f->len, &m, NULL));
+                orion_msg_buffer_flush_decode(p, len, &m, NULL));
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].id == m.buffer)
       u = use_of(r, r->j->bufs[i].target);
-  if (u == NULL)
+  if (u == NULL || m.block >= r->j->sched->nblocks)
     fail_frame(r, e, "BUFFER_FLUSH");
+  if (m.block >= 0 && !orion_loop_finished(&r->m)) {
+    /* A flush = "loop" block's writes: held until every block's are in. */
+    if (orion__held_add(&r->held, m.block, e, p, len) != 0)
+      orion_cluster_fail(r->cl, "out of memory holding buffered writes");
+    orion_msg_buffer_flush_free(&m);
+    return;
+  }
   items = m.items;
   orion_error_clear(&err);
   if (orion_exec_buffer_apply(r->s->ex, m.buffer, items, m.nitems, &err) != 0)
@@ -539,6 +548,10 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
     last = chunk;
   }
   orion_msg_buffer_flush_free(&m);
+}
+
+static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
+  apply_flush(r, e, (const char *)f->payload, f->len);
 }
 
 static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
@@ -558,9 +571,9 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
       v.isint = a->isint;
       v.i = (lua_Integer)a->i;
       v.d = (lua_Number)a->d;
-      if (acc != NULL)
-        orion_accval_combine(&r->accpart[(size_t)e * r->j->naccs + i],
-                             acc->op, &v);
+      if (acc != NULL &&
+          orion_acc_table_put(&r->accpart, i, a->block, e, acc->op, &v) != 0)
+        fail_frame(r, e, "LOOP_DONE"); /* a block not of this loop */
     }
   }
   r->peer_bytes += m.peer_bytes;
@@ -858,20 +871,21 @@ static void run_free(loop_run *r) {
   orion_free(r->accdesc);
   orion_free(r->bufdesc);
   orion_free(r->shards);
-  orion_free(r->accpart);
+  orion_acc_table_free(&r->accpart);
+  orion__held_free(&r->held);
   orion_loop_free(&r->m);
 }
 
-/* The executors' partials into the accumulators, executor 0 first. */
+/* The blocks' partials into the accumulators, in the schedule's block
+ * order (then the executors' partials from outside blocks, executor 0
+ * first): the order the in-process run folds them in too. */
 static void combine_accs(loop_run *r) {
-  int e, i;
+  int i;
   for (i = 0; i < r->j->naccs; i++) {
     dacc *acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, r->j->accs[i]);
-    for (e = 0; e < r->n && acc != NULL; e++) {
-      const orion_accval *v = &r->accpart[(size_t)e * r->j->naccs + i];
-      if (v->has)
-        orion_accval_combine(&acc->val, acc->op, v);
-    }
+    if (acc != NULL)
+      orion_acc_table_fold(&r->accpart, i, acc->op, r->j->sched->order,
+                           &acc->val);
   }
 }
 
@@ -898,10 +912,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.secs = orion_calloc((size_t)r.n * 4, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
   r.seq = orion_calloc((size_t)j->sched->nblocks + 1, sizeof *r.seq);
-  r.accpart = orion_calloc((size_t)r.n * (size_t)j->naccs + 1,
-                           sizeof *r.accpart);
-  if (r.secs == NULL || r.use == NULL || r.seq == NULL || r.accpart == NULL) {
-    orion_free(r.accpart);
+  if (orion_acc_table_init(&r.accpart, j->naccs, j->sched->nblocks, r.n) !=
+          0 ||
+      r.secs == NULL || r.use == NULL || r.seq == NULL) {
+    orion_acc_table_free(&r.accpart);
     orion_free(r.secs);
     orion_free(r.use);
     orion_free(r.seq);
@@ -967,6 +981,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_jobpage_loop_end();
   }
   orion__dist_watch_end(&r.eye);
+  /* The flush = "loop" writes, block by block (a failure among them fails
+   * the loop). */
+  if (orion_loop_failed(&r.m) == NULL)
+    orion__held_run(&r.held, apply_flush, &r);
   failed = orion_loop_failed(&r.m);
   if (failed == NULL)
     combine_accs(&r);

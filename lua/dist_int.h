@@ -9,6 +9,7 @@
 #include "dsm/msg.h"
 #include "dsm/replica.h"
 #include "lua/dist.h"
+#include "lua/dist_held.h"
 #include "lua/dist_watch.h"
 #include "lua/module.h"
 #include "scheduler/loop.h"
@@ -71,10 +72,11 @@ typedef struct loop_run {
   uint64_t peer_bytes, shard_items;
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
-  /* Each executor's accumulator partials (n rows of the job's naccs),
-   * combined in executor order once the loop ends, so that a floating
-   * point sum does not depend on which executor answered first. */
-  orion_accval *accpart;
+  /* The accumulator partials of each block (and of each executor outside
+   * blocks), combined in the schedule's block order once the loop ends,
+   * so that a floating-point sum does not depend on the executors. */
+  orion_acc_table accpart;
+  orion_held_frames held; /* flush = "loop" writes, applied at the end */
   /* The lists of the frame being built, reused from frame to frame (their
    * runs are views of the arrays' rows until the encoder copies them). */
   orion_msg_seg *segs; /* room for the most segments a block has */

@@ -414,6 +414,7 @@ void orion_exec_free(orion_exec *ex) {
   orion_free(ex->accs);
   orion_free(ex->bufs);
   orion_free(ex->cslots);
+  orion__exec_block_reset(ex);
   orion_free(ex);
 }
 
@@ -674,9 +675,9 @@ static int apply_error(orion_exec *ex, exec_buffer *b, int64_t key,
 /* Applies items[0..n) to b's target with b's operator, in order: "add"
  * and "replace" in dsm/wbuf.c, an apply function here, in a protected
  * call with a traceback. */
-static int apply_taken(orion_exec *ex, exec_buffer *b,
-                       const orion_pend_item *items, int64_t n,
-                       orion_error *err) {
+int orion__exec_apply_taken(orion_exec *ex, exec_buffer *b,
+                            const orion_pend_item *items, int64_t n,
+                            orion_error *err) {
   lua_State *L = ex->L;
   flush_ctx f;
   int rc = 0, top = lua_gettop(L);
@@ -724,9 +725,9 @@ static int flush_buffer(orion_exec *ex, exec_buffer *b, orion_error *err) {
                            (long long)orion_wbuf_pending(&b->pend));
   if (ex->sink != NULL)
     rc = ex->sink(ex->sink_ud, b->id, orion_type_is_int(b->target->type),
-                  items, n, err);
+                  items, n, -1, err);
   else
-    rc = apply_taken(ex, b, items, n, err);
+    rc = orion__exec_apply_taken(ex, b, items, n, err);
   orion_free(items);
   return rc;
 }
@@ -752,11 +753,16 @@ int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
                              "executor %d: buffer '%s': flushed key %lld is "
                              "outside its target",
                              ex->id, b->name, (long long)items[i].key);
-  return apply_taken(ex, b, items, n, err);
+  return orion__exec_apply_taken(ex, b, items, n, err);
 }
 
 int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err) {
   int i;
+  if (at_loop_end) {
+    int rc = orion__exec_flush_kept(ex, err);
+    if (rc != 0)
+      return rc;
+  }
   for (i = 0; i < ex->nbufs; i++) {
     exec_buffer *b = ex->bufs[i];
     if (at_loop_end || b->flush == ORION_FLUSH_BLOCK) {
@@ -838,6 +844,7 @@ int orion_exec_load(orion_exec *ex, int64_t loop_id, const char *blob,
   char msg[512];
   int rc;
   orion_exec_set_compiled(ex, NULL, NULL, 0);
+  orion__exec_block_reset(ex); /* a failed loop's blocks */
   luaL_unref(ex->L, LUA_REGISTRYINDEX, ex->body_ref);
   ex->body_ref = LUA_NOREF;
   rc = orion_capture_decode(ex->L, blob, len, resolve, ex, msg, sizeof msg);

@@ -16,6 +16,7 @@
 #include "dsm/array.h"
 #include "dsm/wbuf.h"
 #include "lua/accum.h"
+#include "lua/exec_block.h"
 #include "util/cbody.h"
 #include "util/buf.h"
 #include "util/error.h"

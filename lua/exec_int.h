@@ -16,6 +16,7 @@
 #include "dsm/array.h"
 #include "dsm/wbuf.h"
 #include "lua/accum.h"
+#include "lua/exec_block.h"
 #include "util/cbody.h"
 #include "util/error.h"
 
@@ -33,6 +34,14 @@ typedef struct acc_slot {
 } acc_slot;
 
 typedef struct exec_buffer exec_buffer;
+
+/* One block's pending writes to one flush = "loop" buffer, taken at the
+ * block's end (lua/exec_block.c). */
+typedef struct block_items {
+  int64_t block, buffer, seq;
+  orion_pend_item *items;
+  int64_t n;
+} block_items;
 
 /* The core behind lua/exec.h's orion_exec. */
 struct orion_exec {
@@ -52,6 +61,13 @@ struct orion_exec {
   orion_cbody_fn cfn;  /* the loop's compiled body, or NULL */
   orion_cslot *cslots; /* its slots (copied, names not kept) */
   int ncslots;
+  /* The accumulators' partials of the blocks ended so far in this loop
+   * (lua/exec_block.c). */
+  orion_block_acc *bacc;
+  int64_t nbacc, capbacc;
+  /* ... and the flush = "loop" buffers' writes of those blocks. */
+  block_items *bkept;
+  int64_t nbkept, capbkept;
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry
@@ -72,6 +88,16 @@ struct exec_buffer {
 binding *orion__exec_find_array(struct orion_exec *ex, int64_t id);
 exec_buffer *orion__exec_find_buffer(struct orion_exec *ex, int64_t id);
 acc_slot *orion__exec_find_acc(struct orion_exec *ex, int64_t id);
+
+/* Applies items[0..n) to b's target with b's operator, in order. */
+int orion__exec_apply_taken(struct orion_exec *ex, exec_buffer *b,
+                            const orion_pend_item *items, int64_t n,
+                            orion_error *err);
+
+/* At the loop's end: the kept writes of the flush = "loop" buffers, block
+ * by block in ascending block number, applied (or handed to the sink,
+ * tagged with their block); then forgotten.  0, or the first error. */
+int orion__exec_flush_kept(struct orion_exec *ex, orion_error *err);
 
 /* Writes element e's 1-based key "(k1, ..., kn)" into buf[0..n). */
 void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,

@@ -46,6 +46,7 @@ typedef struct mod_state {
   /* The cluster: started on first use when nexec > 0 (0: loops run on
    * the in-process executor). */
   int nexec;
+  int partitions; /* parts per key dimension by default (--partitions) */
   orion_cluster_opts copts;
   double stall_seconds; /* --stall-seconds (lua/dist_watch.c); 0: never */
   orion_cluster *cl;

@@ -69,6 +69,8 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->explain_only = cfg->explain_only;
   s->fast = cfg->fast_math;
   s->nexec = cfg->executors;
+  s->partitions =
+      cfg->partitions > 0 ? cfg->partitions : ORION_DEFAULT_PARTITIONS;
   s->copts = cfg->cluster;
 }
 
@@ -968,6 +970,7 @@ int luaopen_orion(lua_State *L) {
     lua_pop(L, 1);
     s = lua_newuserdatauv(L, sizeof *s, 0);
     memset(s, 0, sizeof *s);
+    s->partitions = ORION_DEFAULT_PARTITIONS;
     lua_newtable(L);
     lua_pushcfunction(L, state_gc);
     lua_setfield(L, -2, "__gc");

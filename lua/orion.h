@@ -10,6 +10,14 @@
 
 #include "dsm/cluster.h"
 
+/* The parts per key dimension a loop is cut into by default: a constant,
+ * never the number of executors, so that a loop's blocks (and with them
+ * its results) depend on the data and the options only.  8 gives every
+ * executor of 1, 2, 4 or 8 an equal share of space parts, and keeps the
+ * per-block costs (one RUN_BLOCK, one answer) small beside the work of a
+ * block on data of any real size. */
+#define ORION_DEFAULT_PARTITIONS 8
+
 typedef struct orion_config {
   const char *metrics_path; /* NULL: orion.record is a no-op */
   uint64_t seed;            /* script seed */
@@ -21,6 +29,9 @@ typedef struct orion_config {
   int explain_only;         /* > 0: stop the script before the loop of the
                                Nth call site explained runs (with explain) */
   int fast_math;            /* opts.fast defaults to true */
+  int partitions;           /* parts per key dimension when a loop's
+                               opts.partitions does not say (0: the
+                               default, ORION_DEFAULT_PARTITIONS) */
   int executors;            /* 0: loops run in the driver's process; else
                                the number of executor processes */
   orion_cluster_opts cluster; /* how to start them */

@@ -41,7 +41,7 @@ static int l_buffer(lua_State *L) {
   mod_state *s = orion__state(L);
   dbuffer *b;
   orion_apply_op op = ORION_APPLY_ADD;
-  int64_t flush = ORION_FLUSH_BLOCK;
+  int64_t flush = ORION_FLUSH_LOOP; /* deterministic; "block" and n relax */
   orion__check_keys(L, 2, "orion.buffer", buffer_opts);
   if (t->a->sparse)
     return luaL_error(L, "orion.buffer: the target must be a dense array "
@@ -164,10 +164,9 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
     luaL_error(L, "parallel_for: concurrent_order must be \"forward\" or "
                   "\"reverse\"");
   o->reverse = strcmp(co, "reverse") == 0;
-  {
-    mod_state *ms = orion__state(L);
-    o->parts[0] = o->parts[1] = ms->nexec > 0 ? 2 * ms->nexec : 2;
-  }
+  /* The job's default (--partitions), never the executor count: the
+   * blocks, and with them the results, are the same on any cluster. */
+  o->parts[0] = o->parts[1] = orion__state(L)->partitions;
   nparts = orion__opt_int_list(L, 3, "partitions", o->parts, 2);
   if (nparts == 1)
     o->parts[1] = o->parts[0];
@@ -514,6 +513,34 @@ static void set_seconds(lua_State *L, const char *name, const double *v,
   lua_setfield(L, -2, name);
 }
 
+/* The in-process executor's per-block accumulator partials into the
+ * driver's accumulators, in the schedule's block order (as lua/dist.c
+ * does with the executors'); keep 0 drops them.  0 or ORION_ENOMEM. */
+static int fold_local_accs(lua_State *L, mod_state *s, const launch *l,
+                           const orion_schedule *sched, int keep) {
+  orion_block_acc *v = NULL;
+  orion_acc_table t;
+  int64_t n, k;
+  int i, rc = orion_exec_take_block_accs(s->ex, &v, &n);
+  if (rc != 0 || !keep || l->info.naccs == 0) {
+    orion_free(v);
+    return rc;
+  }
+  rc = orion_acc_table_init(&t, l->info.naccs, sched->nblocks, 1);
+  for (i = 0; i < l->info.naccs && rc == 0; i++) {
+    dacc *acc = orion__by_id(L, ACCS_KEY, ACC_MT, l->info.accs[i]);
+    if (acc == NULL)
+      continue;
+    for (k = 0; k < n; k++)
+      if (v[k].id == acc->id)
+        orion_acc_table_put(&t, i, v[k].block, 0, acc->op, &v[k].val);
+    orion_acc_table_fold(&t, i, acc->op, sched->order, &acc->val);
+  }
+  orion_acc_table_free(&t);
+  orion_free(v);
+  return rc;
+}
+
 static int l_parallel_for(lua_State *L) {
   darray *it = orion__check_array_only(L, 1);
   mod_state *s;
@@ -646,6 +673,8 @@ static int l_parallel_for(lua_State *L) {
         done += seg->hi - seg->lo;
       }
       if (rc == 0)
+        rc = orion_exec_end_block(s->ex, b, &err);
+      if (rc == 0)
         rc = orion_exec_flush(s->ex, 0, &err);
       t_exec += orion_now() - tb;
       orion_progress_update(&progress, done);
@@ -655,16 +684,11 @@ static int l_parallel_for(lua_State *L) {
     orion_progress_end(&progress);
   }
   orion_buf_free(&blob);
+  /* Fold the in-process blocks' partials into the driver's accumulators
+   * (taken also after an error, so they do not leak into the next loop). */
+  if (fold_local_accs(L, s, &l, &sched, rc == 0) != 0 && rc == 0)
+    rc = orion_error_set(&err, ORION_ENOMEM, "out of memory");
   orion_schedule_free(&sched);
-  /* Fold the executor's partial sums into the driver's accumulators (also
-   * after an error, so the partials do not leak into the next loop). */
-  for (i = 0; i < l.info.naccs; i++) {
-    dacc *acc = orion__by_id(L, ACCS_KEY, ACC_MT, l.info.accs[i]);
-    orion_accval part;
-    if (acc != NULL && orion_exec_take_acc(s->ex, acc->id, &part) == 0 &&
-        rc == 0)
-      orion_accval_combine(&acc->val, acc->op, &part);
-  }
   unbind_all(s->ex, &l);
   if (rc != 0) {
     orion_free(dst.exec_seconds);

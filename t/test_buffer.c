@@ -847,7 +847,7 @@ Test(buffer, many_blocks_many_flushes) {
  * ---------------------------------------------------------------------- */
 
 /* Encodes n items in a BUFFER_FLUSH, checks the size of its item list
- * (the payload after run, buffer and isint) against `bytes`, decodes them
+ * (the payload after run, buffer, isint and block) against `bytes`, decodes them
  * back and compares key and value bits. */
 static void roundtrip(const orion_pend_item *items, int64_t n, size_t bytes) {
   orion_msg_buffer_flush m = {1, 2, 0, items, n}, back;
@@ -859,8 +859,8 @@ static void roundtrip(const orion_pend_item *items, int64_t n, size_t bytes) {
   cr_assert_eq(orion_msg_buffer_flush_encode(&b, &m), 0);
   p = b.data + ORION_WIRE_HEADER_LEN;
   len = b.len - ORION_WIRE_OVERHEAD;
-  cr_assert_eq(len, 24 + bytes, "encoded %zu bytes of items, expected %zu",
-               len - 24, bytes);
+  cr_assert_eq(len, 32 + bytes, "encoded %zu bytes of items, expected %zu",
+               len - 32, bytes);
   cr_assert_eq(orion_msg_buffer_flush_decode(p, len, &back, NULL), 0);
   cr_assert_eq(back.nitems, n);
   for (i = 0; i < n; i++) {
@@ -898,12 +898,12 @@ Test(buffer, flush_codec_scattered_keys_keep_key_and_value) {
 /* A hand-built item list `words` behind run, buffer and isint: refused,
  * and nothing is left allocated.  Returns the decoder's code. */
 static int decode_words(const uint64_t *words, size_t nw) {
-  uint64_t p[16] = {1, 2, 0};
+  uint64_t p[17] = {1, 2, 0, (uint64_t)-1}; /* run, buffer, isint, block */
   orion_msg_buffer_flush m;
   int rc;
   cr_assert_leq(nw, 13);
-  memcpy(p + 3, words, nw * 8);
-  rc = orion_msg_buffer_flush_decode(p, (3 + nw) * 8, &m, NULL);
+  memcpy(p + 4, words, nw * 8);
+  rc = orion_msg_buffer_flush_decode(p, (4 + nw) * 8, &m, NULL);
   cr_assert_null(m.items);
   cr_assert_eq(m.nitems, 0);
   return rc;

@@ -612,9 +612,9 @@ Test(cluster, buffer_totals_apply_function) {
 Test(cluster, buffer_flush_points) {
   tu_run r = DRIVE("--executors", "2", "@flush_points.lua");
   expect_ok(&r, "flush_points.lua");
-  expect_has(r.out, "flush block ok: 4 applications per topic, 4 blocks, 2 "
+  expect_has(r.out, "flush block ok: 8 applications per topic, 8 blocks, 2 "
                     "executors");
-  expect_has(r.out, "flush loop ok: 2 applications per topic");
+  expect_has(r.out, "flush loop ok: 8 applications per topic, 8 blocks");
   expect_has(r.out, "flush 40 ok: 40 applications per topic");
   tu_run_free(&r);
   expect_no_executors_left("flush_points", 2);

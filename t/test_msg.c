@@ -453,7 +453,7 @@ Test(msg, buffer_flush_round_trip_both_forms) {
     cr_assert_eq(orion_msg_buffer_flush_encode(&b, &m), 0);
     p = payload_of(&b, ORION_WIRE_BUFFER_FLUSH, &n);
     /* t/test_buffer's sizes, after run, buffer and isint. */
-    cr_assert_eq(n, dense ? 24 + 16 + 2 * 16 + 1000 * 8 : 24 + 16 + 50 * 16);
+    cr_assert_eq(n, dense ? 32 + 16 + 2 * 16 + 1000 * 8 : 32 + 16 + 50 * 16);
     cr_assert_eq(orion_msg_buffer_flush_decode(p, n, &out, NULL), 0);
     cr_assert_eq(out.run, -9);
     cr_assert_eq(out.buffer, 77);
@@ -934,7 +934,7 @@ Test(msg, items_match_the_hand_written_item_coding) {
   int form, n;
   for (form = 0; form < 3; form++)
     for (n = 0; n <= 1000; n += n < 10 ? 1 : 197) {
-      orion_msg_buffer_flush m = {4, 5, 1, it, n};
+      orion_msg_buffer_flush m = {4, 5, 1, it, n, 6};
       orion_buf b, h;
       sample_items(it, n, form != 0);
       if (form == 2 && n > 3) /* ranges broken up here and there */
@@ -945,6 +945,7 @@ Test(msg, items_match_the_hand_written_item_coding) {
       orion_pw_i64(&h, 4);
       orion_pw_i64(&h, 5);
       orion_buf_u64(&h, 1);
+      orion_pw_i64(&h, 6); /* the block */
       hand_items(&h, it, n);
       same_payload(&b, ORION_WIRE_BUFFER_FLUSH, &h);
       orion_buf_free(&b);
@@ -997,8 +998,8 @@ Test(msg, counts_beyond_the_payload_are_refused_before_allocating) {
   /* FETCH: chunks 0..2^61 with one version. */
   uint64_t fe[5] = {1, 2, 0, HUGE_COUNT, 0};
   /* BUFFER_FLUSH: 2^61 items, plain or in one run. */
-  uint64_t bf[6] = {1, 2, 0, HUGE_COUNT, 0, 0};
-  uint64_t bf1[7] = {1, 2, 0, HUGE_COUNT, 1, 0, 5};
+  uint64_t bf[7] = {1, 2, 0, 0, HUGE_COUNT, 0, 0};
+  uint64_t bf1[8] = {1, 2, 0, 0, HUGE_COUNT, 1, 0, 5};
   /* A string longer than the payload. */
   uint64_t be[3] = {1, 2, HUGE_COUNT};
   cr_assert_eq(decode_words(ORION_WIRE_RUN_BLOCK, rb, 5), ORION_ETRUNC);
@@ -1011,8 +1012,8 @@ Test(msg, counts_beyond_the_payload_are_refused_before_allocating) {
   cr_assert_eq(decode_words(ORION_WIRE_FETCH_REPLY, fr, 2), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_LOOP_DONE, ld, 2), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_FETCH, fe, 5), ORION_ETRUNC);
-  cr_assert_eq(decode_words(ORION_WIRE_BUFFER_FLUSH, bf, 6), ORION_ETRUNC);
-  cr_assert_eq(decode_words(ORION_WIRE_BUFFER_FLUSH, bf1, 7), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BUFFER_FLUSH, bf, 7), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BUFFER_FLUSH, bf1, 8), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_BODY_ERROR, be, 3), ORION_ETRUNC);
 }
 
@@ -1061,9 +1062,9 @@ Test(msg, buffer_flush_refuses_malformed_item_lists) {
   static const size_t len[8] = {7, 9, 6, 8, 6, 7, 5, 4};
   int i;
   for (i = 0; i < 8; i++) {
-    uint64_t w[12] = {1, 2, 0};
-    memcpy(w + 3, lists[i], len[i] * 8);
-    cr_assert_lt(decode_words(ORION_WIRE_BUFFER_FLUSH, w, 3 + len[i]), 0,
+    uint64_t w[13] = {1, 2, 0, 0}; /* run, buffer, isint, block */
+    memcpy(w + 4, lists[i], len[i] * 8);
+    cr_assert_lt(decode_words(ORION_WIRE_BUFFER_FLUSH, w, 4 + len[i]), 0,
                  "list %d decodes", i);
   }
 }
@@ -1085,7 +1086,7 @@ Test(msg, items_outside_runs_travel_plain) {
   orion_buf_init(&b);
   cr_assert_eq(orion_msg_buffer_flush_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_BUFFER_FLUSH, &n);
-  cr_assert_eq(n, 24 + 16 + 8 * 16);
+  cr_assert_eq(n, 32 + 16 + 8 * 16);
   cr_assert_eq(orion_msg_buffer_flush_decode(p, n, &out, NULL), 0);
   for (i = 0; i < 8; i++)
     cr_assert_eq(out.items[i].key, it[i].key);

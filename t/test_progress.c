@@ -297,10 +297,10 @@ Test(stall, long_block_is_reported_and_the_job_completes) {
   cr_assert(p != NULL, "%s", r.err);
   e = strchr(p, '\n');
   snprintf(line, sizeof line, "%.*s", (int)(e != NULL ? e - p : 1000), p);
-  /* Element 1 is in block 0 (keys 1..16 of 64 in 4 blocks), on executor
+  /* Element 1 is in block 0 (keys 1..8 of 64 in 8 blocks), on executor
    * 0, which still sends heartbeats while its body runs. */
   expect_has(line, "executor 0 (127.0.0.1:");
-  expect_has(line, "has been running block 0 of 4 (keys 1..16) for ");
+  expect_has(line, "has been running block 0 of 8 (keys 1..8) for ");
   expect_has(line, " s in the parallel_for at ");
   expect_has(line, "stall.lua:11;");
   expect_has(line, "; last heartbeat ");

@@ -1,6 +1,7 @@
 -- Where buffered updates are applied.  The buffer's apply function adds a
 -- large marker per application, so each total tells how many times its
--- element was flushed: "block" once per block, "loop" once per executor,
+-- element was flushed: "block" once per block, "loop" once per block too
+-- (each block's writes kept apart and applied at the end of the loop),
 -- and n = 40 once per 40 elements an executor ran (every block holds a
 -- multiple of 40 elements, and any 3 consecutive elements touch every
 -- topic, so every flush carries every topic).
@@ -35,7 +36,7 @@ for _, flush in ipairs { "block", "loop", 40 } do
     B[t] = B[t] + 1
   end)
   local flushes = flush == "block" and st.blocks
-                  or flush == "loop" and st.executors
+                  or flush == "loop" and st.blocks
                   or D * W // flush
   for k = 1, K do
     local got = T:get(k)
