@@ -942,6 +942,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   rio.ud = &r;
   if (rc == 0)
     rc = orion_loop_init(&r.m, j->sched, r.n, r.pull, &rio);
+  if (rc == 0)
+    r.m.early = orion__resid_early(&r);
   if (rc != 0) {
     run_free(&r);
     orion_free(r.secs);

@@ -134,5 +134,10 @@ int orion__resid_block(loop_run *r, int e, int b);
 /* Block b is done on e: e holds its parts' rows now. */
 void orion__resid_done(loop_run *r, int e, int b);
 void orion__resid_free(loop_run *r);
+/* Whether the loop may dispatch early (scheduler/loop.h): no RUN_BLOCK
+ * carries rows that the block before it on the same executor may write,
+ * because every dense array the body writes directly is resident, or
+ * iterated and not subscripted in the body (its blocks are disjoint).  ORION_NO_EARLY=1 turns it off. */
+int orion__resid_early(const loop_run *r);
 
 #endif

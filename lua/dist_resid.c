@@ -413,6 +413,29 @@ void orion__resid_done(loop_run *r, int e, int b) {
   }
 }
 
+int orion__resid_early(const loop_run *r) {
+  const orion_plan *p = r->j->plan;
+  const char *v = getenv("ORION_NO_EARLY");
+  int i;
+  if (p == NULL || (v != NULL && v[0] != '\0' && strcmp(v, "0") != 0))
+    return 0;
+  for (i = 0; i < r->nuse; i++) {
+    const arr_use *u = &r->use[i];
+    int k;
+    if (u->d->a->sparse || u->resident != RES_NONE)
+      continue;
+    if (u->plan_index < 0 || p->arrays[u->plan_index].writes > 0)
+      return 0;
+    /* The iterated array: each block writes its own elements only (a
+     * returned value), but a body that subscripts it may read its
+     * neighbours' (a wavefront's A[i - 1][j]). */
+    for (k = 0; u->iterated && k < p->nacc; k++)
+      if (p->acc[k].array == u->plan_index && p->acc[k].nsub > 0)
+        return 0;
+  }
+  return 1;
+}
+
 void orion__resid_free(loop_run *r) {
   int i;
   for (i = 0; i < r->nuse; i++)

@@ -62,9 +62,15 @@ static int exec_of(const orion_loop *l, int block) {
 }
 
 static void send_pos(orion_loop *l, int pos) {
-  int b = l->s->order[pos];
+  int b = l->s->order[pos], nx;
   l->state[pos] = ORION_BLOCK_SENT;
   l->io.send_block(l->io.ud, exec_of(l, b), b);
+  /* Early dispatch: the next block of the space part follows it into the
+   * same executor's queue as soon as its other dependence is met. */
+  nx = l->early ? l->next_p[pos] : -1;
+  if (nx >= 0 && --l->ndeps[nx] == 0 && l->state[nx] == ORION_BLOCK_WAITING &&
+      !l->failed)
+    send_pos(l, nx);
 }
 
 /* Tells every executor the loop is over, once. */
@@ -106,8 +112,9 @@ int orion_loop_block_done(orion_loop *l, int exec, int64_t block) {
   pos = l->s->pos_of[block];
   l->state[pos] = ORION_BLOCK_DONE;
   l->done++;
-  /* Only the blocks waiting for this one can have become ready. */
-  for (k = 0; k < 2; k++) {
+  /* Only the blocks waiting for this one can have become ready (with
+   * early dispatch, the next of its space part went at its send). */
+  for (k = l->early ? 1 : 0; k < 2; k++) {
     int nx = k == 0 ? l->next_p[pos] : l->next_q[pos];
     if (nx >= 0 && --l->ndeps[nx] == 0 &&
         l->state[nx] == ORION_BLOCK_WAITING && !l->failed)

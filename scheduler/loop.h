@@ -8,7 +8,8 @@
  *
  * A loop runs in phases:
  *   RUNNING   blocks go out in the schedule's order (scheduler/schedule.h)
- *             as soon as the blocks they wait for are done; an executor
+ *             as soon as the blocks they wait for are done (with `early`,
+ *             the one before of its space part only sent); an executor
  *             may hold several (it gets the next block's data while it
  *             computes the current one).  When every block is done, or a
  *             block failed, every executor is told to end the loop (once).
@@ -73,6 +74,14 @@ typedef struct orion_loop {
   const orion_schedule *s; /* borrowed; outlives the loop */
   int nexec;
   int pull;                /* collect shards after the loop */
+  /* Early dispatch: a block goes out once the block before it of its
+   * space part is sent (to the same executor, which runs its blocks in
+   * the order they came), not done.  Set before orion_loop_start when
+   * what a block's RUN_BLOCK carries cannot depend on the previous block
+   * of its space part (lua/dist.c says when), so that an executor gets its
+   * next block, and the rows it needs come from peers, while it computes
+   * the current one. */
+  int early;
   orion_loop_io io;
   orion_loop_phase phase;
   unsigned char *state;    /* per position: orion_block_state */
