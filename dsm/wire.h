@@ -25,8 +25,10 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 3 made BODY_ERROR's block a typed i64 (version 2 sent it as
- * decimal text); 2 run-coded buffered writes and moved to CRC-32C.
+ * Versions: 4 gave SHUTDOWN a payload, the reason the driver ends the job
+ * (version 3 sent it empty); 3 made BODY_ERROR's block a typed i64
+ * (version 2 sent it as decimal text); 2 run-coded buffered writes and
+ * moved to CRC-32C.
  *
  * Handshake.  The peer that connects sends HELLO first, carrying the job's
  * token; a decoder in ORION_WIRE_ACCEPT role refuses any other first frame,
@@ -51,7 +53,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 3
+#define ORION_WIRE_VERSION 4
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -82,7 +84,7 @@
   X(FETCH, 9)        /* ask a peer for server-held elements */               \
   X(FETCH_REPLY, 10) /* the answer to a FETCH */                             \
   X(BUFFER_FLUSH, 11) /* buffered updates for their owner */                 \
-  X(SHUTDOWN, 12)    /* end of job: close after this frame */             \
+  X(SHUTDOWN, 12)    /* driver -> executor: end of job, and why */        \
   X(LOOP_END, 13)    /* driver -> executor: the loop's last block is sent */ \
   X(LOOP_DONE, 14)   /* executor -> driver: accumulators, loop finished */  \
   X(LOAD_FILE, 15)   /* driver -> executor: parse a byte range of a file */ \

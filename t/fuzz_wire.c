@@ -440,7 +440,10 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   m.load_file.nparts = 2;
   m.load_file.opts.sep = ',';
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_LOAD_FILE, &m);
-  orion_wire_encode(&seeds[0], ORION_WIRE_SHUTDOWN, NULL, 0);
+  memset(&m, 0, sizeof m);
+  m.shutdown.reason = "executor 1 was lost";
+  m.shutdown.len = 19;
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_SHUTDOWN, &m);
   /* An executor's session, as the driver sees it. */
   orion_wire_hello_encode(&seeds[1], &h);
   orion_wire_heartbeat_encode(&seeds[1], &hb);
