@@ -248,7 +248,8 @@ drv=""
 # The executors leave by themselves (SHUTDOWN, a closed connection, or
 # their heartbeat timeout when their link is down); a reaped one is no
 # longer in its namespace.
-for ((i = 0; i < grace * 10; i++)); do
+deadline=$(( $(date +%s%N) + grace * 1000000000 ))
+while [ "$(date +%s%N)" -lt "$deadline" ]; do
   left=0
   for ((k = 0; k < made; k++)); do
     [ -z "$(ip netns pids "$pfx-$k" 2>/dev/null)" ] || left=1
