@@ -8,7 +8,8 @@
 # bridge onc<ID>br (10.79.<ID>.1/24) in the root namespace by a veth pair
 # (onc<ID>v<K> on the bridge, onc<ID>x<K> in the namespace, at
 # 10.79.<ID>.<K+2>) whose two ends are shaped with `tc tbf` to RATE
-# (default: unshaped); ID is the first of 1..250 whose bridge is free.
+# (default: unshaped); ID (1..250) is the first whose bridge is free,
+# counting from one the pid picks.
 # Runs `orion-driver --launcher manual --executors N --listen
 # 10.79.<ID>.1 DRIVER-ARGS...` in the root namespace and, once the driver
 # prints its executors' command lines (at the script's first parallel_for
@@ -237,6 +238,7 @@ for ((k = 0; k < n; k++)); do
       "$executor" --driver "$addr" --id "$k" &
   fi
   epids[k]=$!
+  disown "${epids[k]}" # no job notice from bash when one is killed
   echo "$me: executor $k in namespace $pfx-$k ($net.$((k + 2)), link" \
        "${pfx}v$k), pid ${epids[k]}" >&2
 done

@@ -26,16 +26,8 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
-skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL (CI=true): $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
-
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/t/skip.sh"
 export ORION_DRIVER_BIN=${ORION_DRIVER:-$src/orion-driver}
 export ORION_EXECUTOR=${ORION_EXECUTOR:-$(dirname "$ORION_DRIVER_BIN")/orion-executor}
 export ORION_LUA_PATH=${ORION_LUA_PATH:-$src/lua/?.lua}
@@ -320,31 +312,30 @@ lost() {
   if grep -q "^checksum" "$tmp/$name.out"; then fail "$name: the loop finished"; fi
 }
 
-# An executor killed: its connection closes at once.
-if start_long kill9 2 --; then
-  pid=$(exec_pid "$tmp/kill9.err" 1)
-  kill -KILL "$pid"
+# lose_one NAME SIGNAL NETCLUSTER-OPTS... -- DRIVER-OPTS...: SIGNAL to
+# executor 1 of 2 during the long loop; the job ends with exit 3 naming it
+# and nothing is left.  pid: the executor's.
+lose_one() {
+  local name=$1 sig=$2
+  shift 2
+  start_long "$name" 2 "$@" || return 1
+  pid=$(exec_pid "$tmp/$name.err" 1)
+  kill -"$sig" "$pid"
   t0=$(now)
   wait_job 30
-  echo "SIGKILL to executor 1: exit $rc after $(elapsed "$t0") s"
-  [ "$rc" -eq 3 ] || fail "kill9: exit $rc (want 3)"
-  lost kill9 1 "$tmp/kill9.err"
-  left_over "$tmp/kill9.err" kill9
-fi
+  echo "SIG$sig to executor 1: exit $rc after $(elapsed "$t0") s"
+  [ "$rc" -eq 3 ] || fail "$name: exit $rc (want 3)"
+  lost "$name" 1 "$tmp/$name.err"
+  left_over "$tmp/$name.err" "$name"
+}
 
+# An executor killed: its connection closes at once.
+lose_one kill9 KILL --
 # An executor stopped: the driver's heartbeat timeout (3 s) finds it; the
 # script kills it after --grace 2.
-if start_long stop 2 --grace 2 -- --heartbeat-timeout 3; then
-  pid=$(exec_pid "$tmp/stop.err" 1)
-  kill -STOP "$pid"
-  t0=$(now)
-  wait_job 30
-  echo "SIGSTOP to executor 1: exit $rc after $(elapsed "$t0") s"
-  [ "$rc" -eq 3 ] || fail "stop: exit $rc (want 3)"
-  lost stop 1 "$tmp/stop.err"
+if lose_one stop STOP --grace 2 -- --heartbeat-timeout 3; then
   has "$tmp/stop.err" " while running block " stop
   has "$tmp/stop.err" "netcluster: executor 1 (pid $pid) still ran 2 s after the driver ended; killing it" stop
-  left_over "$tmp/stop.err" stop
 fi
 
 # A link cut: executor 1's veth (bridge side) goes down.  The driver hears
