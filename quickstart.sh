@@ -22,8 +22,9 @@ packages="build-essential autoconf automake pkg-config liblua5.4-dev libuv1-dev 
 # What the tests read besides the build: the DNN app's Fashion-MNIST
 # (t/test_dnn, fast and slow set).
 [ "$mode" != demo ] && packages="$packages dataset-fashion-mnist"
-# The slow set also opens the job page (--status) in headless Chromium.
-slow_packages="chromium fonts-dejavu-core"
+# The slow set also opens the job page (--status) in headless Chromium and
+# builds a cluster in network namespaces with ip and tc (iproute2).
+slow_packages="chromium fonts-dejavu-core iproute2"
 [ "$mode" = slow ] && packages="$packages $slow_packages"
 missing=""
 for p in $packages; do

@@ -18,6 +18,7 @@
 
 #include "drivers/exec_load.h"
 #include "drivers/exec_state.h"
+#include "dsm/msg.h"
 #include "dsm/net.h"
 #include "dsm/wire.h"
 #include "util/alloc.h"
@@ -56,12 +57,21 @@ static void on_heartbeat(exec_state *x, orion_conn *c, int from,
   (void)f;
 }
 
+/* The end of the job: silent (exit 0) when it ended normally; after a
+ * failure the driver says why, and the executor prints it and exits
+ * ORION_EXEC_EXIT_CLUSTER, so that no executor of a failed job ends
+ * silently with 0. */
 static void on_shutdown(exec_state *x, orion_conn *c, int from,
                         const orion_wire_frame *f) {
-  (void)x;
+  orion_msg_shutdown m;
   (void)c;
   (void)from;
-  (void)f;
+  if (orion_msg_shutdown_decode(f->payload, f->len, &m, NULL) != 0)
+    orion__exec_die(x, "stopping: the driver ended the job (with a "
+                       "malformed SHUTDOWN frame)");
+  if (m.len > 0)
+    orion__exec_die(x, "stopping: the driver ended the job (%.*s)",
+                    (int)m.len, m.reason);
   fflush(stderr);
   _exit(0);
 }

@@ -154,8 +154,6 @@ static void walk_close(uv_handle_t *h, void *arg) {
     uv_close(h, NULL);
 }
 
-/* Stops every executor: SHUTDOWN where connected, then local processes get
- * up to `grace` seconds to exit before SIGKILL. */
 /* Runs the loop until every spawned executor has exited or `seconds`
  * have passed. */
 static void reap(orion_cluster *c, double seconds) {
@@ -172,12 +170,28 @@ static void reap(orion_cluster *c, double seconds) {
   } while (live > 0 && orion_now() < until);
 }
 
-static void stop_all(orion_cluster *c, double grace) {
+/* SHUTDOWN, with why (empty: the job ended normally), to every connected
+ * executor, then up to `grace` seconds for local processes to exit before
+ * SIGKILL. */
+static void stop_all(orion_cluster *c, double grace, const char *why) {
+  orion_msg_shutdown m;
   int i;
   c->stopping = 1;
+  m.reason = why;
+  m.len = strlen(why);
+  if (m.len > ORION_MSG_SHUTDOWN_REASON_MAX)
+    m.len = ORION_MSG_SHUTDOWN_REASON_MAX; /* the driver printed it whole */
   for (i = 0; i < c->n; i++)
-    if (c->peers[i].conn != NULL)
-      orion_conn_send_frame(c->peers[i].conn, ORION_WIRE_SHUTDOWN, NULL, 0);
+    if (c->peers[i].conn != NULL) {
+      orion_buf b;
+      orion_buf_init(&b);
+      if (orion_msg_shutdown_encode(&b, &m) == 0)
+        orion_conn_send(c->peers[i].conn, &b); /* takes the bytes */
+      else /* out of memory: without the reason */
+        orion_conn_send_frame(c->peers[i].conn, ORION_WIRE_SHUTDOWN,
+                              "\0\0\0\0\0\0\0", 8);
+      orion_buf_free(&b);
+    }
   reap(c, grace);
   for (i = 0; i < c->n; i++)
     if (c->peers[i].spawned && !c->peers[i].exited)
@@ -215,24 +229,29 @@ static void free_cluster(orion_cluster *c) {
 void orion_cluster_stop(orion_cluster *c) {
   if (c == NULL)
     return;
-  stop_all(c, 3);
+  stop_all(c, 3, "");
   free_cluster(c);
   accepting = NULL;
 }
 
 void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
+  char why[ORION_MSG_SHUTDOWN_REASON_MAX + 1];
   va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    why[0] = '\0';
+  n = (int)strlen(why);
+  if (c->doing[0] != '\0')
+    snprintf(why + n, sizeof why - (size_t)n, ", %s", c->doing);
   fflush(stdout);
   orion_progress_clear();
-  fprintf(stderr, "orion-driver: cluster failure: ");
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  if (c->doing[0] != '\0')
-    fprintf(stderr, ", %s", c->doing);
-  fprintf(stderr, "; ending the job\n");
+  fprintf(stderr, "orion-driver: cluster failure: %s; ending the job\n", why);
   fflush(stderr);
-  stop_all(c, 1);
+  /* The executors that are still there say why they stop. */
+  stop_all(c, 1, why);
   exit(ORION_EXIT_CLUSTER);
 }
 
@@ -679,7 +698,7 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
   uv_timer_start(&c->tick, on_tick, 200, 200);
   snprintf(c->doing, sizeof c->doing, "while starting");
   if (launch(c, err) != 0) {
-    stop_all(c, 1);
+    stop_all(c, 1, err != NULL ? err->msg : "the executors could not start");
     free_cluster(c);
     accepting = NULL;
     return NULL;
@@ -703,7 +722,7 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
                     c->n - c->registered, c->n, c->o.register_timeout,
                     names.data != NULL ? names.data : "?");
     orion_buf_free(&names);
-    stop_all(c, 1);
+    stop_all(c, 1, err != NULL ? err->msg : "executors never registered");
     free_cluster(c);
     accepting = NULL;
     return NULL;

@@ -333,6 +333,28 @@ int orion_msg_loop_end_decode(const void *p, size_t n, orion_msg_loop_end *out,
   return d.rc;
 }
 
+/* SHUTDOWN: a reason longer than the limit is refused, not cut. */
+int orion_msg_shutdown_encode(orion_buf *b, const orion_msg_shutdown *m) {
+  orion__mw e;
+  orion__mw_begin(&e, b, ORION_WIRE_SHUTDOWN);
+  orion__mw_need(&e, m->len <= ORION_MSG_SHUTDOWN_REASON_MAX);
+  orion__mw_bytes(&e, m->reason, m->len);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_shutdown_decode(const void *p, size_t n, orion_msg_shutdown *out,
+                              orion_error *err) {
+  orion__mr d;
+  orion__mr_init(&d, p, n, "SHUTDOWN", err);
+  out->reason = orion__mr_bytes(&d, "reason", &out->len);
+  if (d.rc == 0 && out->len > ORION_MSG_SHUTDOWN_REASON_MAX)
+    orion__mr_fail(&d, ORION_EPARSE, "the reason is %zu bytes, more than %d",
+                   out->len, ORION_MSG_SHUTDOWN_REASON_MAX);
+  if (orion__mr_end(&d) != 0)
+    memset(out, 0, sizeof *out);
+  return d.rc;
+}
+
 int orion_msg_forget_encode(orion_buf *b, const orion_msg_forget *m) {
   orion__mw e;
   int64_t k;
@@ -491,7 +513,8 @@ int orion_msg_run_apply(orion_array *a, const orion_msg_run *run) {
   X(BODY_ERROR, body_error)                                                    \
   X(FORGET, forget)                                                            \
   X(LOAD_FILE, load_file)                                                      \
-  X(LOADED, loaded)
+  X(LOADED, loaded)                                                            \
+  X(SHUTDOWN, shutdown)
 
 int orion_msg_known(int type) {
   switch (type) {

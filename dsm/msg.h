@@ -629,6 +629,23 @@ int orion_msg_loaded_decode(const void *p, size_t n, orion_msg_loaded *out,
                             orion_error *err);
 
 /* ------------------------------------------------------------------------
+ * SHUTDOWN (driver -> executor): the job ends; the executor exits.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: str reason: empty when the job ended normally, else why the
+ * driver ends it (a cluster failure's message, at most
+ * ORION_MSG_SHUTDOWN_REASON_MAX bytes), which the executor prints. */
+#define ORION_MSG_SHUTDOWN_REASON_MAX 4096
+typedef struct orion_msg_shutdown {
+  const char *reason;
+  size_t len;
+} orion_msg_shutdown;
+
+int orion_msg_shutdown_encode(orion_buf *b, const orion_msg_shutdown *m);
+int orion_msg_shutdown_decode(const void *p, size_t n, orion_msg_shutdown *out,
+                              orion_error *err);
+
+/* ------------------------------------------------------------------------
  * Any message by its frame type (the fuzzer, tools, a fake transport).
  * ---------------------------------------------------------------------- */
 
@@ -653,6 +670,7 @@ typedef union orion_msg {
   orion_msg_forget forget;
   orion_msg_load_file load_file;
   orion_msg_loaded loaded;
+  orion_msg_shutdown shutdown;
 } orion_msg;
 
 /* True when type's payload is one of the messages above. */

@@ -25,9 +25,13 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 4 added the loop's compute, wait and idle seconds to
- * LOOP_DONE; 3 made BODY_ERROR's block a typed i64 (version 2 sent it as
- * decimal text); 2 run-coded buffered writes and moved to CRC-32C.
+ * Versions: 4 gave SHUTDOWN a payload, the reason the driver ends the job
+ * (version 3 sent it empty), added the loop's seconds and each block's
+ * accumulator partials to LOOP_DONE, a block to BUFFER_FLUSH, and the
+ * resident rows that move between executors (SEND_ROWS, ROWS, ROWS_PULL,
+ * ROWS_DATA, RUN_BLOCK's gets and puts); 3 made BODY_ERROR's block a typed
+ * i64 (version 2 sent it as decimal text); 2 run-coded buffered writes and
+ * moved to CRC-32C.
  *
  * Handshake.  The peer that connects sends HELLO first, carrying the job's
  * token; a decoder in ORION_WIRE_ACCEPT role refuses any other first frame,
@@ -83,7 +87,7 @@
   X(FETCH, 9)        /* ask a peer for server-held elements */               \
   X(FETCH_REPLY, 10) /* the answer to a FETCH */                             \
   X(BUFFER_FLUSH, 11) /* buffered updates for their owner */                 \
-  X(SHUTDOWN, 12)    /* end of job: close after this frame */             \
+  X(SHUTDOWN, 12)    /* driver -> executor: end of job, and why */        \
   X(LOOP_END, 13)    /* driver -> executor: the loop's last block is sent */ \
   X(LOOP_DONE, 14)   /* executor -> driver: accumulators, loop finished */  \
   X(LOAD_FILE, 15)   /* driver -> executor: parse a byte range of a file */ \

@@ -341,7 +341,7 @@ int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
 #define NSTREAMS 3                 /* stream seeds first, then messages */
-#define NSEEDS (NSTREAMS + 20 + 3) /* a message of each type, 3 variants */
+#define NSEEDS (NSTREAMS + 21 + 3) /* a message of each type, 3 variants */
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
@@ -441,7 +441,10 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   m.load_file.nparts = 2;
   m.load_file.opts.sep = ',';
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_LOAD_FILE, &m);
-  orion_wire_encode(&seeds[0], ORION_WIRE_SHUTDOWN, NULL, 0);
+  memset(&m, 0, sizeof m);
+  m.shutdown.reason = "executor 1 was lost";
+  m.shutdown.len = 19;
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_SHUTDOWN, &m);
   /* An executor's session, as the driver sees it. */
   orion_wire_hello_encode(&seeds[1], &h);
   orion_wire_heartbeat_encode(&seeds[1], &hb);

@@ -14,16 +14,8 @@
 # Skips (77) without git or outside a git checkout, except under CI=true.
 set -eu
 
-skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL (CI=true): $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
-
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/t/skip.sh"
 command -v git >/dev/null 2>&1 || skip "git is not installed"
 head=$(git -C "$src" rev-parse HEAD 2>/dev/null) ||
   skip "$src is not a git checkout (a release tarball)"

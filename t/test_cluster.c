@@ -873,6 +873,12 @@ static double lose_an_executor(int sig, const char *also) {
   expect_has(line, "in the parallel_for at ");
   expect_has(line, want);
   cr_log_info("%s", line);
+  /* The executor still there says why it stops (SHUTDOWN's reason). */
+  snprintf(want, sizeof want,
+           "orion-executor %d: stopping: the driver ended the job (executor "
+           "%d (%s",
+           1 - id, id, addr);
+  expect_has(c->buf[1], want);
   cr_expect(strstr(c->buf[0], "checksum") == NULL, "%s", c->buf[0]);
   /* Neither the lost executor nor its partner outlives the job. */
   for (i = 0; i < 200; i++) {

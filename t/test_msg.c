@@ -499,6 +499,43 @@ Test(msg, small_messages_round_trip_and_sizes) {
   orion_buf_free(&b);
 }
 
+/* SHUTDOWN carries why the driver ends the job: empty after a normal end,
+ * a failure's message otherwise; longer than the limit is refused. */
+Test(msg, shutdown_reason_round_trip_and_limit) {
+  static char big[ORION_MSG_SHUTDOWN_REASON_MAX + 2];
+  static const char *const whys[2] = {
+      "executor 1 (10.79.5.3:40312) has not answered for 5 s", ""};
+  orion_msg_shutdown m, m2;
+  orion_error err;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int k;
+  orion_buf_init(&b);
+  for (k = 0; k < 2; k++) {
+    m.reason = whys[k];
+    m.len = strlen(whys[k]);
+    b.len = 0;
+    cr_assert_eq(orion_msg_shutdown_encode(&b, &m), 0);
+    p = payload_of(&b, ORION_WIRE_SHUTDOWN, &n);
+    cr_assert_eq(n, 8 + m.len);
+    cr_assert_eq(orion_msg_shutdown_decode(p, n, &m2, NULL), 0);
+    eq_bytes(m2.reason, m2.len, whys[k], m.len, "the reason");
+    check_bounds(ORION_WIRE_SHUTDOWN, &b);
+  }
+  /* A version-3 SHUTDOWN (no payload) is malformed now. */
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_shutdown_decode("", 0, &m2, &err), ORION_ETRUNC);
+  cr_assert(strstr(err.msg, "SHUTDOWN") != NULL, "%s", err.msg);
+  b.len = 0;
+  memset(big, 'x', sizeof big);
+  m.reason = big;
+  m.len = ORION_MSG_SHUTDOWN_REASON_MAX + 1;
+  cr_assert_eq(orion_msg_shutdown_encode(&b, &m), ORION_EINVAL);
+  cr_assert_eq(b.len, 0);
+  orion_buf_free(&b);
+}
+
 Test(msg, fetch_and_reply_round_trip) {
   static const uint64_t vers[4] = {0, 1, UINT64_MAX, 42};
   static const orion_msg_chunk chunks[2] = {{3, 17, (const char *)vals5, 40},
@@ -1153,7 +1190,7 @@ Test(msg, dispatch_by_type) {
   orion_msg m;
   for (t = 0; t < 256; t++)
     n += orion_msg_known(t);
-  cr_assert_eq(n, 20);
+  cr_assert_eq(n, 21);
   cr_assert(!orion_msg_known(ORION_WIRE_HELLO));
   cr_assert(!orion_msg_known(ORION_WIRE_ARRAY_DATA));
   cr_assert(orion_msg_known(ORION_WIRE_LOADED));

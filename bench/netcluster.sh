@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# A cluster of N hosts on this machine, with real links (needs root):
+#
+#   bench/netcluster.sh -n N [--rate RATE] [--delay DELAY] [--logs DIR]
+#                       [--grace SECONDS] -- DRIVER-ARGS...
+#
+# Makes N network namespaces onc<ID>-0 .. onc<ID>-(N-1), each joined to a
+# bridge onc<ID>br (10.79.<ID>.1/24) in the root namespace by a veth pair
+# (onc<ID>v<K> on the bridge, onc<ID>x<K> in the namespace, at
+# 10.79.<ID>.<K+2>) whose two ends are shaped with `tc tbf` to RATE
+# (default: unshaped); ID (1..250) is the first whose bridge is free,
+# counting from one the pid picks.
+# Runs `orion-driver --launcher manual --executors N --listen
+# 10.79.<ID>.1 DRIVER-ARGS...` in the root namespace and, once the driver
+# prints its executors' command lines (at the script's first parallel_for
+# or parallel load), starts executor K in namespace K with
+# `ip netns exec`.  Exits with the driver's exit code.
+#
+# After the driver exits, the executors get GRACE seconds (default 15:
+# more than an executor's own heartbeat timeout) to exit on their own;
+# those still running are killed and named.  Everything the script made
+# (namespaces, links, processes) is removed on exit, on an error and on
+# SIGINT/SIGTERM (the driver gets SIGTERM first; exit code 130/143).
+#
+#   --rate RATE   tbf rate of every link, each way (tc syntax: 1gbit, 100mbit)
+#   --delay D     netem delay on every link, each way (tc syntax: 0.5ms);
+#                 needs the kernel's sch_netem, refused with a message
+#                 where it is missing (as on this project's CI machine)
+#   --logs DIR    executor K's stdout and stderr go to DIR/exec-K.log
+#                 (default: this script's stderr)
+#   --grace S     seconds the executors may outlive the driver
+#
+# On stderr, besides the driver's own lines, one line per executor:
+#   netcluster: executor K in namespace onc5-K (10.79.5.K+2, link onc5vK), pid P
+# and a line for anything it had to kill.
+#
+# The binaries: $ORION_DRIVER_BIN and $ORION_EXECUTOR, else the ones in
+# the source tree this script is in.  Variables such as
+# ORION_HEARTBEAT_TIMEOUT reach the executors.
+set -euo pipefail
+
+me=netcluster
+usage() {
+  echo "usage: $0 -n N [--rate RATE] [--delay DELAY] [--logs DIR]" \
+       "[--grace SECONDS] -- DRIVER-ARGS..." >&2
+  exit 2
+}
+die() {
+  echo "$me: $*" >&2
+  exit 2
+}
+
+n=""
+rate=""
+delay=""
+logs=""
+grace=15
+while [ $# -gt 0 ]; do
+  case $1 in
+    -n) [ $# -ge 2 ] || usage; n=$2; shift 2 ;;
+    --rate) [ $# -ge 2 ] || usage; rate=$2; shift 2 ;;
+    --delay) [ $# -ge 2 ] || usage; delay=$2; shift 2 ;;
+    --logs) [ $# -ge 2 ] || usage; logs=$2; shift 2 ;;
+    --grace) [ $# -ge 2 ] || usage; grace=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "$me: unknown option '$1'" >&2; usage ;;
+  esac
+done
+case $n in
+  ''|*[!0-9]*) echo "$me: -n needs a number of executors (1..64)" >&2; usage ;;
+esac
+[ "$n" -ge 1 ] && [ "$n" -le 64 ] ||
+  die "-n needs a number of executors (1..64), not $n"
+case $grace in
+  ''|*[!0-9]*) die "--grace needs a whole number of seconds, not '$grace'" ;;
+esac
+[ $# -gt 0 ] || { echo "$me: no driver arguments after --" >&2; usage; }
+[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth pairs, tc)"
+command -v ip >/dev/null || die "needs ip (iproute2)"
+if [ -n "$rate$delay" ]; then
+  command -v tc >/dev/null || die "--rate and --delay need tc (iproute2)"
+fi
+if [ -n "$logs" ]; then
+  mkdir -p "$logs" || die "cannot make the log folder $logs"
+fi
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+driver=${ORION_DRIVER_BIN:-$root/orion-driver}
+executor=${ORION_EXECUTOR:-$root/orion-executor}
+for b in "$driver" "$executor"; do
+  [ -x "$b" ] || die "no executable $b (build first)"
+done
+
+work=$(mktemp -d /tmp/netcluster-XXXXXX)
+id=""        # set once this run owns the bridge onc<id>br
+made=0       # namespaces 0..made-1 were created by this run
+drv=""       # the driver's pid
+tee_pid=""   # the process copying the driver's stderr
+epids=()     # the executors' pids, by id
+
+cleanup() {
+  local k p i
+  set +e
+  trap - INT TERM
+  for p in "$drv" "${epids[@]:-}"; do
+    [ -n "$p" ] && kill -9 "$p" 2>/dev/null
+  done
+  if [ -n "$id" ]; then
+    for ((k = 0; k < made; k++)); do
+      for p in $(ip netns pids "onc$id-$k" 2>/dev/null); do
+        kill -9 "$p" 2>/dev/null
+      done
+      ip netns del "onc$id-$k" 2>/dev/null
+      ip link del "onc${id}v$k" 2>/dev/null
+    done
+    ip link del "onc${id}br" 2>/dev/null
+  fi
+  if [ -n "$tee_pid" ]; then
+    # tee ends at the driver's end of file; it may still be copying, or
+    # still waiting for a driver that never opened the pipe.
+    for ((i = 0; i < 20; i++)); do
+      kill -0 "$tee_pid" 2>/dev/null || break
+      sleep 0.05
+    done
+    kill "$tee_pid" 2>/dev/null
+    wait "$tee_pid" 2>/dev/null
+  fi
+  rm -rf "$work"
+  return 0
+}
+trap cleanup EXIT
+
+# On SIGINT/SIGTERM: the driver first (its executors see the connection
+# close and exit), then whatever is left, by the EXIT trap.
+interrupted() {
+  local code=$1 i
+  trap - INT TERM
+  if [ -n "$drv" ] && kill -TERM "$drv" 2>/dev/null; then
+    for ((i = 0; i < 20; i++)); do
+      kill -0 "$drv" 2>/dev/null || break
+      sleep 0.1
+    done
+  fi
+  echo "$me: interrupted; removing the cluster" >&2
+  exit "$code"
+}
+trap 'interrupted 130' INT
+trap 'interrupted 143' TERM
+
+# The bridge: the first free ID from one chosen by the pid, so runs side
+# by side stay apart; creating the bridge is what claims the ID.
+start=$(( $$ % 250 ))
+for ((t = 0; t < 250; t++)); do
+  c=$(( (start + t) % 250 + 1 ))
+  if ip link add "onc${c}br" type bridge 2>/dev/null; then
+    id=$c
+    break
+  fi
+done
+[ -n "$id" ] || die "no free bridge name onc1br..onc250br (ip link add failed for all)"
+pfx="onc$id"
+br="${pfx}br"
+net="10.79.$id"
+
+# shape DEV [NETNS]: netem $delay and tbf $rate on DEV's egress.
+shape() {
+  local dev=$1 ns=${2:-} run=()
+  [ -n "$ns" ] && run=(ip netns exec "$ns")
+  if [ -n "$delay" ]; then
+    "${run[@]}" tc qdisc add dev "$dev" root handle 1: netem delay "$delay"
+    if [ -n "$rate" ]; then
+      "${run[@]}" tc qdisc add dev "$dev" parent 1: handle 2: \
+        tbf rate "$rate" burst 256kb latency 100ms
+    fi
+  elif [ -n "$rate" ]; then
+    "${run[@]}" tc qdisc add dev "$dev" root tbf rate "$rate" burst 256kb \
+      latency 100ms
+  fi
+}
+
+if [ -n "$delay" ]; then
+  # Probe netem on the (empty) bridge before building the rest.
+  if ! msg=$(tc qdisc add dev "$br" root netem delay "$delay" 2>&1); then
+    die "--delay needs the netem qdisc (sch_netem), which this kernel" \
+        "does not have (tc: ${msg:-failed}); run without --delay"
+  fi
+  tc qdisc del dev "$br" root
+fi
+if [ -n "$rate" ] && ! msg=$(tc qdisc add dev "$br" root tbf rate "$rate" \
+                                burst 256kb latency 100ms 2>&1); then
+  die "--rate $rate: tc refused it: $msg"
+fi
+[ -z "$rate" ] || tc qdisc del dev "$br" root
+ip addr add "$net.1/24" dev "$br"
+ip link set "$br" up
+for ((k = 0; k < n; k++)); do
+  ns="$pfx-$k"
+  ip netns add "$ns" || die "cannot make namespace $ns (left by a killed run? 'ip netns del $ns')"
+  made=$((k + 1))
+  ip link add "${pfx}v$k" type veth peer name "${pfx}x$k"
+  ip link set "${pfx}v$k" master "$br"
+  ip link set "${pfx}v$k" up
+  ip link set "${pfx}x$k" netns "$ns"
+  ip netns exec "$ns" ip addr add "$net.$((k + 2))/24" dev "${pfx}x$k"
+  ip netns exec "$ns" ip link set "${pfx}x$k" up
+  ip netns exec "$ns" ip link set lo up
+  shape "${pfx}v$k"
+  shape "${pfx}x$k" "$ns"
+done
+
+# The driver's stderr goes through a pipe to tee: to this script's stderr
+# and to a file, where its manual launcher's command lines are read.
+mkfifo "$work/pipe"
+tee "$work/err" < "$work/pipe" >&2 &
+tee_pid=$!
+"$driver" --launcher manual --executors "$n" --listen "$net.1" \
+  "$@" 2> "$work/pipe" &
+drv=$!
+
+# The command lines come when the script reaches its first loop, all at
+# once: executor K's runs in namespace K (the driver times out executors
+# that do not register).
+for ((k = 0; k < n; k++)); do
+  line=""
+  while kill -0 "$drv" 2>/dev/null; do
+    line=$(grep -m1 -- "'--id' '$k'\$" "$work/err" || true)
+    [ -z "$line" ] || break
+    sleep 0.1
+  done
+  [ -n "$line" ] || break # the driver ended before starting executors
+  token=$(printf '%s\n' "$line" | sed -n "s/.*ORION_TOKEN='\([^']*\)'.*/\1/p")
+  addr=$(printf '%s\n' "$line" | sed -n "s/.*'--driver' '\([^']*\)'.*/\1/p")
+  if [ -n "$logs" ]; then
+    ORION_TOKEN=$token ip netns exec "$pfx-$k" \
+      "$executor" --driver "$addr" --id "$k" > "$logs/exec-$k.log" 2>&1 &
+  else
+    ORION_TOKEN=$token ip netns exec "$pfx-$k" \
+      "$executor" --driver "$addr" --id "$k" &
+  fi
+  epids[k]=$!
+  disown "${epids[k]}" # no job notice from bash when one is killed
+  echo "$me: executor $k in namespace $pfx-$k ($net.$((k + 2)), link" \
+       "${pfx}v$k), pid ${epids[k]}" >&2
+done
+
+set +e
+wait "$drv"
+rc=$?
+drv=""
+# The executors leave by themselves (SHUTDOWN, a closed connection, or
+# their heartbeat timeout when their link is down); a reaped one is no
+# longer in its namespace.
+deadline=$(( $(date +%s%N) + grace * 1000000000 ))
+while [ "$(date +%s%N)" -lt "$deadline" ]; do
+  left=0
+  for ((k = 0; k < made; k++)); do
+    [ -z "$(ip netns pids "$pfx-$k" 2>/dev/null)" ] || left=1
+  done
+  [ "$left" -eq 1 ] || break
+  sleep 0.1
+done
+for ((k = 0; k < made; k++)); do
+  for p in $(ip netns pids "$pfx-$k" 2>/dev/null); do
+    echo "$me: executor $k (pid $p) still ran $grace s after the driver" \
+         "ended; killing it" >&2
+    kill -9 "$p" 2>/dev/null
+  done
+done
+exit "$rc"
