@@ -121,13 +121,25 @@ stat() {
     sed -n "s/.*$3[ ]\\([0-9][0-9]*\\).*/\\1/p"
 }
 
+# Scripts whose results must not depend on where they run: the exact bits
+# of det.lua's loops, the guide's sgd example's and the MF app's RMSEs (in
+# --metrics, full precision), against one run inside the driver.  They run
+# first, so that their arrays get the same ids in every run.
+same=("$c/det.lua" "$src/docs/examples/sgd.lua" "$src/apps/mf/mf.lua --epochs 3")
+"$ORION_DRIVER_BIN" --quiet --executors 0 --metrics "$tmp/ref.jsonl" \
+  "$src/t/cluster/suite.lua" "${same[@]}" > "$tmp/ref.out" 2>&1 ||
+  { fail "the in-process run of ${same[*]}"; cat "$tmp/ref.out" >&2; }
+rmses() { grep -o '"[a-z_]*rmse":[^,}]*' "$1" | head -n "$2"; }
+nref=$(rmses "$tmp/ref.jsonl" 1000 | wc -l)
+[ "$nref" -ge 8 ] || fail "only $nref RMSEs recorded in the in-process run"
+
 declare -A checks_on
 for n in 1 2 4; do
   out="$tmp/suite-$n.out" err="$tmp/suite-$n.err"
   t0=$(now)
   timeout -k 10 300 "$net" -n "$n" --logs "$tmp/logs-suite-$n" -- -v \
-    "$src/t/cluster/suite.lua" "${goldens[@]}" "${scripts[@]}" \
-    > "$out" 2> "$err"
+    --metrics "$tmp/metrics-$n.jsonl" "$src/t/cluster/suite.lua" \
+    "${same[@]}" "${goldens[@]}" "${scripts[@]}" > "$out" 2> "$err"
   rc=$?
   echo "suite on $n namespaced executors: exit $rc in $(elapsed "$t0") s"
   [ "$rc" -eq 0 ] || { fail "suite on $n executors: exit $rc"; tail -n 30 "$err" >&2; }
@@ -155,6 +167,16 @@ for n in 1 2 4; do
   checks_on[$n]=$total
 
   p="$tmp/part"
+  # (its last line, "det: N executors, ...", says where it ran)
+  part "$tmp/ref.out" "$c/det.lua" | grep -v '^det: ' > "$tmp/det-ref"
+  part "$out" "$c/det.lua" | grep -v '^det: ' > "$p"
+  cmp -s "$tmp/det-ref" "$p" ||
+    fail "det.lua on $n namespaced executors differs from in-process: $(diff "$tmp/det-ref" "$p" | head -n 4)"
+  if [ "$(rmses "$tmp/metrics-$n.jsonl" "$nref")" = "$(rmses "$tmp/ref.jsonl" "$nref")" ]; then
+    echo "  det.lua, the sgd example and MF (3 epochs): bit-identical to in-process"
+  else
+    fail "RMSEs on $n namespaced executors differ from in-process: $(diff <(rmses "$tmp/ref.jsonl" "$nref") <(rmses "$tmp/metrics-$n.jsonl" "$nref") | head -n 4)"
+  fi
   part "$out" "$c/acc_order.lua 12" > "$p"
   has "$p" "distinct sums over 12 runs: 1 (0)" "acc_order on $n"
   for v in block loop 3 fn; do
@@ -165,7 +187,9 @@ for n in 1 2 4; do
   part "$out" "$c/flush_points.lua" > "$p"
   blocks=$(sed -n 's/^flush block ok: \([0-9]*\) applications per topic, \1 blocks.*/\1/p' "$p")
   [ -n "$blocks" ] || fail "flush_points on $n: no \"flush block ok: B applications per topic, B blocks\""
-  has "$p" "flush loop ok: $n applications per topic" "flush_points on $n"
+  # flush = "loop" applies each block's writes apart, in block order
+  has "$p" "flush loop ok: $blocks applications per topic, $blocks blocks" \
+    "flush_points on $n"
   has "$p" "flush 40 ok: 40 applications per topic" "flush_points on $n"
   has "$p" ", $n executors" "flush_points on $n"
   part "$out" "$c/server_ro.lua" > "$p"
