@@ -5,7 +5,7 @@
  * the arrays the plan places on servers.  For a loop it sends every
  * executor the body (LOAD_BODY); then the loop's state machine
  * (scheduler/loop.h) decides which block goes out when: space part p runs
- * on executor p mod N, and a block is sent as soon as the blocks before it
+ * on executor p * N / n0 (a contiguous range of parts each), and a block is sent as soon as the blocks before it
  * that share its space or time part are done, so an executor receives its
  * next block's data while it computes the current one.  This file carries
  * those decisions out over the cluster (dsm/cluster.h) and feeds the

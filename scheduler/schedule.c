@@ -89,5 +89,9 @@ int orion_schedule_make(orion_schedule *s, orion_order_kind kind, int n0,
 }
 
 int orion_schedule_exec(const orion_schedule *s, int block, int nexec) {
-  return (block / s->n1) % nexec;
+  int64_t p = block / s->n1;
+  /* Contiguous ranges of space parts: in a 2-D rotation the next block of
+   * a time part is on the space part before, which is then mostly on the
+   * same executor, so the time part's rows stay where they are. */
+  return s->n0 > 0 ? (int)(p * nexec / s->n0) : 0;
 }

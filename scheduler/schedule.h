@@ -65,7 +65,9 @@ int orion_schedule_make(orion_schedule *s, orion_order_kind kind, int n0,
                         int n1, int reverse);
 void orion_schedule_free(orion_schedule *s);
 
-/* The executor (0..nexec-1) block runs on. */
+/* The executor (0..nexec-1) block runs on: space part p of n0 on
+ * executor floor(p * nexec / n0), so that each executor takes a contiguous
+ * range of space parts (as equal as they come). */
 int orion_schedule_exec(const orion_schedule *s, int block, int nexec);
 
 #endif

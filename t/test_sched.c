@@ -71,7 +71,7 @@ static void fake_send(void *ud, int exec, int block) {
   cr_assert_eq(count_of(f, A_END), 0, "block %d sent after the loop ended",
                block);
   cr_assert_eq(f->sent[block], 0, "block %d sent twice", block);
-  cr_assert_eq(exec, p % NEXEC, "block %d (space part %d) sent to executor "
+  cr_assert_eq(exec, p * NEXEC / s->n0, "block %d (space part %d) sent to executor "
                                 "%d",
                block, p, exec);
   pos = s->pos_of[block];
@@ -302,7 +302,7 @@ Test(sched, timetable_places_blocks_and_their_dependences) {
     int b = s.order[i], p = b / 4, q = b % 4;
     cr_assert_eq(q, (p + s.clock[i]) % 4);
     cr_assert_eq(s.pos_of[b], i);
-    cr_assert_eq(orion_schedule_exec(&s, b, 2), p % 2);
+    cr_assert_eq(orion_schedule_exec(&s, b, 2), p / 2);
     /* It waits for its space part's block of the clock before, and for
      * the block of its time part one clock earlier. */
     if (s.clock[i] == 0) {
@@ -339,12 +339,13 @@ Test(sched, none_and_1d_send_every_block_at_once) {
   fake *f = fake_new(kind, n0, n1, 0, 0, 1);
   orion_loop_start(&f->l);
   /* Nothing to wait for: all 8 blocks go out, two to each executor (it
-   * gets the second one's data while it runs the first). */
+   * gets the second one's data while it runs the first): parts 2e and
+   * 2e + 1 to executor e. */
   cr_assert_eq(count_of(f, A_SEND), 8);
   for (e = 0; e < NEXEC; e++) {
     cr_assert_eq(f->tail[e], 2, "executor %d holds %d blocks", e,
                  f->tail[e]);
-    cr_assert_eq(orion_loop_in_flight(&f->l, e), e);
+    cr_assert_eq(orion_loop_in_flight(&f->l, e), 2 * e);
   }
   fake_free(f);
   for (uint64_t seed = 1; seed <= 20; seed++)
@@ -368,7 +369,7 @@ Test(sched, rotation_2d_runs_clock_by_clock) {
   cr_assert_eq(orion_loop_block_done(&f->l, 0, 0), 0);
   cr_assert(!f->sent[1]);
   f->done[1 * n1 + 1] = 1;
-  cr_assert_eq(orion_loop_block_done(&f->l, 1, 1 * n1 + 1), 0);
+  cr_assert_eq(orion_loop_block_done(&f->l, 0, 1 * n1 + 1), 0);
   cr_assert(f->sent[1], "block (0, 1) is ready");
   fake_free(f);
   for (uint64_t seed = 1; seed <= 20; seed++)
@@ -562,7 +563,7 @@ Test(sched, a_driver_side_failure_ends_the_loop) {
  * the timeout fails naming the executor and the block. */
 Test(sched, a_lost_reply_holds_its_dependants_until_the_timeout) {
   fake *f = fake_new(ORION_ORDER_ROTATION, 8, 8, 0, 0, 9);
-  int lost = 2 * 8 + 2; /* (2, 2): clock 0 on executor 2 */
+  int lost = 4 * 8 + 4; /* (4, 4): clock 0 on executor 2 */
   int b, before;
   const orion_error *err;
   orion_loop_start(&f->l);
@@ -572,8 +573,8 @@ Test(sched, a_lost_reply_holds_its_dependants_until_the_timeout) {
   cr_assert_eq(orion_loop_block_state(&f->l, lost), ORION_BLOCK_SENT);
   cr_assert_eq(orion_loop_in_flight(&f->l, 2), lost);
   /* Its space part's next block and its time part's next block wait. */
-  cr_assert(!f->sent[2 * 8 + 3]);
-  cr_assert(!f->sent[1 * 8 + 2]);
+  cr_assert(!f->sent[4 * 8 + 5]);
+  cr_assert(!f->sent[3 * 8 + 4]);
   for (b = 0; b < 64; b++)
     if (f->sent[b] && b != lost)
       cr_assert(f->done[b]);
@@ -585,7 +586,7 @@ Test(sched, a_lost_reply_holds_its_dependants_until_the_timeout) {
   cr_assert_eq(f->log[f->nlog - 1].block, lost);
   cr_assert_str_eq(f->log[f->nlog - 1].msg,
                    "executor 2 has not answered for 5 s while running "
-                   "block 18");
+                   "block 36");
   err = orion_loop_failed(&f->l);
   cr_assert_not_null(err);
   cr_assert_eq(err->code, -ETIMEDOUT);
@@ -697,10 +698,11 @@ Test(sched, early_dispatch_queues_the_next_block_of_a_space_part) {
   f = fake_new(kind, n0, n1, 0, 0, 3);
   orion_loop_start(&f->l);
   cr_assert_eq(count_of(f, A_SEND), n0, "clock 0: the diagonal");
-  /* (1, 1) done frees time part 1, so (0, 1) follows (0, 0) into executor
-   * 0's queue although (0, 0) is still running. */
+  /* (1, 1) done (executor 0 runs space parts 0 and 1) frees time part 1,
+   * so (0, 1) follows (0, 0) into executor 0's queue although (0, 0) is
+   * still running. */
   f->done[1 * n1 + 1] = 1;
-  cr_assert_eq(orion_loop_block_done(&f->l, 1, 1 * n1 + 1), 0);
+  cr_assert_eq(orion_loop_block_done(&f->l, 0, 1 * n1 + 1), 0);
   cr_assert(f->sent[1], "block (0, 1) queued behind (0, 0)");
   cr_assert(!f->done[0]);
   /* Its own space part's next block waits for (0, 0) only by order: (0, 2)
