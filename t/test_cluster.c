@@ -1544,3 +1544,43 @@ Test(cluster, malformed_executor_frames_end_the_job) {
   for (i = 0; i < sizeof bad_frames / sizeof bad_frames[0]; i++)
     play_bad_executor(&bad_frames[i]);
 }
+
+/* Resident rows (lua/dist_resid.c): after a 2-D SGD loop W and H stay on
+ * the executors and H's parts go executor to executor; reading them in
+ * the script, writing one element, a loop that reads H sharded and one
+ * that iterates H itself all see what a run inside the driver sees, bit
+ * for bit, as does the run that sends every row through the driver
+ * (ORION_NO_RESIDENT=1).  Once the data is out, an epoch sends the driver
+ * only control messages (a fraction of the model) and moves the rotating
+ * rows between executors. */
+Test(cluster, resident_rows_stay_on_the_executors_and_come_back) {
+  tu_run in = DRIVE("--executors", "0", "@resident.lua");
+  tu_run r = DRIVE("--executors", "3", "@resident.lua");
+  tu_run nr;
+  const char *epochs[] = {"epoch 2", "epoch 5"};
+  int i;
+  expect_ok(&in, "resident.lua inside the driver");
+  expect_ok(&r, "resident.lua on 3 executors");
+  cr_expect_str_eq(r.out, in.out, "3 executors differ from in-process");
+  expect_has(r.out, "set H[7][3]\t0x1.8p+0");
+  for (i = 0; i < 2; i++) {
+    char line[256], want[64];
+    long long drv, peer, model;
+    snprintf(want, sizeof want, "bytes %s driver", epochs[i]);
+    line_with(r.err, want, line, sizeof line);
+    cr_assert_eq(sscanf(line + strlen(want), "%lld peer %lld model %lld",
+                        &drv, &peer, &model),
+                 3, "%s", line);
+    cr_expect_lt(drv, model / 4, "%s: the driver moved rows", line);
+    cr_expect_gt(peer, model / 4, "%s: no rows between executors", line);
+  }
+  setenv("ORION_NO_RESIDENT", "1", 1);
+  nr = DRIVE("--executors", "3", "@resident.lua");
+  unsetenv("ORION_NO_RESIDENT");
+  expect_ok(&nr, "resident.lua with ORION_NO_RESIDENT=1");
+  cr_expect_str_eq(nr.out, in.out, "rows through the driver differ");
+  tu_run_free(&in);
+  tu_run_free(&r);
+  tu_run_free(&nr);
+  expect_no_executors_left("resident", 3);
+}
