@@ -226,7 +226,7 @@ Test(scripts, body_error_names_element_executor_and_lines) {
   cr_expect_str_eq(r.out, "before the loop\n");
   /* Raised at the parallel_for line, with the element and executor. */
   EXPECT_PARTS(r.err, "orion-driver: ", at("err_body.lua", "pfor"),
-               " parallel_for body failed on executor 1, element (2, 3): ",
+               " parallel_for body failed on executor 0, element (2, 3): ",
                at("err_body.lua", "raise"), " bad element 2,3\n");
   /* The traceback runs through the body's line. */
   expect_has(r.err, "stack traceback:");
@@ -249,7 +249,7 @@ Test(scripts, subscript_out_of_range_in_dimension_2) {
   tu_run r = DRIVE("@err_bounds.lua", "dim2");
   expect_script_error(&r);
   EXPECT_PARTS(r.err, at("err_bounds.lua", "pfor2"),
-               " parallel_for body failed on executor 1, element (2, 3): ",
+               " parallel_for body failed on executor 0, element (2, 3): ",
                at("err_bounds.lua", "index2"),
                " array 'W': index 9 out of range 1..5 in dimension 2\n");
   tu_run_free(&r);
@@ -259,7 +259,7 @@ Test(scripts, subscript_out_of_range_in_dimension_1) {
   tu_run r = DRIVE("@err_bounds.lua", "dim1");
   expect_script_error(&r);
   EXPECT_PARTS(r.err, at("err_bounds.lua", "pfor1"),
-               " parallel_for body failed on executor 0, element (3, 1): ",
+               " parallel_for body failed on executor 1, element (3, 1): ",
                at("err_bounds.lua", "index1"),
                " array 'W': index 3 out of range 1..2 in dimension 1\n");
   tu_run_free(&r);
