@@ -108,6 +108,8 @@ static const struct frame_rule {
                                 NULL},
     [ORION_WIRE_FLUSH_ACK] = {FROM_PEER_OUT, orion__shard_on_flush_ack, NULL},
     [ORION_WIRE_ROWS] = {FROM_PEER_IN, orion__rows_on_rows, NULL},
+    [ORION_WIRE_SHARD_WRITE] = {FROM_PEER_IN, orion__swrite_on_write, NULL},
+    [ORION_WIRE_WRITE_ACK] = {FROM_PEER_OUT, orion__swrite_on_ack, NULL},
     [ORION_WIRE_SEND_ROWS] = {FROM_DRIVER, NULL, orion__rows_send},
     [ORION_WIRE_ROWS_PULL] = {FROM_DRIVER, NULL, orion__rows_pull},
 };

@@ -393,18 +393,21 @@ static orion_array *iterated(exec_state *x, int64_t block, orion_error *err) {
 
 /* BLOCK_DONE (dsm/msg.h): the block's time, the sparse block's values
  * when the body changed them, and the runs of changed elements of the
- * watched ranges, all pointing into our copies.  Returns the encoder's
- * code, or ORION_ENOMEM. */
-static int write_block_done(orion_buf *b, int64_t block, double seconds,
-                            const orion_array *it, const char *before_vals,
-                            const watch *w, int64_t nwatch) {
+ * watched ranges, all pointing into our copies, but those of directly
+ * written sharded arrays, which go to their owners first
+ * (drivers/exec_swrite.c).  Returns the encoder's code, or ORION_ENOMEM. */
+static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
+                            double seconds, const orion_array *it,
+                            const char *before_vals, const watch *w,
+                            int64_t nwatch, orion_error *err) {
   orion_msg_block_done m;
-  orion_msg_runvec runs;
+  orion_msg_runvec runs, direct;
   size_t vl = (size_t)it->nnz * orion_type_size(it->type);
   int64_t k;
   int rc = 0;
   memset(&m, 0, sizeof m);
   memset(&runs, 0, sizeof runs);
+  memset(&direct, 0, sizeof direct);
   m.block = block;
   m.seconds = seconds;
   if (before_vals != NULL && memcmp(before_vals, it->values, vl) != 0) {
@@ -412,8 +415,13 @@ static int write_block_done(orion_buf *b, int64_t block, double seconds,
     m.values = it->values;
     m.values_len = vl;
   }
+  /* A directly written sharded array's changes go to its owners. */
   for (k = 0; k < nwatch && rc == 0; k++)
-    rc = emit_changes(&runs, &w[k]);
+    rc = emit_changes(orion__swrite_is_direct(x, w[k].id) ? &direct : &runs,
+                      &w[k]);
+  if (rc == 0 && direct.n > 0)
+    rc = orion__swrite_send(x, direct.v, direct.n, err);
+  orion_msg_runvec_free(&direct);
   m.runs = runs.v;
   m.nruns = runs.n;
   if (rc == 0)
@@ -437,6 +445,10 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   if (rc != 0)
     return refused(x, rc, "RUN_BLOCK", err);
   *block = m.block;
+  /* Sharded arrays first: a directly written one's watched ranges are
+   * snapshot after its owners' current rows are in. */
+  orion__swrite_sync(x);
+  orion__shard_fetch(x);
   rc = install_block(x, &m, &w, &nwatch, err);
   if (rc == 0)
     it = iterated(x, m.block, err);
@@ -453,8 +465,6 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   }
   for (k = 0; k < m.ngets && rc == 0; k++) /* resident rows from peers */
     rc = orion__rows_get(x, &m.gets[k], x->run, err);
-  if (rc == 0)
-    orion__shard_fetch(x);
   for (k = 0; k < m.nsegs && rc == 0; k++)
     rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi, m.seed,
                         m.block + k * m.nblocks, err);
@@ -469,8 +479,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
 
   if (rc == 0) {
     orion_buf_init(&b);
-    rc = write_block_done(&b, m.block, orion_now() - t0, it, before_vals, w,
-                          nwatch);
+    rc = write_block_done(x, &b, m.block, orion_now() - t0, it, before_vals,
+                          w, nwatch, err);
     if (rc == ORION_ENOMEM)
       orion_error_set(err, rc, "executor %d: out of memory for block %lld's "
                                "BLOCK_DONE",
@@ -570,6 +580,7 @@ int orion__run_loop_end(exec_state *x, job *j) {
     m.abort = 1;
   }
   abort_loop = m.abort || x->failed;
+  orion__swrite_sync(x); /* owners' writes into our copies */
   if (!abort_loop && orion_exec_flush(x->ex, 1, &err) != 0)
     orion__exec_post_error(x, -1, err.msg);
   orion_buf_init(&b);

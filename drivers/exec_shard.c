@@ -33,7 +33,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-static orion_shard *find_shard(exec_state *x, int64_t id) {
+orion_shard *orion__shard_find(exec_state *x, int64_t id) {
   int i;
   for (i = 0; i < x->nshards; i++)
     if (x->shards[i].id == id)
@@ -59,7 +59,7 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
       return orion_error_set(err, ORION_EPARSE,
                              "executor %d: malformed shard rows", x->id);
   pthread_mutex_lock(&x->mu);
-  sh = find_shard(x, id);
+  sh = orion__shard_find(x, id);
   if (sh != NULL && sh->a != rp->a)
     orion_shard_clear(sh); /* the array was remade: start over */
   if (sh == NULL || sh->a == NULL) {
@@ -120,7 +120,7 @@ void orion__shards_retire(exec_state *x, int64_t run) {
 void orion__shard_drop(exec_state *x, int64_t id) {
   orion_shard *sh;
   pthread_mutex_lock(&x->mu);
-  sh = find_shard(x, id);
+  sh = orion__shard_find(x, id);
   if (sh != NULL) {
     orion_shard_clear(sh);
     *sh = x->shards[--x->nshards];
@@ -134,7 +134,7 @@ orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer) {
   int i;
   for (i = 0; i < x->nbufs; i++)
     if (x->bufs[i] == buffer) {
-      orion_shard *sh = find_shard(x, x->buf_targets[i]);
+      orion_shard *sh = orion__shard_find(x, x->buf_targets[i]);
       return sh != NULL && sh->run == x->run ? sh : NULL;
     }
   return NULL;
@@ -332,7 +332,7 @@ static void apply_fetch_reply(exec_state *x, const job *j) {
   int64_t k;
   orion_shard *sh;
   if (orion_msg_fetch_reply_decode(j->payload, j->len, &m, NULL) != 0 ||
-      (sh = find_shard(x, m.array)) == NULL)
+      (sh = orion__shard_find(x, m.array)) == NULL)
     orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
   for (k = 0; k < m.nchunks; k++)
     if (orion_shard_install(sh, &m.chunks[k]) != 0)
@@ -429,7 +429,7 @@ static int serve_fetch(exec_state *x, int from, const char *p, size_t len) {
     return 0;
   }
   pthread_mutex_lock(&x->mu);
-  sh = find_shard(x, m.array);
+  sh = orion__shard_find(x, m.array);
   if (sh == NULL || sh->served_run < m.run || sh->served_run == 0) {
     pthread_mutex_unlock(&x->mu);
     orion_msg_fetch_free(&m);
@@ -478,8 +478,15 @@ void orion__shard_serve_deferred(exec_state *x) {
   job **pp = &x->deferred;
   while (*pp != NULL) {
     job *j = *pp;
-    if (serve_fetch(x, j->from, j->payload, j->len) == 0) {
-      *pp = j->next;
+    job *next = j->next;
+    if (j->type == ORION_WIRE_SHARD_WRITE) {
+      /* served: it now belongs to the compute thread's list */
+      if (orion__swrite_serve(x, j) == 0)
+        *pp = next;
+      else
+        pp = &j->next;
+    } else if (serve_fetch(x, j->from, j->payload, j->len) == 0) {
+      *pp = next;
       orion__exec_job_free(j);
     } else {
       pp = &j->next;

@@ -131,6 +131,9 @@ typedef struct exec_state {
   int64_t awaiting;     /* FETCH_REPLYs the compute thread waits for */
   pthread_cond_t fcv;   /* signalled when one arrives */
   job *rows_in;         /* ROWS from peers, for the compute thread */
+  job *writes_in;       /* SHARD_WRITEs applied to our served copies, to
+                           copy into our own (drivers/exec_swrite.c) */
+  int64_t writes_out;   /* our SHARD_WRITEs not acknowledged yet */
   int rows_waiting;     /* the compute thread waits for one */
   uint64_t peer_bytes;  /* between us and peers since the last LOOP_DONE
                          * (exec_peer.c counts them) */
@@ -281,6 +284,9 @@ int orion__replica_forget(exec_state *x, job *j);
 
 /* ---- exec_shard.c ------------------------------------------------------- */
 
+/* Array id's shard, or NULL (x->mu held, or the compute thread). */
+orion_shard *orion__shard_find(exec_state *x, int64_t id);
+
 /* One LOAD_BODY shard entry: sets up or refreshes the shard and installs
  * the rows sent for our chunks.  Compute thread. */
 int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
@@ -322,6 +328,29 @@ int orion__shard_on_pull(exec_state *x, job *j);
 /* Retries the FETCHes that arrived before their run started here.  Loop
  * thread. */
 void orion__shard_serve_deferred(exec_state *x);
+
+/* ---- exec_swrite.c ------------------------------------------------------ */
+
+/* Whether array is sharded and written directly in this run.  Compute
+ * thread. */
+int orion__swrite_is_direct(exec_state *x, int64_t array);
+/* After a block: publishes our own chunks' changed elements among runs,
+ * sends the others to their owners and waits for their WRITE_ACKs (dies
+ * after 2 heartbeat timeouts).  Compute thread. */
+int orion__swrite_send(exec_state *x, const orion_msg_run *runs, int64_t n,
+                       orion_error *err);
+/* Before a block: copies the owners' applied writes into our copies.
+ * Compute thread. */
+void orion__swrite_sync(exec_state *x);
+/* Applies SHARD_WRITE job j to our served copy and answers; returns 1
+ * (nothing done, j kept by the caller) when its run has not started here,
+ * else 0 (j is taken).  Loop thread. */
+int orion__swrite_serve(exec_state *x, job *j);
+/* Loop-thread handlers of SHARD_WRITE and WRITE_ACK from peers. */
+void orion__swrite_on_write(exec_state *x, orion_conn *c, int from,
+                            const orion_wire_frame *f);
+void orion__swrite_on_ack(exec_state *x, orion_conn *c, int from,
+                          const orion_wire_frame *f);
 
 /* ---- exec_rows.c -------------------------------------------------------- */
 

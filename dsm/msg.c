@@ -80,7 +80,8 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
     for (k = 0; k < m->nshards; k++) {
       const orion_msg_shard *s = &m->shards[k];
       orion__mw_need(
-          &e, (s->flags & ~(ORION_SHARD_FETCH | ORION_SHARD_WRITTEN)) == 0);
+          &e, (s->flags & ~(ORION_SHARD_FETCH | ORION_SHARD_WRITTEN |
+                            ORION_SHARD_DIRECT)) == 0);
       orion__mw_i64(&e, s->array);
       orion__mw_u64(&e, (uint64_t)s->flags);
       orion__mw_runs(&e, s->runs, s->nruns);
@@ -144,7 +145,8 @@ static void get_shards(orion__mr *d, orion_msg_load_body *m) {
   for (k = 0; k < m->nshards && d->rc == 0; k++) {
     v[k].array = orion__mr_i64(d, "shard's array");
     v[k].flags = (int)orion__mr_in(d, "shard's flags", 0,
-                                   ORION_SHARD_FETCH | ORION_SHARD_WRITTEN,
+                                   ORION_SHARD_FETCH | ORION_SHARD_WRITTEN |
+                                       ORION_SHARD_DIRECT,
                                    ORION_EPARSE);
     v[k].runs = orion__mr_runs(d, &v[k].nruns);
   }
@@ -508,6 +510,8 @@ int orion_msg_run_apply(orion_array *a, const orion_msg_run *run) {
   X(ROWS, rows)                                                                \
   X(ROWS_DATA, rows_data)                                                      \
   X(ROWS_PULL, rows_pull)                                                      \
+  X(SHARD_WRITE, shard_write)                                                  \
+  X(WRITE_ACK, write_ack)                                                      \
   X(LOOP_END, loop_end)                                                        \
   X(LOOP_DONE, loop_done)                                                      \
   X(BODY_ERROR, body_error)                                                    \
@@ -590,6 +594,9 @@ void orion_msg_free(int type, orion_msg *m) {
     break;
   case ORION_WIRE_ROWS_PULL:
     orion_msg_rows_pull_free(&m->rows_pull);
+    break;
+  case ORION_WIRE_SHARD_WRITE:
+    orion_msg_shard_write_free(&m->shard_write);
     break;
   case ORION_WIRE_LOOP_DONE:
     orion_msg_loop_done_free(&m->loop_done);

@@ -119,6 +119,9 @@ void orion_msg_runvec_free(orion_msg_runvec *v);
 /* Flags of a sharded array. */
 #define ORION_SHARD_FETCH 1   /* the body reads it: refresh at blocks */
 #define ORION_SHARD_WRITTEN 2 /* buffers write it during the run */
+#define ORION_SHARD_DIRECT 4  /* the body writes it directly: each block
+                                 sends the elements it changed to their
+                                 owners (SHARD_WRITE) */
 
 /* An array the body binds: i64 id, u64 type (orion_type), u64 sparse
  * (flag), u64 ndims (1..ORION_MAX_DIMS), i64 dims[ndims].  The one sparse
@@ -468,6 +471,30 @@ int orion_msg_rows_data_decode(const void *p, size_t n, orion_msg_rows *out,
                                orion_error *err);
 void orion_msg_rows_data_free(orion_msg_rows *m);
 
+/* SHARD_WRITE (executor -> owner): the elements of the owner's chunks of a
+ * directly written sharded array (ORION_SHARD_DIRECT) that a block of run
+ * `run` changed; the owner applies them, publishes them and answers
+ * WRITE_ACK (i64 run) before the writer reports its block done.  Wire
+ * order: i64 run, u64 nruns + runs. */
+typedef struct orion_msg_shard_write {
+  int64_t run;
+  const orion_msg_run *runs;
+  int64_t nruns;
+} orion_msg_shard_write;
+
+int orion_msg_shard_write_encode(orion_buf *b, const orion_msg_shard_write *m);
+int orion_msg_shard_write_decode(const void *p, size_t n,
+                                 orion_msg_shard_write *out, orion_error *err);
+void orion_msg_shard_write_free(orion_msg_shard_write *m);
+
+typedef struct orion_msg_write_ack {
+  int64_t run;
+} orion_msg_write_ack;
+
+int orion_msg_write_ack_encode(orion_buf *b, const orion_msg_write_ack *m);
+int orion_msg_write_ack_decode(const void *p, size_t n,
+                               orion_msg_write_ack *out, orion_error *err);
+
 /* Wire order: u64 n + ranges. */
 typedef struct orion_msg_rows_pull {
   const orion_msg_range *ranges;
@@ -664,6 +691,8 @@ typedef union orion_msg {
   orion_msg_rows rows;
   orion_msg_rows rows_data;
   orion_msg_rows_pull rows_pull;
+  orion_msg_shard_write shard_write;
+  orion_msg_write_ack write_ack;
   orion_msg_loop_end loop_end;
   orion_msg_loop_done loop_done;
   orion_msg_body_error body_error;

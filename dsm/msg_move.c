@@ -1,5 +1,6 @@
-/* The payload codec of resident rows (dsm/msg.h): SEND_ROWS, ROWS,
- * ROWS_PULL and ROWS_DATA. */
+/* The payload codec of rows that move between executors (dsm/msg.h):
+ * resident rows (SEND_ROWS, ROWS, ROWS_PULL, ROWS_DATA) and the writes of
+ * directly written sharded arrays (SHARD_WRITE, WRITE_ACK). */
 #include <string.h>
 
 #include "dsm/msg.h"
@@ -104,4 +105,47 @@ int orion_msg_rows_pull_decode(const void *p, size_t n,
 void orion_msg_rows_pull_free(orion_msg_rows_pull *m) {
   orion__msg_drop(m->ranges);
   memset(m, 0, sizeof *m);
+}
+
+int orion_msg_shard_write_encode(orion_buf *b, const orion_msg_shard_write *m) {
+  orion__mw e;
+  orion__mw_begin(&e, b, ORION_WIRE_SHARD_WRITE);
+  orion__mw_i64(&e, m->run);
+  orion__mw_runs(&e, m->runs, m->nruns);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_shard_write_decode(const void *p, size_t n,
+                                 orion_msg_shard_write *out, orion_error *err) {
+  orion_msg_shard_write m;
+  orion__mr d;
+  memset(&m, 0, sizeof m);
+  orion__mr_init(&d, p, n, "SHARD_WRITE", err);
+  m.run = orion__mr_i64(&d, "run");
+  m.runs = orion__mr_runs(&d, &m.nruns);
+  *out = m;
+  if (orion__mr_end(&d) != 0)
+    orion_msg_shard_write_free(out);
+  return d.rc;
+}
+
+void orion_msg_shard_write_free(orion_msg_shard_write *m) {
+  orion__msg_drop(m->runs);
+  memset(m, 0, sizeof *m);
+}
+
+int orion_msg_write_ack_encode(orion_buf *b, const orion_msg_write_ack *m) {
+  orion__mw e;
+  orion__mw_begin(&e, b, ORION_WIRE_WRITE_ACK);
+  orion__mw_i64(&e, m->run);
+  return orion__mw_end(&e);
+}
+
+int orion_msg_write_ack_decode(const void *p, size_t n,
+                               orion_msg_write_ack *out, orion_error *err) {
+  orion__mr d;
+  memset(out, 0, sizeof *out);
+  orion__mr_init(&d, p, n, "WRITE_ACK", err);
+  out->run = orion__mr_i64(&d, "run");
+  return orion__mr_end(&d);
 }

@@ -29,7 +29,8 @@
  * (version 3 sent it empty), added the loop's seconds and each block's
  * accumulator partials to LOOP_DONE, a block to BUFFER_FLUSH, and the
  * resident rows that move between executors (SEND_ROWS, ROWS, ROWS_PULL,
- * ROWS_DATA, RUN_BLOCK's gets and puts); 3 made BODY_ERROR's block a typed
+ * ROWS_DATA, RUN_BLOCK's gets and puts), and the sharding of directly
+ * written server arrays (SHARD_WRITE, WRITE_ACK); 3 made BODY_ERROR's block a typed
  * i64 (version 2 sent it as decimal text); 2 run-coded buffered writes and
  * moved to CRC-32C.
  *
@@ -100,7 +101,9 @@
   X(SEND_ROWS, 22)   /* driver -> executor: send rows you hold to peers */  \
   X(ROWS, 23)        /* executor -> executor: rows for a block */          \
   X(ROWS_PULL, 24)   /* driver -> executor: send rows you hold back */     \
-  X(ROWS_DATA, 25)   /* executor -> driver: those rows */
+  X(ROWS_DATA, 25)   /* executor -> driver: those rows */                  \
+  X(SHARD_WRITE, 26) /* executor -> owner: elements a block wrote */       \
+  X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

@@ -170,7 +170,7 @@ void orion__dist_row_range(const loop_run *r, const arr_use *u, int b, int mode,
       return;
     }
     if (ac->sub[0].kind == SUB_CONST) {
-      al = ah = ac->sub[0].c;
+      al = ah = ac->sub[0].c - 1; /* the script's 1-based subscript */
     } else {
       int d = ac->sub[0].dim;
       if (r->itc->krange[b][d][1] < 0)
@@ -308,7 +308,8 @@ static void block_watch(loop_run *r, int b) {
   for (i = 0; i < r->nuse; i++) {
     arr_use *u = &r->use[i];
     int64_t lo, hi, sg;
-    if (u->d->a->sparse || u->sharded || u->resident)
+    if (u->d->a->sparse || u->resident ||
+        (u->sharded && !(u->shard_flags & ORION_SHARD_DIRECT)))
       continue;
     if (u->iterated) /* the block's own segments */
       for (sg = bs->first[b]; sg < bs->first[b + 1]; sg++)
@@ -454,8 +455,8 @@ enum { RUNS_ANY, RUNS_OWNED };
 static int run_allowed(const loop_run *r, int e, const arr_use *u,
                        const orion_msg_run *run, int may) {
   int64_t c0, c1;
-  if (u == NULL || may == RUNS_ANY)
-    return u != NULL;
+  if (u == NULL || may == RUNS_ANY) /* a shard's changes go to its owner */
+    return u != NULL && !u->sharded;
   if (!u->sharded || run->count <= 0)
     return 0;
   c0 = run->first / u->c->row_elems / u->c->chunk;
@@ -637,9 +638,9 @@ static int loop_finished(void *ud) {
   return orion_loop_finished(&r->m);
 }
 
-/* Server-held arrays that no body writes directly are sharded across the
- * executors: each owns a contiguous range of the array's chunks, applies
- * the buffered writes to them and serves reads of them to the others. */
+/* Server-held arrays are sharded across the executors: each owns a
+ * contiguous range of the array's chunks, applies the buffered and direct
+ * writes to them and serves reads of them to the others. */
 static void decide_shard(loop_run *r, arr_use *u) {
   const orion_plan *p = r->j->plan;
   const orion_plan_array *pa;
@@ -648,6 +649,19 @@ static void decide_shard(loop_run *r, arr_use *u) {
       u->c->nchunks == 0)
     return;
   pa = &p->arrays[u->plan_index];
+  if (pa->place == PLACE_SERVER_RW && pa->writes > 0) {
+    /* Written directly: each block sends its changes to the owners
+     * (drivers/exec_swrite.c), and refreshes its copy from them first, so
+     * that it sees which elements it changed. */
+    for (i = 0; i < r->j->nbufs; i++)
+      if (r->j->bufs[i].target == u->d->id)
+        return; /* and through a buffer: the driver stays its server */
+    u->sharded = 1;
+    u->shard_flags = ORION_SHARD_FETCH | ORION_SHARD_WRITTEN |
+                     ORION_SHARD_DIRECT;
+    r->pull = 1;
+    return;
+  }
   if ((pa->place != PLACE_SERVER_RO && pa->place != PLACE_SERVER_BUF) ||
       pa->writes > 0)
     return;

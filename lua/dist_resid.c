@@ -399,7 +399,10 @@ void orion__resid_done(loop_run *r, int e, int b) {
     arr_use *u = &r->use[i];
     int64_t re = u->c->row_elems, lo, hi;
     int k;
-    if (u->resident == RES_NONE)
+    /* A loop that only reads the rows leaves them where they were: the
+     * holder's copy is as new as ours (so an evaluation pass between two
+     * training passes does not move them back and forth). */
+    if (u->resident == RES_NONE || !u->writes)
       continue;
     k = part_of(r, u, b);
     lo = u->prange[k][0];
@@ -408,8 +411,7 @@ void orion__resid_done(loop_run *r, int e, int b) {
       continue;
     if (orion_holders_set(&u->c->held, lo * re, hi * re, e) != 0)
       orion_cluster_fail(r->cl, "out of memory in %s", r->j->where);
-    if (u->writes)
-      orion_replica_changed(u->c, e, r->seq[b], lo * re, (hi - lo) * re);
+    orion_replica_changed(u->c, e, r->seq[b], lo * re, (hi - lo) * re);
   }
 }
 

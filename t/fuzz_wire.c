@@ -341,7 +341,7 @@ int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
 #define NSTREAMS 3                 /* stream seeds first, then messages */
-#define NSEEDS (NSTREAMS + 21 + 3) /* a message of each type, 3 variants */
+#define NSEEDS (NSTREAMS + 23 + 3) /* a message of each type, 3 variants */
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
@@ -476,6 +476,10 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_SEND_ROWS, &m);
   m.rows_pull = (orion_msg_rows_pull){ranges, 2};
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_ROWS_PULL, &m);
+  m.shard_write = (orion_msg_shard_write){3, runs, 2};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_SHARD_WRITE, &m);
+  m.write_ack = (orion_msg_write_ack){3};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_WRITE_ACK, &m);
   memset(&m, 0, sizeof m);
   m.loaded.ok = 1;
   m.loaded.array = (orion_msg_loaded_array){

@@ -1584,3 +1584,30 @@ Test(cluster, resident_rows_stay_on_the_executors_and_come_back) {
   tu_run_free(&nr);
   expect_no_executors_left("resident", 3);
 }
+
+/* A directly written server array (B[i + 2]) is sharded: every block sends
+ * the elements it changed to their owners, peer to peer, and the results
+ * (through a script read and write between loops) are the bits of a run
+ * inside the driver. */
+Test(cluster, server_read_write_array_is_sharded) {
+  tu_run in = DRIVE("--executors", "0", "@server_rw.lua");
+  tu_run r = DRIVE("--executors", "3", "@server_rw.lua");
+  int pass;
+  expect_ok(&in, "server_rw.lua inside the driver");
+  expect_ok(&r, "server_rw.lua on 3 executors");
+  cr_expect_str_eq(r.out, in.out, "3 executors differ from in-process");
+  for (pass = 1; pass <= 3; pass++) {
+    char line[256], want[64];
+    long long drv, peer, size;
+    snprintf(want, sizeof want, "bytes pass %d driver", pass);
+    line_with(r.err, want, line, sizeof line);
+    cr_assert_eq(sscanf(line + strlen(want), "%lld peer %lld array %lld",
+                        &drv, &peer, &size),
+                 3, "%s", line);
+    cr_expect_gt(peer, size / 4, "%s: the writes did not go to the owners",
+                 line);
+  }
+  tu_run_free(&in);
+  tu_run_free(&r);
+  expect_no_executors_left("server_rw", 3);
+}

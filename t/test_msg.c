@@ -226,7 +226,7 @@ static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
   m->slots = sl;
   m->nslots = 4;
   sh[0].array = -7;
-  sh[0].flags = ORION_SHARD_FETCH | ORION_SHARD_WRITTEN;
+  sh[0].flags = ORION_SHARD_FETCH | ORION_SHARD_WRITTEN | ORION_SHARD_DIRECT;
   sh[0].runs = runs3;
   sh[0].nruns = 2;
   sh[1].array = 12;
@@ -353,7 +353,7 @@ Test(msg, load_body_round_trip) {
     eq_f64(out.slots[k].fval, sl[k].fval, "slot float");
   }
   cr_assert_eq(out.nshards, 2);
-  cr_assert_eq(out.shards[0].flags, 3);
+  cr_assert_eq(out.shards[0].flags, 7);
   cr_assert_eq(out.shards[1].array, 12);
   eq_runs(out.shards[0].runs, out.shards[0].nruns, runs3, 2, p, n);
   cr_assert_eq(out.shards[1].nruns, 0);
@@ -1154,7 +1154,7 @@ Test(msg, encoders_refuse_out_of_range_fields_appending_nothing) {
   sl[2].kind = (orion_cslot_kind)9;
   cr_assert_eq(orion_msg_load_body_encode(&b, &lb), ORION_EINVAL);
   sample_load_body(&lb, sh, sl);
-  sh[1].flags = 4;
+  sh[1].flags = 8; /* no such flag */
   cr_assert_eq(orion_msg_load_body_encode(&b, &lb), ORION_EINVAL);
   sample_run_block(&rb);
   rb.nelems = 4; /* 48 bytes of keys hold at most 6, so 4 is fine... */
@@ -1190,7 +1190,7 @@ Test(msg, dispatch_by_type) {
   orion_msg m;
   for (t = 0; t < 256; t++)
     n += orion_msg_known(t);
-  cr_assert_eq(n, 21);
+  cr_assert_eq(n, 23);
   cr_assert(!orion_msg_known(ORION_WIRE_HELLO));
   cr_assert(!orion_msg_known(ORION_WIRE_ARRAY_DATA));
   cr_assert(orion_msg_known(ORION_WIRE_LOADED));
@@ -1359,4 +1359,27 @@ Test(msg, moves_refuse_bad_fields) {
   cr_assert(strstr(err.msg, "names executor -1") != NULL, "%s", err.msg);
   orion_buf_free(&b);
   orion_buf_free(&h);
+}
+
+Test(msg, shard_write_and_ack_round_trip) {
+  orion_msg_shard_write w = {7, runs3, 2}, wo;
+  orion_msg_write_ack a = {7}, ao;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_shard_write_encode(&b, &w), 0);
+  p = payload_of(&b, ORION_WIRE_SHARD_WRITE, &n);
+  cr_assert_eq(orion_msg_shard_write_decode(p, n, &wo, NULL), 0);
+  cr_assert_eq(wo.run, 7);
+  eq_runs(wo.runs, wo.nruns, runs3, 2, p, n);
+  orion_msg_shard_write_free(&wo);
+  check_bounds(ORION_WIRE_SHARD_WRITE, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_write_ack_encode(&b, &a), 0);
+  p = payload_of(&b, ORION_WIRE_WRITE_ACK, &n);
+  cr_assert_eq(n, 8);
+  cr_assert_eq(orion_msg_write_ack_decode(p, n, &ao, NULL), 0);
+  cr_assert_eq(ao.run, 7);
+  orion_buf_free(&b);
 }
