@@ -15,7 +15,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "drivers/exec_state.h"
 #include "dsm/msg.h"
@@ -93,16 +92,7 @@ int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
       }
     if (found != NULL || orion_now() >= deadline)
       break;
-    {
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 100 * 1000 * 1000;
-      if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-      }
-      pthread_cond_timedwait(&x->fcv, &x->mu, &ts);
-    }
+    orion__exec_nap(x);
   }
   x->rows_waiting--;
   pthread_mutex_unlock(&x->mu);

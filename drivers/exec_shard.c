@@ -343,18 +343,11 @@ static void apply_fetch_reply(exec_state *x, const job *j) {
 /* The next FETCH_REPLY, waiting for it up to the deadline; NULL when none
  * is awaited any more.  Dies when the owners stay silent. */
 static job *next_reply(exec_state *x, double deadline) {
-  struct timespec ts;
   job *j;
   double t = orion__wait_begin();
   pthread_mutex_lock(&x->mu);
   while (x->replies == NULL && x->awaiting > 0 && orion_now() < deadline) {
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 100 * 1000 * 1000;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&x->fcv, &x->mu, &ts);
+    orion__exec_nap(x);
   }
   orion__wait_end(x, t);
   j = x->replies;

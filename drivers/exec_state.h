@@ -199,6 +199,10 @@ static inline void orion__wait_end(exec_state *x, double t0) {
 void orion__exec_die(const exec_state *x, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
+/* Waits on x->fcv (a peer's answer came) for at most 100 ms, so that a
+ * waiter checks its deadline; x->mu held.  Compute thread. */
+void orion__exec_nap(exec_state *x);
+
 /* Hands the finished frames in b to the loop thread for the driver and
  * empties b (compute thread). */
 void orion__exec_post(exec_state *x, orion_buf *b);

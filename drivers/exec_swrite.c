@@ -22,7 +22,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 #include "drivers/exec_state.h"
 #include "dsm/msg.h"
@@ -141,16 +140,8 @@ int orion__swrite_send(exec_state *x, const orion_msg_run *runs, int64_t n,
   t0 = orion__wait_begin();
   deadline = orion_now() + 2 * x->hb_timeout;
   pthread_mutex_lock(&x->mu);
-  while (x->writes_out > 0 && orion_now() < deadline) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 100 * 1000 * 1000;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&x->fcv, &x->mu, &ts);
-  }
+  while (x->writes_out > 0 && orion_now() < deadline)
+    orion__exec_nap(x);
   k = x->writes_out;
   pthread_mutex_unlock(&x->mu);
   orion__wait_end(x, t0);

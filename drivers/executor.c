@@ -27,6 +27,7 @@
 #include <getopt.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#include <time.h>
 #endif
 #include <pthread.h>
 #include <signal.h>
@@ -55,6 +56,17 @@ void orion__exec_die(const exec_state *x, const char *fmt, ...) {
   fputc('\n', stderr);
   fflush(stderr);
   _exit(ORION_EXEC_EXIT_CLUSTER);
+}
+
+void orion__exec_nap(exec_state *x) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += 100 * 1000 * 1000;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(&x->fcv, &x->mu, &ts);
 }
 
 void orion__exec_post(exec_state *x, orion_buf *b) {
