@@ -380,8 +380,8 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   static const orion_msg_acc_desc accs[1] = {{9, 1}};
   static const orion_msg_buf_desc bufs[1] = {{3, "b", 1, 4, 2, "ap", 2, -1}};
   static const orion_msg_shard shards[1] = {{4, 3, runs, 2}};
-  static const orion_msg_acc_value accv[2] = {{9, 1, 0, 5, -0.5},
-                                              {-2, 0, 1, -5, 0.0}};
+  static const orion_msg_acc_value accv[2] = {{3, 9, 1, 0, 5, -0.5},
+                                              {-1, -2, 0, 1, -5, 0.0}};
   static const orion_msg_str addrs[2] = {{"h:1", 3}, {"[::1]:2", 7}};
   static const int64_t ids[2] = {4, -5};
   static const uint64_t vers[3] = {0, 7, 1};
@@ -454,7 +454,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
       .values = (const char *)vals, .values_len = 8, .runs = runs,
       .nruns = 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BLOCK_DONE, &m);
-  m.buffer_flush = (orion_msg_buffer_flush){3, 3, 0, items, 12};
+  m.buffer_flush = (orion_msg_buffer_flush){3, 3, 0, items, 12, 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BUFFER_FLUSH, &m);
   m.buffer_flush.nitems = 6; /* consecutive keys: the runs form */
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BUFFER_FLUSH, &m);

@@ -850,7 +850,7 @@ Test(buffer, many_blocks_many_flushes) {
  * (the payload after run, buffer, isint and block) against `bytes`, decodes them
  * back and compares key and value bits. */
 static void roundtrip(const orion_pend_item *items, int64_t n, size_t bytes) {
-  orion_msg_buffer_flush m = {1, 2, 0, items, n}, back;
+  orion_msg_buffer_flush m = {1, 2, 0, items, n, -1}, back;
   orion_buf b;
   const char *p;
   size_t len;

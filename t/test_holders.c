@@ -2,6 +2,7 @@
  * (resident rows, lua/dist_resid.c). */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dsm/holders.h"
 #include "util/error.h"

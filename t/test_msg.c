@@ -620,7 +620,8 @@ Test(msg, peers_shard_data_forget_round_trip) {
 
 Test(msg, loop_done_round_trip) {
   orion_msg_acc_value accs[3] = {
-      {-1, 1, 1, INT64_MIN, 0.0}, {2, 1, 0, 0, 0.0}, {3, 0, 0, 0, 0.0}};
+      {-1, -1, 1, 1, INT64_MIN, 0.0}, {-1, 2, 1, 0, 0, 0.0},
+      {5, 3, 0, 0, 0, 0.0}};
   orion_msg_loop_done m = {.accs = accs,
                            .naccs = 3,
                            .peer_bytes = 123456789,
@@ -641,6 +642,7 @@ Test(msg, loop_done_round_trip) {
   cr_assert_eq(orion_msg_loop_done_decode(p, n, &out, NULL), 0);
   cr_assert_eq(out.naccs, 3);
   for (k = 0; k < 3; k++) {
+    cr_assert_eq(out.accs[k].block, accs[k].block);
     cr_assert_eq(out.accs[k].id, accs[k].id);
     cr_assert_eq(out.accs[k].has, accs[k].has);
     cr_assert_eq(out.accs[k].isint, accs[k].isint);
@@ -1110,7 +1112,7 @@ Test(msg, items_outside_runs_travel_plain) {
   /* Negative keys and INT64_MAX cannot stand in a run: the plain form
    * carries them, and they come back. */
   orion_msg_item it[8];
-  orion_msg_buffer_flush m = {1, 2, 1, it, 8}, out;
+  orion_msg_buffer_flush m = {1, 2, 1, it, 8, -1}, out;
   orion_buf b;
   const char *p;
   size_t n;
