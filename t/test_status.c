@@ -1171,7 +1171,7 @@ Test(status, slow_page_in_headless_chromium, .timeout = 400) {
   p = strstr(dom, "id=\"loopline\"");
   cr_assert_not_null(p, "%s", dom);
   cr_expect(strstr(p, "loop 3: the parallel_for at ") != NULL &&
-                strstr(p, ", finished, 4/4 blocks on 2 executors") != NULL,
+                strstr(p, ", finished, 8/8 blocks on 2 executors") != NULL,
             "%.400s", p);
   cr_expect(strstr(p, " through the driver, 0 B between executors, ") != NULL,
             "the loop's bytes: %.400s", p);
@@ -1182,7 +1182,7 @@ Test(status, slow_page_in_headless_chromium, .timeout = 400) {
                "3 points on the loss and the blocks charts:\n%s", dom);
   p = strstr(dom, "<pre id=\"log\">");
   cr_assert_not_null(p, "%s", dom);
-  cr_expect(strstr(p, "epoch 3: 4 blocks") != NULL &&
+  cr_expect(strstr(p, "epoch 3: 8 blocks") != NULL &&
                 strstr(p, "loops done") != NULL,
             "the log:\n%.2000s", p);
   cr_expect(strstr(dom, "id=\"conn\" class=\"live\"") != NULL, "%s", dom);
