@@ -372,6 +372,15 @@ static void assemble(gen *g, const orion_buf *body) {
     "*/",
     g->in->chunkname, g->line0, g->fast ? "fast" : "exact");
   E(g, "#define O_EXACT %d", g->fast ? 0 : 1);
+  if (g->fast) {
+    /* GCC's default for AVX-512 machines like Zen 4/5 is 512-bit vectors,
+     * whose loop prologues and epilogues cost more than they save on rows
+     * of tens to hundreds of elements (its Intel tunings prefer 256 bits
+     * already). */
+    E(g, "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)");
+    E(g, "#pragma GCC target(\"prefer-vector-width=256\")");
+    E(g, "#endif");
+  }
   E(g, "static const char o_chunk[] = %s;", cstr(g, g->in->chunkname));
   lines(g, prelude);
   put(g, "\n");

@@ -262,14 +262,116 @@ static void find_keys(gen *g, const ast_node *n, const char *k) {
 
 /* The body of a numeric for: declares the control variable from the C
  * expression `val` and runs the block. */
-static void for_body(gen *g, const ast_node *s, var *x, cv val) {
+static void for_open(gen *g, const ast_node *s, var *x, cv val) {
   open_(g, "");
   var_join(g, x, val.t, s->line);
   E(g, "O_U %s%s = %s;", ctype(g, x->t), x->cname, conv(g, val, x->t));
   x->da = 1;
   push_var(g, x);
-  stmts(g, &s->d->list);
+}
+
+static void for_close(gen *g) {
   g->nsc--;
+  close_(g);
+}
+
+static void for_body(gen *g, const ast_node *s, var *x, cv val) {
+  for_open(g, s, x, val);
+  stmts(g, &s->d->list);
+  for_close(g);
+}
+
+/* ---- sums split across lanes (fast mode) -------------------------------- */
+
+/* A term a split sum may evaluate in any order: arithmetic without
+ * integer division (whose error line the interpreter reports
+ * differently), calls or other side effects. */
+static int not_pure(const ast_node *n, void *ud) {
+  (void)ud;
+  switch (n->kind) {
+  case AST_INT:
+  case AST_FLT:
+  case AST_NAME:
+  case AST_PAREN:
+    return 0;
+  case AST_INDEX:
+    return n->flag;
+  case AST_UNOP:
+    return n->op != OP_NEG;
+  case AST_BINOP:
+    return n->op != OP_ADD && n->op != OP_SUB && n->op != OP_MUL &&
+           n->op != OP_DIV;
+  default:
+    return 1;
+  }
+}
+
+static int names(const ast_node *n, void *ud) {
+  return n->kind == AST_NAME && strcmp(n->str, (const char *)ud) == 0;
+}
+
+/* The loop body `s = s + t`, `s = t + s` or `s = s - t`, with s a float
+ * local declared outside the loop and t a pure term that does not read s:
+ * the local, and the term and its sign in *term and *neg.  NULL when the
+ * body is anything else. */
+static var *sum_loop(gen *g, const ast_node *s, const ast_node **term,
+                     int *neg) {
+  const ast_node *a, *e;
+  var *v;
+  if (s->d->list.n != 1 || (a = s->d->list.v[0])->kind != AST_ASSIGN ||
+      a->list.n != 1 || a->list2.n != 1 || a->list.v[0]->kind != AST_NAME)
+    return NULL;
+  e = a->list2.v[0];
+  v = lookup(g, a->list.v[0]->str);
+  if (v == NULL || v->isk || v->t.k != T_VAL || v->t.m != M_FLT ||
+      e->kind != AST_BINOP || (e->op != OP_ADD && e->op != OP_SUB))
+    return NULL;
+  if (names(e->a, (void *)v->name))
+    *term = e->b;
+  else if (e->op == OP_ADD && names(e->b, (void *)v->name))
+    *term = e->a;
+  else
+    return NULL;
+  if (orion_ast_any(*term, not_pure, NULL) ||
+      orion_ast_any(*term, names, (void *)v->name))
+    return NULL;
+  *neg = e->op == OP_SUB;
+  return v;
+}
+
+/* Fast mode, in the copy of a loop without bounds checks: a sum loop
+ * (sum_loop) first runs whole groups of LANES iterations, each iteration
+ * adding its term into one of LANES partial sums, so that the compiler
+ * keeps several vector accumulators instead of one chain of dependent
+ * additions; the caller's loop then runs the remaining iterations from
+ * tt on. */
+static void split_sum(gen *g, const ast_node *s, var *x, var *sum,
+                      const ast_node *term, int neg, const char *i0,
+                      const char *cnt, const char *tt, int n) {
+  const char *p = S(g, "o_p%d", n), *j = S(g, "o_j%d", n),
+             *tot = S(g, "o_s%d", n), *ct = ctype(g, sum->t);
+  int lanes = fastf(g, sum->t) ? 32 : 16;
+  cv t;
+  E(g, "/* The sum in %d partial sums (fast mode). */", lanes);
+  open_(g, S(g, "if (%s >= %d) ", cnt, lanes - 1));
+  E(g, "%s%s[%d] = {0};", ct, p, lanes);
+  E(g, "%s%s = 0;", ct, tot);
+  open_(g, S(g, "for (; %s + %d <= %s; %s += %d) ", tt, lanes - 1, cnt, tt,
+             lanes));
+  open_(g, S(g, "for (int %s = 0; %s < %d; %s++) ", j, j, lanes, j));
+  for_open(g, s, x,
+           cv_of(ty_val(M_INT, P_WEAK),
+                 S(g, "(int64_t)((uint64_t)%s + %s + (uint64_t)%s)", i0, tt,
+                   j),
+                 0));
+  t = ex(g, term);
+  E(g, "%s[%s] += %s;", p, j, conv(g, t, sum->t));
+  for_close(g);
+  close_(g);
+  close_(g);
+  E(g, "for (int %s = 0; %s < %d; %s++) %s += %s[%s];", j, j, lanes, j, tot,
+    p, j);
+  E(g, "%s = %s %c %s;", sum->cname, sum->cname, neg ? '-' : '+', tot);
   close_(g);
 }
 
@@ -312,7 +414,9 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
   if (hoist) {
     const char *saved_suffix = g->suffix;
     orion_buf *fastb = tmpbuf(g), *saved = g->o;
-    int ind = g->ind, i;
+    int ind = g->ind, i, neg = 0;
+    var *sum = NULL;
+    const ast_node *term = NULL;
     dastate mid = da_save(g);
     g->hk = x->name;
     g->nhnodes = 0;
@@ -323,13 +427,23 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
     g->suffix = S(g, "%s_f%d", saved_suffix, n);
     g->o = fastb;
     g->ind++;
-    open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
+    if (g->fast && kstep && sv == 1 &&
+        (sum = sum_loop(g, s, &term, &neg)) != NULL) {
+      open_(g, "");
+      E(g, "uint64_t %s = 0;", tt);
+      split_sum(g, s, x, sum, term, neg, i0, cnt, tt, n);
+      open_(g, S(g, "for (; %s <= %s; %s++) ", tt, cnt, tt));
+    } else {
+      open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
+    }
     for_body(g, s, x,
              cv_of(ty_val(M_INT, P_WEAK),
                    S(g, "(int64_t)((uint64_t)%s + %s%s)", i0, tt,
                      kstep && sv == 1 ? "" : S(g, " * (uint64_t)%s", st)),
                    0));
     close_(g);
+    if (sum != NULL)
+      close_(g);
     g->ind = ind;
     g->o = saved;
     g->hfast = 0;
