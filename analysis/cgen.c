@@ -30,8 +30,8 @@
  *    `if x ~= nil then ... end` a local that may be nil is a number.
  *  - In fast mode, values computed from f32 data are floats and the
  *    compiler may reassociate and contract (orion_cgen_mode_flags(1));
- *    a sum loop in the unchecked copy runs in partial sums (split_sum in
- *    cgen_stmt.c) and GCC is asked for 256-bit vectors on x86-64.
+ *    a dot product in the unchecked copy of a loop runs in four vector
+ *    accumulators (split_dot in cgen_stmt.c).
  *
  * The subset: numbers, booleans and nil in locals; arithmetic, bitwise,
  * comparison and logical operators; math.* (but randomseed and type);
@@ -374,15 +374,6 @@ static void assemble(gen *g, const orion_buf *body) {
     "*/",
     g->in->chunkname, g->line0, g->fast ? "fast" : "exact");
   E(g, "#define O_EXACT %d", g->fast ? 0 : 1);
-  if (g->fast) {
-    /* GCC's default for AVX-512 machines like Zen 4/5 is 512-bit vectors,
-     * whose loop prologues and epilogues cost more than they save on rows
-     * of tens to hundreds of elements (its Intel tunings prefer 256 bits
-     * already). */
-    E(g, "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)");
-    E(g, "#pragma GCC target(\"prefer-vector-width=256\")");
-    E(g, "#endif");
-  }
   E(g, "static const char o_chunk[] = %s;", cstr(g, g->in->chunkname));
   lines(g, prelude);
   put(g, "\n");
