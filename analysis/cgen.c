@@ -29,7 +29,9 @@
  *  - Conditions narrow types where they hold: in `x and x * 2` or
  *    `if x ~= nil then ... end` a local that may be nil is a number.
  *  - In fast mode, values computed from f32 data are floats and the
- *    compiler may reassociate and contract (orion_cgen_mode_flags(1)).
+ *    compiler may reassociate and contract (orion_cgen_mode_flags(1));
+ *    a dot product in the unchecked copy of a loop runs in four vector
+ *    accumulators (split_dot in cgen_stmt.c).
  *
  * The subset: numbers, booleans and nil in locals; arithmetic, bitwise,
  * comparison and logical operators; math.* (but randomseed and type);

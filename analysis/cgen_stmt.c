@@ -273,6 +273,100 @@ static void for_body(gen *g, const ast_node *s, var *x, cv val) {
   close_(g);
 }
 
+/* ---- dot products in vector accumulators (fast mode) ------------------- */
+
+static int names(const ast_node *n, void *ud) {
+  return n->kind == AST_NAME && strcmp(n->str, (const char *)ud) == 0;
+}
+
+/* r[k], r a local holding a row (the last dimension) of a dense f32 or
+ * f64 array and k the loop variable: the local, else NULL. */
+static var *row_at(gen *g, const ast_node *e, const char *k) {
+  var *r;
+  const slot *sl;
+  if (e->kind != AST_INDEX || e->flag || e->a->kind != AST_NAME ||
+      !is_var(e->b, k) || (r = lookup(g, e->a->str)) == NULL ||
+      r->t.k != T_REF)
+    return NULL;
+  sl = &g->slots[r->t.slot];
+  if (sl->kind != ORION_CSLOT_ARRAY || r->t.depth + 1 != sl->ndims ||
+      (sl->etype != ET_F32 && sl->etype != ET_F64))
+    return NULL;
+  return r;
+}
+
+/* The loop body `s = s + a[k] * b[k]`, `s = a[k] * b[k] + s` or
+ * `s = s - a[k] * b[k]` (row_at for a and b, both f32 with s a float of
+ * fast mode, or both f64 with s a double): s, with a, b and the sign in
+ * ra, rb and *neg; NULL when the body is anything else. */
+static var *dot_loop(gen *g, const ast_node *s, var **ra, var **rb,
+                     int *neg) {
+  const ast_node *a, *e, *t;
+  var *v;
+  int et;
+  if (s->d->list.n != 1 || (a = s->d->list.v[0])->kind != AST_ASSIGN ||
+      a->list.n != 1 || a->list2.n != 1 || a->list.v[0]->kind != AST_NAME)
+    return NULL;
+  e = a->list2.v[0];
+  v = lookup(g, a->list.v[0]->str);
+  if (v == NULL || v->isk || v->t.k != T_VAL || v->t.m != M_FLT ||
+      e->kind != AST_BINOP || (e->op != OP_ADD && e->op != OP_SUB))
+    return NULL;
+  if (names(e->a, (void *)v->name))
+    t = e->b;
+  else if (e->op == OP_ADD && names(e->b, (void *)v->name))
+    t = e->a;
+  else
+    return NULL;
+  if (t->kind != AST_BINOP || t->op != OP_MUL ||
+      (*ra = row_at(g, t->a, s->list.v[0]->str)) == NULL ||
+      (*rb = row_at(g, t->b, s->list.v[0]->str)) == NULL)
+    return NULL;
+  et = g->slots[(*ra)->t.slot].etype;
+  if (g->slots[(*rb)->t.slot].etype != et ||
+      (et == ET_F32) != (fastf(g, v->t) != 0))
+    return NULL;
+  *neg = e->op == OP_SUB;
+  return v;
+}
+
+/* Fast mode, in the copy of a loop without bounds checks: a dot product
+ * (dot_loop) first runs whole groups of four 32-byte vectors in four
+ * accumulators (GCC vector extensions), which the compiler would not
+ * split by itself: one accumulator makes every multiply-add wait for the
+ * previous one.  The caller's loop then runs the remaining iterations
+ * from tt on. */
+static void split_dot(gen *g, var *sum, var *ra, var *rb, int neg,
+                      const char *i0, const char *cnt, const char *tt,
+                      int n) {
+  int f32 = g->slots[ra->t.slot].etype == ET_F32, lanes = f32 ? 8 : 4, i;
+  const char *et = f32 ? "float" : "double", *vt = S(g, "o_vt%d", n),
+             *qa = S(g, "o_qa%d", n), *qb = S(g, "o_qb%d", n),
+             *tot = S(g, "o_s%d", n);
+  E(g, "/* The dot product in four vector accumulators (fast mode). */");
+  open_(g, S(g, "if (%s >= %d) ", cnt, 4 * lanes - 1));
+  E(g, "typedef %s %s __attribute__((vector_size(32), aligned(%d), "
+       "may_alias));",
+    et, vt, f32 ? 4 : 8);
+  E(g, "const %s *const %s = %s + (%s - 1), *const %s = %s + (%s - 1);", et,
+    qa, ra->cname, i0, qb, rb->cname, i0);
+  E(g, "%s o_a%d_0 = {0}, o_a%d_1 = {0}, o_a%d_2 = {0}, o_a%d_3 = {0};", vt,
+    n, n, n, n);
+  open_(g, S(g, "for (; %s + %d <= %s; %s += %d) ", tt, 4 * lanes - 1, cnt,
+             tt, 4 * lanes));
+  for (i = 0; i < 4; i++)
+    E(g, "o_a%d_%d += *(const %s *)(%s + %s + %d) * *(const %s *)(%s + %s + "
+         "%d);",
+      n, i, vt, qa, tt, i * lanes, vt, qb, tt, i * lanes);
+  close_(g);
+  E(g, "o_a%d_0 = (o_a%d_0 + o_a%d_1) + (o_a%d_2 + o_a%d_3);", n, n, n, n, n);
+  E(g, "%s %s = 0;", et, tot);
+  E(g, "for (int o_j%d = 0; o_j%d < %d; o_j%d++) %s += o_a%d_0[o_j%d];", n, n,
+    lanes, n, tot, n, n);
+  E(g, "%s = %s %c %s;", sum->cname, sum->cname, neg ? '-' : '+', tot);
+  close_(g);
+}
+
 /* An integer loop (Lua 5.4's forprep/forloop): the count of iterations
  * is computed first, so the control variable never overflows. */
 static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
@@ -312,7 +406,8 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
   if (hoist) {
     const char *saved_suffix = g->suffix;
     orion_buf *fastb = tmpbuf(g), *saved = g->o;
-    int ind = g->ind, i;
+    int ind = g->ind, i, neg = 0;
+    var *sum = NULL, *ra = NULL, *rb = NULL;
     dastate mid = da_save(g);
     g->hk = x->name;
     g->nhnodes = 0;
@@ -323,13 +418,23 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
     g->suffix = S(g, "%s_f%d", saved_suffix, n);
     g->o = fastb;
     g->ind++;
-    open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
+    if (g->fast && kstep && sv == 1 &&
+        (sum = dot_loop(g, s, &ra, &rb, &neg)) != NULL) {
+      open_(g, "");
+      E(g, "uint64_t %s = 0;", tt);
+      split_dot(g, sum, ra, rb, neg, i0, cnt, tt, n);
+      open_(g, S(g, "for (; %s <= %s; %s++) ", tt, cnt, tt));
+    } else {
+      open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
+    }
     for_body(g, s, x,
              cv_of(ty_val(M_INT, P_WEAK),
                    S(g, "(int64_t)((uint64_t)%s + %s%s)", i0, tt,
                      kstep && sv == 1 ? "" : S(g, " * (uint64_t)%s", st)),
                    0));
     close_(g);
+    if (sum != NULL)
+      close_(g);
     g->ind = ind;
     g->o = saved;
     g->hfast = 0;

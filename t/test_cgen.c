@@ -82,6 +82,9 @@ static const tarray ARRS[] = {
     {"LY", 21, ORION_F64, 1, {6, 0, 0}, 4},
     {"LW", 22, ORION_F64, 1, {5, 0, 0}, 2},
     {"LG", 23, ORION_F64, 1, {5, 0, 0}, 0},
+    {"WL", 24, ORION_F32, 2, {6, 70, 0}, 2},
+    {"HL", 25, ORION_F32, 2, {5, 70, 0}, 2},
+    {"WL2", 26, ORION_F64, 2, {6, 70, 0}, 2},
 };
 #define NARRS ((int)(sizeof ARRS / sizeof ARRS[0]))
 
@@ -123,7 +126,7 @@ static const tconst CONSTS[] = {
     {"REG", 0, 0, 0.05},    {"NEG", 1, -3, 0},        {"TWO", 0, 0, 2.0},
     {"NK", 1, 4, 0},        {"alpha", 0, 0, 0.5},     {"beta", 0, 0, 0.1},
     {"V", 1, 9, 0},         {"HALF", 0, 0, 0.5},      {"MOD", 1, 1000003, 0},
-    {"SMALL", 0, 0, 1e-300}};
+    {"SMALL", 0, 0, 1e-300}, {"KL", 1, 70, 0}};
 #define NCONSTS ((int)(sizeof CONSTS / sizeof CONSTS[0]))
 
 /* Iterated arrays. */
@@ -2397,6 +2400,74 @@ Test(cgen, fast_mode) {
              "end",
              1e-5);
   check_fast(IT_TOK, LDA_GIBBS, 1e-9);
+}
+
+/* Dot products over rows of 70 (two groups of 32 lanes and a rest): fast
+ * mode runs them in vector accumulators, exact mode keeps the
+ * interpreter's order and its bits. */
+static const char SUM_F32[] = "function(u, i, r)\n"
+                              "  local wu, hi = WL[u], HL[i]\n"
+                              "  local e = r\n"
+                              "  for k = 1, KL do e = e - wu[k] * hi[k] end\n"
+                              "  local s = 0.0\n"
+                              "  for k = 1, KL do s = hi[k] * hi[k] + s end\n"
+                              "  for k = 1, KL do\n"
+                              "    wu[k] = wu[k] + LR * (e * hi[k] - REG * s)\n"
+                              "  end\n"
+                              "  S:add(e * e)\n"
+                              "end";
+static const char SUM_F64[] = "function(u, i, r)\n"
+                              "  local w = WL2[u]\n"
+                              "  local s = r\n"
+                              "  for k = 1, KL do s = s + w[k] * w[k] end\n"
+                              "  w[1] = s / 3\n"
+                              "  S:add(s)\n"
+                              "end";
+
+Test(cgen, sums_split_in_fast_mode) {
+  char *chunk = chunk_text(SUM_F32);
+  orion_cgen_out fast, exact;
+  orion_error err;
+  cr_assert_eq(generate(chunk, IT_RAT, 1, &fast, &err), 0, "%s", err.msg);
+  cr_assert_eq(generate(chunk, IT_RAT, 0, &exact, &err), 0, "%s", err.msg);
+  /* Both dot products are split, the update loop is not. */
+  cr_assert_eq(tu_count_substr(fast.src.data, "typedef float o_vt"), 2, "%s",
+               fast.src.data);
+  cr_assert_eq(tu_count_substr(fast.src.data, "+= *(const o_vt"), 8);
+  cr_assert_null(strstr(exact.src.data, "o_vt"));
+  orion_cgen_out_free(&fast);
+  orion_cgen_out_free(&exact);
+  orion_free(chunk);
+  chunk = chunk_text(SUM_F64);
+  cr_assert_eq(generate(chunk, IT_RAT, 1, &fast, &err), 0, "%s", err.msg);
+  cr_assert_eq(tu_count_substr(fast.src.data, "typedef double o_vt"), 1);
+  orion_cgen_out_free(&fast);
+  orion_free(chunk);
+  /* Not dot products: the sum is read in the term, or subtracted from
+   * it, or the term is not a product of two rows at k. */
+  chunk = chunk_text("function(u, i, r)\n"
+                     "  local w, h, s, t = WL[u], HL[i], 0.0, 0.0\n"
+                     "  for k = 1, KL do s = s + w[k] * s end\n"
+                     "  for k = 1, KL do t = w[k] * h[k] - t end\n"
+                     "  for k = 1, KL do s = s + w[k] * h[k] * 2 end\n"
+                     "  for k = 1, KL do s = s + w[k] * h[k + 0] end\n"
+                     "  for k = 1, KL do s = s + w[k] end\n"
+                     "  S:add(s + t)\n"
+                     "end");
+  cr_assert_eq(generate(chunk, IT_RAT, 1, &fast, &err), 0, "%s", err.msg);
+  cr_assert_null(strstr(fast.src.data, "o_vt"));
+  orion_cgen_out_free(&fast);
+  orion_free(chunk);
+}
+
+Test(cgen, sums_exact_bits) {
+  check_ok(IT_RAT, SUM_F32);
+  check_ok(IT_RAT, SUM_F64);
+}
+
+Test(cgen, sums_fast_within_tolerance) {
+  check_fast(IT_RAT, SUM_F32, 1e-5);
+  check_fast(IT_RAT, SUM_F64, 1e-12);
 }
 
 /* ------------------------------------------------------------------------
