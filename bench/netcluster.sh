@@ -141,6 +141,16 @@ interrupted() {
       sleep 0.1
     done
   fi
+  # The executors see the driver's connection close and say so: up to 3 s
+  # for them to exit on their own before the EXIT trap kills the rest.
+  for ((i = 0; i < 30; i++)); do
+    local p alive=0
+    for p in "${epids[@]:-}"; do
+      [ -n "$p" ] && kill -0 "$p" 2>/dev/null && alive=1
+    done
+    [ "$alive" -eq 0 ] && break
+    sleep 0.1
+  done
   echo "$me: interrupted; removing the cluster" >&2
   exit "$code"
 }
