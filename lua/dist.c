@@ -5,9 +5,11 @@
  * the arrays the plan places on servers.  For a loop it sends every
  * executor the body (LOAD_BODY); then the loop's state machine
  * (scheduler/loop.h) decides which block goes out when: space part p runs
- * on executor p * N / n0 (a contiguous range of parts each), and a block is sent as soon as the blocks before it
- * that share its space or time part are done, so an executor receives its
- * next block's data while it computes the current one.  This file carries
+ * on executor p * N / n0 (a contiguous range of parts each), and a block
+ * is sent as soon as the blocks before it that share its space or time
+ * part are done (or, dispatching early, the one of its space part is
+ * sent), so an executor receives its next block's data while it computes
+ * the current one.  This file carries
  * those decisions out over the cluster (dsm/cluster.h) and feeds the
  * executors' reports back to the state machine.  A RUN_BLOCK carries only
  * what the executor lacks (dsm/replica.h keeps what each one holds):
@@ -21,7 +23,10 @@
  * The executor answers with the elements the block changed (it compares the
  * ranges the body may write before and after: dirty elements only) and
  * ships buffered writes at their flush points, which the driver applies
- * with the buffer's operator.
+ * with the buffer's operator.  Resident arrays (lua/dist_resid.c) are the
+ * exception: their rows go from executor to executor and stay there after
+ * the loop, and sharded ones (dsm/shard.h) live with their owners during
+ * it.
  *
  * Every payload is built and read with the typed codec (dsm/msg.h): row
  * data travels as views of the arrays' own memory until the encoder

@@ -8,8 +8,9 @@
  * into the cut of the iteration space (scheduler/blocks.h); once the cut
  * is made, orion_schedule_make lays its block grid out in time:
  *   - the order blocks are dispatched in, clock by clock;
- *   - the executor a block runs on: space part p runs on executor
- *     p mod nexec, so the blocks of one space part share an executor;
+ *   - the executor a block runs on: space part p of n0 runs on executor
+ *     p * nexec / n0, so the blocks of one space part share an executor
+ *     and each executor takes a contiguous range of space parts;
  *   - the blocks a block waits for: the one before it (in that order) of
  *     its space part and, in 2-D schedules, of its time part.
  * Nothing here does I/O or allocates beyond the schedule's own arrays.
