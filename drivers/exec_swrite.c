@@ -117,9 +117,12 @@ int orion__swrite_send(exec_state *x, const orion_msg_run *runs, int64_t n,
     }
     if (e == x->id) { /* ours: copy the owners' writes in, then publish */
       copy_in(x);
-      for (k = 0; k < m.nruns; k++) {
+      for (k = 0; k < m.nruns; k++) { /* the chunks the run touches */
         orion_shard *sh = direct(x, part[k].array);
-        orion_shard_publish(sh, sh->clo, sh->chi, 0, &x->vcounter);
+        orion_shard_publish(
+            sh, orion_shard_chunk_of(sh, part[k].first),
+            orion_shard_chunk_of(sh, part[k].first + part[k].count - 1) + 1,
+            0, &x->vcounter);
       }
       pthread_mutex_unlock(&x->mu);
       continue;

@@ -22,6 +22,13 @@ enum {
   RES_TIME   /* ... by the time key: the rows rotate with the time parts */
 };
 
+/* A get fixed when a run starts: move m (peer: the holder) for executor
+ * dest; the holder is told to send it (SEND_ROWS). */
+typedef struct resid_get {
+  orion_msg_move m;
+  int dest;
+} resid_get;
+
 typedef struct arr_use {
   darray *d;
   orion_replica *c; /* what the executors hold of it */
@@ -89,11 +96,10 @@ typedef struct loop_run {
   orion_msg_shard *shards;
   /* RUN_BLOCK's and LOAD_BODY's moves (lua/dist_resid.c), and the gets
    * fixed when the run starts (of the parts' first blocks, and of the
-   * shards' owners: block -1), with the executor each is for (fdest). */
+   * shards' owners: block -1), with the executor each is for. */
   orion_msg_move *gets, *puts;
   int64_t ngets, nputs, capgets, capputs;
-  orion_msg_move *fgets;
-  int *fdest;
+  struct resid_get *fgets;
   int64_t nfgets, capfgets;
 } loop_run;
 

@@ -55,9 +55,9 @@ static int follows(const orion_plan *p, const arr_use *u, int key) {
   return any;
 }
 
-/* ORION_NO_RESIDENT set, and neither empty nor "0". */
-static int off(void) {
-  const char *v = getenv("ORION_NO_RESIDENT");
+/* Whether the switch `name` is set, and neither empty nor "0". */
+static int switched(const char *name) {
+  const char *v = getenv(name);
   return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
@@ -73,7 +73,7 @@ int orion__resid_decide(loop_run *r, arr_use *u) {
   u->resident = RES_NONE;
   if (p == NULL || u->plan_index < 0 || u->iterated || u->sharded ||
       u->d->a->sparse || u->c->nchunks == 0 ||
-      off())
+      switched("ORION_NO_RESIDENT"))
     return 0;
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].target == u->d->id)
@@ -191,51 +191,39 @@ static void shard_rows(const loop_run *r, const arr_use *u, int e,
 typedef struct first_ctx {
   loop_run *r;
   const arr_use *u;
-  int e, b;              /* the part's first block and its executor */
-  orion_msg_move *sends; /* SEND_ROWS moves, by source in src */
-  int *src;
-  int64_t nsends, cap;
+  int e, b; /* the executor the rows are for, and its block (-1: shard) */
 } first_ctx;
 
-/* A piece of a part's rows held by executor h (-1: the driver): pieces on
- * other executors are sent to the first block's. */
+/* A piece of rows held by executor h (-1: the driver): a piece on another
+ * executor is fetched from it (r->fgets). */
 static int first_piece(void *ud, int64_t lo, int64_t hi, int h) {
   first_ctx *x = ud;
-  orion_msg_move m;
-  int64_t cap;
+  loop_run *r = x->r;
+  resid_get *g;
   if (h < 0 || h == x->e)
     return 0;
-  m.array = x->u->d->id;
-  m.first = lo;
-  m.count = hi - lo;
-  m.peer = h;
-  m.block = x->b;
-  cap = x->r->capfgets;
-  if (push_move(&x->r->fgets, &x->r->nfgets, &x->r->capfgets, &m) != 0)
-    return ORION_ENOMEM;
-  if (x->r->capfgets != cap) {
-    int *nd = orion_realloc(x->r->fdest, sizeof *nd * (size_t)x->r->capfgets);
-    if (nd == NULL)
+  if (r->nfgets == r->capfgets) {
+    int64_t cap = r->capfgets > 0 ? 2 * r->capfgets : 16;
+    resid_get *nv = orion_realloc(r->fgets, sizeof *nv * (size_t)cap);
+    if (nv == NULL)
       return ORION_ENOMEM;
-    x->r->fdest = nd;
+    r->fgets = nv;
+    r->capfgets = cap;
   }
-  x->r->fdest[x->r->nfgets - 1] = x->e;
-  m.peer = x->e;
-  cap = x->cap;
-  if (push_move(&x->sends, &x->nsends, &x->cap, &m) != 0)
-    return ORION_ENOMEM;
-  if (x->cap != cap) {
-    int *ns = orion_realloc(x->src, sizeof *ns * (size_t)x->cap);
-    if (ns == NULL)
-      return ORION_ENOMEM;
-    x->src = ns;
-  }
-  x->src[x->nsends - 1] = h;
+  g = &r->fgets[r->nfgets++];
+  g->m.array = x->u->d->id;
+  g->m.first = lo;
+  g->m.count = hi - lo;
+  g->m.peer = h;
+  g->m.block = x->b;
+  g->dest = x->e;
   return 0;
 }
 
-static void send_rows(loop_run *r, int h, const first_ctx *x) {
-  orion_msg_move *mv = orion_malloc(sizeof *mv * (size_t)x->nsends + 1);
+/* SEND_ROWS to executor h: the gets it is the source of, each to its
+ * destination. */
+static void send_rows(loop_run *r, int h) {
+  orion_msg_move *mv = orion_malloc(sizeof *mv * (size_t)r->nfgets + 1);
   orion_msg_send_rows m;
   orion_buf b;
   int64_t k;
@@ -244,9 +232,11 @@ static void send_rows(loop_run *r, int h, const first_ctx *x) {
   m.run = r->run;
   m.moves = mv;
   m.n = 0;
-  for (k = 0; k < x->nsends; k++)
-    if (x->src[k] == h)
-      mv[m.n++] = x->sends[k];
+  for (k = 0; k < r->nfgets; k++)
+    if (r->fgets[k].m.peer == h) {
+      mv[m.n] = r->fgets[k].m;
+      mv[m.n++].peer = r->fgets[k].dest;
+    }
   if (m.n > 0) {
     orion_buf_init(&b);
     if (orion_msg_send_rows_encode(&b, &m) != 0 || b.oom)
@@ -299,10 +289,8 @@ int orion__resid_start(loop_run *r) {
                                 hi * u->c->row_elems, first_piece, &x);
     }
   }
-  for (i = 0; i < r->n && rc == 0 && x.nsends > 0; i++)
-    send_rows(r, i, &x);
-  orion_free(x.sends);
-  orion_free(x.src);
+  for (i = 0; i < r->n && rc == 0 && r->nfgets > 0; i++)
+    send_rows(r, i);
   return rc;
 }
 
@@ -351,8 +339,8 @@ int orion__resid_block(loop_run *r, int e, int b) {
       rc = orion_holders_each(&u->c->held, lo * re, hi * re, driver_piece,
                               &x);
       for (g = 0; g < r->nfgets && rc == 0; g++)
-        if (r->fgets[g].block == b && r->fgets[g].array == u->d->id)
-          rc = push_move(&r->gets, &r->ngets, &r->capgets, &r->fgets[g]);
+        if (r->fgets[g].m.block == b && r->fgets[g].m.array == u->d->id)
+          rc = push_move(&r->gets, &r->ngets, &r->capgets, &r->fgets[g].m);
     } else if (exec_at(r, pp) != e) {
       m.peer = exec_at(r, pp);
       m.block = b;
@@ -388,8 +376,8 @@ int orion__resid_load_gets(loop_run *r, int e) {
   int rc = 0;
   r->ngets = 0;
   for (g = 0; g < r->nfgets && rc == 0; g++)
-    if (r->fgets[g].block == -1 && r->fdest[g] == e)
-      rc = push_move(&r->gets, &r->ngets, &r->capgets, &r->fgets[g]);
+    if (r->fgets[g].m.block == -1 && r->fgets[g].dest == e)
+      rc = push_move(&r->gets, &r->ngets, &r->capgets, &r->fgets[g].m);
   return rc;
 }
 
@@ -417,9 +405,8 @@ void orion__resid_done(loop_run *r, int e, int b) {
 
 int orion__resid_early(const loop_run *r) {
   const orion_plan *p = r->j->plan;
-  const char *v = getenv("ORION_NO_EARLY");
   int i;
-  if (p == NULL || (v != NULL && v[0] != '\0' && strcmp(v, "0") != 0))
+  if (p == NULL || switched("ORION_NO_EARLY"))
     return 0;
   for (i = 0; i < r->nuse; i++) {
     const arr_use *u = &r->use[i];
@@ -445,7 +432,6 @@ void orion__resid_free(loop_run *r) {
   orion_free(r->gets);
   orion_free(r->puts);
   orion_free(r->fgets);
-  orion_free(r->fdest);
 }
 
 /* ---- taking rows back ---------------------------------------------------- */
