@@ -819,6 +819,19 @@ static void hand_bytes(orion_buf *h, const void *p, size_t n) {
   orion_pw_bytes(h, p != NULL ? p : "", n);
 }
 
+/* A list of moves as the codec writes it: the count, then five i64s each. */
+static void hand_moves(orion_buf *h, const orion_msg_move *v, int64_t n) {
+  int64_t k;
+  orion_buf_u64(h, (uint64_t)n);
+  for (k = 0; k < n; k++) {
+    orion_pw_i64(h, v[k].array);
+    orion_pw_i64(h, v[k].first);
+    orion_pw_i64(h, v[k].count);
+    orion_pw_i64(h, v[k].peer);
+    orion_pw_i64(h, v[k].block);
+  }
+}
+
 static void hand_runs(orion_buf *h, const orion_msg_run *r, int64_t n) {
   int64_t k;
   orion_buf_u64(h, (uint64_t)n);
@@ -888,14 +901,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
     orion_buf_u64(&h, (uint64_t)sh[k].flags);
     hand_runs(&h, sh[k].runs, sh[k].nruns);
   }
-  orion_buf_u64(&h, (uint64_t)lb.ngets);
-  for (k = 0; k < lb.ngets; k++) {
-    orion_pw_i64(&h, lb.gets[k].array);
-    orion_pw_i64(&h, lb.gets[k].first);
-    orion_pw_i64(&h, lb.gets[k].count);
-    orion_pw_i64(&h, lb.gets[k].peer);
-    orion_pw_i64(&h, lb.gets[k].block);
-  }
+  hand_moves(&h, lb.gets, lb.ngets);
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
   b.len = h.len = 0;
@@ -920,22 +926,8 @@ Test(msg, layouts_match_the_hand_written_encoders) {
     orion_pw_i64(&h, rb.watch[k].first);
     orion_pw_i64(&h, rb.watch[k].count);
   }
-  orion_buf_u64(&h, (uint64_t)rb.ngets);
-  for (k = 0; k < rb.ngets; k++) {
-    orion_pw_i64(&h, rb.gets[k].array);
-    orion_pw_i64(&h, rb.gets[k].first);
-    orion_pw_i64(&h, rb.gets[k].count);
-    orion_pw_i64(&h, rb.gets[k].peer);
-    orion_pw_i64(&h, rb.gets[k].block);
-  }
-  orion_buf_u64(&h, (uint64_t)rb.nputs);
-  for (k = 0; k < rb.nputs; k++) {
-    orion_pw_i64(&h, rb.puts[k].array);
-    orion_pw_i64(&h, rb.puts[k].first);
-    orion_pw_i64(&h, rb.puts[k].count);
-    orion_pw_i64(&h, rb.puts[k].peer);
-    orion_pw_i64(&h, rb.puts[k].block);
-  }
+  hand_moves(&h, rb.gets, rb.ngets);
+  hand_moves(&h, rb.puts, rb.nputs);
   same_payload(&b, ORION_WIRE_RUN_BLOCK, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);
