@@ -1,0 +1,87 @@
+/* The contract between an executor with a GPU (lua/exec_gbody.c) and a
+ * compiled loop body built for the device.
+ *
+ * The code generator writes one source per body (analysis/cgen.c).  Built
+ * with the C compiler it is the CPU body of util/cbody.h; built with nvcc
+ * (util/ccomp.c, orion_cobj_build_cuda: `-x cu -DORION_GPU_BODY=1`, cudart
+ * shared so that the object shares the executor's CUDA context) the same
+ * source also defines the entry points below.  The element code is the
+ * same text in both: a device function runs the body over a list of
+ * elements, in list order, exactly as the CPU loop does over [lo, hi).
+ *
+ * One call of orion_gbody_run runs a block as a device grid:
+ *   - the block's elements are cut into groups; group g is the elements
+ *     d_order[d_group_off[g] .. d_group_off[g+1]) (positions in iter), run
+ *     one after another by one device thread, in that order;
+ *   - groups are cut into steps; step s is the groups
+ *     [h_step_off[s], h_step_off[s+1]); the groups of a step run
+ *     concurrently, and step s+1 starts after every group of step s is
+ *     done (the schedule that fills these, scheduler/gpugrid.c, makes the
+ *     groups of one step touch disjoint rows, so the result is one a serial
+ *     run allows);
+ *   - accumulators: each group starts from an empty partial (has = 0) and
+ *     its partial is written to h_partials[g * naccs + k]; the caller folds
+ *     them in group order, so a grid gives the same bits on every run;
+ *   - errors: the first error the device records (lowest group) stops
+ *     the block: the call returns nonzero with err the message the CPU
+ *     body would write for that element and cur that element.  Every
+ *     group already running finishes its current element.
+ * Arrays (iter and arrays[]) carry DEVICE pointers in values and keys;
+ * everything else in the struct is host memory.  The call returns after
+ * the stream has finished the block (or the timeout passed).
+ *
+ * Bodies outside the GPU subset (buffers, flushes every n elements,
+ * math.random: analysis/cgen.c's gpu_why says which) are not built for the
+ * device; they run on the CPU with a one-line note.
+ */
+#ifndef ORION_UTIL_GBODY_H
+#define ORION_UTIL_GBODY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/cbody.h"
+
+#define ORION_GBODY_ABI 1
+#define ORION_GBODY_FN "orion_gbody_run"          /* orion_gbody_fn */
+#define ORION_GBODY_ABI_SYM "orion_gbody_abi"     /* const int */
+#define ORION_GBODY_WRITES_FN "orion_gbody_writes" /* orion_gbody_writes_fn */
+
+/* ORION_PRELUDE_BEGIN */
+typedef struct orion_gctx {
+  int32_t abi;      /* ORION_GBODY_ABI */
+  int32_t executor; /* for messages */
+  orion_carray iter;    /* values/keys: device pointers; nnz: elements */
+  orion_carray *arrays; /* host array, one per ORION_CSLOT_ARRAY slot;
+                           values: device pointers */
+  orion_cval *consts;   /* one per ORION_CSLOT_CONST slot */
+  int32_t naccs;        /* ORION_CSLOT_ACC slots */
+  int32_t pad;
+  const int64_t *d_order;     /* device: element positions, group-major */
+  const int64_t *d_group_off; /* device: ngroups + 1 offsets into d_order */
+  const int64_t *h_step_off;  /* host: nsteps + 1 offsets into the groups */
+  int64_t ngroups;
+  int64_t nsteps;
+  orion_cacc *h_partials; /* host, ngroups * naccs: each group's partials */
+  void *d_scratch; /* device, at least ORION_GBODY_SCRATCH(ngroups, naccs)
+                      bytes, owned by the caller */
+  void *stream;    /* cudaStream_t */
+  double timeout_s; /* 0: 600 s */
+  int64_t cur;     /* out, on error: the element that failed */
+  char err[1024];  /* out, on error: the message */
+} orion_gctx;
+
+#define ORION_GBODY_SCRATCH(ngroups, naccs)                                  \
+  ((size_t)4096 + (size_t)(ngroups) * (size_t)((naccs) > 0 ? (naccs) : 1) *  \
+                      sizeof(orion_cacc))
+/* ORION_PRELUDE_END */
+
+/* Returns 0, or nonzero with g->err and g->cur set. */
+typedef int (*orion_gbody_fn)(orion_gctx *g);
+
+/* 1 when the body may write array slot k (0-based among the ARRAY slots),
+ * k == -1 meaning the iterated array (a body that returns a value); the
+ * caller copies back only those. */
+typedef int (*orion_gbody_writes_fn)(int k);
+
+#endif
