@@ -131,6 +131,40 @@ Test(mf, bad_options_are_usage_errors) {
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.out, "--train FILE") != NULL, "%s", r.out);
   tu_run_free(&r);
+  {
+    char *argv[] = {(char *)tu_driver(), app, "--synthetic", "1000x500", NULL};
+    r = tu_run_argv(argv, 60);
+  }
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "--synthetic needs USERS,ITEMS,RATINGS (three "
+                          "integers), not '1000x500'") != NULL,
+            "%s", r.err);
+  tu_run_free(&r);
+  free(app);
+}
+
+/* --synthetic sizes the embedded generator: 20,000 ratings of 1000 x 500
+ * split about 9:1, and the factors take the generator's dimensions. */
+Test(mf, synthetic_option_sizes_the_embedded_data, .timeout = 120) {
+  char *app = tu_src("apps/mf/mf.lua");
+  tu_run r;
+  long ntr = 0, nte = 0, nu = 0, ni = 0;
+  {
+    char *argv[] = {(char *)tu_driver(), "--executors", "1", app,
+                    "--synthetic", "1000,500,20000", "--epochs", "1", NULL};
+    r = tu_run_argv(argv, 110);
+  }
+  cr_assert_eq(r.status, 0, "mf.lua failed: %s", r.err);
+  cr_assert_eq(sscanf(strstr(r.out, "# mf: ") != NULL ? strstr(r.out, "# mf: ")
+                                                      : "",
+                      "# mf: %ld train ratings, %ld test, %ld users x %ld",
+                      &ntr, &nte, &nu, &ni),
+               4, "%s", r.out);
+  cr_assert_eq(ntr + nte, 20000, "%s", r.out);
+  cr_assert(nte > 1500 && nte < 2500, "%s", r.out);
+  cr_assert_eq(nu, 1000);
+  cr_assert_eq(ni, 500);
+  tu_run_free(&r);
   free(app);
 }
 

@@ -23,6 +23,7 @@ local spec = {
   options = {
     { "train", "FILE", nil, "training ratings (default: embedded synthetic data)" },
     { "test", "FILE", nil, "held-out ratings to report test RMSE on" },
+    { "synthetic", "U,I,N", nil, "without --train: the embedded generator with U users, I items and N ratings (default 6000,4000,400000)" },
     { "test-split", "X", 0.0, "hold out this fraction of --train as the test set" },
     { "format", "F", "coo", "input format: coo, csv, movielens, libsvm, uci-bow" },
     { "k", "N", 32, "number of latent factors" },
@@ -66,6 +67,7 @@ orion.seed(opts.seed)
 
 -- Data -----------------------------------------------------------------------
 local train, test
+if opts.train and opts.synthetic then cli.fail(spec, "--synthetic and --train exclude each other") end
 if opts.train then
   train = orion.text_file(opts.train, { format = opts.format, value_type = "f32" })
   if opts.test then
@@ -75,7 +77,15 @@ if opts.train then
   end
 else
   if opts.test then cli.fail(spec, "--test needs --train") end
-  train, test = orion.synthetic_ratings { seed = opts.seed }
+  local syn = { seed = opts.seed }
+  if opts.synthetic then
+    local u, i, n = tostring(opts.synthetic):match("^(%d+),(%d+),(%d+)$")
+    if not u then
+      cli.fail(spec, ("--synthetic needs USERS,ITEMS,RATINGS (three integers), not '%s'"):format(opts.synthetic))
+    end
+    syn.users, syn.items, syn.ratings = tonumber(u), tonumber(i), tonumber(n)
+  end
+  train, test = orion.synthetic_ratings(syn)
 end
 
 -- An empty file gives an array with no ratings and no dimensions: say so
