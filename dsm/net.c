@@ -128,19 +128,29 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 /* TCP keepalive: a peer whose host is gone (not merely busy: its kernel
  * still answers) is found within about 10 s of silence, even while no
  * heartbeat is expected of it (an executor waiting for a driver that runs
- * the script between loops). */
+ * the script between loops).  Keepalive probes only an idle connection:
+ * one with data that the peer never acknowledges (an idle executor's
+ * heartbeats to a driver behind a cut link) would wait for TCP's
+ * retransmission timeout, many minutes.  TCP_USER_TIMEOUT bounds that too:
+ * data unacknowledged for 10 s closes the connection (a slow link still
+ * acknowledges what it carries, so it is not cut). */
 static void keepalive(orion_conn *c) {
   uv_os_fd_t fd;
   uv_tcp_keepalive(&c->tcp, 1, 4);
-#if defined(TCP_KEEPINTVL) && defined(TCP_KEEPCNT)
   if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) {
+#if defined(TCP_KEEPINTVL) && defined(TCP_KEEPCNT)
     int intvl = 2, cnt = 3;
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-  }
-#else
-  (void)fd;
 #endif
+#ifdef TCP_USER_TIMEOUT
+    {
+      unsigned int ms = 10000;
+      setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+    }
+#endif
+  }
+  (void)fd;
 }
 
 static int start_reading(orion_conn *c) {

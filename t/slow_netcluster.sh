@@ -17,7 +17,9 @@
 #     cut with `ip link set DEV down`: exit 3 with one message naming the
 #     executor (for the cut, within 10 s of it), the healthy executors
 #     saying why they stop, the cut one exiting by itself after its own
-#     heartbeat timeout.
+#     heartbeat timeout; and a link cut while the executors are idle
+#     between loops: the cut executor exits by itself within 20 s (its
+#     connection's TCP_USER_TIMEOUT), and the next loop ends the job.
 #  3. The script interrupted with SIGINT and SIGTERM: exit 130 and 143.
 # After every run: no namespace, link or executor of that run is left.
 #
@@ -394,6 +396,43 @@ if start_long cut 3 --; then
   left_over "$tmp/cut.err" cut
 fi
 unset ORION_HEARTBEAT_TIMEOUT
+
+# A link cut while the executors are idle: the driver runs the script
+# between two loops (t/cluster/busy_driver.lua) and sends nothing.  Executor
+# 1's heartbeats go unacknowledged, so keepalive does not probe; its
+# connection's TCP_USER_TIMEOUT (10 s, dsm/net.c) ends it, and it exits by
+# itself well before the driver's next loop, which then ends the job.
+env --default-signal=INT "$net" -n 2 --logs "$tmp/idle.logs" -- -v \
+  "$c/busy_driver.lua" 30 > "$tmp/idle.out" 2> "$tmp/idle.err" &
+job=$!
+for ((i = 0; i < 600; i++)); do
+  grep -q "^before" "$tmp/idle.out" && break
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+if grep -q "^before" "$tmp/idle.out"; then
+  id=$(run_id "$tmp/idle.err")
+  pid=$(exec_pid "$tmp/idle.err" 1)
+  ip link set "onc${id}v1" down
+  t0=$(now)
+  for ((i = 0; i < 250; i++)); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = orion-executor ] || break
+    sleep 0.1
+  done
+  took=$(elapsed "$t0")
+  echo "idle link of executor 1 cut: it exited after $took s"
+  awk -v t="$took" 'BEGIN { exit !(t < 20) }' ||
+    fail "idle cut: executor 1 still ran $took s after the cut (want < 20 s)"
+  has "$tmp/idle.logs/exec-1.log" "orion-executor 1: lost the driver at 10.79.$id.1:" \
+    "idle cut: executor 1's log"
+  wait_job 60
+  [ "$rc" -eq 3 ] || fail "idle cut: exit $rc (want 3)"
+  has "$tmp/idle.err" "executor 1 (10.79.$id.3:" "idle cut"
+  left_over "$tmp/idle.err" "idle cut"
+else
+  fail "idle cut: busy_driver.lua never ran its first loop"
+  cat "$tmp/idle.err" >&2
+fi
 
 # ---------------------------------------------------------------------------
 # 3. The script interrupted.
