@@ -104,10 +104,6 @@ typedef struct orion_launch_cmd {
                          NULL: none on the command line */
   int id;             /* executor id; < 0: no --id (the driver assigns) */
   const char *bind;   /* NULL: no --bind */
-  int gpu;            /* --gpu GPU when >= 0 and use_gpu is set */
-  int use_gpu;
-  const char *gpu_memory; /* NULL: no --gpu-memory; else a SIZE that
-                             orion_launch_size_parse accepts */
   /* NULL, or a NULL-terminated list of "NAME=VALUE" (NAME a shell
    * variable name) set for the executor, e.g. "ORION_LUA_PATH=...". */
   const char *const *env;
@@ -115,6 +111,10 @@ typedef struct orion_launch_cmd {
    * exists there ("cd 'DIR' 2>/dev/null; ..."), else it stays in the
    * remote home. */
   const char *cwd;
+  int use_gpu;        /* 1: --gpu GPU */
+  int gpu;            /* the device, >= 0 */
+  const char *gpu_memory; /* NULL: no --gpu-memory; else a SIZE that
+                             orion_launch_size_parse accepts */
 } orion_launch_cmd;
 
 /* Checks c: a driver address orion_hostport_parse accepts, no token or
