@@ -31,7 +31,7 @@ typedef struct orion_launcher {
                              driver, else the one on PATH */
   char token[ORION_TOKEN_MAX + 1];      /* slurm/mpi: $ORION_TOKEN */
   char listen[ORION_HOSTPORT_MAX + 8];  /* slurm/mpi: "0.0.0.0:PORT" */
-  /* GPUs (drivers/launch_gpu.c): executors own devices when gpus != 0:
+  /* GPUs (drivers/launcher_gpu.c): executors own devices when gpus != 0:
    * > 0 that many per host, -1 every visible one (--gpus all). */
   int gpus;
   char gpus_text[16];     /* --gpus as given, for messages */
