@@ -80,6 +80,13 @@ static const char usage_text[] =
     "                  manual (print the command for each executor, wait)\n"
     "  --listen ADDR   HOST[:PORT] the driver listens on (default\n"
     "                  127.0.0.1 for local executors, else all addresses)\n"
+    "  --gpus N|all    executors own GPUs: with the local launcher one\n"
+    "                  executor per device 0..N-1 (numbered after\n"
+    "                  CUDA_VISIBLE_DEVICES); elsewhere each executor opens\n"
+    "                  the device of its slot on its host.  Without\n"
+    "                  --executors and --gpus, a host with GPUs starts one\n"
+    "                  local executor per GPU\n"
+    "  --gpu-memory SIZE  device memory each executor may use (256M, 8G)\n"
     "  --register-timeout S  seconds to wait for executors (default 30)\n"
     "  --heartbeat-timeout S seconds of silence that mean an executor is\n"
     "                  lost (default 5)\n"
@@ -190,7 +197,9 @@ enum {
   OPT_METRICS,
   OPT_SEED,
   OPT_STATUS,
-  OPT_PARTITIONS
+  OPT_PARTITIONS,
+  OPT_GPUS,
+  OPT_GPU_MEMORY
 };
 
 /* What parse_options returns when the driver goes on to the script. */
@@ -216,6 +225,8 @@ static const struct option long_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"status", required_argument, NULL, OPT_STATUS},
     {"partitions", required_argument, NULL, OPT_PARTITIONS},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
@@ -348,6 +359,19 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
                          arg != NULL ? ", not '" : "",
                          arg != NULL ? arg : "", arg != NULL ? "'" : "");
     return GO_ON;
+  case OPT_GPUS:
+  case OPT_GPU_MEMORY: {
+    orion_error err;
+    uint64_t size;
+    orion_error_clear(&err);
+    if (c == OPT_GPUS ? orion_launcher_set_gpus(l, arg, &err) != 0
+                      : orion_launch_size_parse(arg, "--gpu-memory", &size,
+                                                &err) != 0)
+      return usage_error("%s", err.msg);
+    if (c == OPT_GPU_MEMORY)
+      l->gpu_memory = arg;
+    return GO_ON;
+  }
   case OPT_SEED:
     if (arg == NULL)
       return usage_error("%s needs a number", "--seed");
@@ -386,7 +410,7 @@ int main(int argc, char **argv) {
   static orion_launcher launcher; /* the cluster's, for the whole run */
   const char *script;
   lua_State *L;
-  int i, first, rc, have_exec = 0;
+  int i, first, rc, have_exec = 0, exec_env = 0;
 
   if (argc > 1 && strcmp(argv[1], "plot") == 0)
     return orion_plot_main(argc - 1, argv + 1);
@@ -398,8 +422,8 @@ int main(int argc, char **argv) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     const char *env = getenv("ORION_EXECUTORS");
     cfg.executors = n > 0 ? (int)n : 1;
-    if (env != NULL && env[0] != '\0' &&
-        parse_count(env, 4096, &cfg.executors) != 0)
+    exec_env = env != NULL && env[0] != '\0';
+    if (exec_env && parse_count(env, 4096, &cfg.executors) != 0)
       return usage_error("ORION_EXECUTORS must be a number 0..4096, not "
                          "'%s'",
                          env);
@@ -443,6 +467,20 @@ int main(int argc, char **argv) {
     cfg.executors = (int)launcher.hosts.n; /* the hosts file decides */
   } else if (launcher.kind == ORION_LAUNCH_MANUAL && !have_exec) {
     return usage_error("%s", "--launcher manual needs --executors N");
+  }
+  {
+    /* GPUs: --gpus, --gpu-memory, or one executor per GPU found here. */
+    char note[160];
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_launcher_gpu_setup(&launcher, &cfg.executors,
+                                 have_exec || exec_env, note, sizeof note,
+                                 &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
+    if (note[0] != '\0' && !cfg.quiet)
+      fprintf(stderr, "orion: %s\n", note);
   }
   if (launcher.kind != ORION_LAUNCH_LOCAL && cfg.executors == 0)
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "

@@ -48,6 +48,12 @@ void orion__peer_send_hello(exec_state *x, orion_conn *c) {
   h.executor = (uint32_t)x->id;
   h.addr = x->listen_addr;
   h.addr_len = strlen(x->listen_addr);
+  h.device = x->gpu_desc;
+  h.device_len = strlen(x->gpu_desc);
+  if (x->gpu != NULL) {
+    h.gpu_total = orion_gpu_info_of(x->gpu)->total_bytes;
+    h.gpu_cap = orion_gpu_info_of(x->gpu)->cap_bytes;
+  }
   orion_buf_init(&b);
   if (orion_wire_hello_encode(&b, &h) != 0)
     orion__exec_die(x, "cannot encode the HELLO (token too long?)");

@@ -43,6 +43,7 @@
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
 #include "dsm/wire.h"
+#include "gpu/gpu.h"
 #include "lua/exec.h"
 #include "util/buf.h"
 #include "util/ccomp.h"
@@ -100,6 +101,11 @@ typedef struct exec_state {
   const char *token;
   const char *bind;
   double hb_timeout;
+  int gpu_index;      /* --gpu N; -1: none */
+  uint64_t gpu_cap;   /* --gpu-memory in bytes; 0: the whole device */
+  orion_gpu *gpu;     /* opened at start (gpu/gpu.h); NULL: no device.  The
+                         compute thread uses it, one thread at a time */
+  char gpu_desc[ORION_WIRE_DEVICE_MAX + 1]; /* orion_gpu_describe's; "" */
 
   /* Loop thread. */
   uv_loop_t loop;   /* its data is this state */

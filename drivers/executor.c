@@ -1,10 +1,13 @@
 /* orion-executor: one worker process of an Orion-C job.
  *
  *   orion-executor --driver HOST:PORT [--token T] [--id N] [--bind ADDR]
+ *                  [--gpu N [--gpu-memory SIZE]]
  *
  * The token comes from --token or, better (ps shows arguments), from
  * $ORION_TOKEN.
  *
+ * With --gpu it opens that CUDA device first (gpu/gpu.h; failing that it
+ * exits with code 2 and the reason) and names it in its HELLO.
  * It connects to the driver, proves it holds the job's token (HELLO), and
  * then serves the driver until told to stop.  Two threads:
  *   - the main thread runs a libuv loop: it reads and writes frames,
@@ -189,7 +192,7 @@ static void on_closed(orion_conn *c, const char *reason) {
 
 static const char usage[] =
     "usage: orion-executor --driver HOST:PORT [--token TOKEN] [--id N]\n"
-    "                      [--bind ADDR]\n"
+    "                      [--bind ADDR] [--gpu N [--gpu-memory SIZE]]\n"
     "\n"
     "A worker of an Orion-C job; orion-driver starts these (or prints the\n"
     "command for --launcher manual).  It exits when the driver goes away.\n"
@@ -198,6 +201,9 @@ static const char usage[] =
     "                      keeps it out of `ps`)\n"
     "  --id N              this executor's number in the job (default 0)\n"
     "  --bind ADDR         connect from this local address\n"
+    "  --gpu N             own CUDA device N (numbered after\n"
+    "                      CUDA_VISIBLE_DEVICES); exit 2 when it cannot\n"
+    "  --gpu-memory SIZE   use at most SIZE of its memory (256M, 8G, ...)\n"
     "  -h, --help          show this help\n"
     "See orion-executor(1).\n";
 
@@ -217,12 +223,17 @@ static int parse_args(exec_state *x, int argc, char **argv) {
                                        {"token", required_argument, NULL, 't'},
                                        {"id", required_argument, NULL, 'i'},
                                        {"bind", required_argument, NULL, 'b'},
+                                       {"gpu", required_argument, NULL, 'g'},
+                                       {"gpu-memory", required_argument, NULL,
+                                        'm'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *driver = NULL, *env, *arg;
   int opt, at;
   char *end;
-  long id;
+  long id, gpu;
+  orion_error err;
+  x->gpu_index = -1;
   x->token = getenv("ORION_TOKEN");
   x->hb_timeout = 10;
   env = getenv("ORION_HEARTBEAT_TIMEOUT");
@@ -249,6 +260,23 @@ static int parse_args(exec_state *x, int argc, char **argv) {
     case 'b':
       x->bind = optarg;
       break;
+    case 'g':
+      gpu = strtol(optarg, &end, 10);
+      if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || gpu > 4096) {
+        fprintf(stderr, "orion-executor: --gpu needs a device number 0..4096, "
+                        "not '%s'\n",
+                optarg);
+        return 2;
+      }
+      x->gpu_index = (int)gpu;
+      break;
+    case 'm':
+      if (orion_launch_size_parse(optarg, "--gpu-memory", &x->gpu_cap,
+                                  &err) != 0) {
+        fprintf(stderr, "orion-executor: %s\n", err.msg);
+        return 2;
+      }
+      break;
     case 'i':
       id = strtol(optarg, &end, 10);
       if (*end != '\0' || id < 0 || id > 1000000) {
@@ -263,6 +291,10 @@ static int parse_args(exec_state *x, int argc, char **argv) {
   }
   if (optind < argc)
     return bad_option(argv[optind], optind == argc - 1);
+  if (x->gpu_cap > 0 && x->gpu_index < 0) {
+    fprintf(stderr, "orion-executor: --gpu-memory needs --gpu N\n%s", usage);
+    return 2;
+  }
   if (driver == NULL || x->token == NULL || x->token[0] == '\0') {
     fprintf(stderr, "orion-executor: --driver and --token are required\n%s",
             usage);
@@ -274,6 +306,27 @@ static int parse_args(exec_state *x, int argc, char **argv) {
             driver);
     return 2;
   }
+  return -1;
+}
+
+/* Opens --gpu's device.  Returns -1 to go on, or 2 with the reason printed:
+ * "orion-executor: --gpu 0: no GPU usable here: REASON". */
+static int open_gpu(exec_state *x) {
+  const char *why = "";
+  orion_error err;
+  if (x->gpu_index < 0)
+    return -1;
+  orion_error_clear(&err);
+  if (orion_gpu_count(&why) == 0) {
+    fprintf(stderr, "orion-executor: --gpu %d: no GPU usable here: %s\n",
+            x->gpu_index, why);
+    return 2;
+  }
+  if (orion_gpu_open(x->gpu_index, x->gpu_cap, &x->gpu, &err) != 0) {
+    fprintf(stderr, "orion-executor: --gpu %d: %s\n", x->gpu_index, err.msg);
+    return 2;
+  }
+  orion_gpu_describe(x->gpu, x->gpu_desc, sizeof x->gpu_desc);
   return -1;
 }
 
@@ -295,6 +348,8 @@ int main(int argc, char **argv) {
 #endif
   memset(x, 0, sizeof *x);
   rc = parse_args(x, argc, argv);
+  if (rc < 0)
+    rc = open_gpu(x);
   if (rc >= 0)
     return rc;
   signal(SIGPIPE, SIG_IGN);

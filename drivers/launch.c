@@ -302,6 +302,7 @@ int orion_launch_cmd_check(const orion_launch_cmd *c, orion_error *err) {
   char host[ORION_HOST_MAX + 1], a[SHOW_MAX * 4 + 8];
   int port;
   size_t tl, i;
+  uint64_t sz;
   if (c == NULL)
     return orion_error_set(err, ORION_EINVAL, "no executor command");
   if (c->exe != NULL && c->exe[0] == '\0')
@@ -322,6 +323,12 @@ int orion_launch_cmd_check(const orion_launch_cmd *c, orion_error *err) {
                            (unsigned)ORION_TOKEN_MAX);
   if (c->bind != NULL && c->bind[0] == '\0')
     return orion_error_set(err, ORION_EINVAL, "empty bind address");
+  if (c->use_gpu && c->gpu < 0)
+    return orion_error_set(err, ORION_EINVAL, "GPU number %d is negative",
+                           c->gpu);
+  if (c->gpu_memory != NULL &&
+      orion_launch_size_parse(c->gpu_memory, "--gpu-memory", &sz, err) != 0)
+    return ORION_EINVAL;
   for (i = 0; c->env != NULL && c->env[i] != NULL; i++)
     if (env_name_len(c->env[i]) == 0) {
       show(a, sizeof a, c->env[i], strlen(c->env[i]));
@@ -343,10 +350,44 @@ void orion_shell_quote(orion_buf *out, const char *s) {
   orion_buf_append(out, "'", 1);
 }
 
+int orion_launch_size_parse(const char *s, const char *what, uint64_t *out,
+                            orion_error *err) {
+  static const char units[] = "KMGT";
+  char *end;
+  const char *u;
+  double v, scale = 1;
+  errno = 0;
+  /* Digits and a point only: strtod alone would take "0x10" and "1e9". */
+  v = s != NULL && is_digit(s[0]) ? strtod(s, &end) : -1;
+  if (v > 0 && end != s + strspn(s, "0123456789."))
+    v = -1;
+  if (v > 0 && errno == 0 && *end != '\0' &&
+      (u = strchr(units, end[0] & ~0x20)) != NULL) {
+    scale = (double)(1ull << (10 * (u - units + 1)));
+    end++;
+    if ((end[0] == 'i' || end[0] == 'I') && (end[1] == 'b' || end[1] == 'B'))
+      end += 2;
+    else if (end[0] == 'b' || end[0] == 'B')
+      end++;
+  }
+  if (!(v > 0) || errno != 0 || *end != '\0' || v * scale < 1 ||
+      v * scale >= 18446744073709551615.0) {
+    char a[SHOW_MAX * 4 + 8];
+    show(a, sizeof a, s != NULL ? s : "", s != NULL ? strlen(s) : 0);
+    return orion_error_set(err, ORION_EINVAL,
+                           "%s needs a size such as 256M or 8G, not '%s'",
+                           what, a);
+  }
+  *out = (uint64_t)(v * scale);
+  return 0;
+}
+
 /* The executor's own words: EXE --driver ADDR [--token T] [--id N]
- * [--bind B]; idbuf holds N's digits.  Returns the count (at most 9). */
-static int exec_words(const orion_launch_cmd *c, const char *w[9],
-                      char idbuf[16]) {
+ * [--bind B] [--gpu G] [--gpu-memory SIZE]; idbuf holds N's digits, gbuf
+ * G's.  Returns the count (at most EXEC_WORDS). */
+#define EXEC_WORDS 13
+static int exec_words(const orion_launch_cmd *c, const char *w[EXEC_WORDS],
+                      char idbuf[16], char gbuf[16]) {
   int n = 0;
   w[n++] = c->exe != NULL ? c->exe : DEFAULT_EXE;
   w[n++] = "--driver";
@@ -364,14 +405,23 @@ static int exec_words(const orion_launch_cmd *c, const char *w[9],
     w[n++] = "--bind";
     w[n++] = c->bind;
   }
+  if (c->use_gpu) {
+    snprintf(gbuf, 16, "%d", c->gpu);
+    w[n++] = "--gpu";
+    w[n++] = gbuf;
+  }
+  if (c->gpu_memory != NULL) {
+    w[n++] = "--gpu-memory";
+    w[n++] = c->gpu_memory;
+  }
   return n;
 }
 
 /* Appends the quoted command line for c to out (assumed checked). */
 static void shell_line(const orion_launch_cmd *c, orion_buf *out) {
-  const char *w[9];
-  char idbuf[16];
-  int n = exec_words(c, w, idbuf), i;
+  const char *w[EXEC_WORDS];
+  char idbuf[16], gbuf[16];
+  int n = exec_words(c, w, idbuf, gbuf), i;
   size_t k;
   for (k = 0; c->env != NULL && c->env[k] != NULL; k++) {
     size_t nl = env_name_len(c->env[k]);
@@ -449,13 +499,13 @@ int orion_launch_ssh_argv(const orion_launch_cmd *c, const char *host,
 }
 
 int orion_launch_local_argv(const orion_launch_cmd *c, char ***argv_out) {
-  const char *w[9];
-  char idbuf[16];
+  const char *w[EXEC_WORDS];
+  char idbuf[16], gbuf[16];
   int n;
   *argv_out = NULL;
   if (orion_launch_cmd_check(c, NULL) != 0)
     return ORION_EINVAL;
-  n = exec_words(c, w, idbuf);
+  n = exec_words(c, w, idbuf, gbuf);
   *argv_out = argv_dup(w, n);
   return *argv_out != NULL ? 0 : ORION_ENOMEM;
 }

@@ -10,10 +10,12 @@
  * An executor is started as
  *
  *   orion-executor --driver HOST:PORT --token T [--id N] [--bind ADDR]
+ *                  [--gpu G] [--gpu-memory SIZE]
  *
  * where HOST:PORT is where the driver listens, T the job's token (the
- * executor's HELLO must carry it), N the executor id the driver assigned
- * and ADDR the address the executor binds for its peers.
+ * executor's HELLO must carry it), N the executor id the driver assigned,
+ * ADDR the address the executor binds for its peers, G the CUDA device it
+ * opens and SIZE the device memory it may use.
  *
  * Threads: no global state; every function may be called from any thread
  * on distinct arguments.  orion_launch_rank_from_env with get == NULL reads
@@ -23,6 +25,7 @@
 #define ORION_DRIVERS_LAUNCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dsm/addr.h"
 #include "util/buf.h"
@@ -108,6 +111,10 @@ typedef struct orion_launch_cmd {
    * exists there ("cd 'DIR' 2>/dev/null; ..."), else it stays in the
    * remote home. */
   const char *cwd;
+  int use_gpu;        /* 1: --gpu GPU */
+  int gpu;            /* the device, >= 0 */
+  const char *gpu_memory; /* NULL: no --gpu-memory; else a SIZE that
+                             orion_launch_size_parse accepts */
 } orion_launch_cmd;
 
 /* Checks c: a driver address orion_hostport_parse accepts, no token or
@@ -115,6 +122,13 @@ typedef struct orion_launch_cmd {
  * entries of the form NAME=VALUE.  Returns 0 or ORION_EINVAL with err
  * saying which field is wrong.  The builders below run this check. */
 int orion_launch_cmd_check(const orion_launch_cmd *c, orion_error *err);
+
+/* A size in bytes: decimal digits with an optional suffix K, M, G or T
+ * (also KB/KiB...; powers of 1024, any case), e.g. "256M", "1.5G", "4096".
+ * Returns 0 with *out set (> 0), or ORION_EINVAL with err "--gpu-memory
+ * needs a size such as 256M or 8G, not 'TEXT'" (what names the option). */
+int orion_launch_size_parse(const char *s, const char *what, uint64_t *out,
+                            orion_error *err);
 
 /* Quotes s for a POSIX shell and appends it to out: every byte inside
  * single quotes, an embedded ' written as '\'' (so "it's" becomes

@@ -98,6 +98,7 @@ static int start_ssh(orion_cluster *c, const orion_launcher *l,
     orion_cluster_set_where(c, i, s->host);
     cmd->id = i;
     cmd->bind = NULL;
+    orion_launcher_gpu_cmd(l, i, cmd);
     rc = orion_launch_ssh_argv(cmd, s->host, &argv);
     if (rc != 0)
       orion_error_set(err, rc, "%s:%d: cannot build the ssh command for "
@@ -111,7 +112,8 @@ static int start_ssh(orion_cluster *c, const orion_launcher *l,
 }
 
 /* The command of each executor, printed for a user to run. */
-static int start_manual(orion_cluster *c, orion_launch_cmd *cmd,
+static int start_manual(orion_cluster *c, const orion_launcher *l,
+                        orion_launch_cmd *cmd,
                         const orion_cluster_launch_info *info,
                         orion_error *err) {
   orion_buf text;
@@ -122,6 +124,7 @@ static int start_manual(orion_cluster *c, orion_launch_cmd *cmd,
           info->register_timeout, info->n);
   for (i = 0; i < info->n; i++) {
     cmd->id = i;
+    orion_launcher_gpu_cmd(l, i, cmd);
     text.len = 0;
     if (orion_launch_manual_text(cmd, &text) != 0) {
       orion_buf_free(&text);
@@ -136,7 +139,8 @@ static int start_manual(orion_cluster *c, orion_launch_cmd *cmd,
 }
 
 /* Local executors, the token in their environment. */
-static int start_local(orion_cluster *c, orion_launch_cmd *cmd,
+static int start_local(orion_cluster *c, const orion_launcher *l,
+                       orion_launch_cmd *cmd,
                        const orion_cluster_launch_info *info,
                        orion_error *err) {
   char **env = child_env(info->token);
@@ -147,6 +151,7 @@ static int start_local(orion_cluster *c, orion_launch_cmd *cmd,
   for (i = 0; i < info->n && rc == 0; i++) {
     char **argv = NULL;
     cmd->id = i;
+    orion_launcher_gpu_cmd(l, i, cmd);
     orion_cluster_set_where(c, i, "127.0.0.1");
     rc = orion_launch_local_argv(cmd, &argv);
     if (rc != 0)
@@ -186,7 +191,7 @@ int orion_launcher_start(orion_cluster *c, void *ud,
   case ORION_LAUNCH_SSH:
     return start_ssh(c, l, &cmd, info->n, err);
   case ORION_LAUNCH_MANUAL:
-    return start_manual(c, &cmd, info, err);
+    return start_manual(c, l, &cmd, info, err);
   case ORION_LAUNCH_SLURM:
   case ORION_LAUNCH_MPI: /* srun/mpirun started them */
     for (i = 0; i < info->n; i++) {
@@ -198,7 +203,7 @@ int orion_launcher_start(orion_cluster *c, void *ud,
   case ORION_LAUNCH_LOCAL:
     break;
   }
-  return start_local(c, &cmd, info, err);
+  return start_local(c, l, &cmd, info, err);
 }
 
 /* ssh's words for the failures of a first contact, and what to do. */
@@ -267,6 +272,7 @@ int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,
     cmd.exe = exe;
     cmd.driver = re.driver;
     cmd.id = re.rank - 1;
+    orion_launcher_gpu_cmd(l, cmd.id, &cmd);
     if (orion_launch_local_argv(&cmd, &argv) != 0)
       return orion_error_set(err, ORION_EINVAL, "rank %d: bad ORION_DRIVER",
                              re.rank);

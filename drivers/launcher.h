@@ -31,6 +31,13 @@ typedef struct orion_launcher {
                              driver, else the one on PATH */
   char token[ORION_TOKEN_MAX + 1];      /* slurm/mpi: $ORION_TOKEN */
   char listen[ORION_HOSTPORT_MAX + 8];  /* slurm/mpi: "0.0.0.0:PORT" */
+  /* GPUs (drivers/launcher_gpu.c): executors own devices when gpus != 0:
+   * > 0 that many per host, -1 every visible one (--gpus all). */
+  int gpus;
+  char gpus_text[16];     /* --gpus as given, for messages */
+  const char *gpu_memory; /* --gpu-memory SIZE, passed on; NULL: none */
+  /* The devices visible here; NULL: orion_gpu_count (tests give a fake). */
+  int (*gpu_count)(const char **why);
 } orion_launcher;
 
 /* Empties *l: local executors, no hosts file. */
@@ -66,6 +73,34 @@ void orion_launcher_attach(orion_launcher *l, orion_cluster_opts *o);
  * for other launchers and other failures. */
 void orion_launcher_hint(void *ud, int exec, int status, const char *out,
                          char *hint, size_t n);
+
+/* --gpus ARG (N in 1..4096, or "all") into l.  Returns 0, or
+ * ORION_EOPTION with err "--gpus needs a number of GPUs 1..4096 or 'all',
+ * not 'ARG'". */
+int orion_launcher_set_gpus(orion_launcher *l, const char *arg,
+                            orion_error *err);
+
+/* Settles the executors' devices once the options are read (*nexec the
+ * executors asked for, exec_given whether --executors or
+ * $ORION_EXECUTORS said so).  Local launcher: --gpus needs that many
+ * visible devices here and starts one executor per device (*nexec set;
+ * "--gpus 1: no GPU usable here: REASON" when there is none); without
+ * --gpus and --executors, one executor per visible device when there are
+ * any, with note[0..n) saying so ("" otherwise, and the CPU default
+ * stays).  Other launchers: the devices are on the executors' hosts, not
+ * checked here.  --gpu-memory needs GPUs.  Returns 0 or ORION_EOPTION with
+ * err set (a usage error). */
+int orion_launcher_gpu_setup(orion_launcher *l, int *nexec, int exec_given,
+                             char *note, size_t n, orion_error *err);
+
+/* Sets cmd's --gpu and --gpu-memory for executor exec: local executor i
+ * owns device i; an ssh slot the device of its index on its hosts line; a
+ * manual one exec; a slurm/mpi rank its node-local rank
+ * (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or
+ * PMI_LOCAL_RANK; else exec); modulo --gpus N when it gave a number.
+ * Nothing without GPUs. */
+void orion_launcher_gpu_cmd(const orion_launcher *l, int exec,
+                            orion_launch_cmd *cmd);
 
 /* Frees the hosts read; l can be used again after orion_launcher_init. */
 void orion_launcher_free(orion_launcher *l);

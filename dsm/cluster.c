@@ -33,6 +33,8 @@ typedef struct peer {
   int relaying;        /* errpipe is open */
   char tail[ORION_CLUSTER_TAIL]; /* the last bytes of that stderr */
   size_t tail_len;
+  char gpu[ORION_WIRE_DEVICE_MAX + 1]; /* its device, from HELLO; "" */
+  uint64_t gpu_total, gpu_cap;
 } peer;
 
 struct orion_cluster {
@@ -74,6 +76,18 @@ int orion_cluster_size(const orion_cluster *c) { return c->n; }
 
 const char *orion_cluster_addr(const orion_cluster *c, int exec) {
   return c->peers[exec].addr;
+}
+
+int orion_cluster_executor_gpu(const orion_cluster *c, int k, char *desc,
+                               size_t n) {
+  const peer *p = c != NULL && k >= 0 && k < c->n ? &c->peers[k] : NULL;
+  if (desc != NULL && n > 0)
+    snprintf(desc, n, "%s", p != NULL ? p->gpu : "");
+  return p != NULL && p->gpu[0] != '\0';
+}
+
+uint64_t orion_cluster_executor_gpu_cap(const orion_cluster *c, int k) {
+  return c != NULL && k >= 0 && k < c->n ? c->peers[k].gpu_cap : 0;
 }
 
 const char *orion_cluster_host(orion_cluster *c, int exec) {
@@ -323,9 +337,15 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
   conn->data = p;
   snprintf(p->addr, sizeof p->addr, "%s", conn->peer);
   snprintf(p->listen, sizeof p->listen, "%.*s", (int)h.addr_len, h.addr);
+  snprintf(p->gpu, sizeof p->gpu, "%.*s", (int)h.device_len, h.device);
+  p->gpu_total = h.gpu_total;
+  p->gpu_cap = h.gpu_cap;
   c->registered++;
   orion_conn_send_frame(conn, ORION_WIRE_WELCOME, NULL, 0);
   orion_log_detail("executor %d registered from %s", p->id, p->addr);
+  if (p->gpu[0] != '\0')
+    orion_log_info("executor %d on %s: %s", p->id,
+                   orion_cluster_host(c, p->id), p->gpu);
 }
 
 static void on_frame(orion_conn *conn, const orion_wire_frame *f) {

@@ -14,6 +14,7 @@
 #ifndef ORION_DSM_CLUSTER_H
 #define ORION_DSM_CLUSTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -93,6 +94,16 @@ int orion_cluster_size(const orion_cluster *c);
 
 /* The executor's address as it registered ("127.0.0.1:40312"). */
 const char *orion_cluster_addr(const orion_cluster *c, int exec);
+
+/* Whether executor k registered with a GPU (orion-executor --gpu): 1, with
+ * its description ("GPU 0 (NVIDIA H100 80GB HBM3, 79.1 GiB, cc 9.0)")
+ * copied into desc[0..n) when desc is not NULL; else 0 and desc "" (also
+ * for k out of range, and before k registered). */
+int orion_cluster_executor_gpu(const orion_cluster *c, int k, char *desc,
+                               size_t n);
+/* The device memory executor k may use (its --gpu-memory, else the
+ * device's); 0 without a GPU. */
+uint64_t orion_cluster_executor_gpu_cap(const orion_cluster *c, int k);
 
 /* The host executor exec runs on, as a user knows it: the host the
  * launcher started it on (the hosts file's name, "127.0.0.1" for a local

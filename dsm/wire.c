@@ -260,7 +260,9 @@ int orion_wire_hello_encode(orion_buf *b, const orion_wire_hello *h) {
   size_t start;
   if (h->token == NULL || h->token_len == 0 ||
       h->token_len > ORION_WIRE_TOKEN_MAX || h->addr_len > ORION_WIRE_ADDR_MAX ||
-      (h->addr == NULL && h->addr_len > 0))
+      (h->addr == NULL && h->addr_len > 0) ||
+      h->device_len > ORION_WIRE_DEVICE_MAX ||
+      (h->device == NULL && h->device_len > 0))
     return ORION_EINVAL;
   start = orion_wire_begin(b, ORION_WIRE_HELLO);
   buf_u16(b, (uint16_t)h->token_len);
@@ -269,15 +271,21 @@ int orion_wire_hello_encode(orion_buf *b, const orion_wire_hello *h) {
   buf_u16(b, (uint16_t)h->addr_len);
   if (h->addr_len > 0)
     orion_buf_append(b, h->addr, h->addr_len);
+  buf_u16(b, (uint16_t)h->device_len);
+  if (h->device_len > 0)
+    orion_buf_append(b, h->device, h->device_len);
+  orion_buf_u64(b, h->gpu_total);
+  orion_buf_u64(b, h->gpu_cap);
   return orion_wire_end(b, start);
 }
 
 int orion_wire_hello_decode(const void *p, size_t n, orion_wire_hello *out,
                             orion_error *err) {
   orion_reader r;
-  uint16_t tlen, alen;
+  uint16_t tlen, alen, dlen;
   uint32_t executor;
-  const char *token, *addr;
+  const char *token, *addr, *device;
+  uint64_t gpu_total, gpu_cap;
   orion_reader_init(&r, p, n);
   if (rd_u16(&r, &tlen) != 0)
     return too_short(err, "HELLO", "token length");
@@ -297,6 +305,18 @@ int orion_wire_hello_decode(const void *p, size_t n, orion_wire_hello *out,
                            (unsigned)alen, ORION_WIRE_ADDR_MAX);
   if (orion_reader_bytes(&r, alen, &addr) != 0)
     return too_short(err, "HELLO", "address");
+  if (rd_u16(&r, &dlen) != 0)
+    return too_short(err, "HELLO", "device length");
+  if (dlen > ORION_WIRE_DEVICE_MAX)
+    return orion_error_set(err, ORION_EPARSE,
+                           "HELLO device length %u is over %u",
+                           (unsigned)dlen, ORION_WIRE_DEVICE_MAX);
+  if (orion_reader_bytes(&r, dlen, &device) != 0)
+    return too_short(err, "HELLO", "device");
+  if (orion_reader_u64(&r, &gpu_total) != 0)
+    return too_short(err, "HELLO", "device memory");
+  if (orion_reader_u64(&r, &gpu_cap) != 0)
+    return too_short(err, "HELLO", "device memory cap");
   if (r.left != 0)
     return trailing(err, "HELLO", r.left);
   out->token = token;
@@ -304,6 +324,10 @@ int orion_wire_hello_decode(const void *p, size_t n, orion_wire_hello *out,
   out->executor = executor;
   out->addr = addr;
   out->addr_len = alen;
+  out->device = device;
+  out->device_len = dlen;
+  out->gpu_total = gpu_total;
+  out->gpu_cap = gpu_cap;
   return 0;
 }
 

@@ -25,7 +25,8 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 4 gave SHUTDOWN a payload, the reason the driver ends the job
+ * Versions: 5 added the executor's GPU to HELLO (its description and
+ * its device memory, total and cap); 4 gave SHUTDOWN a payload, the reason the driver ends the job
  * (version 3 sent it empty), added the loop's seconds and each block's
  * accumulator partials to LOOP_DONE, a block to BUFFER_FLUSH, and the
  * resident rows that move between executors (SEND_ROWS, ROWS, ROWS_PULL,
@@ -57,7 +58,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 4
+#define ORION_WIRE_VERSION 5
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -73,6 +74,7 @@
 /* Bounds on the HELLO strings. */
 #define ORION_WIRE_TOKEN_MAX 256u
 #define ORION_WIRE_ADDR_MAX 255u
+#define ORION_WIRE_DEVICE_MAX 255u
 
 /* Frame types: X(NAME, code).  Codes are part of the protocol: never
  * renumber one, only append. */
@@ -160,13 +162,20 @@ void orion_wire_pack_trailer(unsigned char out[ORION_WIRE_TRAILER_LEN],
 /* HELLO: u16 token length (1..ORION_WIRE_TOKEN_MAX), token bytes, u32
  * executor id, u16 address length (0..ORION_WIRE_ADDR_MAX), address bytes
  * ("host:port" the executor listens on for peers; empty when it does not
- * listen). */
+ * listen), u16 device length (0..ORION_WIRE_DEVICE_MAX), device bytes (the
+ * GPU the executor opened, orion_gpu_describe's text; empty: none), u64
+ * the device's memory and u64 what the executor may use of it (both 0
+ * without a device). */
 typedef struct orion_wire_hello {
   const char *token;
   size_t token_len;
   uint32_t executor;
   const char *addr;
   size_t addr_len;
+  const char *device;
+  size_t device_len;
+  uint64_t gpu_total;
+  uint64_t gpu_cap;
 } orion_wire_hello;
 
 int orion_wire_hello_encode(orion_buf *b, const orion_wire_hello *h);

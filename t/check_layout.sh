@@ -3,10 +3,11 @@
 #   1. each folder includes only the folders below it:
 #        util/       util/
 #        kernels/    kernels/ util/
+#        gpu/        gpu/ util/
 #        analysis/   analysis/ util/
 #        dsm/        dsm/ util/
 #        scheduler/  scheduler/ dsm/ util/
-#        lua/        lua/ scheduler/ analysis/ dsm/ kernels/ util/
+#        lua/        lua/ scheduler/ analysis/ dsm/ kernels/ gpu/ util/
 #        drivers/    anything
 #   2. the executor's Lua host (lua/exec*, lua/nn.*) includes no
 #      driver-only header (lua/module.h, lua/orion.h, lua/pfor.h,
@@ -24,7 +25,7 @@
 root=${1:-${ORION_SRCDIR:-.}}
 cd "$root" || { echo "check_layout: cannot enter $root" >&2; exit 2; }
 
-folders="util kernels analysis dsm scheduler lua drivers"
+folders="util kernels gpu analysis dsm scheduler lua drivers"
 files=$(for d in $folders; do
   [ -d "$d" ] && find "$d" -name '*.[ch]' -o -name '*.cu' | sort
 done)
@@ -34,10 +35,11 @@ allowed() {
   case $1 in
     util) echo "util" ;;
     kernels) echo "kernels util" ;;
+    gpu) echo "gpu util" ;;
     analysis) echo "analysis util" ;;
     dsm) echo "dsm util" ;;
     scheduler) echo "scheduler dsm util" ;;
-    lua) echo "lua scheduler analysis dsm kernels util" ;;
+    lua) echo "lua scheduler analysis dsm kernels gpu util" ;;
     drivers) echo "*" ;;
   esac
 }

@@ -142,6 +142,7 @@ static void check_payload(int type, const unsigned char *p, size_t len) {
     }
     CHECK(inside(h.token, h.token_len, p, len));
     CHECK(inside(h.addr, h.addr_len, p, len));
+    CHECK(inside(h.device, h.device_len, p, len));
     CHECK(orion_wire_hello_encode(&b, &h) == 0);
     same_bytes(&b, p, len);
     break;
@@ -390,7 +391,8 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   orion_cslot slots[2];
   orion_msg m;
   orion_wire_hello h = {FUZZ_TOKEN, strlen(FUZZ_TOKEN), 2, "127.0.0.1:9000",
-                        14};
+                        14, "GPU 0 (NVIDIA H100 80GB HBM3, 79.1 GiB, cc 9.0)",
+                        47, 85520809984ull, 268435456ull};
   orion_wire_heartbeat hb = {2, 1, 1000, 4096};
   orion_wire_array a = {5, 1, 2, {2, 2}, 0, 4, vals};
   int i, ns = NSTREAMS;

@@ -120,7 +120,8 @@ static void accept_init(orion_wire_decoder *d) {
 }
 
 static void put_hello(orion_buf *b, const char *token, uint32_t executor) {
-  orion_wire_hello h = {token, strlen(token), executor, ADDR, strlen(ADDR)};
+  orion_wire_hello h = {token, strlen(token), executor, ADDR, strlen(ADDR),
+                        NULL, 0, 0, 0};
   cr_assert_eq(orion_wire_hello_encode(b, &h), 0);
 }
 
@@ -326,7 +327,8 @@ Test(wire, begin_end_builds_in_place) {
 Test(wire, encoders_refuse_bad_fields) {
   orion_buf b;
   char big[300];
-  orion_wire_hello h = {TOKEN, strlen(TOKEN), 1, ADDR, strlen(ADDR)};
+  orion_wire_hello h = {TOKEN, strlen(TOKEN), 1, ADDR, strlen(ADDR),
+                        NULL, 0, 0, 0};
   orion_wire_array a = {1, ORION_F32, 1, {10}, 0, 10, big};
   memset(big, 'x', sizeof big);
   orion_buf_init(&b);
@@ -338,6 +340,13 @@ Test(wire, encoders_refuse_bad_fields) {
   h.token_len = ORION_WIRE_TOKEN_MAX;
   h.addr = big;
   h.addr_len = ORION_WIRE_ADDR_MAX + 1;
+  cr_assert_eq(orion_wire_hello_encode(&b, &h), ORION_EINVAL);
+  h.addr_len = 0;
+  h.device = big;
+  h.device_len = ORION_WIRE_DEVICE_MAX + 1;
+  cr_assert_eq(orion_wire_hello_encode(&b, &h), ORION_EINVAL);
+  h.device = NULL;
+  h.device_len = 1;
   cr_assert_eq(orion_wire_hello_encode(&b, &h), ORION_EINVAL);
   a.type = 9;
   cr_assert_eq(orion_wire_array_encode(&b, &a), ORION_EINVAL);
@@ -391,7 +400,7 @@ Test(wire, hello_round_trip) {
   /* No listen address, and the longest token. */
   {
     char tok[ORION_WIRE_TOKEN_MAX];
-    orion_wire_hello in = {tok, sizeof tok, 9, NULL, 0};
+    orion_wire_hello in = {tok, sizeof tok, 9, NULL, 0, NULL, 0, 0, 0};
     memset(tok, 0xa5, sizeof tok);
     orion_buf_free(&b);
     orion_buf_init(&b);
@@ -406,10 +415,85 @@ Test(wire, hello_round_trip) {
                  0);
     cr_assert_eq(h.executor, 9);
     cr_assert_eq(h.addr_len, 0);
+    cr_assert_eq(h.device_len, 0);
+    cr_assert_eq(h.gpu_total, 0);
+    cr_assert_eq(h.gpu_cap, 0);
     cr_assert(memcmp(h.token, tok, sizeof tok) == 0);
     orion_wire_decoder_free(&d);
   }
   frames_free(fr);
+  orion_buf_free(&b);
+}
+
+/* An executor with a GPU names it in its HELLO (wire version 5): the
+ * description and the device memory, total and cap, come back as sent;
+ * the longest fields together stay under the handshake's payload limit;
+ * a HELLO cut inside the new fields, or one of version 4's layout (no
+ * device fields), is refused naming the field. */
+Test(wire, hello_device_round_trip) {
+  static const char desc[] = "GPU 0 (NVIDIA H100 80GB HBM3, 79.1 GiB, cc 9.0)";
+  char tok[ORION_WIRE_TOKEN_MAX], addr[ORION_WIRE_ADDR_MAX],
+      dev[ORION_WIRE_DEVICE_MAX];
+  orion_wire_hello in = {TOKEN, strlen(TOKEN), 4, ADDR, strlen(ADDR),
+                         desc, strlen(desc), 85520809984ull, 268435456ull};
+  orion_wire_hello h;
+  orion_error err;
+  orion_buf b;
+  size_t k;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_wire_hello_encode(&b, &in), 0);
+  cr_assert_eq(orion_wire_hello_decode(b.data + ORION_WIRE_HEADER_LEN,
+                                       b.len - ORION_WIRE_OVERHEAD, &h, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(h.executor, 4);
+  cr_assert(h.device_len == strlen(desc) &&
+            memcmp(h.device, desc, h.device_len) == 0);
+  cr_assert_eq(h.gpu_total, 85520809984ull);
+  cr_assert_eq(h.gpu_cap, 268435456ull);
+  /* Every cut inside the payload is refused, naming what is missing. */
+  for (k = 0; k < b.len - ORION_WIRE_OVERHEAD; k++) {
+    int rc = orion_wire_hello_decode(b.data + ORION_WIRE_HEADER_LEN, k, &h,
+                                     &err);
+    cr_assert_eq(rc, ORION_ETRUNC, "cut at %zu: rc %d", k, rc);
+  }
+  cr_assert_str_eq(err.msg,
+                   "HELLO payload too short: it ends inside the device "
+                   "memory cap");
+  orion_wire_hello_decode(b.data + ORION_WIRE_HEADER_LEN,
+                          b.len - ORION_WIRE_OVERHEAD - 16 - strlen(desc) - 2,
+                          &h, &err);
+  cr_assert_str_eq(err.msg, "HELLO payload too short: it ends inside the "
+                            "device length");
+  /* The largest HELLO fits the unauthenticated limit. */
+  memset(tok, 't', sizeof tok);
+  memset(addr, 'a', sizeof addr);
+  memset(dev, 'd', sizeof dev);
+  in.token = tok;
+  in.token_len = sizeof tok;
+  in.addr = addr;
+  in.addr_len = sizeof addr;
+  in.device = dev;
+  in.device_len = sizeof dev;
+  b.len = 0;
+  cr_assert_eq(orion_wire_hello_encode(&b, &in), 0);
+  cr_assert_leq(b.len - ORION_WIRE_OVERHEAD, ORION_WIRE_HELLO_MAX);
+  cr_assert_eq(orion_wire_hello_decode(b.data + ORION_WIRE_HEADER_LEN,
+                                       b.len - ORION_WIRE_OVERHEAD, &h, &err),
+               0, "%s", err.msg);
+  cr_assert(h.device_len == sizeof dev &&
+            memcmp(h.device, dev, sizeof dev) == 0);
+  /* A device length over the bound. */
+  {
+    unsigned char *p = (unsigned char *)b.data + ORION_WIRE_HEADER_LEN + 2 +
+                       sizeof tok + 4 + 2 + sizeof addr;
+    p[0] = (unsigned char)((ORION_WIRE_DEVICE_MAX + 1) & 0xff);
+    p[1] = (unsigned char)((ORION_WIRE_DEVICE_MAX + 1) >> 8);
+    cr_assert_eq(orion_wire_hello_decode(b.data + ORION_WIRE_HEADER_LEN,
+                                         b.len - ORION_WIRE_OVERHEAD, &h,
+                                         &err),
+                 ORION_EPARSE);
+    cr_assert_str_eq(err.msg, "HELLO device length 256 is over 255");
+  }
   orion_buf_free(&b);
 }
 
@@ -706,15 +790,15 @@ Test(wire, error_unknown_version) {
    * checksum became CRC-32C, version 2 the one whose BODY_ERROR carried its
    * block as text, version 3 the one whose SHUTDOWN carried no reason, whose
    * LOOP_DONE had no seconds and whose rotating rows went through the
-   * driver: refused by their number, not by a CRC error or a malformed
-   * payload. */
-  for (v = 1; v <= 3; v++) {
+   * driver, version 4 the one whose HELLO named no GPU: refused by their
+   * number, not by a CRC error or a malformed payload. */
+  for (v = 1; v <= 4; v++) {
     char want[96];
     b.len = 0;
     put_raw(&b, v, ORION_WIRE_HELLO, 0, NULL, 0, 1);
     snprintf(want, sizeof want,
              "unknown version %d at stream offset 0 (this build speaks "
-             "version 4)",
+             "version 5)",
              v);
     expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_VERSION,
                  ORION_EVERSION, want);
