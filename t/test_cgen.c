@@ -2298,6 +2298,10 @@ Test(cgen, prelude_is_made_from_the_headers) {
   expect_header_part(out.src.data, "util/cbody.h");
   expect_header_part(out.src.data, "util/luaops.h");
   expect_header_part(out.src.data, "util/luarand.h");
+  /* And, for nvcc, util/gbody.h's and analysis/cgen_prelude_gpu.h's. */
+  cr_assert_eq(tu_count_substr(out.src.data, "typedef struct orion_gctx {"),
+               1);
+  cr_assert_eq(tu_count_substr(out.src.data, "typedef struct o_dctx {"), 1);
   /* The generated code calls the one copy of Lua's `//`. */
   cr_assert_not_null(strstr(out.src.data, "orion_lua_idiv_nz(v"));
   /* Only the first line (which names the body) is a comment. */
