@@ -356,10 +356,22 @@ static void walk(gen *g) {
   stmts(g, &f->a->list);
 }
 
+/* The prelude's lines; without the device form, not the block
+ * `#if ORION_GPU_BODY` ... `#endif` that holds it (executors receive
+ * every generated source: a CPU-only cluster is sent no device code). */
 static void lines(gen *g, const char *const *l) {
+  int depth = 0;
   for (; *l != NULL; l++) {
-    put(g, *l);
-    put(g, "\n");
+    if (!g->in->gpu && depth == 0 && strcmp(*l, "#if ORION_GPU_BODY") == 0)
+      depth = 1;
+    else if (depth > 0 && strncmp(*l, "#if", 3) == 0)
+      depth++;
+    else if (depth > 0 && strcmp(*l, "#endif") == 0)
+      depth--;
+    else if (depth == 0) {
+      put(g, *l);
+      put(g, "\n");
+    }
   }
 }
 
@@ -511,7 +523,11 @@ static void assemble(gen *g, const orion_buf *body) {
   E(g, "#define O_NK %d", g->nkind[ORION_CSLOT_CONST]);
   E(g, "#define O_NACC %d", g->nkind[ORION_CSLOT_ACC]);
   E(g, "static const char o_chunk[] = %s;", cstr(g, g->in->chunkname));
-  if (g->out->gpu_why[0] != 0) {
+  if (!g->in->gpu) {
+    E(g, "#if ORION_GPU_BODY");
+    E(g, "#error \"generated without the device form (orion_cgen_in.gpu)\"");
+    E(g, "#endif");
+  } else if (g->out->gpu_why[0] != 0) {
     E(g, "#if ORION_GPU_BODY");
     E(g, "#error %s", cstr(g, S(g, "outside the GPU subset: %s",
                                 g->out->gpu_why)));
@@ -622,7 +638,8 @@ static void assemble(gen *g, const orion_buf *body) {
     E(g, "memcpy(c->rng, o_rs, sizeof o_rs);");
   E(g, "return o_rc;");
   close_(g);
-  gpu_part(g);
+  if (g->in->gpu)
+    gpu_part(g);
   orion_buf_append(g->o, "", 1); /* NUL, not counted */
   g->o->len--;
 }

@@ -27,6 +27,10 @@ typedef struct orion_cgen_in {
    * ("number (upvalue 'x') has no integer representation"); without it,
    * captured numbers are taken for upvalues and `math` for the global. */
   const ast_node *chunk;
+  /* Also emit the device form (util/gbody.h: the source then builds with
+   * nvcc too); set when some executor has a GPU.  Without it the source
+   * is the CPU body alone (and nvcc stops at an #error). */
+  int gpu;
 } orion_cgen_in;
 
 typedef struct orion_cgen_out {

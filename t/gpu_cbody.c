@@ -266,6 +266,7 @@ static int build(body *b, const char *name, const char *src, int64_t iter_id,
   info_of(b->it, &in.iter);
   in.resolve = resolve;
   in.fast = fast;
+  in.gpu = 1;
   if (orion_cgen(&in, &b->out, &err) != 0) {
     printf("FAIL %s: orion_cgen: %s\n", name, err.msg);
     orion_ast_free(ast);

@@ -617,6 +617,10 @@ static orion_arrayinfo iter_info(iter_kind kind) {
 
 /* Generates C for the chunk's body with the captured numbers changed as
  * resolve_ctx says; returns orion_cgen's code. */
+/* Generate the device form too (orion_cgen_in.gpu): the C builds of
+ * every test then show that the C compiler ignores it. */
+static int gen_gpu = 1;
+
 static int generate_with(const char *chunk, iter_kind kind, int fast,
                          int64_t shift, const char *flip, orion_cgen_out *out,
                          orion_error *err) {
@@ -641,6 +645,7 @@ static int generate_with(const char *chunk, iter_kind kind, int fast,
   in.resolve = resolve_iter;
   in.ud = &r;
   in.fast = fast;
+  in.gpu = gen_gpu;
   orion_error_clear(err);
   rc = orion_cgen(&in, out, err);
   orion_ast_free(ast);
@@ -2896,5 +2901,30 @@ Test(cgen, gpu_build_outside_the_subset_says_why, .timeout = 300) {
                             "math.random runs on the CPU\"") != NULL,
             "%s", err.msg);
   orion_cgen_out_free(&out);
+  orion_free(chunk);
+}
+
+/* Without the device form (no executor has a GPU) the source holds no
+ * device code: executors are sent no more than before. */
+Test(cgen, no_device_form_unless_asked) {
+  char *chunk = chunk_text(MF_SGD);
+  orion_cgen_out with, without;
+  orion_error err;
+  cr_assert_eq(generate(chunk, IT_RAT, 0, &with, &err), 0, "%s", err.msg);
+  gen_gpu = 0;
+  cr_assert_eq(generate(chunk, IT_RAT, 0, &without, &err), 0, "%s", err.msg);
+  cr_assert_not_null(strstr(with.src.data, "o_gkernel"));
+  cr_assert_not_null(strstr(with.src.data, "orion_gbody_writes"));
+  cr_assert_null(strstr(without.src.data, "o_gkernel"));
+  cr_assert_null(strstr(without.src.data, "orion_gbody_writes"));
+  cr_assert_null(strstr(without.src.data, "typedef struct orion_gctx"));
+  cr_assert_not_null(strstr(without.src.data,
+                            "#error \"generated without the device form"));
+  cr_assert_str_eq(without.gpu_why, "");
+  cr_log_info("MF source: %zu bytes, %zu with the device form",
+              without.src.len, with.src.len);
+  cr_assert_lt(without.src.len + 8000, with.src.len);
+  orion_cgen_out_free(&with);
+  orion_cgen_out_free(&without);
   orion_free(chunk);
 }
