@@ -357,12 +357,14 @@ static void walk(gen *g) {
 }
 
 /* The prelude's lines; without the device form, not the block
- * `#if ORION_GPU_BODY` ... `#endif` that holds it (executors receive
+ * `#if defined(ORION_GPU_BODY) && ORION_GPU_BODY` ... `#endif` that holds
+ * it (executors receive
  * every generated source: a CPU-only cluster is sent no device code). */
 static void lines(gen *g, const char *const *l) {
   int depth = 0;
   for (; *l != NULL; l++) {
-    if (!g->in->gpu && depth == 0 && strcmp(*l, "#if ORION_GPU_BODY") == 0)
+    if (!g->in->gpu && depth == 0 &&
+        strcmp(*l, "#if defined(ORION_GPU_BODY) && ORION_GPU_BODY") == 0)
       depth = 1;
     else if (depth > 0 && strncmp(*l, "#if", 3) == 0)
       depth++;

@@ -320,7 +320,9 @@ o_err_arg(orion_cctx *c, int line, int arg, const char *fn,
   return o_err(c, line, m);
 }
 
-#if ORION_GPU_BODY
+/* The device form (analysis/cgen.c leaves this block out unless asked,
+ * by this exact line). */
+#if defined(ORION_GPU_BODY) && ORION_GPU_BODY
 #include "util/gbody.h"
 #include "analysis/cgen_prelude_gpu.h"
 #endif

@@ -2908,6 +2908,7 @@ Test(cgen, gpu_build_outside_the_subset_says_why, .timeout = 300) {
  * device code: executors are sent no more than before. */
 Test(cgen, no_device_form_unless_asked) {
   char *chunk = chunk_text(MF_SGD);
+  int i;
   orion_cgen_out with, without;
   orion_error err;
   cr_assert_eq(generate(chunk, IT_RAT, 0, &with, &err), 0, "%s", err.msg);
@@ -2924,6 +2925,16 @@ Test(cgen, no_device_form_unless_asked) {
   cr_log_info("MF source: %zu bytes, %zu with the device form",
               without.src.len, with.src.len);
   cr_assert_lt(without.src.len + 8000, with.src.len);
+  /* Both build with the C compiler, to the same function. */
+  for (i = 0; i < 2; i++) {
+    orion_cobj *o = NULL;
+    const orion_cgen_out *out = i ? &without : &with;
+    cr_assert_eq(orion_cobj_build(out->src.data, out->src.len,
+                                  orion_cgen_mode_flags(0), 0, &o, NULL, &err),
+                 0, "%s", err.msg);
+    cr_assert_not_null(orion_cobj_sym(o, ORION_CBODY_FN));
+    orion_cobj_free(o);
+  }
   orion_cgen_out_free(&with);
   orion_cgen_out_free(&without);
   orion_free(chunk);
