@@ -27,6 +27,10 @@ typedef struct orion_cgen_in {
    * ("number (upvalue 'x') has no integer representation"); without it,
    * captured numbers are taken for upvalues and `math` for the global. */
   const ast_node *chunk;
+  /* Also emit the device form (util/gbody.h: the source then builds with
+   * nvcc too); set when some executor has a GPU.  Without it the source
+   * is the CPU body alone (and nvcc stops at an #error). */
+  int gpu;
 } orion_cgen_in;
 
 typedef struct orion_cgen_out {
@@ -34,6 +38,11 @@ typedef struct orion_cgen_out {
   orion_cslot *slots;  /* what the code needs bound, see util/cbody.h */
   int nslots;
   char why[512];       /* outside the subset: "LINE: what" */
+  /* "" when the source also builds for the device (nvcc, util/gbody.h);
+   * else why not: "LINE: what" (buffers, math.random and so flushes every
+   * n elements run on the CPU).  Such a source fails to build with nvcc
+   * (#error with this text). */
+  char gpu_why[256];
 } orion_cgen_out;
 
 /* Generates the body's C source.  Returns 0 with out->src and out->slots
@@ -46,5 +55,9 @@ void orion_cgen_out_free(orion_cgen_out *out);
 /* The compiler flags that exact or fast mode adds after the user's
  * (exact: no contraction, no reassociation). */
 const char *orion_cgen_mode_flags(int fast);
+
+/* The nvcc flags of exact or fast mode (exact: no FMA contraction, IEEE
+ * division and square root, no flush to zero; never --use_fast_math). */
+const char *orion_cgen_mode_flags_cuda(int fast);
 
 #endif

@@ -576,6 +576,8 @@ static cv index_get(gen *g, cv o, cv k, const ast_node *keynode, int line) {
   if (s->kind == ORION_CSLOT_BUFFER) {
     const char *t = newtmp(g);
     int isint = s->etype == ET_I32 || s->etype == ET_I64;
+    gpu_note(g, line, "a buffer read (orion.buffer '%.63s') runs on the CPU",
+             s->name);
     E(g, "O_U const orion_cval %s = c->buf_get(c, %s_h, %s);", t, s->pfx, pos);
     r = cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK),
               S(g, "%s.%c", t, isint ? 'i' : 'd'), 1);
@@ -680,12 +682,17 @@ void index_set(gen *g, cv o, cv k, const ast_node *keynode, cv v,
   }
   kk = subscript(g, s, o.t.depth, k, keynode, line);
   pos = position(g, o, kk);
-  if (s->kind == ORION_CSLOT_BUFFER)
+  if (s->kind == ORION_CSLOT_BUFFER) {
+    gpu_note(g, line, "a buffer write (orion.buffer '%.63s') runs on the CPU",
+             s->name);
     store_value(g, v, s->etype, NULL, s, pos, S(g, "o_t%d", i),
                 S(g, "o_w%d", i), line);
-  else
+  } else {
+    if (g->emit)
+      g->slots[i].written = 1;
     store_value(g, v, s->etype, S(g, "*%s", pos), NULL, NULL, S(g, "o_t%d", i),
                 S(g, "o_w%d", i), line);
+  }
 }
 
 /* `a[b]` and `a.name` as an expression. */

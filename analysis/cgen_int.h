@@ -94,6 +94,7 @@ typedef struct slot {
   int64_t ival;
   double fval;
   char pfx[24]; /* C prefix: A0, B0, C0, K0 */
+  int written;  /* arrays: the body stores into it */
 } slot;
 
 /* A free name of the body, resolved once. */
@@ -188,6 +189,7 @@ typedef struct gen {
 
   int pctrack;             /* keep o_pc current */
   int userand;             /* the body calls math.random */
+  int itwritten;           /* the body returns a value (stored in iter) */
   int line0;               /* the line the body is defined on */
   orion_buf body, scratch; /* the function's body: the last walk, the
                               others */
@@ -297,6 +299,11 @@ orion_buf *tmpbuf(gen *g);
 #define refuse(...) orion__cgen_refuse(__VA_ARGS__)
 void refuse(gen *g, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));
+/* Notes, in the final walk, why the body cannot run on the device
+ * (out->gpu_why = "LINE: what"; the first reason is kept). */
+#define gpu_note(...) orion__cgen_gpu_note(__VA_ARGS__)
+void gpu_note(gen *g, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* A C string literal for s (any bytes). */
 #define cstr(...) orion__cgen_cstr(__VA_ARGS__)
 const char *cstr(gen *g, const char *s);

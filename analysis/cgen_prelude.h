@@ -11,22 +11,53 @@
  * here is the rest of the run time of a compiled body: values whose type
  * is known only at run time, math library results, accumulators, the
  * math.random calls and error messages.
+ *
+ * One source, two targets.  Built with the C compiler, ORION_GPU_BODY is 0
+ * and the source is the CPU body of util/cbody.h.  Built with nvcc
+ * (`-x cu -DORION_GPU_BODY=1`, util/ccomp.c's orion_cobj_build_cuda) the
+ * same element code becomes a __device__ function (o_gbody) run by one
+ * device thread per group, and the part at the end of this file adds the
+ * entry points of util/gbody.h: the kernel, orion_gbody_run, and the error
+ * records the device writes instead of messages (the host formats them
+ * with the same o_err* functions afterwards, so the texts are the CPU's).
+ * O_HD marks what both sides call (__host__ __device__ under nvcc).
+ *
+ * Exactness on the device (exact mode, -fmad=false, IEEE division and
+ * square root): + - * /, sqrt, fabs, floor, ceil, fmod and every integer
+ * operation give the CPU's bits.  exp, log, log2, log10, pow (but x^2),
+ * sin, cos, tan, asin, acos and atan2 come from libdevice, whose results
+ * may differ from glibc's by an ulp or two: bodies using them are within
+ * a tolerance on the device, not bit-identical.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#ifndef ORION_GPU_BODY
+#define ORION_GPU_BODY 0
+#endif
+#if ORION_GPU_BODY
+#define O_HD __host__ __device__
+#define O_DV __device__
+#else
+#define O_HD
+#define O_DV
+#endif
 #define O_U __attribute__((unused))
-#define O_I static inline __attribute__((unused))
+#define O_I static inline __attribute__((unused)) O_HD
 #define O_NO(x) __builtin_expect(!!(x), 0)
+#define ORION_LUAOP_HD O_HD
 
 /* In exact mode the compiler must not fold a transcendental function of
  * a constant: it would round exactly where the C library, which the
- * interpreter calls, may not. */
+ * interpreter calls, may not.  (The device's libdevice is within a
+ * tolerance anyway.) */
 #if O_EXACT
 O_I double o_opq(double x) {
+#ifndef __CUDA_ARCH__
   __asm__("" : "+m"(x));
+#endif
   return x;
 }
 #else
@@ -288,3 +319,10 @@ o_err_arg(orion_cctx *c, int line, int arg, const char *fn,
   snprintf(m, sizeof m, "bad argument #%d to '%s' (%s)", arg, fn, msg);
   return o_err(c, line, m);
 }
+
+/* The device form (analysis/cgen.c leaves this block out unless asked,
+ * by this exact line). */
+#if defined(ORION_GPU_BODY) && ORION_GPU_BODY
+#include "util/gbody.h"
+#include "analysis/cgen_prelude_gpu.h"
+#endif

@@ -61,6 +61,10 @@ static void goto_(gen *g, const ast_node *s) {
     for (i = 0; i < f->stmts->n; i++) {
       const ast_node *l = f->stmts->v[i];
       if (l->kind == AST_LABEL && strcmp(l->str, s->str) == 0) {
+        if (l->line >= s->line)
+          gpu_note(g, s->line,
+                   "a goto forward (nvcc compiles C++, where a jump may not "
+                   "pass declarations)");
         E(g, "goto o_L%d%s;", label_id(g, l), f->suffix);
         g->dead = 1;
         return;
@@ -189,6 +193,8 @@ static void return_(gen *g, const ast_node *s) {
     cv x = v[0];
     if (x.t.k != T_VAL)
       refuse(g, s->line, "returning %s", ty_text(g, x.t));
+    if (g->emit)
+      g->itwritten = 1;
     if (x.t.m & M_NIL) {
       /* nil keeps the element: store only the other values. */
       cv y;
@@ -344,6 +350,7 @@ static void split_dot(gen *g, var *sum, var *ra, var *rb, int neg,
              *qa = S(g, "o_qa%d", n), *qb = S(g, "o_qb%d", n),
              *tot = S(g, "o_s%d", n);
   E(g, "/* The dot product in four vector accumulators (fast mode). */");
+  E(g, "#if !ORION_GPU_BODY");
   open_(g, S(g, "if (%s >= %d) ", cnt, 4 * lanes - 1));
   E(g, "typedef %s %s __attribute__((vector_size(32), aligned(%d), "
        "may_alias));",
@@ -365,6 +372,7 @@ static void split_dot(gen *g, var *sum, var *ra, var *rb, int neg,
     lanes, n, tot, n, n);
   E(g, "%s = %s %c %s;", sum->cname, sum->cname, neg ? '-' : '+', tot);
   close_(g);
+  E(g, "#endif");
 }
 
 /* An integer loop (Lua 5.4's forprep/forloop): the count of iterations

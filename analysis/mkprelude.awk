@@ -1,7 +1,8 @@
 # Turns analysis/cgen_prelude.h into analysis/cgen_prelude.inc: a C array of
 # string literals, one per line, that analysis/cgen.c copies into every
 # generated source.  Each `#include "PATH"` line of the template is replaced
-# by the part of srcdir/PATH (util/cbody.h, util/luaops.h, util/luarand.h) between the lines
+# by the part of srcdir/PATH (util/cbody.h, util/luaops.h, util/luarand.h,
+# and for nvcc util/gbody.h, analysis/cgen_prelude_gpu.h) between the lines
 # `/* ORION_PRELUDE_BEGIN */` and `/* ORION_PRELUDE_END */`, so the
 # generated source has one copy of the ABI and of Lua's arithmetic and
 # needs no header of the project.  A header without that part, or whose
@@ -98,8 +99,8 @@ function embed(path,    file, line, rc, part) {
 BEGIN {
   if (srcdir == "")
     srcdir = "."
-  print "/* Generated from analysis/cgen_prelude.h, util/cbody.h,"
-  print " * util/luaops.h and util/luarand.h by analysis/mkprelude.awk:"
+  print "/* Generated from analysis/cgen_prelude.h and the headers it"
+  print " * includes (util/cbody.h, ...) by analysis/mkprelude.awk:"
   print " * do not edit. */"
   print "static const char *const prelude[] = {"
 }

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "t/testutil.h"
 #include "util/ccomp.h"
 
 static char root[64];
@@ -26,6 +28,8 @@ static const char SRC[] = "int orion_test_f(int x) { return x * 3 + 1; }\n";
 static void unset_all(void) {
   unsetenv("ORION_CC");
   unsetenv("ORION_CFLAGS");
+  unsetenv("ORION_NVCC");
+  unsetenv("ORION_NVCC_FLAGS");
   unsetenv("XDG_CACHE_HOME");
 }
 
@@ -598,4 +602,93 @@ Test(ccomp, describe) {
   tiny[0] = 'x';
   orion_ccomp_describe(tiny, 0);
   cr_assert_eq(tiny[0], 'x');
+}
+
+/* ------------------------------------------------------------------------
+ * nvcc (orion_cobj_build_cuda): the same cache, messages naming the CUDA
+ * compiler and ORION_NVCC.  Compiling needs the toolkit (skipped without);
+ * no device is needed to build or to load the object.
+ * ---------------------------------------------------------------------- */
+
+static const char CUSRC[] =
+    "__global__ void orion_test_k(int *p) { *p = 1; }\n"
+    "extern \"C\" int orion_test_f(int x) { return x * 3 + 1; }\n";
+
+static int build_cuda(const char *src, orion_cobj **o, int *cached,
+                      orion_error *err) {
+  orion_error_clear(err);
+  *o = NULL;
+  return orion_cobj_build_cuda(src, strlen(src), "-fmad=false", 0, o, cached,
+                               err);
+}
+
+Test(ccomp, cuda_compiler_not_found) {
+  orion_error err;
+  orion_cobj *o;
+  setenv("ORION_NVCC", "/nonexistent/nvcc", 1);
+  cr_assert_eq(build_cuda(CUSRC, &o, NULL, &err), ORION_ECOMPILE);
+  cr_assert_str_eq(err.msg, "CUDA compiler '/nonexistent/nvcc' not found "
+                            "(set ORION_NVCC)");
+  cr_assert(o == NULL);
+  cr_assert_eq(count_entries(cache), 0);
+}
+
+Test(ccomp, cuda_syntax_error_quotes_diagnostics, .timeout = 240) {
+  orion_error err;
+  orion_cobj *o;
+  char want[1200], cmd[1024];
+  (void)tu_nvcc();
+  setenv("ORION_NVCC_FLAGS", "-O0 -arch=sm_90", 1);
+  orion_ccomp_describe_cuda(cmd, sizeof cmd);
+  cmd[strcspn(cmd, " ")] = 0; /* the command, as the message names it */
+  cr_assert_eq(build_cuda("extern \"C\" int orion_test_f(int x) "
+                          "{ return x * 3 + 1 }\n",
+                          &o, NULL, &err),
+               ORION_ECOMPILE);
+  snprintf(want, sizeof want, "CUDA compiler '%s' failed (exit ", cmd);
+  cr_assert(starts_with(err.msg, want), "%s", err.msg);
+  cr_assert(strstr(err.msg, ".cu(1): error: expected a \";\"") != NULL,
+            "%s", err.msg);
+  /* No build folder, no quoted source line, no count of errors. */
+  cr_assert(strstr(err.msg, ".build-") == NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "detected in the compilation") == NULL, "%s",
+            err.msg);
+  cr_assert(strchr(err.msg, '\n') == NULL, "%s", err.msg);
+  cr_assert_eq(count_entries(cache), 0);
+}
+
+Test(ccomp, cuda_builds_loads_and_caches, .timeout = 240) {
+  orion_error err;
+  orion_cobj *o, *c;
+  int cached = -1;
+  (void)tu_nvcc();
+  setenv("ORION_NVCC_FLAGS", "-O0 -arch=sm_90", 1);
+  cr_assert_eq(build_cuda(CUSRC, &o, &cached, &err), 0, "%s", err.msg);
+  cr_assert_eq(cached, 0);
+  cr_assert_eq(call_f(o, 4), 13);
+  cr_assert(strstr(orion_cobj_path(o), ".so") != NULL);
+  /* Its own cache entry, source kept as .cu; the C build of the same
+   * text is another key. */
+  cr_assert_eq(build_cuda(CUSRC, &c, &cached, &err), 0, "%s", err.msg);
+  cr_assert_eq(cached, 1);
+  orion_cobj_free(c);
+  cr_assert_eq(count_entries(cache), 2, "the object and its .cu");
+  orion_cobj_free(o);
+}
+
+Test(ccomp, describe_cuda) {
+  char buf[256];
+  setenv("ORION_NVCC", "/opt/cuda/bin/nvcc", 1);
+  orion_ccomp_describe_cuda(buf, sizeof buf);
+  cr_assert_str_eq(buf, "/opt/cuda/bin/nvcc -O3 -arch=native");
+  setenv("ORION_NVCC_FLAGS", "-O2 -arch=sm_90", 1);
+  orion_ccomp_describe_cuda(buf, sizeof buf);
+  cr_assert_str_eq(buf, "/opt/cuda/bin/nvcc -O2 -arch=sm_90");
+  unset_all();
+  orion_ccomp_describe_cuda(buf, sizeof buf);
+#ifdef ORION_NVCC_PATH
+  cr_assert_str_eq(buf, ORION_NVCC_PATH " -O3 -arch=native");
+#else
+  cr_assert_str_eq(buf, "nvcc -O3 -arch=native");
+#endif
 }

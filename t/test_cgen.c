@@ -21,6 +21,7 @@
  * every kind of refused construct, the slot list, the ABI's layout, and
  * runs split into several blocks.
  */
+#include "config.h"
 #include "t/testutil.h"
 
 #include <lauxlib.h>
@@ -616,6 +617,10 @@ static orion_arrayinfo iter_info(iter_kind kind) {
 
 /* Generates C for the chunk's body with the captured numbers changed as
  * resolve_ctx says; returns orion_cgen's code. */
+/* Generate the device form too (orion_cgen_in.gpu): the C builds of
+ * every test then show that the C compiler ignores it. */
+static int gen_gpu = 1;
+
 static int generate_with(const char *chunk, iter_kind kind, int fast,
                          int64_t shift, const char *flip, orion_cgen_out *out,
                          orion_error *err) {
@@ -640,6 +645,7 @@ static int generate_with(const char *chunk, iter_kind kind, int fast,
   in.resolve = resolve_iter;
   in.ud = &r;
   in.fast = fast;
+  in.gpu = gen_gpu;
   orion_error_clear(err);
   rc = orion_cgen(&in, out, err);
   orion_ast_free(ast);
@@ -1143,110 +1149,6 @@ Test(cgen, mf_hoisted_check_fails_like_interpreter) {
  * Golden bodies of t/analysis that are in the compiled subset.
  * ---------------------------------------------------------------------- */
 
-Test(cgen, golden_control) {
-  /* nested_loops_1d and break_1d (control.lua), on DT. */
-  check_ok(IT_M64, "function(i, j, v)\n"
-                   "  for k = 1, 4 do\n"
-                   "    for l = 1, 2 do\n"
-                   "      DT[i][k] = (DT[i][k] * 3 + l + v) % MOD\n"
-                   "    end\n"
-                   "  end\n"
-                   "end");
-  check_ok(IT_M64, "function(i, j, v)\n"
-                   "  for k = 1, 4 do\n"
-                   "    if DT[i][k] > 12 then break end\n"
-                   "    DT[i][k] = (DT[i][k] * 7 + v + j) % 17\n"
-                   "  end\n"
-                   "end");
-  /* while_row, repeat_alias, repeat_counter, early. */
-  check_ok(IT_VEC, "function(i, v)\n"
-                   "  local k = 1\n"
-                   "  while k <= 2 do\n"
-                   "    N[1 + i % 3][k][1] = (N[1 + i % 3][k][1] * 3 + v + k) "
-                   "% MOD\n"
-                   "    k = k + 1\n"
-                   "  end\n"
-                   "end");
-  check_ok(IT_VEC, "function(i, v)\n"
-                   "  local x = v\n"
-                   "  repeat\n"
-                   "    local u = i\n"
-                   "    B[u] = (B[u] * 3 + x) % MOD\n"
-                   "    x = x // 2\n"
-                   "  until x == 0 or u < 0 or x == -1\n"
-                   "end");
-  check_ok(IT_VEC, "function(i, v)\n"
-                   "  local k = 0\n"
-                   "  repeat\n"
-                   "    k = k + 1\n"
-                   "    B[k] = (B[k] * 3 + v) % MOD\n"
-                   "  until k >= 3\n"
-                   "end");
-  check_ok(IT_VEC, "function(i, v)\n"
-                   "  if v % 3 == 0 then return end\n"
-                   "  if v % 3 == 1 then return nil end\n"
-                   "  B[i] = (B[i] * 3 + v) % MOD\n"
-                   "end");
-}
-
-Test(cgen, golden_returns) {
-  /* return_new_value, left_return (the iterated array by name), prefix. */
-  check_ok(IT_M64, "function(i, j, v)\n"
-                   "  if j == 1 then return end\n"
-                   "  if v % 2 == 0 then return v // 2 end\n"
-                   "  return (v * 3 + i) % MOD\n"
-                   "end");
-  check_ok(IT_M64, "function(i, j, v)\n"
-                   "  if j > 1 then return (IT[i][j - 1] * 3 + v) % MOD end\n"
-                   "end");
-  check_ok(IT_VEC, "function(i, v)\n"
-                   "  if i > 1 then return (IT[i - 1] * 3 + v) % MOD end\n"
-                   "end");
-}
-
-Test(cgen, golden_subscripts) {
-  /* twice (fails past the middle), float_sub, consts, shifted. */
-  check_err(IT_VEC,
-            "function(i, v)\n"
-            "  B[2 * i] = (B[2 * i] * 3 + v) % MOD\n"
-            "end",
-            "array 'B': index 14 out of range 1..12 in dimension 1");
-  check_ok(IT_VEC, "function(i, v)\n"
-                   "  if i < 12 then\n"
-                   "    B[i + HALF * 2] = (B[i + HALF * 2] * 3 + v) % MOD\n"
-                   "  end\n"
-                   "end");
-  check_ok(IT_VEC, "function(i, v)\n"
-                   "  B[2] = B[1] * 2 + 1\n"
-                   "  I[i] = (v * 3 + B[1] + I[i]) % MOD\n"
-                   "end");
-  check_ok(IT_M64, "function(i, j, v)\n"
-                   "  local off = 1\n"
-                   "  if i < 6 then DT[i][1 + j % 4] = (DT[i + off][1 + j % 4]"
-                   " * 3 + v) % MOD end\n"
-                   "end");
-}
-
-Test(cgen, golden_logreg) {
-  /* margin_grad with the gradient through a buffer, gradient, sgd. */
-  check_ok(IT_RAT, "function(s, f, x)\n"
-                   "  LM[s] = LM[s] + LW[f] * x\n"
-                   "  local p = 1 / (1 + math.exp(-LM[s]))\n"
-                   "  GB[f] = GB[f] + (p - LY[s]) * x\n"
-                   "end");
-  check_ok(IT_RAT, "function(s, f, x)\n"
-                   "  local p = 1 / (1 + math.exp(-LM[s]))\n"
-                   "  GB[f] = GB[f] + (p - LY[s]) * x\n"
-                   "end");
-  check_ok(IT_RAT, "function(s, f, x)\n"
-                   "  local m = LM[s]\n"
-                   "  local p = 1 / (1 + math.exp(-m))\n"
-                   "  local g = (p - LY[s]) * x\n"
-                   "  LW[f] = LW[f] - LR * g\n"
-                   "  LM[s] = m - LR * g * x * x\n"
-                   "end");
-}
-
 static const char LDA_GIBBS[] =
     "function(d, w, o, z)\n"
     "  local dd, ww = DT[d], WT[w]\n"
@@ -1273,13 +1175,182 @@ static const char LDA_GIBBS[] =
     "  return nz\n"
     "end";
 
-Test(cgen, golden_lda_gibbs) {
-  check_ok(IT_TOK, LDA_GIBBS);
-  check_ok(IT_TOK, "function(d, w, o, z)\n"
-                   "  S:add(math.log((DT[d][z] + alpha) * (WT[w][z] + beta) /"
-                   " (NT[z] + V * beta)))\n"
-                   "end");
+/* Each with the error its run raises ("": none) and, for bodies outside
+ * the GPU subset, the gpu_why the generator gives (NULL: in the subset;
+ * tests below build those with nvcc). */
+typedef struct golden {
+  const char *name;
+  iter_kind kind;
+  const char *body;
+  const char *err;
+  const char *gpu_why;
+} golden;
+
+static const golden GOLDEN[] = {
+    /* mf.lua: sgd and the evaluation loop. */
+    {"mf_sgd", IT_RAT, MF_SGD, "", NULL},
+    {"mf_sgd64", IT_RAT, MF_SGD64, "", NULL},
+    {"mf_eval", IT_RAT, MF_EVAL, "", NULL},
+    /* control.lua: nested_loops_1d and break_1d on DT; while_row,
+     * repeat_alias, repeat_counter, early. */
+    {"control_nested", IT_M64,
+     "function(i, j, v)\n"
+     "  for k = 1, 4 do\n"
+     "    for l = 1, 2 do\n"
+     "      DT[i][k] = (DT[i][k] * 3 + l + v) % MOD\n"
+     "    end\n"
+     "  end\n"
+     "end",
+     "", NULL},
+    {"control_break", IT_M64,
+     "function(i, j, v)\n"
+     "  for k = 1, 4 do\n"
+     "    if DT[i][k] > 12 then break end\n"
+     "    DT[i][k] = (DT[i][k] * 7 + v + j) % 17\n"
+     "  end\n"
+     "end",
+     "", NULL},
+    {"control_while", IT_VEC,
+     "function(i, v)\n"
+     "  local k = 1\n"
+     "  while k <= 2 do\n"
+     "    N[1 + i % 3][k][1] = (N[1 + i % 3][k][1] * 3 + v + k) % MOD\n"
+     "    k = k + 1\n"
+     "  end\n"
+     "end",
+     "", NULL},
+    {"control_repeat_alias", IT_VEC,
+     "function(i, v)\n"
+     "  local x = v\n"
+     "  repeat\n"
+     "    local u = i\n"
+     "    B[u] = (B[u] * 3 + x) % MOD\n"
+     "    x = x // 2\n"
+     "  until x == 0 or u < 0 or x == -1\n"
+     "end",
+     "", NULL},
+    {"control_repeat_counter", IT_VEC,
+     "function(i, v)\n"
+     "  local k = 0\n"
+     "  repeat\n"
+     "    k = k + 1\n"
+     "    B[k] = (B[k] * 3 + v) % MOD\n"
+     "  until k >= 3\n"
+     "end",
+     "", NULL},
+    {"control_early", IT_VEC,
+     "function(i, v)\n"
+     "  if v % 3 == 0 then return end\n"
+     "  if v % 3 == 1 then return nil end\n"
+     "  B[i] = (B[i] * 3 + v) % MOD\n"
+     "end",
+     "", NULL},
+    /* return_new_value, left_return (the iterated array by name),
+     * prefix. */
+    {"returns_new_value", IT_M64,
+     "function(i, j, v)\n"
+     "  if j == 1 then return end\n"
+     "  if v % 2 == 0 then return v // 2 end\n"
+     "  return (v * 3 + i) % MOD\n"
+     "end",
+     "", NULL},
+    {"returns_left", IT_M64,
+     "function(i, j, v)\n"
+     "  if j > 1 then return (IT[i][j - 1] * 3 + v) % MOD end\n"
+     "end",
+     "", NULL},
+    {"returns_prefix", IT_VEC,
+     "function(i, v)\n"
+     "  if i > 1 then return (IT[i - 1] * 3 + v) % MOD end\n"
+     "end",
+     "", NULL},
+    /* subscripts.lua: twice (fails past the middle), float_sub, consts,
+     * shifted. */
+    {"subscripts_twice", IT_VEC,
+     "function(i, v)\n"
+     "  B[2 * i] = (B[2 * i] * 3 + v) % MOD\n"
+     "end",
+     "array 'B': index 14 out of range 1..12 in dimension 1", NULL},
+    {"subscripts_float", IT_VEC,
+     "function(i, v)\n"
+     "  if i < 12 then\n"
+     "    B[i + HALF * 2] = (B[i + HALF * 2] * 3 + v) % MOD\n"
+     "  end\n"
+     "end",
+     "", NULL},
+    {"subscripts_consts", IT_VEC,
+     "function(i, v)\n"
+     "  B[2] = B[1] * 2 + 1\n"
+     "  I[i] = (v * 3 + B[1] + I[i]) % MOD\n"
+     "end",
+     "", NULL},
+    {"subscripts_shifted", IT_M64,
+     "function(i, j, v)\n"
+     "  local off = 1\n"
+     "  if i < 6 then DT[i][1 + j % 4] = (DT[i + off][1 + j % 4]"
+     " * 3 + v) % MOD end\n"
+     "end",
+     "", NULL},
+    /* logreg.lua: margin_grad with the gradient through a buffer,
+     * gradient, sgd. */
+    {"logreg_margin_grad", IT_RAT,
+     "function(s, f, x)\n"
+     "  LM[s] = LM[s] + LW[f] * x\n"
+     "  local p = 1 / (1 + math.exp(-LM[s]))\n"
+     "  GB[f] = GB[f] + (p - LY[s]) * x\n"
+     "end",
+     "", "8: a buffer read (orion.buffer 'GB') runs on the CPU"},
+    {"logreg_gradient", IT_RAT,
+     "function(s, f, x)\n"
+     "  local p = 1 / (1 + math.exp(-LM[s]))\n"
+     "  GB[f] = GB[f] + (p - LY[s]) * x\n"
+     "end",
+     "", "7: a buffer read (orion.buffer 'GB') runs on the CPU"},
+    {"logreg_sgd", IT_RAT,
+     "function(s, f, x)\n"
+     "  local m = LM[s]\n"
+     "  local p = 1 / (1 + math.exp(-m))\n"
+     "  local g = (p - LY[s]) * x\n"
+     "  LW[f] = LW[f] - LR * g\n"
+     "  LM[s] = m - LR * g * x * x\n"
+     "end",
+     "", NULL},
+    /* lda.lua: the Gibbs sampler (a count buffer, math.random) and the
+     * log likelihood. */
+    {"lda_gibbs", IT_TOK, LDA_GIBBS, "",
+     "9: a buffer read (orion.buffer 'TB') runs on the CPU"},
+    {"lda_loglik", IT_TOK,
+     "function(d, w, o, z)\n"
+     "  S:add(math.log((DT[d][z] + alpha) * (WT[w][z] + beta) /"
+     " (NT[z] + V * beta)))\n"
+     "end",
+     "", NULL},
+};
+#define NGOLDEN ((int)(sizeof GOLDEN / sizeof GOLDEN[0]))
+
+/* Runs the golden bodies whose name starts with prefix both ways. */
+static void check_golden(const char *prefix) {
+  int i, n = 0;
+  for (i = 0; i < NGOLDEN; i++)
+    if (strncmp(GOLDEN[i].name, prefix, strlen(prefix)) == 0) {
+      if (GOLDEN[i].err[0] != 0)
+        check_err(GOLDEN[i].kind, GOLDEN[i].body, GOLDEN[i].err);
+      else
+        check_ok(GOLDEN[i].kind, GOLDEN[i].body);
+      n++;
+    }
+  cr_assert(n > 0, "no golden body %s*", prefix);
 }
+
+Test(cgen, golden_control) { check_golden("control_"); }
+
+Test(cgen, golden_returns) { check_golden("returns_"); }
+
+Test(cgen, golden_subscripts) { check_golden("subscripts_"); }
+
+Test(cgen, golden_logreg) { check_golden("logreg_"); }
+
+Test(cgen, golden_lda_gibbs) { check_golden("lda_"); }
 
 /* ------------------------------------------------------------------------
  * Integers.
@@ -2232,6 +2303,10 @@ Test(cgen, prelude_is_made_from_the_headers) {
   expect_header_part(out.src.data, "util/cbody.h");
   expect_header_part(out.src.data, "util/luaops.h");
   expect_header_part(out.src.data, "util/luarand.h");
+  /* And, for nvcc, util/gbody.h's and analysis/cgen_prelude_gpu.h's. */
+  cr_assert_eq(tu_count_substr(out.src.data, "typedef struct orion_gctx {"),
+               1);
+  cr_assert_eq(tu_count_substr(out.src.data, "typedef struct o_dctx {"), 1);
   /* The generated code calls the one copy of Lua's `//`. */
   cr_assert_not_null(strstr(out.src.data, "orion_lua_idiv_nz(v"));
   /* Only the first line (which names the body) is a comment. */
@@ -2568,5 +2643,299 @@ Test(cgen, elem_done_failure_ends_the_block) {
   state_free(&s);
   unbuild(&b);
   orion_cgen_out_free(&out);
+  orion_free(chunk);
+}
+
+/* ------------------------------------------------------------------------
+ * The device form of the same source (ORION_GPU_BODY, util/gbody.h):
+ * which bodies are in the GPU subset (gpu_why), and that the sources of
+ * those compile with nvcc for sm_90 (compile only: no device here).  All
+ * of them go into one translation unit, each in a namespace of its own
+ * (nvcc takes seconds per file).
+ * ---------------------------------------------------------------------- */
+
+/* Bodies beyond the golden ones whose device code differs in kind:
+ * fast mode, math functions, run-time subtypes, errors of every kind. */
+typedef struct gextra {
+  iter_kind kind;
+  int fast;
+  const char *body;
+} gextra;
+
+static const gextra GPU_EXTRA[] = {
+    {IT_RAT, 1, MF_SGD},
+    {IT_RAT, 1, MF_SGD64},
+    {IT_MAT, 0,
+     "function(i, j, v)\n"
+     "  local x = math.abs(v) + 0.25\n"
+     "  M[i][j] = math.sqrt(x) + math.exp(v) + math.log(x)\n"
+     "  M[i + 1][j] = math.log(x, 2) + math.log(x, 10) + math.log(x, 3)\n"
+     "  M[i][j + 1] = math.sin(v) + math.cos(v) + math.tan(v)\n"
+     "  M[i + 1][j + 1] = math.asin(v / 4) + math.atan(v, -1) + 2^0.5\n"
+     "  local ip, fp = math.modf(v * 3)\n"
+     "  B[i * 4 + j - 4] = ip + math.floor(fp) + math.ceil(v)\n"
+     "  if math.ult(i, -1) then S:add(1) end\n"
+     "end"},
+    {IT_VEC, 0,
+     "function(i, v)\n"
+     "  local x = 1\n"
+     "  if v > 0 then x = 2.5 end\n"
+     "  local y = x * 2\n"
+     "  local z = x // 1 + x % 2\n"
+     "  A[i] = y + z\n"
+     "  MN:add(z)\n"
+     "  MX:add(i)\n"
+     "  I[i] = math.fmod(v, i - 6) + v // (i - 3) + v % (i - 2)\n"
+     "  B[i] = math.tointeger(y) or A[i]\n"
+     "  F[i] = v / 0\n"
+     "end"},
+    {IT_F32, 1,
+     "function(i, v)\n"
+     "  local s = 0.0\n"
+     "  for k = 1, KL do s = s + WL[1][k] * HL[1][k] end\n"
+     "  WL[2][i] = s + math.sqrt(v) + v % 3\n"
+     "  return v * 2\n"
+     "end"},
+    {IT_I32, 0,
+     "function(i, v)\n"
+     "  I[i] = v * 3.0\n"
+     "  B[i] = (v << 3) ~ (v >> 1) & 255 | i\n"
+     "  if v > 5 then return v + 0.5 end\n"
+     "end"},
+};
+#define NGPU_EXTRA ((int)(sizeof GPU_EXTRA / sizeof GPU_EXTRA[0]))
+
+Test(cgen, gpu_why_says_what_runs_on_the_cpu) {
+  struct {
+    iter_kind kind;
+    const char *body, *why;
+  } cases[] = {
+      {IT_VEC, "function(i, v)\n  BA[i] = v\nend",
+       "6: a buffer write (orion.buffer 'BA') runs on the CPU"},
+      {IT_VEC, "function(i, v)\n  local x = BA[i]\n  A[i] = x\nend",
+       "6: a buffer read (orion.buffer 'BA') runs on the CPU"},
+      {IT_VEC, "function(i, v)\n  A[i] = 1\n  A[i] = math.random(3)\nend",
+       "7: math.random runs on the CPU"},
+      {IT_VEC,
+       "function(i, v)\n"
+       "  for k = 1, 3 do\n"
+       "    if k == v then goto continue end\n"
+       "    B[k] = B[k] + 1\n"
+       "    ::continue::\n"
+       "  end\n"
+       "end",
+       "7: a goto forward (nvcc compiles C++, where a jump may not pass "
+       "declarations)"},
+      {IT_VEC, "function(i, v)\n  A[i] = v * 2\nend", ""},
+  };
+  int i;
+  for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    char *chunk = chunk_text(cases[i].body);
+    orion_cgen_out out;
+    orion_error err;
+    cr_assert_eq(generate(chunk, cases[i].kind, 0, &out, &err), 0, "%s",
+                 err.msg);
+    cr_assert_str_eq(out.gpu_why, cases[i].why, "gpu_why \"%s\", body: %s",
+                     out.gpu_why, cases[i].body);
+    /* Outside the subset, nvcc stops at an #error saying why. */
+    cr_assert_eq(strstr(out.src.data, "#error \"outside the GPU subset: ") !=
+                     NULL,
+                 cases[i].why[0] != 0);
+    orion_cgen_out_free(&out);
+    orion_free(chunk);
+  }
+  for (i = 0; i < NGOLDEN; i++) {
+    char *chunk = chunk_text(GOLDEN[i].body);
+    orion_cgen_out out;
+    orion_error err;
+    cr_assert_eq(generate(chunk, GOLDEN[i].kind, 0, &out, &err), 0, "%s",
+                 err.msg);
+    cr_assert_str_eq(out.gpu_why,
+                     GOLDEN[i].gpu_why != NULL ? GOLDEN[i].gpu_why : "",
+                     "golden %s", GOLDEN[i].name);
+    orion_cgen_out_free(&out);
+    orion_free(chunk);
+  }
+}
+
+/* Appends src to units as namespace gN (its system includes collected in
+ * inc instead, its exported symbols suffixed _N, its macros undefined
+ * after it), so that many sources make one translation unit. */
+static void gpu_unit(orion_buf *inc, orion_buf *units, const char *src,
+                     int n) {
+  const char *p = src, *end;
+  char head[64];
+  snprintf(head, sizeof head, "namespace g%d {\n", n);
+  orion_buf_append(units, head, strlen(head));
+  orion_buf_append(inc, "", 1);
+  inc->len--;
+  for (; *p != 0; p = *end ? end + 1 : end) {
+    const char *q = p;
+    size_t len;
+    end = strchr(p, '\n');
+    if (end == NULL)
+      end = p + strlen(p);
+    len = (size_t)(end - p);
+    while (*q == ' ')
+      q++;
+    if (strncmp(q, "#include <", 10) == 0) {
+      char line[256];
+      snprintf(line, sizeof line, "%.*s\n", (int)(end - q), q);
+      if (inc->data == NULL || strstr((const char *)inc->data, line) == NULL)
+        orion_buf_append(inc, line, strlen(line));
+      orion_buf_append(inc, "", 1);
+      inc->len--;
+      continue;
+    }
+    while (len > 0) {
+      const char *hit = NULL, *names[] = {"orion_gbody_run", "orion_gbody_writes",
+                                          "orion_gbody_abi"};
+      size_t k, at = len;
+      for (k = 0; k < 3; k++) {
+        const char *h = strstr(p, names[k]);
+        if (h != NULL && h < p + len && (size_t)(h - p) < at) {
+          at = (size_t)(h - p);
+          hit = names[k];
+        }
+      }
+      if (hit == NULL) {
+        orion_buf_append(units, p, len);
+        break;
+      }
+      orion_buf_append(units, p, at + strlen(hit));
+      snprintf(head, sizeof head, "_%d", n);
+      orion_buf_append(units, head, strlen(head));
+      p += at + strlen(hit);
+      len -= at + strlen(hit);
+    }
+    orion_buf_append(units, "\n", 1);
+  }
+  orion_buf_append(units, "}\n", 2);
+  for (p = src; (p = strstr(p, "#define ")) != NULL; p += 8) {
+    size_t k = strspn(p + 8, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                             "0123456789_");
+    snprintf(head, sizeof head, "#undef %.*s\n", (int)k, p + 8);
+    orion_buf_append(units, head, strlen(head));
+  }
+}
+
+Test(cgen, gpu_sources_compile_with_nvcc, .timeout = 600) {
+  const char *nvcc = tu_nvcc();
+  orion_buf inc, units;
+  char dir[] = "/tmp/orion-gpucg-XXXXXX", path[256], obj[256];
+  char *argv[12];
+  int i, n = 0;
+  tu_run r;
+  FILE *f;
+  orion_buf_init(&inc);
+  orion_buf_init(&units);
+  for (i = 0; i < NGOLDEN + NGPU_EXTRA; i++) {
+    const char *body = i < NGOLDEN ? GOLDEN[i].body
+                                   : GPU_EXTRA[i - NGOLDEN].body;
+    iter_kind kind = i < NGOLDEN ? GOLDEN[i].kind
+                                 : GPU_EXTRA[i - NGOLDEN].kind;
+    char *chunk = chunk_text(body);
+    orion_cgen_out out;
+    orion_error err;
+    cr_assert_eq(generate(chunk, kind, i < NGOLDEN ? 0
+                                                   : GPU_EXTRA[i - NGOLDEN].fast,
+                          &out, &err),
+                 0, "%s", err.msg);
+    if (out.gpu_why[0] == 0) {
+      gpu_unit(&inc, &units, out.src.data, i);
+      n++;
+    }
+    orion_cgen_out_free(&out);
+    orion_free(chunk);
+  }
+  cr_assert(n >= NGOLDEN - 3 + NGPU_EXTRA, "only %d bodies in the subset", n);
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/bodies.cu", dir);
+  snprintf(obj, sizeof obj, "%s/bodies.o", dir);
+  f = fopen(path, "w");
+  cr_assert(f != NULL);
+  fwrite(inc.data, 1, inc.len, f);
+  fwrite(units.data, 1, units.len, f);
+  fclose(f);
+  argv[0] = (char *)nvcc;
+  argv[1] = (char *)"-arch=sm_90";
+  argv[2] = (char *)"-c";
+  argv[3] = (char *)"-x";
+  argv[4] = (char *)"cu";
+  argv[5] = (char *)"-DORION_GPU_BODY=1";
+  argv[6] = (char *)"-fmad=false";
+  argv[7] = (char *)"-o";
+  argv[8] = obj;
+  argv[9] = path;
+  argv[10] = NULL;
+  r = tu_run_argv(argv, 500);
+  cr_log_info("nvcc -arch=sm_90 -c: %d generated sources in one unit: exit %d",
+              n, r.status);
+  cr_assert_eq(r.status, 0, "nvcc failed on %s:\n%.3000s\n%.3000s", path,
+               r.out, r.err);
+  cr_assert(strstr(r.err, "warning") == NULL, "nvcc warns:\n%.3000s", r.err);
+  tu_run_free(&r);
+  unlink(obj);
+  unlink(path);
+  rmdir(dir);
+  orion_buf_free(&inc);
+  orion_buf_free(&units);
+}
+
+/* A source outside the subset does not build for the device: the build
+ * error says why. */
+Test(cgen, gpu_build_outside_the_subset_says_why, .timeout = 300) {
+  char *chunk;
+  orion_cgen_out out;
+  orion_error err;
+  orion_cobj *o = NULL;
+  (void)tu_nvcc();
+  setenv("ORION_NVCC_FLAGS", "-O0 -arch=sm_90", 1);
+  chunk = chunk_text("function(i, v)\n  A[i] = math.random()\nend");
+  cr_assert_eq(generate(chunk, IT_VEC, 0, &out, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_cobj_build_cuda(out.src.data, out.src.len,
+                                     orion_cgen_mode_flags_cuda(0), 0, &o,
+                                     NULL, &err),
+               ORION_ECOMPILE);
+  cr_assert(strstr(err.msg, "error: #error \"outside the GPU subset: 6: "
+                            "math.random runs on the CPU\"") != NULL,
+            "%s", err.msg);
+  orion_cgen_out_free(&out);
+  orion_free(chunk);
+}
+
+/* Without the device form (no executor has a GPU) the source holds no
+ * device code: executors are sent no more than before. */
+Test(cgen, no_device_form_unless_asked) {
+  char *chunk = chunk_text(MF_SGD);
+  int i;
+  orion_cgen_out with, without;
+  orion_error err;
+  cr_assert_eq(generate(chunk, IT_RAT, 0, &with, &err), 0, "%s", err.msg);
+  gen_gpu = 0;
+  cr_assert_eq(generate(chunk, IT_RAT, 0, &without, &err), 0, "%s", err.msg);
+  cr_assert_not_null(strstr(with.src.data, "o_gkernel"));
+  cr_assert_not_null(strstr(with.src.data, "orion_gbody_writes"));
+  cr_assert_null(strstr(without.src.data, "o_gkernel"));
+  cr_assert_null(strstr(without.src.data, "orion_gbody_writes"));
+  cr_assert_null(strstr(without.src.data, "typedef struct orion_gctx"));
+  cr_assert_not_null(strstr(without.src.data,
+                            "#error \"generated without the device form"));
+  cr_assert_str_eq(without.gpu_why, "");
+  cr_log_info("MF source: %zu bytes, %zu with the device form",
+              without.src.len, with.src.len);
+  cr_assert_lt(without.src.len + 8000, with.src.len);
+  /* Both build with the C compiler, to the same function. */
+  for (i = 0; i < 2; i++) {
+    orion_cobj *o = NULL;
+    const orion_cgen_out *out = i ? &without : &with;
+    cr_assert_eq(orion_cobj_build(out->src.data, out->src.len,
+                                  orion_cgen_mode_flags(0), 0, &o, NULL, &err),
+                 0, "%s", err.msg);
+    cr_assert_not_null(orion_cobj_sym(o, ORION_CBODY_FN));
+    orion_cobj_free(o);
+  }
+  orion_cgen_out_free(&with);
+  orion_cgen_out_free(&without);
   orion_free(chunk);
 }

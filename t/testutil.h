@@ -109,6 +109,37 @@ static inline void tu_run_free(tu_run *r) {
   free(r->err);
 }
 
+/* The nvcc that tests compile device code with: $ORION_NVCC (its first
+ * word), else the one configure found (ORION_NVCC_PATH, when the test
+ * includes config.h), else nvcc on PATH; the test is skipped with a
+ * message when there is none.  The CUDA toolkit is optional everywhere
+ * (CI has none), so this skips under CI=true too.  Returns a static
+ * path. */
+static inline const char *tu_nvcc(void) {
+  static char found[1024];
+  const char *e = getenv("ORION_NVCC"), *path = getenv("PATH"), *p;
+  size_t n;
+  if (e != NULL && e[0] != '\0') {
+    n = strcspn(e, " \t");
+    snprintf(found, sizeof found, "%.*s", (int)n, e);
+    if (access(found, X_OK) == 0)
+      return found;
+  }
+#ifdef ORION_NVCC_PATH
+  if (access(ORION_NVCC_PATH, X_OK) == 0)
+    return ORION_NVCC_PATH;
+#endif
+  for (p = path; p != NULL && *p != '\0'; p += n + (p[n] == ':')) {
+    n = strcspn(p, ":");
+    snprintf(found, sizeof found, "%.*s/nvcc", (int)n, p);
+    if (n > 0 && access(found, X_OK) == 0)
+      return found;
+  }
+  cr_skip_test("no nvcc (the CUDA toolkit is optional; set ORION_NVCC): "
+               "skipping");
+  return NULL;
+}
+
 /* The orion-driver binary under test. */
 static inline const char *tu_driver(void) {
   const char *d = getenv("ORION_DRIVER");

@@ -1,5 +1,7 @@
 #include "util/ccomp.h"
 
+#include "config.h"
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,6 +29,17 @@
 
 #define DEFAULT_CC "cc"
 #define DEFAULT_CFLAGS "-O3 -march=native"
+/* nvcc: $ORION_NVCC, else the one configure found, else nvcc on PATH. */
+#ifdef ORION_NVCC_PATH
+#define DEFAULT_NVCC ORION_NVCC_PATH
+#else
+#define DEFAULT_NVCC "nvcc"
+#endif
+#define DEFAULT_NVCC_FLAGS "-O3 -arch=native"
+/* Always after the user's nvcc flags: one source, built for the device
+ * and sharing the executor's CUDA runtime (util/gbody.h). */
+#define NVCC_FIXED "-x cu -DORION_GPU_BODY=1 -Xcompiler -fPIC -shared " \
+                   "-cudart shared"
 #define DEFAULT_TIMEOUT_S 120.0
 
 /* How much of the compiler's diagnostics an error message quotes. */
@@ -151,22 +164,35 @@ static void join_words(const words *w, char *out, size_t n, size_t *pos) {
 typedef struct config {
   words cc;    /* the compiler command: at least one word */
   words flags; /* the user's flags */
+  words fixed; /* what every build adds after them */
+  int cuda;    /* nvcc (orion_cobj_build_cuda) */
+  const char *what, *env; /* "C compiler", "ORION_CC" for messages */
 } config;
 
 static void config_free(config *c) {
   words_free(&c->cc);
   words_free(&c->flags);
+  words_free(&c->fixed);
 }
 
 /* An unset ORION_CFLAGS means the default flags; a set but empty one means
- * no flags at all.  A blank ORION_CC means the default compiler. */
-static int config_load(config *c) {
-  const char *cc = getenv("ORION_CC");
-  const char *flags = getenv("ORION_CFLAGS");
+ * no flags at all.  A blank ORION_CC means the default compiler.  The
+ * same for ORION_NVCC and ORION_NVCC_FLAGS when cuda. */
+static int config_load(config *c, int cuda) {
+  const char *cc = getenv(cuda ? "ORION_NVCC" : "ORION_CC");
+  const char *flags = getenv(cuda ? "ORION_NVCC_FLAGS" : "ORION_CFLAGS");
   memset(c, 0, sizeof *c);
+  c->cuda = cuda;
+  c->what = cuda ? "CUDA compiler" : "C compiler";
+  c->env = cuda ? "ORION_NVCC" : "ORION_CC";
   if (words_split(&c->cc, cc) != 0 ||
-      (c->cc.n == 0 && words_split(&c->cc, DEFAULT_CC) != 0) ||
-      words_split(&c->flags, flags != NULL ? flags : DEFAULT_CFLAGS) != 0) {
+      (c->cc.n == 0 &&
+       words_split(&c->cc, cuda ? DEFAULT_NVCC : DEFAULT_CC) != 0) ||
+      words_split(&c->flags,
+                  flags != NULL ? flags
+                                : cuda ? DEFAULT_NVCC_FLAGS : DEFAULT_CFLAGS) !=
+          0 ||
+      words_split(&c->fixed, cuda ? NVCC_FIXED : "-fPIC -shared") != 0) {
     config_free(c);
     return ORION_ENOMEM;
   }
@@ -201,8 +227,12 @@ static void cache_key(const config *c, const words *mode, const char *src,
                       size_t len, char hex[33]) {
   hasher h = {ORION_HASH_INIT, 0x243f6a8885a308d3ULL};
   hash_field(&h, FORMAT_VERSION, strlen(FORMAT_VERSION));
+  if (c->cuda) /* C keys stay as they were before nvcc builds existed */
+    hash_field(&h, "cuda", 4);
   hash_words(&h, &c->cc);
   hash_words(&h, &c->flags);
+  if (c->cuda)
+    hash_words(&h, &c->fixed);
   hash_words(&h, mode);
   hash_field(&h, src, len);
   snprintf(hex, 33, "%016llx%016llx", (unsigned long long)orion_hash_mix(h.a),
@@ -549,19 +579,21 @@ static int is_excerpt_line(const char *s) {
 }
 
 /* Lines that only say where the next message is ("x.c: In function 'f':",
- * "In file included from ...") or count them ("2 errors generated."). */
+ * "In file included from ...") or count them ("2 errors generated.", nvcc's
+ * "1 error detected in the compilation of ..."). */
 static int is_context_line(const char *s) {
   return strstr(s, ": In function ") != NULL ||
          strstr(s, ": At top level:") != NULL ||
          strstr(s, "In file included from ") != NULL ||
-         strstr(s, " generated.") != NULL;
+         strstr(s, " generated.") != NULL ||
+         strstr(s, " detected in the compilation of ") != NULL;
 }
 
 /* Quotes the first DIAG_LINES lines of the log at path into out as one
  * line, " | " between lines, without colour escapes, source excerpts,
  * context lines, or the prefix strip (the temporary build folder). */
-static void diag_excerpt(const char *path, const char *strip, char *out,
-                         size_t n) {
+static void diag_excerpt(const char *path, const char *strip, int cuda,
+                         char *out, size_t n) {
   char *buf, *line, *next;
   size_t pos = 0, slen = strlen(strip);
   ssize_t got;
@@ -615,7 +647,9 @@ static void diag_excerpt(const char *path, const char *strip, char *out,
     clean[k] = '\0';
     for (t = clean; *t == ' '; t++)
       ;
-    if (*t == '\0' || is_excerpt_line(clean) || is_context_line(t))
+    /* nvcc quotes the source line, indented, under each message. */
+    if (*t == '\0' || is_excerpt_line(clean) || is_context_line(t) ||
+        (cuda && clean[0] == ' '))
       continue;
     if (pos > 0)
       append_str(out, n, &pos, " | ");
@@ -653,15 +687,14 @@ static int compile(const config *c, const words *mode, const char *dir,
     goto out;
   }
   made = 1;
-  bsrc = orion_asprintf("%s/%s.c", build, hex);
+  bsrc = orion_asprintf("%s/%s.%s", build, hex, c->cuda ? "cu" : "c");
   bso = orion_asprintf("%s/%s.so", build, hex);
   blog = orion_asprintf("%s/cc.log", build);
   strip = orion_asprintf("%s/", build);
   if (bsrc == NULL || bso == NULL || blog == NULL || strip == NULL ||
       words_append(&argv, &c->cc) != 0 ||
       words_append(&argv, &c->flags) != 0 ||
-      push_str(&argv, "-fPIC") != 0 || push_str(&argv, "-shared") != 0 ||
-      words_append(&argv, mode) != 0 || push_str(&argv, "-o") != 0 ||
+      words_append(&argv, &c->fixed) != 0 || words_append(&argv, mode) != 0 || push_str(&argv, "-o") != 0 ||
       push_str(&argv, bso) != 0 || push_str(&argv, bsrc) != 0 ||
       push_str(&argv, "-lm") != 0) {
     rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
@@ -688,39 +721,36 @@ static int compile(const config *c, const words *mode, const char *dir,
   switch (res.kind) {
   case RUN_NOSTART:
     if (res.code == ENOENT || res.code == ENOTDIR)
-      rc = orion_error_set(err, ORION_ECOMPILE,
-                           "C compiler '%s' not found (set ORION_CC)",
-                           argv.v[0]);
+      rc = orion_error_set(err, ORION_ECOMPILE, "%s '%s' not found (set %s)",
+                           c->what, argv.v[0], c->env);
     else
       rc = orion_error_set(err, ORION_ECOMPILE,
-                           "cannot run the C compiler '%s': %s (set ORION_CC)",
-                           argv.v[0], strerror(res.code));
+                           "cannot run the %s '%s': %s (set %s)", c->what,
+                           argv.v[0], strerror(res.code), c->env);
     goto out;
   case RUN_TIMEOUT:
     rc = orion_error_set(err, ORION_ECOMPILE,
-                         "C compiler '%s' did not finish in %g s and was "
-                         "killed%s",
-                         name, timeout_s,
+                         "%s '%s' did not finish in %g s and was killed%s",
+                         c->what, name, timeout_s,
                          res.reaped ? "" : " (it has not exited yet)");
     goto out;
   case RUN_SIGNALED:
-    diag_excerpt(blog, strip, diag, sizeof diag);
+    diag_excerpt(blog, strip, c->cuda, diag, sizeof diag);
     rc = orion_error_set(err, ORION_ECOMPILE,
-                         "C compiler '%s' was killed by signal %d (%s)%s%s",
-                         name, res.code, strsignal(res.code),
+                         "%s '%s' was killed by signal %d (%s)%s%s",
+                         c->what, name, res.code, strsignal(res.code),
                          diag[0] != '\0' ? ": " : "", diag);
     goto out;
   case RUN_EXITED:
     if (res.code == 127 && !command_exists(argv.v[0])) {
-      rc = orion_error_set(err, ORION_ECOMPILE,
-                           "C compiler '%s' not found (set ORION_CC)",
-                           argv.v[0]);
+      rc = orion_error_set(err, ORION_ECOMPILE, "%s '%s' not found (set %s)",
+                           c->what, argv.v[0], c->env);
       goto out;
     }
     if (res.code != 0) {
-      diag_excerpt(blog, strip, diag, sizeof diag);
+      diag_excerpt(blog, strip, c->cuda, diag, sizeof diag);
       rc = orion_error_set(err, ORION_ECOMPILE,
-                           "C compiler '%s' failed (exit %d)%s%s", name,
+                           "%s '%s' failed (exit %d)%s%s", c->what, name,
                            res.code, diag[0] != '\0' ? ": " : "", diag);
       goto out;
     }
@@ -729,9 +759,9 @@ static int compile(const config *c, const words *mode, const char *dir,
     break;
   }
   if (stat(bso, &st) != 0 || st.st_size == 0) {
-    diag_excerpt(blog, strip, diag, sizeof diag);
+    diag_excerpt(blog, strip, c->cuda, diag, sizeof diag);
     rc = orion_error_set(err, ORION_ECOMPILE,
-                         "C compiler '%s' wrote no object%s%s", name,
+                         "%s '%s' wrote no object%s%s", c->what, name,
                          diag[0] != '\0' ? ": " : "", diag);
     goto out;
   }
@@ -758,9 +788,9 @@ out:
 /* Any thread; concurrent calls (threads or processes, one cache directory)
  * are safe: each builds in a private folder and the last rename wins, with
  * identical content.  The caller owns *out (orion_cobj_free). */
-int orion_cobj_build(const char *src, size_t len, const char *mode_flags,
-                     double timeout_s, orion_cobj **out, int *cached,
-                     orion_error *err) {
+static int build_with(int cuda, const char *src, size_t len,
+                      const char *mode_flags, double timeout_s,
+                      orion_cobj **out, int *cached, orion_error *err) {
   config c;
   words mode = {0};
   char hex[33];
@@ -778,7 +808,7 @@ int orion_cobj_build(const char *src, size_t len, const char *mode_flags,
     timeout_s = DEFAULT_TIMEOUT_S;
   if (src == NULL)
     src = "";
-  if (config_load(&c) != 0)
+  if (config_load(&c, cuda) != 0)
     return orion_error_set(err, ORION_ECOMPILE, "out of memory");
   if (words_split(&mode, mode_flags) != 0) {
     rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
@@ -794,7 +824,7 @@ int orion_cobj_build(const char *src, size_t len, const char *mode_flags,
   if (rc != 0)
     goto out;
   so_path = orion_asprintf("%s/%s.so", dir, hex);
-  c_path = orion_asprintf("%s/%s.c", dir, hex);
+  c_path = orion_asprintf("%s/%s.%s", dir, hex, cuda ? "cu" : "c");
   if (so_path == NULL || c_path == NULL) {
     rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
     goto out;
@@ -850,6 +880,18 @@ out:
   return rc;
 }
 
+int orion_cobj_build(const char *src, size_t len, const char *mode_flags,
+                     double timeout_s, orion_cobj **out, int *cached,
+                     orion_error *err) {
+  return build_with(0, src, len, mode_flags, timeout_s, out, cached, err);
+}
+
+int orion_cobj_build_cuda(const char *src, size_t len, const char *mode_flags,
+                          double timeout_s, orion_cobj **out, int *cached,
+                          orion_error *err) {
+  return build_with(1, src, len, mode_flags, timeout_s, out, cached, err);
+}
+
 /* Any thread.  The address stays valid until orion_cobj_free(o). */
 void *orion_cobj_sym(orion_cobj *o, const char *name) {
   if (o == NULL || name == NULL)
@@ -869,18 +911,23 @@ void orion_cobj_free(orion_cobj *o) {
   orion_free(o);
 }
 
-/* Any thread; reads the environment as orion_cobj_build does. */
-void orion_ccomp_describe(char *out, size_t n) {
+static void describe(int cuda, char *out, size_t n) {
   config c;
   size_t pos = 0;
   if (out == NULL || n == 0)
     return;
   out[0] = '\0';
-  if (config_load(&c) != 0) {
-    append_str(out, n, &pos, DEFAULT_CC);
+  if (config_load(&c, cuda) != 0) {
+    append_str(out, n, &pos, cuda ? DEFAULT_NVCC : DEFAULT_CC);
     return;
   }
   join_words(&c.cc, out, n, &pos);
   join_words(&c.flags, out, n, &pos);
   config_free(&c);
 }
+
+/* Any thread; reads the environment as orion_cobj_build does. */
+void orion_ccomp_describe(char *out, size_t n) { describe(0, out, n); }
+
+/* Any thread; as orion_cobj_build_cuda does. */
+void orion_ccomp_describe_cuda(char *out, size_t n) { describe(1, out, n); }

@@ -30,6 +30,17 @@ int orion_cobj_build(const char *src, size_t len, const char *mode_flags,
                      double timeout_s, orion_cobj **out, int *cached,
                      orion_error *err);
 
+/* The same for a source built for the device (util/gbody.h): compiler
+ * $ORION_NVCC, else the nvcc configure found, else "nvcc" on PATH; flags
+ * $ORION_NVCC_FLAGS, else "-O3 -arch=native", always followed by
+ * "-x cu -DORION_GPU_BODY=1 -Xcompiler -fPIC -shared -cudart shared" and
+ * mode_flags (analysis/cgen.h's orion_cgen_mode_flags_cuda).  Same cache
+ * (the key tells the two kinds apart), timeout and messages, which name
+ * the "CUDA compiler" and ORION_NVCC. */
+int orion_cobj_build_cuda(const char *src, size_t len, const char *mode_flags,
+                          double timeout_s, orion_cobj **out, int *cached,
+                          orion_error *err);
+
 /* The address of symbol name in the object, or NULL. */
 void *orion_cobj_sym(orion_cobj *o, const char *name);
 
@@ -42,5 +53,7 @@ void orion_cobj_free(orion_cobj *o);
 /* The compiler command and flags in effect, as one line (for --explain and
  * notes), e.g. "cc -O3 -march=native". */
 void orion_ccomp_describe(char *out, size_t n);
+/* The same for nvcc, e.g. "/usr/local/cuda/bin/nvcc -O3 -arch=native". */
+void orion_ccomp_describe_cuda(char *out, size_t n);
 
 #endif

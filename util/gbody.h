@@ -57,6 +57,9 @@ typedef struct orion_gctx {
   orion_cval *consts;   /* one per ORION_CSLOT_CONST slot */
   int32_t naccs;        /* ORION_CSLOT_ACC slots */
   int32_t pad;
+  const orion_cacc *accs; /* host, naccs: the accumulators; only op is
+                             read (each group's partial starts empty with
+                             that op) */
   const int64_t *d_order;     /* device: element positions, group-major */
   const int64_t *d_group_off; /* device: ngroups + 1 offsets into d_order */
   const int64_t *h_step_off;  /* host: nsteps + 1 offsets into the groups */

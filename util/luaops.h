@@ -33,8 +33,12 @@
 /* ORION_PRELUDE_BEGIN */
 
 /* Every function here is static inline and may go unused where the header
- * is included (clang warns about those in a main file). */
-#define ORION_LUAOP static inline __attribute__((unused))
+ * is included (clang warns about those in a main file).  A body built for
+ * the device with nvcc defines ORION_LUAOP_HD as __host__ __device__. */
+#ifndef ORION_LUAOP_HD
+#define ORION_LUAOP_HD
+#endif
+#define ORION_LUAOP static inline __attribute__((unused)) ORION_LUAOP_HD
 
 enum {
   ORION_LUAOP_OK = 0,
