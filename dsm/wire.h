@@ -25,7 +25,8 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 4 gave SHUTDOWN a payload, the reason the driver ends the job
+ * Versions: 5 appended LOAD_BODY's device fields (tier "gpu": the
+ * device grid's kind, dimensions and size); 4 gave SHUTDOWN a payload, the reason the driver ends the job
  * (version 3 sent it empty), added the loop's seconds and each block's
  * accumulator partials to LOOP_DONE, a block to BUFFER_FLUSH, and the
  * resident rows that move between executors (SEND_ROWS, ROWS, ROWS_PULL,
@@ -57,7 +58,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 4
+#define ORION_WIRE_VERSION 5
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4

@@ -706,15 +706,15 @@ Test(wire, error_unknown_version) {
    * checksum became CRC-32C, version 2 the one whose BODY_ERROR carried its
    * block as text, version 3 the one whose SHUTDOWN carried no reason, whose
    * LOOP_DONE had no seconds and whose rotating rows went through the
-   * driver: refused by their number, not by a CRC error or a malformed
-   * payload. */
-  for (v = 1; v <= 3; v++) {
+   * driver, version 4 the one whose LOAD_BODY had no device fields: refused
+   * by their number, not by a CRC error or a malformed payload. */
+  for (v = 1; v <= 4; v++) {
     char want[96];
     b.len = 0;
     put_raw(&b, v, ORION_WIRE_HELLO, 0, NULL, 0, 1);
     snprintf(want, sizeof want,
              "unknown version %d at stream offset 0 (this build speaks "
-             "version 4)",
+             "version 5)",
              v);
     expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_VERSION,
                  ORION_EVERSION, want);
