@@ -61,6 +61,7 @@ struct orion_exec {
   orion_cbody_fn cfn;  /* the loop's compiled body, or NULL */
   orion_cslot *cslots; /* its slots (copied, names not kept) */
   int ncslots;
+  struct exec_gpu *gpu; /* the device and its body (lua/exec_gbody.c) */
   /* The accumulators' partials of the blocks ended so far in this loop
    * (lua/exec_block.c). */
   orion_block_acc *bacc;

@@ -24,7 +24,7 @@
 root=${1:-${ORION_SRCDIR:-.}}
 cd "$root" || { echo "check_layout: cannot enter $root" >&2; exit 2; }
 
-folders="util kernels analysis dsm scheduler lua drivers"
+folders="util gpu kernels analysis dsm scheduler lua drivers"
 files=$(for d in $folders; do
   [ -d "$d" ] && find "$d" -name '*.[ch]' -o -name '*.cu' | sort
 done)
@@ -33,11 +33,12 @@ done)
 allowed() {
   case $1 in
     util) echo "util" ;;
+    gpu) echo "gpu util" ;;
     kernels) echo "kernels util" ;;
     analysis) echo "analysis util" ;;
     dsm) echo "dsm util" ;;
     scheduler) echo "scheduler dsm util" ;;
-    lua) echo "lua scheduler analysis dsm kernels util" ;;
+    lua) echo "lua scheduler analysis dsm kernels gpu util" ;;
     drivers) echo "*" ;;
   esac
 }
