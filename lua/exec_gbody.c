@@ -174,7 +174,7 @@ static int upload(struct exec_gpu *s, int64_t id, const orion_array *a,
                   const char *what, orion_carray *ca, orion_error *err) {
   size_t vb = (size_t)a->nnz * orion_type_size(a->type);
   void *dv = NULL, *dk = NULL;
-  int d, rc = copy_of(s, id, 0, vb, what, &dv, err);
+  int rc = copy_of(s, id, 0, vb, what, &dv, err);
   if (rc == 0 && vb > 0)
     rc = orion_gpu_h2d(s->g, dv, a->values, vb, err);
   if (rc == 0 && a->sparse) {
@@ -185,16 +185,9 @@ static int upload(struct exec_gpu *s, int64_t id, const orion_array *a,
   }
   if (rc != 0)
     return rc;
-  memset(ca, 0, sizeof *ca);
+  orion__exec_carray_of(ca, a);
   ca->values = dv;
   ca->keys = a->sparse ? dk : NULL;
-  ca->type = (int32_t)a->type;
-  ca->ndims = a->ndims;
-  ca->nnz = a->nnz;
-  for (d = 0; d < a->ndims; d++) {
-    ca->dims[d] = a->dims[d];
-    ca->strides[d] = a->sparse ? 0 : a->strides[d];
-  }
   return 0;
 }
 

@@ -109,6 +109,10 @@ void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
  * code with err set (as orion_exec_flush). */
 int orion__exec_count_element(struct orion_exec *ex, orion_error *err);
 
+/* The host array a as a compiled body sees it (util/cbody.h); a device
+ * body gets the same with device pointers put in (lua/exec_gbody.c). */
+void orion__exec_carray_of(orion_carray *ca, const orion_array *a);
+
 /* Runs ex's compiled body over elements [lo, hi) of a (lua/exec_cbody.c);
  * errors as orion_exec_run. */
 int orion__exec_run_compiled(struct orion_exec *ex, orion_array *a, int64_t lo,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dsm/cluster_gpu_tmp.h" /* TEMPORARY: dsm/cluster.h after merge */
+#include "lua/pfor.h"
 #include "scheduler/gpugrid.h"
 #include "util/log.h"
 
@@ -105,22 +106,7 @@ void orion__gpu_job(const mod_state *s, const analysis *a, int want,
 }
 
 void orion__gpu_note(lua_State *L, const char *where, const char *why) {
-  int seen;
-  lua_getfield(L, LUA_REGISTRYINDEX, "orion.gpu_noted");
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "orion.gpu_noted");
-  }
-  lua_getfield(L, -1, where);
-  seen = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  if (!seen) {
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, where);
+  if (orion__first_at(L, "orion.gpu_noted", where))
     orion_log_info("note: the parallel_for at %s runs on the CPU: %s", where,
                    why);
-  }
-  lua_pop(L, 1);
 }

@@ -43,18 +43,7 @@ local bodies = {
   -- Matrix factorisation, ordered: 2d-ordered (a wavefront on the device).
   mf_ordered = mf,
   -- The same unordered: 2d (a rotation on the device).
-  mf = function(R, W, H, I, acc)
-    return function(i, j, v)
-      local e = v
-      for k = 1, 4 do e = e - W[i][k] * H[j][k] end
-      acc:add(e * e)
-      for k = 1, 4 do
-        local w, h = W[i][k], H[j][k]
-        W[i][k] = w + 0.01 * e * h
-        H[j][k] = h + 0.01 * e * w
-      end
-    end
-  end,
+  mf = mf,
   -- Integers, 1d on i: wrap-around, floor division, modulo.
   ints = function(R, W, H, I, acc)
     return function(i, j, v)
