@@ -585,6 +585,7 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   m.idle_seconds = orion_now() - x->loop_t0 - x->compute_s - x->wait_s;
   if (m.idle_seconds < 0)
     m.idle_seconds = 0;
+  m.gpu_blocks = (uint64_t)orion_exec_gpu_take_blocks(x->ex);
   m.accs = accs;
   m.naccs = nbacc;
   rc = orion_msg_loop_done_encode(b, &m);

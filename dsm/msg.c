@@ -433,6 +433,7 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
   orion__mw_f64(&e, m->compute_seconds);
   orion__mw_f64(&e, m->wait_seconds);
   orion__mw_f64(&e, m->idle_seconds);
+  orion__mw_u64(&e, m->gpu_blocks);
   return orion__mw_end(&e);
 }
 
@@ -459,6 +460,7 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   m.compute_seconds = orion__mr_f64(&d, "compute seconds");
   m.wait_seconds = orion__mr_f64(&d, "wait seconds");
   m.idle_seconds = orion__mr_f64(&d, "idle seconds");
+  m.gpu_blocks = orion__mr_u64(&d, "blocks run on the device");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_loop_done_free(out);

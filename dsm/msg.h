@@ -552,7 +552,8 @@ typedef struct orion_msg_acc_value {
  * (the loop's time on this executor, from its LOAD_BODY to this LOOP_DONE:
  * running blocks, blocked on data from peers, neither).  (Wire version 3
  * had no seconds, and ended with the runs of deferred arrays, which since
- * stay on the executors: lua/dist_resid.c.) */
+ * stay on the executors: lua/dist_resid.c.)  Wire version 5 appends u64
+ * gpu_blocks: the blocks this executor ran on its device in the loop. */
 typedef struct orion_msg_loop_done {
   const orion_msg_acc_value *accs;
   int64_t naccs;
@@ -561,6 +562,7 @@ typedef struct orion_msg_loop_done {
   double compute_seconds;
   double wait_seconds;
   double idle_seconds;
+  uint64_t gpu_blocks;
 } orion_msg_loop_done;
 
 int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m);

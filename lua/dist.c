@@ -587,6 +587,7 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   r->peer_bytes += m.peer_bytes;
   r->shard_items += m.shard_items;
+  r->gpu_blocks += m.gpu_blocks;
   r->secs[r->n + e] += m.compute_seconds; /* orion_dist_stats's layout */
   r->secs[2 * r->n + e] += m.wait_seconds;
   r->secs[3 * r->n + e] += m.idle_seconds;
@@ -1034,6 +1035,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->bytes = orion_cluster_bytes(cl) - bytes0;
   st->peer_bytes = r.peer_bytes;
   st->shard_items = r.shard_items;
+  st->gpu_blocks = r.gpu_blocks;
   st->exec_seconds = r.secs;
   st->nexec = r.n;
   if (failed != NULL) {

@@ -64,7 +64,8 @@ typedef struct orion_dist_stats {
    * data and idle. */
   double *exec_seconds;
   int nexec;
-  int gpu_execs; /* executors told to run the blocks on their device */
+  int gpu_execs;       /* executors told to run the blocks on their device */
+  uint64_t gpu_blocks; /* blocks they ran there (their LOOP_DONEs) */
 } orion_dist_stats;
 
 /* Runs a loop on the cluster (started on first use).  The driver's

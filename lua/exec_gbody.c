@@ -48,7 +48,7 @@ struct exec_gpu {
   dev_copy *copies;
   int ncopies;
   dev_buf order, goff, scratch;
-  int64_t blocks;
+  int64_t blocks, taken; /* blocks run; how many of them were taken */
 };
 
 static struct exec_gpu *state(orion_exec *ex) {
@@ -109,6 +109,15 @@ int orion_exec_gpu_ready(const orion_exec *ex) {
 
 int64_t orion_exec_gpu_blocks(const orion_exec *ex) {
   return ex->gpu != NULL ? ex->gpu->blocks : 0;
+}
+
+int64_t orion_exec_gpu_take_blocks(orion_exec *ex) {
+  int64_t n;
+  if (ex->gpu == NULL)
+    return 0;
+  n = ex->gpu->blocks - ex->gpu->taken;
+  ex->gpu->taken = ex->gpu->blocks;
+  return n;
 }
 
 void orion__exec_gpu_free(orion_exec *ex) {

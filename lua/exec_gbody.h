@@ -43,8 +43,10 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
                        const orion_segment *segs, int64_t nsegs,
                        orion_error *err);
 
-/* The number of blocks run on the device since ex was made. */
+/* The number of blocks run on the device since ex was made, and since
+ * the last orion_exec_gpu_take_blocks (which starts that count again). */
 int64_t orion_exec_gpu_blocks(const orion_exec *ex);
+int64_t orion_exec_gpu_take_blocks(orion_exec *ex);
 
 /* Frees ex's device state (lua/exec.c's orion_exec_free calls it). */
 void orion__exec_gpu_free(orion_exec *ex);

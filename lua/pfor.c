@@ -732,7 +732,7 @@ static int l_parallel_for(lua_State *L) {
   lua_createtable(L, 0, 16);
   lua_pushstring(L, sname);
   lua_setfield(L, -2, "schedule");
-  lua_pushstring(L, dst.gpu_execs > 0           ? "gpu"
+  lua_pushstring(L, dst.gpu_blocks > 0          ? "gpu"
                     : !serial && ap->cg_ok ? "c"
                                            : "lua");
   lua_setfield(L, -2, "tier");

@@ -258,6 +258,8 @@ Test(gbody, block_runs_on_the_device_grid) {
   cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
   cr_assert_eq(fake.allocs, allocs, "device copies were allocated again");
   cr_assert_eq(orion_exec_gpu_blocks(f.ex), 2);
+  cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 2); /* LOOP_DONE's count */
+  cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 0);
   teardown_f(&f);
 }
 

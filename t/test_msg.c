@@ -692,7 +692,8 @@ Test(msg, loop_done_round_trip) {
                            .shard_items = 42,
                            .compute_seconds = 2.5,
                            .wait_seconds = 0.0625,
-                           .idle_seconds = 1e-9},
+                           .idle_seconds = 1e-9,
+                           .gpu_blocks = 17},
                       out;
   orion_buf b;
   const char *p;
@@ -718,6 +719,7 @@ Test(msg, loop_done_round_trip) {
   eq_f64(out.compute_seconds, 2.5, "compute seconds");
   eq_f64(out.wait_seconds, 0.0625, "wait seconds");
   eq_f64(out.idle_seconds, 1e-9, "idle seconds");
+  cr_assert_eq(out.gpu_blocks, 17);
   orion_msg_loop_done_free(&out);
   check_bounds(ORION_WIRE_LOOP_DONE, &b);
   orion_buf_free(&b);
@@ -1055,13 +1057,15 @@ Test(msg, items_match_the_hand_written_item_coding) {
     }
 }
 
-/* Wire version 4: the loop's seconds on the executor follow shard_items. */
+/* Wire version 4: the loop's seconds on the executor follow shard_items;
+ * version 5: then the blocks run on the device. */
 Test(msg, loop_done_layout) {
   orion_msg_loop_done m = {.peer_bytes = 7,
                            .shard_items = 9,
                            .compute_seconds = 0.5,
                            .wait_seconds = 0.25,
-                           .idle_seconds = 2.0};
+                           .idle_seconds = 2.0,
+                           .gpu_blocks = 3};
   orion_buf b, h;
   orion_buf_init(&b);
   orion_buf_init(&h);
@@ -1072,6 +1076,7 @@ Test(msg, loop_done_layout) {
   orion_pw_f64(&h, 0.5);
   orion_pw_f64(&h, 0.25);
   orion_pw_f64(&h, 2.0);
+  orion_buf_u64(&h, 3);
   same_payload(&b, ORION_WIRE_LOOP_DONE, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);
