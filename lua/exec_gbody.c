@@ -425,12 +425,15 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   r = s->fn(h.c);
   /* Partials come back also on error, as from the CPU body. */
   fold_partials(&h, nk, h.grid.ngroups);
-  if (r != 0) {
+  if (r != 0 && (h.c->cur < 0 || h.c->cur >= it->a->nnz)) {
+    /* No element to blame: the device itself (a launch, a copy, the
+     * timeout). */
+    rc = orion_error_set(err, ORION_EBODY,
+                         "executor %d: the device body failed: %s", ex->id,
+                         h.c->err);
+  } else if (r != 0) {
     char key[256];
-    int64_t cur = h.c->cur;
-    if (cur < 0 || cur >= it->a->nnz)
-      cur = h.pos[0];
-    orion__exec_key_string(it->a, cur, key, sizeof key);
+    orion__exec_key_string(it->a, h.c->cur, key, sizeof key);
     rc = orion_error_set(err, ORION_EBODY, "executor %d, element %s: %s",
                          ex->id, key, h.c->err);
   }

@@ -124,6 +124,7 @@ void *orion_gpu_cublas(orion_gpu *g, orion_error *e) {
 
 static int64_t visits[64];
 static int max_step_groups;
+static int device_fails; /* the "device" fails with no element to blame */
 
 static int body_writes(int k) { return k == 0 || k == 2; } /* W and C */
 
@@ -137,6 +138,10 @@ static int fake_body(orion_gctx *g) {
   cr_assert_eq(g->naccs, 1);
   cr_assert_eq(g->arrays[1].type, 1); /* f64 */
   cr_assert(g->d_scratch != NULL);
+  if (device_fails) {
+    snprintf(g->err, sizeof g->err, "kernel timed out after 600 s");
+    return 1; /* cur stays -1 */
+  }
   H[0] = -12345; /* device-side change of a read-only array */
   for (s = 0; s < g->nsteps; s++) {
     int64_t n = g->h_step_off[s + 1] - g->h_step_off[s];
@@ -213,6 +218,7 @@ static void setup(fixture *f, int bad) {
   cr_assert_eq(orion_exec_gpu_ready(f->ex), 1);
   memset(visits, 0, sizeof visits);
   max_step_groups = 0;
+  device_fails = 0;
 }
 
 static void teardown_f(fixture *f) {
@@ -271,6 +277,11 @@ Test(gbody, body_error_names_executor_and_element) {
   orion_error_clear(&err);
   cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EBODY);
   cr_assert_str_eq(err.msg, "executor 3, element (6, 2): boom");
+  device_fails = 1;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EBODY);
+  cr_assert_str_eq(err.msg, "executor 3: the device body failed: kernel "
+                            "timed out after 600 s");
   teardown_f(&f);
 }
 
