@@ -21,6 +21,7 @@
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "lua/exec.h"
+#include "lua/exec_gbody.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cbody.h"
@@ -232,6 +233,13 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   }
   if (rc == 0 && m.chash != 0)
     rc = load_compiled(x, &m, err);
+  if (rc == 0) { /* the device body (drivers/exec_gload.c) */
+    char mode[512];
+    snprintf(mode, sizeof mode, "%.*s",
+             (int)(m.cflags_len < 511 ? m.cflags_len : 511),
+             m.cflags != NULL ? m.cflags : "");
+    rc = orion__load_gbody(x, &m, mode, err);
+  }
   orion_msg_load_body_free(&m);
   return rc;
 }
@@ -430,6 +438,24 @@ static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
   return rc;
 }
 
+/* The whole block at once on the executor's device (lua/exec_gbody.h). */
+static int run_on_device(exec_state *x, const orion_msg_run_block *m,
+                         orion_error *err) {
+  orion_segment *segs =
+      orion_malloc(sizeof *segs * (size_t)(m->nsegs > 0 ? m->nsegs : 1));
+  int64_t k;
+  int rc;
+  if (segs == NULL)
+    return orion_error_set(err, ORION_ENOMEM, "out of memory");
+  for (k = 0; k < m->nsegs; k++) {
+    segs[k].lo = m->segs[k].lo;
+    segs[k].hi = m->segs[k].hi;
+  }
+  rc = orion_exec_run_gpu(x->ex, x->iter_id, segs, m->nsegs, err);
+  orion_free(segs);
+  return rc;
+}
+
 static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
                      orion_error *err) {
   orion_msg_run_block m;
@@ -465,9 +491,12 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   }
   for (k = 0; k < m.ngets && rc == 0; k++) /* resident rows from peers */
     rc = orion__rows_get(x, &m.gets[k], x->run, err);
-  for (k = 0; k < m.nsegs && rc == 0; k++)
-    rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi, m.seed,
-                        m.block + k * m.nblocks, err);
+  if (rc == 0 && orion_exec_gpu_ready(x->ex))
+    rc = run_on_device(x, &m, err);
+  else
+    for (k = 0; k < m.nsegs && rc == 0; k++)
+      rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi,
+                          m.seed, m.block + k * m.nblocks, err);
   if (rc == 0) /* the block's accumulator partials, kept apart */
     rc = orion_exec_end_block(x->ex, m.block, err);
   if (rc == 0)
@@ -556,6 +585,7 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   m.idle_seconds = orion_now() - x->loop_t0 - x->compute_s - x->wait_s;
   if (m.idle_seconds < 0)
     m.idle_seconds = 0;
+  m.gpu_blocks = (uint64_t)orion_exec_gpu_take_blocks(x->ex);
   m.accs = accs;
   m.naccs = nbacc;
   rc = orion_msg_loop_done_encode(b, &m);

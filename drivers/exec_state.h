@@ -172,6 +172,11 @@ typedef struct exec_state {
     orion_cobj *obj;
   } bodies[ORION_BODY_CACHE]; /* built, by hash (dsm/proto.h) */
   int nbodies;
+  struct {
+    uint64_t hash;
+    orion_cobj *obj; /* NULL: it failed to build */
+  } gbodies[ORION_BODY_CACHE]; /* device bodies (drivers/exec_gload.c) */
+  int ngbodies;
   /* The loop's time (LOOP_DONE): when its LOAD_BODY came, the seconds
    * running its blocks less their waits, and the seconds blocked on data
    * (orion__wait_begin/end). */
@@ -400,5 +405,15 @@ void orion__hold_drop(exec_state *x);
 int orion__run_load_body(exec_state *x, job *j);
 int orion__run_block(exec_state *x, job *j);
 int orion__run_loop_end(exec_state *x, job *j);
+
+/* ---- exec_gload.c ------------------------------------------------------- */
+
+/* LOAD_BODY's device body: when m asks for one (m->gpu) and this executor
+ * has a device, builds (or finds by hash) the nvcc object of the compiled
+ * body and gives it to the executor core with the device grid.  A failure
+ * is the loop's error under tier "gpu" (m->gpu == 2), a one-line note and
+ * the CPU otherwise.  Compute thread. */
+int orion__load_gbody(exec_state *x, const orion_msg_load_body *m,
+                      const char *mode, orion_error *err);
 
 #endif

@@ -47,6 +47,7 @@
 #include "dsm/net.h"
 #include "dsm/wire.h"
 #include "lua/exec.h"
+#include "lua/exec_gbody.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 
@@ -358,6 +359,8 @@ int main(int argc, char **argv) {
   if (x->ex == NULL)
     orion__exec_die(x, "out of memory");
   orion_exec_set_flush_sink(x->ex, orion__shard_flush_sink, x);
+  if (x->gpu != NULL) /* blocks of device bodies run there */
+    orion_exec_set_gpu(x->ex, x->gpu);
   orion_buf_init(&x->out);
   pthread_mutex_init(&x->mu, NULL);
   pthread_cond_init(&x->cv, NULL);

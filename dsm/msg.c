@@ -87,6 +87,16 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
       orion__mw_runs(&e, s->runs, s->nruns);
     }
   orion__mw_moves(&e, m->gets, m->ngets);
+  orion__mw_need(&e, m->gpu >= 0 && m->gpu <= 2 && m->gkind >= 0 &&
+                         m->gkind <= 4 && (m->gpu == 0 || m->chash != 0) &&
+                         m->gb >= 0);
+  orion__mw_u64(&e, (uint64_t)m->gpu);
+  orion__mw_u64(&e, (uint64_t)m->gkind);
+  orion__mw_i64(&e, m->gspace);
+  orion__mw_i64(&e, m->gtime);
+  orion__mw_i64(&e, m->gskew_dim);
+  orion__mw_i64(&e, m->gskew);
+  orion__mw_i64(&e, m->gb);
   return orion__mw_end(&e);
 }
 
@@ -179,6 +189,19 @@ int orion_msg_load_body_decode(const void *p, size_t n,
   get_slots(&d, &m);
   get_shards(&d, &m);
   m.gets = orion__mr_moves(&d, "get", &m.ngets);
+  m.gpu = (int)orion__mr_in(&d, "gpu flag", 0, 2, ORION_EPARSE);
+  m.gkind = (int)orion__mr_in(&d, "device grid kind", 0, 4, ORION_EPARSE);
+  m.gspace = orion__mr_in(&d, "device grid space", -1, ORION_MAX_DIMS - 1,
+                          ORION_EPARSE);
+  m.gtime = orion__mr_in(&d, "device grid time", -1, ORION_MAX_DIMS - 1,
+                         ORION_EPARSE);
+  m.gskew_dim = orion__mr_in(&d, "device grid skew dimension", -1,
+                             ORION_MAX_DIMS - 1, ORION_EPARSE);
+  m.gskew = orion__mr_i64(&d, "device grid skew");
+  m.gb = orion__mr_in(&d, "device grid size", 0, INT64_MAX, ORION_EPARSE);
+  if (d.rc == 0 && m.gpu != 0 && m.chash == 0)
+    orion__mr_fail(&d, ORION_EPARSE, "a device body without a compiled "
+                                     "body");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_load_body_free(out);
@@ -410,6 +433,7 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
   orion__mw_f64(&e, m->compute_seconds);
   orion__mw_f64(&e, m->wait_seconds);
   orion__mw_f64(&e, m->idle_seconds);
+  orion__mw_u64(&e, m->gpu_blocks);
   return orion__mw_end(&e);
 }
 
@@ -436,6 +460,7 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   m.compute_seconds = orion__mr_f64(&d, "compute seconds");
   m.wait_seconds = orion__mr_f64(&d, "wait seconds");
   m.idle_seconds = orion__mr_f64(&d, "idle seconds");
+  m.gpu_blocks = orion__mr_u64(&d, "blocks run on the device");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_loop_done_free(out);

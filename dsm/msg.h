@@ -177,7 +177,13 @@ typedef struct orion_msg_shard {
  * fval; the slot's name is not sent), u64 nshards + shards, u64 ngets +
  * moves (rows that come from peers as ROWS tagged with block -1, copied
  * into the executor's copies once the arrays are bound and before the
- * shards are set up: resident rows a sharded array's owner needs). */
+ * shards are set up: resident rows a sharded array's owner needs), then
+ * (wire version 5) the device fields: u64 gpu (0 CPU only, 1 auto: on the
+ * device when the executor has one, 2 required: tier "gpu"), u64 gkind
+ * (scheduler/gpugrid.h's orion_gpugrid_kind), i64 gspace, i64 gtime (0-based
+ * key dims, -1 unused), i64 gskew_dim (-1 none), i64 gskew, i64 gb (the grid
+ * size, opts.gpu_grid; 0 the default from the block's size).  The device
+ * body is built from csrc, so gpu != 0 needs chash != 0. */
 typedef struct orion_msg_load_body {
   int64_t loop;
   const char *blob;
@@ -202,6 +208,9 @@ typedef struct orion_msg_load_body {
   int64_t nshards;
   const orion_msg_move *gets;
   int64_t ngets;
+  int gpu;
+  int gkind;
+  int64_t gspace, gtime, gskew_dim, gskew, gb;
 } orion_msg_load_body;
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);
@@ -543,7 +552,8 @@ typedef struct orion_msg_acc_value {
  * (the loop's time on this executor, from its LOAD_BODY to this LOOP_DONE:
  * running blocks, blocked on data from peers, neither).  (Wire version 3
  * had no seconds, and ended with the runs of deferred arrays, which since
- * stay on the executors: lua/dist_resid.c.) */
+ * stay on the executors: lua/dist_resid.c.)  Wire version 5 appends u64
+ * gpu_blocks: the blocks this executor ran on its device in the loop. */
 typedef struct orion_msg_loop_done {
   const orion_msg_acc_value *accs;
   int64_t naccs;
@@ -552,6 +562,7 @@ typedef struct orion_msg_loop_done {
   double compute_seconds;
   double wait_seconds;
   double idle_seconds;
+  uint64_t gpu_blocks;
 } orion_msg_loop_done;
 
 int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m);

@@ -26,7 +26,9 @@
  * are dsm/msg.h's, and this codec only frames them.
  *
  * Versions: 5 added the executor's GPU to HELLO (its description and
- * its device memory, total and cap); 4 gave SHUTDOWN a payload, the reason the driver ends the job
+ * its device memory, total and cap), LOAD_BODY's device fields (tier
+ * "gpu": the device grid's kind, dimensions and size) and LOOP_DONE's
+ * count of blocks run on a device; 4 gave SHUTDOWN a payload, the reason the driver ends the job
  * (version 3 sent it empty), added the loop's seconds and each block's
  * accumulator partials to LOOP_DONE, a block to BUFFER_FLUSH, and the
  * resident rows that move between executors (SEND_ROWS, ROWS, ROWS_PULL,

@@ -380,7 +380,7 @@ void orion__analysis_free(analysis *a) {
   a->ok = 0;
 }
 
-void orion__gen_body(lua_State *L, analysis *a, int fast) {
+void orion__gen_body(lua_State *L, analysis *a, int fast, int gpu) {
   orion_cgen_in in;
   orion_ast *ast = NULL;
   orion_error err;
@@ -414,6 +414,8 @@ void orion__gen_body(lua_State *L, analysis *a, int fast) {
   in.resolve = resolve_cb;
   in.ud = &r;
   in.fast = fast;
+  in.gpu = gpu;
+  a->cg_gpu = gpu;
   rc = orion_cgen(&in, &a->cg, &err);
   rctx_free(&r);
   orion_ast_free(ast);

@@ -23,6 +23,7 @@ typedef struct analysis {
    * interpreted (note). */
   orion_cgen_out cg;
   int cg_done, cg_ok;
+  int cg_gpu; /* cg has the device form (orion_cgen_in.gpu) */
   char note[768];
 } analysis;
 
@@ -43,7 +44,7 @@ analysis *orion__analysis_box(lua_State *L);
 /* Generates the analysed body's C code for the compiled tier (fast: fast
  * math), or says in a->note why the loop stays interpreted.  The body is
  * at stack index 2. */
-void orion__gen_body(lua_State *L, analysis *a, int fast);
+void orion__gen_body(lua_State *L, analysis *a, int fast, int gpu);
 
 /* Prints a->note once per call site (stderr): the loop is interpreted. */
 void orion__note_interpreted(lua_State *L, const analysis *a);

@@ -68,6 +68,8 @@ static int csent_n;
 static uint64_t body_hash(const orion_dist_job *j) {
   uint64_t h = orion_hash_bytes(ORION_HASH_INIT, j->csrc, j->clen);
   h = orion_hash_bytes(h, j->cflags, strlen(j->cflags));
+  if (j->gpu != 0) /* a device body too: executors build it from the source */
+    h = orion_hash_bytes(h, "gpu", 3);
   return h != 0 ? h : 1;
 }
 
@@ -584,6 +586,7 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   r->peer_bytes += m.peer_bytes;
   r->shard_items += m.shard_items;
+  r->gpu_blocks += m.gpu_blocks;
   r->secs[r->n + e] += m.compute_seconds; /* orion_dist_stats's layout */
   r->secs[2 * r->n + e] += m.wait_seconds;
   r->secs[3 * r->n + e] += m.idle_seconds;
@@ -810,6 +813,12 @@ static int body_shards(loop_run *r, int e, orion_msg_load_body *m) {
   return rc;
 }
 
+/* Whether executor e runs the loop's blocks on its device. */
+static int gpu_for(const loop_run *r, int e) {
+  return r->j->gpu != 0 && r->chash != 0 &&
+         orion_cluster_executor_gpu(r->cl, e, NULL, 0);
+}
+
 /* LOAD_BODY for executor e; returns the encoder's code. */
 static int put_load_body(loop_run *r, orion_buf *b, int e) {
   const orion_dist_job *j = r->j;
@@ -841,6 +850,15 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
   m.cflags = j->cflags;
   m.cflags_len = j->cflags != NULL ? strlen(j->cflags) : 0;
   m.required = j->tier_c;
+  if (gpu_for(r, e)) {
+    m.gpu = j->gpu;
+    m.gkind = j->gkind;
+    m.gspace = j->gspace;
+    m.gtime = j->gtime;
+    m.gskew_dim = j->gskew_dim;
+    m.gskew = j->gskew;
+    m.gb = j->gb;
+  }
   rc = body_shards(r, e, &m);
   if (rc == 0)
     rc = orion__resid_load_gets(r, e);
@@ -986,6 +1004,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                                          : orion_strerror(rc));
     orion_cluster_send(cl, e, &b);
     orion_buf_free(&b);
+    st->gpu_execs += gpu_for(&r, e);
   }
   orion__dist_watch_start(&r.eye, &r.m, cl, j->where,
                           (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
@@ -1015,6 +1034,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->bytes = orion_cluster_bytes(cl) - bytes0;
   st->peer_bytes = r.peer_bytes;
   st->shard_items = r.shard_items;
+  st->gpu_blocks = r.gpu_blocks;
   st->exec_seconds = r.secs;
   st->nexec = r.n;
   if (failed != NULL) {

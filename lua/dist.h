@@ -49,6 +49,10 @@ typedef struct orion_dist_job {
   const struct orion_cslot *cslots;
   int ncslots;
   int tier_c;                    /* opts.tier = "c": no fallback */
+  /* The device (lua/pfor_gpu.c): gpu 0 CPU only, 1 "auto", 2 "gpu", sent
+   * to the executors that registered one, with the device grid. */
+  int gpu, gkind, gspace, gtime, gskew_dim;
+  int64_t gskew, gb;
 } orion_dist_job;
 
 typedef struct orion_dist_stats {
@@ -60,6 +64,8 @@ typedef struct orion_dist_stats {
    * data and idle. */
   double *exec_seconds;
   int nexec;
+  int gpu_execs;       /* executors told to run the blocks on their device */
+  uint64_t gpu_blocks; /* blocks they ran there (their LOOP_DONEs) */
 } orion_dist_stats;
 
 /* Runs a loop on the cluster (started on first use).  The driver's

@@ -77,6 +77,7 @@ typedef struct loop_run {
   int64_t run;    /* this run's number */
   uint64_t pull_seq;
   uint64_t peer_bytes, shard_items;
+  uint64_t gpu_blocks; /* blocks the executors ran on their devices */
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
   /* The accumulator partials of each block (and of each executor outside

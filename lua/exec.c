@@ -21,6 +21,7 @@
 #include "dsm/msg.h"
 #include "dsm/wbuf.h"
 #include "lua/capture.h"
+#include "lua/exec_gbody.h"
 #include "lua/exec_int.h"
 #include "lua/nn.h"
 #include "util/alloc.h"
@@ -414,6 +415,7 @@ void orion_exec_free(orion_exec *ex) {
   orion_free(ex->accs);
   orion_free(ex->bufs);
   orion_free(ex->cslots);
+  orion__exec_gpu_free(ex);
   orion__exec_block_reset(ex);
   orion_free(ex);
 }
@@ -844,6 +846,7 @@ int orion_exec_load(orion_exec *ex, int64_t loop_id, const char *blob,
   char msg[512];
   int rc;
   orion_exec_set_compiled(ex, NULL, NULL, 0);
+  orion_exec_set_gbody(ex, NULL, NULL, NULL);
   orion__exec_block_reset(ex); /* a failed loop's blocks */
   luaL_unref(ex->L, LUA_REGISTRYINDEX, ex->body_ref);
   ex->body_ref = LUA_NOREF;
@@ -927,6 +930,12 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
   if (lo < 0 || hi > b->a->nnz || lo > hi)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: block range out of bounds", ex->id);
+  if (orion_exec_gpu_ready(ex)) { /* the device (lua/exec_gbody.c) */
+    orion_segment seg;
+    seg.lo = lo;
+    seg.hi = hi;
+    return orion_exec_run_gpu(ex, iter_id, &seg, 1, err);
+  }
   if (ex->cfn != NULL)
     return orion__exec_run_compiled(ex, b->a, lo, hi, seed, block, err);
   c.ex = ex;

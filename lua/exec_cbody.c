@@ -42,7 +42,7 @@ int orion_exec_set_compiled(orion_exec *ex, orion_cbody_fn fn,
 
 int orion_exec_compiled(const orion_exec *ex) { return ex->cfn != NULL; }
 
-static void carray_of(orion_carray *ca, const orion_array *a) {
+void orion__exec_carray_of(orion_carray *ca, const orion_array *a) {
   int d;
   memset(ca, 0, sizeof *ca);
   ca->values = a->values;
@@ -137,7 +137,7 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
                              "is not bound (or sparse)",
                              ex->id, (long long)sl->id);
       else
-        carray_of(&arrays[na++], bd->a);
+        orion__exec_carray_of(&arrays[na++], bd->a);
       break;
     }
     case ORION_CSLOT_BUFFER: {
@@ -191,7 +191,7 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
     goto done;
   c->abi = ORION_CBODY_ABI;
   c->executor = ex->id;
-  carray_of(&c->iter, a);
+  orion__exec_carray_of(&c->iter, a);
   c->arrays = arrays;
   c->bufs = bufs;
   c->accs = accs;

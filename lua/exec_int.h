@@ -61,6 +61,7 @@ struct orion_exec {
   orion_cbody_fn cfn;  /* the loop's compiled body, or NULL */
   orion_cslot *cslots; /* its slots (copied, names not kept) */
   int ncslots;
+  struct exec_gpu *gpu; /* the device and its body (lua/exec_gbody.c) */
   /* The accumulators' partials of the blocks ended so far in this loop
    * (lua/exec_block.c). */
   orion_block_acc *bacc;
@@ -107,6 +108,10 @@ void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
  * flushes those whose count is reached.  Returns 0 or the failed flush's
  * code with err set (as orion_exec_flush). */
 int orion__exec_count_element(struct orion_exec *ex, orion_error *err);
+
+/* The host array a as a compiled body sees it (util/cbody.h); a device
+ * body gets the same with device pointers put in (lua/exec_gbody.c). */
+void orion__exec_carray_of(orion_carray *ca, const orion_array *a);
 
 /* Runs ex's compiled body over elements [lo, hi) of a (lua/exec_cbody.c);
  * errors as orion_exec_run. */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lua/pfor.h"
+#include "lua/pfor_gpu.h"
 
 #include "lua/analyse.h"
 #include "lua/capture.h"
@@ -125,7 +126,7 @@ static int buffer_index(lua_State *L) {
 
 static const char *const pfor_opts[] = {
     "ordered", "histogram", "schedule", "tier", "partitions",
-    "concurrent_order", "name", "seed", "fast", "space", NULL};
+    "concurrent_order", "name", "seed", "fast", "space", "gpu_grid", NULL};
 
 typedef struct pfor_opts_t {
   int ordered, hist, reverse, fast, space;
@@ -133,6 +134,7 @@ typedef struct pfor_opts_t {
   int64_t parts[2];
   int has_seed;
   lua_Integer seed;
+  int64_t gpu_grid; /* the device grid's b (0: from the block's size) */
 } pfor_opts_t;
 
 static void read_opts(lua_State *L, pfor_opts_t *o) {
@@ -142,14 +144,16 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
   o->hist = orion__opt_bool(L, 3, "histogram", 0);
   o->ordered = orion__opt_bool(L, 3, "ordered", 0);
   o->tier = orion__opt_string(L, 3, "tier", "auto");
-  if (strcmp(o->tier, "gpu") == 0)
-    luaL_error(L, "parallel_for: tier \"gpu\" is not available in this "
-                  "build (use \"auto\", \"c\" or \"lua\")");
   if (strcmp(o->tier, "auto") != 0 && strcmp(o->tier, "lua") != 0 &&
-      strcmp(o->tier, "c") != 0)
-    luaL_error(L, "parallel_for: tier must be \"auto\", \"c\" or \"lua\", "
-                  "not \"%s\"",
+      strcmp(o->tier, "c") != 0 && strcmp(o->tier, "gpu") != 0)
+    luaL_error(L, "parallel_for: tier must be \"auto\", \"c\", \"lua\" or "
+                  "\"gpu\", not \"%s\"",
                o->tier);
+  o->gpu_grid = orion__opt_int(L, 3, "gpu_grid", 0);
+  if (o->gpu_grid < 0 || o->gpu_grid > 65536)
+    luaL_error(L, "parallel_for: gpu_grid must be 1..65536 (0: from the "
+                  "block's size), not %d",
+               (int)o->gpu_grid);
   o->fast = orion__opt_bool(L, 3, "fast", orion__state(L)->fast);
   o->sched = orion__opt_string(L, 3, "schedule", NULL);
   o->name = orion__opt_string(L, 3, "name", NULL);
@@ -181,17 +185,22 @@ static void plan_tier(lua_State *L, analysis *a, const pfor_opts_t *o) {
     snprintf(a->note, sizeof a->note, "tier = \"lua\" was asked for");
     return;
   }
-  orion__gen_body(L, a, o->fast);
+  orion__gen_body(L, a, o->fast, orion__gpu_form(orion__state(L), o->tier));
 }
 
-/* "tier: c (compiled, exact)" or "tier: lua (why)". */
-static void tier_text(const analysis *a, const pfor_opts_t *o, char *out,
-                      size_t n) {
+/* "tier: c (compiled, exact)" or "tier: lua (why)"; tier "gpu" (and
+ * "auto" on a cluster with a GPU) as lua/pfor_gpu.c says. */
+static void tier_text(const mod_state *s, const analysis *a,
+                      const pfor_opts_t *o, char *out, size_t n) {
+  char ctext[900];
   if (a->cg_ok)
-    snprintf(out, n, "tier: c (compiled, %s; %d slots)",
+    snprintf(ctext, sizeof ctext, "tier: c (compiled, %s; %d slots)",
              o->fast ? "fast math" : "exact", a->cg.nslots);
   else
-    snprintf(out, n, "tier: lua (%s)", a->note);
+    snprintf(ctext, sizeof ctext, "tier: lua (%s)", a->note);
+  if (!orion__gpu_tier_text(s, a, orion__gpu_want(o->tier), o->gpu_grid,
+                            ctext, out, n))
+    snprintf(out, n, "%s", ctext);
 }
 
 static int l_explain(lua_State *L) {
@@ -209,7 +218,7 @@ static int l_explain(lua_State *L) {
   {
     char line[900];
     plan_tier(L, &a, &o);
-    tier_text(&a, &o, line, sizeof line);
+    tier_text(orion__state(L), &a, &o, line, sizeof line);
     orion__push_plan_text(L, &a);
     lua_pushfstring(L, "%s\n", line);
     lua_concat(L, 2);
@@ -334,6 +343,7 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
     j.cslots = a->cg.slots;
     j.ncslots = a->cg.nslots;
     j.tier_c = strcmp(o->tier, "c") == 0;
+    orion__gpu_job(s, a, orion__gpu_want(o->tier), o->gpu_grid, &j);
   }
   rc = orion__dist_run(L, s, &j, st, err);
   lua_pop(L, 2);
@@ -439,7 +449,7 @@ static void compile_body(lua_State *L, mod_state *s, analysis *a,
     return;
   if (strcmp(o->tier, "c") == 0)
     luaL_error(L, "parallel_for: tier \"c\": %s", a->note);
-  if (strcmp(o->tier, "auto") == 0)
+  if (strcmp(o->tier, "auto") == 0 || strcmp(o->tier, "gpu") == 0)
     orion__note_interpreted(L, a);
 }
 
@@ -541,6 +551,28 @@ static int fold_local_accs(lua_State *L, mod_state *s, const launch *l,
   return rc;
 }
 
+/* Tier "gpu" ran on the CPU: why, once per call site (a body outside
+ * the compiled subset already had the interpreter's note). */
+static void gpu_cpu_note(lua_State *L, const mod_state *s,
+                         const analysis *a) {
+  const char *why = orion__gpu_why(a);
+  char line[700];
+  if (!a->cg_ok)
+    return;
+  if (why[0] != '\0')
+    snprintf(line, sizeof line,
+             "tier \"gpu\": the body is outside the GPU subset: %.600s", why);
+  else if (s->nexec == 0)
+    snprintf(line, sizeof line,
+             "tier \"gpu\": the driver runs the loop itself (--executors 0) "
+             "and has no device");
+  else
+    snprintf(line, sizeof line,
+             "tier \"gpu\": no executor registered a GPU (orion-driver "
+             "--gpus, orion-executor --gpu N)");
+  orion__gpu_note(L, a->where, line);
+}
+
 static int l_parallel_for(lua_State *L) {
   darray *it = orion__check_array_only(L, 1);
   mod_state *s;
@@ -575,7 +607,7 @@ static int l_parallel_for(lua_State *L) {
     plan_tier(L, ap, &o);
     if (s->explain) {
       char line[900];
-      tier_text(ap, &o, line, sizeof line);
+      tier_text(s, ap, &o, line, sizeof line);
       explain_plan(L, ap, line);
     }
     if (ap->plan.sched == ORION_SCHED_REJECTED)
@@ -694,11 +726,15 @@ static int l_parallel_for(lua_State *L) {
     orion_free(dst.exec_seconds);
     return luaL_error(L, "parallel_for body failed on %s", err.msg);
   }
+  if (!serial && strcmp(o.tier, "gpu") == 0 && dst.gpu_execs == 0)
+    gpu_cpu_note(L, s, ap);
 
   lua_createtable(L, 0, 16);
   lua_pushstring(L, sname);
   lua_setfield(L, -2, "schedule");
-  lua_pushstring(L, !serial && ap->cg_ok ? "c" : "lua");
+  lua_pushstring(L, dst.gpu_blocks > 0          ? "gpu"
+                    : !serial && ap->cg_ok ? "c"
+                                           : "lua");
   lua_setfield(L, -2, "tier");
   lua_pushnumber(L, orion_now() - t0);
   lua_setfield(L, -2, "seconds");

@@ -14,6 +14,10 @@ void orion__open_pfor(lua_State *L);
  * at `where`) the first time the script reaches that call site; raises
  * the stop error when --explain-only has already stopped the script. */
 void orion__explain_site(lua_State *L, const char *where, const char *text);
+
+/* Marks the call site `where` in the registry table regkey (made on first
+ * use); 1 when it was not marked yet (lua/pfor_explain.c). */
+int orion__first_at(lua_State *L, const char *regkey, const char *where);
 /* Raises the stop error when --explain-only's count of call sites is
  * reached: the loop does not run, and the script ends. */
 void orion__explain_check_stop(lua_State *L);

@@ -55,15 +55,14 @@ static int raise_stop(lua_State *L, mod_state *s) {
   return lua_error(L);
 }
 
-/* Marks the call site `where` explained; 1 when it was not yet. */
-static int first_time(lua_State *L, const char *where) {
+int orion__first_at(lua_State *L, const char *regkey, const char *where) {
   int seen;
-  lua_getfield(L, LUA_REGISTRYINDEX, EXPLAINED_KEY);
+  lua_getfield(L, LUA_REGISTRYINDEX, regkey);
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
     lua_newtable(L);
     lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, EXPLAINED_KEY);
+    lua_setfield(L, LUA_REGISTRYINDEX, regkey);
   }
   lua_getfield(L, -1, where);
   seen = lua_toboolean(L, -1);
@@ -80,7 +79,7 @@ void orion__explain_site(lua_State *L, const char *where, const char *text) {
   mod_state *s = orion__state(L);
   if (s->explain_stopped)
     raise_stop(L, s);
-  if (!s->explain || !first_time(L, where))
+  if (!s->explain || !orion__first_at(L, EXPLAINED_KEY, where))
     return;
   fputs(text, stdout);
   fflush(stdout);

@@ -25,7 +25,7 @@
 root=${1:-${ORION_SRCDIR:-.}}
 cd "$root" || { echo "check_layout: cannot enter $root" >&2; exit 2; }
 
-folders="util kernels gpu analysis dsm scheduler lua drivers"
+folders="util gpu kernels analysis dsm scheduler lua drivers"
 files=$(for d in $folders; do
   [ -d "$d" ] && find "$d" -name '*.[ch]' -o -name '*.cu' | sort
 done)
@@ -34,6 +34,7 @@ done)
 allowed() {
   case $1 in
     util) echo "util" ;;
+    gpu) echo "gpu util" ;;
     kernels) echo "kernels util" ;;
     gpu) echo "gpu util" ;;
     analysis) echo "analysis util" ;;

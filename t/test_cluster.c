@@ -1320,6 +1320,36 @@ Test(cluster, tiers_agree_in_process) { tiers_on("0"); }
 Test(cluster, tiers_agree_on_1_executor) { tiers_on("1"); }
 Test(cluster, tiers_agree_on_2_executors) { tiers_on("2"); }
 
+/* Tier "gpu" where no executor has a device (t/cluster/gpu_tier.lua):
+ * the loops run on the CPU, bit-identical to tier "c", with the note once
+ * per call site naming why. */
+static void gpu_tier_on_cpu(const char *n, const char *why) {
+  tu_run r = DRIVE("--executors", n, "@gpu_tier.lua", "cpu");
+  const char *p;
+  expect_ok(&r, "gpu_tier.lua");
+  expect_has(r.out, "gpu tier agrees: ints (ran c)\n");
+  expect_has(r.out, "gpu tier agrees: mf (ran c)\n");
+  expect_has(r.out, "gpu tier agrees: mf_ordered (ran c)\n");
+  expect_has(r.out, "gpu tier agrees: scale (ran c)\n");
+  expect_has(r.out, "mf: array W: max relative difference 0 (tolerance 0)");
+  expect_has(r.err, why);
+  p = strstr(r.err, "runs on the CPU: tier \"gpu\"");
+  cr_assert(p != NULL && strstr(p + 1, "runs on the CPU: tier") == NULL,
+            "the note is printed once per call site:\n%s", r.err);
+  tu_run_free(&r);
+}
+
+Test(cluster, gpu_tier_without_devices_runs_on_the_cpu) {
+  gpu_tier_on_cpu("2", "runs on the CPU: tier \"gpu\": no executor "
+                       "registered a GPU (orion-driver --gpus, "
+                       "orion-executor --gpu N)");
+}
+
+Test(cluster, gpu_tier_in_process_runs_on_the_cpu) {
+  gpu_tier_on_cpu("0", "runs on the CPU: tier \"gpu\": the driver runs the "
+                       "loop itself (--executors 0) and has no device");
+}
+
 Test(cluster, failing_compiler_falls_back_to_the_interpreter) {
   tu_run r;
   setenv("ORION_CC", "false", 1);

@@ -239,6 +239,15 @@ static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
     m->gets = gets;
     m->ngets = 1;
   }
+  { /* tier "gpu": a 2d-ordered grid, skewed, b = 12 */
+    m->gpu = 2;
+    m->gkind = 4;
+    m->gspace = 1;
+    m->gtime = 0;
+    m->gskew_dim = 0;
+    m->gskew = -3;
+    m->gb = 12;
+  }
   m->nshards = 2;
 }
 
@@ -358,9 +367,64 @@ Test(msg, load_body_round_trip) {
   eq_runs(out.shards[0].runs, out.shards[0].nruns, runs3, 2, p, n);
   cr_assert_eq(out.shards[1].nruns, 0);
   cr_assert_null(out.shards[1].runs);
+  cr_assert_eq(out.gpu, 2);
+  cr_assert_eq(out.gkind, 4);
+  cr_assert_eq(out.gspace, 1);
+  cr_assert_eq(out.gtime, 0);
+  cr_assert_eq(out.gskew_dim, 0);
+  cr_assert_eq(out.gskew, -3);
+  cr_assert_eq(out.gb, 12);
   orion_msg_load_body_free(&out);
   orion_msg_load_body_free(&out); /* twice is harmless */
   check_bounds(ORION_WIRE_LOAD_BODY, &b);
+  orion_buf_free(&b);
+}
+
+/* The device fields: out-of-range values are refused on both sides, and a
+ * device body needs a compiled one. */
+Test(msg, load_body_device_fields_checked) {
+  orion_msg_load_body m, out;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  sample_load_body(&m, sh, sl);
+  orion_buf_init(&b);
+  m.gpu = 3;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.gpu = 1;
+  m.gkind = 5;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.gkind = 1;
+  m.chash = 0;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.chash = 7;
+  b.len = 0;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  /* The last field is gb (i64): make the gpu flag (7 words before the end)
+   * 3, then the device grid space 99. */
+  {
+    char *q = (char *)p + n - 7 * 8;
+    q[0] = 3;
+    orion_error_clear(&err);
+    cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+    cr_assert(strstr(err.msg, "gpu flag") != NULL, "%s", err.msg);
+    q[0] = 1;
+    q[16] = 99;
+    orion_error_clear(&err);
+    cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+    cr_assert(strstr(err.msg, "device grid space") != NULL, "%s", err.msg);
+    q[16] = 1;
+    cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
+    cr_assert_eq(out.gpu, 1);
+    cr_assert_eq(out.gkind, 1);
+    orion_msg_load_body_free(&out);
+  }
   orion_buf_free(&b);
 }
 
@@ -628,7 +692,8 @@ Test(msg, loop_done_round_trip) {
                            .shard_items = 42,
                            .compute_seconds = 2.5,
                            .wait_seconds = 0.0625,
-                           .idle_seconds = 1e-9},
+                           .idle_seconds = 1e-9,
+                           .gpu_blocks = 17},
                       out;
   orion_buf b;
   const char *p;
@@ -654,6 +719,7 @@ Test(msg, loop_done_round_trip) {
   eq_f64(out.compute_seconds, 2.5, "compute seconds");
   eq_f64(out.wait_seconds, 0.0625, "wait seconds");
   eq_f64(out.idle_seconds, 1e-9, "idle seconds");
+  cr_assert_eq(out.gpu_blocks, 17);
   orion_msg_loop_done_free(&out);
   check_bounds(ORION_WIRE_LOOP_DONE, &b);
   orion_buf_free(&b);
@@ -902,6 +968,13 @@ Test(msg, layouts_match_the_hand_written_encoders) {
     hand_runs(&h, sh[k].runs, sh[k].nruns);
   }
   hand_moves(&h, lb.gets, lb.ngets);
+  orion_buf_u64(&h, (uint64_t)lb.gpu); /* wire version 5 */
+  orion_buf_u64(&h, (uint64_t)lb.gkind);
+  orion_pw_i64(&h, lb.gspace);
+  orion_pw_i64(&h, lb.gtime);
+  orion_pw_i64(&h, lb.gskew_dim);
+  orion_pw_i64(&h, lb.gskew);
+  orion_pw_i64(&h, lb.gb);
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
   b.len = h.len = 0;
@@ -984,13 +1057,15 @@ Test(msg, items_match_the_hand_written_item_coding) {
     }
 }
 
-/* Wire version 4: the loop's seconds on the executor follow shard_items. */
+/* Wire version 4: the loop's seconds on the executor follow shard_items;
+ * version 5: then the blocks run on the device. */
 Test(msg, loop_done_layout) {
   orion_msg_loop_done m = {.peer_bytes = 7,
                            .shard_items = 9,
                            .compute_seconds = 0.5,
                            .wait_seconds = 0.25,
-                           .idle_seconds = 2.0};
+                           .idle_seconds = 2.0,
+                           .gpu_blocks = 3};
   orion_buf b, h;
   orion_buf_init(&b);
   orion_buf_init(&h);
@@ -1001,6 +1076,7 @@ Test(msg, loop_done_layout) {
   orion_pw_f64(&h, 0.5);
   orion_pw_f64(&h, 0.25);
   orion_pw_f64(&h, 2.0);
+  orion_buf_u64(&h, 3);
   same_payload(&b, ORION_WIRE_LOOP_DONE, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);

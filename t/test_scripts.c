@@ -354,7 +354,8 @@ Test(scripts, option_typos_name_the_key) {
       {"text", "text", "text_file: unknown option 'fromat'"},
       {"type", "type", "option 'type': unknown type \"f16\""},
       {"tier", "tier",
-       "parallel_for: tier must be \"auto\", \"c\" or \"lua\", not \"fpga\""},
+       "parallel_for: tier must be \"auto\", \"c\", \"lua\" or \"gpu\", not "
+       "\"fpga\""},
   };
   size_t i;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {

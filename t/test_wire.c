@@ -790,8 +790,9 @@ Test(wire, error_unknown_version) {
    * checksum became CRC-32C, version 2 the one whose BODY_ERROR carried its
    * block as text, version 3 the one whose SHUTDOWN carried no reason, whose
    * LOOP_DONE had no seconds and whose rotating rows went through the
-   * driver, version 4 the one whose HELLO named no GPU: refused by their
-   * number, not by a CRC error or a malformed payload. */
+   * driver, version 4 the one whose HELLO named no GPU and whose LOAD_BODY
+   * had no device fields: refused by their number, not by a CRC error or a
+   * malformed payload. */
   for (v = 1; v <= 4; v++) {
     char want[96];
     b.len = 0;

@@ -37,7 +37,8 @@ local spec = {
     { "init-scale", "X", 0.1, "factors start as randn * X" },
     { "seed", "N", 1, "seed for initialisation, splits and the engine" },
     { "save", "PATH", nil, "write the model to PATH.W, PATH.H and PATH.meta (for predict.lua)" },
-    { "tier", "T", "auto", "loop tier: auto (compiled when possible), c or lua" },
+    { "tier", "T", "auto", "loop tier: auto (compiled when possible), c, lua or gpu" },
+    { "gpu", false, false, "run the loops on the executors' GPUs (--tier gpu; start them with orion-driver --gpus)" },
     { "exact", false, false, "compiled loops reproduce the interpreter bit for bit (default: fast math)" },
   },
   epilog = "Input files are plain or gzip-compressed, one rating per line.",
@@ -57,8 +58,14 @@ if opts.epochs < 0 then cli.fail(spec, "--epochs must not be negative") end
 if not (opts.lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (opts.decay > 0 and opts.decay <= 1) then cli.fail(spec, "--decay must be in (0, 1]") end
 if not (opts.reg_w >= 0 and opts.reg_h >= 0) then cli.fail(spec, "--reg, --reg-w and --reg-h must not be negative") end
-if opts.tier ~= "auto" and opts.tier ~= "c" and opts.tier ~= "lua" then
-  cli.fail(spec, ("--tier must be auto, c or lua, not '%s'"):format(opts.tier))
+if opts.gpu then
+  if opts.tier ~= "auto" and opts.tier ~= "gpu" then
+    cli.fail(spec, ("--gpu and --tier %s contradict each other"):format(opts.tier))
+  end
+  opts.tier = "gpu"
+end
+if opts.tier ~= "auto" and opts.tier ~= "c" and opts.tier ~= "lua" and opts.tier ~= "gpu" then
+  cli.fail(spec, ("--tier must be auto, c, lua or gpu, not '%s'"):format(opts.tier))
 end
 if opts.test_split < 0 or opts.test_split >= 1 then
   cli.fail(spec, "--test-split must be in [0, 1)")

@@ -1,0 +1,460 @@
+/* Running a block on the executor's GPU (lua/exec_gbody.h): the device
+ * half of the executor core, beside lua/exec_cbody.c (the CPU's compiled
+ * bodies).  The slots are the compiled body's, resolved against the same
+ * bindings; every bound array gets a device copy (cached per array id),
+ * the block's elements become a device grid (scheduler/gpugrid.h), the
+ * body runs (util/gbody.h), the arrays it writes come back and the groups'
+ * accumulator partials are folded in group order.
+ *
+ * v1 moves whole arrays: each block uploads every bound array and the
+ * iterated one, and downloads the ones the body writes.  That is correct
+ * whatever ran on the host in between (buffered flushes, rows from peers,
+ * the driver's writes between loops) but pays the copies every block; the
+ * next step is residency: keep a dirty range per array (host writes mark
+ * it, device writes mark the host copy stale) and move only what changed,
+ * one block ahead on the copy stream (orion_gpu_h2d_async).
+ *
+ * Compute thread only. */
+#include "lua/exec_gbody.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dsm/types.h"
+#include "lua/exec_int.h"
+#include "util/alloc.h"
+
+/* A device copy of a host array. */
+typedef struct dev_copy {
+  int64_t id;    /* the array id */
+  int keys;      /* 1: a sparse array's keys, 0: its values */
+  void *d;       /* device memory */
+  size_t bytes;  /* its size */
+} dev_copy;
+
+/* Device memory reused across blocks: grown, never shrunk, until the
+ * device is taken away. */
+typedef struct dev_buf {
+  void *d;
+  size_t bytes;
+} dev_buf;
+
+struct exec_gpu {
+  orion_gpu *g;
+  orion_gbody_fn fn;
+  orion_gbody_writes_fn writes;
+  orion_gpugrid_in grid; /* kind, dims, skew, b */
+  dev_copy *copies;
+  int ncopies;
+  dev_buf order, goff, scratch;
+  int64_t blocks, taken; /* blocks run; how many of them were taken */
+};
+
+static struct exec_gpu *state(orion_exec *ex) {
+  if (ex->gpu == NULL)
+    ex->gpu = orion_calloc(1, sizeof *ex->gpu);
+  return ex->gpu;
+}
+
+static void free_copies(struct exec_gpu *s) {
+  int i;
+  for (i = 0; i < s->ncopies; i++)
+    if (s->g != NULL)
+      orion_gpu_free(s->g, s->copies[i].d);
+  orion_free(s->copies);
+  s->copies = NULL;
+  s->ncopies = 0;
+  if (s->g != NULL) {
+    orion_gpu_free(s->g, s->order.d);
+    orion_gpu_free(s->g, s->goff.d);
+    orion_gpu_free(s->g, s->scratch.d);
+  }
+  memset(&s->order, 0, sizeof s->order);
+  memset(&s->goff, 0, sizeof s->goff);
+  memset(&s->scratch, 0, sizeof s->scratch);
+}
+
+void orion_exec_set_gpu(orion_exec *ex, orion_gpu *g) {
+  struct exec_gpu *s = state(ex);
+  if (s == NULL)
+    return; /* out of memory: no device, blocks run on the CPU */
+  free_copies(s);
+  s->g = g;
+}
+
+orion_gpu *orion_exec_gpu(const orion_exec *ex) {
+  return ex->gpu != NULL ? ex->gpu->g : NULL;
+}
+
+void orion_exec_set_gbody(orion_exec *ex, orion_gbody_fn fn,
+                          orion_gbody_writes_fn writes,
+                          const orion_gpugrid_in *grid) {
+  struct exec_gpu *s = fn != NULL || ex->gpu != NULL ? state(ex) : NULL;
+  if (s == NULL)
+    return;
+  s->fn = fn;
+  s->writes = writes;
+  memset(&s->grid, 0, sizeof s->grid);
+  if (grid != NULL)
+    s->grid = *grid;
+  s->grid.keys = NULL;
+  s->grid.nelems = 0;
+}
+
+int orion_exec_gpu_ready(const orion_exec *ex) {
+  return ex->gpu != NULL && ex->gpu->g != NULL && ex->gpu->fn != NULL &&
+         ex->cfn != NULL;
+}
+
+int64_t orion_exec_gpu_blocks(const orion_exec *ex) {
+  return ex->gpu != NULL ? ex->gpu->blocks : 0;
+}
+
+int64_t orion_exec_gpu_take_blocks(orion_exec *ex) {
+  int64_t n;
+  if (ex->gpu == NULL)
+    return 0;
+  n = ex->gpu->blocks - ex->gpu->taken;
+  ex->gpu->taken = ex->gpu->blocks;
+  return n;
+}
+
+void orion__exec_gpu_free(orion_exec *ex) {
+  if (ex->gpu == NULL)
+    return;
+  free_copies(ex->gpu);
+  orion_free(ex->gpu);
+  ex->gpu = NULL;
+}
+
+/* The device copy of array id, of `bytes` bytes (allocated on first use,
+ * again when the size changed). */
+static int copy_of(struct exec_gpu *s, int64_t id, int keys, size_t bytes,
+                   const char *what, void **d, orion_error *err) {
+  int i, rc;
+  dev_copy *v;
+  for (i = 0; i < s->ncopies; i++)
+    if (s->copies[i].id == id && s->copies[i].keys == keys)
+      break;
+  if (i == s->ncopies) {
+    v = orion_realloc(s->copies, sizeof *v * (size_t)(s->ncopies + 1));
+    if (v == NULL)
+      return orion_error_set(err, ORION_ENOMEM, "out of memory");
+    s->copies = v;
+    memset(&v[i], 0, sizeof v[i]);
+    v[i].id = id;
+    v[i].keys = keys;
+    s->ncopies++;
+  }
+  if (s->copies[i].d != NULL && s->copies[i].bytes == bytes) {
+    *d = s->copies[i].d;
+    return 0;
+  }
+  orion_gpu_free(s->g, s->copies[i].d);
+  s->copies[i].d = NULL;
+  s->copies[i].bytes = 0;
+  rc = orion_gpu_alloc(s->g, bytes > 0 ? bytes : 1, what, &s->copies[i].d,
+                       err);
+  if (rc != 0)
+    return rc;
+  s->copies[i].bytes = bytes;
+  *d = s->copies[i].d;
+  return 0;
+}
+
+/* A reusable device buffer of at least `bytes`. */
+static int grow(struct exec_gpu *s, dev_buf *b, size_t bytes, const char *what,
+                orion_error *err) {
+  if (b->d != NULL && b->bytes >= bytes)
+    return 0;
+  orion_gpu_free(s->g, b->d);
+  b->d = NULL;
+  b->bytes = 0;
+  if (orion_gpu_alloc(s->g, bytes > 0 ? bytes : 1, what, &b->d, err) != 0)
+    return err->code != 0 ? err->code : ORION_ENOMEM;
+  b->bytes = bytes;
+  return 0;
+}
+
+/* The host array a as the device sees it: values (and a sparse array's
+ * keys) uploaded into its device copies. */
+static int upload(struct exec_gpu *s, int64_t id, const orion_array *a,
+                  const char *what, orion_carray *ca, orion_error *err) {
+  size_t vb = (size_t)a->nnz * orion_type_size(a->type);
+  void *dv = NULL, *dk = NULL;
+  int rc = copy_of(s, id, 0, vb, what, &dv, err);
+  if (rc == 0 && vb > 0)
+    rc = orion_gpu_h2d(s->g, dv, a->values, vb, err);
+  if (rc == 0 && a->sparse) {
+    size_t kb = (size_t)a->nnz * (size_t)a->ndims * sizeof(int64_t);
+    rc = copy_of(s, id, 1, kb, what, &dk, err);
+    if (rc == 0 && kb > 0)
+      rc = orion_gpu_h2d(s->g, dk, a->keys, kb, err);
+  }
+  if (rc != 0)
+    return rc;
+  orion__exec_carray_of(ca, a);
+  ca->values = dv;
+  ca->keys = a->sparse ? dk : NULL;
+  return 0;
+}
+
+static int download(struct exec_gpu *s, int64_t id, orion_array *a,
+                    orion_error *err) {
+  size_t vb = (size_t)a->nnz * orion_type_size(a->type);
+  void *dv = NULL;
+  int i;
+  for (i = 0; i < s->ncopies; i++)
+    if (s->copies[i].id == id && !s->copies[i].keys)
+      dv = s->copies[i].d;
+  if (dv == NULL || vb == 0)
+    return 0;
+  return orion_gpu_d2h(s->g, a->values, dv, vb, err);
+}
+
+/* The block's elements: positions (pos) and keys (nelems * ndims), in
+ * block order. */
+static int block_elements(const orion_array *a, const orion_segment *segs,
+                          int64_t nsegs, int64_t **pos, int64_t **keys,
+                          int64_t *n, orion_error *err) {
+  int64_t k, p, i = 0, total = 0;
+  int d;
+  for (k = 0; k < nsegs; k++)
+    total += segs[k].hi - segs[k].lo;
+  *pos = orion_malloc(sizeof **pos * (size_t)(total + 1));
+  *keys = orion_malloc(sizeof **keys * (size_t)(total * a->ndims + 1));
+  if (*pos == NULL || *keys == NULL)
+    return orion_error_set(err, ORION_ENOMEM,
+                           "out of memory for the device grid of %" PRId64
+                           " elements",
+                           total);
+  for (k = 0; k < nsegs; k++)
+    for (p = segs[k].lo; p < segs[k].hi; p++, i++) {
+      (*pos)[i] = p;
+      for (d = 0; d < a->ndims; d++)
+        (*keys)[i * a->ndims + d] =
+            a->sparse ? a->keys[p * a->ndims + d]
+                      : (p / a->strides[d]) % a->dims[d];
+    }
+  *n = total;
+  return 0;
+}
+
+/* Everything a run allocates on the host. */
+typedef struct run_host {
+  orion_gctx *c;
+  orion_carray *arrays;
+  orion_cval *consts;
+  orion_cacc *partials;
+  acc_slot **acc_of;
+  binding **arr_of;
+  int64_t *pos, *keys, *order;
+  orion_gpugrid grid;
+} run_host;
+
+static void run_host_free(run_host *h) {
+  orion_free(h->c);
+  orion_free(h->arrays);
+  orion_free(h->consts);
+  orion_free(h->partials);
+  orion_free(h->acc_of);
+  orion_free(h->arr_of);
+  orion_free(h->pos);
+  orion_free(h->keys);
+  orion_free(h->order);
+  orion_gpugrid_free(&h->grid);
+}
+
+/* Binds the slots: arrays uploaded, constants, accumulators (their slots
+ * in acc_of).  Counts into *na, *nk. */
+static int bind_slots(orion_exec *ex, struct exec_gpu *s, run_host *h, int *na,
+                      int *nk, orion_error *err) {
+  int i, nc = 0, rc = 0;
+  char what[96];
+  *na = *nk = 0;
+  for (i = 0; i < ex->ncslots && rc == 0; i++) {
+    const orion_cslot *sl = &ex->cslots[i];
+    if (sl->kind == ORION_CSLOT_ARRAY) {
+      binding *bd = orion__exec_find_array(ex, sl->id);
+      if (bd == NULL || bd->a->sparse)
+        return orion_error_set(err, ORION_EINVAL,
+                               "executor %d: array %lld of the device body "
+                               "is not bound (or sparse)",
+                               ex->id, (long long)sl->id);
+      snprintf(what, sizeof what, "array %lld", (long long)sl->id);
+      h->arr_of[*na] = bd;
+      rc = upload(s, sl->id, bd->a, what, &h->arrays[*na], err);
+      (*na)++;
+    } else if (sl->kind == ORION_CSLOT_ACC) {
+      acc_slot *as = orion__exec_find_acc(ex, sl->id);
+      if (as == NULL)
+        return orion_error_set(err, ORION_EINVAL,
+                               "executor %d: accumulator %lld of the device "
+                               "body is not bound",
+                               ex->id, (long long)sl->id);
+      h->acc_of[(*nk)++] = as;
+    } else if (sl->kind == ORION_CSLOT_CONST) {
+      if (sl->isint)
+        h->consts[nc++].i = sl->ival;
+      else
+        h->consts[nc++].d = sl->fval;
+    } else {
+      /* Buffers are outside the device subset (util/gbody.h): a body that
+       * has one was never built for the device. */
+      return orion_error_set(err, ORION_EINVAL,
+                             "executor %d: the device body has a buffer "
+                             "slot",
+                             ex->id);
+    }
+  }
+  if (rc != 0 && err->msg[0] == '\0')
+    orion_error_set(err, rc, "executor %d: %s", ex->id, orion_strerror(rc));
+  return rc;
+}
+
+/* The groups' partials into the accumulators' slots, in group order. */
+static void fold_partials(run_host *h, int nk, int64_t ngroups) {
+  int64_t g;
+  int k;
+  for (g = 0; g < ngroups; g++)
+    for (k = 0; k < nk; k++) {
+      const orion_cacc *p = &h->partials[g * nk + k];
+      orion_accval v;
+      v.has = p->has;
+      v.isint = p->isint;
+      v.i = (lua_Integer)p->i;
+      v.d = (lua_Number)p->d;
+      orion_accval_combine(&h->acc_of[k]->val, h->acc_of[k]->op, &v);
+    }
+}
+
+int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
+                       const orion_segment *segs, int64_t nsegs,
+                       orion_error *err) {
+  struct exec_gpu *s = ex->gpu;
+  binding *it = orion__exec_find_array(ex, iter_id);
+  run_host h;
+  orion_gpugrid_in in;
+  size_t n = (size_t)ex->ncslots + 1;
+  int64_t i, nel = 0;
+  int na = 0, nk = 0, rc, r;
+  if (!orion_exec_gpu_ready(ex))
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: no device body loaded", ex->id);
+  if (it == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: array %lld is not bound", ex->id,
+                           (long long)iter_id);
+  for (i = 0; i < nsegs; i++)
+    if (segs[i].lo < 0 || segs[i].hi > it->a->nnz || segs[i].lo > segs[i].hi)
+      return orion_error_set(err, ORION_EINVAL,
+                             "executor %d: block range out of bounds",
+                             ex->id);
+  memset(&h, 0, sizeof h);
+  h.c = orion_calloc(1, sizeof *h.c);
+  h.arrays = orion_calloc(n, sizeof *h.arrays);
+  h.consts = orion_calloc(n, sizeof *h.consts);
+  h.acc_of = orion_calloc(n, sizeof *h.acc_of);
+  h.arr_of = orion_calloc(n, sizeof *h.arr_of);
+  if (h.c == NULL || h.arrays == NULL || h.consts == NULL ||
+      h.acc_of == NULL || h.arr_of == NULL) {
+    rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* The grid over the block's elements (positions in the iterated
+   * array, group-major). */
+  rc = block_elements(it->a, segs, nsegs, &h.pos, &h.keys, &nel, err);
+  if (rc != 0)
+    goto done;
+  if (nel == 0)
+    goto done;
+  in = s->grid;
+  in.ndims = it->a->ndims;
+  in.nelems = nel;
+  in.keys = h.keys;
+  rc = orion_gpugrid_build(&in, &h.grid, err);
+  if (rc != 0)
+    goto done;
+  h.order = orion_malloc(sizeof *h.order * (size_t)(nel + 1));
+  if (h.order == NULL) {
+    rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (i = 0; i < nel; i++)
+    h.order[i] = h.pos[h.grid.order[i]];
+  rc = bind_slots(ex, s, &h, &na, &nk, err);
+  if (rc == 0)
+    rc = upload(s, iter_id, it->a, "the iterated array", &h.c->iter, err);
+  h.partials = orion_calloc((size_t)h.grid.ngroups * (size_t)(nk > 0 ? nk : 1),
+                            sizeof *h.partials);
+  if (rc == 0 && h.partials == NULL)
+    rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
+  if (rc == 0)
+    rc = grow(s, &s->order, sizeof(int64_t) * (size_t)nel, "the device grid",
+              err);
+  if (rc == 0)
+    rc = grow(s, &s->goff, sizeof(int64_t) * (size_t)(h.grid.ngroups + 1),
+              "the device grid", err);
+  if (rc == 0)
+    rc = grow(s, &s->scratch, ORION_GBODY_SCRATCH(h.grid.ngroups, nk),
+              "the device body's scratch", err);
+  if (rc == 0)
+    rc = orion_gpu_h2d(s->g, s->order.d, h.order, sizeof(int64_t) * (size_t)nel,
+                       err);
+  if (rc == 0)
+    rc = orion_gpu_h2d(s->g, s->goff.d, h.grid.group_off,
+                       sizeof(int64_t) * (size_t)(h.grid.ngroups + 1), err);
+  if (rc != 0)
+    goto done;
+  h.c->abi = ORION_GBODY_ABI;
+  h.c->executor = ex->id;
+  h.c->arrays = h.arrays;
+  h.c->consts = h.consts;
+  h.c->naccs = nk;
+  h.c->d_order = s->order.d;
+  h.c->d_group_off = s->goff.d;
+  h.c->h_step_off = h.grid.step_off;
+  h.c->ngroups = h.grid.ngroups;
+  h.c->nsteps = h.grid.nsteps;
+  h.c->h_partials = h.partials;
+  h.c->d_scratch = s->scratch.d;
+  h.c->stream = orion_gpu_stream(s->g);
+  h.c->timeout_s = 0;
+  h.c->cur = -1;
+  r = s->fn(h.c);
+  /* Partials come back also on error, as from the CPU body. */
+  fold_partials(&h, nk, h.grid.ngroups);
+  if (r != 0 && (h.c->cur < 0 || h.c->cur >= it->a->nnz)) {
+    /* No element to blame: the device itself (a launch, a copy, the
+     * timeout). */
+    rc = orion_error_set(err, ORION_EBODY,
+                         "executor %d: the device body failed: %s", ex->id,
+                         h.c->err);
+  } else if (r != 0) {
+    char key[256];
+    orion__exec_key_string(it->a, h.c->cur, key, sizeof key);
+    rc = orion_error_set(err, ORION_EBODY, "executor %d, element %s: %s",
+                         ex->id, key, h.c->err);
+  }
+  /* What the body wrote comes back (also after an error: the elements
+   * before it ran, as on the CPU). */
+  for (i = 0; i < na; i++)
+    if (s->writes == NULL || s->writes((int)i)) {
+      orion_error derr;
+      orion_error_clear(&derr);
+      if (download(s, h.arr_of[i]->id, h.arr_of[i]->a, &derr) != 0 && rc == 0)
+        rc = orion_error_set(err, derr.code, "%s", derr.msg);
+    }
+  if (s->writes == NULL || s->writes(-1)) {
+    orion_error derr;
+    orion_error_clear(&derr);
+    if (download(s, iter_id, it->a, &derr) != 0 && rc == 0)
+      rc = orion_error_set(err, derr.code, "%s", derr.msg);
+  }
+  if (rc == 0)
+    s->blocks++;
+done:
+  run_host_free(&h);
+  return rc;
+}

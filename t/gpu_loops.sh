@@ -1,0 +1,115 @@
+#!/bin/sh
+# The GPU suite's loop test (make check-gpu; needs a device, skips with
+# "no GPU" without one): tier "gpu" against the CPU tier on one GPU
+# executor (orion-driver --gpus 1), printing every comparison:
+#
+#  1. t/cluster/gpu_tier.lua gpu: each body with tier "c" and tier "gpu";
+#     the "gpu" run must report tier "gpu"; integer arrays and accumulators
+#     bit-identical, floats within a relative 1e-9 where the device keeps
+#     the CPU's order of dependent elements (1d, none, 2d-ordered), 1e-3
+#     for the 2d rotation (another serial order of the block).
+#  2. The golden loops (t/analysis/*.lua but golden.lua and pending_*),
+#     whose loops run with tier "auto", so on the device where the body is
+#     in the GPU subset: each must pass with at least as many "golden ok: "
+#     lines as it has G.check lines (ordered loops bit-identical to the
+#     serial run), as t/test_cluster.c's goldens_on checks on the CPU.
+#  3. The MF app, 3 epochs (MovieLens-1M from ../shared/data when there,
+#     else the embedded synthetic set), --tier c on one CPU executor
+#     against --gpu: the final train and test RMSE within 0.01 (absolute:
+#     the 2-D rotation on the device is another SGD order, and both run in
+#     fast math), the seconds per epoch of both printed.
+# Prints the device (nvidia-smi -L), each comparison, and a summary.
+set -u
+src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${ORION_BUILDDIR:-$(pwd)}
+drv="$build/orion-driver"
+PATH="$build:$PATH"
+export PATH
+
+if ! command -v nvidia-smi >/dev/null 2>&1 ||
+   ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  echo "SKIP: no GPU (nvidia-smi lists no device)"
+  exit 77
+fi
+echo "device: $(nvidia-smi -L | head -n 1)"
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+# Every run has a timeout (timeout(1)): a hung device wait fails the run.
+run() {
+  timeout -k 10 600 "$@"
+}
+
+# 1. tier "gpu" against tier "c".
+echo "== gpu_tier.lua on 1 GPU executor"
+if run "$drv" --gpus 1 "$src/t/cluster/gpu_tier.lua" gpu >"$tmp/tier" 2>&1; then
+  cat "$tmp/tier"
+  n=$(grep -c '^gpu tier agrees: .* (ran gpu)$' "$tmp/tier")
+  [ "$n" -eq 4 ] || fail "gpu_tier.lua: $n of 4 bodies agree on the device"
+else
+  cat "$tmp/tier"
+  fail "gpu_tier.lua exited with status $?"
+fi
+
+# 2. The golden loops.
+echo "== golden loops on 1 GPU executor"
+for f in "$src"/t/analysis/*.lua; do
+  b=$(basename "$f")
+  case $b in golden.lua | pending_*) continue ;; esac
+  want=$(grep -c '^G\.check' "$f")
+  t0=$(date +%s.%N)
+  if run "$drv" --gpus 1 "$f" >"$tmp/g" 2>&1; then st=0; else st=$?; fi
+  t1=$(date +%s.%N)
+  got=$(grep -c 'golden ok: ' "$tmp/g")
+  ongpu=$(grep -c 'runs on the CPU' "$tmp/g")
+  printf '%-40s exit %d, %d of %d checks, %d CPU notes, %.2f s\n' "$b" "$st" \
+    "$got" "$want" "$ongpu" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+  if [ "$st" -ne 0 ] || [ "$got" -lt "$want" ]; then
+    sed 's/^/    /' "$tmp/g" | tail -n 30
+    fail "$b on the device"
+  fi
+done
+
+# 3. The MF app.
+data=$src/../shared/data/movielens-1m
+if [ -f "$data/ratings.train.txt.gz" ] && [ -f "$data/ratings.test.txt.gz" ]; then
+  mfdata="--train $data/ratings.train.txt.gz --test $data/ratings.test.txt.gz"
+  echo "== MF on MovieLens-1M, 3 epochs"
+else
+  mfdata=""
+  echo "== MF on the embedded synthetic ratings, 3 epochs (no MovieLens-1M in ../shared/data)"
+fi
+# shellcheck disable=SC2086
+run "$drv" --executors 1 "$src/apps/mf/mf.lua" $mfdata --epochs 3 --tier c \
+  >"$tmp/mf_c" 2>&1 || fail "mf.lua --tier c exited with status $?"
+# shellcheck disable=SC2086
+run "$drv" --gpus 1 --metrics "$tmp/mf_gpu.jsonl" "$src/apps/mf/mf.lua" $mfdata \
+  --epochs 3 --gpu >"$tmp/mf_g" 2>&1 || fail "mf.lua --gpu exited with status $?"
+echo "-- CPU (--tier c, 1 executor):"
+cat "$tmp/mf_c"
+echo "-- GPU (--gpu, 1 GPU executor):"
+cat "$tmp/mf_g"
+grep -q '"tier":"gpu"' "$tmp/mf_gpu.jsonl" 2>/dev/null ||
+  fail "mf.lua --gpu: the metrics do not say tier gpu"
+last() { awk '$1 ~ /^[0-9]+$/ { tr = $3; te = $4 } END { print tr, te }' "$1"; }
+set -- $(last "$tmp/mf_c") $(last "$tmp/mf_g")
+if [ $# -eq 4 ]; then
+  echo "MF final RMSE: train $1 (c) vs $3 (gpu), test $2 (c) vs $4 (gpu); tolerance 0.01"
+  awk -v a="$1" -v b="$3" -v c="$2" -v d="$4" 'BEGIN {
+    da = a - b; if (da < 0) da = -da
+    dc = (c == "-" || d == "-") ? 0 : c - d; if (dc < 0) dc = -dc
+    exit !(da <= 0.01 && dc <= 0.01) }' ||
+    fail "MF: the GPU's RMSE is not within 0.01 of the CPU's"
+else
+  fail "MF: no epoch lines to compare"
+fi
+
+if [ "$fails" -gt 0 ]; then
+  echo "gpu_loops: $fails failure(s)"
+  exit 1
+fi
+echo "gpu_loops: all comparisons passed"

@@ -1,0 +1,300 @@
+/* Running a block "on the device" (lua/exec_gbody.c) without one: this
+ * test defines every function of gpu/gpu.h itself (device memory is host
+ * memory, copies are memcpy), so liborion.a's backend is not linked in,
+ * and plays the device body with a C function that follows util/gbody.h:
+ * steps in order, the groups of a step (checked for disjoint rows and
+ * columns), each group's elements in order, partials per group.  Checks
+ * the executor's side: what is uploaded, the grid, the partials folded in
+ * group order, only the arrays the body writes downloaded, device copies
+ * reused across blocks, and the CPU path's error message. */
+#include "t/testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm/array.h"
+#include "gpu/gpu.h"
+#include "lua/exec.h"
+#include "lua/exec_gbody.h"
+
+/* ---- a host "device" ---------------------------------------------------- */
+
+struct orion_gpu {
+  orion_gpu_info info;
+  uint64_t in_use;
+  int allocs;
+};
+
+static orion_gpu fake;
+
+int orion_gpu_built(void) { return 1; }
+int orion_gpu_count(const char **why) {
+  (void)why;
+  return 1;
+}
+int orion_gpu_open(int index, uint64_t cap, orion_gpu **out, orion_error *e) {
+  (void)index, (void)cap, (void)e;
+  *out = &fake;
+  return 0;
+}
+void orion_gpu_close(orion_gpu *g) { (void)g; }
+const orion_gpu_info *orion_gpu_info_of(const orion_gpu *g) {
+  return &g->info;
+}
+void orion_gpu_describe(const orion_gpu *g, char *out, size_t n) {
+  (void)g;
+  snprintf(out, n, "host pretending");
+}
+int orion_gpu_alloc(orion_gpu *g, size_t bytes, const char *what, void **d,
+                    orion_error *e) {
+  (void)what, (void)e;
+  *d = malloc(bytes);
+  g->in_use += bytes;
+  g->allocs++;
+  return *d != NULL ? 0 : ORION_ENOMEM;
+}
+void orion_gpu_free(orion_gpu *g, void *d) {
+  (void)g;
+  free(d);
+}
+uint64_t orion_gpu_in_use(const orion_gpu *g) { return g->in_use; }
+int orion_gpu_host_alloc(orion_gpu *g, size_t bytes, void **h, orion_error *e) {
+  (void)g, (void)e;
+  *h = malloc(bytes);
+  return 0;
+}
+void orion_gpu_host_free(orion_gpu *g, void *h) {
+  (void)g;
+  free(h);
+}
+int orion_gpu_h2d(orion_gpu *g, void *dst, const void *src, size_t n,
+                  orion_error *e) {
+  (void)g, (void)e;
+  memcpy(dst, src, n);
+  return 0;
+}
+int orion_gpu_d2h(orion_gpu *g, void *dst, const void *src, size_t n,
+                  orion_error *e) {
+  (void)g, (void)e;
+  memcpy(dst, src, n);
+  return 0;
+}
+int orion_gpu_h2d_async(orion_gpu *g, void *dst, const void *src, size_t n,
+                        int copy, orion_error *e) {
+  (void)copy;
+  return orion_gpu_h2d(g, dst, src, n, e);
+}
+int orion_gpu_d2h_async(orion_gpu *g, void *dst, const void *src, size_t n,
+                        int copy, orion_error *e) {
+  (void)copy;
+  return orion_gpu_d2h(g, dst, src, n, e);
+}
+int orion_gpu_memset(orion_gpu *g, void *dst, int byte, size_t n,
+                     orion_error *e) {
+  (void)g, (void)e;
+  memset(dst, byte, n);
+  return 0;
+}
+void *orion_gpu_stream(orion_gpu *g) {
+  (void)g;
+  return NULL;
+}
+void *orion_gpu_copy_stream(orion_gpu *g) {
+  (void)g;
+  return NULL;
+}
+int orion_gpu_sync(orion_gpu *g, int copy, double t, orion_error *e) {
+  (void)g, (void)copy, (void)t, (void)e;
+  return 0;
+}
+int orion_gpu_order(orion_gpu *g, orion_error *e) {
+  (void)g, (void)e;
+  return 0;
+}
+void *orion_gpu_cublas(orion_gpu *g, orion_error *e) {
+  (void)g, (void)e;
+  return NULL;
+}
+
+/* ---- the "device body" ---------------------------------------------------
+ * for (i, j, v): W[i] += v; C[j] += 1 (integers); acc:add(v); reads H[j]
+ * (poisoned on the device, never written: must not come back); v == 99
+ * fails with "boom". */
+
+static int64_t visits[64];
+static int max_step_groups;
+static int device_fails; /* the "device" fails with no element to blame */
+
+static int body_writes(int k) { return k == 0 || k == 2; } /* W and C */
+
+static int fake_body(orion_gctx *g) {
+  int64_t s, gi, e;
+  const int64_t *keys = g->iter.keys;
+  const double *vals = g->iter.values;
+  double *W = g->arrays[0].values, *H = g->arrays[1].values;
+  int64_t *C = g->arrays[2].values;
+  cr_assert_eq(g->abi, ORION_GBODY_ABI);
+  cr_assert_eq(g->naccs, 1);
+  cr_assert_eq(g->arrays[1].type, 1); /* f64 */
+  cr_assert(g->d_scratch != NULL);
+  if (device_fails) {
+    snprintf(g->err, sizeof g->err, "kernel timed out after 600 s");
+    return 1; /* cur stays -1 */
+  }
+  H[0] = -12345; /* device-side change of a read-only array */
+  for (s = 0; s < g->nsteps; s++) {
+    int64_t n = g->h_step_off[s + 1] - g->h_step_off[s];
+    if (n > max_step_groups)
+      max_step_groups = (int)n;
+    for (gi = g->h_step_off[s]; gi < g->h_step_off[s + 1]; gi++) {
+      orion_cacc *p = &g->h_partials[gi * g->naccs];
+      memset(p, 0, sizeof *p);
+      for (e = g->d_group_off[gi]; e < g->d_group_off[gi + 1]; e++) {
+        int64_t pos = g->d_order[e], i = keys[2 * pos], j = keys[2 * pos + 1];
+        if (vals[pos] == 99) {
+          snprintf(g->err, sizeof g->err, "boom");
+          g->cur = pos;
+          return 1;
+        }
+        visits[pos]++;
+        W[i] += vals[pos];
+        C[j] += 1;
+        p->has = 1;
+        p->d += vals[pos];
+      }
+    }
+  }
+  return 0;
+}
+
+static int dummy_cbody(orion_cctx *c, int64_t lo, int64_t hi) {
+  (void)c, (void)lo, (void)hi;
+  return 0;
+}
+
+typedef struct fixture {
+  orion_exec *ex;
+  orion_array *R, *W, *H, *C;
+} fixture;
+
+/* R: 40 ratings on a 6 x 5 grid (value = 1 + pos % 4, or 99 at bad). */
+static void setup(fixture *f, int bad) {
+  static const orion_cslot slots[4] = {
+      {ORION_CSLOT_ARRAY, NULL, 2, 0, 0, 0},
+      {ORION_CSLOT_ARRAY, NULL, 3, 0, 0, 0},
+      {ORION_CSLOT_ARRAY, NULL, 4, 0, 0, 0},
+      {ORION_CSLOT_ACC, NULL, 7, 0, 0, 0}};
+  int64_t d6[1] = {6}, d5[1] = {5}, k[2], p;
+  orion_error err;
+  orion_gpugrid_in grid;
+  orion_error_clear(&err);
+  f->R = orion_array_new_sparse(2, ORION_F64, &err);
+  for (p = 0; p < 40; p++) {
+    double v = p == bad ? 99 : (double)(1 + p % 4);
+    k[0] = (p * 7) % 6;
+    k[1] = (p * 3) % 5;
+    cr_assert_eq(orion_array_push(f->R, k, &v), 0);
+  }
+  f->W = orion_array_new_dense(1, d6, ORION_F64, &err);
+  f->H = orion_array_new_dense(1, d5, ORION_F64, &err);
+  f->C = orion_array_new_dense(1, d5, ORION_I64, &err);
+  cr_assert(f->R && f->W && f->H && f->C, "%s", err.msg);
+  f->ex = orion_exec_new(3);
+  cr_assert_eq(orion_exec_bind_array(f->ex, 1, f->R), 0);
+  cr_assert_eq(orion_exec_bind_array(f->ex, 2, f->W), 0);
+  cr_assert_eq(orion_exec_bind_array(f->ex, 3, f->H), 0);
+  cr_assert_eq(orion_exec_bind_array(f->ex, 4, f->C), 0);
+  cr_assert_eq(orion_exec_bind_acc(f->ex, 7, ORION_ACC_SUM), 0);
+  cr_assert_eq(orion_exec_set_compiled(f->ex, dummy_cbody, slots, 4), 0);
+  cr_assert_eq(orion_exec_gpu_ready(f->ex), 0); /* no device yet */
+  orion_exec_set_gpu(f->ex, &fake);
+  memset(&grid, 0, sizeof grid);
+  grid.kind = ORION_GPUGRID_2D;
+  grid.space = 0;
+  grid.time = 1;
+  grid.skew_dim = -1;
+  orion_exec_set_gbody(f->ex, fake_body, body_writes, &grid);
+  cr_assert_eq(orion_exec_gpu_ready(f->ex), 1);
+  memset(visits, 0, sizeof visits);
+  max_step_groups = 0;
+  device_fails = 0;
+}
+
+static void teardown_f(fixture *f) {
+  orion_exec_free(f->ex);
+  orion_array_release(f->R);
+  orion_array_release(f->W);
+  orion_array_release(f->H);
+  orion_array_release(f->C);
+}
+
+Test(gbody, block_runs_on_the_device_grid) {
+  fixture f;
+  orion_segment segs[2] = {{0, 25}, {25, 40}};
+  orion_error err;
+  orion_accval acc;
+  double w[6] = {0};
+  int64_t c[5] = {0}, p;
+  int allocs;
+  setup(&f, -1);
+  for (p = 0; p < 40; p++) {
+    w[(p * 7) % 6] += (double)(1 + p % 4);
+    c[(p * 3) % 5] += 1;
+  }
+  orion_error_clear(&err);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 2, &err), 0, "%s", err.msg);
+  for (p = 0; p < 40; p++)
+    cr_assert_eq(visits[p], 1, "element %lld visited %lld times",
+                 (long long)p, (long long)visits[p]);
+  cr_assert_gt(max_step_groups, 1); /* some concurrency */
+  for (p = 0; p < 6; p++)
+    cr_assert_eq(((double *)f.W->values)[p], w[p]);
+  for (p = 0; p < 5; p++) {
+    cr_assert_eq(((int64_t *)f.C->values)[p], c[p]);
+    cr_assert_eq(((double *)f.H->values)[p], 0.0,
+                 "H is read only: its device copy must not come back");
+  }
+  cr_assert_eq(orion_exec_take_acc(f.ex, 7, &acc), 0);
+  cr_assert(acc.has && !acc.isint);
+  cr_assert_eq(acc.d, 100.0); /* 10 x (1 + 2 + 3 + 4) */
+  cr_assert_eq(orion_exec_gpu_blocks(f.ex), 1);
+  /* A second block reuses the device copies (same sizes). */
+  allocs = fake.allocs;
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(fake.allocs, allocs, "device copies were allocated again");
+  cr_assert_eq(orion_exec_gpu_blocks(f.ex), 2);
+  cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 2); /* LOOP_DONE's count */
+  cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 0);
+  teardown_f(&f);
+}
+
+Test(gbody, body_error_names_executor_and_element) {
+  fixture f;
+  orion_segment seg = {0, 40};
+  orion_error err;
+  setup(&f, 17); /* element 17: keys (17*7 % 6, 17*3 % 5) = (5, 1) */
+  orion_error_clear(&err);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EBODY);
+  cr_assert_str_eq(err.msg, "executor 3, element (6, 2): boom");
+  device_fails = 1;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EBODY);
+  cr_assert_str_eq(err.msg, "executor 3: the device body failed: kernel "
+                            "timed out after 600 s");
+  teardown_f(&f);
+}
+
+Test(gbody, out_of_range_segment_and_no_body) {
+  fixture f;
+  orion_segment seg = {0, 41};
+  orion_error err;
+  setup(&f, -1);
+  orion_error_clear(&err);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EINVAL);
+  cr_assert(strstr(err.msg, "block range out of bounds") != NULL, "%s",
+            err.msg);
+  orion_exec_set_gbody(f.ex, NULL, NULL, NULL); /* a new loop without one */
+  cr_assert_eq(orion_exec_gpu_ready(f.ex), 0);
+  teardown_f(&f);
+}
