@@ -359,8 +359,13 @@ int main(int argc, char **argv) {
   if (x->ex == NULL)
     orion__exec_die(x, "out of memory");
   orion_exec_set_flush_sink(x->ex, orion__shard_flush_sink, x);
-  if (x->gpu != NULL) /* blocks of device bodies run there */
+  if (x->gpu != NULL) { /* device bodies' blocks and orion.nn run there */
+    orion_error gerr;
+    orion_error_clear(&gerr);
     orion_exec_set_gpu(x->ex, x->gpu);
+    if (orion_exec_nn_gpu(x->ex, x->gpu, &gerr) != 0)
+      orion__exec_die(x, "%s", gerr.msg);
+  }
   orion_buf_init(&x->out);
   pthread_mutex_init(&x->mu, NULL);
   pthread_cond_init(&x->cv, NULL);

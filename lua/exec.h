@@ -166,4 +166,11 @@ int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
                          const float *x, const float *x0, int64_t n,
                          double alpha, int set_mode);
 
+/* The executor's orion.nn runs on device g (NULL: the CPU), as
+ * orion_nn_set_gpu (lua/nn.h) says: the executor main calls it after
+ * opening its device; g stays open until orion_exec_free.  Returns 0 or
+ * an error code with err set.  Defined in lua/exec_nn.c. */
+struct orion_gpu;
+int orion_exec_nn_gpu(orion_exec *ex, struct orion_gpu *g, orion_error *err);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lua/exec.h"
+#include "lua/exec_int.h"
 
 /* The proxy at idx (see orion__nn_host). */
 static int data_of(lua_State *L, int idx, const char *fn, const char *what,
@@ -41,4 +42,8 @@ static const orion__nn_host host = {data_of, NULL, pend};
  * functions. */
 int orion_nn_open_body(lua_State *L) {
   return orion__nn_open(L, &host, NULL);
+}
+
+int orion_exec_nn_gpu(orion_exec *ex, struct orion_gpu *g, orion_error *err) {
+  return orion_nn_set_gpu(ex->L, g, err);
 }

@@ -21,10 +21,14 @@
 #include <string.h>
 
 #include "kernels/nn_math.h"
+#include "lua/nn_int.h"
 #include "util/alloc.h"
 
-#define MAT_MT "orion.nn.Matrix"
-#define CSR_MT "orion.nn.Csr"
+/* The current host values of a matrix, for reading (HR), for changing
+ * some (HW) or for overwriting all (HO): see lua/nn_int.h. */
+#define HR(m) orion__nn_hostv(L, (m), 0)
+#define HW(m) orion__nn_hostv(L, (m), 1)
+#define HO(m) orion__nn_hostv(L, (m), 2)
 
 /* The registry slot of a state's orion__nn_host (a light userdata). */
 static const char host_key = 'h';
@@ -32,21 +36,6 @@ static const char host_key = 'h';
 /* ======================================================================
  * Matrices.
  * ====================================================================== */
-
-/* A dense matrix; the values follow the header inside the userdata. */
-typedef struct nn_mat {
-  int64_t rows, cols;
-  float *v;
-} nn_mat;
-
-/* A compressed-row sparse matrix (orion_malloc'd arrays, freed by __gc).
- * col holds 0-based column ids. */
-typedef struct nn_csr {
-  int64_t rows, cols, nnz, cap;
-  int64_t *ptr; /* rows + 1 */
-  int32_t *col;
-  float *val;
-} nn_csr;
 
 static nn_mat *new_mat(lua_State *L, int64_t rows, int64_t cols) {
   nn_mat *m;
@@ -58,10 +47,13 @@ static nn_mat *new_mat(lua_State *L, int64_t rows, int64_t cols) {
     luaL_error(L, "nn: a %I x %I matrix is too large", (LUAI_UACINT)rows,
                (LUAI_UACINT)cols);
   m = lua_newuserdatauv(L, sizeof *m + bytes + 64, 0);
+  memset(m, 0, sizeof *m);
+  m->host_ok = 1;
   m->rows = rows;
   m->cols = cols;
   /* Align the values to 64 bytes for the kernels. */
   m->v = (float *)(((uintptr_t)(m + 1) + 63) & ~(uintptr_t)63);
+  m->inl = m->v;
   memset(m->v, 0, bytes);
   luaL_setmetatable(L, MAT_MT);
   return m;
@@ -145,7 +137,7 @@ static int l_from_table(lua_State *L) {
     m = new_mat(L, r, c);
     for (i = 0; i < r * c; i++) {
       lua_geti(L, 1, i + 1);
-      m->v[i] = (float)luaL_checknumber(L, -1);
+      HW(m)[i] = (float)luaL_checknumber(L, -1);
       lua_pop(L, 1);
     }
     return 1;
@@ -166,7 +158,7 @@ static int l_from_table(lua_State *L) {
                         (LUAI_UACINT)i + 1, (LUAI_UACINT)c);
     for (j = 0; j < c; j++) {
       lua_geti(L, -1, j + 1);
-      m->v[i * c + j] = (float)luaL_checknumber(L, -1);
+      HW(m)[i * c + j] = (float)luaL_checknumber(L, -1);
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -202,27 +194,29 @@ static int64_t elem_index(lua_State *L, const nn_mat *m, const char *fn) {
 
 static int m_get(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "get", "self");
-  lua_pushnumber(L, m->v[elem_index(L, m, "get")]);
+  int64_t k = elem_index(L, m, "get");
+  lua_pushnumber(L, HR(m)[k]);
   return 1;
 }
 
 static int m_set(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "set", "self");
   int64_t k = elem_index(L, m, "set");
-  m->v[k] = (float)luaL_checknumber(L, 4);
+  float x = (float)luaL_checknumber(L, 4);
+  HW(m)[k] = x;
   return 0;
 }
 
 static int m_copy(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "copy", "self");
   nn_mat *c = new_mat(L, m->rows, m->cols);
-  memcpy(c->v, m->v, sizeof(float) * (size_t)numel(m));
+  memcpy(c->v, HR(m), sizeof(float) * (size_t)numel(m));
   return 1;
 }
 
 static int m_sum(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "sum", "self");
-  lua_pushnumber(L, orion_nn_sum(m->v, numel(m)));
+  lua_pushnumber(L, orion_nn_sum(HR(m), numel(m)));
   return 1;
 }
 
@@ -232,6 +226,7 @@ static int m_to_table(lua_State *L) {
   if (numel(m) > 10000000)
     return luaL_error(L, "to_table: a %Ix%I matrix is too large",
                       (LUAI_UACINT)m->rows, (LUAI_UACINT)m->cols);
+  HR(m);
   lua_createtable(L, (int)m->rows, 0);
   for (i = 0; i < m->rows; i++) {
     lua_createtable(L, (int)m->cols, 0);
@@ -242,6 +237,12 @@ static int m_to_table(lua_State *L) {
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
+}
+
+/* __gc: the device copy, if any. */
+static int mat_gc(lua_State *L) {
+  orion__nn_dev_free(lua_touserdata(L, 1));
+  return 0;
 }
 
 static int m_tostring(lua_State *L) {
@@ -383,7 +384,7 @@ static int l_read(lua_State *L) {
   check_readable(L, 1, "nn.read", &v);
   view_matrix(&v, &r, &c);
   m = out_mat(L, 2, "nn.read", r, c);
-  load_f32(v.a, v.off, m->v, r * c);
+  load_f32(v.a, v.off, HO(m), r * c);
   return 1;
 }
 
@@ -412,7 +413,7 @@ static int l_read_range(lua_State *L) {
   check_readable(L, 1, "nn.read_range", &v);
   at = range_at(L, "nn.read_range", &v, first, r * c);
   m = out_mat(L, 5, "nn.read_range", r, c);
-  load_f32(v.a, v.off + at, m->v, r * c);
+  load_f32(v.a, v.off + at, HO(m), r * c);
   return 1;
 }
 
@@ -432,6 +433,7 @@ static int l_rows(lua_State *L) {
   first = luaL_checkinteger(L, 3);
   count = check_size(L, 4, "nn.rows", "count");
   m = out_mat(L, 5, "nn.rows", count, v.rowlen);
+  HO(m);
   for (i = 0; i < count; i++) {
     int64_t r = row_at(L, "nn.rows", &v, tidx, first + i);
     load_f32(v.a, v.off + r * v.rowlen, m->v + i * v.rowlen, v.rowlen);
@@ -499,7 +501,8 @@ static int write_or_add(lua_State *L, const char *fn, int add) {
   }
   if (!lua_isnoneornil(L, fidx)) {
     int64_t at = range_at(L, fn, &v, luaL_checkinteger(L, fidx), numel(m));
-    store_view(L, fn, &v, at, m->v, m0 ? m0->v : NULL, numel(m), add, alpha);
+    store_view(L, fn, &v, at, HR(m), m0 ? HR(m0) : NULL, numel(m), add,
+               alpha);
     return 0;
   }
   if (m0 != NULL)
@@ -512,7 +515,7 @@ static int write_or_add(lua_State *L, const char *fn, int add) {
                         (LUAI_UACINT)m->rows, (LUAI_UACINT)m->cols, v.name,
                         (LUAI_UACINT)r, (LUAI_UACINT)c);
   }
-  store_view(L, fn, &v, 0, m->v, NULL, numel(m), add, alpha);
+  store_view(L, fn, &v, 0, HR(m), NULL, numel(m), add, alpha);
   return 0;
 }
 
@@ -560,8 +563,12 @@ static int l_gemm(lua_State *L) {
     return luaL_error(L, "nn.gemm: C is %Ix%I, op(A) op(B) is %Ix%I",
                       (LUAI_UACINT)c->rows, (LUAI_UACINT)c->cols,
                       (LUAI_UACINT)m, (LUAI_UACINT)n);
-  if (orion_nn_gemm(ta, tb, m, n, k, alpha, a->v, a->cols, b->v, b->cols,
-                    beta, c->v, c->cols) != 0)
+  if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
+    return luaL_error(L, "nn.gemm: matrices too large for BLAS");
+  if (orion__nn_dev_gemm(L, c, a, b, ta, tb, alpha, beta))
+    return 0;
+  if (orion_nn_gemm(ta, tb, m, n, k, alpha, HR(a), a->cols, HR(b), b->cols,
+                    beta, HW(c), c->cols) != 0)
     return luaL_error(L, "nn.gemm: matrices too large for BLAS");
   return 0;
 }
@@ -582,7 +589,8 @@ static int l_add_bias(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.add_bias", "M");
   nn_mat *b = check_mat(L, 2, "nn.add_bias", "b");
   need_row_vector(L, "nn.add_bias", m, "b", b);
-  orion_nn_add_bias(m->v, m->rows, m->cols, b->v);
+  if (!orion__nn_dev_elem(L, NN_ADD_BIAS, m, b, NULL, 0, 0, 0))
+    orion_nn_add_bias(HW(m), m->rows, m->cols, HR(b));
   return 0;
 }
 
@@ -594,14 +602,16 @@ static int l_colsum(lua_State *L) {
   float alpha = (float)luaL_optnumber(L, 3, 1.0);
   float beta = (float)luaL_optnumber(L, 4, 0.0);
   need_row_vector(L, "nn.colsum", m, "db", db);
-  orion_nn_colsum(db->v, m->v, m->rows, m->cols, alpha, beta);
+  if (!orion__nn_dev_elem(L, NN_COLSUM, db, m, NULL, alpha, beta, 0))
+    orion_nn_colsum(HW(db), HR(m), m->rows, m->cols, alpha, beta);
   return 0;
 }
 
 /* nn.relu(M): M = max(M, 0) in place. */
 static int l_relu(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.relu", "M");
-  orion_nn_relu(m->v, numel(m));
+  if (!orion__nn_dev_elem(L, NN_RELU, m, NULL, NULL, 0, 0, 0))
+    orion_nn_relu(HW(m), numel(m));
   return 0;
 }
 
@@ -610,7 +620,8 @@ static int l_relu_backward(lua_State *L) {
   nn_mat *dh = check_mat(L, 1, "nn.relu_backward", "dH");
   nn_mat *h = check_mat(L, 2, "nn.relu_backward", "H");
   same_shape(L, "nn.relu_backward", "dH", dh, "H", h);
-  orion_nn_relu_backward(dh->v, h->v, numel(h));
+  if (!orion__nn_dev_elem(L, NN_RELU_BW, dh, h, NULL, 0, 0, 0))
+    orion_nn_relu_backward(HW(dh), HR(h), numel(h));
   return 0;
 }
 
@@ -631,18 +642,23 @@ static int l_softmax_xent(lua_State *L) {
   nn_mat *z = check_mat(L, 1, fn, "Z");
   nn_mat *y = check_mat(L, 2, fn, "Y");
   nn_mat *dz = lua_isnoneornil(L, 3) ? NULL : check_mat(L, 3, fn, "dZ");
-  int64_t correct, bad;
+  int64_t correct, bad, ran;
   double loss;
   check_labels(L, fn, z, y);
   if (dz != NULL)
     same_shape(L, fn, "dZ", dz, "Z", z);
   if (z->cols == 0 && z->rows > 0)
     return luaL_error(L, "%s: Z has no columns", fn);
-  if (orion_nn_softmax_xent(z->v, z->rows, z->cols, y->v,
-                            dz != NULL ? dz->v : NULL, &loss, &correct,
+  /* 1: ran on the device, 0: run it here, -1 - row: a bad label. */
+  ran = orion__nn_dev_xent(L, z, y, dz, &loss, &correct);
+  if (ran == 0 &&
+      orion_nn_softmax_xent(HR(z), z->rows, z->cols, HR(y),
+                            dz != NULL ? HW(dz) : NULL, &loss, &correct,
                             &bad) != 0)
+    ran = -1 - bad;
+  if (ran < 0)
     return luaL_error(L, "%s: label %f of row %I is not a class in 1..%I", fn,
-                      (double)y->v[bad], (LUAI_UACINT)bad + 1,
+                      (double)HR(y)[-1 - ran], (LUAI_UACINT)-ran,
                       (LUAI_UACINT)z->cols);
   lua_pushnumber(L, loss);
   lua_pushinteger(L, correct);
@@ -653,7 +669,7 @@ static int l_softmax_xent(lua_State *L) {
 static int l_argmax(lua_State *L) {
   nn_mat *z = check_mat(L, 1, "nn.argmax", "Z");
   nn_mat *o = out_mat(L, 2, "nn.argmax", z->rows, 1);
-  orion_nn_argmax(z->v, z->rows, z->cols, o->v);
+  orion_nn_argmax(HR(z), z->rows, z->cols, HW(o));
   return 1;
 }
 
@@ -663,21 +679,26 @@ static int l_axpy(lua_State *L) {
   float alpha = (float)luaL_checknumber(L, 2);
   nn_mat *x = check_mat(L, 3, "nn.axpy", "X");
   same_shape(L, "nn.axpy", "Y", y, "X", x);
-  orion_nn_axpy(y->v, alpha, x->v, numel(y));
+  if (!orion__nn_dev_elem(L, NN_AXPY, y, x, NULL, alpha, 0, 0))
+    orion_nn_axpy(HW(y), alpha, HR(x), numel(y));
   return 0;
 }
 
 /* nn.scale(M, a): M = a * M. */
 static int l_scale(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.scale", "M");
-  orion_nn_scale(m->v, numel(m), (float)luaL_checknumber(L, 2));
+  float a = (float)luaL_checknumber(L, 2);
+  if (!orion__nn_dev_elem(L, NN_SCALE, m, NULL, NULL, a, 0, 0))
+    orion_nn_scale(HW(m), numel(m), a);
   return 0;
 }
 
 /* nn.fill(M, x). */
 static int l_fill(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.fill", "M");
-  orion_nn_fill(m->v, numel(m), (float)luaL_checknumber(L, 2));
+  float x = (float)luaL_checknumber(L, 2);
+  if (!orion__nn_dev_elem(L, NN_FILL, m, NULL, NULL, x, 0, 0))
+    orion_nn_fill(HO(m), numel(m), x);
   return 0;
 }
 
@@ -686,7 +707,8 @@ static int l_copy(lua_State *L) {
   nn_mat *d = check_mat(L, 1, "nn.copy", "dst");
   nn_mat *s = check_mat(L, 2, "nn.copy", "src");
   same_shape(L, "nn.copy", "dst", d, "src", s);
-  memcpy(d->v, s->v, sizeof(float) * (size_t)numel(s));
+  if (d != s && !orion__nn_dev_elem(L, NN_COPY, d, s, NULL, 0, 0, 0))
+    memcpy(HO(d), HR(s), sizeof(float) * (size_t)numel(s));
   return 0;
 }
 
@@ -704,7 +726,8 @@ static int l_momentum(lua_State *L) {
   same_shape(L, fn, "W", w, "G", g);
   if (w == v || w == g || v == g)
     return luaL_error(L, "%s: W, V and G must be different matrices", fn);
-  orion_nn_momentum(w->v, v->v, g->v, numel(w), lr, mu, decay);
+  if (!orion__nn_dev_elem(L, NN_MOMENTUM, w, v, g, lr, mu, decay))
+    orion_nn_momentum(HW(w), HW(v), HR(g), numel(w), lr, mu, decay);
   return 0;
 }
 
@@ -719,7 +742,7 @@ static void two_same(lua_State *L, const char *fn, nn_mat **a, nn_mat **b) {
 static int l_dot(lua_State *L) {
   nn_mat *a, *b;
   two_same(L, "nn.dot", &a, &b);
-  lua_pushnumber(L, orion_nn_dot(a->v, b->v, numel(a)));
+  lua_pushnumber(L, orion_nn_dot(HR(a), HR(b), numel(a)));
   return 1;
 }
 
@@ -727,7 +750,7 @@ static int l_dot(lua_State *L) {
 static int l_max_abs_diff(lua_State *L) {
   nn_mat *a, *b;
   two_same(L, "nn.max_abs_diff", &a, &b);
-  lua_pushnumber(L, orion_nn_max_abs_diff(a->v, b->v, numel(a)));
+  lua_pushnumber(L, orion_nn_max_abs_diff(HR(a), HR(b), numel(a)));
   return 1;
 }
 
@@ -737,6 +760,7 @@ static int l_max_abs_diff(lua_State *L) {
 
 static int csr_gc(lua_State *L) {
   nn_csr *s = lua_touserdata(L, 1);
+  orion__nn_csr_dev_free(s);
   orion_free(s->ptr);
   orion_free(s->col);
   orion_free(s->val);
@@ -848,6 +872,7 @@ static int l_csr_rows(lua_State *L) {
   s->rows = count;
   s->cols = ncols;
   s->nnz = total;
+  s->dev_ok = 0; /* changed on the host */
   s->ptr[0] = 0;
   {
     nn_view rows_v = rp;
@@ -900,7 +925,9 @@ static int spmm(lua_State *L, const char *fn, int trans) {
   k.ptr = s->ptr;
   k.col = s->col;
   k.val = s->val;
-  orion_nn_spmm(c->v, &k, b->v, b->cols, alpha, beta, trans);
+  if (orion__nn_dev_spmm(L, fn, c, s, b, alpha, beta, trans))
+    return 0;
+  orion_nn_spmm(HW(c), &k, HR(b), b->cols, alpha, beta, trans);
   return 0;
 }
 
@@ -956,6 +983,7 @@ static const luaL_Reg nn_funcs[] = {
     {"spmm", l_spmm},
     {"spmm_t", l_spmm_t},
     {"threads", l_threads},
+    {"device", orion__nn_l_device},
     {NULL, NULL}};
 
 /* The functions lua/nn_driver.c gives the driver's table.  In an
@@ -1009,7 +1037,7 @@ int orion__nn_open(lua_State *L, const orion__nn_host *host,
     return 1;
   lua_pop(L, 1);
   orion_nn_threads_init();
-  new_class(L, MAT_MT, m_tostring, NULL, mat_methods);
+  new_class(L, MAT_MT, m_tostring, mat_gc, mat_methods);
   new_class(L, CSR_MT, csr_tostring, csr_gc, csr_methods);
   lua_pushlightuserdata(L, (void *)host);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &host_key);
@@ -1036,5 +1064,5 @@ float *orion__nn_check_matrix(lua_State *L, int idx, const char *fn,
   nn_mat *m = check_mat(L, idx, fn, what);
   *rows = m->rows;
   *cols = m->cols;
-  return m->v;
+  return HW(m);
 }

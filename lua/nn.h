@@ -17,6 +17,9 @@
  * slices or buffers.  The reference is docs/apps-dnn.md and the orion.nn
  * section of docs/lua-api.md.
  *
+ * On an executor with a GPU (orion_nn_set_gpu), the kernels run there
+ * (lua/nn_dev.c, kernels/nn_gpu.h).
+ *
  * OpenBLAS runs on one thread per process unless $ORION_BLAS_THREADS says
  * otherwise (executors share the cores; see nn.threads).
  */
@@ -28,6 +31,7 @@
 #include <stdint.h>
 
 #include "dsm/array.h"
+#include "gpu/gpu.h"
 
 /* Registry key of the nn table of a Lua state (set by the two openers). */
 #define ORION_NN_KEY "orion.nn"
@@ -42,6 +46,16 @@ int orion_nn_open(lua_State *L);
  * saying so.  Called when an executor state is made (lua/exec.c); defined
  * in lua/exec_nn.c. */
 int orion_nn_open_body(lua_State *L);
+
+/* Runs L's orion.nn kernels on device g from now on (g NULL: on the CPU
+ * again): GEMM, sparse products and softmax cross-entropy on the device,
+ * element-wise kernels there when an operand is; matrices keep a device
+ * copy coherent with their host values (lua/nn_int.h), so results are the
+ * CPU's within fp32 rounding (kernels/nn_gpu.h).  nn.device() then names
+ * g.  g must stay open until L is closed (matrices free their device
+ * copies when collected).  Returns 0, or the code of allocating the
+ * state's small device scratch with err set.  Defined in lua/nn_dev.c. */
+int orion_nn_set_gpu(lua_State *L, orion_gpu *g, orion_error *err);
 
 /* ---- between the binding and its driver half (internal) --------------- */
 

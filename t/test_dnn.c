@@ -2,6 +2,7 @@
  * bag-of-words readers (dsm/idx.c), the kernels (kernels/nn_math.c) on raw
  * arrays, orion.nn (lua/nn.c) inside and outside loop bodies, and
  * apps/dnn/dnn.lua end to end on small real inputs. */
+#include "config.h"
 #include "t/testutil.h"
 
 #include <math.h>
@@ -10,8 +11,14 @@
 
 #include "dsm/idx.h"
 #include "dsm/loader.h"
+#include "gpu/gpu.h"
+#include "kernels/nn_gpu.h"
 #include "kernels/nn_math.h"
+#include "lua/nn.h"
 #include "util/alloc.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
 
 /* ======================================================================
  * IDX.
@@ -539,7 +546,8 @@ Test(dnn, embedded_default_learns_and_records_metrics, .timeout = 60) {
     lines++;
     cr_assert(strstr(line, "\"epoch\":") && strstr(line, "\"seconds\":") &&
                   strstr(line, "\"samples_per_s\":") &&
-                  strstr(line, "\"loss\":") && strstr(line, "\"accuracy\":0."),
+                  strstr(line, "\"loss\":") && strstr(line, "\"accuracy\":0.") &&
+                  strstr(line, "\"gpu\":0"),
               "%s", line);
   }
   fclose(f);
@@ -1063,4 +1071,49 @@ Test(dnn, kernel_elementwise_and_conversions) {
   cr_assert(f[0] == 1);
   orion_nn_argmax(x1, 3, 1, f);
   cr_assert(f[0] == 1 && f[1] == 1 && f[2] == 1);
+}
+
+/* Without a device (this machine, CI): orion.nn runs on the CPU as before.
+ * nn.device() is nil, a state given no GPU computes what the kernels do,
+ * and in a build without CUDA the device kernels refuse with a message. */
+Test(dnn, nn_without_a_gpu_runs_on_the_cpu) {
+  lua_State *L = luaL_newstate();
+  orion_error err;
+  const char *why = NULL;
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 2, 1, -1, 3}, c[4];
+  luaL_openlibs(L);
+  orion_nn_open_body(L);
+  lua_setglobal(L, "nn");
+  orion_error_clear(&err);
+  cr_assert_eq(orion_nn_set_gpu(L, NULL, &err), 0, "%s", err.msg);
+  cr_assert_eq(luaL_dostring(L,
+      "assert(nn.device() == nil, 'nn.device() without a GPU: ' ..\n"
+      "       tostring(nn.device()))\n"
+      "local A = nn.from_table{{1, 2, 3}, {4, 5, 6}}\n"
+      "local B = nn.from_table{{1, 0}, {2, 1}, {-1, 3}}\n"
+      "local C = nn.matrix(2, 2)\n"
+      "nn.gemm(C, A, B); A:set(1, 1, 10); nn.gemm(C, A, B, 1, 1)\n"
+      "nn.relu(C); nn.scale(C, 0.5)\n"
+      "return C:get(1, 1), C:get(1, 2), C:get(2, 1), C:get(2, 2)"),
+      LUA_OK, "%s", lua_tostring(L, -1));
+  /* (A B) + (A' B) with A' = A but a11 = 10, relu, halved. */
+  orion_nn_gemm(0, 0, 2, 2, 3, 1, a, 3, b, 2, 0, c, 2);
+  a[0] = 10;
+  orion_nn_gemm(0, 0, 2, 2, 3, 1, a, 3, b, 2, 1, c, 2);
+  orion_nn_relu(c, 4);
+  orion_nn_scale(c, 4, 0.5f);
+  cr_assert_eq((float)lua_tonumber(L, -4), c[0]);
+  cr_assert_eq((float)lua_tonumber(L, -3), c[1]);
+  cr_assert_eq((float)lua_tonumber(L, -2), c[2]);
+  cr_assert_eq((float)lua_tonumber(L, -1), c[3]);
+  lua_close(L);
+#ifdef ORION_HAVE_CUDA
+  cr_assert_eq(orion_nn_gpu_built(), 1);
+#else
+  cr_assert_eq(orion_nn_gpu_built(), 0);
+  cr_assert_eq(orion_nn_gpu_relu(NULL, NULL, 4, &err), ORION_EUNSUPPORTED);
+  cr_assert_str_eq(err.msg, "nn relu on the GPU: this build has no CUDA");
+#endif
+  if (orion_gpu_count(&why) == 0)
+    cr_assert(why != NULL && why[0] != '\0');
 }

@@ -26,7 +26,10 @@
 -- epoch is recorded with the keys epoch, seconds, samples_per_s, loss,
 -- accuracy, test_loss, eval_seconds, rounds, driver_bytes and peer_bytes
 -- (bytes through the driver and between executors, the epoch's loops),
--- bytes_moved (the old name of driver_bytes) and executors.
+-- bytes_moved (the old name of driver_bytes), executors and gpu (the
+-- training bodies of the epoch whose orion.nn ran on an executor's GPU:
+-- on GPU executors, nn.device() names the device and the nn kernels run on
+-- it; 0 on the CPU).
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -311,6 +314,7 @@ print(("# layers %s (%d parameters), batch %d, lr %g, momentum %g, %d shard%s on
 local acc_loss = orion.accumulator("sum", 0.0)
 local acc_seen = orion.accumulator("sum", 0)
 local acc_correct = orion.accumulator("sum", 0)
+local acc_gpu = orion.accumulator("sum", 0)
 local sync = opts.sync
 local order, round = {}, 1 -- captured by value at each round
 
@@ -405,6 +409,7 @@ local function train_shard(s, _)
   end
   acc_loss:add(loss)
   acc_seen:add(seen)
+  if nn.device() then acc_gpu:add(1) end
 end
 
 local EB = 500 -- rows per evaluation step
@@ -443,6 +448,7 @@ for epoch = 1, epochs do
   order = permutation(ntrain)
   acc_loss:reset()
   acc_seen:reset()
+  acc_gpu:reset()
   local t0 = orion.clock()
   local bytes, peer, st = 0, 0, nil
   for r = 1, rounds do
@@ -468,5 +474,6 @@ for epoch = 1, epochs do
   orion.record { epoch = epoch, seconds = seconds, samples_per_s = ntrain / seconds,
                  loss = loss, accuracy = accuracy, test_loss = test_loss,
                  eval_seconds = eval_seconds, rounds = rounds, bytes_moved = bytes,
-                 driver_bytes = bytes, peer_bytes = peer, executors = st.executors }
+                 driver_bytes = bytes, peer_bytes = peer, executors = st.executors,
+                 gpu = acc_gpu:get() }
 end
