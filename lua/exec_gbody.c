@@ -247,6 +247,7 @@ typedef struct run_host {
   orion_carray *arrays;
   orion_cval *consts;
   orion_cacc *partials;
+  orion_cacc *accs; /* each accumulator's op, for the groups' partials */
   acc_slot **acc_of;
   binding **arr_of;
   int64_t *pos, *keys, *order;
@@ -258,6 +259,7 @@ static void run_host_free(run_host *h) {
   orion_free(h->arrays);
   orion_free(h->consts);
   orion_free(h->partials);
+  orion_free(h->accs);
   orion_free(h->acc_of);
   orion_free(h->arr_of);
   orion_free(h->pos);
@@ -388,8 +390,11 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
     rc = upload(s, iter_id, it->a, "the iterated array", &h.c->iter, err);
   h.partials = orion_calloc((size_t)h.grid.ngroups * (size_t)(nk > 0 ? nk : 1),
                             sizeof *h.partials);
-  if (rc == 0 && h.partials == NULL)
+  h.accs = orion_calloc((size_t)(nk > 0 ? nk : 1), sizeof *h.accs);
+  if (rc == 0 && (h.partials == NULL || h.accs == NULL))
     rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
+  for (i = 0; rc == 0 && i < nk; i++)
+    h.accs[i].op = (int32_t)h.acc_of[i]->op;
   if (rc == 0)
     rc = grow(s, &s->order, sizeof(int64_t) * (size_t)nel, "the device grid",
               err);
@@ -412,6 +417,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.c->arrays = h.arrays;
   h.c->consts = h.consts;
   h.c->naccs = nk;
+  h.c->accs = h.accs;
   h.c->d_order = s->order.d;
   h.c->d_group_off = s->goff.d;
   h.c->h_step_off = h.grid.step_off;

@@ -55,24 +55,42 @@ else
   fail "gpu_tier.lua exited with status $?"
 fi
 
-# 2. The golden loops.
-echo "== golden loops on 1 GPU executor"
+# 2. The golden loops, GOLDEN_JOBS (default 8) drivers at a time, each
+# with its own GPU executor: building each body with nvcc takes seconds,
+# and the files are independent.
+echo "== golden loops on 1 GPU executor each, ${GOLDEN_JOBS:-8} at a time"
 for f in "$src"/t/analysis/*.lua; do
   b=$(basename "$f")
   case $b in golden.lua | pending_*) continue ;; esac
-  want=$(grep -c '^G\.check' "$f")
+  echo "$f"
+done > "$tmp/goldens"
+one_golden() {
+  b=$(basename "$1")
   t0=$(date +%s.%N)
-  if run "$drv" --gpus 1 "$f" >"$tmp/g" 2>&1; then st=0; else st=$?; fi
+  if timeout -k 10 600 "$drv" --gpus 1 "$1" >"$tmp/g.$b" 2>&1; then st=0; else st=$?; fi
   t1=$(date +%s.%N)
-  got=$(grep -c 'golden ok: ' "$tmp/g")
-  ongpu=$(grep -c 'runs on the CPU' "$tmp/g")
+  echo "$st $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" > "$tmp/st.$b"
+}
+running=0
+while read -r f; do
+  one_golden "$f" &
+  running=$((running + 1))
+  if [ "$running" -ge "${GOLDEN_JOBS:-8}" ]; then wait; running=0; fi
+done < "$tmp/goldens"
+wait
+while read -r f; do
+  b=$(basename "$f")
+  want=$(grep -c '^G\.check' "$f")
+  read -r st secs < "$tmp/st.$b"
+  got=$(grep -c 'golden ok: ' "$tmp/g.$b")
+  ongpu=$(grep -c 'runs on the CPU' "$tmp/g.$b")
   printf '%-40s exit %d, %d of %d checks, %d CPU notes, %.2f s\n' "$b" "$st" \
-    "$got" "$want" "$ongpu" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+    "$got" "$want" "$ongpu" "$secs"
   if [ "$st" -ne 0 ] || [ "$got" -lt "$want" ]; then
-    sed 's/^/    /' "$tmp/g" | tail -n 30
+    sed 's/^/    /' "$tmp/g.$b" | tail -n 30
     fail "$b on the device"
   fi
-done
+done < "$tmp/goldens"
 
 # 3. The MF app.
 data=$src/../shared/data/movielens-1m

@@ -404,6 +404,7 @@ int main(void) {
   char desc[256];
   orion_error err;
   int i, j, l, t;
+  setvbuf(stdout, NULL, _IOLBF, 0); /* a crash shows the last case */
   if (!orion_nn_gpu_built() || orion_gpu_count(&why) == 0) {
     printf("SKIP: no GPU: %s\n",
            !orion_nn_gpu_built() ? "this build has no CUDA" : why);

@@ -136,6 +136,9 @@ static int fake_body(orion_gctx *g) {
   int64_t *C = g->arrays[2].values;
   cr_assert_eq(g->abi, ORION_GBODY_ABI);
   cr_assert_eq(g->naccs, 1);
+  /* The groups' partials start empty but need their accumulator's op. */
+  cr_assert(g->accs != NULL, "no accumulator descriptors");
+  cr_assert_eq(g->accs[0].op, ORION_ACC_SUM);
   cr_assert_eq(g->arrays[1].type, 1); /* f64 */
   cr_assert(g->d_scratch != NULL);
   if (device_fails) {
