@@ -6,7 +6,9 @@
 #     LIBMF=/path/to/libmf LIBMF_THREADS=16 bench/gpu.sh
 #
 # Rows, all at K (default 128), each a fresh `orion-driver` run:
-#   ml1m gpu     apps/mf/mf.lua --gpu on `orion-driver --gpus 1`, MovieLens-1M
+#   ml1m gpu     apps/mf/mf.lua --gpu on `orion-driver --gpus 1
+#                --partitions GPU_PARTS` (default 1: the one executor's
+#                device grid cuts the whole matrix itself), MovieLens-1M
 #                ($ORION_DATA/movielens-1m), EPOCHS epochs (default 20)
 #   ml1m cpu     the same app on the CPU tier, CPU_EXECS local executors
 #                (default 2), for the GPU/CPU ratio on this machine
@@ -40,6 +42,7 @@ epochs=${EPOCHS:-20}
 k=${K:-128}
 cpu_execs=${CPU_EXECS:-2}
 cap=${CAP:-8M}
+gpu_parts=${GPU_PARTS:-1}
 syn=${SYN:-1000000,200000,100000000}
 syn_epochs=${SYN_EPOCHS:-3}
 bench_epochs gpu.sh EPOCHS "$epochs"
@@ -116,7 +119,7 @@ row() {
   printf '%s' "$ups" > "$tmp/$1.ups"
 }
 
-if run gpu "$tmp/gpu.jsonl" --gpus 1 -- --train "$train" --test "$test" \
+if run gpu "$tmp/gpu.jsonl" --gpus 1 --partitions "$gpu_parts" -- --train "$train" --test "$test" \
     --epochs "$epochs" --gpu; then
   [ -z "$hbm" ] && hbm=$(grep -o '[0-9.]* GB/s)' "$tmp/gpu.out" | head -1 | awk '{ print $1 }')
   dev=$(grep -o 'GPU 0 ([^)]*)' "$tmp/gpu.out" | head -1)
@@ -126,7 +129,7 @@ if run cpu "$tmp/cpu.jsonl" --executors "$cpu_execs" -- --train "$train" \
     --test "$test" --epochs "$epochs"; then
   row "ml1m cpu" "$tmp/cpu.jsonl" "$cpu_execs CPU executors"
 fi
-if run capped "$tmp/capped.jsonl" --gpus 1 --gpu-memory "$cap" -- \
+if run capped "$tmp/capped.jsonl" --gpus 1 --partitions "$gpu_parts" --gpu-memory "$cap" -- \
     --train "$train" --test "$test" --epochs "$epochs" --gpu; then
   row "ml1m capped" "$tmp/capped.jsonl" "--gpu-memory $cap"
   if [ -s "$tmp/ml1m gpu.ups" ]; then
@@ -136,7 +139,7 @@ if run capped "$tmp/capped.jsonl" --gpus 1 --gpu-memory "$cap" -- \
 fi
 if [ "$syn" != none ]; then
   t0=$(date +%s)
-  if run syn "$tmp/syn.jsonl" --gpus 1 -- --synthetic "$syn" \
+  if run syn "$tmp/syn.jsonl" --gpus 1 --partitions "$gpu_parts" -- --synthetic "$syn" \
       --epochs "$syn_epochs" --gpu; then
     row "syn gpu" "$tmp/syn.jsonl" "--synthetic $syn, $(($(date +%s) - t0)) s in all"
   fi

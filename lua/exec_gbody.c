@@ -200,6 +200,61 @@ static int upload(struct exec_gpu *s, int64_t id, const orion_array *a,
   return 0;
 }
 
+/* The iterated array as the device sees it: device copies of its whole
+ * size, into which only the block's segments are copied (a body reads and
+ * writes only its own elements), so a block moves its own elements, not
+ * the executor's whole copy of the array. */
+static int upload_block(struct exec_gpu *s, int64_t id, const orion_array *a,
+                        const orion_segment *segs, int64_t nsegs,
+                        orion_carray *ca, orion_error *err) {
+  size_t es = orion_type_size(a->type);
+  size_t ks = (size_t)a->ndims * sizeof(int64_t);
+  size_t vb = (size_t)a->nnz * es;
+  void *dv = NULL, *dk = NULL;
+  int64_t k;
+  int rc = copy_of(s, id, 0, vb, "the iterated array", &dv, err);
+  if (rc == 0 && a->sparse)
+    rc = copy_of(s, id, 1, (size_t)a->nnz * ks, "the iterated array's keys",
+                 &dk, err);
+  for (k = 0; rc == 0 && k < nsegs; k++) {
+    size_t lo = (size_t)segs[k].lo, n = (size_t)(segs[k].hi - segs[k].lo);
+    if (n == 0)
+      continue;
+    rc = orion_gpu_h2d(s->g, (char *)dv + lo * es, (const char *)a->values + lo * es,
+                       n * es, err);
+    if (rc == 0 && a->sparse)
+      rc = orion_gpu_h2d(s->g, (char *)dk + lo * ks,
+                         (const char *)a->keys + lo * ks, n * ks, err);
+  }
+  if (rc != 0)
+    return rc;
+  orion__exec_carray_of(ca, a);
+  ca->values = dv;
+  ca->keys = a->sparse ? dk : NULL;
+  return 0;
+}
+
+/* The block's segments of the iterated array back (a body that returns a
+ * value writes its own elements only). */
+static int download_block(struct exec_gpu *s, int64_t id, orion_array *a,
+                          const orion_segment *segs, int64_t nsegs,
+                          orion_error *err) {
+  size_t es = orion_type_size(a->type);
+  void *dv = NULL;
+  int64_t k;
+  int i, rc = 0;
+  for (i = 0; i < s->ncopies; i++)
+    if (s->copies[i].id == id && !s->copies[i].keys)
+      dv = s->copies[i].d;
+  for (k = 0; dv != NULL && rc == 0 && k < nsegs; k++) {
+    size_t lo = (size_t)segs[k].lo, n = (size_t)(segs[k].hi - segs[k].lo);
+    if (n > 0)
+      rc = orion_gpu_d2h(s->g, (char *)a->values + lo * es,
+                         (const char *)dv + lo * es, n * es, err);
+  }
+  return rc;
+}
+
 static int download(struct exec_gpu *s, int64_t id, orion_array *a,
                     orion_error *err) {
   size_t vb = (size_t)a->nnz * orion_type_size(a->type);
@@ -387,7 +442,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
     h.order[i] = h.pos[h.grid.order[i]];
   rc = bind_slots(ex, s, &h, &na, &nk, err);
   if (rc == 0)
-    rc = upload(s, iter_id, it->a, "the iterated array", &h.c->iter, err);
+    rc = upload_block(s, iter_id, it->a, segs, nsegs, &h.c->iter, err);
   h.partials = orion_calloc((size_t)h.grid.ngroups * (size_t)(nk > 0 ? nk : 1),
                             sizeof *h.partials);
   h.accs = orion_calloc((size_t)(nk > 0 ? nk : 1), sizeof *h.accs);
@@ -455,7 +510,8 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   if (s->writes == NULL || s->writes(-1)) {
     orion_error derr;
     orion_error_clear(&derr);
-    if (download(s, iter_id, it->a, &derr) != 0 && rc == 0)
+    if (download_block(s, iter_id, it->a, segs, nsegs, &derr) != 0 &&
+        rc == 0)
       rc = orion_error_set(err, derr.code, "%s", derr.msg);
   }
   if (rc == 0)

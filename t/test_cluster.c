@@ -1329,6 +1329,7 @@ static void gpu_tier_on_cpu(const char *n, const char *why) {
   expect_ok(&r, "gpu_tier.lua");
   expect_has(r.out, "gpu tier agrees: ints (ran c)\n");
   expect_has(r.out, "gpu tier agrees: mf (ran c)\n");
+  expect_has(r.out, "gpu tier agrees: mf_grid1 (ran c)\n");
   expect_has(r.out, "gpu tier agrees: mf_ordered (ran c)\n");
   expect_has(r.out, "gpu tier agrees: scale (ran c)\n");
   expect_has(r.out, "mf: array W: max relative difference 0 (tolerance 0)");

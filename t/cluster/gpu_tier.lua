@@ -7,10 +7,14 @@
 -- and accumulators agree bit for bit; floats within a relative 1e-9
 -- (|x - y| / max(|y|, 1e-3)) where the device keeps the CPU's order of
 -- every dependent pair (1d, none, 2d-ordered's wavefront: only the
--- accumulators' summation order differs), and within 1e-3 for the 2d
--- rotation, whose device grid runs the block in another serial order (a
--- different SGD trajectory after one pass).  Prints one line per
--- comparison.
+-- accumulators' summation order differs).  The 2d rotation runs the
+-- block in another serial order, a different SGD trajectory: with one
+-- block and a 1 x 1 device grid (mf_grid1) that order is the CPU's, so it
+-- must agree within 1e-9; with the default grid (mf) the pass's squared
+-- error (the accumulator) within 2% and each factor matrix's sum of
+-- squares within 1% of the CPU's (other block orders move them by 0.4%
+-- and 0.04%; a lost or repeated update moves them far more).  Prints one
+-- line per comparison.
 local orion = require "orion"
 local expect = arg[1] or "cpu"
 
@@ -36,14 +40,19 @@ local function mf(R, W, H, I, acc)
   end
 end
 
-local opts = { mf_ordered = { ordered = true } }
-local tols = { mf = 1e-3 }
+local opts = { mf_ordered = { ordered = true },
+               mf_grid1 = { partitions = { 1, 1 }, gpu_grid = 1 } }
+-- Bodies compared in aggregate on a device: relative tolerances of the
+-- accumulator and of each float array's sum of squares.
+local aggregate = { mf = { acc = 0.02, sumsq = 0.01 } }
 
 local bodies = {
   -- Matrix factorisation, ordered: 2d-ordered (a wavefront on the device).
   mf_ordered = mf,
   -- The same unordered: 2d (a rotation on the device).
   mf = mf,
+  -- Unordered in one block on a 1 x 1 device grid: the CPU's order.
+  mf_grid1 = mf,
   -- Integers, 1d on i: wrap-around, floor division, modulo.
   ints = function(R, W, H, I, acc)
     return function(i, j, v)
@@ -85,9 +94,21 @@ local function worst_diff(a, b, exact)
   return worst
 end
 
+local function sumsq(a)
+  local s = 0.0
+  for _, row in ipairs(a:to_table()) do
+    for _, x in ipairs(row) do s = s + x * x end
+  end
+  return s
+end
+
+local function near(a, b, tol)
+  return math.abs(a - b) <= tol * math.max(math.abs(b), 1e-3)
+end
+
 for _, name in ipairs(names) do
   local res = {}
-  local tol = tols[name] or 1e-9
+  local tol = 1e-9
   for _, tier in ipairs { "c", "gpu" } do
     local R, W, H, I = inputs()
     local acc = orion.accumulator("sum", 0)
@@ -100,7 +121,20 @@ for _, name in ipairs(names) do
   assert(res.gpu.tier == want, ("%s: tier \"gpu\" ran tier %s, expected %s")
     :format(name, res.gpu.tier, want))
   local exact = expect ~= "gpu"
-  for _, k in ipairs { "R", "W", "H", "I" } do
+  local agg = not exact and aggregate[name]
+  if agg then
+    for _, k in ipairs { "W", "H" } do
+      local a, b = sumsq(res.gpu[k]), sumsq(res.c[k])
+      print(("%s: array %s: sum of squares %.9g (gpu) vs %.9g (c), tolerance %g relative")
+        :format(name, k, a, b, agg.sumsq))
+      assert(near(a, b, agg.sumsq), ("%s: array %s: the sums of squares differ"):format(name, k))
+    end
+    local a, b = res.gpu.acc, res.c.acc
+    print(("%s: accumulator %.9g (gpu) vs %.9g (c), tolerance %g relative")
+      :format(name, a, b, agg.acc))
+    assert(near(a, b, agg.acc), name .. ": the accumulators differ")
+  end
+  for _, k in ipairs(agg and {} or { "R", "W", "H", "I" }) do
     local d = worst_diff(res.gpu[k], res.c[k], exact)
     print(("%s: array %s: max relative difference %.3g (tolerance %s)")
       :format(name, k, d, exact and "0" or tostring(tol)))
@@ -108,7 +142,7 @@ for _, name in ipairs(names) do
       :format(name, k))
   end
   local a, b = res.gpu.acc, res.c.acc
-  local same = math.type(a) == "integer" and a == b or
+  local same = agg or math.type(a) == "integer" and a == b or
     (not exact and math.abs(a - b) / math.max(math.abs(b), 1e-3) <= tol) or
     string.pack("<d", a) == string.pack("<d", b)
   print(("%s: accumulator %s (gpu) vs %s (c)"):format(name, tostring(a), tostring(b)))
