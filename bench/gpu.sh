@@ -24,8 +24,9 @@
 #                partitions must stream through device memory; its slowdown
 #                against the uncapped run is printed
 #   syn gpu      the embedded generator at SYN (users,items,ratings; default
-#                1000000,200000,100000000), SYN_EPOCHS epochs (default 3);
-#                SYN=none skips it
+#                1000000,200000,100000000), SYN_EPOCHS epochs (default 3),
+#                --partitions SYN_PARTS (default 8: a block's elements must
+#                fit one frame, 256 MiB); SYN=none skips it
 #
 # Columns: Mupd/s (training ratings / training-pass seconds, the mean of
 # epochs 2..N), vs LIBMF (that rate / LIBMF's), of HBM (that rate / the
@@ -43,6 +44,7 @@ k=${K:-128}
 cpu_execs=${CPU_EXECS:-2}
 cap=${CAP:-8M}
 gpu_parts=${GPU_PARTS:-1}
+syn_parts=${SYN_PARTS:-8}
 syn=${SYN:-1000000,200000,100000000}
 syn_epochs=${SYN_EPOCHS:-3}
 bench_epochs gpu.sh EPOCHS "$epochs"
@@ -139,7 +141,7 @@ if run capped "$tmp/capped.jsonl" --gpus 1 --partitions "$gpu_parts" --gpu-memor
 fi
 if [ "$syn" != none ]; then
   t0=$(date +%s)
-  if run syn "$tmp/syn.jsonl" --gpus 1 --partitions "$gpu_parts" -- --synthetic "$syn" \
+  if run syn "$tmp/syn.jsonl" --gpus 1 --partitions "$syn_parts" -- --synthetic "$syn" \
       --epochs "$syn_epochs" --gpu; then
     row "syn gpu" "$tmp/syn.jsonl" "--synthetic $syn, $(($(date +%s) - t0)) s in all"
   fi

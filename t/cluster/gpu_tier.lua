@@ -11,10 +11,12 @@
 -- block in another serial order, a different SGD trajectory: with one
 -- block and a 1 x 1 device grid (mf_grid1) that order is the CPU's, so it
 -- must agree within 1e-9; with the default grid (mf) the pass's squared
--- error (the accumulator) within 2% and each factor matrix's sum of
--- squares within 1% of the CPU's (other block orders move them by 0.4%
--- and 0.04%; a lost or repeated update moves them far more).  Prints one
--- line per comparison.
+-- error (the accumulator) and each factor matrix's sum of squares must
+-- lie within the spread of CPU runs in other block orders (partitions 4,
+-- 8, 16 and 40 per dimension), widened by 2%: the orders a serial run
+-- allows move H's sum of squares by 6% among themselves, W's by 0.02% and
+-- the error by 0.1%, while a lost or repeated update moves them far more.
+-- Prints one line per comparison.
 local orion = require "orion"
 local expect = arg[1] or "cpu"
 
@@ -42,9 +44,9 @@ end
 
 local opts = { mf_ordered = { ordered = true },
                mf_grid1 = { partitions = { 1, 1 }, gpu_grid = 1 } }
--- Bodies compared in aggregate on a device: relative tolerances of the
--- accumulator and of each float array's sum of squares.
-local aggregate = { mf = { acc = 0.02, sumsq = 0.01 } }
+-- Bodies compared in aggregate on a device: the CPU orders that give the
+-- spread, and how far beyond it (relative) the device may be.
+local aggregate = { mf = { parts = { 4, 8, 16, 40 }, widen = 0.02 } }
 
 local bodies = {
   -- Matrix factorisation, ordered: 2d-ordered (a wavefront on the device).
@@ -102,8 +104,14 @@ local function sumsq(a)
   return s
 end
 
-local function near(a, b, tol)
-  return math.abs(a - b) <= tol * math.max(math.abs(b), 1e-3)
+-- The accumulator and the sums of squares of W and H after the body ran
+-- on the CPU with `parts` partitions per dimension.
+local function cpu_aggregate(name, parts)
+  local R, W, H, I = inputs()
+  local acc = orion.accumulator("sum", 0)
+  orion.parallel_for(R, bodies[name](R, W, H, I, acc),
+    { tier = "c", partitions = { parts, parts } })
+  return { acc = acc:get(), W = sumsq(W), H = sumsq(H) }
 end
 
 for _, name in ipairs(names) do
@@ -123,16 +131,20 @@ for _, name in ipairs(names) do
   local exact = expect ~= "gpu"
   local agg = not exact and aggregate[name]
   if agg then
-    for _, k in ipairs { "W", "H" } do
-      local a, b = sumsq(res.gpu[k]), sumsq(res.c[k])
-      print(("%s: array %s: sum of squares %.9g (gpu) vs %.9g (c), tolerance %g relative")
-        :format(name, k, a, b, agg.sumsq))
-      assert(near(a, b, agg.sumsq), ("%s: array %s: the sums of squares differ"):format(name, k))
+    local refs = {}
+    for _, p in ipairs(agg.parts) do refs[#refs + 1] = cpu_aggregate(name, p) end
+    local got = { acc = res.gpu.acc, W = sumsq(res.gpu.W), H = sumsq(res.gpu.H) }
+    for _, k in ipairs { "acc", "W", "H" } do
+      local lo, hi = math.huge, -math.huge
+      for _, r in ipairs(refs) do
+        lo, hi = math.min(lo, r[k]), math.max(hi, r[k])
+      end
+      local ok = got[k] >= lo * (1 - agg.widen) and got[k] <= hi * (1 + agg.widen)
+      print(("%s: %s: %.9g (gpu), CPU orders %.9g .. %.9g (widened by %g)")
+        :format(name, k == "acc" and "accumulator" or "sum of squares of " .. k,
+          got[k], lo, hi, agg.widen))
+      assert(ok, ("%s: %s lies outside the CPU orders' spread"):format(name, k))
     end
-    local a, b = res.gpu.acc, res.c.acc
-    print(("%s: accumulator %.9g (gpu) vs %.9g (c), tolerance %g relative")
-      :format(name, a, b, agg.acc))
-    assert(near(a, b, agg.acc), name .. ": the accumulators differ")
   end
   for _, k in ipairs(agg and {} or { "R", "W", "H", "I" }) do
     local d = worst_diff(res.gpu[k], res.c[k], exact)
