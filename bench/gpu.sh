@@ -77,8 +77,8 @@ run() {
   return 0
 }
 
-# The device's peak bandwidth (GB/s), from the executor's registration
-# line ("GPU 0 (NAME, 139.8 GiB, cc 9.0, 4800 GB/s)"), else $HBM_GBPS.
+# The device's peak bandwidth (GB/s): $HBM_GBPS (t/gpu_backend prints it,
+# "peak 4814 GB/s" on an H200); without it the column shows "-".
 hbm=${HBM_GBPS:-}
 
 printf 'MF, K=%s, f32 factors; %s cores; bytes per update %s\n' "$k" "$(nproc)" "$bytes_per_update"
@@ -123,7 +123,6 @@ row() {
 
 if run gpu "$tmp/gpu.jsonl" --gpus 1 --partitions "$gpu_parts" -- --train "$train" --test "$test" \
     --epochs "$epochs" --gpu; then
-  [ -z "$hbm" ] && hbm=$(grep -o '[0-9.]* GB/s)' "$tmp/gpu.out" | head -1 | awk '{ print $1 }')
   dev=$(grep -o 'GPU 0 ([^)]*)' "$tmp/gpu.out" | head -1)
   row "ml1m gpu" "$tmp/gpu.jsonl" "${dev:-one GPU executor}"
 fi
