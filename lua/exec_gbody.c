@@ -177,6 +177,15 @@ static int grow(struct exec_gpu *s, dev_buf *b, size_t bytes, const char *what,
   return 0;
 }
 
+/* ca: a's shape with the device copies dv (values) and dk (keys). */
+static int as_device(orion_carray *ca, const orion_array *a, void *dv,
+                     void *dk) {
+  orion__exec_carray_of(ca, a);
+  ca->values = dv;
+  ca->keys = a->sparse ? dk : NULL;
+  return 0;
+}
+
 /* The host array a as the device sees it: values (and a sparse array's
  * keys) uploaded into its device copies. */
 static int upload(struct exec_gpu *s, int64_t id, const orion_array *a,
@@ -192,12 +201,7 @@ static int upload(struct exec_gpu *s, int64_t id, const orion_array *a,
     if (rc == 0 && kb > 0)
       rc = orion_gpu_h2d(s->g, dk, a->keys, kb, err);
   }
-  if (rc != 0)
-    return rc;
-  orion__exec_carray_of(ca, a);
-  ca->values = dv;
-  ca->keys = a->sparse ? dk : NULL;
-  return 0;
+  return rc != 0 ? rc : as_device(ca, a, dv, dk);
 }
 
 /* The iterated array as the device sees it: device copies of its whole
@@ -220,18 +224,13 @@ static int upload_block(struct exec_gpu *s, int64_t id, const orion_array *a,
     size_t lo = (size_t)segs[k].lo, n = (size_t)(segs[k].hi - segs[k].lo);
     if (n == 0)
       continue;
-    rc = orion_gpu_h2d(s->g, (char *)dv + lo * es, (const char *)a->values + lo * es,
-                       n * es, err);
+    rc = orion_gpu_h2d(s->g, (char *)dv + lo * es,
+                       (const char *)a->values + lo * es, n * es, err);
     if (rc == 0 && a->sparse)
       rc = orion_gpu_h2d(s->g, (char *)dk + lo * ks,
                          (const char *)a->keys + lo * ks, n * ks, err);
   }
-  if (rc != 0)
-    return rc;
-  orion__exec_carray_of(ca, a);
-  ca->values = dv;
-  ca->keys = a->sparse ? dk : NULL;
-  return 0;
+  return rc != 0 ? rc : as_device(ca, a, dv, dk);
 }
 
 /* The block's segments of the iterated array back (a body that returns a
