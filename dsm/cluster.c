@@ -241,9 +241,16 @@ static void free_cluster(orion_cluster *c) {
 }
 
 void orion_cluster_stop(orion_cluster *c) {
+  int i;
   if (c == NULL)
     return;
   stop_all(c, 3, "");
+  /* An executor that has not closed its end by now (one that ignores
+   * SHUTDOWN): its connection is closed through net.c, whose close
+   * callback frees it; free_cluster's walk would close only the handle. */
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].conn != NULL)
+      orion_conn_close(c->peers[i].conn, "the job ended");
   free_cluster(c);
   accepting = NULL;
 }
