@@ -21,13 +21,11 @@ static orion_cobj *gobj_for(exec_state *x, const orion_msg_load_body *m,
                             const char *mode, orion_error *cerr) {
   orion_cobj *o = NULL;
   const int *abi;
-  int i;
-  for (i = 0; i < x->ngbodies; i++)
-    if (x->gbodies[i].hash == m->chash) {
-      if (x->gbodies[i].obj == NULL)
-        orion_error_set(cerr, ORION_ECOMPILE, "it failed to build before");
-      return x->gbodies[i].obj;
-    }
+  if (orion__bodies_find(&x->gbodies, m->chash, &o)) {
+    if (o == NULL)
+      orion_error_set(cerr, ORION_ECOMPILE, "it failed to build before");
+    return o;
+  }
   if (m->csrc_len == 0) {
     orion_error_set(cerr, ORION_EPARSE,
                     "the driver sent no source for a device body this "
@@ -45,15 +43,7 @@ static orion_cobj *gobj_for(exec_state *x, const orion_msg_load_body *m,
     orion_cobj_free(o);
     o = NULL;
   }
-  if (x->ngbodies == ORION_BODY_CACHE) { /* forget the oldest */
-    orion_cobj_free(x->gbodies[0].obj);
-    memmove(&x->gbodies[0], &x->gbodies[1],
-            sizeof x->gbodies[0] * (ORION_BODY_CACHE - 1));
-    x->ngbodies--;
-  }
-  x->gbodies[x->ngbodies].hash = m->chash;
-  x->gbodies[x->ngbodies].obj = o;
-  x->ngbodies++;
+  orion__bodies_keep(&x->gbodies, m->chash, o);
   return o;
 }
 

@@ -106,6 +106,28 @@ static int bind_buffer_decl(exec_state *x, const orion_msg_buf_desc *d,
   return rc == 0 ? push_buf(x, d->id, d->target) : rc;
 }
 
+int orion__bodies_find(const exec_bodies *b, uint64_t hash,
+                       orion_cobj **obj) {
+  int i;
+  for (i = 0; i < b->n; i++)
+    if (b->e[i].hash == hash) {
+      *obj = b->e[i].obj;
+      return 1;
+    }
+  return 0;
+}
+
+void orion__bodies_keep(exec_bodies *b, uint64_t hash, orion_cobj *obj) {
+  if (b->n == ORION_BODY_CACHE) { /* forget the oldest */
+    orion_cobj_free(b->e[0].obj);
+    memmove(&b->e[0], &b->e[1], sizeof b->e[0] * (ORION_BODY_CACHE - 1));
+    b->n--;
+  }
+  b->e[b->n].hash = hash;
+  b->e[b->n].obj = obj;
+  b->n++;
+}
+
 /* Builds (or finds in the cache) the compiled body the driver sent (m's
  * chash, csrc, cflags, required and slots) and makes the executor run it.
  * A failure is an error for tier "c"; under "auto" the loop runs
@@ -115,18 +137,16 @@ static int load_compiled(exec_state *x, const orion_msg_load_body *m,
   char mode[512];
   orion_error cerr;
   const int *abi;
-  int i;
   snprintf(mode, sizeof mode, "%.*s",
            (int)(m->cflags_len < 511 ? m->cflags_len : 511),
            m->cflags != NULL ? m->cflags : "");
   orion_error_clear(&cerr);
-  for (i = 0; i < x->nbodies; i++)
-    if (x->bodies[i].hash == m->chash) {
-      x->cobj = x->bodies[i].obj; /* built for an earlier run */
-      if (x->cobj == NULL)
-        orion_error_set(&cerr, ORION_ECOMPILE, "it failed to build before");
-      goto loaded;
-    }
+  if (orion__bodies_find(&x->bodies, m->chash, &x->cobj)) {
+    /* built for an earlier run */
+    if (x->cobj == NULL)
+      orion_error_set(&cerr, ORION_ECOMPILE, "it failed to build before");
+    goto loaded;
+  }
   if (m->csrc_len == 0)
     return orion_error_set(err, ORION_EPARSE,
                            "executor %d: the driver sent no source for a "
@@ -144,15 +164,7 @@ static int load_compiled(exec_state *x, const orion_msg_load_body *m,
     orion_cobj_free(x->cobj);
     x->cobj = NULL;
   }
-  if (x->nbodies == ORION_BODY_CACHE) { /* forget the oldest */
-    orion_cobj_free(x->bodies[0].obj);
-    memmove(&x->bodies[0], &x->bodies[1],
-            sizeof x->bodies[0] * (ORION_BODY_CACHE - 1));
-    x->nbodies--;
-  }
-  x->bodies[x->nbodies].hash = m->chash;
-  x->bodies[x->nbodies].obj = x->cobj;
-  x->nbodies++;
+  orion__bodies_keep(&x->bodies, m->chash, x->cobj);
 loaded:
   if (x->cobj == NULL) {
     if (m->required)

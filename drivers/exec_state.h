@@ -93,6 +93,16 @@ typedef struct peerlink {
   orion_buf queued_in; /* from the compute thread, for in (mu) */
 } peerlink;
 
+/* Bodies an executor built, by hash, oldest first; obj NULL: it failed
+ * to build.  The oldest is forgotten when ORION_BODY_CACHE are kept. */
+typedef struct exec_bodies {
+  struct {
+    uint64_t hash;
+    orion_cobj *obj;
+  } e[ORION_BODY_CACHE];
+  int n;
+} exec_bodies;
+
 typedef struct exec_state {
   /* From the command line; read-only once the threads run. */
   int id;
@@ -167,16 +177,8 @@ typedef struct exec_state {
   int64_t run;      /* the loop run being computed (SHARD_PULL reads it) */
   job *early;       /* BUFFER_FLUSHes for a run whose LOAD_BODY is not in */
   orion_cobj *cobj; /* the loaded loop's compiled body, or NULL */
-  struct {
-    uint64_t hash;
-    orion_cobj *obj;
-  } bodies[ORION_BODY_CACHE]; /* built, by hash (dsm/proto.h) */
-  int nbodies;
-  struct {
-    uint64_t hash;
-    orion_cobj *obj; /* NULL: it failed to build */
-  } gbodies[ORION_BODY_CACHE]; /* device bodies (drivers/exec_gload.c) */
-  int ngbodies;
+  exec_bodies bodies;  /* built, by hash (dsm/proto.h) */
+  exec_bodies gbodies; /* device bodies (drivers/exec_gload.c) */
   /* The loop's time (LOOP_DONE): when its LOAD_BODY came, the seconds
    * running its blocks less their waits, and the seconds blocked on data
    * (orion__wait_begin/end). */
@@ -413,6 +415,13 @@ int orion__run_loop_end(exec_state *x, job *j);
  * body and gives it to the executor core with the device grid.  A failure
  * is the loop's error under tier "gpu" (m->gpu == 2), a one-line note and
  * the CPU otherwise.  Compute thread. */
+/* The body built for hash: 1 with *obj set (NULL when it failed to
+ * build), else 0. */
+int orion__bodies_find(const exec_bodies *b, uint64_t hash, orion_cobj **obj);
+/* Keeps obj (may be NULL) for hash, forgetting (and freeing) the oldest
+ * when full. */
+void orion__bodies_keep(exec_bodies *b, uint64_t hash, orion_cobj *obj);
+
 int orion__load_gbody(exec_state *x, const orion_msg_load_body *m,
                       const char *mode, orion_error *err);
 
