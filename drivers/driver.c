@@ -93,6 +93,10 @@ static const char usage_text[] =
     "  --stall-seconds S  report an executor that has run one block for S\n"
     "                  seconds (which block, its heartbeat), then keep\n"
     "                  waiting (default 60; 0: never)\n"
+    "  --bandwidth-mbps N  megabits per second each executor may spend on\n"
+    "                  early sends of flush = \"managed\" buffers (default\n"
+    "                  $ORION_BANDWIDTH_MBPS, else the link rate the\n"
+    "                  executor measures)\n"
     "  -h, --help      show this help\n"
     "  --version       show the version\n"
     "\n"
@@ -105,6 +109,20 @@ static const char usage_text[] =
 
 static int usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+
+/* A bandwidth in megabits per second: a number above 0 (at most 10^7),
+ * into *v; -1 when text is not one. */
+static int parse_mbps(const char *text, double *v) {
+  char *end;
+  double x;
+  if (text == NULL || text[0] == '\0')
+    return -1;
+  x = strtod(text, &end);
+  if (*end != '\0' || !(x > 0 && x <= 1e7))
+    return -1;
+  *v = x;
+  return 0;
+}
 
 static int usage_error(const char *fmt, ...) {
   va_list ap;
@@ -199,7 +217,8 @@ enum {
   OPT_STATUS,
   OPT_PARTITIONS,
   OPT_GPUS,
-  OPT_GPU_MEMORY
+  OPT_GPU_MEMORY,
+  OPT_BANDWIDTH
 };
 
 /* What parse_options returns when the driver goes on to the script. */
@@ -227,6 +246,7 @@ static const struct option long_opts[] = {
     {"partitions", required_argument, NULL, OPT_PARTITIONS},
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
+    {"bandwidth-mbps", required_argument, NULL, OPT_BANDWIDTH},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
@@ -342,6 +362,12 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
                          "--stall-seconds");
     cfg->stall_seconds = v;
     return GO_ON;
+  case OPT_BANDWIDTH:
+    if (parse_mbps(arg, &cfg->bandwidth_mbps) != 0)
+      return usage_error("--bandwidth-mbps needs a number of megabits per "
+                         "second above 0, not '%s'",
+                         arg != NULL ? arg : "");
+    return GO_ON;
   case OPT_METRICS:
     if (arg == NULL)
       return usage_error("%s needs a file name", "--metrics");
@@ -433,6 +459,12 @@ int main(int argc, char **argv) {
         (parse_count(env, 4096, &cfg.partitions) != 0 || cfg.partitions < 1))
       return usage_error("ORION_PARTITIONS must be a number 1..4096, not "
                          "'%s'",
+                         env);
+    env = getenv("ORION_BANDWIDTH_MBPS");
+    if (env != NULL && env[0] != '\0' &&
+        parse_mbps(env, &cfg.bandwidth_mbps) != 0)
+      return usage_error("ORION_BANDWIDTH_MBPS must be a number of megabits "
+                         "per second above 0, not '%s'",
                          env);
   }
 

@@ -236,6 +236,7 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
     return refused(x, rc, "LOAD_BODY", err);
   x->iter_id = m.iter;
   x->run = m.run;
+  orion__budget_start(x, m.bandwidth_mbps);
   orion__hold_drop(x); /* a failed run's */
   rc = bind_loop(x, &m, err);
   if (rc == 0) {
@@ -513,6 +514,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     rc = orion_exec_end_block(x->ex, m.block, err);
   if (rc == 0)
     rc = orion_exec_flush(x->ex, 0, err);
+  if (rc == 0) /* managed buffers: what the budget affords goes now */
+    rc = orion__budget_send(x, err);
   /* The part's rows go on to its next block's executor: they are on their
    * way before the driver hears the block is done. */
   for (k = 0; k < m.nputs && rc == 0; k++)
@@ -598,6 +601,13 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   if (m.idle_seconds < 0)
     m.idle_seconds = 0;
   m.gpu_blocks = (uint64_t)orion_exec_gpu_take_blocks(x->ex);
+  {
+    orion_managed_stats ms;
+    orion_exec_managed_take_stats(x->ex, &ms);
+    m.managed_bytes = ms.bytes;
+    m.managed_items = ms.items;
+    m.managed_staleness = ms.staleness_sum;
+  }
   m.accs = accs;
   m.naccs = nbacc;
   rc = orion_msg_loop_done_encode(b, &m);

@@ -154,6 +154,8 @@ typedef struct exec_state {
   uint64_t peer_bytes;  /* between us and peers since the last LOOP_DONE
                          * (exec_peer.c counts them) */
   uint64_t shard_items; /* writes applied to own shards, likewise */
+  double link_bps;      /* the measured link rate, bytes/s; 0: not yet
+                           (drivers/exec_budget.c) */
 
   /* Compute thread. */
   orion_exec *ex;
@@ -188,6 +190,9 @@ typedef struct exec_state {
    * (drivers/exec_hold.c). */
   struct held_items *held;
   int64_t nheld, capheld;
+  /* The managed buffers' budget (drivers/exec_budget.c): bytes/s (0: no
+   * limit), the bucket's bytes and when it was last filled. */
+  double budget_bps, tokens, tokens_t;
 } exec_state;
 
 /* The state a connection's callbacks run for. */
@@ -298,6 +303,20 @@ orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
 /* FORGET: drops the copies (and shards) of the listed arrays. */
 int orion__replica_forget(exec_state *x, job *j);
 
+
+/* ---- exec_budget.c ------------------------------------------------------ */
+
+/* At LOAD_BODY: the managed buffers' budget is mbps (the driver's
+ * --bandwidth-mbps; 0: the measured link rate), the bucket empty.
+ * Compute thread. */
+void orion__budget_start(exec_state *x, double mbps);
+/* After a block: fills the bucket for the time since the last call and
+ * sends the managed buffers' largest pending writes it affords.  Returns
+ * 0 or the send's error.  Compute thread. */
+int orion__budget_send(exec_state *x, orion_error *err);
+/* Takes the fastest frame rate read from the driver or a peer as the link
+ * rate.  Loop thread. */
+void orion__budget_observe(exec_state *x);
 
 /* ---- exec_shard.c ------------------------------------------------------- */
 

@@ -175,6 +175,7 @@ static void on_tick(uv_timer_t *t) {
                     x->host, x->port, x->hb_timeout);
   if (x->welcomed)
     send_heartbeat(x);
+  orion__budget_observe(x);
 }
 
 static void on_connected(orion_conn *c) {

@@ -97,6 +97,8 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
   orion__mw_i64(&e, m->gskew_dim);
   orion__mw_i64(&e, m->gskew);
   orion__mw_i64(&e, m->gb);
+  orion__mw_need(&e, m->bandwidth_mbps >= 0);
+  orion__mw_f64(&e, m->bandwidth_mbps);
   return orion__mw_end(&e);
 }
 
@@ -199,6 +201,9 @@ int orion_msg_load_body_decode(const void *p, size_t n,
                              ORION_MAX_DIMS - 1, ORION_EPARSE);
   m.gskew = orion__mr_i64(&d, "device grid skew");
   m.gb = orion__mr_in(&d, "device grid size", 0, INT64_MAX, ORION_EPARSE);
+  m.bandwidth_mbps = orion__mr_f64(&d, "bandwidth budget");
+  if (d.rc == 0 && !(m.bandwidth_mbps >= 0))
+    orion__mr_fail(&d, ORION_EPARSE, "a negative bandwidth budget");
   if (d.rc == 0 && m.gpu != 0 && m.chash == 0)
     orion__mr_fail(&d, ORION_EPARSE, "a device body without a compiled "
                                      "body");
@@ -434,6 +439,9 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
   orion__mw_f64(&e, m->wait_seconds);
   orion__mw_f64(&e, m->idle_seconds);
   orion__mw_u64(&e, m->gpu_blocks);
+  orion__mw_u64(&e, m->managed_bytes);
+  orion__mw_u64(&e, m->managed_items);
+  orion__mw_f64(&e, m->managed_staleness);
   return orion__mw_end(&e);
 }
 
@@ -461,6 +469,9 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   m.wait_seconds = orion__mr_f64(&d, "wait seconds");
   m.idle_seconds = orion__mr_f64(&d, "idle seconds");
   m.gpu_blocks = orion__mr_u64(&d, "blocks run on the device");
+  m.managed_bytes = orion__mr_u64(&d, "managed bytes");
+  m.managed_items = orion__mr_u64(&d, "managed items");
+  m.managed_staleness = orion__mr_f64(&d, "managed staleness");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_loop_done_free(out);

@@ -142,7 +142,8 @@ typedef struct orion_msg_acc_desc {
 
 /* A buffer: i64 id, str name, i64 target (an array id), i64 op
  * (lua/exec.h's orion_apply_op), bytes apply (the captured apply function;
- * empty for none), i64 flush (ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP or n). */
+ * empty for none), i64 flush (ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP,
+ * ORION_FLUSH_MANAGED or n). */
 typedef struct orion_msg_buf_desc {
   int64_t id;
   const char *name;
@@ -183,7 +184,10 @@ typedef struct orion_msg_shard {
  * (scheduler/gpugrid.h's orion_gpugrid_kind), i64 gspace, i64 gtime (0-based
  * key dims, -1 unused), i64 gskew_dim (-1 none), i64 gskew, i64 gb (the grid
  * size, opts.gpu_grid; 0 the default from the block's size).  The device
- * body is built from csrc, so gpu != 0 needs chash != 0. */
+ * body is built from csrc, so gpu != 0 needs chash != 0.  Wire version 6
+ * appends f64 bandwidth_mbps: the budget of the managed buffers' early
+ * sends in megabits per second (--bandwidth-mbps; 0: the executor's
+ * measured link rate). */
 typedef struct orion_msg_load_body {
   int64_t loop;
   const char *blob;
@@ -211,6 +215,7 @@ typedef struct orion_msg_load_body {
   int gpu;
   int gkind;
   int64_t gspace, gtime, gskew_dim, gskew, gb;
+  double bandwidth_mbps;
 } orion_msg_load_body;
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);
@@ -553,7 +558,11 @@ typedef struct orion_msg_acc_value {
  * running blocks, blocked on data from peers, neither).  (Wire version 3
  * had no seconds, and ended with the runs of deferred arrays, which since
  * stay on the executors: lua/dist_resid.c.)  Wire version 5 appends u64
- * gpu_blocks: the blocks this executor ran on its device in the loop. */
+ * gpu_blocks: the blocks this executor ran on its device in the loop.
+ * Wire version 6 appends the managed buffers' early sends in the loop
+ * (lua/exec_managed.h): u64 managed_bytes, u64 managed_items and f64
+ * managed_staleness (the sum over those items of their staleness in
+ * blocks). */
 typedef struct orion_msg_loop_done {
   const orion_msg_acc_value *accs;
   int64_t naccs;
@@ -563,6 +572,9 @@ typedef struct orion_msg_loop_done {
   double wait_seconds;
   double idle_seconds;
   uint64_t gpu_blocks;
+  uint64_t managed_bytes;
+  uint64_t managed_items;
+  double managed_staleness;
 } orion_msg_loop_done;
 
 int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m);

@@ -111,6 +111,8 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   }
   c->bytes_in += (uint64_t)n;
   left = (size_t)n;
+  if (c->dec.offset == c->rx_off0) /* a frame starts in this read */
+    c->rx_t0 = orion_now();
   while (left > 0 && c->state != ST_CLOSING) {
     size_t used = 0;
     int rc = orion_wire_decoder_feed(&c->dec, p, left, &used);
@@ -118,6 +120,15 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     left -= used;
     if (rc == ORION_WIRE_FRAME_READY) {
       c->last_rx = orion_now();
+      if (c->dec.offset - c->rx_off0 >= ORION_CONN_RATE_MIN &&
+          c->last_rx > c->rx_t0) {
+        double r = (double)(c->dec.offset - c->rx_off0) /
+                   (c->last_rx - c->rx_t0);
+        if (r > c->rx_rate)
+          c->rx_rate = r;
+      }
+      c->rx_off0 = c->dec.offset; /* the next frame starts here */
+      c->rx_t0 = c->last_rx;
       c->cbs.frame(c, orion_wire_decoder_frame(&c->dec));
     } else if (rc < 0) {
       orion_conn_close(c, "refused: %s", orion_wire_decoder_reason(&c->dec));

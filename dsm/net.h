@@ -21,6 +21,9 @@
 
 typedef struct orion_conn orion_conn;
 
+/* The smallest frame whose arrival measures orion_conn's rx_rate. */
+#define ORION_CONN_RATE_MIN (512 * 1024)
+
 typedef struct orion_conn_cbs {
   /* A frame arrived; f is valid during the call only (the callback may
    * take its payload with orion_wire_decoder_take on &c->dec). */
@@ -42,6 +45,13 @@ struct orion_conn {
   uint64_t bytes_in;  /* stream bytes read and written */
   uint64_t bytes_out;
   double last_rx;     /* orion_now() when the last frame arrived */
+  /* The link's rate as the frames read show it: bytes per second of the
+   * fastest frame of ORION_CONN_RATE_MIN bytes or more so far, from the
+   * read that brought its first bytes to the one that completed it (0:
+   * none yet).  rx_t0/rx_off0: private. */
+  double rx_rate;
+  double rx_t0;
+  uint64_t rx_off0;
   uv_connect_t creq;
   char rbuf[65536];
 };

@@ -304,3 +304,101 @@ int orion_wbuf_apply(orion_array *target, orion_apply_op op,
   }
   return 0;
 }
+
+/* ---- managed flushes ---------------------------------------------------- */
+
+typedef struct ranked {
+  double mag;
+  int64_t at; /* index into the taken items (key order) */
+} ranked;
+
+static int by_magnitude(const void *x, const void *y) {
+  const ranked *a = x, *b = y;
+  if (a->mag != b->mag)
+    return a->mag > b->mag ? -1 : 1;
+  return (a->at > b->at) - (a->at < b->at); /* the lower key first */
+}
+
+static double magnitude(const pval *v, int isint) {
+  if (isint) /* as a double: INT64_MIN has no positive int64 */
+    return v->i < 0 ? -(double)v->i : (double)v->i;
+  return v->d < 0 ? -v->d : v->d;
+}
+
+int orion_wbuf_take_largest(orion_wbuf *p, int isint, int64_t max,
+                            orion_pend_item **sent, int64_t *nsent,
+                            orion_pend_item **rest, int64_t *nrest) {
+  orion_pend_item *all, *s = NULL, *r = NULL;
+  ranked *rk = NULL;
+  unsigned char *pick = NULL;
+  int64_t n, i, ns = 0, nr = 0;
+  *sent = *rest = NULL;
+  *nsent = *nrest = 0;
+  if (p->ndirty == 0)
+    return 0;
+  if (max >= p->ndirty) /* everything goes */
+    return orion_wbuf_take(p, sent, nsent);
+  if (max < 0)
+    max = 0;
+  /* Allocate everything first, so that a failure changes nothing. */
+  rk = orion_malloc(sizeof *rk * (size_t)p->ndirty);
+  pick = orion_calloc((size_t)p->ndirty, 1);
+  s = orion_malloc(sizeof *s * (size_t)p->ndirty);
+  r = orion_malloc(sizeof *r * (size_t)(p->ndirty - max));
+  if (rk == NULL || pick == NULL || s == NULL || r == NULL ||
+      orion_wbuf_take(p, &all, &n) != 0) {
+    orion_free(rk);
+    orion_free(pick);
+    orion_free(s);
+    orion_free(r);
+    return ORION_ENOMEM;
+  }
+  for (i = 0; i < n; i++) {
+    rk[i].mag = magnitude(&all[i].val, isint);
+    rk[i].at = i;
+  }
+  qsort(rk, (size_t)n, sizeof *rk, by_magnitude);
+  for (i = 0; i < max; i++)
+    pick[rk[i].at] = 1;
+  for (i = 0; i < n; i++) {
+    if (pick[i])
+      s[ns++] = all[i];
+    else
+      r[nr++] = all[i];
+  }
+  /* The rest become pending again.  The store kept its storage, so a
+   * slot should not need memory; one that cannot get it is sent now
+   * rather than lost (sorted again then, to stay in key order). */
+  {
+    int64_t kept = 0, moved = 0;
+    for (i = 0; i < nr; i++) {
+      pval *slot = orion_wbuf_slot(p, r[i].key);
+      if (slot != NULL) {
+        *slot = r[i].val;
+        r[kept++] = r[i];
+      } else {
+        s[ns++] = r[i];
+        moved++;
+      }
+    }
+    nr = kept;
+    if (moved > 0)
+      qsort(s, (size_t)ns, sizeof *s, cmp_key);
+  }
+  orion_free(all);
+  orion_free(rk);
+  orion_free(pick);
+  if (ns == 0) {
+    orion_free(s);
+    s = NULL;
+  }
+  if (nr == 0) {
+    orion_free(r);
+    r = NULL;
+  }
+  *sent = s;
+  *nsent = ns;
+  *rest = r;
+  *nrest = nr;
+  return 0;
+}

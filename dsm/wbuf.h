@@ -99,6 +99,17 @@ int orion_wbuf_add_scaled(orion_wbuf *w, int64_t k0, const float *x,
  * afterwards.  Returns 0, or ORION_ENOMEM with nothing changed. */
 int orion_wbuf_take(orion_wbuf *w, orion_pend_item **items, int64_t *n);
 
+/* Managed flushes (flush = "managed"): takes every pending element out
+ * and splits them into the (at most) max of largest magnitude, |value| as
+ * an integer (isint) or a float, ties to the lower key, into *sent, and the
+ * others into *rest, both in ascending key order (orion_free both; NULL
+ * when empty).  The rest are pending again afterwards, with the same
+ * values, so that a body reading them sees what it wrote.  Returns 0, or
+ * ORION_ENOMEM with nothing changed. */
+int orion_wbuf_take_largest(orion_wbuf *w, int isint, int64_t max,
+                            orion_pend_item **sent, int64_t *nsent,
+                            orion_pend_item **rest, int64_t *nrest);
+
 /* Applies items[0..n) to the dense array target with op ORION_APPLY_ADD
  * or ORION_APPLY_REPLACE, in order (keys must be in [0, target->nnz)).
  * Integer sums wrap like Lua integers.  Returns 0; -ERANGE when a result

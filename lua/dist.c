@@ -587,6 +587,9 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   r->peer_bytes += m.peer_bytes;
   r->shard_items += m.shard_items;
   r->gpu_blocks += m.gpu_blocks;
+  r->managed.bytes += m.managed_bytes;
+  r->managed.items += m.managed_items;
+  r->managed.staleness_sum += m.managed_staleness;
   r->secs[r->n + e] += m.compute_seconds; /* orion_dist_stats's layout */
   r->secs[2 * r->n + e] += m.wait_seconds;
   r->secs[3 * r->n + e] += m.idle_seconds;
@@ -859,6 +862,7 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
     m.gskew = j->gskew;
     m.gb = j->gb;
   }
+  m.bandwidth_mbps = r->s->bandwidth_mbps;
   rc = body_shards(r, e, &m);
   if (rc == 0)
     rc = orion__resid_load_gets(r, e);
@@ -1035,6 +1039,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->peer_bytes = r.peer_bytes;
   st->shard_items = r.shard_items;
   st->gpu_blocks = r.gpu_blocks;
+  st->managed = r.managed;
   st->exec_seconds = r.secs;
   st->nexec = r.n;
   if (failed != NULL) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lua/exec_managed.h"
 #include "lua/module.h"
 #include "scheduler/schedule.h"
 #include "util/error.h"
@@ -66,6 +67,7 @@ typedef struct orion_dist_stats {
   int nexec;
   int gpu_execs;       /* executors told to run the blocks on their device */
   uint64_t gpu_blocks; /* blocks they ran there (their LOOP_DONEs) */
+  orion_managed_stats managed; /* managed buffers' early sends (LOOP_DONE) */
 } orion_dist_stats;
 
 /* Runs a loop on the cluster (started on first use).  The driver's

@@ -78,6 +78,7 @@ typedef struct loop_run {
   uint64_t pull_seq;
   uint64_t peer_bytes, shard_items;
   uint64_t gpu_blocks; /* blocks the executors ran on their devices */
+  orion_managed_stats managed; /* early sends of managed buffers */
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
   /* The accumulator partials of each block (and of each executor outside

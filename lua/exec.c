@@ -55,6 +55,7 @@ typedef struct exec_slice {
 /* Drops the buffer's pending storage and its target.  Idempotent. */
 static void buffer_release(exec_buffer *b) {
   orion_wbuf_free(&b->pend);
+  orion__exec_managed_forget(b);
   orion_array_release(b->target);
   b->target = NULL;
 }
@@ -577,10 +578,11 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            "executor %d: buffer '%s': the target array is "
                            "sparse; a buffer writes into a dense array",
                            ex->id, name);
-  if (flush < ORION_FLUSH_LOOP)
+  if (flush < ORION_FLUSH_MANAGED)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: buffer '%s': bad flush policy %lld "
-                           "(\"block\", \"loop\" or n > 0 elements)",
+                           "(\"block\", \"loop\", \"managed\" or n > 0 "
+                           "elements)",
                            ex->id, name, (long long)flush);
   if (op != ORION_APPLY_ADD && op != ORION_APPLY_REPLACE &&
       op != ORION_APPLY_FUNC)
@@ -716,6 +718,7 @@ static int flush_buffer(orion_exec *ex, exec_buffer *b, orion_error *err) {
   int64_t n;
   int rc;
   b->count = 0;
+  orion__exec_managed_forget(b); /* everything pending goes now */
   if (b->target == NULL || orion_wbuf_pending(&b->pend) == 0)
     return 0;
   rc = orion_wbuf_take(&b->pend, &items, &n);

@@ -17,6 +17,7 @@
 #include "dsm/wbuf.h"
 #include "lua/accum.h"
 #include "lua/exec_block.h"
+#include "lua/exec_managed.h"
 #include "util/cbody.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -77,7 +78,9 @@ int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
 
 /* Flush policies: after every block, only at the end of the loop, or (any
  * n > 0) after every n elements the executor runs, counted across blocks,
- * and at the end of the loop. */
+ * and at the end of the loop.  ORION_FLUSH_MANAGED (lua/exec_managed.h):
+ * at the end of the loop, and early whenever orion_exec_managed_send is
+ * called. */
 #define ORION_FLUSH_BLOCK 0
 #define ORION_FLUSH_LOOP (-1)
 
@@ -90,7 +93,7 @@ int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
  * For ORION_APPLY_FUNC, apply_blob/len is a capture blob (lua/capture.h) of
  * the Lua function(old, delta) -> new, decoded here into the executor's
  * state; for the other ops pass NULL/0.  flush is ORION_FLUSH_BLOCK,
- * ORION_FLUSH_LOOP or n > 0.  name (copied) names the buffer in messages.
+ * ORION_FLUSH_LOOP, ORION_FLUSH_MANAGED or n > 0.  name (copied) names the buffer in messages.
  * Rebinding an id replaces the old buffer and drops its pending writes.
  * Returns 0, or ORION_EINVAL (unbound or sparse target, bad policy or op),
  * ORION_EPARSE / ORION_ECAPTURE (bad apply blob) or ORION_ENOMEM with err

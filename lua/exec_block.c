@@ -54,6 +54,7 @@ static int keep_items(struct orion_exec *ex, int64_t block, exec_buffer *b) {
 int orion_exec_end_block(struct orion_exec *ex, int64_t block,
                          orion_error *err) {
   int i;
+  orion__exec_managed_block_end(ex);
   for (i = 0; i < ex->naccs; i++)
     if (ex->accs[i].val.has && push(ex, block, &ex->accs[i]) != 0)
       return orion_error_set(err, ORION_ENOMEM,
@@ -129,6 +130,8 @@ int orion_exec_take_block_accs(struct orion_exec *ex, orion_block_acc **out,
 
 void orion__exec_block_reset(struct orion_exec *ex) {
   drop_kept(ex);
+  ex->mblocks = 0;
+  memset(&ex->mstats, 0, sizeof ex->mstats);
   orion_free(ex->bacc);
   ex->bacc = NULL;
   ex->nbacc = ex->capbacc = 0;

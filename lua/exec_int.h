@@ -17,6 +17,7 @@
 #include "dsm/wbuf.h"
 #include "lua/accum.h"
 #include "lua/exec_block.h"
+#include "lua/exec_managed.h"
 #include "util/cbody.h"
 #include "util/error.h"
 
@@ -69,6 +70,10 @@ struct orion_exec {
   /* ... and the flush = "loop" buffers' writes of those blocks. */
   block_items *bkept;
   int64_t nbkept, capbkept;
+  /* Managed buffers (lua/exec_managed.c): blocks ended in this loop, and
+   * what went early. */
+  int64_t mblocks;
+  orion_managed_stats mstats;
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry
@@ -79,10 +84,19 @@ struct exec_buffer {
   orion_array *target; /* retained while bound; NULL once unbound */
   orion_apply_op op;
   int apply_ref;   /* registry ref of the apply function (ORION_APPLY_FUNC) */
-  int64_t flush;   /* ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP or n > 0 */
+  int64_t flush;   /* ORION_FLUSH_BLOCK, _LOOP, _MANAGED or n > 0 */
   int64_t count;   /* elements run since the last flush (n > 0) */
   orion_wbuf pend; /* its pending writes */
+  /* flush = "managed": the keys pending at the last early send, in key
+   * order, each with (val.i) the block count when first seen pending. */
+  orion_pend_item *born;
+  int64_t nborn;
 };
+
+/* Managed buffers (lua/exec_managed.c): forgets b's first-seen blocks (its
+ * writes were all sent, or dropped); counts a block's end. */
+void orion__exec_managed_forget(exec_buffer *b);
+void orion__exec_managed_block_end(struct orion_exec *ex);
 
 /* The binding, buffer or accumulator slot of id on ex, or NULL.  The
  * pointers stay valid until the next bind or unbind. */

@@ -49,6 +49,7 @@ typedef struct mod_state {
   int partitions; /* parts per key dimension by default (--partitions) */
   orion_cluster_opts copts;
   double stall_seconds; /* --stall-seconds (lua/dist_watch.c); 0: never */
+  double bandwidth_mbps; /* --bandwidth-mbps (managed buffers); 0: measured */
   orion_cluster *cl;
   int64_t *forget; /* ids of arrays collected since the last loop */
   int nforget;

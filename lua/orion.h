@@ -32,6 +32,8 @@ typedef struct orion_config {
   int partitions;           /* parts per key dimension when a loop's
                                opts.partitions does not say (0: the
                                default, ORION_DEFAULT_PARTITIONS) */
+  double bandwidth_mbps;    /* managed buffers' budget per executor
+                               (--bandwidth-mbps); 0: measured link rate */
   int executors;            /* 0: loops run in the driver's process; else
                                the number of executor processes */
   orion_cluster_opts cluster; /* how to start them */

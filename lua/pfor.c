@@ -74,15 +74,18 @@ static int l_buffer(lua_State *L) {
         flush = ORION_FLUSH_BLOCK;
       else if (strcmp(f, "loop") == 0)
         flush = ORION_FLUSH_LOOP;
+      else if (strcmp(f, "managed") == 0)
+        flush = ORION_FLUSH_MANAGED;
       else
         return luaL_error(L, "orion.buffer: flush must be \"block\", "
-                             "\"loop\" or a positive integer, not \"%s\"",
+                             "\"loop\", \"managed\" or a positive integer, "
+                             "not \"%s\"",
                           f);
     } else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0) {
       flush = lua_tointeger(L, -1);
     } else if (!lua_isnil(L, -1)) {
-      return luaL_error(L, "orion.buffer: flush must be \"block\", \"loop\" "
-                           "or a positive integer");
+      return luaL_error(L, "orion.buffer: flush must be \"block\", \"loop\", "
+                           "\"managed\" or a positive integer");
     }
   }
   b = lua_newuserdatauv(L, sizeof *b, 2);
@@ -389,8 +392,15 @@ static int bind_loop(lua_State *L, orion_exec *ex, launch *l, darray *it,
     snprintf(db->name, sizeof db->name, "buffer #%lld", (long long)b->id);
     db->blob = l->blobs[i].data;
     db->blen = l->blobs[i].len;
+    /* In the driver a managed buffer flushes as "loop": nothing is sent
+     * early in one process (0 executors), and with executors this binding
+     * only applies what they send. */
     rc = orion_exec_bind_buffer(ex, b->id, db->name, t->id, b->op, db->blob,
-                                db->blen, b->flush, err);
+                                db->blen,
+                                b->flush == ORION_FLUSH_MANAGED
+                                    ? ORION_FLUSH_LOOP
+                                    : b->flush,
+                                err);
   }
   if (rc != 0 && err->msg[0] == '\0')
     orion_error_set(err, rc, "parallel_for: cannot bind the body's arrays: "
@@ -752,6 +762,16 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "peer_bytes");
   lua_pushinteger(L, (lua_Integer)dst.shard_items);
   lua_setfield(L, -2, "shard_writes");
+  /* Managed buffers: what went before the loop's end, and its mean
+   * staleness in blocks (lua/exec_managed.h). */
+  lua_pushinteger(L, (lua_Integer)dst.managed.bytes);
+  lua_setfield(L, -2, "managed_bytes");
+  lua_pushinteger(L, (lua_Integer)dst.managed.items);
+  lua_setfield(L, -2, "managed_items");
+  lua_pushnumber(L, dst.managed.items > 0 ? dst.managed.staleness_sum /
+                                                (double)dst.managed.items
+                                          : 0.0);
+  lua_setfield(L, -2, "managed_staleness");
   {
     /* In the driver: one executor, always computing. */
     double one[4] = {t_exec, t_exec, 0, 0};

@@ -3,7 +3,8 @@
  * key order from each storage form (dense with a key list, dense with the
  * bitmap alone, hashed, hashed turned dense), reuse after a take, the bulk
  * float writes native kernels make, and the write-back of "add" and
- * "replace" on every element type, with the i32 range failure.
+ * "replace" on every element type, with the i32 range failure; and the
+ * split of flush = "managed" (the largest writes go, the rest stay).
  * (t/test_buffer.c covers the same store through bodies.) */
 #include "t/testutil.h"
 
@@ -191,4 +192,97 @@ Test(wbuf, apply_on_integers_wraps_and_checks_i32) {
   cr_expect_eq(value, (int64_t)INT32_MIN - 1);
   orion_array_release(l);
   orion_array_release(s);
+}
+
+/* flush = "managed": the max writes of largest magnitude go, in key order;
+ * the rest stay pending with their values (a read sees them), and a take
+ * of everything afterwards gives exactly what was written, nothing twice.
+ * Keys k * stride (k = 0..39) get distinct magnitudes, alternating signs;
+ * positions decide the storage form. */
+static void check_take_largest(int64_t positions, int64_t stride, int hashed) {
+  enum { NW = 40, MAX = 9 };
+  orion_wbuf w;
+  orion_pend_item *s, *r, *all;
+  int64_t ns, nr, n, k, total = 0;
+  int64_t val[NW];
+  orion_wbuf_init(&w, positions);
+  for (k = 0; k < NW; k++) {
+    /* Distinct magnitudes 1..NW in a scrambled order, signs alternating. */
+    int64_t m = (k * 7) % NW + 1;
+    val[k] = (k % 2 != 0) ? -m : m;
+    orion_wbuf_slot(&w, k * stride)->i = val[k];
+  }
+  cr_assert_eq(hashed, w.hkeys != NULL && w.vals == NULL);
+  cr_assert_eq(orion_wbuf_take_largest(&w, 1, MAX, &s, &ns, &r, &nr), 0);
+  cr_assert_eq(ns, MAX);
+  cr_assert_eq(nr, NW - MAX);
+  cr_assert_eq(orion_wbuf_pending(&w), NW - MAX);
+  for (k = 0; k < ns; k++) {
+    int64_t m = s[k].val.i < 0 ? -s[k].val.i : s[k].val.i;
+    cr_assert_geq(m, NW - MAX + 1, "item %lld of magnitude %lld went",
+                  (long long)k, (long long)m);
+    cr_assert_eq(s[k].val.i, val[s[k].key / stride]);
+    if (k > 0)
+      cr_assert_lt(s[k - 1].key, s[k].key, "sent items in key order");
+    total += s[k].val.i;
+  }
+  for (k = 0; k < nr; k++) {
+    const orion_pend_value *v = orion_wbuf_lookup(&w, r[k].key);
+    cr_assert_not_null(v);
+    cr_assert_eq(v->i, r[k].val.i, "the rest read back as written");
+    if (k > 0)
+      cr_assert_lt(r[k - 1].key, r[k].key, "kept items in key order");
+  }
+  /* Everything else, once. */
+  cr_assert_eq(orion_wbuf_take(&w, &all, &n), 0);
+  cr_assert_eq(n, NW - MAX);
+  for (k = 0; k < n; k++)
+    total += all[k].val.i;
+  {
+    int64_t want = 0;
+    for (k = 0; k < NW; k++)
+      want += val[k];
+    cr_assert_eq(total, want, "sent + kept = written");
+  }
+  orion_free(s);
+  orion_free(r);
+  orion_free(all);
+  /* max >= pending: everything goes; nothing pending: nothing. */
+  orion_wbuf_slot(&w, stride)->i = 5;
+  cr_assert_eq(orion_wbuf_take_largest(&w, 1, 100, &s, &ns, &r, &nr), 0);
+  cr_assert(ns == 1 && nr == 0 && r == NULL && s[0].val.i == 5);
+  orion_free(s);
+  cr_assert_eq(orion_wbuf_take_largest(&w, 1, 100, &s, &ns, &r, &nr), 0);
+  cr_assert(ns == 0 && s == NULL && nr == 0);
+  orion_wbuf_free(&w);
+}
+
+Test(wbuf, take_largest_dense) { check_take_largest(1000, 3, 0); }
+
+Test(wbuf, take_largest_hashed) {
+  check_take_largest((int64_t)1 << 22, 1009, 1);
+}
+
+/* Floats by |value|; ties go to the lower key. */
+Test(wbuf, take_largest_floats_ties_to_lower_key) {
+  orion_wbuf w;
+  orion_pend_item *s, *r;
+  int64_t ns, nr;
+  orion_wbuf_init(&w, 10);
+  orion_wbuf_slot(&w, 1)->d = 0.5;
+  orion_wbuf_slot(&w, 3)->d = -2.0;
+  orion_wbuf_slot(&w, 5)->d = 2.0;
+  orion_wbuf_slot(&w, 7)->d = 1.0;
+  cr_assert_eq(orion_wbuf_take_largest(&w, 0, 1, &s, &ns, &r, &nr), 0);
+  cr_assert(ns == 1 && s[0].key == 3 && s[0].val.d == -2.0,
+            "|-2.0| ties with 2.0: the lower key goes");
+  cr_assert(nr == 3 && r[0].key == 1 && r[1].key == 5 && r[2].key == 7);
+  orion_free(s);
+  orion_free(r);
+  cr_assert_eq(orion_wbuf_take_largest(&w, 0, 2, &s, &ns, &r, &nr), 0);
+  cr_assert(ns == 2 && s[0].key == 5 && s[1].key == 7, "2.0 and 1.0 go");
+  cr_assert(nr == 1 && r[0].key == 1 && r[0].val.d == 0.5);
+  orion_free(s);
+  orion_free(r);
+  orion_wbuf_free(&w);
 }

@@ -1,0 +1,85 @@
+-- flush = "managed" against flush = "loop" (t/test_cluster.c,
+-- t/slow_netcluster.sh): orion-driver managed.lua [WORK]
+--
+-- Every token of a sparse (doc, word) -> topic array adds 1 to its topic's
+-- count and d * t to its word's sum, through additive i64 buffers, in a
+-- loop cut into 32 blocks whose body also spins WORK steps (default 200)
+-- per token, so that blocks end while others still run.  The loop runs
+-- with flush = "loop", then "managed": at the loop's end both must hold
+-- exactly the totals taken serially in Lua (a lost or twice-sent update
+-- changes a count or a sum).  It prints what went early: managed_bytes > 0
+-- says updates went before the loop's end.
+local orion = require "orion"
+
+local work = math.tointeger(tonumber(arg[1] or "200"))
+local K, D, W = 7, 120, 60
+
+local path = os.tmpname()
+local f = assert(io.open(path, "w"))
+local count, sum = {}, {}
+for k = 1, K do
+  count[k] = 0
+end
+for w = 1, W do
+  sum[w] = 0
+end
+local seed = 4242
+local function rnd(n)
+  seed = (seed * 1103515245 + 12345) % 2147483648
+  return (seed >> 16) % n
+end
+local tokens = 0
+for d = 1, D do
+  for w = 1, W do
+    if rnd(3) == 0 then
+      local t = rnd(K) + 1
+      f:write(d, " ", w, " ", t, "\n")
+      count[t] = count[t] + 1
+      sum[w] = sum[w] + d * t
+      tokens = tokens + 1
+    end
+  end
+end
+f:close()
+local Z = orion.text_file(path, { value_type = "i64" })
+os.remove(path)
+
+local function run(flush)
+  local C = orion.zeros { K, type = "i64" }
+  local S = orion.zeros { W, type = "i64" }
+  local Cb = orion.buffer(C, { apply = "add", flush = flush })
+  local Sb = orion.buffer(S, { apply = "add", flush = flush })
+  local st = orion.parallel_for(Z, function(d, w, t)
+    local x = 0
+    for i = 1, work do
+      x = x + i % 3
+    end
+    Cb[t] = Cb[t] + 1
+    Sb[w] = Sb[w] + d * t + (x - x)
+  end, { partitions = { 32 } })
+  for k = 1, K do
+    if C:get(k) ~= count[k] then
+      error(("flush %s: topic %d: count %s, want %d"):format(
+        flush, k, tostring(C:get(k)), count[k]))
+    end
+  end
+  for w = 1, W do
+    if S:get(w) ~= sum[w] then
+      error(("flush %s: word %d: sum %s, want %d"):format(
+        flush, w, tostring(S:get(w)), sum[w]))
+    end
+  end
+  return st
+end
+
+local lst = run("loop")
+local st = run("managed")
+assert(lst.managed_bytes == 0, "flush = loop sent early")
+assert(st.managed_bytes == st.managed_items * 16, "bytes are 16 per item")
+print(("managed ok: %d tokens, %d topics, %d words: totals of flush = "
+       .. "\"managed\" equal flush = \"loop\"'s, %d executors"):format(
+  tokens, K, W, st.executors))
+print(("early sends: %s"):format(
+  st.managed_bytes > 0 and "yes" or "none"))
+print(("early bytes %d, items %d, mean staleness %.2f blocks"):format(
+  st.managed_bytes, st.managed_items, st.managed_staleness))
