@@ -419,7 +419,8 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
       .arrays = arrays, .narrays = 2, .accs = accs, .naccs = 1,
       .bufs = bufs, .nbufs = 1, .run = 3, .chash = 0x55, .csrc = "src",
       .csrc_len = 3, .cflags = "-O", .cflags_len = 2, .required = 1,
-      .slots = slots, .nslots = 2, .shards = shards, .nshards = 1};
+      .slots = slots, .nslots = 2, .shards = shards, .nshards = 1,
+      .bandwidth_mbps = 100};
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_LOAD_BODY, &m);
   m.run_block = (orion_msg_run_block){
       .block = 3, .seed = 99, .nblocks = 4, .segs = segs, .nsegs = 2,
@@ -465,7 +466,8 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BODY_ERROR, &m);
   m.loop_done = (orion_msg_loop_done){
       .accs = accv, .naccs = 2, .peer_bytes = 100, .shard_items = 3,
-      .compute_seconds = 1.5, .wait_seconds = 0.25, .idle_seconds = 0.125};
+      .compute_seconds = 1.5, .wait_seconds = 0.25, .idle_seconds = 0.125,
+      .managed_bytes = 32, .managed_items = 2, .managed_staleness = 3};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_LOOP_DONE, &m);
   m.shard_data = (orion_msg_shard_data){runs, 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_SHARD_DATA, &m);

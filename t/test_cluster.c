@@ -620,6 +620,47 @@ Test(cluster, buffer_flush_points) {
   expect_no_executors_left("flush_points", 2);
 }
 
+/* flush = "managed" (issue 17): at the loop's end an additive i64 buffer
+ * holds exactly the totals of flush = "loop" and of a serial count (a lost
+ * or twice-sent update changes a count or a sum), and with executors
+ * updates went early (the default budget: the measured link rate, or no
+ * limit before one is measured; each block takes far longer than 16
+ * bytes at any link's rate).  In the driver (0 executors) managed flushes
+ * as "loop": nothing goes early. */
+static void managed_on(const char *n, const char *mbps) {
+  char want[64];
+  tu_run r = mbps != NULL ? DRIVE("--executors", n, "--bandwidth-mbps", mbps,
+                                  "@managed.lua")
+                          : DRIVE("--executors", n, "@managed.lua");
+  expect_ok(&r, "managed.lua");
+  snprintf(want, sizeof want, "\"loop\"'s, %s executors",
+           strcmp(n, "0") == 0 ? "1" : n);
+  expect_has(r.out, "managed ok: 2373 tokens, 7 topics, 60 words: totals "
+                    "of flush = \"managed\" equal flush = \"loop\"'s");
+  expect_has(r.out, want);
+  expect_has(r.out, "refused: orion.buffer: flush must be \"block\", "
+                    "\"loop\", \"managed\" or a positive integer, not "
+                    "\"often\"");
+  if (mbps == NULL)
+    expect_has(r.out, strcmp(n, "0") == 0 ? "early sends: none"
+                                          : "early sends: yes");
+  cr_log_info("managed on %s executors: %s", n, r.out);
+  tu_run_free(&r);
+  if (strcmp(n, "0") != 0)
+    expect_no_executors_left("managed", 2);
+}
+
+Test(cluster, managed_totals_in_the_driver) { managed_on("0", NULL); }
+Test(cluster, managed_totals_on_1_executor) { managed_on("1", NULL); }
+Test(cluster, managed_totals_on_2_executors) { managed_on("2", NULL); }
+Test(cluster, managed_totals_on_4_executors) { managed_on("4", NULL); }
+
+/* A budget that sends some updates early and keeps the others pending
+ * (how many depends on the time: only the totals are checked). */
+Test(cluster, managed_totals_with_a_small_budget) {
+  managed_on("2", "2");
+}
+
 /* A sum accumulator's partials are combined in executor order, not in the
  * order the executors finish: the same loop gives the same floating-point
  * sum every run (here 0, where another order gives 1). */

@@ -1294,6 +1294,36 @@ Test(launch, driver_option_values_and_their_messages) {
              "S");
 }
 
+/* The managed buffers' budget (issue 17): a number of megabits per second
+ * above 0, on the command line or in $ORION_BANDWIDTH_MBPS. */
+Test(launch, bandwidth_budget_must_be_a_positive_number) {
+  const char *msg = "--bandwidth-mbps needs a number of megabits per second "
+                    "above 0, not '";
+  char want[160];
+  const char *bad[] = {"0", "-5", "abc", "", "nan", "12x"};
+  size_t k;
+  for (k = 0; k < sizeof bad / sizeof *bad; k++) {
+    snprintf(want, sizeof want, "%s%s'", msg, bad[k]);
+    EXPECT_RUN(2, want, "--bandwidth-mbps", bad[k], "S");
+  }
+  EXPECT_RUN(2, "--bandwidth-mbps needs a number of megabits per second "
+                "above 0, not ''",
+             "--bandwidth-mbps");
+  EXPECT_RUN(0, "", "--bandwidth-mbps", "100", "S");
+  EXPECT_RUN(0, "", "--bandwidth-mbps=0.5", "S");
+  setenv("ORION_BANDWIDTH_MBPS", "fast", 1);
+  EXPECT_RUN(2, "orion-driver: ORION_BANDWIDTH_MBPS must be a number of "
+                "megabits per second above 0, not 'fast'",
+             "S");
+  setenv("ORION_BANDWIDTH_MBPS", "-1", 1);
+  EXPECT_RUN(2, "ORION_BANDWIDTH_MBPS must be a number of megabits per "
+                "second above 0, not '-1'",
+             "S");
+  setenv("ORION_BANDWIDTH_MBPS", "250", 1);
+  EXPECT_RUN(0, "", "S");
+  unsetenv("ORION_BANDWIDTH_MBPS");
+}
+
 /* ------------------------------------------------------------------------
  * --hosts through a stand-in for ssh: executors that start in another
  * folder than the driver (ssh starts them in the remote home), and the

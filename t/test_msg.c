@@ -247,6 +247,7 @@ static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
     m->gskew_dim = 0;
     m->gskew = -3;
     m->gb = 12;
+    m->bandwidth_mbps = 12.5;
   }
   m->nshards = 2;
 }
@@ -374,6 +375,7 @@ Test(msg, load_body_round_trip) {
   cr_assert_eq(out.gskew_dim, 0);
   cr_assert_eq(out.gskew, -3);
   cr_assert_eq(out.gb, 12);
+  eq_f64(out.bandwidth_mbps, 12.5, "bandwidth budget");
   orion_msg_load_body_free(&out);
   orion_msg_load_body_free(&out); /* twice is harmless */
   check_bounds(ORION_WIRE_LOAD_BODY, &b);
@@ -406,10 +408,10 @@ Test(msg, load_body_device_fields_checked) {
   b.len = 0;
   cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
-  /* The last field is gb (i64): make the gpu flag (7 words before the end)
-   * 3, then the device grid space 99. */
+  /* The last fields are gb (i64) and the bandwidth (f64): make the gpu
+   * flag (8 words before the end) 3, then the device grid space 99. */
   {
-    char *q = (char *)p + n - 7 * 8;
+    char *q = (char *)p + n - 8 * 8;
     q[0] = 3;
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
@@ -425,6 +427,36 @@ Test(msg, load_body_device_fields_checked) {
     cr_assert_eq(out.gkind, 1);
     orion_msg_load_body_free(&out);
   }
+  orion_buf_free(&b);
+}
+
+/* The bandwidth budget (wire version 6): a negative one, or NaN, is refused
+ * on both sides. */
+Test(msg, load_body_bandwidth_checked) {
+  orion_msg_load_body m, out;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  double bad = -1;
+  sample_load_body(&m, sh, sl);
+  orion_buf_init(&b);
+  m.bandwidth_mbps = -1;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.bandwidth_mbps = NAN;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.bandwidth_mbps = 0; /* the measured rate */
+  b.len = 0;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  memcpy((char *)p + n - 8, &bad, 8); /* the last field, little-endian */
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+  cr_assert(strstr(err.msg, "negative bandwidth budget") != NULL, "%s",
+            err.msg);
   orion_buf_free(&b);
 }
 
@@ -693,7 +725,10 @@ Test(msg, loop_done_round_trip) {
                            .compute_seconds = 2.5,
                            .wait_seconds = 0.0625,
                            .idle_seconds = 1e-9,
-                           .gpu_blocks = 17},
+                           .gpu_blocks = 17,
+                           .managed_bytes = 4096,
+                           .managed_items = 256,
+                           .managed_staleness = 37.5},
                       out;
   orion_buf b;
   const char *p;
@@ -720,6 +755,9 @@ Test(msg, loop_done_round_trip) {
   eq_f64(out.wait_seconds, 0.0625, "wait seconds");
   eq_f64(out.idle_seconds, 1e-9, "idle seconds");
   cr_assert_eq(out.gpu_blocks, 17);
+  cr_assert_eq(out.managed_bytes, 4096);
+  cr_assert_eq(out.managed_items, 256);
+  eq_f64(out.managed_staleness, 37.5, "managed staleness");
   orion_msg_loop_done_free(&out);
   check_bounds(ORION_WIRE_LOOP_DONE, &b);
   orion_buf_free(&b);
@@ -975,6 +1013,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   orion_pw_i64(&h, lb.gskew_dim);
   orion_pw_i64(&h, lb.gskew);
   orion_pw_i64(&h, lb.gb);
+  orion_pw_f64(&h, lb.bandwidth_mbps); /* wire version 6 */
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
   b.len = h.len = 0;
@@ -1058,14 +1097,18 @@ Test(msg, items_match_the_hand_written_item_coding) {
 }
 
 /* Wire version 4: the loop's seconds on the executor follow shard_items;
- * version 5: then the blocks run on the device. */
+ * version 5: then the blocks run on the device; version 6: then the
+ * managed buffers' early bytes, items and staleness sum. */
 Test(msg, loop_done_layout) {
   orion_msg_loop_done m = {.peer_bytes = 7,
                            .shard_items = 9,
                            .compute_seconds = 0.5,
                            .wait_seconds = 0.25,
                            .idle_seconds = 2.0,
-                           .gpu_blocks = 3};
+                           .gpu_blocks = 3,
+                           .managed_bytes = 48,
+                           .managed_items = 3,
+                           .managed_staleness = 1.5};
   orion_buf b, h;
   orion_buf_init(&b);
   orion_buf_init(&h);
@@ -1077,6 +1120,9 @@ Test(msg, loop_done_layout) {
   orion_pw_f64(&h, 0.25);
   orion_pw_f64(&h, 2.0);
   orion_buf_u64(&h, 3);
+  orion_buf_u64(&h, 48);
+  orion_buf_u64(&h, 3);
+  orion_pw_f64(&h, 1.5);
   same_payload(&b, ORION_WIRE_LOOP_DONE, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);

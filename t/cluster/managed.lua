@@ -72,6 +72,11 @@ local function run(flush)
   return st
 end
 
+-- An unknown policy is refused, naming the accepted ones.
+local ok, msg = pcall(orion.buffer, orion.zeros { 3 }, { flush = "often" })
+assert(not ok)
+print("refused: " .. tostring(msg))
+
 local lst = run("loop")
 local st = run("managed")
 assert(lst.managed_bytes == 0, "flush = loop sent early")
