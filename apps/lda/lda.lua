@@ -25,7 +25,9 @@
 -- tokens_per_s, ll_per_token, ll_seconds, elapsed (sampling seconds so far,
 -- the initial sweep included), executors, driver_bytes and peer_bytes
 -- (bytes through the driver and between executors in the iteration's
--- loops: sampling and log-likelihood).  See docs/apps-lda.md.
+-- loops: sampling and log-likelihood), managed_bytes and managed_staleness
+-- (--flush managed: the topic-total updates sent during the sweep, and
+-- the blocks they waited on average).  See docs/apps-lda.md.
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -45,6 +47,7 @@ local spec = {
     { "init", "NAME", "sequential", "initial topics: sequential (drawn from the conditional, token by token) or random" },
     { "ll-every", "N", 1, "compute the log-likelihood every N iterations (and after the last)" },
     { "partitions", "N", 0, "blocks per dimension of the sampling loop; 0: automatic (see docs/apps-lda.md)" },
+    { "flush", "POLICY", "loop", "topic-total updates: loop (applied at the end of each sweep) or managed (sent during it, see docs/apps-lda.md)" },
     { "check", nil, false, "at the end, check the count tables against the topic assignments" },
     { "top", "N", 10, "top words printed per topic (with a vocabulary; 0: none)" },
     { "save", "PATH", nil, "save the word-topic counts (W x K, i32) to PATH (.txt: text)" },
@@ -61,6 +64,9 @@ if opts.iters < 0 then cli.fail(spec, "--iters must not be negative") end
 if opts.ll_every < 1 then cli.fail(spec, "--ll-every must be at least 1") end
 if opts.partitions < 0 then cli.fail(spec, "--partitions must not be negative") end
 if opts.top < 0 then cli.fail(spec, "--top must not be negative") end
+if opts.flush ~= "loop" and opts.flush ~= "managed" then
+  cli.fail(spec, ("--flush must be loop or managed, not '%s'"):format(opts.flush))
+end
 local K = opts.k
 local alpha = opts.alpha or 50.0 / K
 local beta = opts.beta
@@ -214,9 +220,24 @@ else
   nwk = orion.zeros { V, K, type = "i32" }
 end
 local nk = orion.zeros { K, type = "i64" }
-local nk_add = orion.buffer(nk, { apply = "add", flush = "loop" })
 local inv = orion.zeros { K }
 local cinv = orion.zeros { K }
+-- The samplers move a token's count through nk_add.  With --flush loop the
+-- counts go to nk at the end of the sweep, and the samplers read the
+-- totals through inv = 1 / (nk + V beta) as of the start of the sweep.
+-- With --flush managed they go to inv itself, 1 / (1 / inv + delta), sent
+-- during the sweep within the executors' bandwidth budget (flush =
+-- "managed") and applied by inv's owner as they arrive, so that a block
+-- reads the totals with the other executors' earlier moves in; nk is then
+-- taken back from inv after the sweep (exact: a few hundred roundings of
+-- a number below 2^53 stay far under 0.5).
+local nk_add
+if opts.flush == "managed" then
+  nk_add = orion.buffer(inv, { apply = function(old, d) return 1.0 / (1.0 / old + d) end,
+                               flush = "managed" })
+else
+  nk_add = orion.buffer(nk, { apply = "add", flush = "loop" })
+end
 local dlen = orion.zeros { D, type = "i32" }
 
 print(("# lda: %d documents, %d words, %d tokens, K=%d, alpha=%g, beta=%g, sampler=%s")
@@ -589,6 +610,14 @@ local function log_likelihood()
   return ll / N
 end
 
+-- --flush managed: the totals the sweep moved, from inv.
+local function totals_from_inv()
+  if opts.flush ~= "managed" then return end
+  for k, x in ipairs(inv:to_table()) do
+    nk:set(k, math.floor(1.0 / x - Vbeta + 0.5))
+  end
+end
+
 -- inv and S from the current topic totals.
 local function refresh_inv()
   local s = 0.0
@@ -645,6 +674,7 @@ cur_iter = 0
 rand_init = opts.init == "random" and 1 or 0
 refresh_inv()
 orion.parallel_for(tokens, sampler, loop_opts)
+totals_from_inv()
 rand_init = 0
 local init_seconds = orion.clock() - t0
 local ll0 = log_likelihood()
@@ -659,6 +689,7 @@ for iter = 1, opts.iters do
   refresh_inv()
   moved.driver, moved.peer = 0, 0
   local st = count_bytes(orion.parallel_for(tokens, sampler, loop_opts))
+  totals_from_inv()
   local seconds = orion.clock() - t1
   elapsed = elapsed + seconds
   local ll, ll_seconds
@@ -673,7 +704,8 @@ for iter = 1, opts.iters do
   orion.record { iter = iter, seconds = seconds, tokens_per_s = N / seconds,
                  ll_per_token = ll, ll_seconds = ll_seconds, elapsed = elapsed,
                  executors = st.executors, driver_bytes = moved.driver,
-                 peer_bytes = moved.peer }
+                 peer_bytes = moved.peer, managed_bytes = st.managed_bytes,
+                 managed_staleness = st.managed_staleness }
 end
 
 -- The sparse sampler keeps no dense word-topic counts: count them from
