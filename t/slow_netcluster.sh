@@ -9,8 +9,13 @@
 #     goldens_on checks: ordered loops bit-identical to the serial run) and
 #     the cluster scripts t/test_cluster.c runs with plain expectations
 #     (acc_order, buffer_totals in its 4 variants, flush_points, server_ro,
-#     sharded add and fn, stats, tiers), with the same values and messages;
-#     then body_error.lua in a driver of its own (exit 1, the message).
+#     sharded add and fn, stats, tiers, managed), with the same values and
+#     messages; then body_error.lua in a driver of its own (exit 1, the
+#     message).
+#  1b. flush = "managed" on 1, 2 and 4 namespaced executors behind 100 mbit
+#     links with a budget of 0.1 mbit/s (t/cluster/managed.lua, longer
+#     blocks): the totals of flush = "loop" exactly, and updates sent early
+#     (managed_bytes > 0) while others waited.
 #  2. Failures, on 2 or 3 executors running t/cluster/long_loop.lua: an
 #     executor killed with SIGKILL, one stopped with SIGSTOP (the driver's
 #     heartbeat timeout; the script kills it after --grace), and a link
@@ -110,7 +115,8 @@ c="$src/t/cluster"
 scripts=("$c/acc_order.lua 12" "$c/buffer_totals.lua block"
   "$c/buffer_totals.lua loop" "$c/buffer_totals.lua 3"
   "$c/buffer_totals.lua fn" "$c/flush_points.lua" "$c/server_ro.lua"
-  "$c/sharded.lua add" "$c/sharded.lua fn" "$c/stats.lua" "$c/tiers.lua")
+  "$c/sharded.lua add" "$c/sharded.lua fn" "$c/stats.lua" "$c/tiers.lua"
+  "$c/managed.lua")
 
 # part OUT SPEC: the lines script SPEC printed in suite output OUT.
 part() {
@@ -186,6 +192,10 @@ for n in 1 2 4; do
     has "$p" "totals ok: 1445 tokens, 7 topics, variant $v, $n executors" \
       "buffer_totals $v on $n"
   done
+  part "$out" "$c/managed.lua" > "$p"
+  has "$p" "managed ok: 2373 tokens, 7 topics, 60 words: totals of flush = \"managed\" equal flush = \"loop\"'s, $n executors" \
+    "managed on $n"
+  has "$p" "early sends: yes" "managed on $n"
   part "$out" "$c/flush_points.lua" > "$p"
   blocks=$(sed -n 's/^flush block ok: \([0-9]*\) applications per topic, \1 blocks.*/\1/p' "$p")
   [ -n "$blocks" ] || fail "flush_points on $n: no \"flush block ok: B applications per topic, B blocks\""
@@ -263,6 +273,26 @@ done
 # times whatever the executor count.
 [ "${checks_on[1]}" = "${checks_on[2]}" ] && [ "${checks_on[1]}" = "${checks_on[4]}" ] ||
   fail "golden checks: ${checks_on[1]} on 1 executor, ${checks_on[2]} on 2, ${checks_on[4]} on 4"
+
+# ---------------------------------------------------------------------------
+# 1b. flush = "managed" behind slow links, with a budget smaller than the
+#     updates: some go early, the others wait, the totals are exact.
+# ---------------------------------------------------------------------------
+
+for n in 1 2 4; do
+  out="$tmp/managed-$n.out" err="$tmp/managed-$n.err"
+  t0=$(now)
+  timeout -k 10 180 "$net" -n "$n" --rate 100mbit -- -v --bandwidth-mbps 0.1 \
+    "$c/managed.lua" 20000 > "$out" 2> "$err"
+  rc=$?
+  echo "managed.lua on $n namespaced executors at 100 mbit, budget 0.1 mbit/s:" \
+       "exit $rc in $(elapsed "$t0") s; $(grep '^early bytes' "$out")"
+  [ "$rc" -eq 0 ] || { fail "managed.lua on $n: exit $rc"; tail -n 20 "$err" >&2; }
+  left_over "$err" "managed.lua on $n executors"
+  has "$out" "managed ok: 2373 tokens, 7 topics, 60 words: totals of flush = \"managed\" equal flush = \"loop\"'s, $n executors" \
+    "managed.lua on $n at 100 mbit"
+  has "$out" "early sends: yes" "managed.lua on $n at 100 mbit"
+done
 
 # ---------------------------------------------------------------------------
 # 2. Failures during t/cluster/long_loop.lua.

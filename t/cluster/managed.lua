@@ -50,12 +50,17 @@ local function run(flush)
   local Cb = orion.buffer(C, { apply = "add", flush = flush })
   local Sb = orion.buffer(S, { apply = "add", flush = flush })
   local st = orion.parallel_for(Z, function(d, w, t)
+    -- Work the compiler cannot drop: x stays below 1000003, so the
+    -- branch is never taken, but nothing proves it.
     local x = 0
     for i = 1, work do
-      x = x + i % 3
+      x = (x * 31 + i) % 1000003
+    end
+    if x == d * 1000007 then
+      Cb[t] = Cb[t] + 1
     end
     Cb[t] = Cb[t] + 1
-    Sb[w] = Sb[w] + d * t + (x - x)
+    Sb[w] = Sb[w] + d * t
   end, { partitions = { 32 } })
   for k = 1, K do
     if C:get(k) ~= count[k] then
