@@ -225,18 +225,18 @@ local cinv = orion.zeros { K }
 -- The samplers move a token's count through nk_add.  With --flush loop the
 -- counts go to nk at the end of the sweep, and the samplers read the
 -- totals through inv = 1 / (nk + V beta) as of the start of the sweep.
--- With --flush managed they go to inv itself, 1 / (1 / inv + delta), sent
--- during the sweep within the executors' bandwidth budget (flush =
--- "managed") and applied by inv's owner as they arrive, so that a block
--- reads the totals with the other executors' earlier moves in; nk is then
--- taken back from inv after the sweep (exact: a few hundred roundings of
--- a number below 2^53 stay far under 0.5).
-local nk_add
+-- With --flush managed the sweeps after the initial one (which is the
+-- same in both) send them to inv itself, 1 / (1 / inv + delta), during the
+-- sweep within the executors' bandwidth budget (flush = "managed"),
+-- applied by inv's owner as they arrive, so that a block reads the totals
+-- with the other executors' earlier moves in; nk is then taken back from
+-- inv after the sweep (exact: a few hundred roundings of a number below
+-- 2^53 stay far under 0.5).
+local nk_add = orion.buffer(nk, { apply = "add", flush = "loop" })
+local nk_fresh
 if opts.flush == "managed" then
-  nk_add = orion.buffer(inv, { apply = function(old, d) return 1.0 / (1.0 / old + d) end,
-                               flush = "managed" })
-else
-  nk_add = orion.buffer(nk, { apply = "add", flush = "loop" })
+  nk_fresh = orion.buffer(inv, { apply = function(old, d) return 1.0 / (1.0 / old + d) end,
+                                 flush = "managed" })
 end
 local dlen = orion.zeros { D, type = "i32" }
 
@@ -674,8 +674,8 @@ cur_iter = 0
 rand_init = opts.init == "random" and 1 or 0
 refresh_inv()
 orion.parallel_for(tokens, sampler, loop_opts)
-totals_from_inv()
 rand_init = 0
+nk_add = nk_fresh or nk_add -- the samplers' upvalue, from the first sweep on
 local init_seconds = orion.clock() - t0
 local ll0 = log_likelihood()
 print(("# initialised in %.3f s; log-likelihood per token %.4f"):format(init_seconds, ll0))
