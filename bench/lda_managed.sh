@@ -27,6 +27,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. bench/lib.sh
+
 data=${ORION_DATA:-../shared/data}
 corpus=${CORPUS:-20ng}
 execs=${EXECS:-4}
@@ -41,18 +43,7 @@ esac
 case $iters in
   '' | *[!0-9]* | 0) echo "bench/lda_managed.sh: ITERS must be a positive integer" >&2; exit 2 ;;
 esac
-if [ ! -f "$file" ]; then
-  if [ "${CI:-}" = "true" ]; then
-    echo "bench/lda_managed.sh: FAIL: $file not found (CI=true needs the data)" >&2
-    exit 1
-  fi
-  echo "bench/lda_managed.sh: skipped: $file not found (set ORION_DATA)"
-  exit 0
-fi
-if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
-  echo "bench/lda_managed.sh: build first (./configure && make)" >&2
-  exit 1
-fi
+bench_need lda_managed.sh "$file"
 if [ "$(id -u)" != 0 ]; then
   echo "bench/lda_managed.sh: skipped: network namespaces need root"
   exit 0

@@ -1,25 +1,33 @@
-# bench/lib.sh: what the MF benchmarks share; sourced, not run.
+# bench/lib.sh: what the benchmarks share; sourced, not run.
+
+# bench_need NAME FILE...: exits 0 with a message when a FILE is missing,
+# or 1 under CI=true, where the data must be there.  Also checks that this
+# tree is built.
+bench_need() {
+  local name=$1 f
+  shift
+  for f in "$@"; do
+    [ -f "$f" ] && continue
+    if [ "${CI:-}" = "true" ]; then
+      echo "bench/$name: FAIL: $f not found (CI=true needs the data)" >&2
+      exit 1
+    fi
+    echo "bench/$name: skipped: $f not found (set ORION_DATA)"
+    exit 0
+  done
+  if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
+    echo "bench/$name: build first (./configure && make)" >&2
+    exit 1
+  fi
+}
 
 # bench_ml1m NAME: sets train and test to MovieLens-1M's files under
-# ORION_DATA (default ../shared/data).  Without them it exits 0 with a
-# message, or 1 under CI=true, where the data must be there.  Also checks
-# that this tree is built.
+# ORION_DATA (default ../shared/data), as bench_need wants them.
 bench_ml1m() {
   local data=${ORION_DATA:-../shared/data}
   train=$data/movielens-1m/ratings.train.txt.gz
   test=$data/movielens-1m/ratings.test.txt.gz
-  if [ ! -f "$train" ] || [ ! -f "$test" ]; then
-    if [ "${CI:-}" = "true" ]; then
-      echo "bench/$1: FAIL: $train not found (CI=true needs the data)" >&2
-      exit 1
-    fi
-    echo "bench/$1: skipped: $train not found (set ORION_DATA)"
-    exit 0
-  fi
-  if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
-    echo "bench/$1: build first (./configure && make)" >&2
-    exit 1
-  fi
+  bench_need "$1" "$train" "$test"
 }
 
 # bench_epochs NAME VAR VALUE: exits 2 unless VALUE is a count of 2 or more
