@@ -3,7 +3,8 @@
  * with the capture codec and run by a real orion_exec over real arrays; the
  * assertions are on the target arrays' values.  Covers "add" on float and
  * integer targets, "replace", apply functions, the three flush policies as
- * the body sees them mid-loop, pending reads, slices of n-D buffers, the
+ * the body sees them mid-loop, the early sends of flush = "managed",
+ * pending reads, slices of n-D buffers, the
  * error messages (keys, types, apply functions), every pending-storage
  * form, unbinding, and a target that outlives its binding. */
 #include "t/testutil.h"
@@ -416,6 +417,100 @@ Test(buffer, block_flush_point_leaves_loop_buffers_pending) {
   teardown(&f);
 }
 
+/* flush = "managed" (lua/exec_managed.c): at each send the largest
+ * pending writes go to the sink (block -1) as the byte budget allows,
+ * ties to the lower key; the rest wait, counted in blocks; the loop's end
+ * sends the rest, not counted as early.  Keys 1..4 of an i64 target get
+ * i at element i (key (i - 1) % 4 + 1), two elements a block. */
+typedef struct sunk {
+  int64_t key[16], val[16], call[16];
+  int n, calls;
+} sunk;
+
+static int record_sink(void *ud, int64_t id, int isint,
+                       const orion_pend_item *items, int64_t n, int64_t block,
+                       orion_error *err) {
+  sunk *k = ud;
+  int64_t i;
+  (void)err;
+  cr_assert_eq(id, BUF);
+  cr_assert(isint);
+  cr_assert_eq(block, -1, "managed writes are applied on arrival");
+  for (i = 0; i < n; i++) {
+    cr_assert_lt(k->n, 16);
+    k->key[k->n] = items[i].key;
+    k->val[k->n] = items[i].val.i;
+    k->call[k->n++] = k->calls;
+  }
+  k->calls++;
+  return 0;
+}
+
+Test(buffer, managed_sends_the_largest_and_counts_their_wait) {
+  static const int64_t key[5] = {1, 2, 3, 0, 1};  /* 0-based, in order */
+  static const int64_t val[5] = {2, 3, 4, 6, 6};
+  static const int64_t call[5] = {0, 1, 1, 2, 3};
+  /* Bytes allowed at the end of blocks 0, 1, 2. */
+  static const int64_t budget[3] = {16, 32, 16 + 15};
+  fix f;
+  sunk k;
+  orion_managed_stats ms;
+  int64_t b, used, sum = 0;
+  int i;
+  memset(&k, 0, sizeof k);
+  setup(&f, 6, dense1(4, ORION_I64));
+  bind_buffer(f.ex, BUF, TGT, ORION_APPLY_ADD, ORION_FLUSH_MANAGED);
+  load(f.ex, "local B = fake_buffer(10)\n"
+             "return function(i, v) local t = (i - 1) % 4 + 1; "
+             "B[t] = B[t] + i end");
+  /* In the driver (no sink) nothing goes early. */
+  cr_assert_eq(orion_exec_run(f.ex, ITER, 0, 2, 7, 0, &f.err), 0, "%s",
+               f.err.msg);
+  cr_assert_eq(orion_exec_managed_send(f.ex, 1000, &used, &f.err), 0);
+  cr_expect_eq(used, 0);
+  cr_expect_eq(orion_exec_buffer_pending(f.ex, BUF), 2);
+  cr_assert_eq(orion_exec_flush(f.ex, 1, &f.err), 0, "%s", f.err.msg);
+  cr_expect_eq(i64_at(f.tgt, 0), 1);
+  cr_expect_eq(i64_at(f.tgt, 1), 2);
+  memset(f.tgt->values, 0, 4 * sizeof(int64_t));
+  orion_exec_managed_take_stats(f.ex, &ms);
+
+  load(f.ex, "local B = fake_buffer(10)\n"
+             "return function(i, v) local t = (i - 1) % 4 + 1; "
+             "B[t] = B[t] + i end");
+  orion_exec_set_flush_sink(f.ex, record_sink, &k);
+  for (b = 0; b < 3; b++) {
+    cr_assert_eq(orion_exec_run(f.ex, ITER, 2 * b, 2 * b + 2, 7, b, &f.err),
+                 0, "%s", f.err.msg);
+    cr_assert_eq(orion_exec_end_block(f.ex, b, &f.err), 0, "%s", f.err.msg);
+    cr_assert_eq(orion_exec_flush(f.ex, 0, &f.err), 0, "%s", f.err.msg);
+    cr_assert_eq(orion_exec_managed_send(f.ex, budget[b], &used, &f.err), 0,
+                 "%s", f.err.msg);
+    cr_expect_eq(used, budget[b] / 16 * 16, "block %lld", (long long)b);
+  }
+  /* After block 0: {1: 1, 2: 2}, 1 item: key 2.  Block 1: {1: 1, 3: 3,
+   * 4: 4}, 2 items: keys 3 and 4.  Block 2: {1: 6, 2: 6}, 1 item: the tie
+   * goes to key 1, which waited since block 0's end (2 blocks).  The
+   * loop's end: key 2. */
+  cr_assert_eq(orion_exec_flush(f.ex, 1, &f.err), 0, "%s", f.err.msg);
+  cr_assert_eq(k.n, 5);
+  for (i = 0; i < 5; i++) {
+    cr_expect_eq(k.key[i], key[i], "item %d", i);
+    cr_expect_eq(k.val[i], val[i], "item %d", i);
+    cr_expect_eq(k.call[i], call[i], "item %d", i);
+    sum += k.val[i];
+  }
+  cr_expect_eq(sum, 21, "1 + ... + 6, each once");
+  cr_expect_eq(orion_exec_buffer_pending(f.ex, BUF), 0);
+  orion_exec_managed_take_stats(f.ex, &ms);
+  cr_expect_eq(ms.items, 4, "the loop's end is not early");
+  cr_expect_eq(ms.bytes, 4 * ORION_MANAGED_ITEM_BYTES);
+  cr_expect_eq(ms.staleness_sum, 2.0);
+  orion_exec_managed_take_stats(f.ex, &ms);
+  cr_expect_eq(ms.items, 0, "taking restarts them");
+  teardown(&f);
+}
+
 /* ------------------------------------------------------------------------
  * Reading through a buffer; n-D buffers.
  * ---------------------------------------------------------------------- */
@@ -650,9 +745,10 @@ Test(buffer, bind_refuses_what_it_cannot_buffer) {
                ORION_EINVAL);
   HAS(f.err.msg, "buffer 's': the target array is sparse");
   cr_expect_eq(orion_exec_bind_buffer(f.ex, BUF, "p", TGT, ORION_APPLY_ADD,
-                                      NULL, 0, -2, &f.err),
+                                      NULL, 0, -3, &f.err),
                ORION_EINVAL);
-  HAS(f.err.msg, "bad flush policy -2");
+  HAS(f.err.msg, "bad flush policy -3 (\"block\", \"loop\", \"managed\" or "
+                 "n > 0 elements)");
   cr_expect_eq(orion_exec_bind_buffer(f.ex, BUF, "f", TGT, ORION_APPLY_FUNC,
                                       NULL, 0, ORION_FLUSH_LOOP, &f.err),
                ORION_EINVAL);
