@@ -314,6 +314,10 @@ void orion__budget_start(exec_state *x, double mbps);
  * sends the managed buffers' largest pending writes it affords.  Returns
  * 0 or the send's error.  Compute thread. */
 int orion__budget_send(exec_state *x, orion_error *err);
+/* The core's managed tick (lua/exec_managed.h), ud the state: within a
+ * block, orion__budget_send once TICK_SECONDS have passed since the last
+ * send.  Compute thread. */
+int orion__budget_tick(void *ud, orion_error *err);
 /* Takes the fastest frame rate read from the driver or a peer as the link
  * rate.  Loop thread. */
 void orion__budget_observe(exec_state *x);

@@ -360,6 +360,7 @@ int main(int argc, char **argv) {
   if (x->ex == NULL)
     orion__exec_die(x, "out of memory");
   orion_exec_set_flush_sink(x->ex, orion__shard_flush_sink, x);
+  orion_exec_set_managed_tick(x->ex, orion__budget_tick, x);
   if (x->gpu != NULL) { /* device bodies' blocks and orion.nn run there */
     orion_error gerr;
     orion_error_clear(&gerr);

@@ -545,6 +545,8 @@ void orion_exec_unbind_buffer(orion_exec *ex, int64_t id) {
   b->apply_ref = LUA_NOREF;
   if (b->flush > 0)
     ex->nflushn--;
+  if (b->flush == ORION_FLUSH_MANAGED)
+    ex->nmanaged--;
   buffer_release(b);
   memmove(&ex->bufs[i], &ex->bufs[i + 1],
           sizeof *ex->bufs * (size_t)(ex->nbufs - i - 1));
@@ -627,6 +629,8 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   ex->bufs[ex->nbufs++] = b;
   if (flush > 0)
     ex->nflushn++;
+  if (flush == ORION_FLUSH_MANAGED)
+    ex->nmanaged++;
   return 0;
 }
 
@@ -791,7 +795,7 @@ int orion__exec_count_element(orion_exec *ex, orion_error *err) {
         return rc;
     }
   }
-  return 0;
+  return orion__exec_managed_count(ex, err);
 }
 
 /* Pushes the executor-side object for a captured reference, or returns
@@ -910,7 +914,7 @@ static int run_block(lua_State *L) {
       store_elem(L, a, "array", "the iterated array (returned value)",
                  c->cur, -1);
     lua_pop(L, 1);
-    if (c->ex->nflushn > 0 &&
+    if ((c->ex->nflushn > 0 || orion__exec_managed_ticks(c->ex)) &&
         (c->flush_rc = orion__exec_count_element(c->ex, c->err)) != 0)
       return 0;
   }

@@ -203,7 +203,8 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
   memcpy(c->rng, rng.s, sizeof c->rng);
   c->buf_get = cbuf_get;
   c->buf_set = cbuf_set;
-  c->elem_done = ex->nflushn > 0 ? celem_done : NULL;
+  c->elem_done =
+      ex->nflushn > 0 || orion__exec_managed_ticks(ex) ? celem_done : NULL;
   c->ud = ex;
   c->cur = lo;
   {

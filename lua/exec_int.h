@@ -74,6 +74,10 @@ struct orion_exec {
    * what went early. */
   int64_t mblocks;
   orion_managed_stats mstats;
+  int nmanaged;        /* managed buffers bound */
+  int64_t mcount;      /* elements since the last tick */
+  orion_managed_tick mtick; /* called every ORION_MANAGED_TICK elements */
+  void *mtick_ud;
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry
@@ -97,6 +101,11 @@ struct exec_buffer {
  * writes were all sent, or dropped); counts a block's end. */
 void orion__exec_managed_forget(exec_buffer *b);
 void orion__exec_managed_block_end(struct orion_exec *ex);
+/* Whether the body must count its elements for the managed tick. */
+int orion__exec_managed_ticks(const struct orion_exec *ex);
+/* After each element (with orion__exec_count_element): calls the tick
+ * every ORION_MANAGED_TICK elements.  0 or the tick's error. */
+int orion__exec_managed_count(struct orion_exec *ex, orion_error *err);
 
 /* The binding, buffer or accumulator slot of id on ex, or NULL.  The
  * pointers stay valid until the next bind or unbind. */
@@ -119,8 +128,9 @@ void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
                             size_t n);
 
 /* After each element of a block: counts it for the n-element buffers and
- * flushes those whose count is reached.  Returns 0 or the failed flush's
- * code with err set (as orion_exec_flush). */
+ * flushes those whose count is reached, and for the managed tick.
+ * Returns 0 or the failed flush's code with err set (as
+ * orion_exec_flush). */
 int orion__exec_count_element(struct orion_exec *ex, orion_error *err);
 
 /* The host array a as a compiled body sees it (util/cbody.h); a device

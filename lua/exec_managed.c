@@ -21,6 +21,23 @@ void orion__exec_managed_forget(exec_buffer *b) {
 
 void orion__exec_managed_block_end(struct orion_exec *ex) { ex->mblocks++; }
 
+void orion_exec_set_managed_tick(struct orion_exec *ex, orion_managed_tick fn,
+                                 void *ud) {
+  ex->mtick = fn;
+  ex->mtick_ud = ud;
+}
+
+int orion__exec_managed_ticks(const struct orion_exec *ex) {
+  return ex->mtick != NULL && ex->nmanaged > 0;
+}
+
+int orion__exec_managed_count(struct orion_exec *ex, orion_error *err) {
+  if (!orion__exec_managed_ticks(ex) || ++ex->mcount < ORION_MANAGED_TICK)
+    return 0;
+  ex->mcount = 0;
+  return ex->mtick(ex->mtick_ud, err);
+}
+
 int orion_exec_managed_pending(struct orion_exec *ex) {
   int i;
   for (i = 0; i < ex->nbufs; i++)

@@ -32,6 +32,15 @@ typedef struct orion_managed_stats {
   double staleness_sum;
 } orion_managed_stats;
 
+/* Within a block: every ORION_MANAGED_TICK elements the body runs, while
+ * a managed buffer is bound, the executor's core calls the tick set with
+ * orion_exec_set_managed_tick (which may call orion_exec_managed_send).
+ * A nonzero return fails the block with err set. */
+#define ORION_MANAGED_TICK 256
+typedef int (*orion_managed_tick)(void *ud, orion_error *err);
+void orion_exec_set_managed_tick(struct orion_exec *ex, orion_managed_tick fn,
+                                 void *ud);
+
 /* Whether a managed buffer is bound with writes pending. */
 int orion_exec_managed_pending(struct orion_exec *ex);
 

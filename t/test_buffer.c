@@ -511,6 +511,37 @@ Test(buffer, managed_sends_the_largest_and_counts_their_wait) {
   teardown(&f);
 }
 
+/* Within a block the core calls the managed tick every ORION_MANAGED_TICK
+ * elements while a managed buffer is bound (and only then); the tick may
+ * send early, and its error fails the block. */
+static int ticks;
+static int count_tick(void *ud, orion_error *err) {
+  (void)ud;
+  ticks++;
+  return ticks == 3 ? orion_error_set(err, ORION_EINVAL, "tick %d", ticks) : 0;
+}
+
+Test(buffer, managed_tick_every_256_elements) {
+  fix f;
+  setup(&f, 600, dense1(4, ORION_I64));
+  orion_exec_set_managed_tick(f.ex, count_tick, NULL);
+  bind_buffer(f.ex, BUF, TGT, ORION_APPLY_ADD, ORION_FLUSH_LOOP);
+  load(f.ex, "local B = fake_buffer(10)\n"
+             "return function(i, v) B[1] = B[1] + 1 end");
+  ticks = 0;
+  cr_assert_eq(orion_exec_run(f.ex, ITER, 0, 600, 7, 0, &f.err), 0);
+  cr_expect_eq(ticks, 0, "no managed buffer, no tick");
+  bind_buffer(f.ex, BUF2, TGT, ORION_APPLY_ADD, ORION_FLUSH_MANAGED);
+  load(f.ex, "local B = fake_buffer(11)\n"
+             "return function(i, v) B[1] = B[1] + 1 end");
+  cr_assert_eq(orion_exec_run(f.ex, ITER, 0, 600, 7, 0, &f.err), 0);
+  cr_expect_eq(ticks, 2, "600 elements: ticks at 256 and 512");
+  cr_expect_neq(orion_exec_run(f.ex, ITER, 0, 600, 7, 1, &f.err), 0);
+  cr_expect_eq(ticks, 3);
+  HAS(f.err.msg, "tick 3");
+  teardown(&f);
+}
+
 /* ------------------------------------------------------------------------
  * Reading through a buffer; n-D buffers.
  * ---------------------------------------------------------------------- */
