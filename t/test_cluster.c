@@ -620,6 +620,26 @@ Test(cluster, buffer_flush_points) {
   expect_no_executors_left("flush_points", 2);
 }
 
+/* Buffered writes applied while the loop runs (flush = "block") are
+ * visible to the next block of the executor that wrote them, even when
+ * the target's owner is busy computing (it failed before: the owner served
+ * FETCHes from a copy without the requester's flush). */
+Test(cluster, buffer_block_flush_reads_its_own_writes) {
+  static const char *const ns[] = {"2", "4"};
+  int i;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", ns[i], "@ryw.lua");
+    char want[128];
+    expect_ok(&r, "ryw.lua");
+    snprintf(want, sizeof want,
+             "ryw: %s executors, 8 blocks, every block saw its executor's "
+             "earlier writes", ns[i]);
+    expect_has(r.out, want);
+    tu_run_free(&r);
+    expect_no_executors_left("ryw", atoi(ns[i]));
+  }
+}
+
 /* A sum accumulator's partials are combined in executor order, not in the
  * order the executors finish: the same loop gives the same floating-point
  * sum every run (here 0, where another order gives 1). */
