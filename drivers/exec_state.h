@@ -110,6 +110,7 @@ typedef struct exec_state {
   int port;
   const char *token;
   const char *bind;
+  int allow_io;       /* --allow-io: bodies are not sandboxed */
   double hb_timeout;
   int gpu_index;      /* --gpu N; -1: none */
   uint64_t gpu_cap;   /* --gpu-memory in bytes; 0: the whole device */
