@@ -309,6 +309,15 @@ static int parse_args(exec_state *x, int argc, char **argv) {
             usage);
     return 2;
   }
+  {
+    char why[200];
+    if (orion_token_check(strlen(x->token), why, sizeof why) != 0) {
+      fprintf(stderr, "orion-executor: the token (--token or $ORION_TOKEN) "
+                      "%s\n",
+              why);
+      return 2;
+    }
+  }
   if (orion_hostport_parse(driver, x->host, sizeof x->host, &x->port) != 0 ||
       x->port <= 0) {
     fprintf(stderr, "orion-executor: --driver: expected HOST:PORT, got '%s'\n",

@@ -637,6 +637,11 @@ int orion_launch_rank_from_env(orion_rank_env *out, const char *launcher,
     return orion_error_set(err, ORION_EINVAL,
                            "ORION_TOKEN is %zu bytes (at most %u)", tl,
                            (unsigned)ORION_TOKEN_MAX);
+  {
+    char why[200];
+    if (orion_token_check(tl, why, sizeof why) != 0)
+      return orion_error_set(err, ORION_EINVAL, "ORION_TOKEN %s", why);
+  }
   memcpy(out->token, t, tl + 1);
   orion_error_clear(err);
   return 0;

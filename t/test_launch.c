@@ -137,7 +137,8 @@ static void bad_rank(const char *launcher, const char *const *kv, int code,
 }
 
 #define DRV "ORION_DRIVER", "node0:7077"
-#define TOK "ORION_TOKEN", "s3cret"
+#define SECRET "s3cret-0123456789abcdef0123456789"
+#define TOK "ORION_TOKEN", SECRET
 
 /* ------------------------------------------------------------------------
  * Hosts files: good ones.
@@ -855,7 +856,7 @@ Test(launch, rank_slurm) {
   cr_assert_str_eq(r.driver, "node0:7077");
   cr_assert_str_eq(r.driver_host, "node0");
   cr_assert_eq(r.driver_port, 7077);
-  cr_assert_str_eq(r.token, "s3cret");
+  cr_assert_str_eq(r.token, SECRET);
 }
 
 Test(launch, rank_slurm_driver_rank) {
@@ -977,6 +978,9 @@ Test(launch, rank_driver_and_token) {
   static const char *const empty_tok[] = {"SLURM_PROCID", "1",
                                           "SLURM_NTASKS", "2", DRV,
                                           "ORION_TOKEN", "", NULL};
+  static const char *const short_tok[] = {"SLURM_PROCID", "1",
+                                          "SLURM_NTASKS", "2", DRV,
+                                          "ORION_TOKEN", "s3cret", NULL};
   char long_tok[ORION_TOKEN_MAX + 2];
   const char *long_kv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV,
                            "ORION_TOKEN", long_tok, NULL};
@@ -995,6 +999,12 @@ Test(launch, rank_driver_and_token) {
            "ORION_TOKEN is not set: export ORION_TOKEN=... (the job's "
            "token) before starting the job");
   bad_rank("slurm", empty_tok, ORION_EINVAL, "ORION_TOKEN is empty");
+  /* A short secret is refused (issue 18): anyone who can reach the driver
+   * could guess it. */
+  bad_rank("slurm", short_tok, ORION_EINVAL,
+           "ORION_TOKEN is 6 characters; a job's secret needs at least 128 "
+           "bits: 32 or more characters, such as the 32 hex digits of "
+           "`openssl rand -hex 16`");
   memset(long_tok, 'k', ORION_TOKEN_MAX + 1);
   long_tok[ORION_TOKEN_MAX + 1] = '\0';
   bad_rank("slurm", long_kv, ORION_EINVAL,
@@ -1020,13 +1030,13 @@ Test(launch, rank_real_environment) {
   setenv("OMPI_COMM_WORLD_RANK", "2", 1);
   setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
   setenv("ORION_DRIVER", "127.0.0.1:9000", 1);
-  setenv("ORION_TOKEN", "feedface", 1);
+  setenv("ORION_TOKEN", "feedface" "feedface" "feedface" "feedface", 1);
   cr_assert_eq(orion_launch_rank_from_env(&r, "mpi", NULL, NULL, &e), 0,
                "%s", e.msg);
   cr_assert_eq(r.rank, 2);
   cr_assert_eq(r.size, 3);
   cr_assert_eq(r.driver_port, 9000);
-  cr_assert_str_eq(r.token, "feedface");
+  cr_assert_str_eq(r.token, "feedface" "feedface" "feedface" "feedface");
 }
 
 /* ------------------------------------------------------------------------
@@ -1129,14 +1139,14 @@ Test(launch, launcher_hosts_and_rank_zero) {
   setenv("SLURM_PROCID", "0", 1);
   setenv("SLURM_NTASKS", "3", 1);
   setenv("ORION_DRIVER", "node1:7077", 1);
-  setenv("ORION_TOKEN", "cafe", 1);
+  setenv("ORION_TOKEN", "cafe" SECRET, 1);
   orion_launcher_init(&l);
   l.kind = ORION_LAUNCH_SLURM;
   orion_cluster_opts_init(&o);
   cr_assert_eq(orion_launcher_rank_setup(&l, &o, &e), 0, "%s", e.msg);
   cr_assert_eq(o.nexec, 2);
   cr_assert_str_eq(o.listen, "0.0.0.0:7077");
-  cr_assert_str_eq(o.token, "cafe");
+  cr_assert_str_eq(o.token, "cafe" SECRET);
   unsetenv("SLURM_NTASKS");
   cr_assert_neq(orion_launcher_rank_setup(&l, &o, &e), 0);
   cr_assert(strstr(e.msg, "SLURM_NTASKS") != NULL, "%s", e.msg);
