@@ -402,8 +402,8 @@ Test(lda, bad_options_are_usage_errors, .timeout = 60) {
     r = run_lda(args, 50);
   }
   cr_assert_eq(r.status, 2);
-  cr_assert(strstr(r.err, "--flush must be loop or managed, not 'block'") !=
-                NULL,
+  cr_assert(strstr(r.err, "--flush must be loop or managed with --parallel "
+                          "2d, not 'block'") != NULL,
             "%s", r.err);
   tu_run_free(&r);
   {

@@ -791,9 +791,10 @@ Test(wire, error_unknown_version) {
    * block as text, version 3 the one whose SHUTDOWN carried no reason, whose
    * LOOP_DONE had no seconds and whose rotating rows went through the
    * driver, version 4 the one whose HELLO named no GPU and whose LOAD_BODY
-   * had no device fields, version 5 the one without the managed buffers'
-   * budget and statistics: refused by their number, not by a CRC error or a
-   * malformed payload. */
+   * had no device fields, version 5 the one whose FETCH_REPLY did not say
+   * how many of the requester's flushes it holds and whose LOAD_BODY and
+   * LOOP_DONE had no managed buffers' budget and statistics: refused by
+   * their number, not by a CRC error or a malformed payload. */
   for (v = 1; v < ORION_WIRE_VERSION; v++) {
     char want[96];
     b.len = 0;
