@@ -10,9 +10,9 @@
 -- ratings as the SGD pass visits them, before each update), test RMSE.
 -- With --metrics FILE (an orion-driver option) each epoch is also recorded
 -- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
--- longest time one executor spent running training blocks), train_rmse,
--- test_rmse, executors, driver_bytes, peer_bytes and bytes_moved (= driver_bytes;
--- both loops of the epoch), tier and updates_per_s (ratings / train_seconds).
+-- longest executor's time running training blocks), train_rmse, test_rmse,
+-- executors, driver_bytes, peer_bytes, bytes_moved (both loops), tier,
+-- updates_per_s, managed_bytes, managed_staleness (docs/apps-mf.md).
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -244,7 +244,8 @@ for epoch = 1, opts.epochs do
                  compute_seconds = compute_seconds,
                  executors = st.executors, bytes_moved = driver_bytes,
                  driver_bytes = driver_bytes, peer_bytes = peer_bytes, tier = st.tier,
-                 updates_per_s = train:nnz() / train_seconds }
+                 updates_per_s = train:nnz() / train_seconds,
+                 managed_bytes = st.managed_bytes, managed_staleness = st.managed_staleness }
 end
 
 -- The model: the factors, plus what predict.lua needs to know which ids
