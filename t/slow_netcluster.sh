@@ -193,7 +193,7 @@ for n in 1 2 4; do
       "buffer_totals $v on $n"
   done
   part "$out" "$c/managed.lua" > "$p"
-  has "$p" "managed ok: 2373 tokens, 7 topics, 60 words: totals of flush = \"managed\" equal flush = \"loop\"'s, $n executors" \
+  has "$p" "managed ok: 7200 tokens, 7 topics, 60 words: totals of flush = \"managed\" equal flush = \"loop\"'s, $n executors" \
     "managed on $n"
   has "$p" "early sends: yes" "managed on $n"
   part "$out" "$c/flush_points.lua" > "$p"
@@ -289,7 +289,7 @@ for n in 1 2 4; do
        "exit $rc in $(elapsed "$t0") s; $(grep '^early bytes' "$out")"
   [ "$rc" -eq 0 ] || { fail "managed.lua on $n: exit $rc"; tail -n 20 "$err" >&2; }
   left_over "$err" "managed.lua on $n executors"
-  has "$out" "managed ok: 2373 tokens, 7 topics, 60 words: totals of flush = \"managed\" equal flush = \"loop\"'s, $n executors" \
+  has "$out" "managed ok: 7200 tokens, 7 topics, 60 words: totals of flush = \"managed\" equal flush = \"loop\"'s, $n executors" \
     "managed.lua on $n at 100 mbit"
   has "$out" "early sends: yes" "managed.lua on $n at 100 mbit"
 done

@@ -635,7 +635,7 @@ static void managed_on(const char *n, const char *mbps) {
   expect_ok(&r, "managed.lua");
   snprintf(want, sizeof want, "\"loop\"'s, %s executors",
            strcmp(n, "0") == 0 ? "1" : n);
-  expect_has(r.out, "managed ok: 2373 tokens, 7 topics, 60 words: totals "
+  expect_has(r.out, "managed ok: 7200 tokens, 7 topics, 60 words: totals "
                     "of flush = \"managed\" equal flush = \"loop\"'s");
   expect_has(r.out, want);
   expect_has(r.out, "refused: orion.buffer: flush must be \"block\", "

@@ -1,8 +1,8 @@
 -- flush = "managed" against flush = "loop" (t/test_cluster.c,
 -- t/slow_netcluster.sh): orion-driver managed.lua [WORK]
 --
--- Every token of a sparse (doc, word) -> topic array adds 1 to its topic's
--- count and d * t to its word's sum, through additive i64 buffers, in a
+-- Every element of a dense (doc, word) -> topic table adds 1 to its
+-- topic's count and d * t to its word's sum, through additive i64 buffers, in a
 -- loop cut into 32 blocks whose body also spins WORK steps (default 200)
 -- per token, so that blocks end while others still run.  The loop runs
 -- with flush = "loop", then "managed": at the loop's end both must hold
@@ -14,8 +14,10 @@ local orion = require "orion"
 local work = math.tointeger(tonumber(arg[1] or "200"))
 local K, D, W = 7, 120, 60
 
-local path = os.tmpname()
-local f = assert(io.open(path, "w"))
+-- A D x W table of topics, each (d, w) with topic (31 d + 17 w) mod K + 1,
+-- and the serial totals.
+local Z = orion.zeros { D, W, type = "i64" }
+orion.parallel_for(Z, function(d, w, v) return (31 * d + 17 * w) % K + 1 end)
 local count, sum = {}, {}
 for k = 1, K do
   count[k] = 0
@@ -23,26 +25,14 @@ end
 for w = 1, W do
   sum[w] = 0
 end
-local seed = 4242
-local function rnd(n)
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return (seed >> 16) % n
-end
-local tokens = 0
 for d = 1, D do
   for w = 1, W do
-    if rnd(3) == 0 then
-      local t = rnd(K) + 1
-      f:write(d, " ", w, " ", t, "\n")
-      count[t] = count[t] + 1
-      sum[w] = sum[w] + d * t
-      tokens = tokens + 1
-    end
+    local t = (31 * d + 17 * w) % K + 1
+    count[t] = count[t] + 1
+    sum[w] = sum[w] + d * t
   end
 end
-f:close()
-local Z = orion.text_file(path, { value_type = "i64" })
-os.remove(path)
+local tokens = D * W
 
 local function run(flush)
   local C = orion.zeros { K, type = "i64" }
@@ -91,5 +81,6 @@ print(("managed ok: %d tokens, %d topics, %d words: totals of flush = "
   tokens, K, W, st.executors))
 print(("early sends: %s"):format(
   st.managed_bytes > 0 and "yes" or "none"))
-print(("early bytes %d, items %d, mean staleness %.2f blocks"):format(
-  st.managed_bytes, st.managed_items, st.managed_staleness))
+print(("early bytes %d, items %d, mean staleness %.2f blocks, %d blocks, "
+       .. "schedule %s"):format(st.managed_bytes, st.managed_items,
+                               st.managed_staleness, st.blocks, st.schedule))
