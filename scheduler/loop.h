@@ -13,6 +13,23 @@
  *             may hold several (it gets the next block's data while it
  *             computes the current one).  When every block is done, or a
  *             block failed, every executor is told to end the loop (once).
+ *
+ * Where a block runs:
+ *   - static (the default before issue 17, `dynamic` 0): space part p of
+ *     n0 on executor p * N / n0 (orion_schedule_exec), fixed in advance;
+ *   - dynamic (`dynamic` 1): a ready block waits at the driver until an
+ *     executor holds fewer than `depth` blocks, and goes to the one that
+ *     would finish it first: fewest blocks held, weighed by each
+ *     executor's mean block time so far (orion_loop_note_seconds); within
+ *     a fifth of the best, the one with the block's data (io.affinity;
+ *     without it, the executor that ran the previous block of its space
+ *     part), then the static one.  An idle executor thus takes a ready
+ *     block that a busy or slow one would otherwise hold in its queue.
+ *     The blocks and the dependences between them are the same either
+ *     way: only the executor changes, so results do not (issue 16).  With
+ *     `early`, a block whose space part's previous block is only sent may
+ *     follow it into that executor's queue only when that executor is the
+ *     best choice anyway; otherwise it waits for that block to be done.
  *   ENDING    waiting for every executor's end of loop.  Then, when the
  *             loop has sharded arrays to collect and nothing failed, every
  *             executor is asked for its shards' changes;
@@ -54,6 +71,10 @@ typedef struct orion_loop_io {
   /* The loop cannot go on: msg names the executor and the block it was
    * running (block -1: none).  The transport ends the job. */
   void (*fail)(void *ud, int exec, int block, const char *msg);
+  /* Optional, dynamic assignment only: how much of block's data executor
+   * exec holds already (bytes, any unit); the larger, the better.  NULL:
+   * 1 for the executor that ran the previous block of its space part. */
+  int64_t (*affinity)(void *ud, int exec, int block);
 } orion_loop_io;
 
 typedef enum orion_loop_phase {
@@ -82,6 +103,11 @@ typedef struct orion_loop {
    * next block, and the rows it needs come from peers, while it computes
    * the current one. */
   int early;
+  /* Dynamic assignment (above); set before orion_loop_start.  depth: the
+   * most blocks an executor holds unreported (default 2: one computing,
+   * the next one's data on its way). */
+  int dynamic;
+  int depth;
   orion_loop_io io;
   orion_loop_phase phase;
   unsigned char *state;    /* per position: orion_block_state */
@@ -89,6 +115,13 @@ typedef struct orion_loop {
   int *next_p, *next_q;    /* per position: who waits for it, or -1 */
   unsigned char *ended;    /* per executor: its end of loop came */
   unsigned char *pulled;   /* per executor: its shard data came */
+  int *at;                 /* per position: the executor it went to, -1 */
+  int *held;               /* per executor: blocks sent, not reported */
+  int *ran;                /* per executor: blocks it reported done */
+  double *mean;            /* per executor: mean seconds per block, 0:
+                              none yet (orion_loop_note_seconds) */
+  int *ready;              /* dynamic: positions ready to go, ascending */
+  int nready;
   int done, nended, npulled;
   int ending;              /* end_loop was emitted */
   int failed;
@@ -111,6 +144,11 @@ void orion_loop_start(orion_loop *l);
  * not reported yet.  0, or ORION_EPARSE.  The glue checks before it
  * applies the report's data, then calls orion_loop_block_done. */
 int orion_loop_check_done(const orion_loop *l, int exec, int64_t block);
+
+/* The seconds executor exec spent on a block it reports (before
+ * orion_loop_block_done): dynamic assignment weighs executors by their
+ * mean. */
+void orion_loop_note_seconds(orion_loop *l, int exec, double seconds);
 
 /* Executor exec finished `block`: sends the blocks that were waiting only
  * for it (unless the loop failed), and ends the loop after the last
@@ -160,8 +198,12 @@ orion_block_state orion_loop_block_state(const orion_loop *l, int block);
  * without having reported it, or -1. */
 int orion_loop_in_flight(const orion_loop *l, int exec);
 
+/* The executor block went to, or -1 while it waits. */
+int orion_loop_exec_of(const orion_loop *l, int block);
+
 /* For the job page: the blocks done and in all that run on executor exec
- * (-1: on every executor). */
+ * (-1: on every executor); with dynamic assignment, those sent there so
+ * far. */
 void orion_loop_count(const orion_loop *l, int exec, int *done, int *total);
 
 /* The phase as a word: "running", "ending", "pulling", "finished",
