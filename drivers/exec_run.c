@@ -267,6 +267,7 @@ int orion__run_load_body(exec_state *x, job *j) {
   }
   orion__rows_drop_old(x, x->run);
   orion__shard_apply_early(x);
+  orion__rows_loaded(x, x->run);
   return 0;
 }
 
@@ -509,6 +510,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     for (k = 0; k < m.nsegs && rc == 0; k++)
       rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi,
                           m.seed, m.block + k * m.nblocks, err);
+  if (rc == 0)
+    orion__exec_test_slow(x, orion_now() - t0);
   if (rc == 0) /* the block's accumulator partials, kept apart */
     rc = orion_exec_end_block(x->ex, m.block, err);
   if (rc == 0)

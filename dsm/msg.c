@@ -532,6 +532,7 @@ int orion_msg_run_apply(orion_array *a, const orion_msg_run *run) {
   X(SHARD_PULL, shard_pull)                                                    \
   X(SHARD_DATA, shard_data)                                                    \
   X(SEND_ROWS, send_rows)                                                      \
+  X(MOVE_ROWS, move_rows)                                                      \
   X(ROWS, rows)                                                                \
   X(ROWS_DATA, rows_data)                                                      \
   X(ROWS_PULL, rows_pull)                                                      \
@@ -610,6 +611,9 @@ void orion_msg_free(int type, orion_msg *m) {
     break;
   case ORION_WIRE_SEND_ROWS:
     orion_msg_send_rows_free(&m->send_rows);
+    break;
+  case ORION_WIRE_MOVE_ROWS:
+    orion_msg_move_rows_free(&m->move_rows);
     break;
   case ORION_WIRE_ROWS:
     orion_msg_rows_free(&m->rows);

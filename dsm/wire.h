@@ -25,7 +25,7 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 5 added the executor's GPU to HELLO (its description and
+ * Versions: 6 added MOVE_ROWS (dynamic block assignment); 5 added the executor's GPU to HELLO (its description and
  * its device memory, total and cap), LOAD_BODY's device fields (tier
  * "gpu": the device grid's kind, dimensions and size) and LOOP_DONE's
  * count of blocks run on a device; 4 gave SHUTDOWN a payload, the reason the driver ends the job
@@ -60,7 +60,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 5
+#define ORION_WIRE_VERSION 6
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -107,7 +107,8 @@
   X(ROWS_PULL, 24)   /* driver -> executor: send rows you hold back */     \
   X(ROWS_DATA, 25)   /* executor -> driver: those rows */                  \
   X(SHARD_WRITE, 26) /* executor -> owner: elements a block wrote */       \
-  X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */
+  X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */    \
+  X(MOVE_ROWS, 28)   /* driver -> executor: send rows now, mid-loop */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

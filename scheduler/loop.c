@@ -116,27 +116,29 @@ static int64_t affinity(const orion_loop *l, int e, int pos) {
   return pp >= 0 && l->at[pp] == e;
 }
 
-/* The seconds executor e would take to finish one more block: its queue
- * and the block, at its mean so far (an executor not measured yet counts
- * as the fastest one measured, or 1 s). */
-static double finish(const orion_loop *l, int e, double fastest) {
+/* Moving a block's data elsewhere costs about this much: a fixed latency
+ * and a rate (seconds, bytes per second). */
+#define MOVE_LATENCY 5e-3
+#define MOVE_RATE 100e6
+
+/* The seconds until executor e would have finished the block at pos: its
+ * queue and the block, at its mean so far (an executor not measured yet
+ * counts as the fastest one measured, or 1 s), plus moving the data it
+ * lacks that the best placed executor holds (most: its affinity). */
+static double finish(const orion_loop *l, int e, int pos, double fastest,
+                     int64_t most) {
   double m = l->mean[e] > 0 ? l->mean[e] : fastest;
-  return (l->held[e] + 1) * m;
+  int64_t a = affinity(l, e, pos);
+  return (l->held[e] + 1) * m +
+         (a < most ? MOVE_LATENCY + (double)(most - a) / MOVE_RATE : 0);
 }
 
 /* Whether executor a is a better place than b for the block at pos. */
-static int better(const orion_loop *l, int pos, int a, int b, double fastest) {
-  double fa = finish(l, a, fastest), fb = finish(l, b, fastest);
-  int64_t aa, ab;
+static int better(const orion_loop *l, int pos, int a, int b, double fastest,
+                  int64_t most) {
+  double fa = finish(l, a, pos, fastest, most);
+  double fb = finish(l, b, pos, fastest, most);
   int home;
-  if (fa < 0.8 * fb)
-    return 1;
-  if (fb < 0.8 * fa)
-    return 0;
-  aa = affinity(l, a, pos);
-  ab = affinity(l, b, pos);
-  if (aa != ab)
-    return aa > ab;
   if (fa != fb)
     return fa < fb;
   home = home_of(l, l->s->order[pos]);
@@ -149,19 +151,25 @@ static int better(const orion_loop *l, int pos, int a, int b, double fastest) {
 static int choose(const orion_loop *l, int pos) {
   int e, best = -1, pp = l->s->after_p[pos], only = -1;
   double fastest = 0;
-  for (e = 0; e < l->nexec; e++)
+  int64_t most = 0;
+  for (e = 0; e < l->nexec; e++) {
+    int64_t a = affinity(l, e, pos);
     if (l->mean[e] > 0 && (fastest == 0 || l->mean[e] < fastest))
       fastest = l->mean[e];
+    most = a > most ? a : most;
+  }
   if (fastest == 0)
     fastest = 1;
   if (pp >= 0 && l->state[pp] == ORION_BLOCK_SENT)
     only = l->at[pp]; /* early: behind it in its executor's queue */
+  /* The best place, full or not: a block waits for an executor whose
+   * queue is full when that still beats moving its data elsewhere. */
   for (e = 0; e < l->nexec; e++)
-    if (l->held[e] < l->depth &&
-        (best < 0 || better(l, pos, e, best, fastest)))
+    if (best < 0 || better(l, pos, e, best, fastest, most))
       best = e;
-  if (best < 0 || (only >= 0 && best != only))
-    return -1; /* nobody free, or the early queue is not the best place */
+  if (l->held[best] >= l->depth || (only >= 0 && best != only))
+    return -1; /* it waits for a slot there, or for its early queue's
+                  block to be done */
   return best;
 }
 

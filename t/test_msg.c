@@ -1260,7 +1260,7 @@ Test(msg, dispatch_by_type) {
   orion_msg m;
   for (t = 0; t < 256; t++)
     n += orion_msg_known(t);
-  cr_assert_eq(n, 23);
+  cr_assert_eq(n, 24);
   cr_assert(!orion_msg_known(ORION_WIRE_HELLO));
   cr_assert(!orion_msg_known(ORION_WIRE_ARRAY_DATA));
   cr_assert(orion_msg_known(ORION_WIRE_LOADED));
@@ -1358,7 +1358,7 @@ Test(msg, run_apply_copies_inside_and_refuses_the_rest) {
 }
 
 /* ------------------------------------------------------------------------
- * Resident rows: SEND_ROWS, ROWS, ROWS_PULL, ROWS_DATA.
+ * Resident rows: SEND_ROWS, MOVE_ROWS, ROWS, ROWS_PULL, ROWS_DATA.
  * ---------------------------------------------------------------------- */
 
 Test(msg, resident_rows_round_trip) {
@@ -1379,6 +1379,16 @@ Test(msg, resident_rows_round_trip) {
   eq_moves(sro.moves, sro.n, mv, 2);
   orion_msg_send_rows_free(&sro);
   check_bounds(ORION_WIRE_SEND_ROWS, &b);
+  b.len = 0;
+  /* MOVE_ROWS: the same payload, another frame type. */
+  cr_assert_eq(orion_msg_move_rows_encode(&b, &sr), 0);
+  p = payload_of(&b, ORION_WIRE_MOVE_ROWS, &n);
+  cr_assert_eq(n, 8 + 8 + 2 * 40);
+  cr_assert_eq(orion_msg_move_rows_decode(p, n, &sro, NULL), 0);
+  cr_assert_eq(sro.run, 9);
+  eq_moves(sro.moves, sro.n, mv, 2);
+  orion_msg_move_rows_free(&sro);
+  check_bounds(ORION_WIRE_MOVE_ROWS, &b);
   b.len = 0;
   cr_assert_eq(orion_msg_rows_encode(&b, &rw), 0);
   p = payload_of(&b, ORION_WIRE_ROWS, &n);
