@@ -418,7 +418,8 @@ static orion_array *iterated(exec_state *x, int64_t block, orion_error *err) {
  * written sharded arrays, which go to their owners first
  * (drivers/exec_swrite.c).  Returns the encoder's code, or ORION_ENOMEM. */
 static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
-                            double seconds, const orion_array *it,
+                            double seconds, double waited,
+                            const orion_array *it,
                             const char *before_vals, const watch *w,
                             int64_t nwatch, orion_error *err) {
   orion_msg_block_done m;
@@ -431,6 +432,7 @@ static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
   memset(&direct, 0, sizeof direct);
   m.block = block;
   m.seconds = seconds;
+  m.wait_seconds = waited;
   if (before_vals != NULL && memcmp(before_vals, it->values, vl) != 0) {
     m.has_values = 1;
     m.values = it->values;
@@ -477,7 +479,7 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   char *before_vals = NULL;
   watch *w = NULL;
   int rc;
-  double t0 = orion_now();
+  double t0 = orion_now(), w0 = x->wait_s;
   orion_buf b;
 
   rc = orion_msg_run_block_decode(p, n, &m, NULL);
@@ -523,8 +525,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
 
   if (rc == 0) {
     orion_buf_init(&b);
-    rc = write_block_done(x, &b, m.block, orion_now() - t0, it, before_vals,
-                          w, nwatch, err);
+    rc = write_block_done(x, &b, m.block, orion_now() - t0, x->wait_s - w0,
+                          it, before_vals, w, nwatch, err);
     if (rc == ORION_ENOMEM)
       orion_error_set(err, rc, "executor %d: out of memory for block %lld's "
                                "BLOCK_DONE",

@@ -307,6 +307,7 @@ int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m) {
   orion__mw_begin(&e, b, ORION_WIRE_BLOCK_DONE);
   orion__mw_i64(&e, m->block);
   orion__mw_f64(&e, m->seconds);
+  orion__mw_f64(&e, m->wait_seconds);
   orion__mw_flag(&e, m->has_values);
   if (m->has_values)
     orion__mw_bytes(&e, m->values, m->values_len);
@@ -322,6 +323,7 @@ int orion_msg_block_done_decode(const void *p, size_t n,
   orion__mr_init(&d, p, n, "BLOCK_DONE", err);
   m.block = orion__mr_i64(&d, "block");
   m.seconds = orion__mr_f64(&d, "seconds");
+  m.wait_seconds = orion__mr_f64(&d, "wait seconds");
   m.has_values = orion__mr_flag(&d, "values flag");
   if (m.has_values)
     m.values = orion__mr_bytes(&d, "values", &m.values_len);

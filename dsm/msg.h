@@ -270,7 +270,8 @@ void orion_msg_run_block_free(orion_msg_run_block *m);
  * BLOCK_DONE (executor -> driver): a block finished.
  * ---------------------------------------------------------------------- */
 
-/* Wire order: i64 block, f64 seconds, u64 has_values (flag); when 1: bytes
+/* Wire order: i64 block, f64 seconds, f64 wait_seconds (of them, waiting
+ * for data: peers' rows, owners' shards), u64 has_values (flag); when 1: bytes
  * values (the sparse block's values, which the body changed); u64 nruns +
  * runs (the elements of dense arrays that changed). */
 typedef struct orion_msg_block_done {
@@ -281,6 +282,7 @@ typedef struct orion_msg_block_done {
   size_t values_len;
   const orion_msg_run *runs;
   int64_t nruns;
+  double wait_seconds;
 } orion_msg_block_done;
 
 int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m);

@@ -118,7 +118,7 @@ static int64_t affinity(const orion_loop *l, int e, int pos) {
 
 /* Moving a block's data elsewhere costs about this much: a fixed latency
  * and a rate (seconds, bytes per second). */
-#define MOVE_LATENCY 5e-3
+#define MOVE_LATENCY 1e-3
 #define MOVE_RATE 100e6
 
 /* The seconds until executor e would have finished the block at pos: its

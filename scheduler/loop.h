@@ -145,9 +145,9 @@ void orion_loop_start(orion_loop *l);
  * applies the report's data, then calls orion_loop_block_done. */
 int orion_loop_check_done(const orion_loop *l, int exec, int64_t block);
 
-/* The seconds executor exec spent on a block it reports (before
- * orion_loop_block_done): dynamic assignment weighs executors by their
- * mean. */
+/* The seconds executor exec computed a block it reports (less its waits
+ * for data), before orion_loop_block_done: dynamic assignment weighs
+ * executors by their mean. */
 void orion_loop_note_seconds(orion_loop *l, int exec, double seconds);
 
 /* Executor exec finished `block`: sends the blocks that were waiting only

@@ -452,7 +452,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   orion_wire_heartbeat_encode(&seeds[1], &hb);
   memset(&m, 0, sizeof m);
   m.block_done = (orion_msg_block_done){
-      .block = 2, .seconds = 0.25, .has_values = 1,
+      .block = 2, .seconds = 0.25, .wait_seconds = 0.125, .has_values = 1,
       .values = (const char *)vals, .values_len = 8, .runs = runs,
       .nruns = 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BLOCK_DONE, &m);

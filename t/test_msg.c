@@ -476,6 +476,7 @@ Test(msg, block_done_round_trip) {
   memset(&m, 0, sizeof m);
   m.block = 1234567890123ll;
   m.seconds = bits_f64(SNAN_NEG);
+  m.wait_seconds = 0.125;
   m.has_values = 1;
   m.values = (const char *)vals5;
   m.values_len = sizeof vals5;
@@ -484,11 +485,12 @@ Test(msg, block_done_round_trip) {
   orion_buf_init(&b);
   cr_assert_eq(orion_msg_block_done_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_BLOCK_DONE, &n);
-  cr_assert_eq(n, 8 + 8 + 8 + 8 + sizeof vals5 + 8 + 3 * 32 + sizeof vals5 +
+  cr_assert_eq(n, 8 + 8 + 8 + 8 + 8 + sizeof vals5 + 8 + 3 * 32 + sizeof vals5 +
                       sizeof ivals3);
   cr_assert_eq(orion_msg_block_done_decode(p, n, &out, NULL), 0);
   cr_assert_eq(out.block, m.block);
   eq_f64(out.seconds, m.seconds, "seconds");
+  eq_f64(out.wait_seconds, 0.125, "wait seconds");
   cr_assert_eq(out.has_values, 1);
   eq_bytes(out.values, out.values_len, m.values, m.values_len, "values");
   eq_runs(out.runs, out.nruns, runs3, 3, p, n);
@@ -1093,10 +1095,11 @@ Test(msg, counts_beyond_the_payload_are_refused_before_allocating) {
   uint64_t rb[5] = {1, 2, 3, HUGE_COUNT, 0};
   /* LOAD_BODY: loop, empty blob, iter, then 2^61 arrays. */
   uint64_t lb[5] = {1, 0, 3, HUGE_COUNT, 0};
-  /* BLOCK_DONE: block, seconds, no values, then 2^61 runs. */
-  uint64_t bd[5] = {1, 0, 0, HUGE_COUNT, 0};
+  /* BLOCK_DONE: block, seconds, wait seconds, no values, then 2^61
+   * runs. */
+  uint64_t bd[6] = {1, 0, 0, 0, HUGE_COUNT, 0};
   /* One more run than the bytes left hold (32 bytes each). */
-  uint64_t bd1[8] = {1, 0, 0, 2, 9, 0, 1, 0};
+  uint64_t bd1[9] = {1, 0, 0, 0, 2, 9, 0, 1, 0};
   uint64_t sd[2] = {HUGE_COUNT, 0};
   uint64_t pe[2] = {2, 0};
   uint64_t fg[3] = {3, 1, 2};
@@ -1111,8 +1114,8 @@ Test(msg, counts_beyond_the_payload_are_refused_before_allocating) {
   uint64_t be[3] = {1, 2, HUGE_COUNT};
   cr_assert_eq(decode_words(ORION_WIRE_RUN_BLOCK, rb, 5), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_LOAD_BODY, lb, 5), ORION_ETRUNC);
-  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd, 5), ORION_ETRUNC);
-  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd1, 8), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd, 6), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd1, 9), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_SHARD_DATA, sd, 2), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_PEERS, pe, 2), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_FORGET, fg, 3), ORION_ETRUNC);
