@@ -510,7 +510,8 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
   orion__resid_done(r, e, (int)b);
-  orion_loop_note_seconds(&r->m, e, m.seconds - m.wait_seconds);
+  orion_loop_note_seconds(&r->m, e, b, m.seconds - m.wait_seconds,
+                          m.wait_seconds);
   orion_msg_block_done_free(&m);
   orion_loop_block_done(&r->m, e, b);
 }

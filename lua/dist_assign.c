@@ -10,8 +10,9 @@
  * blocks and the dependences between them are the schedule's, so the
  * results are the same bits either way (t/cluster/dynamic.lua).
  *
- * Each executor's mean block time carries over from one loop to the next
- * (a loop starts weighing executors by what the last one saw).
+ * Each executor's mean block time, and what moving a byte cost, carry over
+ * from one loop to the next (a loop starts weighing executors by what the
+ * last one saw).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 /* Per executor: the mean seconds per block of the last loop (0: none). */
 static double *last_mean;
 static int last_n;
+static double last_wait_per_byte; /* 0: none yet */
 
 int orion__dist_assign_opt(lua_State *L, const char *v) {
   if (v == NULL)
@@ -78,6 +80,8 @@ void orion__assign_start(loop_run *r, int gpu_execs) {
   if (last_n == r->n)
     for (e = 0; e < r->n; e++)
       r->m.mean[e] = last_mean[e];
+  if (last_wait_per_byte > 0)
+    r->m.wait_per_byte = last_wait_per_byte;
 }
 
 void orion__assign_end(loop_run *r, orion_dist_stats *st) {
@@ -96,6 +100,7 @@ void orion__assign_end(loop_run *r, orion_dist_stats *st) {
   for (e = 0; e < last_n; e++)
     if (r->m.ran[e] > 0)
       last_mean[e] = r->m.mean[e];
+  last_wait_per_byte = r->m.wait_per_byte;
 }
 
 void orion__dist_push_blocks(lua_State *L, orion_dist_stats *st,

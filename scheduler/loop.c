@@ -6,6 +6,12 @@
 
 #include "util/alloc.h"
 
+/* Moving a block's data elsewhere costs a fixed latency (seconds) and
+ * the time the executors were seen waiting per byte moved (l->wait_per_byte,
+ * at first as if at 1 GB/s). */
+#define MOVE_LATENCY 1e-3
+#define MOVE_FIRST_RATE 1e9
+
 void orion_loop_free(orion_loop *l) {
   orion_free(l->state);
   orion_free(l->ndeps);
@@ -18,6 +24,8 @@ void orion_loop_free(orion_loop *l) {
   orion_free(l->ran);
   orion_free(l->mean);
   orion_free(l->ready);
+  orion_free(l->moved);
+  l->moved = NULL;
   l->at = l->held = l->ran = l->ready = NULL;
   l->mean = NULL;
   l->state = NULL;
@@ -49,11 +57,13 @@ int orion_loop_init(orion_loop *l, const orion_schedule *s, int nexec,
   l->ran = orion_calloc(ne, sizeof(int));
   l->mean = orion_calloc(ne, sizeof(double));
   l->ready = orion_malloc(sizeof(int) * nb);
+  l->moved = orion_calloc(nb, sizeof(int64_t));
   l->depth = 2;
+  l->wait_per_byte = 1 / MOVE_FIRST_RATE;
   if (l->state == NULL || l->ndeps == NULL || l->next_p == NULL ||
       l->next_q == NULL || l->ended == NULL || l->pulled == NULL ||
       l->at == NULL || l->held == NULL || l->ran == NULL || l->mean == NULL ||
-      l->ready == NULL) {
+      l->ready == NULL || l->moved == NULL) {
     orion_loop_free(l);
     return ORION_ENOMEM;
   }
@@ -77,12 +87,19 @@ static int home_of(const orion_loop *l, int block) {
 }
 
 static void pump(orion_loop *l);
+static int64_t affinity(const orion_loop *l, int e, int pos);
 static void became_ready(orion_loop *l, int pos);
 
 static void send_pos(orion_loop *l, int pos, int e) {
   int b = l->s->order[pos], nx;
   l->state[pos] = ORION_BLOCK_SENT;
   l->at[pos] = e;
+  if (l->dynamic) { /* the bytes of its data that e lacks */
+    int64_t most = 0, k;
+    for (k = 0; k < l->nexec; k++)
+      most = affinity(l, (int)k, pos) > most ? affinity(l, (int)k, pos) : most;
+    l->moved[pos] = most - affinity(l, e, pos);
+  }
   l->held[e]++;
   l->io.send_block(l->io.ud, e, b);
   /* Early dispatch: the next block of the space part may follow it into
@@ -116,10 +133,6 @@ static int64_t affinity(const orion_loop *l, int e, int pos) {
   return pp >= 0 && l->at[pp] == e;
 }
 
-/* Moving a block's data elsewhere costs about this much: a fixed latency
- * and a rate (seconds, bytes per second). */
-#define MOVE_LATENCY 1e-3
-#define MOVE_RATE 100e6
 
 /* The seconds until executor e would have finished the block at pos: its
  * queue and the block, at its mean so far (an executor not measured yet
@@ -130,7 +143,8 @@ static double finish(const orion_loop *l, int e, int pos, double fastest,
   double m = l->mean[e] > 0 ? l->mean[e] : fastest;
   int64_t a = affinity(l, e, pos);
   return (l->held[e] + 1) * m +
-         (a < most ? MOVE_LATENCY + (double)(most - a) / MOVE_RATE : 0);
+         (a < most ? MOVE_LATENCY + (double)(most - a) * l->wait_per_byte
+                   : 0);
 }
 
 /* Whether executor a is a better place than b for the block at pos. */
@@ -194,9 +208,16 @@ static void pump(orion_loop *l) {
   }
 }
 
-void orion_loop_note_seconds(orion_loop *l, int exec, double seconds) {
-  if (exec < 0 || exec >= l->nexec || !(seconds >= 0))
+void orion_loop_note_seconds(orion_loop *l, int exec, int64_t block,
+                             double seconds, double waited) {
+  int64_t moved;
+  if (exec < 0 || exec >= l->nexec || !(seconds >= 0) || block < 0 ||
+      block >= l->s->nblocks)
     return;
+  /* What its moved data cost it: a running mean over moved blocks. */
+  moved = l->moved[l->s->pos_of[block]];
+  if (moved > 0 && waited >= 0)
+    l->wait_per_byte += (waited / (double)moved - l->wait_per_byte) / 4;
   /* The mean of its blocks so far in this loop. */
   l->mean[exec] += (seconds - l->mean[exec]) / (l->ran[exec] + 1);
   if (l->mean[exec] <= 0)

@@ -122,6 +122,9 @@ typedef struct orion_loop {
                               none yet (orion_loop_note_seconds) */
   int *ready;              /* dynamic: positions ready to go, ascending */
   int nready;
+  int64_t *moved;          /* dynamic, per position: bytes of its data its
+                              executor lacked (io.affinity) */
+  double wait_per_byte;    /* seconds executors waited per byte moved */
   int done, nended, npulled;
   int ending;              /* end_loop was emitted */
   int failed;
@@ -145,10 +148,12 @@ void orion_loop_start(orion_loop *l);
  * applies the report's data, then calls orion_loop_block_done. */
 int orion_loop_check_done(const orion_loop *l, int exec, int64_t block);
 
-/* The seconds executor exec computed a block it reports (less its waits
- * for data), before orion_loop_block_done: dynamic assignment weighs
- * executors by their mean. */
-void orion_loop_note_seconds(orion_loop *l, int exec, double seconds);
+/* Executor exec computed `block` for `seconds` and waited `waited` more
+ * for its data; call before orion_loop_block_done.  Dynamic assignment
+ * weighs executors by their mean compute time, and moving data by what the
+ * waits of blocks whose data moved came to per byte. */
+void orion_loop_note_seconds(orion_loop *l, int exec, int64_t block,
+                             double seconds, double waited);
 
 /* Executor exec finished `block`: sends the blocks that were waiting only
  * for it (unless the loop failed), and ends the loop after the last

@@ -830,7 +830,7 @@ static double simulate(fake *f, const double *cost) {
     end[next] = -1;
     b = f->fifo[next][f->head[next]++];
     f->done[b] = 1;
-    orion_loop_note_seconds(&f->l, next, cost[next]);
+    orion_loop_note_seconds(&f->l, next, b, cost[next], 0);
     cr_assert_eq(orion_loop_block_done(&f->l, next, b), 0);
   }
 }

@@ -12,7 +12,8 @@
 -- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
 -- longest time one executor spent running training blocks), train_rmse,
 -- test_rmse, executors, driver_bytes, peer_bytes and bytes_moved (= driver_bytes;
--- both loops of the epoch), tier and updates_per_s (ratings / train_seconds).
+-- both loops of the epoch), tier, train_blocks (the training blocks each
+-- executor ran, as "n1 n2 ...") and updates_per_s (ratings / train_seconds).
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -209,6 +210,7 @@ for epoch = 1, opts.epochs do
                  compute_seconds = compute_seconds,
                  executors = st.executors, bytes_moved = driver_bytes,
                  driver_bytes = driver_bytes, peer_bytes = peer_bytes, tier = st.tier,
+                 train_blocks = table.concat(st.executor_blocks, " "),
                  updates_per_s = train:nnz() / train_seconds }
 end
 
