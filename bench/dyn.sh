@@ -12,8 +12,9 @@
 # "cgroup": half a CPU's quota, or "sleep": it sleeps after each block as
 # long as the block took; default: cgroup where the machine has more cores
 # than executors and a cgroup cpu controller, else sleep):
-#   static   ORION_STATIC=1: space part p on executor p * N / n0
-#   dynamic  the default: a ready block goes where it would finish first
+#   static   the default: space part p on executor p * N / n0
+#   dynamic  ORION_ASSIGN=dynamic: a ready block goes where it would
+#            finish first
 # From the --metrics records of epochs 2..EPOCHS it prints for each the
 # mean seconds per epoch (training and test pass), the training pass's
 # milliseconds, the training blocks each executor ran in the last epoch,
@@ -48,8 +49,7 @@ trap 'rm -rf "$tmp"' EXIT
 args=(apps/mf/mf.lua --train "$train" --test "$test" --k "$k" --epochs "$epochs")
 
 for how in static dynamic; do
-  env=()
-  [ "$how" = dynamic ] || env=(ORION_STATIC=1)
+  env=(ORION_ASSIGN=$how)
   env "${env[@]}" bench/netcluster.sh "${net[@]}" --logs "$tmp/logs-$how" -- \
     --quiet --metrics "$tmp/$how.jsonl" "${args[@]}" > "$tmp/$how.out" \
     2> "$tmp/$how.err" || { cat "$tmp/$how.out" "$tmp/$how.err" >&2; exit 1; }

@@ -57,11 +57,11 @@ typedef struct orion_dist_job {
 } orion_dist_job;
 
 /* Where a loop's blocks run (scheduler/loop.h): opts.assign, else
- * ORION_STATIC=1, else dynamic unless the loop runs on devices. */
+ * $ORION_ASSIGN ("dynamic" but for loops on devices), else static. */
 enum { ORION_ASSIGN_DEFAULT, ORION_ASSIGN_STATIC, ORION_ASSIGN_DYNAMIC };
 
 /* opts.assign (NULL: not given) as ORION_ASSIGN_...; a Lua error for
- * anything but "static" and "dynamic". */
+ * anything but "static" and "dynamic" (in $ORION_ASSIGN too). */
 int orion__dist_assign_opt(lua_State *L, const char *v);
 
 typedef struct orion_dist_stats {

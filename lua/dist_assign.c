@@ -3,10 +3,14 @@
  * what each executor holds of a block's data, and the blocks each one
  * ran.
  *
- * A loop assigns dynamically unless opts.assign = "static", or
- * ORION_STATIC=1 and opts.assign is not given, or its blocks run on
- * devices (tier "gpu"/"auto" with a device: a block's results could then
- * depend on whether its executor has one).  Only the executor changes: the
+ * A loop assigns dynamically when opts.assign = "dynamic", or when
+ * ORION_ASSIGN=dynamic and opts.assign is not given and its blocks do not
+ * run on devices (tier "gpu"/"auto" with a device: a block's results could
+ * then depend on whether its executor has one).  Static placement stays
+ * the default: dynamic placement depends on timing, so which executor
+ * holds which blocks and rows after a loop (and names a failing block)
+ * changes from run to run, and under load it can move the data that the
+ * static placement keeps in place between loops.  Only the executor changes: the
  * blocks and the dependences between them are the schedule's, so the
  * results are the same bits either way (t/cluster/dynamic.lua).
  *
@@ -28,6 +32,12 @@ static int last_n;
 static double last_wait_per_byte; /* 0: none yet */
 
 int orion__dist_assign_opt(lua_State *L, const char *v) {
+  const char *env = getenv("ORION_ASSIGN");
+  if (v == NULL && env != NULL && env[0] != '\0' &&
+      strcmp(env, "static") != 0 && strcmp(env, "dynamic") != 0)
+    return luaL_error(L, "ORION_ASSIGN must be \"static\" or \"dynamic\", "
+                         "not \"%s\"",
+                      env);
   if (v == NULL)
     return ORION_ASSIGN_DEFAULT;
   if (strcmp(v, "static") == 0)
@@ -39,9 +49,9 @@ int orion__dist_assign_opt(lua_State *L, const char *v) {
                     v);
 }
 
-static int static_env(void) {
-  const char *v = getenv("ORION_STATIC");
-  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+static int dynamic_env(void) {
+  const char *v = getenv("ORION_ASSIGN");
+  return v != NULL && strcmp(v, "dynamic") == 0;
 }
 
 int orion__assign_dynamic(const loop_run *r, int gpu_execs) {
@@ -49,7 +59,7 @@ int orion__assign_dynamic(const loop_run *r, int gpu_execs) {
     return 1;
   if (r->j->assign == ORION_ASSIGN_STATIC)
     return 0;
-  return !static_env() && gpu_execs == 0;
+  return dynamic_env() && gpu_execs == 0;
 }
 
 /* What executor e holds of block b's data, in bytes: its sparse elements

@@ -13,23 +13,6 @@
  *             may hold several (it gets the next block's data while it
  *             computes the current one).  When every block is done, or a
  *             block failed, every executor is told to end the loop (once).
- *
- * Where a block runs:
- *   - static (the default before issue 17, `dynamic` 0): space part p of
- *     n0 on executor p * N / n0 (orion_schedule_exec), fixed in advance;
- *   - dynamic (`dynamic` 1): a ready block waits at the driver until an
- *     executor holds fewer than `depth` blocks, and goes to the one that
- *     would finish it first: fewest blocks held, weighed by each
- *     executor's mean block time so far (orion_loop_note_seconds); within
- *     a fifth of the best, the one with the block's data (io.affinity;
- *     without it, the executor that ran the previous block of its space
- *     part), then the static one.  An idle executor thus takes a ready
- *     block that a busy or slow one would otherwise hold in its queue.
- *     The blocks and the dependences between them are the same either
- *     way: only the executor changes, so results do not (issue 16).  With
- *     `early`, a block whose space part's previous block is only sent may
- *     follow it into that executor's queue only when that executor is the
- *     best choice anyway; otherwise it waits for that block to be done.
  *   ENDING    waiting for every executor's end of loop.  Then, when the
  *             loop has sharded arrays to collect and nothing failed, every
  *             executor is asked for its shards' changes;
@@ -37,6 +20,27 @@
  *   FINISHED  done (orion_loop_failed says how it went);
  *   BROKEN    an executor was lost or stayed silent: `fail` was emitted
  *             and nothing more will be.
+ *
+ * Where a block runs:
+ *   - static (`dynamic` 0): space part p of n0 on executor p * N / n0
+ *     (orion_schedule_exec), fixed in advance;
+ *   - dynamic (`dynamic` 1): a ready block waits at the driver until an
+ *     executor holds fewer than `depth` blocks, and goes to the executor
+ *     that would finish it first: its queue and the block at its mean
+ *     compute time per block (orion_loop_note_seconds; one not measured
+ *     yet counts as the fastest), plus, where the executor lacks data of
+ *     the block that another holds (io.affinity; without it, the executor
+ *     that ran the previous block of its space part holds it), 1 ms and
+ *     the waits moved data caused per byte so far (at first 1 GB/s); ties
+ *     go to the static executor.  The best place may be an executor whose
+ *     queue is full: the block then waits for it.  So an idle executor
+ *     takes the ready blocks that a slow or busy one would otherwise
+ *     hold, while data stays where it is when moving it costs more.  The
+ *     blocks and the dependences between them are the same either way:
+ *     only the executor changes, so results do not (issue 16).  With
+ *     `early`, a block whose space part's previous block is only sent may
+ *     follow it into that executor's queue only when that executor is the
+ *     best place anyway; otherwise it waits for that block to be done.
  *
  * Failures inside blocks (a body or a buffered write that raised) do not
  * stop the other executors at once: no new block goes out, the loop ends

@@ -1632,21 +1632,21 @@ static int blocks_of(const char *err, const char *what, const char *assign,
   return n[0] + n[1] + n[2] + n[3];
 }
 
-/* Dynamic block assignment (scheduler/loop.h) with executor 3 sleeping
- * 20 ms after each block (ORION_TEST_SLOW): it runs fewer blocks than any
- * other executor, and the results (a 2-D loop with resident rows, an
- * accumulator, a flush = "loop" buffer) are the bits of a run inside the
- * driver and of the static placement, which gives every executor its 16
- * blocks of the 8 x 8. */
+/* Dynamic block assignment (scheduler/loop.h, ORION_ASSIGN=dynamic) with
+ * executor 3 sleeping 20 ms after each block (ORION_TEST_SLOW): it runs
+ * fewer blocks than any other executor, and the results (a 2-D loop with
+ * resident rows, an accumulator, a flush = "loop" buffer) are the bits of
+ * a run inside the driver and of the static placement (the default),
+ * which gives every executor its 16 blocks of the 8 x 8. */
 Test(cluster, dynamic_assignment_works_around_a_slow_executor) {
   static const char *const epochs[3] = {"epoch1", "epoch2", "epoch3"};
   tu_run in = DRIVE("--executors", "0", "@dynamic.lua"), d, st;
   int sum[4] = {0, 0, 0, 0}, n[4], i, e;
   setenv("ORION_TEST_SLOW", "3:20", 1);
+  setenv("ORION_ASSIGN", "dynamic", 1);
   d = DRIVE("--executors", "4", "@dynamic.lua");
-  setenv("ORION_STATIC", "1", 1);
+  unsetenv("ORION_ASSIGN");
   st = DRIVE("--executors", "4", "@dynamic.lua");
-  unsetenv("ORION_STATIC");
   unsetenv("ORION_TEST_SLOW");
   expect_ok(&in, "dynamic.lua inside the driver");
   expect_ok(&d, "dynamic.lua, dynamic, executor 3 slow");
@@ -1669,6 +1669,9 @@ Test(cluster, dynamic_assignment_works_around_a_slow_executor) {
   cr_log_info("dynamic, executor 3 slow: blocks %d %d %d %d over 3 epochs",
               sum[0], sum[1], sum[2], sum[3]);
   expect_has(in.err, "blocks buffer driver 8");
+  expect_has(st.err, "blocks buffer dynamic "); /* opts.assign */
+  expect_has(in.out, "assign = \"sometimes\":\tfalse\tparallel_for: assign "
+                     "must be \"static\" or \"dynamic\", not \"sometimes\"");
   tu_run_free(&in);
   tu_run_free(&d);
   tu_run_free(&st);

@@ -799,8 +799,8 @@ Test(wire, error_unknown_version) {
     put_raw(&b, v, ORION_WIRE_HELLO, 0, NULL, 0, 1);
     snprintf(want, sizeof want,
              "unknown version %d at stream offset 0 (this build speaks "
-             "version 5)",
-             v);
+             "version %d)",
+             v, ORION_WIRE_VERSION);
     expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_VERSION,
                  ORION_EVERSION, want);
   }

@@ -12,8 +12,7 @@
 -- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
 -- longest time one executor spent running training blocks), train_rmse,
 -- test_rmse, executors, driver_bytes, peer_bytes and bytes_moved (= driver_bytes;
--- both loops of the epoch), tier, train_blocks (the training blocks each
--- executor ran, as "n1 n2 ...") and updates_per_s (ratings / train_seconds).
+-- both loops), tier, train_blocks ("n1 n2 ..." per executor), updates_per_s.
 
 local orion = require "orion"
 local cli = require "orion.cli"

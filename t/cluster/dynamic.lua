@@ -1,9 +1,10 @@
 -- Dynamic block assignment (scheduler/loop.h): whichever executor runs a
 -- block, the results are the bits of a run inside the driver.  A 2-D SGD
 -- loop with resident W (space-keyed) and H (time-keyed) rows, early
--- dispatch and an accumulator folded in block order, three epochs; then a
--- 1-D loop whose buffered writes (flush = "loop") are applied in block
--- order; then the script reads W and H back.  stdout: the exact bits of
+-- dispatch and an accumulator folded in block order, three epochs
+-- (placed as $ORION_ASSIGN says); then a 1-D loop with assign = "dynamic"
+-- whose buffered writes (flush = "loop") are applied in block order; then
+-- the script reads W and H back.  stdout: the exact bits of
 -- every result; stderr: "blocks LOOP ASSIGN n0 n1 ..." (parallel_for's
 -- executor_blocks) for t/test_cluster.c.
 local orion = require "orion"
@@ -59,7 +60,9 @@ local st = orion.parallel_for(train, function(u, i, r)
   local e = r
   for k = 1, K do e = e - wu[k] * hi[k] end
   B[i] = e
-end, { schedule = "1d" })
+end, { schedule = "1d", assign = "dynamic" })
 print("buffer", st.schedule, checksum(T))
 blocks("buffer", st)
 print("final W", checksum(W), "H", checksum(H))
+local ok, err = pcall(orion.parallel_for, train, function() end, { assign = "sometimes" })
+print("assign = \"sometimes\":", ok, err)
