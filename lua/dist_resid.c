@@ -66,6 +66,14 @@ static int part_of(const loop_run *r, const arr_use *u, int b) {
   return u->resident == RES_SPACE ? b / n1 : b % n1;
 }
 
+/* The rows [*lo, *hi) of block b's part of resident u. */
+static void part_rows(const loop_run *r, const arr_use *u, int b,
+                      int64_t *lo, int64_t *hi) {
+  int k = part_of(r, u, b);
+  *lo = u->prange[k][0];
+  *hi = u->prange[k][1];
+}
+
 int orion__resid_decide(loop_run *r, arr_use *u) {
   const orion_plan *p = r->j->plan;
   const orion_schedule *s = r->j->sched;
@@ -383,12 +391,9 @@ int64_t orion__resid_affinity(const loop_run *r, int e, int b) {
   for (i = 0; i < r->nuse; i++) {
     const arr_use *u = &r->use[i];
     int64_t lo, hi;
-    int k;
     if (u->resident == RES_NONE)
       continue;
-    k = part_of(r, u, b);
-    lo = u->prange[k][0];
-    hi = u->prange[k][1];
+    part_rows(r, u, b, &lo, &hi);
     if (hi > lo && fresh(u->c, e, lo, hi))
       n += (hi - lo) * u->c->row_elems *
            (int64_t)orion_type_size(u->d->a->type);
@@ -402,14 +407,12 @@ int orion__resid_block(loop_run *r, int e, int b) {
   r->ngets = r->nputs = 0;
   for (i = 0; i < r->nuse && rc == 0; i++) {
     arr_use *u = &r->use[i];
-    int64_t lo, hi, re = u->c->row_elems, k;
+    int64_t lo, hi, re = u->c->row_elems;
     int pp, np;
     orion_msg_move m;
     if (u->resident == RES_NONE)
       continue;
-    k = part_of(r, u, b);
-    lo = u->prange[k][0];
-    hi = u->prange[k][1];
+    part_rows(r, u, b, &lo, &hi);
     if (hi <= lo)
       continue;
     if (r->m.dynamic) {
