@@ -25,7 +25,9 @@ void orion_loop_free(orion_loop *l) {
   orion_free(l->mean);
   orion_free(l->ready);
   orion_free(l->moved);
+  orion_free(l->queued);
   l->moved = NULL;
+  l->queued = NULL;
   l->at = l->held = l->ran = l->ready = NULL;
   l->mean = NULL;
   l->state = NULL;
@@ -58,12 +60,13 @@ int orion_loop_init(orion_loop *l, const orion_schedule *s, int nexec,
   l->mean = orion_calloc(ne, sizeof(double));
   l->ready = orion_malloc(sizeof(int) * nb);
   l->moved = orion_calloc(nb, sizeof(int64_t));
+  l->queued = orion_calloc(ne, sizeof(int));
   l->depth = 2;
   l->wait_per_byte = 1 / MOVE_FIRST_RATE;
   if (l->state == NULL || l->ndeps == NULL || l->next_p == NULL ||
       l->next_q == NULL || l->ended == NULL || l->pulled == NULL ||
       l->at == NULL || l->held == NULL || l->ran == NULL || l->mean == NULL ||
-      l->ready == NULL || l->moved == NULL) {
+      l->ready == NULL || l->moved == NULL || l->queued == NULL) {
     orion_loop_free(l);
     return ORION_ENOMEM;
   }
@@ -142,7 +145,7 @@ static double finish(const orion_loop *l, int e, int pos, double fastest,
                      int64_t most) {
   double m = l->mean[e] > 0 ? l->mean[e] : fastest;
   int64_t a = affinity(l, e, pos);
-  return (l->held[e] + 1) * m +
+  return (l->queued[e] + 1) * m +
          (a < most ? MOVE_LATENCY + (double)(most - a) * l->wait_per_byte
                    : 0);
 }
@@ -181,23 +184,31 @@ static int choose(const orion_loop *l, int pos) {
   for (e = 0; e < l->nexec; e++)
     if (best < 0 || better(l, pos, e, best, fastest, most))
       best = e;
-  if (l->held[best] >= l->depth || (only >= 0 && best != only))
-    return -1; /* it waits for a slot there, or for its early queue's
-                  block to be done */
+  if (only >= 0 && best != only)
+    return -1; /* it waits for its early queue's block to be done */
   return best;
 }
 
-/* Sends every ready block that has a place to go, in the schedule's
- * order. */
+/* Places the ready blocks in the schedule's order as a list schedule:
+ * each goes where it would finish first, counting the blocks placed before
+ * it (l->queued), and the first whose place has a free slot goes out.
+ * Counting them keeps a fast executor from looking free for every ready
+ * block at once: a slower one gets some when the fast one's queue would be
+ * long.  Repeats until nothing more can go. */
 static void pump(orion_loop *l) {
   int again = 1;
   while (again && !l->failed && l->dynamic) {
     int k;
     again = 0;
+    memcpy(l->queued, l->held, sizeof(int) * (size_t)l->nexec);
     for (k = 0; k < l->nready; k++) {
       int pos = l->ready[k], e = choose(l, pos);
       if (e < 0)
         continue;
+      if (l->held[e] >= l->depth) { /* it waits for a slot there */
+        l->queued[e]++;
+        continue;
+      }
       memmove(&l->ready[k], &l->ready[k + 1],
               sizeof(int) * (size_t)(l->nready - k - 1));
       l->nready--;

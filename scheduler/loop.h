@@ -32,8 +32,11 @@
  *     the block that another holds (io.affinity; without it, the executor
  *     that ran the previous block of its space part holds it), 1 ms and
  *     the waits moved data caused per byte so far (at first 1 GB/s); ties
- *     go to the static executor.  The best place may be an executor whose
- *     queue is full: the block then waits for it.  So an idle executor
+ *     go to the static executor.  The ready blocks are placed in order as
+ *     a list schedule (each counts the ones placed before it), so a slower
+ *     executor gets some when the fast one's queue would grow long.  The
+ *     best place may be an executor whose queue is full: the block then
+ *     waits for it.  So an idle executor
  *     takes the ready blocks that a slow or busy one would otherwise
  *     hold, while data stays where it is when moving it costs more.  The
  *     blocks and the dependences between them are the same either way:
@@ -129,6 +132,8 @@ typedef struct orion_loop {
   int64_t *moved;          /* dynamic, per position: bytes of its data its
                               executor lacked (io.affinity) */
   double wait_per_byte;    /* seconds executors waited per byte moved */
+  int *queued;             /* per executor: held, plus the ready blocks
+                              placed there in the current pass */
   int done, nended, npulled;
   int ending;              /* end_loop was emitted */
   int failed;
