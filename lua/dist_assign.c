@@ -29,7 +29,7 @@
 /* Per executor: the mean seconds per block of the last loop (0: none). */
 static double *last_mean;
 static int last_n;
-static double last_wait_per_byte; /* 0: none yet */
+static double last_move_cost; /* 0: none yet */
 
 int orion__dist_assign_opt(lua_State *L, const char *v) {
   const char *env = getenv("ORION_ASSIGN");
@@ -90,8 +90,8 @@ void orion__assign_start(loop_run *r, int gpu_execs) {
   if (last_n == r->n)
     for (e = 0; e < r->n; e++)
       r->m.mean[e] = last_mean[e];
-  if (last_wait_per_byte > 0)
-    r->m.wait_per_byte = last_wait_per_byte;
+  if (last_move_cost > 0)
+    r->m.move_cost = last_move_cost;
 }
 
 void orion__assign_end(loop_run *r, orion_dist_stats *st) {
@@ -110,7 +110,7 @@ void orion__assign_end(loop_run *r, orion_dist_stats *st) {
   for (e = 0; e < last_n; e++)
     if (r->m.ran[e] > 0)
       last_mean[e] = r->m.mean[e];
-  last_wait_per_byte = r->m.wait_per_byte;
+  last_move_cost = r->m.move_cost;
 }
 
 void orion__dist_push_blocks(lua_State *L, orion_dist_stats *st,

@@ -7,7 +7,7 @@
 #include "util/alloc.h"
 
 /* Moving a block's data elsewhere costs a fixed latency (seconds) and
- * the time the executors were seen waiting per byte moved (l->wait_per_byte,
+ * the time the executors were seen waiting per byte moved (l->move_cost,
  * at first as if at 1 GB/s). */
 #define MOVE_LATENCY 1e-3
 #define MOVE_FIRST_RATE 1e9
@@ -26,6 +26,8 @@ void orion_loop_free(orion_loop *l) {
   orion_free(l->ready);
   orion_free(l->moved);
   orion_free(l->queued);
+  orion_free(l->nclean);
+  l->nclean = NULL;
   l->moved = NULL;
   l->queued = NULL;
   l->at = l->held = l->ran = l->ready = NULL;
@@ -61,12 +63,14 @@ int orion_loop_init(orion_loop *l, const orion_schedule *s, int nexec,
   l->ready = orion_malloc(sizeof(int) * nb);
   l->moved = orion_calloc(nb, sizeof(int64_t));
   l->queued = orion_calloc(ne, sizeof(int));
+  l->nclean = orion_calloc(ne, sizeof(int));
   l->depth = 2;
-  l->wait_per_byte = 1 / MOVE_FIRST_RATE;
+  l->move_cost = 1 / MOVE_FIRST_RATE;
   if (l->state == NULL || l->ndeps == NULL || l->next_p == NULL ||
       l->next_q == NULL || l->ended == NULL || l->pulled == NULL ||
       l->at == NULL || l->held == NULL || l->ran == NULL || l->mean == NULL ||
-      l->ready == NULL || l->moved == NULL || l->queued == NULL) {
+      l->ready == NULL || l->moved == NULL || l->queued == NULL ||
+      l->nclean == NULL) {
     orion_loop_free(l);
     return ORION_ENOMEM;
   }
@@ -146,7 +150,7 @@ static double finish(const orion_loop *l, int e, int pos, double fastest,
   double m = l->mean[e] > 0 ? l->mean[e] : fastest;
   int64_t a = affinity(l, e, pos);
   return (l->queued[e] + 1) * m +
-         (a < most ? MOVE_LATENCY + (double)(most - a) * l->wait_per_byte
+         (a < most ? MOVE_LATENCY + (double)(most - a) * l->move_cost
                    : 0);
 }
 
@@ -225,12 +229,20 @@ void orion_loop_note_seconds(orion_loop *l, int exec, int64_t block,
   if (exec < 0 || exec >= l->nexec || !(seconds >= 0) || block < 0 ||
       block >= l->s->nblocks)
     return;
-  /* What its moved data cost it: a running mean over moved blocks. */
   moved = l->moved[l->s->pos_of[block]];
-  if (moved > 0 && waited >= 0)
-    l->wait_per_byte += (waited / (double)moved - l->wait_per_byte) / 4;
-  /* The mean of its blocks so far in this loop. */
-  l->mean[exec] += (seconds - l->mean[exec]) / (l->ran[exec] + 1);
+  if (moved > 0 && waited >= 0 && l->nclean[exec] > 0) {
+    /* What its moved data cost it, waiting for it and installing it (the
+     * time beyond the executor's mean): a running mean per byte. */
+    double extra = seconds > l->mean[exec] ? seconds - l->mean[exec] : 0;
+    l->move_cost += ((waited + extra) / (double)moved - l->move_cost) / 4;
+    return;
+  }
+  /* The executor's mean over the blocks whose data was there (or, until
+   * there is one, over every block). */
+  if (moved == 0 || l->nclean[exec] == 0) {
+    int n = moved == 0 ? ++l->nclean[exec] : l->ran[exec] + 1;
+    l->mean[exec] += (seconds - l->mean[exec]) / n;
+  }
   if (l->mean[exec] <= 0)
     l->mean[exec] = 1e-9;
 }

@@ -31,7 +31,9 @@
  *     yet counts as the fastest), plus, where the executor lacks data of
  *     the block that another holds (io.affinity; without it, the executor
  *     that ran the previous block of its space part holds it), 1 ms and
- *     the waits moved data caused per byte so far (at first 1 GB/s); ties
+ *     what moved data cost per byte so far (the waits for it and the time
+ *     beyond the executor's mean of blocks whose data was there; at first
+ *     1 GB/s); ties
  *     go to the static executor.  The ready blocks are placed in order as
  *     a list schedule (each counts the ones placed before it), so a slower
  *     executor gets some when the fast one's queue would grow long.  The
@@ -131,7 +133,9 @@ typedef struct orion_loop {
   int nready;
   int64_t *moved;          /* dynamic, per position: bytes of its data its
                               executor lacked (io.affinity) */
-  double wait_per_byte;    /* seconds executors waited per byte moved */
+  double move_cost;        /* seconds a byte of moved data cost */
+  int *nclean;             /* per executor: blocks measured whose data
+                              did not move (mean is over them) */
   int *queued;             /* per executor: held, plus the ready blocks
                               placed there in the current pass */
   int done, nended, npulled;
@@ -159,8 +163,9 @@ int orion_loop_check_done(const orion_loop *l, int exec, int64_t block);
 
 /* Executor exec computed `block` for `seconds` and waited `waited` more
  * for its data; call before orion_loop_block_done.  Dynamic assignment
- * weighs executors by their mean compute time, and moving data by what the
- * waits of blocks whose data moved came to per byte. */
+ * weighs executors by their mean compute time over blocks whose data was
+ * there, and moving data by what it cost the blocks whose data moved
+ * (their waits and their time beyond that mean), per byte. */
 void orion_loop_note_seconds(orion_loop *l, int exec, int64_t block,
                              double seconds, double waited);
 
