@@ -23,6 +23,13 @@
  *     the script reads the array (orion__dist_reclaim) or a later run uses
  *     it otherwise (orion__resid_prepare).
  *
+ *   - With dynamic assignment (scheduler/loop.h) the executor of a part's
+ *     next block is not known when a block goes out, so nothing goes on
+ *     ahead: a block placed where its parts' rows are not gets them from
+ *     where they are (the executor of the part's previous block, or the
+ *     holders), which the driver tells to send them (MOVE_ROWS, answered
+ *     at once by the holder's loop thread).
+ *
  * So a rotating partition goes from executor to executor, and the driver
  * sends only control messages.  ORION_NO_RESIDENT=1 turns this off (rows
  * then travel through the driver after every block), to compare.
