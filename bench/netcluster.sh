@@ -2,7 +2,8 @@
 # A cluster of N hosts on this machine, with real links (needs root):
 #
 #   bench/netcluster.sh -n N [--rate RATE] [--delay DELAY] [--logs DIR]
-#                       [--grace SECONDS] -- DRIVER-ARGS...
+#                       [--grace SECONDS] [--slow K [--slow-by HOW]]
+#                       -- DRIVER-ARGS...
 #
 # Makes N network namespaces onc<ID>-0 .. onc<ID>-(N-1), each joined to a
 # bridge onc<ID>br (10.79.<ID>.1/24) in the root namespace by a veth pair
@@ -29,6 +30,14 @@
 #   --logs DIR    executor K's stdout and stderr go to DIR/exec-K.log
 #                 (default: this script's stderr)
 #   --grace S     seconds the executors may outlive the driver
+#   --slow K      executor K runs at half speed: HOW "cgroup" (the default
+#                 where this machine has the cgroup cpu controller) starts
+#                 it in a cgroup whose CPU quota is half of one CPU
+#                 (cgroup v2 cpu.max, v1 cpu.cfs_quota_us); "sleep" sets
+#                 ORION_TEST_SLOW=K:x2 (it sleeps after each block as long
+#                 as the block took).  A quota slows it only when it would
+#                 otherwise have a CPU of its own (more cores than
+#                 executors); on a smaller machine use --slow-by sleep.
 #
 # On stderr, besides the driver's own lines, one line per executor:
 #   netcluster: executor K in namespace onc5-K (10.79.5.K+2, link onc5vK), pid P
@@ -42,7 +51,8 @@ set -euo pipefail
 me=netcluster
 usage() {
   echo "usage: $0 -n N [--rate RATE] [--delay DELAY] [--logs DIR]" \
-       "[--grace SECONDS] -- DRIVER-ARGS..." >&2
+       "[--grace SECONDS] [--slow K [--slow-by cgroup|sleep]]" \
+       "-- DRIVER-ARGS..." >&2
   exit 2
 }
 die() {
@@ -55,6 +65,8 @@ rate=""
 delay=""
 logs=""
 grace=15
+slow=""
+slow_by=""
 while [ $# -gt 0 ]; do
   case $1 in
     -n) [ $# -ge 2 ] || usage; n=$2; shift 2 ;;
@@ -62,6 +74,8 @@ while [ $# -gt 0 ]; do
     --delay) [ $# -ge 2 ] || usage; delay=$2; shift 2 ;;
     --logs) [ $# -ge 2 ] || usage; logs=$2; shift 2 ;;
     --grace) [ $# -ge 2 ] || usage; grace=$2; shift 2 ;;
+    --slow) [ $# -ge 2 ] || usage; slow=$2; shift 2 ;;
+    --slow-by) [ $# -ge 2 ] || usage; slow_by=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "$me: unknown option '$1'" >&2; usage ;;
   esac
@@ -73,6 +87,16 @@ esac
   die "-n needs a number of executors (1..64), not $n"
 case $grace in
   ''|*[!0-9]*) die "--grace needs a whole number of seconds, not '$grace'" ;;
+esac
+if [ -n "$slow" ]; then
+  case $slow in
+    *[!0-9]*) die "--slow needs an executor number (0..$((n - 1))), not '$slow'" ;;
+  esac
+  [ "$slow" -lt "$n" ] || die "--slow $slow: there are executors 0..$((n - 1))"
+fi
+case $slow_by in
+  ''|cgroup|sleep) ;;
+  *) die "--slow-by needs cgroup or sleep, not '$slow_by'" ;;
 esac
 [ $# -gt 0 ] || { echo "$me: no driver arguments after --" >&2; usage; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth pairs, tc)"
@@ -97,6 +121,7 @@ made=0       # namespaces 0..made-1 were created by this run
 drv=""       # the driver's pid
 tee_pid=""   # the process copying the driver's stderr
 epids=()     # the executors' pids, by id
+cg=""        # the cgroup made for --slow, removed on exit
 
 cleanup() {
   local k p i
@@ -114,6 +139,12 @@ cleanup() {
       ip link del "onc${id}v$k" 2>/dev/null
     done
     ip link del "onc${id}br" 2>/dev/null
+  fi
+  if [ -n "$cg" ]; then
+    for ((i = 0; i < 20; i++)); do # its processes were killed above
+      rmdir "$cg" 2>/dev/null && break
+      sleep 0.05
+    done
   fi
   if [ -n "$tee_pid" ]; then
     # tee ends at the driver's end of file; it may still be copying, or
@@ -218,6 +249,36 @@ for ((k = 0; k < n; k++)); do
   shape "${pfx}x$k" "$ns"
 done
 
+# --slow: a cgroup with half a CPU for executor $slow (v2 cpu.max, or v1's
+# cpu controller), or the executors' sleep hook.
+slow_env=()
+slow_cg_procs=""
+if [ -n "$slow" ]; then
+  if [ "$slow_by" != sleep ]; then
+    if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+       grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
+       mkdir "/sys/fs/cgroup/$pfx-slow" 2>/dev/null; then
+      cg=/sys/fs/cgroup/$pfx-slow
+      echo "50000 100000" > "$cg/cpu.max" || die "cannot set $cg/cpu.max"
+    elif [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] &&
+         mkdir "/sys/fs/cgroup/cpu/$pfx-slow" 2>/dev/null; then
+      cg=/sys/fs/cgroup/cpu/$pfx-slow
+      echo 100000 > "$cg/cpu.cfs_period_us" &&
+        echo 50000 > "$cg/cpu.cfs_quota_us" || die "cannot set $cg's quota"
+    elif [ "$slow_by" = cgroup ]; then
+      die "--slow-by cgroup: no cgroup cpu controller to use here"
+    fi
+  fi
+  if [ -n "$cg" ]; then
+    slow_cg_procs=$cg/cgroup.procs
+    echo "$me: executor $slow runs in cgroup $cg (half a CPU)" >&2
+  else
+    slow_env=("ORION_TEST_SLOW=$slow:x2")
+    echo "$me: executor $slow sleeps as long as each block took" \
+         "(ORION_TEST_SLOW=$slow:x2)" >&2
+  fi
+fi
+
 # The driver's stderr goes through a pipe to tee: to this script's stderr
 # and to a file, where its manual launcher's command lines are read.
 mkfifo "$work/pipe"
@@ -240,12 +301,18 @@ for ((k = 0; k < n; k++)); do
   [ -n "$line" ] || break # the driver ended before starting executors
   token=$(printf '%s\n' "$line" | sed -n "s/.*ORION_TOKEN='\([^']*\)'.*/\1/p")
   addr=$(printf '%s\n' "$line" | sed -n "s/.*'--driver' '\([^']*\)'.*/\1/p")
+  # Executor $slow: in its cgroup from the start (the shell joins it and
+  # then becomes the executor), or with the sleep hook.
+  cmd=(ip netns exec "$pfx-$k" "$executor" --driver "$addr" --id "$k")
+  if [ "$k" = "$slow" ] && [ -n "$slow_cg_procs" ]; then
+    cmd=(sh -c 'echo $$ > "$0" && exec "$@"' "$slow_cg_procs" "${cmd[@]}")
+  elif [ "$k" = "$slow" ]; then
+    cmd=(env "${slow_env[@]}" "${cmd[@]}")
+  fi
   if [ -n "$logs" ]; then
-    ORION_TOKEN=$token ip netns exec "$pfx-$k" \
-      "$executor" --driver "$addr" --id "$k" > "$logs/exec-$k.log" 2>&1 &
+    ORION_TOKEN=$token "${cmd[@]}" > "$logs/exec-$k.log" 2>&1 &
   else
-    ORION_TOKEN=$token ip netns exec "$pfx-$k" \
-      "$executor" --driver "$addr" --id "$k" &
+    ORION_TOKEN=$token "${cmd[@]}" &
   fi
   epids[k]=$!
   disown "${epids[k]}" # no job notice from bash when one is killed

@@ -2,7 +2,8 @@
  * executor, from the driver or from a peer, goes through dispatch(): one
  * table says, per frame type, which connections may send it and who
  * handles it: a handler on the loop thread (answers that must not wait
- * for a computing block: FETCH, FETCH_REPLY, FLUSH_ACK, the handshake)
+ * for a computing block: FETCH, FETCH_REPLY, FLUSH_ACK, MOVE_ROWS, the
+ * handshake)
  * or one on the compute thread, to which the frame's payload is queued in
  * arrival order (LOAD_BODY, RUN_BLOCK, LOOP_END, FORGET, LOAD_FILE,
  * BUFFER_FLUSH, SHARD_PULL: it comes once the loop is over everywhere, and
@@ -112,6 +113,7 @@ static const struct frame_rule {
     [ORION_WIRE_WRITE_ACK] = {FROM_PEER_OUT, orion__swrite_on_ack, NULL},
     [ORION_WIRE_SEND_ROWS] = {FROM_DRIVER, NULL, orion__rows_send},
     [ORION_WIRE_ROWS_PULL] = {FROM_DRIVER, NULL, orion__rows_pull},
+    [ORION_WIRE_MOVE_ROWS] = {FROM_DRIVER, orion__rows_on_move, NULL},
 };
 
 job *orion__exec_job_take(exec_state *x, orion_conn *c,

@@ -5,9 +5,17 @@
  *   - after a block, its puts go to the peers of the part's next block
  *     (orion__rows_put), before the BLOCK_DONE;
  *   - SEND_ROWS from the driver: the same, for the first blocks of a run;
+ *   - MOVE_ROWS from the driver (dynamic assignment placed the part's next
+ *     block on another executor): the same, at once, from the loop thread;
  *   - ROWS_PULL from the driver: the rows back to it (ROWS_DATA).
  * The rows sent are read from our copy on the compute thread, which is
- * the only thread that writes it.
+ * the only thread that writes it, but for MOVE_ROWS: the loop thread reads
+ * them while the compute thread may run another block.  That is safe
+ * because the driver asks for a part's rows only once the part's block
+ * here is done and before any later block of the part is placed, so no
+ * block touches them meanwhile, and only after this executor took the
+ * run's LOAD_BODY (x->loaded_run), so the array copies stay where they
+ * are until the run's end.
  */
 #include "config.h"
 
@@ -15,6 +23,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "drivers/exec_state.h"
 #include "dsm/msg.h"
@@ -204,4 +213,70 @@ int orion__rows_pull(exec_state *x, job *j) {
   orion_free(runs);
   orion_msg_rows_pull_free(&m);
   return 0;
+}
+
+/* ---- MOVE_ROWS (loop thread) ------------------------------------------- */
+
+/* Sends MOVE_ROWS p's rows, or returns 1 when its run has not started
+ * here yet (it is kept and retried).  A MOVE_ROWS for a run already over
+ * is dropped (the driver gave that run up). */
+static int serve_move(exec_state *x, const char *p, size_t len) {
+  orion_msg_move_rows m;
+  orion_error err;
+  int64_t loaded, k;
+  if (orion_msg_move_rows_decode(p, len, &m, NULL) != 0)
+    orion__exec_die(x, "the driver sent a malformed MOVE_ROWS");
+  pthread_mutex_lock(&x->mu);
+  loaded = x->loaded_run;
+  pthread_mutex_unlock(&x->mu);
+  if (m.run > loaded) {
+    orion_msg_move_rows_free(&m);
+    return 1;
+  }
+  orion_error_clear(&err);
+  for (k = 0; k < m.n && m.run == loaded; k++)
+    if (orion__rows_put(x, &m.moves[k], m.run, &err) != 0)
+      orion__exec_die(x, "%s", err.msg);
+  orion_msg_move_rows_free(&m);
+  return 0;
+}
+
+void orion__rows_on_move(exec_state *x, orion_conn *c, int from,
+                         const orion_wire_frame *f) {
+  job *j, **tail;
+  if (serve_move(x, (const char *)f->payload, f->len) == 0)
+    return;
+  j = orion__exec_job_take(x, c, f, from); /* kept for later, in order */
+  for (tail = &x->moves; *tail != NULL; tail = &(*tail)->next)
+    ;
+  *tail = j;
+}
+
+void orion__rows_serve_moves(exec_state *x) {
+  while (x->moves != NULL &&
+         serve_move(x, x->moves->payload, x->moves->len) == 0) {
+    job *j = x->moves;
+    x->moves = j->next;
+    orion__exec_job_free(j);
+  }
+}
+
+void orion__rows_loaded(exec_state *x, int64_t run) {
+  pthread_mutex_lock(&x->mu);
+  x->loaded_run = run;
+  pthread_mutex_unlock(&x->mu);
+  uv_async_send(&x->wake); /* on_wake retries the kept MOVE_ROWS */
+}
+
+void orion__exec_test_slow(exec_state *x, double seconds) {
+  double s = x->slow_ms / 1000 + (x->slow_factor > 1
+                                      ? (x->slow_factor - 1) * seconds
+                                      : 0);
+  struct timespec ts;
+  if (s <= 0)
+    return;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0)
+    ;
 }

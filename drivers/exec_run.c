@@ -269,6 +269,7 @@ int orion__run_load_body(exec_state *x, job *j) {
   }
   orion__rows_drop_old(x, x->run);
   orion__shard_apply_early(x);
+  orion__rows_loaded(x, x->run);
   return 0;
 }
 
@@ -419,7 +420,8 @@ static orion_array *iterated(exec_state *x, int64_t block, orion_error *err) {
  * written sharded arrays, which go to their owners first
  * (drivers/exec_swrite.c).  Returns the encoder's code, or ORION_ENOMEM. */
 static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
-                            double seconds, const orion_array *it,
+                            double seconds, double waited,
+                            const orion_array *it,
                             const char *before_vals, const watch *w,
                             int64_t nwatch, orion_error *err) {
   orion_msg_block_done m;
@@ -432,6 +434,7 @@ static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
   memset(&direct, 0, sizeof direct);
   m.block = block;
   m.seconds = seconds;
+  m.wait_seconds = waited;
   if (before_vals != NULL && memcmp(before_vals, it->values, vl) != 0) {
     m.has_values = 1;
     m.values = it->values;
@@ -478,7 +481,7 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   char *before_vals = NULL;
   watch *w = NULL;
   int rc;
-  double t0 = orion_now();
+  double t0 = orion_now(), w0 = x->wait_s;
   orion_buf b;
 
   rc = orion_msg_run_block_decode(p, n, &m, NULL);
@@ -511,6 +514,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     for (k = 0; k < m.nsegs && rc == 0; k++)
       rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi,
                           m.seed, m.block + k * m.nblocks, err);
+  if (rc == 0)
+    orion__exec_test_slow(x, orion_now() - t0);
   if (rc == 0) /* the block's accumulator partials, kept apart */
     rc = orion_exec_end_block(x->ex, m.block, err);
   if (rc == 0)
@@ -524,8 +529,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
 
   if (rc == 0) {
     orion_buf_init(&b);
-    rc = write_block_done(x, &b, m.block, orion_now() - t0, it, before_vals,
-                          w, nwatch, err);
+    rc = write_block_done(x, &b, m.block, orion_now() - t0, x->wait_s - w0,
+                          it, before_vals, w, nwatch, err);
     if (rc == ORION_ENOMEM)
       orion_error_set(err, rc, "executor %d: out of memory for block %lld's "
                                "BLOCK_DONE",

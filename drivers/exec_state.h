@@ -129,6 +129,10 @@ typedef struct exec_state {
   char listen_addr[128]; /* "host:port" peers reach us at */
   peerlink *peers;       /* npeers; [id] unused; set once by PEERS */
   job *deferred;         /* FETCHes for a run not started here yet */
+  job *moves;            /* MOVE_ROWS for a run not started here yet */
+  /* ORION_TEST_SLOW="E:MS" or "E:xF" (tests and benchmarks): executor E
+   * sleeps MS ms after each block, or F - 1 times the block's time. */
+  double slow_ms, slow_factor;
 
   /* Shared by the threads: under mu. */
   pthread_mutex_t mu;
@@ -159,6 +163,8 @@ typedef struct exec_state {
                            (drivers/exec_budget.c) */
   uint64_t *ryw_applied; /* per peer: its BUFFER_FLUSHes applied at once
                             that we took in, over the job (exec_ryw.c) */
+  int64_t loaded_run;   /* the run whose LOAD_BODY the compute thread has
+                           taken (MOVE_ROWS waits for it) */
 
   /* Compute thread. */
   orion_exec *ex;
@@ -435,6 +441,20 @@ void orion__rows_drop_old(exec_state *x, int64_t run);
 /* Compute-thread handlers of SEND_ROWS and ROWS_PULL. */
 int orion__rows_send(exec_state *x, job *j);
 int orion__rows_pull(exec_state *x, job *j);
+/* MOVE_ROWS (a block placed elsewhere during the run): the rows go at
+ * once, from the loop thread, or once the run's LOAD_BODY is taken.  Loop
+ * thread. */
+void orion__rows_on_move(exec_state *x, orion_conn *c, int from,
+                         const orion_wire_frame *f);
+/* Retries the MOVE_ROWS kept for a run that had not started.  Loop
+ * thread. */
+void orion__rows_serve_moves(exec_state *x);
+/* The compute thread took run `run`'s LOAD_BODY: MOVE_ROWS for it may be
+ * served.  Compute thread. */
+void orion__rows_loaded(exec_state *x, int64_t run);
+/* The ORION_TEST_SLOW hook after a block that took `seconds`.  Compute
+ * thread. */
+void orion__exec_test_slow(exec_state *x, double seconds);
 
 /* ---- exec_hold.c -------------------------------------------------------- */
 

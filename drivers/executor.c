@@ -138,6 +138,7 @@ static void on_wake(uv_async_t *h) {
   orion_buf_free(&b);
   orion__peer_drain(x);
   orion__shard_serve_deferred(x);
+  orion__rows_serve_moves(x);
 }
 
 static void send_heartbeat(exec_state *x) {
@@ -301,6 +302,21 @@ static int parse_args(exec_state *x, int argc, char **argv) {
   }
   if (optind < argc)
     return bad_option(argv[optind], optind == argc - 1);
+  env = getenv("ORION_TEST_SLOW"); /* "E:MS" or "E:xF": drivers/exec_state.h */
+  if (env != NULL && env[0] != '\0') {
+    long e = strtol(env, &end, 10);
+    if (end == env || *end != ':' ||
+        (end[1] == 'x' ? atof(end + 2) < 1 : atof(end + 1) < 0)) {
+      fprintf(stderr, "orion-executor: ORION_TEST_SLOW must be EXEC:MS or "
+                      "EXEC:xFACTOR, not '%s'\n",
+              env);
+      return 2;
+    }
+    if (e == x->id && end[1] == 'x')
+      x->slow_factor = atof(end + 2);
+    else if (e == x->id)
+      x->slow_ms = atof(end + 1);
+  }
   if (x->gpu_cap > 0 && x->gpu_index < 0) {
     fprintf(stderr, "orion-executor: --gpu-memory needs --gpu N\n%s", usage);
     return 2;

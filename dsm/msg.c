@@ -312,6 +312,7 @@ int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m) {
   orion__mw_begin(&e, b, ORION_WIRE_BLOCK_DONE);
   orion__mw_i64(&e, m->block);
   orion__mw_f64(&e, m->seconds);
+  orion__mw_f64(&e, m->wait_seconds);
   orion__mw_flag(&e, m->has_values);
   if (m->has_values)
     orion__mw_bytes(&e, m->values, m->values_len);
@@ -327,6 +328,7 @@ int orion_msg_block_done_decode(const void *p, size_t n,
   orion__mr_init(&d, p, n, "BLOCK_DONE", err);
   m.block = orion__mr_i64(&d, "block");
   m.seconds = orion__mr_f64(&d, "seconds");
+  m.wait_seconds = orion__mr_f64(&d, "wait seconds");
   m.has_values = orion__mr_flag(&d, "values flag");
   if (m.has_values)
     m.values = orion__mr_bytes(&d, "values", &m.values_len);
@@ -543,6 +545,7 @@ int orion_msg_run_apply(orion_array *a, const orion_msg_run *run) {
   X(SHARD_PULL, shard_pull)                                                    \
   X(SHARD_DATA, shard_data)                                                    \
   X(SEND_ROWS, send_rows)                                                      \
+  X(MOVE_ROWS, move_rows)                                                      \
   X(ROWS, rows)                                                                \
   X(ROWS_DATA, rows_data)                                                      \
   X(ROWS_PULL, rows_pull)                                                      \
@@ -621,6 +624,9 @@ void orion_msg_free(int type, orion_msg *m) {
     break;
   case ORION_WIRE_SEND_ROWS:
     orion_msg_send_rows_free(&m->send_rows);
+    break;
+  case ORION_WIRE_MOVE_ROWS:
+    orion_msg_move_rows_free(&m->move_rows);
     break;
   case ORION_WIRE_ROWS:
     orion_msg_rows_free(&m->rows);

@@ -275,7 +275,8 @@ void orion_msg_run_block_free(orion_msg_run_block *m);
  * BLOCK_DONE (executor -> driver): a block finished.
  * ---------------------------------------------------------------------- */
 
-/* Wire order: i64 block, f64 seconds, u64 has_values (flag); when 1: bytes
+/* Wire order: i64 block, f64 seconds, f64 wait_seconds (of them, waiting
+ * for data: peers' rows, owners' shards), u64 has_values (flag); when 1: bytes
  * values (the sparse block's values, which the body changed); u64 nruns +
  * runs (the elements of dense arrays that changed). */
 typedef struct orion_msg_block_done {
@@ -286,6 +287,7 @@ typedef struct orion_msg_block_done {
   size_t values_len;
   const orion_msg_run *runs;
   int64_t nruns;
+  double wait_seconds;
 } orion_msg_block_done;
 
 int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m);
@@ -459,6 +461,9 @@ void orion_msg_shard_data_free(orion_msg_shard_data *m);
  * executor): elements for the receiver's block `block` of run `run`.
  * ROWS_PULL (driver -> executor): send these elements of your copies back
  * (ROWS_DATA, with run 0 and block -1), for the script to read.
+ * MOVE_ROWS (driver -> executor): SEND_ROWS's payload, for a block placed
+ * during the run (dynamic assignment): the executor's loop thread sends
+ * the rows at once, not after the blocks it has queued.
  * ---------------------------------------------------------------------- */
 
 /* Wire order: i64 run, u64 n + moves. */
@@ -472,6 +477,12 @@ int orion_msg_send_rows_encode(orion_buf *b, const orion_msg_send_rows *m);
 int orion_msg_send_rows_decode(const void *p, size_t n,
                                orion_msg_send_rows *out, orion_error *err);
 void orion_msg_send_rows_free(orion_msg_send_rows *m);
+
+typedef orion_msg_send_rows orion_msg_move_rows;
+int orion_msg_move_rows_encode(orion_buf *b, const orion_msg_move_rows *m);
+int orion_msg_move_rows_decode(const void *p, size_t n,
+                               orion_msg_move_rows *out, orion_error *err);
+void orion_msg_move_rows_free(orion_msg_move_rows *m);
 
 /* ROWS and ROWS_DATA; wire order: i64 run, i64 block, u64 nruns + runs. */
 typedef struct orion_msg_rows {
@@ -716,6 +727,7 @@ typedef union orion_msg {
   orion_msg_shard_pull shard_pull;
   orion_msg_shard_data shard_data;
   orion_msg_send_rows send_rows;
+  orion_msg_move_rows move_rows;
   orion_msg_rows rows;
   orion_msg_rows rows_data;
   orion_msg_rows_pull rows_pull;

@@ -1,25 +1,26 @@
 /* The payload codec of rows that move between executors (dsm/msg.h):
- * resident rows (SEND_ROWS, ROWS, ROWS_PULL, ROWS_DATA) and the writes of
+ * resident rows (SEND_ROWS, MOVE_ROWS, ROWS, ROWS_PULL, ROWS_DATA) and the writes of
  * directly written sharded arrays (SHARD_WRITE, WRITE_ACK). */
 #include <string.h>
 
 #include "dsm/msg.h"
 #include "dsm/msg_field.h"
 
-int orion_msg_send_rows_encode(orion_buf *b, const orion_msg_send_rows *m) {
+static int send_rows_encode(orion_buf *b, int type,
+                            const orion_msg_send_rows *m) {
   orion__mw e;
-  orion__mw_begin(&e, b, ORION_WIRE_SEND_ROWS);
+  orion__mw_begin(&e, b, type);
   orion__mw_i64(&e, m->run);
   orion__mw_moves(&e, m->moves, m->n);
   return orion__mw_end(&e);
 }
 
-int orion_msg_send_rows_decode(const void *p, size_t n,
-                               orion_msg_send_rows *out, orion_error *err) {
+static int send_rows_decode(const void *p, size_t n, const char *what,
+                            orion_msg_send_rows *out, orion_error *err) {
   orion_msg_send_rows m;
   orion__mr d;
   memset(&m, 0, sizeof m);
-  orion__mr_init(&d, p, n, "SEND_ROWS", err);
+  orion__mr_init(&d, p, n, what, err);
   m.run = orion__mr_i64(&d, "run");
   m.moves = orion__mr_moves(&d, "move", &m.n);
   *out = m;
@@ -28,9 +29,31 @@ int orion_msg_send_rows_decode(const void *p, size_t n,
   return d.rc;
 }
 
+int orion_msg_send_rows_encode(orion_buf *b, const orion_msg_send_rows *m) {
+  return send_rows_encode(b, ORION_WIRE_SEND_ROWS, m);
+}
+
+int orion_msg_send_rows_decode(const void *p, size_t n,
+                               orion_msg_send_rows *out, orion_error *err) {
+  return send_rows_decode(p, n, "SEND_ROWS", out, err);
+}
+
 void orion_msg_send_rows_free(orion_msg_send_rows *m) {
   orion__msg_drop(m->moves);
   memset(m, 0, sizeof *m);
+}
+
+int orion_msg_move_rows_encode(orion_buf *b, const orion_msg_move_rows *m) {
+  return send_rows_encode(b, ORION_WIRE_MOVE_ROWS, m);
+}
+
+int orion_msg_move_rows_decode(const void *p, size_t n,
+                               orion_msg_move_rows *out, orion_error *err) {
+  return send_rows_decode(p, n, "MOVE_ROWS", out, err);
+}
+
+void orion_msg_move_rows_free(orion_msg_move_rows *m) {
+  orion_msg_send_rows_free(m);
 }
 
 static int rows_encode(orion_buf *b, int type, const orion_msg_rows *m) {

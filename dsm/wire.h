@@ -25,7 +25,9 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 5 added the executor's GPU to HELLO (its description and
+ * Versions: 6 added MOVE_ROWS and BLOCK_DONE's wait seconds (dynamic
+ * block assignment), FETCH_REPLY's count of the requester's flushes
+ * (read-your-writes) and the managed buffers' budget and statistics; 5 added the executor's GPU to HELLO (its description and
  * its device memory, total and cap), LOAD_BODY's device fields (tier
  * "gpu": the device grid's kind, dimensions and size) and LOOP_DONE's
  * count of blocks run on a device; 4 gave SHUTDOWN a payload, the reason the driver ends the job
@@ -107,7 +109,8 @@
   X(ROWS_PULL, 24)   /* driver -> executor: send rows you hold back */     \
   X(ROWS_DATA, 25)   /* executor -> driver: those rows */                  \
   X(SHARD_WRITE, 26) /* executor -> owner: elements a block wrote */       \
-  X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */
+  X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */    \
+  X(MOVE_ROWS, 28)   /* driver -> executor: send rows now, mid-loop */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

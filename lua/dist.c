@@ -510,6 +510,8 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   }
   take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
   orion__resid_done(r, e, (int)b);
+  orion_loop_note_seconds(&r->m, e, b, m.seconds - m.wait_seconds,
+                          m.wait_seconds);
   orion_msg_block_done_free(&m);
   orion_loop_block_done(&r->m, e, b);
 }
@@ -932,8 +934,8 @@ static void combine_accs(loop_run *r) {
 
 int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                     orion_dist_stats *st, orion_error *err) {
-  static const orion_loop_io io = {NULL, io_send_block, io_end_loop, io_pull,
-                                   io_fail};
+  static const orion_loop_io io = {NULL,    io_send_block, io_end_loop,
+                                   io_pull, io_fail,       NULL};
   loop_run r;
   orion_loop_io rio = io;
   orion_cluster *cl = ensure_cluster(s);
@@ -983,8 +985,13 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   rio.ud = &r;
   if (rc == 0)
     rc = orion_loop_init(&r.m, j->sched, r.n, r.pull, &rio);
-  if (rc == 0)
+  if (rc == 0) {
+    int ngpu = 0;
     r.m.early = orion__resid_early(&r);
+    for (e = 0; e < r.n; e++)
+      ngpu += gpu_for(&r, e);
+    orion__assign_start(&r, ngpu);
+  }
   if (rc != 0) {
     run_free(&r);
     orion_free(r.secs);
@@ -1042,6 +1049,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->managed = r.managed;
   st->exec_seconds = r.secs;
   st->nexec = r.n;
+  orion__assign_end(&r, st);
   if (failed != NULL) {
     *err = *failed;
     rc = err->code != 0 ? err->code : ORION_EBODY;

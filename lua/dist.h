@@ -54,7 +54,16 @@ typedef struct orion_dist_job {
    * to the executors that registered one, with the device grid. */
   int gpu, gkind, gspace, gtime, gskew_dim;
   int64_t gskew, gb;
+  int assign;                    /* ORION_ASSIGN_...: where blocks run */
 } orion_dist_job;
+
+/* Where a loop's blocks run (scheduler/loop.h): opts.assign, else
+ * $ORION_ASSIGN ("dynamic" but for loops on devices), else static. */
+enum { ORION_ASSIGN_DEFAULT, ORION_ASSIGN_STATIC, ORION_ASSIGN_DYNAMIC };
+
+/* opts.assign (NULL: not given) as ORION_ASSIGN_...; a Lua error for
+ * anything but "static" and "dynamic" (in $ORION_ASSIGN too). */
+int orion__dist_assign_opt(lua_State *L, const char *v);
 
 typedef struct orion_dist_stats {
   uint64_t bytes;      /* through the driver's connections */
@@ -68,7 +77,15 @@ typedef struct orion_dist_stats {
   int gpu_execs;       /* executors told to run the blocks on their device */
   uint64_t gpu_blocks; /* blocks they ran there (their LOOP_DONEs) */
   orion_managed_stats managed; /* managed buffers' early sends (LOOP_DONE) */
+  int *exec_blocks;    /* nexec entries, orion_malloc'd: blocks each ran */
+  int dynamic;         /* the blocks went where an executor was free */
 } orion_dist_stats;
+
+/* Sets the result's executor_blocks (per executor, the blocks it ran; in
+ * the driver {nblocks}) and assign ("static", "dynamic"; "driver" in
+ * process) on the table at the top, and frees st->exec_blocks. */
+void orion__dist_push_blocks(lua_State *L, orion_dist_stats *st,
+                             int nblocks);
 
 /* Runs a loop on the cluster (started on first use).  The driver's
  * in-process executor must have the loop's buffers bound (it applies the

@@ -142,10 +142,23 @@ int orion__resid_block(loop_run *r, int e, int b);
 /* Block b is done on e: e holds its parts' rows now. */
 void orion__resid_done(loop_run *r, int e, int b);
 void orion__resid_free(loop_run *r);
+/* Bytes of resident rows of block b's parts that executor e holds. */
+int64_t orion__resid_affinity(const loop_run *r, int e, int b);
 /* Whether the loop may dispatch early (scheduler/loop.h): no RUN_BLOCK
  * carries rows that the block before it on the same executor may write,
  * because every dense array the body writes directly is resident, or
  * iterated and not subscripted in the body (its blocks are disjoint).  ORION_NO_EARLY=1 turns it off. */
 int orion__resid_early(const loop_run *r);
+
+/* ---- dist_assign.c: where blocks run ----------------------------------- */
+
+/* Whether the loop places blocks at run time (gpu_execs: executors that
+ * run its blocks on a device). */
+int orion__assign_dynamic(const loop_run *r, int gpu_execs);
+/* Sets r->m.dynamic (before orion__resid_start) and, when set, the
+ * affinity callback and the executors' block times of the last loop. */
+void orion__assign_start(loop_run *r, int gpu_execs);
+/* The loop's blocks per executor into st (and the block times kept). */
+void orion__assign_end(loop_run *r, orion_dist_stats *st);
 
 #endif

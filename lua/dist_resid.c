@@ -23,6 +23,13 @@
  *     the script reads the array (orion__dist_reclaim) or a later run uses
  *     it otherwise (orion__resid_prepare).
  *
+ *   - With dynamic assignment (scheduler/loop.h) the executor of a part's
+ *     next block is not known when a block goes out, so nothing goes on
+ *     ahead: a block placed where its parts' rows are not gets them from
+ *     where they are (the executor of the part's previous block, or the
+ *     holders), which the driver tells to send them (MOVE_ROWS, answered
+ *     at once by the holder's loop thread).
+ *
  * So a rotating partition goes from executor to executor, and the driver
  * sends only control messages.  ORION_NO_RESIDENT=1 turns this off (rows
  * then travel through the driver after every block), to compare.
@@ -64,6 +71,14 @@ static int switched(const char *name) {
 static int part_of(const loop_run *r, const arr_use *u, int b) {
   int n1 = r->j->sched->n1;
   return u->resident == RES_SPACE ? b / n1 : b % n1;
+}
+
+/* The rows [*lo, *hi) of block b's part of resident u. */
+static void part_rows(const loop_run *r, const arr_use *u, int b,
+                      int64_t *lo, int64_t *hi) {
+  int k = part_of(r, u, b);
+  *lo = u->prange[k][0];
+  *hi = u->prange[k][1];
 }
 
 int orion__resid_decide(loop_run *r, arr_use *u) {
@@ -130,9 +145,12 @@ static int next_pos(const loop_run *r, const arr_use *u, int pos) {
   return u->resident == RES_SPACE ? r->m.next_p[pos] : r->m.next_q[pos];
 }
 
+/* The executor the block at pos went to, or, not sent yet, its static
+ * one. */
 static int exec_at(const loop_run *r, int pos) {
   const orion_schedule *s = r->j->sched;
-  return orion_schedule_exec(s, s->order[pos], r->n);
+  return r->m.at[pos] >= 0 ? r->m.at[pos]
+                           : orion_schedule_exec(s, s->order[pos], r->n);
 }
 
 /* Whether executor e holds the newest copy of every chunk rows [lo, hi)
@@ -255,7 +273,9 @@ int orion__resid_start(loop_run *r) {
   memset(&x, 0, sizeof x);
   x.r = r;
   r->nfgets = 0;
-  for (i = 0; i < r->nuse && rc == 0; i++) {
+  /* Placed at run time, a part's first block asks the holders itself
+   * (move_from). */
+  for (i = 0; i < r->nuse && rc == 0 && !r->m.dynamic; i++) {
     arr_use *u = &r->use[i];
     int64_t re = u->c->row_elems;
     if (u->resident == RES_NONE || u->c->held.n == 0)
@@ -313,22 +333,99 @@ static int driver_piece(void *ud, int64_t lo, int64_t hi, int h) {
                               x->seq);
 }
 
+/* ---- dynamic assignment: rows fetched when a block is placed ----------- */
+
+/* MOVE_ROWS to executor h: send move m (m->peer: the destination). */
+static void move_rows(loop_run *r, int h, const orion_msg_move *m) {
+  orion_msg_move_rows mr;
+  orion_buf b;
+  mr.run = r->run;
+  mr.moves = m;
+  mr.n = 1;
+  orion_buf_init(&b);
+  if (orion_msg_move_rows_encode(&b, &mr) != 0 || b.oom)
+    orion_cluster_fail(r->cl, "cannot encode MOVE_ROWS for %s", r->j->where);
+  orion_cluster_send(r->cl, h, &b);
+  orion_buf_free(&b);
+}
+
+/* Block b on e gets elements [lo, hi) of u from executor h: a get in its
+ * RUN_BLOCK, and h is told to send them. */
+static int move_from(loop_run *r, const arr_use *u, int h, int e, int b,
+                     int64_t lo, int64_t hi) {
+  orion_msg_move m;
+  m.array = u->d->id;
+  m.first = lo;
+  m.count = hi - lo;
+  m.block = b;
+  m.peer = e;
+  move_rows(r, h, &m);
+  m.peer = h;
+  return push_move(&r->gets, &r->ngets, &r->capgets, &m);
+}
+
+/* A piece of a part's rows held by executor h (-1: the driver) for a
+ * part's first block placed at run time. */
+static int placed_piece(void *ud, int64_t lo, int64_t hi, int h) {
+  drv_ctx *x = ud;
+  if (h < 0)
+    return driver_piece(ud, lo, hi, h);
+  return h == x->e ? 0 : move_from(x->r, x->u, h, x->e, x->b, lo, hi);
+}
+
+/* Dynamic assignment: block b's part of u, rows [lo, hi), comes to e from
+ * where it is (the executor of the part's block before, or for the part's
+ * first block the holders); nothing goes on after the block (the next
+ * block is placed when it is ready, and fetches them). */
+static int placed_block(loop_run *r, arr_use *u, int e, int b, int64_t lo,
+                        int64_t hi) {
+  int pp = prev_pos(r, u, r->j->sched->pos_of[b]);
+  int64_t re = u->c->row_elems;
+  int rc = 0;
+  if (pp >= 0 && exec_at(r, pp) != e) {
+    rc = move_from(r, u, exec_at(r, pp), e, b, lo * re, hi * re);
+  } else if (pp < 0 && !fresh(u->c, e, lo, hi)) {
+    drv_ctx x = {r, u, e, b, r->seq[b]};
+    rc = orion_holders_each(&u->c->held, lo * re, hi * re, placed_piece, &x);
+  }
+  mark_have(u->c, e, lo, hi);
+  return rc;
+}
+
+int64_t orion__resid_affinity(const loop_run *r, int e, int b) {
+  int64_t n = 0;
+  int i;
+  for (i = 0; i < r->nuse; i++) {
+    const arr_use *u = &r->use[i];
+    int64_t lo, hi;
+    if (u->resident == RES_NONE)
+      continue;
+    part_rows(r, u, b, &lo, &hi);
+    if (hi > lo && fresh(u->c, e, lo, hi))
+      n += (hi - lo) * u->c->row_elems *
+           (int64_t)orion_type_size(u->d->a->type);
+  }
+  return n;
+}
+
 int orion__resid_block(loop_run *r, int e, int b) {
   const orion_schedule *s = r->j->sched;
   int i, pos = s->pos_of[b], rc = 0;
   r->ngets = r->nputs = 0;
   for (i = 0; i < r->nuse && rc == 0; i++) {
     arr_use *u = &r->use[i];
-    int64_t lo, hi, re = u->c->row_elems, k;
+    int64_t lo, hi, re = u->c->row_elems;
     int pp, np;
     orion_msg_move m;
     if (u->resident == RES_NONE)
       continue;
-    k = part_of(r, u, b);
-    lo = u->prange[k][0];
-    hi = u->prange[k][1];
+    part_rows(r, u, b, &lo, &hi);
     if (hi <= lo)
       continue;
+    if (r->m.dynamic) {
+      rc = placed_block(r, u, e, b, lo, hi);
+      continue;
+    }
     m.array = u->d->id;
     m.first = lo * re;
     m.count = (hi - lo) * re;

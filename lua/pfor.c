@@ -129,11 +129,13 @@ static int buffer_index(lua_State *L) {
 
 static const char *const pfor_opts[] = {
     "ordered", "histogram", "schedule", "tier", "partitions",
-    "concurrent_order", "name", "seed", "fast", "space", "gpu_grid", NULL};
+    "concurrent_order", "name", "seed", "fast", "space", "gpu_grid",
+    "assign", NULL};
 
 typedef struct pfor_opts_t {
   int ordered, hist, reverse, fast, space;
   const char *tier, *sched, *name;
+  int assign; /* ORION_ASSIGN_... (lua/dist.h) */
   int64_t parts[2];
   int has_seed;
   lua_Integer seed;
@@ -171,6 +173,8 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
     luaL_error(L, "parallel_for: concurrent_order must be \"forward\" or "
                   "\"reverse\"");
   o->reverse = strcmp(co, "reverse") == 0;
+  o->assign = orion__dist_assign_opt(L, orion__opt_string(L, 3, "assign",
+                                                           NULL));
   /* The job's default (--partitions), never the executor count: the
    * blocks, and with them the results, are the same on any cluster. */
   o->parts[0] = o->parts[1] = orion__state(L)->partitions;
@@ -341,6 +345,7 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
   j.bufs = l->bufs;
   j.nbufs = l->info.nbuffers;
   j.where = lua_tostring(L, -1);
+  j.assign = o->assign;
   if (a != NULL && a->cg_ok) {
     j.csrc = a->cg.src.data;
     j.clen = a->cg.src.len;
@@ -736,6 +741,7 @@ static int l_parallel_for(lua_State *L) {
   unbind_all(s->ex, &l);
   if (rc != 0) {
     orion_free(dst.exec_seconds);
+    orion_free(dst.exec_blocks);
     return luaL_error(L, "parallel_for body failed on %s", err.msg);
   }
   if (!serial && strcmp(o.tier, "gpu") == 0 && dst.gpu_execs == 0)
@@ -785,6 +791,7 @@ static int l_parallel_for(lua_State *L) {
     set_seconds(L, "idle_seconds", secs + 3 * n, n);
     orion_free(dst.exec_seconds);
   }
+  orion__dist_push_blocks(L, &dst, nblocks);
   lua_pushinteger(L, s->nexec > 0 ? s->nexec : 1);
   lua_setfield(L, -2, "executors");
   return 1;

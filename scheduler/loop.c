@@ -6,6 +6,12 @@
 
 #include "util/alloc.h"
 
+/* Moving a block's data elsewhere costs a fixed latency (seconds) and
+ * the time the executors were seen waiting per byte moved (l->move_cost,
+ * at first as if at 1 GB/s). */
+#define MOVE_LATENCY 1e-3
+#define MOVE_FIRST_RATE 1e9
+
 void orion_loop_free(orion_loop *l) {
   orion_free(l->state);
   orion_free(l->ndeps);
@@ -13,6 +19,19 @@ void orion_loop_free(orion_loop *l) {
   orion_free(l->next_q);
   orion_free(l->ended);
   orion_free(l->pulled);
+  orion_free(l->at);
+  orion_free(l->held);
+  orion_free(l->ran);
+  orion_free(l->mean);
+  orion_free(l->ready);
+  orion_free(l->moved);
+  orion_free(l->queued);
+  orion_free(l->nclean);
+  l->nclean = NULL;
+  l->moved = NULL;
+  l->queued = NULL;
+  l->at = l->held = l->ran = l->ready = NULL;
+  l->mean = NULL;
   l->state = NULL;
   l->ndeps = l->next_p = l->next_q = NULL;
   l->ended = l->pulled = NULL;
@@ -37,13 +56,26 @@ int orion_loop_init(orion_loop *l, const orion_schedule *s, int nexec,
   l->next_q = orion_malloc(sizeof(int) * nb);
   l->ended = orion_calloc(ne, 1);
   l->pulled = orion_calloc(ne, 1);
+  l->at = orion_malloc(sizeof(int) * nb);
+  l->held = orion_calloc(ne, sizeof(int));
+  l->ran = orion_calloc(ne, sizeof(int));
+  l->mean = orion_calloc(ne, sizeof(double));
+  l->ready = orion_malloc(sizeof(int) * nb);
+  l->moved = orion_calloc(nb, sizeof(int64_t));
+  l->queued = orion_calloc(ne, sizeof(int));
+  l->nclean = orion_calloc(ne, sizeof(int));
+  l->depth = 2;
+  l->move_cost = 1 / MOVE_FIRST_RATE;
   if (l->state == NULL || l->ndeps == NULL || l->next_p == NULL ||
-      l->next_q == NULL || l->ended == NULL || l->pulled == NULL) {
+      l->next_q == NULL || l->ended == NULL || l->pulled == NULL ||
+      l->at == NULL || l->held == NULL || l->ran == NULL || l->mean == NULL ||
+      l->ready == NULL || l->moved == NULL || l->queued == NULL ||
+      l->nclean == NULL) {
     orion_loop_free(l);
     return ORION_ENOMEM;
   }
   for (i = 0; i < s->nblocks; i++)
-    l->next_p[i] = l->next_q[i] = -1;
+    l->next_p[i] = l->next_q[i] = l->at[i] = -1;
   for (i = 0; i < s->nblocks; i++) {
     if (s->after_p[i] >= 0) {
       l->next_p[s->after_p[i]] = i;
@@ -57,20 +89,162 @@ int orion_loop_init(orion_loop *l, const orion_schedule *s, int nexec,
   return 0;
 }
 
-static int exec_of(const orion_loop *l, int block) {
+static int home_of(const orion_loop *l, int block) {
   return orion_schedule_exec(l->s, block, l->nexec);
 }
 
-static void send_pos(orion_loop *l, int pos) {
+static void pump(orion_loop *l);
+static int64_t affinity(const orion_loop *l, int e, int pos);
+static void became_ready(orion_loop *l, int pos);
+
+static void send_pos(orion_loop *l, int pos, int e) {
   int b = l->s->order[pos], nx;
   l->state[pos] = ORION_BLOCK_SENT;
-  l->io.send_block(l->io.ud, exec_of(l, b), b);
-  /* Early dispatch: the next block of the space part follows it into the
-   * same executor's queue as soon as its other dependence is met. */
+  l->at[pos] = e;
+  if (l->dynamic) { /* the bytes of its data that e lacks */
+    int64_t most = 0, k;
+    for (k = 0; k < l->nexec; k++)
+      most = affinity(l, (int)k, pos) > most ? affinity(l, (int)k, pos) : most;
+    l->moved[pos] = most - affinity(l, e, pos);
+  }
+  l->held[e]++;
+  l->io.send_block(l->io.ud, e, b);
+  /* Early dispatch: the next block of the space part may follow it into
+   * the same executor's queue as soon as its other dependence is met. */
   nx = l->early ? l->next_p[pos] : -1;
   if (nx >= 0 && --l->ndeps[nx] == 0 && l->state[nx] == ORION_BLOCK_WAITING &&
       !l->failed)
-    send_pos(l, nx);
+    became_ready(l, nx);
+}
+
+/* Block at pos waits for nothing any more (but, with early dispatch, the
+ * previous block of its space part may be only sent). */
+static void became_ready(orion_loop *l, int pos) {
+  int k;
+  if (!l->dynamic) {
+    send_pos(l, pos, home_of(l, l->s->order[pos]));
+    return;
+  }
+  for (k = l->nready; k > 0 && l->ready[k - 1] > pos; k--)
+    l->ready[k] = l->ready[k - 1];
+  l->ready[k] = pos;
+  l->nready++;
+}
+
+/* ---- dynamic assignment -------------------------------------------------- */
+
+static int64_t affinity(const orion_loop *l, int e, int pos) {
+  int pp = l->s->after_p[pos];
+  if (l->io.affinity != NULL)
+    return l->io.affinity(l->io.ud, e, l->s->order[pos]);
+  return pp >= 0 && l->at[pp] == e;
+}
+
+
+/* The seconds until executor e would have finished the block at pos: its
+ * queue and the block, at its mean so far (an executor not measured yet
+ * counts as the fastest one measured, or 1 s), plus moving the data it
+ * lacks that the best placed executor holds (most: its affinity). */
+static double finish(const orion_loop *l, int e, int pos, double fastest,
+                     int64_t most) {
+  double m = l->mean[e] > 0 ? l->mean[e] : fastest;
+  int64_t a = affinity(l, e, pos);
+  return (l->queued[e] + 1) * m +
+         (a < most ? MOVE_LATENCY + (double)(most - a) * l->move_cost
+                   : 0);
+}
+
+/* Whether executor a is a better place than b for the block at pos. */
+static int better(const orion_loop *l, int pos, int a, int b, double fastest,
+                  int64_t most) {
+  double fa = finish(l, a, pos, fastest, most);
+  double fb = finish(l, b, pos, fastest, most);
+  int home;
+  if (fa != fb)
+    return fa < fb;
+  home = home_of(l, l->s->order[pos]);
+  if ((a == home) != (b == home))
+    return a == home;
+  return a < b;
+}
+
+/* Where the ready block at pos goes now, or -1 (it waits). */
+static int choose(const orion_loop *l, int pos) {
+  int e, best = -1, pp = l->s->after_p[pos], only = -1;
+  double fastest = 0;
+  int64_t most = 0;
+  for (e = 0; e < l->nexec; e++) {
+    int64_t a = affinity(l, e, pos);
+    if (l->mean[e] > 0 && (fastest == 0 || l->mean[e] < fastest))
+      fastest = l->mean[e];
+    most = a > most ? a : most;
+  }
+  if (fastest == 0)
+    fastest = 1;
+  if (pp >= 0 && l->state[pp] == ORION_BLOCK_SENT)
+    only = l->at[pp]; /* early: behind it in its executor's queue */
+  /* The best place, full or not: a block waits for an executor whose
+   * queue is full when that still beats moving its data elsewhere. */
+  for (e = 0; e < l->nexec; e++)
+    if (best < 0 || better(l, pos, e, best, fastest, most))
+      best = e;
+  if (only >= 0 && best != only)
+    return -1; /* it waits for its early queue's block to be done */
+  return best;
+}
+
+/* Places the ready blocks in the schedule's order as a list schedule:
+ * each goes where it would finish first, counting the blocks placed before
+ * it (l->queued), and the first whose place has a free slot goes out.
+ * Counting them keeps a fast executor from looking free for every ready
+ * block at once: a slower one gets some when the fast one's queue would be
+ * long.  Repeats until nothing more can go. */
+static void pump(orion_loop *l) {
+  int again = 1;
+  while (again && !l->failed && l->dynamic) {
+    int k;
+    again = 0;
+    memcpy(l->queued, l->held, sizeof(int) * (size_t)l->nexec);
+    for (k = 0; k < l->nready; k++) {
+      int pos = l->ready[k], e = choose(l, pos);
+      if (e < 0)
+        continue;
+      if (l->held[e] >= l->depth) { /* it waits for a slot there */
+        l->queued[e]++;
+        continue;
+      }
+      memmove(&l->ready[k], &l->ready[k + 1],
+              sizeof(int) * (size_t)(l->nready - k - 1));
+      l->nready--;
+      send_pos(l, pos, e); /* may make the next one ready: scan again */
+      again = 1;
+      break;
+    }
+  }
+}
+
+void orion_loop_note_seconds(orion_loop *l, int exec, int64_t block,
+                             double seconds, double waited) {
+  int64_t moved;
+  if (exec < 0 || exec >= l->nexec || !(seconds >= 0) || block < 0 ||
+      block >= l->s->nblocks)
+    return;
+  moved = l->moved[l->s->pos_of[block]];
+  if (moved > 0 && waited >= 0 && l->nclean[exec] > 0) {
+    /* What its moved data cost it, waiting for it and installing it (the
+     * time beyond the executor's mean): a running mean per byte. */
+    double extra = seconds > l->mean[exec] ? seconds - l->mean[exec] : 0;
+    l->move_cost += ((waited + extra) / (double)moved - l->move_cost) / 4;
+    return;
+  }
+  /* The executor's mean over the blocks whose data was there (or, until
+   * there is one, over every block). */
+  if (moved == 0 || l->nclean[exec] == 0) {
+    int n = moved == 0 ? ++l->nclean[exec] : l->ran[exec] + 1;
+    l->mean[exec] += (seconds - l->mean[exec]) / n;
+  }
+  if (l->mean[exec] <= 0)
+    l->mean[exec] = 1e-9;
 }
 
 /* Tells every executor the loop is over, once. */
@@ -87,8 +261,10 @@ static void end_all(orion_loop *l) {
 void orion_loop_start(orion_loop *l) {
   int pos;
   for (pos = 0; pos < l->s->nblocks && !l->failed; pos++)
-    if (l->state[pos] == ORION_BLOCK_WAITING && l->ndeps[pos] == 0)
-      send_pos(l, pos);
+    if (l->state[pos] == ORION_BLOCK_WAITING && l->ndeps[pos] == 0 &&
+        l->at[pos] < 0)
+      became_ready(l, pos);
+  pump(l);
   if (l->s->nblocks == 0)
     end_all(l);
 }
@@ -97,7 +273,7 @@ int orion_loop_check_done(const orion_loop *l, int exec, int64_t block) {
   if (block < 0 || block >= l->s->nblocks || exec < 0 || exec >= l->nexec)
     return ORION_EPARSE;
   if (l->state[l->s->pos_of[block]] != ORION_BLOCK_SENT ||
-      exec_of(l, (int)block) != exec)
+      l->at[l->s->pos_of[block]] != exec)
     return ORION_EPARSE;
   return 0;
 }
@@ -112,14 +288,17 @@ int orion_loop_block_done(orion_loop *l, int exec, int64_t block) {
   pos = l->s->pos_of[block];
   l->state[pos] = ORION_BLOCK_DONE;
   l->done++;
+  l->held[exec]--;
+  l->ran[exec]++;
   /* Only the blocks waiting for this one can have become ready (with
    * early dispatch, the next of its space part went at its send). */
   for (k = l->early ? 1 : 0; k < 2; k++) {
     int nx = k == 0 ? l->next_p[pos] : l->next_q[pos];
     if (nx >= 0 && --l->ndeps[nx] == 0 &&
         l->state[nx] == ORION_BLOCK_WAITING && !l->failed)
-      send_pos(l, nx);
+      became_ready(l, nx);
   }
+  pump(l); /* a slot is free, and blocks may have become ready */
   if (l->done == l->s->nblocks)
     end_all(l);
   return 0;
@@ -186,8 +365,7 @@ int orion_loop_pulled(orion_loop *l, int exec) {
 int orion_loop_in_flight(const orion_loop *l, int exec) {
   int pos;
   for (pos = 0; pos < l->s->nblocks; pos++)
-    if (l->state[pos] == ORION_BLOCK_SENT &&
-        exec_of(l, l->s->order[pos]) == exec)
+    if (l->state[pos] == ORION_BLOCK_SENT && l->at[pos] == exec)
       return l->s->order[pos];
   return -1;
 }
@@ -228,6 +406,10 @@ const orion_error *orion_loop_failed(const orion_loop *l) {
   return l->failed ? &l->err : NULL;
 }
 
+int orion_loop_exec_of(const orion_loop *l, int block) {
+  return l->at[l->s->pos_of[block]];
+}
+
 orion_block_state orion_loop_block_state(const orion_loop *l, int block) {
   return (orion_block_state)l->state[l->s->pos_of[block]];
 }
@@ -236,7 +418,10 @@ void orion_loop_count(const orion_loop *l, int exec, int *done, int *total) {
   int pos;
   *done = *total = 0;
   for (pos = 0; pos < l->s->nblocks; pos++)
-    if (exec < 0 || exec_of(l, l->s->order[pos]) == exec) {
+    if (exec < 0 ||
+        (l->at[pos] >= 0  ? l->at[pos]
+         : !l->dynamic    ? home_of(l, l->s->order[pos])
+                          : -2) == exec) {
       (*total)++;
       *done += l->state[pos] == ORION_BLOCK_DONE;
     }

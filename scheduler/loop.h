@@ -21,6 +21,32 @@
  *   BROKEN    an executor was lost or stayed silent: `fail` was emitted
  *             and nothing more will be.
  *
+ * Where a block runs:
+ *   - static (`dynamic` 0): space part p of n0 on executor p * N / n0
+ *     (orion_schedule_exec), fixed in advance;
+ *   - dynamic (`dynamic` 1): a ready block waits at the driver until an
+ *     executor holds fewer than `depth` blocks, and goes to the executor
+ *     that would finish it first: its queue and the block at its mean
+ *     compute time per block (orion_loop_note_seconds; one not measured
+ *     yet counts as the fastest), plus, where the executor lacks data of
+ *     the block that another holds (io.affinity; without it, the executor
+ *     that ran the previous block of its space part holds it), 1 ms and
+ *     what moved data cost per byte so far (the waits for it and the time
+ *     beyond the executor's mean of blocks whose data was there; at first
+ *     1 GB/s); ties
+ *     go to the static executor.  The ready blocks are placed in order as
+ *     a list schedule (each counts the ones placed before it), so a slower
+ *     executor gets some when the fast one's queue would grow long.  The
+ *     best place may be an executor whose queue is full: the block then
+ *     waits for it.  So an idle executor
+ *     takes the ready blocks that a slow or busy one would otherwise
+ *     hold, while data stays where it is when moving it costs more.  The
+ *     blocks and the dependences between them are the same either way:
+ *     only the executor changes, so results do not (issue 16).  With
+ *     `early`, a block whose space part's previous block is only sent may
+ *     follow it into that executor's queue only when that executor is the
+ *     best place anyway; otherwise it waits for that block to be done.
+ *
  * Failures inside blocks (a body or a buffered write that raised) do not
  * stop the other executors at once: no new block goes out, the loop ends
  * on every executor, and of several failed blocks the first in the
@@ -54,6 +80,10 @@ typedef struct orion_loop_io {
   /* The loop cannot go on: msg names the executor and the block it was
    * running (block -1: none).  The transport ends the job. */
   void (*fail)(void *ud, int exec, int block, const char *msg);
+  /* Optional, dynamic assignment only: how much of block's data executor
+   * exec holds already (bytes, any unit); the larger, the better.  NULL:
+   * 1 for the executor that ran the previous block of its space part. */
+  int64_t (*affinity)(void *ud, int exec, int block);
 } orion_loop_io;
 
 typedef enum orion_loop_phase {
@@ -82,6 +112,11 @@ typedef struct orion_loop {
    * next block, and the rows it needs come from peers, while it computes
    * the current one. */
   int early;
+  /* Dynamic assignment (above); set before orion_loop_start.  depth: the
+   * most blocks an executor holds unreported (default 2: one computing,
+   * the next one's data on its way). */
+  int dynamic;
+  int depth;
   orion_loop_io io;
   orion_loop_phase phase;
   unsigned char *state;    /* per position: orion_block_state */
@@ -89,6 +124,20 @@ typedef struct orion_loop {
   int *next_p, *next_q;    /* per position: who waits for it, or -1 */
   unsigned char *ended;    /* per executor: its end of loop came */
   unsigned char *pulled;   /* per executor: its shard data came */
+  int *at;                 /* per position: the executor it went to, -1 */
+  int *held;               /* per executor: blocks sent, not reported */
+  int *ran;                /* per executor: blocks it reported done */
+  double *mean;            /* per executor: mean seconds per block, 0:
+                              none yet (orion_loop_note_seconds) */
+  int *ready;              /* dynamic: positions ready to go, ascending */
+  int nready;
+  int64_t *moved;          /* dynamic, per position: bytes of its data its
+                              executor lacked (io.affinity) */
+  double move_cost;        /* seconds a byte of moved data cost */
+  int *nclean;             /* per executor: blocks measured whose data
+                              did not move (mean is over them) */
+  int *queued;             /* per executor: held, plus the ready blocks
+                              placed there in the current pass */
   int done, nended, npulled;
   int ending;              /* end_loop was emitted */
   int failed;
@@ -111,6 +160,14 @@ void orion_loop_start(orion_loop *l);
  * not reported yet.  0, or ORION_EPARSE.  The glue checks before it
  * applies the report's data, then calls orion_loop_block_done. */
 int orion_loop_check_done(const orion_loop *l, int exec, int64_t block);
+
+/* Executor exec computed `block` for `seconds` and waited `waited` more
+ * for its data; call before orion_loop_block_done.  Dynamic assignment
+ * weighs executors by their mean compute time over blocks whose data was
+ * there, and moving data by what it cost the blocks whose data moved
+ * (their waits and their time beyond that mean), per byte. */
+void orion_loop_note_seconds(orion_loop *l, int exec, int64_t block,
+                             double seconds, double waited);
 
 /* Executor exec finished `block`: sends the blocks that were waiting only
  * for it (unless the loop failed), and ends the loop after the last
@@ -160,8 +217,12 @@ orion_block_state orion_loop_block_state(const orion_loop *l, int block);
  * without having reported it, or -1. */
 int orion_loop_in_flight(const orion_loop *l, int exec);
 
+/* The executor block went to, or -1 while it waits. */
+int orion_loop_exec_of(const orion_loop *l, int block);
+
 /* For the job page: the blocks done and in all that run on executor exec
- * (-1: on every executor). */
+ * (-1: on every executor); with dynamic assignment, those sent there so
+ * far. */
 void orion_loop_count(const orion_loop *l, int exec, int *done, int *total);
 
 /* The phase as a word: "running", "ending", "pulling", "finished",

@@ -342,7 +342,7 @@ int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
 #define NSTREAMS 3                 /* stream seeds first, then messages */
-#define NSEEDS (NSTREAMS + 23 + 3) /* a message of each type, 3 variants */
+#define NSEEDS (NSTREAMS + 24 + 3) /* a message of each type, 3 variants */
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
@@ -453,7 +453,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   orion_wire_heartbeat_encode(&seeds[1], &hb);
   memset(&m, 0, sizeof m);
   m.block_done = (orion_msg_block_done){
-      .block = 2, .seconds = 0.25, .has_values = 1,
+      .block = 2, .seconds = 0.25, .wait_seconds = 0.125, .has_values = 1,
       .values = (const char *)vals, .values_len = 8, .runs = runs,
       .nruns = 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BLOCK_DONE, &m);
@@ -478,6 +478,8 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_ROWS_DATA, &m);
   m.send_rows = (orion_msg_send_rows){3, moves, 2};
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_SEND_ROWS, &m);
+  m.move_rows = (orion_msg_move_rows){3, moves, 2};
+  add_msg(&seeds[0], seeds, &ns, ORION_WIRE_MOVE_ROWS, &m);
   m.rows_pull = (orion_msg_rows_pull){ranges, 2};
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_ROWS_PULL, &m);
   m.shard_write = (orion_msg_shard_write){3, runs, 2};

@@ -1548,11 +1548,14 @@ typedef struct bad_frame {
 
 /* Little-endian u64 fields, 8 bytes each. */
 #define U64(v) (char)(v), 0, 0, 0, 0, 0, 0, 0
-static const char block_done_short[] = {U64(0), U64(0)};
-static const char block_done_flag_2[] = {U64(0), U64(0), U64(2), U64(0)};
-static const char block_done_unsent[] = {U64(99), U64(0), U64(0), U64(0)};
-static const char block_done_stranger[] = {U64(0), U64(0),  U64(0), U64(1),
-                                           U64(77), U64(0), U64(1), U64(8),
+static const char block_done_short[] = {U64(0), U64(0), U64(0)};
+static const char block_done_flag_2[] = {U64(0), U64(0), U64(0), U64(2),
+                                         U64(0)};
+static const char block_done_unsent[] = {U64(99), U64(0), U64(0), U64(0),
+                                         U64(0)};
+static const char block_done_stranger[] = {U64(0),  U64(0), U64(0),
+                                           U64(0),  U64(1), U64(77),
+                                           U64(0),  U64(1), U64(8),
                                            U64(0)};
 static const char flush_stranger[] = {U64(1), U64(77), U64(1), U64(0), U64(0)};
 static const char loop_done_trailing[] = {U64(0), U64(0), U64(0), U64(0),
@@ -1705,6 +1708,65 @@ Test(cluster, resident_rows_stay_on_the_executors_and_come_back) {
   tu_run_free(&r);
   tu_run_free(&nr);
   expect_no_executors_left("resident", 3);
+}
+
+/* The blocks each executor ran in one loop of t/cluster/dynamic.lua
+ * ("blocks WHAT ASSIGN n0 n1 n2 n3" on stderr) into n; their sum. */
+static int blocks_of(const char *err, const char *what, const char *assign,
+                     int n[4]) {
+  char line[256], want[64];
+  snprintf(want, sizeof want, "blocks %s %s ", what, assign);
+  line_with(err, want, line, sizeof line);
+  cr_assert_eq(sscanf(line + strlen(want), "%d %d %d %d", &n[0], &n[1], &n[2],
+                      &n[3]),
+               4, "no \"%s\" line in:\n%s", want, err);
+  return n[0] + n[1] + n[2] + n[3];
+}
+
+/* Dynamic block assignment (scheduler/loop.h, ORION_ASSIGN=dynamic) with
+ * executor 3 sleeping 20 ms after each block (ORION_TEST_SLOW): it runs
+ * fewer blocks than any other executor, and the results (a 2-D loop with
+ * resident rows, an accumulator, a flush = "loop" buffer) are the bits of
+ * a run inside the driver and of the static placement (the default),
+ * which gives every executor its 16 blocks of the 8 x 8. */
+Test(cluster, dynamic_assignment_works_around_a_slow_executor) {
+  static const char *const epochs[3] = {"epoch1", "epoch2", "epoch3"};
+  tu_run in = DRIVE("--executors", "0", "@dynamic.lua"), d, st;
+  int sum[4] = {0, 0, 0, 0}, n[4], i, e;
+  setenv("ORION_TEST_SLOW", "3:20", 1);
+  setenv("ORION_ASSIGN", "dynamic", 1);
+  d = DRIVE("--executors", "4", "@dynamic.lua");
+  unsetenv("ORION_ASSIGN");
+  st = DRIVE("--executors", "4", "@dynamic.lua");
+  unsetenv("ORION_TEST_SLOW");
+  expect_ok(&in, "dynamic.lua inside the driver");
+  expect_ok(&d, "dynamic.lua, dynamic, executor 3 slow");
+  expect_ok(&st, "dynamic.lua, static, executor 3 slow");
+  expect_has(in.out, "final W\t0x");
+  cr_expect_str_eq(d.out, in.out, "dynamic assignment changed the results");
+  cr_expect_str_eq(st.out, in.out, "static assignment changed the results");
+  for (i = 0; i < 3; i++) {
+    cr_expect_eq(blocks_of(d.err, epochs[i], "dynamic", n), 64);
+    for (e = 0; e < 4; e++)
+      sum[e] += n[e];
+    cr_expect_eq(blocks_of(st.err, epochs[i], "static", n), 64);
+    for (e = 0; e < 4; e++)
+      cr_expect_eq(n[e], 16, "static: executor %d ran %d blocks", e, n[e]);
+  }
+  for (e = 0; e < 3; e++)
+    cr_expect_lt(sum[3], sum[e], "the slow executor ran %d blocks, executor "
+                                 "%d %d",
+                 sum[3], e, sum[e]);
+  cr_log_info("dynamic, executor 3 slow: blocks %d %d %d %d over 3 epochs",
+              sum[0], sum[1], sum[2], sum[3]);
+  expect_has(in.err, "blocks buffer driver 8");
+  expect_has(st.err, "blocks buffer dynamic "); /* opts.assign */
+  expect_has(in.out, "assign = \"sometimes\":\tfalse\tparallel_for: assign "
+                     "must be \"static\" or \"dynamic\", not \"sometimes\"");
+  tu_run_free(&in);
+  tu_run_free(&d);
+  tu_run_free(&st);
+  expect_no_executors_left("dynamic", 4);
 }
 
 /* A directly written server array (B[i + 2]) is sharded: every block sends

@@ -498,6 +498,7 @@ Test(msg, block_done_round_trip) {
   memset(&m, 0, sizeof m);
   m.block = 1234567890123ll;
   m.seconds = bits_f64(SNAN_NEG);
+  m.wait_seconds = 0.125;
   m.has_values = 1;
   m.values = (const char *)vals5;
   m.values_len = sizeof vals5;
@@ -506,11 +507,12 @@ Test(msg, block_done_round_trip) {
   orion_buf_init(&b);
   cr_assert_eq(orion_msg_block_done_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_BLOCK_DONE, &n);
-  cr_assert_eq(n, 8 + 8 + 8 + 8 + sizeof vals5 + 8 + 3 * 32 + sizeof vals5 +
+  cr_assert_eq(n, 8 + 8 + 8 + 8 + 8 + sizeof vals5 + 8 + 3 * 32 + sizeof vals5 +
                       sizeof ivals3);
   cr_assert_eq(orion_msg_block_done_decode(p, n, &out, NULL), 0);
   cr_assert_eq(out.block, m.block);
   eq_f64(out.seconds, m.seconds, "seconds");
+  eq_f64(out.wait_seconds, 0.125, "wait seconds");
   cr_assert_eq(out.has_values, 1);
   eq_bytes(out.values, out.values_len, m.values, m.values_len, "values");
   eq_runs(out.runs, out.nruns, runs3, 3, p, n);
@@ -1130,10 +1132,11 @@ Test(msg, counts_beyond_the_payload_are_refused_before_allocating) {
   uint64_t rb[5] = {1, 2, 3, HUGE_COUNT, 0};
   /* LOAD_BODY: loop, empty blob, iter, then 2^61 arrays. */
   uint64_t lb[5] = {1, 0, 3, HUGE_COUNT, 0};
-  /* BLOCK_DONE: block, seconds, no values, then 2^61 runs. */
-  uint64_t bd[5] = {1, 0, 0, HUGE_COUNT, 0};
+  /* BLOCK_DONE: block, seconds, wait seconds, no values, then 2^61
+   * runs. */
+  uint64_t bd[6] = {1, 0, 0, 0, HUGE_COUNT, 0};
   /* One more run than the bytes left hold (32 bytes each). */
-  uint64_t bd1[8] = {1, 0, 0, 2, 9, 0, 1, 0};
+  uint64_t bd1[9] = {1, 0, 0, 0, 2, 9, 0, 1, 0};
   uint64_t sd[2] = {HUGE_COUNT, 0};
   uint64_t pe[2] = {2, 0};
   uint64_t fg[3] = {3, 1, 2};
@@ -1148,8 +1151,8 @@ Test(msg, counts_beyond_the_payload_are_refused_before_allocating) {
   uint64_t be[3] = {1, 2, HUGE_COUNT};
   cr_assert_eq(decode_words(ORION_WIRE_RUN_BLOCK, rb, 5), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_LOAD_BODY, lb, 5), ORION_ETRUNC);
-  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd, 5), ORION_ETRUNC);
-  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd1, 8), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd, 6), ORION_ETRUNC);
+  cr_assert_eq(decode_words(ORION_WIRE_BLOCK_DONE, bd1, 9), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_SHARD_DATA, sd, 2), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_PEERS, pe, 2), ORION_ETRUNC);
   cr_assert_eq(decode_words(ORION_WIRE_FORGET, fg, 3), ORION_ETRUNC);
@@ -1297,7 +1300,7 @@ Test(msg, dispatch_by_type) {
   orion_msg m;
   for (t = 0; t < 256; t++)
     n += orion_msg_known(t);
-  cr_assert_eq(n, 23);
+  cr_assert_eq(n, 24);
   cr_assert(!orion_msg_known(ORION_WIRE_HELLO));
   cr_assert(!orion_msg_known(ORION_WIRE_ARRAY_DATA));
   cr_assert(orion_msg_known(ORION_WIRE_LOADED));
@@ -1395,28 +1398,34 @@ Test(msg, run_apply_copies_inside_and_refuses_the_rest) {
 }
 
 /* ------------------------------------------------------------------------
- * Resident rows: SEND_ROWS, ROWS, ROWS_PULL, ROWS_DATA.
+ * Resident rows: SEND_ROWS, MOVE_ROWS, ROWS, ROWS_PULL, ROWS_DATA.
  * ---------------------------------------------------------------------- */
 
 Test(msg, resident_rows_round_trip) {
   static const orion_msg_move mv[2] = {{3, 128, 64, 2, 5}, {4, 0, 8, 0, 11}};
   static const orion_msg_range rg[1] = {{3, 0, 256}};
-  orion_msg_send_rows sr = {9, mv, 2}, sro;
+  orion_msg_send_rows sr = {9, mv, 2};
   orion_msg_rows rw = {9, 5, runs3, 1}, rwo;
   orion_msg_rows_pull rp = {rg, 1}, rpo;
   orion_buf b;
   const char *p;
   size_t n;
   orion_buf_init(&b);
-  cr_assert_eq(orion_msg_send_rows_encode(&b, &sr), 0);
-  p = payload_of(&b, ORION_WIRE_SEND_ROWS, &n);
-  cr_assert_eq(n, 8 + 8 + 2 * 40);
-  cr_assert_eq(orion_msg_send_rows_decode(p, n, &sro, NULL), 0);
-  cr_assert_eq(sro.run, 9);
-  eq_moves(sro.moves, sro.n, mv, 2);
-  orion_msg_send_rows_free(&sro);
-  check_bounds(ORION_WIRE_SEND_ROWS, &b);
-  b.len = 0;
+  /* SEND_ROWS, and MOVE_ROWS: the same payload, another frame type. */
+  for (int t = ORION_WIRE_SEND_ROWS; t != 0;
+       t = t == ORION_WIRE_SEND_ROWS ? ORION_WIRE_MOVE_ROWS : 0) {
+    orion_msg m, out;
+    m.send_rows = sr;
+    cr_assert_eq(orion_msg_encode(&b, t, &m), 0);
+    p = payload_of(&b, t, &n);
+    cr_assert_eq(n, 8 + 8 + 2 * 40);
+    cr_assert_eq(orion_msg_decode(t, p, n, &out, NULL), 0);
+    cr_assert_eq(out.send_rows.run, 9);
+    eq_moves(out.send_rows.moves, out.send_rows.n, mv, 2);
+    orion_msg_free(t, &out);
+    check_bounds(t, &b);
+    b.len = 0;
+  }
   cr_assert_eq(orion_msg_rows_encode(&b, &rw), 0);
   p = payload_of(&b, ORION_WIRE_ROWS, &n);
   cr_assert_eq(orion_msg_rows_decode(p, n, &rwo, NULL), 0);

@@ -30,6 +30,7 @@ typedef struct fake {
   action log[4 * MAXB];
   int nlog;
   int sent[MAXB], done[MAXB];
+  int sent_to[MAXB];        /* the executor each block went to */
   int fifo[NEXEC][MAXB];    /* blocks an executor holds, oldest first */
   int head[NEXEC], tail[NEXEC];
   int part_clock[MAXB];     /* per space part: clock of its last block */
@@ -37,8 +38,10 @@ typedef struct fake {
   uint64_t rng;
 } fake;
 
-/* Loops made by fake_new dispatch early (orion_loop.early) when set. */
+/* Loops made by fake_new dispatch early (orion_loop.early) when set, and
+ * assign blocks at run time (orion_loop.dynamic) when fake_dynamic is. */
 static int fake_early;
+static int fake_dynamic;
 
 static int count_of(const fake *f, int kind) {
   int i, n = 0;
@@ -71,19 +74,30 @@ static void fake_send(void *ud, int exec, int block) {
   cr_assert_eq(count_of(f, A_END), 0, "block %d sent after the loop ended",
                block);
   cr_assert_eq(f->sent[block], 0, "block %d sent twice", block);
-  cr_assert_eq(exec, p * NEXEC / s->n0, "block %d (space part %d) sent to executor "
-                                "%d",
-               block, p, exec);
+  cr_assert(exec >= 0 && exec < NEXEC, "block %d sent to executor %d", block,
+            exec);
+  if (!fake_dynamic)
+    cr_assert_eq(exec, p * NEXEC / s->n0, "block %d (space part %d) sent to "
+                                          "executor %d",
+                 block, p, exec);
+  else /* never more than two unreported blocks at one executor */
+    cr_assert_lt(f->tail[exec] - f->head[exec], 2, "executor %d holds too "
+                                                   "many",
+                 exec);
   pos = s->pos_of[block];
   for (j = 0; j < pos; j++) {
     int b = s->order[j];
     /* Early dispatch: the blocks before it of its space part need only be
-     * sent (they are ahead of it in the same executor's queue). */
-    if (fake_early && b / s->n1 == p && !(f->has_time && b % s->n1 == q))
+     * sent, to the same executor (they are ahead of it in its queue). */
+    if (fake_early && b / s->n1 == p && !(f->has_time && b % s->n1 == q)) {
       cr_assert(f->sent[b], "block %d sent before block %d of its space "
                             "part",
                 block, b);
-    else if (b / s->n1 == p || (f->has_time && b % s->n1 == q))
+      cr_assert(f->done[b] || f->sent_to[b] == exec,
+                "block %d sent to executor %d ahead of block %d of its "
+                "space part, not done on executor %d",
+                block, exec, b, f->sent_to[b]);
+    } else if (b / s->n1 == p || (f->has_time && b % s->n1 == q))
       cr_assert(f->done[b], "block %d (p %d, q %d, clock %d) sent before "
                             "block %d (p %d, q %d, clock %d) was done",
                 block, p, q, s->clock[pos], b, b / s->n1, b % s->n1,
@@ -94,6 +108,7 @@ static void fake_send(void *ud, int exec, int block) {
                block, s->clock[pos], f->part_clock[p]);
   f->part_clock[p] = s->clock[pos];
   f->sent[block] = 1;
+  f->sent_to[block] = exec;
   f->fifo[exec][f->tail[exec]++] = block;
   record(f, A_SEND, exec, block);
 }
@@ -144,6 +159,7 @@ static fake *fake_new(orion_order_kind kind, int n0, int n1, int reverse,
   fio.ud = f;
   cr_assert_eq(orion_loop_init(&f->l, &f->s, NEXEC, pull, &fio), 0);
   f->l.early = fake_early;
+  f->l.dynamic = fake_dynamic;
   return f;
 }
 
@@ -712,4 +728,141 @@ Test(sched, early_dispatch_queues_the_next_block_of_a_space_part) {
   for (uint64_t seed = 1; seed <= 20; seed++)
     run_clean(kind, n0, n1, (int)(seed % 2), seed);
   fake_early = 0;
+}
+
+/* ---- dynamic assignment -------------------------------------------------- */
+
+/* Every schedule, early or not, with blocks placed at run time: random
+ * reply orders never see a dependence broken (fake_send checks each send
+ * against the schedule), and every block runs once. */
+Test(sched, dynamic_assignment_keeps_every_dependence) {
+  orion_schedule_shape none = shape_of(-1, 0, 0), rot = shape_of(1, 0, 0),
+                       wf = shape_of(1, 1, 0), skew = shape_of(1, 1, 1);
+  const orion_schedule_shape *shapes[] = {&none, &rot, &wf, &skew};
+  fake_dynamic = 1;
+  for (fake_early = 0; fake_early <= 1; fake_early++)
+    for (int k = 0; k < 4; k++) {
+      int n0, n1;
+      orion_order_kind kind = cut(shapes[k], &n0, &n1);
+      for (uint64_t seed = 1; seed <= 20; seed++)
+        run_clean(kind, n0, n1, (int)(seed % 2), seed);
+    }
+  for (uint64_t seed = 1; seed <= 10; seed++)
+    run_clean(ORION_ORDER_ROTATION, 8, 3, 0, seed);
+  for (uint64_t seed = 1; seed <= 10; seed++)
+    run_clean(ORION_ORDER_ALL, 16, 1, 0, seed);
+  fake_early = 0;
+  fake_dynamic = 0;
+}
+
+/* A 1-D loop of 16 blocks: statically executor 0 runs parts 0-3.  With
+ * dynamic assignment it holds at most two; while it never answers, the
+ * others take every other block, those of its parts included. */
+Test(sched, dynamic_idle_executors_take_what_a_busy_one_would_hold) {
+  fake *f;
+  int b, e, stuck[2], nstuck = 0, ran_home0_elsewhere = 0;
+  fake_dynamic = 1;
+  f = fake_new(ORION_ORDER_ALL, 16, 1, 0, 0, 3);
+  orion_loop_start(&f->l);
+  cr_assert_eq(count_of(f, A_SEND), 2 * NEXEC, "two blocks each at first");
+  cr_assert_eq(f->tail[0], 2);
+  stuck[0] = f->fifo[0][0];
+  stuck[1] = f->fifo[0][1];
+  /* Executors 1-3 report their blocks as they come; 0 says nothing. */
+  for (;;) {
+    int any = 0;
+    for (e = 1; e < NEXEC; e++)
+      while (f->head[e] < f->tail[e]) {
+        b = f->fifo[e][f->head[e]++];
+        f->done[b] = 1;
+        cr_assert_eq(orion_loop_block_done(&f->l, e, b), 0);
+        any = 1;
+      }
+    if (!any)
+      break;
+  }
+  for (b = 0; b < 16; b++) {
+    e = orion_loop_exec_of(&f->l, b);
+    cr_assert(f->sent[b], "block %d still waits", b);
+    if (e == 0) {
+      cr_assert_lt(nstuck, 2);
+      stuck[nstuck++] = b;
+    }
+    ran_home0_elsewhere += b / 4 == 0 && e != 0;
+  }
+  cr_assert_eq(nstuck, 2, "executor 0 holds only its first two blocks");
+  cr_assert_geq(ran_home0_elsewhere, 2, "blocks of executor 0's parts ran "
+                                        "elsewhere");
+  cr_assert_eq(f->l.ran[0], 0);
+  cr_assert_eq(f->l.ran[1] + f->l.ran[2] + f->l.ran[3], 14);
+  cr_assert_eq(f->nend, 0, "the loop waits for executor 0");
+  /* Executor 0 answers at last: the loop ends. */
+  for (int i = 0; i < 2; i++) {
+    f->done[stuck[i]] = 1;
+    f->head[0]++;
+    cr_assert_eq(orion_loop_block_done(&f->l, 0, stuck[i]), 0);
+  }
+  cr_assert_eq(f->nend, NEXEC);
+  fake_free(f);
+  fake_dynamic = 0;
+}
+
+/* A simulated cluster: executor e takes cost[e] units per block and runs
+ * the blocks it holds in order; reports carry the time taken.  Returns the
+ * time the last block ends. */
+static double simulate(fake *f, const double *cost) {
+  double now = 0, end[NEXEC];
+  int e;
+  for (e = 0; e < NEXEC; e++)
+    end[e] = -1;
+  orion_loop_start(&f->l);
+  for (;;) {
+    int next = -1, b;
+    for (e = 0; e < NEXEC; e++) {
+      if (end[e] < 0 && f->head[e] < f->tail[e])
+        end[e] = now + cost[e];
+      if (end[e] >= 0 && (next < 0 || end[e] < end[next]))
+        next = e;
+    }
+    if (next < 0)
+      return now;
+    now = end[next];
+    end[next] = -1;
+    b = f->fifo[next][f->head[next]++];
+    f->done[b] = 1;
+    orion_loop_note_seconds(&f->l, next, b, cost[next], 0);
+    cr_assert_eq(orion_loop_block_done(&f->l, next, b), 0);
+  }
+}
+
+/* The rotation MF runs (8 x 8 blocks, 4 executors, early dispatch), with
+ * executor 3 at half speed: statically it runs its 16 blocks at half speed
+ * and every clock waits for it; dynamically it runs fewer, and the loop
+ * ends sooner.  Times are simulated, not measured. */
+Test(sched, dynamic_assignment_works_around_a_slow_executor) {
+  const double cost[NEXEC] = {1, 1, 1, 2};
+  double t_static, t_dynamic;
+  fake *f;
+  int e;
+  fake_early = 1;
+  f = fake_new(ORION_ORDER_ROTATION, 8, 8, 0, 0, 1);
+  t_static = simulate(f, cost);
+  cr_assert_eq(f->l.ran[3], 16);
+  fake_free(f);
+  fake_dynamic = 1;
+  f = fake_new(ORION_ORDER_ROTATION, 8, 8, 0, 0, 1);
+  t_dynamic = simulate(f, cost);
+  cr_assert_eq(f->nend, NEXEC);
+  for (e = 0; e < 3; e++)
+    cr_assert_lt(f->l.ran[3], f->l.ran[e], "slow executor ran %d blocks, "
+                                           "executor %d %d",
+                 f->l.ran[3], e, f->l.ran[e]);
+  cr_assert_lt(t_dynamic, t_static, "dynamic %g, static %g", t_dynamic,
+               t_static);
+  cr_log_info("simulated: static %g, dynamic %g, blocks %d %d %d %d",
+              t_static, t_dynamic, f->l.ran[0], f->l.ran[1], f->l.ran[2],
+              f->l.ran[3]);
+  fake_free(f);
+  fake_early = 0;
+  fake_dynamic = 0;
 }

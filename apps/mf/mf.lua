@@ -12,7 +12,7 @@
 -- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
 -- longest executor's time running training blocks), train_rmse, test_rmse,
 -- executors, driver_bytes, peer_bytes, bytes_moved (both loops), tier,
--- updates_per_s, managed_bytes, managed_staleness (docs/apps-mf.md).
+-- train_blocks, updates_per_s, managed_bytes, managed_staleness (docs/apps-mf.md).
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -244,6 +244,7 @@ for epoch = 1, opts.epochs do
                  compute_seconds = compute_seconds,
                  executors = st.executors, bytes_moved = driver_bytes,
                  driver_bytes = driver_bytes, peer_bytes = peer_bytes, tier = st.tier,
+                 train_blocks = table.concat(st.executor_blocks, " "),
                  updates_per_s = train:nnz() / train_seconds,
                  managed_bytes = st.managed_bytes, managed_staleness = st.managed_staleness }
 end

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# bench/dyn.sh: dynamic block assignment against the static placement
+# with one executor at half speed (issue 17; needs root):
+#
+#   ./configure && make && bench/dyn.sh
+#   EXECS=4 SLOW=3 SLOW_BY=cgroup RATE=1gbit K=128 EPOCHS=5 bench/dyn.sh
+#
+# Runs apps/mf/mf.lua on MovieLens-1M (--k K, EPOCHS epochs, default 5)
+# twice in one go on EXECS (default 4) executors in network namespaces
+# (bench/netcluster.sh, links shaped to RATE, default unshaped), executor
+# SLOW (default the last) at half speed (netcluster's --slow, SLOW_BY
+# "cgroup": half a CPU's quota, or "sleep": it sleeps after each block as
+# long as the block took; default: cgroup where the machine has more cores
+# than executors and a cgroup cpu controller, else sleep):
+#   static   the default: space part p on executor p * N / n0
+#   dynamic  ORION_ASSIGN=dynamic: a ready block goes where it would
+#            finish first
+# From the --metrics records of epochs 2..EPOCHS it prints for each the
+# mean seconds per epoch (training and test pass), the training pass's
+# milliseconds, the training blocks each executor ran in the last epoch,
+# and the test RMSE (the same bits in both runs: only the executor of a
+# block changes); then dynamic / static seconds per epoch.
+# Without the data it is skipped (exit 0), unless CI=true (exit 1); without
+# root it is skipped (exit 0).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+. bench/lib.sh
+bench_ml1m dyn.sh
+epochs=${EPOCHS:-5}
+execs=${EXECS:-4}
+slow=${SLOW:-$((execs - 1))}
+k=${K:-128}
+bench_epochs dyn.sh EPOCHS "$epochs"
+if [ "$(id -u)" != 0 ]; then
+  echo "bench/dyn.sh: skipped: network namespaces need root"
+  exit 0
+fi
+slow_by=${SLOW_BY:-}
+if [ -z "$slow_by" ]; then
+  slow_by=sleep
+  [ "$(nproc)" -gt "$execs" ] && slow_by=cgroup
+fi
+net=(-n "$execs" --slow "$slow" --slow-by "$slow_by")
+[ -z "${RATE:-}" ] || net+=(--rate "$RATE")
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+args=(apps/mf/mf.lua --train "$train" --test "$test" --k "$k" --epochs "$epochs")
+
+for how in static dynamic; do
+  env=(ORION_ASSIGN=$how)
+  env "${env[@]}" bench/netcluster.sh "${net[@]}" --logs "$tmp/logs-$how" -- \
+    --quiet --metrics "$tmp/$how.jsonl" "${args[@]}" > "$tmp/$how.out" \
+    2> "$tmp/$how.err" || { cat "$tmp/$how.out" "$tmp/$how.err" >&2; exit 1; }
+done
+
+printf 'MF on MovieLens-1M, K=%s, %s executors (executor %s at half speed: %s), link %s, %s epochs (means of epochs 2..%s), %s cores\n' \
+  "$k" "$execs" "$slow" "$slow_by" "${RATE:-unshaped}" "$epochs" "$epochs" \
+  "$(nproc)"
+printf '%-9s %8s %9s %-24s %10s\n' run "s/epoch" "train ms" \
+  "blocks per executor" test-rmse
+row() {
+  local m=$1 name=$2
+  awk -v n="$name" -v s="$(mean_key "$m" seconds)" \
+      -v ts="$(mean_key "$m" train_seconds)" \
+      -v b="$(last_key "$m" train_blocks | tr -d '"')" \
+      -v r="$(last_key "$m" test_rmse)" 'BEGIN {
+    printf "%-9s %8.4f %9.2f %-24s %10.6f\n", n, s, ts * 1e3, b, r }'
+}
+row "$tmp/static.jsonl" static
+row "$tmp/dynamic.jsonl" dynamic
+if [ "$(last_key "$tmp/static.jsonl" test_rmse)" != \
+     "$(last_key "$tmp/dynamic.jsonl" test_rmse)" ]; then
+  echo "bench/dyn.sh: FAIL: the test RMSEs differ" >&2
+  exit 1
+fi
+awk -v a="$(mean_key "$tmp/dynamic.jsonl" seconds)" \
+    -v b="$(mean_key "$tmp/static.jsonl" seconds)" \
+    'BEGIN { printf "dynamic / static s/epoch: %.2f\n", a / b }'
