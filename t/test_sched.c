@@ -145,7 +145,7 @@ static void fake_fail(void *ud, int exec, int block, const char *msg) {
 static fake *fake_new(orion_order_kind kind, int n0, int n1, int reverse,
                       int pull, uint64_t seed) {
   static const orion_loop_io io = {NULL, fake_send, fake_end, fake_pull,
-                                   fake_fail};
+                                   fake_fail, NULL};
   orion_loop_io fio = io;
   fake *f = calloc(1, sizeof *f);
   int i;
