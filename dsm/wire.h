@@ -60,7 +60,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 5
+#define ORION_WIRE_VERSION 6
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -107,7 +107,8 @@
   X(ROWS_PULL, 24)   /* driver -> executor: send rows you hold back */     \
   X(ROWS_DATA, 25)   /* executor -> driver: those rows */                  \
   X(SHARD_WRITE, 26) /* executor -> owner: elements a block wrote */       \
-  X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */
+  X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */\
+  X(BCAST, 28)       /* driver/executor -> executor: a broadcast's piece */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

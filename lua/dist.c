@@ -800,7 +800,8 @@ static int body_shards(loop_run *r, int e, orion_msg_load_body *m) {
     r->shards[nsh].array = u->d->id;
     r->shards[nsh].flags = u->shard_flags;
     r->shards[nsh++].nruns = r->runs.n; /* its first run, for now */
-    rc = orion__resid_shard(r, u, e, lo, hi, seq);
+    if (!u->chain) /* else its rows come by BCAST (lua/dist_chain.c) */
+      rc = orion__resid_shard(r, u, e, lo, hi, seq);
   }
   for (i = 0; i < nsh && rc == 0; i++) { /* r->runs is complete: point */
     int64_t first = r->shards[i].nruns;
@@ -935,8 +936,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   orion_cluster *cl = ensure_cluster(s);
   uint64_t bytes0;
   const orion_error *failed;
-  int i, e, rc = 0;
+  int i, e, rc = 0, bmode = orion__chain_mode(err);
 
+  if (bmode < 0)
+    return bmode;
   memset(&r, 0, sizeof r);
   r.L = L;
   r.s = s;
@@ -970,8 +973,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     r.itc = r.use[0].c;
     rc = setup_blocks(&r);
   }
-  for (i = 0; i < r.nuse && rc == 0; i++)
+  for (i = 0; i < r.nuse && rc == 0; i++) {
     rc = orion__resid_decide(&r, &r.use[i]);
+    orion__chain_decide(&r.use[i], bmode);
+  }
   if (rc == 0)
     orion__resid_prepare(&r);
   if (rc == 0)
@@ -1006,6 +1011,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_buf_free(&b);
     st->gpu_execs += gpu_for(&r, e);
   }
+  orion__chain_send(&r, ++dispatch_counter);
   orion__dist_watch_start(&r.eye, &r.m, cl, j->where,
                           (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
                           j->it->a->ndims, s->stall_seconds,
@@ -1030,6 +1036,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     combine_accs(&r);
   if (failed != NULL && r.pull)
     drop_shards(&r);
+  if (failed != NULL)
+    orion__chain_failed(&r);
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   st->bytes = orion_cluster_bytes(cl) - bytes0;
   st->peer_bytes = r.peer_bytes;

@@ -36,6 +36,7 @@ typedef struct arr_use {
   int iterated;
   int shard_flags; /* sharded in this run: ORION_SHARD_*, else 0 */
   int sharded;
+  int chain; /* its stale rows go by BCAST (lua/dist_chain.c): CHAIN_* */
   /* Resident (RES_SPACE, RES_TIME; lua/dist_resid.c): the rows of each
    * part move only to the executor of the part's next block, peer to peer,
    * and stay where its last block ran after the loop. */
@@ -146,5 +147,26 @@ void orion__resid_free(loop_run *r);
  * because every dense array the body writes directly is resident, or
  * iterated and not subscripted in the body (its blocks are disjoint).  ORION_NO_EARLY=1 turns it off. */
 int orion__resid_early(const loop_run *r);
+
+/* ---- dist_chain.c ------------------------------------------------------- */
+
+/* How read-only sharded arrays reach the executors ($ORION_BCAST). */
+enum {
+  CHAIN_OFF = 0, /* "shard": rows in LOAD_BODY to their owners, FETCHes */
+  CHAIN_CHAIN,   /* "chain" (default): driver -> 0 -> 1 -> ... -> N-1 */
+  CHAIN_STAR     /* "star": the driver sends every executor every frame */
+};
+/* The path ORION_BCAST (and ORION_BCAST_CHUNK) asks for: CHAIN_*, or a
+ * negative code with err naming the variable. */
+int orion__chain_mode(orion_error *err);
+/* Whether u goes by BCAST in this run (u->chain), and its LOAD_BODY
+ * flags: ORION_SHARD_CHAIN when some executor lacks a chunk, else 0. */
+void orion__chain_decide(arr_use *u, int mode);
+/* After the LOAD_BODYs: the BCAST frames of every chained array; every
+ * executor is then taken to hold every chunk (seq: the dispatch number
+ * recorded as their sender).  Ends the job on out of memory. */
+void orion__chain_send(loop_run *r, uint64_t seq);
+/* After a failed run: the chained arrays' copies cannot be trusted. */
+void orion__chain_failed(loop_run *r);
 
 #endif
