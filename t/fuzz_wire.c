@@ -342,7 +342,7 @@ int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
 #define NSTREAMS 3                 /* stream seeds first, then messages */
-#define NSEEDS (NSTREAMS + 23 + 3) /* a message of each type, 3 variants */
+#define NSEEDS (NSTREAMS + 24 + 3) /* a message of each type, 3 variants */
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
@@ -482,6 +482,8 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_SHARD_WRITE, &m);
   m.write_ack = (orion_msg_write_ack){3};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_WRITE_ACK, &m);
+  m.bcast = (orion_msg_bcast){3, 4, 1, 1, 3, runs, 2};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BCAST, &m);
   memset(&m, 0, sizeof m);
   m.loaded.ok = 1;
   m.loaded.array = (orion_msg_loaded_array){

@@ -1404,6 +1404,42 @@ Test(msg, resident_rows_round_trip) {
   orion_buf_free(&b);
 }
 
+/* BCAST: a piece of a broadcast along a chain; its index must lie below
+ * its count of pieces, both ways. */
+Test(msg, bcast_round_trip) {
+  orion_msg_bcast m = {9, 3, 1, 2, 5, runs3, 1}, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_bcast_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BCAST, &n);
+  cr_assert_eq(orion_msg_bcast_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.run, 9);
+  cr_assert_eq(out.array, 3);
+  cr_assert_eq(out.forward, 1);
+  cr_assert_eq(out.index, 2);
+  cr_assert_eq(out.nframes, 5);
+  eq_runs(out.runs, out.nruns, runs3, 1, p, n);
+  orion_msg_bcast_free(&out);
+  check_bounds(ORION_WIRE_BCAST, &b);
+  b.len = 0;
+  m.index = 5; /* not below nframes */
+  cr_assert_eq(orion_msg_bcast_encode(&b, &m), ORION_EINVAL);
+  cr_assert_eq(b.len, 0, "a refused encode appends nothing");
+  m.index = 4;
+  cr_assert_eq(orion_msg_bcast_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BCAST, &n);
+  ((unsigned char *)p)[24] = 7; /* index 7 of 5 pieces */
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_bcast_decode(p, n, &out, &err), ORION_EPARSE);
+  cr_expect(strstr(err.msg, "BCAST") != NULL, "%s", err.msg);
+  cr_expect(strstr(err.msg, "nframes") != NULL, "%s", err.msg);
+  cr_assert_null(out.runs);
+  orion_buf_free(&b);
+}
+
 /* A move naming no executor, or a negative range, is refused both ways. */
 Test(msg, moves_refuse_bad_fields) {
   orion_msg_move bad[1] = {{3, 0, 8, -1, 0}};
