@@ -14,9 +14,13 @@
  * same bytes.
  *
  * An array goes by chain when it is sharded read-only (fetched, never
- * written in the run) and no executor holds rows of it newer than the
- * driver's (resident rows left by an earlier loop: those go the shard
- * path, from their holders).  Its LOAD_BODY shard entry then carries no
+ * written in the run), some chunk of it is current at the driver only (the
+ * script made or changed it), and no executor holds rows of it newer than
+ * the driver's (resident rows left by an earlier loop: those go the shard
+ * path, from their holders).  When every chunk some executor lacks is
+ * current at another executor (each owner's own, after a loop that wrote
+ * it through a buffer) the shard path is kept too: the owners serve them,
+ * and the driver's link carries nothing.  Its LOAD_BODY shard entry then carries no
  * rows and the flag ORION_SHARD_CHAIN when BCAST frames follow, or no
  * flag at all when every executor holds every chunk at its current
  * version (nothing moves, not even a FETCH).
@@ -76,19 +80,35 @@ static int stale(const orion_replica *c, int64_t k) {
   return 0;
 }
 
+/* Whether no executor holds chunk k of c at its current version: only
+ * the driver can send it. */
+static int driver_only(const orion_replica *c, int64_t k) {
+  int e;
+  for (e = 0; e < c->n; e++)
+    if (c->have[(int64_t)e * c->nchunks + k] == c->ver[k])
+      return 0;
+  return 1;
+}
+
 void orion__chain_decide(arr_use *u, int mode) {
   int64_t k;
+  int any_stale = 0;
   u->chain = 0;
   if (mode == CHAIN_OFF || !u->sharded ||
       u->shard_flags != ORION_SHARD_FETCH || u->c->held.n > 0)
     return;
-  u->chain = mode;
-  u->shard_flags = 0;
-  for (k = 0; k < u->c->nchunks; k++)
-    if (stale(u->c, k)) {
+  for (k = 0; k < u->c->nchunks; k++) {
+    if (driver_only(u->c, k)) { /* refreshed by the script: chain it */
+      u->chain = mode;
       u->shard_flags = ORION_SHARD_CHAIN;
-      break;
+      return;
     }
+    any_stale |= stale(u->c, k);
+  }
+  if (any_stale) /* each owner holds its chunks: they serve the others */
+    return;
+  u->chain = mode; /* everyone holds everything: nothing moves */
+  u->shard_flags = 0;
 }
 
 /* The BCAST frames of u being cut: the pieces of the current frame and

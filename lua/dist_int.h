@@ -160,7 +160,9 @@ enum {
  * negative code with err naming the variable. */
 int orion__chain_mode(orion_error *err);
 /* Whether u goes by BCAST in this run (u->chain), and its LOAD_BODY
- * flags: ORION_SHARD_CHAIN when some executor lacks a chunk, else 0. */
+ * flags: ORION_SHARD_CHAIN when a chunk is current at the driver only, 0
+ * when every executor holds every chunk (u->chain stays 0, the shard path,
+ * when the chunks they lack are current at other executors). */
 void orion__chain_decide(arr_use *u, int mode);
 /* After the LOAD_BODYs: the BCAST frames of every chained array; every
  * executor is then taken to hold every chunk (seq: the dispatch number
