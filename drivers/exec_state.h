@@ -264,7 +264,8 @@ void orion__peer_send_hello(exec_state *x, orion_conn *c);
 void orion__peer_listen(exec_state *x, orion_conn *c);
 /* Queues frames for peer e: to_in = 0 on the connection we opened to e
  * (requests), 1 on the one e opened to us (answers).  Empties b and counts
- * its bytes in x->peer_bytes.  Compute thread. */
+ * its bytes in x->peer_bytes.  Compute thread (or the loop thread, whose
+ * next wake-up sends them: drivers/exec_chain.c). */
 void orion__peer_post(exec_state *x, int e, orion_buf *b, int to_in);
 /* The same, uncounted: an answer whose requester counted it (exec_peer.c
  * says which).  Compute thread. */
