@@ -68,6 +68,10 @@ static const char usage_text[] =
     "                  $ORION_PARTITIONS; fewer when a dimension is\n"
     "                  shorter); never depends on the executors, so\n"
     "                  results are the same on any number of them\n"
+    "  --allow-io      let loop bodies run programs, use files, read the\n"
+    "                  environment and load modules (os.execute, io.open,\n"
+    "                  os.getenv, require, binary chunks, debug), on the\n"
+    "                  executors and in the driver; refused by default\n"
     "\n"
     "Cluster (loops run on orion-executor processes):\n"
     "  --executors N   start N local executors (default: the number of cores;\n"
@@ -199,7 +203,8 @@ enum {
   OPT_STATUS,
   OPT_PARTITIONS,
   OPT_GPUS,
-  OPT_GPU_MEMORY
+  OPT_GPU_MEMORY,
+  OPT_ALLOW_IO
 };
 
 /* What parse_options returns when the driver goes on to the script. */
@@ -227,6 +232,7 @@ static const struct option long_opts[] = {
     {"partitions", required_argument, NULL, OPT_PARTITIONS},
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
+    {"allow-io", no_argument, NULL, OPT_ALLOW_IO},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
@@ -351,6 +357,10 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     if (arg == NULL)
       return usage_error("%s needs [ADDR:]PORT", "--status");
     status_spec = arg;
+    return GO_ON;
+  case OPT_ALLOW_IO:
+    cfg->allow_io = 1;
+    l->allow_io = 1;
     return GO_ON;
   case OPT_PARTITIONS:
     if (arg == NULL || parse_count(arg, 4096, &cfg->partitions) != 0 ||

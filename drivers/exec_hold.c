@@ -69,7 +69,7 @@ void orion__hold_apply(exec_state *x) {
     held_items *h = &x->held[k];
     orion_shard *sh = orion__shard_of_buffer(x, h->buffer);
     if (sh != NULL &&
-        orion__shard_apply_own(x, sh, h->buffer, h->items, h->n, 0, &err) !=
+        orion__shard_apply_own(x, sh, h->buffer, h->items, h->n, 0, -1, &err) !=
             0) {
       x->failed = 1;
       orion__exec_post_error(x, -1, err.msg);

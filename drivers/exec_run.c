@@ -237,6 +237,7 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   x->iter_id = m.iter;
   x->run = m.run;
   orion__hold_drop(x); /* a failed run's */
+  orion__ryw_drop(x);  /* the last run's flushes are all taken in */
   rc = bind_loop(x, &m, err);
   if (rc == 0) {
     rc = orion_exec_load(x->ex, m.loop, m.blob != NULL ? m.blob : "",

@@ -146,12 +146,18 @@ orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer) {
 
 int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
                            const orion_pend_item *items, int64_t n, int count,
-                           orion_error *err) {
+                           int from, orion_error *err) {
   int64_t i, k0, k1;
   int64_t lo, hi;
   int rc;
-  if (n == 0)
+  if (n == 0) {
+    if (from >= 0) {
+      pthread_mutex_lock(&x->mu);
+      orion__ryw_took(x, from);
+      pthread_mutex_unlock(&x->mu);
+    }
     return 0;
+  }
   lo = hi = items[0].key;
   rc = orion_exec_buffer_apply(x->ex, buffer, items, n, err);
   for (i = 1; i < n; i++) { /* in key order, but be safe */
@@ -162,6 +168,8 @@ int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
   k1 = orion_shard_chunk_of(sh, hi) + 1;
   pthread_mutex_lock(&x->mu);
   orion_shard_publish(sh, k0, k1, 0, &x->vcounter);
+  if (from >= 0)
+    orion__ryw_took(x, from);
   if (count)
     x->shard_items += (uint64_t)n;
   pthread_mutex_unlock(&x->mu);
@@ -232,8 +240,11 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
     if (owner == x->id && block >= 0) {
       orion__hold_items(x, id, block, items + i, j - i);
     } else if (owner == x->id) {
-      rc = orion__shard_apply_own(x, sh, id, items + i, j - i, 1, err);
+      rc = orion__shard_apply_own(x, sh, id, items + i, j - i, 1, -1, err);
     } else {
+      /* Applied at once: our copy has them too (exec_ryw.c). */
+      if (block < 0)
+        rc = orion__ryw_sent(x, owner, id, items + i, j - i, err);
       write_flush(&b, x->run, id, isint, items + i, j - i, block);
       pthread_mutex_lock(&x->mu);
       x->outstanding++;
@@ -278,9 +289,14 @@ static void peer_flush(exec_state *x, int from,
   if (!x->failed && m->block >= 0) /* a flush = "loop" block's: held */
     orion__hold_items(x, m->buffer, m->block, m->items, m->nitems);
   else if (!x->failed && orion__shard_apply_own(x, sh, m->buffer, m->items,
-                                                m->nitems, 1, &err) != 0) {
+                                                m->nitems, 1, from,
+                                                &err) != 0) {
     x->failed = 1;
     orion__exec_post_error(x, -1, err.msg);
+  } else if (x->failed && m->block < 0) { /* dropped, but taken in */
+    pthread_mutex_lock(&x->mu);
+    orion__ryw_took(x, from);
+    pthread_mutex_unlock(&x->mu);
   }
   orion_buf_init(&b);
   write_flush_ack(&b, m->run);
@@ -341,6 +357,7 @@ static void apply_fetch_reply(exec_state *x, const job *j) {
   for (k = 0; k < m.nchunks; k++)
     if (orion_shard_install(sh, &m.chunks[k]) != 0)
       orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
+  orion__ryw_reply(x, j->from, sh, &m);
   orion_msg_fetch_reply_free(&m);
 }
 
@@ -449,6 +466,7 @@ static int serve_fetch(exec_state *x, int from, const char *p, size_t len) {
   rm.array = m.array;
   rm.chunks = chunks;
   rm.nchunks = orion_shard_changed(sh, m.versions, chunks);
+  rm.applied = orion__ryw_applied(x, from);
   orion_buf_init(&b);
   rc = orion_msg_fetch_reply_encode(&b, &rm);
   pthread_mutex_unlock(&x->mu);

@@ -111,6 +111,7 @@ typedef struct exec_state {
   int port;
   const char *token;
   const char *bind;
+  int allow_io;       /* --allow-io: bodies are not sandboxed */
   double hb_timeout;
   int gpu_index;      /* --gpu N; -1: none */
   uint64_t gpu_cap;   /* --gpu-memory in bytes; 0: the whole device */
@@ -157,6 +158,8 @@ typedef struct exec_state {
   uint64_t peer_bytes;  /* between us and peers since the last LOOP_DONE
                          * (exec_peer.c counts them) */
   uint64_t shard_items; /* writes applied to own shards, likewise */
+  uint64_t *ryw_applied; /* per peer: its BUFFER_FLUSHes applied at once
+                            that we took in, over the job (exec_ryw.c) */
 
   /* Compute thread. */
   orion_exec *ex;
@@ -191,6 +194,11 @@ typedef struct exec_state {
    * (drivers/exec_hold.c). */
   struct held_items *held;
   int64_t nheld, capheld;
+  /* Read-your-writes (drivers/exec_ryw.c): per peer, our BUFFER_FLUSHes
+   * applied at once sent to it over the job, and those it may not have
+   * taken in yet, oldest first. */
+  uint64_t *ryw_sent;
+  struct ryw_entry **ryw_log;
 } exec_state;
 
 /* The state a connection's callbacks run for. */
@@ -324,11 +332,28 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
                             const orion_pend_item *items, int64_t n,
                             int64_t block, orion_error *err);
 /* Applies items of buffer to our own shard sh and publishes the chunks
- * they touch; count: add n to the shard_items LOOP_DONE reports.  Compute
- * thread. */
+ * they touch; count: add n to the shard_items LOOP_DONE reports; from:
+ * the peer whose BUFFER_FLUSH they are (counted for read-your-writes in
+ * the same critical section as the publishing), or -1.  Compute thread. */
 int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
                            const orion_pend_item *items, int64_t n, int count,
-                           orion_error *err);
+                           int from, orion_error *err);
+/* Read-your-writes (drivers/exec_ryw.c), compute thread unless said.
+ * orion__ryw_sent: a BUFFER_FLUSH of items for `buffer` went to owner,
+ * to be applied at once: applies them to our copy too and logs them.
+ * orion__ryw_took (under mu, in the section that publishes their chunks):
+ * we took in one such flush of peer `from`; orion__ryw_applied (under mu):
+ * how many so far, for a FETCH_REPLY to it.  orion__ryw_reply: after the
+ * chunks of owner's reply m to sh are installed, re-applies our flushes
+ * it had not taken in to them.  orion__ryw_drop: forgets the log (a new
+ * run). */
+int orion__ryw_sent(exec_state *x, int owner, int64_t buffer,
+                    const orion_pend_item *items, int64_t n, orion_error *err);
+void orion__ryw_took(exec_state *x, int from);
+uint64_t orion__ryw_applied(const exec_state *x, int from);
+void orion__ryw_reply(exec_state *x, int owner, orion_shard *sh,
+                      const orion_msg_fetch_reply *m);
+void orion__ryw_drop(exec_state *x);
 /* The shard buffer writes to in this run, or NULL. */
 orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer);
 /* BUFFER_FLUSH from a peer (compute thread): applied now, or kept (returns

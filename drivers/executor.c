@@ -194,6 +194,7 @@ static void on_closed(orion_conn *c, const char *reason) {
 static const char usage[] =
     "usage: orion-executor --driver HOST:PORT [--token TOKEN] [--id N]\n"
     "                      [--bind ADDR] [--gpu N [--gpu-memory SIZE]]\n"
+    "                      [--allow-io]\n"
     "\n"
     "A worker of an Orion-C job; orion-driver starts these (or prints the\n"
     "command for --launcher manual).  It exits when the driver goes away.\n"
@@ -205,6 +206,9 @@ static const char usage[] =
     "  --gpu N             own CUDA device N (numbered after\n"
     "                      CUDA_VISIBLE_DEVICES); exit 2 when it cannot\n"
     "  --gpu-memory SIZE   use at most SIZE of its memory (256M, 8G, ...)\n"
+    "  --allow-io          let loop bodies run programs, use files, read\n"
+    "                      the environment and load modules (refused by\n"
+    "                      default)\n"
     "  -h, --help          show this help\n"
     "See orion-executor(1).\n";
 
@@ -227,6 +231,7 @@ static int parse_args(exec_state *x, int argc, char **argv) {
                                        {"gpu", required_argument, NULL, 'g'},
                                        {"gpu-memory", required_argument, NULL,
                                         'm'},
+                                       {"allow-io", no_argument, NULL, 'a'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *driver = NULL, *env, *arg;
@@ -260,6 +265,9 @@ static int parse_args(exec_state *x, int argc, char **argv) {
       break;
     case 'b':
       x->bind = optarg;
+      break;
+    case 'a':
+      x->allow_io = 1;
       break;
     case 'g':
       gpu = strtol(optarg, &end, 10);
@@ -300,6 +308,15 @@ static int parse_args(exec_state *x, int argc, char **argv) {
     fprintf(stderr, "orion-executor: --driver and --token are required\n%s",
             usage);
     return 2;
+  }
+  {
+    char why[200];
+    if (orion_token_check(strlen(x->token), why, sizeof why) != 0) {
+      fprintf(stderr, "orion-executor: the token (--token or $ORION_TOKEN) "
+                      "%s\n",
+              why);
+      return 2;
+    }
   }
   if (orion_hostport_parse(driver, x->host, sizeof x->host, &x->port) != 0 ||
       x->port <= 0) {
@@ -359,6 +376,8 @@ int main(int argc, char **argv) {
   if (x->ex == NULL)
     orion__exec_die(x, "out of memory");
   orion_exec_set_flush_sink(x->ex, orion__shard_flush_sink, x);
+  if (x->allow_io)
+    orion_exec_allow_io(x->ex);
   if (x->gpu != NULL) { /* device bodies' blocks and orion.nn run there */
     orion_error gerr;
     orion_error_clear(&gerr);

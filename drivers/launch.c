@@ -383,9 +383,9 @@ int orion_launch_size_parse(const char *s, const char *what, uint64_t *out,
 }
 
 /* The executor's own words: EXE --driver ADDR [--token T] [--id N]
- * [--bind B] [--gpu G] [--gpu-memory SIZE]; idbuf holds N's digits, gbuf
+ * [--bind B] [--gpu G] [--gpu-memory SIZE] [--allow-io]; idbuf holds N's digits, gbuf
  * G's.  Returns the count (at most EXEC_WORDS). */
-#define EXEC_WORDS 13
+#define EXEC_WORDS 14
 static int exec_words(const orion_launch_cmd *c, const char *w[EXEC_WORDS],
                       char idbuf[16], char gbuf[16]) {
   int n = 0;
@@ -414,6 +414,8 @@ static int exec_words(const orion_launch_cmd *c, const char *w[EXEC_WORDS],
     w[n++] = "--gpu-memory";
     w[n++] = c->gpu_memory;
   }
+  if (c->allow_io)
+    w[n++] = "--allow-io";
   return n;
 }
 
@@ -635,6 +637,11 @@ int orion_launch_rank_from_env(orion_rank_env *out, const char *launcher,
     return orion_error_set(err, ORION_EINVAL,
                            "ORION_TOKEN is %zu bytes (at most %u)", tl,
                            (unsigned)ORION_TOKEN_MAX);
+  {
+    char why[200];
+    if (orion_token_check(tl, why, sizeof why) != 0)
+      return orion_error_set(err, ORION_EINVAL, "ORION_TOKEN %s", why);
+  }
   memcpy(out->token, t, tl + 1);
   orion_error_clear(err);
   return 0;

@@ -115,6 +115,7 @@ typedef struct orion_launch_cmd {
   int gpu;            /* the device, >= 0 */
   const char *gpu_memory; /* NULL: no --gpu-memory; else a SIZE that
                              orion_launch_size_parse accepts */
+  int allow_io;           /* 1: --allow-io */
 } orion_launch_cmd;
 
 /* Checks c: a driver address orion_hostport_parse accepts, no token or

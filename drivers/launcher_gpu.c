@@ -115,6 +115,7 @@ void orion_launcher_gpu_cmd(const orion_launcher *l, int exec,
   int g = exec;
   cmd->use_gpu = l->gpus != 0;
   cmd->gpu_memory = l->gpus != 0 ? l->gpu_memory : NULL;
+  cmd->allow_io = l->allow_io;
   if (!cmd->use_gpu) {
     cmd->gpu = 0;
     return;

@@ -215,6 +215,17 @@ static int random_fill(unsigned char *p, size_t n) {
 #endif
 }
 
+int orion_token_check(size_t len, char *why, size_t n) {
+  if (len >= ORION_TOKEN_MIN)
+    return 0;
+  snprintf(why, n,
+           "is %zu characters; a job's secret needs at least 128 bits: %d or "
+           "more characters, such as the 32 hex digits of `openssl rand -hex "
+           "16`",
+           len, ORION_TOKEN_MIN);
+  return ORION_EINVAL;
+}
+
 int orion_token_new(char *out, size_t n) {
   static const char hex[] = "0123456789abcdef";
   unsigned char r[ORION_TOKEN_HEX_LEN / 2];

@@ -74,4 +74,16 @@ long orion_addr_decimal(const char *s, size_t n, long max);
  * then an empty string, never a weak token). */
 int orion_token_new(char *out, size_t n);
 
+/* The shortest secret a job accepts from the user ($ORION_TOKEN,
+ * --token): 32 characters, the 128 bits of 32 hex digits.  A shorter one
+ * can be guessed by anyone who can reach the driver. */
+#define ORION_TOKEN_MIN 32
+
+/* Whether a token of len characters is long enough: 0, or ORION_EINVAL
+ * with why[0..n) saying so and how to make one ("is 6 characters; a job's
+ * secret needs at least 128 bits: 32 or more characters, such as the 32
+ * hex digits of `openssl rand -hex 16`").  The token itself is never put
+ * in a message. */
+int orion_token_check(size_t len, char *why, size_t n);
+
 #endif

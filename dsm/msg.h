@@ -384,11 +384,16 @@ typedef struct orion_msg_chunk {
   size_t len;
 } orion_msg_chunk;
 
-/* Wire order: i64 array, u64 nchunks + chunks. */
+/* Wire order: i64 array, u64 nchunks + chunks, u64 applied.  applied:
+ * how many of the requester's BUFFER_FLUSHes applied at once (not held
+ * for the loop's end) the owner has taken in, over the job; the chunks
+ * include exactly those, so the requester re-applies its later ones to
+ * them (read-your-writes, drivers/exec_ryw.c). */
 typedef struct orion_msg_fetch_reply {
   int64_t array;
   const orion_msg_chunk *chunks;
   int64_t nchunks;
+  uint64_t applied;
 } orion_msg_fetch_reply;
 
 int orion_msg_fetch_reply_encode(orion_buf *b, const orion_msg_fetch_reply *m);

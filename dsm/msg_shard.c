@@ -294,6 +294,7 @@ int orion_msg_fetch_reply_encode(orion_buf *b, const orion_msg_fetch_reply *m) {
       orion__mw_u64(&e, m->chunks[k].version);
       orion__mw_bytes(&e, m->chunks[k].data, m->chunks[k].len);
     }
+  orion__mw_u64(&e, m->applied);
   return orion__mw_end(&e);
 }
 
@@ -313,6 +314,7 @@ int orion_msg_fetch_reply_decode(const void *p, size_t n,
     v[k].version = orion__mr_u64(&d, "chunk's version");
     v[k].data = orion__mr_bytes(&d, "chunk's rows", &v[k].len);
   }
+  m.applied = orion__mr_u64(&d, "flushes applied");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_fetch_reply_free(out);

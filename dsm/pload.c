@@ -26,14 +26,48 @@ typedef struct load_run {
   char **errs; /* per executor: its error, or NULL */
   const char *given, *path; /* the path as the script gave it; absolute */
   int failed_oom; /* an executor failed, and its message found no memory */
+  const orion_load_opts *o;
 } load_run;
 
-/* A LOADED part's array (the codec checked its sizes); NULL when it cannot
- * be made (dense dimensions that do not hold its elements, or memory). */
-static orion_array *array_of(const orion_msg_loaded_array *m) {
+/* Whether every key of sparse a lies inside its dimensions and, when the
+ * load gives them (o->have_dims), inside those: 0, or ORION_EPARSE with
+ * why saying which element, dimension and key (1-based, as the user
+ * counts). */
+static int check_keys(const orion_array *a, const orion_load_opts *o,
+                      char *why, size_t n) {
+  int64_t e;
+  int d;
+  for (d = 0; d < a->ndims; d++)
+    if (a->dims[d] < 0) {
+      snprintf(why, n, "with dimension %d of %lld", d + 1,
+               (long long)a->dims[d]);
+      return ORION_EPARSE;
+    }
+  if (a->keys == NULL)
+    return 0;
+  for (e = 0; e < a->nnz; e++)
+    for (d = 0; d < a->ndims; d++) {
+      int64_t k = a->keys[e * a->ndims + d];
+      int64_t lim = a->dims[d];
+      if (o != NULL && o->have_dims && o->dims[d] < lim)
+        lim = o->dims[d];
+      if (k < 0 || k >= lim) {
+        snprintf(why, n,
+                 "whose element %lld has key %lld in dimension %d, outside "
+                 "1..%lld",
+                 (long long)e + 1, (long long)k + 1, d + 1, (long long)lim);
+        return ORION_EPARSE;
+      }
+    }
+  return 0;
+}
+
+orion_array *orion_pload_part(const orion_msg_loaded_array *m,
+                              const orion_load_opts *o, char *why, size_t n) {
   orion_error err;
   orion_array *a;
   orion_error_clear(&err);
+  snprintf(why, n, "that does not make an array");
   if (m->keys_len == 0 && m->nnz > 0) { /* dense */
     a = orion_array_new_dense(m->ndims, m->dims, (orion_type)m->type, &err);
     if (a == NULL || a->nnz != m->nnz) {
@@ -53,6 +87,10 @@ static orion_array *array_of(const orion_msg_loaded_array *m) {
   }
   if (m->values_len > 0)
     memcpy(a->values, m->values, m->values_len);
+  if (check_keys(a, o, why, n) != 0) {
+    orion_array_release(a);
+    return NULL;
+  }
   return a;
 }
 
@@ -115,16 +153,21 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
                                  m.msg_len);
     lr->failed_oom |= lr->errs[e] == NULL;
   } else {
-    res->array = array_of(&m.array);
-    if (m.has_labels)
-      res->labels = array_of(&m.labels);
+    char why[160];
+    res->array = orion_pload_part(&m.array, lr->o, why, sizeof why);
+    if (res->array == NULL)
+      orion_cluster_fail(lr->cl, "executor %d (%s) sent a LOADED frame for "
+                                 "%s %s",
+                         e, orion_cluster_addr(lr->cl, e), lr->given, why);
+    if (m.has_labels &&
+        (res->labels = orion_pload_part(&m.labels, NULL, why, sizeof why)) ==
+            NULL)
+      orion_cluster_fail(lr->cl, "executor %d (%s) sent a LOADED frame for "
+                                 "%s with labels %s",
+                         e, orion_cluster_addr(lr->cl, e), lr->given, why);
     res->row_lo = m.row_lo;
     res->lines = m.lines;
     res->skipped = m.skipped;
-    if (res->array == NULL || (m.has_labels && res->labels == NULL))
-      orion_cluster_fail(lr->cl, "executor %d (%s) sent a malformed LOADED "
-                                 "frame",
-                         e, orion_cluster_addr(lr->cl, e));
     snprintf(res->first_skip, sizeof res->first_skip, "%.*s",
              (int)m.first_skip_len,
              m.first_skip != NULL ? m.first_skip : "");
@@ -173,6 +216,7 @@ int orion_pload(orion_cluster *cl, const char *given,
   lr.cl = cl;
   lr.given = given;
   lr.path = path;
+  lr.o = o;
   lr.n = orion_cluster_size(cl);
   lr.parts = orion_calloc((size_t)lr.n, sizeof *lr.parts);
   lr.errs = orion_calloc((size_t)lr.n, sizeof *lr.errs);

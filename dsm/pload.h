@@ -7,6 +7,7 @@
 
 #include "dsm/cluster.h"
 #include "dsm/loader.h"
+#include "dsm/msg.h"
 #include "util/error.h"
 
 /* Loads path with o on the executors of cl into res (owned by the caller
@@ -21,5 +22,14 @@
 int orion_pload(orion_cluster *cl, const char *path,
                 const orion_load_opts *o, orion_load_result *res,
                 orion_error *err);
+
+/* The array of a LOADED part m (the codec checked its sizes), checked as
+ * input from a peer: NULL, with why[0..n) ending "executor E sent a
+ * LOADED frame for FILE ...", when it cannot be made (dense dimensions
+ * that do not hold its elements, memory) or a key lies outside its
+ * dimensions or, when o gives them (o->have_dims; o may be NULL), outside
+ * those: "whose element 3 has key 99 in dimension 2, outside 1..40". */
+orion_array *orion_pload_part(const orion_msg_loaded_array *m,
+                              const orion_load_opts *o, char *why, size_t n);
 
 #endif

@@ -393,11 +393,16 @@ orion_exec *orion_exec_new(int executor_id) {
     return NULL;
   }
   luaL_openlibs(ex->L);
+  orion__exec_sandbox(ex->L);
   make_metatables(ex->L);
   make_body_module(ex->L);
   ex->id = executor_id;
   ex->body_ref = LUA_NOREF;
   return ex;
+}
+
+void orion_exec_allow_io(orion_exec *ex) {
+  orion__exec_unsandbox(ex->L);
 }
 
 void orion_exec_free(orion_exec *ex) {

@@ -24,8 +24,12 @@
 typedef struct orion_exec orion_exec;
 
 /* A new executor with id `executor_id` (reported in errors).  NULL on out of
- * memory.  Free with orion_exec_free. */
+ * memory.  Free with orion_exec_free.  Its bodies run sandboxed: no
+ * programs, files, environment, modules, binary chunks or debug library
+ * (lua/exec_sandbox.c) until orion_exec_allow_io. */
 orion_exec *orion_exec_new(int executor_id);
+/* Lifts the sandbox (orion-driver / orion-executor --allow-io). */
+void orion_exec_allow_io(orion_exec *ex);
 void orion_exec_free(orion_exec *ex);
 
 /* Binds array id to a (partition of an) array; the executor retains it until

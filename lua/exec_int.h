@@ -100,6 +100,11 @@ int orion__exec_apply_taken(struct orion_exec *ex, exec_buffer *b,
  * tagged with their block); then forgotten.  0, or the first error. */
 int orion__exec_flush_kept(struct orion_exec *ex, orion_error *err);
 
+/* The sandbox of bodies in state L (lua/exec_sandbox.c): put in, and
+ * taken out again. */
+void orion__exec_sandbox(lua_State *L);
+void orion__exec_unsandbox(lua_State *L);
+
 /* Writes element e's 1-based key "(k1, ..., kn)" into buf[0..n). */
 void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
                             size_t n);

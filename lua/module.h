@@ -47,6 +47,7 @@ typedef struct mod_state {
    * the in-process executor). */
   int nexec;
   int partitions; /* parts per key dimension by default (--partitions) */
+  int allow_io;   /* --allow-io: the in-process executor's bodies too */
   orion_cluster_opts copts;
   double stall_seconds; /* --stall-seconds (lua/dist_watch.c); 0: never */
   orion_cluster *cl;

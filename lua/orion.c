@@ -71,6 +71,7 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->nexec = cfg->executors;
   s->partitions =
       cfg->partitions > 0 ? cfg->partitions : ORION_DEFAULT_PARTITIONS;
+  s->allow_io = cfg->allow_io;
   s->copts = cfg->cluster;
 }
 

@@ -29,6 +29,7 @@ typedef struct orion_config {
   int explain_only;         /* > 0: stop the script before the loop of the
                                Nth call site explained runs (with explain) */
   int fast_math;            /* opts.fast defaults to true */
+  int allow_io;             /* --allow-io: bodies are not sandboxed */
   int partitions;           /* parts per key dimension when a loop's
                                opts.partitions does not say (0: the
                                default, ORION_DEFAULT_PARTITIONS) */

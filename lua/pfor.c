@@ -233,6 +233,8 @@ static mod_state *ensure_exec(lua_State *L) {
     s->ex = orion_exec_new(0);
     if (s->ex == NULL)
       luaL_error(L, "cannot start the in-process executor: out of memory");
+    if (s->allow_io)
+      orion_exec_allow_io(s->ex);
   }
   return s;
 }

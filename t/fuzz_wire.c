@@ -506,7 +506,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   memset(&m, 0, sizeof m);
   m.fetch = (orion_msg_fetch){1, 4, 3, 6, vers};
   add_msg(&seeds[2], seeds, &ns, ORION_WIRE_FETCH, &m);
-  m.fetch_reply = (orion_msg_fetch_reply){4, chunks, 1};
+  m.fetch_reply = (orion_msg_fetch_reply){4, chunks, 1, 3};
   add_msg(&seeds[2], seeds, &ns, ORION_WIRE_FETCH_REPLY, &m);
   m.flush_ack.run = 1;
   add_msg(&seeds[2], seeds, &ns, ORION_WIRE_FLUSH_ACK, &m);

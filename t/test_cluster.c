@@ -620,6 +620,56 @@ Test(cluster, buffer_flush_points) {
   expect_no_executors_left("flush_points", 2);
 }
 
+/* Buffered writes applied while the loop runs (flush = "block") are
+ * visible to the next block of the executor that wrote them, even when
+ * the target's owner is busy computing (it failed before: the owner served
+ * FETCHes from a copy without the requester's flush). */
+Test(cluster, buffer_block_flush_reads_its_own_writes) {
+  static const char *const ns[] = {"2", "4"};
+  int i;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", ns[i], "@ryw.lua");
+    char want[128];
+    expect_ok(&r, "ryw.lua");
+    snprintf(want, sizeof want,
+             "ryw: %s executors, 8 blocks, every block saw its executor's "
+             "earlier writes", ns[i]);
+    expect_has(r.out, want);
+    tu_run_free(&r);
+    expect_no_executors_left("ryw", atoi(ns[i]));
+  }
+}
+
+/* Bodies are sandboxed unless --allow-io, inside the driver and on
+ * executors alike: each refused call fails with its name and the option
+ * that allows it; with --allow-io the same calls run. */
+Test(cluster, bodies_are_sandboxed_unless_allow_io) {
+  static const char *const ns[] = {"0", "2"};
+  static const char *const names[] = {
+      "os.execute", "io.open", "io.popen", "os.getenv", "os.remove",
+      "require", "debug.getinfo", "load binary"};
+  int i, k;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", ns[i], "@sandbox.lua");
+    tu_run a = DRIVE("--executors", ns[i], "--allow-io", "@sandbox.lua",
+                     "allow");
+    char want[96];
+    expect_ok(&r, "sandbox.lua");
+    expect_ok(&a, "sandbox.lua allow");
+    for (k = 0; k < 8; k++) {
+      snprintf(want, sizeof want, "%s: refused\n", names[k]);
+      expect_has(r.out, want);
+      snprintf(want, sizeof want, "%s: allowed\n", names[k]);
+      expect_has(a.out, want);
+    }
+    expect_has(r.out, "load text, os.clock: ok 42.0");
+    cr_expect(strstr(r.out, "NOT REFUSED") == NULL, "%s", r.out);
+    tu_run_free(&r);
+    tu_run_free(&a);
+    expect_no_executors_left("sandbox", atoi(ns[i]));
+  }
+}
+
 /* A sum accumulator's partials are combined in executor order, not in the
  * order the executors finish: the same loop gives the same floating-point
  * sum every run (here 0, where another order gives 1). */

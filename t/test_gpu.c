@@ -574,15 +574,31 @@ Test(gpu, driver_gpus_without_a_device) {
   tu_run_free(&r);
 }
 
+#define TOKEN32 "0123456789abcdef0123456789abcdef"
+
+/* A secret shorter than 128 bits is refused before anything else. */
+Test(gpu, executor_refuses_a_short_token) {
+  char *argv[] = {(char *)executor_path(), "--driver", "127.0.0.1:9",
+                  "--token", "t", NULL};
+  tu_run r = tu_run_argv(argv, 30);
+  cr_assert_eq(r.status, 2);
+  cr_assert_str_eq(r.err, "orion-executor: the token (--token or "
+                          "$ORION_TOKEN) is 1 characters; a job's secret "
+                          "needs at least 128 bits: 32 or more characters, "
+                          "such as the 32 hex digits of `openssl rand -hex "
+                          "16`\n");
+  tu_run_free(&r);
+}
+
 Test(gpu, executor_gpu_without_a_device) {
   char *argv[] = {(char *)executor_path(), "--gpu", "0", "--driver",
-                  "127.0.0.1:9", "--token", "t", NULL};
+                  "127.0.0.1:9", "--token", TOKEN32, NULL};
   char *mem[] = {(char *)executor_path(), "--gpu", "0", "--gpu-memory", "0",
-                 "--driver", "127.0.0.1:9", "--token", "t", NULL};
+                 "--driver", "127.0.0.1:9", "--token", TOKEN32, NULL};
   char *nogpu[] = {(char *)executor_path(), "--gpu-memory", "1G",
-                   "--driver", "127.0.0.1:9", "--token", "t", NULL};
+                   "--driver", "127.0.0.1:9", "--token", TOKEN32, NULL};
   char *badgpu[] = {(char *)executor_path(), "--gpu", "x", "--driver",
-                    "127.0.0.1:9", "--token", "t", NULL};
+                    "127.0.0.1:9", "--token", TOKEN32, NULL};
   char want[1024];
   tu_run r;
   r = tu_run_argv(mem, 30);

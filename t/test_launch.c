@@ -137,7 +137,8 @@ static void bad_rank(const char *launcher, const char *const *kv, int code,
 }
 
 #define DRV "ORION_DRIVER", "node0:7077"
-#define TOK "ORION_TOKEN", "s3cret"
+#define SECRET "s3cret-0123456789abcdef0123456789"
+#define TOK "ORION_TOKEN", SECRET
 
 /* ------------------------------------------------------------------------
  * Hosts files: good ones.
@@ -529,7 +530,7 @@ Test(launch, host_valid) {
 
 Test(launch, ssh_argv_plain) {
   orion_launch_cmd c = {NULL, "10.0.0.1:7077", "abc123", 1, NULL, NULL, NULL,
-                        0, 0, NULL};
+                        0, 0, NULL, 0};
   static const char *const want[] = {
       "ssh",  "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "node1",
       "'orion-executor' '--driver' '10.0.0.1:7077' '--token' 'abc123' "
@@ -542,6 +543,20 @@ Test(launch, ssh_argv_plain) {
   cr_assert_eq(orion_alloc_used(), before);
 }
 
+/* --allow-io on the driver reaches every executor's command line. */
+Test(launch, ssh_argv_allow_io) {
+  orion_launch_cmd c = {NULL, "10.0.0.1:7077", "abc123", 1, NULL, NULL, NULL,
+                        0, 0, NULL, 1};
+  static const char *const want[] = {
+      "ssh",  "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "node1",
+      "'orion-executor' '--driver' '10.0.0.1:7077' '--token' 'abc123' "
+      "'--id' '1' '--allow-io'"};
+  char **argv;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "node1", &argv), 0);
+  assert_argv(argv, want, 7);
+  orion_launch_argv_free(argv);
+}
+
 Test(launch, ssh_argv_quoting) {
   static const char *const env[] = {"ORION_LUA_PATH=/opt/my lua/?.lua;x",
                                     NULL};
@@ -550,7 +565,7 @@ Test(launch, ssh_argv_quoting) {
                         "it's a 'secret' token",
                         12,
                         "0.0.0.0:7100",
-                        env, NULL, 0, 0, NULL};
+                        env, NULL, 0, 0, NULL, 0};
   static const char *const remote =
       "ORION_LUA_PATH='/opt/my lua/?.lua;x' "
       "'/opt/Bob'\\''s tools/orion executor' '--driver' '[::1]:7077' "
@@ -600,7 +615,7 @@ Test(launch, ssh_argv_hostile_strings) {
     const char *envv[2];
     char envbuf[128];
     orion_launch_cmd c = {hostile[i], "h:1", hostile[i], 0,
-                          hostile[i], envv,    NULL, 0, 0, NULL};
+                          hostile[i], envv,    NULL, 0, 0, NULL, 0};
     const char *split[10];
     char **argv;
     snprintf(envbuf, sizeof envbuf, "X=%s", hostile[i]);
@@ -626,7 +641,7 @@ Test(launch, ssh_argv_hostile_strings) {
 
 Test(launch, ssh_argv_optional_parts) {
   /* id < 0 and no bind: neither --id nor --bind. */
-  orion_launch_cmd c = {"exe", "h:1", "t", -1, NULL, NULL, NULL, 0, 0, NULL};
+  orion_launch_cmd c = {"exe", "h:1", "t", -1, NULL, NULL, NULL, 0, 0, NULL, 0};
   char **argv;
   cr_assert_eq(orion_launch_ssh_argv(&c, "10.0.0.9", &argv), 0);
   cr_assert_str_eq(argv[5], "10.0.0.9");
@@ -636,7 +651,7 @@ Test(launch, ssh_argv_optional_parts) {
 }
 
 Test(launch, ssh_argv_invalid) {
-  orion_launch_cmd good = {NULL, "h:1", "t", 1, NULL, NULL, NULL, 0, 0, NULL};
+  orion_launch_cmd good = {NULL, "h:1", "t", 1, NULL, NULL, NULL, 0, 0, NULL, 0};
   orion_launch_cmd c;
   static const char *const bad_env[] = {"1X=y", NULL};
   static const char *const no_eq[] = {"NOEQUALS", NULL};
@@ -686,7 +701,7 @@ Test(launch, ssh_argv_invalid) {
  * $ORION_TOKEN, which the manual text sets in front of it. */
 Test(launch, token_from_the_environment) {
   static const char *const env[] = {"ORION_TOKEN=s3cret", NULL};
-  orion_launch_cmd c = {"/bin/ex", "h:1", NULL, 2, NULL, env, NULL, 0, 0, NULL};
+  orion_launch_cmd c = {"/bin/ex", "h:1", NULL, 2, NULL, env, NULL, 0, 0, NULL, 0};
   orion_buf b;
   char **argv = NULL;
   int i;
@@ -704,7 +719,7 @@ Test(launch, token_from_the_environment) {
 }
 
 Test(launch, cmd_check_messages) {
-  orion_launch_cmd c = {NULL, "nohost", "t", 1, NULL, NULL, NULL, 0, 0, NULL};
+  orion_launch_cmd c = {NULL, "nohost", "t", 1, NULL, NULL, NULL, 0, 0, NULL, 0};
   static const char *const env[] = {"OK=1", "bad name=2", NULL};
   orion_error e;
   cr_assert_eq(orion_launch_cmd_check(&c, &e), ORION_EINVAL);
@@ -724,13 +739,13 @@ Test(launch, cmd_check_messages) {
 Test(launch, local_argv) {
   static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua", NULL};
   orion_launch_cmd c = {"./orion-executor", "127.0.0.1:7077", "tok en", 2,
-                        "127.0.0.1:0", env, NULL, 0, 0, NULL};
+                        "127.0.0.1:0", env, NULL, 0, 0, NULL, 0};
   static const char *const want[] = {
       "./orion-executor", "--driver", "127.0.0.1:7077", "--token", "tok en",
       "--id", "2", "--bind", "127.0.0.1:0"};
   static const char *const want_min[] = {"orion-executor", "--driver",
                                          "h:9", "--token", "t"};
-  orion_launch_cmd m = {NULL, "h:9", "t", -1, NULL, NULL, NULL, 0, 0, NULL};
+  orion_launch_cmd m = {NULL, "h:9", "t", -1, NULL, NULL, NULL, 0, 0, NULL, 0};
   char **argv;
   size_t before = orion_alloc_used();
   cr_assert_eq(orion_launch_local_argv(&c, &argv), 0);
@@ -750,7 +765,7 @@ Test(launch, local_argv) {
 Test(launch, manual_text) {
   static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua", "A_1=", NULL};
   orion_launch_cmd c = {NULL, "node0:7077", "ab'cd", 3, NULL, env, NULL,
-                        0, 0, NULL};
+                        0, 0, NULL, 0};
   static const char *const split[] = {
       "ORION_LUA_PATH=/x/?.lua", "A_1=", "orion-executor", "--driver",
       "node0:7077", "--token", "ab'cd", "--id", "3"};
@@ -790,7 +805,7 @@ Test(launch, manual_text_runs_as_env) {
   /* The NAME='VALUE' prefix really sets the executor's environment: run
    * the line with `env` as the executable and look for the variable. */
   static const char *const env[] = {"ORION_T_VAR=it's here", NULL};
-  orion_launch_cmd c = {"env", "h:1", "t", -1, NULL, env, NULL, 0, 0, NULL};
+  orion_launch_cmd c = {"env", "h:1", "t", -1, NULL, env, NULL, 0, 0, NULL, 0};
   orion_buf b;
   char *cmd, line[256];
   FILE *p;
@@ -841,7 +856,7 @@ Test(launch, rank_slurm) {
   cr_assert_str_eq(r.driver, "node0:7077");
   cr_assert_str_eq(r.driver_host, "node0");
   cr_assert_eq(r.driver_port, 7077);
-  cr_assert_str_eq(r.token, "s3cret");
+  cr_assert_str_eq(r.token, SECRET);
 }
 
 Test(launch, rank_slurm_driver_rank) {
@@ -963,6 +978,9 @@ Test(launch, rank_driver_and_token) {
   static const char *const empty_tok[] = {"SLURM_PROCID", "1",
                                           "SLURM_NTASKS", "2", DRV,
                                           "ORION_TOKEN", "", NULL};
+  static const char *const short_tok[] = {"SLURM_PROCID", "1",
+                                          "SLURM_NTASKS", "2", DRV,
+                                          "ORION_TOKEN", "s3cret", NULL};
   char long_tok[ORION_TOKEN_MAX + 2];
   const char *long_kv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV,
                            "ORION_TOKEN", long_tok, NULL};
@@ -981,6 +999,12 @@ Test(launch, rank_driver_and_token) {
            "ORION_TOKEN is not set: export ORION_TOKEN=... (the job's "
            "token) before starting the job");
   bad_rank("slurm", empty_tok, ORION_EINVAL, "ORION_TOKEN is empty");
+  /* A short secret is refused (issue 18): anyone who can reach the driver
+   * could guess it. */
+  bad_rank("slurm", short_tok, ORION_EINVAL,
+           "ORION_TOKEN is 6 characters; a job's secret needs at least 128 "
+           "bits: 32 or more characters, such as the 32 hex digits of "
+           "`openssl rand -hex 16`");
   memset(long_tok, 'k', ORION_TOKEN_MAX + 1);
   long_tok[ORION_TOKEN_MAX + 1] = '\0';
   bad_rank("slurm", long_kv, ORION_EINVAL,
@@ -1006,13 +1030,13 @@ Test(launch, rank_real_environment) {
   setenv("OMPI_COMM_WORLD_RANK", "2", 1);
   setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
   setenv("ORION_DRIVER", "127.0.0.1:9000", 1);
-  setenv("ORION_TOKEN", "feedface", 1);
+  setenv("ORION_TOKEN", "feedface" "feedface" "feedface" "feedface", 1);
   cr_assert_eq(orion_launch_rank_from_env(&r, "mpi", NULL, NULL, &e), 0,
                "%s", e.msg);
   cr_assert_eq(r.rank, 2);
   cr_assert_eq(r.size, 3);
   cr_assert_eq(r.driver_port, 9000);
-  cr_assert_str_eq(r.token, "feedface");
+  cr_assert_str_eq(r.token, "feedface" "feedface" "feedface" "feedface");
 }
 
 /* ------------------------------------------------------------------------
@@ -1060,7 +1084,7 @@ Test(launch, token_small_buffer) {
 Test(launch, token_accepted_everywhere) {
   /* A generated token is a valid --token and ORION_TOKEN. */
   char tok[ORION_TOKEN_HEX_LEN + 1];
-  orion_launch_cmd c = {NULL, "h:1", tok, 1, NULL, NULL, NULL, 0, 0, NULL};
+  orion_launch_cmd c = {NULL, "h:1", tok, 1, NULL, NULL, NULL, 0, 0, NULL, 0};
   const char *kv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV,
                       "ORION_TOKEN", tok, NULL};
   orion_rank_env r;
@@ -1115,14 +1139,14 @@ Test(launch, launcher_hosts_and_rank_zero) {
   setenv("SLURM_PROCID", "0", 1);
   setenv("SLURM_NTASKS", "3", 1);
   setenv("ORION_DRIVER", "node1:7077", 1);
-  setenv("ORION_TOKEN", "cafe", 1);
+  setenv("ORION_TOKEN", "cafe" SECRET, 1);
   orion_launcher_init(&l);
   l.kind = ORION_LAUNCH_SLURM;
   orion_cluster_opts_init(&o);
   cr_assert_eq(orion_launcher_rank_setup(&l, &o, &e), 0, "%s", e.msg);
   cr_assert_eq(o.nexec, 2);
   cr_assert_str_eq(o.listen, "0.0.0.0:7077");
-  cr_assert_str_eq(o.token, "cafe");
+  cr_assert_str_eq(o.token, "cafe" SECRET);
   unsetenv("SLURM_NTASKS");
   cr_assert_neq(orion_launcher_rank_setup(&l, &o, &e), 0);
   cr_assert(strstr(e.msg, "SLURM_NTASKS") != NULL, "%s", e.msg);

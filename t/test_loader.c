@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "dsm/loader.h"
+#include "dsm/pload.h"
 #include "util/alloc.h"
 
 /* One load of a text written to a temporary file. */
@@ -1724,4 +1725,63 @@ Test(loader, ucibow_truncated_gzip) {
     free(text);
   }
   cr_assert_eq(orion_alloc_used(), 0);
+}
+
+/* ------------------------------------------------------------------------
+ * A LOADED part from an executor is input from a peer: its keys are
+ * checked against its dimensions and the load's before anything is merged
+ * (issue 18: a key out of range once wrote outside the merged array).
+ * ---------------------------------------------------------------------- */
+
+static orion_array *part_of(const int64_t *keys, int64_t nnz, int64_t d0,
+                            int64_t d1, const orion_load_opts *o, char *why) {
+  static const double vals[3] = {1, 2, 3};
+  orion_msg_loaded_array m;
+  memset(&m, 0, sizeof m);
+  m.type = ORION_F64;
+  m.ndims = 2;
+  m.dims[0] = d0;
+  m.dims[1] = d1;
+  m.nnz = nnz;
+  m.keys = (const char *)keys;
+  m.keys_len = (size_t)nnz * 2 * sizeof(int64_t);
+  m.values = (const char *)vals;
+  m.values_len = (size_t)nnz * sizeof(double);
+  return orion_pload_part(&m, o, why, 160);
+}
+
+Test(loader, peer_part_keys_are_checked) {
+  static const int64_t good[6] = {0, 0, 5, 39, 9, 1};
+  static const int64_t high[6] = {0, 0, 5, 40, 9, 1};
+  static const int64_t neg[6] = {0, 0, -1, 3, 9, 1};
+  static const int64_t huge[6] = {0, 0, 1, 1, INT64_MAX / 2, 1};
+  orion_load_opts o;
+  orion_array *a;
+  char why[160];
+  size_t before = orion_alloc_used();
+  a = part_of(good, 3, 10, 40, NULL, why);
+  cr_assert_not_null(a, "%s", why);
+  cr_assert_eq(a->nnz, 3);
+  cr_assert_eq(a->keys[3], 39);
+  orion_array_release(a);
+  cr_assert_null(part_of(high, 3, 10, 40, NULL, why));
+  cr_assert_str_eq(why, "whose element 2 has key 41 in dimension 2, outside "
+                        "1..40");
+  cr_assert_null(part_of(neg, 3, 10, 40, NULL, why));
+  cr_assert_str_eq(why, "whose element 2 has key 0 in dimension 1, outside "
+                        "1..10");
+  cr_assert_null(part_of(huge, 3, 10, 40, NULL, why));
+  cr_assert_str_eq(why, "whose element 3 has key 4611686018427387904 in "
+                        "dimension 1, outside 1..10");
+  cr_assert_null(part_of(good, 3, -4, 40, NULL, why));
+  cr_assert_str_eq(why, "with dimension 1 of -4");
+  /* Inside the part's own dimensions but outside the load's. */
+  orion_load_opts_init(&o);
+  o.have_dims = 1;
+  o.dims[0] = 6;
+  o.dims[1] = 40;
+  cr_assert_null(part_of(good, 3, 10, 40, &o, why));
+  cr_assert_str_eq(why, "whose element 3 has key 10 in dimension 1, outside "
+                        "1..6");
+  cr_assert_eq(orion_alloc_used(), before);
 }

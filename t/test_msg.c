@@ -605,7 +605,7 @@ Test(msg, fetch_and_reply_round_trip) {
   static const orion_msg_chunk chunks[2] = {{3, 17, (const char *)vals5, 40},
                                             {-1, UINT64_MAX, NULL, 0}};
   orion_msg_fetch f = {-2, 8, 10, 14, vers}, f2;
-  orion_msg_fetch_reply r = {-8, chunks, 2}, r2;
+  orion_msg_fetch_reply r = {-8, chunks, 2, 77}, r2;
   orion_buf b;
   const char *p;
   size_t n;
@@ -629,6 +629,7 @@ Test(msg, fetch_and_reply_round_trip) {
   cr_assert_eq(orion_msg_fetch_reply_decode(p, n, &r2, NULL), 0);
   cr_assert_eq(r2.array, -8);
   cr_assert_eq(r2.nchunks, 2);
+  cr_assert_eq(r2.applied, 77);
   for (k = 0; k < 2; k++) {
     cr_assert_eq(r2.chunks[k].chunk, chunks[k].chunk);
     cr_assert_eq(r2.chunks[k].version, chunks[k].version);

@@ -146,7 +146,7 @@ static void progress_env(void) {
 Test(verbosity, registration_lines_only_with_v) {
   char *flag = tu_write_temp(".flag", ""); /* exists: no slow block */
   tu_run r = tu_drive("t/cluster",
-                      (const char *const[]){"--executors", "2", "@stall.lua",
+                      (const char *const[]){"--allow-io", "--executors", "2", "@stall.lua",
                                             "8", flag, NULL},
                       120);
   cr_expect_eq(r.status, 0, "stderr:\n%s", r.err);
@@ -154,7 +154,7 @@ Test(verbosity, registration_lines_only_with_v) {
   expect_lacks(r.err, "registered from");
   tu_run_free(&r);
   r = tu_drive("t/cluster",
-               (const char *const[]){"-v", "--executors", "2", "@stall.lua",
+               (const char *const[]){"-v", "--allow-io", "--executors", "2", "@stall.lua",
                                      "8", flag, NULL},
                120);
   cr_expect_eq(r.status, 0, "stderr:\n%s", r.err);
@@ -163,7 +163,7 @@ Test(verbosity, registration_lines_only_with_v) {
   expect_has(r.err, "orion: executor 1 registered from 127.0.0.1:");
   tu_run_free(&r);
   r = tu_drive("t/cluster",
-               (const char *const[]){"--verbose", "--quiet", "--executors",
+               (const char *const[]){"--verbose", "--quiet", "--allow-io", "--executors",
                                      "2", "@stall.lua", "8", flag, NULL},
                120);
   cr_expect_eq(r.status, 0, "stderr:\n%s", r.err);
@@ -182,7 +182,7 @@ Test(progress, distributed_loop_shows_blocks_and_eta_then_erases) {
   job j;
   tu_run r;
   progress_env();
-  j = job_start((const char *const[]){"--executors", "2", path, "64", flag,
+  j = job_start((const char *const[]){"--allow-io", "--executors", "2", path, "64", flag,
                                       NULL});
   /* Executor 1's blocks finish while element 1's block waits. */
   cr_expect(job_wait_err(&j, mid_loop_draw), "no mid-loop progress line");
@@ -224,7 +224,7 @@ Test(progress, loads_show_bytes_then_erase) {
   snprintf(want, sizeof want, "\rloading %s: ", data);
   for (k = 0; k < 2; k++) {
     tu_run r = tu_drive("t/cluster",
-                        (const char *const[]){"--executors", nexec[k],
+                        (const char *const[]){"--allow-io", "--executors", nexec[k],
                                               "@load_progress.lua", data,
                                               NULL},
                         120);
@@ -243,13 +243,13 @@ Test(progress, loads_show_bytes_then_erase) {
 Test(progress, nothing_when_stderr_is_not_a_terminal_or_quiet) {
   char *flag = tu_write_temp(".flag", ""), *data = coo_file(1000);
   const char *const *runs[] = {
-      (const char *const[]){"--executors", "2", "@stall.lua", "64", flag,
+      (const char *const[]){"--allow-io", "--executors", "2", "@stall.lua", "64", flag,
                             NULL},
-      (const char *const[]){"--executors", "2", "@load_progress.lua", data,
+      (const char *const[]){"--allow-io", "--executors", "2", "@load_progress.lua", data,
                             NULL},
-      (const char *const[]){"--executors", "0", "@stall.lua", "64", flag,
+      (const char *const[]){"--allow-io", "--executors", "0", "@stall.lua", "64", flag,
                             NULL},
-      (const char *const[]){"--quiet", "--executors", "2", "@stall.lua",
+      (const char *const[]){"--quiet", "--allow-io", "--executors", "2", "@stall.lua",
                             "64", flag, NULL}};
   int k;
   unsetenv("ORION_PROGRESS");
@@ -286,7 +286,7 @@ Test(stall, long_block_is_reported_and_the_job_completes) {
   job j;
   tu_run r;
   unsetenv("ORION_PROGRESS");
-  j = job_start((const char *const[]){"--executors", "2", "--stall-seconds",
+  j = job_start((const char *const[]){"--allow-io", "--executors", "2", "--stall-seconds",
                                       "1", path, "64", flag, NULL});
   cr_expect(job_wait_err(&j, has_stall), "no stall report");
   touch(flag);

@@ -791,16 +791,18 @@ Test(wire, error_unknown_version) {
    * block as text, version 3 the one whose SHUTDOWN carried no reason, whose
    * LOOP_DONE had no seconds and whose rotating rows went through the
    * driver, version 4 the one whose HELLO named no GPU and whose LOAD_BODY
-   * had no device fields, version 5 the one without BCAST: refused by their
-   * number, not by a CRC error or a malformed payload. */
-  for (v = 1; v <= 5; v++) {
+   * had no device fields, version 5 the one whose FETCH_REPLY did not say
+   * how many of the requester's flushes it holds, version 6 the one without
+   * BCAST: refused by their number, not by a CRC error or a malformed
+   * payload. */
+  for (v = 1; v < ORION_WIRE_VERSION; v++) {
     char want[96];
     b.len = 0;
     put_raw(&b, v, ORION_WIRE_HELLO, 0, NULL, 0, 1);
     snprintf(want, sizeof want,
              "unknown version %d at stream offset 0 (this build speaks "
-             "version 6)",
-             v);
+             "version %d)",
+             v, ORION_WIRE_VERSION);
     expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_VERSION,
                  ORION_EVERSION, want);
   }

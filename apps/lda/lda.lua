@@ -45,6 +45,8 @@ local spec = {
     { "init", "NAME", "sequential", "initial topics: sequential (drawn from the conditional, token by token) or random" },
     { "ll-every", "N", 1, "compute the log-likelihood every N iterations (and after the last)" },
     { "partitions", "N", 0, "blocks per dimension of the sampling loop; 0: automatic (see docs/apps-lda.md)" },
+    { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel, --sampler dense: every executor reads the word-topic counts as of the last flush and adds its changes through an orion.buffer)" },
+    { "flush", "F", "block", "with --parallel data: when the word-topic changes are applied (block, loop, managed or every N tokens)" },
     { "check", nil, false, "at the end, check the count tables against the topic assignments" },
     { "top", "N", 10, "top words printed per topic (with a vocabulary; 0: none)" },
     { "save", "PATH", nil, "save the word-topic counts (W x K, i32) to PATH (.txt: text)" },
@@ -68,6 +70,21 @@ if not (alpha > 0) then cli.fail(spec, "--alpha must be positive") end
 if not (beta > 0) then cli.fail(spec, "--beta must be positive") end
 if opts.sampler ~= "sparse" and opts.sampler ~= "dense" and opts.sampler ~= "exact" then
   cli.fail(spec, ("--sampler must be sparse, dense or exact, not '%s'"):format(opts.sampler))
+end
+if opts.parallel ~= "2d" and opts.parallel ~= "data" then
+  cli.fail(spec, ("--parallel must be 2d or data, not '%s'"):format(opts.parallel))
+end
+local data_parallel = opts.parallel == "data"
+local dp_flush = tonumber(opts.flush) or opts.flush
+if data_parallel and opts.sampler ~= "dense" then
+  cli.fail(spec, "--parallel data needs --sampler dense")
+end
+if data_parallel and math.type(dp_flush) ~= "integer" and dp_flush ~= "block"
+    and dp_flush ~= "loop" and dp_flush ~= "managed" then
+  cli.fail(spec, ("--flush must be block, loop, managed or a positive integer, not '%s'"):format(opts.flush))
+end
+if not data_parallel and opts.flush ~= "block" then
+  cli.fail(spec, "--flush applies to --parallel data only")
 end
 if opts.init ~= "sequential" and opts.init ~= "random" then
   cli.fail(spec, ("--init must be sequential or random, not '%s'"):format(opts.init))
@@ -215,6 +232,8 @@ else
 end
 local nk = orion.zeros { K, type = "i64" }
 local nk_add = orion.buffer(nk, { apply = "add", flush = "loop" })
+-- --parallel data: the word-topic changes go through a buffer.
+local nwk_add = data_parallel and orion.buffer(nwk, { apply = "add", flush = dp_flush }) or nil
 local inv = orion.zeros { K }
 local cinv = orion.zeros { K }
 local dlen = orion.zeros { D, type = "i32" }
@@ -453,6 +472,45 @@ local function sample_dense(d, w, o, z)
   return t
 end
 
+-- The dense sampler, data-parallel (--parallel data): the word's counts
+-- are nwk as of the last flush plus this executor's pending changes, as a
+-- worker of AD-LDA (Newman et al.) or a parameter-server client sees them.
+local function sample_dense_dp(d, w, o, z)
+  local nd, nw, nb = ndk[d], nwk[w], nwk_add[w]
+  if z > 0 then
+    nd[z] = nd[z] - 1
+    nb[z] = nb[z] - 1
+  end
+  local total = 0.0
+  for k = 1, K do
+    local c = nw[k] + nb[k]
+    if c < 0 then c = 0 end
+    total = total + (alpha + nd[k]) * (beta + c) * inv[k]
+  end
+  local u = math.random() * total
+  local t = K
+  if z == 0 and rand_init == 1 then
+    t = math.random(1, K)
+  else
+    for k = 1, K do
+      local c = nw[k] + nb[k]
+      if c < 0 then c = 0 end
+      u = u - (alpha + nd[k]) * (beta + c) * inv[k]
+      if u < 0 then
+        t = k
+        break
+      end
+    end
+  end
+  nd[t] = nd[t] + 1
+  nb[t] = nb[t] + 1
+  if t ~= z then
+    if z > 0 then nk_add[z] = nk_add[z] - 1 end
+    nk_add[t] = nk_add[t] + 1
+  end
+  return t
+end
+
 -- The dense sampler with fresh topic totals: nk as of the start of the
 -- iteration plus this executor's own changes since (exact with one
 -- executor).  For validation only: O(K) buffer reads per token.
@@ -604,6 +662,7 @@ end
 -- Run ------------------------------------------------------------------------
 local samplers = { sparse = sample_sparse, dense = sample_dense, exact = sample_exact }
 local sampler = samplers[opts.sampler]
+if data_parallel then sampler = sample_dense_dp end
 -- Document lengths, for the log-likelihood.
 for d, n in ipairs(tokens:histogram(1, D)) do dlen:set(d, n) end
 -- One block per executor and clock keeps the per-block overhead low.
@@ -621,11 +680,13 @@ end
 -- clock hold about as many tokens (20NG's second half of the documents
 -- is longer).
 local loop_opts = { partitions = { nparts, nwords }, space = 1, histogram = true }
+if data_parallel then loop_opts = { partitions = { nparts }, space = 1, histogram = true } end
 -- Loading: one loop with the sampling loop's blocks and no work sends the
 -- corpus blocks and the (empty) count tables to the executors that keep
 -- them, as reading the file is loading; it is not timed as sampling.
 local tp = orion.clock()
 local place_opts = { partitions = { nparts, nwords }, space = 1, histogram = true, schedule = "2d" }
+if data_parallel then place_opts = loop_opts end
 if sparse then
   orion.parallel_for(tokens, function(d, w, o, z)
     local x = ndk[d][1] + wa[w][1] + wx[w][1] + rd[d] + rstamp[d] + inv[1]

@@ -40,6 +40,8 @@ local spec = {
     { "tier", "T", "auto", "loop tier: auto (compiled when possible), c, lua or gpu" },
     { "gpu", false, false, "run the loops on the executors' GPUs (--tier gpu; start them with orion-driver --gpus)" },
     { "exact", false, false, "compiled loops reproduce the interpreter bit for bit (default: fast math)" },
+    { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel: every executor reads H as of the last flush and adds its updates through an orion.buffer)" },
+    { "flush", "F", "block", "with --parallel data: when H's updates are applied (block, loop, managed or every N updates)" },
   },
   epilog = "Input files are plain or gzip-compressed, one rating per line.",
 }
@@ -66,6 +68,17 @@ if opts.gpu then
 end
 if opts.tier ~= "auto" and opts.tier ~= "c" and opts.tier ~= "lua" and opts.tier ~= "gpu" then
   cli.fail(spec, ("--tier must be auto, c, lua or gpu, not '%s'"):format(opts.tier))
+end
+if opts.parallel ~= "2d" and opts.parallel ~= "data" then
+  cli.fail(spec, ("--parallel must be 2d or data, not '%s'"):format(opts.parallel))
+end
+local dp_flush = tonumber(opts.flush) or opts.flush
+if opts.parallel == "data" and math.type(dp_flush) ~= "integer" and dp_flush ~= "block"
+    and dp_flush ~= "loop" and dp_flush ~= "managed" then
+  cli.fail(spec, ("--flush must be block, loop, managed or a positive integer, not '%s'"):format(opts.flush))
+end
+if opts.parallel ~= "data" and opts.flush ~= "block" then
+  cli.fail(spec, "--flush applies to --parallel data only")
 end
 if opts.test_split < 0 or opts.test_split >= 1 then
   cli.fail(spec, "--test-split must be in [0, 1)")
@@ -165,8 +178,30 @@ local function evaluate(u, i, r)
   test_sse:add(e * e)
 end
 
+-- Data-parallel SGD (--parallel data), the baseline of Orion's headline
+-- claim: the loop runs 1-D over users, every executor reads H as of the
+-- last flush and sends its updates to H through a buffer (plus its own
+-- pending ones, as a parameter-server worker sees its local copy).
+local Hb, sgd_data
+if opts.parallel == "data" then
+  if adagrad then cli.fail(spec, "--parallel data supports --solver sgd only") end
+  Hb = orion.buffer(H, { apply = "add", flush = dp_flush })
+  sgd_data = function(u, i, r)
+    local wu, hi, hb = W[u], H[i], Hb[i]
+    local e = r
+    for k = 1, K do e = e - wu[k] * (hi[k] + hb[k]) end
+    train_sse:add(e * e)
+    for k = 1, K do
+      local w, h = wu[k], hi[k] + hb[k]
+      wu[k] = w + lr * (e * h - regw * w)
+      hb[k] = hb[k] + lr * (e * w - regh * h)
+    end
+  end
+end
+
 local loop_opts = { tier = opts.tier, fast = not opts.exact }
 local body = adagrad and sgd_adagrad or sgd
+if sgd_data then body = sgd_data end
 -- A result outside this range means the training diverged.
 local RMSE_LIMIT = 1e4
 
