@@ -643,6 +643,7 @@ static void on_frame(void *ud, int e, const orion_wire_frame *f) {
 static int loop_finished(void *ud) {
   loop_run *r = ud;
   orion__dist_watch_poll(&r->eye);
+  orion__chain_pump(r);
   return orion_loop_finished(&r->m);
 }
 
@@ -900,6 +901,7 @@ static int frame_lists(loop_run *r) {
 
 static void run_free(loop_run *r) {
   orion__resid_free(r);
+  orion__chain_free(r);
   orion_free(r->use);
   orion_free(r->seq);
   orion_free(r->segs);
@@ -1024,6 +1026,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_jobpage_loop_start(&v);
     orion_loop_start(&r.m);
     orion_cluster_wait(cl, loop_finished, &r);
+    orion_cluster_wait(cl, orion__chain_pumped, &r);
     orion_jobpage_loop_end();
   }
   orion__dist_watch_end(&r.eye);

@@ -111,120 +111,167 @@ void orion__chain_decide(arr_use *u, int mode) {
   u->shard_flags = 0;
 }
 
-/* The BCAST frames of u being cut: the pieces of the current frame and
- * the frames made so far. */
+/* Where the pieces of u are cut from: the chunks some executor lacks, in
+ * runs of consecutive ones, each run cut into frames of `per` elements (a
+ * frame may hold the end of one run and the start of the next). */
 typedef struct cutter {
-  loop_run *r;
-  arr_use *u;
+  const arr_use *u;
   int64_t per;      /* elements per frame */
-  int64_t nframes;  /* to make (counted first, then made) */
-  int64_t made;
-  int64_t room;     /* elements the current frame has room for */
-  orion_msg_runvec runs;
-  int send;         /* 0: only count the frames */
+  int64_t k;        /* the next chunk to look at */
+  int64_t pos, end; /* elements [pos, end) of the current run left */
+  orion_msg_runvec runs; /* the frame cut last */
 } cutter;
 
-/* Sends the frame cut so far (to executor 0, or to every executor). */
-static void flush_frame(cutter *t) {
-  orion_msg_bcast m;
-  int e, to = t->u->chain == CHAIN_STAR ? t->r->n : 1;
-  if (t->runs.n > 0 && t->send) {
-    m.run = t->r->run;
-    m.array = t->u->d->id;
-    m.forward = t->u->chain == CHAIN_CHAIN;
-    m.index = t->made;
-    m.nframes = t->nframes;
-    m.runs = t->runs.v;
-    m.nruns = t->runs.n;
+static void cutter_start(cutter *t, const arr_use *u) {
+  int64_t per = chunk_bytes() / (int64_t)orion_type_size(u->d->a->type);
+  t->u = u;
+  t->per = per > 0 ? per : 1;
+  t->k = t->pos = t->end = 0;
+  t->runs.n = 0;
+}
+
+/* Cuts the next frame into t->runs; 0 when the array is done, 1, or
+ * ORION_ENOMEM. */
+static int next_frame(cutter *t) {
+  const orion_replica *c = t->u->c;
+  const orion_array *a = t->u->d->a;
+  size_t esz = orion_type_size(a->type);
+  int64_t room = t->per;
+  t->runs.n = 0;
+  while (room > 0) {
+    int64_t n;
+    if (t->pos == t->end) { /* the next run of stale chunks */
+      int64_t k1, hi;
+      while (t->k < c->nchunks && !stale(c, t->k))
+        t->k++;
+      if (t->k == c->nchunks)
+        break;
+      for (k1 = t->k; k1 < c->nchunks && stale(c, k1); k1++)
+        ;
+      hi = k1 * c->chunk < c->rows ? k1 * c->chunk : c->rows;
+      t->pos = t->k * c->chunk * c->row_elems;
+      t->end = hi * c->row_elems;
+      t->k = k1;
+    }
+    n = t->end - t->pos < room ? t->end - t->pos : room;
+    if (orion_msg_runvec_push(&t->runs, t->u->d->id, t->pos, n,
+                              (const char *)a->values + (size_t)t->pos * esz,
+                              (size_t)n * esz) != 0)
+      return ORION_ENOMEM;
+    t->pos += n;
+    room -= n;
+  }
+  return t->runs.n > 0;
+}
+
+/* The broadcasts of a run in progress: the array being sent (an index in
+ * r->use), its cutter, and how many frames it has and has sent. */
+struct orion_chain_pump {
+  int use;
+  cutter t;
+  int64_t nframes, made;
+};
+
+/* Bytes queued to one executor beyond which the pump waits for its link
+ * to take them: a few pieces, so the first hop always has the next one
+ * ready and the driver's heartbeats are never seconds behind. */
+#define WINDOW (4 << 20)
+
+static void pump_fail(loop_run *r, const arr_use *u, int rc) {
+  orion_cluster_fail(r->cl, "cannot send the rows of array #%lld in %s: %s",
+                     (long long)u->d->id, r->j->where, orion_strerror(rc));
+}
+
+/* Every executor holds every chunk of u once its frames are out (they
+ * come before the loop's first block there). */
+static void mark_all(loop_run *r, arr_use *u, uint64_t seq) {
+  orion_replica *c = u->c;
+  int64_t k;
+  int e;
+  for (e = 0; e < r->n; e++)
+    for (k = 0; k < c->nchunks; k++)
+      if (c->have[(int64_t)e * c->nchunks + k] != c->ver[k]) {
+        c->have[(int64_t)e * c->nchunks + k] = c->ver[k];
+        c->sent[(int64_t)e * c->nchunks + k] = seq;
+      }
+}
+
+/* Moves the pump to the next array with frames (counting them). */
+static void next_array(loop_run *r, orion_chain_pump *p) {
+  for (p->use++; p->use < r->nuse; p->use++) {
+    arr_use *u = &r->use[p->use];
+    int rc;
+    if (!u->chain || !(u->shard_flags & ORION_SHARD_CHAIN))
+      continue;
+    cutter_start(&p->t, u);
+    p->nframes = p->made = 0;
+    while ((rc = next_frame(&p->t)) == 1)
+      p->nframes++;
+    if (rc != 0)
+      pump_fail(r, u, rc);
+    cutter_start(&p->t, u);
+    return;
+  }
+}
+
+void orion__chain_pump(loop_run *r) {
+  orion_chain_pump *p = r->pump;
+  while (p != NULL && p->use < r->nuse) {
+    arr_use *u = &r->use[p->use];
+    orion_msg_bcast m;
+    int e, to = u->chain == CHAIN_STAR ? r->n : 1, rc;
+    for (e = 0; e < to; e++)
+      if (orion_cluster_queued(r->cl, e) > WINDOW)
+        return; /* more once the link took some */
+    rc = next_frame(&p->t);
+    if (rc < 0)
+      pump_fail(r, u, rc);
+    if (rc == 0) {
+      mark_all(r, u, r->chain_seq);
+      next_array(r, p);
+      continue;
+    }
+    m.run = r->run;
+    m.array = u->d->id;
+    m.forward = u->chain == CHAIN_CHAIN;
+    m.index = p->made++;
+    m.nframes = p->nframes;
+    m.runs = p->t.runs.v;
+    m.nruns = p->t.runs.n;
     for (e = 0; e < to; e++) {
       orion_buf b;
-      int rc;
       orion_buf_init(&b);
       rc = orion_msg_bcast_encode(&b, &m);
       if (rc != 0 || b.oom)
-        orion_cluster_fail(t->r->cl, "cannot send the rows of array #%lld "
-                                     "in %s: %s",
-                           (long long)m.array, t->r->j->where,
-                           orion_strerror(rc != 0 ? rc : ORION_ENOMEM));
-      orion_cluster_send(t->r->cl, e, &b);
+        pump_fail(r, u, rc != 0 ? rc : ORION_ENOMEM);
+      orion_cluster_send(r->cl, e, &b);
       orion_buf_free(&b);
     }
   }
-  if (t->runs.n > 0)
-    t->made++;
-  t->runs.n = 0;
-  t->room = t->per;
 }
 
-/* Elements [first, first + count) into frames. */
-static void cut(cutter *t, int64_t first, int64_t count) {
-  const orion_array *a = t->u->d->a;
-  size_t esz = orion_type_size(a->type);
-  while (count > 0) {
-    int64_t n = count < t->room ? count : t->room;
-    if (orion_msg_runvec_push(&t->runs, t->u->d->id, first,
-                              n, (const char *)a->values + (size_t)first * esz,
-                              (size_t)n * esz) != 0)
-      orion_cluster_fail(t->r->cl, "out of memory in %s", t->r->j->where);
-    first += n;
-    count -= n;
-    t->room -= n;
-    if (t->room == 0)
-      flush_frame(t);
-  }
-}
-
-/* Every stale chunk of u, in runs of consecutive ones, through t. */
-static void cut_all(cutter *t) {
-  const orion_replica *c = t->u->c;
-  int64_t k = 0;
-  t->runs.n = 0;
-  t->room = t->per;
-  t->made = 0;
-  while (k < c->nchunks) {
-    int64_t k1 = k, lo, hi;
-    if (!stale(c, k)) {
-      k++;
-      continue;
-    }
-    while (k1 < c->nchunks && stale(c, k1))
-      k1++;
-    lo = k * c->chunk;
-    hi = k1 * c->chunk < c->rows ? k1 * c->chunk : c->rows;
-    cut(t, lo * c->row_elems, (hi - lo) * c->row_elems);
-    k = k1;
-  }
-  flush_frame(t);
+int orion__chain_pumped(void *ud) {
+  loop_run *r = ud;
+  orion__chain_pump(r);
+  return r->pump == NULL || r->pump->use >= r->nuse;
 }
 
 void orion__chain_send(loop_run *r, uint64_t seq) {
-  int i, e;
-  for (i = 0; i < r->nuse; i++) {
-    arr_use *u = &r->use[i];
-    orion_replica *c = u->c;
-    cutter t;
-    int64_t k, per;
-    if (!u->chain || !(u->shard_flags & ORION_SHARD_CHAIN))
-      continue;
-    per = chunk_bytes() / (int64_t)orion_type_size(u->d->a->type);
-    memset(&t, 0, sizeof t);
-    t.r = r;
-    t.u = u;
-    t.per = per > 0 ? per : 1;
-    cut_all(&t); /* counts the frames */
-    t.nframes = t.made;
-    t.send = 1;
-    cut_all(&t);
-    orion_msg_runvec_free(&t.runs);
-    /* Every executor holds every chunk now (the frames are on their way
-     * and come before the loop's first block there). */
-    for (e = 0; e < r->n; e++)
-      for (k = 0; k < c->nchunks; k++)
-        if (c->have[(int64_t)e * c->nchunks + k] != c->ver[k]) {
-          c->have[(int64_t)e * c->nchunks + k] = c->ver[k];
-          c->sent[(int64_t)e * c->nchunks + k] = seq;
-        }
-  }
+  orion_chain_pump *p = orion_calloc(1, sizeof *p);
+  if (p == NULL)
+    orion_cluster_fail(r->cl, "out of memory in %s", r->j->where);
+  r->pump = p;
+  r->chain_seq = seq;
+  p->use = -1;
+  next_array(r, p);
+  orion__chain_pump(r);
+}
+
+void orion__chain_free(loop_run *r) {
+  if (r->pump != NULL)
+    orion_msg_runvec_free(&r->pump->t.runs);
+  orion_free(r->pump);
+  r->pump = NULL;
 }
 
 void orion__chain_failed(loop_run *r) {

@@ -103,6 +103,10 @@ typedef struct loop_run {
   int64_t ngets, nputs, capgets, capputs;
   struct resid_get *fgets;
   int64_t nfgets, capfgets;
+  /* The broadcasts still being sent (lua/dist_chain.c), and the dispatch
+   * number they are recorded as sent with. */
+  struct orion_chain_pump *pump;
+  uint64_t chain_seq;
 } loop_run;
 
 
@@ -164,10 +168,20 @@ int orion__chain_mode(orion_error *err);
  * when every executor holds every chunk (u->chain stays 0, the shard path,
  * when the chunks they lack are current at other executors). */
 void orion__chain_decide(arr_use *u, int mode);
-/* After the LOAD_BODYs: the BCAST frames of every chained array; every
- * executor is then taken to hold every chunk (seq: the dispatch number
- * recorded as their sender).  Ends the job on out of memory. */
+typedef struct orion_chain_pump orion_chain_pump;
+/* After the LOAD_BODYs: starts sending the BCAST frames of every chained
+ * array, a few pieces ahead of what each first hop's link has taken;
+ * orion__chain_pump, called after every event while the driver waits,
+ * sends the rest.  Once an array's frames are all out, every executor is
+ * taken to hold every chunk (seq: the dispatch number recorded as their
+ * sender).  Both end the job on out of memory. */
 void orion__chain_send(loop_run *r, uint64_t seq);
+void orion__chain_pump(loop_run *r);
+/* orion__chain_pump, then whether every frame is out (an
+ * orion_cluster_wait condition: a loop that failed before its executors
+ * took every piece still sends them the rest, which they wait for). */
+int orion__chain_pumped(void *ud);
+void orion__chain_free(loop_run *r);
 /* After a failed run: the chained arrays' copies cannot be trusted. */
 void orion__chain_failed(loop_run *r);
 
