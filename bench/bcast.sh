@@ -55,15 +55,10 @@ bps=$(awk -v r="$rate" 'BEGIN {
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# A star of a large array queues seconds of pieces in each connection of
-# the driver's one link, ahead of its heartbeats, and TCP shares that link
-# unevenly: an executor can go 10 s without a frame.  60 s on both sides.
-hb=60
 for path in chain star shard; do
-  ORION_BCAST=$path ORION_HEARTBEAT_TIMEOUT=$hb bench/netcluster.sh \
+  ORION_BCAST=$path bench/netcluster.sh \
     -n "$execs" --rate "$rate" --driver-rate "$rate" \
-    --grace $((hb + 5)) --logs "$tmp/logs-$path" -- --quiet \
-    --heartbeat-timeout "$hb" \
+    --logs "$tmp/logs-$path" -- --quiet \
     bench/bcast.lua "$mb" "$reps" > "$tmp/$path.out" 2> "$tmp/$path.err" ||
     { echo "bench/bcast.sh: ORION_BCAST=$path failed:" >&2
       cat "$tmp/$path.out" "$tmp/$path.err" >&2
