@@ -24,6 +24,11 @@
 # SIGINT/SIGTERM (the driver gets SIGTERM first; exit code 130/143).
 #
 #   --rate RATE   tbf rate of every link, each way (tc syntax: 1gbit, 100mbit)
+#   --driver-rate RATE
+#                 tbf rate of what the driver sends (the bridge's own
+#                 egress, which carries only the root namespace's frames),
+#                 so that the driver is a host with one link like the
+#                 executors, not one link per executor (default: unshaped)
 #   --delay D     netem delay on every link, each way (tc syntax: 0.5ms);
 #                 needs the kernel's sch_netem, refused with a message
 #                 where it is missing (as on this project's CI machine)
@@ -50,8 +55,8 @@ set -euo pipefail
 
 me=netcluster
 usage() {
-  echo "usage: $0 -n N [--rate RATE] [--delay DELAY] [--logs DIR]" \
-       "[--grace SECONDS] [--slow K [--slow-by cgroup|sleep]]" \
+  echo "usage: $0 -n N [--rate RATE] [--driver-rate RATE] [--delay DELAY]" \
+       "[--logs DIR] [--grace SECONDS] [--slow K [--slow-by cgroup|sleep]]" \
        "-- DRIVER-ARGS..." >&2
   exit 2
 }
@@ -62,6 +67,7 @@ die() {
 
 n=""
 rate=""
+drate=""
 delay=""
 logs=""
 grace=15
@@ -71,6 +77,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     -n) [ $# -ge 2 ] || usage; n=$2; shift 2 ;;
     --rate) [ $# -ge 2 ] || usage; rate=$2; shift 2 ;;
+    --driver-rate) [ $# -ge 2 ] || usage; drate=$2; shift 2 ;;
     --delay) [ $# -ge 2 ] || usage; delay=$2; shift 2 ;;
     --logs) [ $# -ge 2 ] || usage; logs=$2; shift 2 ;;
     --grace) [ $# -ge 2 ] || usage; grace=$2; shift 2 ;;
@@ -101,8 +108,9 @@ esac
 [ $# -gt 0 ] || { echo "$me: no driver arguments after --" >&2; usage; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth pairs, tc)"
 command -v ip >/dev/null || die "needs ip (iproute2)"
-if [ -n "$rate$delay" ]; then
-  command -v tc >/dev/null || die "--rate and --delay need tc (iproute2)"
+if [ -n "$rate$drate$delay" ]; then
+  command -v tc >/dev/null ||
+    die "--rate, --driver-rate and --delay need tc (iproute2)"
 fi
 if [ -n "$logs" ]; then
   mkdir -p "$logs" || die "cannot make the log folder $logs"
@@ -234,6 +242,12 @@ fi
 [ -z "$rate" ] || tc qdisc del dev "$br" root
 ip addr add "$net.1/24" dev "$br"
 ip link set "$br" up
+# The bridge's own qdisc sees only what the root namespace (the driver)
+# sends; frames between executors are forwarded port to port.
+if [ -n "$drate" ] && ! msg=$(tc qdisc add dev "$br" root tbf rate "$drate" \
+                                 burst 256kb latency 100ms 2>&1); then
+  die "--driver-rate $drate: tc refused it: $msg"
+fi
 for ((k = 0; k < n; k++)); do
   ns="$pfx-$k"
   ip netns add "$ns" || die "cannot make namespace $ns (left by a killed run? 'ip netns del $ns')"

@@ -114,6 +114,8 @@ static const struct frame_rule {
     [ORION_WIRE_SEND_ROWS] = {FROM_DRIVER, NULL, orion__rows_send},
     [ORION_WIRE_ROWS_PULL] = {FROM_DRIVER, NULL, orion__rows_pull},
     [ORION_WIRE_MOVE_ROWS] = {FROM_DRIVER, orion__rows_on_move, NULL},
+    [ORION_WIRE_BCAST] = {FROM_DRIVER | FROM_PEER_IN, orion__chain_on_bcast,
+                          NULL},
 };
 
 job *orion__exec_job_take(exec_state *x, orion_conn *c,

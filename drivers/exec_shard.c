@@ -58,6 +58,10 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
     if (s->runs[k].array != id || orion_msg_run_apply(rp->a, &s->runs[k]) != 0)
       return orion_error_set(err, ORION_EPARSE,
                              "executor %d: malformed shard rows", x->id);
+  /* The whole array's stale rows, by chain (drivers/exec_chain.c). */
+  if ((s->flags & ORION_SHARD_CHAIN) &&
+      orion__chain_take(x, id, rp->a, err) != 0)
+    return err->code;
   pthread_mutex_lock(&x->mu);
   sh = orion__shard_find(x, id);
   if (sh != NULL && sh->a != rp->a)

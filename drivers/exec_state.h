@@ -15,6 +15,7 @@
  *                    buffered writes to their owners, SHARD_PULL
  *   exec_run.c       running a loop: LOAD_BODY, RUN_BLOCK, LOOP_END
  *   exec_load.c      parsing a byte range of an input file (LOAD_FILE)
+ *   exec_chain.c     broadcasts along a chain of executors (BCAST)
  *
  * Every payload is encoded and decoded with the payload codec (dsm/msg.h);
  * bulk data travels as views into the frame (in) or pointers into the
@@ -156,6 +157,8 @@ typedef struct exec_state {
                            copy into our own (drivers/exec_swrite.c) */
   int64_t writes_out;   /* our SHARD_WRITEs not acknowledged yet */
   int rows_waiting;     /* the compute thread waits for one */
+  job *bcast_in;        /* BCAST pieces for the compute thread (each
+                           passed on already: drivers/exec_chain.c) */
   uint64_t peer_bytes;  /* between us and peers since the last LOOP_DONE
                          * (exec_peer.c counts them) */
   uint64_t shard_items; /* writes applied to own shards, likewise */
@@ -280,7 +283,8 @@ void orion__peer_send_hello(exec_state *x, orion_conn *c);
 void orion__peer_listen(exec_state *x, orion_conn *c);
 /* Queues frames for peer e: to_in = 0 on the connection we opened to e
  * (requests), 1 on the one e opened to us (answers).  Empties b and counts
- * its bytes in x->peer_bytes.  Compute thread. */
+ * its bytes in x->peer_bytes.  Compute thread (or the loop thread, whose
+ * next wake-up sends them: drivers/exec_chain.c). */
 void orion__peer_post(exec_state *x, int e, orion_buf *b, int to_in);
 /* The same, uncounted: an answer whose requester counted it (exec_peer.c
  * says which).  Compute thread. */
@@ -455,6 +459,20 @@ void orion__rows_loaded(exec_state *x, int64_t run);
 /* The ORION_TEST_SLOW hook after a block that took `seconds`.  Compute
  * thread. */
 void orion__exec_test_slow(exec_state *x, double seconds);
+
+/* ---- exec_chain.c ------------------------------------------------------ */
+
+/* BCAST from the driver or the executor before us: passed on to
+ * executor id + 1 at once when it says so, then kept for the compute
+ * thread.  Loop thread. */
+void orion__chain_on_bcast(exec_state *x, orion_conn *c, int from,
+                           const orion_wire_frame *f);
+/* Waits for every piece of this run's broadcast of array id (dying after
+ * 2 heartbeat timeouts without one) and copies them into a.  0, or
+ * ORION_EPARSE with err set when a piece does not fit a (the others are
+ * taken all the same).  Compute thread. */
+int orion__chain_take(exec_state *x, int64_t id, orion_array *a,
+                      orion_error *err);
 
 /* ---- exec_hold.c -------------------------------------------------------- */
 

@@ -407,6 +407,13 @@ void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b) {
   orion_conn_send(p->conn, b);
 }
 
+size_t orion_cluster_queued(const orion_cluster *c, int exec) {
+  const peer *p = &c->peers[exec];
+  return p->conn != NULL
+             ? uv_stream_get_write_queue_size((const uv_stream_t *)&p->conn->tcp)
+             : 0;
+}
+
 /* ---- processes ---------------------------------------------------------- */
 
 /* A relayed stderr: each piece goes on to the driver's stderr as it comes,

@@ -113,6 +113,9 @@ const char *orion_cluster_host(orion_cluster *c, int exec);
 
 /* Queues frames (complete, in b, taken) to executor exec. */
 void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b);
+/* Bytes queued to executor exec that its connection has not written yet
+ * (0 once it is gone). */
+size_t orion_cluster_queued(const orion_cluster *c, int exec);
 
 /* Sets the handler of executor frames (other than heartbeats) and what the
  * driver is doing, for failure messages ("in the parallel_for at x.lua:3"). */

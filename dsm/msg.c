@@ -81,7 +81,7 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
       const orion_msg_shard *s = &m->shards[k];
       orion__mw_need(
           &e, (s->flags & ~(ORION_SHARD_FETCH | ORION_SHARD_WRITTEN |
-                            ORION_SHARD_DIRECT)) == 0);
+                            ORION_SHARD_DIRECT | ORION_SHARD_CHAIN)) == 0);
       orion__mw_i64(&e, s->array);
       orion__mw_u64(&e, (uint64_t)s->flags);
       orion__mw_runs(&e, s->runs, s->nruns);
@@ -158,7 +158,7 @@ static void get_shards(orion__mr *d, orion_msg_load_body *m) {
     v[k].array = orion__mr_i64(d, "shard's array");
     v[k].flags = (int)orion__mr_in(d, "shard's flags", 0,
                                    ORION_SHARD_FETCH | ORION_SHARD_WRITTEN |
-                                       ORION_SHARD_DIRECT,
+                                       ORION_SHARD_DIRECT | ORION_SHARD_CHAIN,
                                    ORION_EPARSE);
     v[k].runs = orion__mr_runs(d, &v[k].nruns);
   }
@@ -557,7 +557,8 @@ int orion_msg_run_apply(orion_array *a, const orion_msg_run *run) {
   X(FORGET, forget)                                                            \
   X(LOAD_FILE, load_file)                                                      \
   X(LOADED, loaded)                                                            \
-  X(SHUTDOWN, shutdown)
+  X(SHUTDOWN, shutdown)                                                        \
+  X(BCAST, bcast)
 
 int orion_msg_known(int type) {
   switch (type) {
@@ -645,6 +646,9 @@ void orion_msg_free(int type, orion_msg *m) {
     break;
   case ORION_WIRE_FORGET:
     orion_msg_forget_free(&m->forget);
+    break;
+  case ORION_WIRE_BCAST:
+    orion_msg_bcast_free(&m->bcast);
     break;
   default:
     break;

@@ -122,6 +122,11 @@ void orion_msg_runvec_free(orion_msg_runvec *v);
 #define ORION_SHARD_DIRECT 4  /* the body writes it directly: each block
                                  sends the elements it changed to their
                                  owners (SHARD_WRITE) */
+#define ORION_SHARD_CHAIN 8   /* read-only, and the whole array's stale
+                                 rows come as BCAST frames (a chain from
+                                 the driver through every executor): no
+                                 FETCH; without this flag or FETCH, the
+                                 receiver's copy is current already */
 
 /* An array the body binds: i64 id, u64 type (orion_type), u64 sparse
  * (flag), u64 ndims (1..ORION_MAX_DIMS), i64 dims[ndims].  The one sparse
@@ -537,6 +542,29 @@ int orion_msg_rows_pull_decode(const void *p, size_t n,
 void orion_msg_rows_pull_free(orion_msg_rows_pull *m);
 
 /* ------------------------------------------------------------------------
+ * BCAST (dsm/msg_chain.c): one piece of a broadcast of a read-only sharded
+ * array (ORION_SHARD_CHAIN), from the driver or from the executor before
+ * the receiver in the chain.  Wire order: i64 run, i64 array, u64 forward
+ * (flag: pass the frame on, unchanged, to executor id + 1 when there is
+ * one), i64 index (0 .. nframes - 1), i64 nframes (>= 1, the same in every
+ * piece), u64 nruns + runs (elements of `array`, current at the driver).
+ * ---------------------------------------------------------------------- */
+typedef struct orion_msg_bcast {
+  int64_t run;
+  int64_t array;
+  int forward;
+  int64_t index;
+  int64_t nframes;
+  const orion_msg_run *runs;
+  int64_t nruns;
+} orion_msg_bcast;
+
+int orion_msg_bcast_encode(orion_buf *b, const orion_msg_bcast *m);
+int orion_msg_bcast_decode(const void *p, size_t n, orion_msg_bcast *out,
+                           orion_error *err);
+void orion_msg_bcast_free(orion_msg_bcast *m);
+
+/* ------------------------------------------------------------------------
  * LOOP_END (driver -> executor): the loop's last block is sent.
  * ---------------------------------------------------------------------- */
 
@@ -740,6 +768,7 @@ typedef union orion_msg {
   orion_msg_load_file load_file;
   orion_msg_loaded loaded;
   orion_msg_shutdown shutdown;
+  orion_msg_bcast bcast;
 } orion_msg;
 
 /* True when type's payload is one of the messages above. */

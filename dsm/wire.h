@@ -62,7 +62,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 6
+#define ORION_WIRE_VERSION 7
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -110,7 +110,8 @@
   X(ROWS_DATA, 25)   /* executor -> driver: those rows */                  \
   X(SHARD_WRITE, 26) /* executor -> owner: elements a block wrote */       \
   X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */    \
-  X(MOVE_ROWS, 28)   /* driver -> executor: send rows now, mid-loop */
+  X(MOVE_ROWS, 28)   /* driver -> executor: send rows now, mid-loop */     \
+  X(BCAST, 29)       /* driver/executor -> executor: a broadcast's piece */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

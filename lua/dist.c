@@ -648,6 +648,7 @@ static void on_frame(void *ud, int e, const orion_wire_frame *f) {
 static int loop_finished(void *ud) {
   loop_run *r = ud;
   orion__dist_watch_poll(&r->eye);
+  orion__chain_pump(r);
   return orion_loop_finished(&r->m);
 }
 
@@ -805,7 +806,8 @@ static int body_shards(loop_run *r, int e, orion_msg_load_body *m) {
     r->shards[nsh].array = u->d->id;
     r->shards[nsh].flags = u->shard_flags;
     r->shards[nsh++].nruns = r->runs.n; /* its first run, for now */
-    rc = orion__resid_shard(r, u, e, lo, hi, seq);
+    if (!u->chain) /* else its rows come by BCAST (lua/dist_chain.c) */
+      rc = orion__resid_shard(r, u, e, lo, hi, seq);
   }
   for (i = 0; i < nsh && rc == 0; i++) { /* r->runs is complete: point */
     int64_t first = r->shards[i].nruns;
@@ -905,6 +907,7 @@ static int frame_lists(loop_run *r) {
 
 static void run_free(loop_run *r) {
   orion__resid_free(r);
+  orion__chain_free(r);
   orion_free(r->use);
   orion_free(r->seq);
   orion_free(r->segs);
@@ -941,8 +944,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   orion_cluster *cl = ensure_cluster(s);
   uint64_t bytes0;
   const orion_error *failed;
-  int i, e, rc = 0;
+  int i, e, rc = 0, bmode = orion__chain_mode(err);
 
+  if (bmode < 0)
+    return bmode;
   memset(&r, 0, sizeof r);
   r.L = L;
   r.s = s;
@@ -976,8 +981,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     r.itc = r.use[0].c;
     rc = setup_blocks(&r);
   }
-  for (i = 0; i < r.nuse && rc == 0; i++)
+  for (i = 0; i < r.nuse && rc == 0; i++) {
     rc = orion__resid_decide(&r, &r.use[i]);
+    orion__chain_decide(&r.use[i], bmode);
+  }
   if (rc == 0)
     orion__resid_prepare(&r);
   if (rc == 0)
@@ -1017,6 +1024,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_buf_free(&b);
     st->gpu_execs += gpu_for(&r, e);
   }
+  orion__chain_send(&r, ++dispatch_counter);
   orion__dist_watch_start(&r.eye, &r.m, cl, j->where,
                           (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
                           j->it->a->ndims, s->stall_seconds,
@@ -1029,6 +1037,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_jobpage_loop_start(&v);
     orion_loop_start(&r.m);
     orion_cluster_wait(cl, loop_finished, &r);
+    orion_cluster_wait(cl, orion__chain_pumped, &r);
     orion_jobpage_loop_end();
   }
   orion__dist_watch_end(&r.eye);
@@ -1041,6 +1050,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     combine_accs(&r);
   if (failed != NULL && r.pull)
     drop_shards(&r);
+  if (failed != NULL)
+    orion__chain_failed(&r);
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   st->bytes = orion_cluster_bytes(cl) - bytes0;
   st->peer_bytes = r.peer_bytes;

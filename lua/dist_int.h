@@ -36,6 +36,7 @@ typedef struct arr_use {
   int iterated;
   int shard_flags; /* sharded in this run: ORION_SHARD_*, else 0 */
   int sharded;
+  int chain; /* its stale rows go by BCAST (lua/dist_chain.c): CHAIN_* */
   /* Resident (RES_SPACE, RES_TIME; lua/dist_resid.c): the rows of each
    * part move only to the executor of the part's next block, peer to peer,
    * and stay where its last block ran after the loop. */
@@ -103,6 +104,10 @@ typedef struct loop_run {
   int64_t ngets, nputs, capgets, capputs;
   struct resid_get *fgets;
   int64_t nfgets, capfgets;
+  /* The broadcasts still being sent (lua/dist_chain.c), and the dispatch
+   * number they are recorded as sent with. */
+  struct orion_chain_pump *pump;
+  uint64_t chain_seq;
 } loop_run;
 
 
@@ -160,5 +165,37 @@ int orion__assign_dynamic(const loop_run *r, int gpu_execs);
 void orion__assign_start(loop_run *r, int gpu_execs);
 /* The loop's blocks per executor into st (and the block times kept). */
 void orion__assign_end(loop_run *r, orion_dist_stats *st);
+/* ---- dist_chain.c ------------------------------------------------------- */
+
+/* How read-only sharded arrays reach the executors ($ORION_BCAST). */
+enum {
+  CHAIN_OFF = 0, /* "shard": rows in LOAD_BODY to their owners, FETCHes */
+  CHAIN_CHAIN,   /* "chain" (default): driver -> 0 -> 1 -> ... -> N-1 */
+  CHAIN_STAR     /* "star": the driver sends every executor every frame */
+};
+/* The path ORION_BCAST (and ORION_BCAST_CHUNK) asks for: CHAIN_*, or a
+ * negative code with err naming the variable. */
+int orion__chain_mode(orion_error *err);
+/* Whether u goes by BCAST in this run (u->chain), and its LOAD_BODY
+ * flags: ORION_SHARD_CHAIN when a chunk is current at the driver only, 0
+ * when every executor holds every chunk (u->chain stays 0, the shard path,
+ * when the chunks they lack are current at other executors). */
+void orion__chain_decide(arr_use *u, int mode);
+typedef struct orion_chain_pump orion_chain_pump;
+/* After the LOAD_BODYs: starts sending the BCAST frames of every chained
+ * array, a few pieces ahead of what each first hop's link has taken;
+ * orion__chain_pump, called after every event while the driver waits,
+ * sends the rest.  Once an array's frames are all out, every executor is
+ * taken to hold every chunk (seq: the dispatch number recorded as their
+ * sender).  Both end the job on out of memory. */
+void orion__chain_send(loop_run *r, uint64_t seq);
+void orion__chain_pump(loop_run *r);
+/* orion__chain_pump, then whether every frame is out (an
+ * orion_cluster_wait condition: a loop that failed before its executors
+ * took every piece still sends them the rest, which they wait for). */
+int orion__chain_pumped(void *ud);
+void orion__chain_free(loop_run *r);
+/* After a failed run: the chained arrays' copies cannot be trusted. */
+void orion__chain_failed(loop_run *r);
 
 #endif

@@ -486,6 +486,8 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_SHARD_WRITE, &m);
   m.write_ack = (orion_msg_write_ack){3};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_WRITE_ACK, &m);
+  m.bcast = (orion_msg_bcast){3, 4, 1, 1, 3, runs, 2};
+  add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BCAST, &m);
   memset(&m, 0, sizeof m);
   m.loaded.ok = 1;
   m.loaded.array = (orion_msg_loaded_array){

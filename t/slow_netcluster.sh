@@ -11,7 +11,10 @@
 #     (acc_order, buffer_totals in its 4 variants, flush_points, server_ro,
 #     sharded add and fn, stats, tiers, managed), with the same values and
 #     messages; then body_error.lua in a driver of its own (exit 1, the
-#     message).
+#     message).  Then t/cluster/bcast.lua (a read-only server array
+#     broadcast along the chain of executors, in 1000-byte pieces) on 4
+#     executors at 1 gbit, the driver's link too: the bits of the
+#     in-process run.
 #  1b. flush = "managed" on 1, 2 and 4 namespaced executors behind 100 mbit
 #     links with a budget of 0.1 mbit/s (t/cluster/managed.lua, longer
 #     blocks): the totals of flush = "loop" exactly, and updates sent early
@@ -273,6 +276,21 @@ done
 # times whatever the executor count.
 [ "${checks_on[1]}" = "${checks_on[2]}" ] && [ "${checks_on[1]}" = "${checks_on[4]}" ] ||
   fail "golden checks: ${checks_on[1]} on 1 executor, ${checks_on[2]} on 2, ${checks_on[4]} on 4"
+
+# A broadcast along the chain over shaped links.
+"$ORION_DRIVER_BIN" --quiet --executors 0 "$c/bcast.lua" > "$tmp/bcast-ref" \
+  2>&1 || fail "bcast.lua in process"
+out="$tmp/bcast.out" err="$tmp/bcast.err"
+ORION_BCAST_CHUNK=1000 timeout -k 10 300 "$net" -n 4 --rate 1gbit \
+  --driver-rate 1gbit --logs "$tmp/logs-bcast" -- --quiet "$c/bcast.lua" \
+  > "$out" 2> "$err"
+rc=$?
+echo "bcast.lua on 4 namespaced executors: exit $rc"
+[ "$rc" -eq 0 ] || { fail "bcast.lua on 4 executors: exit $rc"; tail -n 30 "$err" >&2; }
+grep -v '^bytes loop' "$tmp/bcast-ref" > "$tmp/bcast-want"
+cmp -s "$tmp/bcast-want" "$out" ||
+  fail "bcast.lua on 4 namespaced executors differs from the in-process run"
+left_over "$err" "bcast.lua on 4 executors"
 
 # ---------------------------------------------------------------------------
 # 1b. flush = "managed" behind slow links, with a budget smaller than the

@@ -1795,3 +1795,151 @@ Test(cluster, server_read_write_array_is_sharded) {
   tu_run_free(&r);
   expect_no_executors_left("server_rw", 3);
 }
+
+/* ------------------------------------------------------------------------
+ * Broadcasts of read-only server arrays (lua/dist_chain.c): along a chain
+ * of executors, by a star from the driver, or to the owners and then
+ * fetched.
+ * ---------------------------------------------------------------------- */
+
+/* Runs bcast.lua on n executors with ORION_BCAST=mode and
+ * ORION_BCAST_CHUNK=chunk (NULL: unset); its output must be in-process's.
+ * *drv and *peer: loop `loop`'s bytes from the driver, between
+ * executors. */
+static void bcast_run(const char *n, const char *mode, const char *chunk,
+                      const char *want, int loop, long long *drv,
+                      long long *peer) {
+  char line[256], head[64];
+  long long size;
+  tu_run r;
+  setenv("ORION_BCAST", mode, 1);
+  if (chunk != NULL)
+    setenv("ORION_BCAST_CHUNK", chunk, 1);
+  r = DRIVE("--executors", n, "@bcast.lua");
+  unsetenv("ORION_BCAST");
+  unsetenv("ORION_BCAST_CHUNK");
+  expect_ok(&r, "bcast.lua");
+  cr_expect_str_eq(r.out, want, "%s executors, ORION_BCAST=%s, chunk %s "
+                                "differ from in-process",
+                   n, mode, chunk != NULL ? chunk : "default");
+  snprintf(head, sizeof head, "bytes loop %d driver", loop);
+  line_with(r.err, head, line, sizeof line);
+  cr_assert_eq(sscanf(line + strlen(head), "%lld peer %lld array %lld", drv,
+                      peer, &size),
+               3, "%s", r.err);
+  tu_run_free(&r);
+  expect_no_executors_left("bcast", 0);
+}
+
+/* The same bits arrive by every path, on 1 to 4 executors, in frames of
+ * 1000 bytes (which divide neither the array nor its chunks of rows) and
+ * of the default size; the chain's driver sends the array once, the
+ * star's once per executor, and an unchanged array moves no more. */
+Test(cluster, broadcast_chain_star_and_shards_agree) {
+  static const char *const ns[] = {"1", "2", "3", "4"};
+  const long long size = 301 * 37 * 8;
+  long long drv, peer, sdrv, speer;
+  tu_run in = DRIVE("--executors", "0", "@bcast.lua");
+  int i;
+  expect_ok(&in, "bcast.lua inside the driver");
+  expect_has(in.out, "array A: server (read-only)");
+  for (i = 0; i < 4; i++) {
+    bcast_run(ns[i], "chain", "1000", in.out, 1, &drv, &peer);
+    cr_expect_geq(peer, i * size, "%s executors: chain forwarded %lld bytes",
+                  ns[i], peer);
+  }
+  bcast_run("3", "chain", NULL, in.out, 3, &drv, &peer);
+  cr_expect_lt(peer, 3000, "an unchanged array moved again: %lld", peer);
+  bcast_run("3", "shard", NULL, in.out, 1, &drv, &peer);
+  cr_expect_geq(peer, 2 * size * 9 / 10, "shards were not fetched: %lld",
+                peer);
+  /* 4 executors: the star's driver sends 3 arrays more than the chain's,
+   * and nothing goes between executors. */
+  bcast_run("4", "chain", "4096", in.out, 1, &drv, &peer);
+  bcast_run("4", "star", "4096", in.out, 1, &sdrv, &speer);
+  cr_expect_geq(sdrv - drv, 3 * size, "star %lld, chain %lld", sdrv, drv);
+  cr_expect_lt(speer, 1000, "the star's executors sent %lld bytes", speer);
+  cr_expect_geq(peer, 3 * size, "the chain forwarded %lld bytes", peer);
+  tu_run_free(&in);
+}
+
+Test(cluster, broadcast_switch_refuses_unknown_paths) {
+  tu_run r;
+  setenv("ORION_BCAST", "ring", 1);
+  r = DRIVE("--executors", "2", "@bcast.lua");
+  unsetenv("ORION_BCAST");
+  cr_expect_neq(r.status, 0);
+  expect_has(r.err, "ORION_BCAST must be chain, star or shard, not 'ring'");
+  tu_run_free(&r);
+  setenv("ORION_BCAST_CHUNK", "0", 1);
+  r = DRIVE("--executors", "2", "@bcast.lua");
+  unsetenv("ORION_BCAST_CHUNK");
+  cr_expect_neq(r.status, 0);
+  expect_has(r.err, "ORION_BCAST_CHUNK must be a number of bytes from 1 to "
+                    "67108864, not '0'");
+  tu_run_free(&r);
+  expect_no_executors_left("bcast switch", 0);
+}
+
+/* Executor 1 of 3, the middle of the chain, is stopped before a 48 MB
+ * broadcast starts (so that it is in flight, executor 0 passing pieces on
+ * to nobody) and killed once it has: the job ends with exit code 3 and a
+ * message naming executor 1, and nobody waits for the rest of the
+ * array. */
+Test(cluster, executor_lost_in_the_middle_of_a_chain) {
+  child *c = &jobs[0];
+  char *path = script("bcast_lost.lua");
+  char *argv[] = {(char *)tu_driver(), "-v", "--executors", "3",
+                  "--heartbeat-timeout", "20", path, NULL};
+  pid_t ex[4], mid = 0;
+  int n = 0, i;
+  char line[1024];
+  double t_kill;
+  child_start(c, argv, NULL);
+  free(path);
+  cr_assert(child_wait_text(c, 0, "warm\n", 60), "no warm-up:\n%s\n%s",
+            c->buf[0], c->buf[1]);
+  for (i = 0; i < 100 && n < 3; i++) {
+    n = children_named(c->pid, "orion-executor", ex, 4);
+    if (n < 3)
+      sleep_s(0.05);
+  }
+  cr_assert_eq(n, 3, "found %d executors of driver %d", n, (int)c->pid);
+  for (i = 0; i < 3; i++)
+    if (executor_id(ex[i]) == 1)
+      mid = ex[i];
+  cr_assert_neq(mid, 0, "no executor with --id 1");
+  cr_assert_eq(kill(mid, SIGSTOP), 0);
+  cr_assert(child_wait_text(c, 0, "broadcast\n", 60), "%s\n%s", c->buf[0],
+            c->buf[1]);
+  sleep_s(0.5); /* the pieces reach executor 0, which cannot pass them on */
+  cr_assert(!child_exited(c), "the driver ended early:\n%s\n%s", c->buf[0],
+            c->buf[1]);
+  cr_assert_eq(kill(mid, SIGKILL), 0);
+  t_kill = now_s();
+  cr_expect(child_wait(c, 15), "the driver still runs 15 s after executor "
+                               "1 was killed:\n%s",
+            c->buf[1]);
+  cr_log_info("the driver exited with %d %.2f s after the kill",
+              c->status, now_s() - t_kill);
+  cr_expect_eq(c->status, 3, "exit status %d (want 3):\n%s", c->status,
+               c->buf[1]);
+  line_with(c->buf[1], "cluster failure: ", line, sizeof line);
+  expect_has(line, "executor 1 (");
+  expect_has(line, "was killed by signal 9");
+  cr_expect(strstr(c->buf[0], "not reached") == NULL, "%s", c->buf[0]);
+  for (i = 0; i < 200; i++) {
+    reap_executors();
+    if (!alive_as(ex[0], "orion-executor") &&
+        !alive_as(ex[1], "orion-executor") &&
+        !alive_as(ex[2], "orion-executor"))
+      break;
+    sleep_s(0.01);
+  }
+  for (i = 0; i < 3; i++)
+    cr_expect(!alive_as(ex[i], "orion-executor"),
+              "executor pid %d is still there 2 s after the driver",
+              (int)ex[i]);
+  expect_no_executors_left("chain loss", 0);
+  child_free(c);
+}

@@ -1264,7 +1264,7 @@ Test(msg, encoders_refuse_out_of_range_fields_appending_nothing) {
   sl[2].kind = (orion_cslot_kind)9;
   cr_assert_eq(orion_msg_load_body_encode(&b, &lb), ORION_EINVAL);
   sample_load_body(&lb, sh, sl);
-  sh[1].flags = 8; /* no such flag */
+  sh[1].flags = 16; /* no such flag */
   cr_assert_eq(orion_msg_load_body_encode(&b, &lb), ORION_EINVAL);
   sample_run_block(&rb);
   rb.nelems = 4; /* 48 bytes of keys hold at most 6, so 4 is fine... */
@@ -1447,6 +1447,42 @@ Test(msg, resident_rows_round_trip) {
   eq_ranges(rpo.ranges, rpo.n, rg, 1);
   orion_msg_rows_pull_free(&rpo);
   check_bounds(ORION_WIRE_ROWS_PULL, &b);
+  orion_buf_free(&b);
+}
+
+/* BCAST: a piece of a broadcast along a chain; its index must lie below
+ * its count of pieces, both ways. */
+Test(msg, bcast_round_trip) {
+  orion_msg_bcast m = {9, 3, 1, 2, 5, runs3, 1}, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_bcast_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BCAST, &n);
+  cr_assert_eq(orion_msg_bcast_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.run, 9);
+  cr_assert_eq(out.array, 3);
+  cr_assert_eq(out.forward, 1);
+  cr_assert_eq(out.index, 2);
+  cr_assert_eq(out.nframes, 5);
+  eq_runs(out.runs, out.nruns, runs3, 1, p, n);
+  orion_msg_bcast_free(&out);
+  check_bounds(ORION_WIRE_BCAST, &b);
+  b.len = 0;
+  m.index = 5; /* not below nframes */
+  cr_assert_eq(orion_msg_bcast_encode(&b, &m), ORION_EINVAL);
+  cr_assert_eq(b.len, 0, "a refused encode appends nothing");
+  m.index = 4;
+  cr_assert_eq(orion_msg_bcast_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BCAST, &n);
+  ((unsigned char *)p)[24] = 7; /* index 7 of 5 pieces */
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_bcast_decode(p, n, &out, &err), ORION_EPARSE);
+  cr_expect(strstr(err.msg, "BCAST") != NULL, "%s", err.msg);
+  cr_expect(strstr(err.msg, "nframes") != NULL, "%s", err.msg);
+  cr_assert_null(out.runs);
   orion_buf_free(&b);
 }
 

@@ -793,8 +793,9 @@ Test(wire, error_unknown_version) {
    * driver, version 4 the one whose HELLO named no GPU and whose LOAD_BODY
    * had no device fields, version 5 the one whose FETCH_REPLY did not say
    * how many of the requester's flushes it holds and whose LOAD_BODY and
-   * LOOP_DONE had no managed buffers' budget and statistics: refused by
-   * their number, not by a CRC error or a malformed payload. */
+   * LOOP_DONE had no managed buffers' budget and statistics, version 6 the
+   * one without BCAST: refused by their number, not by a CRC error or a
+   * malformed payload. */
   for (v = 1; v < ORION_WIRE_VERSION; v++) {
     char want[96];
     b.len = 0;
