@@ -25,9 +25,11 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 6 added MOVE_ROWS and BLOCK_DONE's wait seconds (dynamic
- * block assignment), FETCH_REPLY's count of the requester's flushes
- * (read-your-writes) and the managed buffers' budget and statistics; 5 added the executor's GPU to HELLO (its description and
+ * Versions: 7 added BCAST (broadcasts along a chain of executors); 6
+ * added MOVE_ROWS and BLOCK_DONE's wait seconds (dynamic block
+ * assignment), FETCH_REPLY's count of the requester's flushes
+ * (read-your-writes) and the managed buffers' budget and statistics; 5
+ * added the executor's GPU to HELLO (its description and
  * its device memory, total and cap), LOAD_BODY's device fields (tier
  * "gpu": the device grid's kind, dimensions and size) and LOOP_DONE's
  * count of blocks run on a device; 4 gave SHUTDOWN a payload, the reason the driver ends the job
