@@ -342,7 +342,7 @@ int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
 #define NSTREAMS 3                 /* stream seeds first, then messages */
-#define NSEEDS (NSTREAMS + 24 + 3) /* a message of each type, 3 variants */
+#define NSEEDS (NSTREAMS + 25 + 3) /* a message of each type, 3 variants */
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
