@@ -202,6 +202,11 @@ end
 local loop_opts = { tier = opts.tier, fast = not opts.exact }
 local body = adagrad and sgd_adagrad or sgd
 if sgd_data then body = sgd_data end
+-- The test pass runs the training loop's 2-D schedule too: W stays where
+-- it is and H's parts move on from where the training pass left them,
+-- peer to peer and while the previous block computes, instead of every
+-- executor fetching the whole of H before its first block.
+local test_opts = { tier = opts.tier, fast = not opts.exact, schedule = "2d" }
 -- A result outside this range means the training diverged.
 local RMSE_LIMIT = 1e4
 
@@ -223,7 +228,7 @@ for epoch = 1, opts.epochs do
   local test_rmse
   if test and test:nnz() > 0 then
     test_sse:reset()
-    local est = orion.parallel_for(test, evaluate, loop_opts)
+    local est = orion.parallel_for(test, evaluate, test_opts)
     driver_bytes, peer_bytes = driver_bytes + est.driver_bytes, peer_bytes + est.peer_bytes
     test_rmse = math.sqrt(test_sse:get() / test:nnz())
   end
