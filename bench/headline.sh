@@ -163,12 +163,13 @@ done
 for app in $apps; do
   files=()
   for r in "${rows[@]}"; do
-    set -- $r; [ "$1" = "$app" ] && files+=("$out/$app-$2-$3.jsonl")
+    set -- $r; [ "$1" = "$app" ] && files+=("$app-$2-$3.jsonl")
   done
   [ ${#files[@]} -gt 0 ] || continue
   if [ "$app" = mf ]; then xy=(--x seconds --sum-x --y test_rmse)
   else xy=(--x elapsed --y ll_per_token); fi
-  ./orion-driver plot -o "$out/headline-$app.svg" "${xy[@]}" "${files[@]}"
+  # From inside $out, so that the legend names the runs, not the folder.
+  (cd "$out" && "$OLDPWD/orion-driver" plot -o "headline-$app.svg" "${xy[@]}" "${files[@]}")
   if command -v rsvg-convert > /dev/null; then
     rsvg-convert -o "$out/headline-$app.png" "$out/headline-$app.svg"
   fi
