@@ -13,7 +13,10 @@
 # RATE links (default 100mbit), on CORPUS (20ng, the default, or kos) with
 # K topics (default 100), ITERS sweeps (default 30), the default sparse
 # sampler and sequential start, seed 1; BANDWIDTH, when set, is the
-# executors' --bandwidth-mbps (default: the link rate they measure).  From
+# executors' --bandwidth-mbps (default: the link rate they measure).
+# PARALLEL=data runs the data-parallel version instead (--parallel data
+# --sampler dense): then --flush is the word-topic counts' buffer's, the
+# AD-LDA sync at the end of the sweep (loop) against managed.  From
 # the --metrics records it prints the time-to-LL curve of both: per
 # sweep, the elapsed sampling seconds (the initial sweep included; loading
 # and the LL evaluations are not) and the LL per token, with the managed
@@ -53,10 +56,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 budget=()
 [ -z "${BANDWIDTH:-}" ] || budget=(--bandwidth-mbps "$BANDWIDTH")
+mode=()
+case ${PARALLEL:-2d} in
+  2d) ;;
+  data) mode=(--parallel data --sampler dense) ;;
+  *) echo "bench/lda_managed.sh: PARALLEL must be 2d or data" >&2; exit 2 ;;
+esac
 for f in loop managed; do
   bench/netcluster.sh -n "$execs" --rate "$rate" --logs "$tmp/logs-$f" -- \
     --quiet "${budget[@]}" --metrics "$tmp/$f.jsonl" apps/lda/lda.lua \
-    --corpus "$file" --k "$k" --iters "$iters" --top 0 --flush "$f" \
+    --corpus "$file" --k "$k" --iters "$iters" --top 0 --flush "$f" "${mode[@]}" \
     > "$tmp/$f.out" 2> "$tmp/$f.err" ||
     { echo "bench/lda_managed.sh: the $f run failed:" >&2
       cat "$tmp/$f.out" "$tmp/$f.err" >&2; exit 1; }
@@ -68,8 +77,8 @@ col() {
     { v = $0; if (index(v, "\"" key "\":") == 0) { print "-"; next }
       sub(".*\"" key "\":", "", v); sub(/[,}].*/, "", v); print v }' "$1"
 }
-printf 'LDA on %s, K=%s, %s namespaced executors at %s, budget %s, %s sweeps, %s cores\n' \
-  "$corpus" "$k" "$execs" "$rate" "${BANDWIDTH:+$BANDWIDTH mbit/s}${BANDWIDTH:-measured}" \
+printf 'LDA (%s) on %s, K=%s, %s namespaced executors at %s, budget %s, %s sweeps, %s cores\n' \
+  "${PARALLEL:-2d}" "$corpus" "$k" "$execs" "$rate" "${BANDWIDTH:+$BANDWIDTH mbit/s}${BANDWIDTH:-measured}" \
   "$iters" "$(nproc)"
 printf '%5s | %9s %10s | %9s %10s %10s %9s\n' iter "loop s" "loop LL" \
   "managed s" "managed LL" "early KB" staleness
