@@ -399,6 +399,26 @@ Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
               "%s", r.err);
     tu_run_free(&r);
   }
+  /* A part that is not the one the manifest names (as a save that stopped
+   * part-way, or files of two saves, leave it) is refused. */
+  {
+    char dst[512], msg[1400];
+    FILE *g;
+    char *argv[] = {(char *)tu_driver(), pred, "--model", model, "--pairs",
+                    pairs, NULL};
+    snprintf(dst, sizeof dst, "%s.H", model);
+    g = fopen(dst, "wb");
+    cr_assert_not_null(g);
+    fputs("not the H of this model\n", g);
+    fclose(g);
+    r = tu_run_argv(argv, 60);
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    snprintf(msg, sizeof msg, "%s does not belong to %s.meta (a save that "
+                              "did not finish, or parts of two saves)",
+             dst, model);
+    cr_assert(strstr(r.err, msg) != NULL, "%s", r.err);
+    tu_run_free(&r);
+  }
   {
     const char *ext[] = {".W", ".H", ".users", ".items", ".meta"};
     int k;

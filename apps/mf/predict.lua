@@ -60,6 +60,29 @@ do
     end
   end
 end
+-- Each part must be the one the manifest names (size and the CRC-32 its
+-- file ends with): a save that did not finish, or parts from two saves,
+-- are refused.  Models saved before the manifest had these lines are
+-- read as they are.
+for _, part in ipairs { "W", "H", "users", "items" } do
+  local want = meta["file." .. part]
+  if want then
+    local path = opts.model .. "." .. part
+    local f, err = io.open(path, "rb")
+    if not f then error(("cannot open the model: %s"):format(err), 0) end
+    local size = f:seek("end")
+    local got = "?"
+    if size >= 4 then
+      f:seek("set", size - 4)
+      got = ("%d:%s"):format(size, (f:read(4):gsub(".", function(c) return ("%02x"):format(c:byte()) end)))
+    end
+    f:close()
+    if got ~= want then
+      error(("%s does not belong to %s (a save that did not finish, or parts of two saves): "
+        .. "its size and checksum are %s, the manifest says %s"):format(path, meta_path, got, want), 0)
+    end
+  end
+end
 local K, mean = math.tointeger(tonumber(meta.k)), tonumber(meta.mean)
 local W = orion.load(opts.model .. ".W")
 local H = orion.load(opts.model .. ".H")
