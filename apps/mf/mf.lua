@@ -276,19 +276,11 @@ if opts.save then
   -- The manifest, written last: each part's size and the CRC-32 its file
   -- ends with, so that predict.lua refuses a set whose parts come from
   -- two saves (one that did not finish, or files copied apart).
-  local function stamp(path)
-    local p = assert(io.open(path, "rb"))
-    local size = p:seek("end")
-    p:seek("set", size - 4)
-    local crc = p:read(4)
-    p:close()
-    return ("%d:%s"):format(size, (crc:gsub(".", function(c) return ("%02x"):format(c:byte()) end)))
-  end
   local f = assert(io.open(opts.save .. ".meta.tmp", "w"))
   f:write(("orion-mf 1\nk %d\nusers %d\nitems %d\nmean %.17g\nsolver %s\n")
     :format(K, nu, ni, mean, opts.solver))
   for _, part in ipairs { "W", "H", "users", "items" } do
-    f:write(("file.%s %s\n"):format(part, stamp(opts.save .. "." .. part)))
+    f:write(("file.%s %s\n"):format(part, assert(cli.file_stamp(opts.save .. "." .. part))))
   end
   f:close()
   assert(os.rename(opts.save .. ".meta.tmp", opts.save .. ".meta"))

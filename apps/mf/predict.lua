@@ -68,15 +68,8 @@ for _, part in ipairs { "W", "H", "users", "items" } do
   local want = meta["file." .. part]
   if want then
     local path = opts.model .. "." .. part
-    local f, err = io.open(path, "rb")
-    if not f then error(("cannot open the model: %s"):format(err), 0) end
-    local size = f:seek("end")
-    local got = "?"
-    if size >= 4 then
-      f:seek("set", size - 4)
-      got = ("%d:%s"):format(size, (f:read(4):gsub(".", function(c) return ("%02x"):format(c:byte()) end)))
-    end
-    f:close()
+    local got, err = cli.file_stamp(path)
+    if not got then error(("cannot open the model: %s"):format(err), 0) end
     if got ~= want then
       error(("%s does not belong to %s (a save that did not finish, or parts of two saves): "
         .. "its size and checksum are %s, the manifest says %s"):format(path, meta_path, got, want), 0)

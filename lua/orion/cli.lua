@@ -97,4 +97,21 @@ end
 -- Raises a usage error from app code (exit 2), e.g. for a bad combination.
 function cli.fail(spec, msg) fail(spec, msg) end
 
+-- "SIZE:CRC" of a saved array file (its size and the CRC-32 it ends
+-- with, in hex), for an app's manifest of the files one save wrote; nil
+-- and the error when it cannot be read.  A file under 4 bytes gives
+-- "SIZE:?".
+function cli.file_stamp(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local size = f:seek("end")
+  local crc = "?"
+  if size >= 4 then
+    f:seek("set", size - 4)
+    crc = f:read(4):gsub(".", function(c) return ("%02x"):format(c:byte()) end)
+  end
+  f:close()
+  return ("%d:%s"):format(size, crc)
+end
+
 return cli
