@@ -52,7 +52,12 @@ if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
   exit 1
 fi
 [ -x bench/sgemm_rate ] || skip "no GPU: this build has no CUDA (bench/sgemm_rate is built with it)"
-./orion-driver --help 2>&1 | grep -q -- '--gpus' || skip "no GPU: orion-driver has no --gpus option"
+# The help text is read whole first: under pipefail, grep -q closing the
+# pipe early would fail the pipeline with orion-driver's SIGPIPE.
+case $(./orion-driver --help 2>&1) in
+  *--gpus*) ;;
+  *) skip "no GPU: orion-driver has no --gpus option" ;;
+esac
 for e in "$epochs" "$cpu_epochs"; do
   case $e in
     '' | *[!0-9]* | 0 | 1) echo "bench/dnn_gpu.sh: EPOCHS and CPU_EPOCHS must be 2 or more" >&2; exit 2 ;;
