@@ -524,6 +524,21 @@ static void assemble(gen *g, const orion_buf *body) {
   E(g, "#define O_NA %d", g->nkind[ORION_CSLOT_ARRAY]);
   E(g, "#define O_NK %d", g->nkind[ORION_CSLOT_CONST]);
   E(g, "#define O_NACC %d", g->nkind[ORION_CSLOT_ACC]);
+  /* A warp per group on the device when the body has a lane loop
+   * (analysis/cgen_lane.c); a thread per group otherwise. */
+  E(g, "#define O_WARP %d", g->in->gpu && g->nlane > 0 ? 1 : 0);
+  E(g, "#if defined(ORION_GPU_BODY) && ORION_GPU_BODY && O_WARP");
+  E(g, "#define O_LANE ((uint64_t)(threadIdx.x & 31u))");
+  E(g, "#define O_LANES 32u");
+  E(g, "#define O_WSYNC() __syncwarp()");
+  E(g, "#define O_ST1(...) do { __syncwarp(); if ((threadIdx.x & 31u) == 0) "
+       "{ __VA_ARGS__; } __syncwarp(); } while (0)");
+  E(g, "#else");
+  E(g, "#define O_LANE 0u");
+  E(g, "#define O_LANES 1u");
+  E(g, "#define O_WSYNC() ((void)0)");
+  E(g, "#define O_ST1(...) __VA_ARGS__");
+  E(g, "#endif");
   E(g, "static const char o_chunk[] = %s;", cstr(g, g->in->chunkname));
   if (!g->in->gpu) {
     E(g, "#if ORION_GPU_BODY");
@@ -599,7 +614,7 @@ static void assemble(gen *g, const orion_buf *body) {
   E(g, "#if ORION_GPU_BODY");
   E(g, "for (int64_t o_j = lo; o_j < hi; o_j++) {");
   E(g, "  const int64_t o_e = o_ord[o_j];");
-  E(g, "  if (O_NO(o_gstop(c))) break;");
+  E(g, "  if (O_NO(o_gstopw(c))) break;");
   if (!it->sparse)
     for (d = 0; d < it->ndims; d++)
       E(g, d == 0 ? "  o_k%d = o_e / IT_s%d;" : "  o_k%d = (o_e / IT_s%d) %% IT_d%d;",
@@ -635,7 +650,8 @@ static void assemble(gen *g, const orion_buf *body) {
   E(g, "o_out: O_U;");
   for (i = 0; i < g->nslots; i++)
     if (g->slots[i].kind == ORION_CSLOT_ACC)
-      E(g, "o_acc_save(&c->accs[%d], &%s);", g->slots[i].idx, g->slots[i].pfx);
+      E(g, "O_ST1(o_acc_save(&c->accs[%d], &%s));", g->slots[i].idx,
+        g->slots[i].pfx);
   if (g->userand)
     E(g, "memcpy(c->rng, o_rs, sizeof o_rs);");
   E(g, "return o_rc;");
@@ -708,6 +724,14 @@ int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out, orion_error *err) {
     g->o = &g->body;
     g->emit = 1;
     walk(g);
+    if (g->lanebad) {
+      /* A lane loop's body could leave the loop early: no lane loops. */
+      orion_buf_free(&g->body);
+      orion_buf_init(&g->body);
+      g->nolane = 1;
+      g->nlane = 0;
+      walk(g);
+    }
     if (g->body.oom || g->scratch.oom)
       oom(g);
     assemble(g, &g->body);

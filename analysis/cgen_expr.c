@@ -652,6 +652,9 @@ void store_value(gen *g, cv v, int et, const char *dest, const slot *bs,
     E(g, "%s.%c = %s;", t, toint ? 'i' : 'd', val);
     E(g, "%s = c->buf_set(c, %s_h, %s, %s);", t2, bs->pfx, pos, t);
     fail(g, S(g, "%s != 0", t2), t2);
+  } else if (g->in->gpu && !g->inlane) {
+    /* Lane 0's store when a warp runs the body (analysis/cgen_lane.c). */
+    E(g, "O_ST1(%s = (%s)%s);", dest, etype_c(et), val);
   } else {
     E(g, "%s = (%s)%s;", dest, etype_c(et), val);
   }

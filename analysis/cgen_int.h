@@ -202,6 +202,13 @@ typedef struct gen {
   hoistcond *hconds;
   int nhconds, caphconds;
   const char *suffix;
+  /* Lane loops on the device (analysis/cgen_lane.c): a group runs on a
+   * warp, and an innermost loop whose iterations touch disjoint elements
+   * spreads them over the warp's lanes. */
+  int inlane;  /* emitting a lane loop's body: its stores are the lane's */
+  int nlane;   /* lane loops emitted */
+  int nolane;  /* emit none (set when a lane loop's body could fail) */
+  int lanebad; /* a lane loop's body holds an exit: emit again with none */
   orion_buf **bufs; /* temporary buffers, freed with the generator */
   int nbufs, capbufs;
   /* Locals whose type a condition narrows where it holds (`x and x * 2`,
@@ -456,5 +463,16 @@ int call_expr(gen *g, const ast_node *e, cv *out, int want);
 /* The statements of a block in a new scope. */
 #define stmts(...) orion__cgen_stmts(__VA_ARGS__)
 void stmts(gen *g, const ast_list *l);
+/* r[k], r a local holding a row (the last dimension) of a dense f32 or
+ * f64 array and k the loop variable: the local, else NULL. */
+#define row_at(...) orion__cgen_row_at(__VA_ARGS__)
+var *row_at(gen *g, const ast_node *e, const char *k);
+
+/* ---- cgen_lane.c: lane loops on the device ---------------------------- */
+
+/* May numeric loop s (innermost, hoisted: g->hk is its variable) spread
+ * its iterations over a warp's lanes on the device? */
+#define lane_loop_ok(...) orion__cgen_lane_loop_ok(__VA_ARGS__)
+int lane_loop_ok(gen *g, const ast_node *s);
 
 #endif

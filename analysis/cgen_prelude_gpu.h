@@ -134,6 +134,29 @@ static __device__ O_U int o_err_arg(o_dctx *c, int line, int arg,
 static __device__ O_U int o_gstop(const o_dctx *c) {
   return *(volatile unsigned long long *)&c->err->group != ~0ull;
 }
+#if O_WARP
+/* A warp runs a group (O_WARP): lane 0's answer, so the lanes stop
+ * together; and the sum of a value over the lanes, by a butterfly of
+ * shuffles that leaves the same bits in every lane (each step adds two
+ * lanes' values in either order, and addition commutes). */
+static __device__ O_U int o_gstopw(const o_dctx *c) {
+  return __shfl_sync(0xffffffffu, o_gstop(c), 0);
+}
+static __device__ O_U float o_wsum(float v) {
+  for (int m = 16; m > 0; m >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, m);
+  return v;
+}
+static __device__ O_U double o_wsum(double v) {
+  for (int m = 16; m > 0; m >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, m);
+  return v;
+}
+#define O_TPG 32
+#else
+#define o_gstopw o_gstop
+#define O_TPG 1
+#endif
 
 /* The host's message for a record: the CPU body's text. */
 static O_U int o_gmsg(orion_cctx *c, const o_gerr *e) {
@@ -178,25 +201,32 @@ typedef struct o_kp {
   char *scratch;
 } o_kp;
 
-/* Thread t runs group first + t: its partials start empty. */
+/* Thread t (warp t with O_WARP: O_TPG threads a group) runs group
+ * first + t: its partials start empty.  A block's threads are a multiple
+ * of 32, so the threads of a warp share their group. */
 static __global__ void o_gkernel(const o_kp p) {
   const int64_t grp =
-      p.first + (int64_t)blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+      p.first +
+      ((int64_t)blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / O_TPG;
   o_dctx c;
   int k;
   if (grp >= p.end)
     return;
   c.err = (o_gerr *)p.scratch;
   c.accs = (orion_cacc *)(p.scratch + 4096) + grp * O_NACC;
-  for (k = 0; k < O_NACC; k++) {
-    c.accs[k].op = p.ops[k];
-    c.accs[k].has = 0;
-    c.accs[k].isint = 0;
-    c.accs[k].pad = 0;
-    c.accs[k].i = 0;
-    c.accs[k].d = 0;
-  }
-  if (o_gstop(&c))
+  if (threadIdx.x % O_TPG == 0)
+    for (k = 0; k < O_NACC; k++) {
+      c.accs[k].op = p.ops[k];
+      c.accs[k].has = 0;
+      c.accs[k].isint = 0;
+      c.accs[k].pad = 0;
+      c.accs[k].i = 0;
+      c.accs[k].d = 0;
+    }
+#if O_WARP
+  __syncwarp();
+#endif
+  if (o_gstopw(&c))
     return;
   c.iter = p.iter;
   c.arrays = p.arrays;
@@ -320,7 +350,7 @@ extern "C" int orion_gbody_run(orion_gctx *g) {
       continue;
     p.first = g->h_step_off[s];
     p.end = g->h_step_off[s + 1];
-    o_gkernel<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(p);
+    o_gkernel<<<(unsigned)((n * O_TPG + 255) / 256), 256, 0, st>>>(p);
     rc = cudaGetLastError();
     if (rc != cudaSuccess)
       return o_gsay(g, "launching a step", rc);

@@ -285,9 +285,7 @@ static int names(const ast_node *n, void *ud) {
   return n->kind == AST_NAME && strcmp(n->str, (const char *)ud) == 0;
 }
 
-/* r[k], r a local holding a row (the last dimension) of a dense f32 or
- * f64 array and k the loop variable: the local, else NULL. */
-static var *row_at(gen *g, const ast_node *e, const char *k) {
+var *row_at(gen *g, const ast_node *e, const char *k) {
   var *r;
   const slot *sl;
   if (e->kind != AST_INDEX || e->flag || e->a->kind != AST_NAME ||
@@ -349,6 +347,24 @@ static void split_dot(gen *g, var *sum, var *ra, var *rb, int neg,
   const char *et = f32 ? "float" : "double", *vt = S(g, "o_vt%d", n),
              *qa = S(g, "o_qa%d", n), *qb = S(g, "o_qb%d", n),
              *tot = S(g, "o_s%d", n);
+  if (g->in->gpu && !g->nolane) {
+    /* On the device, a lane loop (analysis/cgen_lane.c): each lane sums
+     * its iterations, then the warp adds the 32 partial sums. */
+    E(g, "/* The dot product over the warp's lanes (fast mode). */");
+    E(g, "#if ORION_GPU_BODY && O_WARP");
+    open_(g, "");
+    E(g, "const %s *const o_ga%d = %s + (%s - 1), *const o_gb%d = %s + (%s - 1);",
+      et, n, ra->cname, i0, n, rb->cname, i0);
+    E(g, "%s o_p%d = 0;", et, n);
+    E(g, "for (uint64_t o_u%d = O_LANE; o_u%d <= %s; o_u%d += O_LANES) "
+         "o_p%d += o_ga%d[o_u%d] * o_gb%d[o_u%d];",
+      n, n, cnt, n, n, n, n, n, n);
+    E(g, "%s = %s %c o_wsum(o_p%d);", sum->cname, sum->cname, neg ? '-' : '+',
+      n);
+    E(g, "%s = %s + 1;", tt, cnt);
+    close_(g);
+    E(g, "#endif");
+  }
   E(g, "/* The dot product in four vector accumulators (fast mode). */");
   E(g, "#if !ORION_GPU_BODY");
   open_(g, S(g, "if (%s >= %d) ", cnt, 4 * lanes - 1));
@@ -373,6 +389,15 @@ static void split_dot(gen *g, var *sum, var *ra, var *rb, int neg,
   E(g, "%s = %s %c %s;", sum->cname, sum->cname, neg ? '-' : '+', tot);
   close_(g);
   E(g, "#endif");
+}
+
+/* Does the code in b contain text t? */
+static int has_text(const orion_buf *b, const char *t) {
+  size_t n = strlen(t), i;
+  for (i = 0; i + n <= b->len; i++)
+    if (memcmp(b->data + i, t, n) == 0)
+      return 1;
+  return 0;
 }
 
 /* An integer loop (Lua 5.4's forprep/forloop): the count of iterations
@@ -414,7 +439,7 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
   if (hoist) {
     const char *saved_suffix = g->suffix;
     orion_buf *fastb = tmpbuf(g), *saved = g->o;
-    int ind = g->ind, i, neg = 0;
+    int ind = g->ind, i, neg = 0, lane = 0;
     var *sum = NULL, *ra = NULL, *rb = NULL;
     dastate mid = da_save(g);
     g->hk = x->name;
@@ -432,6 +457,13 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
       E(g, "uint64_t %s = 0;", tt);
       split_dot(g, sum, ra, rb, neg, i0, cnt, tt, n);
       open_(g, S(g, "for (; %s <= %s; %s++) ", tt, cnt, tt));
+      lane = g->in->gpu && !g->nolane;
+    } else if (lane_loop_ok(g, s)) {
+      /* On the device each lane runs every 32nd iteration
+       * (analysis/cgen_lane.c); O_LANE is 0 and O_LANES 1 elsewhere. */
+      open_(g, S(g, "for (uint64_t %s = O_LANE; %s <= %s; %s += O_LANES) ",
+                 tt, tt, cnt, tt));
+      lane = g->inlane = 1;
     } else {
       open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
     }
@@ -441,6 +473,15 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
                      kstep && sv == 1 ? "" : S(g, " * (uint64_t)%s", st)),
                    0));
     close_(g);
+    if (g->inlane) {
+      g->inlane = 0;
+      E(g, "O_WSYNC();");
+      /* A lane that leaves the loop early would leave the others waiting
+       * at the warp's next meeting: emit the body again without lane
+       * loops (orion_cgen). */
+      if (has_text(fastb, "goto "))
+        g->lanebad = 1;
+    }
     if (sum != NULL)
       close_(g);
     g->ind = ind;
@@ -481,6 +522,8 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
       open_(g, "else ");
       g->suffix = S(g, "%s_s%d", saved_suffix, n);
     }
+    if (lane && g->nhconds > 0)
+      g->nlane++;
     orion_buf_free(fastb);
     open_(g, S(g, "for (uint64_t %s = 0; %s <= %s; %s++) ", tt, tt, cnt, tt));
     for_body(g, s, x,

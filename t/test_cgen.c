@@ -2939,3 +2939,68 @@ Test(cgen, no_device_form_unless_asked) {
   orion_cgen_out_free(&without);
   orion_free(chunk);
 }
+
+/* Lane loops on the device (analysis/cgen_lane.c): the MF update's two
+ * loops spread over a warp's lanes, in fast mode the dot product too; a
+ * loop whose iterations could touch one element, or that writes an
+ * element not at the loop variable, stays a loop of one lane. */
+static char *gen_src(const char *body, iter_kind kind, int fast) {
+  char *chunk = chunk_text(body), *s;
+  orion_cgen_out out;
+  orion_error err;
+  cr_assert_eq(generate(chunk, kind, fast, &out, &err), 0, "%s", err.msg);
+  s = orion_strdup(out.src.data);
+  orion_cgen_out_free(&out);
+  orion_free(chunk);
+  return s;
+}
+
+static int count_of(const char *s, const char *t) {
+  int n = 0;
+  for (; (s = strstr(s, t)) != NULL; s += strlen(t))
+    n++;
+  return n;
+}
+
+Test(cgen, lane_loops_on_the_device) {
+  char *fast = gen_src(MF_SGD, IT_RAT, 1), *exact = gen_src(MF_SGD, IT_RAT, 0);
+  static const char *const serial[] = {
+      /* reads an element another iteration writes */
+      "  for k = 1, K - 1 do wu[k] = wu[k + 1] * 0.5 end\n",
+      /* writes one element from every iteration */
+      "  for k = 1, K do wu[1] = wu[1] + hi[k] end\n",
+      /* a sum that is not a dot product, in exact mode */
+      "  for k = 1, K do e = e + wu[k] end\n  wu[1] = e\n",
+      /* an accumulator */
+      "  for k = 1, K do S:add(wu[k]) end\n",
+      /* a local hiding the row */
+      "  for k = 1, K do local wu = hi; wu[k] = 1 end\n",
+  };
+  size_t i;
+  /* Fast mode: the dot product and the update are lane loops; the
+   * update's stores are the lane's own in the unchecked copy and lane
+   * 0's in the checked one. */
+  cr_assert_eq(count_of(fast, "#define O_WARP 1\n"), 1);
+  cr_assert_eq(count_of(fast, "o_wsum(o_p"), 1);
+  cr_assert_eq(count_of(fast, " = O_LANE; "), 2);
+  cr_assert_eq(count_of(fast, "O_WSYNC();"), 1);
+  cr_assert_eq(count_of(fast, ") = (float)t"), 4);
+  cr_assert_eq(count_of(fast, "O_ST1(*("), 2);
+  /* Exact mode keeps the dot product's order: only the update. */
+  cr_assert_eq(count_of(exact, "#define O_WARP 1\n"), 1);
+  cr_assert_eq(count_of(exact, "o_wsum(o_p"), 0);
+  cr_assert_eq(count_of(exact, " = O_LANE; "), 1);
+  orion_free(fast);
+  orion_free(exact);
+  for (i = 0; i < sizeof serial / sizeof *serial; i++) {
+    char body[512], *src;
+    snprintf(body, sizeof body,
+             "function(u, i, r)\n  local wu, hi = W[u], H[i]\n"
+             "  local e = r\n%s  wu[2] = e\nend",
+             serial[i]);
+    src = gen_src(body, IT_RAT, 0);
+    cr_assert_eq(count_of(src, "#define O_WARP 0\n"), 1, "%s", serial[i]);
+    cr_assert_eq(count_of(src, "O_LANE; "), 0, "%s", serial[i]);
+    orion_free(src);
+  }
+}
