@@ -19,11 +19,13 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dsm/types.h"
 #include "lua/exec_int.h"
 #include "util/alloc.h"
+#include "util/clock.h"
 
 /* A device copy of a host array. */
 typedef struct dev_copy {
@@ -385,6 +387,222 @@ static void fold_partials(run_host *h, int nk, int64_t ngroups) {
     }
 }
 
+/* The bytes of device copy (id, keys) now allocated, or 0. */
+static size_t copy_bytes(const struct exec_gpu *s, int64_t id, int keys) {
+  int i;
+  for (i = 0; i < s->ncopies; i++)
+    if (s->copies[i].id == id && s->copies[i].keys == keys &&
+        s->copies[i].d != NULL)
+      return s->copies[i].bytes;
+  return 0;
+}
+
+/* Does the block fit device memory whole: the iterated array's copies,
+ * the grid and the partials, beside what is allocated now (a copy of
+ * another size and a buffer that grows free their old bytes first)? */
+static int fits_whole(const struct exec_gpu *s, int64_t id,
+                      const orion_array *a, int64_t nel, int64_t ngroups,
+                      int nk) {
+  const orion_gpu_info *gi = orion_gpu_info_of(s->g);
+  uint64_t used = orion_gpu_in_use(s->g), need = 0, freed = 0;
+  size_t want[5], have[5];
+  int k;
+  want[0] = (size_t)a->nnz * orion_type_size(a->type);
+  want[1] = a->sparse ? (size_t)a->nnz * (size_t)a->ndims * sizeof(int64_t)
+                      : 0;
+  want[2] = sizeof(int64_t) * (size_t)nel;
+  want[3] = sizeof(int64_t) * (size_t)(ngroups + 1);
+  want[4] = ORION_GBODY_SCRATCH(ngroups, nk);
+  have[0] = copy_bytes(s, id, 0);
+  have[1] = copy_bytes(s, id, 1);
+  have[2] = s->order.bytes;
+  have[3] = s->goff.bytes;
+  have[4] = s->scratch.bytes;
+  for (k = 0; k < 5; k++) {
+    int same = k < 2 ? have[k] == want[k] : have[k] >= want[k];
+    if (!same) {
+      need += want[k];
+      freed += have[k];
+    }
+  }
+  if (gi == NULL)
+    return 0;
+  used = used > freed ? used - freed : 0;
+  return used <= gi->cap_bytes && need <= gi->cap_bytes - used;
+}
+
+/* The device copies of array id, freed (a streamed block does not use
+ * them). */
+static void drop_copies(struct exec_gpu *s, int64_t id) {
+  int i;
+  for (i = 0; i < s->ncopies; i++)
+    if (s->copies[i].id == id && s->copies[i].d != NULL) {
+      orion_gpu_free(s->g, s->copies[i].d);
+      s->copies[i].d = NULL;
+      s->copies[i].bytes = 0;
+    }
+}
+
+static void drop_buf(struct exec_gpu *s, dev_buf *b) {
+  orion_gpu_free(s->g, b->d);
+  b->d = NULL;
+  b->bytes = 0;
+}
+
+/* A block whose elements do not fit device memory beside the arrays the
+ * body binds (a sparse iterated array only): its groups run in chunks,
+ * in group order, each chunk's elements gathered on the host into
+ * compact keys and values that are copied in (and back, when the body
+ * returns a value), with their own grid (positions 0..m-1).  A chunk
+ * ends at a group's end, so each group still runs whole on one warp, in
+ * order; a step split over two chunks runs its groups in two launches,
+ * one after the other, which a serial order allows.  Sets *r and h->c
+ * (cur: a position in the iterated array) as one call of the body
+ * would. */
+static int run_streamed(struct exec_gpu *s, run_host *h, int64_t iter_id,
+                        orion_array *a, int nk, int writes_iter, int *r,
+                        orion_error *err) {
+  const orion_gpu_info *gi = orion_gpu_info_of(s->g);
+  size_t es = orion_type_size(a->type);
+  size_t ks = (size_t)a->ndims * sizeof(int64_t);
+  size_t pe = ks + es + 2 * sizeof(int64_t) +
+              sizeof(orion_cacc) * (size_t)(nk > 0 ? nk : 1);
+  const orion_gpugrid *gr = &h->grid;
+  uint64_t used, avail;
+  int64_t m_cap, g0, g1, st = 0, j, biggest = 0, *iota = NULL, *goff = NULL,
+                         *soff = NULL;
+  char *hk = NULL, *hv = NULL;
+  void *dk = NULL, *dv = NULL;
+  orion_carray base = h->c->iter;
+  int rc = 0;
+  *r = 0;
+  drop_copies(s, iter_id);
+  drop_buf(s, &s->order);
+  drop_buf(s, &s->goff);
+  drop_buf(s, &s->scratch);
+  used = orion_gpu_in_use(s->g);
+  avail = gi != NULL && used + 8192 < gi->cap_bytes
+              ? gi->cap_bytes - used - 8192
+              : 0;
+  m_cap = (int64_t)(avail / (uint64_t)(pe + 16));
+  for (j = 0; j < gr->ngroups; j++)
+    if (gr->group_off[j + 1] - gr->group_off[j] > biggest)
+      biggest = gr->group_off[j + 1] - gr->group_off[j];
+  if (m_cap > gr->nelems)
+    m_cap = gr->nelems;
+  if (m_cap < biggest || m_cap < 1)
+    return orion_error_set(err, ORION_ENOMEM,
+                           "device memory: %llu bytes left beside the "
+                           "body's arrays hold %lld elements of the "
+                           "iterated array, and a group of this block has "
+                           "%lld (raise --gpu-memory or use more "
+                           "partitions)",
+                           (unsigned long long)avail, (long long)m_cap,
+                           (long long)biggest);
+  iota = orion_malloc(sizeof *iota * (size_t)m_cap);
+  goff = orion_malloc(sizeof *goff * (size_t)(m_cap + 1));
+  soff = orion_malloc(sizeof *soff * (size_t)(m_cap + 2));
+  hk = orion_malloc(ks * (size_t)m_cap + 1);
+  hv = orion_malloc(es * (size_t)m_cap + 1);
+  if (iota == NULL || goff == NULL || soff == NULL || hk == NULL ||
+      hv == NULL) {
+    rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (j = 0; j < m_cap; j++)
+    iota[j] = j;
+  rc = grow(s, &s->order, sizeof(int64_t) * (size_t)m_cap,
+            "the device grid", err);
+  if (rc == 0)
+    rc = grow(s, &s->goff, sizeof(int64_t) * (size_t)(m_cap + 1),
+              "the device grid", err);
+  if (rc == 0)
+    rc = grow(s, &s->scratch, ORION_GBODY_SCRATCH(m_cap, nk),
+              "the device body's scratch", err);
+  if (rc == 0)
+    rc = orion_gpu_alloc(s->g, ks * (size_t)m_cap + 1,
+                         "the iterated array's keys (streamed)", &dk, err);
+  if (rc == 0)
+    rc = orion_gpu_alloc(s->g, es * (size_t)m_cap + 1,
+                         "the iterated array (streamed)", &dv, err);
+  if (rc == 0)
+    rc = orion_gpu_h2d(s->g, s->order.d, iota,
+                       sizeof(int64_t) * (size_t)m_cap, err);
+  for (g0 = 0; rc == 0 && *r == 0 && g0 < gr->ngroups; g0 = g1) {
+    int64_t e0 = gr->group_off[g0], m, ns = 0;
+    for (g1 = g0 + 1; g1 < gr->ngroups &&
+                      gr->group_off[g1 + 1] - e0 <= m_cap;
+         g1++)
+      ;
+    m = gr->group_off[g1] - e0;
+    for (j = 0; j < m; j++) {
+      int64_t p = h->order[e0 + j];
+      memcpy(hk + (size_t)j * ks, a->keys + p * a->ndims, ks);
+      memcpy(hv + (size_t)j * es, (const char *)a->values + (size_t)p * es,
+             es);
+    }
+    for (j = g0; j <= g1; j++)
+      goff[j - g0] = gr->group_off[j] - e0;
+    /* The steps that meet [g0, g1), cut to it. */
+    while (gr->step_off[st + 1] <= g0)
+      st++;
+    soff[0] = 0;
+    for (; st < gr->nsteps && gr->step_off[st] < g1; st++) {
+      int64_t end = gr->step_off[st + 1] < g1 ? gr->step_off[st + 1] : g1;
+      soff[++ns] = end - g0;
+      if (gr->step_off[st + 1] > g1)
+        break; /* the step goes on in the next chunk */
+    }
+    rc = orion_gpu_h2d(s->g, dk, hk, ks * (size_t)m, err);
+    if (rc == 0)
+      rc = orion_gpu_h2d(s->g, dv, hv, es * (size_t)m, err);
+    if (rc == 0)
+      rc = orion_gpu_h2d(s->g, s->goff.d, goff,
+                         sizeof(int64_t) * (size_t)(g1 - g0 + 1), err);
+    if (rc != 0)
+      break;
+    h->c->iter = base;
+    h->c->iter.values = dv;
+    h->c->iter.keys = dk;
+    h->c->iter.nnz = m;
+    h->c->d_order = s->order.d;
+    h->c->d_group_off = s->goff.d;
+    h->c->h_step_off = soff;
+    h->c->ngroups = g1 - g0;
+    h->c->nsteps = ns;
+    h->c->h_partials = h->partials + g0 * (nk > 0 ? nk : 1);
+    h->c->d_scratch = s->scratch.d;
+    h->c->cur = -1;
+    *r = s->fn(h->c);
+    if (*r != 0 && h->c->cur >= 0 && h->c->cur < m)
+      h->c->cur = h->order[e0 + h->c->cur];
+    else if (*r != 0)
+      h->c->cur = -1;
+    /* What the body returned, back into the block's elements (also
+     * after an error: the elements before it ran, as on the CPU). */
+    if (writes_iter) {
+      orion_error derr;
+      orion_error_clear(&derr);
+      if (orion_gpu_d2h(s->g, hv, dv, es * (size_t)m, &derr) != 0) {
+        rc = orion_error_set(err, derr.code, "%s", derr.msg);
+        break;
+      }
+      for (j = 0; j < m; j++)
+        memcpy((char *)a->values + (size_t)h->order[e0 + j] * es,
+               hv + (size_t)j * es, es);
+    }
+  }
+done:
+  orion_gpu_free(s->g, dk);
+  orion_gpu_free(s->g, dv);
+  orion_free(iota);
+  orion_free(goff);
+  orion_free(soff);
+  orion_free(hk);
+  orion_free(hv);
+  return rc;
+}
+
 int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
                        const orion_segment *segs, int64_t nsegs,
                        orion_error *err) {
@@ -394,7 +612,8 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   orion_gpugrid_in in;
   size_t n = (size_t)ex->ncslots + 1;
   int64_t i, nel = 0;
-  int na = 0, nk = 0, rc, r;
+  int na = 0, nk = 0, rc, r = 0, streamed = 0;
+  double t[4] = {0, 0, 0, 0};
   if (!orion_exec_gpu_ready(ex))
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: no device body loaded", ex->id);
@@ -425,6 +644,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
     goto done;
   if (nel == 0)
     goto done;
+  t[0] = orion_now();
   in = s->grid;
   in.ndims = it->a->ndims;
   in.nelems = nel;
@@ -439,8 +659,15 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   }
   for (i = 0; i < nel; i++)
     h.order[i] = h.pos[h.grid.order[i]];
+  t[1] = orion_now();
   rc = bind_slots(ex, s, &h, &na, &nk, err);
-  if (rc == 0)
+  /* Elements that do not fit beside the arrays stream through in chunks
+   * (a sparse iterated array; a dense one needs its whole copy). */
+  streamed = rc == 0 && it->a->sparse &&
+             !fits_whole(s, iter_id, it->a, nel, h.grid.ngroups, nk);
+  if (streamed)
+    orion__exec_carray_of(&h.c->iter, it->a);
+  else if (rc == 0)
     rc = upload_block(s, iter_id, it->a, segs, nsegs, &h.c->iter, err);
   h.partials = orion_calloc((size_t)h.grid.ngroups * (size_t)(nk > 0 ? nk : 1),
                             sizeof *h.partials);
@@ -449,19 +676,19 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
     rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
   for (i = 0; rc == 0 && i < nk; i++)
     h.accs[i].op = (int32_t)h.acc_of[i]->op;
-  if (rc == 0)
+  if (rc == 0 && !streamed)
     rc = grow(s, &s->order, sizeof(int64_t) * (size_t)nel, "the device grid",
               err);
-  if (rc == 0)
+  if (rc == 0 && !streamed)
     rc = grow(s, &s->goff, sizeof(int64_t) * (size_t)(h.grid.ngroups + 1),
               "the device grid", err);
-  if (rc == 0)
+  if (rc == 0 && !streamed)
     rc = grow(s, &s->scratch, ORION_GBODY_SCRATCH(h.grid.ngroups, nk),
               "the device body's scratch", err);
-  if (rc == 0)
+  if (rc == 0 && !streamed)
     rc = orion_gpu_h2d(s->g, s->order.d, h.order, sizeof(int64_t) * (size_t)nel,
                        err);
-  if (rc == 0)
+  if (rc == 0 && !streamed)
     rc = orion_gpu_h2d(s->g, s->goff.d, h.grid.group_off,
                        sizeof(int64_t) * (size_t)(h.grid.ngroups + 1), err);
   if (rc != 0)
@@ -482,7 +709,18 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.c->stream = orion_gpu_stream(s->g);
   h.c->timeout_s = 0;
   h.c->cur = -1;
-  r = s->fn(h.c);
+  t[2] = orion_now();
+  if (streamed) {
+    rc = run_streamed(s, &h, iter_id, it->a, nk,
+                      s->writes == NULL || s->writes(-1), &r, err);
+    if (rc != 0) {
+      fold_partials(&h, nk, h.grid.ngroups);
+      goto done;
+    }
+  } else {
+    r = s->fn(h.c);
+  }
+  t[3] = orion_now();
   /* Partials come back also on error, as from the CPU body. */
   fold_partials(&h, nk, h.grid.ngroups);
   if (r != 0 && (h.c->cur < 0 || h.c->cur >= it->a->nnz)) {
@@ -506,7 +744,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
       if (download(s, h.arr_of[i]->id, h.arr_of[i]->a, &derr) != 0 && rc == 0)
         rc = orion_error_set(err, derr.code, "%s", derr.msg);
     }
-  if (s->writes == NULL || s->writes(-1)) {
+  if (!streamed && (s->writes == NULL || s->writes(-1))) {
     orion_error derr;
     orion_error_clear(&derr);
     if (download_block(s, iter_id, it->a, segs, nsegs, &derr) != 0 &&
@@ -515,6 +753,17 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   }
   if (rc == 0)
     s->blocks++;
+  if (getenv("ORION_GPU_PROFILE") != NULL) {
+    /* Where a block's time goes, for bench/gpu.sh's breakdown. */
+    char d[160];
+    orion_gpugrid_describe(&h.grid, s->grid.kind, d, sizeof d);
+    fprintf(stderr,
+            "orion: executor %d: GPU block of %lld elements (%s%s): grid "
+            "%.2f ms, copies in %.2f ms, body %.2f ms, copies out %.2f ms\n",
+            ex->id, (long long)nel, d, streamed ? ", streamed" : "",
+            (t[1] - t[0]) * 1e3, (t[2] - t[1]) * 1e3, (t[3] - t[2]) * 1e3,
+            (orion_now() - t[3]) * 1e3);
+  }
 done:
   run_host_free(&h);
   return rc;

@@ -83,11 +83,49 @@ static int check_in(const orion_gpugrid_in *in, orion_error *err) {
   return 0;
 }
 
+/* Balanced cuts of one coordinate: bal[c - lo] = (elements with a smaller
+ * coordinate) * b / n, the range of coordinate c when b contiguous ranges
+ * hold about n / b elements each.  Monotone in c and the same for equal
+ * coordinates, as the safety argument needs (gpugrid.h); skewed data (a
+ * user with thousands of ratings beside users with a few) then gives
+ * groups of even size, where equal-width ranges give a step as long as
+ * its largest group.  NULL (equal widths) when b ranges cover the extent
+ * anyway (one coordinate each) or a table of the extent would be large
+ * beside the elements; or when out of memory, which only costs balance. */
+static int64_t *balanced(const orion_gpugrid_in *in, int which, int64_t lo,
+                         int64_t hi, int64_t b) {
+  uint64_t ext = (uint64_t)hi - (uint64_t)lo + 1;
+  int64_t i, n = in->nelems, *bal, sum = 0;
+  if (n <= 0 || ext <= (uint64_t)b ||
+      ext > (uint64_t)n * 4 + ((uint64_t)1 << 20))
+    return NULL;
+  bal = orion_calloc((size_t)ext, sizeof *bal);
+  if (bal == NULL)
+    return NULL;
+  for (i = 0; i < n; i++)
+    bal[(uint64_t)orion_gpugrid_coord(in, i, which) - (uint64_t)lo]++;
+  for (i = 0; i < (int64_t)ext; i++) {
+    int64_t c = bal[i];
+    bal[i] = (int64_t)((unsigned __int128)sum * (unsigned __int128)b /
+                       (unsigned __int128)n);
+    sum += c;
+  }
+  return bal;
+}
+
+/* The range of element i's coordinate `which`. */
+static int64_t range_at(const orion_gpugrid_in *in, int64_t i, int which,
+                        const int64_t *bal, int64_t lo, int64_t hi,
+                        int64_t b) {
+  int64_t c = orion_gpugrid_coord(in, i, which);
+  return bal != NULL ? bal[(uint64_t)c - (uint64_t)lo] : range_of(c, lo, hi, b);
+}
+
 /* Each element's slot (step * b + position in the step) and the number of
  * slots; slot order is group order. */
 static int64_t slots_of(const orion_gpugrid_in *in, int64_t b, int64_t *slot) {
   int64_t i, n = in->nelems, lo[2] = {INT64_MAX, INT64_MAX},
-             hi[2] = {INT64_MIN, INT64_MIN};
+             hi[2] = {INT64_MIN, INT64_MIN}, *bal[2] = {NULL, NULL};
   int w, nc = in->kind == ORION_GPUGRID_1D ? 1 : 2;
   if (in->kind == ORION_GPUGRID_SERIAL) {
     memset(slot, 0, sizeof *slot * (size_t)n);
@@ -107,18 +145,22 @@ static int64_t slots_of(const orion_gpugrid_in *in, int64_t b, int64_t *slot) {
       if (c > hi[w])
         hi[w] = c;
     }
+  for (w = 0; w < nc; w++)
+    bal[w] = balanced(in, w, lo[w], hi[w], b);
   for (i = 0; i < n; i++) {
-    int64_t p = range_of(orion_gpugrid_coord(in, i, 0), lo[0], hi[0], b), q;
+    int64_t p = range_at(in, i, 0, bal[0], lo[0], hi[0], b), q;
     if (nc == 1) {
       slot[i] = p;
       continue;
     }
-    q = range_of(orion_gpugrid_coord(in, i, 1), lo[1], hi[1], b);
+    q = range_at(in, i, 1, bal[1], lo[1], hi[1], b);
     if (in->kind == ORION_GPUGRID_2D) /* step (q - p) mod b, then p */
       slot[i] = ((q - p + b) % b) * b + p;
     else /* wavefront: step p + q, then p */
       slot[i] = (p + q) * b + p;
   }
+  orion_free(bal[0]);
+  orion_free(bal[1]);
   return nc == 1 ? b : in->kind == ORION_GPUGRID_2D ? b * b : (2 * b - 1) * b;
 }
 

@@ -127,6 +127,25 @@ else
   fail "MF: no epoch lines to compare"
 fi
 
+# 4. The same with device memory capped below the ratings' size: the
+# block's elements stream through in chunks (lua/exec_gbody.c), and the
+# result is one a serial run allows, as uncapped.
+# shellcheck disable=SC2086
+run "$drv" --gpus 1 --gpu-memory 8M "$src/apps/mf/mf.lua" $mfdata \
+  --epochs 3 --gpu >"$tmp/mf_cap" 2>&1 || fail "mf.lua --gpu under an 8M cap exited with status $?"
+echo "-- GPU with --gpu-memory 8M:"
+cat "$tmp/mf_cap"
+set -- $(last "$tmp/mf_c") $(last "$tmp/mf_cap")
+if [ $# -eq 4 ]; then
+  echo "MF final RMSE under the cap: train $1 (c) vs $3 (gpu), test $2 (c) vs $4 (gpu); the GPU's at most 0.02 above"
+  awk -v a="$1" -v b="$3" -v c="$2" -v d="$4" 'BEGIN {
+    dc = (c == "-" || d == "-") ? 0 : d - c
+    exit !(b - a <= 0.02 && dc <= 0.02) }' ||
+    fail "MF under the cap: the GPU's RMSE is more than 0.02 above the CPU's"
+else
+  fail "MF under the cap: no epoch lines to compare"
+fi
+
 if [ "$fails" -gt 0 ]; then
   echo "gpu_loops: $fails failure(s)"
   exit 1

@@ -267,3 +267,46 @@ Test(gpugrid, bad_input_and_defaults) {
   cr_assert_eq(orion_gpugrid_kind_of(4, 1), ORION_GPUGRID_2D_ORDERED);
   cr_assert_eq(orion_gpugrid_kind_of(5, 0), ORION_GPUGRID_SERIAL);
 }
+
+/* Skewed keys (Zipf-like: key k holds about 1/(k+1) of the elements, as
+ * the heaviest users of a ratings set do): the ranges are cut by element
+ * count, so no range holds much more than n / b elements beyond its
+ * heaviest key, where ten equal-width ranges' worth of the heaviest keys
+ * would land in the first range. */
+Test(gpugrid, skewed_keys_make_even_ranges) {
+  enum { NKEYS = 1000, B = 100 };
+  int64_t *keys, n = 0, i, k, heaviest = 0, first_width = 0, biggest = 0;
+  double h = 0;
+  for (k = 0; k < NKEYS; k++)
+    h += 1.0 / (double)(k + 1);
+  keys = malloc(sizeof *keys * 2 * 40000);
+  cr_assert(keys != NULL);
+  for (k = 0; k < NKEYS; k++) {
+    int64_t c = (int64_t)(20000.0 / h / (double)(k + 1)) + 1;
+    heaviest = c > heaviest ? c : heaviest;
+    if (k < NKEYS / B)
+      first_width += c;
+    for (i = 0; i < c; i++, n++) {
+      keys[2 * n] = k;
+      keys[2 * n + 1] = i;
+    }
+  }
+  {
+    orion_gpugrid_in in = in_of(ORION_GPUGRID_1D, keys, n, 0, 0);
+    orion_gpugrid g;
+    in.b = B;
+    build_ok(&in, &g);
+    for (i = 0; i < g.ngroups; i++)
+      if (g.group_off[i + 1] - g.group_off[i] > biggest)
+        biggest = g.group_off[i + 1] - g.group_off[i];
+    cr_assert_leq(biggest, n / B + heaviest + 1, "largest group %lld",
+                  (long long)biggest);
+    cr_assert_lt(biggest, first_width);
+    orion_gpugrid_free(&g);
+    in.kind = ORION_GPUGRID_2D;
+    in.b = 0;
+    build_ok(&in, &g);
+    orion_gpugrid_free(&g);
+  }
+  free(keys);
+}
