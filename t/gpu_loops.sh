@@ -116,16 +116,21 @@ cat "$tmp/mf_g"
 grep -q '"tier":"gpu"' "$tmp/mf_gpu.jsonl" 2>/dev/null ||
   fail "mf.lua --gpu: the metrics do not say tier gpu"
 last() { awk '$1 ~ /^[0-9]+$/ { tr = $3; te = $4 } END { print tr, te }' "$1"; }
-set -- $(last "$tmp/mf_c") $(last "$tmp/mf_g")
-if [ $# -eq 4 ]; then
-  echo "MF final RMSE: train $1 (c) vs $3 (gpu), test $2 (c) vs $4 (gpu); the GPU's at most 0.02 above"
-  awk -v a="$1" -v b="$3" -v c="$2" -v d="$4" 'BEGIN {
-    dc = (c == "-" || d == "-") ? 0 : d - c
-    exit !(b - a <= 0.02 && dc <= 0.02) }' ||
-    fail "MF: the GPU's RMSE is more than 0.02 above the CPU's"
-else
-  fail "MF: no epoch lines to compare"
-fi
+# The last epoch's RMSEs of GPU run $2 against the CPU's ($1 names it).
+compare_mf() {
+  # shellcheck disable=SC2046 # two words each
+  set -- "$1" $(last "$tmp/mf_c") $(last "$2")
+  if [ $# -eq 5 ]; then
+    echo "$1 final RMSE: train $2 (c) vs $4 (gpu), test $3 (c) vs $5 (gpu); the GPU's at most 0.02 above"
+    awk -v a="$2" -v b="$4" -v c="$3" -v d="$5" 'BEGIN {
+      dc = (c == "-" || d == "-") ? 0 : d - c
+      exit !(b - a <= 0.02 && dc <= 0.02) }' ||
+      fail "$1: the GPU's RMSE is more than 0.02 above the CPU's"
+  else
+    fail "$1: no epoch lines to compare"
+  fi
+}
+compare_mf MF "$tmp/mf_g"
 
 # 4. The same with device memory capped below the ratings' size: the
 # block's elements stream through in chunks (lua/exec_gbody.c), and the
@@ -135,16 +140,7 @@ run "$drv" --gpus 1 --gpu-memory 8M "$src/apps/mf/mf.lua" $mfdata \
   --epochs 3 --gpu >"$tmp/mf_cap" 2>&1 || fail "mf.lua --gpu under an 8M cap exited with status $?"
 echo "-- GPU with --gpu-memory 8M:"
 cat "$tmp/mf_cap"
-set -- $(last "$tmp/mf_c") $(last "$tmp/mf_cap")
-if [ $# -eq 4 ]; then
-  echo "MF final RMSE under the cap: train $1 (c) vs $3 (gpu), test $2 (c) vs $4 (gpu); the GPU's at most 0.02 above"
-  awk -v a="$1" -v b="$3" -v c="$2" -v d="$4" 'BEGIN {
-    dc = (c == "-" || d == "-") ? 0 : d - c
-    exit !(b - a <= 0.02 && dc <= 0.02) }' ||
-    fail "MF under the cap: the GPU's RMSE is more than 0.02 above the CPU's"
-else
-  fail "MF under the cap: no epoch lines to compare"
-fi
+compare_mf "MF under the cap" "$tmp/mf_cap"
 
 if [ "$fails" -gt 0 ]; then
   echo "gpu_loops: $fails failure(s)"
