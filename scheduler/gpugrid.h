@@ -1,5 +1,5 @@
 /* The device grid of a block: how the elements of one block are cut into
- * groups (each run by one device thread, in order) and the groups into
+ * groups (each run by one device thread or warp, in order) and the groups into
  * steps (the groups of a step run concurrently; steps one after another),
  * as util/gbody.h's orion_gctx takes them (d_order, d_group_off,
  * h_step_off).  Pure C: no CUDA, no I/O; the executor (lua/exec_gbody.c)
@@ -17,7 +17,10 @@
  *   2d-skewed  2d or 2d-ordered on the skewed coordinates (the block's
  *              key[skew_dim] + skew * key[other], as scheduler/blocks.h
  *              cuts it), rotation or wavefront as the plan's order says.
- * Empty groups and empty steps are dropped.  Within a group the elements
+ * A coordinate's ranges hold about equal numbers of elements when there
+ * are fewer ranges than coordinates (else equal widths: a coordinate
+ * each); either way they are contiguous and monotone, all the argument
+ * below uses.  Empty groups and empty steps are dropped.  Within a group the elements
  * keep the order they have in the block (ascending position).
  *
  * Why each is safe.  The analysis (analysis/choose.c) accepted the plan
