@@ -481,8 +481,10 @@ static int run_streamed(struct exec_gpu *s, run_host *h, int64_t iter_id,
   drop_buf(s, &s->goff);
   drop_buf(s, &s->scratch);
   used = orion_gpu_in_use(s->g);
-  avail = gi != NULL && used + 8192 < gi->cap_bytes
-              ? gi->cap_bytes - used - 8192
+  /* The scratch's error record (4096 bytes) beside the per-element
+   * bytes, and a little for rounding. */
+  avail = gi != NULL && used + 4160 < gi->cap_bytes
+              ? gi->cap_bytes - used - 4160
               : 0;
   m_cap = (int64_t)(avail / (uint64_t)(pe + 16));
   for (j = 0; j < gr->ngroups; j++)

@@ -46,17 +46,28 @@ void orion_gpu_describe(const orion_gpu *g, char *out, size_t n) {
   (void)g;
   snprintf(out, n, "host pretending");
 }
+/* Each allocation keeps its size before it, so that a free gives its
+ * bytes back; past the cap an allocation fails as the real one does. */
 int orion_gpu_alloc(orion_gpu *g, size_t bytes, const char *what, void **d,
                     orion_error *e) {
-  (void)what, (void)e;
-  *d = malloc(bytes);
+  size_t *p;
+  if (g->info.cap_bytes > 0 && g->in_use + bytes > g->info.cap_bytes)
+    return orion_error_set(e, ORION_ENOMEM, "over the cap allocating %s",
+                           what);
+  p = malloc(bytes + 16);
+  if (p == NULL)
+    return ORION_ENOMEM;
+  p[0] = bytes;
+  *d = (char *)p + 16;
   g->in_use += bytes;
   g->allocs++;
-  return *d != NULL ? 0 : ORION_ENOMEM;
+  return 0;
 }
 void orion_gpu_free(orion_gpu *g, void *d) {
-  (void)g;
-  free(d);
+  if (d == NULL)
+    return;
+  g->in_use -= *(size_t *)((char *)d - 16);
+  free((char *)d - 16);
 }
 uint64_t orion_gpu_in_use(const orion_gpu *g) { return g->in_use; }
 int orion_gpu_host_alloc(orion_gpu *g, size_t bytes, void **h, orion_error *e) {
@@ -123,7 +134,7 @@ void *orion_gpu_cublas(orion_gpu *g, orion_error *e) {
  * fails with "boom". */
 
 static int64_t visits[64];
-static int max_step_groups;
+static int max_step_groups, calls, total_visits;
 static int device_fails; /* the "device" fails with no element to blame */
 
 static int body_writes(int k) { return k == 0 || k == 2; } /* W and C */
@@ -146,6 +157,7 @@ static int fake_body(orion_gctx *g) {
     return 1; /* cur stays -1 */
   }
   H[0] = -12345; /* device-side change of a read-only array */
+  calls++;
   for (s = 0; s < g->nsteps; s++) {
     int64_t n = g->h_step_off[s + 1] - g->h_step_off[s];
     if (n > max_step_groups)
@@ -161,6 +173,7 @@ static int fake_body(orion_gctx *g) {
           return 1;
         }
         visits[pos]++;
+        total_visits++;
         W[i] += vals[pos];
         C[j] += 1;
         p->has = 1;
@@ -220,8 +233,9 @@ static void setup(fixture *f, int bad) {
   orion_exec_set_gbody(f->ex, fake_body, body_writes, &grid);
   cr_assert_eq(orion_exec_gpu_ready(f->ex), 1);
   memset(visits, 0, sizeof visits);
-  max_step_groups = 0;
+  max_step_groups = calls = total_visits = 0;
   device_fails = 0;
+  fake.info.cap_bytes = (uint64_t)1 << 40;
 }
 
 static void teardown_f(fixture *f) {
@@ -299,5 +313,55 @@ Test(gbody, out_of_range_segment_and_no_body) {
             err.msg);
   orion_exec_set_gbody(f.ex, NULL, NULL, NULL); /* a new loop without one */
   cr_assert_eq(orion_exec_gpu_ready(f.ex), 0);
+  teardown_f(&f);
+}
+
+/* A block whose elements do not fit beside the arrays (a cap leaving room
+ * for about 10 of its 40): it runs in several calls of the body over
+ * chunks of whole groups, each element once, with the results of one
+ * call; an error names the element by its key, as unstreamed. */
+Test(gbody, block_larger_than_device_memory_streams) {
+  fixture f;
+  orion_segment seg = {0, 40};
+  orion_error err;
+  orion_accval acc;
+  double w[6] = {0};
+  int64_t c[5] = {0}, p;
+  setup(&f, -1);
+  for (p = 0; p < 40; p++) {
+    w[(p * 7) % 6] += (double)(1 + p % 4);
+    c[(p * 3) % 5] += 1;
+  }
+  /* W, H, C: 128 bytes; 4160 for the scratch's error record; 88 bytes
+   * an element in a chunk. */
+  fake.info.cap_bytes = fake.in_use + 128 + 4160 + 10 * 88;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  cr_assert_geq(calls, 4, "%d calls of the body", calls);
+  cr_assert_eq(total_visits, 40);
+  for (p = 0; p < 6; p++)
+    cr_assert_eq(((double *)f.W->values)[p], w[p]);
+  for (p = 0; p < 5; p++) {
+    cr_assert_eq(((int64_t *)f.C->values)[p], c[p]);
+    cr_assert_eq(((double *)f.H->values)[p], 0.0);
+  }
+  cr_assert_eq(orion_exec_take_acc(f.ex, 7, &acc), 0);
+  cr_assert_eq(acc.d, 100.0);
+  cr_assert_leq(fake.in_use, fake.info.cap_bytes);
+  teardown_f(&f);
+  setup(&f, 17);
+  fake.info.cap_bytes = fake.in_use + 128 + 4160 + 10 * 88;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EBODY);
+  cr_assert_str_eq(err.msg, "executor 3, element (6, 2): boom");
+  teardown_f(&f);
+  /* No room for even one group: a message that says what to change. */
+  setup(&f, -1);
+  fake.info.cap_bytes = fake.in_use + 128 + 100;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_ENOMEM);
+  cr_assert(strstr(err.msg, "raise --gpu-memory or use more partitions") !=
+                NULL,
+            "%s", err.msg);
   teardown_f(&f);
 }
