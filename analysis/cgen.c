@@ -485,6 +485,16 @@ static void gpu_part(gen *g) {
       E(g, "    || k == %d", g->slots[i].idx);
   E(g, "    ;");
   close_(g);
+  /* For each array slot, the iterated key that its every first subscript
+   * is: a block reaches only the rows of its own key range. */
+  E(g, "extern \"C\" int orion_gbody_rowkey(int k);");
+  open_(g, "extern \"C\" int orion_gbody_rowkey(int k) ");
+  for (i = 0; i < g->nslots; i++)
+    if (g->slots[i].kind == ORION_CSLOT_ARRAY && g->slots[i].rowkey > 0)
+      E(g, "if (k == %d) return %d;", g->slots[i].idx,
+        g->slots[i].rowkey - 1);
+  E(g, "return -1;");
+  close_(g);
   /* The host's checks of what orion_gbody_run is given. */
   open_(g, "static int o_gcheck(orion_cctx *c) ");
   E(g, "int o_rc = 0;");

@@ -518,10 +518,35 @@ static int hoisted(gen *g, const ast_node *key, int64_t *off) {
 
 /* The subscript k of dimension `depth` of slot s as a checked 1-based
  * integer (a simple C expression). */
+/* Which iterated key a first subscript is: the key's index, or -1 (a
+ * name of the body's key parameters that the body never assigns). */
+static int key_param(gen *g, const ast_node *keynode) {
+  const ast_node *f = g->in->func;
+  int i;
+  if (keynode == NULL || keynode->kind != AST_NAME)
+    return -1;
+  for (i = 0; i < f->params.n && i < g->in->iter.ndims; i++)
+    if (strcmp(f->params.v[i]->str, keynode->str) == 0)
+      return lookup(g, keynode->str) == get_var(g, f->params.v[i]) &&
+                     !touches(f->a, keynode->str)
+                 ? i
+                 : -1;
+  return -1;
+}
+
 static const char *subscript(gen *g, const slot *s, int depth, cv k,
                              const ast_node *keynode, int line) {
   const char *kk, *dim = S(g, "%s_d%d", s->pfx, depth);
   int64_t off;
+  if (g->emit && depth == 0 && s->kind == ORION_CSLOT_ARRAY) {
+    /* The rows a block reaches (orion_gbody_rowkey). */
+    slot *w = &g->slots[s - g->slots];
+    int d = key_param(g, keynode);
+    if (d < 0 || (w->rowkey != 0 && w->rowkey != d + 1))
+      w->rowkey = -1;
+    else
+      w->rowkey = d + 1;
+  }
   if (k.t.k == T_NONE)
     return "1";
   if (!is_num(k))

@@ -98,5 +98,7 @@ int orion__load_gbody(exec_state *x, const orion_msg_load_body *m,
   orion_exec_set_gbody(
       x->ex, (orion_gbody_fn)orion_cobj_sym(o, ORION_GBODY_FN),
       (orion_gbody_writes_fn)orion_cobj_sym(o, ORION_GBODY_WRITES_FN), &grid);
+  orion_exec_set_growkey(
+      x->ex, (orion_gbody_rowkey_fn)orion_cobj_sym(o, ORION_GBODY_ROWKEY_FN));
   return 0;
 }

@@ -46,6 +46,7 @@ struct exec_gpu {
   orion_gpu *g;
   orion_gbody_fn fn;
   orion_gbody_writes_fn writes;
+  orion_gbody_rowkey_fn rowkey; /* NULL: every array moves whole */
   orion_gpugrid_in grid; /* kind, dims, skew, b */
   dev_copy *copies;
   int ncopies;
@@ -97,11 +98,17 @@ void orion_exec_set_gbody(orion_exec *ex, orion_gbody_fn fn,
     return;
   s->fn = fn;
   s->writes = writes;
+  s->rowkey = NULL;
   memset(&s->grid, 0, sizeof s->grid);
   if (grid != NULL)
     s->grid = *grid;
   s->grid.keys = NULL;
   s->grid.nelems = 0;
+}
+
+void orion_exec_set_growkey(orion_exec *ex, orion_gbody_rowkey_fn rowkey) {
+  if (ex->gpu != NULL)
+    ex->gpu->rowkey = rowkey;
 }
 
 int orion_exec_gpu_ready(const orion_exec *ex) {
@@ -130,8 +137,12 @@ void orion__exec_gpu_free(orion_exec *ex) {
   ex->gpu = NULL;
 }
 
+/* What a device copy holds. */
+enum { COPY_VALUES = 0, COPY_KEYS = 1, COPY_ROWS = 2 };
+
 /* The device copy of array id, of `bytes` bytes (allocated on first use,
- * again when the size changed). */
+ * again when the size changed; a window of rows, COPY_ROWS, is only
+ * reallocated to grow). */
 static int copy_of(struct exec_gpu *s, int64_t id, int keys, size_t bytes,
                    const char *what, void **d, orion_error *err) {
   int i, rc;
@@ -149,7 +160,9 @@ static int copy_of(struct exec_gpu *s, int64_t id, int keys, size_t bytes,
     v[i].keys = keys;
     s->ncopies++;
   }
-  if (s->copies[i].d != NULL && s->copies[i].bytes == bytes) {
+  if (s->copies[i].d != NULL &&
+      (s->copies[i].bytes == bytes ||
+       (keys == COPY_ROWS && s->copies[i].bytes >= bytes))) {
     *d = s->copies[i].d;
     return 0;
   }
@@ -206,6 +219,22 @@ static int upload(struct exec_gpu *s, int64_t id, const orion_array *a,
   return rc != 0 ? rc : as_device(ca, a, dv, dk);
 }
 
+/* Rows [lo, lo + n) of the dense array a as the device sees them: only
+ * those rows are copied in, into a window whose pointer is offset so that
+ * the body's row subscripts land in it (the body reaches no other row:
+ * orion_gbody_rowkey). */
+static int upload_rows(struct exec_gpu *s, int64_t id, const orion_array *a,
+                       int64_t lo, int64_t n, const char *what,
+                       orion_carray *ca, orion_error *err) {
+  size_t rb = (size_t)a->strides[0] * orion_type_size(a->type);
+  void *dv = NULL;
+  int rc = copy_of(s, id, COPY_ROWS, (size_t)n * rb, what, &dv, err);
+  if (rc == 0 && n > 0)
+    rc = orion_gpu_h2d(s->g, dv, (const char *)a->values + (size_t)lo * rb,
+                       (size_t)n * rb, err);
+  return rc != 0 ? rc : as_device(ca, a, (char *)dv - (size_t)lo * rb, NULL);
+}
+
 /* The iterated array as the device sees it: device copies of its whole
  * size, into which only the block's segments are copied (a body reads and
  * writes only its own elements), so a block moves its own elements, not
@@ -256,14 +285,23 @@ static int download_block(struct exec_gpu *s, int64_t id, orion_array *a,
   return rc;
 }
 
+/* A written array back: whole, or rows [lo, lo + n) of its window when
+ * n >= 0. */
 static int download(struct exec_gpu *s, int64_t id, orion_array *a,
-                    orion_error *err) {
-  size_t vb = (size_t)a->nnz * orion_type_size(a->type);
+                    int64_t lo, int64_t n, orion_error *err) {
+  size_t es = orion_type_size(a->type), vb = (size_t)a->nnz * es;
+  size_t rb = n >= 0 ? (size_t)a->strides[0] * es : 0;
   void *dv = NULL;
   int i;
   for (i = 0; i < s->ncopies; i++)
-    if (s->copies[i].id == id && !s->copies[i].keys)
+    if (s->copies[i].id == id &&
+        s->copies[i].keys == (n >= 0 ? COPY_ROWS : COPY_VALUES))
       dv = s->copies[i].d;
+  if (n >= 0)
+    return dv == NULL || n == 0
+               ? 0
+               : orion_gpu_d2h(s->g, (char *)a->values + (size_t)lo * rb, dv,
+                               (size_t)n * rb, err);
   if (dv == NULL || vb == 0)
     return 0;
   return orion_gpu_d2h(s->g, a->values, dv, vb, err);
@@ -306,6 +344,8 @@ typedef struct run_host {
   orion_cacc *accs; /* each accumulator's op, for the groups' partials */
   acc_slot **acc_of;
   binding **arr_of;
+  int64_t *rlo, *rn; /* per array slot: its rows on the device (rn -1: all) */
+  int64_t *klo, *khi; /* per key dimension: the block's range */
   int64_t *pos, *keys, *order;
   orion_gpugrid grid;
 } run_host;
@@ -318,6 +358,10 @@ static void run_host_free(run_host *h) {
   orion_free(h->accs);
   orion_free(h->acc_of);
   orion_free(h->arr_of);
+  orion_free(h->rlo);
+  orion_free(h->rn);
+  orion_free(h->klo);
+  orion_free(h->khi);
   orion_free(h->pos);
   orion_free(h->keys);
   orion_free(h->order);
@@ -326,8 +370,8 @@ static void run_host_free(run_host *h) {
 
 /* Binds the slots: arrays uploaded, constants, accumulators (their slots
  * in acc_of).  Counts into *na, *nk. */
-static int bind_slots(orion_exec *ex, struct exec_gpu *s, run_host *h, int *na,
-                      int *nk, orion_error *err) {
+static int bind_slots(orion_exec *ex, struct exec_gpu *s, run_host *h,
+                      int ndims, int *na, int *nk, orion_error *err) {
   int i, nc = 0, rc = 0;
   char what[96];
   *na = *nk = 0;
@@ -340,9 +384,25 @@ static int bind_slots(orion_exec *ex, struct exec_gpu *s, run_host *h, int *na,
                                "executor %d: array %lld of the device body "
                                "is not bound (or sparse)",
                                ex->id, (long long)sl->id);
+      int d = s->rowkey != NULL ? s->rowkey(*na) : -1;
       snprintf(what, sizeof what, "array %lld", (long long)sl->id);
       h->arr_of[*na] = bd;
-      rc = upload(s, sl->id, bd->a, what, &h->arrays[*na], err);
+      h->rn[*na] = -1;
+      if (d >= 0 && d < ndims && bd->a->ndims >= 1 && bd->a->dims[0] > 0) {
+        /* Only the rows of the block's key range. */
+        int64_t lo = h->klo[d] > 0 ? h->klo[d] : 0;
+        int64_t hi = h->khi[d] < bd->a->dims[0] ? h->khi[d]
+                                                : bd->a->dims[0] - 1;
+        if (lo > 0 || hi < bd->a->dims[0] - 1) {
+          h->rlo[*na] = lo;
+          h->rn[*na] = hi >= lo ? hi - lo + 1 : 0;
+        }
+      }
+      rc = h->rn[*na] >= 0 ? upload_rows(s, sl->id, bd->a, h->rlo[*na],
+                                         h->rn[*na], what, &h->arrays[*na],
+                                         err)
+                           : upload(s, sl->id, bd->a, what, &h->arrays[*na],
+                                    err);
       (*na)++;
     } else if (sl->kind == ORION_CSLOT_ACC) {
       acc_slot *as = orion__exec_find_acc(ex, sl->id);
@@ -614,7 +674,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   orion_gpugrid_in in;
   size_t n = (size_t)ex->ncslots + 1;
   int64_t i, nel = 0;
-  int na = 0, nk = 0, rc, r = 0, streamed = 0;
+  int na = 0, nk = 0, rc, r = 0, streamed = 0, d;
   double t[4] = {0, 0, 0, 0};
   if (!orion_exec_gpu_ready(ex))
     return orion_error_set(err, ORION_EINVAL,
@@ -634,8 +694,13 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.consts = orion_calloc(n, sizeof *h.consts);
   h.acc_of = orion_calloc(n, sizeof *h.acc_of);
   h.arr_of = orion_calloc(n, sizeof *h.arr_of);
+  h.rlo = orion_calloc(n, sizeof *h.rlo);
+  h.rn = orion_calloc(n, sizeof *h.rn);
+  h.klo = orion_calloc(ORION_MAX_DIMS, sizeof *h.klo);
+  h.khi = orion_calloc(ORION_MAX_DIMS, sizeof *h.khi);
   if (h.c == NULL || h.arrays == NULL || h.consts == NULL ||
-      h.acc_of == NULL || h.arr_of == NULL) {
+      h.acc_of == NULL || h.arr_of == NULL || h.rlo == NULL || h.rn == NULL ||
+      h.klo == NULL || h.khi == NULL) {
     rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
     goto done;
   }
@@ -662,7 +727,18 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   for (i = 0; i < nel; i++)
     h.order[i] = h.pos[h.grid.order[i]];
   t[1] = orion_now();
-  rc = bind_slots(ex, s, &h, &na, &nk, err);
+  /* The block's range of each key, for the rows the body reaches. */
+  for (d = 0; d < it->a->ndims; d++) {
+    h.klo[d] = INT64_MAX;
+    h.khi[d] = INT64_MIN;
+  }
+  for (i = 0; i < nel; i++)
+    for (d = 0; d < it->a->ndims; d++) {
+      int64_t k = h.keys[i * it->a->ndims + d];
+      h.klo[d] = k < h.klo[d] ? k : h.klo[d];
+      h.khi[d] = k > h.khi[d] ? k : h.khi[d];
+    }
+  rc = bind_slots(ex, s, &h, it->a->ndims, &na, &nk, err);
   /* Elements that do not fit beside the arrays stream through in chunks
    * (a sparse iterated array; a dense one needs its whole copy). */
   streamed = rc == 0 && it->a->sparse &&
@@ -743,7 +819,9 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
     if (s->writes == NULL || s->writes((int)i)) {
       orion_error derr;
       orion_error_clear(&derr);
-      if (download(s, h.arr_of[i]->id, h.arr_of[i]->a, &derr) != 0 && rc == 0)
+      if (download(s, h.arr_of[i]->id, h.arr_of[i]->a, h.rlo[i], h.rn[i],
+                   &derr) != 0 &&
+          rc == 0)
         rc = orion_error_set(err, derr.code, "%s", derr.msg);
     }
   if (!streamed && (s->writes == NULL || s->writes(-1))) {
@@ -757,12 +835,12 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
     s->blocks++;
   if (getenv("ORION_GPU_PROFILE") != NULL) {
     /* Where a block's time goes, for bench/gpu.sh's breakdown. */
-    char d[160];
-    orion_gpugrid_describe(&h.grid, s->grid.kind, d, sizeof d);
+    char gd[160];
+    orion_gpugrid_describe(&h.grid, s->grid.kind, gd, sizeof gd);
     fprintf(stderr,
             "orion: executor %d: GPU block of %lld elements (%s%s): grid "
             "%.2f ms, copies in %.2f ms, body %.2f ms, copies out %.2f ms\n",
-            ex->id, (long long)nel, d, streamed ? ", streamed" : "",
+            ex->id, (long long)nel, gd, streamed ? ", streamed" : "",
             (t[1] - t[0]) * 1e3, (t[2] - t[1]) * 1e3, (t[3] - t[2]) * 1e3,
             (orion_now() - t[3]) * 1e3);
   }

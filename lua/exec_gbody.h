@@ -32,6 +32,10 @@ void orion_exec_set_gbody(orion_exec *ex, orion_gbody_fn fn,
                           orion_gbody_writes_fn writes,
                           const orion_gpugrid_in *grid);
 
+/* The loaded device body's orion_gbody_rowkey (NULL: every bound array
+ * moves whole).  Call after orion_exec_set_gbody. */
+void orion_exec_set_growkey(orion_exec *ex, orion_gbody_rowkey_fn rowkey);
+
 /* 1 when blocks of the loaded loop run on the device. */
 int orion_exec_gpu_ready(const orion_exec *ex);
 

@@ -3004,3 +3004,36 @@ Test(cgen, lane_loops_on_the_device) {
     orion_free(src);
   }
 }
+
+/* orion_gbody_rowkey: the iterated key every first subscript of an array
+ * is, so that a GPU block copies only the rows it reaches; any other
+ * first subscript (an offset, a reassigned key, another variable) makes
+ * the array move whole. */
+Test(cgen, rowkey_names_the_key_of_each_array) {
+  static const struct {
+    const char *body;
+    int w, h; /* W's and H's key, or -1 */
+  } cases[] = {
+      {MF_SGD, 0, 1},
+      {"function(u, i, r)\n  W[u][1] = r\n  H[i][1] = H[u + 0][1]\nend", 0, -1},
+      {"function(u, i, r)\n  W[u + 1][1] = r\n  H[i][2] = r\nend", -1, 1},
+      {"function(u, i, r)\n  u = i\n  W[u][1] = r\n  H[i][2] = r\nend", -1, 1},
+      {"function(u, i, r)\n  local j = i\n  W[j][1] = r\n  H[i][2] = r\nend", -1, 1},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *src = gen_src(cases[i].body, IT_RAT, 0), want[64];
+    int k;
+    for (k = 0; k < 2; k++) {
+      int key = k == 0 ? cases[i].w : cases[i].h;
+      snprintf(want, sizeof want, "if (k == %d) return %d;", k, key);
+      if (key >= 0)
+        cr_assert(strstr(src, want) != NULL, "case %zu: no '%s'", i, want);
+      else {
+        snprintf(want, sizeof want, "if (k == %d) return", k);
+        cr_assert(strstr(src, want) == NULL, "case %zu: '%s'", i, want);
+      }
+    }
+    orion_free(src);
+  }
+}

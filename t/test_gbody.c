@@ -79,9 +79,12 @@ void orion_gpu_host_free(orion_gpu *g, void *h) {
   (void)g;
   free(h);
 }
+static size_t h2d_bytes; /* copied in, over the test */
+
 int orion_gpu_h2d(orion_gpu *g, void *dst, const void *src, size_t n,
                   orion_error *e) {
   (void)g, (void)e;
+  h2d_bytes += n;
   memcpy(dst, src, n);
   return 0;
 }
@@ -364,4 +367,47 @@ Test(gbody, block_larger_than_device_memory_streams) {
                 NULL,
             "%s", err.msg);
   teardown_f(&f);
+}
+
+/* With the body's orion_gbody_rowkey, a block copies in (and back) only
+ * the rows of W, H and C its elements' keys reach, and gets the same
+ * results; an array the body reaches otherwise moves whole. */
+static int rowkey_all(int k) { return k == 0 ? 0 : 1; } /* W[i], H[j], C[j] */
+static int rowkey_w_only(int k) { return k == 0 ? 0 : -1; }
+
+Test(gbody, a_block_moves_only_the_rows_it_reaches) {
+  fixture f;
+  /* Elements 0 and 1: keys (0, 0) and (1, 3): W rows 0-1, H and C 0-3. */
+  orion_segment seg = {0, 2};
+  orion_error err;
+  size_t whole, rows;
+  int pass;
+  for (pass = 0; pass < 3; pass++) {
+    setup(&f, -1);
+    ((double *)f.W->values)[5] = 7.0; /* outside the block's rows */
+    if (pass == 1)
+      orion_exec_set_growkey(f.ex, rowkey_all);
+    if (pass == 2)
+      orion_exec_set_growkey(f.ex, rowkey_w_only);
+    h2d_bytes = 0;
+    orion_error_clear(&err);
+    cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(((double *)f.W->values)[0], 1.0); /* element 0: v = 1 */
+    cr_assert_eq(((double *)f.W->values)[1], 2.0); /* element 1: v = 2 */
+    cr_assert_eq(((double *)f.W->values)[5], 7.0);
+    cr_assert_eq(((int64_t *)f.C->values)[0], 1);
+    cr_assert_eq(((int64_t *)f.C->values)[3], 1);
+    cr_assert_eq(((int64_t *)f.C->values)[4], 0);
+    cr_assert_eq(total_visits, 2);
+    if (pass == 0)
+      whole = h2d_bytes;
+    else if (pass == 1)
+      rows = h2d_bytes;
+    else /* W's 2 rows of 6, H and C whole (5 each) */
+      cr_assert_eq(whole - h2d_bytes, 4 * sizeof(double));
+    teardown_f(&f);
+  }
+  /* W: 2 rows of 6; H, C: 4 of 5: 4 + 1 + 1 rows of 8 bytes fewer. */
+  cr_assert_eq(whole - rows, 6 * sizeof(double), "%zu vs %zu", whole, rows);
 }

@@ -46,6 +46,7 @@
 #define ORION_GBODY_FN "orion_gbody_run"          /* orion_gbody_fn */
 #define ORION_GBODY_ABI_SYM "orion_gbody_abi"     /* const int */
 #define ORION_GBODY_WRITES_FN "orion_gbody_writes" /* orion_gbody_writes_fn */
+#define ORION_GBODY_ROWKEY_FN "orion_gbody_rowkey" /* orion_gbody_rowkey_fn */
 
 /* ORION_PRELUDE_BEGIN */
 typedef struct orion_gctx {
@@ -86,5 +87,12 @@ typedef int (*orion_gbody_fn)(orion_gctx *g);
  * k == -1 meaning the iterated array (a body that returns a value); the
  * caller copies back only those. */
 typedef int (*orion_gbody_writes_fn)(int k);
+
+/* For array slot k, the iterated key d (0-based) that every first
+ * subscript of the array in the body is, so that a block reaches only the
+ * rows its elements' key d spans (the caller copies only those); -1 when
+ * the body reaches it otherwise.  Sources generated before it existed do
+ * not have it: every row moves. */
+typedef int (*orion_gbody_rowkey_fn)(int k);
 
 #endif
