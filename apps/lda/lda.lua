@@ -575,67 +575,87 @@ local Kalpha = K * alpha
 local ll_doc = orion.accumulator("sum", 0.0)
 local ll_word = orion.accumulator("sum", 0.0)
 
-local function ll_docs(d, k, c)
-  if c > 0 then
-    local x = alpha + c
-    local shift = 1.0
-    while x < 10 do shift = shift * x; x = x + 1 end
-    local xi = 1 / x
-    local x2 = xi * xi
-    ll_doc:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
-      + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
-      - math.log(shift) - lg_alpha)
+-- The loops walk one row per document (over dlen) and one per word (over
+-- wlen): the count tables are then read at the loop's own key, so they
+-- stay on the executors that hold them (resident rows, lua/dist_resid.c)
+-- instead of coming back to the driver to be iterated.
+local wlen = orion.zeros { V, type = "i32" }
+
+local function ll_doc_rows(d, n)
+  local row = ndk[d]
+  for k = 1, K do
+    local c = row[k]
+    if c > 0 then
+      local x = alpha + c
+      local shift = 1.0
+      while x < 10 do shift = shift * x; x = x + 1 end
+      local xi = 1 / x
+      local x2 = xi * xi
+      ll_doc:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
+        + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
+        - math.log(shift) - lg_alpha)
+    end
   end
-  if k == 1 then
-    local x = Kalpha + dlen[d]
-    local shift = 1.0
-    while x < 10 do shift = shift * x; x = x + 1 end
-    local xi = 1 / x
-    local x2 = xi * xi
-    ll_doc:add(-((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
-      + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
-      - math.log(shift)))
-  end
+  local x = Kalpha + n
+  local shift = 1.0
+  while x < 10 do shift = shift * x; x = x + 1 end
+  local xi = 1 / x
+  local x2 = xi * xi
+  ll_doc:add(-((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
+    + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
+    - math.log(shift)))
 end
 
-local function ll_words(w, k, c)
-  if c > 0 then
-    local x = beta + c
-    local shift = 1.0
-    while x < 10 do shift = shift * x; x = x + 1 end
-    local xi = 1 / x
-    local x2 = xi * xi
-    ll_word:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
-      + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
-      - math.log(shift) - lg_beta)
+local function ll_word_rows(w, _)
+  local row = nwk[w]
+  for k = 1, K do
+    local c = row[k]
+    if c > 0 then
+      local x = beta + c
+      local shift = 1.0
+      while x < 10 do shift = shift * x; x = x + 1 end
+      local xi = 1 / x
+      local x2 = xi * xi
+      ll_word:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
+        + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
+        - math.log(shift) - lg_beta)
+    end
   end
 end
 
 -- The same terms from the packed lists: entries (count << SH) | (topic -
--- 1), 0 when empty; wa's last two slots are list lengths.
-local function ll_words_packed(w, j, e)
-  if e > 0 and j <= C then
-    local x = beta + (e >> SH)
-    local shift = 1.0
-    while x < 10 do shift = shift * x; x = x + 1 end
-    local xi = 1 / x
-    local x2 = xi * xi
-    ll_word:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
-      + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
-      - math.log(shift) - lg_beta)
+-- 1), 0 when empty; wa's last two slots are list lengths, and wx holds
+-- the topics past the first C (K > C).
+local XW = math.max(K - C, 1)
+local function ll_word_packed_rows(w, _)
+  local ra, rx = wa[w], wx[w]
+  for j = 1, C do
+    local e = ra[j]
+    if e > 0 then
+      local x = beta + (e >> SH)
+      local shift = 1.0
+      while x < 10 do shift = shift * x; x = x + 1 end
+      local xi = 1 / x
+      local x2 = xi * xi
+      ll_word:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
+        + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
+        - math.log(shift) - lg_beta)
+    end
   end
-end
-
-local function ll_words_overflow(w, j, e)
-  if e > 0 then
-    local x = beta + (e >> SH)
-    local shift = 1.0
-    while x < 10 do shift = shift * x; x = x + 1 end
-    local xi = 1 / x
-    local x2 = xi * xi
-    ll_word:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
-      + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
-      - math.log(shift) - lg_beta)
+  if K > C then
+    for j = 1, XW do
+      local e = rx[j]
+      if e > 0 then
+        local x = beta + (e >> SH)
+        local shift = 1.0
+        while x < 10 do shift = shift * x; x = x + 1 end
+        local xi = 1 / x
+        local x2 = xi * xi
+        ll_word:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
+          + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
+          - math.log(shift) - lg_beta)
+      end
+    end
   end
 end
 
@@ -651,13 +671,8 @@ end
 local function log_likelihood()
   ll_doc:reset()
   ll_word:reset()
-  count_bytes(orion.parallel_for(ndk, ll_docs))
-  if sparse then
-    count_bytes(orion.parallel_for(wa, ll_words_packed))
-    if K > C then count_bytes(orion.parallel_for(wx, ll_words_overflow)) end
-  else
-    count_bytes(orion.parallel_for(nwk, ll_words))
-  end
+  count_bytes(orion.parallel_for(dlen, ll_doc_rows))
+  count_bytes(orion.parallel_for(wlen, sparse and ll_word_packed_rows or ll_word_rows))
   local ll = D * lgamma(Kalpha) + ll_doc:get() + K * lgamma(Vbeta) + ll_word:get()
   for k, n in ipairs(nk:to_table()) do
     ll = ll - lgamma(Vbeta + n)
