@@ -20,32 +20,35 @@ static int same_host(const char *a, const char *b) {
   return la == lb && memcmp(a, b, la) == 0;
 }
 
+/* Closes the connection in slot i to make room. */
+static void evict(orion_gate *g, int i, const char *why) {
+  orion_conn *old = g->conn[i];
+  g->conn[i] = NULL;
+  orion_conn_close(old, "pushed out by a newer connection: %s", why);
+}
+
 void orion_gate_admit(orion_gate *g, orion_conn *conn) {
-  int i, free_at = -1, oldest = -1, same = 0;
+  int i, free_at = -1, oldest = -1, oldest_same = -1, same = 0;
   for (i = 0; i < ORION_GATE_MAX; i++) {
     if (g->conn[i] == NULL) {
       if (free_at < 0)
         free_at = i;
       continue;
     }
-    if (same_host(g->conn[i]->peer, conn->peer))
+    if (same_host(g->conn[i]->peer, conn->peer)) {
       same++;
+      if (oldest_same < 0 || g->since[i] < g->since[oldest_same])
+        oldest_same = i;
+    }
     if (oldest < 0 || g->since[i] < g->since[oldest])
       oldest = i;
   }
   if (same >= ORION_GATE_PER_HOST) {
-    orion_conn_close(conn,
-                     "%d connections from that address are already waiting "
-                     "to register",
-                     same);
-    return;
-  }
-  if (free_at < 0) {
-    orion_conn *old = g->conn[oldest];
-    g->conn[oldest] = NULL;
-    orion_conn_close(old, "%d connections waiting to register: the oldest "
-                          "goes",
-                     ORION_GATE_MAX);
+    evict(g, oldest_same, "too many unregistered connections from that "
+                          "address");
+    free_at = oldest_same;
+  } else if (free_at < 0) {
+    evict(g, oldest, "too many unregistered connections");
     free_at = oldest;
   }
   g->conn[free_at] = conn;

@@ -1,11 +1,14 @@
 /* The driver's gate: the connections that have not registered yet, kept
  * from crowding out the job's executors.  A connection has
  * ORION_GATE_DEADLINE_S seconds to authenticate and register (dsm/net.c
- * ends those that have not authenticated after ORION_CONN_HANDSHAKE_S); one
- * address may hold ORION_GATE_PER_HOST of them at once (more are refused
- * on arrival), and when ORION_GATE_MAX wait the oldest goes.  A real
- * executor registers within milliseconds of connecting, so a client that
- * holds connections open only ever blocks its own.
+ * ends those that have not authenticated after ORION_CONN_HANDSHAKE_S).
+ * One address may hold ORION_GATE_PER_HOST of them at once and all
+ * addresses ORION_GATE_MAX: a new connection over either cap closes the
+ * oldest one waiting (of its address, or of all).  A real executor
+ * authenticates and registers within milliseconds of connecting, so a
+ * client that holds connections open, even from the executors' own
+ * address, only ever pushes out its own; an executor whose connection is
+ * pushed out all the same tries again (drivers/executor.c).
  *
  * Refusals are logged at most ORION_GATE_LOG_BURST lines per
  * ORION_GATE_LOG_S seconds; the rest are counted, and the count is logged
@@ -35,9 +38,8 @@ typedef struct orion_gate {
 
 void orion_gate_init(orion_gate *g);
 
-/* A connection was accepted: it waits in the gate, or is closed (its
- * address holds too many), or the oldest waiting one is closed to make
- * room. */
+/* A connection was accepted: it waits in the gate; over a cap, the
+ * oldest one waiting (of its address, or of all) is closed for it. */
 void orion_gate_admit(orion_gate *g, orion_conn *conn);
 
 /* conn registered or closed: it leaves the gate. */

@@ -160,7 +160,8 @@ static int on_answer(orion_sec *s, orion_buf *out) {
   if (sodium_memcmp(want, s->answer + 40, sizeof want) != 0)
     return fail(s, -EACCES,
                 "authentication failed: the peer that answered does not "
-                "hold the job's token (not this job's driver or executor)");
+                "hold this end's token (a wrong token on one side, or not "
+                "this job's driver or executor)");
   s->peer_policy = s->answer[4];
   s->encrypt = s->answer[5];
   if (s->policy == ORION_SEC_ON && !s->encrypt)
