@@ -19,10 +19,12 @@
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${ORION_BUILDDIR:-$(pwd)}
+tools=${ORION_TOOLDIR:-$build} # t/relay, t/hostile (another build's binaries
+                               # may be tested with this build's tools)
 drv=$build/orion-driver
 exe=$build/orion-executor
 . "$src/t/skip.sh"
-[ -x "$build/t/hostile" ] || skip "t/hostile is not built (make check builds it)"
+[ -x "$tools/t/hostile" ] || skip "t/hostile is not built (make check builds it)"
 tmp=$(mktemp -d)
 pids=""
 trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
@@ -46,7 +48,7 @@ wait_file() {
 }
 
 # ---- 1. a fake driver ----------------------------------------------------
-"$build/t/hostile" fake-driver "$tmp/sniff" 3 >"$tmp/fport" &
+"$tools/t/hostile" fake-driver "$tmp/sniff" 3 >"$tmp/fport" &
 pids="$pids $!"
 wait_file "$tmp/fport" 10 || bad "the fake driver did not start"
 ORION_TOKEN=$secret ORION_REGISTER_TIMEOUT=1 "$exe" --allow-io \
@@ -80,7 +82,7 @@ SLURM_PROCID=0 SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$port ORION_TOKEN=$learned 
 dpid=$!
 pids="$pids $dpid"
 sleep 0.5
-"$build/t/relay" "$port" none up 0 "$tmp/rs" >"$tmp/rport" &
+"$tools/t/relay" "$port" none up 0 "$tmp/rs" >"$tmp/rport" &
 pids="$pids $!"
 wait_file "$tmp/rport" 10 || bad "the relay did not start"
 ORION_TOKEN=$secret ORION_REGISTER_TIMEOUT=1 "$exe" --allow-io \
@@ -129,7 +131,7 @@ done
 line=$(grep -m1 "'--id' '0'" "$tmp/d4")
 token=$(echo "$line" | sed "s/.*ORION_TOKEN='\([^']*\)'.*/\1/")
 dport=$(echo "$line" | sed "s/.*'--driver' '127.0.0.1:\([0-9]*\)'.*/\1/")
-"$build/t/hostile" hold "$dport" 200 3 >"$tmp/h4" &
+"$tools/t/hostile" hold "$dport" 200 3 >"$tmp/h4" &
 hpid=$!
 pids="$pids $hpid"
 wait_file "$tmp/h4" 20 || bad "the hostile client did not connect"

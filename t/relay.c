@@ -263,8 +263,17 @@ static int forward(pair *pr, dir *d) {
   return 0;
 }
 
-/* Reads what is there on d->from; -1 once the pair is to close. */
+/* Reads what is there on d->from; -1 once the pair is to close.  Kind
+ * "none" forwards bytes as they come, whatever the protocol. */
 static int pump(pair *pr, dir *d) {
+  if (strcmp(kind, "none") == 0) {
+    ssize_t got = recv(d->from, d->u, sizeof d->u, MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+      return -1;
+    if (got > 0)
+      send_all(d->to, d->u, (size_t)got);
+    return 0;
+  }
   for (;;) {
     size_t need;
     ssize_t got;

@@ -23,9 +23,11 @@
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${ORION_BUILDDIR:-$(pwd)}
+tools=${ORION_TOOLDIR:-$build} # t/relay, t/hostile (another build's binaries
+                               # may be tested with this build's tools)
 drv=$build/orion-driver
 exe=$build/orion-executor
-relay=$build/t/relay
+relay=$tools/t/relay
 . "$src/t/skip.sh"
 [ -x "$relay" ] || skip "t/relay is not built (make check builds it)"
 tmp=$(mktemp -d)
