@@ -214,7 +214,7 @@ static void on_closed(orion_conn *c, const char *reason) {
   if (!x->welcomed && x->tries > 1)
     orion__exec_die(x,
                     "could not register with the driver at %s:%d in %d "
-                    "tries over %.0f s: %s",
+                    "tries over %g s: %s",
                     x->host, x->port, x->tries, x->reg_timeout, reason);
   orion__exec_die(x, "lost the driver at %s:%d: %s", x->host, x->port, reason);
 }
