@@ -12,6 +12,17 @@
 
 enum { ST_HELLO = 0, ST_ANSWER, ST_PROOF, ST_OPEN, ST_FAILED };
 
+_Static_assert(crypto_aead_aes256gcm_NPUBBYTES ==
+                   crypto_aead_chacha20poly1305_IETF_NPUBBYTES,
+               "one nonce layout serves both AEADs");
+_Static_assert(sizeof(crypto_aead_aes256gcm_state) <= ORION_SEC_GCM_STATE,
+               "orion_sec has room for AES-GCM's expanded key");
+
+/* The expanded AES-GCM key kept in st. */
+static crypto_aead_aes256gcm_state *gcm(unsigned char *st) {
+  return (crypto_aead_aes256gcm_state *)(void *)st;
+}
+
 static const unsigned char label_key[] = "orion-c job key";
 static const unsigned char label_answer[] = "answer";
 static const unsigned char label_proof[] = "proof";
@@ -34,6 +45,7 @@ int orion_sec_init(orion_sec *s, orion_sec_role role, const char *token,
   crypto_generichash_update(&h, label_key, sizeof label_key);
   crypto_generichash_update(&h, (const unsigned char *)token, token_len);
   crypto_generichash_final(&h, s->job_key, ORION_SEC_KEY_LEN);
+  s->aes = crypto_aead_aes256gcm_is_available();
   s->rec = orion_malloc(ORION_SEC_RECORD_MAX + ORION_SEC_TAG_LEN);
   return s->rec != NULL ? 0 : ORION_ENOMEM;
 }
@@ -44,6 +56,8 @@ void orion_sec_free(orion_sec *s) {
   sodium_memzero(s->job_key, sizeof s->job_key);
   sodium_memzero(s->tx_key, sizeof s->tx_key);
   sodium_memzero(s->rx_key, sizeof s->rx_key);
+  sodium_memzero(s->tx_gcm, sizeof s->tx_gcm);
+  sodium_memzero(s->rx_gcm, sizeof s->rx_gcm);
 }
 
 /* The 8-byte head of a handshake message. */
@@ -82,11 +96,15 @@ static void derive_keys(orion_sec *s) {
   sodium_memzero(m, sizeof m);
   sodium_memzero(c2a, sizeof c2a);
   sodium_memzero(a2c, sizeof a2c);
+  if (s->cipher == 1) {
+    crypto_aead_aes256gcm_beforenm(gcm(s->tx_gcm), s->tx_key);
+    crypto_aead_aes256gcm_beforenm(gcm(s->rx_gcm), s->rx_key);
+  }
   s->state = ST_OPEN;
 }
 
 void orion_sec_start(orion_sec *s, orion_buf *out) {
-  msg_head(s->challenge, ORION_SEC_KIND_CHALLENGE, s->policy, 0);
+  msg_head(s->challenge, ORION_SEC_KIND_CHALLENGE, s->policy, s->aes);
   randombytes_buf(s->challenge + 8, ORION_SEC_NONCE_LEN);
   orion_buf_append(out, s->challenge, ORION_SEC_CHALLENGE_LEN);
 }
@@ -116,7 +134,7 @@ static int check_head(orion_sec *s, const unsigned char *m, int kind,
              m[2], ORION_WIRE_VERSION);
     return ORION_EVERSION;
   }
-  if (m[4] > ORION_SEC_OFF || m[5] > 1 || m[6] != 0 || m[7] != 0) {
+  if (m[4] > ORION_SEC_OFF || m[5] > 1 || m[6] > 1 || m[7] != 0) {
     s->state = ST_FAILED;
     snprintf(s->why, sizeof s->why, "bad option bytes in the handshake's %s",
              name);
@@ -142,7 +160,9 @@ static int on_challenge(orion_sec *s, orion_buf *out) {
   memcpy(s->challenge, s->in, ORION_SEC_CHALLENGE_LEN);
   s->peer_policy = s->in[4];
   s->encrypt = choose_mode(s);
+  s->cipher = s->aes && s->in[5];
   msg_head(s->answer, ORION_SEC_KIND_ANSWER, s->policy, s->encrypt);
+  s->answer[6] = (unsigned char)s->cipher;
   randombytes_buf(s->answer + 8, ORION_SEC_NONCE_LEN);
   mac_of(s, label_answer, sizeof label_answer, 40, s->answer + 40);
   orion_buf_append(out, s->answer, ORION_SEC_ANSWER_LEN);
@@ -164,6 +184,10 @@ static int on_answer(orion_sec *s, orion_buf *out) {
                 "this job's driver or executor)");
   s->peer_policy = s->answer[4];
   s->encrypt = s->answer[5];
+  s->cipher = s->answer[6];
+  if (s->cipher && !s->aes)
+    return fail(s, -EPROTO, "the peer chose AES-256-GCM, which this CPU "
+                            "does not run");
   if (s->policy == ORION_SEC_ON && !s->encrypt)
     return fail(s, -EACCES,
                 "the peer would not encrypt and this end requires it");
@@ -180,7 +204,7 @@ static int on_proof(orion_sec *s) {
   int rc = check_head(s, s->in, ORION_SEC_KIND_PROOF, "PROOF");
   if (rc != 0)
     return rc;
-  if (s->in[4] != 0 || s->in[5] != 0)
+  if (s->in[4] != 0 || s->in[5] != 0 || s->in[6] != 0)
     return fail(s, -EPROTO, "bad option bytes in the handshake's PROOF");
   mac_of(s, label_proof, sizeof label_proof, ORION_SEC_ANSWER_LEN, want);
   if (sodium_memcmp(want, s->in + 8, sizeof want) != 0)
@@ -240,7 +264,13 @@ void orion_sec_seal(orion_sec *s, void *data, size_t len,
   head[1] = (unsigned char)(len >> 8);
   head[2] = (unsigned char)(len >> 16);
   head[3] = (unsigned char)(len >> 24);
-  if (s->encrypt)
+  if (s->cipher && s->encrypt)
+    crypto_aead_aes256gcm_encrypt_detached_afternm(
+        data, tag, NULL, data, len, NULL, 0, NULL, nonce, gcm(s->tx_gcm));
+  else if (s->cipher)
+    crypto_aead_aes256gcm_encrypt_detached_afternm(
+        none, tag, NULL, none, 0, data, len, NULL, nonce, gcm(s->tx_gcm));
+  else if (s->encrypt)
     crypto_aead_chacha20poly1305_ietf_encrypt_detached(
         data, tag, NULL, data, len, NULL, 0, NULL, nonce, s->tx_key);
   else
@@ -250,6 +280,7 @@ void orion_sec_seal(orion_sec *s, void *data, size_t len,
 
 int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,
                    const unsigned char **plain, size_t *plain_len) {
+  static unsigned char none[1];
   const unsigned char *b = p;
   unsigned char nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
   size_t take, want;
@@ -289,7 +320,15 @@ int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,
   if (s->rec_have < want)
     return ORION_SEC_MORE;
   nonce_of(s->rx_seq, nonce);
-  if (s->encrypt)
+  if (s->cipher && s->encrypt)
+    rc = crypto_aead_aes256gcm_decrypt_detached_afternm(
+        s->rec, NULL, s->rec, s->rec_len, s->rec + s->rec_len, NULL, 0, nonce,
+        gcm(s->rx_gcm));
+  else if (s->cipher)
+    rc = crypto_aead_aes256gcm_decrypt_detached_afternm(
+        none, NULL, none, 0, s->rec + s->rec_len, s->rec, s->rec_len, nonce,
+        gcm(s->rx_gcm));
+  else if (s->encrypt)
     rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
         s->rec, NULL, s->rec, s->rec_len, s->rec + s->rec_len, NULL, 0, nonce,
         s->rx_key);

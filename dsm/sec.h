@@ -9,9 +9,9 @@
  * Handshake (fixed-size messages, before any frame):
  *
  *   connector -> acceptor  CHALLENGE  40 bytes  'O' 'C' version 0xA1
- *                                      policy 0 0 0, nonce_c[32]
+ *                                      policy aes 0 0, nonce_c[32]
  *   acceptor -> connector  ANSWER     72 bytes  'O' 'C' version 0xA2
- *                                      policy mode 0 0, nonce_a[32],
+ *                                      policy mode cipher 0, nonce_a[32],
  *                                      proof_a[32]
  *   connector -> acceptor  PROOF      40 bytes  'O' 'C' version 0xA3
  *                                      0 0 0 0, proof_c[32]
@@ -27,22 +27,25 @@
  * M = BLAKE2b_K("session" || CHALLENGE || ANSWER), and crypto_kdf subkeys
  * 1 (connector to acceptor) and 2 (acceptor to connector) of M.
  *
- * The policy bytes (orion_sec_policy) and ANSWER's mode byte are covered
+ * The policy bytes (orion_sec_policy), the connector's `aes` (1: this CPU
+ * runs AES-256-GCM in hardware) and ANSWER's mode and cipher are covered
  * by the proofs, so nobody on the path can turn encryption off.  The
  * acceptor decides the mode: encrypted when either side asks ON; MAC only
  * when either says OFF (and neither ON); else encrypted unless the
- * connection is over loopback.
+ * connection is over loopback.  And the cipher: AES-256-GCM (1) when both
+ * ends run it in hardware, else ChaCha20-Poly1305 (0).
  *
  * Records (after the handshake, each way):
  *
  *   u32 LE length L (1..ORION_SEC_RECORD_MAX), L bytes, a 16-byte tag
  *
- * sealed with ChaCha20-Poly1305 (IETF) under the direction's key and a
- * nonce that is the record's number in its direction (0, 1, 2, ...; never
- * sent).  Encrypted mode encrypts the L bytes in place; MAC-only mode sends
- * them in the clear and authenticates them as associated data.  Poly1305
- * covers the lengths, so a changed, dropped, replayed, reordered or
- * injected record fails its tag and the connection ends.
+ * sealed with the agreed AEAD (ChaCha20-Poly1305 IETF or AES-256-GCM)
+ * under the direction's key and a nonce that is the record's number in its
+ * direction (0, 1, 2, ...; never sent).  Encrypted mode encrypts the L
+ * bytes in place; MAC-only mode sends them in the clear and authenticates
+ * them as associated data.  Both AEADs cover the lengths, so a changed,
+ * dropped, replayed, reordered or injected record fails its tag and the
+ * connection ends.
  *
  * Threads: an orion_sec belongs to one connection, used by one thread.
  */
@@ -67,6 +70,7 @@
 #define ORION_SEC_HEAD_LEN 4
 #define ORION_SEC_TAG_LEN 16
 #define ORION_SEC_RECORD_OVERHEAD (ORION_SEC_HEAD_LEN + ORION_SEC_TAG_LEN)
+#define ORION_SEC_GCM_STATE 512
 
 /* What one end wants of a connection. */
 typedef enum orion_sec_policy {
@@ -94,6 +98,12 @@ typedef struct orion_sec {
   int peer_policy; /* the other end's, once the handshake has it */
   int loopback;  /* the connection is over loopback (set by the caller) */
   int encrypt;   /* the mode agreed: 1 encrypted, 0 MAC only */
+  int cipher;    /* the AEAD agreed: 0 ChaCha20-Poly1305, 1 AES-256-GCM */
+  int aes;       /* this CPU runs AES-256-GCM in hardware */
+  /* AES-GCM's expanded keys: libsodium's crypto_aead_aes256gcm_state,
+   * kept opaque so that users of this header need no sodium.h. */
+  _Alignas(16) unsigned char tx_gcm[ORION_SEC_GCM_STATE];
+  _Alignas(16) unsigned char rx_gcm[ORION_SEC_GCM_STATE];
   unsigned char job_key[ORION_SEC_KEY_LEN];
   unsigned char tx_key[ORION_SEC_KEY_LEN];
   unsigned char rx_key[ORION_SEC_KEY_LEN];

@@ -17,13 +17,7 @@
 #     with the right result, and the driver logs the refusals in a few
 #     lines (a count per interval), not one line each.
 set -u
-src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${ORION_BUILDDIR:-$(pwd)}
-tools=${ORION_TOOLDIR:-$build} # t/relay, t/hostile (another build's binaries
-                               # may be tested with this build's tools)
-drv=$build/orion-driver
-exe=$build/orion-executor
-. "$src/t/skip.sh"
+. "${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}/t/netjob.sh"
 [ -x "$tools/t/hostile" ] || skip "t/hostile is not built (make check builds it)"
 tmp=$(mktemp -d)
 pids=""
@@ -35,16 +29,6 @@ guess=00000000000000000000000000000000
 bad() {
   echo "FAIL: $*"
   fail=1
-}
-
-# Waits up to $2 seconds for file $1 to be non-empty.
-wait_file() {
-  i=0
-  until [ -s "$1" ]; do
-    i=$((i + 1))
-    [ $i -gt $(($2 * 10)) ] && return 1
-    sleep 0.1
-  done
 }
 
 # ---- 1. a fake driver ----------------------------------------------------
@@ -75,14 +59,14 @@ orion.parallel_for(orion.zeros { 4 }, function(i)
   f:close()
 end)
 EOF
-port=$((20000 + $$ % 20000))
-SLURM_PROCID=0 SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$port ORION_TOKEN=$learned \
+aport=$((20000 + $$ % 20000))
+SLURM_PROCID=0 SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$aport ORION_TOKEN=$learned \
   "$drv" --launcher slurm --allow-io --register-timeout 2 "$tmp/pwn.lua" \
   >"$tmp/d2" 2>&1 &
 dpid=$!
 pids="$pids $dpid"
 sleep 0.5
-"$tools/t/relay" "$port" none up 0 "$tmp/rs" >"$tmp/rport" &
+"$tools/t/relay" "$aport" none up 0 "$tmp/rs" >"$tmp/rport" &
 pids="$pids $!"
 wait_file "$tmp/rport" 10 || bad "the relay did not start"
 ORION_TOKEN=$secret ORION_REGISTER_TIMEOUT=1 "$exe" --allow-io \
@@ -100,12 +84,8 @@ echo "relayed to the attacker's driver: $(cat "$tmp/x2")"
   "$src/docs/examples/first.lua" >/dev/null 2>"$tmp/d3" &
 dpid=$!
 pids="$pids $dpid"
-i=0
-until grep -q "'--id' '0'" "$tmp/d3" 2>/dev/null || [ $i -gt 100 ]; do
-  i=$((i + 1))
-  sleep 0.1
-done
-dport=$(grep -m1 "'--id' '0'" "$tmp/d3" | sed "s/.*'--driver' '127.0.0.1:\([0-9]*\)'.*/\1/")
+manual_cmd "$tmp/d3" 0 || bad "the driver printed no command: $(cat "$tmp/d3")"
+dport=$port
 ORION_TOKEN=$guess ORION_REGISTER_TIMEOUT=1 "$exe" --driver "127.0.0.1:$dport" \
   --id 0 2>"$tmp/x3"
 st=$?
@@ -123,14 +103,8 @@ echo "wrong token: $(cat "$tmp/x3")"
   "$src/docs/examples/first.lua" >"$tmp/o4" 2>"$tmp/d4" &
 dpid=$!
 pids="$pids $dpid"
-i=0
-until grep -q "'--id' '3'" "$tmp/d4" 2>/dev/null || [ $i -gt 100 ]; do
-  i=$((i + 1))
-  sleep 0.1
-done
-line=$(grep -m1 "'--id' '0'" "$tmp/d4")
-token=$(echo "$line" | sed "s/.*ORION_TOKEN='\([^']*\)'.*/\1/")
-dport=$(echo "$line" | sed "s/.*'--driver' '127.0.0.1:\([0-9]*\)'.*/\1/")
+manual_cmd "$tmp/d4" 3 || bad "the driver printed no commands: $(cat "$tmp/d4")"
+dport=$port
 "$tools/t/hostile" hold "$dport" 200 3 >"$tmp/h4" &
 hpid=$!
 pids="$pids $hpid"

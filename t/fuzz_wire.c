@@ -568,7 +568,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
     memset(proof, 0, sizeof proof);
     memcpy(proof, sc.challenge, 8);
     proof[3] = ORION_SEC_KIND_PROOF;
-    proof[4] = 0;
+    proof[4] = proof[5] = proof[6] = proof[7] = 0;
     orion_buf_append(&seeds[ns], proof, sizeof proof);
     orion_buf_append(&seeds[ns], "\x10\0\0\0records after it", 20);
     orion_sec_free(&sc);

@@ -150,7 +150,7 @@ static inline void tu_sec_forge_proof(const char *token, const unsigned char *ch
   crypto_generichash_final(&h, k, sizeof k);
   memcpy(out, answer, 8);
   out[3] = ORION_SEC_KIND_PROOF;
-  out[4] = out[5] = 0;
+  out[4] = out[5] = out[6] = out[7] = 0;
   crypto_generichash_init(&h, k, sizeof k, 32);
   crypto_generichash_update(&h, label_proof, sizeof label_proof);
   crypto_generichash_update(&h, challenge, ORION_SEC_CHALLENGE_LEN);

@@ -21,14 +21,8 @@
 # Without ORION_TAMPER=all it runs a dozen cases (the fast set);
 # t/slow_tamper.sh runs every kind at every target (about 400 runs).
 set -u
-src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${ORION_BUILDDIR:-$(pwd)}
-tools=${ORION_TOOLDIR:-$build} # t/relay, t/hostile (another build's binaries
-                               # may be tested with this build's tools)
-drv=$build/orion-driver
-exe=$build/orion-executor
+. "${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}/t/netjob.sh"
 relay=$tools/t/relay
-. "$src/t/skip.sh"
 [ -x "$relay" ] || skip "t/relay is not built (make check builds it)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -59,29 +53,16 @@ run() {
     --register-timeout 20 $opt "$src/t/scripts/tamper_job.lua" "$tmp/r.txt" \
     >"$tmp/out" 2>"$tmp/err" &
   dpid=$!
-  i=0
-  until grep -q "'--id' '1'" "$tmp/err" 2>/dev/null; do
-    i=$((i + 1))
-    if [ $i -gt 100 ]; then
-      echo "FAIL $kind $dir $which: the driver printed no commands:"
-      cat "$tmp/err"
-      kill "$dpid" 2>/dev/null
-      fail=1
-      return
-    fi
-    sleep 0.1
-  done
-  line=$(grep -m1 "'--id' '0'" "$tmp/err")
-  token=$(echo "$line" | sed "s/.*ORION_TOKEN='\([^']*\)'.*/\1/")
-  port=$(echo "$line" | sed "s/.*'--driver' '127.0.0.1:\([0-9]*\)'.*/\1/")
+  if ! manual_cmd "$tmp/err" 1; then
+    echo "FAIL $kind $dir $which: the driver printed no commands:"
+    cat "$tmp/err"
+    kill "$dpid" 2>/dev/null
+    fail=1
+    return
+  fi
   "$relay" "$port" "$kind" "$dir" "$which" "$tmp/status" >"$tmp/rport" &
   rpid=$!
-  i=0
-  until [ -s "$tmp/rport" ]; do
-    i=$((i + 1))
-    [ $i -gt 50 ] && break
-    sleep 0.1
-  done
+  wait_file "$tmp/rport" 5
   rport=$(cat "$tmp/rport")
   ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=20 "$exe" --driver "127.0.0.1:$rport" --id 0 2>"$tmp/x0" &
   x0=$!
