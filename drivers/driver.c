@@ -20,6 +20,7 @@
 #include "drivers/launcher.h"
 #include "drivers/plot.h"
 #include "dsm/cluster.h"
+#include "dsm/sec.h"
 #include "dsm/status.h"
 #include "lua/jobpage.h"
 #include "lua/orion.h"
@@ -92,6 +93,9 @@ static const char usage_text[] =
     "                  local executor per GPU\n"
     "  --gpu-memory SIZE  device memory each executor may use (256M, 8G)\n"
     "  --register-timeout S  seconds to wait for executors (default 30)\n"
+    "  --no-encrypt    authenticate every frame but send it in the clear\n"
+    "                  (default: encrypted, except over loopback; see\n"
+    "                  docs/security.md); --encrypt: on loopback too\n"
     "  --heartbeat-timeout S seconds of silence that mean an executor is\n"
     "                  lost (default 5)\n"
     "  --stall-seconds S  report an executor that has run one block for S\n"
@@ -223,7 +227,9 @@ enum {
   OPT_GPUS,
   OPT_GPU_MEMORY,
   OPT_ALLOW_IO,
-  OPT_BANDWIDTH
+  OPT_BANDWIDTH,
+  OPT_ENCRYPT,
+  OPT_NO_ENCRYPT
 };
 
 /* What parse_options returns when the driver goes on to the script. */
@@ -253,6 +259,8 @@ static const struct option long_opts[] = {
     {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
     {"allow-io", no_argument, NULL, OPT_ALLOW_IO},
     {"bandwidth-mbps", required_argument, NULL, OPT_BANDWIDTH},
+    {"encrypt", no_argument, NULL, OPT_ENCRYPT},
+    {"no-encrypt", no_argument, NULL, OPT_NO_ENCRYPT},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
@@ -383,6 +391,10 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     if (arg == NULL)
       return usage_error("%s needs [ADDR:]PORT", "--status");
     status_spec = arg;
+    return GO_ON;
+  case OPT_ENCRYPT:
+  case OPT_NO_ENCRYPT: /* dsm/sec.h's policies */
+    cfg->cluster.encrypt = c == OPT_ENCRYPT ? ORION_SEC_ON : ORION_SEC_OFF;
     return GO_ON;
   case OPT_ALLOW_IO:
     cfg->allow_io = 1;

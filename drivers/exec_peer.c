@@ -3,8 +3,9 @@
  * everybody's address from the driver's PEERS frame.  Between two
  * executors there are up to two connections: the one this executor opens
  * (lazily, on its first request) carries its requests and their answers;
- * the one the peer opens carries the peer's requests.  Both start with a
- * HELLO holding the job's token.  The compute thread queues frames for
+ * the one the peer opens carries the peer's requests.  Both start with
+ * dsm/sec.h's handshake (each end proves it holds the job's token, with the
+ * encryption policy the driver gave this executor), then a HELLO.  The compute thread queues frames for
  * peers (orion__peer_post); the loop thread sends them (orion__peer_drain).
  * Frames from peers go to the dispatch table (drivers/exec_dispatch.c).
  *
@@ -43,8 +44,6 @@ void orion__peer_send_hello(exec_state *x, orion_conn *c) {
   orion_buf b;
   orion_wire_hello h;
   memset(&h, 0, sizeof h);
-  h.token = x->token;
-  h.token_len = strlen(x->token);
   h.executor = (uint32_t)x->id;
   h.addr = x->listen_addr;
   h.addr_len = strlen(x->listen_addr);
@@ -56,7 +55,7 @@ void orion__peer_send_hello(exec_state *x, orion_conn *c) {
   }
   orion_buf_init(&b);
   if (orion_wire_hello_encode(&b, &h) != 0)
-    orion__exec_die(x, "cannot encode the HELLO (token too long?)");
+    orion__exec_die(x, "cannot encode the HELLO");
   orion_conn_send(c, &b);
   orion_buf_free(&b);
 }
@@ -171,7 +170,7 @@ void orion__peer_drain(exec_state *x) {
 
 /* ---- connections peers open to this executor ---------------------------- */
 
-/* A peer's HELLO: the token was checked by the decoder; the id must be
+/* A peer's HELLO (the peer proved it holds the token before); the id must be
  * another executor's that has no connection to us yet. */
 void orion__peer_on_hello(exec_state *x, orion_conn *c, int from,
                           const orion_wire_frame *f) {
@@ -206,7 +205,8 @@ static void on_peer_connection(uv_stream_t *server, int status) {
   memset(&cbs, 0, sizeof cbs);
   cbs.frame = orion__exec_on_peer_in_frame;
   cbs.closed = peer_in_closed;
-  c = orion_conn_new(&x->loop, ORION_WIRE_ACCEPT, x->token, &cbs, NULL);
+  c = orion_conn_new(&x->loop, ORION_WIRE_ACCEPT, x->token, x->encrypt, &cbs,
+                     NULL);
   if (c != NULL)
     orion_conn_accept(server, c);
 }

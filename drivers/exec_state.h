@@ -113,6 +113,7 @@ typedef struct exec_state {
   const char *bind;
   int allow_io;       /* --allow-io: bodies are not sandboxed */
   double hb_timeout;
+  double reg_timeout; /* $ORION_REGISTER_TIMEOUT: seconds to keep trying */
   int gpu_index;      /* --gpu N; -1: none */
   uint64_t gpu_cap;   /* --gpu-memory in bytes; 0: the whole device */
   orion_gpu *gpu;     /* opened at start (gpu/gpu.h); NULL: no device.  The
@@ -126,6 +127,11 @@ typedef struct exec_state {
   uv_timer_t hb;
   uint64_t hb_seq;
   int welcomed;
+  int encrypt;      /* dsm/sec.h's policy: --no-encrypt, or the driver's */
+  int tries;        /* connections to the driver so far */
+  double reg_until; /* when to stop trying to register */
+  char last_why[512]; /* why the last try failed */
+  uv_timer_t retry;
   uv_tcp_t listener;     /* for peers */
   char listen_addr[128]; /* "host:port" peers reach us at */
   peerlink *peers;       /* npeers; [id] unused; set once by PEERS */
@@ -276,7 +282,7 @@ void *orion__exec_compute_main(void *arg);
 
 /* The executor id of a peer connection, or -1 before its HELLO. */
 int orion__peer_index(const orion_conn *c);
-/* Sends HELLO (token, id, where we listen) on c.  Loop thread. */
+/* Sends HELLO (id, where we listen) on c.  Loop thread. */
 void orion__peer_send_hello(exec_state *x, orion_conn *c);
 /* Listens for peers on the address c (the driver's connection) leaves
  * from.  Loop thread. */

@@ -8,8 +8,11 @@
  *
  * With --gpu it opens that CUDA device first (gpu/gpu.h; failing that it
  * exits with code 2 and the reason) and names it in its HELLO.
- * It connects to the driver, proves it holds the job's token (HELLO), and
- * then serves the driver until told to stop.  Two threads:
+ * It connects to the driver, and each proves to the other that it holds the
+ * job's token (dsm/sec.h: the token never travels) before any frame; it
+ * tries again with a growing pause until $ORION_REGISTER_TIMEOUT (default
+ * 30 s) when it cannot register.  Then it serves the driver until told to
+ * stop.  Two threads:
  *   - the main thread runs a libuv loop: it reads and writes frames,
  *     sends a heartbeat every second and watches the driver's;
  *   - the compute thread owns the Lua state and every array copy: it takes
@@ -118,7 +121,8 @@ orion__exec_connection(exec_state *x,
   cbs.frame = frame;
   cbs.closed = closed;
   cbs.connected = connected;
-  c = orion_conn_new(&x->loop, ORION_WIRE_CONNECT, NULL, &cbs, data);
+  c = orion_conn_new(&x->loop, ORION_WIRE_CONNECT, x->token, x->encrypt, &cbs,
+                     data);
   if (c == NULL)
     orion__exec_die(x, "out of memory");
   return c;
@@ -179,16 +183,51 @@ static void on_tick(uv_timer_t *t) {
   orion__budget_observe(x);
 }
 
+/* The driver proved it holds the token: peers' links follow its
+ * encryption policy unless --no-encrypt said otherwise. */
 static void on_connected(orion_conn *c) {
   exec_state *x = orion__exec_of(c);
-  orion__peer_listen(x, c);
+  if (x->encrypt == ORION_SEC_AUTO)
+    x->encrypt = c->sec.peer_policy;
+  if (x->listen_addr[0] == '\0')
+    orion__peer_listen(x, c);
   orion__peer_send_hello(x, c);
 }
 
+static void connect_driver(exec_state *x);
+
+static void on_retry(uv_timer_t *t) { connect_driver(t->data); }
+
+/* Until it is registered, the executor tries again after a failure (the
+ * driver not listening yet, or refusing while crowded) with a growing
+ * pause, until $ORION_REGISTER_TIMEOUT; once registered, losing the
+ * driver ends it. */
 static void on_closed(orion_conn *c, const char *reason) {
   exec_state *x = orion__exec_of(c);
+  double pause = 0.05 * (double)(1 << (x->tries < 6 ? x->tries : 6));
   x->conn = NULL;
+  if (!x->welcomed && orion_now() + pause < x->reg_until) {
+    snprintf(x->last_why, sizeof x->last_why, "%s", reason);
+    uv_timer_start(&x->retry, on_retry, (uint64_t)(pause * 1000), 0);
+    return;
+  }
+  if (!x->welcomed && x->tries > 1)
+    orion__exec_die(x,
+                    "could not register with the driver at %s:%d in %d "
+                    "tries over %g s: %s",
+                    x->host, x->port, x->tries, x->reg_timeout, reason);
   orion__exec_die(x, "lost the driver at %s:%d: %s", x->host, x->port, reason);
+}
+
+static void connect_driver(exec_state *x) {
+  char msg[256];
+  x->tries++;
+  x->conn = orion__exec_connection(x, orion__exec_on_driver_frame, on_closed,
+                                   on_connected, NULL);
+  if (x->bind != NULL &&
+      orion_conn_bind_local(x->conn, x->bind, msg, sizeof msg) != 0)
+    orion__exec_die(x, "--bind %s: %s", x->bind, msg);
+  orion_conn_connect(x->conn, x->host, x->port);
 }
 
 /* ---- the command line --------------------------------------------------- */
@@ -196,7 +235,7 @@ static void on_closed(orion_conn *c, const char *reason) {
 static const char usage[] =
     "usage: orion-executor --driver HOST:PORT [--token TOKEN] [--id N]\n"
     "                      [--bind ADDR] [--gpu N [--gpu-memory SIZE]]\n"
-    "                      [--allow-io]\n"
+    "                      [--allow-io] [--no-encrypt]\n"
     "\n"
     "A worker of an Orion-C job; orion-driver starts these (or prints the\n"
     "command for --launcher manual).  It exits when the driver goes away.\n"
@@ -211,6 +250,8 @@ static const char usage[] =
     "  --allow-io          let loop bodies run programs, use files, read\n"
     "                      the environment and load modules (refused by\n"
     "                      default)\n"
+    "  --no-encrypt        authenticate frames but send them in the clear\n"
+    "                      (default: as the driver says)\n"
     "  -h, --help          show this help\n"
     "See orion-executor(1).\n";
 
@@ -234,6 +275,7 @@ static int parse_args(exec_state *x, int argc, char **argv) {
                                        {"gpu-memory", required_argument, NULL,
                                         'm'},
                                        {"allow-io", no_argument, NULL, 'a'},
+                                       {"no-encrypt", no_argument, NULL, 'n'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *driver = NULL, *env, *arg;
@@ -247,6 +289,10 @@ static int parse_args(exec_state *x, int argc, char **argv) {
   env = getenv("ORION_HEARTBEAT_TIMEOUT");
   if (env != NULL && atof(env) > 0)
     x->hb_timeout = atof(env);
+  x->reg_timeout = 30;
+  env = getenv("ORION_REGISTER_TIMEOUT");
+  if (env != NULL && atof(env) > 0)
+    x->reg_timeout = atof(env);
   opterr = 0; /* the messages below instead of getopt's */
   for (;;) {
     at = optind;
@@ -270,6 +316,9 @@ static int parse_args(exec_state *x, int argc, char **argv) {
       break;
     case 'a':
       x->allow_io = 1;
+      break;
+    case 'n':
+      x->encrypt = ORION_SEC_OFF;
       break;
     case 'g':
       gpu = strtol(optarg, &end, 10);
@@ -371,7 +420,6 @@ int main(int argc, char **argv) {
   exec_state xs;
   exec_state *x = &xs;
   pthread_t thr;
-  char msg[256];
   int rc;
 
 #ifdef __GLIBC__
@@ -418,12 +466,10 @@ int main(int argc, char **argv) {
   x->hb.data = x;
   uv_timer_start(&x->hb, on_tick, 1000, 1000);
 
-  x->conn = orion__exec_connection(x, orion__exec_on_driver_frame, on_closed,
-                                   on_connected, NULL);
-  if (x->bind != NULL &&
-      orion_conn_bind_local(x->conn, x->bind, msg, sizeof msg) != 0)
-    orion__exec_die(x, "--bind %s: %s", x->bind, msg);
-  orion_conn_connect(x->conn, x->host, x->port);
+  uv_timer_init(&x->loop, &x->retry);
+  x->retry.data = x;
+  x->reg_until = orion_now() + x->reg_timeout;
+  connect_driver(x);
   rc = pthread_create(&thr, NULL, orion__exec_compute_main, x);
   if (rc != 0)
     orion__exec_die(x, "cannot start the compute thread: %s", strerror(rc));

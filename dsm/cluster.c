@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dsm/addr.h"
+#include "dsm/gate.h"
 #include "dsm/msg.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -56,8 +57,7 @@ struct orion_cluster {
   void *ud;
   char doing[256];
   uint64_t closed_bytes; /* bytes of connections gone */
-  orion_conn *pending[64]; /* accepted, not yet registered */
-  double pending_since[64];
+  orion_gate gate; /* accepted, not yet registered */
   double last_hb_sent;
   double last_tick; /* when on_tick last ran */
   void (*tick_fn)(void *); /* the job page's, or NULL */
@@ -245,6 +245,7 @@ void orion_cluster_stop(orion_cluster *c) {
   if (c == NULL)
     return;
   stop_all(c, 3, "");
+  orion_gate_flush(&c->gate);
   /* An executor that has not closed its end by now (one that ignores
    * SHUTDOWN): its connection is closed through net.c, whose close
    * callback frees it; free_cluster's walk would close only the handle. */
@@ -285,19 +286,14 @@ static const char *peer_where(const peer *p) {
 static void on_frame(orion_conn *conn, const orion_wire_frame *f);
 
 
-static void unpend(orion_cluster *c, orion_conn *conn) {
-  int i;
-  for (i = 0; c != NULL && i < 64; i++)
-    if (c->pending[i] == conn)
-      c->pending[i] = NULL;
-}
-
 static void on_closed(orion_conn *conn, const char *reason) {
   peer *p = conn->data;
   orion_cluster *c;
-  unpend(accepting, conn);
   if (p == NULL) { /* never registered: a refused or stray connection */
-    orion_log_warn("refused a connection from %s: %s", conn->peer, reason);
+    if (accepting != NULL) {
+      orion_gate_remove(&accepting->gate, conn);
+      orion_gate_refused(&accepting->gate, conn->peer, reason);
+    }
     return;
   }
   c = p->cl;
@@ -339,7 +335,7 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
     orion_conn_close(conn, "executor id %u registered twice", h.executor);
     return;
   }
-  unpend(c, conn);
+  orion_gate_remove(&c->gate, conn);
   p->conn = conn;
   conn->data = p;
   snprintf(p->addr, sizeof p->addr, "%s", conn->peer);
@@ -376,25 +372,18 @@ static void on_connection(uv_stream_t *server, int status) {
   orion_cluster *c = server->data;
   orion_conn_cbs cbs;
   orion_conn *conn;
-  int i;
   if (status != 0)
     return;
   memset(&cbs, 0, sizeof cbs);
   cbs.frame = on_frame;
   cbs.closed = on_closed;
-  conn = orion_conn_new(&c->loop, ORION_WIRE_ACCEPT, c->token, &cbs, NULL);
+  conn = orion_conn_new(&c->loop, ORION_WIRE_ACCEPT, c->token, c->o.encrypt,
+                        &cbs, NULL);
   if (conn == NULL)
     return;
   if (orion_conn_accept(server, conn) != 0)
     return;
-  /* Until it registers, a connection has 10 s; at most 64 wait at once. */
-  for (i = 0; i < 64; i++)
-    if (c->pending[i] == NULL) {
-      c->pending[i] = conn;
-      c->pending_since[i] = orion_now();
-      return;
-    }
-  orion_conn_close(conn, "too many unregistered connections");
+  orion_gate_admit(&c->gate, conn); /* dsm/gate.h: until it registers */
 }
 
 void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b) {
@@ -584,12 +573,7 @@ static void on_tick(uv_timer_t *t) {
     send_heartbeats(c);
     c->last_hb_sent = now;
   }
-  for (i = 0; i < 64; i++)
-    if (c->pending[i] != NULL && now - c->pending_since[i] > 10) {
-      orion_conn *stray = c->pending[i];
-      c->pending[i] = NULL;
-      orion_conn_close(stray, "no HELLO within 10 s");
-    }
+  orion_gate_tick(&c->gate, now);
   for (i = 0; i < c->n; i++) {
     peer *p = &c->peers[i];
     if (p->conn != NULL && now - p->conn->last_rx > c->o.heartbeat_timeout)
@@ -726,6 +710,7 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
     orion_hostport_format(host, c->port, c->advertise, sizeof c->advertise);
   }
   accepting = c;
+  orion_gate_init(&c->gate);
   uv_timer_init(&c->loop, &c->tick);
   c->tick.data = c;
   c->last_tick = orion_now();

@@ -29,7 +29,7 @@ typedef struct orion_cluster orion_cluster;
 typedef struct orion_cluster_launch_info {
   int n;                   /* executors to start: ids 0..n-1 */
   const char *driver;      /* "HOST:PORT" they connect to */
-  const char *token;       /* the job's token, which their HELLO carries */
+  const char *token;       /* the job's token, which they prove they hold */
   double register_timeout; /* seconds the cluster waits for them */
 } orion_cluster_launch_info;
 
@@ -66,6 +66,8 @@ typedef struct orion_cluster_opts {
   orion_cluster_hint_fn hint;     /* NULL: none; called with launch_ud */
   double register_timeout; /* seconds to wait for every executor */
   double heartbeat_timeout; /* seconds of silence that mean dead */
+  int encrypt;              /* an orion_sec_policy (dsm/sec.h): AUTO,
+                               ON (--encrypt), OFF (--no-encrypt) */
 } orion_cluster_opts;
 
 void orion_cluster_opts_init(orion_cluster_opts *o);

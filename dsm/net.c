@@ -15,11 +15,6 @@
 
 enum { ST_NEW = 0, ST_OPEN, ST_CLOSING };
 
-typedef struct write_req {
-  uv_write_t req;
-  char *data;
-} write_req;
-
 static void sockaddr_text(const struct sockaddr *sa, char *out, size_t n) {
   char host[INET6_ADDRSTRLEN] = "?";
   int port = 0;
@@ -38,27 +33,49 @@ static void sockaddr_text(const struct sockaddr *sa, char *out, size_t n) {
   }
 }
 
-static void fill_peer(orion_conn *c) {
+/* Fills c->peer; returns whether the peer is on loopback. */
+static int fill_peer(orion_conn *c) {
   struct sockaddr_storage ss;
   int len = sizeof ss;
-  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0)
-    sockaddr_text((const struct sockaddr *)&ss, c->peer, sizeof c->peer);
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0)
+    return 0;
+  sockaddr_text((const struct sockaddr *)&ss, c->peer, sizeof c->peer);
+  if (ss.ss_family == AF_INET)
+    return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+  if (ss.ss_family == AF_INET6) {
+    const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(a) ||
+           (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+  }
+  return 0;
 }
 
 orion_conn *orion_conn_new(uv_loop_t *loop, orion_wire_role role,
-                           const char *token, const orion_conn_cbs *cbs,
-                           void *data) {
-  orion_conn *c = orion_calloc(1, sizeof *c);
+                           const char *token, int policy,
+                           const orion_conn_cbs *cbs, void *data) {
+  orion_conn *c;
   size_t tlen = token != NULL ? strlen(token) : 0;
+  if (role != ORION_WIRE_ACCEPT && role != ORION_WIRE_CONNECT)
+    return NULL;
+  c = orion_calloc(1, sizeof *c);
   if (c == NULL)
     return NULL;
-  if (orion_wire_decoder_init(&c->dec, role, token, tlen) != 0 ||
+  if (orion_wire_decoder_init(&c->dec, role) != 0 ||
+      orion_sec_init(&c->sec,
+                     role == ORION_WIRE_ACCEPT ? ORION_SEC_ACCEPT
+                                               : ORION_SEC_CONNECT,
+                     token, tlen, (orion_sec_policy)policy) != 0 ||
       uv_tcp_init(loop, &c->tcp) != 0) {
     orion_wire_decoder_free(&c->dec);
+    orion_sec_free(&c->sec);
     orion_free(c);
     return NULL;
   }
+  uv_timer_init(loop, &c->deadline);
+  c->handles = 2;
   c->tcp.data = c;
+  c->deadline.data = c;
+  orion_buf_init(&c->early);
   c->cbs = *cbs;
   c->data = data;
   c->last_rx = orion_now();
@@ -68,9 +85,13 @@ orion_conn *orion_conn_new(uv_loop_t *loop, orion_wire_role role,
 
 static void on_closed(uv_handle_t *h) {
   orion_conn *c = h->data;
+  if (--c->handles > 0)
+    return;
   if (c->cbs.closed != NULL)
     c->cbs.closed(c, c->reason);
   orion_wire_decoder_free(&c->dec);
+  orion_sec_free(&c->sec);
+  orion_buf_free(&c->early);
   orion_free(c);
 }
 
@@ -83,6 +104,7 @@ void orion_conn_close(orion_conn *c, const char *fmt, ...) {
   vsnprintf(c->reason, sizeof c->reason, fmt, ap);
   va_end(ap);
   uv_read_stop((uv_stream_t *)&c->tcp);
+  uv_close((uv_handle_t *)&c->deadline, on_closed);
   uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
@@ -95,22 +117,8 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   buf->len = sizeof c->rbuf;
 }
 
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
-  orion_conn *c = s->data;
-  const char *p = buf->base;
-  size_t left;
-  if (n < 0) {
-    if (n == UV_EOF && orion_wire_decoder_finish(&c->dec) == 0)
-      orion_conn_close(c, "connection closed by the peer");
-    else if (n == UV_EOF)
-      orion_conn_close(c, "connection closed by the peer inside a frame: %s",
-                       orion_wire_decoder_reason(&c->dec));
-    else
-      orion_conn_close(c, "read failed: %s", uv_strerror((int)n));
-    return;
-  }
-  c->bytes_in += (uint64_t)n;
-  left = (size_t)n;
+/* Plaintext stream bytes (what the records carried) into the decoder. */
+static void feed_plain(orion_conn *c, const char *p, size_t left) {
   if (c->dec.offset == c->rx_off0) /* a frame starts in this read */
     c->rx_t0 = orion_now();
   while (left > 0 && c->state != ST_CLOSING) {
@@ -133,6 +141,77 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     } else if (rc < 0) {
       orion_conn_close(c, "refused: %s", orion_wire_decoder_reason(&c->dec));
     }
+  }
+}
+
+static int write_raw(orion_conn *c, orion_buf *b);
+static int write_sealed(orion_conn *c, orion_buf *b);
+
+/* The handshake completed: frames queued meanwhile go, sealed. */
+static void authenticated(orion_conn *c) {
+  c->authed = 1;
+  uv_timer_stop(&c->deadline);
+  if (c->early.len > 0)
+    write_sealed(c, &c->early);
+  if (c->sec.role == ORION_SEC_CONNECT && c->cbs.connected != NULL)
+    c->cbs.connected(c);
+}
+
+/* Handshake bytes; returns how many of p[0..n) it took (the rest are
+ * records). */
+static size_t feed_handshake(orion_conn *c, const char *p, size_t n) {
+  orion_buf out;
+  size_t used = 0;
+  int rc;
+  orion_buf_init(&out);
+  rc = orion_sec_handshake(&c->sec, p, n, &used, &out);
+  if (out.len > 0)
+    write_raw(c, &out);
+  orion_buf_free(&out);
+  if (rc < 0)
+    orion_conn_close(c, "refused: %s", c->sec.why);
+  else if (rc == ORION_SEC_DONE)
+    authenticated(c);
+  return used;
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  orion_conn *c = s->data;
+  const char *p = buf->base;
+  size_t left;
+  if (n < 0) {
+    if (!c->authed)
+      orion_conn_close(c, "connection closed by the peer during the "
+                          "authentication handshake");
+    else if (n == UV_EOF && c->sec.rec_have == 0 && c->sec.rec_len == 0 &&
+             orion_wire_decoder_finish(&c->dec) == 0)
+      orion_conn_close(c, "connection closed by the peer");
+    else if (n == UV_EOF)
+      orion_conn_close(c, "connection closed by the peer inside a frame: %s",
+                       c->dec.fault != ORION_WIRE_OK
+                           ? orion_wire_decoder_reason(&c->dec)
+                           : "within a record");
+    else
+      orion_conn_close(c, "read failed: %s", uv_strerror((int)n));
+    return;
+  }
+  c->bytes_in += (uint64_t)n;
+  left = (size_t)n;
+  while (left > 0 && c->state != ST_CLOSING) {
+    size_t used = 0;
+    if (!c->authed) {
+      used = feed_handshake(c, p, left);
+    } else {
+      const unsigned char *plain;
+      size_t plain_len;
+      int rc = orion_sec_open(&c->sec, p, left, &used, &plain, &plain_len);
+      if (rc < 0)
+        orion_conn_close(c, "refused: %s", c->sec.why);
+      else if (rc == ORION_SEC_DONE)
+        feed_plain(c, (const char *)plain, plain_len);
+    }
+    p += used;
+    left -= used;
   }
 }
 
@@ -164,15 +243,31 @@ static void keepalive(orion_conn *c) {
   (void)fd;
 }
 
+static void on_deadline(uv_timer_t *t) {
+  orion_conn *c = t->data;
+  if (!c->authed)
+    orion_conn_close(c, "refused: no authentication within %d s",
+                     ORION_CONN_HANDSHAKE_S);
+}
+
+/* Both ends: reading starts, and the handshake with it. */
 static int start_reading(orion_conn *c) {
   int rc;
   c->state = ST_OPEN;
   uv_tcp_nodelay(&c->tcp, 1);
   keepalive(c);
-  fill_peer(c);
+  c->sec.loopback = fill_peer(c);
+  uv_timer_start(&c->deadline, on_deadline, ORION_CONN_HANDSHAKE_S * 1000, 0);
   rc = uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
-  if (rc != 0)
+  if (rc != 0) {
     orion_conn_close(c, "cannot read: %s", uv_strerror(rc));
+  } else if (c->sec.role == ORION_SEC_CONNECT) {
+    orion_buf out;
+    orion_buf_init(&out);
+    orion_sec_start(&c->sec, &out);
+    write_raw(c, &out);
+    orion_buf_free(&out);
+  }
   return rc;
 }
 
@@ -194,8 +289,7 @@ static void on_connect(uv_connect_t *req, int status) {
                      uv_strerror(status));
     return;
   }
-  if (start_reading(c) == 0 && c->cbs.connected != NULL)
-    c->cbs.connected(c);
+  start_reading(c); /* `connected` once the peer has proved itself */
 }
 
 int orion_conn_bind_local(orion_conn *c, const char *host, char *msg,
@@ -252,19 +346,92 @@ int orion_conn_connect(orion_conn *c, const char *host, int port) {
   return rc;
 }
 
+typedef struct write_req {
+  uv_write_t req;
+  char *data;
+  unsigned char *side; /* the records' heads and tags */
+} write_req;
+
 static void on_written(uv_write_t *req, int status) {
   write_req *w = (write_req *)req;
   orion_conn *c = req->handle->data;
   orion_free(w->data);
+  orion_free(w->side);
   orion_free(w);
   if (status != 0 && status != UV_ECANCELED)
     orion_conn_close(c, "write failed: %s", uv_strerror(status));
 }
 
-int orion_conn_send(orion_conn *c, orion_buf *b) {
-  write_req *w;
-  uv_buf_t ub;
+/* Queues bufs[0..nbufs) (pointing into data and side, which the request
+ * then owns); b is left empty. */
+static int queue_write(orion_conn *c, orion_buf *b, unsigned char *side,
+                       const uv_buf_t *bufs, unsigned nbufs, size_t total) {
+  write_req *w = orion_malloc(sizeof *w);
   int rc;
+  if (w == NULL) {
+    orion_buf_free(b);
+    orion_buf_init(b);
+    orion_free(side);
+    orion_conn_close(c, "out of memory queueing a frame");
+    return ORION_ENOMEM;
+  }
+  w->data = b->data;
+  w->side = side;
+  c->bytes_out += total;
+  orion_buf_init(b);
+  rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, nbufs, on_written);
+  if (rc != 0) {
+    orion_free(w->data);
+    orion_free(w->side);
+    orion_free(w);
+    orion_conn_close(c, "write failed: %s", uv_strerror(rc));
+    return rc;
+  }
+  return 0;
+}
+
+/* The handshake's messages, as they are. */
+static int write_raw(orion_conn *c, orion_buf *b) {
+  uv_buf_t ub = uv_buf_init(b->data, (unsigned)b->len);
+  return queue_write(c, b, NULL, &ub, 1, b->len);
+}
+
+/* b's bytes as records, sealed in place: head, the bytes, tag for each. */
+static int write_sealed(orion_conn *c, orion_buf *b) {
+  size_t nrec = orion_sec_records(b->len), i, off = 0;
+  unsigned char *side = orion_malloc(nrec * ORION_SEC_RECORD_OVERHEAD);
+  uv_buf_t small[3 * 4], *bufs = nrec <= 4 ? small
+                                           : orion_malloc(3 * nrec *
+                                                          sizeof *bufs);
+  int rc;
+  if (side == NULL || bufs == NULL) {
+    orion_free(side);
+    if (bufs != small)
+      orion_free(bufs);
+    orion_buf_free(b);
+    orion_buf_init(b);
+    orion_conn_close(c, "out of memory sealing a frame");
+    return ORION_ENOMEM;
+  }
+  for (i = 0; i < nrec; i++) {
+    size_t n = b->len - off < ORION_SEC_RECORD_MAX ? b->len - off
+                                                   : ORION_SEC_RECORD_MAX;
+    unsigned char *head = side + i * ORION_SEC_RECORD_OVERHEAD;
+    unsigned char *tag = head + ORION_SEC_HEAD_LEN;
+    orion_sec_seal(&c->sec, b->data + off, n, head, tag);
+    bufs[3 * i] = uv_buf_init((char *)head, ORION_SEC_HEAD_LEN);
+    bufs[3 * i + 1] = uv_buf_init(b->data + off, (unsigned)n);
+    bufs[3 * i + 2] = uv_buf_init((char *)tag, ORION_SEC_TAG_LEN);
+    off += n;
+  }
+  rc = queue_write(c, b, side, bufs, (unsigned)(3 * nrec),
+                   off + nrec * ORION_SEC_RECORD_OVERHEAD);
+  if (bufs != small) /* libuv copied the array */
+    orion_free(bufs);
+  return rc;
+}
+
+int orion_conn_send(orion_conn *c, orion_buf *b) {
   if (b->oom) {
     orion_buf_free(b);
     orion_buf_init(b);
@@ -278,25 +445,13 @@ int orion_conn_send(orion_conn *c, orion_buf *b) {
     orion_buf_init(b);
     return ORION_EINVAL;
   }
-  w = orion_malloc(sizeof *w);
-  if (w == NULL) {
+  if (!c->authed) { /* after the handshake */
+    orion_buf_append(&c->early, b->data, b->len);
     orion_buf_free(b);
     orion_buf_init(b);
-    orion_conn_close(c, "out of memory queueing a frame");
-    return ORION_ENOMEM;
+    return c->early.oom ? ORION_ENOMEM : 0;
   }
-  w->data = b->data;
-  ub = uv_buf_init(b->data, (unsigned)b->len);
-  c->bytes_out += b->len;
-  orion_buf_init(b);
-  rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &ub, 1, on_written);
-  if (rc != 0) {
-    orion_free(w->data);
-    orion_free(w);
-    orion_conn_close(c, "write failed: %s", uv_strerror(rc));
-    return rc;
-  }
-  return 0;
+  return write_sealed(c, b);
 }
 
 int orion_conn_send_frame(orion_conn *c, int type, const void *payload,

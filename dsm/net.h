@@ -8,6 +8,14 @@
  * Writes are queued whole: orion_conn_send takes the bytes of one or more
  * complete frames and frees them once libuv has written them.
  *
+ * Every connection first runs dsm/sec.h's handshake: both ends prove they
+ * hold the job's token, and no frame is delivered or sent before that
+ * (frames sent earlier wait).  Afterwards every byte travels in
+ * authenticated records, sealed in place in the caller's buffer (encrypted
+ * or MAC only, as the handshake agreed).  A handshake that fails, or does
+ * not finish within ORION_CONN_HANDSHAKE_S seconds, and a record that
+ * fails its tag close the connection with the reason.
+ *
  * All functions run on the thread of the connection's loop.
  */
 #ifndef ORION_DSM_NET_H
@@ -16,10 +24,14 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "dsm/sec.h"
 #include "dsm/wire.h"
 #include "util/buf.h"
 
 typedef struct orion_conn orion_conn;
+
+/* Seconds a connection has to complete the authentication handshake. */
+#define ORION_CONN_HANDSHAKE_S 5
 
 /* The smallest frame whose arrival measures orion_conn's rx_rate. */
 #define ORION_CONN_RATE_MIN (512 * 1024)
@@ -28,7 +40,8 @@ typedef struct orion_conn_cbs {
   /* A frame arrived; f is valid during the call only (the callback may
    * take its payload with orion_wire_decoder_take on &c->dec). */
   void (*frame)(orion_conn *c, const orion_wire_frame *f);
-  /* orion_conn_connect succeeded (optional). */
+  /* orion_conn_connect succeeded and the peer proved it holds the token
+   * (optional). */
   void (*connected)(orion_conn *c);
   /* The connection is closed (reason says why); c is freed right after. */
   void (*closed)(orion_conn *c, const char *reason);
@@ -37,6 +50,11 @@ typedef struct orion_conn_cbs {
 struct orion_conn {
   uv_tcp_t tcp;
   orion_wire_decoder dec;
+  orion_sec sec;      /* the handshake, then the records' keys */
+  int authed;         /* the handshake has completed */
+  orion_buf early;    /* frames sent before that */
+  uv_timer_t deadline; /* the handshake's */
+  int handles;        /* open libuv handles (tcp, deadline); private */
   orion_conn_cbs cbs;
   void *data;         /* the owner's */
   char peer[80];      /* "host:port" of the other end, once known */
@@ -56,11 +74,12 @@ struct orion_conn {
   char rbuf[65536];
 };
 
-/* A connection on loop with a decoder in `role` (token: the job's token for
- * ORION_WIRE_ACCEPT).  NULL on bad arguments or out of memory. */
+/* A connection on loop with a decoder in `role` (ORION_WIRE_ACCEPT or
+ * ORION_WIRE_CONNECT), the job's token and our encryption policy (an
+ * orion_sec_policy).  NULL on bad arguments or out of memory. */
 orion_conn *orion_conn_new(uv_loop_t *loop, orion_wire_role role,
-                           const char *token, const orion_conn_cbs *cbs,
-                           void *data);
+                           const char *token, int policy,
+                           const orion_conn_cbs *cbs, void *data);
 
 /* Accepts a pending connection of server into c and starts reading.
  * Returns 0 or a libuv error (c is then closed). */

@@ -258,15 +258,12 @@ static int trailing(orion_error *err, const char *frame, size_t n) {
 
 int orion_wire_hello_encode(orion_buf *b, const orion_wire_hello *h) {
   size_t start;
-  if (h->token == NULL || h->token_len == 0 ||
-      h->token_len > ORION_WIRE_TOKEN_MAX || h->addr_len > ORION_WIRE_ADDR_MAX ||
+  if (h->addr_len > ORION_WIRE_ADDR_MAX ||
       (h->addr == NULL && h->addr_len > 0) ||
       h->device_len > ORION_WIRE_DEVICE_MAX ||
       (h->device == NULL && h->device_len > 0))
     return ORION_EINVAL;
   start = orion_wire_begin(b, ORION_WIRE_HELLO);
-  buf_u16(b, (uint16_t)h->token_len);
-  orion_buf_append(b, h->token, h->token_len);
   buf_u32(b, h->executor);
   buf_u16(b, (uint16_t)h->addr_len);
   if (h->addr_len > 0)
@@ -282,19 +279,11 @@ int orion_wire_hello_encode(orion_buf *b, const orion_wire_hello *h) {
 int orion_wire_hello_decode(const void *p, size_t n, orion_wire_hello *out,
                             orion_error *err) {
   orion_reader r;
-  uint16_t tlen, alen, dlen;
+  uint16_t alen, dlen;
   uint32_t executor;
-  const char *token, *addr, *device;
+  const char *addr, *device;
   uint64_t gpu_total, gpu_cap;
   orion_reader_init(&r, p, n);
-  if (rd_u16(&r, &tlen) != 0)
-    return too_short(err, "HELLO", "token length");
-  if (tlen == 0 || tlen > ORION_WIRE_TOKEN_MAX)
-    return orion_error_set(err, ORION_EPARSE,
-                           "HELLO token length %u is outside 1..%u",
-                           (unsigned)tlen, ORION_WIRE_TOKEN_MAX);
-  if (orion_reader_bytes(&r, tlen, &token) != 0)
-    return too_short(err, "HELLO", "token");
   if (rd_u32(&r, &executor) != 0)
     return too_short(err, "HELLO", "executor id");
   if (rd_u16(&r, &alen) != 0)
@@ -319,8 +308,6 @@ int orion_wire_hello_decode(const void *p, size_t n, orion_wire_hello *out,
     return too_short(err, "HELLO", "device memory cap");
   if (r.left != 0)
     return trailing(err, "HELLO", r.left);
-  out->token = token;
-  out->token_len = tlen;
   out->executor = executor;
   out->addr = addr;
   out->addr_len = alen;
@@ -544,8 +531,7 @@ static int fail(orion_wire_decoder *d, int fault, int code, const char *fmt,
   return code;
 }
 
-int orion_wire_decoder_init(orion_wire_decoder *d, orion_wire_role role,
-                            const void *token, size_t token_len) {
+int orion_wire_decoder_init(orion_wire_decoder *d, orion_wire_role role) {
   memset(d, 0, sizeof *d);
   d->role = role;
   d->state = ST_HEADER;
@@ -555,14 +541,6 @@ int orion_wire_decoder_init(orion_wire_decoder *d, orion_wire_role role,
       role != ORION_WIRE_TRUSTED)
     return fail(d, ORION_WIRE_OK, ORION_EINVAL,
                 "wire decoder set up with unknown role %d", (int)role);
-  if (role == ORION_WIRE_ACCEPT) {
-    if (token == NULL || token_len == 0 || token_len > ORION_WIRE_TOKEN_MAX)
-      return fail(d, ORION_WIRE_OK, ORION_EINVAL,
-                  "wire decoder needs a token of 1..%u bytes, got %zu",
-                  ORION_WIRE_TOKEN_MAX, token == NULL ? 0 : token_len);
-    memcpy(d->token, token, token_len);
-    d->token_len = token_len;
-  }
   return 0;
 }
 
@@ -613,8 +591,7 @@ static int check_header(orion_wire_decoder *d) {
   if (!d->handshaken) {
     if (d->role == ORION_WIRE_ACCEPT && type != ORION_WIRE_HELLO)
       return fail(d, ORION_WIRE_HANDSHAKE, -EPROTO,
-                  "first frame is %s, not HELLO: the peer has not proved "
-                  "it holds the job token",
+                  "first frame is %s, not HELLO",
                   name);
     if (d->role == ORION_WIRE_CONNECT && type != ORION_WIRE_WELCOME)
       return fail(d, ORION_WIRE_HANDSHAKE, -EPROTO,
@@ -650,17 +627,8 @@ static int check_header(orion_wire_decoder *d) {
   return 0;
 }
 
-/* Compares tokens in time that depends on the expected length only. */
-static int token_equal(const unsigned char *want, size_t want_len,
-                       const unsigned char *got, size_t got_len) {
-  volatile unsigned diff = want_len != got_len;
-  size_t i;
-  for (i = 0; i < want_len; i++)
-    diff |= (unsigned)(want[i] ^ (i < got_len ? got[i] : 0u));
-  return diff == 0;
-}
-
-/* The handshake HELLO of an accepting decoder: well formed, right token. */
+/* The handshake HELLO of an accepting decoder must be well formed (the
+ * peer proved it holds the token before, in dsm/sec.h's handshake). */
 static int check_hello(orion_wire_decoder *d, const unsigned char *payload) {
   orion_wire_hello h;
   orion_error e;
@@ -668,12 +636,6 @@ static int check_hello(orion_wire_decoder *d, const unsigned char *payload) {
   if (orion_wire_hello_decode(payload, d->len, &h, &e) != 0)
     return fail(d, ORION_WIRE_BAD_HELLO, ORION_EPARSE, "malformed HELLO: %s",
                 e.msg);
-  if (!token_equal(d->token, d->token_len, (const unsigned char *)h.token,
-                   h.token_len))
-    return fail(d, ORION_WIRE_BAD_TOKEN, -EACCES,
-                "wrong token in HELLO from executor %" PRIu32
-                ": the peer does not belong to this job",
-                h.executor);
   return 0;
 }
 

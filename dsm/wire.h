@@ -25,7 +25,9 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 7 added BCAST (broadcasts along a chain of executors); 6
+ * Versions: 8 put dsm/sec.h's authentication handshake and records under
+ * the frames and took the token out of HELLO (the secret never crosses
+ * the wire); 7 added BCAST (broadcasts along a chain of executors); 6
  * added MOVE_ROWS and BLOCK_DONE's wait seconds (dynamic block
  * assignment), FETCH_REPLY's count of the requester's flushes
  * (read-your-writes) and the managed buffers' budget and statistics; 5
@@ -41,12 +43,12 @@
  * i64 (version 2 sent it as decimal text); 2 run-coded buffered writes and
  * moved to CRC-32C.
  *
- * Handshake.  The peer that connects sends HELLO first, carrying the job's
- * token; a decoder in ORION_WIRE_ACCEPT role refuses any other first frame,
- * a HELLO with the wrong token (compared in constant time) and any later
- * HELLO.  Until the HELLO has been accepted the payload limit is
- * ORION_WIRE_HELLO_MAX, so an unauthenticated peer can never make the
- * receiver allocate more than that.
+ * Handshake.  Below the frames, dsm/sec.h's handshake has proved that both
+ * ends hold the job's token, and every frame travels in its authenticated
+ * records.  The peer that connects then sends HELLO first (who it is); a
+ * decoder in ORION_WIRE_ACCEPT role refuses any other first frame and any
+ * later HELLO.  Until the HELLO has been accepted the payload limit is
+ * ORION_WIRE_HELLO_MAX.
  *
  * Threads: the codec keeps no global state.  One decoder belongs to one
  * connection and must be used by one thread (its loop) at a time; the
@@ -64,7 +66,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 7
+#define ORION_WIRE_VERSION 8
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -77,15 +79,16 @@
 /* The payload limit that applies to the first frame of a handshaking
  * decoder, before the peer has proved it holds the token. */
 #define ORION_WIRE_HELLO_MAX 1024u
-/* Bounds on the HELLO strings. */
+/* The longest job token (it never travels; dsm/sec.h hashes it). */
 #define ORION_WIRE_TOKEN_MAX 256u
+/* Bounds on the HELLO strings. */
 #define ORION_WIRE_ADDR_MAX 255u
 #define ORION_WIRE_DEVICE_MAX 255u
 
 /* Frame types: X(NAME, code).  Codes are part of the protocol: never
  * renumber one, only append. */
 #define ORION_WIRE_TYPE_MAP(X)                                                \
-  X(HELLO, 1)        /* peer -> acceptor: token, executor id, listen addr */ \
+  X(HELLO, 1)        /* peer -> acceptor: executor id, listen addr */        \
   X(WELCOME, 2)      /* acceptor -> peer: the HELLO was accepted */          \
   X(HEARTBEAT, 3)    /* either way, periodically */                          \
   X(LOAD_BODY, 4)    /* driver -> executor: a captured loop body */          \
@@ -167,16 +170,13 @@ void orion_wire_pack_trailer(unsigned char out[ORION_WIRE_TRAILER_LEN],
  * the frame type and the field.
  * ---------------------------------------------------------------------- */
 
-/* HELLO: u16 token length (1..ORION_WIRE_TOKEN_MAX), token bytes, u32
- * executor id, u16 address length (0..ORION_WIRE_ADDR_MAX), address bytes
+/* HELLO: u32 executor id, u16 address length (0..ORION_WIRE_ADDR_MAX), address bytes
  * ("host:port" the executor listens on for peers; empty when it does not
  * listen), u16 device length (0..ORION_WIRE_DEVICE_MAX), device bytes (the
  * GPU the executor opened, orion_gpu_describe's text; empty: none), u64
  * the device's memory and u64 what the executor may use of it (both 0
  * without a device). */
 typedef struct orion_wire_hello {
-  const char *token;
-  size_t token_len;
   uint32_t executor;
   const char *addr;
   size_t addr_len;
@@ -274,8 +274,8 @@ int orion_wire_array_decode(const void *p, size_t n, orion_wire_array *out,
 
 /* What the first frame must be. */
 typedef enum orion_wire_role {
-  /* The accepting side: the first frame must be a HELLO carrying the
-   * decoder's token; no HELLO after it. */
+  /* The accepting side: the first frame must be a HELLO; no HELLO after
+   * it. */
   ORION_WIRE_ACCEPT = 1,
   /* The connecting side: the first frame must be a WELCOME. */
   ORION_WIRE_CONNECT = 2,
@@ -297,7 +297,6 @@ typedef enum orion_wire_fault {
   ORION_WIRE_HANDSHAKE,   /* -EPROTO: first frame not HELLO/WELCOME, or a
                              second HELLO */
   ORION_WIRE_BAD_HELLO,   /* ORION_EPARSE: the HELLO payload is malformed */
-  ORION_WIRE_BAD_TOKEN,   /* -EACCES */
   ORION_WIRE_NOMEM        /* ORION_ENOMEM */
 } orion_wire_fault;
 
@@ -321,8 +320,6 @@ typedef struct orion_wire_decoder {
   int handshaken; /* the first frame has been accepted */
   int fault;      /* an orion_wire_fault; sticky */
   uint32_t limit; /* payload limit after the handshake */
-  size_t token_len;
-  unsigned char token[ORION_WIRE_TOKEN_MAX];
   unsigned char hdr[ORION_WIRE_HEADER_LEN];
   unsigned char trailer[ORION_WIRE_TRAILER_LEN];
   size_t have;    /* bytes of the current part (header/payload/trailer) */
@@ -338,12 +335,9 @@ typedef struct orion_wire_decoder {
   orion_error err;
 } orion_wire_decoder;
 
-/* Initialises d.  For ORION_WIRE_ACCEPT, token[0..token_len) is the job's
- * token (copied; 1..ORION_WIRE_TOKEN_MAX bytes); the other roles ignore it.
- * Returns 0 or ORION_EINVAL (d is then unusable but safe to free).
- * Release with orion_wire_decoder_free. */
-int orion_wire_decoder_init(orion_wire_decoder *d, orion_wire_role role,
-                            const void *token, size_t token_len);
+/* Initialises d.  Returns 0 or ORION_EINVAL (an unknown role; d is then
+ * unusable but safe to free).  Release with orion_wire_decoder_free. */
+int orion_wire_decoder_init(orion_wire_decoder *d, orion_wire_role role);
 
 /* Lowers the payload limit to max_payload (values above
  * ORION_WIRE_MAX_FRAME mean ORION_WIRE_MAX_FRAME).  A frame whose header

@@ -15,10 +15,13 @@
  *
  * Input layout: a selector byte, then the rest.  When the selector's low
  * five bits are a frame type with a payload codec (orion_msg_known), the
- * rest is a payload of that type, fed straight to its decoder.  Otherwise
+ * rest is a payload of that type, fed straight to its decoder.  When they
+ * are SEL_SEC (30), the rest goes to dsm/sec.h's accepting side: the
+ * handshake, and records after it (it must never complete the handshake
+ * or open a record: the fuzzer does not hold the token).  Otherwise
  * the rest is one control byte and a byte stream for the frame decoder.
  * Control bits:
- *   0-1  decoder role: 0 and 3 ACCEPT (token "fuzz-token"), 1 CONNECT,
+ *   0-1  decoder role: 0 and 3 ACCEPT, 1 CONNECT,
  *        2 TRUSTED
  *   2-4  chunking: 0 all at once, else chunks of 1, 2, 3, 7, 16, 64, 509
  *   5    a low payload limit (200 bytes)
@@ -27,8 +30,8 @@
  *        the payload decoders and the handshake instead of the checksum
  * Every frame's payload goes to its type's decoder too.
  *
- * Every violated invariant aborts: a frame before the handshake, a wrong
- * token accepted, a frame over the limit, an error that is not sticky or
+ * Every violated invariant aborts: a frame before the handshake, a
+ * handshake or record accepted without the token, a frame over the limit, an error that is not sticky or
  * has no message, a decoded field outside its payload, a payload that
  * does not re-encode to the same bytes (BUFFER_FLUSH: to the same items,
  * and then to the same bytes again), or memory left allocated.  `make
@@ -41,12 +44,14 @@
 #include <string.h>
 
 #include "dsm/msg.h"
+#include "dsm/sec.h"
 #include "dsm/wire.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
 
-#define FUZZ_TOKEN "fuzz-token"
+#define FUZZ_TOKEN "fuzz-token-0123456789abcdef0123456789"
+#define SEL_SEC 30
 #define LOW_LIMIT 200u
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -140,7 +145,6 @@ static void check_payload(int type, const unsigned char *p, size_t len) {
       CHECK(err.code < 0 && err.msg[0] != '\0');
       break;
     }
-    CHECK(inside(h.token, h.token_len, p, len));
     CHECK(inside(h.addr, h.addr_len, p, len));
     CHECK(inside(h.device, h.device_len, p, len));
     CHECK(orion_wire_hello_encode(&b, &h) == 0);
@@ -244,7 +248,7 @@ static void run_stream(const uint8_t *data, size_t size) {
   if (chunk == 0)
     chunk = n > 0 ? n : 1;
   take = (ctl & 0x40) != 0;
-  CHECK(orion_wire_decoder_init(&d, role, FUZZ_TOKEN, strlen(FUZZ_TOKEN)) ==
+  CHECK(orion_wire_decoder_init(&d, role) ==
         0);
   if (ctl & 0x20) {
     limit = LOW_LIMIT;
@@ -275,14 +279,12 @@ static void run_stream(const uint8_t *data, size_t size) {
       CHECK(f->version == ORION_WIRE_VERSION);
       CHECK(f->len <= limit);
       if (role == ORION_WIRE_ACCEPT) {
-        /* The handshake: HELLO first, with our token, and only once. */
+        /* HELLO first, and only once. */
         CHECK((f->type == ORION_WIRE_HELLO) == (frames == 0));
         if (frames == 0) {
           orion_wire_hello h;
           CHECK(f->len <= ORION_WIRE_HELLO_MAX);
           CHECK(orion_wire_hello_decode(f->payload, f->len, &h, NULL) == 0);
-          CHECK(h.token_len == strlen(FUZZ_TOKEN) &&
-                memcmp(h.token, FUZZ_TOKEN, h.token_len) == 0);
         }
       } else if (role == ORION_WIRE_CONNECT && frames == 0) {
         CHECK(f->type == ORION_WIRE_WELCOME);
@@ -320,10 +322,45 @@ static void run_stream(const uint8_t *data, size_t size) {
   free(s);
 }
 
+/* Bytes from a peer that does not hold the token, to an acceptor: the
+ * handshake never completes, whatever the chunking (in chunks of 1..8
+ * bytes, the first byte says how long), and failures say why. */
+static void run_sec(const uint8_t *p, size_t n) {
+  static const char token[] = "another job's token 0123456789abcdef";
+  orion_sec s;
+  orion_buf out;
+  size_t chunk = n > 0 ? (size_t)(p[0] & 7) + 1 : 1, off = 0;
+  int rc = ORION_SEC_MORE;
+  size_t base = orion_alloc_used();
+  CHECK(orion_sec_init(&s, ORION_SEC_ACCEPT, token, strlen(token),
+                       ORION_SEC_AUTO) == 0);
+  orion_buf_init(&out);
+  while (off < n && rc == ORION_SEC_MORE) {
+    size_t left = n - off < chunk ? n - off : chunk, used = 99;
+    rc = orion_sec_handshake(&s, p + off, left, &used, &out);
+    CHECK(used <= left);
+    CHECK(used > 0 || rc < 0);
+    off += used;
+  }
+  CHECK(rc != ORION_SEC_DONE);
+  CHECK(out.len == 0 || out.len == ORION_SEC_ANSWER_LEN);
+  if (rc < 0) {
+    const unsigned char *plain;
+    size_t used, plain_len;
+    CHECK(s.why[0] != '\0');
+    CHECK(orion_sec_open(&s, p, n, &used, &plain, &plain_len) < 0);
+  }
+  orion_buf_free(&out);
+  orion_sec_free(&s);
+  CHECK(orion_alloc_used() == base);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
-  if (orion_msg_known(data[0] & 31))
+  if ((data[0] & 31) == SEL_SEC)
+    run_sec(data + 1, size - 1);
+  else if (orion_msg_known(data[0] & 31))
     run_payload(data[0] & 31, data + 1, size - 1);
   else
     run_stream(data + 1, size - 1);
@@ -342,7 +379,8 @@ int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
 #define NSTREAMS 3                 /* stream seeds first, then messages */
-#define NSEEDS (NSTREAMS + 25 + 3) /* a message of each type, 3 variants */
+#define NSEEDS (NSTREAMS + 25 + 3 + 1) /* a message of each type, 3
+                                             variants, a handshake */
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
@@ -390,8 +428,8 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   orion_msg_item items[12];
   orion_cslot slots[2];
   orion_msg m;
-  orion_wire_hello h = {FUZZ_TOKEN, strlen(FUZZ_TOKEN), 2, "127.0.0.1:9000",
-                        14, "GPU 0 (NVIDIA H100 80GB HBM3, 79.1 GiB, cc 9.0)",
+  orion_wire_hello h = {2, "127.0.0.1:9000", 14,
+                        "GPU 0 (NVIDIA H100 80GB HBM3, 79.1 GiB, cc 9.0)",
                         47, 85520809984ull, 268435456ull};
   orion_wire_heartbeat hb = {2, 1, 1000, 4096};
   orion_wire_array a = {5, 1, 2, {2, 2}, 0, 4, vals};
@@ -518,6 +556,23 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
     hb.seq = (uint64_t)i;
     orion_wire_heartbeat_encode(&seeds[2], &hb);
     orion_wire_encode(&seeds[2], ORION_WIRE_FETCH, "k", 1);
+  }
+  /* A connector's CHALLENGE and PROOF to the accepting side. */
+  {
+    orion_sec sc;
+    unsigned char proof[ORION_SEC_PROOF_LEN];
+    CHECK(orion_sec_init(&sc, ORION_SEC_CONNECT, FUZZ_TOKEN,
+                         strlen(FUZZ_TOKEN), ORION_SEC_AUTO) == 0);
+    orion_buf_u8(&seeds[ns], SEL_SEC);
+    orion_sec_start(&sc, &seeds[ns]);
+    memset(proof, 0, sizeof proof);
+    memcpy(proof, sc.challenge, 8);
+    proof[3] = ORION_SEC_KIND_PROOF;
+    proof[4] = proof[5] = proof[6] = proof[7] = 0;
+    orion_buf_append(&seeds[ns], proof, sizeof proof);
+    orion_buf_append(&seeds[ns], "\x10\0\0\0records after it", 20);
+    orion_sec_free(&sc);
+    ns++;
   }
   CHECK(ns == NSEEDS);
   for (i = 0; i < NSEEDS; i++)

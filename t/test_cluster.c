@@ -28,6 +28,7 @@
 
 #include "dsm/msg.h"
 #include "dsm/wire.h"
+#include "t/secsock.h"
 #include "util/buf.h"
 
 /* ------------------------------------------------------------------------
@@ -1027,9 +1028,9 @@ static int connect_to(int port) {
 /* Sends bytes, then expects the driver to close the connection (end of
  * file or a reset) within 5 s, reading and dropping what it sends.
  * Returns the seconds it took. */
-static double expect_closed(int port, const void *bytes, size_t n,
-                            const char *what) {
-  int s = connect_to(port), closed = 0;
+static double expect_closed_on(int s, const void *bytes, size_t n,
+                               const char *what) {
+  int closed = 0;
   double t0 = now_s(), end = t0 + 5;
   size_t off = 0;
   while (off < n) {
@@ -1054,6 +1055,32 @@ static double expect_closed(int port, const void *bytes, size_t n,
   return now_s() - t0;
 }
 
+static double expect_closed(int port, const void *bytes, size_t n,
+                            const char *what) {
+  return expect_closed_on(connect_to(port), bytes, n, what);
+}
+
+/* A client that follows the handshake with a token of its own: the
+ * driver's ANSWER comes (it proves nothing to us), our PROOF is wrong. */
+static double expect_wrong_token_closed(int port) {
+  static const char wrong[] = "0123456789abcdef0123456789abcdef";
+  int s = connect_to(port);
+  orion_sec sec;
+  orion_buf out;
+  unsigned char answer[ORION_SEC_ANSWER_LEN], proof[ORION_SEC_PROOF_LEN];
+  cr_assert_eq(orion_sec_init(&sec, ORION_SEC_CONNECT, wrong, strlen(wrong),
+                              ORION_SEC_AUTO), 0);
+  orion_buf_init(&out);
+  orion_sec_start(&sec, &out);
+  cr_assert_eq(tu_raw_send(s, out.data, out.len), 0);
+  cr_assert_eq(recv(s, answer, sizeof answer, MSG_WAITALL),
+               (ssize_t)sizeof answer, "no ANSWER from the driver");
+  tu_sec_forge_proof(wrong, sec.challenge, answer, proof);
+  orion_buf_free(&out);
+  orion_sec_free(&sec);
+  return expect_closed_on(s, proof, sizeof proof, "wrong token");
+}
+
 static void checksum_of(const char *out, char *text, size_t n) {
   line_with(out, "checksum ", text, n);
   cr_assert(text[0] != '\0', "no checksum in:\n%s", out);
@@ -1066,8 +1093,6 @@ Test(cluster, bad_clients_are_refused_and_the_job_goes_on) {
                   path, LOOP_N, LOOP_WORK, NULL};
   tu_run r;
   child *c = &jobs[0];
-  orion_buf hello;
-  orion_wire_hello h;
   unsigned char noise[4096], huge[9 + 64];
   int port = 0, attempt, i;
   unsigned seed = (unsigned)getpid();
@@ -1096,17 +1121,8 @@ Test(cluster, bad_clients_are_refused_and_the_job_goes_on) {
   cr_assert_lt(attempt, 5, "no port could be used");
   snprintf(port_s, sizeof port_s, "%d", port);
 
-  /* (a) A well-formed HELLO with the wrong token. */
-  memset(&h, 0, sizeof h);
-  h.token = "0123456789abcdef0123456789abcdef";
-  h.token_len = strlen(h.token);
-  h.executor = 0;
-  h.addr = "127.0.0.1:9";
-  h.addr_len = strlen(h.addr);
-  orion_buf_init(&hello);
-  cr_assert_eq(orion_wire_hello_encode(&hello, &h), 0);
-  t[0] = expect_closed(port, hello.data, hello.len, "wrong token");
-  orion_buf_free(&hello);
+  /* (a) The handshake with the wrong token. */
+  t[0] = expect_wrong_token_closed(port);
   /* (b) 4 KiB of random bytes. */
   for (i = 0; i < (int)sizeof noise; i++)
     noise[i] = (unsigned char)(rand_r(&seed) >> 7);
@@ -1135,6 +1151,8 @@ Test(cluster, bad_clients_are_refused_and_the_job_goes_on) {
   cr_expect_eq(count_of(c->buf[1], "refused a connection from 127.0.0.1:"), 3,
                "want 3 refusals in:\n%s", c->buf[1]);
   expect_has(c->buf[1], "refused a connection");
+  expect_has(c->buf[1], "authentication failed: the peer does not hold the "
+                        "job's token");
   cr_expect(strstr(c->buf[1], "cluster failure") == NULL, "%s", c->buf[1]);
   cr_log_info("driver stderr:\n%s", c->buf[1]);
   child_free(c);
@@ -1466,6 +1484,8 @@ Test(cluster, failing_compiler_falls_back_to_the_interpreter) {
 static int recv_all(int s, void *p, size_t n) {
   double end = now_s() + 20;
   size_t off = 0;
+  if (s >= 0 && s < TU_SEC_FDS && tu_sec_of[s] != NULL)
+    return tu_sec_recv_all(s, tu_sec_of[s], p, n);
   while (off < n) {
     struct pollfd pf = {s, POLLIN, 0};
     ssize_t got;
@@ -1504,6 +1524,11 @@ static frame_in recv_frame(int s) {
 static void send_buf(int s, orion_buf *b) {
   size_t off = 0;
   cr_assert(!b->oom);
+  if (s >= 0 && s < TU_SEC_FDS && tu_sec_of[s] != NULL) {
+    tu_sec_send(s, tu_sec_of[s], b->data, b->len);
+    b->len = 0;
+    return;
+  }
   while (off < b->len) {
     ssize_t w = send(s, b->data + off, b->len - off, MSG_NOSIGNAL);
     if (w <= 0)
@@ -1623,13 +1648,16 @@ static void play_bad_executor(const bad_frame *bf) {
   snprintf(token, sizeof token, "%.*s", (int)strcspn(tok, "'"), tok);
   orion_buf_init(&out);
   for (k = 0; k < bf->nexec; k++) {
+    static tu_sec secs[2];
+    struct timeval tv = {20, 0};
     memset(&h, 0, sizeof h);
-    h.token = token;
-    h.token_len = strlen(token);
     h.executor = (uint32_t)k;
     h.addr = "127.0.0.1:9";
     h.addr_len = strlen(h.addr);
     s[k] = connect_to(port);
+    setsockopt(s[k], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    cr_assert_eq(tu_sec_connect(s[k], &secs[k], token, ORION_SEC_AUTO), 0,
+                 "%s: handshake: %s", bf->what, secs[k].s.why);
     cr_assert_eq(orion_wire_hello_encode(&out, &h), 0);
     send_buf(s[k], &out);
   }
@@ -1657,8 +1685,11 @@ static void play_bad_executor(const bad_frame *bf) {
   expect_has(c->buf[1], want);
   line_with(c->buf[1], "cluster failure", want, sizeof want);
   cr_log_info("%s: %s", bf->what, want);
-  for (k = 0; k < bf->nexec; k++)
+  for (k = 0; k < bf->nexec; k++) {
+    orion_sec_free(&tu_sec_of[s[k]]->s);
+    tu_sec_of[s[k]] = NULL;
     close(s[k]);
+  }
   orion_buf_free(&out);
   child_free(c);
   free(path);

@@ -25,6 +25,7 @@
 #include "dsm/cluster.h"
 #include "dsm/wire.h"
 #include "gpu/gpu.h"
+#include "t/secsock.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -423,6 +424,7 @@ typedef struct fake_exec {
   int id;
   const char *device; /* "" for none */
   pthread_t thr;
+  tu_sec sec;
 } fake_exec;
 
 /* Connects to the driver as executor f->id, sends its HELLO, and reads
@@ -444,9 +446,12 @@ static void *fake_exec_main(void *arg) {
     return NULL;
   }
   setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (tu_sec_connect(s, &f->sec, f->token, ORION_SEC_AUTO) != 0) {
+    close(s);
+    return NULL;
+  }
+  tu_sec_of[s] = NULL; /* read below as raw bytes, until the end */
   memset(&h, 0, sizeof h);
-  h.token = f->token;
-  h.token_len = strlen(f->token);
   h.executor = (uint32_t)f->id;
   h.device = f->device;
   h.device_len = strlen(f->device);
@@ -454,10 +459,11 @@ static void *fake_exec_main(void *arg) {
   h.gpu_cap = h.device_len > 0 ? 1ull << 30 : 0;
   orion_buf_init(&b);
   orion_wire_hello_encode(&b, &h);
-  if (send(s, b.data, b.len, MSG_NOSIGNAL) == (ssize_t)b.len)
+  if (tu_sec_send(s, &f->sec, b.data, b.len) == 0)
     while (recv(s, buf, sizeof buf, 0) > 0)
       ;
   orion_buf_free(&b);
+  orion_sec_free(&f->sec.s);
   close(s);
   return NULL;
 }

@@ -17,7 +17,6 @@
 #include "util/error.h"
 #include "util/rng.h"
 
-#define TOKEN "job-7f3a9c-secret"
 #define ADDR "10.0.0.7:41234"
 #define MAXF 4096
 
@@ -114,14 +113,11 @@ static int run(orion_wire_decoder *d, const void *s, size_t n, size_t chunk,
 }
 
 static void accept_init(orion_wire_decoder *d) {
-  cr_assert_eq(orion_wire_decoder_init(d, ORION_WIRE_ACCEPT, TOKEN,
-                                       strlen(TOKEN)),
-               0);
+  cr_assert_eq(orion_wire_decoder_init(d, ORION_WIRE_ACCEPT), 0);
 }
 
-static void put_hello(orion_buf *b, const char *token, uint32_t executor) {
-  orion_wire_hello h = {token, strlen(token), executor, ADDR, strlen(ADDR),
-                        NULL, 0, 0, 0};
+static void put_hello(orion_buf *b, uint32_t executor) {
+  orion_wire_hello h = {executor, ADDR, strlen(ADDR), NULL, 0, 0, 0};
   cr_assert_eq(orion_wire_hello_encode(b, &h), 0);
 }
 
@@ -194,7 +190,7 @@ static void expect_fault(const orion_buf *b, orion_wire_role role, int fault,
   orion_wire_decoder d;
   frames *fr = frames_new();
   int rc;
-  cr_assert_eq(orion_wire_decoder_init(&d, role, TOKEN, strlen(TOKEN)), 0);
+  cr_assert_eq(orion_wire_decoder_init(&d, role), 0);
   rc = run(&d, b->data, b->len, 0, fr, 1);
   cr_assert_eq(rc, code, "code %d (%s), expected %d; reason: %s", rc,
                orion_strerror(rc), code, orion_wire_decoder_reason(&d));
@@ -215,7 +211,7 @@ static void put_every_type(orion_buf *b) {
   orion_msg_body_error be = {3, 4, "boom\nstack traceback:", 21};
   orion_wire_array a = {42, ORION_F64, 2, {3, 4}, 6, 5, vals};
   int t;
-  put_hello(b, TOKEN, 3);
+  put_hello(b, 3);
   for (t = 1; t < ORION_WIRE_TYPE_END; t++) {
     char opaque[32];
     int n = snprintf(opaque, sizeof opaque, "opaque payload of %d", t);
@@ -313,7 +309,7 @@ Test(wire, begin_end_builds_in_place) {
                0);
   cr_assert_eq(b.len, 4 + ref.len);
   cr_assert(memcmp(b.data + 4, ref.data, ref.len) == 0);
-  orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED, NULL, 0);
+  orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED);
   cr_assert_eq(run(&d, b.data + 4, b.len - 4, 0, fr, 1), 0);
   cr_assert_eq(fr->n, 1);
   cr_assert_eq(fr->type[0], ORION_WIRE_RUN_BLOCK);
@@ -327,17 +323,10 @@ Test(wire, begin_end_builds_in_place) {
 Test(wire, encoders_refuse_bad_fields) {
   orion_buf b;
   char big[300];
-  orion_wire_hello h = {TOKEN, strlen(TOKEN), 1, ADDR, strlen(ADDR),
-                        NULL, 0, 0, 0};
+  orion_wire_hello h = {1, ADDR, strlen(ADDR), NULL, 0, 0, 0};
   orion_wire_array a = {1, ORION_F32, 1, {10}, 0, 10, big};
   memset(big, 'x', sizeof big);
   orion_buf_init(&b);
-  h.token_len = 0;
-  cr_assert_eq(orion_wire_hello_encode(&b, &h), ORION_EINVAL);
-  h.token = big;
-  h.token_len = ORION_WIRE_TOKEN_MAX + 1;
-  cr_assert_eq(orion_wire_hello_encode(&b, &h), ORION_EINVAL);
-  h.token_len = ORION_WIRE_TOKEN_MAX;
   h.addr = big;
   h.addr_len = ORION_WIRE_ADDR_MAX + 1;
   cr_assert_eq(orion_wire_hello_encode(&b, &h), ORION_EINVAL);
@@ -383,7 +372,7 @@ Test(wire, hello_round_trip) {
   orion_error err;
   frames *fr = frames_new();
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 0xfffffffeu);
+  put_hello(&b, 0xfffffffeu);
   accept_init(&d);
   cr_assert_eq(run(&d, b.data, b.len, 0, fr, 1), 0, "%s",
                orion_wire_decoder_reason(&d));
@@ -391,23 +380,18 @@ Test(wire, hello_round_trip) {
   cr_assert_eq(fr->type[0], ORION_WIRE_HELLO);
   cr_assert_eq(orion_wire_hello_decode(fr->p[0], fr->len[0], &h, &err), 0);
   cr_assert_eq(h.executor, 0xfffffffeu);
-  cr_assert(h.token_len == strlen(TOKEN) &&
-            memcmp(h.token, TOKEN, h.token_len) == 0);
   cr_assert(h.addr_len == strlen(ADDR) &&
             memcmp(h.addr, ADDR, h.addr_len) == 0);
   orion_wire_decoder_free(&d);
 
-  /* No listen address, and the longest token. */
+  /* No listen address; no token (wire version 8: it never travels). */
   {
-    char tok[ORION_WIRE_TOKEN_MAX];
-    orion_wire_hello in = {tok, sizeof tok, 9, NULL, 0, NULL, 0, 0, 0};
-    memset(tok, 0xa5, sizeof tok);
+    orion_wire_hello in = {9, NULL, 0, NULL, 0, 0, 0};
     orion_buf_free(&b);
     orion_buf_init(&b);
     cr_assert_eq(orion_wire_hello_encode(&b, &in), 0);
-    cr_assert_eq(orion_wire_decoder_init(&d, ORION_WIRE_ACCEPT, tok,
-                                         sizeof tok),
-                 0);
+    cr_assert_eq(b.len, ORION_WIRE_OVERHEAD + 4 + 2 + 2 + 16);
+    cr_assert_eq(orion_wire_decoder_init(&d, ORION_WIRE_ACCEPT), 0);
     frames_clear(fr);
     cr_assert_eq(run(&d, b.data, b.len, 0, fr, 1), 0, "%s",
                  orion_wire_decoder_reason(&d));
@@ -418,7 +402,6 @@ Test(wire, hello_round_trip) {
     cr_assert_eq(h.device_len, 0);
     cr_assert_eq(h.gpu_total, 0);
     cr_assert_eq(h.gpu_cap, 0);
-    cr_assert(memcmp(h.token, tok, sizeof tok) == 0);
     orion_wire_decoder_free(&d);
   }
   frames_free(fr);
@@ -432,10 +415,9 @@ Test(wire, hello_round_trip) {
  * device fields), is refused naming the field. */
 Test(wire, hello_device_round_trip) {
   static const char desc[] = "GPU 0 (NVIDIA H100 80GB HBM3, 79.1 GiB, cc 9.0)";
-  char tok[ORION_WIRE_TOKEN_MAX], addr[ORION_WIRE_ADDR_MAX],
-      dev[ORION_WIRE_DEVICE_MAX];
-  orion_wire_hello in = {TOKEN, strlen(TOKEN), 4, ADDR, strlen(ADDR),
-                         desc, strlen(desc), 85520809984ull, 268435456ull};
+  char addr[ORION_WIRE_ADDR_MAX], dev[ORION_WIRE_DEVICE_MAX];
+  orion_wire_hello in = {4, ADDR, strlen(ADDR), desc, strlen(desc),
+                         85520809984ull, 268435456ull};
   orion_wire_hello h;
   orion_error err;
   orion_buf b;
@@ -465,11 +447,8 @@ Test(wire, hello_device_round_trip) {
   cr_assert_str_eq(err.msg, "HELLO payload too short: it ends inside the "
                             "device length");
   /* The largest HELLO fits the unauthenticated limit. */
-  memset(tok, 't', sizeof tok);
   memset(addr, 'a', sizeof addr);
   memset(dev, 'd', sizeof dev);
-  in.token = tok;
-  in.token_len = sizeof tok;
   in.addr = addr;
   in.addr_len = sizeof addr;
   in.device = dev;
@@ -484,8 +463,8 @@ Test(wire, hello_device_round_trip) {
             memcmp(h.device, dev, sizeof dev) == 0);
   /* A device length over the bound. */
   {
-    unsigned char *p = (unsigned char *)b.data + ORION_WIRE_HEADER_LEN + 2 +
-                       sizeof tok + 4 + 2 + sizeof addr;
+    unsigned char *p = (unsigned char *)b.data + ORION_WIRE_HEADER_LEN + 4 +
+                       2 + sizeof addr;
     p[0] = (unsigned char)((ORION_WIRE_DEVICE_MAX + 1) & 0xff);
     p[1] = (unsigned char)((ORION_WIRE_DEVICE_MAX + 1) >> 8);
     cr_assert_eq(orion_wire_hello_decode(b.data + ORION_WIRE_HEADER_LEN,
@@ -510,7 +489,7 @@ Test(wire, heartbeat_round_trip) {
     frames *fr = frames_new();
     orion_buf_init(&b);
     cr_assert_eq(orion_wire_heartbeat_encode(&b, &cases[i]), 0);
-    orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED, NULL, 0);
+    orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED);
     cr_assert_eq(run(&d, b.data, b.len, 0, fr, 1), 0);
     cr_assert_eq(fr->n, 1);
     cr_assert_eq(fr->type[0], ORION_WIRE_HEARTBEAT);
@@ -566,7 +545,7 @@ Test(wire, array_data_round_trip_every_type) {
       a.data = data;
       orion_buf_init(&b);
       cr_assert_eq(orion_wire_array_encode(&b, &a), 0);
-      orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED, NULL, 0);
+      orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED);
       {
         size_t used;
         cr_assert_eq(orion_wire_decoder_feed(&d, b.data, b.len, &used),
@@ -715,7 +694,7 @@ Test(wire, many_frames_in_one_chunk) {
   size_t off = 0;
   uint64_t seq = 0;
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   for (seq = 0; seq < 3000; seq++) {
     orion_wire_heartbeat hb = {1, seq, seq * 1000, seq * 7};
     cr_assert_eq(orion_wire_heartbeat_encode(&b, &hb), 0);
@@ -751,7 +730,7 @@ Test(wire, decoder_memory_is_released) {
   static float big[100000];
   orion_wire_array a = {1, ORION_F32, 1, {100000}, 0, 100000, big};
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   cr_assert_eq(orion_wire_array_encode(&b, &a), 0);
   cr_assert_eq(orion_wire_encode(&b, ORION_WIRE_SHUTDOWN, NULL, 0), 0);
   accept_init(&d);
@@ -775,7 +754,7 @@ Test(wire, error_bad_magic) {
   /* Out of step after a good frame: the offset names where. */
   orion_buf_free(&b);
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   orion_buf_append(&b, "XC\001\003\000\000\000\000\000", 9);
   expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_MAGIC, ORION_EPARSE,
                "bad magic");
@@ -813,7 +792,7 @@ Test(wire, error_unknown_version) {
 Test(wire, error_unknown_type) {
   orion_buf b;
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   put_raw(&b, ORION_WIRE_VERSION, 99, 0, "x", 1, 1);
   expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_TYPE, ORION_EPARSE,
                "unknown frame type 99");
@@ -837,7 +816,7 @@ Test(wire, error_reserved_flags) {
 Test(wire, error_truncated_at_end_of_stream) {
   orion_buf b;
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   cr_assert_eq(orion_wire_encode(&b, ORION_WIRE_LOAD_BODY, "0123456789", 10),
                0);
   {
@@ -859,7 +838,7 @@ Test(wire, error_truncated_at_end_of_stream) {
 Test(wire, error_crc_mismatch) {
   orion_buf b;
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   put_raw(&b, ORION_WIRE_VERSION, ORION_WIRE_FETCH, 0, "abc", 3, 0);
   expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_CRC, ORION_ECHECKSUM,
                "CRC mismatch in the FETCH frame at stream offset");
@@ -871,7 +850,7 @@ Test(wire, error_first_frame_not_hello) {
   orion_wire_heartbeat hb = {1, 2, 3, 4};
   orion_buf_init(&b);
   cr_assert_eq(orion_wire_heartbeat_encode(&b, &hb), 0);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_HANDSHAKE, -EPROTO,
                "first frame is HEARTBEAT, not HELLO");
   /* A connecting side wants WELCOME first. */
@@ -883,41 +862,22 @@ Test(wire, error_first_frame_not_hello) {
 Test(wire, error_second_hello) {
   orion_buf b;
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
-  put_hello(&b, TOKEN, 2);
+  put_hello(&b, 1);
+  put_hello(&b, 2);
   expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_HANDSHAKE, -EPROTO,
                "second HELLO");
   orion_buf_free(&b);
 }
 
-Test(wire, error_wrong_token) {
-  static const char *wrong[] = {
-      "job-7f3a9c-secreT",  /* same length, last byte differs */
-      "Job-7f3a9c-secret",  /* same length, first byte differs */
-      "job-7f3a9c-secre",   /* a prefix */
-      "job-7f3a9c-secret!", /* longer */
-      "x"};
-  size_t i;
-  for (i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
-    orion_buf b;
-    orion_buf_init(&b);
-    put_hello(&b, wrong[i], 5);
-    cr_assert_eq(orion_wire_encode(&b, ORION_WIRE_LOAD_BODY, "code", 4), 0);
-    expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_TOKEN, -EACCES,
-                 "wrong token in HELLO from executor 5");
-    orion_buf_free(&b);
-  }
-}
-
 Test(wire, error_malformed_hello) {
   orion_buf b;
-  /* token length 3 but 2 bytes of token, then nothing */
-  static const unsigned char p[] = {3, 0, 'a', 'b'};
+  /* an executor id, address length 3 but 2 bytes of address */
+  static const unsigned char p[] = {1, 0, 0, 0, 3, 0, 'a', 'b'};
   orion_buf_init(&b);
   put_raw(&b, ORION_WIRE_VERSION, ORION_WIRE_HELLO, 0, p, sizeof p, 1);
   expect_fault(&b, ORION_WIRE_ACCEPT, ORION_WIRE_BAD_HELLO, ORION_EPARSE,
                "malformed HELLO: HELLO payload too short: it ends inside the "
-               "token");
+               "address");
   orion_buf_free(&b);
 }
 
@@ -929,7 +889,7 @@ Test(wire, errors_are_sticky) {
   int rc;
   orion_buf_init(&good);
   orion_buf_init(&bad);
-  put_hello(&good, TOKEN, 1);
+  put_hello(&good, 1);
   put_raw(&bad, ORION_WIRE_VERSION, ORION_WIRE_HELLO, 0, "zz", 2, 0);
   accept_init(&d);
   rc = run(&d, bad.data, bad.len, 0, NULL, 0);
@@ -957,13 +917,10 @@ Test(wire, errors_are_sticky) {
 Test(wire, bad_setup_refused) {
   orion_wire_decoder d;
   size_t used;
-  cr_assert_eq(orion_wire_decoder_init(&d, ORION_WIRE_ACCEPT, NULL, 0),
+  cr_assert_eq(orion_wire_decoder_init(&d, (orion_wire_role)77),
                ORION_EINVAL);
   cr_assert_eq(orion_wire_decoder_feed(&d, "OC", 2, &used), ORION_EINVAL);
-  cr_assert(strstr(orion_wire_decoder_reason(&d), "token") != NULL);
-  orion_wire_decoder_free(&d);
-  cr_assert_eq(orion_wire_decoder_init(&d, (orion_wire_role)77, NULL, 0),
-               ORION_EINVAL);
+  cr_assert(strstr(orion_wire_decoder_reason(&d), "role") != NULL);
   orion_wire_decoder_free(&d);
 }
 
@@ -979,7 +936,7 @@ Test(wire, configured_limit_exact_and_one_over) {
   size_t before, used;
   int rc;
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   cr_assert_eq(orion_wire_encode(&b, ORION_WIRE_ARRAY_DATA, payload, 4096),
                0);
   accept_init(&d);
@@ -993,7 +950,7 @@ Test(wire, configured_limit_exact_and_one_over) {
   /* One byte more: refused from the header, nothing allocated. */
   orion_buf_free(&b);
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   cr_assert_eq(orion_wire_encode(&b, ORION_WIRE_ARRAY_DATA, payload, 4097),
                0);
   accept_init(&d);
@@ -1042,7 +999,7 @@ Test(wire, default_limit_exact_and_one_over) {
   for (i = 0; i < (int)sizeof piece; i++)
     piece[i] = (unsigned char)(i * 131);
   orion_buf_init(&hello);
-  put_hello(&hello, TOKEN, 1);
+  put_hello(&hello, 1);
   accept_init(&d);
   cr_assert_eq(run(&d, hello.data, hello.len, 0, NULL, 0), 0);
   orion_wire_pack_header(h, ORION_WIRE_ARRAY_DATA, ORION_WIRE_MAX_FRAME);
@@ -1078,7 +1035,7 @@ Test(wire, default_limit_exact_and_one_over) {
   orion_buf_free(&hello);
 
   /* A limit above the maximum is the maximum. */
-  orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED, NULL, 0);
+  orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED);
   orion_wire_decoder_set_limit(&d, UINT32_MAX);
   cr_assert_eq(orion_wire_decoder_feed(&d, h, 9, &used), -EMSGSIZE);
   orion_wire_decoder_free(&d);
@@ -1135,7 +1092,7 @@ Test(wire, payload_decoders_check_every_length) {
   int32_t v[6] = {1, 2, 3, 4, 5, 6};
   orion_wire_array a = {3, ORION_I32, 2, {2, 3}, 0, 6, v};
   orion_buf_init(&b);
-  put_hello(&b, TOKEN, 1);
+  put_hello(&b, 1);
   every_prefix_fails(ORION_WIRE_HELLO, &b);
   b.len = 0;
   cr_assert_eq(orion_wire_heartbeat_encode(&b, &hb), 0);

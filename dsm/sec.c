@@ -1,0 +1,353 @@
+/* The secure channel: handshake and records with libsodium (see sec.h). */
+#include "dsm/sec.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dsm/wire.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+enum { ST_HELLO = 0, ST_ANSWER, ST_PROOF, ST_OPEN, ST_FAILED };
+
+_Static_assert(crypto_aead_aes256gcm_NPUBBYTES ==
+                   crypto_aead_chacha20poly1305_IETF_NPUBBYTES,
+               "one nonce layout serves both AEADs");
+_Static_assert(sizeof(crypto_aead_aes256gcm_state) <= ORION_SEC_GCM_STATE,
+               "orion_sec has room for AES-GCM's expanded key");
+
+/* The expanded AES-GCM key kept in st. */
+static crypto_aead_aes256gcm_state *gcm(unsigned char *st) {
+  return (crypto_aead_aes256gcm_state *)(void *)st;
+}
+
+static const unsigned char label_key[] = "orion-c job key";
+static const unsigned char label_answer[] = "answer";
+static const unsigned char label_proof[] = "proof";
+static const unsigned char label_session[] = "session";
+
+int orion_sec_global_init(void) {
+  return sodium_init() < 0 ? ORION_EINVAL : 0;
+}
+
+int orion_sec_init(orion_sec *s, orion_sec_role role, const char *token,
+                   size_t token_len, orion_sec_policy policy) {
+  crypto_generichash_state h;
+  memset(s, 0, sizeof *s);
+  s->role = role;
+  s->policy = policy;
+  s->state = role == ORION_SEC_CONNECT ? ST_ANSWER : ST_HELLO;
+  if (orion_sec_global_init() != 0 || token == NULL || token_len == 0)
+    return ORION_EINVAL;
+  crypto_generichash_init(&h, NULL, 0, ORION_SEC_KEY_LEN);
+  crypto_generichash_update(&h, label_key, sizeof label_key);
+  crypto_generichash_update(&h, (const unsigned char *)token, token_len);
+  crypto_generichash_final(&h, s->job_key, ORION_SEC_KEY_LEN);
+  s->aes = crypto_aead_aes256gcm_is_available();
+  s->rec = orion_malloc(ORION_SEC_RECORD_MAX + ORION_SEC_TAG_LEN);
+  return s->rec != NULL ? 0 : ORION_ENOMEM;
+}
+
+void orion_sec_free(orion_sec *s) {
+  orion_free(s->rec);
+  s->rec = NULL;
+  sodium_memzero(s->job_key, sizeof s->job_key);
+  sodium_memzero(s->tx_key, sizeof s->tx_key);
+  sodium_memzero(s->rx_key, sizeof s->rx_key);
+  sodium_memzero(s->tx_gcm, sizeof s->tx_gcm);
+  sodium_memzero(s->rx_gcm, sizeof s->rx_gcm);
+}
+
+/* The 8-byte head of a handshake message. */
+static void msg_head(unsigned char *m, int kind, int a, int b) {
+  m[0] = ORION_WIRE_MAGIC0;
+  m[1] = ORION_WIRE_MAGIC1;
+  m[2] = ORION_WIRE_VERSION;
+  m[3] = (unsigned char)kind;
+  m[4] = (unsigned char)a;
+  m[5] = (unsigned char)b;
+  m[6] = m[7] = 0;
+}
+
+/* BLAKE2b keyed with the job key over label || challenge || answer[0..n). */
+static void mac_of(const orion_sec *s, const unsigned char *label,
+                   size_t label_len, size_t answer_len,
+                   unsigned char out[ORION_SEC_KEY_LEN]) {
+  crypto_generichash_state h;
+  crypto_generichash_init(&h, s->job_key, ORION_SEC_KEY_LEN,
+                          ORION_SEC_KEY_LEN);
+  crypto_generichash_update(&h, label, label_len);
+  crypto_generichash_update(&h, s->challenge, ORION_SEC_CHALLENGE_LEN);
+  crypto_generichash_update(&h, s->answer, answer_len);
+  crypto_generichash_final(&h, out, ORION_SEC_KEY_LEN);
+}
+
+/* Both directions' keys from the transcript. */
+static void derive_keys(orion_sec *s) {
+  unsigned char m[ORION_SEC_KEY_LEN], c2a[ORION_SEC_KEY_LEN],
+      a2c[ORION_SEC_KEY_LEN];
+  mac_of(s, label_session, sizeof label_session, ORION_SEC_ANSWER_LEN, m);
+  crypto_kdf_derive_from_key(c2a, sizeof c2a, 1, "orionsec", m);
+  crypto_kdf_derive_from_key(a2c, sizeof a2c, 2, "orionsec", m);
+  memcpy(s->tx_key, s->role == ORION_SEC_CONNECT ? c2a : a2c, sizeof c2a);
+  memcpy(s->rx_key, s->role == ORION_SEC_CONNECT ? a2c : c2a, sizeof c2a);
+  sodium_memzero(m, sizeof m);
+  sodium_memzero(c2a, sizeof c2a);
+  sodium_memzero(a2c, sizeof a2c);
+  if (s->cipher == 1) {
+    crypto_aead_aes256gcm_beforenm(gcm(s->tx_gcm), s->tx_key);
+    crypto_aead_aes256gcm_beforenm(gcm(s->rx_gcm), s->rx_key);
+  }
+  s->state = ST_OPEN;
+}
+
+void orion_sec_start(orion_sec *s, orion_buf *out) {
+  msg_head(s->challenge, ORION_SEC_KIND_CHALLENGE, s->policy, s->aes);
+  randombytes_buf(s->challenge + 8, ORION_SEC_NONCE_LEN);
+  orion_buf_append(out, s->challenge, ORION_SEC_CHALLENGE_LEN);
+}
+
+static int fail(orion_sec *s, int code, const char *why) {
+  s->state = ST_FAILED;
+  snprintf(s->why, sizeof s->why, "%s", why);
+  return code;
+}
+
+/* Checks a complete handshake message's head. */
+static int check_head(orion_sec *s, const unsigned char *m, int kind,
+                      const char *name) {
+  if (m[0] != ORION_WIRE_MAGIC0 || m[1] != ORION_WIRE_MAGIC1 ||
+      (m[2] == ORION_WIRE_VERSION && m[3] != kind)) {
+    s->state = ST_FAILED;
+    snprintf(s->why, sizeof s->why,
+             "no authentication handshake (expected its %s): not an "
+             "Orion-C peer",
+             name);
+    return -EPROTO;
+  }
+  if (m[2] != ORION_WIRE_VERSION) {
+    s->state = ST_FAILED;
+    snprintf(s->why, sizeof s->why,
+             "the peer speaks wire version %u, this build version %d",
+             m[2], ORION_WIRE_VERSION);
+    return ORION_EVERSION;
+  }
+  if (m[4] > ORION_SEC_OFF || m[5] > 1 || m[6] > 1 || m[7] != 0) {
+    s->state = ST_FAILED;
+    snprintf(s->why, sizeof s->why, "bad option bytes in the handshake's %s",
+             name);
+    return -EPROTO;
+  }
+  return 0;
+}
+
+/* The acceptor's choice (sec.h). */
+static int choose_mode(const orion_sec *s) {
+  int a = s->policy, b = s->peer_policy;
+  if (a == ORION_SEC_ON || b == ORION_SEC_ON)
+    return 1;
+  if (a == ORION_SEC_OFF || b == ORION_SEC_OFF)
+    return 0;
+  return !s->loopback;
+}
+
+static int on_challenge(orion_sec *s, orion_buf *out) {
+  int rc = check_head(s, s->in, ORION_SEC_KIND_CHALLENGE, "CHALLENGE");
+  if (rc != 0)
+    return rc;
+  memcpy(s->challenge, s->in, ORION_SEC_CHALLENGE_LEN);
+  s->peer_policy = s->in[4];
+  s->encrypt = choose_mode(s);
+  s->cipher = s->aes && s->in[5];
+  msg_head(s->answer, ORION_SEC_KIND_ANSWER, s->policy, s->encrypt);
+  s->answer[6] = (unsigned char)s->cipher;
+  randombytes_buf(s->answer + 8, ORION_SEC_NONCE_LEN);
+  mac_of(s, label_answer, sizeof label_answer, 40, s->answer + 40);
+  orion_buf_append(out, s->answer, ORION_SEC_ANSWER_LEN);
+  s->state = ST_PROOF;
+  return ORION_SEC_MORE;
+}
+
+static int on_answer(orion_sec *s, orion_buf *out) {
+  unsigned char want[ORION_SEC_KEY_LEN], proof[ORION_SEC_PROOF_LEN];
+  int rc = check_head(s, s->in, ORION_SEC_KIND_ANSWER, "ANSWER");
+  if (rc != 0)
+    return rc;
+  memcpy(s->answer, s->in, ORION_SEC_ANSWER_LEN);
+  mac_of(s, label_answer, sizeof label_answer, 40, want);
+  if (sodium_memcmp(want, s->answer + 40, sizeof want) != 0)
+    return fail(s, -EACCES,
+                "authentication failed: the peer that answered does not "
+                "hold this end's token (a wrong token on one side, or not "
+                "this job's driver or executor)");
+  s->peer_policy = s->answer[4];
+  s->encrypt = s->answer[5];
+  s->cipher = s->answer[6];
+  if (s->cipher && !s->aes)
+    return fail(s, -EPROTO, "the peer chose AES-256-GCM, which this CPU "
+                            "does not run");
+  if (s->policy == ORION_SEC_ON && !s->encrypt)
+    return fail(s, -EACCES,
+                "the peer would not encrypt and this end requires it");
+  msg_head(proof, ORION_SEC_KIND_PROOF, 0, 0);
+  mac_of(s, label_proof, sizeof label_proof, ORION_SEC_ANSWER_LEN,
+         proof + 8);
+  orion_buf_append(out, proof, sizeof proof);
+  derive_keys(s);
+  return ORION_SEC_DONE;
+}
+
+static int on_proof(orion_sec *s) {
+  unsigned char want[ORION_SEC_KEY_LEN];
+  int rc = check_head(s, s->in, ORION_SEC_KIND_PROOF, "PROOF");
+  if (rc != 0)
+    return rc;
+  if (s->in[4] != 0 || s->in[5] != 0 || s->in[6] != 0)
+    return fail(s, -EPROTO, "bad option bytes in the handshake's PROOF");
+  mac_of(s, label_proof, sizeof label_proof, ORION_SEC_ANSWER_LEN, want);
+  if (sodium_memcmp(want, s->in + 8, sizeof want) != 0)
+    return fail(s, -EACCES,
+                "authentication failed: the peer does not hold the job's "
+                "token (a wrong token, or not one of this job's executors)");
+  derive_keys(s);
+  return ORION_SEC_DONE;
+}
+
+int orion_sec_handshake(orion_sec *s, const void *p, size_t n, size_t *used,
+                        orion_buf *out) {
+  size_t want, take;
+  *used = 0;
+  if (s->state == ST_FAILED)
+    return -EPROTO;
+  if (s->state == ST_OPEN)
+    return ORION_SEC_DONE;
+  want = s->state == ST_ANSWER ? ORION_SEC_ANSWER_LEN : ORION_SEC_PROOF_LEN;
+  take = want - s->in_have < n ? want - s->in_have : n;
+  memcpy(s->in + s->in_have, p, take);
+  s->in_have += take;
+  *used = take;
+  if (s->in_have >= 4 && s->in_have - take < 4 &&
+      (s->in[0] != ORION_WIRE_MAGIC0 || s->in[1] != ORION_WIRE_MAGIC1 ||
+       s->in[2] != ORION_WIRE_VERSION))
+    return check_head(s, s->in, -1, "first message"); /* fail early */
+  if (s->in_have < want)
+    return ORION_SEC_MORE;
+  s->in_have = 0;
+  if (s->state == ST_HELLO)
+    return on_challenge(s, out);
+  if (s->state == ST_ANSWER)
+    return on_answer(s, out);
+  return on_proof(s);
+}
+
+static void nonce_of(uint64_t seq,
+                     unsigned char n[crypto_aead_chacha20poly1305_IETF_NPUBBYTES]) {
+  int i;
+  memset(n, 0, crypto_aead_chacha20poly1305_IETF_NPUBBYTES);
+  for (i = 0; i < 8; i++)
+    n[4 + i] = (unsigned char)(seq >> (8 * i));
+}
+
+size_t orion_sec_records(size_t len) {
+  return (len + ORION_SEC_RECORD_MAX - 1) / ORION_SEC_RECORD_MAX;
+}
+
+void orion_sec_seal(orion_sec *s, void *data, size_t len,
+                    unsigned char head[ORION_SEC_HEAD_LEN],
+                    unsigned char tag[ORION_SEC_TAG_LEN]) {
+  unsigned char nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
+  static unsigned char none[1];
+  nonce_of(s->tx_seq++, nonce);
+  head[0] = (unsigned char)len;
+  head[1] = (unsigned char)(len >> 8);
+  head[2] = (unsigned char)(len >> 16);
+  head[3] = (unsigned char)(len >> 24);
+  if (s->cipher && s->encrypt)
+    crypto_aead_aes256gcm_encrypt_detached_afternm(
+        data, tag, NULL, data, len, NULL, 0, NULL, nonce, gcm(s->tx_gcm));
+  else if (s->cipher)
+    crypto_aead_aes256gcm_encrypt_detached_afternm(
+        none, tag, NULL, none, 0, data, len, NULL, nonce, gcm(s->tx_gcm));
+  else if (s->encrypt)
+    crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+        data, tag, NULL, data, len, NULL, 0, NULL, nonce, s->tx_key);
+  else
+    crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+        none, tag, NULL, none, 0, data, len, NULL, nonce, s->tx_key);
+}
+
+int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,
+                   const unsigned char **plain, size_t *plain_len) {
+  static unsigned char none[1];
+  const unsigned char *b = p;
+  unsigned char nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
+  size_t take, want;
+  int rc;
+  *used = 0;
+  if (s->state != ST_OPEN)
+    return -EPROTO;
+  if (s->rec_len == 0) { /* the head */
+    take = ORION_SEC_HEAD_LEN - s->rec_have < n
+               ? ORION_SEC_HEAD_LEN - s->rec_have
+               : n;
+    memcpy(s->head + s->rec_have, b, take);
+    s->rec_have += take;
+    *used = take;
+    if (s->rec_have < ORION_SEC_HEAD_LEN)
+      return ORION_SEC_MORE;
+    s->rec_len = (uint32_t)s->head[0] | (uint32_t)s->head[1] << 8 |
+                 (uint32_t)s->head[2] << 16 | (uint32_t)s->head[3] << 24;
+    s->rec_have = 0;
+    if (s->rec_len == 0 || s->rec_len > ORION_SEC_RECORD_MAX) {
+      s->state = ST_FAILED;
+      snprintf(s->why, sizeof s->why,
+               "record %llu declares %lu bytes (1..%u): tampered or out of "
+               "step",
+               (unsigned long long)s->rx_seq, (unsigned long)s->rec_len,
+               ORION_SEC_RECORD_MAX);
+      return -EBADMSG;
+    }
+    b += take;
+    n -= take;
+  }
+  want = s->rec_len + ORION_SEC_TAG_LEN;
+  take = want - s->rec_have < n ? want - s->rec_have : n;
+  memcpy(s->rec + s->rec_have, b, take);
+  s->rec_have += take;
+  *used += take;
+  if (s->rec_have < want)
+    return ORION_SEC_MORE;
+  nonce_of(s->rx_seq, nonce);
+  if (s->cipher && s->encrypt)
+    rc = crypto_aead_aes256gcm_decrypt_detached_afternm(
+        s->rec, NULL, s->rec, s->rec_len, s->rec + s->rec_len, NULL, 0, nonce,
+        gcm(s->rx_gcm));
+  else if (s->cipher)
+    rc = crypto_aead_aes256gcm_decrypt_detached_afternm(
+        none, NULL, none, 0, s->rec + s->rec_len, s->rec, s->rec_len, nonce,
+        gcm(s->rx_gcm));
+  else if (s->encrypt)
+    rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+        s->rec, NULL, s->rec, s->rec_len, s->rec + s->rec_len, NULL, 0, nonce,
+        s->rx_key);
+  else
+    rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+        NULL, NULL, s->rec, 0, s->rec + s->rec_len, s->rec, s->rec_len, nonce,
+        s->rx_key);
+  if (rc != 0) {
+    s->state = ST_FAILED;
+    snprintf(s->why, sizeof s->why,
+             "record %llu (%lu bytes) failed authentication: changed, "
+             "replayed, reordered or injected on the way",
+             (unsigned long long)s->rx_seq, (unsigned long)s->rec_len);
+    return -EBADMSG;
+  }
+  s->rx_seq++;
+  *plain = s->rec;
+  *plain_len = s->rec_len;
+  s->rec_len = 0;
+  s->rec_have = 0;
+  return ORION_SEC_DONE;
+}
