@@ -669,6 +669,8 @@ static int l_restore(lua_State *L) {
       orion_ckpt_free(&ck);
       return lua_error(L);
     }
+    if (v[i].d->rep != NULL && v[i].d->rep->held.n > 0)
+      orion__dist_reclaim(s, v[i].d); /* else they would overwrite it */
     if (restore_array(path, e, v[i].d, name, msg, sizeof msg) != 0) {
       orion_free(v);
       orion_ckpt_free(&ck);
