@@ -47,7 +47,7 @@ static int failures(const char *host) {
 static void on_failure(void *ud, int exec, const char *host,
                        const char *why) {
   orion_recover *r = ud;
-  int64_t saved, cur;
+  int64_t saved, cur, lo;
   char num[16], redo[96], hosts[FAILED_HOSTS_MAX];
   const char *old = getenv("ORION_FAILED_HOSTS");
   char **argv;
@@ -61,10 +61,11 @@ static void on_failure(void *ud, int exec, const char *host,
     return;
   }
   orion_checkpoint_progress(r->L, &saved, &cur);
-  if (cur > saved + 1)
+  lo = saved >= 0 ? saved + 1 : 1; /* the first step run again */
+  if (cur > lo)
     snprintf(redo, sizeof redo, "steps %" PRId64 "..%" PRId64 " are redone",
-             saved + 1, cur);
-  else if (cur == saved + 1)
+             lo, cur);
+  else if (cur == lo)
     snprintf(redo, sizeof redo, "step %" PRId64 " is redone", cur);
   else
     snprintf(redo, sizeof redo, "%s", "no step is redone");

@@ -29,7 +29,6 @@
 #include "dsm/types.h"
 #include "lua/dist.h"
 #include "lua/module.h"
-#include "lua/orion.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -72,13 +71,13 @@ static ckpt_state *cstate(lua_State *L) {
   return c;
 }
 
-void orion__checkpoint_configure(lua_State *L, const orion_config *cfg) {
+void orion__checkpoint_configure(lua_State *L, const char *dir, int resume,
+                                 int force) {
   ckpt_state *c = cstate(L);
   orion_free(c->dir);
-  c->dir = cfg->checkpoint_dir != NULL ? orion_strdup(cfg->checkpoint_dir)
-                                       : NULL;
-  c->resume = cfg->resume;
-  c->force = cfg->force;
+  c->dir = dir != NULL ? orion_strdup(dir) : NULL;
+  c->resume = resume;
+  c->force = force;
 }
 
 void orion_checkpoint_progress(lua_State *L, int64_t *saved, int64_t *cur) {

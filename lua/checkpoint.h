@@ -8,14 +8,13 @@
 #include <lua.h>
 #include <stdint.h>
 
-struct orion_config;
-
 /* Adds checkpoint, restore, step and checkpoint_dir to the module table on
  * top of the stack. */
 void orion__open_checkpoint(lua_State *L);
 
-/* Takes --checkpoint-dir, --resume and --force from cfg. */
-void orion__checkpoint_configure(lua_State *L, const struct orion_config *cfg);
+/* --checkpoint-dir (NULL: none), --resume and --force. */
+void orion__checkpoint_configure(lua_State *L, const char *dir, int resume,
+                                 int force);
 
 /* For the driver's recovery (drivers/recover.c): the step of the last
  * checkpoint this run wrote or resumed from (-1: none) and the step the

@@ -75,7 +75,8 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
       cfg->partitions > 0 ? cfg->partitions : ORION_DEFAULT_PARTITIONS;
   s->allow_io = cfg->allow_io;
   s->copts = cfg->cluster;
-  orion__checkpoint_configure(L, cfg);
+  orion__checkpoint_configure(L, cfg->checkpoint_dir, cfg->resume,
+                              cfg->force);
 }
 
 int orion_module_stopped(lua_State *L, int idx, char *line, size_t n) {
