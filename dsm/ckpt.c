@@ -18,6 +18,7 @@
 #include "dsm/types.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/hash.h"
 
 #define MANIFEST "manifest"
 #define STATE_FILE "state.lua"
@@ -128,6 +129,42 @@ static int file_crc(const char *path, size_t skip, uint64_t *size,
 
 /* ---- writing ----------------------------------------------------------- */
 
+/* A 64-bit hash of a's type, shape, keys and values, 8 bytes at a time
+ * (the arrays of a checkpoint are hashed in its writer threads). */
+static uint64_t mix_word(uint64_t h, uint64_t w) {
+  h ^= w;
+  h *= 0x9e3779b97f4a7c15ULL;
+  return h ^ (h >> 29);
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t w;
+  size_t i;
+  for (i = 0; i + 8 <= n; i += 8) {
+    memcpy(&w, s + i, 8);
+    h = mix_word(h, w);
+  }
+  w = 0;
+  memcpy(&w, s + i, n - i);
+  return mix_word(h, w ^ ((uint64_t)n << 56));
+}
+
+static uint64_t array_hash(const orion_array *a) {
+  uint64_t h = 0x6f72696f6e636b70ULL; /* "orionckp" */
+  size_t vs = orion_type_size(a->type);
+  h = mix_word(h, (uint64_t)a->type | (uint64_t)a->sparse << 8 |
+                      (uint64_t)a->ndims << 16);
+  h = hash_bytes(h, a->dims, sizeof a->dims[0] * (size_t)a->ndims);
+  h = mix_word(h, (uint64_t)a->nnz);
+  if (a->sparse && a->nnz > 0)
+    h = hash_bytes(h, a->keys,
+                   (size_t)a->nnz * (size_t)a->ndims * sizeof *a->keys);
+  if (a->nnz > 0)
+    h = hash_bytes(h, a->values, (size_t)a->nnz * vs);
+  return orion_hash_mix(h);
+}
+
 typedef struct writer {
   const char *dir;
   orion_ckpt *c;
@@ -147,7 +184,12 @@ static void *write_arrays(void *arg) {
     int fd;
     snprintf(e->file, sizeof e->file, "a%" PRId64 ".oarr", e->id);
     snprintf(path, sizeof path, "%s/%s", w->dir, e->file);
-    w->rc = orion_array_save(e->a, path, &w->err);
+    e->hash = array_hash(e->a);
+    /* Unchanged since an earlier checkpoint: the same bytes, linked. */
+    e->linked = e->prev != NULL && e->hash == e->prev_hash &&
+                link(e->prev, path) == 0;
+    if (!e->linked)
+      w->rc = orion_array_save(e->a, path, &w->err);
     if (w->rc != 0)
       break;
     /* The manifest keeps the size and the CRC-32 trailer the file ends
@@ -301,7 +343,7 @@ static void prune(const char *dir, int keep) {
 
 int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
                      size_t n, uint64_t *bytes, orion_error *err) {
-  char tmp[4096], fin[4096], old[4096], p[4096];
+  char tmp[4096], fin[4096], old[4096], p[4352];
   pthread_t th[WRITERS];
   writer w[WRITERS];
   int i, nw, rc = 0;
@@ -343,9 +385,11 @@ int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
       *err = w[i].err;
     }
   }
-  *bytes = 0;
-  for (i = 0; rc == 0 && i < c->narrays; i++)
-    *bytes += c->arrays[i].size;
+  bytes[0] = bytes[1] = 0;
+  for (i = 0; rc == 0 && i < c->narrays; i++) {
+    bytes[0] += c->arrays[i].size;
+    bytes[1] += c->arrays[i].linked ? 0 : c->arrays[i].size;
+  }
   /* The state, then the manifest, last. */
   snprintf(p, sizeof p, "%s/" STATE_FILE, tmp);
   if (rc == 0)
@@ -358,7 +402,8 @@ int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
   snprintf(p, sizeof p, "%s/" MANIFEST, tmp);
   if (rc == 0)
     rc = write_file(p, b.data, b.len, err);
-  *bytes += ssize + b.len;
+  bytes[0] += ssize + b.len;
+  bytes[1] += ssize + b.len;
   orion_buf_free(&b);
   if (rc == 0 && (rc = fsync_path(tmp)) != 0)
     orion_error_set(err, rc, "cannot fsync %s: %s", tmp, strerror(-rc));
@@ -462,7 +507,7 @@ static int parse_array(const char *l, orion_ckpt_array *e) {
 
 /* Reads and checks the checkpoint in folder f; 0, or a message in why. */
 static int read_one(const char *f, orion_ckpt *c, char *why, size_t n) {
-  char p[4096], *text = NULL, *line, *next;
+  char p[4352], *text = NULL, *line, *next;
   size_t len, clen;
   uint64_t size;
   uint32_t crc, trailer, want;
@@ -576,7 +621,7 @@ int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
                     orion_ckpt_warn_fn warn, orion_error *err) {
   int64_t *v;
   int i, cnt = list_steps(dir, &v);
-  char f[4096], why[4400];
+  char f[4096], why[4700];
   if (cnt < 0)
     return orion_error_set(err, cnt, "cannot read %s: %s", dir,
                            cnt > -4096 ? strerror(-cnt) : "out of memory");
@@ -588,7 +633,7 @@ int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
       return 1;
     }
     if (warn != NULL) {
-      char msg[4600];
+      char msg[4800];
       snprintf(msg, sizeof msg, "%s; %s", why,
                i + 1 < cnt ? "using the checkpoint before it"
                            : "no older checkpoint is left");

@@ -31,6 +31,13 @@ typedef struct orion_ckpt_array {
   int64_t id;                          /* the script's array id */
   char name[ORION_CKPT_NAME_MAX + 1];  /* the script's name for it; "" */
   orion_array *a; /* writing: the array (borrowed); reading: NULL */
+  /* Writing: the same array's file in an earlier checkpoint that is still
+   * there (NULL: none) and the content hash it was written with; when the
+   * hash is the same, the file is hard-linked instead of written again.
+   * hash is set to the array's content hash. */
+  const char *prev;
+  uint64_t prev_hash, hash;
+  int linked; /* written as a link to prev */
   /* Filled by orion_ckpt_write and orion_ckpt_read: */
   char file[32];  /* "a5.oarr", inside the checkpoint folder */
   uint64_t size;  /* bytes */
@@ -53,10 +60,11 @@ typedef struct orion_ckpt {
 } orion_ckpt;
 
 /* Writes checkpoint c (step, hash, words, state, meta, arrays with id,
- * name and a) into dir (created if missing), replacing a checkpoint of the
- * same step, then removes the complete checkpoints beyond the newest
- * `keep` and any unfinished ones.  Fills each array's file, size and crc,
- * path (n bytes) with the new folder and *bytes with the bytes written.
+ * name, a and prev) into dir (created if missing), replacing a checkpoint
+ * of the same step, then removes the complete checkpoints beyond the
+ * newest `keep` and any unfinished ones.  Fills each array's file, size,
+ * crc, hash and linked, path (n bytes) with the new folder, bytes[0] with
+ * the checkpoint's size and bytes[1] with the bytes written (not linked).
  * Returns 0, or a negative code with err naming the file. */
 int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
                      size_t n, uint64_t *bytes, orion_error *err);

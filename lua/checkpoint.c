@@ -44,13 +44,45 @@ typedef struct ckpt_state {
   int64_t saved;         /* the last checkpoint written or resumed; -1 */
   int64_t cur;           /* the step the script last reached; -1 */
   int checked_fresh;     /* a fresh start found dir without checkpoints */
+  /* The last checkpoint this process wrote, whose unchanged arrays the
+   * next one links (dsm/ckpt.h): its folder, and its arrays' ids and
+   * content hashes. */
+  char *prev;
+  int nprev;
+  int64_t *prev_id;
+  uint64_t *prev_hash;
 } ckpt_state;
 
 static int ckpt_gc(lua_State *L) {
   ckpt_state *c = lua_touserdata(L, 1);
   orion_free(c->dir);
-  c->dir = NULL;
+  orion_free(c->prev);
+  orion_free(c->prev_id);
+  orion_free(c->prev_hash);
+  c->dir = c->prev = NULL;
+  c->prev_id = NULL;
+  c->prev_hash = NULL;
   return 0;
+}
+
+/* Remembers checkpoint ck, written to folder, for the next one. */
+static void remember(ckpt_state *c, const orion_ckpt *ck, const char *folder) {
+  int i;
+  orion_free(c->prev);
+  orion_free(c->prev_id);
+  orion_free(c->prev_hash);
+  c->nprev = 0;
+  c->prev = orion_strdup(folder);
+  c->prev_id = orion_malloc((size_t)(ck->narrays + 1) * sizeof *c->prev_id);
+  c->prev_hash =
+      orion_malloc((size_t)(ck->narrays + 1) * sizeof *c->prev_hash);
+  if (c->prev == NULL || c->prev_id == NULL || c->prev_hash == NULL)
+    return; /* nothing is linked next time */
+  for (i = 0; i < ck->narrays; i++) {
+    c->prev_id[i] = ck->arrays[i].id;
+    c->prev_hash[i] = ck->arrays[i].hash;
+  }
+  c->nprev = ck->narrays;
 }
 
 static ckpt_state *cstate(lua_State *L) {
@@ -472,8 +504,9 @@ static int l_checkpoint(lua_State *L) {
   orion_error err;
   char words[512], path[4096], why[512], spath[256] = "state";
   live *v;
+  char (*prev)[4160];
   int nv, i, keep, rc;
-  uint64_t bytes = 0;
+  uint64_t bytes[2] = {0, 0};
   double t0 = orion_now();
   luaL_checktype(L, 1, LUA_TTABLE);
   orion__check_keys(L, 1, "checkpoint", keys);
@@ -503,7 +536,10 @@ static int l_checkpoint(lua_State *L) {
   }
   v = live_arrays(L, &nv);
   ck.arrays = orion_calloc((size_t)(nv > 0 ? nv : 1), sizeof *ck.arrays);
-  if (ck.arrays == NULL) {
+  prev = orion_calloc((size_t)(nv > 0 ? nv : 1), sizeof *prev);
+  if (ck.arrays == NULL || prev == NULL) {
+    orion_free(ck.arrays);
+    orion_free(prev);
     orion_free(v);
     orion_buf_free(&sb);
     return luaL_error(L, "out of memory");
@@ -517,6 +553,16 @@ static int l_checkpoint(lua_State *L) {
     ck.arrays[i].a = d->a;
   }
   ck.narrays = nv;
+  for (i = 0; i < nv && c->prev != NULL; i++) {
+    int k;
+    for (k = 0; k < c->nprev; k++)
+      if (c->prev_id[k] == ck.arrays[i].id) {
+        snprintf(prev[i], sizeof prev[i], "%s/a%" PRId64 ".oarr", c->prev,
+                 ck.arrays[i].id);
+        ck.arrays[i].prev = prev[i];
+        ck.arrays[i].prev_hash = c->prev_hash[k];
+      }
+  }
   orion_buf_init(&meta);
   write_meta(L, s, v, nv, &meta);
   orion_free(v);
@@ -529,9 +575,12 @@ static int l_checkpoint(lua_State *L) {
   orion_error_clear(&err);
   rc = meta.oom ? orion_error_set(&err, ORION_ENOMEM, "out of memory")
                 : orion_ckpt_write(c->dir, &ck, keep, path, sizeof path,
-                                   &bytes, &err);
+                                   bytes, &err);
   orion_buf_free(&sb);
   orion_buf_free(&meta);
+  orion_free(prev);
+  if (rc == 0)
+    remember(c, &ck, path);
   orion_free(ck.arrays);
   if (rc != 0)
     return luaL_error(L, "checkpoint: step %I: %s", (LUAI_UACINT)ck.step,
@@ -540,14 +589,15 @@ static int l_checkpoint(lua_State *L) {
   if (ck.step > c->cur)
     c->cur = ck.step;
   orion_log_info("checkpoint of step %" PRId64 " written to %s: %d arrays, "
-                 "%.1f MB in %.2f s",
-                 ck.step, path, nv, (double)bytes / 1e6, orion_now() - t0);
+                 "%.1f MB (%.1f MB new) in %.2f s",
+                 ck.step, path, nv, (double)bytes[0] / 1e6,
+                 (double)bytes[1] / 1e6, orion_now() - t0);
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)ck.step);
   lua_setfield(L, -2, "step");
   lua_pushstring(L, path);
   lua_setfield(L, -2, "path");
-  lua_pushinteger(L, (lua_Integer)bytes);
+  lua_pushinteger(L, (lua_Integer)bytes[0]);
   lua_setfield(L, -2, "bytes");
   lua_pushnumber(L, orion_now() - t0);
   lua_setfield(L, -2, "seconds");
