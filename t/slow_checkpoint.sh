@@ -7,6 +7,13 @@
 #     time): every run exits 0, its log names the executor and the
 #     restart, its final test RMSE is within 0.002 of the undisturbed
 #     run's, and no process of the job is left.
+#  1b. The driver killed with -9 at random moments of a run that writes a
+#     checkpoint every epoch (so that some kills land while one is being
+#     written), 5 times in a row, each run resuming the last: the executors
+#     exit with their driver, and a final --resume ends with the
+#     undisturbed RMSE.
+#  1c. An executor stopped with SIGSTOP (--heartbeat-timeout 2): the job
+#     restarts and ends with the undisturbed RMSE.
 #  2. LDA on KOS (25 iterations, a checkpoint every 5, --check) with an
 #     executor killed mid-run: exit 0, the final log-likelihood within
 #     0.01 of the undisturbed run's, and --check's line (the word-topic
@@ -82,6 +89,48 @@ for ex in 2 4; do
     rm -rf "$tmp/mf$ex-$t"
   done
 done
+
+# ---- the driver killed at random moments, a checkpoint every epoch ----------
+# Many of these kills land while a checkpoint is being written: --resume
+# must find the newest complete one and end with the undisturbed RMSE.
+base=$(last_rmse base2.out)
+d=$tmp/dk
+for t in 1 2 3 4 5; do
+  CKPT_MARK=dk$t "$drv" --quiet --executors 2 --checkpoint-dir "$d" \
+    $( [ $t -gt 1 ] && echo --resume ) $MF --checkpoint-every 1 > dk$t.out 2>&1 &
+  pid=$!
+  sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 1 + r / 32768 }')"
+  kill -9 $pid 2>/dev/null
+  wait $pid 2>/dev/null
+  n=0
+  while [ -n "$(job_procs dk$t)" ] && [ $n -lt 300 ]; do sleep 0.05; n=$((n + 1)); done
+  [ -z "$(job_procs dk$t)" ] || fail "driver kill $t: executors left: $(job_procs dk$t)"
+done
+ls -a "$d" > dk.ls
+"$drv" --quiet --executors 2 --checkpoint-dir "$d" --resume $MF --checkpoint-every 1 > dk.out 2>&1 ||
+  fail "--resume after 5 driver kills: $(tail -5 dk.out)"
+echo "# --resume after 5 driver kills (folder: $(tr '\n' ' ' < dk.ls)): test RMSE $(last_rmse dk.out)"
+[ "$(last_rmse dk.out)" = "$base" ] || fail "--resume after driver kills: RMSE $(last_rmse dk.out), undisturbed $base"
+
+# ---- an executor that stops answering (SIGSTOP): the heartbeat timeout -------
+CKPT_MARK=stop "$drv" --executors 2 --heartbeat-timeout 2 --checkpoint-dir "$tmp/stop" \
+  $MF --checkpoint-every 5 > stop.out 2> stop.err &
+pid=$!
+sleep 1.5
+victim=$(pgrep -P $pid | shuf -n 1)
+kill -STOP "$victim"
+n=0
+while kill -0 $pid 2>/dev/null && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done
+kill -9 $pid 2>/dev/null && fail "SIGSTOP: still running after 300 s"
+wait $pid
+rc=$?
+echo "# SIGSTOP of executor pid $victim: exit $rc, test RMSE $(last_rmse stop.out)"
+[ $rc = 0 ] || fail "SIGSTOP: exit $rc: $(tail -5 stop.err)"
+has stop.err "has not answered for 2 s"
+has stop.err "orion: recovery: executor "
+[ "$(last_rmse stop.out)" = "$base" ] || fail "SIGSTOP: RMSE $(last_rmse stop.out), undisturbed $base"
+kill -9 "$victim" 2>/dev/null
+[ -z "$(job_procs stop)" ] || fail "SIGSTOP: processes left: $(job_procs stop)"
 
 LDA="$src/apps/lda/lda.lua --corpus $kos --k 50 --iters 25 --check"
 last_ll() { awk '$1 ~ /^[0-9]+$/ && NF == 4 { r = $4 } END { print r }' "$1"; }
