@@ -611,10 +611,11 @@ static void warn_skip(const char *msg) {
 }
 
 /* Puts the checkpoint's array e (file in folder) into the script's d,
- * whose name is name: 0, or -1 with msg (n bytes) saying what does not
- * match or cannot be read. */
+ * whose name is name (with load 0, only checks that it would fit): 0, or
+ * -1 with msg (n bytes) saying what does not match or cannot be read. */
 static int restore_array(const char *folder, const orion_ckpt_array *e,
-                         darray *d, const char *name, char *msg, size_t n) {
+                         darray *d, const char *name, int load, char *msg,
+                         size_t n) {
   orion_array *a = d->a, *in = NULL;
   orion_ckpt_array mine;
   char want[160], have[160], path[4352];
@@ -634,6 +635,8 @@ static int restore_array(const char *folder, const orion_ckpt_array *e,
              name, d->id, folder, want, a->nnz, have, e->nnz);
     return -1;
   }
+  if (!load)
+    return 0;
   snprintf(path, sizeof path, "%s/%s", folder, e->file);
   orion_error_clear(&err);
   if (orion_array_load(path, &in, &err) != 0) {
@@ -667,7 +670,7 @@ static int l_restore(lua_State *L) {
   orion_error err;
   char path[4096], words[512], msg[9000];
   live *v;
-  int nv, i, j, rc;
+  int nv, i, j, rc, pass;
   if (c->dir == NULL)
     return 0; /* nil: no checkpoints in this run */
   if (!c->resume) {
@@ -695,37 +698,37 @@ static int l_restore(lua_State *L) {
     return lua_error(L);
   }
   v = live_arrays(L, &nv);
-  for (i = 0; i < nv; i++) {
-    const orion_ckpt_array *e = NULL;
-    char name[96];
-    for (j = 0; j < ck.narrays && v[i].name[0] != '\0'; j++)
-      if (strcmp(ck.arrays[j].name, v[i].name) == 0)
-        e = &ck.arrays[j];
-    for (j = 0; j < ck.narrays && e == NULL; j++)
-      if (ck.arrays[j].id == v[i].d->id &&
-          (ck.arrays[j].name[0] == '\0' || v[i].name[0] == '\0'))
-        e = &ck.arrays[j];
-    if (v[i].name[0] != '\0')
-      snprintf(name, sizeof name, "%s", v[i].name);
-    else
-      snprintf(name, sizeof name, "#%" PRId64, v[i].d->id);
-    if (e == NULL) {
-      lua_pushfstring(L,
-                      "restore: array '%s' (id %I), declared before "
-                      "orion.restore(), is not in the checkpoint %s",
-                      name, (LUAI_UACINT)v[i].d->id, path);
-      orion_free(v);
-      orion_ckpt_free(&ck);
-      return lua_error(L);
+  /* Every array is matched and checked before any is changed. */
+  for (pass = 0; pass < 2; pass++)
+    for (i = 0; i < nv; i++) {
+      const orion_ckpt_array *e = NULL;
+      char name[96];
+      for (j = 0; j < ck.narrays && v[i].name[0] != '\0'; j++)
+        if (strcmp(ck.arrays[j].name, v[i].name) == 0)
+          e = &ck.arrays[j];
+      for (j = 0; j < ck.narrays && e == NULL; j++)
+        if (ck.arrays[j].id == v[i].d->id &&
+            (ck.arrays[j].name[0] == '\0' || v[i].name[0] == '\0'))
+          e = &ck.arrays[j];
+      if (v[i].name[0] != '\0')
+        snprintf(name, sizeof name, "%s", v[i].name);
+      else
+        snprintf(name, sizeof name, "#%" PRId64, v[i].d->id);
+      if (e == NULL)
+        snprintf(msg, sizeof msg,
+                 "restore: array '%s' (id %" PRId64 "), declared before "
+                 "orion.restore(), is not in the checkpoint %s",
+                 name, v[i].d->id, path);
+      else if (pass == 1 && v[i].d->rep != NULL &&
+               v[i].d->rep->held.n > 0)
+        orion__dist_reclaim(s, v[i].d); /* else they would overwrite it */
+      if (e == NULL ||
+          restore_array(path, e, v[i].d, name, pass, msg, sizeof msg) != 0) {
+        orion_free(v);
+        orion_ckpt_free(&ck);
+        return luaL_error(L, "%s", msg);
+      }
     }
-    if (v[i].d->rep != NULL && v[i].d->rep->held.n > 0)
-      orion__dist_reclaim(s, v[i].d); /* else they would overwrite it */
-    if (restore_array(path, e, v[i].d, name, msg, sizeof msg) != 0) {
-      orion_free(v);
-      orion_ckpt_free(&ck);
-      return luaL_error(L, "%s", msg);
-    }
-  }
   orion_free(v);
   read_meta(L, s, ck.meta);
   c->saved = c->cur = ck.step;
