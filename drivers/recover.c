@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dsm/ckpt.h"
 #include "dsm/cluster.h"
 #include "dsm/status.h"
 #include "lua/checkpoint.h"
@@ -61,6 +62,8 @@ static void on_failure(void *ud, int exec, const char *host,
     return;
   }
   orion_checkpoint_progress(r->L, &saved, &cur);
+  if (saved < 0) /* a restart that failed before orion.restore() */
+    orion_ckpt_count(r->dir, &saved);
   lo = saved >= 0 ? saved + 1 : 1; /* the first step run again */
   if (cur > lo)
     snprintf(redo, sizeof redo, "steps %" PRId64 "..%" PRId64 " are redone",
@@ -68,7 +71,8 @@ static void on_failure(void *ud, int exec, const char *host,
   else if (cur == lo)
     snprintf(redo, sizeof redo, "step %" PRId64 " is redone", cur);
   else
-    snprintf(redo, sizeof redo, "%s", "no step is redone");
+    snprintf(redo, sizeof redo, "%s",
+             cur < 0 ? "no step reached yet" : "no step is redone");
   fprintf(stderr, "orion: recovery: executor %d on %s failed; restart %d of "
                   "%d, ",
           exec, host != NULL ? host : "?", r->restarts + 1, r->max_restarts);
