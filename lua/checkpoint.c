@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <lauxlib.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
