@@ -19,6 +19,7 @@
 #include "drivers/datadir.h"
 #include "drivers/launcher.h"
 #include "drivers/plot.h"
+#include "drivers/recover.h"
 #include "dsm/cluster.h"
 #include "dsm/sec.h"
 #include "dsm/status.h"
@@ -105,6 +106,16 @@ static const char usage_text[] =
     "                  early sends of flush = \"managed\" buffers (default\n"
     "                  $ORION_BANDWIDTH_MBPS, else the link rate the\n"
     "                  executor measures)\n"
+    "\n"
+    "Checkpoints (docs/checkpoints.md):\n"
+    "  --checkpoint-dir DIR  orion.checkpoint{...} writes to DIR, and a\n"
+    "                  lost executor restarts the job from the newest\n"
+    "  --resume        orion.restore() continues from the newest complete\n"
+    "                  checkpoint in DIR\n"
+    "  --force         resume even from a checkpoint of another script or\n"
+    "                  other arguments\n"
+    "  --max-restarts N  restarts after lost executors (default 3 with a\n"
+    "                  checkpoint folder; 0: a lost executor ends the job)\n"
     "  -h, --help      show this help\n"
     "  --version       show the version\n"
     "\n"
@@ -155,6 +166,7 @@ static int parse_count(const char *s, int max, int *out) {
 }
 
 static int traceback_on;
+static orion_recover recover; /* --max-restarts and the restart itself */
 static const char *status_spec; /* --status, or NULL */
 
 static int msghandler(lua_State *L) {
@@ -229,7 +241,11 @@ enum {
   OPT_ALLOW_IO,
   OPT_BANDWIDTH,
   OPT_ENCRYPT,
-  OPT_NO_ENCRYPT
+  OPT_NO_ENCRYPT,
+  OPT_CHECKPOINT_DIR,
+  OPT_RESUME,
+  OPT_FORCE,
+  OPT_MAX_RESTARTS
 };
 
 /* What parse_options returns when the driver goes on to the script. */
@@ -261,6 +277,10 @@ static const struct option long_opts[] = {
     {"bandwidth-mbps", required_argument, NULL, OPT_BANDWIDTH},
     {"encrypt", no_argument, NULL, OPT_ENCRYPT},
     {"no-encrypt", no_argument, NULL, OPT_NO_ENCRYPT},
+    {"checkpoint-dir", required_argument, NULL, OPT_CHECKPOINT_DIR},
+    {"resume", no_argument, NULL, OPT_RESUME},
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"max-restarts", required_argument, NULL, OPT_MAX_RESTARTS},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
@@ -382,6 +402,24 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
                          "second above 0, not '%s'",
                          arg != NULL ? arg : "");
     return GO_ON;
+  case OPT_CHECKPOINT_DIR:
+    if (arg == NULL || arg[0] == '\0')
+      return usage_error("%s needs a folder", "--checkpoint-dir");
+    cfg->checkpoint_dir = arg;
+    recover.dir = arg;
+    return GO_ON;
+  case OPT_RESUME:
+    cfg->resume = 1;
+    return GO_ON;
+  case OPT_FORCE:
+    cfg->force = 1;
+    return GO_ON;
+  case OPT_MAX_RESTARTS:
+    if (arg == NULL || parse_count(arg, 1000, &recover.max_restarts) != 0)
+      return usage_error("--max-restarts needs a number 0..1000%s%s%s",
+                         arg != NULL ? ", not '" : "",
+                         arg != NULL ? arg : "", arg != NULL ? "'" : "");
+    return GO_ON;
   case OPT_METRICS:
     if (arg == NULL)
       return usage_error("%s needs a file name", "--metrics");
@@ -490,12 +528,20 @@ int main(int argc, char **argv) {
                          env);
   }
 
+  orion_recover_init(&recover, argc, argv);
   rc = parse_options(argc, argv, &cfg, &launcher, &have_exec);
   if (rc != GO_ON)
     return rc;
   i = optind;
   if (i >= argc)
     return usage_error("%s", "no script given");
+  if ((cfg.resume || cfg.force || recover.max_restarts >= 0) &&
+      cfg.checkpoint_dir == NULL)
+    return usage_error("%s needs --checkpoint-dir DIR",
+                       cfg.resume   ? "--resume"
+                       : cfg.force ? "--force"
+                                   : "--max-restarts");
+  recover.quiet = cfg.quiet;
   if (launcher.kind == ORION_LAUNCH_SSH && launcher.hosts_file == NULL)
     return usage_error("%s", "--launcher ssh needs --hosts FILE");
   if (launcher.kind == ORION_LAUNCH_SLURM ||
@@ -519,6 +565,7 @@ int main(int argc, char **argv) {
       return EXIT_USAGE;
     }
     cfg.executors = (int)launcher.hosts.n; /* the hosts file decides */
+    orion_recover_hosts(&launcher, cfg.quiet); /* hosts that failed twice */
   } else if (launcher.kind == ORION_LAUNCH_MANUAL && !have_exec) {
     return usage_error("%s", "--launcher manual needs --executors N");
   }
@@ -584,6 +631,7 @@ int main(int argc, char **argv) {
   lua_setfield(L, -2, "orion");
   lua_pop(L, 2);
   orion_module_configure(L, &cfg);
+  orion_recover_arm(&recover, &launcher, L);
 
   /* arg: arg[0] the script, arg[1..] its arguments, and the driver's own
    * words at negative indices (arg[-first] is the driver), as lua(1) does. */

@@ -56,6 +56,7 @@ struct orion_cluster {
   orion_cluster_lost_fn lost;
   void *ud;
   char doing[256];
+  int failed; /* the executor whose loss ended the job; -1 */
   uint64_t closed_bytes; /* bytes of connections gone */
   orion_gate gate; /* accepted, not yet registered */
   double last_hb_sent;
@@ -65,6 +66,13 @@ struct orion_cluster {
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
+static orion_cluster_failure_fn failure_hook; /* drivers/recover.c's */
+static void *failure_ud;
+
+void orion_cluster_set_failure_hook(orion_cluster_failure_fn fn, void *ud) {
+  failure_hook = fn;
+  failure_ud = ud;
+}
 
 void orion_cluster_opts_init(orion_cluster_opts *o) {
   memset(o, 0, sizeof *o);
@@ -152,6 +160,7 @@ static void lose(orion_cluster *c, const peer *p, int silent,
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
+  c->failed = p->id;
   if (c->lost != NULL) {
     orion_cluster_lost_fn fn = c->lost;
     c->lost = NULL; /* once */
@@ -274,6 +283,14 @@ void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
   fflush(stderr);
   /* The executors that are still there say why they stop. */
   stop_all(c, 1, why);
+  if (failure_hook != NULL) {
+    orion_cluster_failure_fn fn = failure_hook;
+    failure_hook = NULL; /* once */
+    fn(failure_ud, c->failed,
+       c->failed >= 0 && c->failed < c->n ? orion_cluster_host(c, c->failed)
+                                          : NULL,
+       why);
+  }
   exit(ORION_EXIT_CLUSTER);
 }
 
@@ -648,6 +665,7 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
    * reported as that executor's loss), not kill the driver. */
   signal(SIGPIPE, SIG_IGN);
   c->n = c->o.nexec;
+  c->failed = -1;
   if (c->o.launch == NULL) {
     orion_error_set(err, ORION_EINVAL, "no launcher to start executors");
     orion_free(c);

@@ -163,6 +163,16 @@ void orion_cluster_stop(orion_cluster *c);
 void orion_cluster_fail(orion_cluster *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
+/* What the driver does after a cluster failure, before it exits with
+ * ORION_EXIT_CLUSTER (drivers/recover.c: start the job again from its last
+ * checkpoint): called once, after every executor was stopped, with the
+ * executor that was lost (-1 when the failure named none), the host it ran
+ * on (NULL with -1) and the message printed.  If it returns, the process
+ * exits as before.  One for the process; NULL: none. */
+typedef void (*orion_cluster_failure_fn)(void *ud, int exec, const char *host,
+                                         const char *why);
+void orion_cluster_set_failure_hook(orion_cluster_failure_fn fn, void *ud);
+
 /* For launchers: starts argv[0] (searched on PATH) with arguments argv and
  * environment env (NULL: the driver's) as the process of executor exec,
  * its stdout and stderr on the driver's stderr.  With relay set, its

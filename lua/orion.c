@@ -19,6 +19,7 @@
 #include "dsm/synth.h"
 #include "lua/accum.h"
 #include "lua/capture.h"
+#include "lua/checkpoint.h"
 #include "lua/exec.h"
 #include "lua/dist.h"
 #include "lua/module.h"
@@ -74,6 +75,8 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
       cfg->partitions > 0 ? cfg->partitions : ORION_DEFAULT_PARTITIONS;
   s->allow_io = cfg->allow_io;
   s->copts = cfg->cluster;
+  orion__checkpoint_configure(L, cfg->checkpoint_dir, cfg->resume,
+                              cfg->force);
 }
 
 int orion_module_stopped(lua_State *L, int idx, char *line, size_t n) {
@@ -1003,6 +1006,7 @@ int luaopen_orion(lua_State *L) {
 
   luaL_newlib(L, funcs);
   orion__open_pfor(L);
+  orion__open_checkpoint(L); /* lua/checkpoint.c */
   orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */
   lua_setfield(L, -2, "nn");
   lua_pushliteral(L, PACKAGE_VERSION);

@@ -38,6 +38,9 @@ typedef struct orion_config {
   int executors;            /* 0: loops run in the driver's process; else
                                the number of executor processes */
   orion_cluster_opts cluster; /* how to start them */
+  const char *checkpoint_dir; /* --checkpoint-dir (lua/checkpoint.h); NULL */
+  int resume;               /* --resume: orion.restore() loads the newest */
+  int force;                /* --force: even one of another script */
 } orion_config;
 
 /* Opens the module (for package.preload / luaL_requiref). */

@@ -54,6 +54,7 @@ local spec = {
     { "shards", "N", 0, "models trained side by side and averaged; 0: one per executor" },
     { "train-size", "N", 8000, "mnist: the images trained on; the rest of the 10k are held out" },
     { "limit", "N", 0, "train on the first N training samples only; 0: all of them" },
+    { "checkpoint-every", "N", 0, "write a checkpoint every N epochs (needs orion-driver --checkpoint-dir; 0: never); a restarted or --resume'd run goes on from the newest" },
   },
   epilog = "Fashion-MNIST: DIR holds train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz],\n" ..
            "t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz] (Debian's\n" ..
@@ -115,6 +116,10 @@ if opts.layers then
     sizes[#sizes + 1] = n
   end
   if #sizes < 2 then cli.fail(spec, "--layers needs at least an input and an output size") end
+end
+if opts.checkpoint_every < 0 then cli.fail(spec, "--checkpoint-every must not be negative") end
+if opts.checkpoint_every > 0 and not orion.checkpoint_dir() then
+  cli.fail(spec, "--checkpoint-every needs orion-driver --checkpoint-dir DIR")
 end
 orion.seed(opts.seed)
 math.randomseed(opts.seed)
@@ -443,8 +448,14 @@ end
 local max_batches = (ntrain // S + B) // B
 local rounds = sync > 0 and (max_batches + sync - 1) // sync or 1
 
+-- After a restart (or orion-driver --resume): P, V and the minibatch
+-- order's random state as of the newest checkpoint.
+local resumed = orion.restore()
+local first_epoch = resumed and resumed.step + 1 or 1
+
 print(("%5s  %8s  %10s  %8s  %8s"):format("epoch", "seconds", "samples/s", "loss", "accuracy"))
-for epoch = 1, epochs do
+for epoch = first_epoch, epochs do
+  orion.step(epoch)
   order = permutation(ntrain)
   acc_loss:reset()
   acc_seen:reset()
@@ -476,4 +487,7 @@ for epoch = 1, epochs do
                  eval_seconds = eval_seconds, rounds = rounds, bytes_moved = bytes,
                  driver_bytes = bytes, peer_bytes = peer, executors = st.executors,
                  gpu = acc_gpu:get() }
+  if opts.checkpoint_every > 0 and epoch % opts.checkpoint_every == 0 then
+    orion.checkpoint { step = epoch, state = {} }
+  end
 end

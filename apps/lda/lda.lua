@@ -53,6 +53,7 @@ local spec = {
     { "top", "N", 10, "top words printed per topic (with a vocabulary; 0: none)" },
     { "save", "PATH", nil, "save the word-topic counts (W x K, i32) to PATH (.txt: text)" },
     { "save-assignments", "PATH", nil, "save each token's topic, (doc, word, occurrence) -> topic" },
+    { "checkpoint-every", "N", 0, "write a checkpoint every N iterations (needs orion-driver --checkpoint-dir; 0: never); a restarted or --resume'd run goes on from the newest" },
   },
   epilog = "The corpus is plain or gzip-compressed.  Seconds and tokens/s exclude\n" ..
            "the log-likelihood evaluation, which is reported as ll_seconds; the\n" ..
@@ -93,6 +94,10 @@ if opts.init ~= "sequential" and opts.init ~= "random" then
   cli.fail(spec, ("--init must be sequential or random, not '%s'"):format(opts.init))
 end
 if opts.vocab and not opts.corpus then cli.fail(spec, "--vocab needs --corpus") end
+if opts.checkpoint_every < 0 then cli.fail(spec, "--checkpoint-every must not be negative") end
+if opts.checkpoint_every > 0 and not orion.checkpoint_dir() then
+  cli.fail(spec, "--checkpoint-every needs orion-driver --checkpoint-dir DIR")
+end
 orion.seed(opts.seed)
 
 -- lgamma for x > 0: Stirling's series after shifting x to at least 10
@@ -743,21 +748,32 @@ print(("# loaded onto the executors in %.3f s"):format(orion.clock() - tp))
 -- topic yet (value 0).  sequential: each is drawn from the conditional
 -- given the tokens already placed, with equal topic totals (inv);
 -- random: uniformly.  The sweep counts as sampling time (elapsed).
+-- After a restart (or orion-driver --resume) the assignments and counts
+-- come from the newest checkpoint instead, and the sweeps go on after it.
+local resumed = orion.restore()
 local t0 = orion.clock()
 cur_iter = 0
-rand_init = opts.init == "random" and 1 or 0
-refresh_inv()
-orion.parallel_for(tokens, sampler, loop_opts)
+if not resumed then
+  rand_init = opts.init == "random" and 1 or 0
+  refresh_inv()
+  orion.parallel_for(tokens, sampler, loop_opts)
+end
 rand_init = 0
 nk_add = nk_fresh or nk_add -- the samplers' upvalue, from the first sweep on
 local init_seconds = orion.clock() - t0
-local ll0 = log_likelihood()
-print(("# initialised in %.3f s; log-likelihood per token %.4f"):format(init_seconds, ll0))
+local first_iter, elapsed = 1, init_seconds
+if resumed then
+  first_iter, elapsed = resumed.step + 1, resumed.state.elapsed
+  print(("# resumed after iteration %d"):format(resumed.step))
+else
+  local ll0 = log_likelihood()
+  print(("# initialised in %.3f s; log-likelihood per token %.4f"):format(init_seconds, ll0))
+end
 print(("%5s  %8s  %12s  %12s"):format("iter", "seconds", "tokens/s", "ll/token"))
 io.stdout:flush()
 
-local elapsed = init_seconds
-for iter = 1, opts.iters do
+for iter = first_iter, opts.iters do
+  orion.step(iter)
   local t1 = orion.clock()
   cur_iter = iter
   refresh_inv()
@@ -780,6 +796,9 @@ for iter = 1, opts.iters do
                  executors = st.executors, driver_bytes = moved.driver,
                  peer_bytes = moved.peer, managed_bytes = st.managed_bytes,
                  managed_staleness = st.managed_staleness }
+  if opts.checkpoint_every > 0 and iter % opts.checkpoint_every == 0 then
+    orion.checkpoint { step = iter, state = { elapsed = elapsed } }
+  end
 end
 
 -- The sparse sampler keeps no dense word-topic counts: count them from

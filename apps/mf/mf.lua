@@ -42,6 +42,7 @@ local spec = {
     { "exact", false, false, "compiled loops reproduce the interpreter bit for bit (default: fast math)" },
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel: every executor reads H as of the last flush and adds its updates through an orion.buffer)" },
     { "flush", "F", "block", "with --parallel data: when H's updates are applied (block, loop, managed or every N updates)" },
+    { "checkpoint-every", "N", 0, "write a checkpoint every N epochs (needs orion-driver --checkpoint-dir; 0: never); a restarted or --resume'd run goes on from the newest" },
   },
   epilog = "Input files are plain or gzip-compressed, one rating per line.",
 }
@@ -82,6 +83,10 @@ if opts.parallel ~= "data" and opts.flush ~= "block" then
 end
 if opts.test_split < 0 or opts.test_split >= 1 then
   cli.fail(spec, "--test-split must be in [0, 1)")
+end
+if opts.checkpoint_every < 0 then cli.fail(spec, "--checkpoint-every must not be negative") end
+if opts.checkpoint_every > 0 and not orion.checkpoint_dir() then
+  cli.fail(spec, "--checkpoint-every needs orion-driver --checkpoint-dir DIR")
 end
 orion.seed(opts.seed)
 
@@ -210,8 +215,15 @@ local test_opts = { tier = opts.tier, fast = not opts.exact, schedule = "2d" }
 -- A result outside this range means the training diverged.
 local RMSE_LIMIT = 1e4
 
+-- After a restart (or orion-driver --resume): the arrays above as of the
+-- newest checkpoint, and the epoch and step size it was taken at.
+local first_epoch = 1
+local resumed = orion.restore()
+if resumed then first_epoch, lr = resumed.step + 1, resumed.state.lr end
+
 print(("%5s  %8s  %10s  %9s"):format("epoch", "seconds", "train-rmse", "test-rmse"))
-for epoch = 1, opts.epochs do
+for epoch = first_epoch, opts.epochs do
+  orion.step(epoch)
   local t0 = orion.clock()
   train_sse:reset()
   local st = orion.parallel_for(train, body, loop_opts)
@@ -252,6 +264,9 @@ for epoch = 1, opts.epochs do
                  train_blocks = table.concat(st.executor_blocks, " "),
                  updates_per_s = train:nnz() / train_seconds,
                  managed_bytes = st.managed_bytes, managed_staleness = st.managed_staleness }
+  if opts.checkpoint_every > 0 and epoch % opts.checkpoint_every == 0 then
+    orion.checkpoint { step = epoch, state = { lr = lr } }
+  end
 end
 
 -- The model: the factors, plus what predict.lua needs to know which ids

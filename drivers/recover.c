@@ -1,0 +1,164 @@
+/* Automatic recovery for orion-driver (see recover.h): the cluster's
+ * failure hook that runs the driver again with --resume, and the choice
+ * of hosts for the executors of a restart. */
+#include "drivers/recover.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dsm/ckpt.h"
+#include "dsm/cluster.h"
+#include "dsm/status.h"
+#include "lua/checkpoint.h"
+#include "util/alloc.h"
+#include "util/progress.h"
+
+#define FAILED_HOSTS_MAX 4096
+
+void orion_recover_init(orion_recover *r, int argc, char **argv) {
+  const char *env = getenv("ORION_RESTART");
+  memset(r, 0, sizeof r[0]);
+  r->max_restarts = -1;
+  r->argc = argc;
+  r->argv = argv;
+  if (env != NULL && env[0] != '\0')
+    r->restarts = atoi(env);
+  if (r->restarts < 0)
+    r->restarts = 0;
+}
+
+/* How many times host appears in $ORION_FAILED_HOSTS (space-separated). */
+static int failures(const char *host) {
+  const char *env = getenv("ORION_FAILED_HOSTS"), *p;
+  size_t n = strlen(host);
+  int k = 0;
+  for (p = env; p != NULL && *p != '\0';) {
+    const char *sp = strchr(p, ' ');
+    size_t len = sp != NULL ? (size_t)(sp - p) : strlen(p);
+    if (len == n && strncmp(p, host, n) == 0)
+      k++;
+    p = sp != NULL ? sp + 1 : p + len;
+  }
+  return k;
+}
+
+static void on_failure(void *ud, int exec, const char *host,
+                       const char *why) {
+  orion_recover *r = ud;
+  int64_t saved, cur, lo;
+  char num[16], redo[96], hosts[FAILED_HOSTS_MAX];
+  const char *old = getenv("ORION_FAILED_HOSTS");
+  char **argv;
+  int i, j, have_resume = 0;
+  (void)why; /* the cluster printed it */
+  if (r->restarts >= r->max_restarts) {
+    fprintf(stderr,
+            "orion-driver: no restart left (--max-restarts %d); the "
+            "checkpoints in %s stay for --resume\n",
+            r->max_restarts, r->dir);
+    return;
+  }
+  orion_checkpoint_progress(r->L, &saved, &cur);
+  if (saved < 0) /* a restart that failed before orion.restore() */
+    orion_ckpt_count(r->dir, &saved);
+  lo = saved >= 0 ? saved + 1 : 1; /* the first step run again */
+  if (cur > lo)
+    snprintf(redo, sizeof redo, "steps %" PRId64 "..%" PRId64 " are redone",
+             lo, cur);
+  else if (cur == lo)
+    snprintf(redo, sizeof redo, "step %" PRId64 " is redone", cur);
+  else
+    snprintf(redo, sizeof redo, "%s",
+             cur < 0 ? "no step reached yet" : "no step is redone");
+  fprintf(stderr, "orion: recovery: executor %d on %s failed; restart %d of "
+                  "%d, ",
+          exec, host != NULL ? host : "?", r->restarts + 1, r->max_restarts);
+  if (saved >= 0)
+    fprintf(stderr, "from the checkpoint of step %" PRId64 " (%s)\n", saved,
+            redo);
+  else
+    fprintf(stderr, "from the beginning: no checkpoint yet (%s)\n", redo);
+  fflush(stderr);
+  snprintf(num, sizeof num, "%d", r->restarts + 1);
+  setenv("ORION_RESTART", num, 1);
+  if (host != NULL) {
+    snprintf(hosts, sizeof hosts, "%s%s%s", old != NULL ? old : "",
+             old != NULL && old[0] != '\0' ? " " : "", host);
+    setenv("ORION_FAILED_HOSTS", hosts, 1);
+  }
+  orion_status_stop();
+  fflush(stdout);
+  /* The same command line with --resume among the driver's options (they
+   * end at the script). */
+  for (i = 1; i < r->argc; i++)
+    if (strcmp(r->argv[i], "--resume") == 0)
+      have_resume = 1;
+  argv = orion_calloc((size_t)r->argc + 2, sizeof *argv);
+  if (argv == NULL)
+    return;
+  argv[0] = r->argv[0];
+  j = 1;
+  if (!have_resume)
+    argv[j++] = "--resume";
+  for (i = 1; i < r->argc; i++)
+    argv[j++] = r->argv[i];
+  argv[j] = NULL;
+  execv("/proc/self/exe", argv);
+  execvp(r->argv[0], argv);
+  perror("orion-driver: cannot run itself again");
+  orion_free(argv);
+}
+
+void orion_recover_arm(orion_recover *r, const orion_launcher *l,
+                       lua_State *L) {
+  r->L = L;
+  if (r->dir == NULL)
+    return;
+  if (r->max_restarts < 0)
+    r->max_restarts = 3;
+  if (l->kind != ORION_LAUNCH_LOCAL && l->kind != ORION_LAUNCH_SSH) {
+    if (r->max_restarts > 0 && !r->quiet)
+      fprintf(stderr, "orion: automatic recovery needs executors the "
+                      "driver starts (local or --hosts); a lost executor "
+                      "ends this job, and --resume continues it\n");
+    return;
+  }
+  if (r->max_restarts > 0)
+    orion_cluster_set_failure_hook(on_failure, r);
+}
+
+void orion_recover_hosts(orion_launcher *l, int quiet) {
+  size_t i, k;
+  if (l->kind != ORION_LAUNCH_SSH)
+    return;
+  for (i = 0; i < l->hosts.n; i++) {
+    orion_host_slot *s = &l->hosts.slots[i];
+    const char *alt = NULL;
+    int best = 2;
+    if (failures(s->host) < 2)
+      continue;
+    for (k = 0; k < l->hosts.n; k++) {
+      int f = failures(l->hosts.slots[k].host);
+      if (f < best) {
+        best = f;
+        alt = l->hosts.slots[k].host;
+      }
+    }
+    if (alt == NULL) {
+      if (!quiet)
+        fprintf(stderr, "orion: recovery: host %s failed twice and every "
+                        "other host of %s has too; trying it again\n",
+                s->host, l->hosts_file);
+      continue;
+    }
+    if (!quiet)
+      fprintf(stderr, "orion: recovery: host %s failed twice; executor %zu "
+                      "starts on %s instead\n",
+              s->host, i, alt);
+    memmove(s->host, alt, strlen(alt) + 1);
+    s->port = 0; /* any free port there */
+  }
+}

@@ -1,0 +1,42 @@
+/* Automatic recovery for orion-driver (issue 19, --max-restarts): when an
+ * executor is lost and the job has a checkpoint directory, the driver
+ * stops the other executors (dsm/cluster.c), says which executor failed,
+ * where, and how many steps will be redone, and runs itself again with
+ * --resume: a fresh process, a fresh Lua state and fresh executors started
+ * by the same launcher, the script resuming from its newest complete
+ * checkpoint (lua/checkpoint.h).  docs/checkpoints.md has the guarantees
+ * and docs/design-notes.md why the whole driver starts again. */
+#ifndef ORION_DRIVERS_RECOVER_H
+#define ORION_DRIVERS_RECOVER_H
+
+#include <lua.h>
+
+#include "drivers/launcher.h"
+
+typedef struct orion_recover {
+  int max_restarts; /* --max-restarts; -1: not given (3 with a checkpoint
+                       directory) */
+  int restarts;     /* restarts before this process ($ORION_RESTART) */
+  int argc;
+  char **argv;      /* the driver's command line, to run again */
+  const char *dir;  /* --checkpoint-dir */
+  lua_State *L;     /* the script's state, for its progress */
+  int quiet;
+} orion_recover;
+
+/* Reads $ORION_RESTART (the restarts before this process; set by the one
+ * before it) into r. */
+void orion_recover_init(orion_recover *r, int argc, char **argv);
+
+/* Arms the cluster's failure hook when the job can restart: a checkpoint
+ * directory, restarts left, and a launcher that can start executors again
+ * (local or ssh).  Says why not with -v otherwise. */
+void orion_recover_arm(orion_recover *r, const orion_launcher *l,
+                       lua_State *L);
+
+/* ssh: a slot whose host failed twice ($ORION_FAILED_HOSTS, kept by the
+ * restarts) moves to another host of the hosts file that has not, and
+ * says so. */
+void orion_recover_hosts(orion_launcher *l, int quiet);
+
+#endif

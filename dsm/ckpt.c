@@ -1,0 +1,645 @@
+/* Checkpoint directories on disk (see ckpt.h): layout, atomic writing,
+ * the manifest, verification and pruning. */
+#include "dsm/ckpt.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "dsm/arrayfile.h"
+#include "dsm/types.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/hash.h"
+
+#define MANIFEST "manifest"
+#define STATE_FILE "state.lua"
+#define MAGIC_LINE "orion-checkpoint 1\n"
+#define WRITERS 8 /* threads writing array files at once */
+
+/* ---- small file helpers ------------------------------------------------ */
+
+static int fsync_path(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+  if (fd < 0)
+    return -errno;
+  rc = fsync(fd) != 0 && errno != EINVAL ? -errno : 0;
+  close(fd);
+  return rc;
+}
+
+/* Writes len bytes to path through path.tmp, fsync and rename. */
+static int write_file(const char *path, const void *p, size_t len,
+                      orion_error *err) {
+  char tmp[4096];
+  int fd, rc = 0;
+  const char *s = p;
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return orion_error_set(err, -errno, "cannot create %s: %s", tmp,
+                           strerror(errno));
+  while (len > 0 && rc == 0) {
+    ssize_t w = write(fd, s, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      rc = orion_error_set(err, -errno, "cannot write %s: %s", tmp,
+                           strerror(errno));
+    else {
+      s += w;
+      len -= (size_t)w;
+    }
+  }
+  if (rc == 0 && fsync(fd) != 0)
+    rc = orion_error_set(err, -errno, "cannot fsync %s: %s", tmp,
+                         strerror(errno));
+  close(fd);
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = orion_error_set(err, -errno, "cannot rename %s: %s", tmp,
+                         strerror(errno));
+  if (rc != 0)
+    unlink(tmp);
+  return rc;
+}
+
+/* Removes a folder and the files in it (one level). */
+static void remove_dir(const char *path) {
+  DIR *d = opendir(path);
+  struct dirent *e;
+  char f[4096];
+  if (d != NULL) {
+    while ((e = readdir(d)) != NULL)
+      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+        unlink(f);
+      }
+    closedir(d);
+  }
+  rmdir(path);
+}
+
+/* The CRC-32 and size of path's bytes but the last `skip`, and those last
+ * bytes' little-endian u32 (for an array file: its trailer). */
+static int file_crc(const char *path, size_t skip, uint64_t *size,
+                    uint32_t *crc, uint32_t *trailer) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  unsigned char buf[1 << 16], t[4];
+  uLong c = crc32(0L, Z_NULL, 0);
+  uint64_t left;
+  if (fd < 0)
+    return -errno;
+  if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < skip) {
+    close(fd);
+    return ORION_ETRUNC;
+  }
+  *size = (uint64_t)st.st_size;
+  left = *size - skip;
+  while (left > 0) {
+    size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
+    ssize_t r = read(fd, buf, want);
+    if (r <= 0) {
+      close(fd);
+      return ORION_ETRUNC;
+    }
+    c = crc32(c, buf, (uInt)r);
+    left -= (uint64_t)r;
+  }
+  if (skip == 4) {
+    if (read(fd, t, 4) != 4) {
+      close(fd);
+      return ORION_ETRUNC;
+    }
+    *trailer = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+               (uint32_t)t[3] << 24;
+  }
+  close(fd);
+  *crc = (uint32_t)c;
+  return 0;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+/* A 64-bit hash of a's type, shape, keys and values, 8 bytes at a time
+ * (the arrays of a checkpoint are hashed in its writer threads). */
+static uint64_t mix_word(uint64_t h, uint64_t w) {
+  h ^= w;
+  h *= 0x9e3779b97f4a7c15ULL;
+  return h ^ (h >> 29);
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t w;
+  size_t i;
+  for (i = 0; i + 8 <= n; i += 8) {
+    memcpy(&w, s + i, 8);
+    h = mix_word(h, w);
+  }
+  w = 0;
+  memcpy(&w, s + i, n - i);
+  return mix_word(h, w ^ ((uint64_t)n << 56));
+}
+
+static uint64_t array_hash(const orion_array *a) {
+  uint64_t h = 0x6f72696f6e636b70ULL; /* "orionckp" */
+  size_t vs = orion_type_size(a->type);
+  h = mix_word(h, (uint64_t)a->type | (uint64_t)a->sparse << 8 |
+                      (uint64_t)a->ndims << 16);
+  h = hash_bytes(h, a->dims, sizeof a->dims[0] * (size_t)a->ndims);
+  h = mix_word(h, (uint64_t)a->nnz);
+  if (a->sparse && a->nnz > 0)
+    h = hash_bytes(h, a->keys,
+                   (size_t)a->nnz * (size_t)a->ndims * sizeof *a->keys);
+  if (a->nnz > 0)
+    h = hash_bytes(h, a->values, (size_t)a->nnz * vs);
+  return orion_hash_mix(h);
+}
+
+typedef struct writer {
+  const char *dir;
+  orion_ckpt *c;
+  int first, step; /* arrays first, first + step, ... */
+  int rc;
+  orion_error err;
+} writer;
+
+static void *write_arrays(void *arg) {
+  writer *w = arg;
+  int i;
+  for (i = w->first; i < w->c->narrays && w->rc == 0; i += w->step) {
+    orion_ckpt_array *e = &w->c->arrays[i];
+    char path[4096];
+    struct stat st;
+    unsigned char t[4];
+    int fd;
+    snprintf(e->file, sizeof e->file, "a%" PRId64 ".oarr", e->id);
+    snprintf(path, sizeof path, "%s/%s", w->dir, e->file);
+    e->hash = array_hash(e->a);
+    /* Unchanged since an earlier checkpoint: the same bytes, linked. */
+    e->linked = e->prev != NULL && e->hash == e->prev_hash &&
+                link(e->prev, path) == 0;
+    if (!e->linked)
+      w->rc = orion_array_save(e->a, path, &w->err);
+    if (w->rc != 0)
+      break;
+    /* The manifest keeps the size and the CRC-32 trailer the file ends
+     * with; reading checks both against the whole file. */
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 4 ||
+        pread(fd, t, 4, st.st_size - 4) != 4) {
+      w->rc = orion_error_set(&w->err, -EIO, "cannot read back %s: %s",
+                              path, strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      break;
+    }
+    close(fd);
+    e->size = (uint64_t)st.st_size;
+    e->crc = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+             (uint32_t)t[3] << 24;
+    e->type = (int)e->a->type;
+    e->sparse = e->a->sparse;
+    e->ndims = e->a->ndims;
+    memcpy(e->dims, e->a->dims, sizeof e->dims);
+    e->nnz = e->a->nnz;
+  }
+  return NULL;
+}
+
+/* The manifest's text, its own CRC-32 line last. */
+static int manifest_text(const orion_ckpt *c, uint64_t state_size,
+                         uint32_t state_crc, orion_buf *b) {
+  char line[512];
+  int i, d;
+  uLong crc;
+  orion_buf_append(b, MAGIC_LINE, strlen(MAGIC_LINE));
+  snprintf(line, sizeof line,
+           "step %" PRId64 "\nscript %016" PRIx64 "\nwords ", c->step,
+           c->script_hash);
+  orion_buf_append(b, line, strlen(line));
+  orion_buf_append(b, c->words, strlen(c->words));
+  snprintf(line, sizeof line, "\nfile %s %" PRIu64 " %08" PRIx32 "\n",
+           STATE_FILE, state_size, state_crc);
+  orion_buf_append(b, line, strlen(line));
+  for (i = 0; i < c->narrays; i++) {
+    const orion_ckpt_array *e = &c->arrays[i];
+    int w = snprintf(line, sizeof line, "array %" PRId64 " %s %s %s %d",
+                     e->id, e->name[0] ? e->name : "-",
+                     orion_type_name((orion_type)e->type),
+                     e->sparse ? "sparse" : "dense", e->ndims);
+    for (d = 0; d < e->ndims; d++)
+      w += snprintf(line + w, sizeof line - (size_t)w, " %" PRId64,
+                    e->dims[d]);
+    snprintf(line + w, sizeof line - (size_t)w,
+             " %" PRId64 " %s %" PRIu64 " %08" PRIx32 "\n", e->nnz, e->file,
+             e->size, e->crc);
+    orion_buf_append(b, line, strlen(line));
+  }
+  if (c->meta_len > 0)
+    orion_buf_append(b, c->meta, c->meta_len);
+  crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)b->data, (uInt)b->len);
+  snprintf(line, sizeof line, "crc %08" PRIx32 "\n", (uint32_t)crc);
+  orion_buf_append(b, line, strlen(line));
+  return b->oom ? ORION_ENOMEM : 0;
+}
+
+static int is_ckpt_name(const char *name, int64_t *step) {
+  char *end;
+  long long v;
+  if (strncmp(name, "ckpt-", 5) != 0)
+    return 0;
+  errno = 0;
+  v = strtoll(name + 5, &end, 10);
+  if (errno != 0 || *end != '\0' || end == name + 5 || v < 0)
+    return 0;
+  *step = v;
+  return 1;
+}
+
+static int cmp_desc(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* The steps of dir's checkpoint folders, newest first (orion_malloc'd). */
+static int list_steps(const char *dir, int64_t **out) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0, cap = 0;
+  int64_t step, *v = NULL;
+  *out = NULL;
+  if (d == NULL)
+    return errno == ENOENT ? 0 : -errno;
+  while ((e = readdir(d)) != NULL)
+    if (is_ckpt_name(e->d_name, &step)) {
+      if (n == cap) {
+        int64_t *nv = orion_realloc(v, (size_t)(cap = cap ? 2 * cap : 16) *
+                                           sizeof *v);
+        if (nv == NULL) {
+          orion_free(v);
+          closedir(d);
+          return ORION_ENOMEM;
+        }
+        v = nv;
+      }
+      v[n++] = step;
+    }
+  closedir(d);
+  if (n > 1)
+    qsort(v, (size_t)n, sizeof *v, cmp_desc);
+  *out = v;
+  return n;
+}
+
+int orion_ckpt_count(const char *dir, int64_t *newest) {
+  int64_t *v;
+  int n = list_steps(dir, &v);
+  *newest = n > 0 ? v[0] : -1;
+  orion_free(v);
+  return n > 0 ? n : 0;
+}
+
+/* Removes unfinished folders (.ckpt-*.tmp) and the complete checkpoints
+ * beyond the newest `keep` that have a manifest. */
+static void prune(const char *dir, int keep) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char p[4096];
+  int64_t *v;
+  int i, n, kept = 0;
+  if (d != NULL) {
+    while ((e = readdir(d)) != NULL)
+      if (strncmp(e->d_name, ".ckpt-", 6) == 0) {
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        remove_dir(p);
+      }
+    closedir(d);
+  }
+  n = list_steps(dir, &v);
+  for (i = 0; i < n; i++) {
+    struct stat st;
+    snprintf(p, sizeof p, "%s/ckpt-%010" PRId64 "/" MANIFEST, dir, v[i]);
+    if (stat(p, &st) == 0 && kept < keep) {
+      kept++;
+      continue;
+    }
+    if (kept >= keep) {
+      snprintf(p, sizeof p, "%s/ckpt-%010" PRId64, dir, v[i]);
+      remove_dir(p);
+    }
+  }
+  orion_free(v);
+}
+
+int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
+                     size_t n, uint64_t *bytes, orion_error *err) {
+  char tmp[4096], fin[4096], old[4096], p[4352];
+  pthread_t th[WRITERS];
+  writer w[WRITERS];
+  int i, nw, rc = 0;
+  uint64_t ssize = 0;
+  uint32_t scrc, trailer;
+  orion_buf b;
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    return orion_error_set(err, -errno, "cannot create %s: %s", dir,
+                           strerror(errno));
+  snprintf(tmp, sizeof tmp, "%s/.ckpt-%010" PRId64 ".tmp", dir, c->step);
+  snprintf(fin, sizeof fin, "%s/ckpt-%010" PRId64, dir, c->step);
+  snprintf(old, sizeof old, "%s/.ckpt-%010" PRId64 ".old", dir, c->step);
+  remove_dir(tmp);
+  if (mkdir(tmp, 0755) != 0)
+    return orion_error_set(err, -errno, "cannot create %s: %s", tmp,
+                           strerror(errno));
+  /* The arrays, in parallel. */
+  nw = c->narrays < WRITERS ? c->narrays : WRITERS;
+  for (i = 0; i < nw; i++) {
+    w[i].dir = tmp;
+    w[i].c = c;
+    w[i].first = i;
+    w[i].step = nw;
+    w[i].rc = 0;
+    orion_error_clear(&w[i].err);
+    if (pthread_create(&th[i], NULL, write_arrays, &w[i]) != 0) {
+      w[i].rc = orion_error_set(&w[i].err, ORION_ENOMEM,
+                                "cannot start a writer thread");
+      nw = i; /* the ones started are joined below */
+      rc = w[i].rc;
+      *err = w[i].err;
+      break;
+    }
+  }
+  for (i = 0; i < nw; i++) {
+    pthread_join(th[i], NULL);
+    if (w[i].rc != 0 && rc == 0) {
+      rc = w[i].rc;
+      *err = w[i].err;
+    }
+  }
+  bytes[0] = bytes[1] = 0;
+  for (i = 0; rc == 0 && i < c->narrays; i++) {
+    bytes[0] += c->arrays[i].size;
+    bytes[1] += c->arrays[i].linked ? 0 : c->arrays[i].size;
+  }
+  /* The state, then the manifest, last. */
+  snprintf(p, sizeof p, "%s/" STATE_FILE, tmp);
+  if (rc == 0)
+    rc = write_file(p, c->state, c->state_len, err);
+  if (rc == 0)
+    rc = file_crc(p, 0, &ssize, &scrc, &trailer);
+  orion_buf_init(&b);
+  if (rc == 0 && (rc = manifest_text(c, ssize, scrc, &b)) != 0)
+    orion_error_set(err, rc, "out of memory writing a checkpoint");
+  snprintf(p, sizeof p, "%s/" MANIFEST, tmp);
+  if (rc == 0)
+    rc = write_file(p, b.data, b.len, err);
+  bytes[0] += ssize + b.len;
+  bytes[1] += ssize + b.len;
+  orion_buf_free(&b);
+  if (rc == 0 && (rc = fsync_path(tmp)) != 0)
+    orion_error_set(err, rc, "cannot fsync %s: %s", tmp, strerror(-rc));
+  if (rc == 0) {
+    /* A checkpoint of the same step (a rerun after a restart) goes aside
+     * first: rename cannot replace a folder that has files. */
+    remove_dir(old);
+    if (rename(fin, old) != 0 && errno != ENOENT)
+      rc = orion_error_set(err, -errno, "cannot move %s aside: %s", fin,
+                           strerror(errno));
+  }
+  if (rc == 0 && rename(tmp, fin) != 0)
+    rc = orion_error_set(err, -errno, "cannot rename %s to %s: %s", tmp, fin,
+                         strerror(errno));
+  if (rc == 0 && (rc = fsync_path(dir)) != 0)
+    orion_error_set(err, rc, "cannot fsync %s: %s", dir, strerror(-rc));
+  if (rc != 0) {
+    remove_dir(tmp);
+    return rc;
+  }
+  remove_dir(old);
+  snprintf(path, n, "%s", fin);
+  prune(dir, keep);
+  return 0;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+void orion_ckpt_free(orion_ckpt *c) {
+  orion_free(c->words);
+  orion_free(c->state);
+  orion_free(c->meta);
+  orion_free(c->arrays);
+  memset(c, 0, sizeof *c);
+}
+
+/* Reads a whole (small) file into *out, NUL-terminated. */
+static int slurp(const char *path, char **out, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  char *p;
+  long sz;
+  *out = NULL;
+  if (f == NULL)
+    return -errno;
+  if (fseek(f, 0, SEEK_END) != 0 || (sz = ftell(f)) < 0 ||
+      fseek(f, 0, SEEK_SET) != 0 || (p = orion_malloc((size_t)sz + 1)) == NULL) {
+    fclose(f);
+    return -EIO;
+  }
+  if (fread(p, 1, (size_t)sz, f) != (size_t)sz) {
+    fclose(f);
+    orion_free(p);
+    return ORION_ETRUNC;
+  }
+  fclose(f);
+  p[sz] = '\0';
+  *out = p;
+  *len = (size_t)sz;
+  return 0;
+}
+
+static char *dup_n(const char *s, size_t n) {
+  char *p = orion_malloc(n + 1);
+  if (p != NULL) {
+    memcpy(p, s, n);
+    p[n] = '\0';
+  }
+  return p;
+}
+
+/* Parses one "array ..." line into e; 0 or -1. */
+static int parse_array(const char *l, orion_ckpt_array *e) {
+  char name[ORION_CKPT_NAME_MAX + 2], type[16], kind[16];
+  int used, d;
+  long long v;
+  if (sscanf(l, "array %" SCNd64 " %64s %15s %15s %d%n", &e->id, name, type,
+             kind, &e->ndims, &used) != 5 ||
+      e->ndims < 1 || e->ndims > 8 || strlen(name) > ORION_CKPT_NAME_MAX)
+    return -1;
+  snprintf(e->name, sizeof e->name, "%s", strcmp(name, "-") ? name : "");
+  e->sparse = strcmp(kind, "sparse") == 0;
+  {
+    orion_type t;
+    if (orion_type_parse(type, &t) != 0)
+      return -1;
+    e->type = (int)t;
+  }
+  l += used;
+  for (d = 0; d < e->ndims; d++) {
+    if (sscanf(l, " %lld%n", &v, &used) != 1)
+      return -1;
+    e->dims[d] = v;
+    l += used;
+  }
+  if (sscanf(l, " %" SCNd64 " %31s %" SCNu64 " %" SCNx32, &e->nnz, e->file,
+             &e->size, &e->crc) != 4 ||
+      strchr(e->file, '/') != NULL)
+    return -1;
+  return 0;
+}
+
+/* Reads and checks the checkpoint in folder f; 0, or a message in why. */
+static int read_one(const char *f, orion_ckpt *c, char *why, size_t n) {
+  char p[4352], *text = NULL, *line, *next;
+  size_t len, clen;
+  uint64_t size;
+  uint32_t crc, trailer, want;
+  int i, rc;
+  snprintf(p, sizeof p, "%s/" MANIFEST, f);
+  if ((rc = slurp(p, &text, &len)) != 0) {
+    snprintf(why, n, "%s: %s (an unfinished checkpoint)", p,
+             rc < 0 && rc > -4096 ? strerror(-rc) : "cannot read it");
+    return -1;
+  }
+  /* The last line is "crc XXXXXXXX" over everything before it. */
+  line = len >= 13 ? text + len - 13 : NULL;
+  if (line == NULL || strncmp(line, "crc ", 4) != 0 ||
+      sscanf(line + 4, "%" SCNx32, &want) != 1 ||
+      (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)text,
+                      (uInt)(len - 13)) != want ||
+      strncmp(text, MAGIC_LINE, strlen(MAGIC_LINE)) != 0) {
+    snprintf(why, n, "%s: damaged (its CRC-32 does not match)", p);
+    orion_free(text);
+    return -1;
+  }
+  clen = len - 13;
+  text[clen] = '\0';
+  memset(c, 0, sizeof *c);
+  c->step = -1;
+  for (line = text + strlen(MAGIC_LINE); *line != '\0'; line = next) {
+    char *nl = strchr(line, '\n');
+    next = nl != NULL ? nl + 1 : line + strlen(line);
+    if (nl != NULL)
+      *nl = '\0';
+    if (strncmp(line, "step ", 5) == 0)
+      c->step = strtoll(line + 5, NULL, 10);
+    else if (strncmp(line, "script ", 7) == 0)
+      c->script_hash = strtoull(line + 7, NULL, 16);
+    else if (strncmp(line, "words ", 6) == 0)
+      c->words = dup_n(line + 6, strlen(line + 6));
+    else if (strncmp(line, "array ", 6) == 0) {
+      orion_ckpt_array *na = orion_realloc(
+          c->arrays, (size_t)(c->narrays + 1) * sizeof *na);
+      if (na == NULL)
+        break;
+      c->arrays = na;
+      memset(&na[c->narrays], 0, sizeof *na);
+      if (parse_array(line, &na[c->narrays]) != 0) {
+        snprintf(why, n, "%s: bad line '%.80s'", p, line);
+        orion_free(text);
+        orion_ckpt_free(c);
+        return -1;
+      }
+      c->narrays++;
+    } else if (strncmp(line, "file ", 5) != 0) {
+      /* the caller's meta lines */
+      size_t l = strlen(line);
+      char *nm = orion_realloc(c->meta, c->meta_len + l + 2);
+      if (nm == NULL)
+        break;
+      c->meta = nm;
+      memcpy(c->meta + c->meta_len, line, l);
+      c->meta_len += l;
+      c->meta[c->meta_len++] = '\n';
+      c->meta[c->meta_len] = '\0';
+    } else {
+      char fname[64];
+      if (sscanf(line, "file %63s %" SCNu64 " %" SCNx32, fname, &size,
+                 &want) != 3 ||
+          strcmp(fname, STATE_FILE) != 0) {
+        snprintf(why, n, "%s: bad line '%.80s'", p, line);
+        orion_free(text);
+        orion_ckpt_free(c);
+        return -1;
+      }
+      snprintf(p, sizeof p, "%s/" STATE_FILE, f);
+      rc = file_crc(p, 0, &size, &crc, &trailer);
+      if (rc == 0 && (rc = slurp(p, &c->state, &c->state_len)) == 0 &&
+          (c->state_len != size || crc != want))
+        rc = ORION_ECHECKSUM;
+      if (rc != 0) {
+        snprintf(why, n, "%s: %s", p,
+                 rc == ORION_ECHECKSUM ? "CRC-32 mismatch"
+                                       : "missing or unreadable");
+        orion_free(text);
+        orion_ckpt_free(c);
+        return -1;
+      }
+    }
+  }
+  orion_free(text);
+  if (c->step < 0 || c->words == NULL || c->state == NULL) {
+    snprintf(why, n, "%s/" MANIFEST ": incomplete", f);
+    orion_ckpt_free(c);
+    return -1;
+  }
+  for (i = 0; i < c->narrays; i++) {
+    const orion_ckpt_array *e = &c->arrays[i];
+    snprintf(p, sizeof p, "%s/%s", f, e->file);
+    rc = file_crc(p, 4, &size, &crc, &trailer);
+    if (rc != 0 || size != e->size || crc != trailer || crc != e->crc) {
+      snprintf(why, n, "%s: %s", p,
+               rc == -ENOENT ? "missing"
+               : rc != 0 || size != e->size
+                   ? "truncated or resized (not the size its manifest says)"
+                   : "CRC-32 mismatch (the file is damaged)");
+      orion_ckpt_free(c);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
+                    orion_ckpt_warn_fn warn, orion_error *err) {
+  int64_t *v;
+  int i, cnt = list_steps(dir, &v);
+  char f[4096], why[4700];
+  if (cnt < 0)
+    return orion_error_set(err, cnt, "cannot read %s: %s", dir,
+                           cnt > -4096 ? strerror(-cnt) : "out of memory");
+  for (i = 0; i < cnt; i++) {
+    snprintf(f, sizeof f, "%s/ckpt-%010" PRId64, dir, v[i]);
+    if (read_one(f, out, why, sizeof why) == 0) {
+      snprintf(path, n, "%s", f);
+      orion_free(v);
+      return 1;
+    }
+    if (warn != NULL) {
+      char msg[4800];
+      snprintf(msg, sizeof msg, "%s; %s", why,
+               i + 1 < cnt ? "using the checkpoint before it"
+                           : "no older checkpoint is left");
+      warn(msg);
+    }
+  }
+  orion_free(v);
+  return 0;
+}

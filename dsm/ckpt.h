@@ -1,0 +1,91 @@
+/* Checkpoint directories on disk (issue 19): the layout of one checkpoint,
+ * writing it so that a crash at any moment leaves the previous one usable,
+ * finding the newest complete one, and checking every byte of it.
+ *
+ *   DIR/ckpt-0000000010/        one checkpoint, named by its step
+ *       a5.oarr ...             one binary array file per array
+ *                               (docs/file-format.md: orion.load reads it)
+ *       state.lua               the script's state table, as Lua source
+ *       manifest                written last: what is there, each file's
+ *                               size and CRC-32, the caller's meta lines,
+ *                               and a CRC-32 of the manifest itself
+ *
+ * A checkpoint is written into DIR/.ckpt-STEP.tmp (arrays in parallel
+ * threads, each file to a temporary name, fsynced and renamed), the
+ * manifest last, the folder fsynced, then renamed to DIR/ckpt-STEP and DIR
+ * fsynced.  A folder without a valid manifest is never used.
+ *
+ * Pure C: no Lua.  lua/checkpoint.c decides what goes in. */
+#ifndef ORION_DSM_CKPT_H
+#define ORION_DSM_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsm/array.h"
+#include "util/error.h"
+
+#define ORION_CKPT_NAME_MAX 63
+
+typedef struct orion_ckpt_array {
+  int64_t id;                          /* the script's array id */
+  char name[ORION_CKPT_NAME_MAX + 1];  /* the script's name for it; "" */
+  orion_array *a; /* writing: the array (borrowed); reading: NULL */
+  /* Writing: the same array's file in an earlier checkpoint that is still
+   * there (NULL: none) and the content hash it was written with; when the
+   * hash is the same, the file is hard-linked instead of written again.
+   * hash is set to the array's content hash. */
+  const char *prev;
+  uint64_t prev_hash, hash;
+  int linked; /* written as a link to prev */
+  /* Filled by orion_ckpt_write and orion_ckpt_read: */
+  char file[32];  /* "a5.oarr", inside the checkpoint folder */
+  uint64_t size;  /* bytes */
+  uint32_t crc;   /* the file's CRC-32 trailer */
+  int type, sparse, ndims;
+  int64_t dims[8];
+  int64_t nnz;
+} orion_ckpt_array;
+
+typedef struct orion_ckpt {
+  int64_t step;
+  uint64_t script_hash;       /* of the script and its arguments */
+  char *words;                /* the script and its arguments, for messages */
+  char *state;                /* state.lua's text */
+  size_t state_len;
+  char *meta;                 /* the caller's lines ("key value...\n") */
+  size_t meta_len;
+  orion_ckpt_array *arrays;
+  int narrays;
+} orion_ckpt;
+
+/* Writes checkpoint c (step, hash, words, state, meta, arrays with id,
+ * name, a and prev) into dir (created if missing), replacing a checkpoint
+ * of the same step, then removes the complete checkpoints beyond the
+ * newest `keep` and any unfinished ones.  Fills each array's file, size,
+ * crc, hash and linked, path (n bytes) with the new folder, bytes[0] with
+ * the checkpoint's size and bytes[1] with the bytes written (not linked).
+ * Returns 0, or a negative code with err naming the file. */
+int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
+                     size_t n, uint64_t *bytes, orion_error *err);
+
+/* Called for each checkpoint that is skipped, with a message naming the
+ * file and the fault ("DIR/ckpt-0000000010/a5.oarr: CRC-32 mismatch"). */
+typedef void (*orion_ckpt_warn_fn)(const char *msg);
+
+/* Reads the newest complete checkpoint of dir into *out, checking the
+ * manifest and every file's size and CRC-32; a checkpoint that fails is
+ * reported through warn and the one before it tried.  path (n bytes) gets
+ * its folder.  Returns 1 when one was read (free *out with
+ * orion_ckpt_free), 0 when dir holds none that is usable (or does not
+ * exist), or a negative code with err set when dir cannot be read. */
+int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
+                    orion_ckpt_warn_fn warn, orion_error *err);
+
+/* The number of checkpoint folders (complete or not) in dir, and the
+ * highest step among them into *newest (-1: none). */
+int orion_ckpt_count(const char *dir, int64_t *newest);
+
+void orion_ckpt_free(orion_ckpt *c);
+
+#endif
