@@ -708,6 +708,8 @@ int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out, orion_error *err) {
   /* Refusals and out of memory longjmp back here; everything the walk
    * allocates hangs off g. */
   if (setjmp(g->jb) == 0) {
+    if (in->iter.ragged)
+      refuse(g, g->line0, "a loop over a ragged array's rows");
     if (in->chunk != NULL && up_walk(g, in->chunk, in->func))
       g->haveup = 1;
     for (pass = 0;; pass++) {

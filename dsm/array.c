@@ -165,6 +165,7 @@ orion_array *orion_array_copy(const orion_array *a, orion_error *err) {
   memcpy(c->values, a->values, (size_t)a->nnz * es);
   memcpy(c->dims, a->dims, sizeof c->dims);
   c->nnz = a->nnz;
+  c->ragged = a->ragged;
   return c;
 }
 

@@ -18,6 +18,8 @@ typedef struct orion_array {
   int refs;
   int ndims;
   int sparse;
+  int ragged; /* sparse 2-D array iterated by rows: (row, key) elements,
+                 sorted by row (dsm/ragged.h) */
   orion_type type;
   int64_t dims[ORION_MAX_DIMS];
   int64_t strides[ORION_MAX_DIMS]; /* dense: row-major element strides */

@@ -135,6 +135,7 @@ typedef struct orion_msg_array_desc {
   int64_t id;
   int type;
   int sparse;
+  int ragged; /* sparse and iterated by rows (dsm/ragged.h) */
   int ndims;
   int64_t dims[ORION_MAX_DIMS];
 } orion_msg_array_desc;

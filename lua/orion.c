@@ -24,6 +24,7 @@
 #include "lua/module.h"
 #include "lua/nn.h"
 #include "lua/pfor.h"
+#include "lua/ragged.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
 #include "util/ccomp.h"
@@ -345,7 +346,9 @@ static int m_tostring(lua_State *L) {
   int i;
   luaL_buffinit(L, &b);
   lua_pushfstring(L, "DistArray(%s, %s, ", orion_type_name(d->a->type),
-                  d->a->sparse ? "sparse" : "dense");
+                  d->a->ragged   ? "ragged"
+                  : d->a->sparse ? "sparse"
+                                 : "dense");
   luaL_addvalue(&b);
   for (i = 0; i < d->a->ndims; i++) {
     lua_pushfstring(L, "%s%I", i ? "x" : "", (LUAI_UACINT)d->a->dims[i]);
@@ -473,7 +476,8 @@ static int l_load(lua_State *L) {
 
 static const char *const text_opts[] = {
     "format", "index_base", "dims", "value_type", "on_error", "sep",
-    "header", "key",        "value", "parse",     "nkeys",    "expand", NULL};
+    "header", "key",        "value", "parse",     "nkeys",    "expand",
+    "rows",   NULL};
 
 /* The "lines" format: opts.parse(line) returns k1, ..., kn, v, or nil to
  * skip the line. */
@@ -694,6 +698,8 @@ static int l_text_file(lua_State *L) {
     orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
                    (long long)res.skipped, res.first_skip);
   orion__push_array(L, res.array);
+  if (orion__opt_bool(L, oidx, "rows", 0)) /* a ragged array (lua/ragged.c) */
+    orion__ragged_rows(L, res.array, path);
   if (res.labels != NULL) {
     orion__push_array(L, res.labels);
     return 2;
@@ -1003,6 +1009,7 @@ int luaopen_orion(lua_State *L) {
 
   luaL_newlib(L, funcs);
   orion__open_pfor(L);
+  orion__open_ragged(L);
   orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */
   lua_setfield(L, -2, "nn");
   lua_pushliteral(L, PACKAGE_VERSION);
