@@ -41,10 +41,12 @@ int orion__grow(void **v, int *cap, int n, size_t elem) {
   return 0;
 }
 
-/* The first write whose subscript is a ragged row's key: why it needs a
- * buffer (a note, and a reason too when the loop is rejected). */
+/* A rejected loop's first write whose subscript is a ragged row's key:
+ * why it needs a buffer (a reason). */
 static int row_key_note(orion_plan *p) {
-  int i, j, rc;
+  int i, j;
+  if (p->sched != ORION_SCHED_REJECTED)
+    return 0;
   for (i = 0; i < p->nacc; i++) {
     const orion_access *a = &p->acc[i];
     for (j = 0; j < a->nsub; j++)
@@ -55,17 +57,13 @@ static int row_key_note(orion_plan *p) {
       continue;
     if (a->buffered)
       return 0;
-    rc = orion__add_str(&p->notes, &p->nnotes,
-                        orion_asprintf("note: %s (line %d) is subscripted by "
-                                       "a ragged row's key, which the "
-                                       "analysis cannot know: two rows may "
-                                       "name the same key, so writes "
-                                       "through it need an orion.buffer",
-                                       a->text, a->line));
-    if (rc == 0 && p->sched == ORION_SCHED_REJECTED)
-      rc = orion__add_str(&p->reasons, &p->nreasons,
-                          orion_asprintf("%s", p->notes[p->nnotes - 1]));
-    return rc;
+    return orion__add_str(&p->reasons, &p->nreasons,
+                          orion_asprintf("note: %s (line %d) is subscripted "
+                                         "by a ragged row's key, which the "
+                                         "analysis cannot know: two rows "
+                                         "may name the same key, so writes "
+                                         "through it need an orion.buffer",
+                                         a->text, a->line));
   }
   return 0;
 }

@@ -35,7 +35,8 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
     for (k = 0; k < m->narrays; k++) {
       const orion_msg_array_desc *a = &m->arrays[k];
       orion__mw_need(&e, a->type >= 0 && a->type < ORION_NTYPES &&
-                             a->ndims >= 1 && a->ndims <= ORION_MAX_DIMS);
+                             a->ndims >= 1 && a->ndims <= ORION_MAX_DIMS &&
+                             (!a->ragged || a->sparse));
       if (e.bad)
         break;
       orion__mw_i64(&e, a->id);

@@ -31,7 +31,7 @@ static int64_t pair_at(lua_State *L, const exec_row *r, const char *what) {
                luaL_typename(L, 2));
   j = lua_tointeger(L, 2);
   if (j < 1 || j > r->n)
-    luaL_error(L, "row:%s(%d): the row of row key %d has %d pairs", what,
+    luaL_error(L, "row:%s(%d): row %d has %d pairs", what,
                (int)j, (int)(r->a->keys[2 * r->lo] + 1), (int)r->n);
   return r->lo + j - 1;
 }
