@@ -104,30 +104,29 @@ static const char ragged_out[] =
 
 /* Rows from tables and libsvm (loaded in parallel on 2 executors), reads
  * at a row's keys, buffered writes, save and load: the same results in
- * the driver and on 1 and 2 executors. */
-Test(ragged, bodies_over_rows_on_0_1_2_executors, .timeout = 120) {
+ * the driver and on 1 and 2 executors, interpreted and compiled. */
+Test(ragged, bodies_over_rows_on_0_1_2_executors_both_tiers,
+     .timeout = 240) {
   static const char *const execs[] = {"0", "1", "2"};
-  int i;
-  for (i = 0; i < 3; i++) {
-    char dir[] = "/tmp/orion-ragged-XXXXXX";
-    const char *args[] = {"--executors", execs[i], "@ragged.lua", dir, NULL};
-    tu_run r;
-    cr_assert_not_null(mkdtemp(dir));
-    r = tu_drive("t/scripts", args, 100);
-    cr_assert_eq(r.status, 0, "%s executors: %s", execs[i], r.err);
-    cr_expect_str_eq(r.out, ragged_out, "%s executors", execs[i]);
-    /* The compiled tier does not take rows yet: the one-line note. */
-    cr_expect(strstr(r.err, "runs in the Lua interpreter: ") != NULL &&
-                  strstr(r.err, "a loop over a ragged array's rows is "
-                                "outside the compiled subset") != NULL,
-              "%s", r.err);
-    tu_run_free(&r);
-    {
-      char cmd[1200];
+  static const char *const tiers[] = {"lua", "c"};
+  int i, t;
+  for (t = 0; t < 2; t++)
+    for (i = 0; i < 3; i++) {
+      char dir[] = "/tmp/orion-ragged-XXXXXX", cmd[1200];
+      const char *args[] = {"--executors", execs[i], "@ragged.lua", dir,
+                            tiers[t], NULL};
+      tu_run r;
+      cr_assert_not_null(mkdtemp(dir));
+      r = tu_drive("t/scripts", args, 100);
+      cr_assert_eq(r.status, 0, "%s executors, tier %s: %s", execs[i],
+                   tiers[t], r.err);
+      cr_expect_str_eq(r.out, ragged_out, "%s executors, tier %s", execs[i],
+                       tiers[t]);
+      /* tier "c" would have failed had a loop not compiled. */
+      tu_run_free(&r);
       snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
       cr_expect_eq(system(cmd), 0);
     }
-  }
 }
 
 static const char errors_out[] =
@@ -203,7 +202,7 @@ Test(ragged, explain_names_row_keys, .timeout = 60) {
                           "subscripted by a ragged row's key, which the "
                           "analysis cannot know") != NULL,
             "%s", r.out);
-  cr_expect(strstr(r.out, "tier: lua (") != NULL, "%s", r.out);
+  cr_expect(strstr(r.out, "tier: c (compiled") != NULL, "%s", r.out);
   tu_run_free(&r);
   unlink(script);
   free(script);

@@ -62,7 +62,8 @@ local W = orion.zeros { nf + 1 }            -- the weights, the intercept last
 local G = orion.buffer(W, { apply = "add", flush = flush })
 local S = orion.array { math.max(nte, 1), init = -1 } -- test scores
 local loss = orion.accumulator("sum", 0.0)
-local lr, reg, use_bias = opts.lr, opts.reg, opts.bias
+-- (a number, not a boolean: the compiled tier takes captured numbers)
+local lr, reg, use_bias = opts.lr, opts.reg, opts.bias and 1 or 0
 
 -- One SGD step per sample: the weights are read as of the buffer's last
 -- flush, the gradient step goes through G.
@@ -81,7 +82,7 @@ local function sgd(i, row)
     local k = row:key(j)
     G[k] = G[k] + g * row:value(j) - lr * reg * W[k]
   end
-  if use_bias then G[bias] = G[bias] + g end
+  if use_bias == 1 then G[bias] = G[bias] + g end
 end
 
 local function score(i, row)

@@ -2,9 +2,10 @@
 -- and from libsvm, a body per row with #row, row:key(j), row:value(j),
 -- reads of other arrays and buffered writes at a row's keys, save and
 -- orion.load.  The same output on any number of executors.
--- usage: orion-driver [--executors N] ragged.lua DIR
+-- usage: orion-driver [--executors N] ragged.lua DIR [TIER]
 local orion = require "orion"
 local dir = arg[1]
+local tier = { tier = arg[2] or "auto" }
 
 local function line(A)
   local t = A:to_table()
@@ -26,7 +27,7 @@ orion.parallel_for(R, function(i, row)
   dot[i] = s
   len[i] = #row
   visited:add(1)
-end)
+end, tier)
 print("dot", line(dot))
 print("len", line(len))
 print("rows visited", visited:get())
@@ -39,7 +40,7 @@ orion.parallel_for(R, function(i, row)
     local k = row:key(j)
     B[k] = B[k] + row:value(j) * i
   end
-end)
+end, tier)
 print("column sums", line(C))
 
 -- libsvm, one row per sample with the label alongside.
@@ -53,7 +54,7 @@ orion.parallel_for(X, function(i, row)
   local s = 0
   for j = 1, #row do s = s + row:key(j) * row:value(j) end
   Z[i] = s * y[i]
-end)
+end, tier)
 print("key.value times label", line(Z))
 
 -- save and orion.load keep it ragged, binary and text.
@@ -61,7 +62,7 @@ for _, name in ipairs { "r.bin", "r.txt" } do
   R:save(dir .. "/" .. name)
   local R2 = orion.load(dir .. "/" .. name)
   local n = orion.accumulator("sum", 0)
-  orion.parallel_for(R2, function(i, row) n:add(#row * i) end)
+  orion.parallel_for(R2, function(i, row) n:add(#row * i) end, tier)
   print(name, tostring(R2), n:get())
 end
 
