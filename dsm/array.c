@@ -269,12 +269,16 @@ int orion_array_sort(orion_array *a, orion_error *err) {
     memcpy(values + e * es, (char *)a->values + items[e].idx * es, es);
   }
   orion_free(items);
+  orion_array_adopt(a, keys, values);
+  return 0;
+}
+
+void orion_array_adopt(orion_array *a, int64_t *keys, void *values) {
   orion_free(a->keys);
   orion_free(a->values);
   a->keys = keys;
   a->values = values;
   a->cap = a->nnz;
-  return 0;
 }
 
 int orion_array_histogram(const orion_array *a, int dim, int bins,

@@ -65,6 +65,10 @@ int64_t orion_array_positions(const orion_array *a);
  * orion_array_sort. */
 int64_t orion_array_find(const orion_array *a, const int64_t *keys);
 
+/* Makes keys and values (nnz elements each, from orion_malloc) the sparse
+ * array's storage, freeing the old. */
+void orion_array_adopt(orion_array *a, int64_t *keys, void *values);
+
 /* Sorts a sparse array's elements by linear key (stable). */
 int orion_array_sort(orion_array *a, orion_error *err);
 /* True when a sparse array is sorted by linear key (dense: always). */

@@ -40,11 +40,7 @@ static int sort_rows(orion_array *a, orion_error *err) {
     memcpy(values + to * es, (char *)a->values + e * es, es);
   }
   orion_free(start);
-  orion_free(a->keys);
-  orion_free(a->values);
-  a->keys = keys;
-  a->values = values;
-  a->cap = a->nnz;
+  orion_array_adopt(a, keys, values);
   return 0;
 }
 

@@ -24,7 +24,7 @@
 #include "lua/module.h"
 #include "lua/nn.h"
 #include "lua/pfor.h"
-#include "lua/ragged.h"
+#include "lua/orion_ragged.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
 #include "util/ccomp.h"
@@ -543,18 +543,9 @@ static int load_lines(lua_State *L, const char *path, int oidx,
         else
           keys[d] = k - index_base;
       }
-      if (problem[0] == '\0' && lua_type(L, top + nret) != LUA_TNUMBER)
-        snprintf(problem, sizeof problem, "the value is not a number");
       if (problem[0] == '\0') {
-        union {
-          float f;
-          double d;
-          int32_t i;
-          int64_t l;
-        } v;
-        lua_Number x = lua_tonumber(L, top + nret);
-        int isint;
-        lua_Integer ix = lua_tointegerx(L, top + nret, &isint);
+        int64_t v = 0; /* room for any element */
+        const char *bad;
         if (ndims == 0) {
           ndims = nret - 1;
           a = orion_array_new_sparse(ndims, vt, &err);
@@ -563,21 +554,8 @@ static int load_lines(lua_State *L, const char *path, int oidx,
             orion__raise(L, &err);
           }
         }
-        v.l = 0;
-        if (vt == ORION_F32 && !(isfinite(x) && fabs(x) > FLT_MAX))
-          v.f = (float)x;
-        else if (vt == ORION_F64)
-          v.d = x;
-        else if (vt == ORION_I32 && ix >= INT32_MIN && ix <= INT32_MAX)
-          v.i = (int32_t)ix;
-        else if (vt == ORION_I64)
-          v.l = (int64_t)ix;
-        if (orion_type_is_int(vt) && !isint)
-          snprintf(problem, sizeof problem, "the value is not an integer");
-        else if (vt == ORION_I32 && (ix < INT32_MIN || ix > INT32_MAX))
-          snprintf(problem, sizeof problem, "the value is out of range for i32");
-        else if (vt == ORION_F32 && isfinite(x) && fabs(x) > FLT_MAX)
-          snprintf(problem, sizeof problem, "the value is out of range for f32");
+        if ((bad = orion__to_elem(L, top + nret, vt, &v)) != NULL)
+          snprintf(problem, sizeof problem, "%s", bad);
         else if (orion_array_push(a, keys, &v) != 0) {
           orion_free(data);
           orion_array_release(a);
@@ -698,7 +676,7 @@ static int l_text_file(lua_State *L) {
     orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
                    (long long)res.skipped, res.first_skip);
   orion__push_array(L, res.array);
-  if (orion__opt_bool(L, oidx, "rows", 0)) /* a ragged array (lua/ragged.c) */
+  if (orion__opt_bool(L, oidx, "rows", 0)) /* a ragged array (lua/orion_ragged.c) */
     orion__ragged_rows(L, res.array, path);
   if (res.labels != NULL) {
     orion__push_array(L, res.labels);

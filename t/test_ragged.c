@@ -1,4 +1,4 @@
-/* Ragged arrays (dsm/ragged.c, lua/ragged.c, lua/exec_ragged.c): making
+/* Ragged arrays (dsm/ragged.c, lua/orion_ragged.c, lua/exec_ragged.c): making
  * one, files, and bodies over rows through orion-driver on 0, 1 and 2
  * executors (t/scripts/ragged.lua, t/scripts/ragged_errors.lua). */
 #include "t/testutil.h"
@@ -147,8 +147,8 @@ static const char errors_out[] =
     "integer\n"
     "not a pair\torion.ragged: row 1, pair 1: expected a table {key, "
     "value}, not number\n"
-    "i32 overflow\torion.ragged: row 1, pair 1: the value does not fit "
-    "i32\n";
+    "i32 overflow\torion.ragged: row 1, pair 1: the value is out of range "
+    "for i32\n";
 
 /* Errors name the row, the pair and the rule, in the driver and on an
  * executor. */

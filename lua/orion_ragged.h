@@ -1,6 +1,6 @@
-/* Ragged arrays on the driver (lua/ragged.c). */
-#ifndef ORION_LUA_RAGGED_H
-#define ORION_LUA_RAGGED_H
+/* Ragged arrays on the driver (lua/orion_ragged.c). */
+#ifndef ORION_LUA_ORION_RAGGED_H
+#define ORION_LUA_ORION_RAGGED_H
 
 #include <lua.h>
 

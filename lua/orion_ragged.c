@@ -9,7 +9,7 @@
 
 #include "dsm/ragged.h"
 #include "lua/module.h"
-#include "lua/ragged.h"
+#include "lua/orion_ragged.h"
 
 void orion__ragged_rows(lua_State *L, orion_array *a, const char *what) {
   orion_error err;
@@ -21,13 +21,8 @@ void orion__ragged_rows(lua_State *L, orion_array *a, const char *what) {
 /* Pair p (a table {key, value}) of row r at stack index idx into a. */
 static void push_pair(lua_State *L, orion_array *a, int idx, lua_Integer r,
                       lua_Integer p) {
-  int64_t keys[2];
-  union {
-    float f;
-    double d;
-    int32_t i;
-    int64_t l;
-  } v;
+  int64_t keys[2], v = 0; /* v: room for any element */
+  const char *bad;
   int isnum;
   lua_Integer k;
   if (lua_type(L, idx) != LUA_TTABLE)
@@ -41,25 +36,8 @@ static void push_pair(lua_State *L, orion_array *a, int idx, lua_Integer r,
     luaL_error(L, "orion.ragged: row %d, pair %d: the key must be a "
                   "positive integer",
                (int)r, (int)p);
-  if (!lua_isnumber(L, -1))
-    luaL_error(L, "orion.ragged: row %d, pair %d: the value must be a "
-                  "number, not %s",
-               (int)r, (int)p, luaL_typename(L, -1));
-  switch (a->type) {
-  case ORION_F32: v.f = (float)lua_tonumber(L, -1); break;
-  case ORION_F64: v.d = lua_tonumber(L, -1); break;
-  default: {
-    lua_Integer x = lua_tointegerx(L, -1, &isnum);
-    if (!isnum || (a->type == ORION_I32 && (x < INT32_MIN || x > INT32_MAX)))
-      luaL_error(L, "orion.ragged: row %d, pair %d: the value does not fit "
-                    "%s",
-                 (int)r, (int)p, orion_type_name(a->type));
-    if (a->type == ORION_I32)
-      v.i = (int32_t)x;
-    else
-      v.l = (int64_t)x;
-  }
-  }
+  if ((bad = orion__to_elem(L, -1, a->type, &v)) != NULL)
+    luaL_error(L, "orion.ragged: row %d, pair %d: %s", (int)r, (int)p, bad);
   lua_pop(L, 2);
   keys[0] = r - 1;
   keys[1] = k - 1;
