@@ -100,11 +100,13 @@ static const char ragged_out[] =
     "r.bin\tDistArray(f64, ragged, 4x3, nnz=5)\t12\n"
     "r.txt\tDistArray(f64, ragged, 4x3, nnz=5)\t12\n"
     "DistArray(f64, sparse, 4x4, nnz=5)\tDistArray(f64, ragged, 4x4, "
-    "nnz=5)\n";
+    "nnz=5)\n"
+    "DistArray(f64, ragged, 3x4, nnz=4)\tcount times word\t6 0 13\n";
 
-/* Rows from tables and libsvm (loaded in parallel on 2 executors), reads
- * at a row's keys, buffered writes, save and load: the same results in
- * the driver and on 1 and 2 executors, interpreted and compiled. */
+/* Rows from tables, libsvm and uci-bow (loaded in parallel on 2
+ * executors), reads at a row's keys, buffered writes, save and load: the
+ * same results in the driver and on 1 and 2 executors, interpreted and
+ * compiled. */
 Test(ragged, bodies_over_rows_on_0_1_2_executors_both_tiers,
      .timeout = 240) {
   static const char *const execs[] = {"0", "1", "2"};

@@ -71,3 +71,16 @@ end
 local S = orion.text_file(dir .. "/s.libsvm", { format = "libsvm" })
 local R3 = orion.ragged(S)
 print(tostring(S), tostring(R3))
+
+-- uci-bow: one row per document, the counts as values.
+local g = assert(io.open(dir .. "/docword.txt", "w"))
+g:write("3\n4\n4\n1 1 2\n1 4 1\n3 2 5\n3 3 1\n")
+g:close()
+local Dw = orion.text_file(dir .. "/docword.txt", { format = "uci-bow", rows = true })
+local words = orion.zeros { 3 }
+orion.parallel_for(Dw, function(d, row)
+  local n = 0
+  for j = 1, #row do n = n + row:value(j) * row:key(j) end
+  words[d] = n
+end, tier)
+print(tostring(Dw), "count times word", line(words))
