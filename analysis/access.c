@@ -44,6 +44,18 @@ static int float_to_int(double d, int64_t *out) {
   return orion_lua_f2i(d, out) == ORION_LUAOP_OK;
 }
 
+/* row:key(j) on a ragged row (the value parameter), or a local that
+ * holds one: unknown, marked so that --explain says where it came from. */
+static int is_row_key(orion__actx *c, const ast_node *e) {
+  int vi;
+  if (e->kind != AST_METHCALL || e->str == NULL ||
+      strcmp(e->str, "key") != 0 || e->a == NULL || e->a->kind != AST_NAME)
+    return 0;
+  vi = orion__lookup_var(c, e->a->str);
+  return vi >= 0 && c->vars[vi].kind == VAR_VALUE &&
+         !c->vars[vi].assigned && c->in->iter.ragged;
+}
+
 /* Classifies a subscript expression (rule 4). */
 orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
   orion_sub l, r, s;
@@ -55,6 +67,11 @@ orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
     return float_to_int(e->fval, &v) ? sub_const(v) : sub_unknown();
   case AST_PAREN:
     return orion__sub_classify(c, e->a);
+  case AST_METHCALL:
+    s = sub_unknown();
+    if (is_row_key(c, e))
+      s.dim = SUB_ROWKEY;
+    return s;
   case AST_NAME: {
     int vi = orion__lookup_var(c, e->str);
     if (vi >= 0) {
@@ -96,7 +113,9 @@ orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
     l = orion__sub_classify(c, e->a);
     r = orion__sub_classify(c, e->b);
     if (l.kind == SUB_UNKNOWN || r.kind == SUB_UNKNOWN)
-      return sub_unknown();
+      return l.kind == SUB_UNKNOWN && l.dim == SUB_ROWKEY ? l
+             : r.kind == SUB_UNKNOWN                      ? r
+                                                          : l;
     if (e->op == OP_MUL) {
       if (l.kind == SUB_CONST && r.kind == SUB_CONST &&
           !__builtin_mul_overflow(l.c, r.c, &v))

@@ -41,6 +41,33 @@ int orion__grow(void **v, int *cap, int n, size_t elem) {
   return 0;
 }
 
+/* A rejected loop's first write whose subscript is a ragged row's key:
+ * why it needs a buffer (a reason). */
+static int row_key_note(orion_plan *p) {
+  int i, j;
+  if (p->sched != ORION_SCHED_REJECTED)
+    return 0;
+  for (i = 0; i < p->nacc; i++) {
+    const orion_access *a = &p->acc[i];
+    for (j = 0; j < a->nsub; j++)
+      if (a->sub[j].kind == SUB_UNKNOWN && a->sub[j].dim == SUB_ROWKEY &&
+          a->mode == ACC_WRITE)
+        break;
+    if (j == a->nsub)
+      continue;
+    if (a->buffered)
+      return 0;
+    return orion__add_str(&p->reasons, &p->nreasons,
+                          orion_asprintf("note: %s (line %d) is subscripted "
+                                         "by a ragged row's key, which the "
+                                         "analysis cannot know: two rows "
+                                         "may name the same key, so writes "
+                                         "through it need an orion.buffer",
+                                         a->text, a->line));
+  }
+  return 0;
+}
+
 /* ======================================================================
  * Entry point.
  * ====================================================================== */
@@ -127,6 +154,8 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
     rc = orion__place_all(plan);
   if (rc == 0 && plan->sched == ORION_SCHED_REJECTED)
     rc = orion__reject_reasons(plan);
+  if (rc == 0)
+    rc = row_key_note(plan);
   for (i = 0; i < c.nfree; i++) {
     orion_free(c.free[i].name);
     orion_free(c.free[i].reach);

@@ -36,6 +36,8 @@ typedef struct orion_arrayinfo {
   int elem_size; /* bytes */
   int type;      /* orion_type of the elements (dsm/types.h) */
   int sparse;
+  int ragged; /* iterated by rows: ndims 1 (the row), the value a row view
+                 whose keys are unknown subscripts (dsm/ragged.h) */
   int64_t nnz;
 } orion_arrayinfo;
 
@@ -101,9 +103,12 @@ typedef enum orion_sub_kind {
   SUB_UNKNOWN
 } orion_sub_kind;
 
+#define SUB_ROWKEY (-2)
+
 typedef struct orion_sub {
   orion_sub_kind kind;
-  int dim;   /* SUB_KEY: 0-based loop key */
+  int dim;   /* SUB_KEY: 0-based loop key; SUB_UNKNOWN: -1, or
+                SUB_ROWKEY when the subscript is a ragged row's key */
   int64_t c; /* SUB_KEY offset, SUB_CONST value */
 } orion_sub;
 

@@ -302,6 +302,22 @@ static int may_divide_by_zero(const ast_node *n, void *ud) {
   return !((b->kind == AST_INT && b->ival != 0) || b->kind == AST_FLT);
 }
 
+cv iter_value(gen *g, const char *pos) {
+  switch (g->in->iter.type) {
+  case ET_F32:
+    return cv_of(ty_val(M_FLT, P_F32),
+                 g->fast ? S(g, "IT_v[%s]", pos)
+                         : S(g, "((double)IT_v[%s])", pos),
+                 0);
+  case ET_F64:
+    return cv_of(ty_val(M_FLT, P_F64), S(g, "IT_v[%s]", pos), 0);
+  case ET_I32:
+    return cv_of(ty_val(M_INT, P_WEAK), S(g, "((int64_t)IT_v[%s])", pos), 0);
+  default:
+    return cv_of(ty_val(M_INT, P_WEAK), S(g, "IT_v[%s]", pos), 0);
+  }
+}
+
 /* One walk over the body: declares the parameters from the element and
  * runs the statements. */
 static void walk(gen *g) {
@@ -325,25 +341,16 @@ static void walk(gen *g) {
     cv val;
     if (i < nk) {
       val = cv_of(ty_val(M_INT, P_WEAK),
-                  it->sparse ? S(g, "(IT_k[o_e * %d + %d] + 1)", nk, i)
+                  it->sparse ? S(g, "(IT_k[o_e * %d + %d] + 1)",
+                                 it->ragged ? 2 : nk, i)
                              : S(g, "(o_k%d + 1)", i),
                   0);
+    } else if (i == nk && it->ragged) {
+      memset(&val, 0, sizeof val);
+      val.t.k = T_ROW;
+      val.s = "";
     } else if (i == nk) {
-      switch (it->type) {
-      case ET_F32:
-        val = cv_of(ty_val(M_FLT, P_F32),
-                    g->fast ? "IT_v[o_e]" : "((double)IT_v[o_e])", 0);
-        break;
-      case ET_F64:
-        val = cv_of(ty_val(M_FLT, P_F64), "IT_v[o_e]", 0);
-        break;
-      case ET_I32:
-        val = cv_of(ty_val(M_INT, P_WEAK), "((int64_t)IT_v[o_e])", 0);
-        break;
-      default:
-        val = cv_of(ty_val(M_INT, P_WEAK), "IT_v[o_e]", 0);
-        break;
-      }
+      val = iter_value(g, "o_e");
     } else {
       val = cv_nil(g);
     }
@@ -408,12 +415,14 @@ static void prologue(gen *g) {
        S(g,
          "c->iter.type != %d || c->iter.ndims != %d || "
          "(c->iter.keys == NULL) != %d%s",
-         it->type, it->ndims, !it->sparse, rowmajor(g, it)),
+         it->type, it->ragged ? 2 : it->ndims, !it->sparse,
+         rowmajor(g, it)),
        S(g, "o_err(c, %d, %s)", -g->line0,
          cstr(g, S(g,
                    "compiled body: the iterated array is not the %s %d-D "
                    "%s array the body was compiled for",
-                   it->sparse ? "sparse" : "dense", it->ndims,
+                   it->ragged ? "ragged" : it->sparse ? "sparse" : "dense",
+                   it->ragged ? 2 : it->ndims,
                    etype_name(it->type)))));
   for (i = 0; i < g->nslots; i++) {
     const slot *s = &g->slots[i];
@@ -630,7 +639,15 @@ static void assemble(gen *g, const orion_buf *body) {
       E(g, d == 0 ? "  o_k%d = o_e / IT_s%d;" : "  o_k%d = (o_e / IT_s%d) %% IT_d%d;",
         d, d, d);
   E(g, "#else");
-  E(g, "for (int64_t o_e = lo; o_e < hi; o_e++) {");
+  if (it->ragged) {
+    /* A row is the run of elements [o_e, o_re) with one row key. */
+    E(g, "int64_t o_re = lo;");
+    E(g, "for (int64_t o_e = lo; o_e < hi; o_e = o_re) {");
+    E(g, "  for (o_re = o_e + 1; o_re < hi && IT_k[o_re * 2] == IT_k[o_e * "
+         "2]; o_re++) {}");
+  } else {
+    E(g, "for (int64_t o_e = lo; o_e < hi; o_e++) {");
+  }
   E(g, "#endif");
   g->ind++;
   E(g, "c->cur = o_e;");
@@ -718,6 +735,9 @@ int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out, orion_error *err) {
   /* Refusals and out of memory longjmp back here; everything the walk
    * allocates hangs off g. */
   if (setjmp(g->jb) == 0) {
+    if (in->iter.ragged)
+      gpu_note(g, g->line0, "a loop over a ragged array's rows runs on the "
+                            "CPU");
     if (in->chunk != NULL && up_walk(g, in->chunk, in->func))
       g->haveup = 1;
     for (pass = 0;; pass++) {

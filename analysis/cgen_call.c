@@ -341,11 +341,46 @@ static int is_math(gen *g, const ast_node *e) {
   return f->b.kind == ORION_BIND_BUILTIN && strcmp(e->str, "math") == 0;
 }
 
+/* row:key(j) or row:value(j) on a ragged row: the j-th pair's key
+ * (1-based) or value, j checked against 1..#row as the interpreter
+ * does. */
+static int row_call(gen *g, const ast_node *e, cv *out, int want) {
+  int iskey = strcmp(e->str, "key") == 0;
+  const char *t;
+  cv *a;
+  int n;
+  if (!iskey && strcmp(e->str, "value") != 0)
+    refuse(g, e->line, "a method call '%s:%s' (a row has key and value)",
+           lua_text(g, e->a), e->str);
+  n = eval_args(g, &e->list, &a);
+  if (n != 1 || a[0].t.k != T_VAL || a[0].t.m != M_INT)
+    refuse(g, e->line, "'%s:%s' with an argument that is not known to be "
+                       "an integer",
+           lua_text(g, e->a), e->str);
+  savepc(g, e->line);
+  t = newtmp(g);
+  E(g, "const int64_t %s = o_e + (%s) - 1;", t, a[0].s);
+  /* The interpreter's message (lua/exec_ragged.c). */
+  E(g, "if (O_NO(%s < o_e || %s >= o_re)) { char o_m[128]; "
+       "snprintf(o_m, sizeof o_m, \"row:%s(%%lld): row %%lld has %%lld "
+       "pairs\", (long long)(%s - o_e + 1), (long long)IT_k[o_e * 2] + 1, "
+       "(long long)(o_re - o_e)); o_rc = o_err(c, %d, o_m); goto o_out; }",
+    t, t, e->str, t, e->line);
+  if (want < 1)
+    return 0;
+  out[0] = iskey ? cv_of(ty_val(M_INT, P_WEAK),
+                         S(g, "(IT_k[%s * 2 + 1] + 1)", t), 0)
+                 : iter_value(g, t);
+  return 1;
+}
+
 int call_expr(gen *g, const ast_node *e, cv *out, int want) {
   cv *a;
   int n;
   if (e->kind == AST_METHCALL) {
     cv o = ex(g, e->a);
+    if (o.t.k == T_ROW)
+      return row_call(g, e, out, want);
     if (o.t.k == T_ACC && strcmp(e->str, "add") == 0) {
       n = eval_args(g, &e->list, &a);
       acc_add(g, o, a, n, e->line);

@@ -809,6 +809,8 @@ static cv unop(gen *g, const ast_node *e) {
   default: /* OP_LEN */
     if (a.t.k == T_NONE)
       return cv_of(ty_val(M_INT, P_WEAK), "0", 1);
+    if (a.t.k == T_ROW) /* the row's pairs */
+      return cv_of(ty_val(M_INT, P_WEAK), "(o_re - o_e)", 1);
     if (a.t.k != T_REF)
       refuse(g, e->line, "the length of %s", ty_text(g, a.t));
     savepc(g, e->line);

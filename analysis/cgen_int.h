@@ -41,8 +41,9 @@ enum { M_NIL = 1, M_FALSE = 2, M_TRUE = 4, M_INT = 8, M_FLT = 16 };
 
 /* Kinds: nothing known yet (unreached), a value (mask), an array or
  * buffer or a slice of one (slot, depth), an accumulator (slot), the math
- * table. */
-enum { T_NONE = 0, T_VAL, T_REF, T_ACC, T_MATH };
+ * table, a ragged array's row (the body's second parameter: #row,
+ * row:key(j), row:value(j) over elements [o_e, o_re)). */
+enum { T_NONE = 0, T_VAL, T_REF, T_ACC, T_MATH, T_ROW };
 
 /* Precision of a float, for fast mode: a constant or a value computed
  * in double that may be narrowed, one derived from f32 data, one derived
@@ -342,6 +343,9 @@ const char *cond_of(gen *g, const char *c);
 #define savepc(...) orion__cgen_savepc(__VA_ARGS__)
 void savepc(gen *g, int line);
 /* The line integer `//` and `%` by zero report (a C expression). */
+/* The iterated array's value at element position `pos` (a C expression). */
+#define iter_value(...) orion__cgen_iter_value(__VA_ARGS__)
+cv iter_value(gen *g, const char *pos);
 #define pcline(...) orion__cgen_pcline(__VA_ARGS__)
 const char *pcline(gen *g);
 

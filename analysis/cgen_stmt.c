@@ -193,6 +193,8 @@ static void return_(gen *g, const ast_node *s) {
     cv x = v[0];
     if (x.t.k != T_VAL)
       refuse(g, s->line, "returning %s", ty_text(g, x.t));
+    if (g->in->iter.ragged) /* the interpreter's error, at run time */
+      refuse(g, s->line, "returning a value from a body over rows");
     if (g->emit)
       g->itwritten = 1;
     if (x.t.m & M_NIL) {

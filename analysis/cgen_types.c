@@ -48,6 +48,8 @@ const char *ty_text(gen *g, ty t) {
     return "an accumulator";
   if (t.k == T_MATH)
     return "the math table";
+  if (t.k == T_ROW)
+    return "a ragged row";
   if (t.k != T_VAL)
     return "an unknown value";
   switch (t.m) {

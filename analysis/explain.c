@@ -59,7 +59,7 @@ static const char *sub_text(const orion_plan *p, const orion_sub *s,
   if (s->kind == SUB_CONST)
     snprintf(buf, size, "%" PRId64, s->c);
   else if (s->kind == SUB_UNKNOWN)
-    snprintf(buf, size, "?");
+    snprintf(buf, size, s->dim == SUB_ROWKEY ? "? (a row's key)" : "?");
   else {
     if (p->keynames[s->dim] != NULL)
       snprintf(kb, sizeof kb, "%s", p->keynames[s->dim]);

@@ -217,7 +217,7 @@ void orion__alias_of(orion__actx *c, const ast_node *init, orion__var *x) {
   if (init == NULL)
     return;
   s = orion__sub_classify(c, init);
-  if (s.kind != SUB_UNKNOWN) {
+  if (s.kind != SUB_UNKNOWN || s.dim == SUB_ROWKEY) {
     x->alias = ALIAS_SUB;
     x->sub = s;
     return;

@@ -69,6 +69,7 @@ static int bind_array_decl(exec_state *x, const orion_msg_array_desc *d,
   if (d->sparse) {
     /* A placeholder is bound in case the body names it. */
     x->iter_sparse = 1;
+    x->iter_ragged = d->ragged;
     x->iter_type = (orion_type)d->type;
     x->iter_ndims = d->ndims;
     memcpy(x->iter_dims, d->dims, sizeof(int64_t) * (size_t)d->ndims);
@@ -231,6 +232,7 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   unbind_loop(x);
   x->failed = 0;
   x->iter_sparse = 0;
+  x->iter_ragged = 0;
   rc = orion_msg_load_body_decode(p, n, &m, NULL);
   if (rc != 0)
     return refused(x, rc, "LOAD_BODY", err);
@@ -497,6 +499,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     it = iterated(x, m.block, err);
   if (rc == 0 && it == NULL)
     rc = err->code;
+  if (rc == 0 && x->iter_sparse)
+    it->ragged = x->iter_ragged;
   if (rc == 0 && x->iter_sparse) {
     size_t vl = (size_t)it->nnz * orion_type_size(it->type);
     rc = orion_exec_bind_array(x->ex, x->iter_id, it);

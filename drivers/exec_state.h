@@ -183,6 +183,7 @@ typedef struct exec_state {
   int nblocks;
   int64_t iter_id;
   int iter_sparse;
+  int iter_ragged; /* iterated by rows (dsm/ragged.h) */
   orion_type iter_type;
   int iter_ndims;
   int64_t iter_dims[ORION_MAX_DIMS];

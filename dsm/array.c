@@ -165,6 +165,7 @@ orion_array *orion_array_copy(const orion_array *a, orion_error *err) {
   memcpy(c->values, a->values, (size_t)a->nnz * es);
   memcpy(c->dims, a->dims, sizeof c->dims);
   c->nnz = a->nnz;
+  c->ragged = a->ragged;
   return c;
 }
 
@@ -268,12 +269,16 @@ int orion_array_sort(orion_array *a, orion_error *err) {
     memcpy(values + e * es, (char *)a->values + items[e].idx * es, es);
   }
   orion_free(items);
+  orion_array_adopt(a, keys, values);
+  return 0;
+}
+
+void orion_array_adopt(orion_array *a, int64_t *keys, void *values) {
   orion_free(a->keys);
   orion_free(a->values);
   a->keys = keys;
   a->values = values;
   a->cap = a->nnz;
-  return 0;
 }
 
 int orion_array_histogram(const orion_array *a, int dim, int bins,

@@ -18,6 +18,8 @@ typedef struct orion_array {
   int refs;
   int ndims;
   int sparse;
+  int ragged; /* sparse 2-D array iterated by rows: (row, key) elements,
+                 sorted by row (dsm/ragged.h) */
   orion_type type;
   int64_t dims[ORION_MAX_DIMS];
   int64_t strides[ORION_MAX_DIMS]; /* dense: row-major element strides */
@@ -62,6 +64,10 @@ int64_t orion_array_positions(const orion_array *a);
  * Dense: computed; sparse: a linear scan unless the array is sorted, see
  * orion_array_sort. */
 int64_t orion_array_find(const orion_array *a, const int64_t *keys);
+
+/* Makes keys and values (nnz elements each, from orion_malloc) the sparse
+ * array's storage, freeing the old. */
+void orion_array_adopt(orion_array *a, int64_t *keys, void *values);
 
 /* Sorts a sparse array's elements by linear key (stable). */
 int orion_array_sort(orion_array *a, orion_error *err);

@@ -19,6 +19,7 @@
 #define FIXED_LEN 24 /* magic + 4 u32 */
 #define CRC_LEN 4
 #define FLAG_SPARSE 1u
+#define FLAG_RAGGED 2u /* with FLAG_SPARSE: a ragged array (dsm/ragged.h) */
 
 /* Text lines longer than this are rejected (a valid line needs < 300). */
 #define TEXT_LINE_MAX 4096
@@ -226,7 +227,8 @@ static int save_binary_body(const orion_array *a, FILE *f, const char *tmp,
   memcpy(hdr, ORION_ARRAYFILE_MAGIC, MAGIC_LEN);
   put_u32(hdr + 8, ORION_ARRAYFILE_VERSION);
   put_u32(hdr + 12, (uint32_t)a->type);
-  put_u32(hdr + 16, a->sparse ? FLAG_SPARSE : 0);
+  put_u32(hdr + 16, (a->sparse ? FLAG_SPARSE : 0) |
+                         (a->ragged ? FLAG_RAGGED : 0));
   put_u32(hdr + 20, (uint32_t)a->ndims);
   rc = bw_raw(w, hdr, sizeof hdr, err);
   if (rc == 0)
@@ -282,7 +284,9 @@ static int save_text_body(const orion_array *a, FILE *f, const char *tmp,
   int d, n, rc;
   len = (size_t)snprintf(line, sizeof line, "%s %s %s dims",
                          ORION_ARRAYFILE_TEXT_TAG, orion_type_name(a->type),
-                         a->sparse ? "sparse" : "dense");
+                         a->ragged   ? "ragged"
+                         : a->sparse ? "sparse"
+                                     : "dense");
   for (d = 0; d < a->ndims; d++)
     len += (size_t)snprintf(line + len, sizeof line - len, " %" PRId64,
                             a->dims[d]);
@@ -469,8 +473,12 @@ static int load_binary(bin_reader *r, orion_array **out, orion_error *err) {
                            r->path, version, ORION_ARRAYFILE_VERSION);
   if (type >= ORION_NTYPES)
     return bad_header(r->path, "unknown element type", type, err);
-  if ((flags & ~FLAG_SPARSE) != 0)
+  if ((flags & ~(FLAG_SPARSE | FLAG_RAGGED)) != 0 ||
+      ((flags & FLAG_RAGGED) != 0 && (flags & FLAG_SPARSE) == 0))
     return bad_header(r->path, "unknown flags", flags, err);
+  if ((flags & FLAG_RAGGED) != 0 && ndims != 2)
+    return bad_header(r->path, "number of dimensions of a ragged array",
+                      ndims, err);
   if (ndims < 1 || ndims > ORION_MAX_DIMS)
     return bad_header(r->path, "number of dimensions", ndims, err);
   sparse = (flags & FLAG_SPARSE) != 0;
@@ -523,6 +531,7 @@ static int load_binary(bin_reader *r, orion_array **out, orion_error *err) {
                            "%s: out of memory loading %" PRId64 " elements",
                            r->path, nnz);
   memcpy(a->dims, dims, ndims * sizeof *dims);
+  a->ragged = (flags & FLAG_RAGGED) != 0;
   if (sparse)
     rc = br_items(r, a->keys, 8, (size_t)nnz * ndims, err);
   if (rc == 0)
@@ -701,13 +710,17 @@ static int parse_header(text_reader *r, orion_type *type, int *sparse,
     *sparse = 0;
   else if (t != NULL && strcmp(t, "sparse") == 0)
     *sparse = 1;
+  else if (t != NULL && strcmp(t, "ragged") == 0)
+    *sparse = 2; /* a sparse array iterated by rows */
   else
     t = NULL;
   if (t != NULL)
     t = next_token(&s);
   if (t == NULL || strcmp(t, "dims") != 0)
     return line_error(r, ORION_EPARSE,
-                      "header: expected TYPE dense|sparse dims D1 .. Dn", err);
+                      "header: expected TYPE dense|sparse|ragged dims D1 .. "
+                      "Dn",
+                      err);
   while ((t = next_token(&s)) != NULL) {
     if (n == ORION_MAX_DIMS || parse_i64(t, &dims[n]) != 0 || dims[n] < 0 ||
         (dims[n] == 0 && !*sparse))
@@ -719,6 +732,9 @@ static int parse_header(text_reader *r, orion_type *type, int *sparse,
   }
   if (n == 0)
     return line_error(r, ORION_EDIMS, "header: no dimension sizes", err);
+  if (*sparse == 2 && n != 2)
+    return line_error(r, ORION_EDIMS, "header: a ragged array has 2 dims",
+                      err);
   *ndims = n;
   return 0;
 }
@@ -792,6 +808,7 @@ static int load_text(text_reader *r, uint64_t size, orion_array **out,
     if (a == NULL)
       return ORION_ENOMEM;
     memcpy(a->dims, dims, (size_t)ndims * sizeof *dims);
+    a->ragged = sparse == 2;
   } else {
     /* A dense file lists every element, each on a line of at least
      * 2 * ndims + 2 bytes: bound the allocation by the file length. */

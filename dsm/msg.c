@@ -35,12 +35,13 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
     for (k = 0; k < m->narrays; k++) {
       const orion_msg_array_desc *a = &m->arrays[k];
       orion__mw_need(&e, a->type >= 0 && a->type < ORION_NTYPES &&
-                             a->ndims >= 1 && a->ndims <= ORION_MAX_DIMS);
+                             a->ndims >= 1 && a->ndims <= ORION_MAX_DIMS &&
+                             (!a->ragged || a->sparse));
       if (e.bad)
         break;
       orion__mw_i64(&e, a->id);
       orion__mw_u64(&e, (uint64_t)a->type);
-      orion__mw_flag(&e, a->sparse);
+      orion__mw_u64(&e, a->sparse ? (a->ragged ? 2u : 1u) : 0u);
       orion__mw_u64(&e, (uint64_t)a->ndims);
       for (d = 0; d < a->ndims; d++)
         orion__mw_i64(&e, a->dims[d]);
@@ -112,7 +113,10 @@ static void get_arrays(orion__mr *d, orion_msg_load_body *m) {
     v[k].id = orion__mr_i64(d, "array id");
     v[k].type = (int)orion__mr_in(d, "array's element type", 0,
                                   ORION_NTYPES - 1, ORION_ETYPE);
-    v[k].sparse = orion__mr_flag(d, "array's sparse flag");
+    v[k].sparse = (int)orion__mr_in(d, "array's kind (dense, sparse, ragged)",
+                                    0, 2, ORION_EPARSE);
+    v[k].ragged = v[k].sparse == 2;
+    v[k].sparse = v[k].sparse != 0;
     v[k].ndims = (int)orion__mr_in(d, "array's number of dimensions", 1,
                                    ORION_MAX_DIMS, ORION_EDIMS);
     for (j = 0; j < v[k].ndims; j++)

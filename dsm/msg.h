@@ -137,6 +137,8 @@ typedef struct orion_msg_array_desc {
   int sparse;
   int ndims;
   int64_t dims[ORION_MAX_DIMS];
+  int ragged; /* sparse and iterated by rows (dsm/ragged.h); on the wire
+                 the array's kind is 0 dense, 1 sparse, 2 ragged */
 } orion_msg_array_desc;
 
 /* An accumulator: i64 id, i64 op (lua/accum.h's orion_acc_op). */

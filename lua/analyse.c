@@ -62,8 +62,10 @@ static void fill_info(const darray *d, const char *name, orion_arrayinfo *ai) {
   memset(ai, 0, sizeof *ai);
   ai->id = d->id;
   ai->name = name;
-  ai->ndims = d->a->ndims;
-  for (i = 0; i < d->a->ndims; i++)
+  /* A ragged array is iterated by rows: one key, the row. */
+  ai->ndims = d->a->ragged ? 1 : d->a->ndims;
+  ai->ragged = d->a->ragged;
+  for (i = 0; i < ai->ndims; i++)
     ai->dims[i] = d->a->dims[i];
   ai->elem_size = (int)orion_type_size(d->a->type);
   ai->type = (int)d->a->type;
@@ -305,10 +307,10 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
   memset(&in, 0, sizeof in);
   memset(&r, 0, sizeof r);
   in.force = force != NULL ? 1 + (int)sched_by_name(L, force) : 0;
-  if (space != 0 && (space < 1 || space > it->a->ndims))
+  if (space != 0 && (space < 1 || space > (it->a->ragged ? 1 : it->a->ndims)))
     luaL_error(L, "parallel_for: space must be a key of the iterated array, "
                   "1..%d, not %d",
-               it->a->ndims, space);
+               it->a->ragged ? 1 : it->a->ndims, space);
   in.force_space = space;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar))
     snprintf(out->where, sizeof out->where, "%s:%d", ar.short_src,

@@ -766,6 +766,7 @@ static void body_lists(loop_run *r) {
     ad->id = r->use[i].d->id;
     ad->type = (int)a->type;
     ad->sparse = a->sparse;
+    ad->ragged = a->ragged;
     ad->ndims = a->ndims;
     memcpy(ad->dims, a->dims, sizeof *ad->dims * (size_t)a->ndims);
   }

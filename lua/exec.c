@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dsm/msg.h"
+#include "dsm/ragged.h"
 #include "dsm/wbuf.h"
 #include "lua/capture.h"
 #include "lua/exec_gbody.h"
@@ -367,6 +368,7 @@ static void make_metatables(lua_State *L) {
   lua_pop(L, 1);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
+  orion__exec_row_open(L);
 }
 
 /* The `orion` table bodies see on an executor: only what runs there. */
@@ -512,7 +514,7 @@ void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
   size_t len = 0;
   int d;
   len += (size_t)snprintf(buf, n, "(");
-  for (d = 0; d < a->ndims && len < n; d++) {
+  for (d = 0; d < (a->ragged ? 1 : a->ndims) && len < n; d++) {
     int64_t k = a->sparse ? a->keys[e * a->ndims + d]
                           : (e / a->strides[d]) % a->dims[d];
     len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "",
@@ -896,6 +898,29 @@ static void push_keys(lua_State *L, const orion_array *a, int64_t e) {
   }
 }
 
+/* A ragged array's block: body(row key, row view) once per row (its run
+ * of elements with the same row key, dsm/ragged.h). */
+static int run_rows(lua_State *L, run_ctx *c) {
+  orion_array *a = c->a;
+  int64_t end;
+  for (c->cur = c->lo; c->cur < c->hi; c->cur = end) {
+    end = orion_ragged_row_end(a, c->cur, c->hi);
+    lua_pushvalue(L, 2);
+    lua_pushinteger(L, a->keys[2 * c->cur] + 1);
+    orion__exec_push_row(L, a, c->cur, end);
+    lua_call(L, 2, 1);
+    if (!lua_isnil(L, -1))
+      luaL_error(L, "a body over a ragged array returns nothing (its rows "
+                    "are read-only), not a %s",
+                 luaL_typename(L, -1));
+    lua_pop(L, 1);
+    if ((c->ex->nflushn > 0 || orion__exec_managed_ticks(c->ex)) &&
+        (c->flush_rc = orion__exec_count_element(c->ex, c->err)) != 0)
+      return 0;
+  }
+  return 0;
+}
+
 /* Runs inside lua_pcall: the element loop in C, one lua_call per element. */
 static int run_block(lua_State *L) {
   run_ctx *c = lua_touserdata(L, 1);
@@ -910,6 +935,8 @@ static int run_block(lua_State *L) {
   lua_pop(L, 1);
   c->seeded = 1;
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->ex->body_ref);
+  if (a->ragged)
+    return run_rows(L, c);
   for (c->cur = c->lo; c->cur < c->hi; c->cur++) {
     lua_pushvalue(L, 2);
     push_keys(L, a, c->cur);

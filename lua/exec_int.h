@@ -129,6 +129,11 @@ void orion__exec_sandbox(lua_State *L);
 void orion__exec_unsandbox(lua_State *L);
 
 /* Writes element e's 1-based key "(k1, ..., kn)" into buf[0..n). */
+/* Ragged rows (lua/exec_ragged.c): the row view's metatable, and a view
+ * of elements [lo, hi) of ragged array a pushed onto L. */
+void orion__exec_row_open(lua_State *L);
+void orion__exec_push_row(lua_State *L, orion_array *a, int64_t lo,
+                          int64_t hi);
 void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
                             size_t n);
 

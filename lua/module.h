@@ -113,6 +113,10 @@ double orion__opt_num(lua_State *L, int idx, const char *key, double def);
 int orion__opt_bool(lua_State *L, int idx, const char *key, int def);
 int orion__opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
                         int max);
+/* Stores the number at idx as one element of type vt into out (8 bytes of
+ * room); NULL, or what is wrong ("the value is not an integer", "... out
+ * of range for i32", "... not a number"). */
+const char *orion__to_elem(lua_State *L, int idx, orion_type vt, void *out);
 
 /* The capture codec's classifier (lua/capture.h) for the module's
  * userdata: DistArrays, Accumulators and Buffers by id. */

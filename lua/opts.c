@@ -1,10 +1,34 @@
 /* Option tables of the `orion` module's functions (lua/module.h): every
  * key is checked, so a typo is an error naming it, and every getter raises
- * an error naming a key of the wrong type. */
+ * an error naming a key of the wrong type.  Also the one check of a Lua
+ * number stored as an element of a type (orion__to_elem). */
 #include "lua/module.h"
 
+#include <float.h>
 #include <lauxlib.h>
+#include <math.h>
 #include <string.h>
+
+const char *orion__to_elem(lua_State *L, int idx, orion_type vt, void *out) {
+  lua_Number x = lua_tonumber(L, idx);
+  int isint;
+  lua_Integer ix = lua_tointegerx(L, idx, &isint);
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    return "the value is not a number";
+  if (orion_type_is_int(vt) && !isint)
+    return "the value is not an integer";
+  if (vt == ORION_I32 && (ix < INT32_MIN || ix > INT32_MAX))
+    return "the value is out of range for i32";
+  if (vt == ORION_F32 && isfinite(x) && fabs(x) > FLT_MAX)
+    return "the value is out of range for f32";
+  switch (vt) {
+  case ORION_F32: *(float *)out = (float)x; break;
+  case ORION_F64: *(double *)out = x; break;
+  case ORION_I32: *(int32_t *)out = (int32_t)ix; break;
+  default: *(int64_t *)out = (int64_t)ix; break;
+  }
+  return NULL;
+}
 
 void orion__check_keys(lua_State *L, int idx, const char *fn,
                        const char *const *allowed) {

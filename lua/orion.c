@@ -25,6 +25,7 @@
 #include "lua/module.h"
 #include "lua/nn.h"
 #include "lua/pfor.h"
+#include "lua/orion_ragged.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
 #include "util/ccomp.h"
@@ -348,7 +349,9 @@ static int m_tostring(lua_State *L) {
   int i;
   luaL_buffinit(L, &b);
   lua_pushfstring(L, "DistArray(%s, %s, ", orion_type_name(d->a->type),
-                  d->a->sparse ? "sparse" : "dense");
+                  d->a->ragged   ? "ragged"
+                  : d->a->sparse ? "sparse"
+                                 : "dense");
   luaL_addvalue(&b);
   for (i = 0; i < d->a->ndims; i++) {
     lua_pushfstring(L, "%s%I", i ? "x" : "", (LUAI_UACINT)d->a->dims[i]);
@@ -476,7 +479,8 @@ static int l_load(lua_State *L) {
 
 static const char *const text_opts[] = {
     "format", "index_base", "dims", "value_type", "on_error", "sep",
-    "header", "key",        "value", "parse",     "nkeys",    "expand", NULL};
+    "header", "key",        "value", "parse",     "nkeys",    "expand",
+    "rows",   NULL};
 
 /* The "lines" format: opts.parse(line) returns k1, ..., kn, v, or nil to
  * skip the line. */
@@ -542,18 +546,9 @@ static int load_lines(lua_State *L, const char *path, int oidx,
         else
           keys[d] = k - index_base;
       }
-      if (problem[0] == '\0' && lua_type(L, top + nret) != LUA_TNUMBER)
-        snprintf(problem, sizeof problem, "the value is not a number");
       if (problem[0] == '\0') {
-        union {
-          float f;
-          double d;
-          int32_t i;
-          int64_t l;
-        } v;
-        lua_Number x = lua_tonumber(L, top + nret);
-        int isint;
-        lua_Integer ix = lua_tointegerx(L, top + nret, &isint);
+        int64_t v = 0; /* room for any element */
+        const char *bad;
         if (ndims == 0) {
           ndims = nret - 1;
           a = orion_array_new_sparse(ndims, vt, &err);
@@ -562,21 +557,8 @@ static int load_lines(lua_State *L, const char *path, int oidx,
             orion__raise(L, &err);
           }
         }
-        v.l = 0;
-        if (vt == ORION_F32 && !(isfinite(x) && fabs(x) > FLT_MAX))
-          v.f = (float)x;
-        else if (vt == ORION_F64)
-          v.d = x;
-        else if (vt == ORION_I32 && ix >= INT32_MIN && ix <= INT32_MAX)
-          v.i = (int32_t)ix;
-        else if (vt == ORION_I64)
-          v.l = (int64_t)ix;
-        if (orion_type_is_int(vt) && !isint)
-          snprintf(problem, sizeof problem, "the value is not an integer");
-        else if (vt == ORION_I32 && (ix < INT32_MIN || ix > INT32_MAX))
-          snprintf(problem, sizeof problem, "the value is out of range for i32");
-        else if (vt == ORION_F32 && isfinite(x) && fabs(x) > FLT_MAX)
-          snprintf(problem, sizeof problem, "the value is out of range for f32");
+        if ((bad = orion__to_elem(L, top + nret, vt, &v)) != NULL)
+          snprintf(problem, sizeof problem, "%s", bad);
         else if (orion_array_push(a, keys, &v) != 0) {
           orion_free(data);
           orion_array_release(a);
@@ -697,6 +679,8 @@ static int l_text_file(lua_State *L) {
     orion_log_info("%s: skipped %lld malformed lines (first: %s)", path,
                    (long long)res.skipped, res.first_skip);
   orion__push_array(L, res.array);
+  if (orion__opt_bool(L, oidx, "rows", 0)) /* a ragged array (lua/orion_ragged.c) */
+    orion__ragged_rows(L, res.array, path);
   if (res.labels != NULL) {
     orion__push_array(L, res.labels);
     return 2;
@@ -1007,6 +991,7 @@ int luaopen_orion(lua_State *L) {
   luaL_newlib(L, funcs);
   orion__open_pfor(L);
   orion__open_checkpoint(L); /* lua/checkpoint.c */
+  orion__open_ragged(L);
   orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */
   lua_setfield(L, -2, "nn");
   lua_pushliteral(L, PACKAGE_VERSION);

@@ -188,7 +188,7 @@ static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
   static const orion_msg_array_desc arrays[3] = {
       {-7, ORION_F64, 0, 2, {100, 5}},
       {12, ORION_I32, 0, 1, {43}},
-      {3, ORION_F32, 1, 8, {2, 3, 4, 5, 6, 7, 8, 9}}};
+      {3, ORION_F32, 1, 2, {2, 3}, 1}}; /* ragged */
   static const orion_msg_acc_desc accs[2] = {{-1, 0}, {99, 2}};
   static const orion_msg_buf_desc bufs[2] = {
       {21, "grad", 4, -7, 0, NULL, 0, 0},
@@ -329,6 +329,7 @@ Test(msg, load_body_round_trip) {
     cr_assert_eq(out.arrays[k].id, m.arrays[k].id);
     cr_assert_eq(out.arrays[k].type, m.arrays[k].type);
     cr_assert_eq(out.arrays[k].sparse, m.arrays[k].sparse);
+    cr_assert_eq(out.arrays[k].ragged, m.arrays[k].ragged);
     cr_assert_eq(out.arrays[k].ndims, m.arrays[k].ndims);
     for (d = 0; d < m.arrays[k].ndims; d++)
       cr_assert_eq(out.arrays[k].dims[d], m.arrays[k].dims[d]);
@@ -379,6 +380,43 @@ Test(msg, load_body_round_trip) {
   orion_msg_load_body_free(&out);
   orion_msg_load_body_free(&out); /* twice is harmless */
   check_bounds(ORION_WIRE_LOAD_BODY, &b);
+  orion_buf_free(&b);
+}
+
+/* An array's kind: a ragged array is a sparse one (refused on a dense
+ * desc), and a kind past 2 is refused by the decoder. */
+Test(msg, load_body_array_kind) {
+  orion_msg_load_body m, out;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  orion_msg_array_desc arr[1] = {{5, ORION_F64, 0, 2, {4, 3}, 1}};
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  sample_load_body(&m, sh, sl);
+  m.arrays = arr;
+  m.narrays = 1;
+  orion_buf_init(&b);
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  arr[0].sparse = 1;
+  b.len = 0;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.arrays[0].sparse, 1);
+  cr_assert_eq(out.arrays[0].ragged, 1);
+  orion_msg_load_body_free(&out);
+  {
+    /* loop, blob (length + bytes), iter, the array count, id, type: the
+     * kind is the word after them. */
+    char *q = (char *)p + 8 + 8 + sizeof blob + 8 + 8 + 8 + 8;
+    cr_assert_eq(q[0], 2, "the kind word is not where expected");
+    q[0] = 3;
+    orion_error_clear(&err);
+    cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+    cr_assert(strstr(err.msg, "kind") != NULL, "%s", err.msg);
+  }
   orion_buf_free(&b);
 }
 
@@ -960,7 +998,8 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   for (k = 0; k < lb.narrays; k++) {
     orion_pw_i64(&h, lb.arrays[k].id);
     orion_buf_u64(&h, (uint64_t)lb.arrays[k].type);
-    orion_buf_u64(&h, (uint64_t)lb.arrays[k].sparse);
+    /* the kind: 0 dense, 1 sparse, 2 ragged */
+    orion_buf_u64(&h, (uint64_t)(lb.arrays[k].sparse + lb.arrays[k].ragged));
     orion_buf_u64(&h, (uint64_t)lb.arrays[k].ndims);
     for (d = 0; d < lb.arrays[k].ndims; d++)
       orion_pw_i64(&h, lb.arrays[k].dims[d]);
