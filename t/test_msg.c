@@ -186,8 +186,8 @@ static const orion_msg_run runs3[3] = {
 static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
                              orion_cslot *sl) {
   static const orion_msg_array_desc arrays[3] = {
-      {-7, ORION_F64, 0, 2, {100, 5}},
-      {12, ORION_I32, 0, 1, {43}},
+      {-7, ORION_F64, 0, 2, {100, 5}, 0},
+      {12, ORION_I32, 0, 1, {43}, 0},
       {3, ORION_F32, 1, 2, {2, 3}, 1}}; /* ragged */
   static const orion_msg_acc_desc accs[2] = {{-1, 0}, {99, 2}};
   static const orion_msg_buf_desc bufs[2] = {
@@ -1285,7 +1285,7 @@ Test(msg, encoders_refuse_out_of_range_fields_appending_nothing) {
   orion_msg_load_body lb;
   orion_msg_shard sh[2];
   orion_cslot sl[4];
-  orion_msg_array_desc bad_array = {1, ORION_F64, 0, 0, {0}};
+  orion_msg_array_desc bad_array = {1, ORION_F64, 0, 0, {0}, 0};
   orion_msg_run_block rb;
   orion_msg_fetch fe = {1, 2, 5, 4, NULL};
   orion_msg_forget fg = {NULL, 2};
