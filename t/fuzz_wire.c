@@ -415,7 +415,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   static const orion_msg_move moves[2] = {{4, 0, 2, 1, 3}, {5, 3, 1, 0, -1}};
   static const orion_msg_seg segs[2] = {{0, 2}, {-1, 7}};
   static const orion_msg_array_desc arrays[2] = {
-      {4, 1, 0, 2, {2, 2}, 0}, {5, 2, 1, 3, {4, 5, 6}, 1}};
+      {4, 1, 0, 2, {2, 2}, 0}, {5, 2, 1, 3, {4, 5, 6}, 0}};
   static const orion_msg_acc_desc accs[1] = {{9, 1}};
   static const orion_msg_buf_desc bufs[1] = {{3, "b", 1, 4, 2, "ap", 2, -1}};
   static const orion_msg_shard shards[1] = {{4, 3, runs, 2}};
