@@ -18,6 +18,7 @@
 
 #include "drivers/exec_state.h"
 #include "dsm/array.h"
+#include "dsm/key.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "lua/exec.h"
@@ -204,6 +205,12 @@ static int bind_loop(exec_state *x, const orion_msg_load_body *m,
       return rc;
   }
   for (k = 0; k < m->naccs && rc == 0; k++) {
+    if (m->accs[k].op < ORION_ACC_SUM || m->accs[k].op > ORION_ACC_MAX)
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed LOAD_BODY frame from the "
+                             "driver: accumulator %lld's operator is %lld",
+                             x->id, (long long)m->accs[k].id,
+                             (long long)m->accs[k].op);
     rc = orion_exec_bind_acc(x->ex, m->accs[k].id,
                              (orion_acc_op)m->accs[k].op);
     if (rc == 0)
@@ -353,11 +360,21 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
                          watch **w, int64_t *nwatch, orion_error *err) {
   int64_t k;
   if (m->has_elems) { /* the sparse block's elements */
+    int64_t e;
+    int d;
     if (!x->iter_sparse ||
         m->keys_len != (size_t)m->nelems * (size_t)x->iter_ndims * 8 ||
         m->values_len != (size_t)m->nelems * orion_type_size(x->iter_type))
       return orion_error_set(err, ORION_EPARSE,
                              "executor %d: malformed block elements", x->id);
+    if (orion_key_check_all(x->iter_ndims, x->iter_dims, m->keys, m->nelems,
+                            &e, &d) != 0)
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed RUN_BLOCK frame from the "
+                             "driver: block %lld's element %lld has a key "
+                             "outside dimension %d (1..%lld)",
+                             x->id, (long long)m->block, (long long)e + 1,
+                             d + 1, (long long)x->iter_dims[d]);
     if (orion__block_store(x, m->block, m->nelems, m->keys, m->values, err) ==
         NULL)
       return err->code;
