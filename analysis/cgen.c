@@ -609,6 +609,7 @@ static void assemble(gen *g, const orion_buf *body) {
   E(g, "#endif");
   g->ind++;
   E(g, "c->cur = o_e;");
+  fail(g, "o_poll(c)", "1"); /* the loop deadline */
   if (g->pctrack)
     E(g, "o_pc = %d;", g->line0);
   open_(g, "");

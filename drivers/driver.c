@@ -97,6 +97,9 @@ static const char usage_text[] =
     "  --stall-seconds S  report an executor that has run one block for S\n"
     "                  seconds (which block, its heartbeat), then keep\n"
     "                  waiting (default 60; 0: never)\n"
+    "  --loop-timeout S  end a loop whose block runs longer than S seconds\n"
+    "                  (its error names the executor, block and element;\n"
+    "                  a loop's opts.timeout overrides it; default 0: never)\n"
     "  --bandwidth-mbps N  megabits per second each executor may spend on\n"
     "                  early sends of flush = \"managed\" buffers (default\n"
     "                  $ORION_BANDWIDTH_MBPS, else the link rate the\n"
@@ -216,6 +219,7 @@ enum {
   OPT_REGISTER_TIMEOUT,
   OPT_HEARTBEAT_TIMEOUT,
   OPT_STALL_SECONDS,
+  OPT_LOOP_TIMEOUT,
   OPT_METRICS,
   OPT_SEED,
   OPT_STATUS,
@@ -245,6 +249,8 @@ static const struct option long_opts[] = {
     {"register-timeout", required_argument, NULL, OPT_REGISTER_TIMEOUT},
     {"heartbeat-timeout", required_argument, NULL, OPT_HEARTBEAT_TIMEOUT},
     {"stall-seconds", required_argument, NULL, OPT_STALL_SECONDS},
+    {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
+    {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"status", required_argument, NULL, OPT_STATUS},
@@ -367,6 +373,13 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
       return usage_error("%s needs a number of seconds 0..86400 (0: never)",
                          "--stall-seconds");
     cfg->stall_seconds = v;
+    return GO_ON;
+  case OPT_LOOP_TIMEOUT:
+    v = arg != NULL ? strtod(arg, &end) : -1;
+    if (arg == NULL || arg[0] == '\0' || *end != '\0' || !(v >= 0 && v <= 1e9))
+      return usage_error("%s needs a number of seconds 0..1e9 (0: never)",
+                         "--loop-timeout");
+    cfg->loop_timeout = v;
     return GO_ON;
   case OPT_BANDWIDTH:
     if (parse_mbps(arg, &cfg->bandwidth_mbps) != 0)

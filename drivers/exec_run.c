@@ -244,6 +244,7 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   x->iter_id = m.iter;
   x->run = m.run;
   orion__budget_start(x, m.bandwidth_mbps);
+  orion_exec_set_timeout(x->ex, m.timeout);
   orion__hold_drop(x); /* a failed run's */
   orion__ryw_drop(x);  /* the last run's flushes are all taken in */
   rc = bind_loop(x, &m, err);

@@ -25,7 +25,8 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 7 added BCAST (broadcasts along a chain of executors); 6
+ * Versions: 8 added LOAD_BODY's loop timeout; 7 added BCAST (broadcasts
+ * along a chain of executors); 6
  * added MOVE_ROWS and BLOCK_DONE's wait seconds (dynamic block
  * assignment), FETCH_REPLY's count of the requester's flushes
  * (read-your-writes) and the managed buffers' budget and statistics; 5
@@ -64,7 +65,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 7
+#define ORION_WIRE_VERSION 8
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4

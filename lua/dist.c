@@ -925,6 +925,7 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
     m.gb = j->gb;
   }
   m.bandwidth_mbps = r->s->bandwidth_mbps;
+  m.timeout = r->j->timeout;
   rc = body_shards(r, e, &m);
   if (rc == 0)
     rc = orion__resid_load_gets(r, e);
@@ -1087,6 +1088,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                           (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
                           j->it->a->ndims, s->stall_seconds,
                           s->copts.heartbeat_timeout);
+  r.eye.timeout = j->timeout;
   {
     orion_jobpage_loop v = {cl, &r.m, j->where,
                             j->plan != NULL ? orion_sched_name(j->plan->sched)

@@ -65,6 +65,7 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   orion_log_set_quiet(cfg->quiet);
   orion_log_set_verbose(cfg->verbose);
   s->stall_seconds = cfg->stall_seconds;
+  s->loop_timeout = cfg->loop_timeout;
   s->bandwidth_mbps = cfg->bandwidth_mbps;
   s->explain = cfg->explain || cfg->explain_only > 0;
   s->explain_only = cfg->explain_only;

@@ -991,6 +991,44 @@ static double lose_an_executor(int sig, const char *also) {
   return waited;
 }
 
+/* The loop deadline (issue 18): a body that never returns, on 2
+ * executors, interpreted and compiled, with opts.timeout and with
+ * --loop-timeout: the loop ends with an error naming the executor, the
+ * block and the element each was on (the first of its block), and no
+ * executor is left.  Before, the driver waited for ever. */
+static void loop_timeout_on(const char *tier, const char *how) {
+  char line[512], what[64];
+  double t0 = now_s();
+  tu_run r = strcmp(how, "opts") == 0
+                 ? DRIVE("--executors", "2", "@loop_timeout.lua", tier, "1")
+                 : DRIVE("--executors", "2", "--loop-timeout", "1",
+                         "@loop_timeout.lua", tier);
+  snprintf(what, sizeof what, "tier %s, %s", tier, how);
+  cr_log_info("%s: the driver ended after %.1f s", what, now_s() - t0);
+  cr_expect_eq(r.status, 1, "%s: exit %d\n%s", what, r.status, r.err);
+  line_with(r.err, "parallel_for body failed on executor ", line,
+            sizeof line);
+  cr_expect(line[0] != '\0', "%s: no body failure in:\n%s", what, r.err);
+  cr_log_info("%s: %s", what, line);
+  expect_has(line, at("loop_timeout.lua", "pfor"));
+  cr_expect(strstr(line, "executor 0, element (1): block 0 ran past the "
+                         "loop's timeout of 1 s") != NULL ||
+                strstr(line, "executor 1, element (") != NULL,
+            "%s: no executor, element and block in: %s", what, line);
+  expect_has(line, "ran past the loop's timeout of 1 s (opts.timeout or "
+                   "--loop-timeout)");
+  cr_expect(strstr(r.out, "not reached") == NULL, "%s", r.out);
+  tu_run_free(&r);
+  expect_no_executors_left(what, 2);
+}
+
+Test(cluster, loop_timeout_ends_a_body_that_never_returns) {
+  loop_timeout_on("lua", "opts");
+  loop_timeout_on("c", "opts");
+  loop_timeout_on("lua", "--loop-timeout");
+  loop_timeout_on("c", "--loop-timeout");
+}
+
 Test(cluster, kill_9_ends_the_job_with_code_3) {
   double waited = lose_an_executor(SIGKILL, "was killed by signal 9");
   /* A dead process is seen at once, not at the heartbeat timeout. */
