@@ -83,7 +83,8 @@ static const char usage_text[] =
     "                  needs ORION_DRIVER=HOST:PORT and ORION_TOKEN), or\n"
     "                  manual (print the command for each executor, wait)\n"
     "  --listen ADDR   HOST[:PORT] the driver listens on (default\n"
-    "                  127.0.0.1 for local executors, else all addresses)\n"
+    "                  127.0.0.1 for local executors, else the address\n"
+    "                  facing them; 0.0.0.0: every address)\n"
     "  --gpus N|all    executors own GPUs: with the local launcher one\n"
     "                  executor per device 0..N-1 (numbered after\n"
     "                  CUDA_VISIBLE_DEVICES); elsewhere each executor opens\n"
@@ -541,6 +542,14 @@ int main(int argc, char **argv) {
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
   orion_launcher_attach(&launcher, &cfg.cluster);
+  {
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_launcher_bind(&launcher, &cfg.cluster, &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
+  }
   first = i;
   script = argv[first];
   {
