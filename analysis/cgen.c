@@ -200,7 +200,8 @@ const char *lua_text(gen *g, const ast_node *n) {
     oom(g);
   }
   s = amalloc(g, b.len + 1);
-  memcpy(s, b.data, b.len);
+  if (b.len > 0) /* an empty buffer's data is NULL */
+    memcpy(s, b.data, b.len);
   s[b.len] = 0;
   orion_buf_free(&b);
   if (strlen(s) > 60)

@@ -185,13 +185,19 @@ loaded:
 }
 
 /* The loop's error for a payload the codec refused (rc): out of memory,
- * or "executor E: malformed WHAT frame". */
+ * or "executor E: malformed WHAT frame[: the field the decoder named in
+ * err]". */
 static int refused(const exec_state *x, int rc, const char *what,
                    orion_error *err) {
+  char why[sizeof err->msg];
+  size_t n = strlen(what);
   if (rc == ORION_ENOMEM)
     return orion_error_set(err, rc, "out of memory");
-  return orion_error_set(err, ORION_EPARSE, "executor %d: malformed %s frame",
-                         x->id, what);
+  snprintf(why, sizeof why, "%s", err->msg);
+  if (strncmp(why, what, n) == 0 && strncmp(why + n, " payload: ", 10) == 0)
+    memmove(why, why + n + 10, strlen(why + n + 10) + 1);
+  return orion_error_set(err, ORION_EPARSE, "executor %d: malformed %s frame%s%s",
+                         x->id, what, why[0] != '\0' ? ": " : "", why);
 }
 
 /* Binds m's arrays, accumulators and buffers, and sets its shards up. */
@@ -207,8 +213,8 @@ static int bind_loop(exec_state *x, const orion_msg_load_body *m,
   for (k = 0; k < m->naccs && rc == 0; k++) {
     if (m->accs[k].op < ORION_ACC_SUM || m->accs[k].op > ORION_ACC_MAX)
       return orion_error_set(err, ORION_EPARSE,
-                             "executor %d: malformed LOAD_BODY frame from the "
-                             "driver: accumulator %lld's operator is %lld",
+                             "executor %d: malformed LOAD_BODY frame: "
+                             "accumulator %lld's operator is %lld",
                              x->id, (long long)m->accs[k].id,
                              (long long)m->accs[k].op);
     rc = orion_exec_bind_acc(x->ex, m->accs[k].id,
@@ -238,7 +244,7 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   unbind_loop(x);
   x->failed = 0;
   x->iter_sparse = 0;
-  rc = orion_msg_load_body_decode(p, n, &m, NULL);
+  rc = orion_msg_load_body_decode(p, n, &m, err);
   if (rc != 0)
     return refused(x, rc, "LOAD_BODY", err);
   x->iter_id = m.iter;
@@ -371,9 +377,9 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
     if (orion_key_check_all(x->iter_ndims, x->iter_dims, m->keys, m->nelems,
                             &e, &d) != 0)
       return orion_error_set(err, ORION_EPARSE,
-                             "executor %d: malformed RUN_BLOCK frame from the "
-                             "driver: block %lld's element %lld has a key "
-                             "outside dimension %d (1..%lld)",
+                             "executor %d: malformed RUN_BLOCK frame: block "
+                             "%lld's element %lld has a key outside "
+                             "dimension %d (1..%lld)",
                              x->id, (long long)m->block, (long long)e + 1,
                              d + 1, (long long)x->iter_dims[d]);
     if (orion__block_store(x, m->block, m->nelems, m->keys, m->values, err) ==
@@ -383,7 +389,13 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
   for (k = 0; k < m->nruns; k++) { /* data for the array copies */
     replica *rp = orion__replica_find(x, m->runs[k].array);
     if (rp == NULL || orion_msg_run_apply(rp->a, &m->runs[k]) != 0)
-      goto malformed;
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed RUN_BLOCK frame: run "
+                             "%lld (array %lld, elements %lld..+%lld) does "
+                             "not fit an array copy here",
+                             x->id, (long long)k, (long long)m->runs[k].array,
+                             (long long)m->runs[k].first,
+                             (long long)m->runs[k].count);
   }
   if (m->nwatch > 0) {
     *w = orion_calloc((size_t)m->nwatch, sizeof **w);
@@ -395,7 +407,14 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
     replica *rp = range_replica(x, &m->watch[k], 0);
     size_t esz;
     if (rp == NULL)
-      goto malformed;
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed RUN_BLOCK frame: watched "
+                             "range %lld (array %lld, elements %lld..+%lld) "
+                             "does not fit an array copy here",
+                             x->id, (long long)k,
+                             (long long)m->watch[k].array,
+                             (long long)m->watch[k].first,
+                             (long long)m->watch[k].count);
     v->a = rp->a;
     v->id = m->watch[k].array;
     v->first = m->watch[k].first;
@@ -409,8 +428,6 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
     (*nwatch)++;
   }
   return 0;
-malformed:
-  return refused(x, ORION_EPARSE, "RUN_BLOCK", err);
 }
 
 /* The array the block iterates: its sparse block, or our copy of the
@@ -502,7 +519,7 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   double t0 = orion_now(), w0 = x->wait_s;
   orion_buf b;
 
-  rc = orion_msg_run_block_decode(p, n, &m, NULL);
+  rc = orion_msg_run_block_decode(p, n, &m, err);
   if (rc != 0)
     return refused(x, rc, "RUN_BLOCK", err);
   *block = m.block;
@@ -648,7 +665,7 @@ int orion__run_loop_end(exec_state *x, job *j) {
   orion_buf b;
   int abort_loop, rc;
   orion_error_clear(&err);
-  rc = orion_msg_loop_end_decode(j->payload, j->len, &m, NULL);
+  rc = orion_msg_loop_end_decode(j->payload, j->len, &m, &err);
   if (rc != 0) {
     refused(x, rc, "LOOP_END", &err);
     orion__exec_post_error(x, -1, err.msg);

@@ -285,6 +285,21 @@ static char *write_small_ratings(double *mean) {
   }
 }
 
+/* Writes text into the model file `path`, runs predict.lua (argv) and
+ * expects it to refuse the model with msg. */
+static void expect_refused(char **argv, const char *path, const char *text,
+                           const char *msg) {
+  FILE *f = fopen(path, "wb");
+  tu_run r;
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+  r = tu_run_argv(argv, 60);
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert(strstr(r.err, msg) != NULL, "%s", r.err);
+  tu_run_free(&r);
+}
+
 Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
      .timeout = 200) {
   char *app = tu_src("apps/mf/mf.lua"), *pred = tu_src("apps/mf/predict.lua");
@@ -404,21 +419,13 @@ Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
    * part-way, or files of two saves, leave it) is refused. */
   {
     char dst[512], msg[1400];
-    FILE *g;
     char *argv[] = {(char *)tu_driver(), pred, "--model", model, "--pairs",
                     pairs, NULL};
     snprintf(dst, sizeof dst, "%s.H", model);
-    g = fopen(dst, "wb");
-    cr_assert_not_null(g);
-    fputs("not the H of this model\n", g);
-    fclose(g);
-    r = tu_run_argv(argv, 60);
-    cr_assert_eq(r.status, 1, "%s", r.err);
     snprintf(msg, sizeof msg, "%s does not belong to %s.meta (a save that "
                               "did not finish, or parts of two saves)",
              dst, model);
-    cr_assert(strstr(r.err, msg) != NULL, "%s", r.err);
-    tu_run_free(&r);
+    expect_refused(argv, dst, "not the H of this model\n", msg);
   }
   {
     const char *ext[] = {".W", ".H", ".users", ".items", ".meta"};
@@ -459,7 +466,6 @@ Test(mf, interrupted_save_keeps_the_old_model, .timeout = 200) {
   const char *ext[] = {".W", ".H", ".users", ".items", ".meta"};
   tu_run r;
   int k;
-  FILE *f;
   char *save1[] = {(char *)tu_driver(), app,     "--train", train, "--k",
                    "4",                 "--epochs", "3",      "--save",
                    model,               NULL};
@@ -502,17 +508,13 @@ Test(mf, interrupted_save_keeps_the_old_model, .timeout = 200) {
   tu_run_free(&r);
   /* A manifest without the parts' lines is not one of a whole model. */
   snprintf(path, sizeof path, "%s.meta", model);
-  f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fputs("orion-mf 1\nk 4\nusers 31\nitems 21\nmean 3\nsolver sgd\n", f);
-  fclose(f);
-  r = tu_run_argv(predict, 60);
-  cr_assert_eq(r.status, 1, "%s", r.err);
   snprintf(msg, sizeof msg, "%s.meta names no %s.W (no 'file.W' line): it "
                             "is not the manifest of a whole model",
            model, model);
-  cr_assert(strstr(r.err, msg) != NULL, "%s", r.err);
-  tu_run_free(&r);
+  expect_refused(predict, path,
+                 "orion-mf 1\nk 4\nusers 31\nitems 21\nmean 3\n"
+                 "solver sgd\n",
+                 msg);
   for (k = 0; k < 5; k++) {
     snprintf(path, sizeof path, "%s%s", model, ext[k]);
     unlink(path);
