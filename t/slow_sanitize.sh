@@ -2,10 +2,26 @@
 # The slow set's sanitizer run: the whole tree built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (gcc -fsanitize=address,undefined) in a
 # build folder of its own, _asan/ in the build tree, and the fast suite
-# (make check) run there.  Any report fails it: UBSan halts on its first
-# finding with a stack trace, ASan on a memory error, and LeakSanitizer
-# makes a process that leaks exit non-zero at its end (the driver, the
-# executors it starts and every test program are instrumented).
+# run there.  Any report fails it: UBSan halts on its first finding with a
+# stack trace, ASan on a memory error, and LeakSanitizer makes a process
+# that leaks exit non-zero at its end (the driver, the executors it starts
+# and every test program are instrumented).
+#
+# What runs.  CI's two cores must finish the whole CI run in 20 minutes,
+# so by default this runs the suites that take input from outside (the
+# codecs, the loaders and array files, the cluster with its hostile
+# executors, the launchers, saved models) and the runtime's data
+# structures, not the ones that spend their time compiling and training
+# (test_analysis, test_lda, test_dnn, test_det, test_scripts, test_luaops,
+# test_ccomp, the doc tests): SUBSET below.  Three test cases are left out
+# of those suites: wire::every_single_byte_corruption_detected (half a
+# million decodes of one stream, which the fuzzer covers, and past its
+# timeout under ASan), cluster::snippets_agree_on_1_executor (the same
+# snippets as on 2 executors) and
+# cluster::dynamic_assignment_works_around_a_slow_executor (it measures
+# which executor is slow, which ASan's own slowdown blurs).
+# ORION_SANITIZE_TESTS=all runs the whole fast suite, every case;
+# ORION_SANITIZE_TESTS="t/test_x t/test_y" those programs.
 #
 # The source tree is configured in place (quickstart.sh), and autoconf
 # refuses a second, VPATH build from a configured tree, so the build runs
@@ -13,9 +29,8 @@
 # ignored): _asan/src, built in _asan/build.  A second run rebuilds only
 # what changed.
 #
-# ORION_SANITIZE_TESTS="t/test_x t/test_y" runs those tests instead of the
-# whole fast suite.  Skips (77) outside a git checkout or without the
-# sanitizer libraries, except under CI=true.
+# Skips (77) outside a git checkout or without the sanitizer libraries,
+# except under CI=true.
 set -eu
 
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -56,22 +71,33 @@ t1=$(date +%s)
 echo "   built in $((t1 - t0)) s"
 
 # halt_on_error: the first UBSan finding ends the process (non-zero exit);
-# detect_leaks: LeakSanitizer at every instrumented process's exit.
+# detect_leaks: LeakSanitizer at every instrumented process's exit;
+# allocator_may_return_null: an allocation too large to make returns NULL,
+# as malloc does, instead of aborting (the runtime checks every
+# allocation, and tests feed it sizes from corrupted input on purpose).
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=0
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
 LSAN_OPTIONS=suppressions=$src/t/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS
 # The fast suite's data, beside the source tree (not the copy).
 ORION_DATA=${ORION_DATA:-$src/../shared/data}
 export ORION_DATA
-tests=${ORION_SANITIZE_TESTS:-}
-echo "== make check under ASan+UBSan${tests:+ ($tests)}"
+SUBSET="t/test_key t/test_array t/test_loader t/test_arrayfile
+  t/test_partition t/test_bcscan t/test_capture t/test_parse t/test_buffer
+  t/test_wire t/test_msg t/test_launch t/test_cluster t/test_mf t/test_cgen
+  t/test_wbuf t/test_sched t/test_shard t/test_jsonl t/test_status
+  t/test_holders t/test_gpugrid t/test_luarand"
+tests=${ORION_SANITIZE_TESTS:-$(echo $SUBSET)}
 rm -f t/*.log
 status=0
-if [ -n "$tests" ]; then
-  make -s -j"$jobs" check TESTS="$tests" >check.log 2>&1 || status=$?
-else
+if [ "$tests" = all ]; then
+  echo "== make check under ASan+UBSan (the whole fast suite)"
   make -s -j"$jobs" check >check.log 2>&1 || status=$?
+else
+  echo "== make check under ASan+UBSan: $tests"
+  CRITERION_TEST_PATTERN='!(*/slow_*|wire/every_single_byte_corruption_detected|cluster/snippets_agree_on_1_executor|cluster/dynamic_assignment_works_around_a_slow_executor)'
+  export CRITERION_TEST_PATTERN
+  make -s -j"$jobs" check TESTS="$tests" >check.log 2>&1 || status=$?
 fi
 t2=$(date +%s)
 echo "   ran in $((t2 - t1)) s (build and run: $((t2 - t0)) s)"
