@@ -200,7 +200,8 @@ const char *lua_text(gen *g, const ast_node *n) {
     oom(g);
   }
   s = amalloc(g, b.len + 1);
-  memcpy(s, b.data, b.len);
+  if (b.len > 0) /* an empty buffer's data is NULL */
+    memcpy(s, b.data, b.len);
   s[b.len] = 0;
   orion_buf_free(&b);
   if (strlen(s) > 60)
@@ -651,6 +652,7 @@ static void assemble(gen *g, const orion_buf *body) {
   E(g, "#endif");
   g->ind++;
   E(g, "c->cur = o_e;");
+  fail(g, "o_poll(c)", "1"); /* the loop deadline */
   if (g->pctrack)
     E(g, "o_pc = %d;", g->line0);
   open_(g, "");

@@ -69,6 +69,17 @@ O_I double o_opq(double x) { return x; }
 #include "util/luaops.h"
 #include "util/luarand.h"
 
+/* The loop deadline (util/cbody.h's poll): nonzero, c->err set, once the
+ * block ran past it.  Called at each element and each back edge of a
+ * loop; a device body has none. */
+#if ORION_GPU_BODY
+#define o_poll(c) 0
+#else
+O_I int o_poll(orion_cctx *c) {
+  return O_NO(--c->poll_left < 0) && c->poll != NULL && c->poll(c) != 0;
+}
+#endif
+
 /* A value whose type is known only at run time: t is 0 nil, 1 false,
  * 2 true, 3 integer (i), 4 float (d). */
 typedef struct o_v {

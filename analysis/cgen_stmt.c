@@ -561,6 +561,7 @@ static void flt_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
        S(g, "o_err(c, %d, \"'for' step is zero\")", s->line));
   open_(g, S(g, "if (0 < %s ? !(%s < %s) : !(%s < %s)) ", fs, fl, f0, f0, fl));
   open_(g, S(g, "for (double %s = %s;;) ", fx, f0));
+  fail(g, "o_poll(c)", "1");
   for_body(g, s, x, cv_of(ty_val(M_FLT, P_WEAK), fx, 1));
   E(g, "%s += %s;", fx, fs);
   E(g, "if (!(0 < %s ? %s <= %s : %s <= %s)) break;", fs, fx, fl, fl, fx);
@@ -629,6 +630,7 @@ static void while_(gen *g, const ast_node *s) {
   dastate before = da_save(g);
   cv c;
   open_(g, "for (;;) ");
+  fail(g, "o_poll(c)", "1"); /* the loop deadline */
   c = ex(g, s->a);
   E(g, "if (!%s) break;", truth(g, c));
   block(g, s->b);
@@ -642,6 +644,7 @@ static void repeat_(gen *g, const ast_node *s) {
   int base = g->nsc, i;
   cv c;
   open_(g, "for (;;) ");
+  fail(g, "o_poll(c)", "1");
   /* The condition sees the body's locals: one scope for both. */
   f.stmts = &s->a->list;
   f.suffix = g->suffix;
@@ -738,6 +741,7 @@ static void stmt(gen *g, const ast_node *s) {
     break;
   case AST_LABEL:
     E(g, "o_L%d%s: O_U;", label_id(g, s), g->blk->suffix);
+    fail(g, "o_poll(c)", "1"); /* a goto back here loops */
     break;
   case AST_SEMI:
     break;

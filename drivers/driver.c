@@ -85,7 +85,8 @@ static const char usage_text[] =
     "                  needs ORION_DRIVER=HOST:PORT and ORION_TOKEN), or\n"
     "                  manual (print the command for each executor, wait)\n"
     "  --listen ADDR   HOST[:PORT] the driver listens on (default\n"
-    "                  127.0.0.1 for local executors, else all addresses)\n"
+    "                  127.0.0.1 for local executors, else the address\n"
+    "                  facing them; 0.0.0.0: every address)\n"
     "  --gpus N|all    executors own GPUs: with the local launcher one\n"
     "                  executor per device 0..N-1 (numbered after\n"
     "                  CUDA_VISIBLE_DEVICES); elsewhere each executor opens\n"
@@ -102,6 +103,9 @@ static const char usage_text[] =
     "  --stall-seconds S  report an executor that has run one block for S\n"
     "                  seconds (which block, its heartbeat), then keep\n"
     "                  waiting (default 60; 0: never)\n"
+    "  --loop-timeout S  end a loop whose block runs longer than S seconds\n"
+    "                  (its error names the executor, block and element;\n"
+    "                  a loop's opts.timeout overrides it; default 0: never)\n"
     "  --bandwidth-mbps N  megabits per second each executor may spend on\n"
     "                  early sends of flush = \"managed\" buffers (default\n"
     "                  $ORION_BANDWIDTH_MBPS, else the link rate the\n"
@@ -232,6 +236,7 @@ enum {
   OPT_REGISTER_TIMEOUT,
   OPT_HEARTBEAT_TIMEOUT,
   OPT_STALL_SECONDS,
+  OPT_LOOP_TIMEOUT,
   OPT_METRICS,
   OPT_SEED,
   OPT_STATUS,
@@ -267,6 +272,8 @@ static const struct option long_opts[] = {
     {"register-timeout", required_argument, NULL, OPT_REGISTER_TIMEOUT},
     {"heartbeat-timeout", required_argument, NULL, OPT_HEARTBEAT_TIMEOUT},
     {"stall-seconds", required_argument, NULL, OPT_STALL_SECONDS},
+    {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
+    {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"status", required_argument, NULL, OPT_STATUS},
@@ -395,6 +402,13 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
       return usage_error("%s needs a number of seconds 0..86400 (0: never)",
                          "--stall-seconds");
     cfg->stall_seconds = v;
+    return GO_ON;
+  case OPT_LOOP_TIMEOUT:
+    v = arg != NULL ? strtod(arg, &end) : -1;
+    if (arg == NULL || arg[0] == '\0' || *end != '\0' || !(v >= 0 && v <= 1e9))
+      return usage_error("%s needs a number of seconds 0..1e9 (0: never)",
+                         "--loop-timeout");
+    cfg->loop_timeout = v;
     return GO_ON;
   case OPT_BANDWIDTH:
     if (parse_mbps(arg, &cfg->bandwidth_mbps) != 0)
@@ -587,6 +601,14 @@ int main(int argc, char **argv) {
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
   orion_launcher_attach(&launcher, &cfg.cluster);
+  {
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_launcher_bind(&launcher, &cfg.cluster, &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
+  }
   first = i;
   script = argv[first];
   {

@@ -18,6 +18,7 @@
 
 #include "drivers/exec_state.h"
 #include "dsm/array.h"
+#include "dsm/key.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "lua/exec.h"
@@ -185,13 +186,19 @@ loaded:
 }
 
 /* The loop's error for a payload the codec refused (rc): out of memory,
- * or "executor E: malformed WHAT frame". */
+ * or "executor E: malformed WHAT frame[: the field the decoder named in
+ * err]". */
 static int refused(const exec_state *x, int rc, const char *what,
                    orion_error *err) {
+  char why[sizeof err->msg];
+  size_t n = strlen(what);
   if (rc == ORION_ENOMEM)
     return orion_error_set(err, rc, "out of memory");
-  return orion_error_set(err, ORION_EPARSE, "executor %d: malformed %s frame",
-                         x->id, what);
+  snprintf(why, sizeof why, "%s", err->msg);
+  if (strncmp(why, what, n) == 0 && strncmp(why + n, " payload: ", 10) == 0)
+    memmove(why, why + n + 10, strlen(why + n + 10) + 1);
+  return orion_error_set(err, ORION_EPARSE, "executor %d: malformed %s frame%s%s",
+                         x->id, what, why[0] != '\0' ? ": " : "", why);
 }
 
 /* Binds m's arrays, accumulators and buffers, and sets its shards up. */
@@ -205,6 +212,12 @@ static int bind_loop(exec_state *x, const orion_msg_load_body *m,
       return rc;
   }
   for (k = 0; k < m->naccs && rc == 0; k++) {
+    if (m->accs[k].op < ORION_ACC_SUM || m->accs[k].op > ORION_ACC_MAX)
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed LOAD_BODY frame: "
+                             "accumulator %lld's operator is %lld",
+                             x->id, (long long)m->accs[k].id,
+                             (long long)m->accs[k].op);
     rc = orion_exec_bind_acc(x->ex, m->accs[k].id,
                              (orion_acc_op)m->accs[k].op);
     if (rc == 0)
@@ -233,12 +246,13 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   x->failed = 0;
   x->iter_sparse = 0;
   x->iter_ragged = 0;
-  rc = orion_msg_load_body_decode(p, n, &m, NULL);
+  rc = orion_msg_load_body_decode(p, n, &m, err);
   if (rc != 0)
     return refused(x, rc, "LOAD_BODY", err);
   x->iter_id = m.iter;
   x->run = m.run;
   orion__budget_start(x, m.bandwidth_mbps);
+  orion_exec_set_timeout(x->ex, m.timeout);
   orion__hold_drop(x); /* a failed run's */
   orion__ryw_drop(x);  /* the last run's flushes are all taken in */
   rc = bind_loop(x, &m, err);
@@ -355,11 +369,21 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
                          watch **w, int64_t *nwatch, orion_error *err) {
   int64_t k;
   if (m->has_elems) { /* the sparse block's elements */
+    int64_t e;
+    int d;
     if (!x->iter_sparse ||
         m->keys_len != (size_t)m->nelems * (size_t)x->iter_ndims * 8 ||
         m->values_len != (size_t)m->nelems * orion_type_size(x->iter_type))
       return orion_error_set(err, ORION_EPARSE,
                              "executor %d: malformed block elements", x->id);
+    if (orion_key_check_all(x->iter_ndims, x->iter_dims, m->keys, m->nelems,
+                            &e, &d) != 0)
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed RUN_BLOCK frame: block "
+                             "%lld's element %lld has a key outside "
+                             "dimension %d (1..%lld)",
+                             x->id, (long long)m->block, (long long)e + 1,
+                             d + 1, (long long)x->iter_dims[d]);
     if (orion__block_store(x, m->block, m->nelems, m->keys, m->values, err) ==
         NULL)
       return err->code;
@@ -367,7 +391,13 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
   for (k = 0; k < m->nruns; k++) { /* data for the array copies */
     replica *rp = orion__replica_find(x, m->runs[k].array);
     if (rp == NULL || orion_msg_run_apply(rp->a, &m->runs[k]) != 0)
-      goto malformed;
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed RUN_BLOCK frame: run "
+                             "%lld (array %lld, elements %lld..+%lld) does "
+                             "not fit an array copy here",
+                             x->id, (long long)k, (long long)m->runs[k].array,
+                             (long long)m->runs[k].first,
+                             (long long)m->runs[k].count);
   }
   if (m->nwatch > 0) {
     *w = orion_calloc((size_t)m->nwatch, sizeof **w);
@@ -379,7 +409,14 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
     replica *rp = range_replica(x, &m->watch[k], 0);
     size_t esz;
     if (rp == NULL)
-      goto malformed;
+      return orion_error_set(err, ORION_EPARSE,
+                             "executor %d: malformed RUN_BLOCK frame: watched "
+                             "range %lld (array %lld, elements %lld..+%lld) "
+                             "does not fit an array copy here",
+                             x->id, (long long)k,
+                             (long long)m->watch[k].array,
+                             (long long)m->watch[k].first,
+                             (long long)m->watch[k].count);
     v->a = rp->a;
     v->id = m->watch[k].array;
     v->first = m->watch[k].first;
@@ -393,8 +430,6 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
     (*nwatch)++;
   }
   return 0;
-malformed:
-  return refused(x, ORION_EPARSE, "RUN_BLOCK", err);
 }
 
 /* The array the block iterates: its sparse block, or our copy of the
@@ -486,7 +521,7 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   double t0 = orion_now(), w0 = x->wait_s;
   orion_buf b;
 
-  rc = orion_msg_run_block_decode(p, n, &m, NULL);
+  rc = orion_msg_run_block_decode(p, n, &m, err);
   if (rc != 0)
     return refused(x, rc, "RUN_BLOCK", err);
   *block = m.block;
@@ -634,7 +669,7 @@ int orion__run_loop_end(exec_state *x, job *j) {
   orion_buf b;
   int abort_loop, rc;
   orion_error_clear(&err);
-  rc = orion_msg_loop_end_decode(j->payload, j->len, &m, NULL);
+  rc = orion_msg_loop_end_decode(j->payload, j->len, &m, &err);
   if (rc != 0) {
     refused(x, rc, "LOOP_END", &err);
     orion__exec_post_error(x, -1, err.msg);

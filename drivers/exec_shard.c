@@ -191,11 +191,15 @@ static void write_flush(orion_buf *b, int64_t run, int64_t buffer, int isint,
 /* Decodes a BUFFER_FLUSH from peer `from` (orion_msg_buffer_flush_free
  * it); dies on a malformed one. */
 static void read_flush(exec_state *x, const job *j, orion_msg_buffer_flush *m) {
-  int rc = orion_msg_buffer_flush_decode(j->payload, j->len, m, NULL);
+  orion_error err;
+  int rc;
+  orion_error_clear(&err);
+  rc = orion_msg_buffer_flush_decode(j->payload, j->len, m, &err);
   if (rc == ORION_ENOMEM)
     orion__exec_die(x, "out of memory applying buffered writes");
   if (rc != 0)
-    orion__exec_die(x, "executor %d sent a malformed BUFFER_FLUSH", j->from);
+    orion__exec_die(x, "executor %d sent a malformed BUFFER_FLUSH: %s",
+                    j->from, err.msg);
 }
 
 /* FLUSH_ACK for run `run`. */
@@ -349,14 +353,23 @@ static void write_fetch(exec_state *x, orion_buf *b, const orion_shard *sh,
  * one. */
 static void apply_fetch_reply(exec_state *x, const job *j) {
   orion_msg_fetch_reply m;
+  orion_error err;
   int64_t k;
   orion_shard *sh;
-  if (orion_msg_fetch_reply_decode(j->payload, j->len, &m, NULL) != 0 ||
-      (sh = orion__shard_find(x, m.array)) == NULL)
-    orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
+  orion_error_clear(&err);
+  if (orion_msg_fetch_reply_decode(j->payload, j->len, &m, &err) != 0)
+    orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY: %s",
+                    j->from, err.msg);
+  if ((sh = orion__shard_find(x, m.array)) == NULL)
+    orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY: array "
+                       "%lld is not a sharded array here",
+                    j->from, (long long)m.array);
   for (k = 0; k < m.nchunks; k++)
     if (orion_shard_install(sh, &m.chunks[k]) != 0)
-      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY", j->from);
+      orion__exec_die(x, "executor %d sent a malformed FETCH_REPLY: chunk "
+                         "%lld of array %lld does not fit it",
+                      j->from, (long long)m.chunks[k].chunk,
+                      (long long)m.array);
   orion__ryw_reply(x, j->from, sh, &m);
   orion_msg_fetch_reply_free(&m);
 }

@@ -420,13 +420,35 @@ static int exec_words(const orion_launch_cmd *c, const char *w[EXEC_WORDS],
 }
 
 /* Appends the quoted command line for c to out (assumed checked). */
-static void shell_line(const orion_launch_cmd *c, orion_buf *out) {
+/* Whether env entry e is the job's secret (ORION_TOKEN=...), which goes
+ * to a remote shell on its standard input, never in its command line. */
+static int is_secret(const char *e) {
+  return strncmp(e, "ORION_TOKEN=", 12) == 0;
+}
+
+/* The words of c as one shell line; with secrets_on_stdin, each secret
+ * env entry is read from the shell's standard input instead ("IFS= read
+ * -r NAME; export NAME; " in front; orion_launch_ssh_stdin writes the
+ * values). */
+static void shell_line(const orion_launch_cmd *c, int secrets_on_stdin,
+                       orion_buf *out) {
   const char *w[EXEC_WORDS];
   char idbuf[16], gbuf[16];
   int n = exec_words(c, w, idbuf, gbuf), i;
   size_t k;
+  for (k = 0; secrets_on_stdin && c->env != NULL && c->env[k] != NULL; k++)
+    if (is_secret(c->env[k])) {
+      size_t nl = env_name_len(c->env[k]);
+      orion_buf_append(out, "IFS= read -r ", 13);
+      orion_buf_append(out, c->env[k], nl);
+      orion_buf_append(out, "; export ", 9);
+      orion_buf_append(out, c->env[k], nl);
+      orion_buf_append(out, "; ", 2);
+    }
   for (k = 0; c->env != NULL && c->env[k] != NULL; k++) {
     size_t nl = env_name_len(c->env[k]);
+    if (secrets_on_stdin && is_secret(c->env[k]))
+      continue;
     /* NAME=, unquoted, so the shell takes it as an assignment; a quoted
      * word is never one, so an EXE holding '=' stays the command. */
     orion_buf_append(out, c->env[k], nl + 1);
@@ -479,7 +501,7 @@ int orion_launch_ssh_argv(const orion_launch_cmd *c, const char *host,
     orion_shell_quote(&remote, c->cwd);
     orion_buf_append(&remote, " 2>/dev/null; ", 14);
   }
-  shell_line(c, &remote);
+  shell_line(c, 1, &remote);
   orion_buf_append(&remote, "", 1);
   if (remote.oom) {
     orion_buf_free(&remote);
@@ -500,6 +522,21 @@ int orion_launch_ssh_argv(const orion_launch_cmd *c, const char *host,
   return 0;
 }
 
+int orion_launch_ssh_stdin(const orion_launch_cmd *c, orion_buf *out) {
+  size_t k;
+  if (orion_launch_cmd_check(c, NULL) != 0)
+    return ORION_EINVAL;
+  for (k = 0; c->env != NULL && c->env[k] != NULL; k++)
+    if (is_secret(c->env[k])) {
+      const char *v = c->env[k] + env_name_len(c->env[k]) + 1;
+      if (strchr(v, '\n') != NULL)
+        return ORION_EINVAL; /* read takes one line */
+      orion_buf_append(out, v, strlen(v));
+      orion_buf_append(out, "\n", 1);
+    }
+  return out->oom ? ORION_ENOMEM : 0;
+}
+
 int orion_launch_local_argv(const orion_launch_cmd *c, char ***argv_out) {
   const char *w[EXEC_WORDS];
   char idbuf[16], gbuf[16];
@@ -515,7 +552,7 @@ int orion_launch_local_argv(const orion_launch_cmd *c, char ***argv_out) {
 int orion_launch_manual_text(const orion_launch_cmd *c, orion_buf *out) {
   if (orion_launch_cmd_check(c, NULL) != 0)
     return ORION_EINVAL;
-  shell_line(c, out);
+  shell_line(c, 0, out);
   orion_buf_append(out, "", 1);
   if (out->oom)
     return ORION_ENOMEM;

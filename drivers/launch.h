@@ -147,13 +147,23 @@ void orion_shell_quote(orion_buf *out, const char *s);
  * quoted, "~" and "$VAR" in it are not expanded; a relative path is
  * relative to the remote home.  The remote login shell must be a POSIX
  * shell (sh, dash, bash, zsh, ksh): csh and fish do not take the NAME=VALUE
- * prefix c->env adds.  With c->cwd set, REMOTE starts with
+ * prefix c->env adds.  The job's secret is not in it: an ORION_TOKEN entry
+ * of c->env becomes "IFS= read -r ORION_TOKEN; export ORION_TOKEN; " (the
+ * shell reads it from its standard input, which the launcher feeds with
+ * orion_launch_ssh_stdin), so that `ps` shows it neither here, in ssh's
+ * arguments, nor on the host.  With c->cwd set, REMOTE starts with
  * "cd 'DIR' 2>/dev/null; ".  host must pass orion_host_valid.
  * On success *argv_out is a NULL-terminated array the caller frees with
  * orion_launch_argv_free.  Returns 0, ORION_EINVAL (bad c or host) or
  * ORION_ENOMEM; *argv_out is NULL on failure. */
 int orion_launch_ssh_argv(const orion_launch_cmd *c, const char *host,
                           char ***argv_out);
+
+/* Appends to out what the remote shell of orion_launch_ssh_argv reads on
+ * its standard input: the value of each ORION_TOKEN entry of c->env, and
+ * a newline.  Returns 0, ORION_EINVAL (bad c, or a value holding a
+ * newline) or ORION_ENOMEM. */
+int orion_launch_ssh_stdin(const orion_launch_cmd *c, orion_buf *out);
 
 /* The argv that starts executor c on this machine, without a shell:
  * EXE --driver ADDR --token T [--id N] [--bind B].  c->env is not part of

@@ -28,8 +28,6 @@ void orion_launcher_attach(orion_launcher *l, orion_cluster_opts *o) {
   o->launch = orion_launcher_start;
   o->launch_ud = l;
   o->hint = orion_launcher_hint;
-  if (o->listen == NULL && l->kind != ORION_LAUNCH_LOCAL)
-    o->listen = "0.0.0.0";
 }
 
 /* $ORION_EXECUTOR, else the orion-executor beside this program (a build
@@ -80,6 +78,32 @@ static char **child_env(const char *token) {
   return env;
 }
 
+/* Starts ssh argv for executor i, the secret on its standard input (a
+ * pipe holding orion_launch_ssh_stdin's line, far below a pipe's
+ * capacity): the remote shell reads it, and no command line shows it. */
+static int spawn_ssh(orion_cluster *c, int i, const orion_launch_cmd *cmd,
+                     char **argv, orion_error *err) {
+  orion_buf in;
+  int fd[2], rc;
+  orion_buf_init(&in);
+  if (orion_launch_ssh_stdin(cmd, &in) != 0 || pipe(fd) != 0) {
+    orion_buf_free(&in);
+    return orion_error_set(err, ORION_EINVAL, "cannot hand executor %d its "
+                                              "token: %s",
+                           i, strerror(errno));
+  }
+  rc = write(fd[1], in.data, in.len) == (ssize_t)in.len ? 0 : -1;
+  close(fd[1]);
+  orion_buf_free(&in);
+  if (rc != 0) {
+    close(fd[0]);
+    return orion_error_set(err, ORION_EINVAL, "cannot hand executor %d its "
+                                              "token",
+                           i);
+  }
+  return orion_cluster_spawn_in(c, i, argv, NULL, 1, fd[0], err);
+}
+
 /* One ssh per slot of the hosts file. */
 static int start_ssh(orion_cluster *c, const orion_launcher *l,
                      orion_launch_cmd *cmd, int n, orion_error *err) {
@@ -105,7 +129,7 @@ static int start_ssh(orion_cluster *c, const orion_launcher *l,
                                "host '%s'",
                       l->hosts_file, s->line, s->host);
     else
-      rc = orion_cluster_spawn(c, i, argv, NULL, 1, err);
+      rc = spawn_ssh(c, i, cmd, argv, err);
     orion_launch_argv_free(argv);
   }
   return rc;
@@ -282,7 +306,19 @@ int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,
                            re.rank, exe, strerror(errno));
   }
   o->nexec = re.size - 1;
-  snprintf(l->listen, sizeof l->listen, "0.0.0.0:%d", re.driver_port);
+  /* The address the ranks connect to, $ORION_DRIVER's (or --listen's
+   * host), never every address unless --listen 0.0.0.0 says so. */
+  if (o->listen == l->listen)
+    ; /* set by an earlier call */
+  else if (o->listen != NULL && strchr(o->listen, ':') != NULL &&
+           strchr(o->listen, ':') == strrchr(o->listen, ':'))
+    snprintf(l->listen, sizeof l->listen, "%s", o->listen);
+  else if (o->listen != NULL)
+    snprintf(l->listen, sizeof l->listen, "%s%s%s:%d",
+             strchr(o->listen, ':') != NULL ? "[" : "", o->listen,
+             strchr(o->listen, ':') != NULL ? "]" : "", re.driver_port);
+  else
+    snprintf(l->listen, sizeof l->listen, "%s", re.driver);
   o->listen = l->listen;
   snprintf(l->token, sizeof l->token, "%s", re.token);
   o->token = l->token;

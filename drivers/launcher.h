@@ -30,7 +30,8 @@ typedef struct orion_launcher {
                              $ORION_EXECUTOR, else the one beside the
                              driver, else the one on PATH */
   char token[ORION_TOKEN_MAX + 1];      /* slurm/mpi: $ORION_TOKEN */
-  char listen[ORION_HOSTPORT_MAX + 8];  /* slurm/mpi: "0.0.0.0:PORT" */
+  char listen[ORION_HOSTPORT_MAX + 8];  /* where the driver listens, when
+                                           the launcher decides it */
   /* GPUs (drivers/launcher_gpu.c): executors own devices when gpus != 0:
    * > 0 that many per host, -1 every visible one (--gpus all). */
   int gpus;
@@ -52,17 +53,31 @@ int orion_launcher_load_hosts(orion_launcher *l, orion_error *err);
 /* ORION_LAUNCH_SLURM / ORION_LAUNCH_MPI, where every rank runs the driver:
  * on ranks other than 0 this replaces the process with orion-executor
  * (never returns on success); on rank 0 it returns 0 and sets o->nexec
- * (the ranks but one), o->listen ("0.0.0.0:PORT" of $ORION_DRIVER) and
+ * (the ranks but one), o->listen ($ORION_DRIVER's HOST:PORT, or the
+ * --listen host already in o->listen with its port) and
  * o->token ($ORION_TOKEN), pointing into l.  Returns a negative code with
  * err set when the environment is incomplete. */
 int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,
                               orion_error *err);
 
-/* Makes l the launcher of the cluster options o (o->launch, o->launch_ud)
- * and, for executors started elsewhere than here, makes the driver listen
- * on all addresses unless o->listen says where.  l must outlive every
- * cluster started with o. */
+/* Makes l the launcher of the cluster options o (o->launch, o->launch_ud).
+ * l must outlive every cluster started with o. */
 void orion_launcher_attach(orion_launcher *l, orion_cluster_opts *o);
+
+/* Unless o->listen says where (--listen; 0.0.0.0 for every address), makes
+ * the driver of executors started elsewhere listen on the address facing
+ * them (drivers/launcher_bind.c): ssh, the local address the hosts file's
+ * hosts are reached from; manual, the default route's; local executors
+ * keep 127.0.0.1.  After orion_launcher_load_hosts.  Returns 0, or
+ * ORION_EINVAL with err set when the hosts are reached from different
+ * addresses. */
+int orion_launcher_bind(orion_launcher *l, orion_cluster_opts *o,
+                        orion_error *err);
+
+/* The numeric local address (into out[0..n)) this machine sends from to
+ * reach host (a name or an address), by the kernel's routes; nothing is
+ * sent.  0, or -1 when host does not resolve or has no route. */
+int orion_launcher_facing(const char *host, char *out, size_t n);
 
 /* The cluster's hint (an orion_cluster_hint_fn, ud the launcher): for an
  * ssh that exited before its executor registered, one line that says

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "util/alloc.h"
+#include "util/atomic.h"
 
 /* Binary layout (docs/file-format.md): a fixed part of magic, version, type,
  * flags and ndims; then dims[ndims] and nnz; keys; values; CRC-32. */
@@ -321,8 +322,9 @@ static int save_text_body(const orion_array *a, FILE *f, const char *tmp,
 typedef int (*save_body)(const orion_array *a, FILE *f, const char *tmp,
                          orion_error *err);
 
-/* Writes PATH.tmp with `body`, makes it durable and renames it over PATH;
- * removes PATH.tmp on any failure. */
+/* Writes PATH.tmp with `body`, makes it durable and renames it over PATH
+ * (and makes the rename durable: util/atomic.h); removes PATH.tmp on any
+ * failure. */
 static int save_atomic(const orion_array *a, const char *path, save_body body,
                        orion_error *err) {
   size_t plen;
@@ -360,6 +362,8 @@ static int save_atomic(const orion_array *a, const char *path, save_body body,
   }
   if (rc != 0)
     unlink(tmp);
+  else /* the rename survives a crash too */
+    rc = orion_sync_parent(path, err);
   orion_free(tmp);
   return rc;
 }

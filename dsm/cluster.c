@@ -492,12 +492,22 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
 /* A launcher's process for executor exec (see cluster.h). */
 int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
                         int relay, orion_error *err) {
+  return orion_cluster_spawn_in(c, exec, argv, env, relay, -1, err);
+}
+
+int orion_cluster_spawn_in(orion_cluster *c, int exec, char **argv,
+                           char **env, int relay, int in_fd,
+                           orion_error *err) {
   peer *p = &c->peers[exec];
   uv_process_options_t po;
   uv_stdio_container_t stdio[3];
   int rc;
   memset(&po, 0, sizeof po);
   stdio[0].flags = UV_IGNORE;
+  if (in_fd >= 0) {
+    stdio[0].flags = UV_INHERIT_FD;
+    stdio[0].data.fd = in_fd;
+  }
   stdio[1].flags = UV_INHERIT_FD;
   stdio[1].data.fd = 2; /* executors' chatter goes to stderr */
   stdio[2].flags = UV_INHERIT_FD;
@@ -516,6 +526,8 @@ int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
   po.exit_cb = on_exit_cb;
   p->proc.data = p;
   rc = uv_spawn(&c->loop, &p->proc, &po);
+  if (in_fd >= 0)
+    close(in_fd); /* the child has its copy */
   if (rc != 0) {
     if (p->relaying) {
       p->relaying = 0;

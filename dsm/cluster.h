@@ -185,6 +185,12 @@ void orion_cluster_set_failure_hook(orion_cluster_failure_fn fn, void *ud);
  * reason".  argv and env stay the caller's. */
 int orion_cluster_spawn(orion_cluster *c, int exec, char **argv, char **env,
                         int relay, orion_error *err);
+/* orion_cluster_spawn with the process's standard input read from in_fd
+ * (-1: none), which is closed here either way: a launcher hands a secret
+ * over in a pipe this way, never on a command line. */
+int orion_cluster_spawn_in(orion_cluster *c, int exec, char **argv,
+                           char **env, int relay, int in_fd,
+                           orion_error *err);
 
 /* For launchers: where executor exec was started ("127.0.0.1", a host,
  * "rank 2", "manual"), named in messages until it registers (copied). */

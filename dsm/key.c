@@ -1,5 +1,7 @@
 #include "dsm/key.h"
 
+#include <string.h>
+
 #include "util/error.h"
 
 int orion_key_strides(int ndims, const int64_t *dims, int64_t *strides,
@@ -41,4 +43,24 @@ void orion_key_delinearize(int ndims, const int64_t *dims, int64_t lin,
     keys[d] = lin % dims[d];
     lin /= dims[d];
   }
+}
+
+int orion_key_check_all(int ndims, const int64_t *dims, const void *keys,
+                        int64_t n, int64_t *elem, int *dim) {
+  const unsigned char *p = keys;
+  int64_t e;
+  int d;
+  for (e = 0; e < n; e++)
+    for (d = 0; d < ndims; d++, p += sizeof(int64_t)) {
+      int64_t k;
+      memcpy(&k, p, sizeof k);
+      if (k < 0 || k >= dims[d]) {
+        if (elem != NULL)
+          *elem = e;
+        if (dim != NULL)
+          *dim = d;
+        return ORION_EKEYRANGE;
+      }
+    }
+  return 0;
 }

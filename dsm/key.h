@@ -22,4 +22,12 @@ int orion_key_linearize(int ndims, const int64_t *dims, const int64_t *keys,
 void orion_key_delinearize(int ndims, const int64_t *dims, int64_t lin,
                            int64_t *keys);
 
+/* Whether each of the n keys at keys (n * ndims 64-bit integers, row-major,
+ * in memory of any alignment: a view into a received frame) lies inside
+ * dims: 0, or ORION_EKEYRANGE with *elem and *dim (when not NULL) set to
+ * the first element and dimension outside.  Keys from a peer are checked
+ * with it before anything indexes memory with them. */
+int orion_key_check_all(int ndims, const int64_t *dims, const void *keys,
+                        int64_t n, int64_t *elem, int *dim);
+
 #endif

@@ -100,6 +100,8 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
   orion__mw_i64(&e, m->gb);
   orion__mw_need(&e, m->bandwidth_mbps >= 0);
   orion__mw_f64(&e, m->bandwidth_mbps);
+  orion__mw_need(&e, m->timeout >= 0 && m->timeout <= ORION_MSG_TIMEOUT_MAX);
+  orion__mw_f64(&e, m->timeout);
   return orion__mw_end(&e);
 }
 
@@ -208,6 +210,9 @@ int orion_msg_load_body_decode(const void *p, size_t n,
   m.bandwidth_mbps = orion__mr_f64(&d, "bandwidth budget");
   if (d.rc == 0 && !(m.bandwidth_mbps >= 0))
     orion__mr_fail(&d, ORION_EPARSE, "a negative bandwidth budget");
+  m.timeout = orion__mr_f64(&d, "loop timeout");
+  if (d.rc == 0 && !(m.timeout >= 0 && m.timeout <= ORION_MSG_TIMEOUT_MAX))
+    orion__mr_fail(&d, ORION_EPARSE, "the loop timeout is %g s", m.timeout);
   if (d.rc == 0 && m.gpu != 0 && m.chash == 0)
     orion__mr_fail(&d, ORION_EPARSE, "a device body without a compiled "
                                      "body");

@@ -194,7 +194,10 @@ typedef struct orion_msg_shard {
  * body is built from csrc, so gpu != 0 needs chash != 0.  Wire version 6
  * appends f64 bandwidth_mbps: the budget of the managed buffers' early
  * sends in megabits per second (--bandwidth-mbps; 0: the executor's
- * measured link rate). */
+ * measured link rate).  Wire version 8 appends f64 timeout: the seconds a
+ * block may run (opts.timeout, --loop-timeout; 0 none, at most
+ * ORION_MSG_TIMEOUT_MAX). */
+#define ORION_MSG_TIMEOUT_MAX 1e9
 typedef struct orion_msg_load_body {
   int64_t loop;
   const char *blob;
@@ -223,6 +226,7 @@ typedef struct orion_msg_load_body {
   int gkind;
   int64_t gspace, gtime, gskew_dim, gskew, gb;
   double bandwidth_mbps;
+  double timeout;
 } orion_msg_load_body;
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);

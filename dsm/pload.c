@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "dsm/addr.h"
+#include "dsm/key.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "util/alloc.h"
@@ -35,31 +36,27 @@ typedef struct load_run {
  * counts). */
 static int check_keys(const orion_array *a, const orion_load_opts *o,
                       char *why, size_t n) {
-  int64_t e;
+  int64_t lim[ORION_MAX_DIMS], e;
   int d;
-  for (d = 0; d < a->ndims; d++)
+  for (d = 0; d < a->ndims; d++) {
     if (a->dims[d] < 0) {
       snprintf(why, n, "with dimension %d of %lld", d + 1,
                (long long)a->dims[d]);
       return ORION_EPARSE;
     }
-  if (a->keys == NULL)
+    lim[d] = a->dims[d];
+    if (o != NULL && o->have_dims && o->dims[d] < lim[d])
+      lim[d] = o->dims[d];
+  }
+  if (a->keys == NULL ||
+      orion_key_check_all(a->ndims, lim, a->keys, a->nnz, &e, &d) == 0)
     return 0;
-  for (e = 0; e < a->nnz; e++)
-    for (d = 0; d < a->ndims; d++) {
-      int64_t k = a->keys[e * a->ndims + d];
-      int64_t lim = a->dims[d];
-      if (o != NULL && o->have_dims && o->dims[d] < lim)
-        lim = o->dims[d];
-      if (k < 0 || k >= lim) {
-        snprintf(why, n,
-                 "whose element %lld has key %lld in dimension %d, outside "
-                 "1..%lld",
-                 (long long)e + 1, (long long)k + 1, d + 1, (long long)lim);
-        return ORION_EPARSE;
-      }
-    }
-  return 0;
+  snprintf(why, n,
+           "whose element %lld has key %lld in dimension %d, outside "
+           "1..%lld",
+           (long long)e + 1, (long long)a->keys[e * a->ndims + d] + 1, d + 1,
+           (long long)lim[d]);
+  return ORION_EPARSE;
 }
 
 orion_array *orion_pload_part(const orion_msg_loaded_array *m,
@@ -140,14 +137,19 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
   load_run *lr = ud;
   orion_load_result *res = &lr->parts[e];
   orion_msg_loaded m;
+  orion_error err;
+  orion_error_clear(&err);
   if (f->type != ORION_WIRE_LOADED)
     orion_cluster_fail(lr->cl, "executor %d (%s) sent an unexpected %s frame",
                        e, orion_cluster_addr(lr->cl, e),
                        orion_wire_type_name(f->type));
-  if (orion_msg_loaded_decode(f->payload, f->len, &m, NULL) != 0)
+  if (orion_msg_loaded_decode(f->payload, f->len, &m, &err) != 0)
     orion_cluster_fail(lr->cl, "executor %d (%s) sent a malformed LOADED "
-                               "frame",
-                       e, orion_cluster_addr(lr->cl, e));
+                               "frame: %s",
+                       e, orion_cluster_addr(lr->cl, e),
+                       strncmp(err.msg, "LOADED payload: ", 16) == 0
+                           ? err.msg + 16
+                           : err.msg);
   if (!m.ok) {
     lr->errs[e] = executor_error(lr, e, m.msg != NULL ? m.msg : "",
                                  m.msg_len);

@@ -432,22 +432,6 @@ static arr_use *use_of(loop_run *r, int64_t id) {
   return NULL;
 }
 
-static void fail_frame(loop_run *r, int e, const char *what)
-    __attribute__((noreturn));
-static void fail_frame(loop_run *r, int e, const char *what) {
-  orion_cluster_fail(r->cl, "executor %d (%s) sent a malformed %s frame", e,
-                     orion_cluster_addr(r->cl, e), what);
-}
-
-/* A decoder's code for executor e's `what` frame: memory running out ends
- * the job as such, anything else as a malformed frame. */
-static void check_decoded(loop_run *r, int e, const char *what, int rc) {
-  if (rc == ORION_ENOMEM)
-    orion_cluster_fail(r->cl, "out of memory reading a %s frame", what);
-  if (rc != 0)
-    fail_frame(r, e, what);
-}
-
 /* Copies a run into the driver's copy of u; ORION_EPARSE when it does not
  * fit u. */
 static int apply_run(arr_use *u, const orion_msg_run *m) {
@@ -481,8 +465,27 @@ static void take_runs(loop_run *r, int e, const char *what,
   int64_t k;
   for (k = 0; k < n; k++) {
     arr_use *u = use_of(r, runs[k].array);
-    if (!run_allowed(r, e, u, &runs[k], may) || apply_run(u, &runs[k]) != 0)
-      fail_frame(r, e, what);
+    if (u == NULL)
+      orion__dist_bad_frame(r, e, what,
+                            "run %lld's array %lld is not an array of the "
+                            "loop",
+                            (long long)k, (long long)runs[k].array);
+    if (!run_allowed(r, e, u, &runs[k], may))
+      orion__dist_bad_frame(r, e, what,
+                            "run %lld (array %lld, elements %lld..+%lld) "
+                            "is not %s",
+                            (long long)k, (long long)runs[k].array,
+                            (long long)runs[k].first, (long long)runs[k].count,
+                            may == RUNS_ANY
+                                ? "of a dense array the driver serves"
+                                : "of the sender's own shard chunks");
+    if (apply_run(u, &runs[k]) != 0)
+      orion__dist_bad_frame(r, e, what,
+                            "run %lld (elements %lld..+%lld, %zu bytes) "
+                            "does not fit array %lld (%lld elements)",
+                            (long long)k, (long long)runs[k].first,
+                            (long long)runs[k].count, runs[k].len,
+                            (long long)runs[k].array, (long long)u->d->a->nnz);
     orion_replica_changed(u->c, e, seq, runs[k].first, runs[k].count);
   }
 }
@@ -490,11 +493,17 @@ static void take_runs(loop_run *r, int e, const char *what,
 static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_block_done m;
   int64_t b;
-  check_decoded(r, e, "BLOCK_DONE",
-                orion_msg_block_done_decode(f->payload, f->len, &m, NULL));
+  orion_error err;
+  orion_error_clear(&err);
+  orion__dist_check_decoded(
+      r, e, "BLOCK_DONE",
+      orion_msg_block_done_decode(f->payload, f->len, &m, &err), &err);
   b = m.block;
+  orion__dist_check_seconds(r, e, "BLOCK_DONE", "seconds", m.seconds);
+  orion__dist_check_seconds(r, e, "BLOCK_DONE", "wait seconds", m.wait_seconds);
   if (orion_loop_check_done(&r->m, e, b) != 0)
-    fail_frame(r, e, "BLOCK_DONE");
+    orion__dist_bad_frame(r, e, "BLOCK_DONE",
+                          "block %lld is not one it was sent", (long long)b);
   r->secs[e] += m.seconds;
   if (m.has_values) { /* the sparse block's new values */
     darray *it = r->j->it;
@@ -502,7 +511,11 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
     int64_t lo, hi;
     block_span(&it->bs, b, &lo, &hi);
     if (!it->a->sparse || m.values_len != (size_t)(hi - lo) * esz)
-      fail_frame(r, e, "BLOCK_DONE");
+      orion__dist_bad_frame(r, e, "BLOCK_DONE",
+                            "its values are %zu bytes, block %lld "
+                            "has %zu",
+                            m.values_len, (long long)b,
+                            it->a->sparse ? (size_t)(hi - lo) * esz : 0);
     if (m.values_len > 0) /* an empty view is NULL */
       memcpy((char *)it->a->values + (size_t)lo * esz, m.values,
              m.values_len);
@@ -526,15 +539,27 @@ static void apply_flush(void *ud, int e, const char *p, size_t len) {
   orion_error err;
   arr_use *u = NULL;
   int i;
-  /* m.run: only the current run can arrive here; m.isint: the driver's
-   * buffer knows its type. */
-  check_decoded(r, e, "BUFFER_FLUSH",
-                orion_msg_buffer_flush_decode(p, len, &m, NULL));
+  /* m.isint: the driver's buffer knows its type. */
+  orion_error_clear(&err);
+  orion__dist_check_decoded(r, e, "BUFFER_FLUSH",
+                            orion_msg_buffer_flush_decode(p, len, &m, &err),
+                            &err);
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].id == m.buffer)
       u = use_of(r, r->j->bufs[i].target);
-  if (u == NULL || m.block >= r->j->sched->nblocks)
-    fail_frame(r, e, "BUFFER_FLUSH");
+  if (m.block < -1 || m.block >= r->j->sched->nblocks)
+    orion__dist_bad_frame(r, e, "BUFFER_FLUSH",
+                          "block %lld is not a block of the loop "
+                          "(0..%d, or -1)",
+                          (long long)m.block, r->j->sched->nblocks - 1);
+  if (u == NULL)
+    orion__dist_bad_frame(r, e, "BUFFER_FLUSH",
+                          "buffer %lld is not a buffer of the loop",
+                          (long long)m.buffer);
+  if (m.run != r->run)
+    orion__dist_bad_frame(r, e, "BUFFER_FLUSH",
+                          "run %lld is not the loop's run %lld",
+                          (long long)m.run, (long long)r->run);
   if (m.block >= 0 && !orion_loop_finished(&r->m)) {
     /* A flush = "loop" block's writes: held until every block's are in. */
     if (orion__held_add(&r->held, m.block, e, p, len) != 0)
@@ -566,15 +591,30 @@ static void on_flush(loop_run *r, int e, const orion_wire_frame *f) {
 
 static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_loop_done m;
+  orion_error err;
   int64_t k;
-  check_decoded(r, e, "LOOP_DONE",
-                orion_msg_loop_done_decode(f->payload, f->len, &m, NULL));
+  orion_error_clear(&err);
+  orion__dist_check_decoded(
+      r, e, "LOOP_DONE",
+      orion_msg_loop_done_decode(f->payload, f->len, &m, &err), &err);
+  orion__dist_check_seconds(r, e, "LOOP_DONE", "compute seconds",
+                            m.compute_seconds);
+  orion__dist_check_seconds(r, e, "LOOP_DONE", "wait seconds", m.wait_seconds);
+  orion__dist_check_seconds(r, e, "LOOP_DONE", "idle seconds", m.idle_seconds);
   for (k = 0; k < m.naccs; k++) {
     const orion_msg_acc_value *a = &m.accs[k];
     int i;
     for (i = 0; i < r->j->naccs && r->j->accs[i] != a->id; i++)
       ;
-    if (i < r->j->naccs && a->has) {
+    if (i == r->j->naccs)
+      orion__dist_bad_frame(r, e, "LOOP_DONE",
+                            "accumulator id %lld is not one of the loop's",
+                            (long long)a->id);
+    if (a->block < -1)
+      orion__dist_bad_frame(r, e, "LOOP_DONE",
+                            "accumulator %lld's block is %lld",
+                            (long long)a->id, (long long)a->block);
+    if (a->has) {
       dacc *acc = orion__by_id(r->L, ACCS_KEY, ACC_MT, a->id);
       orion_accval v;
       v.has = a->has;
@@ -583,7 +623,10 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
       v.d = (lua_Number)a->d;
       if (acc != NULL &&
           orion_acc_table_put(&r->accpart, i, a->block, e, acc->op, &v) != 0)
-        fail_frame(r, e, "LOOP_DONE"); /* a block not of this loop */
+        orion__dist_bad_frame(r, e, "LOOP_DONE",
+                              "accumulator %lld's block %lld is "
+                              "not a block of the loop",
+                              (long long)a->id, (long long)a->block);
     }
   }
   r->peer_bytes += m.peer_bytes;
@@ -597,25 +640,40 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   r->secs[3 * r->n + e] += m.idle_seconds;
   orion_msg_loop_done_free(&m);
   if (orion_loop_exec_done(&r->m, e) != 0)
-    fail_frame(r, e, "LOOP_DONE");
+    orion__dist_bad_frame(r, e, "LOOP_DONE",
+                          "the loop has not ended, or it sent one before");
 }
 
 /* An owner's changes to its shards during the run: they become the
  * driver's, and the owner holds them (nobody else does). */
 static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_shard_data m;
-  check_decoded(r, e, "SHARD_DATA",
-                orion_msg_shard_data_decode(f->payload, f->len, &m, NULL));
+  orion_error err;
+  orion_error_clear(&err);
+  orion__dist_check_decoded(
+      r, e, "SHARD_DATA",
+      orion_msg_shard_data_decode(f->payload, f->len, &m, &err), &err);
   take_runs(r, e, "SHARD_DATA", m.runs, m.nruns, RUNS_OWNED, r->pull_seq);
   orion_msg_shard_data_free(&m);
   if (orion_loop_pulled(&r->m, e) != 0)
-    fail_frame(r, e, "SHARD_DATA");
+    orion__dist_bad_frame(r, e, "SHARD_DATA", "the driver asked for none");
 }
 
 static void on_body_error(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_body_error be;
-  check_decoded(r, e, "BODY_ERROR",
-                orion_msg_body_error_decode(f->payload, f->len, &be, NULL));
+  orion_error err;
+  orion_error_clear(&err);
+  orion__dist_check_decoded(
+      r, e, "BODY_ERROR",
+      orion_msg_body_error_decode(f->payload, f->len, &be, &err), &err);
+  if (be.executor != e)
+    orion__dist_bad_frame(r, e, "BODY_ERROR", "its executor id is %lld",
+                          (long long)be.executor);
+  if (be.block < -1 || be.block >= r->j->sched->nblocks)
+    orion__dist_bad_frame(r, e, "BODY_ERROR",
+                          "block %lld is not a block of the loop "
+                          "(0..%d, or -1)",
+                          (long long)be.block, r->j->sched->nblocks - 1);
   orion_loop_body_error(&r->m, e, be.block, be.msg, be.msg_len);
 }
 
@@ -868,6 +926,7 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
     m.gb = j->gb;
   }
   m.bandwidth_mbps = r->s->bandwidth_mbps;
+  m.timeout = r->j->timeout;
   rc = body_shards(r, e, &m);
   if (rc == 0)
     rc = orion__resid_load_gets(r, e);
@@ -1030,6 +1089,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                           (const int64_t(*)[ORION_MAX_DIMS][2])r.itc->krange,
                           j->it->a->ndims, s->stall_seconds,
                           s->copts.heartbeat_timeout);
+  r.eye.timeout = j->timeout;
   {
     orion_jobpage_loop v = {cl, &r.m, j->where,
                             j->plan != NULL ? orion_sched_name(j->plan->sched)

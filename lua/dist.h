@@ -55,6 +55,7 @@ typedef struct orion_dist_job {
   int gpu, gkind, gspace, gtime, gskew_dim;
   int64_t gskew, gb;
   int assign;                    /* ORION_ASSIGN_...: where blocks run */
+  double timeout;                /* seconds a block may run (0: no limit) */
 } orion_dist_job;
 
 /* Where a loop's blocks run (scheduler/loop.h): opts.assign, else

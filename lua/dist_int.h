@@ -1,6 +1,6 @@
-/* The engine's loop state, shared by lua/dist.c (the loop's messaging)
- * and lua/dist_resid.c (resident rows: what moves peer to peer).  Internal
- * to those two files. */
+/* The engine's loop state, shared by lua/dist.c (the loop's messaging),
+ * lua/dist_resid.c (resident rows: what moves peer to peer) and
+ * lua/dist_check.c (checks of what executors send).  Internal to them. */
 #ifndef ORION_LUA_DIST_INT_H
 #define ORION_LUA_DIST_INT_H
 
@@ -197,5 +197,21 @@ int orion__chain_pumped(void *ud);
 void orion__chain_free(loop_run *r);
 /* After a failed run: the chained arrays' copies cannot be trusted. */
 void orion__chain_failed(loop_run *r);
+
+/* Executor e's `what` frame is malformed: ends the job with "executor E
+ * (ADDR) sent a malformed WHAT frame: " and the field (fmt) that is wrong
+ * (lua/dist_check.c). */
+void orion__dist_bad_frame(loop_run *r, int e, const char *what,
+                           const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 4, 5)));
+/* A decoder's code rc for executor e's `what` frame: 0 returns; out of
+ * memory ends the job as such; anything else as a malformed frame naming
+ * the field the decoder's err names. */
+void orion__dist_check_decoded(loop_run *r, int e, const char *what, int rc,
+                               const orion_error *err);
+/* Ends the job unless seconds s (the frame's `field`) are finite and not
+ * negative. */
+void orion__dist_check_seconds(loop_run *r, int e, const char *what,
+                               const char *field, double s);
 
 #endif

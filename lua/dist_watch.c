@@ -113,7 +113,7 @@ void orion__dist_watch_poll(orion_dist_watch *w) {
   w->last_poll = now;
   w->last_done = m->done;
   orion_progress_update(&w->prog, m->done);
-  if (w->stall <= 0)
+  if (w->stall <= 0 && w->timeout <= 0)
     return;
   for (e = 0; e < w->n; e++) {
     struct orion_exec_watch *x = &w->ex[e];
@@ -122,7 +122,17 @@ void orion__dist_watch_poll(orion_dist_watch *w) {
       x->task = t;
       x->since = now;
       x->told = 0;
-    } else if (t != WAIT_NONE && !x->told && now - x->since > w->stall) {
+    } else if (t >= 0 && w->timeout > 0 &&
+               now - x->since > w->timeout + ORION_WATCH_TIMEOUT_GRACE) {
+      char what[256];
+      describe(w, t, what, sizeof what);
+      orion_cluster_fail(w->cl, "executor %d (%s) has been %s for %.0f s, "
+                                "past the loop's timeout of %g s, and did "
+                                "not stop it %s",
+                         e, orion_cluster_addr(w->cl, e), what, now - x->since,
+                         w->timeout, w->where);
+    } else if (w->stall > 0 && t != WAIT_NONE && !x->told &&
+               now - x->since > w->stall) {
       x->told = 1;
       report(w, e, t, now - x->since);
     }

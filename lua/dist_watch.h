@@ -6,8 +6,15 @@
  * it was heard from; the driver then keeps waiting, until the heartbeat
  * timeout ends the job if the executor has gone silent.
  *
- * Read-only: it looks at the loop's state machine (scheduler/loop.h) and
- * the cluster's connections (dsm/cluster.h), and changes neither. */
+ * The loop deadline's backstop: executors stop a block that runs past the
+ * loop's timeout themselves (lua/exec_deadline.c) and report it as the
+ * block's error; one that still runs a block ORION_WATCH_TIMEOUT_GRACE
+ * seconds after that ends the job (exit 3) naming the executor and the
+ * block.
+ *
+ * Read-only but for that: it looks at the loop's state machine
+ * (scheduler/loop.h) and the cluster's connections (dsm/cluster.h), and
+ * changes neither. */
 #ifndef ORION_LUA_DIST_WATCH_H
 #define ORION_LUA_DIST_WATCH_H
 
@@ -18,6 +25,8 @@
 #include "util/limits.h"
 #include "util/progress.h"
 
+#define ORION_WATCH_TIMEOUT_GRACE 10.0
+
 typedef struct orion_dist_watch {
   const orion_loop *m;
   orion_cluster *cl;
@@ -26,6 +35,7 @@ typedef struct orion_dist_watch {
   int ndims;
   double stall;      /* seconds; 0: no report */
   double hb_timeout; /* the cluster's heartbeat timeout, for the report */
+  double timeout;    /* the loop's timeout (0: none), set after _start */
   orion_progress prog;
   int n;             /* executors */
   struct orion_exec_watch {

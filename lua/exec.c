@@ -975,6 +975,7 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
     seg.hi = hi;
     return orion_exec_run_gpu(ex, iter_id, &seg, 1, err);
   }
+  orion__exec_deadline_start(ex, block);
   if (ex->cfn != NULL)
     return orion__exec_run_compiled(ex, b->a, lo, hi, seed, block, err);
   c.ex = ex;
@@ -990,6 +991,7 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
   lua_pushcfunction(L, run_block);
   lua_pushlightuserdata(L, &c);
   rc = lua_pcall(L, 1, 0, -3);
+  orion__exec_deadline_stop(ex);
   if (rc != LUA_OK) {
     char key[256];
     if (!c.seeded) {

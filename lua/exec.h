@@ -56,6 +56,13 @@ int orion_exec_set_compiled(orion_exec *ex, orion_cbody_fn fn,
 /* True when a compiled body is set. */
 int orion_exec_compiled(const orion_exec *ex);
 
+/* The loop deadline: each orion_exec_run call (a block, or one segment of
+ * it) that runs longer than `seconds` fails with ORION_EBODY, "executor E,
+ * element K: [LINE: ]block B ran past the loop's timeout of S s ..." (0:
+ * no limit, the default).  Set per loop (lua/exec_deadline.c). */
+void orion_exec_set_timeout(orion_exec *ex, double seconds);
+double orion_exec_timeout(const orion_exec *ex);
+
 /* Runs the loaded body on elements [lo, hi) of the array bound to iter_id:
  * body(k1, ..., kn, v) with 1-based keys; a non-nil return value replaces
  * the element.  math.random is seeded from (seed, loop id, block) first.

@@ -207,6 +207,8 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
       ex->nflushn > 0 || orion__exec_managed_ticks(ex) ? celem_done : NULL;
   c->ud = ex;
   c->cur = lo;
+  c->poll = ex->timeout > 0 ? orion__exec_cpoll : NULL;
+  c->poll_left = c->poll != NULL ? 0 : INT64_MAX;
   {
     int r = ex->cfn(c, lo, hi);
     for (i = 0; i < nk; i++) { /* partials come back also on error */

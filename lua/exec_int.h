@@ -78,6 +78,11 @@ struct orion_exec {
   int64_t mcount;      /* elements since the last tick */
   orion_managed_tick mtick; /* called every ORION_MANAGED_TICK elements */
   void *mtick_ud;
+  /* The loop deadline (lua/exec_deadline.c): seconds a block may run (0:
+   * no limit), and the running block's id and deadline on orion_now's
+   * clock. */
+  double timeout, deadline;
+  int64_t tblock;
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry
@@ -152,5 +157,14 @@ void orion__exec_carray_of(orion_carray *ca, const orion_array *a);
 int orion__exec_run_compiled(struct orion_exec *ex, orion_array *a, int64_t lo,
                              int64_t hi, uint64_t seed, int64_t block,
                              orion_error *err);
+
+/* The loop deadline (lua/exec_deadline.c).  _start before a block runs
+ * (the deadline is now + the timeout; an interpreted body gets the count
+ * hook that stops it), _stop after it; the compiled body's poll
+ * (util/cbody.h), which sets c->err once the block is past its deadline
+ * (c->ud is the executor). */
+void orion__exec_deadline_start(struct orion_exec *ex, int64_t block);
+void orion__exec_deadline_stop(struct orion_exec *ex);
+int orion__exec_cpoll(orion_cctx *c);
 
 #endif

@@ -50,6 +50,7 @@ typedef struct mod_state {
   int allow_io;   /* --allow-io: the in-process executor's bodies too */
   orion_cluster_opts copts;
   double stall_seconds; /* --stall-seconds (lua/dist_watch.c); 0: never */
+  double loop_timeout;  /* --loop-timeout: opts.timeout's default; 0: none */
   double bandwidth_mbps; /* --bandwidth-mbps (managed buffers); 0: measured */
   orion_cluster *cl;
   int64_t *forget; /* ids of arrays collected since the last loop */

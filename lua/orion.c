@@ -28,6 +28,7 @@
 #include "lua/orion_ragged.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
+#include "util/atomic.h"
 #include "util/ccomp.h"
 #include "util/clock.h"
 #include "util/json.h"
@@ -67,6 +68,7 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   orion_log_set_quiet(cfg->quiet);
   orion_log_set_verbose(cfg->verbose);
   s->stall_seconds = cfg->stall_seconds;
+  s->loop_timeout = cfg->loop_timeout;
   s->bandwidth_mbps = cfg->bandwidth_mbps;
   s->explain = cfg->explain || cfg->explain_only > 0;
   s->explain_only = cfg->explain_only;
@@ -909,6 +911,20 @@ static int l_memory(lua_State *L) {
   return 1;
 }
 
+/* orion.write_file(path, text): path holds text whole or keeps what it
+ * held, also after a crash (util/atomic.h): the last file of a set, its
+ * manifest. */
+static int l_write_file(lua_State *L) {
+  size_t len;
+  const char *path = luaL_checkstring(L, 1);
+  const char *text = luaL_checklstring(L, 2, &len);
+  orion_error err;
+  orion_error_clear(&err);
+  if (orion_atomic_write(path, text, len, &err) != 0)
+    orion__raise(L, &err);
+  return 0;
+}
+
 static int l_quiet(lua_State *L) {
   lua_pushboolean(L, orion_log_quiet());
   return 1;
@@ -940,6 +956,7 @@ int luaopen_orion(lua_State *L) {
       {"clock", l_clock},
       {"memory", l_memory},
       {"quiet", l_quiet},
+      {"write_file", l_write_file},
       {"synthetic_ratings", l_synthetic_ratings},
       {NULL, NULL}};
   static const luaL_Reg array_methods[] = {

@@ -24,6 +24,8 @@ typedef struct orion_config {
   int quiet;
   int verbose;              /* -v: details such as executors registering */
   double stall_seconds;     /* report a block running this long; 0: never */
+  double loop_timeout;      /* --loop-timeout: a block running longer ends
+                               its loop (opts.timeout's default; 0: never) */
   int explain;              /* parallel_for prints its plan once per call
                                site, then runs */
   int explain_only;         /* > 0: stop the script before the loop of the

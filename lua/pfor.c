@@ -130,7 +130,7 @@ static int buffer_index(lua_State *L) {
 static const char *const pfor_opts[] = {
     "ordered", "histogram", "schedule", "tier", "partitions",
     "concurrent_order", "name", "seed", "fast", "space", "gpu_grid",
-    "assign", NULL};
+    "assign", "timeout", NULL};
 
 typedef struct pfor_opts_t {
   int ordered, hist, reverse, fast, space;
@@ -140,6 +140,7 @@ typedef struct pfor_opts_t {
   int has_seed;
   lua_Integer seed;
   int64_t gpu_grid; /* the device grid's b (0: from the block's size) */
+  double timeout;   /* seconds a block may run (0: no limit) */
 } pfor_opts_t;
 
 static void read_opts(lua_State *L, pfor_opts_t *o) {
@@ -159,6 +160,11 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
     luaL_error(L, "parallel_for: gpu_grid must be 1..65536 (0: from the "
                   "block's size), not %d",
                (int)o->gpu_grid);
+  o->timeout = orion__opt_num(L, 3, "timeout", orion__state(L)->loop_timeout);
+  if (!(o->timeout >= 0 && o->timeout <= 1e9))
+    luaL_error(L, "parallel_for: timeout must be a number of seconds "
+                  "0..1e9 (0: no limit), not %f",
+               o->timeout);
   o->fast = orion__opt_bool(L, 3, "fast", orion__state(L)->fast);
   o->sched = orion__opt_string(L, 3, "schedule", NULL);
   o->name = orion__opt_string(L, 3, "name", NULL);
@@ -346,6 +352,7 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
   j.nbufs = l->info.nbuffers;
   j.where = lua_tostring(L, -1);
   j.assign = o->assign;
+  j.timeout = o->timeout;
   if (a != NULL && a->cg_ok) {
     j.csrc = a->cg.src.data;
     j.clen = a->cg.src.len;
@@ -684,6 +691,7 @@ static int l_parallel_for(lua_State *L) {
   if (rc == 0 && s->nexec == 0)
     rc = orion_exec_load(s->ex, o.has_seed ? 0 : loop_id, blob.data,
                          blob.len, &err);
+  orion_exec_set_timeout(s->ex, o.timeout);
   if (rc == 0 && s->nexec == 0 && !serial && ap->cg_ok)
     rc = orion_exec_set_compiled(s->ex,
                                  (orion_cbody_fn)orion_cobj_sym(

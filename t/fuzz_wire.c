@@ -458,7 +458,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
       .bufs = bufs, .nbufs = 1, .run = 3, .chash = 0x55, .csrc = "src",
       .csrc_len = 3, .cflags = "-O", .cflags_len = 2, .required = 1,
       .slots = slots, .nslots = 2, .shards = shards, .nshards = 1,
-      .bandwidth_mbps = 100};
+      .bandwidth_mbps = 100, .timeout = 30};
   add_msg(&seeds[0], seeds, &ns, ORION_WIRE_LOAD_BODY, &m);
   m.run_block = (orion_msg_run_block){
       .block = 3, .seed = 99, .nblocks = 4, .segs = segs, .nsegs = 2,

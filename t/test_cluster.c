@@ -992,6 +992,44 @@ static double lose_an_executor(int sig, const char *also) {
   return waited;
 }
 
+/* The loop deadline (issue 18): a body that never returns, on 2
+ * executors, interpreted and compiled, with opts.timeout and with
+ * --loop-timeout: the loop ends with an error naming the executor, the
+ * block and the element each was on (the first of its block), and no
+ * executor is left.  Before, the driver waited for ever. */
+static void loop_timeout_on(const char *tier, const char *how) {
+  char line[512], what[64];
+  double t0 = now_s();
+  tu_run r = strcmp(how, "opts") == 0
+                 ? DRIVE("--executors", "2", "@loop_timeout.lua", tier, "1")
+                 : DRIVE("--executors", "2", "--loop-timeout", "1",
+                         "@loop_timeout.lua", tier);
+  snprintf(what, sizeof what, "tier %s, %s", tier, how);
+  cr_log_info("%s: the driver ended after %.1f s", what, now_s() - t0);
+  cr_expect_eq(r.status, 1, "%s: exit %d\n%s", what, r.status, r.err);
+  line_with(r.err, "parallel_for body failed on executor ", line,
+            sizeof line);
+  cr_expect(line[0] != '\0', "%s: no body failure in:\n%s", what, r.err);
+  cr_log_info("%s: %s", what, line);
+  expect_has(line, at("loop_timeout.lua", "pfor"));
+  cr_expect(strstr(line, "executor 0, element (1): block 0 ran past the "
+                         "loop's timeout of 1 s") != NULL ||
+                strstr(line, "executor 1, element (") != NULL,
+            "%s: no executor, element and block in: %s", what, line);
+  expect_has(line, "ran past the loop's timeout of 1 s (opts.timeout or "
+                   "--loop-timeout)");
+  cr_expect(strstr(r.out, "not reached") == NULL, "%s", r.out);
+  tu_run_free(&r);
+  expect_no_executors_left(what, 2);
+}
+
+Test(cluster, loop_timeout_ends_a_body_that_never_returns) {
+  loop_timeout_on("lua", "opts");
+  loop_timeout_on("c", "opts");
+  loop_timeout_on("lua", "--loop-timeout");
+  loop_timeout_on("c", "--loop-timeout");
+}
+
 Test(cluster, kill_9_ends_the_job_with_code_3) {
   double waited = lose_an_executor(SIGKILL, "was killed by signal 9");
   /* A dead process is seen at once, not at the heartbeat timeout. */
@@ -1568,11 +1606,16 @@ typedef struct bad_frame {
   int type;         /* the bad frame's type, and its payload */
   const char *payload;
   size_t len;
-  const char *name; /* what the driver calls it */
+  const char *name;  /* what the driver calls it (NULL: see field) */
+  const char *field; /* what the driver says of the field that is wrong */
 } bad_frame;
 
-/* Little-endian u64 fields, 8 bytes each. */
+/* Little-endian u64 fields, 8 bytes each; NEG(v) a small negative i64,
+ * NEG1_0 the double -1.0, NAN_ a quiet NaN. */
 #define U64(v) (char)(v), 0, 0, 0, 0, 0, 0, 0
+#define NEG(v) (char)(v), -1, -1, -1, -1, -1, -1, -1
+#define NEG1_0 0, 0, 0, 0, 0, 0, (char)0xf0, (char)0xbf
+#define NAN_ 0, 0, 0, 0, 0, 0, (char)0xf8, 0x7f
 static const char block_done_short[] = {U64(0), U64(0), U64(0)};
 static const char block_done_flag_2[] = {U64(0), U64(0), U64(0), U64(2),
                                          U64(0)};
@@ -1582,34 +1625,81 @@ static const char block_done_stranger[] = {U64(0),  U64(0), U64(0),
                                            U64(0),  U64(1), U64(77),
                                            U64(0),  U64(1), U64(8),
                                            U64(0)};
-static const char flush_stranger[] = {U64(1), U64(77), U64(1), U64(0), U64(0)};
-static const char loop_done_trailing[] = {U64(0), U64(0), U64(0), U64(0),
-                                          U64(0)};
+static const char block_done_negative[] = {U64(0), NEG1_0, U64(0), U64(0),
+                                           U64(0)};
+static const char block_done_nan_wait[] = {U64(0), U64(0), NAN_, U64(0),
+                                           U64(0)};
+static const char flush_stranger[] = {U64(1), U64(77), U64(1),
+                                      U64(0), U64(0), U64(0)};
+static const char flush_block_minus_5[] = {U64(1), U64(77), U64(1),
+                                           NEG(-5), U64(0), U64(0)};
+static const char loop_done_trailing[] = {
+    U64(0), U64(0), U64(0), U64(0), U64(0), U64(0),
+    U64(0), U64(0), U64(0), U64(0), U64(0)};
+/* One partial of accumulator 77, which the loop does not have. */
+static const char loop_done_stranger[] = {
+    U64(1), NEG(-1), U64(77), U64(1), U64(1), U64(5), U64(0), U64(0),
+    U64(0), U64(0),  U64(0),  U64(0), U64(0), U64(0), U64(0), U64(0)};
 static const char shard_data_short[] = {U64(1), U64(0)};
 static const char body_error_short[] = {U64(0)};
+static const char body_error_block_99[] = {U64(0), U64(99), U64(1), 'x'};
+static const char body_error_impostor[] = {U64(5), U64(0), U64(1), 'x'};
 static const char loaded_short[] = {U64(1), U64(3)};
+/* One element of an i64 array 90 x 50 at key (1, 121). */
+static const char loaded_key_out_of_range[] = {
+    U64(1),   U64(ORION_I64), U64(2), U64(90), U64(50), U64(1),
+    U64(16),  U64(0),         U64(120), U64(8), U64(4), U64(0),
+    U64(0),   U64(1),         U64(0), U64(0)};
 #undef U64
-#define BAD(what, n, after, type, bytes, name)                                 \
-  {what, n, ORION_WIRE_##after, ORION_WIRE_##type, bytes, sizeof bytes, name}
+#undef NEG
+#undef NEG1_0
+#undef NAN_
+#define BAD(what, n, after, type, bytes, name, field)                          \
+  {what, n, ORION_WIRE_##after, ORION_WIRE_##type, bytes, sizeof bytes, name, \
+   field}
 
 static const bad_frame bad_frames[] = {
     BAD("a truncated BLOCK_DONE", 1, RUN_BLOCK, BLOCK_DONE, block_done_short,
-        "BLOCK_DONE"),
+        "BLOCK_DONE", "too short: it ends inside the values flag"),
     BAD("a BLOCK_DONE with a values flag of 2", 1, RUN_BLOCK, BLOCK_DONE,
-        block_done_flag_2, "BLOCK_DONE"),
+        block_done_flag_2, "BLOCK_DONE", "the values flag is 2, not 0 or 1"),
     BAD("a BLOCK_DONE of a block never sent", 1, RUN_BLOCK, BLOCK_DONE,
-        block_done_unsent, "BLOCK_DONE"),
+        block_done_unsent, "BLOCK_DONE", "block 99 is not one it was sent"),
     BAD("a BLOCK_DONE with a run of an unknown array", 1, RUN_BLOCK,
-        BLOCK_DONE, block_done_stranger, "BLOCK_DONE"),
+        BLOCK_DONE, block_done_stranger, "BLOCK_DONE",
+        "run 0's array 77 is not an array of the loop"),
+    BAD("a BLOCK_DONE with negative seconds", 1, RUN_BLOCK, BLOCK_DONE,
+        block_done_negative, "BLOCK_DONE", "its seconds is -1"),
+    BAD("a BLOCK_DONE with NaN wait seconds", 1, RUN_BLOCK, BLOCK_DONE,
+        block_done_nan_wait, "BLOCK_DONE", "its wait seconds is nan"),
     BAD("a BUFFER_FLUSH of an unknown buffer", 1, RUN_BLOCK, BUFFER_FLUSH,
-        flush_stranger, "BUFFER_FLUSH"),
+        flush_stranger, "BUFFER_FLUSH",
+        "buffer 77 is not a buffer of the loop"),
+    BAD("a BUFFER_FLUSH for block -5", 1, RUN_BLOCK, BUFFER_FLUSH,
+        flush_block_minus_5, "BUFFER_FLUSH",
+        "block -5 is not a block of the loop"),
     BAD("a LOOP_DONE with trailing bytes", 1, LOOP_END, LOOP_DONE,
-        loop_done_trailing, "LOOP_DONE"),
+        loop_done_trailing, "LOOP_DONE", "8 unexpected trailing bytes"),
+    BAD("a LOOP_DONE with an unknown accumulator", 1, LOOP_END, LOOP_DONE,
+        loop_done_stranger, "LOOP_DONE",
+        "accumulator id 77 is not one of the loop's"),
     BAD("a truncated SHARD_DATA", 1, SHARD_PULL, SHARD_DATA, shard_data_short,
-        "SHARD_DATA"),
+        "SHARD_DATA", "1 runs need at least 32 bytes each, 8 are left"),
     BAD("a truncated BODY_ERROR", 1, RUN_BLOCK, BODY_ERROR, body_error_short,
-        "BODY_ERROR"),
-    BAD("a truncated LOADED", 2, LOAD_FILE, LOADED, loaded_short, "LOADED"),
+        "BODY_ERROR", "too short: it ends inside the block"),
+    BAD("a BODY_ERROR of block 99", 1, RUN_BLOCK, BODY_ERROR,
+        body_error_block_99, "BODY_ERROR",
+        "block 99 is not a block of the loop"),
+    BAD("a BODY_ERROR in another executor's name", 1, RUN_BLOCK, BODY_ERROR,
+        body_error_impostor, "BODY_ERROR", "its executor id is 5"),
+    BAD("a truncated LOADED", 2, LOAD_FILE, LOADED, loaded_short, "LOADED",
+        "too short"),
+    /* issue 18: the key was merged unchecked, and the driver wrote out of
+     * bounds (ASan: heap-buffer-overflow in orion_array_histogram). */
+    BAD("a LOADED with a key outside the array", 2, LOAD_FILE, LOADED,
+        loaded_key_out_of_range, NULL,
+        "sent a LOADED frame for [..] whose element 1 has key 121 in "
+        "dimension 2, outside 1..50"),
 };
 #undef BAD
 
@@ -1617,7 +1707,7 @@ static const bad_frame bad_frames[] = {
  * bf's frame after the driver's first frame of type bf->after. */
 static void play_bad_executor(const bad_frame *bf) {
   char *path = script("buffer_totals.lua");
-  char listen[64], nexec[8], want[128];
+  char listen[64], nexec[8], want[512];
   char *argv[] = {(char *)tu_driver(), "--launcher", "manual",
                   "--executors", nexec, "--register-timeout", "20",
                   "--listen", listen, path, "block", NULL};
@@ -1680,11 +1770,23 @@ static void play_bad_executor(const bad_frame *bf) {
   cr_assert(child_wait(c, 30), "%s: the driver did not end", bf->what);
   cr_expect_eq(c->status, 3, "%s: exit %d:\n%s", bf->what, c->status,
                c->buf[1]);
-  snprintf(want, sizeof want, "sent a malformed %s frame", bf->name);
   expect_has(c->buf[1], "cluster failure: executor 0 (127.0.0.1:");
-  expect_has(c->buf[1], want);
   line_with(c->buf[1], "cluster failure", want, sizeof want);
   cr_log_info("%s: %s", bf->what, want);
+  if (bf->name != NULL) { /* "...: FIELD" on the failure's line */
+    char head[64];
+    snprintf(head, sizeof head, "sent a malformed %s frame: ", bf->name);
+    expect_has(want, head);
+    expect_has(want, bf->field);
+  } else { /* "[..]" stands for the file's path */
+    const char *cut = strstr(bf->field, "[..]");
+    char before[128];
+    cr_assert_not_null(cut);
+    snprintf(before, sizeof before, "%.*s", (int)(cut - bf->field),
+             bf->field);
+    expect_has(want, before);
+    expect_has(want, cut + 4);
+  }
   for (k = 0; k < bf->nexec; k++) {
     orion_sec_free(&tu_sec_of[s[k]]->s);
     tu_sec_of[s[k]] = NULL;

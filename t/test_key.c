@@ -52,3 +52,29 @@ Test(key, one_dimension_is_identity) {
   cr_assert_eq(orion_key_linearize(1, dims, k, &lin), 0);
   cr_assert_eq(lin, 42);
 }
+
+/* Keys from a peer (a RUN_BLOCK's block, a LOADED part) are checked where
+ * they are decoded: the first element and dimension outside are named, and
+ * keys at any alignment (views into a frame) are read. */
+Test(key, check_all_names_the_first_key_outside) {
+  static const int64_t dims[2] = {10, 40};
+  int64_t keys[7] = {0, 0, 9, 39, 3, 40, 0};
+  char raw[sizeof keys + 1];
+  int64_t e = -1;
+  int d = -1;
+  cr_assert_eq(orion_key_check_all(2, dims, keys, 2, &e, &d), 0);
+  cr_assert_eq(orion_key_check_all(2, dims, keys, 3, &e, &d),
+               ORION_EKEYRANGE);
+  cr_assert_eq(e, 2);
+  cr_assert_eq(d, 1);
+  keys[5] = 1;
+  keys[4] = -1;
+  cr_assert_eq(orion_key_check_all(2, dims, keys, 3, &e, &d),
+               ORION_EKEYRANGE);
+  cr_assert_eq(e, 2);
+  cr_assert_eq(d, 0);
+  keys[4] = 3;
+  memcpy(raw + 1, keys, sizeof keys); /* misaligned, as in a frame */
+  cr_assert_eq(orion_key_check_all(2, dims, raw + 1, 3, NULL, NULL), 0);
+  cr_assert_eq(orion_key_check_all(2, dims, NULL, 0, NULL, NULL), 0);
+}

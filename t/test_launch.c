@@ -11,6 +11,7 @@
 #include "t/testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "drivers/launch.h"
@@ -593,6 +594,33 @@ Test(launch, ssh_argv_quoting) {
   orion_launch_argv_free(argv);
 }
 
+/* issue 18: the job's secret went into ssh's arguments ("ORION_TOKEN='T'
+ * 'EXE' ..."), which `ps` shows on the driver's host (and the remote
+ * shell's on the executor's); now the remote shell reads it from its
+ * standard input. */
+Test(launch, ssh_argv_keeps_the_token_off_command_lines) {
+  static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua",
+                                    "ORION_TOKEN=0123456789abcdef0123456789abcdef",
+                                    NULL};
+  orion_launch_cmd c = {"/bin/ex", "10.0.0.1:7077", NULL, 3, NULL, env,
+                        NULL, 0, 0, NULL, 0};
+  char **argv;
+  orion_buf in;
+  int i;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "node1", &argv), 0);
+  for (i = 0; argv[i] != NULL; i++)
+    cr_assert_null(strstr(argv[i], "0123456789abcdef"), "%s", argv[i]);
+  cr_assert_str_eq(argv[6], "IFS= read -r ORION_TOKEN; export ORION_TOKEN; "
+                            "ORION_LUA_PATH='/x/?.lua' '/bin/ex' '--driver' "
+                            "'10.0.0.1:7077' '--id' '3'");
+  orion_launch_argv_free(argv);
+  orion_buf_init(&in);
+  cr_assert_eq(orion_launch_ssh_stdin(&c, &in), 0);
+  cr_assert_eq(in.len, 33);
+  cr_assert(memcmp(in.data, "0123456789abcdef0123456789abcdef\n", 33) == 0);
+  orion_buf_free(&in);
+}
+
 Test(launch, ssh_argv_hostile_strings) {
   /* Whatever a token or path holds, the shell hands it over unchanged and
    * runs nothing of it. */
@@ -1099,21 +1127,64 @@ Test(launch, token_accepted_everywhere) {
  * The launcher and the cluster's launch callback.
  * ---------------------------------------------------------------------- */
 
+/* issue 18: a driver whose executors run elsewhere listened on 0.0.0.0;
+ * now on the address facing them, every address only when --listen asks
+ * for it. */
 Test(launch, launcher_attach_sets_the_callback_and_listen_default) {
   orion_launcher l;
   orion_cluster_opts o;
+  orion_error e;
+  char route[ORION_HOST_MAX + 1], path[] = "/tmp/orion-hosts-XXXXXX";
+  int fd;
   orion_launcher_init(&l);
   orion_cluster_opts_init(&o);
   orion_launcher_attach(&l, &o);
   cr_assert(o.launch == orion_launcher_start && o.launch_ud == &l);
+  cr_assert_eq(orion_launcher_bind(&l, &o, &e), 0);
   cr_assert_null(o.listen); /* local: the cluster's 127.0.0.1 */
+  /* manual: the default route's address, else 127.0.0.1 */
   l.kind = ORION_LAUNCH_MANUAL;
-  orion_launcher_attach(&l, &o);
+  if (orion_launcher_facing("192.0.2.1", route, sizeof route) != 0 &&
+      orion_launcher_facing("2001:db8::1", route, sizeof route) != 0)
+    snprintf(route, sizeof route, "127.0.0.1");
+  cr_assert_eq(orion_launcher_bind(&l, &o, &e), 0);
+  cr_assert_str_eq(o.listen, route);
+  cr_assert_str_neq(o.listen, "0.0.0.0");
+  o.listen = "0.0.0.0"; /* --listen wins */
+  cr_assert_eq(orion_launcher_bind(&l, &o, &e), 0);
   cr_assert_str_eq(o.listen, "0.0.0.0");
-  o.listen = "10.0.0.1:7000"; /* --listen wins */
+  /* ssh: the address the hosts are reached from */
+  fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, "127.0.0.1 2\nlocalhost\n", 22), 22);
+  close(fd);
   l.kind = ORION_LAUNCH_SSH;
-  orion_launcher_attach(&l, &o);
+  l.hosts_file = path;
+  cr_assert_eq(orion_launcher_load_hosts(&l, &e), 0, "%s", e.msg);
+  o.listen = NULL;
+  cr_assert_eq(orion_launcher_bind(&l, &o, &e), 0, "%s", e.msg);
+  cr_assert(strcmp(o.listen, "127.0.0.1") == 0 ||
+                strcmp(o.listen, "::1") == 0,
+            "%s", o.listen);
+  /* Hosts reached from two addresses: --listen must say which. */
+  if (orion_launcher_facing("::1", route, sizeof route) == 0) {
+    fd = open(path, O_WRONLY | O_TRUNC);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, "127.0.0.1\n[::1]\n", 16), 16);
+    close(fd);
+    cr_assert_eq(orion_launcher_load_hosts(&l, &e), 0, "%s", e.msg);
+    o.listen = NULL;
+    cr_assert_eq(orion_launcher_bind(&l, &o, &e), ORION_EINVAL);
+    cr_assert(strstr(e.msg, "reaches 127.0.0.1 from 127.0.0.1 and ::1 from "
+                            "::1: give --listen ADDR") != NULL,
+              "%s", e.msg);
+    cr_assert_null(o.listen);
+  }
+  o.listen = "10.0.0.1:7000";
+  cr_assert_eq(orion_launcher_bind(&l, &o, &e), 0);
   cr_assert_str_eq(o.listen, "10.0.0.1:7000");
+  orion_launcher_free(&l);
+  unlink(path);
 }
 
 Test(launch, launcher_hosts_and_rank_zero) {
@@ -1145,8 +1216,14 @@ Test(launch, launcher_hosts_and_rank_zero) {
   orion_cluster_opts_init(&o);
   cr_assert_eq(orion_launcher_rank_setup(&l, &o, &e), 0, "%s", e.msg);
   cr_assert_eq(o.nexec, 2);
-  cr_assert_str_eq(o.listen, "0.0.0.0:7077");
+  cr_assert_str_eq(o.listen, "node1:7077"); /* what the ranks reach */
   cr_assert_str_eq(o.token, "cafe" SECRET);
+  o.listen = "0.0.0.0"; /* --listen: every address, $ORION_DRIVER's port */
+  cr_assert_eq(orion_launcher_rank_setup(&l, &o, &e), 0, "%s", e.msg);
+  cr_assert_str_eq(o.listen, "0.0.0.0:7077");
+  o.listen = "fe80::1";
+  cr_assert_eq(orion_launcher_rank_setup(&l, &o, &e), 0, "%s", e.msg);
+  cr_assert_str_eq(o.listen, "[fe80::1]:7077");
   unsetenv("SLURM_NTASKS");
   cr_assert_neq(orion_launcher_rank_setup(&l, &o, &e), 0);
   cr_assert(strstr(e.msg, "SLURM_NTASKS") != NULL, "%s", e.msg);
@@ -1547,5 +1624,32 @@ Test(launch, script_path_falls_back_to_the_apps) {
   cr_expect_eq(r.status, 2);
   cr_expect_str_eq(r.err, "orion-driver: cannot open script apps/none/x.lua: "
                           "No such file or directory\n");
+  tu_run_free(&r);
+}
+
+/* issue 18: a secret shorter than 128 bits is refused by the executor,
+ * whether it comes as $ORION_TOKEN or --token (the driver refuses a short
+ * $ORION_TOKEN of srun/mpirun ranks: rank_driver_and_token). */
+Test(launch, executor_refuses_a_short_secret) {
+  const char *exe = getenv("ORION_EXECUTOR");
+  char *argv[] = {(char *)exe, "--driver", "127.0.0.1:9", NULL, NULL, NULL};
+  tu_run r;
+  cr_assert_not_null(exe, "ORION_EXECUTOR is not set (make check sets it)");
+  setenv("ORION_TOKEN", "0123456789abcdef0123456789abcde", 1); /* 31 */
+  r = tu_run_argv(argv, 20);
+  cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_expect(strstr(r.err, "the token (--token or $ORION_TOKEN) is 31 "
+                          "characters; a job's secret needs at least 128 "
+                          "bits: 32 or more characters") != NULL,
+            "%s", r.err);
+  tu_run_free(&r);
+  unsetenv("ORION_TOKEN");
+  argv[3] = "--token";
+  argv[4] = "x";
+  r = tu_run_argv(argv, 20);
+  cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_expect(strstr(r.err, "is 1 characters; a job's secret needs at least "
+                          "128 bits") != NULL,
+            "%s", r.err);
   tu_run_free(&r);
 }

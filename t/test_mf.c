@@ -2,6 +2,7 @@
 #include "t/testutil.h"
 
 #include <math.h>
+#include <sys/stat.h>
 
 /* Parses the per-epoch lines "epoch seconds train test" of mf.lua. */
 static int parse_epochs(const char *out, double *train, double *test,
@@ -284,6 +285,21 @@ static char *write_small_ratings(double *mean) {
   }
 }
 
+/* Writes text into the model file `path`, runs predict.lua (argv) and
+ * expects it to refuse the model with msg. */
+static void expect_refused(char **argv, const char *path, const char *text,
+                           const char *msg) {
+  FILE *f = fopen(path, "wb");
+  tu_run r;
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+  r = tu_run_argv(argv, 60);
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert(strstr(r.err, msg) != NULL, "%s", r.err);
+  tu_run_free(&r);
+}
+
 Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
      .timeout = 200) {
   char *app = tu_src("apps/mf/mf.lua"), *pred = tu_src("apps/mf/predict.lua");
@@ -403,21 +419,13 @@ Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
    * part-way, or files of two saves, leave it) is refused. */
   {
     char dst[512], msg[1400];
-    FILE *g;
     char *argv[] = {(char *)tu_driver(), pred, "--model", model, "--pairs",
                     pairs, NULL};
     snprintf(dst, sizeof dst, "%s.H", model);
-    g = fopen(dst, "wb");
-    cr_assert_not_null(g);
-    fputs("not the H of this model\n", g);
-    fclose(g);
-    r = tu_run_argv(argv, 60);
-    cr_assert_eq(r.status, 1, "%s", r.err);
     snprintf(msg, sizeof msg, "%s does not belong to %s.meta (a save that "
                               "did not finish, or parts of two saves)",
              dst, model);
-    cr_assert(strstr(r.err, msg) != NULL, "%s", r.err);
-    tu_run_free(&r);
+    expect_refused(argv, dst, "not the H of this model\n", msg);
   }
   {
     const char *ext[] = {".W", ".H", ".users", ".items", ".meta"};
@@ -438,6 +446,84 @@ Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
   free(pairs);
   free(check);
   free(out);
+  free(app);
+  free(pred);
+}
+
+/* issue 18: a model of several files becomes visible at once.  A save
+ * that fails part-way (here the items part cannot be written: a folder
+ * sits where its temporary goes) used to leave the new W, H and users
+ * beside the old items and manifest; now the old model stays whole and
+ * predicts as before, and nothing of the failed save is left.  A
+ * manifest that does not name every part is refused, naming it. */
+Test(mf, interrupted_save_keeps_the_old_model, .timeout = 200) {
+  char *app = tu_src("apps/mf/mf.lua"), *pred = tu_src("apps/mf/predict.lua");
+  double mean;
+  char *train = write_small_ratings(&mean);
+  char *model = tu_temp_path("");
+  char *pairs = tu_write_temp(".txt", "2 3\n7 9\n");
+  char path[512], before[512], msg[1024];
+  const char *ext[] = {".W", ".H", ".users", ".items", ".meta"};
+  tu_run r;
+  int k;
+  char *save1[] = {(char *)tu_driver(), app,     "--train", train, "--k",
+                   "4",                 "--epochs", "3",      "--save",
+                   model,               NULL};
+  char *save2[] = {(char *)tu_driver(), app,     "--train", train, "--k",
+                   "4",                 "--epochs", "1",      "--save",
+                   model,               NULL};
+  char *predict[] = {(char *)tu_driver(), pred, "--model", model, "--pairs",
+                     pairs, NULL};
+  r = tu_run_argv(save1, 120);
+  cr_assert_eq(r.status, 0, "mf.lua failed: %s", r.err);
+  tu_run_free(&r);
+  r = tu_run_argv(predict, 60);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  snprintf(before, sizeof before, "%.500s", r.out);
+  tu_run_free(&r);
+  /* The second save fails at its items part: folders sit where its
+   * temporary files go (PATH.items.tmp and PATH.items.new.tmp, the
+   * names a save in place and a staged one use). */
+  for (k = 0; k < 2; k++) {
+    snprintf(path, sizeof path, "%s.items%s.tmp", model, k ? ".new" : "");
+    cr_assert_eq(mkdir(path, 0700), 0, "%s", path);
+  }
+  r = tu_run_argv(save2, 120);
+  cr_assert_neq(r.status, 0, "the save did not fail:\n%s", r.err);
+  cr_assert(strstr(r.err, "cannot create ") != NULL &&
+                strstr(r.err, ".items") != NULL,
+            "%s", r.err);
+  tu_run_free(&r);
+  for (k = 0; k < 2; k++) {
+    snprintf(path, sizeof path, "%s.items%s.tmp", model, k ? ".new" : "");
+    rmdir(path);
+  }
+  for (k = 0; k < 4; k++) {
+    snprintf(path, sizeof path, "%s%s.new", model, ext[k]);
+    cr_expect(access(path, F_OK) != 0, "%s was left behind", path);
+  }
+  r = tu_run_argv(predict, 60);
+  cr_assert_eq(r.status, 0, "the old model is not loadable: %s", r.err);
+  cr_assert_str_eq(r.out, before);
+  tu_run_free(&r);
+  /* A manifest without the parts' lines is not one of a whole model. */
+  snprintf(path, sizeof path, "%s.meta", model);
+  snprintf(msg, sizeof msg, "%s.meta names no %s.W (no 'file.W' line): it "
+                            "is not the manifest of a whole model",
+           model, model);
+  expect_refused(predict, path,
+                 "orion-mf 1\nk 4\nusers 31\nitems 21\nmean 3\n"
+                 "solver sgd\n",
+                 msg);
+  for (k = 0; k < 5; k++) {
+    snprintf(path, sizeof path, "%s%s", model, ext[k]);
+    unlink(path);
+  }
+  unlink(train);
+  unlink(pairs);
+  free(train);
+  free(pairs);
+  free(model);
   free(app);
   free(pred);
 }

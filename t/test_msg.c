@@ -248,6 +248,7 @@ static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
     m->gskew = -3;
     m->gb = 12;
     m->bandwidth_mbps = 12.5;
+    m->timeout = 2.5;
   }
   m->nshards = 2;
 }
@@ -377,6 +378,7 @@ Test(msg, load_body_round_trip) {
   cr_assert_eq(out.gskew, -3);
   cr_assert_eq(out.gb, 12);
   eq_f64(out.bandwidth_mbps, 12.5, "bandwidth budget");
+  eq_f64(out.timeout, 2.5, "loop timeout");
   orion_msg_load_body_free(&out);
   orion_msg_load_body_free(&out); /* twice is harmless */
   check_bounds(ORION_WIRE_LOAD_BODY, &b);
@@ -446,10 +448,11 @@ Test(msg, load_body_device_fields_checked) {
   b.len = 0;
   cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
-  /* The last fields are gb (i64) and the bandwidth (f64): make the gpu
-   * flag (8 words before the end) 3, then the device grid space 99. */
+  /* The last fields are gb (i64), the bandwidth and the timeout (f64):
+   * make the gpu flag (9 words before the end) 3, then the device grid
+   * space 99. */
   {
-    char *q = (char *)p + n - 8 * 8;
+    char *q = (char *)p + n - 9 * 8;
     q[0] = 3;
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
@@ -479,10 +482,30 @@ Test(msg, load_body_device_fields_checked) {
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   {
     double bad = -1;
-    memcpy((char *)p + n - 8, &bad, 8); /* little-endian, as the wire */
+    memcpy((char *)p + n - 16, &bad, 8); /* little-endian, as the wire */
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "negative bandwidth budget") != NULL, "%s",
+              err.msg);
+  }
+  /* The loop timeout (wire version 8, the last field): negative, NaN or
+   * over ORION_MSG_TIMEOUT_MAX is refused on both sides. */
+  m.timeout = -1;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.timeout = NAN;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.timeout = 0; /* no limit */
+  b.len = 0;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  {
+    double bad = 2e9;
+    memcpy((char *)p + n - 8, &bad, 8);
+    orion_error_clear(&err);
+    cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+    cr_assert(strstr(err.msg, "the loop timeout is 2e+09 s") != NULL, "%s",
               err.msg);
   }
   orion_buf_free(&b);
@@ -1046,6 +1069,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   orion_pw_i64(&h, lb.gskew);
   orion_pw_i64(&h, lb.gb);
   orion_pw_f64(&h, lb.bandwidth_mbps); /* wire version 6 */
+  orion_pw_f64(&h, lb.timeout);        /* wire version 8 */
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
   b.len = h.len = 0;

@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#define ORION_CBODY_ABI 1
+#define ORION_CBODY_ABI 2
 #define ORION_CBODY_FN "orion_cbody_run"     /* orion_cbody_fn */
 #define ORION_CBODY_ABI_SYM "orion_cbody_abi" /* const int */
 
@@ -99,6 +99,12 @@ struct orion_cctx {
   int (*elem_done)(orion_cctx *c);
   void *ud;      /* the executor's */
   int64_t cur;   /* the element being run; the body keeps it current */
+  /* The loop deadline: the body counts poll_left down at each element and
+   * each back edge of its loops, and below 0 calls poll (NULL: none, and
+   * poll_left is INT64_MAX), which sets poll_left again and returns
+   * nonzero, c->err set, once the block ran past its deadline. */
+  int (*poll)(orion_cctx *c);
+  int64_t poll_left;
   char err[1024];
 };
 /* ORION_PRELUDE_END */

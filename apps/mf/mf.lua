@@ -284,20 +284,35 @@ if opts.save then
     end
     return c
   end
-  W:save(opts.save .. ".W")
-  H:save(opts.save .. ".H")
-  counts(1, nu):save(opts.save .. ".users")
-  counts(2, ni):save(opts.save .. ".items")
-  -- The manifest, written last: each part's size and the CRC-32 its file
-  -- ends with, so that predict.lua refuses a set whose parts come from
-  -- two saves (one that did not finish, or files copied apart).
-  local f = assert(io.open(opts.save .. ".meta.tmp", "w"))
-  f:write(("orion-mf 1\nk %d\nusers %d\nitems %d\nmean %.17g\nsolver %s\n")
-    :format(K, nu, ni, mean, opts.solver))
-  for _, part in ipairs { "W", "H", "users", "items" } do
-    f:write(("file.%s %s\n"):format(part, assert(cli.file_stamp(opts.save .. "." .. part))))
+  -- The set becomes visible at once.  Each part is saved whole (a
+  -- temporary name, flushed to the disk, renamed) under PATH.PART.new
+  -- first: a save that fails there (a full disk) leaves the old set as
+  -- it was, loadable.  Then the parts are renamed into place, and the
+  -- manifest is written last, the same way (orion.write_file, which also
+  -- makes the renames durable): each part's size and the CRC-32 its file
+  -- ends with, so that predict.lua refuses a set that is not whole (a save
+  -- stopped between the renames, files copied apart).
+  local parts = { { "W", W }, { "H", H }, { "users", counts(1, nu) },
+                  { "items", counts(2, ni) } }
+  local staged, err = pcall(function()
+    for _, p in ipairs(parts) do
+      p[2]:save(opts.save .. "." .. p[1] .. ".new")
+    end
+  end)
+  if not staged then
+    for _, p in ipairs(parts) do os.remove(opts.save .. "." .. p[1] .. ".new") end
+    error(err, 0)
   end
-  f:close()
-  assert(os.rename(opts.save .. ".meta.tmp", opts.save .. ".meta"))
+  for _, p in ipairs(parts) do
+    local base = opts.save .. "." .. p[1]
+    assert(os.rename(base .. ".new", base))
+  end
+  local meta = { ("orion-mf 1\nk %d\nusers %d\nitems %d\nmean %.17g\nsolver %s\n")
+    :format(K, nu, ni, mean, opts.solver) }
+  for _, p in ipairs(parts) do
+    local path = opts.save .. "." .. p[1]
+    meta[#meta + 1] = ("file.%s %s\n"):format(p[1], assert(cli.file_stamp(path)))
+  end
+  orion.write_file(opts.save .. ".meta", table.concat(meta))
   print(("# saved the model to %s.{W,H,users,items,meta}"):format(opts.save))
 end

@@ -62,18 +62,19 @@ do
 end
 -- Each part must be the one the manifest names (size and the CRC-32 its
 -- file ends with): a save that did not finish, or parts from two saves,
--- are refused.  Models saved before the manifest had these lines are
--- read as they are.
+-- are refused, and so is a manifest that does not name every part.
 for _, part in ipairs { "W", "H", "users", "items" } do
   local want = meta["file." .. part]
-  if want then
-    local path = opts.model .. "." .. part
-    local got, err = cli.file_stamp(path)
-    if not got then error(("cannot open the model: %s"):format(err), 0) end
-    if got ~= want then
-      error(("%s does not belong to %s (a save that did not finish, or parts of two saves): "
-        .. "its size and checksum are %s, the manifest says %s"):format(path, meta_path, got, want), 0)
-    end
+  local path = opts.model .. "." .. part
+  if not want then
+    error(("%s names no %s (no 'file.%s' line): it is not the manifest of a whole model; "
+      .. "save the model again"):format(meta_path, path, part), 0)
+  end
+  local got, err = cli.file_stamp(path)
+  if not got then error(("cannot open the model: %s"):format(err), 0) end
+  if got ~= want then
+    error(("%s does not belong to %s (a save that did not finish, or parts of two saves): "
+      .. "its size and checksum are %s, the manifest says %s"):format(path, meta_path, got, want), 0)
   end
 end
 local K, mean = math.tointeger(tonumber(meta.k)), tonumber(meta.mean)
