@@ -130,8 +130,13 @@ echo "# --resume after 5 driver kills (folder: $(tr '\n' ' ' < dk.ls)): epoch 40
 CKPT_MARK=stop "$drv" --executors 2 --heartbeat-timeout 2 --checkpoint-dir "$tmp/stop" \
   $MF --checkpoint-every 5 > stop.out 2> stop.err &
 pid=$!
-sleep 1.5
+# Stop an executor once the first checkpoint is there (a fixed sleep was
+# past the end of the whole run on an idle machine: 40 epochs take 1.4 s).
+n=0
+while ! ls -d "$tmp/stop"/ckpt-* >/dev/null 2>&1 && kill -0 $pid 2>/dev/null &&
+      [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done
 victim=$(children $pid | shuf -n 1)
+[ -n "$victim" ] || fail "SIGSTOP: no executor of the job to stop (it ended first)"
 kill -STOP "$victim"
 n=0
 while kill -0 $pid 2>/dev/null && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done
