@@ -105,7 +105,7 @@ for rate in $rates; do
           else args=(--partitions "$dp_parts" "${args[@]}" --epochs "$dp_epochs"
                      --parallel data --flush "${v#data-}"); fi ;;
         lda)
-          args=(apps/lda/lda.lua --corpus "$corpus" --k 100 --sampler dense
+          args=(apps/lda/lda.lua --corpus "$corpus" --k 100 --sampler dense --ll-every 1
                 --iters "$iters")
           if [ "$v" != 2d ]; then args+=(--parallel data --flush "${v#data-}"); fi ;;
       esac

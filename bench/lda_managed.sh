@@ -65,7 +65,7 @@ esac
 for f in loop managed; do
   bench/netcluster.sh -n "$execs" --rate "$rate" --logs "$tmp/logs-$f" -- \
     --quiet "${budget[@]}" --metrics "$tmp/$f.jsonl" apps/lda/lda.lua \
-    --corpus "$file" --k "$k" --iters "$iters" --top 0 --flush "$f" "${mode[@]}" \
+    --corpus "$file" --k "$k" --iters "$iters" --top 0 --ll-every 1 --flush "$f" "${mode[@]}" \
     > "$tmp/$f.out" 2> "$tmp/$f.err" ||
     { echo "bench/lda_managed.sh: the $f run failed:" >&2
       cat "$tmp/$f.out" "$tmp/$f.err" >&2; exit 1; }

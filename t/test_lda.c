@@ -32,14 +32,18 @@ static tu_run run_lda(const char *const *args, int timeout) {
   char *argv[32];
   char *app = tu_src("apps/lda/lda.lua");
   tu_run r;
-  int n = 0;
+  int n = 0, i;
   argv[n++] = (char *)tu_driver();
-  while (args[n - 1] != NULL && n < 28) {
-    if (strcmp(args[n - 1], "APP") == 0)
-      argv[n] = app;
-    else
-      argv[n] = (char *)args[n - 1];
-    n++;
+  for (i = 0; args[i] != NULL && n < 28; i++) {
+    if (strcmp(args[i], "APP") == 0) {
+      /* These tests read the LL of every iteration (the app's default
+       * is every 10th); a test's own --ll-every comes later and wins. */
+      argv[n++] = app;
+      argv[n++] = (char *)"--ll-every";
+      argv[n++] = (char *)"1";
+    } else {
+      argv[n++] = (char *)args[i];
+    }
   }
   argv[n] = NULL;
   r = tu_run_argv(argv, timeout);

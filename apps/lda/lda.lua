@@ -45,7 +45,7 @@ local spec = {
     { "seed", "N", 1, "seed of the initial topics and of the sampler" },
     { "sampler", "NAME", "sparse", "sparse (SparseLDA buckets) or dense (O(K) per token)" },
     { "init", "NAME", "sequential", "initial topics: sequential (drawn from the conditional, token by token) or random" },
-    { "ll-every", "N", 1, "compute the log-likelihood every N iterations (and after the last)" },
+    { "ll-every", "N", 10, "compute the log-likelihood every N iterations (and after the last)" },
     { "partitions", "N", 0, "blocks per dimension of the sampling loop; 0: automatic (see docs/apps-lda.md)" },
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel, --sampler dense: every executor reads the word-topic counts as of the last flush and adds its changes through an orion.buffer)" },
     { "flush", "F", nil, "when buffered count changes are applied: with 2d the topic totals' (loop, the default: at the end of the sweep; managed: sent during it), with --parallel data the word-topic counts' (block, the default, loop, managed or every N tokens)" },
