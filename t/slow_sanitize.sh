@@ -10,7 +10,7 @@
 # What runs.  CI's two cores must finish the whole CI run in 20 minutes,
 # so by default this runs the suites that take input from outside (the
 # codecs, the loaders and array files, the cluster with its hostile
-# executors, the launchers, saved models) and the runtime's data
+# executors) and the runtime's data
 # structures, not the ones that spend their time compiling and training
 # (test_analysis, test_lda, test_dnn, test_det, test_scripts, test_luaops,
 # test_ccomp, the doc tests): SUBSET below.  Three test cases are left out
@@ -86,9 +86,12 @@ export UBSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS
 # The fast suite's data, beside the source tree (not the copy).
 ORION_DATA=${ORION_DATA:-$src/../shared/data}
 export ORION_DATA
+# test_launch, test_mf, test_capture and test_buffer (about 2.5 of the
+# subset's 5 minutes on 2 cores) were left out after the merge that put
+# this run, the tamper sweep and the checkpoint kills in one slow set.
 SUBSET="t/test_key t/test_array t/test_loader t/test_arrayfile
-  t/test_partition t/test_bcscan t/test_capture t/test_parse t/test_buffer
-  t/test_wire t/test_msg t/test_launch t/test_cluster t/test_mf t/test_cgen
+  t/test_partition t/test_bcscan t/test_parse
+  t/test_wire t/test_msg t/test_cluster t/test_cgen
   t/test_wbuf t/test_sched t/test_shard t/test_jsonl t/test_status
   t/test_holders t/test_gpugrid t/test_luarand"
 tests=${ORION_SANITIZE_TESTS:-$(echo $SUBSET)}
