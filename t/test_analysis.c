@@ -448,7 +448,7 @@ Test(analysis, explain_runs_the_mf_app_for_real_and_prints_each_loop_once,
 Test(analysis, explain_runs_the_lda_app_for_real, .timeout = 120) {
   char *app = tu_src("apps/lda/lda.lua");
   char *argv[] = {(char *)tu_driver(), "--executors", "0", "--explain", app,
-                  "--iters", "2", "--k", "5", NULL};
+                  "--iters", "2", "--k", "5", "--ll-every", "1", NULL};
   tu_run r = tu_run_argv(argv, 120);
   double ll[8];
   int i;
