@@ -345,7 +345,8 @@ typedef struct run_host {
   acc_slot **acc_of;
   binding **arr_of;
   int64_t *rlo, *rn; /* per array slot: its rows on the device (rn -1: all) */
-  int64_t *klo, *khi; /* per key dimension: the block's range */
+  int64_t klo[ORION_MAX_DIMS], khi[ORION_MAX_DIMS]; /* the block's range
+                                                      of each key */
   int64_t *pos, *keys, *order;
   orion_gpugrid grid;
 } run_host;
@@ -360,8 +361,6 @@ static void run_host_free(run_host *h) {
   orion_free(h->arr_of);
   orion_free(h->rlo);
   orion_free(h->rn);
-  orion_free(h->klo);
-  orion_free(h->khi);
   orion_free(h->pos);
   orion_free(h->keys);
   orion_free(h->order);
@@ -696,11 +695,8 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.arr_of = orion_calloc(n, sizeof *h.arr_of);
   h.rlo = orion_calloc(n, sizeof *h.rlo);
   h.rn = orion_calloc(n, sizeof *h.rn);
-  h.klo = orion_calloc(ORION_MAX_DIMS, sizeof *h.klo);
-  h.khi = orion_calloc(ORION_MAX_DIMS, sizeof *h.khi);
   if (h.c == NULL || h.arrays == NULL || h.consts == NULL ||
-      h.acc_of == NULL || h.arr_of == NULL || h.rlo == NULL || h.rn == NULL ||
-      h.klo == NULL || h.khi == NULL) {
+      h.acc_of == NULL || h.arr_of == NULL || h.rlo == NULL || h.rn == NULL) {
     rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
     goto done;
   }
