@@ -320,8 +320,10 @@ static void on_closed(orion_conn *conn, const char *reason) {
     return;
   if (p->spawned && !p->exited) {
     /* A local executor that died closes its socket first: give its exit
-     * status a moment to arrive, so the message says how it ended. */
-    double until = orion_now() + 0.5;
+     * status a moment to arrive, so the message says how it ended (2 s:
+     * on a loaded machine its threads can take more than half a second
+     * to wind down after the socket closes). */
+    double until = orion_now() + 2.0;
     while (!p->exited && orion_now() < until) {
       uv_run(&c->loop, UV_RUN_NOWAIT);
       if (!p->exited)
