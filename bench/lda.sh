@@ -26,6 +26,19 @@
 # seconds / our seconds to reach its final LL (above 1: we get there
 # sooner); "LL - MALLET" = our final LL minus MALLET's after 100.
 # Without the data it is skipped (exit 0), unless CI=true (exit 1).
+#
+# Side by side: with MALLET set to a MALLET launcher (its `bin/mallet`)
+# and/or WARPLDA to a folder holding WarpLDA's `warplda` and `format`
+# builds, the same corpora and Ks also run through them in this script,
+# with 2 threads, the same alpha (50 in sum) and beta and ITERS
+# iterations, after ours, and a second table prints per sweep seconds of
+# each (MALLET: from the times its "<10>" and "<ITERS>" log lines appear,
+# so startup, import and the JIT's first sweeps are left out; WarpLDA:
+# its own per-iteration times), the ratio of theirs to ours (above 1: we
+# are faster), WarpLDA's final LL, and the seconds each needs to reach it
+# (ours from the metrics, as above; MALLET's LL is printed every 10th
+# sweep, so its time is an upper bound).  The corpus is converted once to
+# their text formats (one document per line, word w<id> repeated).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -124,3 +137,79 @@ for c in $corpora; do
   done
 done
 echo "anchors: ../shared/anchors.md (WarpLDA and MALLET, 100 iterations, 2 threads)"
+
+[ -n "${MALLET:-}" ] || [ -n "${WARPLDA:-}" ] || exit 0
+if [ -n "${MALLET:-}" ] && [ ! -x "$MALLET" ]; then
+  echo "bench/lda.sh: MALLET=$MALLET is not an executable MALLET launcher (bin/mallet)" >&2
+  exit 2
+fi
+if [ -n "${WARPLDA:-}" ] && { [ ! -x "$WARPLDA/warplda" ] || [ ! -x "$WARPLDA/format" ]; }; then
+  echo "bench/lda.sh: WARPLDA=$WARPLDA does not hold the warplda and format programs" >&2
+  exit 2
+fi
+
+# UCI bag of words -> one line per document: "d<TAB>x<TAB>w3 w3 w17 ...".
+to_text() {
+  zcat -f "$1" | awk 'NR <= 3 { next }
+    $1 != cur { if (cur != "") print line; cur = $1; line = "d" $1 "\tx\t" }
+    { for (i = 0; i < $3; i++) line = line "w" $2 " " }
+    END { if (cur != "") print line }'
+}
+
+# Seconds since the epoch, to the millisecond, of each line of stdin.
+stamp() { while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done; }
+
+echo
+printf 'side by side in this run (%s iterations, 2 threads each)\n' "$iters"
+printf '%-5s %5s %-8s %9s %10s %10s %13s\n' corpus K tool "s/iter" "them/ours" \
+  "LL final" "s to Warp LL"
+for c in $corpora; do
+  f=$(corpus_file "$c")
+  to_text "$f" > "$tmp/$c.txt"
+  if [ -n "${MALLET:-}" ]; then
+    "$MALLET" import-file --input "$tmp/$c.txt" --output "$tmp/$c.mallet" \
+      --keep-sequence --token-regex '[^ ]+' > /dev/null 2>&1
+  fi
+  if [ -n "${WARPLDA:-}" ]; then
+    cut -f1,3 "$tmp/$c.txt" | sed 's/\t/ x /' > "$tmp/$c.yahoo"
+    (cd "$tmp" && "$WARPLDA/format" -input "$c.yahoo" -prefix "w_$c" > /dev/null 2>&1)
+  fi
+  for k in $ks; do
+    m=$tmp/m_${c}_$k.jsonl
+    ours=$(summarise "$m" 0 | awk '{ print $1 }')
+    warp_ll=nan
+    if [ -n "${WARPLDA:-}" ]; then
+      (cd "$tmp" && OMP_NUM_THREADS=2 "$WARPLDA/warplda" --prefix "w_$c" --k "$k" \
+        --niter "$iters" --alpha 50 --beta 0.01 --writeinfo=false \
+        --dumpmodel=false --dumpz=false > "w_${c}_$k.log" 2>&1)
+      read -r w_s warp_ll w_reach <<< "$(awk '/^Iteration/ {
+          gsub(/,/, ""); t += $3; n++; ll = $NF; lls[n] = ll; ts[n] = t }
+        END { for (i = 1; i <= n; i++) if (lls[i] >= ll) { r = ts[i]; break }
+              printf "%.6f %s %.3f", t / n, ll, r }' "$tmp/w_${c}_$k.log")"
+      o_reach=$(summarise "$m" "$warp_ll" | awk '{ print ($3 == "-") ? "-" : sprintf("%.2f", $3) }')
+      awk -v c="$c" -v k="$k" -v s="$w_s" -v o="$ours" -v ll="$warp_ll" \
+          -v r="$w_reach" -v orr="$o_reach" 'BEGIN {
+        printf "%-5s %5s %-8s %9.4f %9.2fx %10.4f %13.2f\n", c, k, "WarpLDA", s, s / o, ll, r
+        printf "%-5s %5s %-8s %9.4f %10s %10s %13s\n", c, k, "ours", o, "", "", orr }'
+    fi
+    if [ -n "${MALLET:-}" ]; then
+      "$MALLET" train-topics --input "$tmp/$c.mallet" --num-topics "$k" \
+        --num-iterations "$iters" --num-threads 2 --alpha 50 --beta 0.01 \
+        --optimize-interval 0 --random-seed 1 --show-topics-interval 100000 \
+        2>&1 | stamp > "$tmp/mallet_${c}_$k.log"
+      awk -v c="$c" -v k="$k" -v it="$iters" -v o="$ours" -v target="$warp_ll" '
+        / <[0-9]+> LL\/token: / { n = $2; gsub(/[<>]/, "", n); ll = $NF
+          if (n == 10) t10 = $1
+          if (n == it) tend = $1
+          if (reach == "" && target != "nan" && ll + 0 >= target + 0) reach = $1 - t10
+          last = ll }
+        END {
+          if (t10 == "" || tend == "" || it <= 10) {
+            printf "%-5s %5s %-8s %9s (needs ITERS > 10 and its <10> and <%d> lines)\n", c, k, "MALLET", "-", it
+            exit }
+          s = (tend - t10) / (it - 10)
+          printf "%-5s %5s %-8s %9.4f %9.2fx %10.4f %13s\n", c, k, "MALLET", s, s / o, last,
+            (reach == "") ? "-" : sprintf("%.2f+", reach + 10 * s) }' "$tmp/mallet_${c}_$k.log"
+    fi
+  done
+done
