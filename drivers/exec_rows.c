@@ -43,6 +43,18 @@ void orion__rows_on_rows(exec_state *x, orion_conn *c, int from,
   pthread_mutex_unlock(&x->mu);
 }
 
+/* Whether runs v[0..n) cover exactly the elements of move g, in order
+ * (the sender's writer cuts a move's run where zeros are left out). */
+static int covers(const orion_msg_run *v, int64_t n, const orion_msg_move *g) {
+  int64_t k, at = g->first;
+  for (k = 0; k < n; k++) {
+    if (v[k].array != g->array || v[k].first != at)
+      return 0;
+    at += v[k].count;
+  }
+  return n > 0 && at == g->first + g->count;
+}
+
 /* Whether kept frame j holds move g of run `run`: decodes it into *m
  * (free it) when it does. */
 static int holds(const job *j, const orion_msg_move *g, int64_t run,
@@ -50,9 +62,7 @@ static int holds(const job *j, const orion_msg_move *g, int64_t run,
   if (j->from != g->peer ||
       orion_msg_rows_decode(j->payload, j->len, m, NULL) != 0)
     return 0;
-  if (m->run == run && m->block == g->block && m->nruns == 1 &&
-      m->runs[0].array == g->array && m->runs[0].first == g->first &&
-      m->runs[0].count == g->count)
+  if (m->run == run && m->block == g->block && covers(m->runs, m->nruns, g))
     return 1;
   orion_msg_rows_free(m);
   return 0;
@@ -113,7 +123,9 @@ int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
                            "%" PRId64 " within %.0f s",
                            x->id, g->first, g->first + g->count - 1, g->array,
                            g->peer, limit);
-  rc = orion_msg_run_apply(rp->a, &m.runs[0]);
+  rc = 0;
+  for (int64_t k = 0; k < m.nruns && rc == 0; k++)
+    rc = orion_msg_run_apply(rp->a, &m.runs[k]);
   orion_msg_rows_free(&m);
   orion__exec_job_free(found);
   if (rc != 0)
@@ -137,6 +149,7 @@ static int run_of(exec_state *x, const orion_msg_move *v, orion_msg_run *out) {
   out->count = v->count;
   out->data = (const char *)rp->a->values + (size_t)v->first * esz;
   out->len = (size_t)v->count * esz;
+  out->esz = esz;
   return 0;
 }
 

@@ -184,13 +184,14 @@ int orion__swrite_serve(exec_state *x, job *j) {
     int64_t lo, cnt, c;
     orion_shard_chunk_elems(sh, sh->clo, sh->chi, &lo, &cnt);
     if (r->count <= 0 || r->first < lo || r->first + r->count > lo + cnt ||
-        r->len != (size_t)r->count * sh->esz) {
+        r->len > (size_t)r->count * sh->esz || r->len % sh->esz != 0) {
       pthread_mutex_unlock(&x->mu);
       orion__exec_die(x, "executor %d sent elements %" PRId64 "..%" PRId64
                          " of array %" PRId64 ", which are not ours",
                       j->from, r->first, r->first + r->count - 1, r->array);
     }
-    memcpy(sh->served + (size_t)(r->first - lo) * sh->esz, r->data, r->len);
+    orion_msg_run_copy(sh->served + (size_t)(r->first - lo) * sh->esz, r,
+                       sh->esz);
     for (c = orion_shard_chunk_of(sh, r->first);
          c <= orion_shard_chunk_of(sh, r->first + r->count - 1); c++)
       sh->ver[c - sh->clo] = ++x->vcounter;

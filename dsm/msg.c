@@ -530,11 +530,19 @@ int orion_msg_run_apply(orion_array *a, const orion_msg_run *run) {
   size_t esz = orion_type_size(a->type);
   if (a->sparse || run->first < 0 || run->count < 0 || run->first > a->nnz ||
       run->count > a->nnz - run->first ||
-      run->len != (size_t)run->count * esz)
+      run->len > (size_t)run->count * esz || run->len % esz != 0)
     return ORION_EPARSE;
-  if (run->len > 0) /* an empty run's data is NULL */
-    memcpy((char *)a->values + (size_t)run->first * esz, run->data, run->len);
+  orion_msg_run_copy((char *)a->values + (size_t)run->first * esz, run,
+                     esz);
   return 0;
+}
+
+void orion_msg_run_copy(void *dst, const orion_msg_run *run, size_t esz) {
+  size_t full = (size_t)run->count * esz;
+  if (run->len > 0) /* an empty run's data is NULL */
+    memcpy(dst, run->data, run->len);
+  if (full > run->len)
+    memset((char *)dst + run->len, 0, full - run->len);
 }
 
 /* ------------------------------------------------------------------------

@@ -61,21 +61,36 @@
  * ---------------------------------------------------------------------- */
 
 /* A run of elements of a dense array: i64 array, i64 first, i64 count,
- * bytes data (elements [first, first + count) in row-major order, count *
- * the element size bytes: the receiver checks that against the array it
- * holds).  first and count are >= 0. */
+ * bytes data: elements [first, first + count) in row-major order, at most
+ * count * the element size bytes, a whole number of elements (the
+ * receiver checks that against the array it holds); the elements past
+ * the data are zero.  first and count are >= 0.
+ *
+ * esz is not sent: a sender sets it to the element size when data holds
+ * all count elements, and the writer then leaves out every aligned
+ * stretch of ORION_MSG_ZERO_GAP or more zero bytes, cutting the run in
+ * two there (sparse rows, such as LDA's topic tables at large K, travel
+ * as their non-zero parts).  0 (a decoded run, which may be short) sends
+ * the run as it is. */
 typedef struct orion_msg_run {
   int64_t array;
   int64_t first;
   int64_t count;
   const char *data;
   size_t len;
+  size_t esz;
 } orion_msg_run;
 
-/* Copies a decoded run into the dense array a (the one run->array names):
- * ORION_EPARSE, changing nothing, when the run lies outside a or its data
- * is not count elements of a's type. */
+#define ORION_MSG_ZERO_GAP 64
+
+/* Copies a decoded run into the dense array a (the one run->array names),
+ * zeroing the elements past its data: ORION_EPARSE, changing nothing,
+ * when the run lies outside a or its data is more than count elements of
+ * a's type or not a whole number of them. */
 int orion_msg_run_apply(orion_array *a, const orion_msg_run *run);
+/* Writes run's count elements of esz bytes (its data, then zeros) to dst;
+ * the caller has checked the run (as orion_msg_run_apply does). */
+void orion_msg_run_copy(void *dst, const orion_msg_run *run, size_t esz);
 
 /* A range of elements without data: i64 array, i64 first, i64 count
  * (both >= 0). */

@@ -200,16 +200,74 @@ void orion__msg_drop(const void *p) { orion_free((void *)p); }
 #define RUN_MIN 32u   /* i64 array, i64 first, i64 count, u64 length */
 #define RANGE_MIN 24u /* i64 array, i64 first, i64 count */
 
+/* Whether the ORION_MSG_ZERO_GAP bytes at p are all zero. */
+static int zero_gap(const unsigned char *p) {
+  uint64_t w[ORION_MSG_ZERO_GAP / 8], any = 0;
+  size_t i;
+  memcpy(w, p, sizeof w);
+  for (i = 0; i < ORION_MSG_ZERO_GAP / 8; i++)
+    any |= w[i];
+  return any == 0;
+}
+
+/* Writes run r as one or more runs: cut at every stretch of zero gaps
+ * (ORION_MSG_ZERO_GAP bytes, aligned from the run's start), each piece
+ * carrying the bytes up to its first zero gap (the receiver zeroes the
+ * rest of its count).  Returns the number of runs written. */
+static int64_t put_run(orion__mw *e, const orion_msg_run *r) {
+  const unsigned char *p = (const unsigned char *)r->data;
+  size_t esz = r->esz, n = r->len, gap = ORION_MSG_ZERO_GAP, at = 0, nwrit;
+  int64_t pieces = 0;
+  if (esz == 0 || r->count <= 0 || n != (size_t)r->count * esz ||
+      gap % esz != 0 || n < 2 * gap || p == NULL) {
+    orion__mw_i64(e, r->array);
+    orion__mw_i64(e, r->first);
+    orion__mw_i64(e, r->count);
+    orion__mw_bytes(e, r->data, r->len);
+    return 1;
+  }
+  while (at < n) {
+    size_t end = at, next;
+    /* [at, end): non-zero gaps (a last partial gap counts as one). */
+    while (end < n && (end + gap > n || !zero_gap(p + end)))
+      end = end + gap < n ? end + gap : n;
+    /* [end, next): zero gaps, left out. */
+    next = end;
+    while (next + gap <= n && zero_gap(p + next))
+      next += gap;
+    if (next + gap > n && next < n) {
+      size_t t = next; /* a zero tail shorter than a gap goes too */
+      while (t < n && p[t] == 0)
+        t++;
+      if (t == n)
+        next = n;
+    }
+    nwrit = end - at;
+    orion__mw_i64(e, r->array);
+    orion__mw_i64(e, r->first + (int64_t)(at / esz));
+    orion__mw_i64(e, (int64_t)((next - at) / esz));
+    orion__mw_bytes(e, p + at, nwrit);
+    pieces++;
+    at = next;
+  }
+  return pieces;
+}
+
 void orion__mw_runs(orion__mw *e, const orion_msg_run *runs, int64_t n) {
-  int64_t k;
+  int64_t k, written = 0;
+  size_t at;
   if (!orion__mw_count(e, runs, n))
     return;
+  at = e->b->len - 8; /* the count, rewritten below when runs were cut */
   for (k = 0; k < n; k++) {
     orion__mw_need(e, runs[k].first >= 0 && runs[k].count >= 0);
-    orion__mw_i64(e, runs[k].array);
-    orion__mw_i64(e, runs[k].first);
-    orion__mw_i64(e, runs[k].count);
-    orion__mw_bytes(e, runs[k].data, runs[k].len);
+    written += put_run(e, &runs[k]);
+  }
+  if (written != n && !e->b->oom) {
+    int i;
+    for (i = 0; i < 8; i++)
+      ((unsigned char *)e->b->data)[at + i] =
+          (unsigned char)((uint64_t)written >> (8 * i));
   }
 }
 
@@ -256,6 +314,7 @@ orion_msg_run *orion__mr_runs(orion__mr *d, int64_t *n) {
     v[k].count = orion__mr_i64(d, "run's count");
     check_range(d, "run", v[k].first, v[k].count);
     v[k].data = orion__mr_bytes(d, "run's data", &v[k].len);
+    v[k].esz = 0; /* may be short: passed on as it is */
   }
   return v;
 }
@@ -306,6 +365,8 @@ int orion_msg_runvec_push(orion_msg_runvec *v, int64_t array, int64_t first,
   r->count = count;
   r->data = data;
   r->len = len;
+  /* Senders push runs of their arrays' memory, all count elements. */
+  r->esz = count > 0 && len % (size_t)count == 0 ? len / (size_t)count : 0;
   return 0;
 }
 

@@ -61,11 +61,18 @@ end)
 EOF
 aport=$((20000 + $$ % 20000))
 SLURM_PROCID=0 SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$aport ORION_TOKEN=$learned \
-  "$drv" --launcher slurm --allow-io --register-timeout 2 "$tmp/pwn.lua" \
+  "$drv" --launcher slurm --allow-io --register-timeout 5 "$tmp/pwn.lua" \
   >"$tmp/d2" 2>&1 &
 dpid=$!
 pids="$pids $dpid"
-sleep 0.5
+# Until the attacker's driver listens (a loaded machine can take seconds):
+# a relay to a closed port would end the handshake before it starts.
+hexport=$(printf '%04X' "$aport")
+i=0
+while [ $i -lt 100 ] && ! grep -q ":$hexport 00000000:0000 0A" /proc/net/tcp; do
+  sleep 0.1
+  i=$((i + 1))
+done
 "$tools/t/relay" "$aport" none up 0 "$tmp/rs" >"$tmp/rport" &
 pids="$pids $!"
 wait_file "$tmp/rport" 10 || bad "the relay did not start"

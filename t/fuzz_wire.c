@@ -409,8 +409,8 @@ static void add_msg(orion_buf *stream, orion_buf *seeds, int *nseeds,
 static void make_seeds(orion_buf seeds[NSEEDS]) {
   static const double vals[4] = {1, 2, 3, 4};
   static const int64_t keys[4] = {0, 1, 1, 0};
-  static const orion_msg_run runs[2] = {{4, 0, 2, (const char *)vals, 16},
-                                        {-4, 8, 1, (const char *)vals, 8}};
+  static const orion_msg_run runs[2] = {{4, 0, 2, (const char *)vals, 16, 0},
+                                        {-4, 8, 1, (const char *)vals, 8, 0}};
   static const orion_msg_range ranges[2] = {{4, 0, 2}, {5, 3, 1}};
   static const orion_msg_move moves[2] = {{4, 0, 2, 1, 3}, {5, 3, 1, 0, -1}};
   static const orion_msg_seg segs[2] = {{0, 2}, {-1, 7}};

@@ -179,9 +179,9 @@ static const int32_t ivals3[3] = {7, -8, 9};
 static const int64_t keys2x3[6] = {0, 1, 2, 3, 4, -5};
 
 static const orion_msg_run runs3[3] = {
-    {-7, 0, 5, (const char *)vals5, sizeof vals5},
-    {12, 40, 3, (const char *)ivals3, sizeof ivals3},
-    {-7, 100, 0, NULL, 0}};
+    {-7, 0, 5, (const char *)vals5, sizeof vals5, 0},
+    {12, 40, 3, (const char *)ivals3, sizeof ivals3, 0},
+    {-7, 100, 0, NULL, 0, 0}};
 
 static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
                              orion_cslot *sl) {
@@ -1314,7 +1314,7 @@ Test(msg, encoders_refuse_out_of_range_fields_appending_nothing) {
   orion_msg_fetch fe = {1, 2, 5, 4, NULL};
   orion_msg_forget fg = {NULL, 2};
   orion_msg_shard_data sd = {runs3, -1};
-  orion_msg_run neg = {1, -1, 1, "x", 1};
+  orion_msg_run neg = {1, -1, 1, "x", 1, 0};
   orion_msg_loaded ld;
   orion_buf b;
   orion_buf_init(&b);
@@ -1437,11 +1437,14 @@ Test(msg, run_apply_copies_inside_and_refuses_the_rest) {
   orion_error err;
   orion_array *a = orion_array_new_dense(2, dims, ORION_F64, &err);
   orion_array *s = orion_array_new_sparse(2, ORION_F64, &err);
-  orion_msg_run ok = {7, 3, 2, (const char *)vals, sizeof vals};
-  orion_msg_run past = {7, 5, 2, (const char *)vals, sizeof vals};
-  orion_msg_run shortlen = {7, 0, 2, (const char *)vals, 8};
-  orion_msg_run negative = {7, -1, 1, (const char *)vals, 8};
-  orion_msg_run empty = {7, 6, 0, NULL, 0};
+  orion_msg_run ok = {7, 3, 2, (const char *)vals, sizeof vals, 0};
+  orion_msg_run past = {7, 5, 2, (const char *)vals, sizeof vals, 0};
+  orion_msg_run longer = {7, 0, 1, (const char *)vals, sizeof vals, 0};
+  orion_msg_run partial = {7, 0, 2, (const char *)vals, 12, 0};
+  orion_msg_run negative = {7, -1, 1, (const char *)vals, 8, 0};
+  orion_msg_run empty = {7, 6, 0, NULL, 0, 0};
+  orion_msg_run zeros = {7, 3, 2, NULL, 0, 0};
+  orion_msg_run shortlen = {7, 0, 2, (const char *)vals, 8, 0};
   cr_assert_not_null(a);
   cr_assert_not_null(s);
   cr_assert_eq(orion_msg_run_apply(a, &ok), 0);
@@ -1450,14 +1453,117 @@ Test(msg, run_apply_copies_inside_and_refuses_the_rest) {
   cr_assert_eq(((double *)a->values)[2], 0.0);
   cr_assert_eq(((double *)a->values)[5], 0.0);
   cr_assert_eq(orion_msg_run_apply(a, &past), ORION_EPARSE);
-  cr_assert_eq(orion_msg_run_apply(a, &shortlen), ORION_EPARSE);
+  cr_assert_eq(orion_msg_run_apply(a, &longer), ORION_EPARSE,
+               "more data than count elements");
+  cr_assert_eq(orion_msg_run_apply(a, &partial), ORION_EPARSE,
+               "data that is not a whole number of elements");
   cr_assert_eq(orion_msg_run_apply(a, &negative), ORION_EPARSE);
   cr_assert_eq(((double *)a->values)[0], 0.0, "a refused run wrote");
   cr_assert_eq(orion_msg_run_apply(a, &empty), 0);
+  /* Data shorter than the count: the elements past it become zero. */
+  cr_assert_eq(orion_msg_run_apply(a, &zeros), 0);
+  cr_assert_eq(((double *)a->values)[3], 0.0);
+  cr_assert_eq(((double *)a->values)[4], 0.0);
+  ((double *)a->values)[1] = 9.0;
+  cr_assert_eq(orion_msg_run_apply(a, &shortlen), 0);
+  cr_assert_eq(((double *)a->values)[0], 1.5);
+  cr_assert_eq(((double *)a->values)[1], 0.0, "the short run's tail is zero");
   cr_assert_eq(orion_msg_run_apply(s, &empty), ORION_EPARSE,
                "a run for a sparse array");
   orion_array_release(a);
   orion_array_release(s);
+}
+
+/* Sends src (n elements of type t) as one ROWS run whose sender set esz,
+ * applies what arrives onto an array full of garbage, and checks that it
+ * holds src exactly; returns the payload's size and the runs it held. */
+static size_t zero_gaps_round_trip(const void *src, int64_t n, orion_type t,
+                                   int64_t *nruns) {
+  size_t esz = orion_type_size(t);
+  int64_t dims[1] = {n + 3};
+  orion_error err;
+  orion_array *a = orion_array_new_dense(1, dims, t, &err);
+  orion_msg_run r = {5, 3, n, (const char *)src, (size_t)n * esz, esz};
+  orion_msg_rows m = {1, 2, &r, 1}, out;
+  orion_buf b;
+  const char *p;
+  size_t len;
+  int64_t k;
+  cr_assert_not_null(a);
+  memset(a->values, 0x5a, (size_t)(n + 3) * esz);
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_rows_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_ROWS, &len);
+  cr_assert_eq(orion_msg_rows_decode(p, len, &out, NULL), 0);
+  for (k = 0; k < out.nruns; k++) {
+    cr_assert_eq(out.runs[k].array, 5);
+    cr_assert_eq(orion_msg_run_apply(a, &out.runs[k]), 0, "run %lld",
+                 (long long)k);
+  }
+  cr_assert_eq(memcmp((char *)a->values + 3 * esz, src, (size_t)n * esz), 0,
+               "the receiver's elements differ from the sender's");
+  cr_assert_eq(((unsigned char *)a->values)[0], 0x5a,
+               "an element before the run changed");
+  *nruns = out.nruns;
+  orion_msg_rows_free(&out);
+  check_bounds(ORION_WIRE_ROWS, &b);
+  orion_buf_free(&b);
+  orion_array_release(a);
+  return len;
+}
+
+Test(msg, zero_stretches_stay_home_and_arrive_as_zeros) {
+  /* LDA's word-topic rows at K = 1000: a few counts first, then zeros. */
+  int32_t row[4 * 1000];
+  double d[300];
+  int64_t nruns;
+  size_t len;
+  memset(row, 0, sizeof row);
+  row[0] = 7, row[1] = 3;            /* row 1: 2 entries */
+  row[1000] = 1;                     /* row 2: 1 entry */
+  row[2999] = -4;                    /* row 3: its last element only */
+  len = zero_gaps_round_trip(row, 4000, ORION_I32, &nruns);
+  cr_assert_lt(len, 400, "%zu bytes for 4 rows of 3 counts", len);
+  cr_assert_eq(nruns, 3);
+  /* f64: -0.0 is not zero bytes, so it travels. */
+  memset(d, 0, sizeof d);
+  d[0] = 1.0, d[150] = -0.0, d[299] = 2.0;
+  len = zero_gaps_round_trip(d, 300, ORION_F64, &nruns);
+  cr_assert_lt(len, 600, "%zu bytes", len);
+  cr_assert_eq(nruns, 3);
+  /* Dense data is one run, as before. */
+  for (int i = 0; i < 300; i++)
+    d[i] = i + 1;
+  len = zero_gaps_round_trip(d, 300, ORION_F64, &nruns);
+  cr_assert_eq(nruns, 1);
+  cr_assert_eq(len, 8 + 8 + 8 + 32 + 300 * 8);
+}
+
+Test(msg, zero_stretches_any_pattern_round_trips) {
+  /* Random patterns of zero and non-zero stretches, odd sizes included. */
+  uint64_t s = 12345;
+  int trial;
+  for (trial = 0; trial < 300; trial++) {
+    int64_t n, i, nruns;
+    int32_t *v;
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    n = 1 + (int64_t)((s >> 33) % 700);
+    v = orion_calloc((size_t)n, sizeof *v);
+    cr_assert_not_null(v);
+    i = 0;
+    while (i < n) {
+      int64_t run;
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      run = 1 + (int64_t)((s >> 33) % 60);
+      if ((s >> 20) & 1)
+        for (int64_t j = i; j < i + run && j < n; j++)
+          v[j] = (int32_t)(j % 5 == 0 ? 0 : j);
+      i += run;
+    }
+    zero_gaps_round_trip(v, n, ORION_I32, &nruns);
+    cr_assert_geq(nruns, 1);
+    orion_free(v);
+  }
 }
 
 /* ------------------------------------------------------------------------
