@@ -618,6 +618,15 @@ static int parse_array(const char *l, orion_ckpt_array *e) {
   return 0;
 }
 
+/* list (n records of size bytes) with one more, zeroed, at its end;
+ * NULL (list unchanged) when out of memory. */
+static void *grow(void *list, int n, size_t size) {
+  char *p = orion_realloc(list, (size_t)(n + 1) * size);
+  if (p != NULL)
+    memset(p + (size_t)n * size, 0, size);
+  return p;
+}
+
 /* Parses one "part ..." line into p; 0 or -1. */
 static int parse_part(const char *l, orion_ckpt_part *p) {
   char who[32];
@@ -729,34 +738,26 @@ static int read_one(const char *f, orion_ckpt *c, char *why, size_t n) {
       c->script_hash = strtoull(line + 7, NULL, 16);
     else if (strncmp(line, "words ", 6) == 0)
       c->words = dup_n(line + 6, strlen(line + 6));
-    else if (strncmp(line, "array ", 6) == 0) {
-      orion_ckpt_array *na = orion_realloc(
-          c->arrays, (size_t)(c->narrays + 1) * sizeof *na);
-      if (na == NULL)
+    else if (strncmp(line, "array ", 6) == 0 ||
+             strncmp(line, "part ", 5) == 0) {
+      int is_array = line[0] == 'a', bad;
+      void *v = is_array ? grow(c->arrays, c->narrays, sizeof *c->arrays)
+                         : grow(c->parts, c->nparts, sizeof *c->parts);
+      if (v == NULL)
         break;
-      c->arrays = na;
-      memset(&na[c->narrays], 0, sizeof *na);
-      if (parse_array(line, &na[c->narrays]) != 0) {
+      if (is_array) {
+        c->arrays = v;
+        bad = parse_array(line, &c->arrays[c->narrays++]);
+      } else {
+        c->parts = v;
+        bad = parse_part(line, &c->parts[c->nparts++]);
+      }
+      if (bad) {
         snprintf(why, n, "%s: bad line '%.80s'", p, line);
         orion_free(text);
         orion_ckpt_free(c);
         return -1;
       }
-      c->narrays++;
-    } else if (strncmp(line, "part ", 5) == 0) {
-      orion_ckpt_part *np =
-          orion_realloc(c->parts, (size_t)(c->nparts + 1) * sizeof *np);
-      if (np == NULL)
-        break;
-      c->parts = np;
-      memset(&np[c->nparts], 0, sizeof *np);
-      if (parse_part(line, &np[c->nparts]) != 0) {
-        snprintf(why, n, "%s: bad line '%.80s'", p, line);
-        orion_free(text);
-        orion_ckpt_free(c);
-        return -1;
-      }
-      c->nparts++;
     } else if (strncmp(line, "file ", 5) != 0) {
       /* the caller's meta lines */
       size_t l = strlen(line);
