@@ -113,6 +113,7 @@ static const struct frame_rule {
     [ORION_WIRE_WRITE_ACK] = {FROM_PEER_OUT, orion__swrite_on_ack, NULL},
     [ORION_WIRE_SEND_ROWS] = {FROM_DRIVER, NULL, orion__rows_send},
     [ORION_WIRE_ROWS_PULL] = {FROM_DRIVER, NULL, orion__rows_pull},
+    [ORION_WIRE_CKPT_WRITE] = {FROM_DRIVER, NULL, orion__ckpt_write},
     [ORION_WIRE_MOVE_ROWS] = {FROM_DRIVER, orion__rows_on_move, NULL},
     [ORION_WIRE_BCAST] = {FROM_DRIVER | FROM_PEER_IN, orion__chain_on_bcast,
                           NULL},

@@ -434,6 +434,12 @@ void orion__swrite_on_write(exec_state *x, orion_conn *c, int from,
 void orion__swrite_on_ack(exec_state *x, orion_conn *c, int from,
                           const orion_wire_frame *f);
 
+/* ---- exec_ckpt.c -------------------------------------------------------- */
+
+/* CKPT_WRITE: writes the rows asked for as checkpoint parts and answers
+ * CKPT_DONE.  Compute thread. */
+int orion__ckpt_write(exec_state *x, job *j);
+
 /* ---- exec_rows.c -------------------------------------------------------- */
 
 /* ROWS from a peer: kept for the compute thread.  Loop thread. */

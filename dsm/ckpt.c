@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@
 
 #define MANIFEST "manifest"
 #define STATE_FILE "state.lua"
-#define MAGIC_LINE "orion-checkpoint 1\n"
+#define MAGIC_LINE "orion-checkpoint 2\n" /* 2: with parts */
+#define MAGIC_LINE1 "orion-checkpoint 1\n"
 #define WRITERS 8 /* threads writing array files at once */
 
 /* ---- small file helpers ------------------------------------------------ */
@@ -162,7 +164,61 @@ static uint64_t array_hash(const orion_array *a) {
                    (size_t)a->nnz * (size_t)a->ndims * sizeof *a->keys);
   if (a->nnz > 0)
     h = hash_bytes(h, a->values, (size_t)a->nnz * vs);
-  return orion_hash_mix(h);
+  h = orion_hash_mix(h);
+  return h != 0 ? h : 1; /* 0: an array written in parts (never linked) */
+}
+
+void orion_ckpt_part_name(char *out, size_t n, int64_t array, int64_t row) {
+  snprintf(out, n, "a%" PRId64 ".r%" PRId64 ".oarr", array, row);
+}
+
+int orion_ckpt_file_trailer(const char *path, uint64_t *size, uint32_t *crc) {
+  struct stat st;
+  unsigned char t[4];
+  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+  if (fd < 0)
+    return -errno;
+  if (fstat(fd, &st) != 0)
+    rc = -errno;
+  else if (st.st_size < 4 || pread(fd, t, 4, st.st_size - 4) != 4)
+    rc = ORION_ETRUNC;
+  close(fd);
+  if (rc != 0)
+    return rc;
+  *size = (uint64_t)st.st_size;
+  *crc = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+         (uint32_t)t[3] << 24;
+  return 0;
+}
+
+int orion_ckpt_write_part(const char *folder, const orion_array *a,
+                          int64_t array, int64_t first, int64_t count,
+                          char *file, size_t fn, uint64_t *size,
+                          uint32_t *crc, orion_error *err) {
+  orion_array v;
+  int64_t re = a->ndims > 0 && a->dims[0] > 0 ? a->nnz / a->dims[0] : 0;
+  char path[4096];
+  int rc;
+  if (a->sparse || re <= 0 || first < 0 || count <= 0 || first % re != 0 ||
+      count % re != 0 || first > a->nnz || count > a->nnz - first)
+    return orion_error_set(err, ORION_EINVAL,
+                           "array %" PRId64 ": elements %" PRId64 "..%" PRId64
+                           " are not whole rows of it",
+                           array, first, first + count - 1);
+  orion_ckpt_part_name(file, fn, array, first / re);
+  snprintf(path, sizeof path, "%s/%s", folder, file);
+  v = *a; /* a view of the rows: same type and trailing dims */
+  v.refs = 1;
+  v.dims[0] = count / re;
+  v.nnz = count;
+  v.cap = count;
+  v.values = (char *)a->values + (size_t)first * orion_type_size(a->type);
+  if ((rc = orion_array_save(&v, path, err)) != 0)
+    return rc;
+  if ((rc = orion_ckpt_file_trailer(path, size, crc)) != 0)
+    return orion_error_set(err, rc, "cannot read back %s: %s", path,
+                           orion_strerror(rc));
+  return 0;
 }
 
 typedef struct writer {
@@ -173,40 +229,48 @@ typedef struct writer {
   orion_error err;
 } writer;
 
+/* The driver's parts of arrays written in parts. */
+static void write_driver_part(writer *w, orion_ckpt_part *p) {
+  if (p->writer < 0)
+    w->rc = orion_ckpt_write_part(w->dir, p->a, p->array, p->first, p->count,
+                                  p->file, sizeof p->file, &p->size, &p->crc,
+                                  &w->err);
+}
+
 static void *write_arrays(void *arg) {
   writer *w = arg;
-  int i;
-  for (i = w->first; i < w->c->narrays && w->rc == 0; i += w->step) {
-    orion_ckpt_array *e = &w->c->arrays[i];
+  int i, rc;
+  for (i = w->first; i < w->c->narrays + w->c->nparts && w->rc == 0;
+       i += w->step) {
+    orion_ckpt_array *e;
     char path[4096];
-    struct stat st;
-    unsigned char t[4];
-    int fd;
+    if (i >= w->c->narrays) {
+      write_driver_part(w, &w->c->parts[i - w->c->narrays]);
+      continue;
+    }
+    e = &w->c->arrays[i];
     snprintf(e->file, sizeof e->file, "a%" PRId64 ".oarr", e->id);
     snprintf(path, sizeof path, "%s/%s", w->dir, e->file);
-    e->hash = array_hash(e->a);
-    /* Unchanged since an earlier checkpoint: the same bytes, linked. */
-    e->linked = e->prev != NULL && e->hash == e->prev_hash &&
-                link(e->prev, path) == 0;
-    if (!e->linked)
-      w->rc = orion_array_save(e->a, path, &w->err);
-    if (w->rc != 0)
-      break;
-    /* The manifest keeps the size and the CRC-32 trailer the file ends
-     * with; reading checks both against the whole file. */
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 4 ||
-        pread(fd, t, 4, st.st_size - 4) != 4) {
-      w->rc = orion_error_set(&w->err, -EIO, "cannot read back %s: %s",
-                              path, strerror(errno));
-      if (fd >= 0)
-        close(fd);
-      break;
+    e->hash = e->size = 0;
+    e->crc = 0;
+    e->linked = 0;
+    if (e->nparts == 0) {
+      e->hash = array_hash(e->a);
+      /* Unchanged since an earlier checkpoint: the same bytes, linked. */
+      e->linked = e->prev != NULL && e->prev_hash != 0 &&
+                  e->hash == e->prev_hash && link(e->prev, path) == 0;
+      if (!e->linked)
+        w->rc = orion_array_save(e->a, path, &w->err);
+      if (w->rc != 0)
+        break;
+      /* The manifest keeps the size and the CRC-32 trailer the file ends
+       * with; reading checks both against the whole file. */
+      if ((rc = orion_ckpt_file_trailer(path, &e->size, &e->crc)) != 0) {
+        w->rc = orion_error_set(&w->err, rc, "cannot read back %s: %s", path,
+                                orion_strerror(rc));
+        break;
+      }
     }
-    close(fd);
-    e->size = (uint64_t)st.st_size;
-    e->crc = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
-             (uint32_t)t[3] << 24;
     e->type = (int)e->a->type;
     e->sparse = e->a->sparse;
     e->ndims = e->a->ndims;
@@ -243,6 +307,21 @@ static int manifest_text(const orion_ckpt *c, uint64_t state_size,
     snprintf(line + w, sizeof line - (size_t)w,
              " %" PRId64 " %s %" PRIu64 " %08" PRIx32 "\n", e->nnz, e->file,
              e->size, e->crc);
+    orion_buf_append(b, line, strlen(line));
+  }
+  /* part ARRAY FILE FIRST COUNT WRITER HOST SIZE CRC */
+  for (i = 0; i < c->nparts; i++) {
+    const orion_ckpt_part *p = &c->parts[i];
+    char who[32];
+    if (p->writer < 0)
+      snprintf(who, sizeof who, "driver");
+    else
+      snprintf(who, sizeof who, "executor-%d", p->writer);
+    snprintf(line, sizeof line,
+             "part %" PRId64 " %s %" PRId64 " %" PRId64 " %s %s %" PRIu64
+             " %08" PRIx32 "\n",
+             p->array, p->file, p->first, p->count, who,
+             p->host[0] ? p->host : "-", p->size, p->crc);
     orion_buf_append(b, line, strlen(line));
   }
   if (c->meta_len > 0)
@@ -343,10 +422,10 @@ static void prune(const char *dir, int keep) {
 
 int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
                      size_t n, uint64_t *bytes, orion_error *err) {
-  char tmp[4096], fin[4096], old[4096], p[4352];
+  char tmp[4096], fin[4096], old[4096], p[4352], abs[PATH_MAX];
   pthread_t th[WRITERS];
   writer w[WRITERS];
-  int i, nw, rc = 0;
+  int i, k, nw, rc = 0, items = c->narrays + c->nparts;
   uint64_t ssize = 0;
   uint32_t scrc, trailer;
   orion_buf b;
@@ -360,8 +439,20 @@ int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
   if (mkdir(tmp, 0755) != 0)
     return orion_error_set(err, -errno, "cannot create %s: %s", tmp,
                            strerror(errno));
-  /* The arrays, in parallel. */
-  nw = c->narrays < WRITERS ? c->narrays : WRITERS;
+  /* The executors' parts, by the executors (the caller's start hook),
+   * while the driver writes the arrays and its parts in parallel. */
+  if (c->hooks.start != NULL) {
+    if (realpath(tmp, abs) == NULL)
+      rc = orion_error_set(err, -errno, "cannot resolve %s: %s", tmp,
+                           strerror(errno));
+    else
+      rc = c->hooks.start(c->hooks.ud, abs, err);
+    if (rc != 0) {
+      remove_dir(tmp);
+      return rc;
+    }
+  }
+  nw = items < WRITERS ? items : WRITERS;
   for (i = 0; i < nw; i++) {
     w[i].dir = tmp;
     w[i].c = c;
@@ -385,6 +476,27 @@ int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
       *err = w[i].err;
     }
   }
+  /* Then the executors' reports (every hook that started is collected,
+   * even after a failure here, so that no reply is left in flight). */
+  if (c->hooks.collect != NULL) {
+    orion_error e2;
+    int rc2;
+    orion_error_clear(&e2);
+    rc2 = c->hooks.collect(c->hooks.ud, tmp, &e2);
+    if (rc == 0 && rc2 != 0) {
+      rc = rc2;
+      *err = e2;
+    }
+  }
+  for (i = 0; rc == 0 && i < c->narrays; i++)
+    for (k = 0; k < c->nparts && c->arrays[i].nparts > 0; k++)
+      if (c->parts[k].array == c->arrays[i].id)
+        c->arrays[i].size += c->parts[k].size;
+  for (k = 0; rc == 0 && k < c->nparts; k++)
+    if (c->parts[k].file[0] == '\0')
+      rc = orion_error_set(err, ORION_EINVAL,
+                           "part %d of array %" PRId64 " was not written", k,
+                           c->parts[k].array);
   bytes[0] = bytes[1] = 0;
   for (i = 0; rc == 0 && i < c->narrays; i++) {
     bytes[0] += c->arrays[i].size;
@@ -437,6 +549,7 @@ void orion_ckpt_free(orion_ckpt *c) {
   orion_free(c->state);
   orion_free(c->meta);
   orion_free(c->arrays);
+  orion_free(c->parts);
   memset(c, 0, sizeof *c);
 }
 
@@ -505,6 +618,86 @@ static int parse_array(const char *l, orion_ckpt_array *e) {
   return 0;
 }
 
+/* list (n records of size bytes) with one more, zeroed, at its end;
+ * NULL (list unchanged) when out of memory. */
+static void *grow(void *list, int n, size_t size) {
+  char *p = orion_realloc(list, (size_t)(n + 1) * size);
+  if (p != NULL)
+    memset(p + (size_t)n * size, 0, size);
+  return p;
+}
+
+/* Parses one "part ..." line into p; 0 or -1. */
+static int parse_part(const char *l, orion_ckpt_part *p) {
+  char who[32];
+  if (sscanf(l, "part %" SCNd64 " %47s %" SCNd64 " %" SCNd64 " %31s %63s %" SCNu64
+                " %" SCNx32,
+             &p->array, p->file, &p->first, &p->count, who, p->host, &p->size,
+             &p->crc) != 8 ||
+      strchr(p->file, '/') != NULL || p->first < 0 || p->count <= 0)
+    return -1;
+  if (strcmp(who, "driver") == 0)
+    p->writer = -1;
+  else if (sscanf(who, "executor-%d", &p->writer) != 1 || p->writer < 0)
+    return -1;
+  return 0;
+}
+
+/* Each array written in parts: its parts, in the manifest's order, are
+ * consecutive and cover every element.  0, or -1 with why set. */
+static int check_parts(const char *f, orion_ckpt *c, char *why, size_t n) {
+  int i, k;
+  for (k = 0; k < c->nparts; k++) {
+    for (i = 0; i < c->narrays && c->arrays[i].id != c->parts[k].array; i++)
+      ;
+    if (i == c->narrays) {
+      snprintf(why, n, "%s/" MANIFEST ": part %s of array %" PRId64
+                       ", which it does not list",
+               f, c->parts[k].file, c->parts[k].array);
+      return -1;
+    }
+    c->arrays[i].nparts++;
+  }
+  for (i = 0; i < c->narrays; i++) {
+    int64_t next = 0;
+    if (c->arrays[i].nparts == 0)
+      continue;
+    for (k = 0; k < c->nparts; k++)
+      if (c->parts[k].array == c->arrays[i].id) {
+        if (c->parts[k].first != next)
+          break;
+        next += c->parts[k].count;
+      }
+    if (k < c->nparts || next != c->arrays[i].nnz) {
+      snprintf(why, n, "%s/" MANIFEST ": the parts of array %" PRId64
+                       " do not cover its %" PRId64 " elements once",
+               f, c->arrays[i].id, c->arrays[i].nnz);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Checks the array file f/file against its manifest's size and CRC-32;
+ * 0, or -1 with why naming the file. */
+static int check_file(const char *f, const char *file, uint64_t want_size,
+                      uint32_t want_crc, char *why, size_t n) {
+  char p[4352];
+  uint64_t size;
+  uint32_t crc, trailer;
+  int rc;
+  snprintf(p, sizeof p, "%s/%s", f, file);
+  rc = file_crc(p, 4, &size, &crc, &trailer);
+  if (rc == 0 && size == want_size && crc == trailer && crc == want_crc)
+    return 0;
+  snprintf(why, n, "%s: %s", p,
+           rc == -ENOENT ? "missing"
+           : rc != 0 || size != want_size
+               ? "truncated or resized (not the size its manifest says)"
+               : "CRC-32 mismatch (the file is damaged)");
+  return -1;
+}
+
 /* Reads and checks the checkpoint in folder f; 0, or a message in why. */
 static int read_one(const char *f, orion_ckpt *c, char *why, size_t n) {
   char p[4352], *text = NULL, *line, *next;
@@ -524,7 +717,8 @@ static int read_one(const char *f, orion_ckpt *c, char *why, size_t n) {
       sscanf(line + 4, "%" SCNx32, &want) != 1 ||
       (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)text,
                       (uInt)(len - 13)) != want ||
-      strncmp(text, MAGIC_LINE, strlen(MAGIC_LINE)) != 0) {
+      (strncmp(text, MAGIC_LINE, strlen(MAGIC_LINE)) != 0 &&
+       strncmp(text, MAGIC_LINE1, strlen(MAGIC_LINE1)) != 0)) {
     snprintf(why, n, "%s: damaged (its CRC-32 does not match)", p);
     orion_free(text);
     return -1;
@@ -544,20 +738,26 @@ static int read_one(const char *f, orion_ckpt *c, char *why, size_t n) {
       c->script_hash = strtoull(line + 7, NULL, 16);
     else if (strncmp(line, "words ", 6) == 0)
       c->words = dup_n(line + 6, strlen(line + 6));
-    else if (strncmp(line, "array ", 6) == 0) {
-      orion_ckpt_array *na = orion_realloc(
-          c->arrays, (size_t)(c->narrays + 1) * sizeof *na);
-      if (na == NULL)
+    else if (strncmp(line, "array ", 6) == 0 ||
+             strncmp(line, "part ", 5) == 0) {
+      int is_array = line[0] == 'a', bad;
+      void *v = is_array ? grow(c->arrays, c->narrays, sizeof *c->arrays)
+                         : grow(c->parts, c->nparts, sizeof *c->parts);
+      if (v == NULL)
         break;
-      c->arrays = na;
-      memset(&na[c->narrays], 0, sizeof *na);
-      if (parse_array(line, &na[c->narrays]) != 0) {
+      if (is_array) {
+        c->arrays = v;
+        bad = parse_array(line, &c->arrays[c->narrays++]);
+      } else {
+        c->parts = v;
+        bad = parse_part(line, &c->parts[c->nparts++]);
+      }
+      if (bad) {
         snprintf(why, n, "%s: bad line '%.80s'", p, line);
         orion_free(text);
         orion_ckpt_free(c);
         return -1;
       }
-      c->narrays++;
     } else if (strncmp(line, "file ", 5) != 0) {
       /* the caller's meta lines */
       size_t l = strlen(line);
@@ -600,16 +800,20 @@ static int read_one(const char *f, orion_ckpt *c, char *why, size_t n) {
     orion_ckpt_free(c);
     return -1;
   }
+  if (check_parts(f, c, why, n) != 0) {
+    orion_ckpt_free(c);
+    return -1;
+  }
   for (i = 0; i < c->narrays; i++) {
     const orion_ckpt_array *e = &c->arrays[i];
-    snprintf(p, sizeof p, "%s/%s", f, e->file);
-    rc = file_crc(p, 4, &size, &crc, &trailer);
-    if (rc != 0 || size != e->size || crc != trailer || crc != e->crc) {
-      snprintf(why, n, "%s: %s", p,
-               rc == -ENOENT ? "missing"
-               : rc != 0 || size != e->size
-                   ? "truncated or resized (not the size its manifest says)"
-                   : "CRC-32 mismatch (the file is damaged)");
+    if (e->nparts == 0 && check_file(f, e->file, e->size, e->crc, why, n)) {
+      orion_ckpt_free(c);
+      return -1;
+    }
+  }
+  for (i = 0; i < c->nparts; i++) {
+    const orion_ckpt_part *q = &c->parts[i];
+    if (check_file(f, q->file, q->size, q->crc, why, n) != 0) {
       orion_ckpt_free(c);
       return -1;
     }
@@ -642,4 +846,83 @@ int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
   }
   orion_free(v);
   return 0;
+}
+
+/* ---- arrays of a checkpoint ------------------------------------------- */
+
+int orion_ckpt_load_array(const char *folder, const orion_ckpt *c,
+                          const orion_ckpt_array *e, orion_array **out,
+                          orion_error *err) {
+  char p[4352];
+  orion_array *a;
+  int k, rc;
+  *out = NULL;
+  if (e->nparts == 0) {
+    snprintf(p, sizeof p, "%s/%s", folder, e->file);
+    return orion_array_load(p, out, err);
+  }
+  if (e->sparse)
+    return orion_error_set(err, ORION_EBADFILE,
+                           "%s/" MANIFEST ": sparse array %" PRId64
+                           " in parts",
+                           folder, e->id);
+  a = orion_array_new_dense(e->ndims, e->dims, (orion_type)e->type, err);
+  if (a == NULL)
+    return err != NULL && err->code != 0 ? err->code : ORION_ENOMEM;
+  for (k = 0; k < c->nparts; k++) {
+    const orion_ckpt_part *q = &c->parts[k];
+    orion_array *in = NULL;
+    if (q->array != e->id)
+      continue;
+    snprintf(p, sizeof p, "%s/%s", folder, q->file);
+    if ((rc = orion_array_load(p, &in, err)) != 0) {
+      orion_array_release(a);
+      return rc;
+    }
+    if (in->sparse || in->type != a->type || in->nnz != q->count ||
+        q->first > a->nnz || q->count > a->nnz - q->first) {
+      orion_array_release(in);
+      orion_array_release(a);
+      return orion_error_set(err, ORION_EBADFILE,
+                             "%s: does not hold the %" PRId64
+                             " elements of array %" PRId64
+                             " its manifest says",
+                             p, q->count, e->id);
+    }
+    memcpy((char *)a->values + (size_t)q->first * orion_type_size(a->type),
+           in->values, (size_t)q->count * orion_type_size(a->type));
+    orion_array_release(in);
+  }
+  *out = a;
+  return 0;
+}
+
+int orion_ckpt_load_path(const char *path, orion_array **out,
+                         orion_error *err) {
+  char folder[4096], why[4700];
+  const char *slash = strrchr(path, '/'), *base;
+  struct stat st;
+  orion_ckpt c;
+  int i, rc = 0;
+  *out = NULL;
+  if (stat(path, &st) == 0)
+    return 0; /* there: an ordinary array file */
+  if (slash == NULL)
+    snprintf(folder, sizeof folder, ".");
+  else
+    snprintf(folder, sizeof folder, "%.*s", (int)(slash - path), path);
+  base = slash != NULL ? slash + 1 : path;
+  snprintf(why, sizeof why, "%s/" MANIFEST, folder);
+  if (stat(why, &st) != 0)
+    return 0;
+  if (read_one(folder, &c, why, sizeof why) != 0)
+    return orion_error_set(err, ORION_ECHECKSUM, "%s", why);
+  for (i = 0; i < c.narrays; i++)
+    if (c.arrays[i].nparts > 0 && strcmp(c.arrays[i].file, base) == 0) {
+      rc = orion_ckpt_load_array(folder, &c, &c.arrays[i], out, err);
+      rc = rc == 0 ? 1 : rc;
+      break;
+    }
+  orion_ckpt_free(&c);
+  return rc;
 }

@@ -5,14 +5,20 @@
  *   DIR/ckpt-0000000010/        one checkpoint, named by its step
  *       a5.oarr ...             one binary array file per array
  *                               (docs/file-format.md: orion.load reads it)
+ *       a7.r0.oarr a7.r300.oarr an array whose rows executors hold, in
+ *                               parts: each a dense array file of whole
+ *                               rows, named by its first row (0-based),
+ *                               written by the executor holding them or
+ *                               by the driver (orion_ckpt_write_part)
  *       state.lua               the script's state table, as Lua source
  *       manifest                written last: what is there, each file's
  *                               size and CRC-32, the caller's meta lines,
  *                               and a CRC-32 of the manifest itself
  *
  * A checkpoint is written into DIR/.ckpt-STEP.tmp (arrays in parallel
- * threads, each file to a temporary name, fsynced and renamed), the
- * manifest last, the folder fsynced, then renamed to DIR/ckpt-STEP and DIR
+ * threads, each file to a temporary name, fsynced and renamed; the
+ * executors' parts meanwhile by the executors, through the caller's
+ * hooks), the manifest last, the folder fsynced, then renamed to DIR/ckpt-STEP and DIR
  * fsynced.  A folder without a valid manifest is never used.
  *
  * Pure C: no Lua.  lua/checkpoint.c decides what goes in. */
@@ -45,7 +51,32 @@ typedef struct orion_ckpt_array {
   int type, sparse, ndims;
   int64_t dims[8];
   int64_t nnz;
+  int nparts; /* > 0: written in parts (orion_ckpt.parts), not as file */
 } orion_ckpt_array;
+
+/* One part of an array written in parts: elements [first, first + count)
+ * of array `array`, whole rows, in `file`. */
+typedef struct orion_ckpt_part {
+  int64_t array;
+  int64_t first, count;
+  int writer;         /* the executor that wrote it; -1: the driver */
+  char host[64];      /* where the writer ran ("-": the driver's host) */
+  const orion_array *a; /* writing, writer -1: the driver's array */
+  char file[48];
+  uint64_t size;
+  uint32_t crc;
+} orion_ckpt_part;
+
+/* The caller's hooks around the driver's own writing (NULL: none): start
+ * is called once the temporary folder exists (its absolute path), before
+ * the driver writes its files; collect after they are written, before the
+ * manifest: it fills the size and CRC-32 of the parts others wrote.  Each
+ * returns 0 or a negative code with err set (nothing is committed). */
+typedef struct orion_ckpt_hooks {
+  int (*start)(void *ud, const char *tmp, orion_error *err);
+  int (*collect)(void *ud, const char *tmp, orion_error *err);
+  void *ud;
+} orion_ckpt_hooks;
 
 typedef struct orion_ckpt {
   int64_t step;
@@ -57,7 +88,29 @@ typedef struct orion_ckpt {
   size_t meta_len;
   orion_ckpt_array *arrays;
   int narrays;
+  orion_ckpt_part *parts; /* ascending by array, then first */
+  int nparts;
+  orion_ckpt_hooks hooks; /* writing only */
 } orion_ckpt;
+
+/* The name of the part of array `array` that begins at row `row`
+ * ("a7.r300.oarr"). */
+void orion_ckpt_part_name(char *out, size_t n, int64_t array, int64_t row);
+
+/* Writes elements [first, first + count) of dense array a (whole rows) to
+ * folder/NAME as a dense array file of count / row-length rows (the same
+ * type and trailing dims; orion_ckpt_part_name of its first row), through
+ * a temporary name, fsynced and renamed.  Fills file (the name), size and
+ * crc (the file's CRC-32 trailer).  0, or a negative code with err naming
+ * the file or what does not fit. */
+int orion_ckpt_write_part(const char *folder, const orion_array *a,
+                          int64_t array, int64_t first, int64_t count,
+                          char *file, size_t fn, uint64_t *size,
+                          uint32_t *crc, orion_error *err);
+
+/* The size and CRC-32 trailer of an array file (0, or -errno /
+ * ORION_ETRUNC). */
+int orion_ckpt_file_trailer(const char *path, uint64_t *size, uint32_t *crc);
 
 /* Writes checkpoint c (step, hash, words, state, meta, arrays with id,
  * name, a and prev) into dir (created if missing), replacing a checkpoint
@@ -87,5 +140,21 @@ int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
 int orion_ckpt_count(const char *dir, int64_t *newest);
 
 void orion_ckpt_free(orion_ckpt *c);
+
+/* Array e of checkpoint c (read by orion_ckpt_read from folder) as one
+ * new array: its file, or its parts put together.  0, or a negative code
+ * with err naming the file. */
+int orion_ckpt_load_array(const char *folder, const orion_ckpt *c,
+                          const orion_ckpt_array *e, orion_array **out,
+                          orion_error *err);
+
+/* orion.load of a checkpoint's array file that is not there because the
+ * array was written in parts ("DIR/ckpt-0000000010/a7.oarr"): when path's
+ * folder holds a checkpoint whose manifest lists that file in parts, the
+ * checkpoint is checked and the array put together into *out (returns 1);
+ * 0 when it does not (path is not such a file); negative with err set
+ * when the checkpoint fails its checks. */
+int orion_ckpt_load_path(const char *path, orion_array **out,
+                         orion_error *err);
 
 #endif

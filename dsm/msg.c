@@ -575,7 +575,9 @@ void orion_msg_run_copy(void *dst, const orion_msg_run *run, size_t esz) {
   X(LOAD_FILE, load_file)                                                      \
   X(LOADED, loaded)                                                            \
   X(SHUTDOWN, shutdown)                                                        \
-  X(BCAST, bcast)
+  X(BCAST, bcast)                                                              \
+  X(CKPT_WRITE, ckpt_write)                                                    \
+  X(CKPT_DONE, ckpt_done)
 
 int orion_msg_known(int type) {
   switch (type) {
@@ -666,6 +668,12 @@ void orion_msg_free(int type, orion_msg *m) {
     break;
   case ORION_WIRE_BCAST:
     orion_msg_bcast_free(&m->bcast);
+    break;
+  case ORION_WIRE_CKPT_WRITE:
+    orion_msg_ckpt_write_free(&m->ckpt_write);
+    break;
+  case ORION_WIRE_CKPT_DONE:
+    orion_msg_ckpt_done_free(&m->ckpt_done);
     break;
   default:
     break;

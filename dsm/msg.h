@@ -563,6 +563,53 @@ int orion_msg_rows_pull_decode(const void *p, size_t n,
 void orion_msg_rows_pull_free(orion_msg_rows_pull *m);
 
 /* ------------------------------------------------------------------------
+ * Checkpoints (dsm/msg_ckpt.c, issue 19).  CKPT_WRITE (driver ->
+ * executor): write these elements of your copies (whole rows of dense
+ * arrays, which this executor holds the newest copy of) as checkpoint
+ * parts into `folder` (an absolute path the driver made; each part a file
+ * named by dsm/ckpt.h's orion_ckpt_part_name), for the checkpoint of step
+ * `step`.  Wire order: i64 step, bytes folder (1..4095 bytes, no NUL),
+ * u64 n + ranges.  CKPT_DONE (executor -> driver): the answer, the parts
+ * in the order asked with their file's size and CRC-32, or an error
+ * message (then no parts).  Wire order: i64 step, bytes error (0..1023),
+ * u64 n + parts (i64 array, i64 first, i64 count, u64 size, u64 crc
+ * < 2^32).
+ * ---------------------------------------------------------------------- */
+typedef struct orion_msg_ckpt_write {
+  int64_t step;
+  const char *folder;
+  size_t folder_len;
+  const orion_msg_range *ranges;
+  int64_t n;
+} orion_msg_ckpt_write;
+
+int orion_msg_ckpt_write_encode(orion_buf *b, const orion_msg_ckpt_write *m);
+int orion_msg_ckpt_write_decode(const void *p, size_t n,
+                                orion_msg_ckpt_write *out, orion_error *err);
+void orion_msg_ckpt_write_free(orion_msg_ckpt_write *m);
+
+typedef struct orion_msg_ckpt_part {
+  int64_t array;
+  int64_t first;
+  int64_t count;
+  uint64_t size;
+  uint32_t crc;
+} orion_msg_ckpt_part;
+
+typedef struct orion_msg_ckpt_done {
+  int64_t step;
+  const char *error; /* "" (error_len 0): written */
+  size_t error_len;
+  const orion_msg_ckpt_part *parts;
+  int64_t n;
+} orion_msg_ckpt_done;
+
+int orion_msg_ckpt_done_encode(orion_buf *b, const orion_msg_ckpt_done *m);
+int orion_msg_ckpt_done_decode(const void *p, size_t n,
+                               orion_msg_ckpt_done *out, orion_error *err);
+void orion_msg_ckpt_done_free(orion_msg_ckpt_done *m);
+
+/* ------------------------------------------------------------------------
  * BCAST (dsm/msg_chain.c): one piece of a broadcast of a read-only sharded
  * array (ORION_SHARD_CHAIN), from the driver or from the executor before
  * the receiver in the chain.  Wire order: i64 run, i64 array, u64 forward
@@ -790,6 +837,8 @@ typedef union orion_msg {
   orion_msg_loaded loaded;
   orion_msg_shutdown shutdown;
   orion_msg_bcast bcast;
+  orion_msg_ckpt_write ckpt_write;
+  orion_msg_ckpt_done ckpt_done;
 } orion_msg;
 
 /* True when type's payload is one of the messages above. */

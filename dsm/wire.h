@@ -67,7 +67,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 11
+#define ORION_WIRE_VERSION 12
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -117,7 +117,9 @@
   X(SHARD_WRITE, 26) /* executor -> owner: elements a block wrote */       \
   X(WRITE_ACK, 27)   /* owner -> executor: a SHARD_WRITE was applied */    \
   X(MOVE_ROWS, 28)   /* driver -> executor: send rows now, mid-loop */     \
-  X(BCAST, 29)       /* driver/executor -> executor: a broadcast's piece */
+  X(BCAST, 29)       /* driver/executor -> executor: a broadcast's piece */\
+  X(CKPT_WRITE, 30)  /* driver -> executor: write your rows' checkpoint */ \
+  X(CKPT_DONE, 31)   /* executor -> driver: the parts written, or why not */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

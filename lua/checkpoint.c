@@ -28,6 +28,7 @@
 #include "dsm/ckpt.h"
 #include "dsm/replica.h"
 #include "dsm/types.h"
+#include "lua/checkpoint_parts.h"
 #include "lua/dist.h"
 #include "lua/module.h"
 #include "util/alloc.h"
@@ -506,7 +507,9 @@ static int l_checkpoint(lua_State *L) {
   char words[512], path[4096], why[512], spath[256] = "state";
   live *v;
   char (*prev)[4160];
-  int nv, i, keep, rc;
+  darray **ds;
+  orion_ckpt_remote *remote;
+  int nv, i, keep, rc, nparts;
   uint64_t bytes[2] = {0, 0};
   double t0 = orion_now();
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -538,22 +541,28 @@ static int l_checkpoint(lua_State *L) {
   v = live_arrays(L, &nv);
   ck.arrays = orion_calloc((size_t)(nv > 0 ? nv : 1), sizeof *ck.arrays);
   prev = orion_calloc((size_t)(nv > 0 ? nv : 1), sizeof *prev);
-  if (ck.arrays == NULL || prev == NULL) {
+  ds = orion_calloc((size_t)(nv > 0 ? nv : 1), sizeof *ds);
+  if (ck.arrays == NULL || prev == NULL || ds == NULL) {
     orion_free(ck.arrays);
     orion_free(prev);
+    orion_free(ds);
     orion_free(v);
     orion_buf_free(&sb);
     return luaL_error(L, "out of memory");
   }
   for (i = 0; i < nv; i++) {
-    darray *d = v[i].d;
-    if (d->rep != NULL && d->rep->held.n > 0) /* rows left on executors */
-      orion__dist_reclaim(s, d);
-    ck.arrays[i].id = d->id;
+    ds[i] = v[i].d;
+    ck.arrays[i].id = v[i].d->id;
     snprintf(ck.arrays[i].name, sizeof ck.arrays[i].name, "%s", v[i].name);
-    ck.arrays[i].a = d->a;
+    ck.arrays[i].a = v[i].d->a;
   }
   ck.narrays = nv;
+  /* Rows left on executors: written there, in parts (without a cluster
+   * that can, brought back first). */
+  remote = orion__ckpt_remote_plan(s, &ck, ds);
+  for (i = 0; i < nv && remote == NULL; i++)
+    if (ds[i]->rep != NULL && ds[i]->rep->held.n > 0)
+      orion__dist_reclaim(s, ds[i]);
   for (i = 0; i < nv && c->prev != NULL; i++) {
     int k;
     for (k = 0; k < c->nprev; k++)
@@ -580,6 +589,9 @@ static int l_checkpoint(lua_State *L) {
   orion_buf_free(&sb);
   orion_buf_free(&meta);
   orion_free(prev);
+  nparts = orion__ckpt_remote_parts(remote);
+  orion__ckpt_remote_free(remote, &ck);
+  orion_free(ds);
   if (rc == 0)
     remember(c, &ck, path);
   orion_free(ck.arrays);
@@ -590,9 +602,10 @@ static int l_checkpoint(lua_State *L) {
   if (ck.step > c->cur)
     c->cur = ck.step;
   orion_log_info("checkpoint of step %" PRId64 " written to %s: %d arrays, "
-                 "%.1f MB (%.1f MB new) in %.2f s",
+                 "%.1f MB (%.1f MB new) in %.2f s%s",
                  ck.step, path, nv, (double)bytes[0] / 1e6,
-                 (double)bytes[1] / 1e6, orion_now() - t0);
+                 (double)bytes[1] / 1e6, orion_now() - t0,
+                 nparts > 0 ? " (with parts the executors wrote)" : "");
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)ck.step);
   lua_setfield(L, -2, "step");
@@ -614,9 +627,9 @@ static void warn_skip(const char *msg) {
 /* Puts the checkpoint's array e (file in folder) into the script's d,
  * whose name is name (with load 0, only checks that it would fit): 0, or
  * -1 with msg (n bytes) saying what does not match or cannot be read. */
-static int restore_array(const char *folder, const orion_ckpt_array *e,
-                         darray *d, const char *name, int load, char *msg,
-                         size_t n) {
+static int restore_array(const char *folder, const orion_ckpt *ck,
+                         const orion_ckpt_array *e, darray *d,
+                         const char *name, int load, char *msg, size_t n) {
   orion_array *a = d->a, *in = NULL;
   orion_ckpt_array mine;
   char want[160], have[160], path[4352];
@@ -640,7 +653,7 @@ static int restore_array(const char *folder, const orion_ckpt_array *e,
     return 0;
   snprintf(path, sizeof path, "%s/%s", folder, e->file);
   orion_error_clear(&err);
-  if (orion_array_load(path, &in, &err) != 0) {
+  if (orion_ckpt_load_array(folder, ck, e, &in, &err) != 0) {
     snprintf(msg, n, "restore: %s", err.msg);
     return -1;
   }
@@ -724,7 +737,8 @@ static int l_restore(lua_State *L) {
                v[i].d->rep->held.n > 0)
         orion__dist_reclaim(s, v[i].d); /* else they would overwrite it */
       if (e == NULL ||
-          restore_array(path, e, v[i].d, name, pass, msg, sizeof msg) != 0) {
+          restore_array(path, &ck, e, v[i].d, name, pass, msg,
+                        sizeof msg) != 0) {
         orion_free(v);
         orion_ckpt_free(&ck);
         return luaL_error(L, "%s", msg);

@@ -13,6 +13,7 @@
 
 #include "dsm/array.h"
 #include "dsm/arrayfile.h"
+#include "dsm/ckpt.h"
 #include "dsm/loader.h"
 #include "dsm/partition.h"
 #include "dsm/status.h"
@@ -468,8 +469,11 @@ static int l_load(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   orion_array *a;
   orion_error err;
+  int rc;
   orion_error_clear(&err);
-  if (orion_array_load(path, &a, &err) != 0)
+  /* A checkpoint's array written in parts is put together (dsm/ckpt.h). */
+  rc = orion_ckpt_load_path(path, &a, &err);
+  if (rc < 0 || (rc == 0 && orion_array_load(path, &a, &err) != 0))
     orion__raise(L, &err);
   orion__push_array(L, a);
   return 1;

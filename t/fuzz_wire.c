@@ -526,6 +526,17 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_WRITE_ACK, &m);
   m.bcast = (orion_msg_bcast){3, 4, 1, 1, 3, runs, 2};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BCAST, &m);
+  {
+    static const orion_msg_ckpt_part parts[2] = {{3, 0, 1200, 4852, 0x069d7643},
+                                                 {4, 600, 800, 3252, 7}};
+    m.ckpt_write = (orion_msg_ckpt_write){4, "/tmp/c/.ckpt-4.tmp", 18,
+                                          ranges, 2};
+    add_msg(&seeds[0], seeds, &ns, ORION_WIRE_CKPT_WRITE, &m);
+    m.ckpt_done = (orion_msg_ckpt_done){4, "", 0, parts, 2};
+    add_msg(&seeds[1], seeds, &ns, ORION_WIRE_CKPT_DONE, &m);
+    m.ckpt_done = (orion_msg_ckpt_done){4, "disk full", 9, NULL, 0};
+    add_msg(&seeds[1], seeds, &ns, ORION_WIRE_CKPT_DONE, &m);
+  }
   memset(&m, 0, sizeof m);
   m.loaded.ok = 1;
   m.loaded.array = (orion_msg_loaded_array){

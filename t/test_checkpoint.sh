@@ -11,8 +11,9 @@
 #     prints epochs after the newest checkpoint only (none before it is
 #     redone) and ends with the same RMSE.
 #  3. A corrupt newest checkpoint (a flipped byte, a truncated file, a
-#     missing manifest beside an unfinished temporary folder): --resume
-#     names the file and uses the checkpoint before it.
+#     missing file, all in a part an executor wrote; a missing manifest
+#     beside an unfinished temporary folder): --resume names the file and
+#     uses the checkpoint before it.
 #  3b. LDA and the DNN app resumed from the checkpoint before the newest:
 #     the same rows as the undisturbed run (LDA's --check holds).
 #  4. Errors: a state value that is not plain data names the key;
@@ -21,6 +22,17 @@
 #     --resume without --checkpoint-dir is a usage error; a fresh start in
 #     a folder that holds checkpoints is refused.
 #  5. orion.load reads an array of a checkpoint.
+#  6. The executors wrote their parts: the manifest names each part's
+#     writer (executor-0, executor-1) and host, and orion.load of the array
+#     they make up equals the array file the driver writes when the rows are
+#     brought back first (ORION_CKPT_NO_PARTS=1).
+#  7. An executor killed in the middle of writing its parts
+#     (ORION_TEST_CKPT_DIE, after its first part): the job restarts from
+#     the checkpoint before, and ends with the undisturbed RMSE.
+#  8. An executor whose parts the driver cannot see (written to a folder of
+#     the same name elsewhere, as on a host without the shared directory:
+#     ORION_TEST_CKPT_FOLDER): a warning naming it, the driver writes those
+#     parts, and the checkpoint resumes.
 # Every wait has a timeout.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -133,11 +145,15 @@ SMALL="$src/apps/mf/mf.lua --synthetic 600,400,20000 --k 4 --epochs 6"
 "$drv" --quiet --executors 2 $SMALL > small.out 2>&1 || fail "small run: $(cat small.out)"
 "$drv" --quiet --executors 2 --checkpoint-dir "$tmp/c" $SMALL \
   --checkpoint-every 2 > /dev/null 2>&1 || fail "corrupt: first run failed"
-for how in flip truncate manifest; do
+# A part of W (users x K, f32) that executor 1 wrote.
+wpart=$(awk '$1 == "part" && $2 == 3 && $6 == "executor-1" { print $3; exit }' "$tmp/c/ckpt-0000000006/manifest")
+[ -n "$wpart" ] || fail "no part of W by executor 1: $(cat "$tmp/c/ckpt-0000000006/manifest")"
+for how in flip truncate missing manifest; do
   d=$tmp/c-$how
   cp -a "$tmp/c" "$d"
-  f=$d/ckpt-0000000006/a3.oarr # W: users x K, f32
+  f=$d/ckpt-0000000006/$wpart
   case $how in
+    missing) rm "$f" ;;
     flip) printf '\377' | dd of="$f" bs=1 seek=100 conv=notrunc 2>/dev/null ;;
     truncate) truncate -s 90 "$f" ;;
     manifest) rm "$d/ckpt-0000000006/manifest"; f=$d/ckpt-0000000006/manifest
@@ -154,6 +170,7 @@ for how in flip truncate manifest; do
 done
 has c-flip.err "CRC-32 mismatch"
 has c-truncate.err "truncated"
+has c-missing.err "$wpart: missing"
 has c-manifest.err "an unfinished checkpoint"
 
 # ---- 3b. LDA and DNN resume where they left off ---------------------------
@@ -210,6 +227,69 @@ print(table.concat({ W:dims() }, "x"), W:type())
 EOF
 "$drv" --executors 0 load.lua > load.out 2>&1 || fail "orion.load: $(cat load.out)"
 has load.out "600x4	f32"
+
+# ---- 6. the executors wrote their parts ----------------------------------
+m=$tmp/c/ckpt-0000000006/manifest
+for a in 3 4; do
+  for e in 0 1; do
+    grep -qE "^part $a a$a\.r[0-9]+\.oarr [0-9]+ [0-9]+ executor-$e 127\.0\.0\.1 [0-9]+ [0-9a-f]{8}\$" "$m" ||
+      fail "array $a has no part by executor $e: $(grep '^part' "$m")"
+  done
+done
+! grep -q "^part .* driver " "$m" || fail "the driver wrote parts: $(grep '^part' "$m")"
+[ ! -e "$tmp/c/ckpt-0000000006/a3.oarr" ] || fail "W was written whole"
+ORION_CKPT_NO_PARTS=1 "$drv" --quiet --executors 2 --checkpoint-dir "$tmp/np" \
+  $SMALL --checkpoint-every 2 > np.out 2>&1 || fail "ORION_CKPT_NO_PARTS: $(cat np.out)"
+! grep -q "^part" "$tmp/np/ckpt-0000000006/manifest" || fail "ORION_CKPT_NO_PARTS wrote parts"
+cat > same.lua <<EOF
+local orion = require "orion"
+for _, a in ipairs { "a3", "a4" } do
+  local P = orion.load("$tmp/c/ckpt-0000000006/" .. a .. ".oarr"):to_table()
+  local F = orion.load("$tmp/np/ckpt-0000000006/" .. a .. ".oarr"):to_table()
+  local n, diff = 0, 0
+  for i = 1, #F do
+    for j = 1, #F[i] do
+      n = n + 1
+      if P[i][j] ~= F[i][j] then diff = diff + 1 end
+    end
+  end
+  print(a, n, diff)
+end
+EOF
+"$drv" --executors 0 same.lua > same.out 2>&1 || fail "orion.load of parts: $(cat same.out)"
+has same.out "a3	2400	0"
+has same.out "a4	1600	0"
+
+# ---- 7. an executor killed while it writes its parts -----------------------
+d=$tmp/die
+CKPT_MARK=die ORION_TEST_CKPT_DIE=4:$tmp/died "$drv" --executors 2 \
+  --checkpoint-dir "$d" $SMALL --checkpoint-every 2 > die.out 2> die.err &
+pid=$!
+reap $pid 120
+rc=$?
+[ $rc = 0 ] || fail "killed while writing: exit $rc: $(cat die.err)"
+[ -e "$tmp/died" ] || fail "no executor died writing its parts: $(cat die.err)"
+has die.err "was killed by signal 9 (Killed), writing the checkpoint of step 4"
+has die.err "restart 1 of 3, from the checkpoint of step 2"
+has die.err "orion: resumed from the checkpoint of step 2"
+[ "$(rmses die.out | tail -1)" = "$(rmses small.out | tail -1)" ] ||
+  fail "killed while writing: ended with $(rmses die.out | tail -1), not $(rmses small.out | tail -1)"
+left=$(job_procs die)
+[ -z "$left" ] || fail "killed while writing: processes left: $left"
+
+# ---- 8. parts the driver cannot see ---------------------------------------
+d=$tmp/ns
+ORION_TEST_CKPT_FOLDER=1:$tmp/elsewhere "$drv" --executors 2 --checkpoint-dir "$d" \
+  $SMALL --checkpoint-every 2 > ns.out 2> ns.err || fail "not shared: $(cat ns.err)"
+has ns.err "orion: warning: checkpoint of step 6: executor 1 on 127.0.0.1 did not write its parts (the driver cannot see them in its folder: is the checkpoint directory not shared with that host?); the driver takes those rows back and writes them"
+grep -q "^part 3 .* driver - " "$d/ckpt-0000000006/manifest" ||
+  fail "not shared: no part by the driver: $(grep '^part' "$d/ckpt-0000000006/manifest")"
+rm -r "$d/ckpt-0000000006"
+"$drv" --executors 2 --checkpoint-dir "$d" --resume $SMALL \
+  --checkpoint-every 2 > ns2.out 2> ns2.err || fail "not shared, --resume: $(cat ns2.err)"
+has ns2.err "resumed from the checkpoint of step 4"
+[ "$(rmses ns2.out | tail -1)" = "$(rmses small.out | tail -1)" ] ||
+  fail "not shared: ended with $(rmses ns2.out | tail -1), not $(rmses small.out | tail -1)"
 
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }
 echo "all checkpoint tests passed"

@@ -1363,7 +1363,7 @@ Test(msg, dispatch_by_type) {
   orion_msg m;
   for (t = 0; t < 256; t++)
     n += orion_msg_known(t);
-  cr_assert_eq(n, 25);
+  cr_assert_eq(n, 27); /* CKPT_WRITE and CKPT_DONE since wire version 12 */
   cr_assert(!orion_msg_known(ORION_WIRE_HELLO));
   cr_assert(!orion_msg_known(ORION_WIRE_ARRAY_DATA));
   cr_assert(orion_msg_known(ORION_WIRE_LOADED));
@@ -1616,6 +1616,86 @@ Test(msg, resident_rows_round_trip) {
   eq_ranges(rpo.ranges, rpo.n, rg, 1);
   orion_msg_rows_pull_free(&rpo);
   check_bounds(ORION_WIRE_ROWS_PULL, &b);
+  orion_buf_free(&b);
+}
+
+/* CKPT_WRITE and CKPT_DONE: an executor's parts of a checkpoint; the
+ * folder must be 1..4095 bytes without a NUL, a CRC-32 fit in 32 bits. */
+Test(msg, ckpt_round_trip) {
+  static const orion_msg_range rg[2] = {{3, 0, 1200}, {4, 600, 800}};
+  static const orion_msg_ckpt_part pt[2] = {{3, 0, 1200, 4852, 0x069d7643u},
+                                            {4, 600, 800, 3252, 0xffffffffu}};
+  orion_msg_ckpt_write w = {6, "/d/.ckpt-0000000006.tmp", 23, rg, 2}, wo;
+  orion_msg_ckpt_done d = {6, "", 0, pt, 2}, dout;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  int k;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_ckpt_write_encode(&b, &w), 0);
+  p = payload_of(&b, ORION_WIRE_CKPT_WRITE, &n);
+  cr_assert_eq(n, 8 + 8 + 23 + 8 + 2 * 24);
+  cr_assert_eq(orion_msg_ckpt_write_decode(p, n, &wo, NULL), 0);
+  cr_assert_eq(wo.step, 6);
+  cr_assert_eq(wo.folder_len, 23);
+  cr_assert_eq(memcmp(wo.folder, "/d/.ckpt-0000000006.tmp", 23), 0);
+  eq_ranges(wo.ranges, wo.n, rg, 2);
+  orion_msg_ckpt_write_free(&wo);
+  check_bounds(ORION_WIRE_CKPT_WRITE, &b);
+  b.len = 0;
+  cr_assert_eq(orion_msg_ckpt_done_encode(&b, &d), 0);
+  p = payload_of(&b, ORION_WIRE_CKPT_DONE, &n);
+  cr_assert_eq(n, 8 + 8 + 8 + 2 * 40);
+  cr_assert_eq(orion_msg_ckpt_done_decode(p, n, &dout, NULL), 0);
+  cr_assert_eq(dout.step, 6);
+  cr_assert_eq(dout.error_len, 0);
+  cr_assert_eq(dout.n, 2);
+  for (k = 0; k < 2; k++) {
+    cr_assert_eq(dout.parts[k].array, pt[k].array);
+    cr_assert_eq(dout.parts[k].first, pt[k].first);
+    cr_assert_eq(dout.parts[k].count, pt[k].count);
+    cr_assert_eq(dout.parts[k].size, pt[k].size);
+    cr_assert_eq(dout.parts[k].crc, pt[k].crc);
+  }
+  orion_msg_ckpt_done_free(&dout);
+  check_bounds(ORION_WIRE_CKPT_DONE, &b);
+  b.len = 0;
+  /* An error instead of parts. */
+  d = (orion_msg_ckpt_done){6, "cannot create x: No space", 25, NULL, 0};
+  cr_assert_eq(orion_msg_ckpt_done_encode(&b, &d), 0);
+  p = payload_of(&b, ORION_WIRE_CKPT_DONE, &n);
+  cr_assert_eq(orion_msg_ckpt_done_decode(p, n, &dout, NULL), 0);
+  cr_assert_eq(dout.error_len, 25);
+  cr_assert_eq(memcmp(dout.error, "cannot create x: No space", 25), 0);
+  cr_assert_eq(dout.n, 0);
+  orion_msg_ckpt_done_free(&dout);
+  b.len = 0;
+  /* Refused both ways: an empty folder, one with a NUL. */
+  w.folder_len = 0;
+  cr_assert_eq(orion_msg_ckpt_write_encode(&b, &w), ORION_EINVAL);
+  cr_assert_eq(b.len, 0);
+  w.folder = "/d\0x";
+  w.folder_len = 4;
+  cr_assert_eq(orion_msg_ckpt_write_encode(&b, &w), ORION_EINVAL);
+  {
+    /* A hand-made payload: step 6, folder "a\0", no ranges. */
+    unsigned char raw[8 + 8 + 2 + 8] = {6, 0, 0, 0, 0, 0, 0, 0,
+                                        2, 0, 0, 0, 0, 0, 0, 0, 'a', 0};
+    orion_error err;
+    cr_assert_eq(orion_msg_ckpt_write_decode(raw, sizeof raw, &wo, &err),
+                 ORION_EPARSE);
+    cr_assert(strstr(err.msg, "CKPT_WRITE") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, "NUL") != NULL, "%s", err.msg);
+    /* A CRC-32 of 33 bits in CKPT_DONE. */
+    unsigned char rd[8 + 8 + 8 + 40] = {6, 0, 0, 0, 0, 0, 0, 0,
+                                        0, 0, 0, 0, 0, 0, 0, 0,
+                                        1, 0, 0, 0, 0, 0, 0, 0};
+    rd[24 + 16] = 1;               /* count 1 */
+    rd[24 + 32 + 4] = 1;           /* crc = 2^32 */
+    cr_assert_eq(orion_msg_ckpt_done_decode(rd, sizeof rd, &dout, &err),
+                 ORION_EPARSE);
+    cr_assert(strstr(err.msg, "CRC-32") != NULL, "%s", err.msg);
+  }
   orion_buf_free(&b);
 }
 
