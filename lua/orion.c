@@ -1000,6 +1000,7 @@ int luaopen_orion(lua_State *L) {
     weak_table(L, ARRAYS_KEY);
     weak_table(L, ACCS_KEY);
     weak_table(L, BUFFERS_KEY);
+    weak_table(L, PERMS_KEY); /* lua/permute.c */
   } else {
     lua_pop(L, 1);
   }

@@ -19,7 +19,6 @@
 #include "util/alloc.h"
 
 #define PERM_MT "orion.Permutation"
-#define PERMS_KEY "orion.perms" /* "n:seed" -> Permutation, weak values */
 
 typedef struct dperm {
   orion_perm *p;
@@ -332,32 +331,26 @@ void orion__perm_check(lua_State *L, darray *it, const char *iname,
 }
 
 void orion__open_permute(lua_State *L) {
+  static const luaL_Reg meta[] = {{"__gc", perm_gc},
+                                  {"__tostring", p_tostring},
+                                  {NULL, NULL}};
   static const luaL_Reg pmethods[] = {{"size", p_size},
                                       {"seed", p_seed},
                                       {"forward", p_forward},
                                       {"inverse", p_inverse},
                                       {NULL, NULL}};
-  lua_newtable(L);
-  lua_newtable(L);
-  lua_pushliteral(L, "v");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_setfield(L, LUA_REGISTRYINDEX, PERMS_KEY);
+  static const luaL_Reg amethods[] = {{"permute_keys", m_permute_keys},
+                                      {"permutation", m_permutation},
+                                      {NULL, NULL}};
   luaL_newmetatable(L, PERM_MT);
-  lua_pushcfunction(L, perm_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, p_tostring);
-  lua_setfield(L, -2, "__tostring");
+  luaL_setfuncs(L, meta, 0);
   luaL_newlib(L, pmethods);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   lua_pushcfunction(L, l_permutation);
   lua_setfield(L, -2, "permutation");
-  luaL_getmetatable(L, ARRAY_MT);
+  luaL_getmetatable(L, ARRAY_MT); /* the DistArray methods */
   lua_getfield(L, -1, "__index");
-  lua_pushcfunction(L, m_permute_keys);
-  lua_setfield(L, -2, "permute_keys");
-  lua_pushcfunction(L, m_permutation);
-  lua_setfield(L, -2, "permutation");
+  luaL_setfuncs(L, amethods, 0);
   lua_pop(L, 2);
 }

@@ -12,6 +12,10 @@
 #include "analysis/analyze.h"
 #include "lua/module.h"
 
+/* The registry's weak table "n:seed" -> Permutation (lua/orion.c makes
+ * it with the others). */
+#define PERMS_KEY "orion.perms"
+
 /* Whether any dimension of d is permuted. */
 int orion__permuted(const darray *d);
 /* The size of dimension dim (0-based) as the script sees it. */
