@@ -77,7 +77,8 @@ static int remap_dense(orion_array *a, int dim, const int64_t *map,
   size_t es = orion_type_size(a->type);
   int64_t run = a->strides[dim], n = a->dims[dim];
   int64_t outer = n > 0 ? a->nnz / (run * n) : 0, o, k;
-  char *src = a->values, *dst = orion_malloc(es * (size_t)(a->nnz ? a->nnz : 1));
+  char *src = a->values;
+  char *dst = orion_malloc(es * (size_t)(a->nnz ? a->nnz : 1));
   if (dst == NULL)
     return orion_error_set(err, ORION_ENOMEM, "out of memory remapping a "
                                               "dense array");

@@ -248,7 +248,8 @@ static int m_to_table(lua_State *L) {
     int dd;
     lua_createtable(L, a->ndims + 1, 0);
     for (dd = 0; dd < a->ndims; dd++) {
-      lua_pushinteger(L, orion__perm_key_out(d, dd, a->keys[e * a->ndims + dd]) + 1);
+      int64_t k = a->keys[e * a->ndims + dd];
+      lua_pushinteger(L, orion__perm_key_out(d, dd, k) + 1);
       lua_rawseti(L, -2, dd + 1);
     }
     push_value(L, a, e);
@@ -331,10 +332,12 @@ static int m_histogram(lua_State *L) {
                       (LUAI_UACINT)dim, d->a->ndims);
   if (bins < 1 || bins > 10000000)
     return luaL_error(L, "histogram: bins must be in 1..10000000");
-  counts = orion_malloc(sizeof *counts * (size_t)bins);
-  if (counts == NULL)
-    return luaL_error(L, "out of memory");
   u = orion__unpermuted(L, d, 0); /* bins of the original keys */
+  counts = orion_malloc(sizeof *counts * (size_t)bins);
+  if (counts == NULL) {
+    orion_array_release(u);
+    return luaL_error(L, "out of memory");
+  }
   orion_array_histogram(u, (int)dim - 1, (int)bins, counts);
   orion_array_release(u);
   lua_createtable(L, (int)bins, 0);
@@ -371,7 +374,8 @@ static int m_tostring(lua_State *L) {
                                  : "dense");
   luaL_addvalue(&b);
   for (i = 0; i < d->a->ndims; i++) {
-    lua_pushfstring(L, "%s%I", i ? "x" : "", (LUAI_UACINT)orion__perm_dim(d, i));
+    lua_pushfstring(L, "%s%I", i ? "x" : "",
+                    (LUAI_UACINT)orion__perm_dim(d, i));
     luaL_addvalue(&b);
   }
   lua_pushfstring(L, ", nnz=%I)", (LUAI_UACINT)d->a->nnz);
