@@ -330,3 +330,57 @@ Test(permute, mf_trains_alike_and_saves_original_ids, .timeout = 300) {
   free(app);
   free(pred);
 }
+
+/* The last two epoch lines of mf.lua's output, without the seconds. */
+static void last_epochs(const char *out, char *buf, size_t n) {
+  const char *line = out, *l1 = NULL, *l2 = NULL;
+  int ep;
+  double a, b, c;
+  while (line != NULL && *line != '\0') {
+    if (sscanf(line, "%d %lf %lf %lf", &ep, &a, &b, &c) == 4) {
+      l1 = l2;
+      l2 = line;
+    }
+    line = strchr(line, '\n');
+    if (line != NULL)
+      line++;
+  }
+  buf[0] = '\0';
+  for (line = l1; line != NULL; line = line == l1 ? l2 : NULL)
+    if (sscanf(line, "%d %lf %lf %lf", &ep, &a, &b, &c) == 4)
+      snprintf(buf + strlen(buf), n - strlen(buf), "%d %.4f %.4f\n", ep, b, c);
+}
+
+/* Checkpoints hold the permuted layout and mf.lua permutes before
+ * orion.restore(): a run resumed at epoch 2 of 4 ends as the run that was
+ * not stopped, to the printed digit. */
+Test(permute, mf_resumes_a_permuted_run, .timeout = 200) {
+  char *app = tu_src("apps/mf/mf.lua");
+  char dir[2][32] = {"/tmp/orion-pck-XXXXXX", "/tmp/orion-pck-XXXXXX"};
+  char got[2][256], cmd[128];
+  int v;
+  for (v = 0; v < 2; v++) {
+    cr_assert_not_null(mkdtemp(dir[v]));
+    /* v = 1: two epochs, then a resumed run to four. */
+    for (int leg = v ? 0 : 1; leg < 2; leg++) {
+      const char *resume = leg && v ? "--resume" : "--quiet";
+      char *argv[] = {(char *)tu_driver(), "--quiet", "--executors", "2",
+                      "--checkpoint-dir", dir[v], (char *)resume,
+                      "--force", app, "--synthetic", "600,400,20000",
+                      "--k", "8", "--solver", "adagrad", "--permute", "5",
+                      "--checkpoint-every", "2", "--epochs", leg ? "4" : "2",
+                      NULL};
+      tu_run r = tu_run_argv(argv, 90);
+      cr_assert_eq(r.status, 0, "run %d leg %d: %s", v, leg, r.err);
+      if (leg == 1)
+        last_epochs(r.out, got[v], sizeof got[v]);
+      tu_run_free(&r);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir[v]);
+    cr_expect_eq(system(cmd), 0);
+  }
+  cr_expect_neq(got[0][0], '\0', "no epoch lines");
+  cr_expect_str_eq(got[1], got[0]);
+  cr_expect(strncmp(got[0], "3 ", 2) == 0, "%s", got[0]);
+  free(app);
+}
