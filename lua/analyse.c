@@ -248,7 +248,7 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
 
 /* The name the calling function gives the value at idx (a local or an
  * upvalue of the caller), or def. */
-static const char *caller_name(lua_State *L, int idx, const char *def,
+const char *orion__caller_name(lua_State *L, int idx, const char *def,
                                char *buf, size_t size) {
   lua_Debug ar;
   const char *n;
@@ -347,7 +347,7 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
   in.body.last_line = ar.lastlinedefined;
   in.body.nparams = ar.nparams;
   in.body.is_vararg = ar.isvararg;
-  fill_info(it, name != NULL ? name : caller_name(L, 1, "A", iname, sizeof iname),
+  fill_info(it, name != NULL ? name : orion__caller_name(L, 1, "A", iname, sizeof iname),
             &in.iter);
   r.L = L;
   r.fidx = 2;

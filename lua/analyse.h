@@ -37,6 +37,11 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
                     analysis *out);
 void orion__analysis_free(analysis *a);
 
+/* The name the function calling the running C function gives the value at
+ * idx (one of its locals or upvalues), in buf; def when it has none. */
+const char *orion__caller_name(lua_State *L, int idx, const char *def,
+                               char *buf, size_t size);
+
 /* A zeroed analysis in a userdata pushed onto L whose __gc frees it, so
  * that an error raised while the loop starts still frees it. */
 analysis *orion__analysis_box(lua_State *L);

@@ -69,6 +69,12 @@ typedef struct darray {
   uint64_t gen;     /* changes whenever the script writes the array */
   struct orion_replica *rep; /* what the executors hold of it
                                 (dsm/replica.h, lua/dist.c) */
+  /* Permuted keys (lua/permute.h): per dimension, the permutation its
+   * stored keys went through (NULL: none) and the size the script sees;
+   * looped: a parallel_for has used the array. */
+  struct orion_perm *perm[ORION_MAX_DIMS];
+  int64_t odim[ORION_MAX_DIMS];
+  int looped;
 } darray;
 
 /* An accumulator userdata. */

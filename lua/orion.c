@@ -27,6 +27,7 @@
 #include "lua/nn.h"
 #include "lua/pfor.h"
 #include "lua/orion_ragged.h"
+#include "lua/permute.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
 #include "util/atomic.h"
@@ -100,6 +101,7 @@ static int array_gc(lua_State *L) {
   d->have_bs = 0;
   orion_array_release(d->a);
   d->a = NULL;
+  orion__perm_free(d);
   return 0;
 }
 
@@ -146,12 +148,14 @@ static void set_value(lua_State *L, orion_array *a, int64_t i, int vidx) {
   }
 }
 
-static void push_keys_of(lua_State *L, const orion_array *a, int64_t e) {
+/* The original keys of element e of da's array (lua/permute.h). */
+static void push_keys_of(lua_State *L, const darray *da, int64_t e) {
+  const orion_array *a = da->a;
   int d;
   for (d = 0; d < a->ndims; d++) {
     int64_t k = a->sparse ? a->keys[e * a->ndims + d]
                           : (e / a->strides[d]) % a->dims[d];
-    lua_pushinteger(L, k + 1);
+    lua_pushinteger(L, orion__perm_key_out(da, d, k) + 1);
   }
 }
 
@@ -160,7 +164,7 @@ static int m_dims(lua_State *L) {
   int i;
   luaL_checkstack(L, d->a->ndims, NULL);
   for (i = 0; i < d->a->ndims; i++)
-    lua_pushinteger(L, d->a->dims[i]);
+    lua_pushinteger(L, orion__perm_dim(d, i));
   return d->a->ndims;
 }
 
@@ -183,6 +187,7 @@ static int m_get(lua_State *L) {
   darray *d = orion__check_array(L, 1);
   int64_t keys[ORION_MAX_DIMS], e;
   read_keys(L, d->a, 2, keys);
+  orion__perm_keys_in(L, d, keys);
   e = orion_array_find(d->a, keys);
   if (e < 0)
     lua_pushnil(L);
@@ -197,6 +202,7 @@ static int m_set(lua_State *L) {
   if (lua_gettop(L) != d->a->ndims + 2)
     return luaL_error(L, "set expects %d keys and a value", d->a->ndims);
   read_keys(L, d->a, 2, keys);
+  orion__perm_keys_in(L, d, keys);
   e = orion_array_find(d->a, keys);
   if (e < 0)
     return luaL_error(L, "set: no stored element at that key (a sparse "
@@ -233,7 +239,9 @@ static int m_to_table(lua_State *L) {
                       (LUAI_UACINT)a->nnz, TO_TABLE_LIMIT);
   luaL_checkstack(L, 2 * ORION_MAX_DIMS + 4, NULL);
   if (!a->sparse) {
-    dense_to_table(L, a, 0, 0);
+    orion_array *u = orion__unpermuted(L, d, 0);
+    dense_to_table(L, u, 0, 0);
+    orion_array_release(u);
     return 1;
   }
   lua_createtable(L, (int)a->nnz, 0);
@@ -241,7 +249,8 @@ static int m_to_table(lua_State *L) {
     int dd;
     lua_createtable(L, a->ndims + 1, 0);
     for (dd = 0; dd < a->ndims; dd++) {
-      lua_pushinteger(L, a->keys[e * a->ndims + dd] + 1);
+      int64_t k = a->keys[e * a->ndims + dd];
+      lua_pushinteger(L, orion__perm_key_out(d, dd, k) + 1);
       lua_rawseti(L, -2, dd + 1);
     }
     push_value(L, a, e);
@@ -264,10 +273,11 @@ static int m_map(lua_State *L) {
   if (c == NULL)
     orion__raise(L, &err);
   nd = orion__push_array(L, c);
+  orion__perm_inherit(nd, d);
   luaL_checkstack(L, ORION_MAX_DIMS + 4, NULL);
   for (e = 0; e < c->nnz; e++) {
     lua_pushvalue(L, 2);
-    push_keys_of(L, c, e);
+    push_keys_of(L, nd, e);
     push_value(L, c, e);
     lua_call(L, c->ndims + 1, 1);
     if (!lua_isnil(L, -1))
@@ -286,6 +296,7 @@ static int m_save(lua_State *L) {
   darray *d = orion__check_array(L, 1);
   const char *path = luaL_checkstring(L, 2);
   const char *fmt = NULL;
+  orion_array *u;
   orion_error err;
   int rc;
   if (lua_istable(L, 3)) {
@@ -295,14 +306,16 @@ static int m_save(lua_State *L) {
   }
   if (fmt == NULL)
     fmt = ends_with(path, ".txt") ? "text" : "binary";
-  orion_error_clear(&err);
-  if (strcmp(fmt, "text") == 0)
-    rc = orion_array_save_text(d->a, path, &err);
-  else if (strcmp(fmt, "binary") == 0)
-    rc = orion_array_save(d->a, path, &err);
-  else
+  if (strcmp(fmt, "text") != 0 && strcmp(fmt, "binary") != 0)
     return luaL_error(L, "save: format must be \"binary\" or \"text\", not "
                          "\"%s\"", fmt);
+  orion_error_clear(&err);
+  u = orion__unpermuted(L, d, 0); /* the file holds the original keys */
+  if (strcmp(fmt, "text") == 0)
+    rc = orion_array_save_text(u, path, &err);
+  else
+    rc = orion_array_save(u, path, &err);
+  orion_array_release(u);
   if (rc != 0)
     orion__raise(L, &err);
   return 0;
@@ -313,16 +326,21 @@ static int m_histogram(lua_State *L) {
   lua_Integer dim = luaL_checkinteger(L, 2);
   lua_Integer bins = luaL_checkinteger(L, 3);
   int64_t *counts;
+  orion_array *u;
   int b;
   if (dim < 1 || dim > d->a->ndims)
     return luaL_error(L, "histogram: dimension %I out of range 1..%d",
                       (LUAI_UACINT)dim, d->a->ndims);
   if (bins < 1 || bins > 10000000)
     return luaL_error(L, "histogram: bins must be in 1..10000000");
+  u = orion__unpermuted(L, d, 0); /* bins of the original keys */
   counts = orion_malloc(sizeof *counts * (size_t)bins);
-  if (counts == NULL)
+  if (counts == NULL) {
+    orion_array_release(u);
     return luaL_error(L, "out of memory");
-  orion_array_histogram(d->a, (int)dim - 1, (int)bins, counts);
+  }
+  orion_array_histogram(u, (int)dim - 1, (int)bins, counts);
+  orion_array_release(u);
   lua_createtable(L, (int)bins, 0);
   for (b = 0; b < bins; b++) {
     lua_pushinteger(L, counts[b]);
@@ -341,8 +359,8 @@ static int m_split(lua_State *L) {
   orion_error_clear(&err);
   if (orion_array_split(d->a, frac, (uint64_t)seed, &rest, &held, &err) != 0)
     orion__raise(L, &err);
-  orion__push_array(L, rest);
-  orion__push_array(L, held);
+  orion__perm_inherit(orion__push_array(L, rest), d);
+  orion__perm_inherit(orion__push_array(L, held), d);
   return 2;
 }
 
@@ -357,7 +375,8 @@ static int m_tostring(lua_State *L) {
                                  : "dense");
   luaL_addvalue(&b);
   for (i = 0; i < d->a->ndims; i++) {
-    lua_pushfstring(L, "%s%I", i ? "x" : "", (LUAI_UACINT)d->a->dims[i]);
+    lua_pushfstring(L, "%s%I", i ? "x" : "",
+                    (LUAI_UACINT)orion__perm_dim(d, i));
     luaL_addvalue(&b);
   }
   lua_pushfstring(L, ", nnz=%I)", (LUAI_UACINT)d->a->nnz);
@@ -989,6 +1008,7 @@ int luaopen_orion(lua_State *L) {
     weak_table(L, ARRAYS_KEY);
     weak_table(L, ACCS_KEY);
     weak_table(L, BUFFERS_KEY);
+    weak_table(L, PERMS_KEY); /* lua/permute.c */
   } else {
     lua_pop(L, 1);
   }
@@ -1013,6 +1033,7 @@ int luaopen_orion(lua_State *L) {
   orion__open_pfor(L);
   orion__open_checkpoint(L); /* lua/checkpoint.c */
   orion__open_ragged(L);
+  orion__open_permute(L); /* lua/permute.c */
   orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */
   lua_setfield(L, -2, "nn");
   lua_pushliteral(L, PACKAGE_VERSION);

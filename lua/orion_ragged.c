@@ -10,6 +10,7 @@
 #include "dsm/ragged.h"
 #include "lua/module.h"
 #include "lua/orion_ragged.h"
+#include "lua/permute.h"
 
 void orion__ragged_rows(lua_State *L, orion_array *a, const char *what) {
   orion_error err;
@@ -106,9 +107,7 @@ static int l_ragged(lua_State *L) {
     if (t != NULL)
       return luaL_error(L, "orion.ragged: type applies to rows given as "
                            "tables; a DistArray keeps its own");
-    a = orion_array_copy(d->a, &err);
-    if (a == NULL)
-      orion__raise(L, &err);
+    a = orion__unpermuted(L, d, 1); /* the original keys (lua/permute.h) */
     orion__push_array(L, a);
   }
   n = orion__opt_int_list(L, 2, "dims", dims, 2);

@@ -25,6 +25,7 @@
 #include "lua/dist.h"
 #include "lua/exec.h"
 #include "lua/module.h"
+#include "lua/permute.h"
 #include "scheduler/schedule.h"
 #include "util/alloc.h"
 #include "util/ccomp.h"
@@ -636,6 +637,13 @@ static int l_parallel_for(lua_State *L) {
     }
     if (ap->plan.sched == ORION_SCHED_REJECTED)
       raise_rejected(L, ap);
+    {
+      char iname[64];
+      orion__perm_check(L, it, o.name != NULL ? o.name
+                                   : orion__caller_name(L, 1, "A", iname,
+                                                        sizeof iname),
+                        &ap->plan);
+    }
     orion__explain_check_stop(L);
     compile_body(L, s, ap, &o);
   } else {

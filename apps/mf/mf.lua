@@ -42,6 +42,7 @@ local spec = {
     { "exact", false, false, "compiled loops reproduce the interpreter bit for bit (default: fast math)" },
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel: every executor reads H as of the last flush and adds its updates through an orion.buffer)" },
     { "flush", "F", "block", "with --parallel data: when H's updates are applied (block, loop, managed or every N updates)" },
+    { "permute", "SEED", nil, "remap the user and the item ids at random (orion.permutation(n, SEED)) to balance the 2-D blocks; results, --save and the printed RMSE use the original ids", type = "int" },
     { "checkpoint-every", "N", 0, "write a checkpoint every N epochs (needs orion-driver --checkpoint-dir; 0: never); a restarted or --resume'd run goes on from the newest" },
   },
   epilog = "Input files are plain or gzip-compressed, one rating per line.",
@@ -134,6 +135,24 @@ local GW, GH
 if adagrad then
   GW = orion.array { nu, type = "f32", init = 1 }
   GH = orion.array { ni, type = "f32", init = 1 }
+end
+
+-- --permute: the users' and the items' ids go through one random
+-- permutation each, the same for every array indexed by them (train and
+-- test by both, W and GW by users, H and GH by items), so that ids sorted
+-- by activity spread over the blocks of the 2-D schedule.  The loops see
+-- the permuted ids; W:save and histogram give the original ones.
+if opts.permute then
+  local pu, pi = orion.permutation(nu, opts.permute), orion.permutation(ni, opts.permute)
+  for _, a in ipairs { train, test or false } do
+    if a then a:permute_keys(1, pu):permute_keys(2, pi) end
+  end
+  W:permute_keys(1, pu)
+  H:permute_keys(1, pi)
+  if adagrad then
+    GW:permute_keys(1, pu)
+    GH:permute_keys(1, pi)
+  end
 end
 
 print(("# mf: %d train ratings, %d test, %d users x %d items, K=%d, %s, lr=%g, reg=%g/%g")
