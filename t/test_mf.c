@@ -257,7 +257,8 @@ Test(mf, divergence_stops_with_the_epoch_and_a_hint, .timeout = 120) {
     r = tu_run_argv(argv, 60);
   }
   cr_assert_eq(r.status, 2);
-  cr_assert(strstr(r.err, "--solver must be sgd or adagrad, not 'adam'"),
+  cr_assert(strstr(r.err, "--solver must be sgd, adagrad or adarev, not "
+                          "'adam'"),
             "%s", r.err);
   tu_run_free(&r);
   free(app);
