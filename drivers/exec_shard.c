@@ -232,9 +232,10 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
     if (b.oom) {
       orion_buf_free(&b);
       return orion_error_set(err, ORION_EINVAL,
-                             "executor %d: buffer #%lld: %lld pending writes "
+                             "executor %d: buffer '%s': %lld pending writes "
                              "exceed the largest frame",
-                             x->id, (long long)id, (long long)n);
+                             x->id, orion_exec_buffer_name(x->ex, id),
+                             (long long)n);
     }
     orion__exec_post(x, &b);
     orion_buf_free(&b);

@@ -612,6 +612,11 @@ static int unwrap_helpers(lua_State *L, exec_buffer *h, char *msg,
   return 0;
 }
 
+const char *orion_exec_buffer_name(orion_exec *ex, int64_t id) {
+  exec_buffer *b = orion__exec_find_buffer(ex, id);
+  return b != NULL ? b->name : "(unbound)";
+}
+
 int orion_exec_buffer_helpers(orion_exec *ex, int64_t id,
                               const int64_t **ids) {
   exec_buffer *b = orion__exec_find_buffer(ex, id);

@@ -122,6 +122,9 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            const char *apply_blob, size_t len, int64_t flush,
                            orion_error *err);
 
+/* The script's name of buffer id (as bound), for messages. */
+const char *orion_exec_buffer_name(orion_exec *ex, int64_t id);
+
 /* The ids of buffer id's helper arrays into *ids; returns how many (0
  * for an unknown buffer). */
 int orion_exec_buffer_helpers(orion_exec *ex, int64_t id,
