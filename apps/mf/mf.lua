@@ -1,8 +1,6 @@
 -- SGD matrix factorisation with L2 regularisation (Orion-C built-in app).
 -- Plain SGD with a decaying step, or a per-row adaptive step (AdaGrad, the
--- kind LIBMF's default solver uses), or data-parallel with AdaRevision on
--- H (--solver adarev: the buffer's apply function takes each element's
--- state in helper arrays, as Orion's AdaRevision MF does).
+-- kind LIBMF's default solver uses), or AdaRevision on H (--solver adarev).
 --
 --   orion-driver apps/mf/mf.lua                      # embedded synthetic data
 --   orion-driver apps/mf/mf.lua --train ratings.train.txt.gz \
@@ -53,12 +51,8 @@ local opts = cli.parse(arg, spec)
 if opts.solver ~= "sgd" and opts.solver ~= "adagrad" and opts.solver ~= "adarev" then
   cli.fail(spec, ("--solver must be sgd, adagrad or adarev, not '%s'"):format(opts.solver))
 end
-local adagrad = opts.solver == "adagrad"
-local ada = opts.solver == "adarev"
-if ada and opts.parallel ~= "data" then
-  cli.fail(spec, "--solver adarev needs --parallel data (its steps are applied through a buffer)")
-end
-if opts.lr == nil then opts.lr = adagrad and 0.1 or opts.solver == "adarev" and 0.2 or 0.02 end
+local adagrad, ada = opts.solver == "adagrad", opts.solver == "adarev"
+if opts.lr == nil then opts.lr = adagrad and 0.1 or ada and 0.2 or 0.02 end
 if opts.decay == nil then opts.decay = adagrad and 1.0 or 0.9 end
 if opts.reg_w == nil then opts.reg_w = opts.reg end
 if opts.reg_h == nil then opts.reg_h = opts.reg end
@@ -84,8 +78,8 @@ if opts.parallel == "data" and math.type(dp_flush) ~= "integer" and dp_flush ~= 
     and dp_flush ~= "loop" and dp_flush ~= "managed" then
   cli.fail(spec, ("--flush must be block, loop, managed or a positive integer, not '%s'"):format(opts.flush))
 end
-if opts.parallel ~= "data" and opts.flush ~= "block" then
-  cli.fail(spec, "--flush applies to --parallel data only")
+if opts.parallel ~= "data" and (opts.flush ~= "block" or ada) then
+  cli.fail(spec, ada and "--solver adarev needs --parallel data (its steps go through a buffer)" or "--flush applies to --parallel data only")
 end
 if opts.test_split < 0 or opts.test_split >= 1 then
   cli.fail(spec, "--test-split must be in [0, 1)")
