@@ -4,6 +4,7 @@
 #
 #   ./configure && make && bench/lr.sh
 #   EPOCHS=10 EXECS="1 2 4" TIERS="c lua" POS=comp. NEG=rest bench/lr.sh
+#   OPTIMIZERS="sgd adarev" bench/lr.sh    # AdaRevision too (default: sgd)
 #
 # apps/lr/make_20ng.sh writes the train/test split into a temporary
 # folder (POS against NEG; default comp.* against every other group,
@@ -29,6 +30,7 @@ bench_need lr.sh "$data/20newsgroups-bydate/docword.20news.txt.gz"
 epochs=${EPOCHS:-10}
 execs=${EXECS:-1 2 4}
 tiers=${TIERS:-c lua}
+optimizers=${OPTIMIZERS:-sgd}
 bench_epochs lr.sh EPOCHS "$epochs"
 
 tmp=$(mktemp -d)
@@ -46,15 +48,17 @@ ref=$(./orion-driver --quiet apps/lr/lr_serial.lua --train "$tmp/train.libsvm" \
 t1=$(date +%s.%N)
 printf 'serial reference (plain Lua, one sample at a time): %s, %.3f s/epoch including its reading of the files\n' \
   "$ref" "$(awk -v a="$t0" -v b="$t1" -v e="$epochs" 'BEGIN { print (b - a) / e }')"
+for opt in $optimizers; do
+printf 'optimizer %s\n' "$opt"
 printf '%5s %5s %9s %9s %10s %9s %7s\n' tier execs "s/epoch" "train s" \
   "samples/s" accuracy auc
 for tier in $tiers; do
   base=""
   for n in $execs; do
-    m=$tmp/m_${tier}_$n.jsonl
+    m=$tmp/m_${opt}_${tier}_$n.jsonl
     ./orion-driver --quiet --executors "$n" --metrics "$m" apps/lr/lr.lua \
       --train "$tmp/train.libsvm" --test "$tmp/test.libsvm" \
-      --epochs "$epochs" --tier "$tier" > /dev/null
+      --epochs "$epochs" --tier "$tier" --optimizer "$opt" > /dev/null
     s=$(mean_key "$m" seconds)
     ts=$(mean_key "$m" train_seconds)
     sps=$(mean_key "$m" samples_per_s)
@@ -67,4 +71,5 @@ for tier in $tiers; do
     awk -v b="$base" -v l="$ts" -v n="$n" -v bn="$basen" -v t="$tier" \
       'BEGIN { if (n != bn) printf "      tier %s: %s executors vs %s: speedup %.2fx (train seconds)\n", t, n, bn, b / l }'
   done
+done
 done

@@ -69,6 +69,7 @@ int orion__ryw_sent(exec_state *x, int owner, int64_t buffer,
                     const orion_pend_item *items, int64_t n,
                     orion_error *err) {
   struct ryw_entry *e, **tail;
+  const int64_t *hids;
   int rc;
   if (tables(x) != 0 || (e = orion_calloc(1, sizeof *e)) == NULL)
     return orion_error_set(err, ORION_ENOMEM,
@@ -89,7 +90,11 @@ int orion__ryw_sent(exec_state *x, int owner, int64_t buffer,
   for (tail = &x->ryw_log[owner]; *tail != NULL; tail = &(*tail)->next)
     ;
   *tail = e;
-  rc = n > 0 ? orion_exec_buffer_apply(x->ex, buffer, items, n, err) : 0;
+  /* An apply function with helpers runs only where the helpers are: at
+   * the owner (our copies of its chunks are not current). */
+  rc = n > 0 && orion_exec_buffer_helpers(x->ex, buffer, &hids) == 0
+           ? orion_exec_buffer_apply(x->ex, buffer, items, n, err)
+           : 0;
   return rc;
 }
 
@@ -110,6 +115,9 @@ uint64_t orion__ryw_applied(const exec_state *x, int from) {
 static void reapply(exec_state *x, const orion_shard *sh,
                     const unsigned char *mark, const struct ryw_entry *e) {
   int64_t i = 0;
+  const int64_t *hids;
+  if (orion_exec_buffer_helpers(x->ex, e->buffer, &hids) > 0)
+    return; /* not applied here (orion__ryw_sent) */
   while (i < e->n) {
     int64_t j = i;
     orion_error err;

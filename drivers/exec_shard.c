@@ -149,7 +149,8 @@ int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
                            int from, orion_error *err) {
   int64_t i, k0, k1;
   int64_t lo, hi;
-  int rc;
+  const int64_t *hids;
+  int rc, h, nh;
   if (n == 0) {
     if (from >= 0) {
       pthread_mutex_lock(&x->mu);
@@ -166,8 +167,14 @@ int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
   }
   k0 = orion_shard_chunk_of(sh, lo);
   k1 = orion_shard_chunk_of(sh, hi) + 1;
+  nh = orion_exec_buffer_helpers(x->ex, buffer, &hids);
   pthread_mutex_lock(&x->mu);
   orion_shard_publish(sh, k0, k1, 0, &x->vcounter);
+  for (h = 0; h < nh; h++) { /* sharded with the target: the same chunks */
+    orion_shard *hs = orion__shard_find(x, hids[h]);
+    if (hs != NULL && hs->run == x->run)
+      orion_shard_publish(hs, k0, k1, 0, &x->vcounter);
+  }
   if (from >= 0)
     orion__ryw_took(x, from);
   if (count)
@@ -225,9 +232,10 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
     if (b.oom) {
       orion_buf_free(&b);
       return orion_error_set(err, ORION_EINVAL,
-                             "executor %d: buffer #%lld: %lld pending writes "
+                             "executor %d: buffer '%s': %lld pending writes "
                              "exceed the largest frame",
-                             x->id, (long long)id, (long long)n);
+                             x->id, orion_exec_buffer_name(x->ex, id),
+                             (long long)n);
     }
     orion__exec_post(x, &b);
     orion_buf_free(&b);

@@ -813,6 +813,39 @@ static int add_use(loop_run *r, darray *d, int iterated) {
   return 0;
 }
 
+/* A buffer's helpers (orion.buffer's with) stay with its target: with a
+ * sharded target they are sharded alike (same dims and type: the same
+ * chunks and owners), written by the owners' apply functions and pulled
+ * after the loop; otherwise the driver applies, to its own copies (bound
+ * in lua/pfor.c), and they are no uses of the loop. */
+static int with_uses(loop_run *r, const orion_dist_buf *bf) {
+  arr_use *t = use_of(r, bf->target), *u;
+  int k, rc = 0;
+  for (k = 0; t != NULL && t->sharded && k < bf->nwith && rc == 0; k++) {
+    rc = add_use(r, orion__by_id(r->L, ARRAYS_KEY, ARRAY_MT, bf->with[k]), 0);
+    if (rc == 0 && (u = use_of(r, bf->with[k])) != NULL) {
+      u->sharded = 1;
+      u->shard_flags = ORION_SHARD_WRITTEN;
+      r->pull = 1;
+    }
+  }
+  return rc;
+}
+
+/* After the loop: helpers the driver wrote are stale everywhere else. */
+static void with_done(loop_run *r) {
+  int i, k;
+  for (i = 0; i < r->j->nbufs; i++) {
+    const orion_dist_buf *bf = &r->j->bufs[i];
+    arr_use *t = use_of(r, bf->target);
+    for (k = 0; (t == NULL || !t->sharded) && k < bf->nwith; k++) {
+      darray *h = orion__by_id(r->L, ARRAYS_KEY, ARRAY_MT, bf->with[k]);
+      if (h != NULL)
+        h->gen++;
+    }
+  }
+}
+
 /* LOAD_BODY's arrays, accumulators and buffers, the same for every
  * executor (r->adesc, r->accdesc and r->bufdesc, made with the loop). */
 static void body_lists(loop_run *r) {
@@ -1018,7 +1051,9 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.run = ++run_counter;
   r.chash = j->csrc != NULL ? body_hash(j) : 0;
   r.secs = orion_calloc((size_t)r.n * 4, sizeof *r.secs);
-  r.use = orion_calloc((size_t)(j->narrays + j->nbufs + 1), sizeof *r.use);
+  r.use = orion_calloc((size_t)(j->narrays +
+                                 j->nbufs * (1 + ORION_BUFFER_MAX_WITH) + 1),
+                       sizeof *r.use);
   r.seq = orion_calloc((size_t)j->sched->nblocks + 1, sizeof *r.seq);
   if (orion_acc_table_init(&r.accpart, j->naccs, j->sched->nblocks, r.n) !=
           0 ||
@@ -1037,6 +1072,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   for (i = 0; i < j->nbufs && rc == 0; i++)
     rc = add_use(&r, orion__by_id(L, ARRAYS_KEY, ARRAY_MT, j->bufs[i].target),
                  0);
+  for (i = 0; i < j->nbufs && rc == 0; i++)
+    rc = with_uses(&r, &j->bufs[i]);
   if (rc == 0) {
     r.itc = r.use[0].c;
     rc = setup_blocks(&r);
@@ -1106,6 +1143,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
    * the loop). */
   if (orion_loop_failed(&r.m) == NULL)
     orion__held_run(&r.held, apply_flush, &r);
+  with_done(&r);
   failed = orion_loop_failed(&r.m);
   if (failed == NULL)
     combine_accs(&r);

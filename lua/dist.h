@@ -23,6 +23,8 @@ typedef struct orion_dist_buf {
   char name[64];
   const char *blob; /* capture of the apply function, or NULL */
   size_t blen;
+  int nwith;        /* its helper arrays (lua/dist_with.c) */
+  int64_t with[ORION_BUFFER_MAX_WITH];
 } orion_dist_buf;
 
 struct orion_plan;

@@ -55,10 +55,15 @@ typedef struct exec_slice {
 
 /* Drops the buffer's pending storage and its target.  Idempotent. */
 static void buffer_release(exec_buffer *b) {
+  int h;
   orion_wbuf_free(&b->pend);
   orion__exec_managed_forget(b);
   orion_array_release(b->target);
   b->target = NULL;
+  for (h = 0; h < b->nhelp; h++) {
+    orion_array_release(b->help[h]);
+    b->help[h] = NULL;
+  }
 }
 
 static int buffer_gc(lua_State *L) {
@@ -566,13 +571,66 @@ void orion_exec_unbind_buffer(orion_exec *ex, int64_t id) {
   lua_pop(L, 1);
 }
 
+/* The decoded apply function on top of L: a closure from
+ * lua/buffer_with.c's chunk "=orion.buffer.with" is replaced by the
+ * function it returns, and its helpers' names and ids go into h.  Returns
+ * 0 or ORION_EPARSE with msg set (the stack then as it was). */
+static int unwrap_helpers(lua_State *L, exec_buffer *h, char *msg,
+                          size_t n) {
+  lua_Debug ar;
+  lua_Integer k, nh;
+  lua_pushvalue(L, -1);
+  if (!lua_getinfo(L, ">S", &ar) ||
+      strcmp(ar.source, "=orion.buffer.with") != 0)
+    return 0;
+  lua_call(L, 0, 2); /* the closure gives f, {n, name1, id1, ...} */
+  nh = lua_istable(L, -1) ? (lua_rawgeti(L, -1, 1), lua_tointeger(L, -1))
+                          : -1;
+  if (lua_istable(L, -2))
+    lua_pop(L, 1);
+  if (!lua_isfunction(L, -2) || nh < 1 || nh > ORION_EXEC_MAX_HELPERS) {
+    lua_pop(L, 2);
+    snprintf(msg, n, "malformed helper list");
+    return ORION_EPARSE;
+  }
+  for (k = 0; k < nh; k++) {
+    int isint;
+    lua_rawgeti(L, -1, 2 + 2 * k);
+    lua_rawgeti(L, -2, 3 + 2 * k);
+    h->help_id[k] = (int64_t)lua_tointegerx(L, -1, &isint);
+    if (lua_type(L, -2) != LUA_TSTRING || !isint) {
+      lua_pop(L, 4);
+      snprintf(msg, n, "malformed helper list");
+      return ORION_EPARSE;
+    }
+    snprintf(h->help_name[k], sizeof h->help_name[k], "%s",
+             lua_tostring(L, -2));
+    lua_pop(L, 2);
+  }
+  h->nhelp = (int)nh;
+  lua_pop(L, 1); /* the list: the function is left where the closure was */
+  return 0;
+}
+
+const char *orion_exec_buffer_name(orion_exec *ex, int64_t id) {
+  exec_buffer *b = orion__exec_find_buffer(ex, id);
+  return b != NULL ? b->name : "(unbound)";
+}
+
+int orion_exec_buffer_helpers(orion_exec *ex, int64_t id,
+                              const int64_t **ids) {
+  exec_buffer *b = orion__exec_find_buffer(ex, id);
+  *ids = b != NULL ? b->help_id : NULL;
+  return b != NULL ? b->nhelp : 0;
+}
+
 int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            int64_t target_id, orion_apply_op op,
                            const char *apply_blob, size_t len, int64_t flush,
                            orion_error *err) {
   lua_State *L = ex->L;
   binding *t = orion__exec_find_array(ex, target_id);
-  exec_buffer *b, **nb;
+  exec_buffer *b, **nb, help;
   int ref = LUA_NOREF;
   char msg[512];
   if (name == NULL)
@@ -609,9 +667,12 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            "executor %d: buffer '%s': out of memory", ex->id,
                            name);
   ex->bufs = nb;
+  memset(&help, 0, sizeof help);
   if (op == ORION_APPLY_FUNC) {
     int rc = orion_capture_decode(L, apply_blob, len, resolve, ex, msg,
                                   sizeof msg);
+    if (rc == 0)
+      rc = unwrap_helpers(L, &help, msg, sizeof msg);
     if (rc != 0)
       return orion_error_set(err, rc,
                              "executor %d: buffer '%s': apply function: %s",
@@ -620,6 +681,9 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   }
   b = lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
+  b->nhelp = help.nhelp;
+  memcpy(b->help_id, help.help_id, sizeof b->help_id);
+  memcpy(b->help_name, help.help_name, sizeof b->help_name);
   b->id = id;
   snprintf(b->name, sizeof b->name, "%s", name);
   b->target = t->a;
@@ -647,19 +711,43 @@ int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id) {
 }
 
 typedef struct flush_ctx {
+  orion_exec *ex;
   exec_buffer *b;
   const orion_pend_item *items;
   int64_t n, cur;
 } flush_ctx;
 
+/* Finds b's helper arrays among ex's bound arrays (raising an error that
+ * names the one missing). */
+static void find_helpers(lua_State *L, orion_exec *ex, exec_buffer *b) {
+  int h;
+  for (h = 0; h < b->nhelp; h++) {
+    binding *hb;
+    if (b->help[h] != NULL)
+      continue;
+    hb = orion__exec_find_array(ex, b->help_id[h]);
+    if (hb == NULL || hb->a->nnz != b->target->nnz)
+      luaL_error(L, "helper array '%s' is not on executor %d with the "
+                    "target's elements",
+                 b->help_name[h], ex->id);
+    b->help[h] = hb->a;
+    orion_array_retain(hb->a);
+  }
+}
+
 /* Runs inside lua_pcall: applies the taken items to the target in order
- * with the buffer's apply function; f->cur names the item that failed. */
+ * with the buffer's apply function, f(old, delta, helpers..., keys...)
+ * returning the new value and the helpers' (nil: unchanged); f->cur names
+ * the item that failed. */
 static int apply_items(lua_State *L) {
   flush_ctx *f = lua_touserdata(L, 1);
   exec_buffer *b = f->b;
   orion_array *a = b->target;
-  int isint = orion_type_is_int(a->type);
+  int isint = orion_type_is_int(a->type), nh = b->nhelp, h, d;
+  int nd = a->ragged ? 1 : a->ndims;
+  find_helpers(L, f->ex, b);
   lua_rawgeti(L, LUA_REGISTRYINDEX, b->apply_ref); /* index 2 */
+  luaL_checkstack(L, 3 + nh + nd, "apply function arguments");
   for (f->cur = 0; f->cur < f->n; f->cur++) {
     int64_t k = f->items[f->cur].key;
     orion_pend_value v = f->items[f->cur].val;
@@ -669,9 +757,17 @@ static int apply_items(lua_State *L) {
       lua_pushinteger(L, (lua_Integer)v.i);
     else
       lua_pushnumber(L, v.d);
-    lua_call(L, 2, 1);
-    store_elem(L, a, "buffer", b->name, k, -1);
-    lua_pop(L, 1);
+    for (h = 0; h < nh; h++)
+      push_elem(L, b->help[h], k);
+    for (d = 0; d < nd; d++)
+      lua_pushinteger(L, (lua_Integer)((k / a->strides[d]) % a->dims[d]) + 1);
+    lua_call(L, 2 + nh + nd, 1 + nh);
+    for (h = 0; h < nh; h++)
+      if (!lua_isnil(L, -nh + h))
+        store_elem(L, b->help[h], "helper array", b->help_name[h], k,
+                   -nh + h);
+    store_elem(L, a, "buffer", b->name, k, -1 - nh);
+    lua_pop(L, 1 + nh);
   }
   return 0;
 }
@@ -709,6 +805,7 @@ int orion__exec_apply_taken(orion_exec *ex, exec_buffer *b,
     return apply_error(ex, b, items[bad].key, msg, err);
   }
   f.n = n;
+  f.ex = ex;
   f.b = b;
   f.items = items;
   f.cur = 0;

@@ -109,10 +109,26 @@ int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
  * Returns 0, or ORION_EINVAL (unbound or sparse target, bad policy or op),
  * ORION_EPARSE / ORION_ECAPTURE (bad apply blob) or ORION_ENOMEM with err
  * set. */
+/* An apply blob may also be the capture of a closure from the chunk
+ * "=orion.buffer.with" (lua/buffer_with.c) returning the function and
+ * {n, name1, id1, ..., namen, idn}: the buffer's helper arrays, looked up
+ * among the executor's bound arrays when first applied.  The function is
+ * then called as f(old, delta, h1, ..., hn, k1, ..., kd) with the helpers'
+ * values (at most 8 helpers) and the 1-based key at each applied element,
+ * and returns the new
+ * target value followed by the helpers' new values (nil: unchanged). */
 int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            int64_t target_id, orion_apply_op op,
                            const char *apply_blob, size_t len, int64_t flush,
                            orion_error *err);
+
+/* The script's name of buffer id (as bound), for messages. */
+const char *orion_exec_buffer_name(orion_exec *ex, int64_t id);
+
+/* The ids of buffer id's helper arrays into *ids; returns how many (0
+ * for an unknown buffer). */
+int orion_exec_buffer_helpers(orion_exec *ex, int64_t id,
+                              const int64_t **ids);
 
 /* Unbinds buffer id, dropping its pending writes and releasing its target.
  * A body still holding the buffer raises an error if it touches it.

@@ -36,6 +36,10 @@ typedef struct acc_slot {
 
 typedef struct exec_buffer exec_buffer;
 
+/* The most helper arrays a buffer's apply function takes (lua/module.h's
+ * ORION_BUFFER_MAX_WITH on the driver). */
+#define ORION_EXEC_MAX_HELPERS 8
+
 /* One block's pending writes to one flush = "loop" buffer, taken at the
  * block's end (lua/exec_block.c). */
 typedef struct block_items {
@@ -93,6 +97,12 @@ struct exec_buffer {
   orion_array *target; /* retained while bound; NULL once unbound */
   orion_apply_op op;
   int apply_ref;   /* registry ref of the apply function (ORION_APPLY_FUNC) */
+  /* Its helper arrays (orion.buffer's `with`): ids, script names and the
+   * bound arrays (retained; NULL until found bound on this executor). */
+  int nhelp;
+  int64_t help_id[ORION_EXEC_MAX_HELPERS];
+  char help_name[ORION_EXEC_MAX_HELPERS][64];
+  orion_array *help[ORION_EXEC_MAX_HELPERS];
   int64_t flush;   /* ORION_FLUSH_BLOCK, _LOOP, _MANAGED or n > 0 */
   int64_t count;   /* elements run since the last flush (n > 0) */
   orion_wbuf pend; /* its pending writes */

@@ -85,13 +85,22 @@ typedef struct dacc {
   orion_accval val;
 } dacc;
 
+/* The most helper arrays one buffer's apply function may take (`with`). */
+#define ORION_BUFFER_MAX_WITH 8
+
 /* A Buffer userdata (orion.buffer): uservalue 1 is the target DistArray,
- * 2 the apply function (or nil). */
+ * 2 the apply function (or nil), 3 the list of its helper DistArrays
+ * (`with`, lua/buffer_with.c; or nil). */
 typedef struct dbuffer {
   int64_t id;
   int64_t target_id;
   int op;           /* orion_apply_op (lua/exec.h) */
   int64_t flush;
+  char name[64];    /* the script's name for it ("G"), or "buffer on W" */
+  char target_name[64];
+  int nwith;        /* helper arrays, in `with` order */
+  int64_t with[ORION_BUFFER_MAX_WITH];
+  char with_names[ORION_BUFFER_MAX_WITH][64];
 } dbuffer;
 
 mod_state *orion__state(lua_State *L);

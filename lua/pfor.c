@@ -21,11 +21,13 @@
 #include "lua/pfor_gpu.h"
 
 #include "lua/analyse.h"
+#include "lua/buffer_with.h"
 #include "lua/capture.h"
 #include "lua/dist.h"
 #include "lua/exec.h"
 #include "lua/module.h"
 #include "lua/permute.h"
+#include "dsm/replica.h"
 #include "scheduler/schedule.h"
 #include "util/alloc.h"
 #include "util/ccomp.h"
@@ -36,7 +38,7 @@
  * orion.buffer
  * ====================================================================== */
 
-static const char *const buffer_opts[] = {"apply", "flush", NULL};
+static const char *const buffer_opts[] = {"apply", "flush", "with", NULL};
 
 static int l_buffer(lua_State *L) {
   darray *t = orion__check_array_only(L, 1);
@@ -89,10 +91,9 @@ static int l_buffer(lua_State *L) {
                            "\"managed\" or a positive integer");
     }
   }
-  b = lua_newuserdatauv(L, sizeof *b, 2);
+  b = lua_newuserdatauv(L, sizeof *b, 3);
   memset(b, 0, sizeof *b);
   luaL_setmetatable(L, BUFFER_MT);
-  b->id = ++s->next_buffer_id;
   b->target_id = t->id;
   b->op = op;
   b->flush = flush;
@@ -102,6 +103,14 @@ static int l_buffer(lua_State *L) {
     lua_getfield(L, 2, "apply");
     lua_setiuservalue(L, -2, 2);
   }
+  orion__buffer_names(L, 1, b);
+  orion__buffer_with(L, 2, 1, -1, b);
+  {
+    char msg[1024];
+    if (orion__buffer_check_apply(L, -1, "orion.buffer", msg, sizeof msg))
+      return luaL_error(L, "%s", msg);
+  }
+  b->id = ++s->next_buffer_id;
   lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
   lua_pushvalue(L, -2);
   lua_rawseti(L, -2, b->id);
@@ -111,11 +120,11 @@ static int l_buffer(lua_State *L) {
 
 static int buffer_tostring(lua_State *L) {
   dbuffer *b = luaL_checkudata(L, 1, BUFFER_MT);
-  lua_pushfstring(L, "Buffer(%s into array %d)",
+  lua_pushfstring(L, "Buffer %s (%s into %s%s)", b->name,
                   b->op == ORION_APPLY_ADD       ? "add"
                   : b->op == ORION_APPLY_REPLACE ? "replace"
                                                  : "function",
-                  (int)b->target_id);
+                  b->target_name, b->nwith > 0 ? ", with helpers" : "");
   return 1;
 }
 
@@ -302,20 +311,63 @@ static int bind_array(orion_exec *ex, launch *l, darray *d) {
  * built-in operators). */
 static int capture_apply(lua_State *L, const dbuffer *b, orion_buf *blob,
                          orion_error *err) {
-  char msg[512];
+  char msg[1024];
   int rc;
   if (b->op != ORION_APPLY_FUNC)
     return 0;
-  /* Push the buffer to reach its apply function (uservalue 2). */
+  /* Push the buffer to reach its apply function (uservalue 2); what it
+   * captures is checked again: a global it reads may have changed. */
   lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
   lua_rawgeti(L, -1, b->id);
-  lua_getiuservalue(L, -1, 2);
-  rc = orion_capture_encode(L, lua_gettop(L), orion__classify, NULL, blob, NULL, msg,
-                            sizeof msg);
-  lua_pop(L, 3);
+  rc = orion__buffer_check_apply(L, -1, "parallel_for: buffer", msg,
+                                 sizeof msg);
+  if (rc == 0)
+    rc = orion__buffer_capture(L, -1, b, blob, msg, sizeof msg);
+  lua_pop(L, 2);
   if (rc != 0)
-    return orion_error_set(err, rc, "buffer apply function: %s", msg);
+    return orion_error_set(err, rc, "%s", msg);
   return 0;
+}
+
+/* Binds buffer b's helpers (their rows back from executors first), and
+ * refuses a loop whose body also uses one (or makes it another buffer's
+ * target): the apply function alone reads and writes them. */
+static int bind_helpers(lua_State *L, orion_exec *ex, launch *l,
+                        const darray *it, const dbuffer *b,
+                        orion_dist_buf *db, orion_error *err) {
+  int k, i, rc = 0;
+  for (k = 0; k < b->nwith && rc == 0; k++) {
+    darray *h = orion__by_id(L, ARRAYS_KEY, ARRAY_MT, b->with[k]);
+    const char *hn = b->with_names[k];
+    if (h == NULL || h->a == NULL)
+      return orion_error_set(err, ORION_EINVAL, "parallel_for: helper '%s' "
+                             "of buffer %s has been freed", hn, b->name);
+    for (i = 0; i < l->info.narrays; i++)
+      if (l->info.arrays[i] == h->id)
+        return orion_error_set(
+            err, ORION_EINVAL,
+            "parallel_for: the body uses array '%s', a helper of buffer %s "
+            "(with); during the loop only %s's apply function reads and "
+            "writes it (at the keys it applies); read it in another loop",
+            hn, b->name, b->name);
+    if (it->id == h->id)
+      return orion_error_set(err, ORION_EINVAL,
+                             "parallel_for: the loop iterates over '%s', a "
+                             "helper of buffer %s (with)", hn, b->name);
+    for (i = 0; i < l->info.nbuffers; i++) {
+      dbuffer *o = orion__by_id(L, BUFFERS_KEY, BUFFER_MT, l->info.buffers[i]);
+      if (o != NULL && o->target_id == h->id)
+        return orion_error_set(err, ORION_EINVAL,
+                               "parallel_for: '%s' is a helper of buffer %s "
+                               "and the target of buffer %s in the same "
+                               "loop", hn, b->name, o->name);
+    }
+    if (h->rep != NULL && h->rep->held.n > 0)
+      orion__dist_reclaim(orion__state(L), h); /* rows left on executors */
+    rc = bind_array(ex, l, h);
+    db->with[db->nwith++] = h->id;
+  }
+  return rc;
 }
 
 /* Runs the loop on the cluster (lua/dist.c) and pushes nothing.  Returns 0
@@ -394,6 +446,8 @@ static int bind_loop(lua_State *L, orion_exec *ex, launch *l, darray *it,
       return orion_error_set(err, ORION_EINVAL, "a buffer's target array "
                                                 "is gone");
     rc = bind_array(ex, l, t);
+    if (rc == 0)
+      rc = bind_helpers(L, ex, l, it, b, db, err);
     if (rc != 0)
       break;
     orion_buf_init(&l->blobs[i]);
@@ -404,7 +458,7 @@ static int bind_loop(lua_State *L, orion_exec *ex, launch *l, darray *it,
     db->target = b->target_id;
     db->op = b->op;
     db->flush = b->flush;
-    snprintf(db->name, sizeof db->name, "buffer #%lld", (long long)b->id);
+    snprintf(db->name, sizeof db->name, "%s", b->name);
     db->blob = l->blobs[i].data;
     db->blen = l->blobs[i].len;
     /* In the driver a managed buffer flushes as "loop": nothing is sent
@@ -484,8 +538,13 @@ static void explain_plan(lua_State *L, const analysis *a,
                          const char *tierline) {
   orion_buf b;
   luaL_Buffer lb;
+  int64_t ids[64];
+  int i, n = 0;
   orion_buf_init(&b);
   orion_plan_text(&a->plan, &b);
+  for (i = 0; i < a->plan.narrays && n < 64; i++)
+    ids[n++] = a->plan.arrays[i].info.id;
+  orion__buffer_explain(L, ids, n, &b);
   luaL_buffinit(L, &lb);
   lua_pushfstring(L, "== parallel_for at %s (body %s:%d)\n", a->where,
                   a->plan.chunkname, a->plan.line);

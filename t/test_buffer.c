@@ -69,13 +69,13 @@ static lua_State *driver_state(void) {
   return L;
 }
 
-/* Runs chunk src (which returns a function) in a fresh driver state and
- * encodes that function into out. */
-static void encode(const char *src, orion_buf *out) {
+/* Runs chunk src (named chunk) in a fresh driver state and encodes the
+ * function it returns into out. */
+static void encode_named(const char *src, const char *chunk, orion_buf *out) {
   lua_State *L = driver_state();
   orion_capture_info info;
   char err[512];
-  int rc = luaL_loadbuffer(L, src, strlen(src), "=test");
+  int rc = luaL_loadbuffer(L, src, strlen(src), chunk);
   cr_assert_eq(rc, LUA_OK, "snippet does not compile: %s",
                lua_tostring(L, -1));
   rc = lua_pcall(L, 0, 1, 0);
@@ -86,6 +86,10 @@ static void encode(const char *src, orion_buf *out) {
   cr_assert_eq(rc, 0, "encode failed: %s", err);
   orion_capture_info_free(&info);
   lua_close(L);
+}
+
+static void encode(const char *src, orion_buf *out) {
+  encode_named(src, "=test", out);
 }
 
 /* ------------------------------------------------------------------------
@@ -319,6 +323,91 @@ Test(buffer, apply_function_max) {
   cr_expect_eq(f64_at(f.tgt, 0), 5);
   cr_expect_eq(f64_at(f.tgt, 1), 10);
   cr_expect_eq(f64_at(f.tgt, 2), -1, "no pending write, no apply call");
+  teardown(&f);
+}
+
+/* orion.buffer's with (issue 21): the driver ships the apply function in
+ * a closure from the chunk "=orion.buffer.with" with the helpers' names
+ * and ids (lua/buffer_with.c).  The function gets (old, delta, helpers...,
+ * key) and returns the new value and the helpers' (nil: unchanged); a
+ * helper not bound on the executor is an error naming it. */
+static int bind_with_buffer(orion_exec *ex, const char *helpers,
+                            orion_error *err) {
+  char src[1024];
+  orion_buf blob;
+  int rc;
+  snprintf(src, sizeof src,
+           "local f = function(old, d, h, c, k)\n"
+           "  return old + d, h + 10 * k, (d > 2) and c + 1 or nil\n"
+           "end\n"
+           "local list = %s\n"
+           "return function() return f, list end",
+           helpers);
+  encode_named(src, "=orion.buffer.with", &blob);
+  orion_error_clear(err);
+  rc = orion_exec_bind_buffer(ex, BUF, "G", TGT, ORION_APPLY_FUNC, blob.data,
+                              blob.len, ORION_FLUSH_LOOP, err);
+  orion_buf_free(&blob);
+  return rc;
+}
+
+Test(buffer, apply_function_with_helpers_reads_and_writes_them_at_the_key) {
+  fix f;
+  orion_array *h = dense1(3, ORION_F64), *c = dense1(3, ORION_I64);
+  const int64_t *ids;
+  setup(&f, 4, dense1(3, ORION_F64));
+  ((double *)h->values)[1] = 0.5;
+  ((int64_t *)c->values)[0] = 7;
+  bind(f.ex, 20, h);
+  bind(f.ex, 21, c);
+  cr_assert_eq(bind_with_buffer(f.ex, "{2, 'H', 20, 'C', 21}", &f.err), 0,
+               "%s", f.err.msg);
+  cr_expect_eq(orion_exec_buffer_helpers(f.ex, BUF, &ids), 2);
+  cr_expect_eq(ids[0], 20);
+  cr_expect_eq(ids[1], 21);
+  /* Element v (1..4) adds v to key (v % 2) + 1: key 1 gets 2 + 4, key 2
+   * gets 1 + 3. */
+  load(f.ex, "local B = fake_buffer(10)\n"
+             "return function(i, v)\n"
+             "  local k = math.tointeger(v) % 2 + 1\n"
+             "  B[k] = B[k] + v\n"
+             "end");
+  cr_assert_eq(run_range(f.ex, 4, 2, &f.err), 0, "%s", f.err.msg);
+  cr_expect_eq(f64_at(f.tgt, 0), 6);
+  cr_expect_eq(f64_at(f.tgt, 1), 4);
+  cr_expect_eq(f64_at(f.tgt, 2), 0, "no pending write, no apply call");
+  /* One application per key at the loop's end (deltas 6 and 4): the
+   * helper H gains 10 * key, C counts a delta above 2. */
+  cr_expect_eq(f64_at(h, 0), 10);
+  cr_expect_eq(f64_at(h, 1), 20.5);
+  cr_expect_eq(f64_at(h, 2), 0);
+  cr_expect_eq(i64_at(c, 0), 8);
+  cr_expect_eq(i64_at(c, 1), 1);
+  /* A nil return leaves the helper as it is. */
+  load(f.ex, "local B = fake_buffer(10)\n"
+             "return function(i, v) B[1] = B[1] + 0.5 end");
+  cr_assert_eq(run_range(f.ex, 2, 2, &f.err), 0, "%s", f.err.msg);
+  cr_expect_eq(f64_at(f.tgt, 0), 7);
+  cr_expect_eq(f64_at(h, 0), 20);
+  cr_expect_eq(i64_at(c, 0), 8, "delta 1 is not above 2: C unchanged");
+  teardown(&f);
+  orion_array_release(h);
+  orion_array_release(c);
+}
+
+Test(buffer, apply_function_helper_missing_or_malformed_is_named) {
+  fix f;
+  setup(&f, 2, dense1(3, ORION_F64));
+  cr_assert_eq(bind_with_buffer(f.ex, "{2, 'Zsum', 30, 'C', 31}", &f.err), 0,
+               "%s", f.err.msg);
+  load(f.ex, "local B = fake_buffer(10)\n"
+             "return function(i, v) B[1] = B[1] + v end");
+  cr_expect_eq(run_range(f.ex, 2, 2, &f.err), ORION_EBODY);
+  HAS(f.err.msg, "executor 0, buffer 'G', key (1): ");
+  HAS(f.err.msg, "helper array 'Zsum' is not on executor 0 with the "
+                 "target's elements");
+  cr_expect_eq(bind_with_buffer(f.ex, "{2, 'H', 20}", &f.err), ORION_EPARSE);
+  HAS(f.err.msg, "buffer 'G': apply function: malformed helper list");
   teardown(&f);
 }
 

@@ -621,6 +621,51 @@ Test(cluster, buffer_flush_points) {
   expect_no_executors_left("flush_points", 2);
 }
 
+/* Apply functions with helper arrays (orion.buffer's with, issue 21):
+ * values on a sharded target (the owners apply), the driver-applied one,
+ * helpers visible to later loops, and refusals and errors that name the
+ * script's arrays and buffers, never internal ids (before, a captured
+ * array failed at the first flush with "array 2 is not bound on this
+ * executor" in "buffer 'buffer #1'"). */
+static void apply_with_on(const char *n, const char *flush) {
+  tu_run r = DRIVE("--executors", n, "@apply_with.lua", flush);
+  expect_ok(&r, "apply_with.lua");
+  expect_has(r.out, "sharded target: ok, 15000 applications");
+  expect_has(r.out, "driver-applied target: ok");
+  expect_has(r.out, "refused: orion.buffer Bad (into T): the apply function "
+                    "captures array 'Other', which is not one of its "
+                    "helpers; an apply function reaches other arrays only "
+                    "through with: orion.buffer(T, {apply = function(old, "
+                    "delta, Other, ...) ... end, with = {Other}})");
+  expect_has(r.out, "refused: orion.buffer Bad (into T): the apply function "
+                    "captures 'M', one of its helpers (with); it gets M's "
+                    "value at the key as argument 3 instead");
+  expect_has(r.out, "refused: orion.buffer Bad (into T): the apply function "
+                    "captures its target 'T'");
+  expect_has(r.out, "refused: orion.buffer Bad (into T): helper 'U' is {12} "
+                    "f64, the target {2000} f64; a helper must be a dense "
+                    "array of the target's dims");
+  expect_has(r.out, "refused: orion.buffer Bad (into T): with gives helper "
+                    "arrays to an apply function; apply is not a function");
+  expect_has(r.out, "refused: parallel_for: the body uses array 'C', a "
+                    "helper of buffer B (with)");
+  expect_has(r.out, "apply error: buffer 'Bx', key (1): cannot store a "
+                    "string in f64 helper array 'M'");
+  cr_expect(strstr(r.out, "#") == NULL && strstr(r.err, "#") == NULL &&
+                strstr(r.out, "not bound") == NULL,
+            "an internal id in:\n%s\n%s", r.out, r.err);
+  tu_run_free(&r);
+  if (strcmp(n, "0") != 0)
+    expect_no_executors_left("apply_with", 2);
+}
+
+Test(cluster, apply_with_helpers_in_the_driver) { apply_with_on("0", "loop"); }
+Test(cluster, apply_with_helpers_on_1_executor) { apply_with_on("1", "loop"); }
+Test(cluster, apply_with_helpers_on_2_executors_flush_block) {
+  apply_with_on("2", "block");
+}
+Test(cluster, apply_with_helpers_on_4_executors) { apply_with_on("4", "loop"); }
+
 /* flush = "managed" (issue 17): at the loop's end an additive i64 buffer
  * holds exactly the totals of flush = "loop" and of a serial count (a lost
  * or twice-sent update changes a count or a sum), and with executors

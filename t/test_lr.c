@@ -157,3 +157,115 @@ Test(lr, bad_labels_and_options_are_named, .timeout = 60) {
   free(train);
   free(app);
 }
+
+/* A deterministic libsvm file of n samples over nf features (each row 3 to
+ * 10 features, values in (0, 1]; the class from a fixed hidden weight
+ * vector, with some noise). */
+static char *synthetic(int n, int nf, unsigned seed) {
+  size_t cap = (size_t)n * 160 + 1, len = 0;
+  char *text = malloc(cap), *path;
+  int i, j;
+  cr_assert_not_null(text);
+  for (i = 0; i < n; i++) {
+    int nz = 3 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 8;
+    int f = 0;
+    double score = 0;
+    char row[160];
+    size_t rl = 0;
+    for (j = 0; j < nz && f < nf; j++) {
+      double v;
+      f += 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % (nf / nz);
+      if (f > nf)
+        break;
+      v = (double)(((seed = seed * 1103515245u + 12345u) >> 16) % 1000 + 1) /
+          1000.0;
+      score += (f % 3 == 0 ? -1.0 : f % 3 == 1 ? 0.8 : 0.1) * v;
+      rl += (size_t)snprintf(row + rl, sizeof row - rl, " %d:%.3f", f, v);
+    }
+    if (((seed = seed * 1103515245u + 12345u) >> 16) % 10 == 0)
+      score = -score; /* noise */
+    len += (size_t)snprintf(text + len, cap - len, "%d%s\n",
+                            score > 0 ? 1 : 0, row);
+  }
+  path = tu_write_temp(".libsvm", text);
+  free(text);
+  return path;
+}
+
+static char *read_text(const char *path) {
+  int fd = open(path, O_RDONLY);
+  char *s;
+  cr_assert_geq(fd, 0, "cannot open %s", path);
+  s = tu_slurp_fd(fd);
+  close(fd);
+  return s;
+}
+
+/* Issue 21: AdaRevision written with one loop whose buffer's apply
+ * function reads and writes the weights' state in helper arrays
+ * (lr.lua --optimizer adarev) computes the same bits as the two-loop
+ * version (t/cluster/lr_adarev_two.lua: the blocks' gradients summed into
+ * an array, then every weight stepped through its blocks in order), on 0,
+ * 1, 2 and 4 executors, and the same weights on every executor count. */
+Test(lr, adarev_apply_function_matches_the_two_loop_version,
+     .timeout = 600) {
+  char *train = synthetic(600, 80, 7), *test = synthetic(100, 80, 99);
+  char *app = tu_src("apps/lr/lr.lua");
+  char *two = tu_src("t/cluster/lr_adarev_two.lua");
+  static const char *const execs[] = {"0", "1", "2", "4"};
+  char *first = NULL;
+  int i;
+  for (i = 0; i < 4; i++) {
+    char *w1 = tu_temp_path(".txt"), *w2 = tu_temp_path(".txt");
+    char *a, *b;
+    double acc = 0, auc = 0;
+    tu_run r;
+    {
+      char *argv[] = {(char *)tu_driver(), "--executors", (char *)execs[i],
+                      app, "--train", train, "--test", test, "--epochs", "4",
+                      "--optimizer", "adarev", "--lr", "0.7", "--bias",
+                      "--reg", "0.01", "--weights", w1, NULL};
+      r = tu_run_argv(argv, 200);
+    }
+    cr_assert_eq(r.status, 0, "%s executors: %s", execs[i], r.err);
+    cr_expect_eq(lr_epochs(r.out, &acc, &auc), 4, "%s", r.out);
+    cr_expect_gt(auc, 0.7, "%s executors: AUC %.4f\n%s", execs[i], auc,
+                 r.out);
+    tu_run_free(&r);
+    {
+      char *argv[] = {(char *)tu_driver(), "--executors", (char *)execs[i],
+                      two, train, test, "4", "0.7", "1", "0.01", w2, NULL};
+      r = tu_run_argv(argv, 200);
+    }
+    cr_assert_eq(r.status, 0, "two loops, %s executors: %s", execs[i], r.err);
+    cr_expect(strstr(r.out, "two loops: 4 epochs, ") != NULL, "%s",
+              r.out);
+    tu_run_free(&r);
+    a = read_text(w1);
+    b = read_text(w2);
+    cr_expect(tu_count_substr(a, "\n") > 40, "%s", a);
+    cr_expect_str_eq(a, b,
+                     "%s executors: the apply function's weights differ "
+                     "from the two loops'",
+                     execs[i]);
+    if (first == NULL)
+      first = a;
+    else {
+      cr_expect_str_eq(a, first, "%s executors: weights differ from 0's",
+                       execs[i]);
+      free(a);
+    }
+    free(b);
+    unlink(w1);
+    unlink(w2);
+    free(w1);
+    free(w2);
+  }
+  free(first);
+  unlink(train);
+  unlink(test);
+  free(train);
+  free(test);
+  free(app);
+  free(two);
+}

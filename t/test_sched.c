@@ -692,7 +692,7 @@ Test(sched, a_failed_apply_on_the_driver_ends_a_2d_loop) {
   tu_run r = tu_run_argv(argv, 60);
   cr_expect_eq(r.status, 1, "exit %d\n%s", r.status, r.err);
   cr_expect(strstr(r.err, "parallel_for body failed on ") != NULL &&
-                strstr(r.err, "buffer 'buffer #1', key (1)") != NULL &&
+                strstr(r.err, "buffer 'B', key (1)") != NULL &&
                 strstr(r.err, "too big") != NULL,
             "%s", r.err);
   cr_expect(strstr(r.out, "not reached") == NULL);

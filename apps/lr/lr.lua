@@ -1,9 +1,12 @@
 -- Sparse logistic regression over libsvm rows (Orion-C built-in app; the
 -- program of Orion's logistic-regression example).  The samples are a
 -- ragged array (one row of (feature, value) pairs per sample, the labels
--- alongside); each epoch is one data-parallel SGD pass whose weight
--- updates go through an orion.buffer, since a row's features are keys the
--- dependence analysis cannot know (docs/apps-lr.md).
+-- alongside); each epoch is one data-parallel pass whose weight updates
+-- go through an orion.buffer, since a row's features are keys the
+-- dependence analysis cannot know (docs/apps-lr.md): SGD steps added to
+-- the weights, or (--optimizer adarev) gradients that the buffer's apply
+-- function turns into AdaRevision steps, reading and writing each weight's
+-- state in helper arrays (lr_adarev.lua).
 --
 --   orion-driver apps/lr/lr.lua --train train.libsvm --test test.libsvm --epochs 10
 --
@@ -17,20 +20,23 @@ local orion = require "orion"
 local cli = require "orion.cli"
 local dir = (arg and arg[0] or ""):match("^(.*/)") or "./"
 local eval = dofile(dir .. "lr_eval.lua")
+local adarev = dofile(dir .. "lr_adarev.lua")
 
 local spec = {
   name = "lr.lua",
-  summary = "Sparse logistic regression (SGD) over libsvm samples.",
+  summary = "Sparse logistic regression (SGD or AdaRevision) over libsvm samples.",
   options = {
     { "train", "FILE", nil, "training samples (libsvm, labels 0/1 or -1/+1)" },
     { "test", "FILE", nil, "held-out samples (libsvm) for accuracy and AUC" },
     { "epochs", "N", 10, "passes over the training samples" },
-    { "lr", "X", 0.5, "learning rate" },
-    { "decay", "X", 0.9, "the learning rate is multiplied by X after each epoch" },
+    { "optimizer", "NAME", "sgd", "sgd, or adarev (AdaRevision: per-weight adaptive steps revised for the updates a gradient did not see)" },
+    { "lr", "X", 0.5, "learning rate (AdaRevision's alpha)" },
+    { "decay", "X", 0.9, "sgd: the learning rate is multiplied by X after each epoch" },
     { "reg", "X", 0.0, "L2 regularisation of the weights a sample touches" },
     { "bias", false, false, "learn an intercept (every sample updates it, so on many executors stale reads make it oscillate)" },
-    { "flush", "F", "8", "when the weight updates are applied: every N samples an executor runs, block or loop" },
+    { "flush", "F", "auto", "when the weight updates are applied: every N samples an executor runs, block, loop, or auto (8 for sgd, loop for adarev)" },
     { "tier", "T", "auto", "loop tier: auto, c or lua" },
+    { "weights", "FILE", nil, "write the final weights to FILE, one per line (%.17g), the intercept last" },
   },
   epilog = "Files are plain or gzip-compressed; rows with no features are scored by the bias alone.",
 }
@@ -40,6 +46,11 @@ if opts.epochs < 0 then cli.fail(spec, "--epochs must not be negative") end
 if not (opts.lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (opts.decay > 0 and opts.decay <= 1) then cli.fail(spec, "--decay must be in (0, 1]") end
 if not (opts.reg >= 0) then cli.fail(spec, "--reg must not be negative") end
+if opts.optimizer ~= "sgd" and opts.optimizer ~= "adarev" then
+  cli.fail(spec, ("--optimizer must be sgd or adarev, not '%s'"):format(opts.optimizer))
+end
+local ada = opts.optimizer == "adarev"
+if opts.flush == "auto" then opts.flush = ada and "loop" or "8" end
 local flush = math.tointeger(tonumber(opts.flush)) or opts.flush
 if flush ~= "block" and flush ~= "loop" and not (math.type(flush) == "integer" and flush > 0) then
   cli.fail(spec, ("--flush must be a positive integer, block or loop, not '%s'"):format(opts.flush))
@@ -59,14 +70,31 @@ nf = math.max(nf, nf2)
 local bias = nf + 1
 
 local W = orion.zeros { nf + 1 }            -- the weights, the intercept last
-local G = orion.buffer(W, { apply = "add", flush = flush })
+local G, pass
+if ada then
+  -- Each weight's AdaRevision state, kept with it (helper arrays).
+  local Gsum, Gold, Stamp = orion.zeros { nf + 1 }, orion.zeros { nf + 1 }, orion.zeros { nf + 1 }
+  local Z = orion.array { nf + 1, init = adarev.DELTA }
+  local Zmax = orion.array { nf + 1, init = adarev.DELTA }
+  local step, alpha = adarev.step, opts.lr
+  pass = 0 -- the training pass, captured when each loop starts
+  G = orion.buffer(W, {
+    apply = function(w, g, gsum, z, zmax, gold, stamp)
+      return step(alpha, pass, w, g, gsum, z, zmax, gold, stamp)
+    end,
+    with = { Gsum, Z, Zmax, Gold, Stamp }, flush = flush })
+else
+  G = orion.buffer(W, { apply = "add", flush = flush })
+end
 local S = orion.array { math.max(nte, 1), init = -1 } -- test scores
 local loss = orion.accumulator("sum", 0.0)
 -- (a number, not a boolean: the compiled tier takes captured numbers)
 local lr, reg, use_bias = opts.lr, opts.reg, opts.bias and 1 or 0
+-- sgd buffers lr times the negative gradient, adarev the gradient itself.
+if ada then lr = -1 end
 
--- One SGD step per sample: the weights are read as of the buffer's last
--- flush, the gradient step goes through G.
+-- One step per sample: the weights are read as of the buffer's last
+-- flush, the step (or gradient) goes through G.
 local function sgd(i, row)
   local z = W[bias]
   for j = 1, #row do z = z + W[row:key(j)] * row:value(j) end
@@ -96,6 +124,7 @@ print(("%5s  %8s  %10s  %8s  %6s"):format("epoch", "seconds", "train-loss", "acc
 for epoch = 1, opts.epochs do
   local t0 = orion.clock()
   loss:reset()
+  pass = epoch
   local st = orion.parallel_for(Xtr, sgd, loop_opts)
   local train_seconds = orion.clock() - t0
   orion.parallel_for(Xte, score, loop_opts)
@@ -119,5 +148,10 @@ for epoch = 1, opts.epochs do
                  train_loss = train_loss, test_accuracy = acc, test_auc = auc,
                  samples_per_s = ntr / train_seconds, executors = st.executors,
                  tier = st.tier }
-  lr = lr * opts.decay
+  if not ada then lr = lr * opts.decay end
+end
+if opts.weights then
+  local f = assert(io.open(opts.weights, "w"))
+  for _, w in ipairs(W:to_table()) do f:write(("%.17g\n"):format(w)) end
+  f:close()
 end

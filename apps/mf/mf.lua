@@ -1,6 +1,6 @@
 -- SGD matrix factorisation with L2 regularisation (Orion-C built-in app).
 -- Plain SGD with a decaying step, or a per-row adaptive step (AdaGrad, the
--- kind LIBMF's default solver uses).
+-- kind LIBMF's default solver uses), or AdaRevision on H (--solver adarev).
 --
 --   orion-driver apps/mf/mf.lua                      # embedded synthetic data
 --   orion-driver apps/mf/mf.lua --train ratings.train.txt.gz \
@@ -28,8 +28,8 @@ local spec = {
     { "format", "F", "coo", "input format: coo, csv, movielens, libsvm, uci-bow" },
     { "k", "N", 32, "number of latent factors" },
     { "epochs", "N", 20, "passes over the training ratings" },
-    { "solver", "S", "sgd", "sgd (step decays each epoch) or adagrad (per-row adaptive step)" },
-    { "lr", "X", nil, "learning rate (default: 0.02 for sgd, 0.1 for adagrad)", type = "number" },
+    { "solver", "S", "sgd", "sgd (step decays each epoch), adagrad (per-row adaptive step) or adarev (with --parallel data: AdaRevision steps on H, SGD on W)" },
+    { "lr", "X", nil, "learning rate (default: 0.02 for sgd, 0.1 for adagrad, 0.2 for adarev, its alpha on H)", type = "number" },
     { "decay", "X", nil, "the learning rate is multiplied by X after each epoch (default: 0.9 for sgd, 1 for adagrad)", type = "number" },
     { "reg", "X", 0.05, "L2 regularisation of W and H" },
     { "reg-w", "X", nil, "L2 regularisation of W (default: --reg)", type = "number" },
@@ -49,11 +49,11 @@ local spec = {
 }
 
 local opts = cli.parse(arg, spec)
-if opts.solver ~= "sgd" and opts.solver ~= "adagrad" then
-  cli.fail(spec, ("--solver must be sgd or adagrad, not '%s'"):format(opts.solver))
+if opts.solver ~= "sgd" and opts.solver ~= "adagrad" and opts.solver ~= "adarev" then
+  cli.fail(spec, ("--solver must be sgd, adagrad or adarev, not '%s'"):format(opts.solver))
 end
-local adagrad = opts.solver == "adagrad"
-if opts.lr == nil then opts.lr = adagrad and 0.1 or 0.02 end
+local adagrad, ada = opts.solver == "adagrad", opts.solver == "adarev"
+if opts.lr == nil then opts.lr = adagrad and 0.1 or ada and 0.2 or 0.02 end
 if opts.decay == nil then opts.decay = adagrad and 1.0 or 0.9 end
 if opts.reg_w == nil then opts.reg_w = opts.reg end
 if opts.reg_h == nil then opts.reg_h = opts.reg end
@@ -79,8 +79,8 @@ if opts.parallel == "data" and math.type(dp_flush) ~= "integer" and dp_flush ~= 
     and dp_flush ~= "loop" and dp_flush ~= "managed" then
   cli.fail(spec, ("--flush must be block, loop, managed or a positive integer, not '%s'"):format(opts.flush))
 end
-if opts.parallel ~= "data" and opts.flush ~= "block" then
-  cli.fail(spec, "--flush applies to --parallel data only")
+if opts.parallel ~= "data" and (opts.flush ~= "block" or ada) then
+  cli.fail(spec, ada and "--solver adarev needs --parallel data (its steps go through a buffer)" or "--flush applies to --parallel data only")
 end
 if opts.test_split < 0 or opts.test_split >= 1 then
   cli.fail(spec, "--test-split must be in [0, 1)")
@@ -206,10 +206,25 @@ end
 -- claim: the loop runs 1-D over users, every executor reads H as of the
 -- last flush and sends its updates to H through a buffer (plus its own
 -- pending ones, as a parameter-server worker sees its local copy).
-local Hb, sgd_data
+local Hb, sgd_data, sgd_adarev, pass
 if opts.parallel == "data" then
-  if adagrad then cli.fail(spec, "--parallel data supports --solver sgd only") end
-  Hb = orion.buffer(H, { apply = "add", flush = dp_flush })
+  if adagrad then cli.fail(spec, "--parallel data supports --solver sgd or adarev only") end
+  if ada then
+    -- AdaRevision on H (apps/lr/lr_adarev.lua): Hb collects the gradients,
+    -- the apply function steps each element with its state kept beside it.
+    local adarev = dofile(((arg and arg[0] or ""):match("^(.*/)") or "./") .. "../lr/lr_adarev.lua")
+    local function state(init) return orion.array { ni, K, type = "f32", init = init } end
+    local Gsum, Z, Zmax, Gold, Stamp = state(0), state(adarev.DELTA), state(adarev.DELTA), state(0), state(0)
+    local step, alpha = adarev.step, opts.lr
+    pass = 0 -- the training pass, captured when each loop starts
+    Hb = orion.buffer(H, {
+      apply = function(h, g, gsum, z, zmax, gold, stamp)
+        return step(alpha, pass, h, g, gsum, z, zmax, gold, stamp)
+      end,
+      with = { Gsum, Z, Zmax, Gold, Stamp }, flush = dp_flush })
+  else
+    Hb = orion.buffer(H, { apply = "add", flush = dp_flush })
+  end
   sgd_data = function(u, i, r)
     local wu, hi, hb = W[u], H[i], Hb[i]
     local e = r
@@ -221,11 +236,23 @@ if opts.parallel == "data" then
       hb[k] = hb[k] + lr * (e * w - regh * h)
     end
   end
+  -- AdaRevision: H as of the last flush, the gradient of H through Hb.
+  sgd_adarev = function(u, i, r)
+    local wu, hi, hb = W[u], H[i], Hb[i]
+    local e = r
+    for k = 1, K do e = e - wu[k] * hi[k] end
+    train_sse:add(e * e)
+    for k = 1, K do
+      local w, h = wu[k], hi[k]
+      wu[k] = w + lr * (e * h - regw * w)
+      hb[k] = hb[k] - (e * w - regh * h)
+    end
+  end
 end
 
 local loop_opts = { tier = opts.tier, fast = not opts.exact }
 local body = adagrad and sgd_adagrad or sgd
-if sgd_data then body = sgd_data end
+if sgd_data then body = ada and sgd_adarev or sgd_data end
 -- The test pass runs the training loop's 2-D schedule too: W stays where
 -- it is and H's parts move on from where the training pass left them,
 -- peer to peer and while the previous block computes, instead of every
@@ -243,6 +270,7 @@ if resumed then first_epoch, lr = resumed.step + 1, resumed.state.lr end
 print(("%5s  %8s  %10s  %9s"):format("epoch", "seconds", "train-rmse", "test-rmse"))
 for epoch = first_epoch, opts.epochs do
   orion.step(epoch)
+  pass = epoch
   local t0 = orion.clock()
   train_sse:reset()
   local st = orion.parallel_for(train, body, loop_opts)
