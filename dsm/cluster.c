@@ -483,6 +483,16 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
   uv_close((uv_handle_t *)proc, NULL);
   if (c->stopping)
     return;
+  if (sig == 0 && status == 3) {
+    /* An executor ends itself with 3 when it loses a peer (or the
+     * driver): give that peer's own end a moment to arrive, so that the
+     * job names the executor that failed first, not the one that saw it. */
+    double until = orion_now() + 0.5;
+    while (orion_now() < until) {
+      uv_run(&c->loop, UV_RUN_NOWAIT);
+      usleep(1000);
+    }
+  }
   print_hint(c, p, sig != 0 ? 128 + sig : (int)status);
   if (sig != 0)
     lose(c, p, 0, "executor %d (%s, pid %d) was killed by signal %d (%s)",

@@ -33,6 +33,9 @@
 #     the same name elsewhere, as on a host without the shared directory:
 #     ORION_TEST_CKPT_FOLDER): a warning naming it, the driver writes those
 #     parts, and the checkpoint resumes.
+#  9. Recovery with --hosts (a stand-in ssh): an executor whose host
+#     failed twice starts on another host of the hosts file, and the job
+#     ends as it should.
 # Every wait has a timeout.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -290,6 +293,55 @@ rm -r "$d/ckpt-0000000006"
 has ns2.err "resumed from the checkpoint of step 4"
 [ "$(rmses ns2.out | tail -1)" = "$(rmses small.out | tail -1)" ] ||
   fail "not shared: ended with $(rmses ns2.out | tail -1), not $(rmses small.out | tail -1)"
+
+# ---- 9. recovery over ssh: a host that failed twice is replaced -----------
+# A stand-in ssh first on PATH runs the command here, with the host it was
+# asked for in FAKE_HOST and in ssh.log; the body (--allow-io) exits on
+# node-b at step 2, so executor 0 fails there twice and the second restart
+# starts it on node-c, the other host of the hosts file.
+mkdir -p "$tmp/bin"
+cat > "$tmp/bin/ssh" <<'EOF2'
+#!/bin/sh
+while [ $# -gt 0 ]; do
+  case $1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac
+done
+host=$1; shift
+echo "$host" >> "$FAKE_SSH_LOG"
+FAKE_HOST=$host exec /bin/sh -c "$*"
+EOF2
+chmod +x "$tmp/bin/ssh"
+printf 'node-b 1\nnode-c 1\n' > "$tmp/hosts"
+cat > twice.lua <<'EOF2'
+local orion = require "orion"
+local A = orion.zeros { 8, type = "i64" }
+local first = 1
+local resumed = orion.restore()
+if resumed then first = resumed.step + 1 end
+for step = first, 3 do
+  orion.step(step)
+  orion.parallel_for(A, function(i, v)
+    if step == 2 and os.getenv("FAKE_HOST") == "node-b" then os.exit(9) end
+    return v + step
+  end, { tier = "lua" })
+  print(("step %d: A[8] = %d"):format(step, A:get(8)))
+  orion.checkpoint { step = step }
+end
+EOF2
+CKPT_MARK=twice FAKE_SSH_LOG=$tmp/ssh.log PATH="$tmp/bin:$PATH" \
+  "$drv" --allow-io --register-timeout 20 --hosts "$tmp/hosts" \
+  --checkpoint-dir "$tmp/tw" twice.lua > twice.out 2> twice.err &
+pid=$!
+reap $pid 120
+rc=$?
+[ $rc = 0 ] || fail "host failed twice: exit $rc: $(cat twice.err)"
+has twice.out "step 3: A[8] = 6"
+has twice.err "orion: recovery: executor 0 on node-b failed; restart 1 of 3, from the checkpoint of step 1"
+has twice.err "orion: recovery: executor 0 on node-b failed; restart 2 of 3, from the checkpoint of step 1"
+has twice.err "orion: recovery: host node-b failed twice; executor 0 starts on node-c instead"
+[ "$(tr '\n' ' ' < "$tmp/ssh.log")" = "node-b node-c node-b node-c node-c node-c " ] ||
+  fail "host failed twice: ssh went to $(tr '\n' ' ' < "$tmp/ssh.log")"
+left=$(job_procs twice)
+[ -z "$left" ] || fail "host failed twice: processes left: $left"
 
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }
 echo "all checkpoint tests passed"
