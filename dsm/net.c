@@ -418,7 +418,15 @@ static int write_sealed(orion_conn *c, orion_buf *b) {
                                                    : ORION_SEC_RECORD_MAX;
     unsigned char *head = side + i * ORION_SEC_RECORD_OVERHEAD;
     unsigned char *tag = head + ORION_SEC_HEAD_LEN;
-    orion_sec_seal(&c->sec, b->data + off, n, head, tag);
+    if (orion_sec_seal(&c->sec, b->data + off, n, head, tag) != 0) {
+      orion_free(side);
+      if (bufs != small)
+        orion_free(bufs);
+      orion_buf_free(b);
+      orion_buf_init(b);
+      orion_conn_close(c, "%s", c->sec.why);
+      return ORION_EINVAL;
+    }
     bufs[3 * i] = uv_buf_init((char *)head, ORION_SEC_HEAD_LEN);
     bufs[3 * i + 1] = uv_buf_init(b->data + off, (unsigned)n);
     bufs[3 * i + 2] = uv_buf_init((char *)tag, ORION_SEC_TAG_LEN);
