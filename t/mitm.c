@@ -28,6 +28,7 @@
 #include "dsm/msg.h"
 #include "dsm/sec.h"
 #include "dsm/wire.h"
+#include "t/loopsock.h"
 #include "util/buf.h"
 
 #define MAXPAIRS 16
@@ -175,25 +176,11 @@ static int pump(side *d) {
   return 0;
 }
 
-static int connect_driver(int port) {
-  struct sockaddr_in a;
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
-    close(s);
-    return -1;
-  }
-  return s;
-}
-
 /* Both handshakes for a new executor connection c; 0 or -1. */
 static int open_pair(pair *pr, int c, int port) {
   struct timeval tv = {10, 0};
   orion_buf out;
-  int s = connect_driver(port);
+  int s = tu_connect_loopback(port);
   size_t tl = strlen(token);
   memset(pr, 0, sizeof *pr);
   if (s < 0)
@@ -223,8 +210,6 @@ static int open_pair(pair *pr, int c, int port) {
 }
 
 int main(int argc, char **argv) {
-  struct sockaddr_in a;
-  socklen_t alen = sizeof a;
   static pair pairs[MAXPAIRS];
   int ls, np = 0, polled, port, i;
   time_t until = time(NULL) + 120;
@@ -235,17 +220,8 @@ int main(int argc, char **argv) {
   port = atoi(argv[1]);
   token = argv[2];
   status_path = argv[3];
-  ls = socket(AF_INET, SOCK_STREAM, 0);
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 16) != 0 ||
-      getsockname(ls, (struct sockaddr *)&a, &alen) != 0) {
-    perror("t/mitm");
+  if ((ls = tu_listen_loopback("t/mitm")) < 0)
     return 1;
-  }
-  printf("%d\n", ntohs(a.sin_port));
-  fflush(stdout);
   while (time(NULL) < until) {
     struct pollfd pf[1 + 2 * MAXPAIRS];
     int n = 0;
