@@ -18,7 +18,7 @@ case $mode in
   *) echo "usage: $0 demo|test|slow [args...]" >&2; exit 2 ;;
 esac
 
-packages="build-essential autoconf automake pkg-config liblua5.4-dev libuv1-dev libopenblas-dev zlib1g-dev libcriterion-dev libsodium-dev"
+packages="build-essential autoconf automake pkg-config liblua5.4-dev libuv1-dev libopenblas-dev zlib1g-dev libcriterion-dev libsodium-dev libssl-dev"
 # What the tests read besides the build: the DNN app's Fashion-MNIST
 # (t/test_dnn, fast and slow set).
 [ "$mode" != demo ] && packages="$packages dataset-fashion-mnist"

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
@@ -83,10 +84,28 @@ static void peer_lost(exec_state *x, const peerlink *pl, const char *reason) {
                     pl->index, pl->host, pl->port, reason);
 }
 
+/* A record or frame from an authenticated peer failed (dsm/net.c closes
+ * such a connection "refused: ..."): changed on the way, and never
+ * applied.  Fatal (exit 3, which the driver reports naming this
+ * executor), as on the driver's link: the peer may be waiting for what
+ * the connection carried.  A connection that never proved itself is only
+ * dropped, so that nobody without the token can end an executor. */
+static void refused_peer(orion_conn *c, const peerlink *pl,
+                         const char *reason) {
+  if (c->authed && strncmp(reason, "refused: ", 9) == 0) {
+    if (pl != NULL)
+      orion__exec_die(orion__exec_of(c), "dropped the link with executor "
+                      "%d (%s): %s", pl->index, c->peer, reason + 9);
+    orion__exec_die(orion__exec_of(c), "dropped a peer's link (%s): %s",
+                    c->peer, reason + 9);
+  }
+}
+
 static void peer_out_closed(orion_conn *c, const char *reason) {
   peerlink *pl = c->data;
   pl->out = NULL;
   pl->out_ready = 0;
+  refused_peer(c, pl, reason);
   peer_lost(orion__exec_of(c), pl, reason);
 }
 
@@ -191,9 +210,9 @@ void orion__peer_on_hello(exec_state *x, orion_conn *c, int from,
 
 static void peer_in_closed(orion_conn *c, const char *reason) {
   peerlink *pl = c->data;
-  (void)reason;
   if (pl != NULL)
     pl->in = NULL;
+  refused_peer(c, pl, reason);
 }
 
 static void on_peer_connection(uv_stream_t *server, int status) {
@@ -215,6 +234,7 @@ void orion__peer_listen(exec_state *x, orion_conn *c) {
   struct sockaddr_storage ss;
   int len = sizeof ss, port = 0;
   char host[INET6_ADDRSTRLEN + 2], msg[256];
+  const char *via;
   if (uv_tcp_getsockname(&c->tcp, (struct sockaddr *)&ss, &len) != 0)
     orion__exec_die(x, "cannot find this executor's address");
   if (ss.ss_family == AF_INET6)
@@ -228,6 +248,16 @@ void orion__peer_listen(exec_state *x, orion_conn *c) {
     snprintf(x->listen_addr, sizeof x->listen_addr, "[%s]:%d", host, port);
   else
     snprintf(x->listen_addr, sizeof x->listen_addr, "%s:%d", host, port);
+  /* Tests only: peers are told another address, a tampering relay in
+   * front of this one (t/tamper.sh's executor-to-executor links). */
+  via = getenv("ORION_TEST_PEER_VIA");
+  if (via != NULL && via[0] != '\0') {
+    fprintf(stderr,
+            "orion-executor %d: listening for peers on %s, advertised as "
+            "%s (ORION_TEST_PEER_VIA)\n",
+            x->id, x->listen_addr, via);
+    snprintf(x->listen_addr, sizeof x->listen_addr, "%s", via);
+  }
 }
 
 /* ---- PEERS: where every executor listens -------------------------------- */

@@ -363,22 +363,21 @@ static void on_written(uv_write_t *req, int status) {
 }
 
 /* Queues bufs[0..nbufs) (pointing into data and side, which the request
- * then owns); b is left empty. */
-static int queue_write(orion_conn *c, orion_buf *b, unsigned char *side,
+ * then owns; data may be NULL when a later request owns it).  On failure
+ * it frees both and closes the connection. */
+static int queue_write(orion_conn *c, char *data, unsigned char *side,
                        const uv_buf_t *bufs, unsigned nbufs, size_t total) {
   write_req *w = orion_malloc(sizeof *w);
   int rc;
   if (w == NULL) {
-    orion_buf_free(b);
-    orion_buf_init(b);
+    orion_free(data);
     orion_free(side);
     orion_conn_close(c, "out of memory queueing a frame");
     return ORION_ENOMEM;
   }
-  w->data = b->data;
+  w->data = data;
   w->side = side;
   c->bytes_out += total;
-  orion_buf_init(b);
   rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, nbufs, on_written);
   if (rc != 0) {
     orion_free(w->data);
@@ -390,45 +389,67 @@ static int queue_write(orion_conn *c, orion_buf *b, unsigned char *side,
   return 0;
 }
 
+/* Takes b's bytes (b is left empty). */
+static char *take_buf(orion_buf *b) {
+  char *data = b->data;
+  orion_buf_init(b);
+  return data;
+}
+
 /* The handshake's messages, as they are. */
 static int write_raw(orion_conn *c, orion_buf *b) {
   uv_buf_t ub = uv_buf_init(b->data, (unsigned)b->len);
-  return queue_write(c, b, NULL, &ub, 1, b->len);
+  size_t len = b->len;
+  return queue_write(c, take_buf(b), NULL, &ub, 1, len);
 }
 
-/* b's bytes as records, sealed in place: head, the bytes, tag for each. */
+/* Records sealed before each write: 128 KiB, so that the first bytes of a
+ * large frame are on their way (and the peer opens them as they come)
+ * while the rest is being sealed. */
+#define SEAL_GROUP 2
+
+/* b's bytes as records, sealed in place: head, the bytes, tag for each,
+ * written SEAL_GROUP records at a time (the last write owns b's bytes:
+ * libuv completes a stream's writes in order). */
 static int write_sealed(orion_conn *c, orion_buf *b) {
   size_t nrec = orion_sec_records(b->len), i, off = 0;
-  unsigned char *side = orion_malloc(nrec * ORION_SEC_RECORD_OVERHEAD);
-  uv_buf_t small[3 * 4], *bufs = nrec <= 4 ? small
-                                           : orion_malloc(3 * nrec *
-                                                          sizeof *bufs);
-  int rc;
-  if (side == NULL || bufs == NULL) {
-    orion_free(side);
-    if (bufs != small)
-      orion_free(bufs);
-    orion_buf_free(b);
-    orion_buf_init(b);
-    orion_conn_close(c, "out of memory sealing a frame");
-    return ORION_ENOMEM;
+  char *data = b->data;
+  size_t len = b->len;
+  orion_buf_init(b);
+  for (i = 0; i < nrec; i += SEAL_GROUP) {
+    size_t g = nrec - i < SEAL_GROUP ? nrec - i : SEAL_GROUP, k, bytes = 0;
+    unsigned char *side = orion_malloc(g * ORION_SEC_RECORD_OVERHEAD);
+    uv_buf_t bufs[3 * SEAL_GROUP];
+    if (side == NULL) {
+      orion_free(data);
+      orion_conn_close(c, "out of memory sealing a frame");
+      return ORION_ENOMEM;
+    }
+    for (k = 0; k < g; k++) {
+      size_t n = len - off < ORION_SEC_RECORD_MAX ? len - off
+                                                  : ORION_SEC_RECORD_MAX;
+      unsigned char *head = side + k * ORION_SEC_RECORD_OVERHEAD;
+      unsigned char *tag = head + ORION_SEC_HEAD_LEN;
+      if (orion_sec_seal(&c->sec, data + off, n, head, tag) != 0) {
+        orion_free(side);
+        orion_free(data);
+        orion_conn_close(c, "%s", c->sec.why);
+        return ORION_EINVAL;
+      }
+      bufs[3 * k] = uv_buf_init((char *)head, ORION_SEC_HEAD_LEN);
+      bufs[3 * k + 1] = uv_buf_init(data + off, (unsigned)n);
+      bufs[3 * k + 2] = uv_buf_init((char *)tag, ORION_SEC_TAG_LEN);
+      off += n;
+      bytes += n + ORION_SEC_RECORD_OVERHEAD;
+    }
+    if (queue_write(c, i + g == nrec ? data : NULL, side, bufs,
+                    (unsigned)(3 * g), bytes) != 0) {
+      if (i + g < nrec) /* queue_write freed data only if it was the last */
+        orion_free(data);
+      return ORION_EINVAL;
+    }
   }
-  for (i = 0; i < nrec; i++) {
-    size_t n = b->len - off < ORION_SEC_RECORD_MAX ? b->len - off
-                                                   : ORION_SEC_RECORD_MAX;
-    unsigned char *head = side + i * ORION_SEC_RECORD_OVERHEAD;
-    unsigned char *tag = head + ORION_SEC_HEAD_LEN;
-    orion_sec_seal(&c->sec, b->data + off, n, head, tag);
-    bufs[3 * i] = uv_buf_init((char *)head, ORION_SEC_HEAD_LEN);
-    bufs[3 * i + 1] = uv_buf_init(b->data + off, (unsigned)n);
-    bufs[3 * i + 2] = uv_buf_init((char *)tag, ORION_SEC_TAG_LEN);
-    off += n;
-  }
-  rc = queue_write(c, b, side, bufs, (unsigned)(3 * nrec),
-                   off + nrec * ORION_SEC_RECORD_OVERHEAD);
-  if (bufs != small) /* libuv copied the array */
-    orion_free(bufs);
-  return rc;
+  return 0;
 }
 
 int orion_conn_send(orion_conn *c, orion_buf *b) {

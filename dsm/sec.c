@@ -1,7 +1,10 @@
-/* The secure channel: handshake and records with libsodium (see sec.h). */
+/* The secure channel: the handshake with libsodium, the records with
+ * OpenSSL's EVP AEADs (see sec.h). */
 #include "dsm/sec.h"
 
 #include <errno.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,16 +15,11 @@
 
 enum { ST_HELLO = 0, ST_ANSWER, ST_PROOF, ST_OPEN, ST_FAILED };
 
-_Static_assert(crypto_aead_aes256gcm_NPUBBYTES ==
-                   crypto_aead_chacha20poly1305_IETF_NPUBBYTES,
+/* Both AEADs take a 96-bit nonce (OpenSSL's default length for both). */
+#define NONCE_LEN 12
+_Static_assert(crypto_aead_aes256gcm_NPUBBYTES == NONCE_LEN &&
+                   crypto_aead_chacha20poly1305_IETF_NPUBBYTES == NONCE_LEN,
                "one nonce layout serves both AEADs");
-_Static_assert(sizeof(crypto_aead_aes256gcm_state) <= ORION_SEC_GCM_STATE,
-               "orion_sec has room for AES-GCM's expanded key");
-
-/* The expanded AES-GCM key kept in st. */
-static crypto_aead_aes256gcm_state *gcm(unsigned char *st) {
-  return (crypto_aead_aes256gcm_state *)(void *)st;
-}
 
 static const unsigned char label_key[] = "orion-c job key";
 static const unsigned char label_answer[] = "answer";
@@ -53,11 +51,12 @@ int orion_sec_init(orion_sec *s, orion_sec_role role, const char *token,
 void orion_sec_free(orion_sec *s) {
   orion_free(s->rec);
   s->rec = NULL;
+  EVP_CIPHER_CTX_free(s->tx_ctx); /* wipes the expanded keys */
+  EVP_CIPHER_CTX_free(s->rx_ctx);
+  s->tx_ctx = s->rx_ctx = NULL;
   sodium_memzero(s->job_key, sizeof s->job_key);
   sodium_memzero(s->tx_key, sizeof s->tx_key);
   sodium_memzero(s->rx_key, sizeof s->rx_key);
-  sodium_memzero(s->tx_gcm, sizeof s->tx_gcm);
-  sodium_memzero(s->rx_gcm, sizeof s->rx_gcm);
 }
 
 /* The 8-byte head of a handshake message. */
@@ -84,8 +83,18 @@ static void mac_of(const orion_sec *s, const unsigned char *label,
   crypto_generichash_final(&h, out, ORION_SEC_KEY_LEN);
 }
 
-/* Both directions' keys from the transcript. */
-static void derive_keys(orion_sec *s) {
+static int fail(orion_sec *s, int code, const char *why) {
+  s->state = ST_FAILED;
+  snprintf(s->why, sizeof s->why, "%s", why);
+  return code;
+}
+
+/* Both directions' keys from the transcript, each expanded once into its
+ * cipher context (a record then only sets its nonce).  ORION_SEC_DONE, or
+ * ORION_ENOMEM when OpenSSL cannot set up a context. */
+static int derive_keys(orion_sec *s) {
+  const EVP_CIPHER *aead =
+      s->cipher == 1 ? EVP_aes_256_gcm() : EVP_chacha20_poly1305();
   unsigned char m[ORION_SEC_KEY_LEN], c2a[ORION_SEC_KEY_LEN],
       a2c[ORION_SEC_KEY_LEN];
   mac_of(s, label_session, sizeof label_session, ORION_SEC_ANSWER_LEN, m);
@@ -96,23 +105,24 @@ static void derive_keys(orion_sec *s) {
   sodium_memzero(m, sizeof m);
   sodium_memzero(c2a, sizeof c2a);
   sodium_memzero(a2c, sizeof a2c);
-  if (s->cipher == 1) {
-    crypto_aead_aes256gcm_beforenm(gcm(s->tx_gcm), s->tx_key);
-    crypto_aead_aes256gcm_beforenm(gcm(s->rx_gcm), s->rx_key);
+  s->tx_ctx = EVP_CIPHER_CTX_new();
+  s->rx_ctx = EVP_CIPHER_CTX_new();
+  if (s->tx_ctx == NULL || s->rx_ctx == NULL ||
+      EVP_EncryptInit_ex(s->tx_ctx, aead, NULL, s->tx_key, NULL) != 1 ||
+      EVP_DecryptInit_ex(s->rx_ctx, aead, NULL, s->rx_key, NULL) != 1 ||
+      EVP_CIPHER_CTX_get_iv_length(s->tx_ctx) != NONCE_LEN) {
+    ERR_clear_error();
+    return fail(s, ORION_ENOMEM,
+                "cannot set up the record cipher (OpenSSL's EVP)");
   }
   s->state = ST_OPEN;
+  return ORION_SEC_DONE;
 }
 
 void orion_sec_start(orion_sec *s, orion_buf *out) {
   msg_head(s->challenge, ORION_SEC_KIND_CHALLENGE, s->policy, s->aes);
   randombytes_buf(s->challenge + 8, ORION_SEC_NONCE_LEN);
   orion_buf_append(out, s->challenge, ORION_SEC_CHALLENGE_LEN);
-}
-
-static int fail(orion_sec *s, int code, const char *why) {
-  s->state = ST_FAILED;
-  snprintf(s->why, sizeof s->why, "%s", why);
-  return code;
 }
 
 /* Checks a complete handshake message's head. */
@@ -195,8 +205,7 @@ static int on_answer(orion_sec *s, orion_buf *out) {
   mac_of(s, label_proof, sizeof label_proof, ORION_SEC_ANSWER_LEN,
          proof + 8);
   orion_buf_append(out, proof, sizeof proof);
-  derive_keys(s);
-  return ORION_SEC_DONE;
+  return derive_keys(s);
 }
 
 static int on_proof(orion_sec *s) {
@@ -211,8 +220,7 @@ static int on_proof(orion_sec *s) {
     return fail(s, -EACCES,
                 "authentication failed: the peer does not hold the job's "
                 "token (a wrong token, or not one of this job's executors)");
-  derive_keys(s);
-  return ORION_SEC_DONE;
+  return derive_keys(s);
 }
 
 int orion_sec_handshake(orion_sec *s, const void *p, size_t n, size_t *used,
@@ -242,10 +250,9 @@ int orion_sec_handshake(orion_sec *s, const void *p, size_t n, size_t *used,
   return on_proof(s);
 }
 
-static void nonce_of(uint64_t seq,
-                     unsigned char n[crypto_aead_chacha20poly1305_IETF_NPUBBYTES]) {
+static void nonce_of(uint64_t seq, unsigned char n[NONCE_LEN]) {
   int i;
-  memset(n, 0, crypto_aead_chacha20poly1305_IETF_NPUBBYTES);
+  memset(n, 0, NONCE_LEN);
   for (i = 0; i < 8; i++)
     n[4 + i] = (unsigned char)(seq >> (8 * i));
 }
@@ -254,36 +261,105 @@ size_t orion_sec_records(size_t len) {
   return (len + ORION_SEC_RECORD_MAX - 1) / ORION_SEC_RECORD_MAX;
 }
 
-void orion_sec_seal(orion_sec *s, void *data, size_t len,
-                    unsigned char head[ORION_SEC_HEAD_LEN],
-                    unsigned char tag[ORION_SEC_TAG_LEN]) {
-  unsigned char nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
-  static unsigned char none[1];
+/* An OpenSSL call on a record failed (it does not on a context that
+ * derive_keys set up, short of memory). */
+static int cipher_failed(orion_sec *s, const char *what) {
+  char why[160];
+  ERR_clear_error();
+  snprintf(why, sizeof why, "the record cipher failed %s (OpenSSL)", what);
+  return fail(s, ORION_EINVAL, why);
+}
+
+int orion_sec_seal(orion_sec *s, void *data, size_t len,
+                   unsigned char head[ORION_SEC_HEAD_LEN],
+                   unsigned char tag[ORION_SEC_TAG_LEN]) {
+  unsigned char nonce[NONCE_LEN];
+  EVP_CIPHER_CTX *x = s->tx_ctx;
+  int n;
+  if (s->state != ST_OPEN || len == 0 || len > ORION_SEC_RECORD_MAX)
+    return fail(s, ORION_EINVAL, "a record to seal before the handshake "
+                                 "or of a size out of range");
   nonce_of(s->tx_seq++, nonce);
   head[0] = (unsigned char)len;
   head[1] = (unsigned char)(len >> 8);
   head[2] = (unsigned char)(len >> 16);
   head[3] = (unsigned char)(len >> 24);
-  if (s->cipher && s->encrypt)
-    crypto_aead_aes256gcm_encrypt_detached_afternm(
-        data, tag, NULL, data, len, NULL, 0, NULL, nonce, gcm(s->tx_gcm));
-  else if (s->cipher)
-    crypto_aead_aes256gcm_encrypt_detached_afternm(
-        none, tag, NULL, none, 0, data, len, NULL, nonce, gcm(s->tx_gcm));
-  else if (s->encrypt)
-    crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-        data, tag, NULL, data, len, NULL, 0, NULL, nonce, s->tx_key);
-  else
-    crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-        none, tag, NULL, none, 0, data, len, NULL, nonce, s->tx_key);
+  /* Encrypted: the bytes in place.  MAC only: the bytes as associated
+   * data and no plaintext. */
+  if (EVP_EncryptInit_ex(x, NULL, NULL, NULL, nonce) != 1 ||
+      EVP_EncryptUpdate(x, s->encrypt ? data : NULL, &n, data, (int)len) !=
+          1 ||
+      EVP_EncryptFinal_ex(x, tag, &n) != 1 ||
+      EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, ORION_SEC_TAG_LEN, tag) !=
+          1)
+    return cipher_failed(s, "sealing a record");
+  return 0;
+}
+
+/* The head of a record is complete: its length checked, the cipher set to
+ * its nonce. */
+static int begin_record(orion_sec *s) {
+  unsigned char nonce[NONCE_LEN];
+  s->rec_len = (uint32_t)s->head[0] | (uint32_t)s->head[1] << 8 |
+               (uint32_t)s->head[2] << 16 | (uint32_t)s->head[3] << 24;
+  s->rec_have = 0;
+  if (s->rec_len == 0 || s->rec_len > ORION_SEC_RECORD_MAX) {
+    s->state = ST_FAILED;
+    snprintf(s->why, sizeof s->why,
+             "record %llu declares %lu bytes (1..%u): tampered or out of "
+             "step",
+             (unsigned long long)s->rx_seq, (unsigned long)s->rec_len,
+             ORION_SEC_RECORD_MAX);
+    return -EBADMSG;
+  }
+  nonce_of(s->rx_seq, nonce);
+  if (EVP_DecryptInit_ex(s->rx_ctx, NULL, NULL, NULL, nonce) != 1)
+    return cipher_failed(s, "starting a record");
+  return 0;
+}
+
+/* Body bytes p[0..n) of the record arriving, as they come: decrypted
+ * straight into rec (encrypted mode; no copy first), or authenticated as
+ * associated data and copied (MAC only).  Nothing leaves rec before the
+ * tag has been checked. */
+static int take_body(orion_sec *s, const unsigned char *p, size_t n) {
+  int out;
+  if (s->encrypt) {
+    if (EVP_DecryptUpdate(s->rx_ctx, s->rec + s->rec_have, &out, p,
+                          (int)n) != 1 ||
+        (size_t)out != n)
+      return cipher_failed(s, "opening a record");
+  } else {
+    if (EVP_DecryptUpdate(s->rx_ctx, NULL, &out, p, (int)n) != 1)
+      return cipher_failed(s, "opening a record");
+    memcpy(s->rec + s->rec_have, p, n);
+  }
+  return 0;
+}
+
+/* The whole record is in: its tag decides. */
+static int end_record(orion_sec *s) {
+  unsigned char none[16];
+  int out;
+  if (EVP_CIPHER_CTX_ctrl(s->rx_ctx, EVP_CTRL_AEAD_SET_TAG, ORION_SEC_TAG_LEN,
+                          s->rec + s->rec_len) != 1)
+    return cipher_failed(s, "taking a record's tag");
+  if (EVP_DecryptFinal_ex(s->rx_ctx, none, &out) != 1) {
+    ERR_clear_error();
+    s->state = ST_FAILED;
+    snprintf(s->why, sizeof s->why,
+             "record %llu (%lu bytes) failed authentication: changed, "
+             "replayed, reordered or injected on the way",
+             (unsigned long long)s->rx_seq, (unsigned long)s->rec_len);
+    return -EBADMSG;
+  }
+  return 0;
 }
 
 int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,
                    const unsigned char **plain, size_t *plain_len) {
-  static unsigned char none[1];
   const unsigned char *b = p;
-  unsigned char nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
-  size_t take, want;
+  size_t take, body;
   int rc;
   *used = 0;
   if (s->state != ST_OPEN)
@@ -297,53 +373,26 @@ int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,
     *used = take;
     if (s->rec_have < ORION_SEC_HEAD_LEN)
       return ORION_SEC_MORE;
-    s->rec_len = (uint32_t)s->head[0] | (uint32_t)s->head[1] << 8 |
-                 (uint32_t)s->head[2] << 16 | (uint32_t)s->head[3] << 24;
-    s->rec_have = 0;
-    if (s->rec_len == 0 || s->rec_len > ORION_SEC_RECORD_MAX) {
-      s->state = ST_FAILED;
-      snprintf(s->why, sizeof s->why,
-               "record %llu declares %lu bytes (1..%u): tampered or out of "
-               "step",
-               (unsigned long long)s->rx_seq, (unsigned long)s->rec_len,
-               ORION_SEC_RECORD_MAX);
-      return -EBADMSG;
-    }
+    if ((rc = begin_record(s)) != 0)
+      return rc;
     b += take;
     n -= take;
   }
-  want = s->rec_len + ORION_SEC_TAG_LEN;
-  take = want - s->rec_have < n ? want - s->rec_have : n;
-  memcpy(s->rec + s->rec_have, b, take);
+  take = s->rec_len + ORION_SEC_TAG_LEN - s->rec_have;
+  if (take > n)
+    take = n;
+  body = s->rec_have < s->rec_len ? s->rec_len - s->rec_have : 0;
+  if (body > take)
+    body = take;
+  if (body > 0 && (rc = take_body(s, b, body)) != 0)
+    return rc;
+  memcpy(s->rec + s->rec_have + body, b + body, take - body); /* the tag */
   s->rec_have += take;
   *used += take;
-  if (s->rec_have < want)
+  if (s->rec_have < s->rec_len + ORION_SEC_TAG_LEN)
     return ORION_SEC_MORE;
-  nonce_of(s->rx_seq, nonce);
-  if (s->cipher && s->encrypt)
-    rc = crypto_aead_aes256gcm_decrypt_detached_afternm(
-        s->rec, NULL, s->rec, s->rec_len, s->rec + s->rec_len, NULL, 0, nonce,
-        gcm(s->rx_gcm));
-  else if (s->cipher)
-    rc = crypto_aead_aes256gcm_decrypt_detached_afternm(
-        none, NULL, none, 0, s->rec + s->rec_len, s->rec, s->rec_len, nonce,
-        gcm(s->rx_gcm));
-  else if (s->encrypt)
-    rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-        s->rec, NULL, s->rec, s->rec_len, s->rec + s->rec_len, NULL, 0, nonce,
-        s->rx_key);
-  else
-    rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-        NULL, NULL, s->rec, 0, s->rec + s->rec_len, s->rec, s->rec_len, nonce,
-        s->rx_key);
-  if (rc != 0) {
-    s->state = ST_FAILED;
-    snprintf(s->why, sizeof s->why,
-             "record %llu (%lu bytes) failed authentication: changed, "
-             "replayed, reordered or injected on the way",
-             (unsigned long long)s->rx_seq, (unsigned long)s->rec_len);
-    return -EBADMSG;
-  }
+  if ((rc = end_record(s)) != 0)
+    return rc;
   s->rx_seq++;
   *plain = s->rec;
   *plain_len = s->rec_len;

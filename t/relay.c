@@ -3,7 +3,9 @@
  *   t/relay TARGET_PORT KIND DIR WHICH STATUS_FILE
  *
  * Listens on a free port of 127.0.0.1 (printed on stdout as "PORT\n") and
- * forwards every connection to 127.0.0.1:TARGET_PORT, cutting each
+ * forwards every connection to 127.0.0.1:TARGET_PORT (or, given as @FILE,
+ * the port in FILE, read when the first connection comes: an executor's
+ * peer port, known only once it runs), cutting each
  * direction into the units dsm/sec.h puts on the wire: the handshake's
  * messages (up: CHALLENGE, PROOF; down: ANSWER), then records (u32 length,
  * body, 16-byte tag).  On the first connection it tampers once, in the
@@ -31,6 +33,7 @@
 
 #include "dsm/sec.h"
 #include "dsm/wire.h"
+#include "t/loopsock.h"
 
 #define MAXPAIRS 16
 #define UNIT_MAX (ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD + 64)
@@ -307,23 +310,26 @@ static int pump(pair *pr, dir *d) {
   }
 }
 
-static int connect_target(int port) {
-  struct sockaddr_in a;
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
-    close(s);
-    return -1;
+/* TARGET_PORT, or the port in the file @FILE names (waiting up to 10 s
+ * for it); -1 when there is none. */
+static int target_port(const char *arg) {
+  int i, port = -1;
+  if (arg[0] != '@')
+    return atoi(arg);
+  for (i = 0; i < 100 && port <= 0; i++) {
+    FILE *f = fopen(arg + 1, "r");
+    if (f != NULL) {
+      if (fscanf(f, "%d", &port) != 1)
+        port = -1;
+      fclose(f);
+    }
+    if (port <= 0)
+      usleep(100000);
   }
-  return s;
+  return port;
 }
 
 int main(int argc, char **argv) {
-  struct sockaddr_in a;
-  socklen_t alen = sizeof a;
   pair pairs[MAXPAIRS];
   int ls, np = 0, target, i;
   time_t until = time(NULL) + 120;
@@ -331,7 +337,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: t/relay TARGET_PORT KIND DIR WHICH STATUS\n");
     return 2;
   }
-  target = atoi(argv[1]);
+  target = argv[1][0] == '@' ? 0 : atoi(argv[1]);
   kind = argv[2];
   up_dir = strcmp(argv[3], "up") == 0;
   which = argv[4];
@@ -343,17 +349,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   srand((unsigned)getpid());
-  ls = socket(AF_INET, SOCK_STREAM, 0);
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 16) != 0 ||
-      getsockname(ls, (struct sockaddr *)&a, &alen) != 0) {
-    perror("t/relay");
+  if ((ls = tu_listen_loopback("t/relay")) < 0)
     return 1;
-  }
-  printf("%d\n", ntohs(a.sin_port));
-  fflush(stdout);
   memset(pairs, 0, sizeof pairs);
   while (time(NULL) < until) {
     struct pollfd pf[1 + 2 * MAXPAIRS];
@@ -368,7 +365,10 @@ int main(int argc, char **argv) {
     if (poll(pf, (nfds_t)n, 200) <= 0)
       continue;
     if ((pf[0].revents & POLLIN) && np < MAXPAIRS) {
-      int c = accept(ls, NULL, NULL), s = c >= 0 ? connect_target(target) : -1;
+      int c = accept(ls, NULL, NULL), s;
+      if (c >= 0 && target == 0)
+        target = target_port(argv[1]);
+      s = c >= 0 ? tu_connect_loopback(target) : -1;
       if (c >= 0 && s >= 0) {
         pair *pr = &pairs[np];
         memset(pr, 0, sizeof *pr);

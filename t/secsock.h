@@ -90,9 +90,10 @@ static inline int tu_sec_send(int fd, tu_sec *t, const void *p, size_t n) {
     if (rec == NULL)
       return -1;
     memcpy(rec + ORION_SEC_HEAD_LEN, (const char *)p + off, k);
-    orion_sec_seal(&t->s, rec + ORION_SEC_HEAD_LEN, k, rec,
-                   rec + ORION_SEC_HEAD_LEN + k);
-    rc = tu_raw_send(fd, rec, k + ORION_SEC_RECORD_OVERHEAD);
+    rc = orion_sec_seal(&t->s, rec + ORION_SEC_HEAD_LEN, k, rec,
+                        rec + ORION_SEC_HEAD_LEN + k);
+    if (rc == 0)
+      rc = tu_raw_send(fd, rec, k + ORION_SEC_RECORD_OVERHEAD);
     free(rec);
     if (rc != 0)
       return -1;

@@ -10,18 +10,25 @@
 # policy, mode, proofs or version.  Records are chosen by the frame type
 # that starts in them (the link is MAC only over loopback: the relay sees
 # the frames) in each direction, or, encrypted (--encrypt), by position.
+# Executor-to-executor links too: executor 1 advertises the relay's port
+# to its peers (ORION_TEST_PEER_VIA), so executor 0's link to it (ROWS
+# pushed, requests and their answers) goes through the relay.
 #
 # Every run must end either in exit 3 with a message naming the executor
 # (the change was found, the connection dropped, the job reports it), or
 # in exit 0 with exactly the output of the untouched run: the change fell
 # on the handshake or the HELLO and the executor connected again (the
 # driver logs the refused connection), or on the last record, SHUTDOWN,
-# after the results were final.  Never a different result, never another
-# exit code, never a hang.
+# after the results were final.  On a link between executors also exit 1
+# when the executor waiting for a record dropped or cut off at the end of
+# what the link carried names the peer it did not come from (no
+# heartbeats there: its wait runs out, 6 heartbeat timeouts).  Never a
+# different result, never another exit code, never a hang.
 #
 # Without ORION_TAMPER it runs a dozen cases (the fast set);
 # t/slow_tamper.sh (ORION_TAMPER=kinds) runs every kind once up and once
-# down (43 runs, a few minutes); ORION_TAMPER=all runs every kind at every
+# down and every record kind once on an executors' link (62 runs, about
+# 4 minutes on 2 cores); ORION_TAMPER=all runs every kind at every
 # target (346 runs, about 25 minutes on 2 loaded cores), by hand.
 set -u
 . "${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}/t/netjob.sh"
@@ -31,6 +38,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 runs=0
+link=driver
 awk 'BEGIN { srand(7); for (n = 0; n < 3000; n++)
   printf "%d %d %d\n", 1 + int(rand() * 60), 1 + int(rand() * 50), 1 + int(rand() * 5) }' \
   >"$tmp/r.txt"
@@ -63,14 +71,38 @@ run() {
     fail=1
     return
   fi
-  "$relay" "$port" "$kind" "$dir" "$which" "$tmp/status" >"$tmp/rport" &
-  rpid=$!
-  wait_file "$tmp/rport" 5
-  rport=$(cat "$tmp/rport")
-  ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=20 "$exe" --driver "127.0.0.1:$rport" --id 0 2>"$tmp/x0" &
+  if [ "$link" = peer ]; then
+    # Executor 0's connection to executor 1 goes through the relay:
+    # executor 1 advertises the relay's port, and the relay learns
+    # executor 1's own port from what it prints.
+    rm -f "$tmp/tport"
+    "$relay" "@$tmp/tport" "$kind" "$dir" "$which" "$tmp/status" >"$tmp/rport" &
+    rpid=$!
+    wait_file "$tmp/rport" 5
+    dport=$port
+    via=127.0.0.1:$(cat "$tmp/rport")
+    hb=3 # a dropped last record: the rows wait 6 heartbeat timeouts
+  else
+    "$relay" "$port" "$kind" "$dir" "$which" "$tmp/status" >"$tmp/rport" &
+    rpid=$!
+    wait_file "$tmp/rport" 5
+    dport=$(cat "$tmp/rport")
+    via=""
+    hb=10
+  fi
+  ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=20 ORION_HEARTBEAT_TIMEOUT=$hb \
+    "$exe" --driver "127.0.0.1:$dport" --id 0 2>"$tmp/x0" &
   x0=$!
-  ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=20 "$exe" --driver "127.0.0.1:$rport" --id 1 2>"$tmp/x1" &
+  ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=20 ORION_HEARTBEAT_TIMEOUT=$hb \
+    ORION_TEST_PEER_VIA=$via "$exe" --driver "127.0.0.1:$dport" --id 1 2>"$tmp/x1" &
   x1=$!
+  i=0
+  while [ "$link" = peer ] && [ ! -s "$tmp/tport" ] && [ $i -lt 100 ]; do
+    sed -n 's/.*listening for peers on 127.0.0.1:\([0-9]*\),.*/\1/p' \
+      "$tmp/x1" >"$tmp/tport"
+    i=$((i + 1))
+    sleep 0.1
+  done
   if ! wait_pid "$dpid" 60; then
     echo "FAIL $kind $dir $which $opt: the driver did not end in 60 s"
     kill -9 "$dpid" 2>/dev/null
@@ -97,6 +129,12 @@ run() {
     fi
   elif [ $st -eq 3 ] && grep -q "executor [01] (127.0.0.1:[0-9]*)" "$tmp/err"; then
     echo "ok   $what: exit 3: $(grep -m1 "cluster failure" "$tmp/err" | cut -c1-220)"
+  elif [ "$link" = peer ] && [ $st -eq 1 ] &&
+    grep -q "did not come from executor [01] within" "$tmp/err"; then
+    # A record dropped or cut off with nothing after it on the link (no
+    # heartbeats between executors): the executor waiting for it names
+    # the peer when its wait runs out.
+    echo "ok   $what: exit 1: $(grep -m1 "did not come" "$tmp/err" | cut -c1-220)"
   else
     echo "FAIL $what: exit $st"
     echo "--- stdout:"
@@ -137,6 +175,9 @@ elif [ "${ORION_TAMPER:-}" = kinds ]; then
     i=$((i + 1))
   done
   for k in $hs_kinds; do run "$k" up 0; done
+  # Executor 0's link to executor 1: every record kind on a ROWS frame.
+  link=peer
+  for k in $record_kinds; do run "$k" up ROWS; done
 else
   run flip_mid up LOADED
   run flip_tag up BLOCK_DONE
@@ -152,6 +193,9 @@ else
   run hs_mode down 0
   run zero_tag up HELLO
   run flip_tag down SHUTDOWN
+  link=peer # executor 0's link to executor 1
+  run flip_mid up ROWS
+  run flip_len up 2
 fi
 echo "$runs runs"
 exit $fail

@@ -87,8 +87,10 @@ static void seal_into(orion_sec *s, const void *msg, size_t n,
   orion_buf_append(out, "\0\0\0\0", 4);
   orion_buf_append(out, msg, n);
   orion_buf_append(out, "0123456789abcdef", 16);
-  orion_sec_seal(s, out->data + at + 4, n, (unsigned char *)out->data + at,
-                 (unsigned char *)out->data + at + 4 + n);
+  cr_assert_eq(orion_sec_seal(s, out->data + at + 4, n,
+                              (unsigned char *)out->data + at,
+                              (unsigned char *)out->data + at + 4 + n),
+               0, "%s", s->why);
 }
 
 /* Opens every record in in[0..n) with s, appending the plaintext to out;
@@ -338,4 +340,141 @@ Test(sec, no_handshake_and_other_versions_are_named) {
   cr_assert_eq(used, 0);
   orion_sec_free(&a);
   orion_buf_free(&out);
+}
+
+/* The records are the standard AEADs (OpenSSL seals them, dsm/sec.h's
+ * format): libsodium's own AES-256-GCM and ChaCha20-Poly1305 IETF open what
+ * an end seals, under the direction's key and the nonce 0^4 || LE64(seq),
+ * and an end opens what libsodium seals; in both modes. */
+Test(sec, records_are_the_standard_aeads) {
+  int m;
+  for (m = 0; m < 4; m++) { /* MAC, encrypted; each with both AEADs */
+    ends e;
+    unsigned char msg[3000], rec[4 + sizeof msg + 16], nonce[12] = {0};
+    unsigned char back[sizeof msg], tag[16], none[1];
+    orion_buf got;
+    size_t i, n = sizeof msg - 77;
+    int rc, aes, enc = m % 2;
+    no_aes = m / 2;
+    cr_assert_eq(handshake(&e, TOKEN, TOKEN, enc ? ORION_SEC_ON : ORION_SEC_OFF,
+                           ORION_SEC_AUTO, 0),
+                 ORION_SEC_DONE, "%s", e.a.why);
+    aes = e.c.cipher;
+    for (i = 0; i < sizeof msg; i++)
+      msg[i] = (unsigned char)(i * 13 + 5);
+    /* Record 0 and 1 from the connector: libsodium opens record 1. */
+    orion_buf_init(&got);
+    seal_into(&e.c, msg, 10, &got);
+    memcpy(rec + 4, msg, n);
+    cr_assert_eq(orion_sec_seal(&e.c, rec + 4, n, rec, rec + 4 + n), 0);
+    cr_assert_eq(rec[0] | rec[1] << 8 | rec[2] << 16 | rec[3] << 24, (int)n);
+    nonce[4] = 1;
+    if (aes && enc)
+      rc = crypto_aead_aes256gcm_decrypt_detached(
+          back, NULL, rec + 4, n, rec + 4 + n, NULL, 0, nonce, e.c.tx_key);
+    else if (aes)
+      rc = crypto_aead_aes256gcm_decrypt_detached(
+          none, NULL, none, 0, rec + 4 + n, rec + 4, n, nonce, e.c.tx_key);
+    else if (enc)
+      rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+          back, NULL, rec + 4, n, rec + 4 + n, NULL, 0, nonce, e.c.tx_key);
+    else
+      rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+          none, NULL, none, 0, rec + 4 + n, rec + 4, n, nonce, e.c.tx_key);
+    cr_assert_eq(rc, 0, "libsodium refused a record (mode %d)", m);
+    cr_assert(memcmp(enc ? back : rec + 4, msg, n) == 0);
+    /* Record 0 the other way, sealed by libsodium with the acceptor's
+     * key: the connector opens it. */
+    nonce[4] = 0;
+    memcpy(back, msg, n);
+    if (aes && enc)
+      crypto_aead_aes256gcm_encrypt_detached(back, tag, NULL, back, n, NULL,
+                                             0, NULL, nonce, e.a.tx_key);
+    else if (aes)
+      crypto_aead_aes256gcm_encrypt_detached(none, tag, NULL, none, 0, back,
+                                             n, NULL, nonce, e.a.tx_key);
+    else if (enc)
+      crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+          back, tag, NULL, back, n, NULL, 0, NULL, nonce, e.a.tx_key);
+    else
+      crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+          none, tag, NULL, none, 0, back, n, NULL, nonce, e.a.tx_key);
+    rec[0] = (unsigned char)n;
+    rec[1] = (unsigned char)(n >> 8);
+    rec[2] = rec[3] = 0;
+    memcpy(rec + 4, back, n);
+    memcpy(rec + 4 + n, tag, 16);
+    got.len = 0;
+    cr_assert_eq(open_all(&e.c, rec, n + 20, &got), ORION_SEC_DONE, "%s",
+                 e.c.why);
+    cr_assert(got.len == n && memcmp(got.data, msg, n) == 0);
+    orion_buf_free(&got);
+    ends_free(&e);
+  }
+}
+
+/* A record is opened as its bytes come, in pieces of any size (an
+ * encrypted one is decrypted piece by piece): the plaintext is the same
+ * whatever the cut, and a record with one byte changed anywhere gives no
+ * plaintext, also when the change is in a piece before the last. */
+Test(sec, records_open_in_pieces_of_any_size) {
+  static const size_t cuts[] = {1, 3, 16, 17, 1000, 4096, 65535, 65556, 70000};
+  static unsigned char big[150000];
+  int m;
+  size_t i;
+  for (i = 0; i < sizeof big; i++)
+    big[i] = (unsigned char)(i * 31 + (i >> 9));
+  for (m = 0; m < 4; m++) {
+    ends e;
+    orion_buf w, got;
+    size_t c, off, flip;
+    orion_sec saved;
+    no_aes = m / 2;
+    cr_assert_eq(handshake(&e, TOKEN, TOKEN,
+                           m % 2 ? ORION_SEC_ON : ORION_SEC_OFF,
+                           ORION_SEC_AUTO, 0),
+                 ORION_SEC_DONE);
+    orion_buf_init(&w);
+    orion_buf_init(&got);
+    for (i = 0; i < sizeof big; i += ORION_SEC_RECORD_MAX)
+      seal_into(&e.c, big + i,
+                sizeof big - i < ORION_SEC_RECORD_MAX ? sizeof big - i
+                                                       : ORION_SEC_RECORD_MAX,
+                &w);
+    saved = e.a;
+    for (c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+      e.a = saved;
+      got.len = 0;
+      for (off = 0; off < w.len; off += cuts[c]) {
+        size_t k = w.len - off < cuts[c] ? w.len - off : cuts[c];
+        cr_assert_geq(open_all(&e.a, w.data + off, k, &got), 0,
+                      "cut %zu at %zu: %s", cuts[c], off, e.a.why);
+      }
+      cr_assert_eq(got.len, sizeof big, "cut %zu", cuts[c]);
+      cr_assert(memcmp(got.data, big, sizeof big) == 0, "cut %zu", cuts[c]);
+    }
+    /* One byte changed in the second record's body, fed in 1000-byte
+     * pieces: the first record opens, the second never does. */
+    for (flip = 4 + ORION_SEC_RECORD_MAX + 16 + 4 + 5;
+         flip < 2 * (4 + ORION_SEC_RECORD_MAX + 16); flip += 9973) {
+      int rc = ORION_SEC_MORE;
+      e.a = saved;
+      got.len = 0;
+      w.data[flip] ^= 0x20;
+      for (off = 0; off < w.len && rc >= 0; off += 1000)
+        rc = open_all(&e.a, w.data + off, w.len - off < 1000 ? w.len - off
+                                                             : 1000,
+                      &got);
+      w.data[flip] ^= 0x20;
+      cr_assert_eq(rc, -EBADMSG, "byte %zu changed, mode %d", flip, m);
+      cr_assert(strstr(e.a.why, "record 1 (65536 bytes) failed "
+                                "authentication") != NULL,
+                "%s", e.a.why);
+      cr_assert_eq(got.len, ORION_SEC_RECORD_MAX, "only record 0 opened");
+    }
+    saved.rec = NULL;
+    orion_buf_free(&w);
+    orion_buf_free(&got);
+    ends_free(&e);
+  }
 }
