@@ -413,8 +413,13 @@ static void prune(const char *dir, int keep) {
       continue;
     }
     if (kept >= keep) {
+      /* Renamed out of the way first, in one step: a crash or Ctrl-C in
+       * the middle of the removal leaves a .ckpt-* folder (removed at the
+       * next checkpoint), never a ckpt-* folder missing its files. */
+      char gone[4096];
       snprintf(p, sizeof p, "%s/ckpt-%010" PRId64, dir, v[i]);
-      remove_dir(p);
+      snprintf(gone, sizeof gone, "%s/.ckpt-%010" PRId64 ".old", dir, v[i]);
+      remove_dir(rename(p, gone) == 0 ? gone : p);
     }
   }
   orion_free(v);

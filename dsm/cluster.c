@@ -30,6 +30,7 @@ typedef struct peer {
   int spawned, exited;  /* proc is live / has exited */
   int64_t exit_status;
   int term_signal;
+  double ended_itself;  /* when it exited with 3, reported a moment later */
   uv_pipe_t errpipe;   /* its stderr, when relayed */
   int relaying;        /* errpipe is open */
   char tail[ORION_CLUSTER_TAIL]; /* the last bytes of that stderr */
@@ -330,6 +331,9 @@ static void on_closed(orion_conn *conn, const char *reason) {
         usleep(1000);
     }
   }
+  if (p->exited && p->ended_itself > 0)
+    return; /* it exited with 3: the tick reports it, unless another
+               executor's end comes first */
   lose(c, p, 0, "executor %d (%s) closed its connection: %s", p->id,
        peer_where(p), reason);
 }
@@ -474,6 +478,17 @@ static void print_hint(orion_cluster *c, peer *p, int status) {
   }
 }
 
+/* Ends the job for executor p, whose process has exited. */
+static void report_exit(orion_cluster *c, peer *p) {
+  int sig = p->term_signal;
+  print_hint(c, p, sig != 0 ? 128 + sig : (int)p->exit_status);
+  if (sig != 0)
+    lose(c, p, 0, "executor %d (%s, pid %d) was killed by signal %d (%s)",
+         p->id, peer_where(p), p->proc.pid, sig, strsignal(sig));
+  lose(c, p, 0, "executor %d (%s, pid %d) exited with code %lld", p->id,
+       peer_where(p), p->proc.pid, (long long)p->exit_status);
+}
+
 static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
   peer *p = proc->data;
   orion_cluster *c = p->cl;
@@ -485,20 +500,13 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig) {
     return;
   if (sig == 0 && status == 3) {
     /* An executor ends itself with 3 when it loses a peer (or the
-     * driver): give that peer's own end a moment to arrive, so that the
-     * job names the executor that failed first, not the one that saw it. */
-    double until = orion_now() + 0.5;
-    while (orion_now() < until) {
-      uv_run(&c->loop, UV_RUN_NOWAIT);
-      usleep(1000);
-    }
+     * driver). The peer's own end may be reaped in the same pass: report
+     * this one from the tick half a second later, so that the job names
+     * the executor that failed first, not the one that saw it. */
+    p->ended_itself = orion_now();
+    return;
   }
-  print_hint(c, p, sig != 0 ? 128 + sig : (int)status);
-  if (sig != 0)
-    lose(c, p, 0, "executor %d (%s, pid %d) was killed by signal %d (%s)",
-         p->id, peer_where(p), proc->pid, sig, strsignal(sig));
-  lose(c, p, 0, "executor %d (%s, pid %d) exited with code %lld", p->id,
-       peer_where(p), proc->pid, (long long)status);
+  report_exit(c, p);
 }
 
 /* A launcher's process for executor exec (see cluster.h). */
@@ -615,6 +623,9 @@ static void on_tick(uv_timer_t *t) {
     c->last_hb_sent = now;
   }
   orion_gate_tick(&c->gate, now);
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].ended_itself > 0 && now - c->peers[i].ended_itself >= 0.5)
+      report_exit(c, &c->peers[i]);
   for (i = 0; i < c->n; i++) {
     peer *p = &c->peers[i];
     if (p->conn != NULL && now - p->conn->last_rx > c->o.heartbeat_timeout)

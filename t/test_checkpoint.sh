@@ -36,6 +36,9 @@
 #  9. Recovery with --hosts (a stand-in ssh): an executor whose host
 #     failed twice starts on another host of the hosts file, and the job
 #     ends as it should.
+# 10. Ctrl-C (SIGINT to the job's process group) mid-run leaves only
+#     complete checkpoints (and at worst an unfinished .tmp folder), and
+#     --resume ends with the undisturbed RMSE.
 # Every wait has a timeout.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -342,6 +345,34 @@ has twice.err "orion: recovery: host node-b failed twice; executor 0 starts on n
   fail "host failed twice: ssh went to $(tr '\n' ' ' < "$tmp/ssh.log")"
 left=$(job_procs twice)
 [ -z "$left" ] || fail "host failed twice: processes left: $left"
+
+# ---- 10. Ctrl-C: SIGINT to the job's process group mid-run ----------------
+# As a terminal's Ctrl-C does: the driver and its executors all get SIGINT
+# (here right after a checkpoint is written, while the next epochs and
+# checkpoints run). What is left is complete checkpoints (each with its
+# manifest) and at worst an unfinished .ckpt-*.tmp folder, which --resume
+# never reads; --resume ends with the undisturbed RMSE.
+d=$tmp/int
+# (A shell's background job starts with SIGINT ignored; perl, which every
+# Debian has, puts back the default a terminal's foreground job has.)
+CKPT_MARK=int setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' "$drv" --executors 2 --checkpoint-dir "$d" $MF \
+  --checkpoint-every 1 > int.out 2> int.err &
+pid=$!
+wait_for_line int.err "checkpoint of step 2 written" 60 $pid
+kill -INT -- -$pid 2>/dev/null
+reap $pid 60
+grep -q "checkpoint of step 16 written" int.err &&
+  fail "Ctrl-C: the run ended before the signal: $(cat int.err)"
+for c in "$d"/ckpt-*; do
+  [ -f "$c/manifest" ] || fail "Ctrl-C left $c without its manifest: $(ls "$c")"
+done
+left=$(job_procs int)
+[ -z "$left" ] || fail "Ctrl-C: processes left: $left"
+"$drv" --executors 2 --checkpoint-dir "$d" --resume $MF --checkpoint-every 1 \
+  > int2.out 2> int2.err || fail "Ctrl-C, --resume: $(cat int2.err)"
+has int2.err "orion: resumed from the checkpoint of step"
+[ "$(rmses int2.out | tail -1)" = "$(tail -1 base.rmse)" ] ||
+  fail "Ctrl-C: ended with $(rmses int2.out | tail -1), not $(tail -1 base.rmse)"
 
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }
 echo "all checkpoint tests passed"
