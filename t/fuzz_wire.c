@@ -379,8 +379,9 @@ int main(int argc, char **argv);
 
 #define MAX_INPUT 4096
 #define NSTREAMS 3                 /* stream seeds first, then messages */
-#define NSEEDS (NSTREAMS + 25 + 3 + 1) /* a message of each type, 3
-                                             variants, a handshake */
+/* a message of each type (CKPT_DONE twice: parts, and an error), 3
+ * variants, a handshake */
+#define NSEEDS (NSTREAMS + 28 + 3 + 1)
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
