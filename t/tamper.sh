@@ -166,13 +166,14 @@ elif [ "${ORION_TAMPER:-}" = kinds ]; then
   # each frame type and the encrypted positions are hit too.
   set -- HELLO LOADED BLOCK_DONE LOOP_DONE HEARTBEAT 3
   set -- "$@" WELCOME PEERS LOAD_FILE LOAD_BODY RUN_BLOCK LOOP_END 9
-  i=0
+  # (its own counter: run's wait_pid uses i)
+  turn=0
   for k in $record_kinds; do
-    up=$(( i % 6 + 1 )); down=$(( i % 7 + 7 ))
+    up=$(( turn % 6 + 1 )); down=$(( turn % 7 + 7 ))
     eval "tu=\${$up}"; eval "td=\${$down}"
     case $tu in [0-9]*) run "$k" up "$tu" --encrypt ;; *) run "$k" up "$tu" ;; esac
     case $td in [0-9]*) run "$k" down "$td" --encrypt ;; *) run "$k" down "$td" ;; esac
-    i=$((i + 1))
+    turn=$((turn + 1))
   done
   for k in $hs_kinds; do run "$k" up 0; done
   # Executor 0's link to executor 1: every record kind on a ROWS frame.
