@@ -262,8 +262,11 @@ void orion_cluster_stop(orion_cluster *c) {
   for (i = 0; i < c->n; i++)
     if (c->peers[i].conn != NULL)
       orion_conn_close(c->peers[i].conn, "the job ended");
-  free_cluster(c);
+  /* Connections that never registered (a hostile client's): closed
+   * without a refusal line, and freed by their close callbacks. */
   accepting = NULL;
+  orion_gate_close_all(&c->gate, "the job ended");
+  free_cluster(c);
 }
 
 void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {

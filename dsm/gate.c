@@ -62,6 +62,16 @@ void orion_gate_remove(orion_gate *g, orion_conn *conn) {
       g->conn[i] = NULL;
 }
 
+void orion_gate_close_all(orion_gate *g, const char *why) {
+  int i;
+  for (i = 0; i < ORION_GATE_MAX; i++)
+    if (g->conn[i] != NULL) {
+      orion_conn *stray = g->conn[i];
+      g->conn[i] = NULL;
+      orion_conn_close(stray, "%s", why);
+    }
+}
+
 void orion_gate_flush(orion_gate *g) {
   if (g->hidden > 0)
     orion_log_warn("refused %ld more connection%s in the last %.0f s (the "

@@ -54,6 +54,9 @@ void orion_gate_tick(orion_gate *g, double now);
 void orion_gate_refused(orion_gate *g, const char *peer, const char *reason);
 
 /* Logs what is still counted (at the end of the job). */
+/* Closes every connection still waiting at the gate (net.c's close
+ * callback frees each): at the job's end. */
+void orion_gate_close_all(orion_gate *g, const char *why);
 void orion_gate_flush(orion_gate *g);
 
 #endif
