@@ -370,7 +370,8 @@ static void run_host_free(run_host *h) {
 /* Binds the slots: arrays uploaded, constants, accumulators (their slots
  * in acc_of).  Counts into *na, *nk. */
 static int bind_slots(orion_exec *ex, struct exec_gpu *s, run_host *h,
-                      int ndims, int *na, int *nk, orion_error *err) {
+                      int64_t iter_id, int ndims, int *na, int *nk,
+                      orion_error *err) {
   int i, nc = 0, rc = 0;
   char what[96];
   *na = *nk = 0;
@@ -387,8 +388,12 @@ static int bind_slots(orion_exec *ex, struct exec_gpu *s, run_host *h,
       snprintf(what, sizeof what, "array %lld", (long long)sl->id);
       h->arr_of[*na] = bd;
       h->rn[*na] = -1;
-      if (d >= 0 && d < ndims && bd->a->ndims >= 1 && bd->a->dims[0] > 0) {
-        /* Only the rows of the block's key range. */
+      if (d >= 0 && d < ndims && sl->id != iter_id && bd->a->ndims >= 1 &&
+          bd->a->dims[0] > 0) {
+        /* Only the rows of the block's key range.  Never the iterated
+         * array's: read through its upvalue it shares the block's copy
+         * (copy_of's slot 0), where the body's returned values land, so
+         * that a read sees what the block has replaced. */
         int64_t lo = h->klo[d] > 0 ? h->klo[d] : 0;
         int64_t hi = h->khi[d] < bd->a->dims[0] ? h->khi[d]
                                                 : bd->a->dims[0] - 1;
@@ -734,7 +739,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
       h.klo[d] = k < h.klo[d] ? k : h.klo[d];
       h.khi[d] = k > h.khi[d] ? k : h.khi[d];
     }
-  rc = bind_slots(ex, s, &h, it->a->ndims, &na, &nk, err);
+  rc = bind_slots(ex, s, &h, iter_id, it->a->ndims, &na, &nk, err);
   /* Elements that do not fit beside the arrays stream through in chunks
    * (a sparse iterated array; a dense one needs its whole copy). */
   streamed = rc == 0 && it->a->sparse &&

@@ -411,3 +411,67 @@ Test(gbody, a_block_moves_only_the_rows_it_reaches) {
   /* W: 2 rows of 6; H, C: 4 of 5: 4 + 1 + 1 rows of 8 bytes fewer. */
   cr_assert_eq(whole - rows, 6 * sizeof(double), "%zu vs %zu", whole, rows);
 }
+
+/* The iterated array read through its own upvalue, as in
+ *   for (i, j, v) in A: if j > 1 then return (A[i][j - 1] * 3 + v) % 1000
+ * with the read's row key i (orion_gbody_rowkey 0): the body must read the
+ * elements the block has already replaced, so the upvalue's slot shares the
+ * iterated array's device copy and never gets a rows-only window of its
+ * own (it did: the chain read the host's old values, found on the H200). */
+static int left_rowkey(int k) { return k == 0 ? 0 : -1; }
+static int left_writes(int k) { return k == -1; }
+
+static int left_body(orion_gctx *g) {
+  int64_t s, gi, e;
+  double *vals = g->iter.values; /* dense: no keys, pos = i * 5 + j */
+  const double *A = g->arrays[0].values;
+  for (s = 0; s < g->nsteps; s++)
+    for (gi = g->h_step_off[s]; gi < g->h_step_off[s + 1]; gi++)
+      for (e = g->d_group_off[gi]; e < g->d_group_off[gi + 1]; e++) {
+        int64_t pos = g->d_order[e], i = pos / 5, j = pos % 5;
+        if (j > 0)
+          vals[pos] = fmod(A[i * 5 + j - 1] * 3 + vals[pos], 1000);
+      }
+  return 0;
+}
+
+Test(gbody, the_iterated_array_read_through_its_upvalue_sees_its_writes) {
+  static const orion_cslot slots[1] = {{ORION_CSLOT_ARRAY, NULL, 1, 0, 0, 0}};
+  int64_t dims[2] = {4, 5}, p, i, j;
+  double want[20];
+  orion_segment seg = {5, 15}; /* rows 1 and 2: a window of the 4 rows */
+  orion_gpugrid_in grid;
+  orion_error err;
+  orion_exec *ex;
+  orion_array *A;
+  int pass;
+  for (pass = 0; pass < 2; pass++) {
+    orion_error_clear(&err);
+    A = orion_array_new_dense(2, dims, ORION_F64, &err);
+    cr_assert(A != NULL, "%s", err.msg);
+    for (p = 0; p < 20; p++)
+      ((double *)A->values)[p] = want[p] = (double)(p * 7 % 11 + 1);
+    for (i = 1; i <= 2; i++) /* the serial run */
+      for (j = 1; j < 5; j++)
+        want[i * 5 + j] = fmod(want[i * 5 + j - 1] * 3 + want[i * 5 + j], 1000);
+    ex = orion_exec_new(0);
+    cr_assert_eq(orion_exec_bind_array(ex, 1, A), 0);
+    cr_assert_eq(orion_exec_set_compiled(ex, dummy_cbody, slots, 1), 0);
+    orion_exec_set_gpu(ex, &fake);
+    memset(&grid, 0, sizeof grid);
+    grid.kind = ORION_GPUGRID_1D;
+    grid.space = 0;
+    grid.skew_dim = -1;
+    orion_exec_set_gbody(ex, left_body, left_writes, &grid);
+    if (pass == 1)
+      orion_exec_set_growkey(ex, left_rowkey);
+    fake.info.cap_bytes = (uint64_t)1 << 40;
+    cr_assert_eq(orion_exec_run_gpu(ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+    for (p = 0; p < 20; p++)
+      cr_assert_eq(((double *)A->values)[p], want[p],
+                   "pass %d, element %lld: %g, the serial run %g", pass,
+                   (long long)p, ((double *)A->values)[p], want[p]);
+    orion_exec_free(ex);
+    orion_array_release(A);
+  }
+}
