@@ -335,5 +335,6 @@ o_err_arg(orion_cctx *c, int line, int arg, const char *fn,
  * by this exact line). */
 #if defined(ORION_GPU_BODY) && ORION_GPU_BODY
 #include "util/gbody.h"
+#include "util/gclaim.h"
 #include "analysis/cgen_prelude_gpu.h"
 #endif

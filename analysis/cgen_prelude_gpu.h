@@ -15,7 +15,8 @@
  *     text is the CPU body's;
  *   - the kernel (thread t of a launch runs group first + t over its
  *     element list, partials starting empty) and orion_gbody_run (the
- *     host's checks, one launch per step on the caller's stream, a polled
+ *     host's checks, one launch per step on the caller's stream, or one
+ *     launch of the claiming kernel for claimed groups, a polled
  *     wait with a timeout, the partials and the error record copied back).
  * The generated source defines O_NA, O_NK, O_NACC (slots of each kind),
  * O_LINE0 and O_GABI before the prelude, and o_gbody, o_gcheck and
@@ -199,6 +200,11 @@ typedef struct o_kp {
   const int64_t *order, *goff;
   int64_t first, end; /* the groups of this step */
   char *scratch;
+  /* Claimed groups (util/gclaim.h): b rows, the row lists, the claim
+   * state in the scratch. */
+  long long b;
+  const int64_t *row_off, *row_group, *row_col;
+  char *claim;
 } o_kp;
 
 /* Thread t (warp t with O_WARP: O_TPG threads a group) runs group
@@ -234,6 +240,100 @@ static __global__ void o_gkernel(const o_kp p) {
   c.cur = -1;
   c.group = (unsigned long long)grp;
   (void)o_gbody(&c, p.order, p.goff[grp], p.goff[grp + 1]);
+}
+
+#if O_WARP
+#define O_BCAST(x) __shfl_sync(0xffffffffu, (x), 0)
+#define O_LANE0 (threadIdx.x % 32 == 0)
+#else
+#define O_BCAST(x) (x)
+#define O_LANE0 1
+#endif
+
+/* The claiming kernel (util/gclaim.h): each worker (a warp with O_WARP,
+ * else a thread) takes rows and runs their groups, each while it holds
+ * the group's column; lane 0 claims, the lanes run the group.  Every
+ * thread fences its writes before lane 0 gives the column back. */
+static __global__ void o_gclaim_kernel(const o_kp p) {
+  o_dctx c;
+  int k;
+  c.err = (o_gerr *)p.scratch;
+  c.iter = p.iter;
+  c.arrays = p.arrays;
+  c.consts = p.consts;
+  for (;;) {
+    long long row = 0, first, hi;
+    if (O_LANE0)
+      row = o_claim_row(p.claim, p.b);
+    row = O_BCAST(row);
+    if (row < 0)
+      return;
+    first = p.row_off[row];
+    hi = p.row_off[row + 1];
+    for (;;) {
+      long long i = -1, grp;
+      int stop = o_gstop(&c);
+      if (O_LANE0 && !stop)
+        i = o_claim_cell(p.claim, p.b, &first, hi, p.row_col);
+      stop = O_BCAST(stop);
+      i = O_BCAST(i);
+      if (stop || i == hi)
+        break;
+      if (i < 0) {
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(200);
+#endif
+        continue;
+      }
+      grp = p.row_group[i];
+      c.accs = (orion_cacc *)(p.scratch + 4096) + grp * O_NACC;
+      if (O_LANE0)
+        for (k = 0; k < O_NACC; k++) {
+          c.accs[k].op = p.ops[k];
+          c.accs[k].has = 0;
+          c.accs[k].isint = 0;
+          c.accs[k].pad = 0;
+          c.accs[k].i = 0;
+          c.accs[k].d = 0;
+        }
+#if O_WARP
+      __syncwarp();
+#endif
+      c.cur = -1;
+      c.group = (unsigned long long)grp;
+      (void)o_gbody(&c, p.order, p.goff[grp], p.goff[grp + 1]);
+      __threadfence();
+#if O_WARP
+      __syncwarp();
+#endif
+      if (O_LANE0)
+        o_claim_done(p.claim, p.b, i, p.row_col);
+    }
+    if (O_BCAST(o_gstop(&c))) /* the lanes leave together */
+      return;
+  }
+}
+
+/* How many workers the claiming kernel runs: as many as the device holds
+ * at once, at most half the rows (so that a worker mostly finds a free
+ * column), at least one; in blocks of *threads threads. */
+static O_U int o_gworkers(long long b, int *blocks, int *threads) {
+  int dev = 0, sms = 0, per = 0;
+  long long want = b / 2 > 0 ? b / 2 : 1, fit;
+  *threads = 256;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+          cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, o_gclaim_kernel,
+                                                    256, 0) != cudaSuccess)
+    return 1;
+  fit = (long long)sms * (per > 0 ? per : 1) * (256 / O_TPG);
+  if (want > fit)
+    want = fit;
+  if (want * O_TPG < 256)
+    *threads = (int)((want * O_TPG + 31) / 32 * 32);
+  *blocks = (int)((want * O_TPG + *threads - 1) / *threads);
+  return 0;
 }
 
 static O_U int o_gsay(orion_gctx *g, const char *what, cudaError_t rc) {
@@ -314,7 +414,14 @@ extern "C" int orion_gbody_run(orion_gctx *g) {
              o_chunk, O_LINE0, (long long)g->ngroups, (long long)g->nsteps);
     return 1;
   }
-  for (s = 0; s < g->nsteps; s++)
+  if (g->claim_b > 0 && (g->d_row_off == NULL || g->d_row_group == NULL ||
+                         g->d_row_col == NULL)) {
+    snprintf(g->err, sizeof g->err,
+             "%s:%d: GPU body: claimed groups without their rows", o_chunk,
+             O_LINE0);
+    return 1;
+  }
+  for (s = 0; s < g->nsteps && g->claim_b <= 0; s++)
     if (g->h_step_off[s] < 0 || g->h_step_off[s] > g->h_step_off[s + 1] ||
         g->h_step_off[s + 1] > g->ngroups) {
       snprintf(g->err, sizeof g->err,
@@ -344,7 +451,29 @@ extern "C" int orion_gbody_run(orion_gctx *g) {
     rc = cudaMemsetAsync(p.scratch, 0xff, sizeof(unsigned long long), st);
   if (rc != cudaSuccess)
     return o_gsay(g, "clearing the error record", rc);
-  for (s = 0; s < g->nsteps; s++) {
+  if (g->claim_b > 0) {
+    /* Claimed: partials empty (a group an error leaves unrun folds
+     * nothing), the claim state cleared, one launch. */
+    const size_t pb = ORION_GBODY_SCRATCH(g->ngroups, O_NACC) - 4096;
+    int blocks = 1, threads = 256;
+    p.b = g->claim_b;
+    p.row_off = g->d_row_off;
+    p.row_group = g->d_row_group;
+    p.row_col = g->d_row_col;
+    p.claim = p.scratch + ORION_GBODY_SCRATCH(g->ngroups, O_NACC);
+    rc = cudaMemsetAsync(p.scratch + 4096, 0,
+                         pb + ORION_GCLAIM_SCRATCH(g->claim_b, g->ngroups),
+                         st);
+    if (rc != cudaSuccess)
+      return o_gsay(g, "clearing the claim state", rc);
+    if (o_gworkers(g->claim_b, &blocks, &threads) != 0)
+      return o_gsay(g, "sizing the claiming kernel", cudaGetLastError());
+    o_gclaim_kernel<<<(unsigned)blocks, (unsigned)threads, 0, st>>>(p);
+    rc = cudaGetLastError();
+    if (rc != cudaSuccess)
+      return o_gsay(g, "launching the claiming kernel", rc);
+  }
+  for (s = 0; s < g->nsteps && g->claim_b <= 0; s++) {
     const int64_t n = g->h_step_off[s + 1] - g->h_step_off[s];
     if (n <= 0)
       continue;

@@ -10,6 +10,9 @@
 #                --partitions GPU_PARTS` (default 1: the one executor's
 #                device grid cuts the whole matrix itself), MovieLens-1M
 #                ($ORION_DATA/movielens-1m), EPOCHS epochs (default 20)
+#   ml1m steps   the GPU run with ORION_GPU_CLAIM=0: the 2d rotation's
+#                steps, one kernel launch each, instead of one claiming
+#                kernel (util/gclaim.h); the ratio is printed
 #   ml1m cpu     the same app on the CPU tier, CPU_EXECS local executors
 #                (default 2), for the GPU/CPU ratio on this machine
 #   ml1m LIBMF   $LIBMF/mf-train (a LIBMF build, e.g. `make DFLAG=-DUSEAVX`)
@@ -125,6 +128,16 @@ if run gpu "$tmp/gpu.jsonl" --gpus 1 --partitions "$gpu_parts" -- --train "$trai
     --epochs "$epochs" --gpu; then
   dev=$(grep -o 'GPU 0 ([^)]*)' "$tmp/gpu.out" | head -1)
   row "ml1m gpu" "$tmp/gpu.jsonl" "${dev:-one GPU executor}"
+fi
+# The same with the rotation's steps (a launch per step) instead of the
+# claiming kernel (util/gclaim.h): ORION_GPU_CLAIM=0.
+if ORION_GPU_CLAIM=0 run steps "$tmp/steps.jsonl" --gpus 1 --partitions "$gpu_parts" -- \
+    --train "$train" --test "$test" --epochs "$epochs" --gpu; then
+  row "ml1m steps" "$tmp/steps.jsonl" "ORION_GPU_CLAIM=0: one launch per step"
+  if [ -s "$tmp/ml1m gpu.ups" ]; then
+    awk -v a="$(cat "$tmp/ml1m gpu.ups")" -v b="$(cat "$tmp/ml1m steps.ups")" \
+      'BEGIN { printf "# claimed groups: %.2fx the steps'"'"' updates/s\n", a / b }'
+  fi
 fi
 if run cpu "$tmp/cpu.jsonl" --executors "$cpu_execs" -- --train "$train" \
     --test "$test" --epochs "$epochs"; then

@@ -23,9 +23,11 @@
 #include <string.h>
 
 #include "dsm/types.h"
+#include "lua/exec_gmemo.h"
 #include "lua/exec_int.h"
 #include "util/alloc.h"
 #include "util/clock.h"
+#include "util/gclaim.h"
 
 /* A device copy of a host array. */
 typedef struct dev_copy {
@@ -51,6 +53,10 @@ struct exec_gpu {
   dev_copy *copies;
   int ncopies;
   dev_buf order, goff, scratch;
+  dev_buf rows; /* a claimed grid's row lists (util/gclaim.h) */
+  orion_gmemo *memo; /* the blocks' grids, kept across passes */
+  uint64_t dev_grid, dev_rows; /* the serial of the grid whose order and
+                                  offsets (rows) the device buffers hold */
   int64_t blocks, taken; /* blocks run; how many of them were taken */
 };
 
@@ -62,9 +68,12 @@ static struct exec_gpu *state(orion_exec *ex) {
 
 static void free_copies(struct exec_gpu *s) {
   int i;
-  for (i = 0; i < s->ncopies; i++)
+  for (i = 0; i < s->ncopies; i++) {
+    orion_gmemo_dev_lost(s->memo, s->copies[i].id);
     if (s->g != NULL)
       orion_gpu_free(s->g, s->copies[i].d);
+  }
+  s->dev_grid = s->dev_rows = 0;
   orion_free(s->copies);
   s->copies = NULL;
   s->ncopies = 0;
@@ -72,7 +81,9 @@ static void free_copies(struct exec_gpu *s) {
     orion_gpu_free(s->g, s->order.d);
     orion_gpu_free(s->g, s->goff.d);
     orion_gpu_free(s->g, s->scratch.d);
+    orion_gpu_free(s->g, s->rows.d);
   }
+  memset(&s->rows, 0, sizeof s->rows);
   memset(&s->order, 0, sizeof s->order);
   memset(&s->goff, 0, sizeof s->goff);
   memset(&s->scratch, 0, sizeof s->scratch);
@@ -133,6 +144,7 @@ void orion__exec_gpu_free(orion_exec *ex) {
   if (ex->gpu == NULL)
     return;
   free_copies(ex->gpu);
+  orion_gmemo_free(ex->gpu->memo);
   orion_free(ex->gpu);
   ex->gpu = NULL;
 }
@@ -169,6 +181,8 @@ static int copy_of(struct exec_gpu *s, int64_t id, int keys, size_t bytes,
   orion_gpu_free(s->g, s->copies[i].d);
   s->copies[i].d = NULL;
   s->copies[i].bytes = 0;
+  if (keys == COPY_KEYS)
+    orion_gmemo_dev_lost(s->memo, id);
   rc = orion_gpu_alloc(s->g, bytes > 0 ? bytes : 1, what, &s->copies[i].d,
                        err);
   if (rc != 0)
@@ -241,26 +255,32 @@ static int upload_rows(struct exec_gpu *s, int64_t id, const orion_array *a,
  * the executor's whole copy of the array. */
 static int upload_block(struct exec_gpu *s, int64_t id, const orion_array *a,
                         const orion_segment *segs, int64_t nsegs,
-                        orion_carray *ca, orion_error *err) {
+                        orion_gmemo_grid *mg, orion_carray *ca,
+                        orion_error *err) {
   size_t es = orion_type_size(a->type);
   size_t ks = (size_t)a->ndims * sizeof(int64_t);
   size_t vb = (size_t)a->nnz * es;
   void *dv = NULL, *dk = NULL;
   int64_t k;
-  int rc = copy_of(s, id, 0, vb, "the iterated array", &dv, err);
+  int keys, rc = copy_of(s, id, 0, vb, "the iterated array", &dv, err);
   if (rc == 0 && a->sparse)
     rc = copy_of(s, id, 1, (size_t)a->nnz * ks, "the iterated array's keys",
                  &dk, err);
+  /* The keys are there already when the block's grid was kept and no
+   * other block wrote over them since. */
+  keys = a->sparse && !mg->dev_keys;
   for (k = 0; rc == 0 && k < nsegs; k++) {
     size_t lo = (size_t)segs[k].lo, n = (size_t)(segs[k].hi - segs[k].lo);
     if (n == 0)
       continue;
     rc = orion_gpu_h2d(s->g, (char *)dv + lo * es,
                        (const char *)a->values + lo * es, n * es, err);
-    if (rc == 0 && a->sparse)
+    if (rc == 0 && keys)
       rc = orion_gpu_h2d(s->g, (char *)dk + lo * ks,
                          (const char *)a->keys + lo * ks, n * ks, err);
   }
+  if (rc == 0 && keys)
+    orion_gmemo_dev_wrote(s->memo, id, mg);
   return rc != 0 ? rc : as_device(ca, a, dv, dk);
 }
 
@@ -307,34 +327,6 @@ static int download(struct exec_gpu *s, int64_t id, orion_array *a,
   return orion_gpu_d2h(s->g, a->values, dv, vb, err);
 }
 
-/* The block's elements: positions (pos) and keys (nelems * ndims), in
- * block order. */
-static int block_elements(const orion_array *a, const orion_segment *segs,
-                          int64_t nsegs, int64_t **pos, int64_t **keys,
-                          int64_t *n, orion_error *err) {
-  int64_t k, p, i = 0, total = 0;
-  int d;
-  for (k = 0; k < nsegs; k++)
-    total += segs[k].hi - segs[k].lo;
-  *pos = orion_malloc(sizeof **pos * (size_t)(total + 1));
-  *keys = orion_malloc(sizeof **keys * (size_t)(total * a->ndims + 1));
-  if (*pos == NULL || *keys == NULL)
-    return orion_error_set(err, ORION_ENOMEM,
-                           "out of memory for the device grid of %" PRId64
-                           " elements",
-                           total);
-  for (k = 0; k < nsegs; k++)
-    for (p = segs[k].lo; p < segs[k].hi; p++, i++) {
-      (*pos)[i] = p;
-      for (d = 0; d < a->ndims; d++)
-        (*keys)[i * a->ndims + d] =
-            a->sparse ? a->keys[p * a->ndims + d]
-                      : (p / a->strides[d]) % a->dims[d];
-    }
-  *n = total;
-  return 0;
-}
-
 /* Everything a run allocates on the host. */
 typedef struct run_host {
   orion_gctx *c;
@@ -345,10 +337,9 @@ typedef struct run_host {
   acc_slot **acc_of;
   binding **arr_of;
   int64_t *rlo, *rn; /* per array slot: its rows on the device (rn -1: all) */
-  int64_t klo[ORION_MAX_DIMS], khi[ORION_MAX_DIMS]; /* the block's range
-                                                      of each key */
-  int64_t *pos, *keys, *order;
-  orion_gpugrid grid;
+  const int64_t *klo, *khi; /* the block's range of each key */
+  const int64_t *order;      /* the grid's element positions */
+  const orion_gpugrid *grid; /* both kept in s->memo */
 } run_host;
 
 static void run_host_free(run_host *h) {
@@ -361,10 +352,6 @@ static void run_host_free(run_host *h) {
   orion_free(h->arr_of);
   orion_free(h->rlo);
   orion_free(h->rn);
-  orion_free(h->pos);
-  orion_free(h->keys);
-  orion_free(h->order);
-  orion_gpugrid_free(&h->grid);
 }
 
 /* Binds the slots: arrays uploaded, constants, accumulators (their slots
@@ -461,12 +448,56 @@ static size_t copy_bytes(const struct exec_gpu *s, int64_t id, int keys) {
   return 0;
 }
 
+/* A claimed grid's row lists' bytes. */
+static size_t rows_bytes(const orion_gpugrid *gr) {
+  return sizeof(int64_t) * (size_t)(gr->b + 1 + 2 * gr->ngroups);
+}
+
+/* A grid buffer about to be grown to `bytes`: the grid it holds (*tag)
+ * is gone when it must be reallocated. */
+static void grid_buffers_as(struct exec_gpu *s, const dev_buf *b,
+                            size_t bytes, uint64_t *tag) {
+  (void)s;
+  if (b->d == NULL || b->bytes < bytes)
+    *tag = 0;
+}
+
+/* A claimed grid's row lists into s->rows: row_off, row_group, row_col
+ * one after another. */
+static int upload_rows_lists(struct exec_gpu *s, const orion_gpugrid *gr,
+                             orion_error *err) {
+  size_t a = sizeof(int64_t) * (size_t)(gr->b + 1),
+         n = sizeof(int64_t) * (size_t)gr->ngroups;
+  int rc = grow(s, &s->rows, rows_bytes(gr), "the device grid's rows", err);
+  if (rc == 0)
+    rc = orion_gpu_h2d(s->g, s->rows.d, gr->row_off, a, err);
+  if (rc == 0)
+    rc = orion_gpu_h2d(s->g, (char *)s->rows.d + a, gr->row_group, n, err);
+  if (rc == 0)
+    rc = orion_gpu_h2d(s->g, (char *)s->rows.d + a + n, gr->row_col, n, err);
+  return rc;
+}
+
+/* Does the block's grid run claimed (util/gclaim.h): a 2d rotation of
+ * more than one row, unless ORION_GPU_CLAIM=0 asks for the steps (to
+ * compare them, bench/gpu.sh). */
+static int claimed(const struct exec_gpu *s, const orion_gpugrid *gr) {
+  const char *env = getenv("ORION_GPU_CLAIM");
+  return s->grid.kind == ORION_GPUGRID_2D && gr->row_off != NULL &&
+         gr->b > 1 && gr->ngroups > 1 && !(env != NULL && strcmp(env, "0") == 0);
+}
+
+/* The extra scratch and row-list bytes a claimed grid needs. */
+static size_t claim_bytes(const orion_gpugrid *gr) {
+  return ORION_GCLAIM_SCRATCH(gr->b, gr->ngroups) + rows_bytes(gr);
+}
+
 /* Does the block fit device memory whole: the iterated array's copies,
  * the grid and the partials, beside what is allocated now (a copy of
  * another size and a buffer that grows free their old bytes first)? */
 static int fits_whole(const struct exec_gpu *s, int64_t id,
                       const orion_array *a, int64_t nel, int64_t ngroups,
-                      int nk) {
+                      int nk, size_t claim) {
   const orion_gpu_info *gi = orion_gpu_info_of(s->g);
   uint64_t used = orion_gpu_in_use(s->g), need = 0, freed = 0;
   size_t want[5], have[5];
@@ -476,7 +507,7 @@ static int fits_whole(const struct exec_gpu *s, int64_t id,
                       : 0;
   want[2] = sizeof(int64_t) * (size_t)nel;
   want[3] = sizeof(int64_t) * (size_t)(ngroups + 1);
-  want[4] = ORION_GBODY_SCRATCH(ngroups, nk);
+  want[4] = ORION_GBODY_SCRATCH(ngroups, nk) + claim;
   have[0] = copy_bytes(s, id, 0);
   have[1] = copy_bytes(s, id, 1);
   have[2] = s->order.bytes;
@@ -499,6 +530,7 @@ static int fits_whole(const struct exec_gpu *s, int64_t id,
  * them). */
 static void drop_copies(struct exec_gpu *s, int64_t id) {
   int i;
+  orion_gmemo_dev_lost(s->memo, id);
   for (i = 0; i < s->ncopies; i++)
     if (s->copies[i].id == id && s->copies[i].d != NULL) {
       orion_gpu_free(s->g, s->copies[i].d);
@@ -531,7 +563,7 @@ static int run_streamed(struct exec_gpu *s, run_host *h, int64_t iter_id,
   size_t ks = (size_t)a->ndims * sizeof(int64_t);
   size_t pe = ks + es + 2 * sizeof(int64_t) +
               sizeof(orion_cacc) * (size_t)(nk > 0 ? nk : 1);
-  const orion_gpugrid *gr = &h->grid;
+  const orion_gpugrid *gr = h->grid;
   uint64_t used, avail;
   int64_t m_cap, g0, g1, st = 0, j, biggest = 0, *iota = NULL, *goff = NULL,
                          *soff = NULL;
@@ -544,6 +576,7 @@ static int run_streamed(struct exec_gpu *s, run_host *h, int64_t iter_id,
   drop_buf(s, &s->order);
   drop_buf(s, &s->goff);
   drop_buf(s, &s->scratch);
+  s->dev_grid = 0;
   used = orion_gpu_in_use(s->g);
   /* The scratch's error record (4096 bytes) beside the per-element
    * bytes, and a little for rounding. */
@@ -678,7 +711,8 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   orion_gpugrid_in in;
   size_t n = (size_t)ex->ncslots + 1;
   int64_t i, nel = 0;
-  int na = 0, nk = 0, rc, r = 0, streamed = 0, d;
+  orion_gmemo_grid *mg = NULL;
+  int na = 0, nk = 0, rc, r = 0, streamed = 0, claim = 0, hit = 0;
   double t[4] = {0, 0, 0, 0};
   if (!orion_exec_gpu_ready(ex))
     return orion_error_set(err, ORION_EINVAL,
@@ -706,70 +740,77 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
     goto done;
   }
   /* The grid over the block's elements (positions in the iterated
-   * array, group-major). */
-  rc = block_elements(it->a, segs, nsegs, &h.pos, &h.keys, &nel, err);
-  if (rc != 0)
-    goto done;
-  if (nel == 0)
-    goto done;
+   * array, group-major): kept from an earlier pass over the same block,
+   * or built now (lua/exec_gmemo.h). */
   t[0] = orion_now();
   in = s->grid;
   in.ndims = it->a->ndims;
-  in.nelems = nel;
-  in.keys = h.keys;
-  rc = orion_gpugrid_build(&in, &h.grid, err);
-  if (rc != 0)
+  rc = orion_gmemo_get(&s->memo, iter_id, it->a, segs, nsegs, &in, &mg,
+                       &hit, err);
+  if (rc != 0 || mg->nel == 0)
     goto done;
-  h.order = orion_malloc(sizeof *h.order * (size_t)(nel + 1));
-  if (h.order == NULL) {
-    rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (i = 0; i < nel; i++)
-    h.order[i] = h.pos[h.grid.order[i]];
+  nel = mg->nel;
+  h.grid = &mg->grid;
+  h.order = mg->order;
+  h.klo = mg->klo;
+  h.khi = mg->khi;
   t[1] = orion_now();
-  /* The block's range of each key, for the rows the body reaches. */
-  for (d = 0; d < it->a->ndims; d++) {
-    h.klo[d] = INT64_MAX;
-    h.khi[d] = INT64_MIN;
-  }
-  for (i = 0; i < nel; i++)
-    for (d = 0; d < it->a->ndims; d++) {
-      int64_t k = h.keys[i * it->a->ndims + d];
-      h.klo[d] = k < h.klo[d] ? k : h.klo[d];
-      h.khi[d] = k > h.khi[d] ? k : h.khi[d];
-    }
   rc = bind_slots(ex, s, &h, iter_id, it->a->ndims, &na, &nk, err);
   /* Elements that do not fit beside the arrays stream through in chunks
    * (a sparse iterated array; a dense one needs its whole copy). */
+  claim = claimed(s, h.grid);
   streamed = rc == 0 && it->a->sparse &&
-             !fits_whole(s, iter_id, it->a, nel, h.grid.ngroups, nk);
+             !fits_whole(s, iter_id, it->a, nel, h.grid->ngroups, nk,
+                         claim ? claim_bytes(h.grid) : 0);
+  claim = claim && !streamed;
   if (streamed)
     orion__exec_carray_of(&h.c->iter, it->a);
   else if (rc == 0)
-    rc = upload_block(s, iter_id, it->a, segs, nsegs, &h.c->iter, err);
-  h.partials = orion_calloc((size_t)h.grid.ngroups * (size_t)(nk > 0 ? nk : 1),
+    rc = upload_block(s, iter_id, it->a, segs, nsegs, mg, &h.c->iter, err);
+  h.partials = orion_calloc((size_t)h.grid->ngroups * (size_t)(nk > 0 ? nk : 1),
                             sizeof *h.partials);
   h.accs = orion_calloc((size_t)(nk > 0 ? nk : 1), sizeof *h.accs);
   if (rc == 0 && (h.partials == NULL || h.accs == NULL))
     rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
   for (i = 0; rc == 0 && i < nk; i++)
     h.accs[i].op = (int32_t)h.acc_of[i]->op;
+  /* The grid's order and offsets (and a claimed grid's rows): copied in
+   * unless the device buffers hold this grid's from the last block. */
+  if (rc == 0 && !streamed)
+    grid_buffers_as(s, &s->order, sizeof(int64_t) * (size_t)nel, &s->dev_grid);
+  if (rc == 0 && !streamed)
+    grid_buffers_as(s, &s->goff,
+                    sizeof(int64_t) * (size_t)(h.grid->ngroups + 1),
+                    &s->dev_grid);
+  if (rc == 0 && claim)
+    grid_buffers_as(s, &s->rows, rows_bytes(h.grid), &s->dev_rows);
   if (rc == 0 && !streamed)
     rc = grow(s, &s->order, sizeof(int64_t) * (size_t)nel, "the device grid",
               err);
   if (rc == 0 && !streamed)
-    rc = grow(s, &s->goff, sizeof(int64_t) * (size_t)(h.grid.ngroups + 1),
+    rc = grow(s, &s->goff, sizeof(int64_t) * (size_t)(h.grid->ngroups + 1),
               "the device grid", err);
   if (rc == 0 && !streamed)
-    rc = grow(s, &s->scratch, ORION_GBODY_SCRATCH(h.grid.ngroups, nk),
+    rc = grow(s, &s->scratch,
+              ORION_GBODY_SCRATCH(h.grid->ngroups, nk) +
+                  (claim ? ORION_GCLAIM_SCRATCH(h.grid->b, h.grid->ngroups) : 0),
               "the device body's scratch", err);
-  if (rc == 0 && !streamed)
-    rc = orion_gpu_h2d(s->g, s->order.d, h.order, sizeof(int64_t) * (size_t)nel,
-                       err);
-  if (rc == 0 && !streamed)
-    rc = orion_gpu_h2d(s->g, s->goff.d, h.grid.group_off,
-                       sizeof(int64_t) * (size_t)(h.grid.ngroups + 1), err);
+  if (rc == 0 && claim && s->dev_rows != mg->serial) {
+    s->dev_rows = 0;
+    rc = upload_rows_lists(s, h.grid, err);
+    if (rc == 0)
+      s->dev_rows = mg->serial;
+  }
+  if (rc == 0 && !streamed && s->dev_grid != mg->serial) {
+    s->dev_grid = 0;
+    rc = orion_gpu_h2d(s->g, s->order.d, h.order,
+                       sizeof(int64_t) * (size_t)nel, err);
+    if (rc == 0)
+      rc = orion_gpu_h2d(s->g, s->goff.d, h.grid->group_off,
+                         sizeof(int64_t) * (size_t)(h.grid->ngroups + 1), err);
+    if (rc == 0)
+      s->dev_grid = mg->serial;
+  }
   if (rc != 0)
     goto done;
   h.c->abi = ORION_GBODY_ABI;
@@ -780,20 +821,27 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.c->accs = h.accs;
   h.c->d_order = s->order.d;
   h.c->d_group_off = s->goff.d;
-  h.c->h_step_off = h.grid.step_off;
-  h.c->ngroups = h.grid.ngroups;
-  h.c->nsteps = h.grid.nsteps;
+  h.c->h_step_off = h.grid->step_off;
+  h.c->ngroups = h.grid->ngroups;
+  h.c->nsteps = h.grid->nsteps;
   h.c->h_partials = h.partials;
   h.c->d_scratch = s->scratch.d;
   h.c->stream = orion_gpu_stream(s->g);
   h.c->timeout_s = 0;
   h.c->cur = -1;
+  if (claim) {
+    const int64_t *rl = s->rows.d;
+    h.c->claim_b = h.grid->b;
+    h.c->d_row_off = rl;
+    h.c->d_row_group = rl + h.grid->b + 1;
+    h.c->d_row_col = rl + h.grid->b + 1 + h.grid->ngroups;
+  }
   t[2] = orion_now();
   if (streamed) {
     rc = run_streamed(s, &h, iter_id, it->a, nk,
                       s->writes == NULL || s->writes(-1), &r, err);
     if (rc != 0) {
-      fold_partials(&h, nk, h.grid.ngroups);
+      fold_partials(&h, nk, h.grid->ngroups);
       goto done;
     }
   } else {
@@ -801,7 +849,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   }
   t[3] = orion_now();
   /* Partials come back also on error, as from the CPU body. */
-  fold_partials(&h, nk, h.grid.ngroups);
+  fold_partials(&h, nk, h.grid->ngroups);
   if (r != 0 && (h.c->cur < 0 || h.c->cur >= it->a->nnz)) {
     /* No element to blame: the device itself (a launch, a copy, the
      * timeout). */
@@ -837,11 +885,13 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   if (getenv("ORION_GPU_PROFILE") != NULL) {
     /* Where a block's time goes, for bench/gpu.sh's breakdown. */
     char gd[160];
-    orion_gpugrid_describe(&h.grid, s->grid.kind, gd, sizeof gd);
+    orion_gpugrid_describe(h.grid, s->grid.kind, gd, sizeof gd);
     fprintf(stderr,
-            "orion: executor %d: GPU block of %lld elements (%s%s): grid "
+            "orion: executor %d: GPU block of %lld elements (%s%s%s): grid "
             "%.2f ms, copies in %.2f ms, body %.2f ms, copies out %.2f ms\n",
-            ex->id, (long long)nel, gd, streamed ? ", streamed" : "",
+            ex->id, (long long)nel, gd,
+            streamed ? ", streamed" : claim ? ", claimed" : "",
+            hit ? ", kept" : "",
             (t[1] - t[0]) * 1e3, (t[2] - t[1]) * 1e3, (t[3] - t[2]) * 1e3,
             (orion_now() - t[3]) * 1e3);
   }

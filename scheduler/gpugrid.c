@@ -44,6 +44,9 @@ void orion_gpugrid_free(orion_gpugrid *g) {
   orion_free(g->order);
   orion_free(g->group_off);
   orion_free(g->step_off);
+  orion_free(g->row_off);
+  orion_free(g->row_group);
+  orion_free(g->row_col);
   memset(g, 0, sizeof *g);
 }
 
@@ -184,6 +187,39 @@ static int64_t extent(const orion_gpugrid_in *in) {
   return best;
 }
 
+/* The rotation's groups by row (orion_gpugrid's row_*): end[s] is the
+ * end of slot s's elements; slot s = step * b + p is the cell (p, (step +
+ * p) mod b).  A counting sort of the groups by row keeps step order. */
+static int rows_of(orion_gpugrid *out, int64_t b, const int64_t *end,
+                   int64_t nslots) {
+  int64_t s, g = 0, *fill;
+  out->row_off = orion_calloc((size_t)b + 2, sizeof *out->row_off);
+  out->row_group = orion_malloc(sizeof *out->row_group *
+                                (size_t)(out->ngroups + 1));
+  out->row_col = orion_malloc(sizeof *out->row_col *
+                              (size_t)(out->ngroups + 1));
+  fill = orion_malloc(sizeof *fill * (size_t)(b + 1));
+  if (out->row_off == NULL || out->row_group == NULL ||
+      out->row_col == NULL || fill == NULL) {
+    orion_free(fill);
+    return ORION_ENOMEM;
+  }
+  for (s = 0; s < nslots; s++)
+    if (end[s] > (s == 0 ? 0 : end[s - 1]))
+      out->row_off[s % b + 1]++;
+  for (s = 0; s < b; s++)
+    out->row_off[s + 1] += out->row_off[s];
+  memcpy(fill, out->row_off, sizeof *fill * (size_t)b);
+  for (s = 0; s < nslots; s++)
+    if (end[s] > (s == 0 ? 0 : end[s - 1])) {
+      int64_t p = s % b, at = fill[p]++;
+      out->row_group[at] = g++;
+      out->row_col[at] = (s / b + p) % b;
+    }
+  orion_free(fill);
+  return 0;
+}
+
 int orion_gpugrid_build(const orion_gpugrid_in *in, orion_gpugrid *out,
                         orion_error *err) {
   int64_t b, nslots, i, s, n = in->nelems, *slot = NULL, *count = NULL;
@@ -241,6 +277,8 @@ int orion_gpugrid_build(const orion_gpugrid_in *in, orion_gpugrid *out,
   }
   out->ngroups = g;
   out->nsteps = st;
+  if (in->kind == ORION_GPUGRID_2D && rows_of(out, b, count, nslots) != 0)
+    goto oom;
   orion_free(slot);
   orion_free(count);
   return 0;
@@ -291,6 +329,85 @@ static int disjoint(const orion_gpugrid_in *in, const orion_gpugrid *g,
       tab_g[h] = gi;
     }
   return 0;
+}
+
+/* Fails when a space (which = 0) or time (1) coordinate lies in groups
+ * of two labels (label[g]: the group's row or column in the claimed
+ * rotation), so that groups of different rows share no space coordinate
+ * and groups of different columns no time coordinate. */
+static int one_label(const orion_gpugrid_in *in, const orion_gpugrid *g,
+                     const int64_t *label, int which, int64_t *tab_k,
+                     int64_t *tab_g, int64_t cap, char *why, size_t n) {
+  int64_t gi, e;
+  for (e = 0; e < cap; e++)
+    tab_g[e] = -1;
+  for (gi = 0; gi < g->ngroups; gi++)
+    for (e = g->group_off[gi]; e < g->group_off[gi + 1]; e++) {
+      int64_t c = orion_gpugrid_coord(in, g->order[e], which);
+      uint64_t h = ((uint64_t)c * 0x9E3779B97F4A7C15ull) % (uint64_t)cap;
+      while (tab_g[h] >= 0 && tab_k[h] != c)
+        h = (h + 1) % (uint64_t)cap;
+      if (tab_g[h] >= 0 && label[tab_g[h]] != label[gi])
+        return bad(why, n,
+                   "groups %" PRId64 " and %" PRId64 " share %s coordinate "
+                   "%" PRId64 " but lie in %s %" PRId64 " and %" PRId64,
+                   tab_g[h], gi, which == 0 ? "space" : "time", c,
+                   which == 0 ? "rows" : "columns", label[tab_g[h]],
+                   label[gi]);
+      tab_k[h] = c;
+      tab_g[h] = gi;
+    }
+  return 0;
+}
+
+/* The rotation's rows (orion_gpugrid's row_*): every group once, in step
+ * order within its row, the row and column each group's coordinates
+ * say. */
+static int check_rows(const orion_gpugrid_in *in, const orion_gpugrid *g,
+                      int64_t *tab_k, int64_t *tab_g, int64_t cap, char *why,
+                      size_t n) {
+  int64_t p, i, *row = NULL, *col = NULL;
+  int rc = 0;
+  if (g->row_off == NULL || g->row_group == NULL || g->row_col == NULL)
+    return bad(why, n, "2d grid without its rows");
+  if (g->row_off[0] != 0 || g->row_off[g->b] != g->ngroups)
+    return bad(why, n, "rows cover %" PRId64 " of %" PRId64 " groups",
+               g->row_off[g->b] - g->row_off[0], g->ngroups);
+  row = orion_malloc(sizeof *row * (size_t)(g->ngroups + 1));
+  col = orion_malloc(sizeof *col * (size_t)(g->ngroups + 1));
+  if (row == NULL || col == NULL) {
+    rc = bad(why, n, "out of memory");
+    goto done;
+  }
+  for (i = 0; i < g->ngroups; i++)
+    row[i] = -1;
+  for (p = 0; p < g->b && rc == 0; p++)
+    for (i = g->row_off[p]; i < g->row_off[p + 1] && rc == 0; i++) {
+      int64_t gi = g->row_group[i];
+      if (gi < 0 || gi >= g->ngroups || row[gi] >= 0)
+        rc = bad(why, n, "row %" PRId64 " lists group %" PRId64
+                         " twice or out of range",
+                 p, gi);
+      else if (i > g->row_off[p] && g->row_group[i - 1] > gi)
+        rc = bad(why, n, "row %" PRId64 " lists group %" PRId64
+                         " after %" PRId64 " (step order broken)",
+                 p, gi, g->row_group[i - 1]);
+      else if (g->row_col[i] < 0 || g->row_col[i] >= g->b)
+        rc = bad(why, n, "group %" PRId64 " in column %" PRId64, gi,
+                 g->row_col[i]);
+      else {
+        row[gi] = p;
+        col[gi] = g->row_col[i];
+      }
+    }
+  if (rc == 0)
+    rc = one_label(in, g, row, 0, tab_k, tab_g, cap, why, n);
+  if (rc == 0)
+    rc = one_label(in, g, col, 1, tab_k, tab_g, cap, why, n);
+done:
+  orion_free(row);
+  orion_free(col);
+  return rc;
 }
 
 int orion_gpugrid_check(const orion_gpugrid_in *in, const orion_gpugrid *g,
@@ -354,6 +471,8 @@ int orion_gpugrid_check(const orion_gpugrid_in *in, const orion_gpugrid *g,
         rc = disjoint(in, g, g->step_off[s], g->step_off[s + 1], 1, tab_k,
                       tab_g, cap, why, n);
     }
+  if (rc == 0 && in->kind == ORION_GPUGRID_2D && g->ngroups > 0)
+    rc = check_rows(in, g, tab_k, tab_g, cap, why, n);
 done:
   orion_free(seen);
   orion_free(tab_k);

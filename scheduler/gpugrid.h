@@ -102,6 +102,14 @@ typedef struct orion_gpugrid {
   int64_t *order;
   int64_t *group_off;
   int64_t *step_off;
+  /* 2d (rotation) only, else NULL: the groups by row, for a device that
+   * claims groups instead of running steps (util/gclaim.h).  Row p's
+   * groups are row_group[row_off[p] .. row_off[p+1]), in step order (the
+   * rotation's columns p, p+1, ... mod b); row_col[i] is the column of
+   * row_group[i].  b rows. */
+  int64_t *row_off;
+  int64_t *row_group;
+  int64_t *row_col;
 } orion_gpugrid;
 
 /* The default grid size for a kind and a block of nelems elements: none,
@@ -120,7 +128,8 @@ void orion_gpugrid_free(orion_gpugrid *g);
 /* Checks a grid against its input: every element exactly once, each group
  * in ascending element order, the steps' groups conflict-free for the kind
  * (1d: no space coordinate in two groups; 2d: no space or time coordinate
- * in two groups of one step), serial: the original order.  Returns 0, or 1
+ * in two groups of one step; 2d's rows: no space coordinate in two rows,
+ * no time coordinate in two columns), serial: the original order.  Returns 0, or 1
  * with why filled (the first violation).  Linear in the elements; the
  * wavefront's order argument over pairs is t/test_gpugrid.c's. */
 int orion_gpugrid_check(const orion_gpugrid_in *in, const orion_gpugrid *g,

@@ -137,7 +137,7 @@ void *orion_gpu_cublas(orion_gpu *g, orion_error *e) {
  * fails with "boom". */
 
 static int64_t visits[64];
-static int max_step_groups, calls, total_visits;
+static int max_step_groups, calls, total_visits, claimed_calls;
 static int device_fails; /* the "device" fails with no element to blame */
 
 static int body_writes(int k) { return k == 0 || k == 2; } /* W and C */
@@ -161,6 +161,27 @@ static int fake_body(orion_gctx *g) {
   }
   H[0] = -12345; /* device-side change of a read-only array */
   calls++;
+  if (g->claim_b > 0) {
+    /* Claimed (a 2d rotation): the row lists the executor uploaded hold
+     * every group once, rows in turn, each row's columns distinct. */
+    static unsigned char seen[4096];
+    int64_t rw, x;
+    claimed_calls++;
+    cr_assert_eq(g->d_row_off[0], 0);
+    cr_assert_eq(g->d_row_off[g->claim_b], g->ngroups);
+    cr_assert_leq(g->ngroups, (int64_t)sizeof seen);
+    memset(seen, 0, sizeof seen);
+    for (rw = 0; rw < g->claim_b; rw++)
+      for (x = g->d_row_off[rw]; x < g->d_row_off[rw + 1]; x++) {
+        int64_t y;
+        gi = g->d_row_group[x];
+        cr_assert(gi >= 0 && gi < g->ngroups && !seen[gi], "group %lld",
+                  (long long)gi);
+        seen[gi] = 1;
+        for (y = g->d_row_off[rw]; y < x; y++)
+          cr_assert_neq(g->d_row_col[y], g->d_row_col[x]);
+      }
+  }
   for (s = 0; s < g->nsteps; s++) {
     int64_t n = g->h_step_off[s + 1] - g->h_step_off[s];
     if (n > max_step_groups)
@@ -236,7 +257,7 @@ static void setup(fixture *f, int bad) {
   orion_exec_set_gbody(f->ex, fake_body, body_writes, &grid);
   cr_assert_eq(orion_exec_gpu_ready(f->ex), 1);
   memset(visits, 0, sizeof visits);
-  max_step_groups = calls = total_visits = 0;
+  max_step_groups = calls = total_visits = claimed_calls = 0;
   device_fails = 0;
   fake.info.cap_bytes = (uint64_t)1 << 40;
 }
@@ -268,6 +289,7 @@ Test(gbody, block_runs_on_the_device_grid) {
     cr_assert_eq(visits[p], 1, "element %lld visited %lld times",
                  (long long)p, (long long)visits[p]);
   cr_assert_gt(max_step_groups, 1); /* some concurrency */
+  cr_assert_eq(claimed_calls, 1, "a 2d rotation runs claimed");
   for (p = 0; p < 6; p++)
     cr_assert_eq(((double *)f.W->values)[p], w[p]);
   for (p = 0; p < 5; p++) {
@@ -286,6 +308,12 @@ Test(gbody, block_runs_on_the_device_grid) {
   cr_assert_eq(orion_exec_gpu_blocks(f.ex), 2);
   cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 2); /* LOOP_DONE's count */
   cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 0);
+  cr_assert_eq(claimed_calls, 2);
+  /* ORION_GPU_CLAIM=0: the steps. */
+  setenv("ORION_GPU_CLAIM", "0", 1);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
+  unsetenv("ORION_GPU_CLAIM");
+  cr_assert_eq(claimed_calls, 2, "ORION_GPU_CLAIM=0 still claimed");
   teardown_f(&f);
 }
 
@@ -474,4 +502,51 @@ Test(gbody, the_iterated_array_read_through_its_upvalue_sees_its_writes) {
     orion_exec_free(ex);
     orion_array_release(A);
   }
+}
+
+/* A block run again finds its grid kept (lua/exec_gmemo.h): its keys and
+ * grid are not copied in again; once its keys change it is built again
+ * and gives the new keys' result; ORION_GPU_GRID_CACHE=0 keeps none. */
+Test(gbody, a_block_run_again_reuses_its_grid_until_its_keys_change) {
+  fixture f;
+  orion_segment seg = {0, 40};
+  orion_error err;
+  size_t first, again, none;
+  double w[6] = {0};
+  int64_t p;
+  setup(&f, -1);
+  orion_error_clear(&err);
+  h2d_bytes = 0;
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  first = h2d_bytes;
+  h2d_bytes = 0;
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  again = h2d_bytes;
+  /* Not again: 40 keys of 16 bytes, 40 positions of 8, the offsets. */
+  cr_assert_geq(first - again, 40 * 16 + 40 * 8, "%zu then %zu", first,
+                again);
+  cr_assert_eq(total_visits, 80);
+  /* Element 0 moves from (0, 0) to (5, 4): W[5] gets its value. */
+  f.R->keys[0] = 5;
+  f.R->keys[1] = 4;
+  for (p = 0; p < 6; p++)
+    ((double *)f.W->values)[p] = 0;
+  for (p = 0; p < 40; p++)
+    w[f.R->keys[2 * p]] += ((double *)f.R->values)[p];
+  h2d_bytes = 0;
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(h2d_bytes, first, "changed keys were not copied in again");
+  for (p = 0; p < 6; p++)
+    cr_assert_eq(((double *)f.W->values)[p], w[p], "W[%lld]: %g, want %g",
+                 (long long)p, ((double *)f.W->values)[p], w[p]);
+  teardown_f(&f);
+  setenv("ORION_GPU_GRID_CACHE", "0", 1);
+  setup(&f, -1);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  h2d_bytes = 0;
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  none = h2d_bytes;
+  unsetenv("ORION_GPU_GRID_CACHE");
+  teardown_f(&f);
+  cr_assert_eq(none, first, "ORION_GPU_GRID_CACHE=0 kept a grid");
 }

@@ -223,6 +223,31 @@ Test(gpugrid, checker_refuses_broken_grids) {
     cr_assert(strstr(why, "of one step share") != NULL, "%s", why);
   }
   orion_gpugrid_free(&g);
+  /* The claimed rotation's rows: a group given another column, a group
+   * listed in two rows, a row out of step order. */
+  build_ok(&in, &g);
+  {
+    int64_t i;
+    for (i = 1; i < g.row_off[1] && g.row_col[i] == g.row_col[0]; i++)
+      ;
+    cr_assert_lt(i, g.row_off[1], "row 0 has one column");
+    g.row_col[0] = g.row_col[i];
+    cr_assert_eq(orion_gpugrid_check(&in, &g, why, sizeof why), 1);
+    cr_assert(strstr(why, "but lie in columns") != NULL, "%s", why);
+    orion_gpugrid_free(&g);
+    build_ok(&in, &g);
+    g.row_group[g.row_off[1]] = g.row_group[0];
+    cr_assert_eq(orion_gpugrid_check(&in, &g, why, sizeof why), 1);
+    cr_assert(strstr(why, "twice or out of range") != NULL, "%s", why);
+    orion_gpugrid_free(&g);
+    build_ok(&in, &g);
+    t = g.row_group[0];
+    g.row_group[0] = g.row_group[1];
+    g.row_group[1] = t;
+    cr_assert_eq(orion_gpugrid_check(&in, &g, why, sizeof why), 1);
+    cr_assert(strstr(why, "step order broken") != NULL, "%s", why);
+    orion_gpugrid_free(&g);
+  }
   build_ok(&in, &g);
   t = g.order[0]; /* an element twice, one missing */
   g.order[1] = t;

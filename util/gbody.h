@@ -19,6 +19,11 @@
  *     done (the schedule that fills these, scheduler/gpugrid.c, makes the
  *     groups of one step touch disjoint rows, so the result is one a serial
  *     run allows);
+ *   - or, when claim_b > 0 (a 2d rotation: its b x b cells are the
+ *     groups), the groups are claimed instead of run by steps: one kernel
+ *     whose warps take rows and run each row's groups while holding their
+ *     columns (util/gclaim.h), so that no two groups that share a row or
+ *     a column run at once; h_step_off is then not read;
  *   - accumulators: each group starts from an empty partial (has = 0) and
  *     its partial is written to h_partials[g * naccs + k]; the caller folds
  *     them in group order, so a grid gives the same bits on every run;
@@ -42,7 +47,7 @@
 
 #include "util/cbody.h"
 
-#define ORION_GBODY_ABI 1
+#define ORION_GBODY_ABI 2
 #define ORION_GBODY_FN "orion_gbody_run"          /* orion_gbody_fn */
 #define ORION_GBODY_ABI_SYM "orion_gbody_abi"     /* const int */
 #define ORION_GBODY_WRITES_FN "orion_gbody_writes" /* orion_gbody_writes_fn */
@@ -71,13 +76,21 @@ typedef struct orion_gctx {
                       bytes, owned by the caller */
   void *stream;    /* cudaStream_t */
   double timeout_s; /* 0: 600 s */
+  int64_t claim_b;  /* > 0: the groups are claimed over claim_b rows; the
+                       scratch then also holds ORION_GCLAIM_SCRATCH(claim_b,
+                       ngroups) bytes after ORION_GBODY_SCRATCH's */
+  const int64_t *d_row_off;   /* device, claim_b + 1: offsets into the row
+                                 lists */
+  const int64_t *d_row_group; /* device, ngroups: each row's groups */
+  const int64_t *d_row_col;   /* device, ngroups: their columns */
   int64_t cur;     /* out, on error: the element that failed */
   char err[1024];  /* out, on error: the message */
 } orion_gctx;
 
 #define ORION_GBODY_SCRATCH(ngroups, naccs)                                  \
-  ((size_t)4096 + (size_t)(ngroups) * (size_t)((naccs) > 0 ? (naccs) : 1) *  \
-                      sizeof(orion_cacc))
+  (((size_t)4096 + (size_t)(ngroups) * (size_t)((naccs) > 0 ? (naccs) : 1) * \
+                       sizeof(orion_cacc) +                                  \
+    63) / 64 * 64)
 /* ORION_PRELUDE_END */
 
 /* Returns 0, or nonzero with g->err and g->cur set. */
