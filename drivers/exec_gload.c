@@ -100,5 +100,6 @@ int orion__load_gbody(exec_state *x, const orion_msg_load_body *m,
       (orion_gbody_writes_fn)orion_cobj_sym(o, ORION_GBODY_WRITES_FN), &grid);
   orion_exec_set_growkey(
       x->ex, (orion_gbody_rowkey_fn)orion_cobj_sym(o, ORION_GBODY_ROWKEY_FN));
+  orion_exec_set_gclaim(x->ex, strcmp(mode, orion_cgen_mode_flags(1)) == 0);
   return 0;
 }

@@ -49,6 +49,7 @@ struct exec_gpu {
   orion_gbody_fn fn;
   orion_gbody_writes_fn writes;
   orion_gbody_rowkey_fn rowkey; /* NULL: every array moves whole */
+  int claims; /* orion_exec_set_gclaim */
   orion_gpugrid_in grid; /* kind, dims, skew, b */
   dev_copy *copies;
   int ncopies;
@@ -110,6 +111,7 @@ void orion_exec_set_gbody(orion_exec *ex, orion_gbody_fn fn,
   s->fn = fn;
   s->writes = writes;
   s->rowkey = NULL;
+  s->claims = 0;
   memset(&s->grid, 0, sizeof s->grid);
   if (grid != NULL)
     s->grid = *grid;
@@ -120,6 +122,11 @@ void orion_exec_set_gbody(orion_exec *ex, orion_gbody_fn fn,
 void orion_exec_set_growkey(orion_exec *ex, orion_gbody_rowkey_fn rowkey) {
   if (ex->gpu != NULL)
     ex->gpu->rowkey = rowkey;
+}
+
+void orion_exec_set_gclaim(orion_exec *ex, int claims) {
+  if (ex->gpu != NULL)
+    ex->gpu->claims = claims;
 }
 
 int orion_exec_gpu_ready(const orion_exec *ex) {
@@ -478,13 +485,19 @@ static int upload_rows_lists(struct exec_gpu *s, const orion_gpugrid *gr,
   return rc;
 }
 
-/* Does the block's grid run claimed (util/gclaim.h): a 2d rotation of
- * more than one row, unless ORION_GPU_CLAIM=0 asks for the steps (to
- * compare them, bench/gpu.sh). */
-static int claimed(const struct exec_gpu *s, const orion_gpugrid *gr) {
+/* Are the loaded body's 2d rotations claimed (util/gclaim.h): a fast
+ * body's (orion_exec_set_gclaim), unless ORION_GPU_CLAIM=0 asks for the
+ * steps (to compare them, bench/gpu.sh)? */
+static int claims(const struct exec_gpu *s) {
   const char *env = getenv("ORION_GPU_CLAIM");
-  return s->grid.kind == ORION_GPUGRID_2D && gr->row_off != NULL &&
-         gr->b > 1 && gr->ngroups > 1 && !(env != NULL && strcmp(env, "0") == 0);
+  return s->claims && s->grid.kind == ORION_GPUGRID_2D &&
+         !(env != NULL && strcmp(env, "0") == 0);
+}
+
+/* Does the block's grid run claimed: a claimed rotation of more than one
+ * row? */
+static int claimed(const struct exec_gpu *s, const orion_gpugrid *gr) {
+  return claims(s) && gr->row_off != NULL && gr->b > 1 && gr->ngroups > 1;
 }
 
 /* The extra scratch and row-list bytes a claimed grid needs. */
@@ -745,6 +758,11 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   t[0] = orion_now();
   in = s->grid;
   in.ndims = it->a->ndims;
+  if (claims(s) && in.b == 0)
+    /* Claimed, a worker runs a row: as many rows as the grid allows, for
+     * as many workers (the steps' default, about sqrt(elements), bounds
+     * the launches). */
+    in.b = ORION_GPUGRID_MAX_B;
   rc = orion_gmemo_get(&s->memo, iter_id, it->a, segs, nsegs, &in, &mg,
                        &hit, err);
   if (rc != 0 || mg->nel == 0)

@@ -36,6 +36,12 @@ void orion_exec_set_gbody(orion_exec *ex, orion_gbody_fn fn,
  * moves whole).  Call after orion_exec_set_gbody. */
 void orion_exec_set_growkey(orion_exec *ex, orion_gbody_rowkey_fn rowkey);
 
+/* May the loaded device body's 2d rotations be claimed (util/gclaim.h)?
+ * Only a fast body's: the claim order depends on timing, so two runs
+ * give results that differ in the last bits (each one a serial run
+ * allows), where an exact body's steps give the same bits every run. */
+void orion_exec_set_gclaim(orion_exec *ex, int claims);
+
 /* 1 when blocks of the loaded loop run on the device. */
 int orion_exec_gpu_ready(const orion_exec *ex);
 

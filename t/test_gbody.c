@@ -255,6 +255,7 @@ static void setup(fixture *f, int bad) {
   grid.time = 1;
   grid.skew_dim = -1;
   orion_exec_set_gbody(f->ex, fake_body, body_writes, &grid);
+  orion_exec_set_gclaim(f->ex, 1); /* a fast body */
   cr_assert_eq(orion_exec_gpu_ready(f->ex), 1);
   memset(visits, 0, sizeof visits);
   max_step_groups = calls = total_visits = claimed_calls = 0;
@@ -314,6 +315,10 @@ Test(gbody, block_runs_on_the_device_grid) {
   cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
   unsetenv("ORION_GPU_CLAIM");
   cr_assert_eq(claimed_calls, 2, "ORION_GPU_CLAIM=0 still claimed");
+  /* An exact body: the steps, whose order is the same every run. */
+  orion_exec_set_gclaim(f.ex, 0);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(claimed_calls, 2, "an exact body's rotation was claimed");
   teardown_f(&f);
 }
 

@@ -71,22 +71,31 @@ O_CL long long o_claim_row(char *st, long long b) {
   return r < b ? (long long)r : -1;
 }
 
+/* How many of a row's cells, from its first pending one, a worker looks
+ * at for a free column before it waits: rows started together hold the
+ * next columns of each other's rows, so a longer look mostly finds
+ * columns that are busy, at a memory round trip each. */
+#define O_CLAIM_WINDOW 8
+
 /* For the owner of a row whose cells are [*first, hi) of the row lists
  * (col: each cell's column): the index of a pending cell whose column it
- * now holds, hi when the row is done, or -1 when every pending cell's
- * column is held by another worker (try again).  *first moves past the
- * row's leading done cells. */
+ * now holds, hi when the row is done, or -1 when the columns of the
+ * first O_CLAIM_WINDOW cells are held by other workers (try again).
+ * *first moves past the row's leading done cells.  A column is read
+ * before it is swapped for, so that busy columns cost no atomics. */
 O_CL long long o_claim_cell(char *st, long long b, long long *first,
                             long long hi, const int64_t *col) {
   unsigned char *done = o_claim_done_flags(st, b);
   int *busy = o_claim_busy(st);
-  long long i;
+  long long i, end;
   while (*first < hi && done[*first])
     (*first)++;
   if (*first == hi)
     return hi;
-  for (i = *first; i < hi; i++)
-    if (!done[i] && O_CL_CAS(&busy[col[i]], 0, 1) == 0) {
+  end = *first + O_CLAIM_WINDOW < hi ? *first + O_CLAIM_WINDOW : hi;
+  for (i = *first; i < end; i++)
+    if (!done[i] && *(volatile int *)&busy[col[i]] == 0 &&
+        O_CL_CAS(&busy[col[i]], 0, 1) == 0) {
       O_CL_FENCE(); /* the column's last writes before this cell's reads */
       return i;
     }

@@ -16,6 +16,10 @@
 -- 8, 16 and 40 per dimension), widened by 2%: the orders a serial run
 -- allows move H's sum of squares by 6% among themselves, W's by 0.02% and
 -- the error by 0.1%, while a lost or repeated update moves them far more.
+-- With fast = true the device claims the rotation's cells instead of
+-- running its steps (util/gclaim.h), in an order that depends on timing:
+-- mf_fast is checked as mf is, and counts_fast, whose integer counts per
+-- row and per column do not depend on the order, bit for bit.
 -- Prints one line per comparison.
 local orion = require "orion"
 local expect = arg[1] or "cpu"
@@ -26,7 +30,8 @@ local function inputs()
   local W = orion.array { N, 4, type = "f64", init = "randn", seed = 4 }
   local H = orion.array { 40, 4, type = "f32", init = "randn", seed = 5 }
   local I = orion.array { N, 4, type = "i64", init = "zeros" }
-  return R, W, H, I
+  local J = orion.array { 40, 2, type = "i64", init = "zeros" }
+  return R, W, H, I, J
 end
 
 local function mf(R, W, H, I, acc)
@@ -43,10 +48,13 @@ local function mf(R, W, H, I, acc)
 end
 
 local opts = { mf_ordered = { ordered = true },
-               mf_grid1 = { partitions = { 1, 1 }, gpu_grid = 1 } }
+               mf_grid1 = { partitions = { 1, 1 }, gpu_grid = 1 },
+               mf_fast = { fast = true },
+               counts_fast = { fast = true } }
 -- Bodies compared in aggregate on a device: the CPU orders that give the
 -- spread, and how far beyond it (relative) the device may be.
-local aggregate = { mf = { parts = { 4, 8, 16, 40 }, widen = 0.02 } }
+local aggregate = { mf = { parts = { 4, 8, 16, 40 }, widen = 0.02 },
+                    mf_fast = { parts = { 4, 8, 16, 40 }, widen = 0.02 } }
 
 local bodies = {
   -- Matrix factorisation, ordered: 2d-ordered (a wavefront on the device).
@@ -55,6 +63,22 @@ local bodies = {
   mf = mf,
   -- Unordered in one block on a 1 x 1 device grid: the CPU's order.
   mf_grid1 = mf,
+  -- Fast math: the device claims the rotation's cells (util/gclaim.h),
+  -- in an order that depends on timing.
+  mf_fast = mf,
+  -- Fast, claimed, on integers: counts per row and per column that a
+  -- lost or repeated update (two cells of one row or column at once)
+  -- would change; 300 rows of cells over 40 columns, so that the
+  -- workers contend for columns.
+  counts_fast = function(R, W, H, I, acc, J)
+    return function(i, j, v)
+      I[i][1] = I[i][1] + 1
+      I[i][2] = I[i][2] + j * j
+      J[j][1] = J[j][1] + 1
+      J[j][2] = J[j][2] + i
+      acc:add(1)
+    end
+  end,
   -- Integers, 1d on i: wrap-around, floor division, modulo.
   ints = function(R, W, H, I, acc)
     return function(i, j, v)
@@ -107,9 +131,9 @@ end
 -- The accumulator and the sums of squares of W and H after the body ran
 -- on the CPU with `parts` partitions per dimension.
 local function cpu_aggregate(name, parts)
-  local R, W, H, I = inputs()
+  local R, W, H, I, J = inputs()
   local acc = orion.accumulator("sum", 0)
-  orion.parallel_for(R, bodies[name](R, W, H, I, acc),
+  orion.parallel_for(R, bodies[name](R, W, H, I, acc, J),
     { tier = "c", partitions = { parts, parts } })
   return { acc = acc:get(), W = sumsq(W), H = sumsq(H) }
 end
@@ -118,12 +142,12 @@ for _, name in ipairs(names) do
   local res = {}
   local tol = 1e-9
   for _, tier in ipairs { "c", "gpu" } do
-    local R, W, H, I = inputs()
+    local R, W, H, I, J = inputs()
     local acc = orion.accumulator("sum", 0)
     local o = { tier = tier }
     for k, v in pairs(opts[name] or {}) do o[k] = v end
-    local st = orion.parallel_for(R, bodies[name](R, W, H, I, acc), o)
-    res[tier] = { R = R, W = W, H = H, I = I, acc = acc:get(), tier = st.tier }
+    local st = orion.parallel_for(R, bodies[name](R, W, H, I, acc, J), o)
+    res[tier] = { R = R, W = W, H = H, I = I, J = J, acc = acc:get(), tier = st.tier }
   end
   local want = expect == "gpu" and "gpu" or "c"
   assert(res.gpu.tier == want, ("%s: tier \"gpu\" ran tier %s, expected %s")
@@ -146,7 +170,7 @@ for _, name in ipairs(names) do
       assert(ok, ("%s: %s lies outside the CPU orders' spread"):format(name, k))
     end
   end
-  for _, k in ipairs(agg and {} or { "R", "W", "H", "I" }) do
+  for _, k in ipairs(agg and {} or { "R", "W", "H", "I", "J" }) do
     local d = worst_diff(res.gpu[k], res.c[k], exact)
     print(("%s: array %s: max relative difference %.3g (tolerance %s)")
       :format(name, k, d, exact and "0" or tostring(tol)))
