@@ -285,6 +285,10 @@ static __global__ void o_gclaim_kernel(const o_kp p) {
 #endif
         continue;
       }
+      /* Every lane's acquire: the column's last writes, made and fenced
+       * on another SM, are what this lane reads (a fence at device scope
+       * also drops this SM's L1 copies of them). */
+      __threadfence();
       grp = p.row_group[i];
       c.accs = (orion_cacc *)(p.scratch + 4096) + grp * O_NACC;
       if (O_LANE0)

@@ -10,9 +10,10 @@
 #                --partitions GPU_PARTS` (default 1: the one executor's
 #                device grid cuts the whole matrix itself), MovieLens-1M
 #                ($ORION_DATA/movielens-1m), EPOCHS epochs (default 20)
-#   ml1m steps   the GPU run with ORION_GPU_CLAIM=0: the 2d rotation's
-#                steps, one kernel launch each, instead of one claiming
-#                kernel (util/gclaim.h); the ratio is printed
+#   ml1m claimed the GPU run with ORION_GPU_CLAIM=1: the 2d rotation's
+#                cells claimed by warps in one kernel (util/gclaim.h)
+#                instead of its steps, one launch each; the ratio is
+#                printed
 #   ml1m cpu     the same app on the CPU tier, CPU_EXECS local executors
 #                (default 2), for the GPU/CPU ratio on this machine
 #   ml1m LIBMF   $LIBMF/mf-train (a LIBMF build, e.g. `make DFLAG=-DUSEAVX`)
@@ -129,14 +130,14 @@ if run gpu "$tmp/gpu.jsonl" --gpus 1 --partitions "$gpu_parts" -- --train "$trai
   dev=$(grep -o 'GPU 0 ([^)]*)' "$tmp/gpu.out" | head -1)
   row "ml1m gpu" "$tmp/gpu.jsonl" "${dev:-one GPU executor}"
 fi
-# The same with the rotation's steps (a launch per step) instead of the
-# claiming kernel (util/gclaim.h): ORION_GPU_CLAIM=0.
-if ORION_GPU_CLAIM=0 run steps "$tmp/steps.jsonl" --gpus 1 --partitions "$gpu_parts" -- \
+# The same with the rotation's cells claimed by warps in one kernel
+# (util/gclaim.h) instead of its steps, a launch each: ORION_GPU_CLAIM=1.
+if ORION_GPU_CLAIM=1 run claimed "$tmp/claimed.jsonl" --gpus 1 --partitions "$gpu_parts" -- \
     --train "$train" --test "$test" --epochs "$epochs" --gpu; then
-  row "ml1m steps" "$tmp/steps.jsonl" "ORION_GPU_CLAIM=0: one launch per step"
+  row "ml1m claimed" "$tmp/claimed.jsonl" "ORION_GPU_CLAIM=1: one claiming kernel"
   if [ -s "$tmp/ml1m gpu.ups" ]; then
-    awk -v a="$(cat "$tmp/ml1m gpu.ups")" -v b="$(cat "$tmp/ml1m steps.ups")" \
-      'BEGIN { printf "# claimed groups: %.2fx the steps'"'"' updates/s\n", a / b }'
+    awk -v a="$(cat "$tmp/ml1m claimed.ups")" -v b="$(cat "$tmp/ml1m gpu.ups")" \
+      'BEGIN { printf "# claimed cells: %.2fx the steps'"'"' updates/s\n", a / b }'
   fi
 fi
 if run cpu "$tmp/cpu.jsonl" --executors "$cpu_execs" -- --train "$train" \

@@ -486,12 +486,13 @@ static int upload_rows_lists(struct exec_gpu *s, const orion_gpugrid *gr,
 }
 
 /* Are the loaded body's 2d rotations claimed (util/gclaim.h): a fast
- * body's (orion_exec_set_gclaim), unless ORION_GPU_CLAIM=0 asks for the
- * steps (to compare them, bench/gpu.sh)? */
+ * body's (orion_exec_set_gclaim), when ORION_GPU_CLAIM=1 asks for it?
+ * Not by default: on the H200 the claiming kernel was no faster than the
+ * steps (docs/gpu.md). */
 static int claims(const struct exec_gpu *s) {
   const char *env = getenv("ORION_GPU_CLAIM");
-  return s->claims && s->grid.kind == ORION_GPUGRID_2D &&
-         !(env != NULL && strcmp(env, "0") == 0);
+  return s->claims && s->grid.kind == ORION_GPUGRID_2D && env != NULL &&
+         strcmp(env, "1") == 0;
 }
 
 /* Does the block's grid run claimed: a claimed rotation of more than one

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
 
@@ -105,12 +106,22 @@ static int block_elements(const orion_array *a, const orion_segment *segs,
   return 0;
 }
 
+/* ORION_GPU_GRID_CACHE (bytes, or with M or G), else a quarter of the
+ * host's memory, at least 1 GiB: a grid takes about 32 bytes an element,
+ * beside the array's own 24 or more, and a pass over more blocks than
+ * the cache holds finds none of them (each is dropped before its turn
+ * comes again). */
 static size_t cap_of(void) {
   const char *s = getenv("ORION_GPU_GRID_CACHE");
   char *end;
   unsigned long long v;
-  if (s == NULL || *s == '\0')
-    return (size_t)1 << 30;
+  if (s == NULL || *s == '\0') {
+    long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGESIZE);
+    unsigned long long q =
+        pages > 0 && ps > 0 ? (unsigned long long)pages * (unsigned long long)ps / 4
+                            : 0;
+    return (size_t)(q > (1ull << 30) ? q : 1ull << 30);
+  }
   v = strtoull(s, &end, 10);
   if (*end == 'M' || *end == 'm')
     v <<= 20;

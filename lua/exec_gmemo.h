@@ -16,7 +16,8 @@
  * grid copies only its values in.
  *
  * At most ORION_GMEMO_ENTRIES entries and ORION_GPU_GRID_CACHE bytes
- * (default 1 GiB; 0 keeps none), the least recently used dropped first.
+ * (default a quarter of the host's memory, at least 1 GiB; 0 keeps none),
+ * the least recently used dropped first.
  * Compute thread only. */
 #ifndef ORION_LUA_EXEC_GMEMO_H
 #define ORION_LUA_EXEC_GMEMO_H
@@ -29,7 +30,7 @@
 #include "scheduler/gpugrid.h"
 #include "util/error.h"
 
-#define ORION_GMEMO_ENTRIES 64
+#define ORION_GMEMO_ENTRIES 1024
 
 typedef struct orion_gmemo orion_gmemo;
 

@@ -3,7 +3,9 @@
 # "no GPU" without one): tier "gpu" against the CPU tier on one GPU
 # executor (orion-driver --gpus 1), printing every comparison:
 #
-#  1. t/cluster/gpu_tier.lua gpu: each body with tier "c" and tier "gpu";
+#  1. t/cluster/gpu_tier.lua gpu, with the 2d rotation's steps and again
+#     with ORION_GPU_CLAIM=1 (fast bodies' rotations claimed): each body
+#     with tier "c" and tier "gpu";
 #     the "gpu" run must report tier "gpu"; integer arrays and accumulators
 #     bit-identical, floats within a relative 1e-9 where the device keeps
 #     the CPU's order of dependent elements (1d, none, 2d-ordered), 1e-3
@@ -46,16 +48,21 @@ run() {
   timeout -k 10 600 "$@"
 }
 
-# 1. tier "gpu" against tier "c".
-echo "== gpu_tier.lua on 1 GPU executor"
-if run "$drv" --gpus 1 "$src/t/cluster/gpu_tier.lua" gpu >"$tmp/tier" 2>&1; then
-  cat "$tmp/tier"
-  n=$(grep -c '^gpu tier agrees: .* (ran gpu)$' "$tmp/tier")
-  [ "$n" -eq 5 ] || fail "gpu_tier.lua: $n of 5 bodies agree on the device"
-else
-  cat "$tmp/tier"
-  fail "gpu_tier.lua exited with status $?"
-fi
+# 1. tier "gpu" against tier "c": with the rotation's steps, then with
+# fast bodies' rotations claimed (ORION_GPU_CLAIM=1, util/gclaim.h).
+for claim in 0 1; do
+  echo "== gpu_tier.lua on 1 GPU executor, ORION_GPU_CLAIM=$claim"
+  if ORION_GPU_CLAIM=$claim run "$drv" --gpus 1 "$src/t/cluster/gpu_tier.lua" gpu \
+      >"$tmp/tier" 2>&1; then
+    cat "$tmp/tier"
+    n=$(grep -c '^gpu tier agrees: .* (ran gpu)$' "$tmp/tier")
+    [ "$n" -eq 7 ] ||
+      fail "gpu_tier.lua (ORION_GPU_CLAIM=$claim): $n of 7 bodies agree on the device"
+  else
+    cat "$tmp/tier"
+    fail "gpu_tier.lua (ORION_GPU_CLAIM=$claim) exited with status $?"
+  fi
+done
 
 # 2. The golden loops, GOLDEN_JOBS (default 8) drivers at a time, each
 # with its own GPU executor: building each body with nvcc takes seconds,

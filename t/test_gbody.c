@@ -256,6 +256,7 @@ static void setup(fixture *f, int bad) {
   grid.skew_dim = -1;
   orion_exec_set_gbody(f->ex, fake_body, body_writes, &grid);
   orion_exec_set_gclaim(f->ex, 1); /* a fast body */
+  setenv("ORION_GPU_CLAIM", "1", 1); /* claimed (2d rotations) */
   cr_assert_eq(orion_exec_gpu_ready(f->ex), 1);
   memset(visits, 0, sizeof visits);
   max_step_groups = calls = total_visits = claimed_calls = 0;
@@ -310,15 +311,16 @@ Test(gbody, block_runs_on_the_device_grid) {
   cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 2); /* LOOP_DONE's count */
   cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 0);
   cr_assert_eq(claimed_calls, 2);
-  /* ORION_GPU_CLAIM=0: the steps. */
-  setenv("ORION_GPU_CLAIM", "0", 1);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
+  /* Without ORION_GPU_CLAIM=1: the steps. */
   unsetenv("ORION_GPU_CLAIM");
-  cr_assert_eq(claimed_calls, 2, "ORION_GPU_CLAIM=0 still claimed");
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(claimed_calls, 2, "claimed without ORION_GPU_CLAIM=1");
+  setenv("ORION_GPU_CLAIM", "1", 1);
   /* An exact body: the steps, whose order is the same every run. */
   orion_exec_set_gclaim(f.ex, 0);
   cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
   cr_assert_eq(claimed_calls, 2, "an exact body's rotation was claimed");
+  unsetenv("ORION_GPU_CLAIM");
   teardown_f(&f);
 }
 

@@ -37,12 +37,9 @@
 #endif
 #define DEFAULT_NVCC_FLAGS "-O3 -arch=native"
 /* Always after the user's nvcc flags: one source, built for the device
- * and sharing the executor's CUDA runtime (util/gbody.h).  Global loads
- * are cached in L2 only (-dlcm=cg): in the claiming kernel a warp reads a
- * row another SM has just written and fenced (util/gclaim.h), which an
- * SM's own L1 could still hold stale. */
+ * and sharing the executor's CUDA runtime (util/gbody.h). */
 #define NVCC_FIXED "-x cu -DORION_GPU_BODY=1 -Xcompiler -fPIC -shared " \
-                   "-cudart shared -Xptxas -dlcm=cg"
+                   "-cudart shared"
 #define DEFAULT_TIMEOUT_S 120.0
 
 /* How much of the compiler's diagnostics an error message quotes. */
