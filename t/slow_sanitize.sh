@@ -93,7 +93,7 @@ SUBSET="t/test_key t/test_array t/test_loader t/test_arrayfile
   t/test_partition t/test_bcscan t/test_parse
   t/test_wire t/test_msg t/test_cluster t/test_cgen
   t/test_wbuf t/test_sched t/test_shard t/test_jsonl t/test_status
-  t/test_holders t/test_gpugrid t/test_luarand"
+  t/test_holders t/test_gpugrid t/test_gclaim t/test_gbody t/test_luarand"
 tests=${ORION_SANITIZE_TESTS:-$(echo $SUBSET)}
 rm -f t/*.log
 status=0

@@ -1,6 +1,7 @@
 /* Integration: the MF app end to end through orion-driver. */
 #include "t/testutil.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <sys/stat.h>
 
@@ -321,7 +322,7 @@ Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
                               "  print(('%d %d %.6f'):format(p[1], p[2], s))\n"
                               "end\n");
   char *out = tu_temp_path(".txt");
-  char expect[256], line[256], *txt;
+  char expect[256], line[256], *txt, *first_out;
   tu_run r;
   FILE *f;
   {
@@ -373,8 +374,40 @@ Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
              first, mean, mean, mean, last);
     cr_assert_str_eq(txt, want);
   }
-  free(txt);
+  first_out = txt; /* the scores, for the named pipe below */
   tu_run_free(&r);
+
+  /* --out a named pipe: the scores go into it, and it stays a pipe (a
+   * temporary renamed over it would have replaced it with a regular file,
+   * as it did /dev/null).  The pipe is held open for reading and writing
+   * here, so nothing blocks (the scores fit its buffer); once the test's
+   * own writer closes, the reader sees what predict wrote, then EOF. */
+  {
+    char *fifo = tu_temp_path(".fifo");
+    char *argv[] = {(char *)tu_driver(), pred, "--model", model, "--pairs",
+                    pairs, "--out", fifo, NULL};
+    struct stat st;
+    int rfd, wfd;
+    char *piped;
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+    wfd = open(fifo, O_WRONLY);
+    cr_assert(rfd >= 0 && wfd >= 0);
+    r = tu_run_argv(argv, 60);
+    close(wfd);
+    cr_assert_eq(fcntl(rfd, F_SETFL, 0), 0);
+    piped = tu_slurp_fd(rfd);
+    close(rfd);
+    cr_assert_eq(r.status, 0, "predict --out FIFO failed: %s", r.err);
+    cr_assert_eq(stat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode), "the named pipe was replaced");
+    cr_assert_str_eq(piped, first_out);
+    tu_run_free(&r);
+    free(piped);
+    unlink(fifo);
+    free(fifo);
+  }
+  free(first_out);
 
   /* --unseen skip leaves them out. */
   {
@@ -400,6 +433,8 @@ Test(mf, predict_scores_pairs_and_follows_the_unseen_policy,
                                 "integer: \"3 -4\"", bad);
     cr_assert(strstr(r.err, line) != NULL, "%s", r.err);
     cr_assert(access(out2, F_OK) != 0, "a partial output was left");
+    snprintf(line, sizeof line, "%s.tmp", out2);
+    cr_assert(access(line, F_OK) != 0, "a temporary output was left");
     tu_run_free(&r);
     unlink(bad);
     free(bad);

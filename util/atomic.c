@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/alloc.h"
@@ -31,11 +32,41 @@ int orion_sync_parent(const char *path, orion_error *err) {
   return rc;
 }
 
+/* data written straight into path, an existing file that is not a
+ * regular one (a device such as /dev/null, a FIFO): renaming a temporary
+ * over it would replace the device with a regular file. */
+static int write_special(const char *path, const void *data, size_t len,
+                         orion_error *err) {
+  size_t off = 0;
+  int rc = 0, fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return orion_error_set(err, -errno, "cannot write %s: %s", path,
+                           strerror(errno));
+  while (off < len && rc == 0) {
+    ssize_t w = write(fd, (const char *)data + off, len - off);
+    if (w > 0)
+      off += (size_t)w;
+    else if (w < 0 && errno == EINTR)
+      continue;
+    else
+      rc = orion_error_set(err, w < 0 ? -errno : -EIO, "cannot write %s: %s",
+                           path, w < 0 ? strerror(errno) : "short write");
+  }
+  if (close(fd) != 0 && rc == 0)
+    rc = orion_error_set(err, -errno, "cannot write %s: %s", path,
+                         strerror(errno));
+  return rc;
+}
+
 int orion_atomic_write(const char *path, const void *data, size_t len,
                        orion_error *err) {
   size_t plen = strlen(path), off = 0;
-  char *tmp = orion_malloc(plen + 5);
+  char *tmp;
   int fd, rc = 0;
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    return write_special(path, data, len, err);
+  tmp = orion_malloc(plen + 5);
   if (tmp == NULL)
     return orion_error_set(err, ORION_ENOMEM, "out of memory writing %s",
                            path);

@@ -13,7 +13,9 @@
 #include "util/error.h"
 
 /* Writes data[0..len) to path as above (the temporary is PATH.tmp, removed
- * on failure).  Returns 0, or a negative errno / ORION_ENOMEM with err
+ * on failure).  A path that names an existing device or FIFO (/dev/null,
+ * a named pipe) is written straight into instead, which is all such a
+ * file can take: a rename would replace it with a regular file.  Returns 0, or a negative errno / ORION_ENOMEM with err
  * naming the file ("cannot write m.meta.tmp: No space left on device"). */
 int orion_atomic_write(const char *path, const void *data, size_t len,
                        orion_error *err);

@@ -97,10 +97,12 @@ end
 -- The pairs ------------------------------------------------------------------
 local input, err = io.open(opts.pairs, "r")
 if not input then error(("cannot open %s"):format(err), 0) end
-local output = io.stdout
-if opts.out then
-  output, err = io.open(opts.out .. ".tmp", "w")
-  if not output then error(("cannot write %s"):format(err), 0) end
+-- With --out the scores are written whole at the end (orion.write_file:
+-- the file appears complete or not at all, and a device such as /dev/null
+-- or a named pipe is written into, not replaced); else they stream out.
+local scores = {}
+local function emit(text)
+  if opts.out then scores[#scores + 1] = text else io.stdout:write(text) end
 end
 
 local function id_of(text, lineno, line, what)
@@ -149,7 +151,7 @@ for line in input:lines() do
     end
     if score ~= nil then
       scored = scored + 1
-      output:write(("%d %d %.6f\n"):format(u, i, score))
+      emit(("%d %d %.6f\n"):format(u, i, score))
       if r ~= nil then
         rated = rated + 1
         sse = sse + (r - score) ^ 2
@@ -159,8 +161,7 @@ for line in input:lines() do
 end
 input:close()
 if opts.out then
-  output:close()
-  assert(os.rename(opts.out .. ".tmp", opts.out))
+  orion.write_file(opts.out, table.concat(scores))
 else
   io.stdout:flush() -- the scores come before the summary, on a pipe too
 end
