@@ -32,26 +32,34 @@ int orion_sync_parent(const char *path, orion_error *err) {
   return rc;
 }
 
-/* data written straight into path, an existing file that is not a
- * regular one (a device such as /dev/null, a FIFO): renaming a temporary
- * over it would replace the device with a regular file. */
-static int write_special(const char *path, const void *data, size_t len,
-                         orion_error *err) {
+/* data[0..len) into fd, named name in the error. */
+static int write_all(int fd, const void *data, size_t len, const char *name,
+                     orion_error *err) {
   size_t off = 0;
-  int rc = 0, fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return orion_error_set(err, -errno, "cannot write %s: %s", path,
-                           strerror(errno));
-  while (off < len && rc == 0) {
+  while (off < len) {
     ssize_t w = write(fd, (const char *)data + off, len - off);
     if (w > 0)
       off += (size_t)w;
     else if (w < 0 && errno == EINTR)
       continue;
     else
-      rc = orion_error_set(err, w < 0 ? -errno : -EIO, "cannot write %s: %s",
-                           path, w < 0 ? strerror(errno) : "short write");
+      return orion_error_set(err, w < 0 ? -errno : -EIO,
+                             "cannot write %s: %s", name,
+                             w < 0 ? strerror(errno) : "short write");
   }
+  return 0;
+}
+
+/* data written straight into path, an existing file that is not a
+ * regular one (a device such as /dev/null, a FIFO): renaming a temporary
+ * over it would replace the device with a regular file. */
+static int write_special(const char *path, const void *data, size_t len,
+                         orion_error *err) {
+  int rc, fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return orion_error_set(err, -errno, "cannot write %s: %s", path,
+                           strerror(errno));
+  rc = write_all(fd, data, len, path, err);
   if (close(fd) != 0 && rc == 0)
     rc = orion_error_set(err, -errno, "cannot write %s: %s", path,
                          strerror(errno));
@@ -60,7 +68,7 @@ static int write_special(const char *path, const void *data, size_t len,
 
 int orion_atomic_write(const char *path, const void *data, size_t len,
                        orion_error *err) {
-  size_t plen = strlen(path), off = 0;
+  size_t plen = strlen(path);
   char *tmp;
   int fd, rc = 0;
   struct stat st;
@@ -79,16 +87,7 @@ int orion_atomic_write(const char *path, const void *data, size_t len,
     orion_free(tmp);
     return rc;
   }
-  while (off < len && rc == 0) {
-    ssize_t w = write(fd, (const char *)data + off, len - off);
-    if (w > 0)
-      off += (size_t)w;
-    else if (w < 0 && errno == EINTR)
-      continue;
-    else
-      rc = orion_error_set(err, w < 0 ? -errno : -EIO, "cannot write %s: %s",
-                           tmp, w < 0 ? strerror(errno) : "short write");
-  }
+  rc = write_all(fd, data, len, tmp, err);
   if (rc == 0 && fsync(fd) != 0)
     rc = orion_error_set(err, -errno, "cannot write %s: %s", tmp,
                          strerror(errno));
