@@ -55,20 +55,45 @@ static void executor_path(const orion_launcher *l, char *out, size_t n) {
     snprintf(out, n, "orion-executor");
 }
 
+/* OpenBLAS starts its thread pool when the library loads, sized by
+ * OPENBLAS_NUM_THREADS or else one thread per core, and the idle threads
+ * spin (sched_yield) before they sleep: every executor process burned CPU
+ * that way, though it uses ORION_BLAS_THREADS threads (default 1,
+ * kernels/nn_math.c) and OpenBLAS grows the pool when asked for more.  A
+ * local executor therefore starts with OPENBLAS_NUM_THREADS set to that,
+ * unless the user set it. */
+static const char blas_env_default[] = "OPENBLAS_NUM_THREADS=1";
+
 /* The environment of a local executor: ours plus ORION_TOKEN (so the token
- * is not on a command line that `ps` shows). */
+ * is not on a command line that `ps` shows), and OPENBLAS_NUM_THREADS
+ * (above).  The entries the caller frees are those it allocated: the
+ * token's, and the OpenBLAS one when not blas_env_default. */
 static char **child_env(const char *token) {
   extern char **environ;
   size_t n = 0, i, j = 0;
   char **env;
+  const char *bt = getenv("ORION_BLAS_THREADS");
   while (environ[n] != NULL)
     n++;
-  env = orion_calloc(n + 2, sizeof *env);
+  env = orion_calloc(n + 3, sizeof *env);
   if (env == NULL)
     return NULL;
   for (i = 0; i < n; i++)
     if (strncmp(environ[i], "ORION_TOKEN=", 12) != 0)
       env[j++] = environ[i];
+  if (getenv("OPENBLAS_NUM_THREADS") == NULL) {
+    if (bt != NULL && atoi(bt) > 0) {
+      char *e = orion_malloc(48);
+      if (e == NULL) {
+        orion_free(env);
+        return NULL;
+      }
+      snprintf(e, 48, "OPENBLAS_NUM_THREADS=%d", atoi(bt));
+      env[j++] = e;
+    } else {
+      env[j++] = (char *)blas_env_default;
+    }
+  }
   env[j] = orion_malloc(strlen(token) + 13);
   if (env[j] == NULL) {
     orion_free(env);
@@ -184,9 +209,11 @@ static int start_local(orion_cluster *c, const orion_launcher *l,
       rc = orion_cluster_spawn(c, i, argv, env, 0, err);
     orion_launch_argv_free(argv);
   }
-  /* The token string is the last entry we allocated. */
+  /* The token's entry and a computed OpenBLAS one are ours. */
   for (i = 0; env[i] != NULL; i++)
-    if (strncmp(env[i], "ORION_TOKEN=", 12) == 0)
+    if (strncmp(env[i], "ORION_TOKEN=", 12) == 0 ||
+        (strncmp(env[i], "OPENBLAS_NUM_THREADS=", 21) == 0 &&
+         env[i] != blas_env_default && getenv("OPENBLAS_NUM_THREADS") == NULL))
       orion_free(env[i]);
   orion_free(env);
   return rc;

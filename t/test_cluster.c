@@ -772,7 +772,7 @@ Test(cluster, sum_accumulator_is_the_same_every_run) {
  * heartbeat timeouts (the driver's 2 s, the executors' 2 s) loses nothing:
  * the executors wait while they have no work, and the driver does not count
  * the time it was away as their silence. */
-Test(cluster, driver_busy_between_loops_past_the_heartbeat_timeout) {
+Test(cluster, slow_driver_busy_between_loops_past_the_heartbeat_timeout) {
   tu_run r;
   setenv("ORION_HEARTBEAT_TIMEOUT", "2", 1);
   r = DRIVE("--executors", "2", "--heartbeat-timeout", "2",
@@ -2124,4 +2124,33 @@ Test(cluster, executor_lost_in_the_middle_of_a_chain) {
               (int)ex[i]);
   expect_no_executors_left("chain loss", 0);
   child_free(c);
+}
+
+/* Local executors start with OpenBLAS's pool at ORION_BLAS_THREADS threads
+ * (default 1), not one spinning thread per core, unless the user set
+ * OPENBLAS_NUM_THREADS (drivers/launcher.c). */
+Test(cluster, local_executors_start_openblas_with_the_threads_they_use) {
+  static const struct {
+    const char *orion, *openblas, *want;
+  } cases[] = {{NULL, NULL, "blas threads 1 1"},
+               {"3", NULL, "blas threads 3 3"},
+               {"3", "2", "blas threads 2 2"}};
+  size_t k;
+  for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    tu_run r;
+    if (cases[k].orion != NULL)
+      setenv("ORION_BLAS_THREADS", cases[k].orion, 1);
+    else
+      unsetenv("ORION_BLAS_THREADS");
+    if (cases[k].openblas != NULL)
+      setenv("OPENBLAS_NUM_THREADS", cases[k].openblas, 1);
+    else
+      unsetenv("OPENBLAS_NUM_THREADS");
+    r = DRIVE("--executors", "2", "--allow-io", "@blas_env.lua");
+    unsetenv("ORION_BLAS_THREADS");
+    unsetenv("OPENBLAS_NUM_THREADS");
+    expect_ok(&r, "blas_env.lua");
+    expect_has(r.out, cases[k].want);
+    tu_run_free(&r);
+  }
 }

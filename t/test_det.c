@@ -52,7 +52,7 @@ Test(det, loops_accumulators_and_buffers_on_0_to_4_executors) {
 }
 
 /* The guide's sgd example prints the same RMSE on every executor count. */
-Test(det, guide_sgd_example_on_0_to_4_executors) {
+Test(det, slow_guide_sgd_example_on_0_to_4_executors) {
   char *sgd = tu_src("docs/examples/sgd.lua");
   char *path = tu_temp_path(".lua");
   /* The example without its timings (they vary from run to run). */

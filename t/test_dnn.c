@@ -577,7 +577,7 @@ Test(dnn, mnist_small_rises_well_above_chance, .timeout = 120) {
   tu_run_free(&r);
 }
 
-Test(dnn, newsgroups_small_rises_well_above_chance, .timeout = 120) {
+Test(dnn, slow_newsgroups_small_rises_well_above_chance, .timeout = 120) {
   const char *data = tu_data_dir("20newsgroups-bydate/docs.20news.txt");
   char spec[1100];
   double loss[8], acc[8];
@@ -632,7 +632,7 @@ static double fashion_run(const char *const *args, int timeout, int epochs,
 
 /* The Debian files through the default --data fashion-mnist: 2000 of the
  * 60k training images, 3 epochs on 2 executors, tested on all 10k. */
-Test(dnn, fashion_mnist_subset_on_two_executors_rises_above_chance,
+Test(dnn, slow_fashion_mnist_subset_on_two_executors_rises_above_chance,
      .timeout = 150) {
   const char *args[] = {"--quiet", "--executors", "2", "@dnn.lua",
                         "--data", "fashion-mnist", "--limit", "2000",

@@ -157,7 +157,7 @@ Test(lda, sequential_init_starts_near_a_mode_and_is_timed, .timeout = 120) {
  * packed and sorted word lists, with their overflow part when K is above
  * the lists' first 64 slots) stay those of the assignments: --check
  * recounts them at the end and fails on any difference. */
-Test(lda, counts_match_the_assignments, .timeout = 120) {
+Test(lda, slow_counts_match_the_assignments, .timeout = 120) {
   const char *data = tu_data_dir("uci-bow-kos/docword.kos.txt.gz");
   const char *inits[] = {"sequential", "random"};
   const char *ks[] = {"300", "20"};
@@ -306,7 +306,7 @@ static double final_ll(const char *corpus, const char *sampler) {
   return ll[19];
 }
 
-Test(lda, sparse_dense_and_exact_samplers_agree, .timeout = 150) {
+Test(lda, slow_sparse_dense_and_exact_samplers_agree, .timeout = 150) {
   const char *data = tu_data_dir("uci-bow-kos/docword.kos.txt.gz");
   char corpus[1024];
   double s, d, e;

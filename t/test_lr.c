@@ -34,7 +34,7 @@ static int lr_epochs(const char *out, double *acc, double *auc) {
  * (within 1%: its updates are applied at flush points, so it is not the
  * same sequence of steps) and AUC (within 0.005), compiled (tier "c"
  * fails a loop that does not compile). */
-Test(lr, news20_reaches_the_serial_reference_on_1_2_4_executors,
+Test(lr, slow_news20_reaches_the_serial_reference_on_1_2_4_executors,
      .timeout = 600) {
   const char *data = tu_data_dir("20newsgroups-bydate/docword.20news.txt.gz");
   char dir[] = "/tmp/orion-lr-XXXXXX", cmd[2048], train[1100], test[1100];
