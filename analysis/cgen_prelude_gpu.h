@@ -207,6 +207,34 @@ typedef struct o_kp {
   char *claim;
 } o_kp;
 
+#if O_WARP
+#define O_BCAST(x) __shfl_sync(0xffffffffu, (x), 0)
+#define O_LANE0 (threadIdx.x % 32 == 0)
+#else
+#define O_BCAST(x) (x)
+#define O_LANE0 1
+#endif
+
+/* Group grp's partials in the scratch, started empty with their
+ * accumulators' ops by lane 0 before the lanes go on. */
+static __device__ orion_cacc *o_gpartials(const o_kp *p, int64_t grp) {
+  orion_cacc *a = (orion_cacc *)(p->scratch + 4096) + grp * O_NACC;
+  int k;
+  if (O_LANE0)
+    for (k = 0; k < O_NACC; k++) {
+      a[k].op = p->ops[k];
+      a[k].has = 0;
+      a[k].isint = 0;
+      a[k].pad = 0;
+      a[k].i = 0;
+      a[k].d = 0;
+    }
+#if O_WARP
+  __syncwarp();
+#endif
+  return a;
+}
+
 /* Thread t (warp t with O_WARP: O_TPG threads a group) runs group
  * first + t: its partials start empty.  A block's threads are a multiple
  * of 32, so the threads of a warp share their group. */
@@ -215,23 +243,10 @@ static __global__ void o_gkernel(const o_kp p) {
       p.first +
       ((int64_t)blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / O_TPG;
   o_dctx c;
-  int k;
   if (grp >= p.end)
     return;
   c.err = (o_gerr *)p.scratch;
-  c.accs = (orion_cacc *)(p.scratch + 4096) + grp * O_NACC;
-  if (threadIdx.x % O_TPG == 0)
-    for (k = 0; k < O_NACC; k++) {
-      c.accs[k].op = p.ops[k];
-      c.accs[k].has = 0;
-      c.accs[k].isint = 0;
-      c.accs[k].pad = 0;
-      c.accs[k].i = 0;
-      c.accs[k].d = 0;
-    }
-#if O_WARP
-  __syncwarp();
-#endif
+  c.accs = o_gpartials(&p, grp);
   if (o_gstopw(&c))
     return;
   c.iter = p.iter;
@@ -242,21 +257,12 @@ static __global__ void o_gkernel(const o_kp p) {
   (void)o_gbody(&c, p.order, p.goff[grp], p.goff[grp + 1]);
 }
 
-#if O_WARP
-#define O_BCAST(x) __shfl_sync(0xffffffffu, (x), 0)
-#define O_LANE0 (threadIdx.x % 32 == 0)
-#else
-#define O_BCAST(x) (x)
-#define O_LANE0 1
-#endif
-
 /* The claiming kernel (util/gclaim.h): each worker (a warp with O_WARP,
  * else a thread) takes rows and runs their groups, each while it holds
  * the group's column; lane 0 claims, the lanes run the group.  Every
  * thread fences its writes before lane 0 gives the column back. */
 static __global__ void o_gclaim_kernel(const o_kp p) {
   o_dctx c;
-  int k;
   c.err = (o_gerr *)p.scratch;
   c.iter = p.iter;
   c.arrays = p.arrays;
@@ -290,19 +296,7 @@ static __global__ void o_gclaim_kernel(const o_kp p) {
        * also drops this SM's L1 copies of them). */
       __threadfence();
       grp = p.row_group[i];
-      c.accs = (orion_cacc *)(p.scratch + 4096) + grp * O_NACC;
-      if (O_LANE0)
-        for (k = 0; k < O_NACC; k++) {
-          c.accs[k].op = p.ops[k];
-          c.accs[k].has = 0;
-          c.accs[k].isint = 0;
-          c.accs[k].pad = 0;
-          c.accs[k].i = 0;
-          c.accs[k].d = 0;
-        }
-#if O_WARP
-      __syncwarp();
-#endif
+      c.accs = o_gpartials(&p, grp);
       c.cur = -1;
       c.group = (unsigned long long)grp;
       (void)o_gbody(&c, p.order, p.goff[grp], p.goff[grp + 1]);

@@ -62,13 +62,18 @@ static void executor_path(const orion_launcher *l, char *out, size_t n) {
  * kernels/nn_math.c) and OpenBLAS grows the pool when asked for more.  A
  * local executor therefore starts with OPENBLAS_NUM_THREADS set to that,
  * unless the user set it. */
-static const char blas_env_default[] = "OPENBLAS_NUM_THREADS=1";
+
+static void child_env_free(char **env, size_t own) {
+  size_t i;
+  for (i = own; env[i] != NULL; i++)
+    orion_free(env[i]);
+  orion_free(env);
+}
 
 /* The environment of a local executor: ours plus ORION_TOKEN (so the token
  * is not on a command line that `ps` shows), and OPENBLAS_NUM_THREADS
- * (above).  The entries the caller frees are those it allocated: the
- * token's, and the OpenBLAS one when not blas_env_default. */
-static char **child_env(const char *token) {
+ * (above).  Entries from *own on are allocated here (child_env_free). */
+static char **child_env(const char *token, size_t *own) {
   extern char **environ;
   size_t n = 0, i, j = 0;
   char **env;
@@ -81,26 +86,20 @@ static char **child_env(const char *token) {
   for (i = 0; i < n; i++)
     if (strncmp(environ[i], "ORION_TOKEN=", 12) != 0)
       env[j++] = environ[i];
+  *own = j;
+  if ((env[j] = orion_malloc(strlen(token) + 13)) == NULL)
+    goto oom;
+  sprintf(env[j++], "ORION_TOKEN=%s", token);
   if (getenv("OPENBLAS_NUM_THREADS") == NULL) {
-    if (bt != NULL && atoi(bt) > 0) {
-      char *e = orion_malloc(48);
-      if (e == NULL) {
-        orion_free(env);
-        return NULL;
-      }
-      snprintf(e, 48, "OPENBLAS_NUM_THREADS=%d", atoi(bt));
-      env[j++] = e;
-    } else {
-      env[j++] = (char *)blas_env_default;
-    }
+    if ((env[j] = orion_malloc(48)) == NULL)
+      goto oom;
+    snprintf(env[j++], 48, "OPENBLAS_NUM_THREADS=%d",
+             bt != NULL && atoi(bt) > 0 ? atoi(bt) : 1);
   }
-  env[j] = orion_malloc(strlen(token) + 13);
-  if (env[j] == NULL) {
-    orion_free(env);
-    return NULL;
-  }
-  sprintf(env[j], "ORION_TOKEN=%s", token);
   return env;
+oom:
+  child_env_free(env, *own);
+  return NULL;
 }
 
 /* Starts ssh argv for executor i, the secret on its standard input (a
@@ -192,7 +191,8 @@ static int start_local(orion_cluster *c, const orion_launcher *l,
                        orion_launch_cmd *cmd,
                        const orion_cluster_launch_info *info,
                        orion_error *err) {
-  char **env = child_env(info->token);
+  size_t own = 0;
+  char **env = child_env(info->token, &own);
   int i, rc = 0;
   if (env == NULL)
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
@@ -209,13 +209,7 @@ static int start_local(orion_cluster *c, const orion_launcher *l,
       rc = orion_cluster_spawn(c, i, argv, env, 0, err);
     orion_launch_argv_free(argv);
   }
-  /* The token's entry and a computed OpenBLAS one are ours. */
-  for (i = 0; env[i] != NULL; i++)
-    if (strncmp(env[i], "ORION_TOKEN=", 12) == 0 ||
-        (strncmp(env[i], "OPENBLAS_NUM_THREADS=", 21) == 0 &&
-         env[i] != blas_env_default && getenv("OPENBLAS_NUM_THREADS") == NULL))
-      orion_free(env[i]);
-  orion_free(env);
+  child_env_free(env, own);
   return rc;
 }
 

@@ -461,10 +461,8 @@ static size_t rows_bytes(const orion_gpugrid *gr) {
 }
 
 /* A grid buffer about to be grown to `bytes`: the grid it holds (*tag)
- * is gone when it must be reallocated. */
-static void grid_buffers_as(struct exec_gpu *s, const dev_buf *b,
-                            size_t bytes, uint64_t *tag) {
-  (void)s;
+ * is gone when grow() must reallocate it. */
+static void forget_if_regrown(const dev_buf *b, size_t bytes, uint64_t *tag) {
   if (b->d == NULL || b->bytes < bytes)
     *tag = 0;
 }
@@ -759,7 +757,8 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   t[0] = orion_now();
   in = s->grid;
   in.ndims = it->a->ndims;
-  if (claims(s) && in.b == 0)
+  in.rows = claims(s);
+  if (in.rows && in.b == 0)
     /* Claimed, a worker runs a row: as many rows as the grid allows, for
      * as many workers (the steps' default, about sqrt(elements), bounds
      * the launches). */
@@ -796,13 +795,13 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   /* The grid's order and offsets (and a claimed grid's rows): copied in
    * unless the device buffers hold this grid's from the last block. */
   if (rc == 0 && !streamed)
-    grid_buffers_as(s, &s->order, sizeof(int64_t) * (size_t)nel, &s->dev_grid);
+    forget_if_regrown(&s->order, sizeof(int64_t) * (size_t)nel, &s->dev_grid);
   if (rc == 0 && !streamed)
-    grid_buffers_as(s, &s->goff,
-                    sizeof(int64_t) * (size_t)(h.grid->ngroups + 1),
-                    &s->dev_grid);
+    forget_if_regrown(&s->goff,
+                      sizeof(int64_t) * (size_t)(h.grid->ngroups + 1),
+                      &s->dev_grid);
   if (rc == 0 && claim)
-    grid_buffers_as(s, &s->rows, rows_bytes(h.grid), &s->dev_rows);
+    forget_if_regrown(&s->rows, rows_bytes(h.grid), &s->dev_rows);
   if (rc == 0 && !streamed)
     rc = grow(s, &s->order, sizeof(int64_t) * (size_t)nel, "the device grid",
               err);

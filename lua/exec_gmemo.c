@@ -49,7 +49,20 @@ static void drop(orion_gmemo *m, int i) {
 static int same_in(const orion_gpugrid_in *x, const orion_gpugrid_in *y) {
   return x->kind == y->kind && x->ndims == y->ndims && x->space == y->space &&
          x->time == y->time && x->skew_dim == y->skew_dim &&
-         x->skew == y->skew && x->b == y->b;
+         x->skew == y->skew && x->b == y->b && x->rows == y->rows;
+}
+
+/* Is entry e of this block of array id, for this grid input (whatever
+ * the keys)? */
+static int same_block(const entry *e, int64_t id, const orion_segment *segs,
+                      int64_t nsegs, const orion_gpugrid_in *in) {
+  int64_t k;
+  if (e->id != id || e->nsegs != nsegs || !same_in(&e->in, in))
+    return 0;
+  for (k = 0; k < nsegs; k++)
+    if (e->segs[k].lo != segs[k].lo || e->segs[k].hi != segs[k].hi)
+      return 0;
+  return 1;
 }
 
 /* Does entry e hold this block of a, with its keys as they are now? */
@@ -58,14 +71,11 @@ static int matches(const entry *e, int64_t id, const orion_array *a,
                    const orion_gpugrid_in *in) {
   int64_t k, off = 0;
   int d;
-  if (e->id != id || e->nsegs != nsegs || e->ndims != a->ndims ||
-      e->sparse != a->sparse || e->nnz != a->nnz || !same_in(&e->in, in))
+  if (!same_block(e, id, segs, nsegs, in) || e->ndims != a->ndims ||
+      e->sparse != a->sparse || e->nnz != a->nnz)
     return 0;
   for (d = 0; d < a->ndims; d++)
     if (e->dims[d] != a->dims[d])
-      return 0;
-  for (k = 0; k < nsegs; k++)
-    if (e->segs[k].lo != segs[k].lo || e->segs[k].hi != segs[k].hi)
       return 0;
   if (!a->sparse)
     return 1; /* the keys follow from the shape */
@@ -200,11 +210,10 @@ int orion_gmemo_get(orion_gmemo **mp, int64_t id, const orion_array *a,
       *hit = 1;
       return 0;
     }
-  /* Any entry of this block that did not match is stale. */
+  /* An entry of this block that did not match is stale: its keys
+   * changed. */
   for (i = 0; i < m->n; i++)
-    if (m->e[i]->id == id && m->e[i]->nsegs == nsegs && nsegs > 0 &&
-        m->e[i]->segs[0].lo == segs[0].lo &&
-        m->e[i]->segs[0].hi == segs[0].hi && same_in(&m->e[i]->in, in))
+    if (same_block(m->e[i], id, segs, nsegs, in))
       drop(m, i--);
   e = orion_calloc(1, sizeof *e);
   if (e == NULL)

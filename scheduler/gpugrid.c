@@ -277,7 +277,8 @@ int orion_gpugrid_build(const orion_gpugrid_in *in, orion_gpugrid *out,
   }
   out->ngroups = g;
   out->nsteps = st;
-  if (in->kind == ORION_GPUGRID_2D && rows_of(out, b, count, nslots) != 0)
+  if (in->kind == ORION_GPUGRID_2D && in->rows &&
+      rows_of(out, b, count, nslots) != 0)
     goto oom;
   orion_free(slot);
   orion_free(count);
@@ -471,7 +472,7 @@ int orion_gpugrid_check(const orion_gpugrid_in *in, const orion_gpugrid *g,
         rc = disjoint(in, g, g->step_off[s], g->step_off[s + 1], 1, tab_k,
                       tab_g, cap, why, n);
     }
-  if (rc == 0 && in->kind == ORION_GPUGRID_2D && g->ngroups > 0)
+  if (rc == 0 && in->kind == ORION_GPUGRID_2D && in->rows && g->ngroups > 0)
     rc = check_rows(in, g, tab_k, tab_g, cap, why, n);
 done:
   orion_free(seen);

@@ -90,6 +90,7 @@ typedef struct orion_gpugrid_in {
   int64_t nelems;
   const int64_t *keys; /* nelems * ndims, element-major, 0-based */
   int64_t b;          /* grid size; 0: orion_gpugrid_b's default */
+  int rows;           /* 2d: also the rows for claiming (row_off...) */
 } orion_gpugrid_in;
 
 /* The grid.  order[] holds element indices 0..nelems-1 into the input
@@ -102,7 +103,7 @@ typedef struct orion_gpugrid {
   int64_t *order;
   int64_t *group_off;
   int64_t *step_off;
-  /* 2d (rotation) only, else NULL: the groups by row, for a device that
+  /* 2d (rotation) with in->rows only, else NULL: the groups by row, for a device that
    * claims groups instead of running steps (util/gclaim.h).  Row p's
    * groups are row_group[row_off[p] .. row_off[p+1]), in step order (the
    * rotation's columns p, p+1, ... mod b); row_col[i] is the column of
@@ -128,7 +129,7 @@ void orion_gpugrid_free(orion_gpugrid *g);
 /* Checks a grid against its input: every element exactly once, each group
  * in ascending element order, the steps' groups conflict-free for the kind
  * (1d: no space coordinate in two groups; 2d: no space or time coordinate
- * in two groups of one step; 2d's rows: no space coordinate in two rows,
+ * in two groups of one step; 2d's rows, when asked for: no space coordinate in two rows,
  * no time coordinate in two columns), serial: the original order.  Returns 0, or 1
  * with why filled (the first violation).  Linear in the elements; the
  * wavefront's order argument over pairs is t/test_gpugrid.c's. */

@@ -107,6 +107,7 @@ static void one_world(uint64_t seed, int64_t n, int64_t rows, int64_t cols,
   in.nelems = n;
   in.keys = keys;
   in.b = b;
+  in.rows = 1;
   orion_error_clear(&err);
   cr_assert_eq(orion_gpugrid_build(&in, &g, &err), 0, "%s", err.msg);
   cr_assert(g.row_off != NULL);

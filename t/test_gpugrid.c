@@ -54,6 +54,7 @@ static orion_gpugrid_in in_of(orion_gpugrid_kind kind, const int64_t *keys,
   in.nelems = n;
   in.keys = keys;
   in.b = b;
+  in.rows = 1; /* checked with the rest */
   return in;
 }
 
@@ -247,6 +248,12 @@ Test(gpugrid, checker_refuses_broken_grids) {
     cr_assert_eq(orion_gpugrid_check(&in, &g, why, sizeof why), 1);
     cr_assert(strstr(why, "step order broken") != NULL, "%s", why);
     orion_gpugrid_free(&g);
+    /* Not asked for (nothing claims): no rows. */
+    in.rows = 0;
+    build_ok(&in, &g);
+    cr_assert(g.row_off == NULL && g.row_group == NULL && g.row_col == NULL);
+    orion_gpugrid_free(&g);
+    in.rows = 1;
   }
   build_ok(&in, &g);
   t = g.order[0]; /* an element twice, one missing */
