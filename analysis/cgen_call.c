@@ -69,7 +69,6 @@ static int math_call(gen *g, const ast_node *e, const char *fn, cv *a, int n,
   if (strcmp(fn, "random") == 0) {
     const char *rv = newtmp(g), *lo, *up;
     g->userand = 1;
-    gpu_note(g, line, "math.random runs on the CPU");
     E(g, "O_U const uint64_t %s = o_rnext(o_rs);", rv);
     if (n == 0) {
       r = cv_of(ty_val(M_FLT, P_WEAK), S(g, "o_rfloat(%s)", rv), 0);

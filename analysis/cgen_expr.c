@@ -585,6 +585,15 @@ static const char *position(gen *g, cv o, const char *kk) {
   return S(g, "(%s + (%s - 1) * %s_s%d)", o.s, kk, s->pfx, o.t.depth);
 }
 
+/* The pending value of buffer slot s's element at pos. */
+static cv buffer_read(gen *g, const slot *s, const char *pos) {
+  const char *t = newtmp(g);
+  int isint = s->etype == ET_I32 || s->etype == ET_I64;
+  E(g, "O_U const orion_cval %s = c->buf_get(c, %s_h, %s);", t, s->pfx, pos);
+  return cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK),
+               S(g, "%s.%c", t, isint ? 'i' : 'd'), 1);
+}
+
 /* o[k] for an array, buffer or slice o. */
 static cv index_get(gen *g, cv o, cv k, const ast_node *keynode, int line) {
   const slot *s = &g->slots[o.t.slot];
@@ -599,13 +608,9 @@ static cv index_get(gen *g, cv o, cv k, const ast_node *keynode, int line) {
     return r;
   }
   if (s->kind == ORION_CSLOT_BUFFER) {
-    const char *t = newtmp(g);
-    int isint = s->etype == ET_I32 || s->etype == ET_I64;
     gpu_note(g, line, "a buffer read (orion.buffer '%.63s') runs on the CPU",
              s->name);
-    E(g, "O_U const orion_cval %s = c->buf_get(c, %s_h, %s);", t, s->pfx, pos);
-    r = cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK),
-              S(g, "%s.%c", t, isint ? 'i' : 'd'), 1);
+    r = buffer_read(g, s, pos);
   } else {
     switch (s->etype) {
     case ET_F32:
@@ -914,3 +919,109 @@ cv *explist(gen *g, const ast_list *l, int n, int keep) {
   return v;
 }
 
+
+/* ======================================================================
+ * A buffer's add: `B[k] = B[k] + x` (or `x + B[k]`, `B[k] - x`).
+ * ====================================================================== */
+
+/* a and b are the same expression without calls: in one statement they
+ * have the same value. */
+static int same_pure(const ast_node *a, const ast_node *b) {
+  if (a == NULL || b == NULL)
+    return a == b;
+  if (a->kind != b->kind)
+    return 0;
+  switch (a->kind) {
+  case AST_NAME:
+  case AST_STR:
+    return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+  case AST_INT:
+    return a->ival == b->ival;
+  case AST_FLT:
+    return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
+  case AST_TRUE:
+  case AST_FALSE:
+  case AST_NIL:
+    return 1;
+  case AST_PAREN:
+    return same_pure(a->a, b->a);
+  case AST_UNOP:
+    return a->op == b->op && same_pure(a->a, b->a);
+  case AST_BINOP:
+    return a->op == b->op && same_pure(a->a, b->a) && same_pure(a->b, b->b);
+  case AST_INDEX:
+    return a->flag == b->flag && same_pure(a->a, b->a) &&
+           same_pure(a->b, b->b);
+  default:
+    return 0;
+  }
+}
+
+/* The operand x of `tgt = tgt + x`, `x + tgt` or `tgt - x` (*sub set for
+ * the last), or NULL. */
+static const ast_node *added(const ast_node *tgt, const ast_node *val,
+                             int *sub) {
+  if (val->kind != AST_BINOP || (val->op != OP_ADD && val->op != OP_SUB))
+    return NULL;
+  *sub = val->op == OP_SUB;
+  if (same_pure(tgt, val->a))
+    return val->b;
+  if (!*sub && same_pure(tgt, val->b))
+    return val->a;
+  return NULL;
+}
+
+int buffer_add(gen *g, cv o, cv k, const ast_node *tgt, const ast_node *val,
+               int line) {
+  const slot *s;
+  const ast_node *xn;
+  const char *kk, *pos, *why = NULL;
+  int sub = 0, isint, x_left;
+  cv x, rd;
+  if (o.t.k != T_REF || g->slots[o.t.slot].kind != ORION_CSLOT_BUFFER ||
+      o.t.depth + 1 != g->slots[o.t.slot].ndims ||
+      (xn = added(tgt, val, &sub)) == NULL)
+    return 0;
+  s = &g->slots[o.t.slot];
+  isint = s->etype == ET_I32 || s->etype == ET_I64;
+  x_left = xn == val->a;
+  /* The read's subscript check first, as the interpreter makes it. */
+  savepc(g, line);
+  kk = subscript(g, s, o.t.depth, k, tgt->b, tgt->line);
+  pos = position(g, o, kk);
+  x = ex(g, xn);
+  if (x.t.k == T_NONE)
+    return 1;
+  if (x.t.k != T_VAL || (x.t.m != M_INT && x.t.m != M_FLT))
+    why = "a buffer add of a value that may not be a number";
+  else if (isint && x.t.m != M_INT)
+    why = "a buffer add of a float to an integer target";
+  else if (!isint && !g->fast)
+    why = "a float buffer add in exact mode (the device's order of "
+          "additions varies; fast = true allows it)";
+  x = mat(g, x); /* in a temporary both branches below see */
+  if (g->in->gpu) {
+    if (why != NULL)
+      gpu_note(g, line, "%s (orion.buffer '%.63s') runs on the CPU", why,
+               s->name);
+    E(g, "#if ORION_GPU_BODY");
+    if (why == NULL) {
+      if (isint)
+        E(g, "O_ST1(o_gbadd(&c->bufs[%d], %s, (int64_t)(%s(uint64_t)(%s))));",
+          s->idx, pos, sub ? "0u - " : "", x.s);
+      else
+        E(g, "O_ST1(o_gbaddf(&c->bufs[%d], %s, %s(%s)));", s->idx, pos,
+          sub ? "-" : "", as_d(g, x));
+    }
+    E(g, "#else");
+  }
+  /* The CPU: what `B[k] + x` does, the pending value read and stored. */
+  rd = buffer_read(g, s, pos);
+  store_value(g, x_left ? arith(g, OP_ADD, x, rd, line)
+                        : arith(g, sub ? OP_SUB : OP_ADD, rd, x, line),
+              s->etype, NULL, s, pos, S(g, "o_t%d", o.t.slot),
+              S(g, "o_w%d", o.t.slot), line);
+  if (g->in->gpu)
+    E(g, "#endif");
+  return 1;
+}

@@ -458,6 +458,13 @@ void store_value(gen *g, cv v, int et, const char *dest, const slot *bs,
 /* o[k] = v. */
 #define index_set(...) orion__cgen_index_set(__VA_ARGS__)
 void index_set(gen *g, cv o, cv k, const ast_node *keynode, cv v, int line);
+/* tgt = val when tgt (o[k]) is a buffer's element and val is tgt + x,
+ * x + tgt or tgt - x: emitted as an atomic add on the device (for an
+ * integer target, or a float one in fast mode) and as the read and store
+ * on the CPU; 1 when done so, 0 when the statement is not that form. */
+#define buffer_add(...) orion__cgen_buffer_add(__VA_ARGS__)
+int buffer_add(gen *g, cv o, cv k, const ast_node *tgt, const ast_node *val,
+               int line);
 
 /* ---- cgen_call.c: calls ----------------------------------------------- */
 

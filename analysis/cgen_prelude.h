@@ -48,6 +48,8 @@
 #define O_I static inline __attribute__((unused)) O_HD
 #define O_NO(x) __builtin_expect(!!(x), 0)
 #define ORION_LUAOP_HD O_HD
+#define ORION_LUARAND_HD O_HD
+#define ORION_GBODY_HD O_HD
 
 /* In exact mode the compiler must not fold a transcendental function of
  * a constant: it would round exactly where the C library, which the

@@ -7,7 +7,9 @@
  * What it adds to the CPU body's prelude:
  *   - o_dctx, one device thread's view of the block, with the member
  *     names of orion_cctx that the element code reads (iter, arrays,
- *     consts, accs, cur), so the element code is the same text;
+ *     bufs, consts, accs, rng, cur), so the element code is the same
+ *     text;
+ *   - o_gbadd and o_gbaddf, a buffer's add on the device;
  *   - the device's o_err* (same names and operands as the host's): they
  *     record the error kind and its operands in the scratch (o_gerr; the
  *     lowest failing group wins) instead of formatting a message, which
@@ -18,7 +20,7 @@
  *     host's checks, one launch per step on the caller's stream, or one
  *     launch of the claiming kernel for claimed groups, a polled
  *     wait with a timeout, the partials and the error record copied back).
- * The generated source defines O_NA, O_NK, O_NACC (slots of each kind),
+ * The generated source defines O_NA, O_NK, O_NB, O_NACC (slots of each kind),
  * O_LINE0 and O_GABI before the prelude, and o_gbody, o_gcheck and
  * orion_gbody_writes after it.
  */
@@ -56,12 +58,35 @@ typedef struct o_gerr {
 typedef struct o_dctx {
   orion_carray iter;
   const orion_carray *arrays;
+  const orion_cbuffer *bufs; /* h: the device sums (util/gbody.h) */
   const orion_cval *consts;
   orion_cacc *accs; /* this group's partials, in the scratch */
   int64_t cur;
   unsigned long long group;
   o_gerr *err;
+  uint64_t rng[4]; /* math.random: this group's state (orion_gbody_seed) */
 } o_dctx;
+
+/* A buffer's `B[k] = B[k] + x` on the device: x added atomically to
+ * element pos's sum, and the element marked (ORION_GBUF_BYTES' layout).
+ * Integers wrap as Lua's do; the additions' order does not change an
+ * integer sum. */
+static __device__ O_U int64_t o_gbn(const orion_cbuffer *b) {
+  int64_t n = 1;
+  for (int d = 0; d < b->ndims; d++)
+    n *= b->dims[d];
+  return n;
+}
+static __device__ O_U void o_gbadd(const orion_cbuffer *b, int64_t pos,
+                                   int64_t x) {
+  atomicAdd((unsigned long long *)b->h + pos, (unsigned long long)x);
+  ((unsigned char *)b->h)[o_gbn(b) * 8 + pos] = 1;
+}
+static __device__ O_U void o_gbaddf(const orion_cbuffer *b, int64_t pos,
+                                    double x) {
+  atomicAdd((double *)b->h + pos, x);
+  ((unsigned char *)b->h)[o_gbn(b) * 8 + pos] = 1;
+}
 
 static __device__ O_U void o_gstr(char *d, const char *s) {
   int i = 0;
@@ -195,6 +220,9 @@ static int o_gcheck(orion_cctx *c);
 typedef struct o_kp {
   orion_carray iter;
   orion_carray arrays[O_N1(O_NA)];
+  orion_cbuffer bufs[O_N1(O_NB)];
+  uint64_t rng[4];  /* the block's math.random state */
+  long long group0; /* the number of group 0 in the block */
   orion_cval consts[O_N1(O_NK)];
   int32_t ops[O_N1(O_NACC)];
   const int64_t *order, *goff;
@@ -251,9 +279,11 @@ static __global__ void o_gkernel(const o_kp p) {
     return;
   c.iter = p.iter;
   c.arrays = p.arrays;
+  c.bufs = p.bufs;
   c.consts = p.consts;
   c.cur = -1;
   c.group = (unsigned long long)grp;
+  orion_gbody_seed(p.rng, p.group0 + grp, c.rng);
   (void)o_gbody(&c, p.order, p.goff[grp], p.goff[grp + 1]);
 }
 
@@ -266,6 +296,7 @@ static __global__ void o_gclaim_kernel(const o_kp p) {
   c.err = (o_gerr *)p.scratch;
   c.iter = p.iter;
   c.arrays = p.arrays;
+  c.bufs = p.bufs;
   c.consts = p.consts;
   for (;;) {
     long long row = 0, first, hi;
@@ -299,6 +330,7 @@ static __global__ void o_gclaim_kernel(const o_kp p) {
       c.accs = o_gpartials(&p, grp);
       c.cur = -1;
       c.group = (unsigned long long)grp;
+      orion_gbody_seed(p.rng, p.group0 + grp, c.rng);
       (void)o_gbody(&c, p.order, p.goff[grp], p.goff[grp + 1]);
       __threadfence();
 #if O_WARP
@@ -388,6 +420,12 @@ extern "C" int orion_gbody_run(orion_gctx *g) {
              O_LINE0, (int)g->abi, O_GABI);
     return 1;
   }
+  if (g->nbufs != O_NB || (O_NB > 0 && g->bufs == NULL)) {
+    snprintf(g->err, sizeof g->err,
+             "%s:%d: GPU body: called with %d buffers, built for %d", o_chunk,
+             O_LINE0, (int)g->nbufs, O_NB);
+    return 1;
+  }
   if (g->naccs != O_NACC || (O_NACC > 0 && (g->accs == NULL ||
                                             g->h_partials == NULL))) {
     snprintf(g->err, sizeof g->err,
@@ -401,6 +439,7 @@ extern "C" int orion_gbody_run(orion_gctx *g) {
   hc.executor = g->executor;
   hc.iter = g->iter;
   hc.arrays = g->arrays;
+  hc.bufs = g->bufs;
   hc.consts = g->consts;
   if (o_gcheck(&hc) != 0) {
     memcpy(g->err, hc.err, sizeof g->err);
@@ -434,6 +473,11 @@ extern "C" int orion_gbody_run(orion_gctx *g) {
   p.iter = g->iter;
   for (i = 0; i < O_NA; i++)
     p.arrays[i] = g->arrays[i];
+  for (i = 0; i < O_NB; i++)
+    p.bufs[i] = g->bufs[i];
+  for (i = 0; i < 4; i++)
+    p.rng[i] = g->rng[i];
+  p.group0 = g->group0;
   for (i = 0; i < O_NK; i++)
     p.consts[i] = g->consts[i];
   for (i = 0; i < O_NACC; i++)

@@ -169,6 +169,9 @@ static void assign(gen *g, const ast_node *s) {
       refuse(g, e->line, "an assignment to %s", lua_text(g, e));
     }
   }
+  if (n == 1 && s->list2.n == 1 && t[0].v == NULL &&
+      buffer_add(g, t[0].o, t[0].k, s->list.v[0], s->list2.v[0], line))
+    return;
   v = explist(g, &s->list2, n, n > 1);
   for (i = n - 1; i >= 0; i--) {
     if (t[i].v != NULL) {

@@ -505,7 +505,8 @@ static int run_on_device(exec_state *x, const orion_msg_run_block *m,
     segs[k].lo = m->segs[k].lo;
     segs[k].hi = m->segs[k].hi;
   }
-  rc = orion_exec_run_gpu(x->ex, x->iter_id, segs, m->nsegs, err);
+  rc = orion_exec_run_gpu(x->ex, x->iter_id, segs, m->nsegs, m->seed,
+                          m->block, err);
   orion_free(segs);
   return rc;
 }

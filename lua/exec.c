@@ -1070,7 +1070,7 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
     orion_segment seg;
     seg.lo = lo;
     seg.hi = hi;
-    return orion_exec_run_gpu(ex, iter_id, &seg, 1, err);
+    return orion_exec_run_gpu(ex, iter_id, &seg, 1, seed, block, err);
   }
   orion__exec_deadline_start(ex, block);
   if (ex->cfn != NULL)

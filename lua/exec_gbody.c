@@ -23,11 +23,14 @@
 #include <string.h>
 
 #include "dsm/types.h"
+#include "dsm/wbuf.h"
 #include "lua/exec_gmemo.h"
 #include "lua/exec_int.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/gclaim.h"
+#include "util/luarand.h"
+#include "util/rng.h"
 
 /* A device copy of a host array. */
 typedef struct dev_copy {
@@ -55,6 +58,8 @@ struct exec_gpu {
   int ncopies;
   dev_buf order, goff, scratch;
   dev_buf rows; /* a claimed grid's row lists (util/gclaim.h) */
+  dev_buf *bufd; /* per buffer slot: its sums and marks (ORION_GBUF_BYTES) */
+  int nbufd;
   orion_gmemo *memo; /* the blocks' grids, kept across passes */
   uint64_t dev_grid, dev_rows; /* the serial of the grid whose order and
                                   offsets (rows) the device buffers hold */
@@ -83,7 +88,12 @@ static void free_copies(struct exec_gpu *s) {
     orion_gpu_free(s->g, s->goff.d);
     orion_gpu_free(s->g, s->scratch.d);
     orion_gpu_free(s->g, s->rows.d);
+    for (i = 0; i < s->nbufd; i++)
+      orion_gpu_free(s->g, s->bufd[i].d);
   }
+  orion_free(s->bufd);
+  s->bufd = NULL;
+  s->nbufd = 0;
   memset(&s->rows, 0, sizeof s->rows);
   memset(&s->order, 0, sizeof s->order);
   memset(&s->goff, 0, sizeof s->goff);
@@ -129,9 +139,11 @@ void orion_exec_set_gclaim(orion_exec *ex, int claims) {
     ex->gpu->claims = claims;
 }
 
+/* Not while a buffer flushes every n elements: the device flushes only
+ * after a block, so such a loop's blocks run on the CPU, as asked. */
 int orion_exec_gpu_ready(const orion_exec *ex) {
   return ex->gpu != NULL && ex->gpu->g != NULL && ex->gpu->fn != NULL &&
-         ex->cfn != NULL;
+         ex->cfn != NULL && ex->nflushn == 0;
 }
 
 int64_t orion_exec_gpu_blocks(const orion_exec *ex) {
@@ -341,6 +353,8 @@ typedef struct run_host {
   orion_cval *consts;
   orion_cacc *partials;
   orion_cacc *accs; /* each accumulator's op, for the groups' partials */
+  orion_cbuffer *bufs; /* per buffer slot: h its device sums */
+  exec_buffer **buf_of;
   acc_slot **acc_of;
   binding **arr_of;
   int64_t *rlo, *rn; /* per array slot: its rows on the device (rn -1: all) */
@@ -355,20 +369,103 @@ static void run_host_free(run_host *h) {
   orion_free(h->consts);
   orion_free(h->partials);
   orion_free(h->accs);
+  orion_free(h->bufs);
+  orion_free(h->buf_of);
   orion_free(h->acc_of);
   orion_free(h->arr_of);
   orion_free(h->rlo);
   orion_free(h->rn);
 }
 
-/* Binds the slots: arrays uploaded, constants, accumulators (their slots
- * in acc_of).  Counts into *na, *nk. */
+/* Buffer slot k's device sums for target t, zeroed: h->bufs[k]. */
+static int bind_buffer(struct exec_gpu *s, run_host *h, int k,
+                       exec_buffer *bf, orion_error *err) {
+  const orion_array *t = bf->target;
+  orion_cbuffer *cb = &h->bufs[k];
+  size_t bytes = ORION_GBUF_BYTES(t->nnz > 0 ? t->nnz : 1);
+  char what[96];
+  int d, rc;
+  if (k >= s->nbufd) {
+    dev_buf *nv = orion_realloc(s->bufd, sizeof *nv * (size_t)(k + 1));
+    if (nv == NULL)
+      return orion_error_set(err, ORION_ENOMEM, "out of memory");
+    memset(nv + s->nbufd, 0, sizeof *nv * (size_t)(k + 1 - s->nbufd));
+    s->bufd = nv;
+    s->nbufd = k + 1;
+  }
+  snprintf(what, sizeof what, "buffer '%s'", bf->name);
+  rc = grow(s, &s->bufd[k], bytes, what, err);
+  if (rc == 0)
+    rc = orion_gpu_memset(s->g, s->bufd[k].d, 0, bytes, err);
+  if (rc != 0)
+    return rc;
+  h->buf_of[k] = bf;
+  cb->h = s->bufd[k].d;
+  cb->type = (int32_t)t->type;
+  cb->ndims = t->ndims;
+  cb->op = (int32_t)bf->op;
+  for (d = 0; d < t->ndims; d++) {
+    cb->dims[d] = t->dims[d];
+    cb->strides[d] = t->strides[d];
+  }
+  return 0;
+}
+
+/* The device's sums of buffer slots [0, nb) join their buffers' pending
+ * writes: each marked element's sum is added to its pending value (a
+ * body on the device only adds).  An i32 "replace" buffer's value must
+ * fit, as the CPU body checks at each store. */
+static int merge_buffers(struct exec_gpu *s, run_host *h, int nb,
+                         int executor, orion_error *err) {
+  int k, rc = 0;
+  for (k = 0; k < nb && rc == 0; k++) {
+    exec_buffer *bf = h->buf_of[k];
+    const orion_array *t = bf->target;
+    int64_t n = t->nnz > 0 ? t->nnz : 1, j;
+    int isint = t->type == ORION_I32 || t->type == ORION_I64;
+    char *hb = orion_malloc(ORION_GBUF_BYTES(n));
+    const unsigned char *mark;
+    if (hb == NULL)
+      return orion_error_set(err, ORION_ENOMEM, "out of memory");
+    rc = orion_gpu_d2h(s->g, hb, h->bufs[k].h, ORION_GBUF_BYTES(n), err);
+    mark = (const unsigned char *)hb + (size_t)n * sizeof(int64_t);
+    for (j = 0; rc == 0 && j < t->nnz; j++) {
+      orion_pend_value add, *pv;
+      if (!mark[j])
+        continue;
+      memcpy(&add, hb + (size_t)j * sizeof add, sizeof add);
+      pv = orion_wbuf_slot(&bf->pend, j);
+      if (pv == NULL) {
+        rc = orion_error_set(err, ORION_ENOMEM,
+                             "executor %d: buffer '%s': out of memory for "
+                             "pending writes",
+                             executor, bf->name);
+        break;
+      }
+      if (isint)
+        pv->i = (int64_t)((uint64_t)pv->i + (uint64_t)add.i);
+      else
+        pv->d += add.d;
+      if (isint && t->type == ORION_I32 && bf->op == ORION_APPLY_REPLACE &&
+          (pv->i < INT32_MIN || pv->i > INT32_MAX))
+        rc = orion_error_set(err, ORION_EBODY,
+                             "executor %d: cannot store %lld in i32 buffer "
+                             "'%s': out of range",
+                             executor, (long long)pv->i, bf->name);
+    }
+    orion_free(hb);
+  }
+  return rc;
+}
+
+/* Binds the slots: arrays uploaded, buffers' sums zeroed, constants,
+ * accumulators (their slots in acc_of).  Counts into *na, *nb, *nk. */
 static int bind_slots(orion_exec *ex, struct exec_gpu *s, run_host *h,
-                      int64_t iter_id, int ndims, int *na, int *nk,
+                      int64_t iter_id, int ndims, int *na, int *nb, int *nk,
                       orion_error *err) {
   int i, nc = 0, rc = 0;
   char what[96];
-  *na = *nk = 0;
+  *na = *nb = *nk = 0;
   for (i = 0; i < ex->ncslots && rc == 0; i++) {
     const orion_cslot *sl = &ex->cslots[i];
     if (sl->kind == ORION_CSLOT_ARRAY) {
@@ -415,13 +512,15 @@ static int bind_slots(orion_exec *ex, struct exec_gpu *s, run_host *h,
         h->consts[nc++].i = sl->ival;
       else
         h->consts[nc++].d = sl->fval;
-    } else {
-      /* Buffers are outside the device subset (util/gbody.h): a body that
-       * has one was never built for the device. */
-      return orion_error_set(err, ORION_EINVAL,
-                             "executor %d: the device body has a buffer "
-                             "slot",
-                             ex->id);
+    } else if (sl->kind == ORION_CSLOT_BUFFER) {
+      exec_buffer *bf = orion__exec_find_buffer(ex, sl->id);
+      if (bf == NULL || bf->target == NULL)
+        return orion_error_set(err, ORION_EINVAL,
+                               "executor %d: buffer %lld of the device body "
+                               "is not bound",
+                               ex->id, (long long)sl->id);
+      rc = bind_buffer(s, h, *nb, bf, err);
+      (*nb)++;
     }
   }
   if (rc != 0 && err->msg[0] == '\0')
@@ -680,6 +779,7 @@ static int run_streamed(struct exec_gpu *s, run_host *h, int64_t iter_id,
     h->c->d_group_off = s->goff.d;
     h->c->h_step_off = soff;
     h->c->ngroups = g1 - g0;
+    h->c->group0 = g0;
     h->c->nsteps = ns;
     h->c->h_partials = h->partials + g0 * (nk > 0 ? nk : 1);
     h->c->d_scratch = s->scratch.d;
@@ -716,7 +816,7 @@ done:
 
 int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
                        const orion_segment *segs, int64_t nsegs,
-                       orion_error *err) {
+                       uint64_t seed, int64_t block, orion_error *err) {
   struct exec_gpu *s = ex->gpu;
   binding *it = orion__exec_find_array(ex, iter_id);
   run_host h;
@@ -724,7 +824,8 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   size_t n = (size_t)ex->ncslots + 1;
   int64_t i, nel = 0;
   orion_gmemo_grid *mg = NULL;
-  int na = 0, nk = 0, rc, r = 0, streamed = 0, claim = 0, hit = 0;
+  int na = 0, nb = 0, nk = 0, rc, r = 0, streamed = 0, claim = 0, hit = 0;
+  orion_luarand rng;
   double t[4] = {0, 0, 0, 0};
   if (!orion_exec_gpu_ready(ex))
     return orion_error_set(err, ORION_EINVAL,
@@ -743,11 +844,14 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.arrays = orion_calloc(n, sizeof *h.arrays);
   h.consts = orion_calloc(n, sizeof *h.consts);
   h.acc_of = orion_calloc(n, sizeof *h.acc_of);
+  h.bufs = orion_calloc(n, sizeof *h.bufs);
+  h.buf_of = orion_calloc(n, sizeof *h.buf_of);
   h.arr_of = orion_calloc(n, sizeof *h.arr_of);
   h.rlo = orion_calloc(n, sizeof *h.rlo);
   h.rn = orion_calloc(n, sizeof *h.rn);
   if (h.c == NULL || h.arrays == NULL || h.consts == NULL ||
-      h.acc_of == NULL || h.arr_of == NULL || h.rlo == NULL || h.rn == NULL) {
+      h.acc_of == NULL || h.bufs == NULL || h.buf_of == NULL ||
+      h.arr_of == NULL || h.rlo == NULL || h.rn == NULL) {
     rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
     goto done;
   }
@@ -773,7 +877,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.klo = mg->klo;
   h.khi = mg->khi;
   t[1] = orion_now();
-  rc = bind_slots(ex, s, &h, iter_id, it->a->ndims, &na, &nk, err);
+  rc = bind_slots(ex, s, &h, iter_id, it->a->ndims, &na, &nb, &nk, err);
   /* Elements that do not fit beside the arrays stream through in chunks
    * (a sparse iterated array; a dense one needs its whole copy). */
   claim = claimed(s, h.grid);
@@ -837,6 +941,15 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.c->consts = h.consts;
   h.c->naccs = nk;
   h.c->accs = h.accs;
+  h.c->bufs = h.bufs;
+  h.c->nbufs = nb;
+  /* math.random: the stream math.randomseed(n) starts in the interpreter,
+   * as the CPU body's (lua/exec_cbody.c); the groups' from it. */
+  orion_luarand_seed(
+      &rng,
+      (int64_t)orion_seed_mix(seed, (uint64_t)ex->loop_id, (uint64_t)block), 0);
+  memcpy(h.c->rng, rng.s, sizeof h.c->rng);
+  h.c->group0 = 0;
   h.c->d_order = s->order.d;
   h.c->d_group_off = s->goff.d;
   h.c->h_step_off = h.grid->step_off;
@@ -859,7 +972,10 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
     rc = run_streamed(s, &h, iter_id, it->a, nk,
                       s->writes == NULL || s->writes(-1), &r, err);
     if (rc != 0) {
+      orion_error ign;
+      orion_error_clear(&ign);
       fold_partials(&h, nk, h.grid->ngroups);
+      (void)merge_buffers(s, &h, nb, ex->id, &ign);
       goto done;
     }
   } else {
@@ -881,7 +997,13 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
                          ex->id, key, h.c->err);
   }
   /* What the body wrote comes back (also after an error: the elements
-   * before it ran, as on the CPU). */
+   * before it ran, as on the CPU), the buffers' sums too. */
+  {
+    orion_error derr;
+    orion_error_clear(&derr);
+    if (merge_buffers(s, &h, nb, ex->id, &derr) != 0 && rc == 0)
+      rc = orion_error_set(err, derr.code, "%s", derr.msg);
+  }
   for (i = 0; i < na; i++)
     if (s->writes == NULL || s->writes((int)i)) {
       orion_error derr;

@@ -42,16 +42,19 @@ void orion_exec_set_growkey(orion_exec *ex, orion_gbody_rowkey_fn rowkey);
  * allows), where an exact body's steps give the same bits every run. */
 void orion_exec_set_gclaim(orion_exec *ex, int claims);
 
-/* 1 when blocks of the loaded loop run on the device. */
+/* 1 when blocks of the loaded loop run on the device (not while a buffer
+ * flushes every n elements: those run on the CPU). */
 int orion_exec_gpu_ready(const orion_exec *ex);
 
 /* Runs the block made of segs[0..nsegs) of iterated array iter_id on the
  * device: the arrays go up, the grid runs, written arrays come down, the
- * groups' accumulator partials are folded in group order.  Errors as
+ * groups' accumulator partials are folded in group order, the buffers'
+ * sums join their pending writes.  math.random is seeded from (seed,
+ * loop, block) as on the CPU (util/gbody.h: per group).  Errors as
  * orion_exec_run ("executor E, element (k1, k2): msg"). */
 int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
                        const orion_segment *segs, int64_t nsegs,
-                       orion_error *err);
+                       uint64_t seed, int64_t block, orion_error *err);
 
 /* The number of blocks run on the device since ex was made, and since
  * the last orion_exec_gpu_take_blocks (which starts that count again). */

@@ -286,7 +286,7 @@ Test(gbody, block_runs_on_the_device_grid) {
     c[(p * 3) % 5] += 1;
   }
   orion_error_clear(&err);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 2, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 2, 7, 0, &err), 0, "%s", err.msg);
   for (p = 0; p < 40; p++)
     cr_assert_eq(visits[p], 1, "element %lld visited %lld times",
                  (long long)p, (long long)visits[p]);
@@ -305,7 +305,7 @@ Test(gbody, block_runs_on_the_device_grid) {
   cr_assert_eq(orion_exec_gpu_blocks(f.ex), 1);
   /* A second block reuses the device copies (same sizes). */
   allocs = fake.allocs;
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, 7, 0, &err), 0, "%s", err.msg);
   cr_assert_eq(fake.allocs, allocs, "device copies were allocated again");
   cr_assert_eq(orion_exec_gpu_blocks(f.ex), 2);
   cr_assert_eq(orion_exec_gpu_take_blocks(f.ex), 2); /* LOOP_DONE's count */
@@ -313,12 +313,12 @@ Test(gbody, block_runs_on_the_device_grid) {
   cr_assert_eq(claimed_calls, 2);
   /* Without ORION_GPU_CLAIM=1: the steps. */
   unsetenv("ORION_GPU_CLAIM");
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, 7, 0, &err), 0, "%s", err.msg);
   cr_assert_eq(claimed_calls, 2, "claimed without ORION_GPU_CLAIM=1");
   setenv("ORION_GPU_CLAIM", "1", 1);
   /* An exact body: the steps, whose order is the same every run. */
   orion_exec_set_gclaim(f.ex, 0);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, segs, 1, 7, 0, &err), 0, "%s", err.msg);
   cr_assert_eq(claimed_calls, 2, "an exact body's rotation was claimed");
   unsetenv("ORION_GPU_CLAIM");
   teardown_f(&f);
@@ -330,11 +330,11 @@ Test(gbody, body_error_names_executor_and_element) {
   orion_error err;
   setup(&f, 17); /* element 17: keys (17*7 % 6, 17*3 % 5) = (5, 1) */
   orion_error_clear(&err);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EBODY);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), ORION_EBODY);
   cr_assert_str_eq(err.msg, "executor 3, element (6, 2): boom");
   device_fails = 1;
   orion_error_clear(&err);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EBODY);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), ORION_EBODY);
   cr_assert_str_eq(err.msg, "executor 3: the device body failed: kernel "
                             "timed out after 600 s");
   teardown_f(&f);
@@ -346,7 +346,7 @@ Test(gbody, out_of_range_segment_and_no_body) {
   orion_error err;
   setup(&f, -1);
   orion_error_clear(&err);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EINVAL);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), ORION_EINVAL);
   cr_assert(strstr(err.msg, "block range out of bounds") != NULL, "%s",
             err.msg);
   orion_exec_set_gbody(f.ex, NULL, NULL, NULL); /* a new loop without one */
@@ -374,7 +374,7 @@ Test(gbody, block_larger_than_device_memory_streams) {
    * an element in a chunk. */
   fake.info.cap_bytes = fake.in_use + 128 + 4160 + 10 * 88;
   orion_error_clear(&err);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), 0, "%s", err.msg);
   cr_assert_geq(calls, 4, "%d calls of the body", calls);
   cr_assert_eq(total_visits, 40);
   for (p = 0; p < 6; p++)
@@ -390,14 +390,14 @@ Test(gbody, block_larger_than_device_memory_streams) {
   setup(&f, 17);
   fake.info.cap_bytes = fake.in_use + 128 + 4160 + 10 * 88;
   orion_error_clear(&err);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_EBODY);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), ORION_EBODY);
   cr_assert_str_eq(err.msg, "executor 3, element (6, 2): boom");
   teardown_f(&f);
   /* No room for even one group: a message that says what to change. */
   setup(&f, -1);
   fake.info.cap_bytes = fake.in_use + 128 + 100;
   orion_error_clear(&err);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), ORION_ENOMEM);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), ORION_ENOMEM);
   cr_assert(strstr(err.msg, "raise --gpu-memory or use more partitions") !=
                 NULL,
             "%s", err.msg);
@@ -426,7 +426,7 @@ Test(gbody, a_block_moves_only_the_rows_it_reaches) {
       orion_exec_set_growkey(f.ex, rowkey_w_only);
     h2d_bytes = 0;
     orion_error_clear(&err);
-    cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s",
+    cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), 0, "%s",
                  err.msg);
     cr_assert_eq(((double *)f.W->values)[0], 1.0); /* element 0: v = 1 */
     cr_assert_eq(((double *)f.W->values)[1], 2.0); /* element 1: v = 2 */
@@ -501,7 +501,7 @@ Test(gbody, the_iterated_array_read_through_its_upvalue_sees_its_writes) {
     if (pass == 1)
       orion_exec_set_growkey(ex, left_rowkey);
     fake.info.cap_bytes = (uint64_t)1 << 40;
-    cr_assert_eq(orion_exec_run_gpu(ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(orion_exec_run_gpu(ex, 1, &seg, 1, 7, 0, &err), 0, "%s", err.msg);
     for (p = 0; p < 20; p++)
       cr_assert_eq(((double *)A->values)[p], want[p],
                    "pass %d, element %lld: %g, the serial run %g", pass,
@@ -524,10 +524,10 @@ Test(gbody, a_block_run_again_reuses_its_grid_until_its_keys_change) {
   setup(&f, -1);
   orion_error_clear(&err);
   h2d_bytes = 0;
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), 0, "%s", err.msg);
   first = h2d_bytes;
   h2d_bytes = 0;
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), 0, "%s", err.msg);
   again = h2d_bytes;
   /* Not again: 40 keys of 16 bytes, 40 positions of 8, the offsets. */
   cr_assert_geq(first - again, 40 * 16 + 40 * 8, "%zu then %zu", first,
@@ -541,7 +541,7 @@ Test(gbody, a_block_run_again_reuses_its_grid_until_its_keys_change) {
   for (p = 0; p < 40; p++)
     w[f.R->keys[2 * p]] += ((double *)f.R->values)[p];
   h2d_bytes = 0;
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), 0, "%s", err.msg);
   cr_assert_eq(h2d_bytes, first, "changed keys were not copied in again");
   for (p = 0; p < 6; p++)
     cr_assert_eq(((double *)f.W->values)[p], w[p], "W[%lld]: %g, want %g",
@@ -549,9 +549,9 @@ Test(gbody, a_block_run_again_reuses_its_grid_until_its_keys_change) {
   teardown_f(&f);
   setenv("ORION_GPU_GRID_CACHE", "0", 1);
   setup(&f, -1);
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), 0, "%s", err.msg);
   h2d_bytes = 0;
-  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), 0, "%s", err.msg);
   none = h2d_bytes;
   unsetenv("ORION_GPU_GRID_CACHE");
   teardown_f(&f);

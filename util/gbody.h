@@ -35,9 +35,23 @@
  * everything else in the struct is host memory.  The call returns after
  * the stream has finished the block (or the timeout passed).
  *
- * Bodies outside the GPU subset (buffers, flushes every n elements,
- * math.random: analysis/cgen.c's gpu_why says which) are not built for the
- * device; they run on the CPU with a one-line note.
+ *   - math.random: group g draws from its own xoshiro256** state,
+ *     orion_gbody_seed(rng, group0 + g): group 0 from the block's (the
+ *     CPU body's, so a 1 x 1 grid draws what the CPU draws), every other
+ *     group from a state made of the block's and its number.  The grid
+ *     depends on the block and the options only, so the draws are the
+ *     same on every device and every run;
+ *   - buffers (bufs, one per ORION_CSLOT_BUFFER slot, h a device pointer
+ *     laid out as ORION_GBUF_BYTES says, zeroed by the caller): the body's
+ *     `B[k] = B[k] + x` and `- x` add x atomically to the pending sum of
+ *     element k and mark it; the caller adds the sums to the executor's
+ *     pending writes afterwards.  The generator allows only that form on
+ *     the device, and for float targets only in fast mode (the order of
+ *     the atomic additions varies from run to run).
+ *
+ * Bodies outside the GPU subset (other buffer reads and writes, flushes
+ * every n elements: analysis/cgen.c's gpu_why says which) are not built
+ * for the device; they run on the CPU with a one-line note.
  */
 #ifndef ORION_UTIL_GBODY_H
 #define ORION_UTIL_GBODY_H
@@ -47,7 +61,7 @@
 
 #include "util/cbody.h"
 
-#define ORION_GBODY_ABI 2
+#define ORION_GBODY_ABI 3
 #define ORION_GBODY_FN "orion_gbody_run"          /* orion_gbody_fn */
 #define ORION_GBODY_ABI_SYM "orion_gbody_abi"     /* const int */
 #define ORION_GBODY_WRITES_FN "orion_gbody_writes" /* orion_gbody_writes_fn */
@@ -83,9 +97,47 @@ typedef struct orion_gctx {
                                  lists */
   const int64_t *d_row_group; /* device, ngroups: each row's groups */
   const int64_t *d_row_col;   /* device, ngroups: their columns */
+  uint64_t rng[4];  /* math.random: the block's state, as the CPU body's */
+  int64_t group0;   /* the number of group 0 in the block (a streamed
+                       chunk's first group), for orion_gbody_seed */
+  orion_cbuffer *bufs; /* host array, one per ORION_CSLOT_BUFFER slot; h:
+                          device memory, ORION_GBUF_BYTES(elements) */
+  int32_t nbufs;
+  int32_t pad2;
   int64_t cur;     /* out, on error: the element that failed */
   char err[1024];  /* out, on error: the message */
 } orion_gctx;
+
+/* A buffer's device memory for a target of n elements: the pending sums
+ * (int64_t for an integer target, double for a float one), then a byte
+ * per element, 1 where the body added. */
+#define ORION_GBUF_BYTES(n) ((size_t)(n) * (sizeof(int64_t) + 1))
+
+#ifndef ORION_GBODY_HD /* __host__ __device__ in a generated source */
+#define ORION_GBODY_HD
+#endif
+/* Group g's math.random state from the block's: group 0 takes the block's
+ * own; any other a splitmix64 sequence started from the block's state and
+ * g (splitmix64, the generator xoshiro's authors give for seeding it),
+ * a different state for every g. */
+static inline __attribute__((unused)) ORION_GBODY_HD void
+orion_gbody_seed(const uint64_t blk[4], int64_t g, uint64_t out[4]) {
+  uint64_t x;
+  int i;
+  if (g == 0) {
+    for (i = 0; i < 4; i++)
+      out[i] = blk[i];
+    return;
+  }
+  x = blk[0] ^ (blk[1] << 17 | blk[1] >> 47) ^ (blk[2] << 31 | blk[2] >> 33) ^
+      (blk[3] << 47 | blk[3] >> 17) ^ ((uint64_t)g * 0xd1342543de82ef95u);
+  for (i = 0; i < 4; i++) {
+    uint64_t z = (x += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    out[i] = z ^ (z >> 31);
+  }
+}
 
 #define ORION_GBODY_SCRATCH(ngroups, naccs)                                  \
   (((size_t)4096 + (size_t)(ngroups) * (size_t)((naccs) > 0 ? (naccs) : 1) * \

@@ -15,7 +15,10 @@
  * every generated source (analysis/cgen_prelude.h, analysis/mkprelude.awk),
  * so compiled bodies draw exactly what the interpreter draws.  System
  * headers only. */
-#define ORION_LUARAND static inline __attribute__((unused))
+#ifndef ORION_LUARAND_HD /* __host__ __device__ when built for the GPU */
+#define ORION_LUARAND_HD
+#endif
+#define ORION_LUARAND static inline __attribute__((unused)) ORION_LUARAND_HD
 
 ORION_LUARAND uint64_t orion_luarand_rotl(uint64_t x, int n) {
   return (x << n) | (x >> (64 - n));
