@@ -21,7 +21,11 @@
 #     the CPU's (the 2-D rotation on the device is another SGD order, which
 #     a serial run allows, so the trajectories differ; the first device
 #     run here trained faster than the CPU's order), the seconds per epoch
-#     of both printed.
+#     of both printed; again under --gpu-memory 8M (streamed).
+#  5. The LDA app on the embedded corpus, both samplers, 10 sweeps, with
+#     --check (the counts kept, the buffered topic totals among them, must
+#     be those of the assignments), the final log-likelihood per token
+#     within 0.05 of the CPU's.
 # Prints the device (nvidia-smi -L), each comparison, and a summary.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -56,8 +60,8 @@ for claim in 0 1; do
       >"$tmp/tier" 2>&1; then
     cat "$tmp/tier"
     n=$(grep -c '^gpu tier agrees: .* (ran gpu)$' "$tmp/tier")
-    [ "$n" -eq 7 ] ||
-      fail "gpu_tier.lua (ORION_GPU_CLAIM=$claim): $n of 7 bodies agree on the device"
+    [ "$n" -eq 10 ] ||
+      fail "gpu_tier.lua (ORION_GPU_CLAIM=$claim): $n of 10 bodies agree on the device"
   else
     cat "$tmp/tier"
     fail "gpu_tier.lua (ORION_GPU_CLAIM=$claim) exited with status $?"
@@ -148,6 +152,33 @@ run "$drv" --gpus 1 --gpu-memory 8M "$src/apps/mf/mf.lua" $mfdata \
 echo "-- GPU with --gpu-memory 8M:"
 cat "$tmp/mf_cap"
 compare_mf "MF under the cap" "$tmp/mf_cap"
+
+# 5. LDA on the embedded corpus, the sparse and the dense sampler: each
+# block is a device grid of documents x words, the topic totals' changes
+# added on the device through their buffer, math.random a stream per
+# group.  --check: the counts the sweeps kept (documents', words' and the
+# buffered totals) must be those of the final assignments, which a lost
+# or doubled update would break; the final log-likelihood per token must
+# be within 0.05 of the CPU's (other draws, the same model).
+for sampler in sparse dense; do
+  run "$drv" --executors 1 "$src/apps/lda/lda.lua" --iters 10 --sampler "$sampler" \
+    --check --tier c >"$tmp/lda_c" 2>&1 || fail "lda.lua --sampler $sampler --tier c exited with status $?"
+  run "$drv" --gpus 1 "$src/apps/lda/lda.lua" --iters 10 --sampler "$sampler" \
+    --check --gpu >"$tmp/lda_g" 2>&1 || fail "lda.lua --sampler $sampler --gpu exited with status $?"
+  echo "-- LDA, --sampler $sampler, GPU:"
+  cat "$tmp/lda_g"
+  if grep -q 'runs on the CPU' "$tmp/lda_g"; then
+    fail "lda.lua --sampler $sampler --gpu: a sweep ran on the CPU"
+  fi
+  grep -q '^# check: the document, word and topic counts match' "$tmp/lda_g" ||
+    fail "lda.lua --sampler $sampler --gpu: --check did not pass"
+  llc=$(awk '$1 == 10 { print $4 }' "$tmp/lda_c")
+  llg=$(awk '$1 == 10 { print $4 }' "$tmp/lda_g")
+  echo "LDA $sampler: final log-likelihood per token $llc (c) vs $llg (gpu), at most 0.05 apart"
+  awk -v a="$llc" -v b="$llg" 'BEGIN { d = a - b; if (d < 0) d = -d
+    exit !(a != "" && b != "" && d <= 0.05) }' ||
+    fail "lda.lua --sampler $sampler: the GPU's log-likelihood is not within 0.05 of the CPU's"
+done
 
 if [ "$fails" -gt 0 ]; then
   echo "gpu_loops: $fails failure(s)"

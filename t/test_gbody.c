@@ -17,6 +17,7 @@
 #include "gpu/gpu.h"
 #include "lua/exec.h"
 #include "lua/exec_gbody.h"
+#include "lua/exec_int.h" /* the CPU body, for its math.random state */
 
 /* ---- a host "device" ---------------------------------------------------- */
 
@@ -556,4 +557,177 @@ Test(gbody, a_block_run_again_reuses_its_grid_until_its_keys_change) {
   unsetenv("ORION_GPU_GRID_CACHE");
   teardown_f(&f);
   cr_assert_eq(none, first, "ORION_GPU_GRID_CACHE=0 kept a grid");
+}
+
+/* ---- buffers and math.random on the "device" -----------------------------
+ * A body that, for each rating (i, j, v), adds 1 to an i64 buffer at j and
+ * v to an f64 one at i, through the device sums util/gbody.h lays out
+ * (what o_gbadd does), and adds `big` to an i32 "replace" buffer at 1. */
+
+static uint64_t dev_rng[4], cpu_rng[4];
+static int64_t dev_group0;
+static int64_t big;
+
+static int buf_body(orion_gctx *g) {
+  int64_t s, gi, e;
+  const int64_t *keys = g->iter.keys;
+  const double *vals = g->iter.values;
+  cr_assert_eq(g->abi, ORION_GBODY_ABI);
+  cr_assert_eq(g->nbufs, 3);
+  cr_assert_eq(g->bufs[0].type, ORION_I64);
+  cr_assert_eq(g->bufs[1].type, ORION_F64);
+  cr_assert_eq(g->bufs[0].dims[0], 5);
+  cr_assert_eq(g->bufs[1].dims[0], 6);
+  memcpy(dev_rng, g->rng, sizeof dev_rng);
+  dev_group0 = g->group0;
+  for (s = 0; s < g->nsteps; s++)
+    for (gi = g->h_step_off[s]; gi < g->h_step_off[s + 1]; gi++)
+      for (e = g->d_group_off[gi]; e < g->d_group_off[gi + 1]; e++) {
+        int64_t pos = g->d_order[e], i = keys[2 * pos], j = keys[2 * pos + 1];
+        int64_t *ti = g->bufs[0].h;
+        double *fd = g->bufs[1].h;
+        int64_t *ri = g->bufs[2].h;
+        ti[j] += 1;
+        ((unsigned char *)g->bufs[0].h)[5 * 8 + j] = 1;
+        fd[i] += vals[pos];
+        ((unsigned char *)g->bufs[1].h)[6 * 8 + i] = 1;
+        if (big != 0) {
+          ri[0] += big;
+          ((unsigned char *)g->bufs[2].h)[2 * 8] = 1;
+        }
+      }
+  return 0;
+}
+
+/* The CPU's compiled body: what math.random starts from. */
+static int rng_cbody(orion_cctx *c, int64_t lo, int64_t hi) {
+  (void)lo, (void)hi;
+  memcpy(cpu_rng, c->rng, sizeof cpu_rng);
+  return 0;
+}
+
+static void buf_setup(fixture *f, int64_t flush) {
+  static const orion_cslot slots[3] = {{ORION_CSLOT_BUFFER, NULL, 10, 0, 0, 0},
+                                       {ORION_CSLOT_BUFFER, NULL, 11, 0, 0, 0},
+                                       {ORION_CSLOT_BUFFER, NULL, 12, 0, 0, 0}};
+  int64_t d2[1] = {2};
+  orion_error err;
+  orion_gpugrid_in grid;
+  setup(f, -1);
+  orion_error_clear(&err);
+  /* Targets: C (i64, 5), W (f64, 6), and a 2-element i32 one. */
+  f->H = (orion_array_release(f->H), orion_array_new_dense(1, d2, ORION_I32,
+                                                           &err));
+  cr_assert_eq(orion_exec_bind_array(f->ex, 3, f->H), 0);
+  cr_assert_eq(orion_exec_bind_buffer(f->ex, 10, "TB", 4, ORION_APPLY_ADD,
+                                      NULL, 0, ORION_FLUSH_LOOP, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(orion_exec_bind_buffer(f->ex, 11, "GB", 2, ORION_APPLY_ADD,
+                                      NULL, 0, flush, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(orion_exec_bind_buffer(f->ex, 12, "RB", 3,
+                                      ORION_APPLY_REPLACE, NULL, 0,
+                                      ORION_FLUSH_LOOP, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(orion_exec_set_compiled(f->ex, rng_cbody, slots, 3), 0);
+  memset(&grid, 0, sizeof grid);
+  grid.kind = ORION_GPUGRID_2D;
+  grid.space = 0;
+  grid.time = 1;
+  grid.skew_dim = -1;
+  orion_exec_set_gbody(f->ex, buf_body, NULL, &grid);
+  unsetenv("ORION_GPU_CLAIM");
+  big = 0;
+}
+
+Test(gbody, buffer_sums_on_the_device_join_the_pending_writes) {
+  fixture f;
+  orion_segment seg = {0, 40};
+  orion_error err;
+  const double *W;
+  const int64_t *C;
+  double w[6] = {0};
+  int64_t c[5] = {0}, p;
+  buf_setup(&f, ORION_FLUSH_LOOP);
+  cr_assert_eq(orion_exec_gpu_ready(f.ex), 1);
+  for (p = 0; p < 40; p++) {
+    w[(p * 7) % 6] += (double)(1 + p % 4);
+    c[(p * 3) % 5] += 1;
+  }
+  orion_error_clear(&err);
+  /* Two blocks' worth: the second adds to what the first left pending. */
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 0, &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(orion_exec_buffer_pending(f.ex, 10), 5);
+  cr_assert_eq(orion_exec_buffer_pending(f.ex, 11), 6);
+  cr_assert_eq(orion_exec_buffer_pending(f.ex, 12), 0,
+               "an element the body never added to is not pending");
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 1, &err), 0, "%s",
+               err.msg);
+  /* Nothing reached the targets before the flush. */
+  C = f.C->values;
+  W = f.W->values;
+  for (p = 0; p < 5; p++)
+    cr_assert_eq(C[p], 0);
+  cr_assert_eq(orion_exec_flush(f.ex, 1, &err), 0, "%s", err.msg);
+  for (p = 0; p < 5; p++)
+    cr_assert_eq(C[p], 2 * c[p], "C[%lld] = %lld, want %lld", (long long)p,
+                 (long long)C[p], (long long)(2 * c[p]));
+  for (p = 0; p < 6; p++)
+    cr_assert_eq(W[p], 2 * w[p], "W[%lld] = %g, want %g", (long long)p, W[p],
+                 2 * w[p]);
+  cr_assert_eq(orion_exec_buffer_pending(f.ex, 10), 0);
+  /* An i32 "replace" buffer's sum must fit, as the CPU body checks. */
+  big = 3000000000;
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 2, &err), ORION_EBODY);
+  cr_assert(strstr(err.msg, "cannot store 120000000000 in i32 buffer 'RB': "
+                            "out of range") != NULL,
+            "%s", err.msg);
+  teardown_f(&f);
+}
+
+Test(gbody, a_buffer_flushing_every_n_elements_keeps_its_blocks_on_the_cpu) {
+  fixture f;
+  buf_setup(&f, 5);
+  cr_assert_eq(orion_exec_gpu_ready(f.ex), 0);
+  orion_exec_unbind_buffer(f.ex, 11);
+  cr_assert_eq(orion_exec_gpu_ready(f.ex), 1);
+  teardown_f(&f);
+}
+
+Test(gbody, math_random_starts_from_the_cpu_bodys_state) {
+  fixture f;
+  orion_segment seg = {0, 40};
+  orion_error err;
+  uint64_t a[4], b[4], s0[4], s1[4], seen[64][4];
+  int i, k;
+  buf_setup(&f, ORION_FLUSH_LOOP);
+  orion_error_clear(&err);
+  /* The device's block state is the CPU body's for the same block. */
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 3, &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(dev_group0, 0);
+  memcpy(a, dev_rng, sizeof a);
+  cr_assert_eq(orion__exec_run_compiled(f.ex, f.R, 0, 40, 7, 3, &err), 0,
+               "%s", err.msg);
+  cr_assert_eq(memcmp(a, cpu_rng, sizeof a), 0,
+               "the device's block state is not the CPU body's");
+  cr_assert_eq(orion_exec_run_gpu(f.ex, 1, &seg, 1, 7, 4, &err), 0, "%s",
+               err.msg);
+  memcpy(b, dev_rng, sizeof b);
+  cr_assert_neq(memcmp(a, b, sizeof a), 0, "blocks 3 and 4 draw alike");
+  /* Group 0 draws from the block's state; every other group from its own,
+   * the same on every call. */
+  orion_gbody_seed(a, 0, s0);
+  cr_assert_eq(memcmp(s0, a, sizeof a), 0);
+  for (i = 0; i < 64; i++) {
+    orion_gbody_seed(a, i + 1, seen[i]);
+    orion_gbody_seed(a, i + 1, s1);
+    cr_assert_eq(memcmp(seen[i], s1, sizeof s1), 0);
+    cr_assert_neq(memcmp(seen[i], a, sizeof a), 0);
+    for (k = 0; k < i; k++)
+      cr_assert_neq(memcmp(seen[i], seen[k], sizeof s1), 0,
+                    "groups %d and %d share a state", i + 1, k + 1);
+  }
+  teardown_f(&f);
 }

@@ -49,6 +49,7 @@ local spec = {
     { "partitions", "N", 0, "blocks per dimension of the sampling loop; 0: automatic (see docs/apps-lda.md)" },
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel, --sampler dense: every executor reads the word-topic counts as of the last flush and adds its changes through an orion.buffer)" },
     { "flush", "F", nil, "when buffered count changes are applied: with 2d the topic totals' (loop, the default: at the end of the sweep; managed: sent during it), with --parallel data the word-topic counts' (block, the default, loop, managed or every N tokens)" },
+    { "gpu", false, false, "run the sampling sweeps on the executors' GPUs (tier gpu; start them with orion-driver --gpus): each block is cut again into a device grid of documents x words, the topic totals' changes added on the device (see docs/apps-lda.md)" },
     { "check", nil, false, "at the end, check the count tables against the topic assignments" },
     { "top", "N", 10, "top words printed per topic (with a vocabulary; 0: none)" },
     { "save", "PATH", nil, "save the word-topic counts (W x K, i32) to PATH (.txt: text)" },
@@ -728,6 +729,7 @@ end
 -- is longer).
 local loop_opts = { partitions = { nparts, nwords }, space = 1, histogram = true }
 if data_parallel then loop_opts = { partitions = { nparts }, space = 1, histogram = true } end
+if opts.gpu then loop_opts.tier = "gpu" end
 -- Loading: one loop with the sampling loop's blocks and no work sends the
 -- corpus blocks and the (empty) count tables to the executors that keep
 -- them, as reading the file is loading; it is not timed as sampling.

@@ -1,5 +1,5 @@
 -- Tier "gpu" (docs/analysis.md): a 2-D body in the GPU subset, then one
--- outside it (math.random).
+-- outside it (a buffer written other than by adding to it).
 local orion = require "orion"
 local R = orion.array { 20, 10, type = "f64", init = "randn", seed = 1 }
 local W = orion.array { 20, 2, type = "f64", init = "randn", seed = 2 }
@@ -13,7 +13,8 @@ local st = orion.parallel_for(R, function(i, j, v)
   end
 end, { tier = "gpu" })
 local noise = orion.array { 20, type = "f64" }
+local B = orion.buffer(orion.zeros { 20 }, { apply = "replace" })
 local st2 = orion.parallel_for(noise, function(i, v)
-  return math.random()
+  B[i] = v * 2
 end, { tier = "gpu" })
 print("tiers", st.tier, st2.tier)

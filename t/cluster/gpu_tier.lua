@@ -20,6 +20,12 @@
 -- running its steps (util/gclaim.h), in an order that depends on timing:
 -- mf_fast is checked as mf is, and counts_fast, whose integer counts per
 -- row and per column do not depend on the order, bit for bit.
+-- Buffers' adds run on the device as atomic adds (util/gbody.h): the
+-- integer sums of buffer_counts agree bit for bit on any grid, and
+-- buffer_fast's float sums (fast mode) within 1e-9.  math.random draws a
+-- stream per group, group 0 the block's own: on one block and a 1 x 1
+-- grid (random_grid1, with `seed` pinning the streams so that the two
+-- loops draw alike) the device draws what the CPU draws, bit for bit.
 -- Prints one line per comparison.
 local orion = require "orion"
 local expect = arg[1] or "cpu"
@@ -50,7 +56,9 @@ end
 local opts = { mf_ordered = { ordered = true },
                mf_grid1 = { partitions = { 1, 1 }, gpu_grid = 1 },
                mf_fast = { fast = true },
-               counts_fast = { fast = true } }
+               counts_fast = { fast = true },
+               buffer_fast = { fast = true },
+               random_grid1 = { partitions = { 1, 1 }, gpu_grid = 1, seed = 11 } }
 -- Bodies compared in aggregate on a device: the CPU orders that give the
 -- spread, and how far beyond it (relative) the device may be.
 local aggregate = { mf = { parts = { 4, 8, 16, 40 }, widen = 0.02 },
@@ -77,6 +85,33 @@ local bodies = {
       J[j][1] = J[j][1] + 1
       J[j][2] = J[j][2] + i
       acc:add(1)
+    end
+  end,
+  -- Integer sums through a buffer (schedule none: no dependences).
+  buffer_counts = function(R, W, H, I, acc, J)
+    local B = orion.buffer(J, { apply = "add" })
+    return function(i, j, v)
+      B[j][1] = B[j][1] + 1
+      B[j][2] = B[j][2] - i * i
+      acc:add(1)
+    end
+  end,
+  -- Float sums through a buffer, in fast mode.
+  buffer_fast = function(R, W, H, I, acc, J)
+    local B = orion.buffer(W, { apply = "add" })
+    return function(i, j, v)
+      B[i][1] = B[i][1] + v * j
+      B[i][4] = 0.5 + B[i][4]
+    end
+  end,
+  -- math.random and a buffer on one block, a 1 x 1 grid: the CPU's draws.
+  random_grid1 = function(R, W, H, I, acc, J)
+    local B = orion.buffer(J, { apply = "add" })
+    return function(i, j, v)
+      local t = math.random(1, 40)
+      B[t][1] = B[t][1] + 1
+      B[t][2] = B[t][2] + math.random(1000)
+      acc:add(math.random() < 0.5 and 1 or 0)
     end
   end,
   -- Integers, 1d on i: wrap-around, floor division, modulo.
