@@ -9,9 +9,10 @@
 # twice in one go on EXECS (default 4) executors in network namespaces
 # (bench/netcluster.sh, links shaped to RATE, default unshaped), executor
 # SLOW (default the last) at half speed (netcluster's --slow, SLOW_BY
-# "cgroup": half a CPU's quota, or "sleep": it sleeps after each block as
-# long as the block took; default: cgroup where the machine has more cores
-# than executors and a cgroup cpu controller, else sleep):
+# "cgroup": a CPU quota of half what it would get otherwise, a CPU of its
+# own or, with more executors than cores, its share of them; or "sleep":
+# it sleeps after each block as long as the block took; default: cgroup
+# where the machine has a cgroup cpu controller, else sleep):
 #   static   the default: space part p on executor p * N / n0
 #   dynamic  ORION_ASSIGN=dynamic: a ready block goes where it would
 #            finish first
@@ -39,9 +40,16 @@ fi
 slow_by=${SLOW_BY:-}
 if [ -z "$slow_by" ]; then
   slow_by=sleep
-  [ "$(nproc)" -gt "$execs" ] && slow_by=cgroup
+  if [ -d /sys/fs/cgroup/cpu ] ||
+     grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    slow_by=cgroup
+  fi
 fi
-net=(-n "$execs" --slow "$slow" --slow-by "$slow_by")
+# Half of what the executor would get otherwise: a CPU of its own, or
+# its share of the cores when executors outnumber them.
+slow_cpu=$(awk -v c="$(nproc)" -v e="$execs" \
+  'BEGIN { x = c >= e ? 1 : c / e; printf "%.3f", x / 2 }')
+net=(-n "$execs" --slow "$slow" --slow-by "$slow_by" --slow-cpu "$slow_cpu")
 [ -z "${RATE:-}" ] || net+=(--rate "$RATE")
 
 tmp=$(mktemp -d)
@@ -55,8 +63,10 @@ for how in static dynamic; do
     2> "$tmp/$how.err" || { cat "$tmp/$how.out" "$tmp/$how.err" >&2; exit 1; }
 done
 
-printf 'MF on MovieLens-1M, K=%s, %s executors (executor %s at half speed: %s), link %s, %s epochs (means of epochs 2..%s), %s cores\n' \
-  "$k" "$execs" "$slow" "$slow_by" "${RATE:-unshaped}" "$epochs" "$epochs" \
+printf 'MF on MovieLens-1M, K=%s, %s executors (executor %s at half speed: %s%s), link %s, %s epochs (means of epochs 2..%s), %s cores\n' \
+  "$k" "$execs" "$slow" "$slow_by" \
+  "$([ "$slow_by" = cgroup ] && echo ", $slow_cpu CPU")" \
+  "${RATE:-unshaped}" "$epochs" "$epochs" \
   "$(nproc)"
 printf '%-9s %8s %9s %-24s %10s\n' run "s/epoch" "train ms" \
   "blocks per executor" test-rmse

@@ -2,7 +2,7 @@
 # A cluster of N hosts on this machine, with real links (needs root):
 #
 #   bench/netcluster.sh -n N [--rate RATE] [--delay DELAY] [--logs DIR]
-#                       [--grace SECONDS] [--slow K [--slow-by HOW]]
+#                       [--grace SECONDS] [--slow K [--slow-by HOW] [--slow-cpu X]]
 #                       -- DRIVER-ARGS...
 #
 # Makes N network namespaces onc<ID>-0 .. onc<ID>-(N-1), each joined to a
@@ -37,12 +37,13 @@
 #   --grace S     seconds the executors may outlive the driver
 #   --slow K      executor K runs at half speed: HOW "cgroup" (the default
 #                 where this machine has the cgroup cpu controller) starts
-#                 it in a cgroup whose CPU quota is half of one CPU
-#                 (cgroup v2 cpu.max, v1 cpu.cfs_quota_us); "sleep" sets
-#                 ORION_TEST_SLOW=K:x2 (it sleeps after each block as long
-#                 as the block took).  A quota slows it only when it would
-#                 otherwise have a CPU of its own (more cores than
-#                 executors); on a smaller machine use --slow-by sleep.
+#                 it in a cgroup whose CPU quota is X CPUs (--slow-cpu,
+#                 default 0.5; cgroup v2 cpu.max, v1 cpu.cfs_quota_us);
+#                 "sleep" sets ORION_TEST_SLOW=K:x2 (it sleeps after each
+#                 block as long as the block took).  A quota slows it only
+#                 when it is below the CPU the executor would otherwise
+#                 get: with more executors than cores, half its fair share
+#                 (cores / executors / 2, what bench/dyn.sh passes).
 #
 # On stderr, besides the driver's own lines, one line per executor:
 #   netcluster: executor K in namespace onc5-K (10.79.5.K+2, link onc5vK), pid P
@@ -56,7 +57,7 @@ set -euo pipefail
 me=netcluster
 usage() {
   echo "usage: $0 -n N [--rate RATE] [--driver-rate RATE] [--delay DELAY]" \
-       "[--logs DIR] [--grace SECONDS] [--slow K [--slow-by cgroup|sleep]]" \
+       "[--logs DIR] [--grace SECONDS] [--slow K [--slow-by cgroup|sleep] [--slow-cpu X]]" \
        "-- DRIVER-ARGS..." >&2
   exit 2
 }
@@ -73,6 +74,7 @@ logs=""
 grace=15
 slow=""
 slow_by=""
+slow_cpu=0.5
 while [ $# -gt 0 ]; do
   case $1 in
     -n) [ $# -ge 2 ] || usage; n=$2; shift 2 ;;
@@ -83,6 +85,7 @@ while [ $# -gt 0 ]; do
     --grace) [ $# -ge 2 ] || usage; grace=$2; shift 2 ;;
     --slow) [ $# -ge 2 ] || usage; slow=$2; shift 2 ;;
     --slow-by) [ $# -ge 2 ] || usage; slow_by=$2; shift 2 ;;
+    --slow-cpu) [ $# -ge 2 ] || usage; slow_cpu=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "$me: unknown option '$1'" >&2; usage ;;
   esac
@@ -101,6 +104,8 @@ if [ -n "$slow" ]; then
   esac
   [ "$slow" -lt "$n" ] || die "--slow $slow: there are executors 0..$((n - 1))"
 fi
+quota=$(awk -v x="$slow_cpu" 'BEGIN { if (x ~ /^[0-9]*\.?[0-9]+$/ && x > 0 && x <= 64) printf "%d", x * 100000 + 0.5 }')
+[ -n "$quota" ] || die "--slow-cpu needs a number of CPUs above 0 (0.25, 1), not '$slow_cpu'"
 case $slow_by in
   ''|cgroup|sleep) ;;
   *) die "--slow-by needs cgroup or sleep, not '$slow_by'" ;;
@@ -263,7 +268,7 @@ for ((k = 0; k < n; k++)); do
   shape "${pfx}x$k" "$ns"
 done
 
-# --slow: a cgroup with half a CPU for executor $slow (v2 cpu.max, or v1's
+# --slow: a cgroup with $slow_cpu CPUs for executor $slow (v2 cpu.max, or v1's
 # cpu controller), or the executors' sleep hook.
 slow_env=()
 slow_cg_procs=""
@@ -273,19 +278,19 @@ if [ -n "$slow" ]; then
        grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
        mkdir "/sys/fs/cgroup/$pfx-slow" 2>/dev/null; then
       cg=/sys/fs/cgroup/$pfx-slow
-      echo "50000 100000" > "$cg/cpu.max" || die "cannot set $cg/cpu.max"
+      echo "$quota 100000" > "$cg/cpu.max" || die "cannot set $cg/cpu.max"
     elif [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] &&
          mkdir "/sys/fs/cgroup/cpu/$pfx-slow" 2>/dev/null; then
       cg=/sys/fs/cgroup/cpu/$pfx-slow
       echo 100000 > "$cg/cpu.cfs_period_us" &&
-        echo 50000 > "$cg/cpu.cfs_quota_us" || die "cannot set $cg's quota"
+        echo "$quota" > "$cg/cpu.cfs_quota_us" || die "cannot set $cg's quota"
     elif [ "$slow_by" = cgroup ]; then
       die "--slow-by cgroup: no cgroup cpu controller to use here"
     fi
   fi
   if [ -n "$cg" ]; then
     slow_cg_procs=$cg/cgroup.procs
-    echo "$me: executor $slow runs in cgroup $cg (half a CPU)" >&2
+    echo "$me: executor $slow runs in cgroup $cg ($slow_cpu CPU)" >&2
   else
     slow_env=("ORION_TEST_SLOW=$slow:x2")
     echo "$me: executor $slow sleeps as long as each block took" \
