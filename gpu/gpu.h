@@ -108,4 +108,9 @@ int orion_gpu_order(orion_gpu *g, orion_error *err);
  * created on first use; NULL with err set when cuBLAS cannot start. */
 void *orion_gpu_cublas(orion_gpu *g, orion_error *err);
 
+/* Loads cuBLAS (once; no device needed): the CUDA build opens it with
+ * dlopen when first used rather than linking it (gpu/gpu_cublas.h).  0,
+ * or nonzero with err naming the library and the reason. */
+int orion_gpu_cublas_load(orion_error *err);
+
 #endif

@@ -2,9 +2,10 @@
  * memory counted against a cap, a work stream and a copy stream, pinned
  * host memory, copies, a timed wait, and a cuBLAS handle made on first use.
  *
- * Built with nvcc when configure finds CUDA (Makefile.am); the runtime,
- * cuBLAS and cuRAND are the toolkit's shared libraries, so a GPU body that
- * an executor loads with dlopen shares this process's CUDA context.
+ * Built with nvcc when configure finds CUDA (Makefile.am); the runtime is
+ * the toolkit's shared library, so a GPU body that an executor loads with
+ * dlopen shares this process's CUDA context.  cuBLAS is opened with
+ * dlopen on first use (gpu/gpu_cublas.h says why).
  * Without a driver or a device every call fails with the reason, as
  * gpu/gpu_none.c does in a build without CUDA.
  *
@@ -25,6 +26,7 @@
 extern "C" {
 #include "gpu/gpu.h"
 }
+#include "gpu/gpu_cublas.h"
 
 struct orion_gpu {
   orion_gpu_info info;
@@ -121,7 +123,7 @@ static void destroy(orion_gpu *g) {
     delete g->host;
   }
   if (g->blas_made)
-    cublasDestroy(g->blas);
+    orion_gpu_cublas_fns(NULL)->destroy(g->blas);
   if (g->copied != NULL)
     cudaEventDestroy(g->copied);
   if (g->work != NULL)
@@ -416,22 +418,25 @@ extern "C" int orion_gpu_order(orion_gpu *g, orion_error *err) {
 }
 
 extern "C" void *orion_gpu_cublas(orion_gpu *g, orion_error *err) {
+  const orion_cublas_fns *f;
   cublasStatus_t s;
   if (g->blas_made)
     return (void *)g->blas;
   if (current(g, err) != 0)
     return NULL;
-  s = cublasCreate(&g->blas);
+  if ((f = orion_gpu_cublas_fns(err)) == NULL)
+    return NULL;
+  s = f->create(&g->blas);
   if (s != CUBLAS_STATUS_SUCCESS) {
     orion_error_set(err, -EIO, "%s: cuBLAS cannot start: %s", g->label,
-                    cublasGetStatusString(s));
+                    f->status_string(s));
     return NULL;
   }
-  s = cublasSetStream(g->blas, g->work);
+  s = f->set_stream(g->blas, g->work);
   if (s != CUBLAS_STATUS_SUCCESS) {
-    cublasDestroy(g->blas);
+    f->destroy(g->blas);
     orion_error_set(err, -EIO, "%s: cublasSetStream: %s", g->label,
-                    cublasGetStatusString(s));
+                    f->status_string(s));
     return NULL;
   }
   g->blas_made = 1;

@@ -121,3 +121,5 @@ void *orion_gpu_cublas(orion_gpu *g, orion_error *err) {
   none(err);
   return NULL;
 }
+
+int orion_gpu_cublas_load(orion_error *err) { return none(err); }

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "gpu/gpu_cublas.h"
+
 #define THREADS 256
 #define MAX_BLOCKS 8192
 
@@ -242,6 +244,7 @@ extern "C" int orion_nn_gpu_gemm(orion_gpu *g, int ta, int tb, int64_t m,
                                  int64_t ldb, float beta, float *c,
                                  int64_t ldc, orion_error *err) {
   cublasHandle_t h;
+  const orion_cublas_fns *fns;
   cublasStatus_t s;
   int rc;
   if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || lda > INT32_MAX ||
@@ -263,11 +266,11 @@ extern "C" int orion_nn_gpu_gemm(orion_gpu *g, int ta, int tb, int64_t m,
   if (rc != 0)
     return rc;
   h = (cublasHandle_t)orion_gpu_cublas(g, err);
-  if (h == NULL)
+  if (h == NULL || (fns = orion_gpu_cublas_fns(err)) == NULL)
     return err != NULL && err->code != 0 ? err->code : ORION_EINVAL;
   /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a
    * row-major matrix read column-major is its transpose: swap A and B. */
-  s = cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+  s = fns->sgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                   ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m, (int)k,
                   &alpha, b, (int)(ldb > 0 ? ldb : 1), a,
                   (int)(lda > 0 ? lda : 1), &beta, c,

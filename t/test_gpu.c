@@ -631,3 +631,33 @@ Test(gpu, executor_gpu_without_a_device) {
   cr_assert_str_eq(r.err, want);
   tu_run_free(&r);
 }
+
+/* 1 when a library whose path holds name is mapped in this process. */
+static int mapped(const char *name) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  int found = 0;
+  cr_assert_not_null(f);
+  while (!found && fgets(line, sizeof line, f) != NULL)
+    found = strstr(line, name) != NULL;
+  fclose(f);
+  return found;
+}
+
+/* cuBLAS is not linked: a CUDA build opens it on first use, with or
+ * without a device, and a process that never multiplies never loads it
+ * (linking it cost every process 0.4 s at start). */
+Test(gpu, cublas_loads_when_first_asked) {
+  orion_error err;
+  orion_error_clear(&err);
+  if (!orion_gpu_built()) {
+    cr_assert_neq(orion_gpu_cublas_load(&err), 0);
+    cr_assert_str_eq(err.msg, "no GPU: this build has no CUDA");
+    return;
+  }
+  cr_assert_eq(mapped("libcublas"), 0,
+               "libcublas is mapped before anything asked for it");
+  cr_assert_eq(orion_gpu_cublas_load(&err), 0, "%s", err.msg);
+  cr_assert_eq(mapped("libcublas"), 1);
+  cr_assert_eq(orion_gpu_cublas_load(&err), 0, "%s", err.msg); /* again */
+}
