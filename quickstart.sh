@@ -69,15 +69,7 @@ target=check
 echo "== running the $([ "$mode" = slow ] && echo "slow set" || echo "test suite") (make $target)"
 rm -f t/*.log
 status=0
-# The fast set runs two test programs per core: several of them spend
-# seconds waiting on sockets and timeouts (t/auth.sh, t/tamper.sh,
-# t/test_checkpoint.sh), and meanwhile the other keeps the core busy
-# (on 2 cores, 126 s against 154 s with one per core).  The slow set
-# keeps one per core: its network-namespace and sanitizer runs are
-# sensitive to load.
-tjobs=$jobs
-[ "$mode" = slow ] || tjobs=$((jobs * 2))
-make -s -j"$tjobs" "$target" >/dev/null 2>&1 || status=$?
+make -s -j"$jobs" "$target" >/dev/null 2>&1 || status=$?
 passed=0; failed=0; skipped=0
 for log in t/*.log; do
   [ -f "$log" ] || continue

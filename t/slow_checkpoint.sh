@@ -80,13 +80,20 @@ for ex in 2 4; do
   echo "# $ex executors: undisturbed run ${secs}s, test RMSE $base"
   for t in $(seq 1 "$trials"); do
     at=$(awk -v s="$secs" -v r=$RANDOM 'BEGIN { printf "%.2f", s * (0.4 + 0.5 * r / 32768) }')
-    # A run that ended before the kill is tried again, killed earlier.
+    # A run that ended before the kill is tried again, killed earlier; so
+    # is one whose executor died after the job's last block (its run
+    # finished untouched, with no recovery to see: once seen in CI at 86%
+    # of the undisturbed time).  An earlier kill lands inside the run, so
+    # a kill that goes unnoticed still fails below.
     for try in 1 2 3; do
       rm -rf "$tmp/mf$ex-$t"
       run_killed mf$ex-$t "$at" mf$ex-$t.out mf$ex-$t.err \
         "$drv" --executors $ex --checkpoint-dir "$tmp/mf$ex-$t" $MF --checkpoint-every 5
       rc=$?
-      grep -q "^no executor to kill" mf$ex-$t.err || break
+      if ! grep -q "^no executor to kill" mf$ex-$t.err &&
+         { [ $rc != 0 ] || grep -q "orion: recovery: executor " mf$ex-$t.err; }; then
+        break
+      fi
       at=$(awk -v a="$at" 'BEGIN { printf "%.2f", a / 2 }')
     done
     r=$(last_rmse mf$ex-$t.out)
