@@ -45,6 +45,20 @@ orion_replica *orion_replica_new(const orion_array *a, int n, uint64_t gen) {
   return c;
 }
 
+int64_t orion_replica_fresh_rows(const orion_replica *c, int e, int64_t lo,
+                                 int64_t hi) {
+  int64_t k, n = 0;
+  if (c->chunk <= 0 || e < 0 || e >= c->n || lo < 0 || hi > c->rows)
+    return 0;
+  for (k = lo / c->chunk; lo < hi && k <= (hi - 1) / c->chunk; k++)
+    if (c->have[(int64_t)e * c->nchunks + k] == c->ver[k]) {
+      int64_t a = k * c->chunk > lo ? k * c->chunk : lo;
+      int64_t z = (k + 1) * c->chunk < hi ? (k + 1) * c->chunk : hi;
+      n += z - a;
+    }
+  return n;
+}
+
 void orion_replica_invalidate(orion_replica *c) {
   int64_t k;
   for (k = 0; k < c->nchunks; k++)

@@ -63,6 +63,15 @@ int orion_replica_set_blocks(orion_replica *c, int nb, uint64_t bs_gen);
 /* Block b changed at executor e, which holds the new version. */
 void orion_replica_block_changed(orion_replica *c, int e, int b);
 
+/* How many of rows [lo, hi) executor e holds at their current versions:
+ * the rows of its current chunks that lie in the range.  Counted by row,
+ * not all or nothing: a range of rows (a block's part) rarely covers its
+ * first and last chunk whole, and a chunk held only in part is never
+ * marked held, so a whole-range test would almost never hold (dynamic
+ * placement, lua/dist_resid.c, was blind to resident rows that way). */
+int64_t orion_replica_fresh_rows(const orion_replica *c, int e, int64_t lo,
+                                 int64_t hi);
+
 /* Elements [first, first+count) changed, by the block with dispatch
  * number seq at executor e (e < 0: at the driver).  An executor that held
  * a chunk's previous version, and was sent nothing of it since that

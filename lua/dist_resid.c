@@ -392,25 +392,6 @@ static int placed_block(loop_run *r, arr_use *u, int e, int b, int64_t lo,
   return rc;
 }
 
-/* How many of rows [lo, hi) executor e holds at their current versions:
- * the rows of its fresh chunks.  A part's first and last chunk are
- * usually shared with the parts beside it (a part of 755 rows of 128
- * floats, in chunks of 8 rows), and mark_have never marks a chunk that a
- * part holds only in part, so a part is rarely fresh as a whole: counting
- * it all or nothing made every executor's affinity for resident rows 0,
- * and dynamic placement blind to them. */
-static int64_t fresh_rows(const orion_replica *c, int e, int64_t lo,
-                          int64_t hi) {
-  int64_t k, n = 0;
-  for (k = lo / c->chunk; k <= (hi - 1) / c->chunk; k++)
-    if (c->have[(int64_t)e * c->nchunks + k] == c->ver[k]) {
-      int64_t a = k * c->chunk > lo ? k * c->chunk : lo;
-      int64_t z = (k + 1) * c->chunk < hi ? (k + 1) * c->chunk : hi;
-      n += z - a;
-    }
-  return n;
-}
-
 int64_t orion__resid_affinity(const loop_run *r, int e, int b) {
   int64_t n = 0;
   int i;
@@ -421,7 +402,7 @@ int64_t orion__resid_affinity(const loop_run *r, int e, int b) {
       continue;
     part_rows(r, u, b, &lo, &hi);
     if (hi > lo)
-      n += fresh_rows(u->c, e, lo, hi) * u->c->row_elems *
+      n += orion_replica_fresh_rows(u->c, e, lo, hi) * u->c->row_elems *
            (int64_t)orion_type_size(u->d->a->type);
   }
   return n;

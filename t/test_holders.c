@@ -1,10 +1,13 @@
 /* dsm/holders.c: which executor holds the newest copy of which elements
- * (resident rows, lua/dist_resid.c). */
+ * (resident rows, lua/dist_resid.c); and dsm/replica.c's count of the
+ * rows an executor holds, which dynamic placement weighs. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dsm/array.h"
 #include "dsm/holders.h"
+#include "dsm/replica.h"
 #include "util/error.h"
 
 typedef struct seen {
@@ -87,4 +90,40 @@ Test(holders, each_stops_at_the_first_nonzero) {
   cr_assert_eq(orion_holders_each(&h, 0, 30, stop_at_second, &n), 7);
   cr_assert_eq(n, 2);
   orion_holders_free(&h);
+}
+
+/* A part of rows whose first and last chunk it shares with the parts
+ * beside it (MF's W: 755 of 6040 rows of 128 floats, chunks of 8 rows)
+ * counts the rows of the chunks its executor holds whole: counted all or
+ * nothing, as before, it was 0 for every executor, and dynamic placement
+ * dragged W and H after the ratings. */
+Test(holders, an_executor_holds_the_rows_of_its_current_chunks) {
+  int64_t dims[2] = {6040, 128}, k;
+  orion_error err;
+  orion_array *a;
+  orion_replica *c;
+  orion_error_clear(&err);
+  a = orion_array_new_dense(2, dims, ORION_F32, &err);
+  cr_assert_not_null(a, "%s", err.msg);
+  c = orion_replica_new(a, 3, 1);
+  cr_assert_not_null(c);
+  cr_assert_eq(c->chunk, 8);
+  /* Executor 1 ran part 1, rows [755, 1510): it holds the chunks wholly
+   * inside, 95..187: rows 760..1503 (the first and last are shared). */
+  for (k = 755 / 8 + 1; k < 1510 / 8; k++)
+    c->have[1 * c->nchunks + k] = c->ver[k];
+  cr_assert_eq(orion_replica_fresh_rows(c, 1, 755, 1510), 1504 - 760);
+  cr_assert_eq(orion_replica_fresh_rows(c, 0, 755, 1510), 0);
+  cr_assert_eq(orion_replica_fresh_rows(c, 2, 755, 1510), 0);
+  /* Part of a range, and a chunk changed since: it no longer counts. */
+  cr_assert_eq(orion_replica_fresh_rows(c, 1, 800, 810), 10);
+  c->ver[800 / 8]++;
+  cr_assert_eq(orion_replica_fresh_rows(c, 1, 800, 810), 10 - 8 + 800 % 8);
+  cr_assert_eq(orion_replica_fresh_rows(c, 1, 755, 1510), 1504 - 760 - 8);
+  /* Out of range or empty: nothing. */
+  cr_assert_eq(orion_replica_fresh_rows(c, 3, 0, 10), 0);
+  cr_assert_eq(orion_replica_fresh_rows(c, 1, 900, 900), 0);
+  cr_assert_eq(orion_replica_fresh_rows(c, 1, 0, 7000), 0);
+  orion_replica_free(c);
+  orion_array_release(a);
 }
