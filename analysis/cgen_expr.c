@@ -985,15 +985,21 @@ int buffer_add(gen *g, cv o, cv k, const ast_node *tgt, const ast_node *val,
   s = &g->slots[o.t.slot];
   isint = s->etype == ET_I32 || s->etype == ET_I64;
   x_left = xn == val->a;
-  /* The read's subscript check first, as the interpreter makes it. */
+  /* The operands in the interpreter's order, so that the first error is
+   * its: x first in `x + B[k]`, the read's subscript check first else. */
   savepc(g, line);
+  if (x_left)
+    x = ex(g, xn);
   kk = subscript(g, s, o.t.depth, k, tgt->b, tgt->line);
   pos = position(g, o, kk);
-  x = ex(g, xn);
+  if (!x_left)
+    x = ex(g, xn);
   if (x.t.k == T_NONE)
     return 1;
-  if (x.t.k != T_VAL || (x.t.m != M_INT && x.t.m != M_FLT))
+  if (x.t.k != T_VAL || (x.t.m & ~M_NUM) != 0)
     why = "a buffer add of a value that may not be a number";
+  else if (x.t.m != M_INT && x.t.m != M_FLT)
+    why = "a buffer add of a value that may be an integer or a float";
   else if (isint && x.t.m != M_INT)
     why = "a buffer add of a float to an integer target";
   else if (!isint && !g->fast)

@@ -1902,6 +1902,12 @@ Test(cgen, bounds_errors) {
             "array 'W': index 7 out of range 1..6 in dimension 1");
   check_err(IT_VEC, "function(i, v)\n  BA[i + 1] = 1\nend",
             "buffer 'BA': index 13 out of range 1..12 in dimension 1");
+  /* A buffer's add (on the device, an atomic add) fails first where the
+   * interpreter does: x before B[k] in `x + B[k]`, B[k] first else. */
+  check_err(IT_VEC, "function(i, v)\n  TB[i + 4] = A[i + 12] + TB[i + 4]\nend",
+            "array 'A': index 13 out of range 1..12 in dimension 1");
+  check_err(IT_VEC, "function(i, v)\n  TB[i + 4] = TB[i + 4] + A[i + 12]\nend",
+            "buffer 'TB': index 5 out of range 1..4 in dimension 1");
 }
 
 Test(cgen, store_errors) {
