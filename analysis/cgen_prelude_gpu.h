@@ -80,12 +80,12 @@ static __device__ O_U int64_t o_gbn(const orion_cbuffer *b) {
 static __device__ O_U void o_gbadd(const orion_cbuffer *b, int64_t pos,
                                    int64_t x) {
   atomicAdd((unsigned long long *)b->h + pos, (unsigned long long)x);
-  ((unsigned char *)b->h)[o_gbn(b) * 8 + pos] = 1;
+  ((unsigned char *)b->h)[o_gbn(b) * (int64_t)sizeof(int64_t) + pos] = 1;
 }
 static __device__ O_U void o_gbaddf(const orion_cbuffer *b, int64_t pos,
                                     double x) {
   atomicAdd((double *)b->h + pos, x);
-  ((unsigned char *)b->h)[o_gbn(b) * 8 + pos] = 1;
+  ((unsigned char *)b->h)[o_gbn(b) * (int64_t)sizeof(int64_t) + pos] = 1;
 }
 
 static __device__ O_U void o_gstr(char *d, const char *s) {

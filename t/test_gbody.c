@@ -214,6 +214,17 @@ static int dummy_cbody(orion_cctx *c, int64_t lo, int64_t hi) {
   return 0;
 }
 
+/* The device grid of the fixture's loop: a 2d rotation over (i, j). */
+static orion_gpugrid_in rotation(void) {
+  orion_gpugrid_in grid;
+  memset(&grid, 0, sizeof grid);
+  grid.kind = ORION_GPUGRID_2D;
+  grid.space = 0;
+  grid.time = 1;
+  grid.skew_dim = -1;
+  return grid;
+}
+
 typedef struct fixture {
   orion_exec *ex;
   orion_array *R, *W, *H, *C;
@@ -250,11 +261,7 @@ static void setup(fixture *f, int bad) {
   cr_assert_eq(orion_exec_set_compiled(f->ex, dummy_cbody, slots, 4), 0);
   cr_assert_eq(orion_exec_gpu_ready(f->ex), 0); /* no device yet */
   orion_exec_set_gpu(f->ex, &fake);
-  memset(&grid, 0, sizeof grid);
-  grid.kind = ORION_GPUGRID_2D;
-  grid.space = 0;
-  grid.time = 1;
-  grid.skew_dim = -1;
+  grid = rotation();
   orion_exec_set_gbody(f->ex, fake_body, body_writes, &grid);
   orion_exec_set_gclaim(f->ex, 1); /* a fast body */
   setenv("ORION_GPU_CLAIM", "1", 1); /* claimed (2d rotations) */
@@ -630,11 +637,7 @@ static void buf_setup(fixture *f, int64_t flush) {
                                       ORION_FLUSH_LOOP, &err),
                0, "%s", err.msg);
   cr_assert_eq(orion_exec_set_compiled(f->ex, rng_cbody, slots, 3), 0);
-  memset(&grid, 0, sizeof grid);
-  grid.kind = ORION_GPUGRID_2D;
-  grid.space = 0;
-  grid.time = 1;
-  grid.skew_dim = -1;
+  grid = rotation();
   orion_exec_set_gbody(f->ex, buf_body, NULL, &grid);
   unsetenv("ORION_GPU_CLAIM");
   big = 0;
