@@ -22,10 +22,11 @@
 #     a serial run allows, so the trajectories differ; the first device
 #     run here trained faster than the CPU's order), the seconds per epoch
 #     of both printed; again under --gpu-memory 8M (streamed).
-#  5. The LDA app on the embedded corpus, both samplers, 10 sweeps, with
-#     --check (the counts kept, the buffered topic totals among them, must
-#     be those of the assignments), the final log-likelihood per token
-#     within 0.05 of the CPU's.
+#  5. The LDA app on the embedded corpus, both samplers: with --gpu-grid 1
+#     the CPU's log-likelihoods and topics digit for digit; on the default
+#     grid 10 sweeps with --check (the counts kept, the buffered topic
+#     totals among them, must be those of the assignments) and the final
+#     log-likelihood per token within the CPU's band (section 5 says which).
 # Prints the device (nvidia-smi -L), each comparison, and a summary.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -156,15 +157,43 @@ compare_mf "MF under the cap" "$tmp/mf_cap"
 # 5. LDA on the embedded corpus, the sparse and the dense sampler: each
 # block is a device grid of documents x words, the topic totals' changes
 # added on the device through their buffer, math.random a stream per
-# group.  --check: the counts the sweeps kept (documents', words' and the
-# buffered totals) must be those of the final assignments, which a lost
-# or doubled update would break; the final log-likelihood per token must
-# be within 0.05 of the CPU's (other draws, the same model).
+# group.  Three checks each:
+#  - exact: with --gpu-grid 1 a block is one group drawing from the block's
+#    own stream, in the CPU's element order, so 4 sweeps on 2 x 2 blocks
+#    must print the CPU's log-likelihood after every sweep and its topics,
+#    digit for digit (the topic totals are integers);
+#  - --check on the default grid: the counts the sweeps kept (documents',
+#    words' and the buffered totals) must be those of the final
+#    assignments, which a lost or doubled update would break;
+#  - the default grid's log-likelihood after 10 sweeps must lie within
+#    0.03 of the band of the CPU's at the automatic partitioning and at 64
+#    x 64 blocks: the draws differ, and a 10-sweep chain on 40k tokens
+#    moves by about 0.06 between those two partitionings on the CPU alone
+#    (finer blocks, higher; the device grid is finer still).
+ll_rows() { awk '$1 ~ /^[0-9]+$/ && $4 != "-" { print $1, $4 } /^topic/' "$1"; }
 for sampler in sparse dense; do
-  run "$drv" --executors 1 "$src/apps/lda/lda.lua" --iters 10 --sampler "$sampler" \
-    --check --tier c >"$tmp/lda_c" 2>&1 || fail "lda.lua --sampler $sampler --tier c exited with status $?"
-  run "$drv" --gpus 1 "$src/apps/lda/lda.lua" --iters 10 --sampler "$sampler" \
-    --check --gpu >"$tmp/lda_g" 2>&1 || fail "lda.lua --sampler $sampler --gpu exited with status $?"
+  lda="$src/apps/lda/lda.lua --sampler $sampler"
+  run "$drv" --executors 1 $lda --iters 4 --ll-every 1 --partitions 2 \
+    >"$tmp/lda_c1" 2>&1 || fail "lda.lua --sampler $sampler --partitions 2 exited with status $?"
+  run "$drv" --gpus 1 $lda --iters 4 --ll-every 1 --partitions 2 --gpu --gpu-grid 1 \
+    >"$tmp/lda_g1" 2>&1 || fail "lda.lua --sampler $sampler --gpu --gpu-grid 1 exited with status $?"
+  ll_rows "$tmp/lda_c1" >"$tmp/lda_c1.rows"
+  ll_rows "$tmp/lda_g1" >"$tmp/lda_g1.rows"
+  echo "-- LDA, --sampler $sampler, --gpu-grid 1 against the CPU, 4 sweeps:"
+  paste -d ' ' "$tmp/lda_c1.rows" "$tmp/lda_g1.rows" | grep -v '^topic' | head -n 4
+  if [ ! -s "$tmp/lda_c1.rows" ] || ! cmp -s "$tmp/lda_c1.rows" "$tmp/lda_g1.rows"; then
+    diff "$tmp/lda_c1.rows" "$tmp/lda_g1.rows" | head -n 10
+    fail "lda.lua --sampler $sampler --gpu --gpu-grid 1: not the CPU's log-likelihoods and topics"
+  fi
+  grep -q 'runs on the CPU' "$tmp/lda_g1" &&
+    fail "lda.lua --sampler $sampler --gpu --gpu-grid 1: a sweep ran on the CPU"
+
+  run "$drv" --executors 1 $lda --iters 10 >"$tmp/lda_c" 2>&1 ||
+    fail "lda.lua --sampler $sampler exited with status $?"
+  run "$drv" --executors 1 $lda --iters 10 --partitions 64 >"$tmp/lda_c64" 2>&1 ||
+    fail "lda.lua --sampler $sampler --partitions 64 exited with status $?"
+  run "$drv" --gpus 1 $lda --iters 10 --check --gpu >"$tmp/lda_g" 2>&1 ||
+    fail "lda.lua --sampler $sampler --gpu exited with status $?"
   echo "-- LDA, --sampler $sampler, GPU:"
   cat "$tmp/lda_g"
   if grep -q 'runs on the CPU' "$tmp/lda_g"; then
@@ -173,11 +202,13 @@ for sampler in sparse dense; do
   grep -q '^# check: the document, word and topic counts match' "$tmp/lda_g" ||
     fail "lda.lua --sampler $sampler --gpu: --check did not pass"
   llc=$(awk '$1 == 10 { print $4 }' "$tmp/lda_c")
+  llc64=$(awk '$1 == 10 { print $4 }' "$tmp/lda_c64")
   llg=$(awk '$1 == 10 { print $4 }' "$tmp/lda_g")
-  echo "LDA $sampler: final log-likelihood per token $llc (c) vs $llg (gpu), at most 0.05 apart"
-  awk -v a="$llc" -v b="$llg" 'BEGIN { d = a - b; if (d < 0) d = -d
-    exit !(a != "" && b != "" && d <= 0.05) }' ||
-    fail "lda.lua --sampler $sampler: the GPU's log-likelihood is not within 0.05 of the CPU's"
+  echo "LDA $sampler: log-likelihood per token after 10 sweeps $llg (gpu); CPU $llc (automatic blocks), $llc64 (64 x 64); band +-0.03"
+  awk -v a="$llc" -v b="$llc64" -v g="$llg" 'BEGIN {
+    lo = a < b ? a : b; hi = a < b ? b : a
+    exit !(a != "" && b != "" && g != "" && g >= lo - 0.03 && g <= hi + 0.03) }' ||
+    fail "lda.lua --sampler $sampler: the GPU's log-likelihood is outside the CPU's band"
 done
 
 if [ "$fails" -gt 0 ]; then

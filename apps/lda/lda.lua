@@ -50,6 +50,7 @@ local spec = {
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel, --sampler dense: every executor reads the word-topic counts as of the last flush and adds its changes through an orion.buffer)" },
     { "flush", "F", nil, "when buffered count changes are applied: with 2d the topic totals' (loop, the default: at the end of the sweep; managed: sent during it), with --parallel data the word-topic counts' (block, the default, loop, managed or every N tokens)" },
     { "gpu", false, false, "run the sampling sweeps on the executors' GPUs (tier gpu; start them with orion-driver --gpus): each block is cut again into a device grid of documents x words, the topic totals' changes added on the device (see docs/apps-lda.md)" },
+    { "gpu-grid", "B", 0, "with --gpu, cut each block into a B x B device grid (0: from the block's size; 1: one stream per block, the CPU's draws)" },
     { "check", nil, false, "at the end, check the count tables against the topic assignments" },
     { "top", "N", 10, "top words printed per topic (with a vocabulary; 0: none)" },
     { "save", "PATH", nil, "save the word-topic counts (W x K, i32) to PATH (.txt: text)" },
@@ -66,6 +67,8 @@ if opts.k < 1 then cli.fail(spec, "--k must be at least 1") end
 if opts.iters < 0 then cli.fail(spec, "--iters must not be negative") end
 if opts.ll_every < 1 then cli.fail(spec, "--ll-every must be at least 1") end
 if opts.partitions < 0 then cli.fail(spec, "--partitions must not be negative") end
+if opts.gpu_grid < 0 or opts.gpu_grid > 65536 then cli.fail(spec, "--gpu-grid must be 0..65536") end
+if opts.gpu_grid ~= 0 and not opts.gpu then cli.fail(spec, "--gpu-grid needs --gpu") end
 if opts.top < 0 then cli.fail(spec, "--top must not be negative") end
 local K = opts.k
 local alpha = opts.alpha or 50.0 / K
@@ -729,7 +732,7 @@ end
 -- is longer).
 local loop_opts = { partitions = { nparts, nwords }, space = 1, histogram = true }
 if data_parallel then loop_opts = { partitions = { nparts }, space = 1, histogram = true } end
-if opts.gpu then loop_opts.tier = "gpu" end
+if opts.gpu then loop_opts.tier = "gpu"; loop_opts.gpu_grid = opts.gpu_grid end
 -- Loading: one loop with the sampling loop's blocks and no work sends the
 -- corpus blocks and the (empty) count tables to the executors that keep
 -- them, as reading the file is loading; it is not timed as sampling.
