@@ -56,7 +56,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 args=(apps/mf/mf.lua --train "$train" --test "$test" --k "$k" --epochs "$epochs")
 
-for how in static dynamic; do
+for how in static dynamic balanced; do
   env=(ORION_ASSIGN=$how)
   env "${env[@]}" bench/netcluster.sh "${net[@]}" --logs "$tmp/logs-$how" -- \
     --quiet --metrics "$tmp/$how.jsonl" "${args[@]}" > "$tmp/$how.out" \
@@ -80,11 +80,15 @@ row() {
 }
 row "$tmp/static.jsonl" static
 row "$tmp/dynamic.jsonl" dynamic
-if [ "$(last_key "$tmp/static.jsonl" test_rmse)" != \
-     "$(last_key "$tmp/dynamic.jsonl" test_rmse)" ]; then
-  echo "bench/dyn.sh: FAIL: the test RMSEs differ" >&2
-  exit 1
-fi
+row "$tmp/balanced.jsonl" balanced
+for how in dynamic balanced; do
+  if [ "$(last_key "$tmp/static.jsonl" test_rmse)" != \
+       "$(last_key "$tmp/$how.jsonl" test_rmse)" ]; then
+    echo "bench/dyn.sh: FAIL: the test RMSEs of static and $how differ" >&2
+    exit 1
+  fi
+done
 awk -v a="$(mean_key "$tmp/dynamic.jsonl" seconds)" \
+    -v c="$(mean_key "$tmp/balanced.jsonl" seconds)" \
     -v b="$(mean_key "$tmp/static.jsonl" seconds)" \
-    'BEGIN { printf "dynamic / static s/epoch: %.2f\n", a / b }'
+    'BEGIN { printf "dynamic / static s/epoch: %.2f\nbalanced / static s/epoch: %.2f\n", a / b, c / b }'

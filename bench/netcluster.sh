@@ -38,7 +38,8 @@
 #   --slow K      executor K runs at half speed: HOW "cgroup" (the default
 #                 where this machine has the cgroup cpu controller) starts
 #                 it in a cgroup whose CPU quota is X CPUs (--slow-cpu,
-#                 default 0.5; cgroup v2 cpu.max, v1 cpu.cfs_quota_us);
+#                 default 0.5, per 5 ms period; cgroup v2 cpu.max, v1
+#                 cpu.cfs_quota_us);
 #                 "sleep" sets ORION_TEST_SLOW=K:x2 (it sleeps after each
 #                 block as long as the block took).  A quota slows it only
 #                 when it is below the CPU the executor would otherwise
@@ -104,7 +105,12 @@ if [ -n "$slow" ]; then
   esac
   [ "$slow" -lt "$n" ] || die "--slow $slow: there are executors 0..$((n - 1))"
 fi
-quota=$(awk -v x="$slow_cpu" 'BEGIN { if (x ~ /^[0-9]*\.?[0-9]+$/ && x > 0 && x <= 64) printf "%d", x * 100000 + 0.5 }')
+# The quota per 5 ms period: with the default 100 ms period an executor
+# runs at full speed until its quota is spent, then stands still for the
+# rest of the period, longer than a pass of small blocks; a short period
+# spreads the slowdown over every block, as a slower CPU would.
+period=5000
+quota=$(awk -v x="$slow_cpu" -v p="$period" 'BEGIN { if (x ~ /^[0-9]*\.?[0-9]+$/ && x > 0 && x <= 64) printf "%d", x * p + 0.5 }')
 [ -n "$quota" ] || die "--slow-cpu needs a number of CPUs above 0 (0.25, 1), not '$slow_cpu'"
 case $slow_by in
   ''|cgroup|sleep) ;;
@@ -278,11 +284,11 @@ if [ -n "$slow" ]; then
        grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
        mkdir "/sys/fs/cgroup/$pfx-slow" 2>/dev/null; then
       cg=/sys/fs/cgroup/$pfx-slow
-      echo "$quota 100000" > "$cg/cpu.max" || die "cannot set $cg/cpu.max"
+      echo "$quota $period" > "$cg/cpu.max" || die "cannot set $cg/cpu.max"
     elif [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] &&
          mkdir "/sys/fs/cgroup/cpu/$pfx-slow" 2>/dev/null; then
       cg=/sys/fs/cgroup/cpu/$pfx-slow
-      echo 100000 > "$cg/cpu.cfs_period_us" &&
+      echo "$period" > "$cg/cpu.cfs_period_us" &&
         echo "$quota" > "$cg/cpu.cfs_quota_us" || die "cannot set $cg's quota"
     elif [ "$slow_by" = cgroup ]; then
       die "--slow-by cgroup: no cgroup cpu controller to use here"

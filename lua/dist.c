@@ -525,6 +525,7 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion__resid_done(r, e, (int)b);
   orion_loop_note_seconds(&r->m, e, b, m.seconds - m.wait_seconds,
                           m.wait_seconds);
+  orion__assign_note_block(r, e, (int)b, m.seconds - m.wait_seconds);
   orion_msg_block_done_free(&m);
   orion_loop_block_done(&r->m, e, b);
 }
@@ -1012,6 +1013,7 @@ static void run_free(loop_run *r) {
   orion_free(r->shards);
   orion_acc_table_free(&r->accpart);
   orion__held_free(&r->held);
+  orion_free(r->work);
   orion_loop_free(&r->m);
 }
 

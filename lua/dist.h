@@ -62,7 +62,12 @@ typedef struct orion_dist_job {
 
 /* Where a loop's blocks run (scheduler/loop.h): opts.assign, else
  * $ORION_ASSIGN ("dynamic" but for loops on devices), else static. */
-enum { ORION_ASSIGN_DEFAULT, ORION_ASSIGN_STATIC, ORION_ASSIGN_DYNAMIC };
+enum {
+  ORION_ASSIGN_DEFAULT,
+  ORION_ASSIGN_STATIC,
+  ORION_ASSIGN_DYNAMIC,
+  ORION_ASSIGN_BALANCED
+};
 
 /* opts.assign (NULL: not given) as ORION_ASSIGN_...; a Lua error for
  * anything but "static" and "dynamic" (in $ORION_ASSIGN too). */
@@ -82,6 +87,7 @@ typedef struct orion_dist_stats {
   orion_managed_stats managed; /* managed buffers' early sends (LOOP_DONE) */
   int *exec_blocks;    /* nexec entries, orion_malloc'd: blocks each ran */
   int dynamic;         /* the blocks went where an executor was free */
+  int balanced;        /* space parts placed by the executors' speeds */
 } orion_dist_stats;
 
 /* Sets the result's executor_blocks (per executor, the blocks it ran; in

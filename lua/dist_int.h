@@ -82,6 +82,10 @@ typedef struct loop_run {
   orion_managed_stats managed; /* early sends of managed buffers */
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
+  /* Balanced placement (lua/dist_assign.c): whether this run uses it, and
+   * per executor its blocks' compute seconds, then their elements. */
+  int balanced;
+  double *work;
   /* The accumulator partials of each block (and of each executor outside
    * blocks), combined in the schedule's block order once the loop ends,
    * so that a floating-point sum does not depend on the executors. */
@@ -165,6 +169,9 @@ int orion__assign_dynamic(const loop_run *r, int gpu_execs);
 void orion__assign_start(loop_run *r, int gpu_execs);
 /* The loop's blocks per executor into st (and the block times kept). */
 void orion__assign_end(loop_run *r, orion_dist_stats *st);
+/* Block b took executor e `seconds` of compute (balanced placement's
+ * speeds). */
+void orion__assign_note_block(loop_run *r, int e, int b, double seconds);
 /* ---- dist_chain.c ------------------------------------------------------- */
 
 /* How read-only sharded arrays reach the executors ($ORION_BCAST). */

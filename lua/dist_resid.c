@@ -150,7 +150,7 @@ static int next_pos(const loop_run *r, const arr_use *u, int pos) {
 static int exec_at(const loop_run *r, int pos) {
   const orion_schedule *s = r->j->sched;
   return r->m.at[pos] >= 0 ? r->m.at[pos]
-                           : orion_schedule_exec(s, s->order[pos], r->n);
+                           : orion_loop_home(&r->m, s->order[pos]);
 }
 
 /* Whether executor e holds the newest copy of every chunk rows [lo, hi)

@@ -27,6 +27,8 @@ void orion_loop_free(orion_loop *l) {
   orion_free(l->moved);
   orion_free(l->queued);
   orion_free(l->nclean);
+  orion_free(l->owner);
+  l->owner = NULL;
   l->nclean = NULL;
   l->moved = NULL;
   l->queued = NULL;
@@ -89,8 +91,27 @@ int orion_loop_init(orion_loop *l, const orion_schedule *s, int nexec,
   return 0;
 }
 
-static int home_of(const orion_loop *l, int block) {
+int orion_loop_set_owners(orion_loop *l, const int *owner) {
+  int p;
+  for (p = 0; p < l->s->n0; p++)
+    if (owner[p] < 0 || owner[p] >= l->nexec)
+      return ORION_EINVAL;
+  if (l->owner == NULL)
+    l->owner = orion_malloc(sizeof(int) * ((size_t)l->s->n0 + 1));
+  if (l->owner == NULL)
+    return ORION_ENOMEM;
+  memcpy(l->owner, owner, sizeof(int) * (size_t)l->s->n0);
+  return 0;
+}
+
+int orion_loop_home(const orion_loop *l, int block) {
+  if (l->owner != NULL && l->s->n1 > 0)
+    return l->owner[block / l->s->n1];
   return orion_schedule_exec(l->s, block, l->nexec);
+}
+
+static int home_of(const orion_loop *l, int block) {
+  return orion_loop_home(l, block);
 }
 
 static void pump(orion_loop *l);

@@ -23,7 +23,8 @@
  *
  * Where a block runs:
  *   - static (`dynamic` 0): space part p of n0 on executor p * N / n0
- *     (orion_schedule_exec), fixed in advance;
+ *     (orion_schedule_exec), or on owner[p] where a plan was set
+ *     (orion_loop_set_owners), fixed in advance;
  *   - dynamic (`dynamic` 1): a ready block waits at the driver until an
  *     executor holds fewer than `depth` blocks, and goes to the executor
  *     that would finish it first: its queue and the block at its mean
@@ -117,6 +118,10 @@ typedef struct orion_loop {
    * the next one's data on its way). */
   int dynamic;
   int depth;
+  /* Per space part: its executor under static placement, set by
+   * orion_loop_set_owners (a balanced plan); NULL: the schedule's ranges
+   * (orion_schedule_exec). */
+  int *owner;
   orion_loop_io io;
   orion_loop_phase phase;
   unsigned char *state;    /* per position: orion_block_state */
@@ -219,6 +224,15 @@ int orion_loop_in_flight(const orion_loop *l, int exec);
 
 /* The executor block went to, or -1 while it waits. */
 int orion_loop_exec_of(const orion_loop *l, int block);
+
+/* Static placement by a plan: owner[p] (0..nexec-1) for each of the
+ * schedule's n0 space parts, copied; before orion_loop_start.  0, or
+ * ORION_EINVAL (an owner out of range) / ORION_ENOMEM. */
+int orion_loop_set_owners(orion_loop *l, const int *owner);
+
+/* The executor block runs on under static placement: its space part's
+ * owner, or without a plan the schedule's (orion_schedule_exec). */
+int orion_loop_home(const orion_loop *l, int block);
 
 /* For the job page: the blocks done and in all that run on executor exec
  * (-1: on every executor); with dynamic assignment, those sent there so

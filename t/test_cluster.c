@@ -1909,21 +1909,38 @@ static int blocks_of(const char *err, const char *what, const char *assign,
  * which gives every executor its 16 blocks of the 8 x 8. */
 Test(cluster, dynamic_assignment_works_around_a_slow_executor) {
   static const char *const epochs[3] = {"epoch1", "epoch2", "epoch3"};
-  tu_run in = DRIVE("--executors", "0", "@dynamic.lua"), d, st;
+  tu_run in = DRIVE("--executors", "0", "@dynamic.lua"), d, st, bal;
   int sum[4] = {0, 0, 0, 0}, n[4], i, e;
   /* 60 ms a block: well above what a loaded machine adds to the others
    * (at 20 ms the slow executor sometimes tied with one under load). */
   setenv("ORION_TEST_SLOW", "3:60", 1);
   setenv("ORION_ASSIGN", "dynamic", 1);
   d = DRIVE("--executors", "4", "@dynamic.lua");
+  setenv("ORION_ASSIGN", "balanced", 1);
+  bal = DRIVE("--executors", "4", "@dynamic.lua");
   unsetenv("ORION_ASSIGN");
   st = DRIVE("--executors", "4", "@dynamic.lua");
   unsetenv("ORION_TEST_SLOW");
   expect_ok(&in, "dynamic.lua inside the driver");
   expect_ok(&d, "dynamic.lua, dynamic, executor 3 slow");
   expect_ok(&st, "dynamic.lua, static, executor 3 slow");
+  expect_ok(&bal, "dynamic.lua, balanced, executor 3 slow");
   expect_has(in.out, "final W\t0x");
   cr_expect_str_eq(d.out, in.out, "dynamic assignment changed the results");
+  cr_expect_str_eq(bal.out, in.out, "balanced placement changed the results");
+  /* Balanced: the first epoch is placed statically and measures every
+   * executor; then executor 3, at 60 ms a block, gets no space part (one
+   * part of 8 blocks would take it longer than three parts take the
+   * others). */
+  cr_expect_eq(blocks_of(bal.err, "epoch1", "balanced", n), 64);
+  for (e = 0; e < 4; e++)
+    cr_expect_eq(n[e], 16, "balanced, epoch 1: executor %d ran %d blocks", e,
+                 n[e]);
+  for (i = 1; i < 3; i++) {
+    cr_expect_eq(blocks_of(bal.err, epochs[i], "balanced", n), 64);
+    cr_expect_eq(n[3], 0, "balanced, %s: the slow executor ran %d blocks",
+                 epochs[i], n[3]);
+  }
   cr_expect_str_eq(st.out, in.out, "static assignment changed the results");
   for (i = 0; i < 3; i++) {
     cr_expect_eq(blocks_of(d.err, epochs[i], "dynamic", n), 64);
@@ -1944,9 +1961,11 @@ Test(cluster, dynamic_assignment_works_around_a_slow_executor) {
   expect_has(in.err, "blocks buffer driver 8");
   expect_has(st.err, "blocks buffer dynamic "); /* opts.assign */
   expect_has(in.out, "assign = \"sometimes\":\tfalse\tparallel_for: assign "
-                     "must be \"static\" or \"dynamic\", not \"sometimes\"");
+                     "must be \"static\", \"dynamic\" or \"balanced\", not "
+                     "\"sometimes\"");
   tu_run_free(&in);
   tu_run_free(&d);
+  tu_run_free(&bal);
   tu_run_free(&st);
   expect_no_executors_left("dynamic", 4);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "scheduler/balance.h"
 #include "scheduler/loop.h"
 #include "scheduler/schedule.h"
 
@@ -42,6 +43,9 @@ typedef struct fake {
  * assign blocks at run time (orion_loop.dynamic) when fake_dynamic is. */
 static int fake_early;
 static int fake_dynamic;
+/* A balanced plan (orion_loop_set_owners) for the fake's loops: space
+ * part p on fake_owner[p]; NULL: the schedule's ranges. */
+static const int *fake_owner;
 
 static int count_of(const fake *f, int kind) {
   int i, n = 0;
@@ -77,9 +81,9 @@ static void fake_send(void *ud, int exec, int block) {
   cr_assert(exec >= 0 && exec < NEXEC, "block %d sent to executor %d", block,
             exec);
   if (!fake_dynamic)
-    cr_assert_eq(exec, p * NEXEC / s->n0, "block %d (space part %d) sent to "
-                                          "executor %d",
-                 block, p, exec);
+    cr_assert_eq(exec, fake_owner != NULL ? fake_owner[p] : p * NEXEC / s->n0,
+                 "block %d (space part %d) sent to executor %d", block, p,
+                 exec);
   else /* never more than two unreported blocks at one executor */
     cr_assert_lt(f->tail[exec] - f->head[exec], 2, "executor %d holds too "
                                                    "many",
@@ -160,6 +164,8 @@ static fake *fake_new(orion_order_kind kind, int n0, int n1, int reverse,
   cr_assert_eq(orion_loop_init(&f->l, &f->s, NEXEC, pull, &fio), 0);
   f->l.early = fake_early;
   f->l.dynamic = fake_dynamic;
+  if (fake_owner != NULL)
+    cr_assert_eq(orion_loop_set_owners(&f->l, fake_owner), 0);
   return f;
 }
 
@@ -865,4 +871,107 @@ Test(sched, dynamic_assignment_works_around_a_slow_executor) {
   fake_free(f);
   fake_early = 0;
   fake_dynamic = 0;
+}
+
+/* ---- balanced placement (scheduler/balance.h) --------------------------- */
+
+/* The smallest makespan over every split of n0 parts into n contiguous
+ * ranges (empty ones too), by brute force. */
+static double best_split(const double *w, int n0, const double *v, int n,
+                         int e, int p) {
+  double best = -1, acc = 0;
+  int k;
+  if (e == n - 1) {
+    for (k = p; k < n0; k++)
+      acc += w[k];
+    return acc / v[e];
+  }
+  for (k = p; k <= n0; k++) { /* executor e takes [p, k) */
+    double rest = best_split(w, n0, v, n, e + 1, k), m;
+    m = acc / v[e] > rest ? acc / v[e] : rest;
+    if (best < 0 || m < best)
+      best = m;
+    if (k < n0)
+      acc += w[k];
+  }
+  return best;
+}
+
+/* Equal speeds give the static ranges; a slow executor gets fewer parts
+ * (none when even one would be its slowest); the plan's makespan is the
+ * least any contiguous split has (brute force on random cases); an
+ * executor of speed 0 gets nothing. */
+Test(sched, balanced_plans_give_slow_executors_fewer_parts) {
+  double w[8] = {1, 1, 1, 1, 1, 1, 1, 1}, v[4] = {2, 2, 2, 2};
+  int owner[8], p, e, k;
+  uint64_t x = 88172645463325252u;
+  cr_assert_float_eq(orion_balance_plan(w, 8, v, 4, owner), 1.0, 1e-9);
+  for (p = 0; p < 8; p++)
+    cr_assert_eq(owner[p], p * 4 / 8, "part %d on %d", p, owner[p]);
+  v[3] = 0.5; /* a part takes it 2 s, 3 parts take the others 1.5 s */
+  cr_assert_float_eq(orion_balance_plan(w, 8, v, 4, owner), 1.5, 1e-9);
+  {
+    static const int want[8] = {0, 0, 0, 1, 1, 1, 2, 2};
+    for (p = 0; p < 8; p++)
+      cr_assert_eq(owner[p], want[p], "part %d on %d", p, owner[p]);
+  }
+  v[3] = 1; /* 7 parts: a part of its own is worth it, 2 + 2 + 2 + 1 */
+  cr_assert_float_eq(orion_balance_plan(w, 7, v, 4, owner), 1.0, 1e-9);
+  cr_assert_eq(owner[6], 3);
+  cr_assert_eq(owner[5], 2);
+  cr_assert_float_eq(orion_balance_makespan(w, 7, v, 4, owner), 1.0, 1e-9);
+  v[1] = 0; /* unmeasured: a thousandth of the fastest */
+  orion_balance_plan(w, 8, v, 4, owner);
+  for (p = 0; p < 8; p++)
+    cr_assert_neq(owner[p], 1, "part %d on the stalled executor", p);
+  for (k = 0; k < 300; k++) {
+    int n0 = 1 + (int)(k % 9), n = 1 + (int)(k % 4);
+    double ww[9], vv[4], got, want;
+    int o[9];
+    for (p = 0; p < n0; p++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      ww[p] = (double)(x % 100);
+    }
+    for (e = 0; e < n; e++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      vv[e] = 1 + (double)(x % 50);
+    }
+    got = orion_balance_plan(ww, n0, vv, n, o);
+    want = best_split(ww, n0, vv, n, 0, 0);
+    cr_assert_float_eq(got, want, 1e-9 * (want + 1), "case %d: %g, best %g",
+                       k, got, want);
+    cr_assert_float_eq(orion_balance_makespan(ww, n0, vv, n, o), got, 1e-12);
+    for (p = 0; p < n0; p++) /* contiguous ranges in executor order */
+      cr_assert(o[p] >= 0 && o[p] < n && (p == 0 || o[p] >= o[p - 1]),
+                "case %d: part %d on %d", k, p, o[p]);
+  }
+}
+
+/* A loop placed by a plan sends every block of space part p to owner[p]
+ * (fake_send checks it) and keeps every dependence, early or not; an
+ * owner out of range is refused. */
+Test(sched, a_balanced_plan_places_every_block_of_a_part_on_its_owner) {
+  static const int owner[8] = {0, 0, 0, 1, 1, 1, 2, 2};
+  static const int bad[8] = {0, 0, 0, 1, 1, 1, 2, 4};
+  orion_schedule s;
+  orion_loop l;
+  orion_loop_io io = {NULL, fake_send, fake_end, fake_pull, fake_fail, NULL};
+  fake_owner = owner;
+  for (fake_early = 0; fake_early <= 1; fake_early++)
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+      run_clean(ORION_ORDER_ROTATION, 8, 8, (int)(seed % 2), seed);
+      run_clean(ORION_ORDER_ALL, 8, 1, 0, seed);
+    }
+  fake_early = 0;
+  fake_owner = NULL;
+  cr_assert_eq(orion_schedule_make(&s, ORION_ORDER_ROTATION, 8, 8, 0), 0);
+  cr_assert_eq(orion_loop_init(&l, &s, NEXEC, 0, &io), 0);
+  cr_assert_eq(orion_loop_set_owners(&l, bad), ORION_EINVAL);
+  cr_assert_eq(orion_loop_home(&l, 7 * 8 + 3), 7 * NEXEC / 8,
+               "no plan: the schedule's ranges");
+  cr_assert_eq(orion_loop_set_owners(&l, owner), 0);
+  cr_assert_eq(orion_loop_home(&l, 7 * 8 + 3), 2);
+  cr_assert_eq(orion_loop_home(&l, 2 * 8), 0);
+  orion_loop_free(&l);
+  orion_schedule_free(&s);
 }
