@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
-# bench/dyn.sh: dynamic block assignment against the static placement
-# with one executor at half speed (issue 17; needs root):
+# bench/dyn.sh: dynamic and balanced block placement against the static
+# placement with one executor at half speed (issue 17; needs root):
 #
 #   ./configure && make && bench/dyn.sh
 #   EXECS=4 SLOW=3 SLOW_BY=cgroup RATE=1gbit K=128 EPOCHS=5 bench/dyn.sh
 #
 # Runs apps/mf/mf.lua on MovieLens-1M (--k K, EPOCHS epochs, default 5)
-# twice in one go on EXECS (default 4) executors in network namespaces
-# (bench/netcluster.sh, links shaped to RATE, default unshaped), executor
-# SLOW (default the last) at half speed (netcluster's --slow, SLOW_BY
-# "cgroup": a CPU quota of half what it would get otherwise, a CPU of its
-# own or, with more executors than cores, its share of them; or "sleep":
-# it sleeps after each block as long as the block took; default: cgroup
-# where the machine has a cgroup cpu controller, else sleep):
-#   static   the default: space part p on executor p * N / n0
-#   dynamic  ORION_ASSIGN=dynamic: a ready block goes where it would
-#            finish first
+# three times in one go on EXECS (default 4) executors in network
+# namespaces (bench/netcluster.sh, links shaped to RATE, default
+# unshaped), executor SLOW (default the last; "none": no executor slowed)
+# at half speed (netcluster's --slow, SLOW_BY "cgroup": a CPU quota of
+# half what it would get otherwise, a CPU of its own or, with more
+# executors than cores, its share of them; or "sleep": it sleeps after
+# each block as long as the block took; default: cgroup where the machine
+# has a cgroup cpu controller, else sleep):
+#   static    the default: space part p on executor p * N / n0
+#   dynamic   ORION_ASSIGN=dynamic: a ready block goes where it would
+#             finish first
+#   balanced  ORION_ASSIGN=balanced: static within a pass, the ranges of
+#             space parts sized by the executors' speeds on earlier passes
 # From the --metrics records of epochs 2..EPOCHS it prints for each the
 # mean seconds per epoch (training and test pass), the training pass's
 # milliseconds, the training blocks each executor ran in the last epoch,
-# and the test RMSE (the same bits in both runs: only the executor of a
-# block changes); then dynamic / static seconds per epoch.
+# and the test RMSE (the same bits in all runs: only the executor of a
+# block changes); then dynamic / static and balanced / static seconds per
+# epoch.
 # Without the data it is skipped (exit 0), unless CI=true (exit 1); without
 # root it is skipped (exit 0).
 set -euo pipefail
@@ -49,7 +53,8 @@ fi
 # its share of the cores when executors outnumber them.
 slow_cpu=$(awk -v c="$(nproc)" -v e="$execs" \
   'BEGIN { x = c >= e ? 1 : c / e; printf "%.3f", x / 2 }')
-net=(-n "$execs" --slow "$slow" --slow-by "$slow_by" --slow-cpu "$slow_cpu")
+net=(-n "$execs")
+[ "$slow" = none ] || net+=(--slow "$slow" --slow-by "$slow_by" --slow-cpu "$slow_cpu")
 [ -z "${RATE:-}" ] || net+=(--rate "$RATE")
 
 tmp=$(mktemp -d)
@@ -63,9 +68,14 @@ for how in static dynamic balanced; do
     2> "$tmp/$how.err" || { cat "$tmp/$how.out" "$tmp/$how.err" >&2; exit 1; }
 done
 
-printf 'MF on MovieLens-1M, K=%s, %s executors (executor %s at half speed: %s%s), link %s, %s epochs (means of epochs 2..%s), %s cores\n' \
-  "$k" "$execs" "$slow" "$slow_by" \
-  "$([ "$slow_by" = cgroup ] && echo ", $slow_cpu CPU")" \
+if [ "$slow" = none ]; then
+  slowness="none slowed"
+else
+  slowness="executor $slow at half speed: $slow_by"
+  [ "$slow_by" != cgroup ] || slowness="$slowness, $slow_cpu CPU"
+fi
+printf 'MF on MovieLens-1M, K=%s, %s executors (%s), link %s, %s epochs (means of epochs 2..%s), %s cores\n' \
+  "$k" "$execs" "$slowness" \
   "${RATE:-unshaped}" "$epochs" "$epochs" \
   "$(nproc)"
 printf '%-9s %8s %9s %-24s %10s\n' run "s/epoch" "train ms" \
