@@ -6,12 +6,15 @@
  * chain piece by piece instead of hop by hop; then it keeps the frame for
  * the compute thread, which copies the pieces into its replica while
  * setting up the array's shard (LOAD_BODY, ORION_SHARD_CHAIN), before the
- * loop's first block runs here.
+ * loop's first block runs here.  A chained body's pieces (ORION_BCAST_BODY)
+ * are put together the same way before the body is loaded.
  */
 #include "config.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <uv.h>
 
 #include "drivers/exec_state.h"
@@ -76,8 +79,16 @@ static job *take_piece(exec_state *x, int64_t run, int64_t id,
   return NULL;
 }
 
-int orion__chain_take(exec_state *x, int64_t id, orion_array *a,
-                      orion_error *err) {
+/* Puts one piece's run where it belongs: into array a, or into a chained
+ * body's bytes. */
+typedef int (*piece_fn)(void *ud, const orion_msg_run *run);
+
+/* Takes every piece of run x->run's broadcast `id` (what names it in
+ * messages), handing each run to fn, however many pieces the first one
+ * says there are.  Dies when the pieces stop coming for twice the
+ * heartbeat timeout. */
+static int take_all(exec_state *x, int64_t id, const char *what, piece_fn fn,
+                    void *ud, orion_error *err) {
   int64_t got = 0, want = -1, k;
   double t = orion__wait_begin(), quiet = 2 * x->hb_timeout;
   double deadline = orion_now() + quiet;
@@ -92,20 +103,20 @@ int orion__chain_take(exec_state *x, int64_t id, orion_array *a,
     pthread_mutex_unlock(&x->mu);
     if (j == NULL)
       orion__exec_die(x,
-                      "array #%lld: %lld of %lld pieces of its broadcast "
-                      "came, then none for %.0f s",
-                      (long long)id, (long long)got, (long long)want, quiet);
+                      "%s: %lld of %lld pieces of its broadcast came, then "
+                      "none for %.0f s",
+                      what, (long long)got, (long long)want, quiet);
     if (want >= 0 && m.nframes != want)
-      orion__exec_die(x, "executor %d sent a BCAST frame of array #%lld "
-                         "that disagrees on the number of pieces",
-                      j->from, (long long)id);
+      orion__exec_die(x, "executor %d sent a BCAST frame of %s that "
+                         "disagrees on the number of pieces",
+                      j->from, what);
     want = m.nframes;
     for (k = 0; k < m.nruns && rc == 0; k++)
-      if (m.runs[k].array != id || orion_msg_run_apply(a, &m.runs[k]) != 0)
+      if (m.runs[k].array != id || fn(ud, &m.runs[k]) != 0)
         rc = orion_error_set(err, ORION_EPARSE,
-                             "executor %d: a BCAST frame of array #%lld "
-                             "does not fit its shape",
-                             x->id, (long long)id);
+                             "executor %d: a BCAST frame of %s does not fit "
+                             "its shape",
+                             x->id, what);
     orion_msg_bcast_free(&m);
     orion__exec_job_free(j);
     got++;
@@ -113,4 +124,48 @@ int orion__chain_take(exec_state *x, int64_t id, orion_array *a,
   }
   orion__wait_end(x, t);
   return rc;
+}
+
+static int array_piece(void *ud, const orion_msg_run *run) {
+  return orion_msg_run_apply(ud, run);
+}
+
+int orion__chain_take(exec_state *x, int64_t id, orion_array *a,
+                      orion_error *err) {
+  char what[64];
+  snprintf(what, sizeof what, "array #%lld", (long long)id);
+  return take_all(x, id, what, array_piece, a, err);
+}
+
+typedef struct body_bytes {
+  char *p;
+  int64_t len;
+} body_bytes;
+
+static int body_piece(void *ud, const orion_msg_run *run) {
+  body_bytes *bb = ud;
+  if (run->first < 0 || run->count < 0 || run->first > bb->len ||
+      run->count > bb->len - run->first || run->len > (size_t)run->count)
+    return ORION_EPARSE;
+  orion_msg_run_copy(bb->p + run->first, run, 1);
+  return 0;
+}
+
+char *orion__chain_take_body(exec_state *x, int64_t len, orion_error *err) {
+  body_bytes bb;
+  bb.len = len;
+  bb.p = orion_malloc((size_t)len + 1);
+  if (bb.p == NULL) {
+    orion_error_set(err, ORION_ENOMEM, "executor %d: out of memory for a "
+                                       "body of %lld bytes",
+                    x->id, (long long)len);
+    return NULL;
+  }
+  memset(bb.p, 0, (size_t)len); /* pieces that never came stay zero */
+  if (take_all(x, ORION_BCAST_BODY, "the loop's body", body_piece, &bb,
+               err) != 0) {
+    orion_free(bb.p);
+    return NULL;
+  }
+  return bb.p;
 }

@@ -256,7 +256,14 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   orion__hold_drop(x); /* a failed run's */
   orion__ryw_drop(x);  /* the last run's flushes are all taken in */
   rc = bind_loop(x, &m, err);
-  if (rc == 0) {
+  if (rc == 0 && m.blob_chained > 0) { /* its bytes come by BCAST */
+    char *body = orion__chain_take_body(x, m.blob_chained, err);
+    rc = body == NULL ? err->code : orion_exec_load(x->ex, m.loop, body,
+                                                    (size_t)m.blob_chained,
+                                                    err);
+    orion_free(body);
+    x->cobj = NULL;
+  } else if (rc == 0) {
     rc = orion_exec_load(x->ex, m.loop, m.blob != NULL ? m.blob : "",
                          m.blob_len, err);
     x->cobj = NULL;

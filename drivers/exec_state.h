@@ -484,6 +484,10 @@ void orion__chain_on_bcast(exec_state *x, orion_conn *c, int from,
  * 2 heartbeat timeouts without one) and copies them into a.  0, or
  * ORION_EPARSE with err set when a piece does not fit a (the others are
  * taken all the same).  Compute thread. */
+/* The bytes of a chained body of len bytes (LOAD_BODY's blob_chained),
+ * from its BCAST pieces; NULL with err set when they do not fit.  Free
+ * with orion_free. */
+char *orion__chain_take_body(exec_state *x, int64_t len, orion_error *err);
 int orion__chain_take(exec_state *x, int64_t id, orion_array *a,
                       orion_error *err);
 

@@ -102,6 +102,10 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
   orion__mw_f64(&e, m->bandwidth_mbps);
   orion__mw_need(&e, m->timeout >= 0 && m->timeout <= ORION_MSG_TIMEOUT_MAX);
   orion__mw_f64(&e, m->timeout);
+  orion__mw_need(&e, m->blob_chained >= 0 &&
+                         m->blob_chained <= ORION_MSG_BODY_MAX &&
+                         (m->blob_chained == 0 || m->blob_len == 0));
+  orion__mw_i64(&e, m->blob_chained);
   return orion__mw_end(&e);
 }
 
@@ -213,6 +217,10 @@ int orion_msg_load_body_decode(const void *p, size_t n,
   m.timeout = orion__mr_f64(&d, "loop timeout");
   if (d.rc == 0 && !(m.timeout >= 0 && m.timeout <= ORION_MSG_TIMEOUT_MAX))
     orion__mr_fail(&d, ORION_EPARSE, "the loop timeout is %g s", m.timeout);
+  m.blob_chained = orion__mr_in(&d, "chained body's length", 0,
+                                ORION_MSG_BODY_MAX, ORION_EPARSE);
+  if (d.rc == 0 && m.blob_chained > 0 && m.blob_len > 0)
+    orion__mr_fail(&d, ORION_EPARSE, "a body both inline and chained");
   if (d.rc == 0 && m.gpu != 0 && m.chash == 0)
     orion__mr_fail(&d, ORION_EPARSE, "a device body without a compiled "
                                      "body");

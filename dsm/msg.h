@@ -211,8 +211,15 @@ typedef struct orion_msg_shard {
  * sends in megabits per second (--bandwidth-mbps; 0: the executor's
  * measured link rate).  Wire version 8 appends f64 timeout: the seconds a
  * block may run (opts.timeout, --loop-timeout; 0 none, at most
- * ORION_MSG_TIMEOUT_MAX). */
+ * ORION_MSG_TIMEOUT_MAX).  Wire version 13 appends i64 blob_chained: the
+ * length of a body that comes in BCAST frames of array ORION_BCAST_BODY
+ * instead (lua/dist_chain.c; at most ORION_MSG_BODY_MAX, and then blob is
+ * empty), 0 when the blob is inline. */
 #define ORION_MSG_TIMEOUT_MAX 1e9
+#define ORION_MSG_BODY_MAX ((int64_t)1 << 40)
+/* BCAST frames of this "array" carry a chained body's bytes: run first and
+ * count are byte offsets into it. */
+#define ORION_BCAST_BODY (-1)
 typedef struct orion_msg_load_body {
   int64_t loop;
   const char *blob;
@@ -242,6 +249,7 @@ typedef struct orion_msg_load_body {
   int64_t gspace, gtime, gskew_dim, gskew, gb;
   double bandwidth_mbps;
   double timeout;
+  int64_t blob_chained;
 } orion_msg_load_body;
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);

@@ -25,7 +25,8 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 10 added LOAD_BODY's loop timeout; 9 LOAD_BODY's array
+ * Versions: 13 added LOAD_BODY's chained body (a large body's bytes in
+ * BCAST frames along the executors' chain); 10 added LOAD_BODY's loop timeout; 9 LOAD_BODY's array
  * kind (dense, sparse, ragged); 8 put dsm/sec.h's authentication handshake and records under
  * the frames and took the token out of HELLO (the secret never crosses
  * the wire); 7 added BCAST (broadcasts along a chain of executors); 6
@@ -67,7 +68,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 12
+#define ORION_WIRE_VERSION 13
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4

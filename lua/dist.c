@@ -926,8 +926,12 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
   int rc;
   memset(&m, 0, sizeof m);
   m.loop = j->load_loop;
-  m.blob = j->blob;
-  m.blob_len = j->blen;
+  if (r->body_chain) { /* its bytes follow in BCAST frames */
+    m.blob_chained = (int64_t)j->blen;
+  } else {
+    m.blob = j->blob;
+    m.blob_len = j->blen;
+  }
   m.iter = j->it->id;
   m.arrays = r->adesc;
   m.narrays = r->nuse;
@@ -1109,6 +1113,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   orion_cluster_set_lost(cl, on_lost);
   if (orion__resid_start(&r) != 0)
     orion_cluster_fail(cl, "out of memory starting %s", j->where);
+  r.body_chain = orion__chain_body(&r, bmode);
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);

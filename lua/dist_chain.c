@@ -13,6 +13,13 @@
  * every reader FETCHes every other owner's chunks).  All three deliver the
  * same bytes.
  *
+ * A loop's body of ORION_BODY_CHAIN_MIN bytes or more (one that captures a
+ * large Lua table) goes the same way in chain mode, before the arrays:
+ * its LOAD_BODYs carry only its length, and BCAST frames of the "array"
+ * ORION_BCAST_BODY carry its bytes (drivers/exec_chain.c puts them
+ * together).  A smaller body stays inline: a chain adds a hop's latency
+ * per executor, which only a large payload repays.
+ *
  * An array goes by chain when it is sharded read-only (fetched, never
  * written in the run), some chunk of it is current at the driver only (the
  * script made or changed it), and no executor holds rows of it newer than
@@ -69,6 +76,11 @@ int orion__chain_mode(orion_error *err) {
   return orion_error_set(err, ORION_EINVAL,
                          "ORION_BCAST must be chain, star or shard, not '%s'",
                          v);
+}
+
+int orion__chain_body(const loop_run *r, int mode) {
+  return mode == CHAIN_CHAIN && r->n >= 2 &&
+         r->j->blen >= (size_t)ORION_BODY_CHAIN_MIN;
 }
 
 /* Whether some executor lacks chunk k of c at its current version. */
@@ -170,6 +182,7 @@ struct orion_chain_pump {
   int use;
   cutter t;
   int64_t nframes, made;
+  int64_t body_at; /* bytes of a chained body sent (r->body_chain) */
 };
 
 /* Bytes queued to one executor beyond which the pump waits for its link
@@ -214,8 +227,47 @@ static void next_array(loop_run *r, orion_chain_pump *p) {
   }
 }
 
+/* The chained body's next frame to executor 0, which passes it on; 0
+ * once it is all out. */
+static int body_frame(loop_run *r, orion_chain_pump *p) {
+  int64_t per = chunk_bytes(), len = (int64_t)r->j->blen;
+  orion_msg_run run;
+  orion_msg_bcast m;
+  orion_buf b;
+  int rc;
+  if (!r->body_chain || p->body_at >= len)
+    return 0;
+  run.array = ORION_BCAST_BODY;
+  run.first = p->body_at;
+  run.count = len - p->body_at < per ? len - p->body_at : per;
+  run.data = r->j->blob + p->body_at;
+  run.len = (size_t)run.count;
+  run.esz = 1;
+  m.run = r->run;
+  m.array = ORION_BCAST_BODY;
+  m.forward = 1;
+  m.index = p->body_at / per;
+  m.nframes = (len + per - 1) / per;
+  m.runs = &run;
+  m.nruns = 1;
+  orion_buf_init(&b);
+  rc = orion_msg_bcast_encode(&b, &m);
+  if (rc != 0 || b.oom)
+    orion_cluster_fail(r->cl, "cannot send the body of %s: %s", r->j->where,
+                       orion_strerror(rc != 0 ? rc : ORION_ENOMEM));
+  orion_cluster_send(r->cl, 0, &b);
+  orion_buf_free(&b);
+  p->body_at += run.count;
+  return 1;
+}
+
 void orion__chain_pump(loop_run *r) {
   orion_chain_pump *p = r->pump;
+  while (p != NULL && r->body_chain && p->body_at < (int64_t)r->j->blen) {
+    if (orion_cluster_queued(r->cl, 0) > WINDOW)
+      return; /* more once the link took some */
+    body_frame(r, p);
+  }
   while (p != NULL && p->use < r->nuse) {
     arr_use *u = &r->use[p->use];
     orion_msg_bcast m;
@@ -253,7 +305,9 @@ void orion__chain_pump(loop_run *r) {
 int orion__chain_pumped(void *ud) {
   loop_run *r = ud;
   orion__chain_pump(r);
-  return r->pump == NULL || r->pump->use >= r->nuse;
+  return r->pump == NULL ||
+         (r->pump->use >= r->nuse &&
+          (!r->body_chain || r->pump->body_at >= (int64_t)r->j->blen));
 }
 
 void orion__chain_send(loop_run *r, uint64_t seq) {

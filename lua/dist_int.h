@@ -112,6 +112,7 @@ typedef struct loop_run {
    * number they are recorded as sent with. */
   struct orion_chain_pump *pump;
   uint64_t chain_seq;
+  int body_chain; /* the body goes by BCAST (orion__chain_body) */
 } loop_run;
 
 
@@ -188,6 +189,12 @@ int orion__chain_mode(orion_error *err);
  * when every executor holds every chunk (u->chain stays 0, the shard path,
  * when the chunks they lack are current at other executors). */
 void orion__chain_decide(arr_use *u, int mode);
+/* Whether the loop's body goes to the executors along their chain, in
+ * BCAST frames (ORION_BCAST_BODY) after its LOAD_BODYs, instead of inline
+ * in each: with the chain path, two or more executors and a body of
+ * ORION_BODY_CHAIN_MIN bytes or more. */
+#define ORION_BODY_CHAIN_MIN (256 << 10)
+int orion__chain_body(const loop_run *r, int mode);
 typedef struct orion_chain_pump orion_chain_pump;
 /* After the LOAD_BODYs: starts sending the BCAST frames of every chained
  * array, a few pieces ahead of what each first hop's link has taken;

@@ -2007,22 +2007,31 @@ Test(cluster, server_read_write_array_is_sharded) {
  * ORION_BCAST_CHUNK=chunk (NULL: unset); its output must be in-process's.
  * *drv and *peer: loop `loop`'s bytes from the driver, between
  * executors. */
+/* Runs script on n executors with ORION_BCAST=mode and
+ * ORION_BCAST_CHUNK=chunk (NULL: unset); its output must be want. */
+static tu_run chain_script(const char *script, const char *n,
+                           const char *mode, const char *chunk,
+                           const char *want) {
+  tu_run r;
+  setenv("ORION_BCAST", mode, 1);
+  if (chunk != NULL)
+    setenv("ORION_BCAST_CHUNK", chunk, 1);
+  r = DRIVE("--executors", n, script);
+  unsetenv("ORION_BCAST");
+  unsetenv("ORION_BCAST_CHUNK");
+  expect_ok(&r, script);
+  cr_expect_str_eq(r.out, want, "%s, %s executors, ORION_BCAST=%s, chunk %s "
+                                "differ from in-process",
+                   script, n, mode, chunk != NULL ? chunk : "default");
+  return r;
+}
+
 static void bcast_run(const char *n, const char *mode, const char *chunk,
                       const char *want, int loop, long long *drv,
                       long long *peer) {
   char line[256], head[64];
   long long size;
-  tu_run r;
-  setenv("ORION_BCAST", mode, 1);
-  if (chunk != NULL)
-    setenv("ORION_BCAST_CHUNK", chunk, 1);
-  r = DRIVE("--executors", n, "@bcast.lua");
-  unsetenv("ORION_BCAST");
-  unsetenv("ORION_BCAST_CHUNK");
-  expect_ok(&r, "bcast.lua");
-  cr_expect_str_eq(r.out, want, "%s executors, ORION_BCAST=%s, chunk %s "
-                                "differ from in-process",
-                   n, mode, chunk != NULL ? chunk : "default");
+  tu_run r = chain_script("@bcast.lua", n, mode, chunk, want);
   snprintf(head, sizeof head, "bytes loop %d driver", loop);
   line_with(r.err, head, line, sizeof line);
   cr_assert_eq(sscanf(line + strlen(head), "%lld peer %lld array %lld", drv,
@@ -2061,6 +2070,54 @@ Test(cluster, broadcast_chain_star_and_shards_agree) {
   cr_expect_geq(sdrv - drv, 3 * size, "star %lld, chain %lld", sdrv, drv);
   cr_expect_lt(speer, 1000, "the star's executors sent %lld bytes", speer);
   cr_expect_geq(peer, 3 * size, "the chain forwarded %lld bytes", peer);
+  tu_run_free(&in);
+}
+
+/* Runs bigbody.lua on n executors with ORION_BCAST=mode and
+ * ORION_BCAST_CHUNK=chunk (NULL: unset); its output must be want.  *drv
+ * and *peer: its first loop's bytes from the driver, between executors. */
+static void bigbody_run(const char *n, const char *mode, const char *chunk,
+                        const char *want, long long *drv, long long *peer) {
+  char line[256];
+  tu_run r = chain_script("@bigbody.lua", n, mode, chunk, want);
+  line_with(r.err, "bytes loop 1 driver", line, sizeof line);
+  cr_assert_eq(sscanf(line + strlen("bytes loop 1 driver"), "%lld peer %lld",
+                      drv, peer),
+               2, "%s", r.err);
+  tu_run_free(&r);
+  expect_no_executors_left("bigbody", 0);
+}
+
+/* A body of half a megabyte (it captures a large table) reaches 1 to 4
+ * executors along the chain, in pieces of 1000 bytes or the default size,
+ * with the results of a run inside the driver; on 4 executors the chain's
+ * driver sends it about once and the executors pass it on three times,
+ * where the star's driver sends it to each. */
+Test(cluster, a_large_body_goes_along_the_chain) {
+  static const char *const ns[] = {"1", "2", "3", "4"};
+  long long drv, peer, sdrv, speer;
+  tu_run in = DRIVE("--executors", "0", "@bigbody.lua");
+  int i;
+  expect_ok(&in, "bigbody.lua inside the driver");
+  expect_has(in.out, "loop 2\t0x");
+  for (i = 0; i < 4; i++) {
+    bigbody_run(ns[i], "chain", "1000", in.out, &drv, &peer);
+    if (i == 0)
+      cr_expect_lt(peer, 1000, "1 executor: %lld bytes between executors",
+                   peer);
+    else
+      cr_expect_geq(peer, (long long)i * 256 * 1024,
+                    "%s executors: the chain passed on %lld bytes", ns[i],
+                    peer);
+  }
+  bigbody_run("4", "chain", NULL, in.out, &drv, &peer);
+  bigbody_run("4", "star", NULL, in.out, &sdrv, &speer);
+  cr_expect_geq(sdrv, 3 * drv, "star's driver %lld bytes, chain's %lld", sdrv,
+                drv);
+  cr_expect_geq(peer, 2 * drv, "the chain passed on %lld bytes, its driver "
+                               "sent %lld",
+                peer, drv);
+  cr_expect_lt(speer, 1000, "the star's executors sent %lld bytes", speer);
   tu_run_free(&in);
 }
 

@@ -448,11 +448,11 @@ Test(msg, load_body_device_fields_checked) {
   b.len = 0;
   cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
-  /* The last fields are gb (i64), the bandwidth and the timeout (f64):
-   * make the gpu flag (9 words before the end) 3, then the device grid
-   * space 99. */
+  /* The last fields are gb (i64), the bandwidth and the timeout (f64),
+   * then the chained body's length (i64): make the gpu flag (10 words
+   * before the end) 3, then the device grid space 99. */
   {
-    char *q = (char *)p + n - 9 * 8;
+    char *q = (char *)p + n - 10 * 8;
     q[0] = 3;
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
@@ -482,7 +482,7 @@ Test(msg, load_body_device_fields_checked) {
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   {
     double bad = -1;
-    memcpy((char *)p + n - 16, &bad, 8); /* little-endian, as the wire */
+    memcpy((char *)p + n - 24, &bad, 8); /* little-endian, as the wire */
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "negative bandwidth budget") != NULL, "%s",
@@ -502,10 +502,37 @@ Test(msg, load_body_device_fields_checked) {
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   {
     double bad = 2e9;
-    memcpy((char *)p + n - 8, &bad, 8);
+    memcpy((char *)p + n - 16, &bad, 8);
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "the loop timeout is 2e+09 s") != NULL, "%s",
+              err.msg);
+  }
+  /* The chained body's length (wire version 13, the last field): never
+   * beside an inline blob, never negative; it comes back as sent. */
+  cr_assert_gt(m.blob_len, 0);
+  m.blob_chained = 600000;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0, "inline and chained");
+  m.blob = NULL;
+  m.blob_len = 0;
+  m.blob_chained = -1;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.blob_chained = 600000;
+  b.len = 0;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.blob_chained, 600000);
+  cr_assert_eq(out.blob_len, 0);
+  orion_msg_load_body_free(&out);
+  {
+    int64_t bad = -5;
+    memcpy((char *)p + n - 8, &bad, 8);
+    orion_error_clear(&err);
+    cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+    cr_assert(strstr(err.msg, "chained body's length") != NULL, "%s",
               err.msg);
   }
   orion_buf_free(&b);
@@ -1070,6 +1097,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   orion_pw_i64(&h, lb.gb);
   orion_pw_f64(&h, lb.bandwidth_mbps); /* wire version 6 */
   orion_pw_f64(&h, lb.timeout);        /* wire version 8 */
+  orion_pw_i64(&h, lb.blob_chained);   /* wire version 13 */
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
   b.len = h.len = 0;
