@@ -212,6 +212,30 @@ static int m_set(lua_State *L) {
   return 0;
 }
 
+/* A.name: the methods (upvalue 1).  A[key] and A[key] = v are a body's
+ * syntax; on the driver they would read a method slot (nil) or fail
+ * with Lua's own "attempt to index" message, so both say what to write. */
+static int array_index(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    return 1;
+  }
+  orion__check_array(L, 1);
+  return luaL_error(L, "A[%s]: an array's elements are read with "
+                       "A:get(key...) outside a parallel_for body (A[k] "
+                       "is the body's syntax)",
+                    luaL_tolstring(L, 2, NULL));
+}
+
+static int array_newindex(lua_State *L) {
+  orion__check_array(L, 1);
+  return luaL_error(L, "A[%s] = ...: an array's elements are written with "
+                       "A:set(key..., value) outside a parallel_for body "
+                       "(A[k] = v is the body's syntax)",
+                    luaL_tolstring(L, 2, NULL));
+}
+
 #define TO_TABLE_LIMIT 10000000
 
 static void dense_to_table(lua_State *L, const orion_array *a, int depth,
@@ -1019,7 +1043,12 @@ int luaopen_orion(lua_State *L) {
   lua_pushcfunction(L, m_tostring);
   lua_setfield(L, -2, "__tostring");
   luaL_newlib(L, array_methods);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "methods"); /* where lua/permute.c adds its own */
+  lua_pushcclosure(L, array_index, 1);
   lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, array_newindex);
+  lua_setfield(L, -2, "__newindex");
   lua_pop(L, 1);
 
   luaL_newmetatable(L, ACC_MT);

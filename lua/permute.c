@@ -350,7 +350,7 @@ void orion__open_permute(lua_State *L) {
   lua_pushcfunction(L, l_permutation);
   lua_setfield(L, -2, "permutation");
   luaL_getmetatable(L, ARRAY_MT); /* the DistArray methods */
-  lua_getfield(L, -1, "__index");
+  lua_getfield(L, -1, "methods");
   luaL_setfuncs(L, amethods, 0);
   lua_pop(L, 2);
 }

@@ -71,6 +71,15 @@ ORION_EXECUTOR=$build/orion-executor
 : "${ORION_CACHE_DIR:=$build/t/cc-cache}"
 LC_ALL=C
 export PATH ORION_EXECUTORS ORION_EXECUTOR ORION_LUA_PATH ORION_CACHE_DIR LC_ALL
+# The examples' figures were taken with OpenBLAS's Haswell kernels (AVX2),
+# which every x86-64 processor since 2013 runs.  Left to itself OpenBLAS
+# picks the widest kernels the processor has (Cooperlake or SkylakeX on
+# AVX-512 machines), whose sums round differently, and a network's later
+# epochs then differ in the last printed digit.
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+  OPENBLAS_CORETYPE=Haswell
+  export OPENBLAS_CORETYPE
+fi
 unset ORION_DRIVER ORION_TOKEN ORION_SRCDIR
 
 status=0

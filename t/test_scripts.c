@@ -479,7 +479,13 @@ Test(scripts, array_creation_and_methods) {
                    "hist\t2 1 2 3 | 3 5 | 3 3 1 1\n"
                    "sparse_table\t8\t3\n"
                    "split\ttrue\ttrue\t0\ttrue\ttrue\tfalse\t20x20\n"
-                   "split_edges\ttrue\t0\ttrue\n");
+                   "split_edges\ttrue\t0\ttrue\n"
+                   "index\tfalse\tA[2]: an array's elements are read with "
+                   "A:get(key...) outside a parallel_for body (A[k] is the "
+                   "body's syntax)\tfalse\tA[2] = ...: an array's elements "
+                   "are written with A:set(key..., value) outside a "
+                   "parallel_for body (A[k] = v is the body's syntax)\tnil\t"
+                   "0.0\n");
   tu_run_free(&r);
   remove_temp(small);
   remove_temp(grid);

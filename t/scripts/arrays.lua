@@ -104,3 +104,11 @@ print("split", rest:nnz() + held:nnz() == B:nnz(), covered == B:nnz(),
 local none, every = B:split(0, 1)
 local _, all_held = B:split(1, 1)
 print("split_edges", none:nnz() == B:nnz(), every:nnz(), all_held:nnz() == B:nnz())
+
+-- A[k] is a body's syntax: on the driver it says to use A:get and A:set
+-- (it read a method slot, nil, and A[k] = v failed with Lua's own message).
+local I = orion.zeros { 3 }
+local ok1, e1 = pcall(function() return I[2] end)
+local ok2, e2 = pcall(function() I[2] = 1 end)
+print("index", ok1, (e1:gsub("^.-:%d+: ", "")), ok2, (e2:gsub("^.-:%d+: ", "")),
+  I.nope, I:get(2))
