@@ -38,7 +38,8 @@
 #   --slow K      executor K runs at half speed: HOW "cgroup" (the default
 #                 where this machine has the cgroup cpu controller) starts
 #                 it in a cgroup whose CPU quota is X CPUs (--slow-cpu,
-#                 default 0.5, per 5 ms period; cgroup v2 cpu.max, v1
+#                 default 0.5, per 5 ms period (longer below 0.2 CPU,
+#                 keeping the quota at 1 ms); cgroup v2 cpu.max, v1
 #                 cpu.cfs_quota_us);
 #                 "sleep" sets ORION_TEST_SLOW=K:x2 (it sleeps after each
 #                 block as long as the block took).  A quota slows it only
@@ -108,10 +109,12 @@ fi
 # The quota per 5 ms period: with the default 100 ms period an executor
 # runs at full speed until its quota is spent, then stands still for the
 # rest of the period, longer than a pass of small blocks; a short period
-# spreads the slowdown over every block, as a slower CPU would.
-period=5000
-quota=$(awk -v x="$slow_cpu" -v p="$period" 'BEGIN { if (x ~ /^[0-9]*\.?[0-9]+$/ && x > 0 && x <= 64) printf "%d", x * p + 0.5 }')
-[ -n "$quota" ] || die "--slow-cpu needs a number of CPUs above 0 (0.25, 1), not '$slow_cpu'"
+# spreads the slowdown over every block, as a slower CPU would.  The
+# kernel takes no quota under 1 ms, so below 0.2 CPU the period grows to
+# keep the quota at 1 ms (0.125 CPU: 1 ms per 8 ms).
+period=$(awk -v x="$slow_cpu" 'BEGIN { if (x ~ /^[0-9]*\.?[0-9]+$/ && x > 0 && x <= 64) { p = 5000; if (x * p < 1000) p = int(1000 / x + 0.5); if (p > 1000000) p = 1000000; printf "%d", p } }')
+[ -n "$period" ] || die "--slow-cpu needs a number of CPUs above 0 (0.25, 1), not '$slow_cpu'"
+quota=$(awk -v x="$slow_cpu" -v p="$period" 'BEGIN { q = int(x * p + 0.5); if (q < 1000) q = 1000; printf "%d", q }')
 case $slow_by in
   ''|cgroup|sleep) ;;
   *) die "--slow-by needs cgroup or sleep, not '$slow_by'" ;;
