@@ -17,6 +17,16 @@
  * Each executor's mean block time, and what moving a byte cost, carry over
  * from one loop to the next (a loop starts weighing executors by what the
  * last one saw).
+ *
+ * Balanced placement (opts.assign = "balanced", ORION_ASSIGN=balanced, on
+ * the same terms) is static within a run: what changes is which executor
+ * owns which space parts (orion_loop_set_owners).  Per loop site (its
+ * `where`) the driver keeps each executor's elements per second of block
+ * compute time, and from the site's second run on the parts go to the
+ * plan of scheduler/balance.h for those speeds.  The rows still go on to
+ * the next block's executor ahead of it, which the per-block placement
+ * above cannot do, so a slow executor is worked around without a round
+ * trip on the critical path, one run late.
  */
 #include <stdlib.h>
 #include <string.h>
