@@ -227,16 +227,14 @@ static void next_array(loop_run *r, orion_chain_pump *p) {
   }
 }
 
-/* The chained body's next frame to executor 0, which passes it on; 0
- * once it is all out. */
-static int body_frame(loop_run *r, orion_chain_pump *p) {
+/* Sends the chained body's next frame to executor 0, which passes it on
+ * (some of it must be left to send). */
+static void body_frame(loop_run *r, orion_chain_pump *p) {
   int64_t per = chunk_bytes(), len = (int64_t)r->j->blen;
   orion_msg_run run;
   orion_msg_bcast m;
   orion_buf b;
   int rc;
-  if (!r->body_chain || p->body_at >= len)
-    return 0;
   run.array = ORION_BCAST_BODY;
   run.first = p->body_at;
   run.count = len - p->body_at < per ? len - p->body_at : per;
@@ -258,7 +256,6 @@ static int body_frame(loop_run *r, orion_chain_pump *p) {
   orion_cluster_send(r->cl, 0, &b);
   orion_buf_free(&b);
   p->body_at += run.count;
-  return 1;
 }
 
 void orion__chain_pump(loop_run *r) {
