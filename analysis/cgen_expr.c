@@ -1013,10 +1013,10 @@ int buffer_add(gen *g, cv o, cv k, const ast_node *tgt, const ast_node *val,
     E(g, "#if ORION_GPU_BODY");
     if (why == NULL) {
       if (isint)
-        E(g, "O_ST1(o_gbadd(&c->bufs[%d], %s, (int64_t)(%s(uint64_t)(%s))));",
+        E(g, "O_ST1(o_gbadd(c, %d, %s, (int64_t)(%s(uint64_t)(%s))));",
           s->idx, pos, sub ? "0u - " : "", x.s);
       else
-        E(g, "O_ST1(o_gbaddf(&c->bufs[%d], %s, %s(%s)));", s->idx, pos,
+        E(g, "O_ST1(o_gbaddf(c, %d, %s, %s(%s)));", s->idx, pos,
           sub ? "-" : "", as_d(g, x));
     }
     E(g, "#else");

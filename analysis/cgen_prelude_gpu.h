@@ -59,6 +59,7 @@ typedef struct o_dctx {
   orion_carray iter;
   const orion_carray *arrays;
   const orion_cbuffer *bufs; /* h: the device sums (util/gbody.h) */
+  unsigned char *const *bmark; /* per buffer: its marks, after the sums */
   const orion_cval *consts;
   orion_cacc *accs; /* this group's partials, in the scratch */
   int64_t cur;
@@ -68,24 +69,19 @@ typedef struct o_dctx {
 } o_dctx;
 
 /* A buffer's `B[k] = B[k] + x` on the device: x added atomically to
- * element pos's sum, and the element marked (ORION_GBUF_BYTES' layout).
- * Integers wrap as Lua's do; the additions' order does not change an
- * integer sum. */
-static __device__ O_U int64_t o_gbn(const orion_cbuffer *b) {
-  int64_t n = 1;
-  for (int d = 0; d < b->ndims; d++)
-    n *= b->dims[d];
-  return n;
-}
-static __device__ O_U void o_gbadd(const orion_cbuffer *b, int64_t pos,
+ * element pos's sum of buffer slot k, and the element marked
+ * (ORION_GBUF_BYTES' layout; the marks' address is worked out once per
+ * launch, in orion_gbody_run).  Integers wrap as Lua's do; the additions'
+ * order does not change an integer sum. */
+static __device__ O_U void o_gbadd(const o_dctx *c, int k, int64_t pos,
                                    int64_t x) {
-  atomicAdd((unsigned long long *)b->h + pos, (unsigned long long)x);
-  ((unsigned char *)b->h)[o_gbn(b) * (int64_t)sizeof(int64_t) + pos] = 1;
+  atomicAdd((unsigned long long *)c->bufs[k].h + pos, (unsigned long long)x);
+  c->bmark[k][pos] = 1;
 }
-static __device__ O_U void o_gbaddf(const orion_cbuffer *b, int64_t pos,
+static __device__ O_U void o_gbaddf(const o_dctx *c, int k, int64_t pos,
                                     double x) {
-  atomicAdd((double *)b->h + pos, x);
-  ((unsigned char *)b->h)[o_gbn(b) * (int64_t)sizeof(int64_t) + pos] = 1;
+  atomicAdd((double *)c->bufs[k].h + pos, x);
+  c->bmark[k][pos] = 1;
 }
 
 static __device__ O_U void o_gstr(char *d, const char *s) {
@@ -221,6 +217,7 @@ typedef struct o_kp {
   orion_carray iter;
   orion_carray arrays[O_N1(O_NA)];
   orion_cbuffer bufs[O_N1(O_NB)];
+  unsigned char *bmark[O_N1(O_NB)]; /* each buffer's marks (device) */
   uint64_t rng[4];  /* the block's math.random state */
   long long group0; /* the number of group 0 in the block */
   orion_cval consts[O_N1(O_NK)];
@@ -280,6 +277,7 @@ static __global__ void o_gkernel(const o_kp p) {
   c.iter = p.iter;
   c.arrays = p.arrays;
   c.bufs = p.bufs;
+  c.bmark = p.bmark;
   c.consts = p.consts;
   c.cur = -1;
   c.group = (unsigned long long)grp;
@@ -297,6 +295,7 @@ static __global__ void o_gclaim_kernel(const o_kp p) {
   c.iter = p.iter;
   c.arrays = p.arrays;
   c.bufs = p.bufs;
+  c.bmark = p.bmark;
   c.consts = p.consts;
   for (;;) {
     long long row = 0, first, hi;
@@ -473,8 +472,14 @@ extern "C" int orion_gbody_run(orion_gctx *g) {
   p.iter = g->iter;
   for (i = 0; i < O_NA; i++)
     p.arrays[i] = g->arrays[i];
-  for (i = 0; i < O_NB; i++)
+  for (i = 0; i < O_NB; i++) { /* the marks follow the n sums */
+    int64_t n = 1;
+    int d;
     p.bufs[i] = g->bufs[i];
+    for (d = 0; d < g->bufs[i].ndims; d++)
+      n *= g->bufs[i].dims[d];
+    p.bmark[i] = (unsigned char *)g->bufs[i].h + n * (int64_t)sizeof(int64_t);
+  }
   for (i = 0; i < 4; i++)
     p.rng[i] = g->rng[i];
   p.group0 = g->group0;

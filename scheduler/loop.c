@@ -110,10 +110,6 @@ int orion_loop_home(const orion_loop *l, int block) {
   return orion_schedule_exec(l->s, block, l->nexec);
 }
 
-static int home_of(const orion_loop *l, int block) {
-  return orion_loop_home(l, block);
-}
-
 static void pump(orion_loop *l);
 static int64_t affinity(const orion_loop *l, int e, int pos);
 static void became_ready(orion_loop *l, int pos);
@@ -143,7 +139,7 @@ static void send_pos(orion_loop *l, int pos, int e) {
 static void became_ready(orion_loop *l, int pos) {
   int k;
   if (!l->dynamic) {
-    send_pos(l, pos, home_of(l, l->s->order[pos]));
+    send_pos(l, pos, orion_loop_home(l, l->s->order[pos]));
     return;
   }
   for (k = l->nready; k > 0 && l->ready[k - 1] > pos; k--)
@@ -191,7 +187,7 @@ static int better(const orion_loop *l, int pos, int a, int b, double fastest,
   int home;
   if (fa != fb)
     return fa < fb;
-  home = home_of(l, l->s->order[pos]);
+  home = orion_loop_home(l, l->s->order[pos]);
   if ((a == home) != (b == home))
     return a == home;
   return a < b;
@@ -449,7 +445,7 @@ void orion_loop_count(const orion_loop *l, int exec, int *done, int *total) {
   for (pos = 0; pos < l->s->nblocks; pos++)
     if (exec < 0 ||
         (l->at[pos] >= 0  ? l->at[pos]
-         : !l->dynamic    ? home_of(l, l->s->order[pos])
+         : !l->dynamic    ? orion_loop_home(l, l->s->order[pos])
                           : -2) == exec) {
       (*total)++;
       *done += l->state[pos] == ORION_BLOCK_DONE;
