@@ -20,6 +20,7 @@
 #include "drivers/launcher.h"
 #include "drivers/plot.h"
 #include "drivers/recover.h"
+#include "dsm/ckpt.h"
 #include "dsm/cluster.h"
 #include "dsm/sec.h"
 #include "dsm/status.h"
@@ -114,12 +115,16 @@ static const char usage_text[] =
     "Checkpoints (docs/checkpoints.md):\n"
     "  --checkpoint-dir DIR  orion.checkpoint{...} writes to DIR, and a\n"
     "                  lost executor restarts the job from the newest\n"
-    "  --resume        orion.restore() continues from the newest complete\n"
-    "                  checkpoint in DIR\n"
+    "  --resume[=auto] orion.restore() continues from the newest complete\n"
+    "                  checkpoint in DIR; with none usable, an error\n"
+    "                  naming each (=auto: start from the beginning)\n"
+    "  --fresh-if-none with --resume: the same as --resume=auto\n"
     "  --force         resume even from a checkpoint of another script or\n"
     "                  other arguments\n"
-    "  --max-restarts N  restarts after lost executors (default 3 with a\n"
-    "                  checkpoint folder; 0: a lost executor ends the job)\n"
+    "  --max-restarts N[/PERIOD]  restarts after lost executors within\n"
+    "                  any PERIOD (seconds, or 30m, 1h, 1d; default 3/1h\n"
+    "                  with a checkpoint folder; 0: a lost executor ends\n"
+    "                  the job)\n"
     "  -h, --help      show this help\n"
     "  --version       show the version\n"
     "\n"
@@ -172,6 +177,15 @@ static int parse_count(const char *s, int max, int *out) {
 static int traceback_on;
 static orion_recover recover; /* --max-restarts and the restart itself */
 static const char *status_spec; /* --status, or NULL */
+static int fresh_if_none;       /* --fresh-if-none (it needs --resume) */
+static pid_t lock_pid;          /* the process that holds recover.lock_fd */
+
+/* At exit: the checkpoint folder's lock is released, its file emptied
+ * (only by the process that took it: a child that exits is not it). */
+static void release_lock(void) {
+  if (getpid() == lock_pid)
+    orion_ckpt_unlock(recover.lock_fd);
+}
 
 static int msghandler(lua_State *L) {
   const char *msg;
@@ -250,7 +264,8 @@ enum {
   OPT_CHECKPOINT_DIR,
   OPT_RESUME,
   OPT_FORCE,
-  OPT_MAX_RESTARTS
+  OPT_MAX_RESTARTS,
+  OPT_FRESH_IF_NONE
 };
 
 /* What parse_options returns when the driver goes on to the script. */
@@ -285,7 +300,8 @@ static const struct option long_opts[] = {
     {"encrypt", no_argument, NULL, OPT_ENCRYPT},
     {"no-encrypt", no_argument, NULL, OPT_NO_ENCRYPT},
     {"checkpoint-dir", required_argument, NULL, OPT_CHECKPOINT_DIR},
-    {"resume", no_argument, NULL, OPT_RESUME},
+    {"resume", optional_argument, NULL, OPT_RESUME},
+    {"fresh-if-none", no_argument, NULL, OPT_FRESH_IF_NONE},
     {"force", no_argument, NULL, OPT_FORCE},
     {"max-restarts", required_argument, NULL, OPT_MAX_RESTARTS},
     {NULL, 0, NULL, 0}};
@@ -423,17 +439,23 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     recover.dir = arg;
     return GO_ON;
   case OPT_RESUME:
-    cfg->resume = 1;
+    if (arg != NULL && strcmp(arg, "auto") != 0)
+      return usage_error("--resume takes no value or =auto, not '%s'", arg);
+    cfg->resume = arg != NULL || cfg->resume == 2 ? 2 : 1;
+    return GO_ON;
+  case OPT_FRESH_IF_NONE:
+    cfg->resume = 2; /* --resume=auto; --resume itself is still needed */
+    fresh_if_none = 1;
     return GO_ON;
   case OPT_FORCE:
     cfg->force = 1;
     return GO_ON;
-  case OPT_MAX_RESTARTS:
-    if (arg == NULL || parse_count(arg, 1000, &recover.max_restarts) != 0)
-      return usage_error("--max-restarts needs a number 0..1000%s%s%s",
-                         arg != NULL ? ", not '" : "",
-                         arg != NULL ? arg : "", arg != NULL ? "'" : "");
+  case OPT_MAX_RESTARTS: {
+    char msg[200];
+    if (orion_recover_parse_limit(&recover, arg, msg, sizeof msg) != 0)
+      return usage_error("%s", msg);
     return GO_ON;
+  }
   case OPT_METRICS:
     if (arg == NULL)
       return usage_error("%s needs a file name", "--metrics");
@@ -546,16 +568,34 @@ int main(int argc, char **argv) {
   rc = parse_options(argc, argv, &cfg, &launcher, &have_exec);
   if (rc != GO_ON)
     return rc;
-  i = optind;
-  if (i >= argc)
+  if (optind >= argc)
     return usage_error("%s", "no script given");
   if ((cfg.resume || cfg.force || recover.max_restarts >= 0) &&
       cfg.checkpoint_dir == NULL)
     return usage_error("%s needs --checkpoint-dir DIR",
-                       cfg.resume   ? "--resume"
-                       : cfg.force ? "--force"
-                                   : "--max-restarts");
+                       fresh_if_none ? "--fresh-if-none"
+                       : cfg.resume  ? "--resume"
+                       : cfg.force   ? "--force"
+                                     : "--max-restarts");
+  for (i = 1; fresh_if_none && i < optind; i++)
+    if (strncmp(argv[i], "--resume", 8) == 0)
+      break;
+  if (fresh_if_none && i == optind)
+    return usage_error("%s", "--fresh-if-none needs --resume (it says what "
+                             "--resume does when no checkpoint is usable)");
+  i = optind;
   recover.quiet = cfg.quiet;
+  if (cfg.checkpoint_dir != NULL) {
+    /* The folder is this job's for its whole life (restarts included). */
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_ckpt_lock(cfg.checkpoint_dir, &recover.lock_fd, &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_SCRIPT;
+    }
+    lock_pid = getpid();
+    atexit(release_lock);
+  }
   if (launcher.kind == ORION_LAUNCH_SSH && launcher.hosts_file == NULL)
     return usage_error("%s", "--launcher ssh needs --hosts FILE");
   if (launcher.kind == ORION_LAUNCH_SLURM ||

@@ -13,20 +13,37 @@
 
 #include "drivers/launcher.h"
 
+#define ORION_RECOVER_MAX 1000 /* the most --max-restarts allows */
+
 typedef struct orion_recover {
-  int max_restarts; /* --max-restarts; -1: not given (3 with a checkpoint
+  int max_restarts; /* --max-restarts N; -1: not given (3 with a checkpoint
                        directory) */
+  double period;    /* --max-restarts N/PERIOD: the window in seconds
+                       (default 3600) */
+  char period_text[32]; /* PERIOD as given ("1h"), for messages */
   int restarts;     /* restarts before this process ($ORION_RESTART) */
+  /* When the restarts within the window before this process happened
+   * ($ORION_RESTART_TIMES: CLOCK_MONOTONIC seconds, which a restart, the
+   * same process, keeps), oldest first. */
+  double times[ORION_RECOVER_MAX];
+  int ntimes;
   int argc;
   char **argv;      /* the driver's command line, to run again */
   const char *dir;  /* --checkpoint-dir */
+  int lock_fd;      /* its lock (dsm/ckpt.h), handed to the restart; -1 */
   lua_State *L;     /* the script's state, for its progress */
   int quiet;
 } orion_recover;
 
 /* Reads $ORION_RESTART (the restarts before this process; set by the one
- * before it) into r. */
+ * before it) and $ORION_RESTART_TIMES into r. */
 void orion_recover_init(orion_recover *r, int argc, char **argv);
+
+/* Parses --max-restarts N[/PERIOD] (PERIOD: a number of seconds, or with
+ * s, m, h or d; N alone keeps the period of an hour) into r: 0, or -1
+ * with msg (n bytes) saying what is wrong. */
+int orion_recover_parse_limit(orion_recover *r, const char *arg, char *msg,
+                              size_t n);
 
 /* Arms the cluster's failure hook when the job can restart: a checkpoint
  * directory, restarts left, and a launcher that can start executors again

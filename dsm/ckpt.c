@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -20,12 +22,15 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/hash.h"
+#include "util/log.h"
 
 #define MANIFEST "manifest"
 #define STATE_FILE "state.lua"
 #define MAGIC_LINE "orion-checkpoint 2\n" /* 2: with parts */
 #define MAGIC_LINE1 "orion-checkpoint 1\n"
 #define WRITERS 8 /* threads writing array files at once */
+#define LOCK_FILE ".orion-lock"
+#define LOCK_ENV "ORION_CKPT_LOCK_FD"
 
 /* ---- small file helpers ------------------------------------------------ */
 
@@ -73,20 +78,62 @@ static int write_file(const char *path, const void *p, size_t len,
   return rc;
 }
 
-/* Removes a folder and the files in it (one level). */
-static void remove_dir(const char *path) {
-  DIR *d = opendir(path);
+/* ---- entries that are never followed ---------------------------------- */
+
+/* Names dir/name, a checkpoint entry that is not a plain directory (a
+ * symbolic link, a file), as one that is left alone: reading, pruning and
+ * renaming never follow such an entry, so a link planted in the folder
+ * cannot make a checkpoint read or empty another folder. */
+static void not_plain(const char *dir, const char *name,
+                      orion_ckpt_warn_fn warn, void *ud) {
+  char msg[4400];
+  snprintf(msg, sizeof msg, "%s/%s: not a plain directory (a symbolic link "
+                            "or a file); it is left alone",
+           dir, name);
+  if (warn != NULL)
+    warn(ud, msg);
+}
+
+/* warn for prune: straight to the log. */
+static void log_warn(void *ud, const char *msg) {
+  (void)ud;
+  orion_log_warn("checkpoint %s", msg);
+}
+
+/* Removes dir's entry `name` (dfd: dir, opened), a folder, and the files
+ * in it (one level), without following a symbolic link: the folder is
+ * opened with O_NOFOLLOW and its files unlinked relative to that handle,
+ * and the folder itself removed with unlinkat, which never follows one
+ * either.  Returns 0 when it is gone (or was not there), -1 when it is
+ * not a plain directory (a warning names it; nothing is touched) or
+ * cannot be removed. */
+static int remove_at(int dfd, const char *dir, const char *name) {
+  int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR *d;
   struct dirent *e;
-  char f[4096];
-  if (d != NULL) {
-    while ((e = readdir(d)) != NULL)
-      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-        unlink(f);
-      }
-    closedir(d);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return 0;
+    if (errno == ELOOP || errno == ENOTDIR)
+      not_plain(dir, name, log_warn, NULL);
+    return -1;
   }
-  rmdir(path);
+  if ((d = fdopendir(fd)) == NULL) {
+    close(fd);
+    return -1;
+  }
+  while ((e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+      unlinkat(fd, e->d_name, 0);
+  closedir(d); /* closes fd */
+  return unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Whether dfd's entry name is a plain directory, not following a link. */
+static int plain_dir_at(int dfd, const char *name) {
+  struct stat st;
+  return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISDIR(st.st_mode);
 }
 
 /* The CRC-32 and size of path's bytes but the last `skip`, and those last
@@ -350,8 +397,11 @@ static int cmp_desc(const void *x, const void *y) {
   return a < b ? 1 : a > b ? -1 : 0;
 }
 
-/* The steps of dir's checkpoint folders, newest first (orion_malloc'd). */
-static int list_steps(const char *dir, int64_t **out) {
+/* The steps of dir's checkpoint folders, newest first (orion_malloc'd).
+ * An entry named like one that is not a plain directory is not listed;
+ * warn (NULL: none) names it. */
+static int list_steps(const char *dir, int64_t **out, orion_ckpt_warn_fn warn,
+                      void *ud) {
   DIR *d = opendir(dir);
   struct dirent *e;
   int n = 0, cap = 0;
@@ -359,20 +409,25 @@ static int list_steps(const char *dir, int64_t **out) {
   *out = NULL;
   if (d == NULL)
     return errno == ENOENT ? 0 : -errno;
-  while ((e = readdir(d)) != NULL)
-    if (is_ckpt_name(e->d_name, &step)) {
-      if (n == cap) {
-        int64_t *nv = orion_realloc(v, (size_t)(cap = cap ? 2 * cap : 16) *
-                                           sizeof *v);
-        if (nv == NULL) {
-          orion_free(v);
-          closedir(d);
-          return ORION_ENOMEM;
-        }
-        v = nv;
-      }
-      v[n++] = step;
+  while ((e = readdir(d)) != NULL) {
+    if (!is_ckpt_name(e->d_name, &step))
+      continue;
+    if (!plain_dir_at(dirfd(d), e->d_name)) {
+      not_plain(dir, e->d_name, warn, ud);
+      continue;
     }
+    if (n == cap) {
+      int64_t *nv = orion_realloc(v, (size_t)(cap = cap ? 2 * cap : 16) *
+                                         sizeof *v);
+      if (nv == NULL) {
+        orion_free(v);
+        closedir(d);
+        return ORION_ENOMEM;
+      }
+      v = nv;
+    }
+    v[n++] = step;
+  }
   closedir(d);
   if (n > 1)
     qsort(v, (size_t)n, sizeof *v, cmp_desc);
@@ -382,44 +437,48 @@ static int list_steps(const char *dir, int64_t **out) {
 
 int orion_ckpt_count(const char *dir, int64_t *newest) {
   int64_t *v;
-  int n = list_steps(dir, &v);
+  int n = list_steps(dir, &v, NULL, NULL);
   *newest = n > 0 ? v[0] : -1;
   orion_free(v);
   return n > 0 ? n : 0;
 }
 
 /* Removes unfinished folders (.ckpt-*.tmp) and the complete checkpoints
- * beyond the newest `keep` that have a manifest. */
-static void prune(const char *dir, int keep) {
-  DIR *d = opendir(dir);
+ * beyond the newest `keep` that have a manifest (dfd: dir, opened). */
+static void prune(int dfd, const char *dir, int keep) {
+  DIR *d;
   struct dirent *e;
-  char p[4096];
+  char name[64], gone[64];
   int64_t *v;
-  int i, n, kept = 0;
-  if (d != NULL) {
+  int i, n, kept = 0, fd = dup(dfd);
+  if (fd >= 0 && (d = fdopendir(fd)) != NULL) {
     while ((e = readdir(d)) != NULL)
-      if (strncmp(e->d_name, ".ckpt-", 6) == 0) {
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        remove_dir(p);
-      }
+      if (strncmp(e->d_name, ".ckpt-", 6) == 0)
+        remove_at(dfd, dir, e->d_name);
     closedir(d);
-  }
-  n = list_steps(dir, &v);
+  } else if (fd >= 0)
+    close(fd);
+  n = list_steps(dir, &v, log_warn, NULL);
   for (i = 0; i < n; i++) {
     struct stat st;
-    snprintf(p, sizeof p, "%s/ckpt-%010" PRId64 "/" MANIFEST, dir, v[i]);
-    if (stat(p, &st) == 0 && kept < keep) {
+    snprintf(name, sizeof name, "ckpt-%010" PRId64 "/" MANIFEST, v[i]);
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode) && kept < keep) {
       kept++;
       continue;
     }
     if (kept >= keep) {
       /* Renamed out of the way first, in one step: a crash or Ctrl-C in
        * the middle of the removal leaves a .ckpt-* folder (removed at the
-       * next checkpoint), never a ckpt-* folder missing its files. */
-      char gone[4096];
-      snprintf(p, sizeof p, "%s/ckpt-%010" PRId64, dir, v[i]);
-      snprintf(gone, sizeof gone, "%s/.ckpt-%010" PRId64 ".old", dir, v[i]);
-      remove_dir(rename(p, gone) == 0 ? gone : p);
+       * next checkpoint), never a ckpt-* folder missing its files.  The
+       * entry is checked again just before: list_steps saw a plain
+       * directory, but renameat would move a link put there since. */
+      snprintf(name, sizeof name, "ckpt-%010" PRId64, v[i]);
+      snprintf(gone, sizeof gone, ".ckpt-%010" PRId64 ".old", v[i]);
+      if (!plain_dir_at(dfd, name))
+        not_plain(dir, name, log_warn, NULL);
+      else
+        remove_at(dfd, dir, renameat(dfd, name, dfd, gone) == 0 ? gone : name);
     }
   }
   orion_free(v);
@@ -427,23 +486,44 @@ static void prune(const char *dir, int keep) {
 
 int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
                      size_t n, uint64_t *bytes, orion_error *err) {
-  char tmp[4096], fin[4096], old[4096], p[4352], abs[PATH_MAX];
+  char tmp[4096], fin[4096], p[4352], abs[PATH_MAX];
+  char tname[64], fname[64], oname[64];
+  struct stat st;
   pthread_t th[WRITERS];
   writer w[WRITERS];
   int i, k, nw, rc = 0, items = c->narrays + c->nparts;
   uint64_t ssize = 0;
   uint32_t scrc, trailer;
   orion_buf b;
+  int dfd;
   if (mkdir(dir, 0755) != 0 && errno != EEXIST)
     return orion_error_set(err, -errno, "cannot create %s: %s", dir,
                            strerror(errno));
-  snprintf(tmp, sizeof tmp, "%s/.ckpt-%010" PRId64 ".tmp", dir, c->step);
-  snprintf(fin, sizeof fin, "%s/ckpt-%010" PRId64, dir, c->step);
-  snprintf(old, sizeof old, "%s/.ckpt-%010" PRId64 ".old", dir, c->step);
-  remove_dir(tmp);
-  if (mkdir(tmp, 0755) != 0)
-    return orion_error_set(err, -errno, "cannot create %s: %s", tmp,
+  /* Every entry is reached through this handle, never by following a
+   * link inside dir (dir itself may be one: the user named it). */
+  if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return orion_error_set(err, -errno, "cannot open %s: %s", dir,
                            strerror(errno));
+  snprintf(tname, sizeof tname, ".ckpt-%010" PRId64 ".tmp", c->step);
+  snprintf(fname, sizeof fname, "ckpt-%010" PRId64, c->step);
+  snprintf(oname, sizeof oname, ".ckpt-%010" PRId64 ".old", c->step);
+  snprintf(tmp, sizeof tmp, "%s/%s", dir, tname);
+  snprintf(fin, sizeof fin, "%s/%s", dir, fname);
+  if (remove_at(dfd, dir, tname) != 0)
+    rc = orion_error_set(err, -ENOTDIR, "cannot create %s: %s", tmp,
+                         plain_dir_at(dfd, tname)
+                             ? "an unfinished folder of that name cannot be "
+                               "removed"
+                             : "an entry of that name that is not a plain "
+                               "directory (a symbolic link or a file) is in "
+                               "the way");
+  else if (mkdirat(dfd, tname, 0755) != 0)
+    rc = orion_error_set(err, -errno, "cannot create %s: %s", tmp,
+                         strerror(errno));
+  if (rc != 0) {
+    close(dfd);
+    return rc;
+  }
   /* The executors' parts, by the executors (the caller's start hook),
    * while the driver writes the arrays and its parts in parallel. */
   if (c->hooks.start != NULL) {
@@ -453,7 +533,8 @@ int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
     else
       rc = c->hooks.start(c->hooks.ud, abs, err);
     if (rc != 0) {
-      remove_dir(tmp);
+      remove_at(dfd, dir, tname);
+      close(dfd);
       return rc;
     }
   }
@@ -526,25 +607,142 @@ int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
     orion_error_set(err, rc, "cannot fsync %s: %s", tmp, strerror(-rc));
   if (rc == 0) {
     /* A checkpoint of the same step (a rerun after a restart) goes aside
-     * first: rename cannot replace a folder that has files. */
-    remove_dir(old);
-    if (rename(fin, old) != 0 && errno != ENOENT)
+     * first: rename cannot replace a folder that has files.  Only a plain
+     * directory: a link of that name is left alone (were it moved aside,
+     * emptying it would empty the folder it points to). */
+    remove_at(dfd, dir, oname);
+    if (fstatat(dfd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISDIR(st.st_mode))
+      rc = orion_error_set(err, -ENOTDIR,
+                           "%s is not a plain directory (a symbolic link "
+                           "or a file): it is left alone, and this "
+                           "checkpoint cannot take its place",
+                           fin);
+    else if (renameat(dfd, fname, dfd, oname) != 0 && errno != ENOENT)
       rc = orion_error_set(err, -errno, "cannot move %s aside: %s", fin,
                            strerror(errno));
   }
-  if (rc == 0 && rename(tmp, fin) != 0)
+  if (rc == 0 && renameat(dfd, tname, dfd, fname) != 0)
     rc = orion_error_set(err, -errno, "cannot rename %s to %s: %s", tmp, fin,
                          strerror(errno));
-  if (rc == 0 && (rc = fsync_path(dir)) != 0)
-    orion_error_set(err, rc, "cannot fsync %s: %s", dir, strerror(-rc));
+  if (rc == 0 && fsync(dfd) != 0 && errno != EINVAL)
+    rc = orion_error_set(err, -errno, "cannot fsync %s: %s", dir,
+                         strerror(errno));
   if (rc != 0) {
-    remove_dir(tmp);
+    remove_at(dfd, dir, tname);
+    close(dfd);
     return rc;
   }
-  remove_dir(old);
+  remove_at(dfd, dir, oname);
   snprintf(path, n, "%s", fin);
-  prune(dir, keep);
+  prune(dfd, dir, keep);
+  close(dfd);
   return 0;
+}
+
+/* ---- the folder's lock ------------------------------------------------ */
+
+/* The holder's line of the lock file at fd ("pid 812 on host node-a,
+ * since 2026-12-07 14:20:11 UTC"; "" when empty), printable bytes only. */
+static void lock_holder(int fd, char *out, size_t n) {
+  ssize_t r = pread(fd, out, n - 1, 0), i;
+  if (r < 0)
+    r = 0;
+  out[r] = '\0';
+  for (i = 0; i < r; i++)
+    if (out[i] == '\n') {
+      out[i] = '\0';
+      break;
+    } else if ((unsigned char)out[i] < 32 || out[i] == 127)
+      out[i] = '?';
+}
+
+int orion_ckpt_lock(const char *dir, int *out, orion_error *err) {
+  char path[4096], who[300], host[256] = "?", when[64] = "?";
+  const char *env = getenv(LOCK_ENV);
+  struct stat a, b;
+  struct tm tm;
+  time_t now = time(NULL);
+  int fd, w;
+  *out = -1;
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    return orion_error_set(err, -errno, "--checkpoint-dir %s: cannot create "
+                                        "it: %s",
+                           dir, strerror(errno));
+  snprintf(path, sizeof path, "%s/" LOCK_FILE, dir);
+  /* A restart (drivers/recover.c) goes on with the open lock file of the
+   * process it replaces: flock belongs to that open file, so taking it
+   * again there succeeds, where a new open of the file would not. */
+  if (env != NULL) {
+    fd = atoi(env);
+    unsetenv(LOCK_ENV);
+    if (fd > 2 && fstat(fd, &a) == 0 && lstat(path, &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+        flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      fcntl(fd, F_SETFD, FD_CLOEXEC);
+      *out = fd;
+      return 0;
+    }
+  }
+  fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return orion_error_set(err, -errno, "--checkpoint-dir %s: cannot create "
+                                        "its lock file %s: %s",
+                           dir, path, strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    lock_holder(fd, who, sizeof who);
+    close(fd);
+    if (e != EWOULDBLOCK)
+      return orion_error_set(err, -e, "--checkpoint-dir %s: cannot lock %s: "
+                                      "%s",
+                             dir, path, strerror(e));
+    return orion_error_set(
+        err, -e,
+        "--checkpoint-dir %s is in use by another orion-driver (%s; its "
+        "lock file is %s); two drivers on one checkpoint folder would "
+        "resume from and remove each other's checkpoints: wait for that "
+        "job to end, or give another --checkpoint-dir",
+        dir, who[0] != '\0' ? who : "it has not said who it is yet", path);
+  }
+  /* Not held, yet not empty: the driver that wrote it was killed before
+   * it could clear it (a clean exit empties it: orion_ckpt_unlock). */
+  lock_holder(fd, who, sizeof who);
+  if (who[0] != '\0')
+    orion_log_warn("checkpoint folder %s: its lock was left by an "
+                   "orion-driver that is no longer running (%s); this job "
+                   "takes it over",
+                   dir, who);
+  gethostname(host, sizeof host);
+  host[sizeof host - 1] = '\0';
+  if (gmtime_r(&now, &tm) != NULL)
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  w = snprintf(who, sizeof who, "pid %ld on host %s, since %s\n",
+               (long)getpid(), host, when);
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, who, (size_t)w, 0) != w)
+    orion_log_warn("checkpoint folder %s: cannot write who holds its lock "
+                   "to %s: %s",
+                   dir, path, strerror(errno));
+  *out = fd;
+  return 0;
+}
+
+void orion_ckpt_lock_pass(int fd) {
+  char num[16];
+  if (fd < 0)
+    return;
+  snprintf(num, sizeof num, "%d", fd);
+  fcntl(fd, F_SETFD, 0);
+  setenv(LOCK_ENV, num, 1);
+}
+
+void orion_ckpt_unlock(int fd) {
+  if (fd < 0)
+    return;
+  if (ftruncate(fd, 0) != 0) {
+    /* Left as it is: the next driver then takes it over with a warning. */
+  }
+  close(fd);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -827,9 +1025,9 @@ static int read_one(const char *f, orion_ckpt *c, char *why, size_t n) {
 }
 
 int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
-                    orion_ckpt_warn_fn warn, orion_error *err) {
+                    orion_ckpt_warn_fn warn, void *ud, orion_error *err) {
   int64_t *v;
-  int i, cnt = list_steps(dir, &v);
+  int i, cnt = list_steps(dir, &v, warn, ud);
   char f[4096], why[4700];
   if (cnt < 0)
     return orion_error_set(err, cnt, "cannot read %s: %s", dir,
@@ -841,13 +1039,8 @@ int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
       orion_free(v);
       return 1;
     }
-    if (warn != NULL) {
-      char msg[4800];
-      snprintf(msg, sizeof msg, "%s; %s", why,
-               i + 1 < cnt ? "using the checkpoint before it"
-                           : "no older checkpoint is left");
-      warn(msg);
-    }
+    if (warn != NULL)
+      warn(ud, why);
   }
   orion_free(v);
   return 0;

@@ -115,29 +115,56 @@ int orion_ckpt_file_trailer(const char *path, uint64_t *size, uint32_t *crc);
 /* Writes checkpoint c (step, hash, words, state, meta, arrays with id,
  * name, a and prev) into dir (created if missing), replacing a checkpoint
  * of the same step, then removes the complete checkpoints beyond the
- * newest `keep` and any unfinished ones.  Fills each array's file, size,
+ * newest `keep` and any unfinished ones.  No entry of dir is followed if
+ * it is a symbolic link: one named like a checkpoint (ckpt-*, .ckpt-*) is
+ * left alone with a warning (orion_log_warn), and one where this
+ * checkpoint's folder goes fails the write.  Fills each array's file, size,
  * crc, hash and linked, path (n bytes) with the new folder, bytes[0] with
  * the checkpoint's size and bytes[1] with the bytes written (not linked).
  * Returns 0, or a negative code with err naming the file. */
 int orion_ckpt_write(const char *dir, orion_ckpt *c, int keep, char *path,
                      size_t n, uint64_t *bytes, orion_error *err);
 
-/* Called for each checkpoint that is skipped, with a message naming the
- * file and the fault ("DIR/ckpt-0000000010/a5.oarr: CRC-32 mismatch"). */
-typedef void (*orion_ckpt_warn_fn)(const char *msg);
+/* Called with ud for each checkpoint that is skipped, with a message
+ * naming the file and the fault ("DIR/ckpt-0000000010/a5.oarr: CRC-32
+ * mismatch (the file is damaged)"), and for each entry named like a
+ * checkpoint that is not a plain directory ("DIR/ckpt-0000000003: not a
+ * plain directory (a symbolic link or a file); it is left alone"). */
+typedef void (*orion_ckpt_warn_fn)(void *ud, const char *msg);
 
 /* Reads the newest complete checkpoint of dir into *out, checking the
  * manifest and every file's size and CRC-32; a checkpoint that fails is
- * reported through warn and the one before it tried.  path (n bytes) gets
- * its folder.  Returns 1 when one was read (free *out with
- * orion_ckpt_free), 0 when dir holds none that is usable (or does not
- * exist), or a negative code with err set when dir cannot be read. */
+ * reported through warn (NULL: not reported) and the one before it
+ * tried.  path (n bytes) gets its folder.  Returns 1 when one was read
+ * (free *out with orion_ckpt_free), 0 when dir holds none that is usable
+ * (or does not exist), or a negative code with err set when dir cannot be
+ * read. */
 int orion_ckpt_read(const char *dir, orion_ckpt *out, char *path, size_t n,
-                    orion_ckpt_warn_fn warn, orion_error *err);
+                    orion_ckpt_warn_fn warn, void *ud, orion_error *err);
 
-/* The number of checkpoint folders (complete or not) in dir, and the
- * highest step among them into *newest (-1: none). */
+/* The number of checkpoint folders (complete or not; plain directories
+ * only) in dir, and the highest step among them into *newest (-1:
+ * none). */
 int orion_ckpt_count(const char *dir, int64_t *newest);
+
+/* The lock that keeps a checkpoint folder to one job (issue 32): two
+ * drivers on one folder would resume from each other's checkpoints and
+ * remove each other's unfinished ones.  Creates dir if missing and takes
+ * an flock on dir/.orion-lock for as long as *fd stays open, writing the
+ * holder's pid, host and start time into it.  0, or a negative code with
+ * err naming the folder and, when another driver holds it, that driver.
+ * A lock file that is not held but not empty (its driver was killed) is
+ * taken over with a warning.  After orion_ckpt_lock_pass, the program
+ * that this process execs takes the same lock back here. */
+int orion_ckpt_lock(const char *dir, int *fd, orion_error *err);
+
+/* Hands lock fd (-1: none) to the program this process is about to exec
+ * (an environment variable names it; it stays open across exec). */
+void orion_ckpt_lock_pass(int fd);
+
+/* Empties the lock file (so the next driver sees a clean release) and
+ * closes fd, which releases the lock; -1: nothing. */
+void orion_ckpt_unlock(int fd);
 
 void orion_ckpt_free(orion_ckpt *c);
 

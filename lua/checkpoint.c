@@ -39,10 +39,12 @@
 
 #define CKPT_KEY "orion.ckpt"
 #define STATE_DEPTH 64
+#define CKPT_FAILURES_MAX 3 /* checkpoints in a row not written end a job */
 
 typedef struct ckpt_state {
   char *dir;             /* --checkpoint-dir; NULL: none */
-  int resume, force;     /* --resume, --force */
+  int resume, force;     /* --resume (1; 2: --resume=auto), --force */
+  int failures;          /* checkpoints in a row that were not written */
   int64_t saved;         /* the last checkpoint written or resumed; -1 */
   int64_t cur;           /* the step the script last reached; -1 */
   int checked_fresh;     /* a fresh start found dir without checkpoints */
@@ -497,6 +499,44 @@ static void check_fresh(lua_State *L, ckpt_state *c, const char *fn) {
   c->checked_fresh = 1;
 }
 
+/* A checkpoint that could not be written (a full disk, a folder gone):
+ * dsm/ckpt.c removed what it had written and the last good one is intact,
+ * so the job goes on with a warning and orion.checkpoint returns nil; the
+ * CKPT_FAILURES_MAX-th failure in a row ends it (a disk that stays full
+ * would otherwise let the job run on with nothing to resume from), saying
+ * how to continue. */
+static int write_failed(lua_State *L, ckpt_state *c, int64_t step,
+                        const char *why) {
+  char last[160];
+  if (c->saved >= 0)
+    snprintf(last, sizeof last, "the checkpoint of step %" PRId64
+                                " stays the newest",
+             c->saved);
+  else
+    snprintf(last, sizeof last, "no checkpoint of this job is there yet");
+  if (++c->failures < CKPT_FAILURES_MAX) {
+    orion_log_warn("checkpoint of step %" PRId64 " not written: %s; %s, "
+                   "and the job goes on (%d checkpoints in a row that "
+                   "fail end it)",
+                   step, why, last, CKPT_FAILURES_MAX);
+    lua_pushnil(L);
+    return 1;
+  }
+  if (c->saved >= 0)
+    return luaL_error(L, "checkpoint: step %I: %s; %d checkpoints in a row "
+                         "were not written, so the job ends here.  The "
+                         "checkpoint of step %I in %s is intact: make room "
+                         "(or mend the folder) and run the same command "
+                         "with --resume to continue from it",
+                      (LUAI_UACINT)step, why, c->failures,
+                      (LUAI_UACINT)c->saved, c->dir);
+  return luaL_error(L, "checkpoint: step %I: %s; %d checkpoints in a row "
+                       "were not written, so the job ends here.  %s has "
+                       "no checkpoint of it to resume from: make room (or "
+                       "mend the folder) and start it again",
+                    (LUAI_UACINT)step, why, c->failures, c->dir);
+}
+
 static int l_checkpoint(lua_State *L) {
   static const char *const keys[] = {"step", "state", "keep", NULL};
   mod_state *s = orion__state(L);
@@ -596,8 +636,8 @@ static int l_checkpoint(lua_State *L) {
     remember(c, &ck, path);
   orion_free(ck.arrays);
   if (rc != 0)
-    return luaL_error(L, "checkpoint: step %I: %s", (LUAI_UACINT)ck.step,
-                      err.msg);
+    return write_failed(L, c, ck.step, err.msg);
+  c->failures = 0;
   c->saved = ck.step;
   if (ck.step > c->cur)
     c->cur = ck.step;
@@ -620,8 +660,42 @@ static int l_checkpoint(lua_State *L) {
 
 /* ---- orion.restore --------------------------------------------------------- */
 
-static void warn_skip(const char *msg) {
-  orion_log_warn("checkpoint %s", msg);
+/* orion_ckpt_read's reasons, one a line, kept until it is known whether
+ * a checkpoint is used (they are then warnings) or none is (with plain
+ * --resume, an error that lists them). */
+static void note_skip(void *ud, const char *msg) {
+  orion_buf *b = ud;
+  orion_buf_append(b, msg, strlen(msg));
+  orion_buf_append(b, "\n", 1);
+}
+
+/* Whether line l (len bytes) names an entry left alone, not a checkpoint
+ * that failed its checks. */
+static int left_alone(const char *l, size_t len) {
+  return len >= 18 && memcmp(l + len - 18, "; it is left alone", 18) == 0;
+}
+
+/* Prints the reasons in b as warnings, each checkpoint that failed with
+ * what comes instead, as orion_ckpt_read tried them: the one before it,
+ * or none. */
+static void warn_skipped(const orion_buf *b, int found) {
+  const char *l, *nl, *end = b->data + b->len, *last = NULL;
+  for (l = b->data; l != NULL && l < end; l = nl + 1) {
+    if ((nl = memchr(l, '\n', (size_t)(end - l))) == NULL)
+      break;
+    if (!left_alone(l, (size_t)(nl - l)))
+      last = l;
+  }
+  for (l = b->data; l != NULL && l < end; l = nl + 1) {
+    if ((nl = memchr(l, '\n', (size_t)(end - l))) == NULL)
+      break;
+    if (left_alone(l, (size_t)(nl - l)))
+      orion_log_warn("checkpoint %.*s", (int)(nl - l), l);
+    else
+      orion_log_warn("checkpoint %.*s; %s", (int)(nl - l), l,
+                     found || l != last ? "using the checkpoint before it"
+                                        : "no older checkpoint is left");
+  }
 }
 
 /* Puts the checkpoint's array e (file in folder) into the script's d,
@@ -677,12 +751,28 @@ static int restore_array(const char *folder, const orion_ckpt *ck,
   return 0;
 }
 
+/* text's lines (each ending in a newline) joined by "\n  ", without the
+ * last newline, on the Lua stack (the string returned lives there). */
+static const char *indent_lines(lua_State *L, const char *text) {
+  luaL_Buffer b;
+  size_t len = strlen(text);
+  luaL_buffinit(L, &b);
+  for (; len > 0; text++, len--)
+    if (*text != '\n')
+      luaL_addchar(&b, *text);
+    else if (len > 1)
+      luaL_addstring(&b, "\n  ");
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
 static int l_restore(lua_State *L) {
   mod_state *s = orion__state(L);
   ckpt_state *c = cstate(L);
   orion_ckpt ck;
   orion_error err;
   char path[4096], words[512], msg[9000];
+  orion_buf skipped;
   live *v;
   int nv, i, j, rc, pass;
   if (c->dir == NULL)
@@ -692,12 +782,32 @@ static int l_restore(lua_State *L) {
     return 0;
   }
   orion_error_clear(&err);
-  rc = orion_ckpt_read(c->dir, &ck, path, sizeof path, warn_skip, &err);
-  if (rc < 0)
+  orion_buf_init(&skipped);
+  rc = orion_ckpt_read(c->dir, &ck, path, sizeof path, note_skip, &skipped,
+                       &err);
+  if (rc < 0) {
+    orion_buf_free(&skipped);
     return luaL_error(L, "restore: %s", err.msg);
+  }
+  if (rc == 0 && c->resume == 1) {
+    /* Plain --resume promises to continue: starting afresh instead would
+     * redo the whole job and exit 0 as if it had resumed. */
+    orion_buf_append(&skipped, "", 1);
+    lua_pushfstring(L, "restore: --resume: no usable checkpoint in %s%s%s%s"
+                       "give --resume=auto (or --fresh-if-none) to start "
+                       "from the beginning when there is none",
+                    c->dir,
+                    skipped.len > 1 ? ":\n  " : " (it holds none); ",
+                    skipped.len > 1 ? indent_lines(L, skipped.data) : "",
+                    skipped.len > 1 ? "\n" : "");
+    orion_buf_free(&skipped);
+    return lua_error(L);
+  }
+  warn_skipped(&skipped, rc == 1);
+  orion_buf_free(&skipped);
   if (rc == 0) {
-    orion_log_info("no complete checkpoint in %s: starting from the "
-                   "beginning",
+    orion_log_info("no usable checkpoint in %s: starting from the "
+                   "beginning (--resume=auto)",
                    c->dir);
     c->checked_fresh = 1;
     return 0;
