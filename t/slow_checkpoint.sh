@@ -110,11 +110,13 @@ done
 # ---- the driver killed at random moments, a checkpoint every epoch ----------
 # Many of these kills land while a checkpoint is being written: --resume
 # must find the newest complete one and end with the undisturbed RMSE.
+# (--resume=auto: a kill before the first checkpoint leaves none, and
+# plain --resume then refuses to start afresh.)
 base=$(last_rmse base2.out)
 d=$tmp/dk
 for t in 1 2 3 4 5; do
   CKPT_MARK=dk$t "$drv" --quiet --executors 2 --checkpoint-dir "$d" \
-    $( [ $t -gt 1 ] && echo --resume ) $MF --checkpoint-every 1 > dk$t.out 2>&1 &
+    $( [ $t -gt 1 ] && echo --resume=auto ) $MF --checkpoint-every 1 > dk$t.out 2>&1 &
   pid=$!
   sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 1 + r / 32768 }')"
   kill -9 $pid 2>/dev/null
@@ -124,7 +126,7 @@ for t in 1 2 3 4 5; do
   [ -z "$(job_procs dk$t)" ] || fail "driver kill $t: executors left: $(job_procs dk$t)"
 done
 ls -a "$d" > dk.ls
-"$drv" --quiet --executors 2 --checkpoint-dir "$d" --resume $MF --checkpoint-every 1 > dk.out 2>&1 ||
+"$drv" --quiet --executors 2 --checkpoint-dir "$d" --resume=auto $MF --checkpoint-every 1 > dk.out 2>&1 ||
   fail "--resume after 5 driver kills: $(tail -5 dk.out)"
 # Epoch 40's line, from whichever run printed it last (a run that
 # resumes from the checkpoint of step 40 prints none).
