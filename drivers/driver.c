@@ -585,17 +585,6 @@ int main(int argc, char **argv) {
                              "--resume does when no checkpoint is usable)");
   i = optind;
   recover.quiet = cfg.quiet;
-  if (cfg.checkpoint_dir != NULL) {
-    /* The folder is this job's for its whole life (restarts included). */
-    orion_error err;
-    orion_error_clear(&err);
-    if (orion_ckpt_lock(cfg.checkpoint_dir, &recover.lock_fd, &err) != 0) {
-      fprintf(stderr, "orion-driver: %s\n", err.msg);
-      return EXIT_SCRIPT;
-    }
-    lock_pid = getpid();
-    atexit(release_lock);
-  }
   if (launcher.kind == ORION_LAUNCH_SSH && launcher.hosts_file == NULL)
     return usage_error("%s", "--launcher ssh needs --hosts FILE");
   if (launcher.kind == ORION_LAUNCH_SLURM ||
@@ -640,6 +629,19 @@ int main(int argc, char **argv) {
   if (launcher.kind != ORION_LAUNCH_LOCAL && cfg.executors == 0)
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
+  if (cfg.checkpoint_dir != NULL) {
+    /* The folder is this job's for its whole life (restarts included).
+     * Taken here, after the other ranks of slurm or mpi have become
+     * executors: only the driver holds it. */
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_ckpt_lock(cfg.checkpoint_dir, &recover.lock_fd, &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_SCRIPT;
+    }
+    lock_pid = getpid();
+    atexit(release_lock);
+  }
   orion_launcher_attach(&launcher, &cfg.cluster);
   {
     orion_error err;

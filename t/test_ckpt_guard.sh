@@ -11,7 +11,8 @@
 #  2. Two drivers on one folder: while the first is alive, a second with
 #     --resume is refused at once, naming the first one's pid and host,
 #     and the first one's unfinished checkpoint folder is left alone; a
-#     lock left by a driver killed with -9 is taken over with a warning.
+#     lock left by a driver killed with -9 is taken over with a warning;
+#     under slurm only rank 0, the driver, takes the lock.
 #  3. A full disk (a small tmpfs where root may mount one, else a file size
 #     limit): a checkpoint that cannot be written is skipped with a
 #     warning, the last good one stays, the job goes on and ends with the
@@ -171,6 +172,23 @@ wait $pid 2>/dev/null
 has k5.out "orion: warning: checkpoint folder k: its lock was left by an orion-driver that is no longer running (pid $pid on host $(uname -n), since "
 has k5.out "this job takes it over"
 has k5.out "orion: resumed from the checkpoint of step 3"
+
+# Under slurm (or mpi) every rank runs the driver's command line: only
+# rank 0, the driver, takes the lock; the other ranks become executors
+# first, so they neither refuse the job nor leave a lock file written.
+port=$((20000 + $$ % 20000))
+for r in 1 0; do
+  SLURM_PROCID=$r SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$port \
+    ORION_TOKEN=0123456789abcdef0123456789abcdef "$drv" --launcher slurm \
+    --register-timeout 20 --checkpoint-dir sl steps.lua 2 > sl$r.out 2>&1 &
+  eval rank$r=$!
+  [ $r = 1 ] && sleep 0.5
+done
+reap $rank0 30 || fail "slurm ranks, rank 0: $(cat sl0.out)"
+reap $rank1 30 || fail "slurm ranks, rank 1: $(cat sl1.out)"
+has sl0.out "2	3.0	saved"
+lacks sl0.out "lock"
+lacks sl1.out "lock"
 
 # ---- 3. a full disk ---------------------------------------------------------
 # B (1 MiB) lives from step 2 until step arg[1]; the folder has room for
