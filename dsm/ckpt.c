@@ -83,7 +83,8 @@ static int write_file(const char *path, const void *p, size_t len,
 /* Names dir/name, a checkpoint entry that is not a plain directory (a
  * symbolic link, a file), as one that is left alone: reading, pruning and
  * renaming never follow such an entry, so a link planted in the folder
- * cannot make a checkpoint read or empty another folder. */
+ * cannot make a checkpoint read or empty another folder.  (lua/checkpoint.c
+ * tells these messages from a failed checkpoint's by their last words.) */
 static void not_plain(const char *dir, const char *name,
                       orion_ckpt_warn_fn warn, void *ud) {
   char msg[4400];

@@ -669,8 +669,8 @@ static void note_skip(void *ud, const char *msg) {
   orion_buf_append(b, "\n", 1);
 }
 
-/* Whether line l (len bytes) names an entry left alone, not a checkpoint
- * that failed its checks. */
+/* Whether line l (len bytes) names an entry left alone (dsm/ckpt.c ends
+ * those with these words), not a checkpoint that failed its checks. */
 static int left_alone(const char *l, size_t len) {
   return len >= 18 && memcmp(l + len - 18, "; it is left alone", 18) == 0;
 }
