@@ -26,6 +26,7 @@
 #include "dsm/status.h"
 #include "lua/jobpage.h"
 #include "lua/orion.h"
+#include "util/outpath.h"
 #include "util/progress.h"
 
 /* The job page's HTML, CSS and JS: drivers/status_page.html as the bytes
@@ -322,6 +323,40 @@ static int spelled_out(const char *word, int val) {
              (word[2 + n] == '\0' || word[2 + n] == '=');
     }
   return 0;
+}
+
+/* The driver's options as package.loaded["orion.driver_options"]: name
+ * -> true when it takes a value.  lua/orion/cli.lua reads it to tell a
+ * user who wrote a driver option after the script ("mf.lua --executors 4",
+ * where the script's own parser sees it) where it belongs. */
+static void publish_options(lua_State *L) {
+  const struct option *o;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_newtable(L);
+  for (o = long_opts; o->name != NULL; o++) {
+    lua_pushboolean(L, o->has_arg == required_argument);
+    lua_setfield(L, -2, o->name);
+  }
+  lua_setfield(L, -2, "orion.driver_options");
+  lua_pop(L, 2);
+}
+
+/* The driver's own outputs, checked before the script runs
+ * (util/outpath.h): a --metrics file or a --checkpoint-dir that cannot be
+ * written is a usage error now, not a failure after the first epoch or at
+ * the first checkpoint. */
+static int check_outputs(const orion_config *cfg) {
+  orion_error err;
+  orion_error_clear(&err);
+  if (cfg->metrics_path != NULL &&
+      orion_output_check(cfg->metrics_path, ORION_OUT_FILE, &err) != 0)
+    return usage_error("--metrics %s: %s", cfg->metrics_path, err.msg);
+  if (cfg->checkpoint_dir != NULL &&
+      orion_output_check(cfg->checkpoint_dir, ORION_OUT_FOLDER, &err) != 0)
+    return usage_error("--checkpoint-dir %s: %s", cfg->checkpoint_dir,
+                       err.msg);
+  return GO_ON;
 }
 
 /* The launcher named by --launcher, or an error. */
@@ -651,6 +686,8 @@ int main(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
+  if ((rc = check_outputs(&cfg)) != GO_ON)
+    return rc;
   first = i;
   script = argv[first];
   {
@@ -687,6 +724,7 @@ int main(int argc, char **argv) {
     return EXIT_SCRIPT;
   }
   luaL_openlibs(L);
+  publish_options(L);
   orion_jobpage_print(L);
   set_lua_path(L, argv[0]);
   lua_getglobal(L, "package");

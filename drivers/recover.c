@@ -105,6 +105,22 @@ static int failures(const char *host) {
   return k;
 }
 
+/* Marks in stdout, where the script's lines go, the place the restarted
+ * job's output begins: its header lines come again, and without a mark
+ * they read as a second job.  saved: the step of the checkpoint it goes
+ * on from, or -1. */
+static void mark_restart(const orion_recover *r, int64_t saved) {
+  fflush(stdout);
+  if (saved >= 0)
+    printf("== restart %d of %d, from the checkpoint of step %" PRId64
+           " ==\n",
+           r->restarts + 1, r->max_restarts, saved);
+  else
+    printf("== restart %d of %d, from the beginning ==\n", r->restarts + 1,
+           r->max_restarts);
+  fflush(stdout);
+}
+
 static void on_failure(void *ud, int exec, const char *host,
                        const char *why) {
   orion_recover *r = ud;
@@ -152,6 +168,7 @@ static void on_failure(void *ud, int exec, const char *host,
   else
     fprintf(stderr, "from the beginning: no checkpoint yet (%s)\n", redo);
   fflush(stderr);
+  mark_restart(r, saved);
   snprintf(num, sizeof num, "%d", r->restarts + 1);
   setenv("ORION_RESTART", num, 1);
   {

@@ -283,7 +283,11 @@ void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
     snprintf(why + n, sizeof why - (size_t)n, ", %s", c->doing);
   fflush(stdout);
   orion_progress_clear();
-  fprintf(stderr, "orion-driver: cluster failure: %s; ending the job\n", why);
+  /* With a failure hook (drivers/recover.c) the job may go on in a
+   * restart, which the hook announces; "ending the job" is said only
+   * once it is sure. */
+  fprintf(stderr, "orion-driver: cluster failure: %s%s\n", why,
+          failure_hook != NULL ? "" : "; ending the job");
   fflush(stderr);
   /* The executors that are still there say why they stop. */
   stop_all(c, 1, why);
@@ -294,6 +298,8 @@ void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
        c->failed >= 0 && c->failed < c->n ? orion_cluster_host(c, c->failed)
                                           : NULL,
        why);
+    /* The hook returns only when the job did not restart. */
+    fprintf(stderr, "orion-driver: ending the job\n");
   }
   exit(ORION_EXIT_CLUSTER);
 }

@@ -76,6 +76,14 @@ int orion__load_check_opts(loader *L) {
   if ((unsigned)o->value_type >= ORION_NTYPES)
     return orion__load_fail(L, ORION_EOPTION, "%s: unknown value type %d",
                             L->name, (int)o->value_type);
+  if (o->header &&
+      (o->format == ORION_FMT_LIBSVM || o->format == ORION_FMT_UCIBOW))
+    return orion__load_fail(L, ORION_EOPTION,
+                            "%s: header applies to the coo, csv and movielens "
+                            "formats, not %s",
+                            L->name,
+                            o->format == ORION_FMT_LIBSVM ? "libsvm"
+                                                          : "uci-bow");
   if (o->format == ORION_FMT_COO && (o->nkeys < 0 || o->nkeys > ORION_MAX_DIMS))
     return orion__load_fail(L, ORION_EOPTION,
                             "%s: nkeys must be 0 to %d, not %d", L->name,

@@ -238,7 +238,9 @@ static int load_range(const char *buf, size_t len, const char *name,
   L.buf = buf;
   L.end = buf + len;
   L.data_from = buf;
-  L.skip_line = o->format == ORION_FMT_CSV && o->header ? buf : NULL;
+  /* A header line is the input's first line, in every format whose lines
+   * are one element each (orion__load_check_opts refuses the others). */
+  L.skip_line = o->header ? buf : NULL;
   L.comments = o->format != ORION_FMT_UCIBOW;
   if ((rc = orion__load_check_opts(&L)) != 0)
     return rc;

@@ -57,7 +57,8 @@ typedef struct orion_load_opts {
   orion_type value_type;        /* default ORION_F64; i32/i64 want integers */
   int skip_errors;              /* count and skip malformed lines */
   char sep;                     /* csv: the separator, default ',' */
-  int header;                   /* csv: skip the buffer's first line */
+  int header;                   /* coo, csv, movielens: skip the buffer's
+                                   first line */
   int ncols_key;                /* csv: number of key columns, default 2 */
   int key_cols[ORION_MAX_DIMS]; /* csv: 1-based key columns, default 1 2 */
   int value_col;                /* csv: 1-based value column, default 3 */

@@ -35,6 +35,7 @@
 #include "util/clock.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/outpath.h"
 #include "util/progress.h"
 #include "util/rng.h"
 
@@ -972,6 +973,30 @@ static int l_write_file(lua_State *L) {
   return 0;
 }
 
+/* orion.check_output(path, option[, kind]): raises "OPTION PATH: why"
+ * (no script position: the option is what to fix) when the output cannot
+ * be written (util/outpath.h); kind is "file" (the default), "prefix"
+ * (files PATH.SUFFIX) or "folder".  Apps call it for each output option
+ * before they load or train, so that a bad path does not lose the work. */
+static int l_check_output(lua_State *L) {
+  static const char *const kinds[] = {"file", "prefix", "folder", NULL};
+  static const orion_out_kind kv[] = {ORION_OUT_FILE, ORION_OUT_PREFIX,
+                                      ORION_OUT_FOLDER};
+  const char *path = luaL_checkstring(L, 1);
+  const char *option = luaL_checkstring(L, 2);
+  int k = luaL_checkoption(L, 3, "file", kinds);
+  orion_error err;
+  orion_error_clear(&err);
+  if (orion_output_check(path, kv[k], &err) != 0) {
+    if (path[0] == '\0')
+      lua_pushfstring(L, "%s: %s", option, err.msg);
+    else
+      lua_pushfstring(L, "%s %s: %s", option, path, err.msg);
+    return lua_error(L);
+  }
+  return 0;
+}
+
 static int l_quiet(lua_State *L) {
   lua_pushboolean(L, orion_log_quiet());
   return 1;
@@ -1004,6 +1029,7 @@ int luaopen_orion(lua_State *L) {
       {"memory", l_memory},
       {"quiet", l_quiet},
       {"write_file", l_write_file},
+      {"check_output", l_check_output},
       {"synthetic_ratings", l_synthetic_ratings},
       {NULL, NULL}};
   static const luaL_Reg array_methods[] = {

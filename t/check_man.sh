@@ -1,7 +1,9 @@
 #!/bin/sh
 # Checks that the man pages and the programs' --help agree on the options:
 # every option that `--help` lists is described in the man page's options
-# section, and every option described there is in `--help`.
+# section, and every option described there is in `--help`; and that the
+# SYNOPSIS lines of each program (its .SY ... .YS blocks) name exactly
+# the options its --help lists.
 #
 #   orion-driver --help       docs/orion-driver.1    section OPTIONS
 #   orion-driver plot --help  docs/orion-driver.1    section PLOTTING METRICS
@@ -58,6 +60,31 @@ man_options() {
     }' "$1" | normalise
 }
 
+# The options the SYNOPSIS of man page $1 names for program $2 (the .SY
+# line's name, "orion-driver" or "orion-driver\\ plot"), over all of its
+# .SY ... .YS blocks, one a line.
+synopsis_options() {
+  awk -v want="$2" '
+    /^\.SH / {
+      t = substr($0, 5); gsub(/"/, "", t)
+      in_sec = (t == "SYNOPSIS"); next
+    }
+    !in_sec { next }
+    /^\.SY/ { on = (substr($0, 5) == want); next }
+    /^\.YS/ { on = 0; next }
+    on {
+      line = $0
+      sub(/^\.[A-Z]+ /, "", line)  # the macro
+      gsub(/\\f[BIRP]/, "", line)
+      gsub(/\\-/, "-", line)
+      gsub(/\\&/, "", line)
+      gsub(/["|]/, " ", line)
+      n = split(line, w, /[ \t]+/)
+      for (i = 1; i <= n; i++)
+        if (w[i] ~ /^--?[A-Za-z]/) print w[i]
+    }' "$1" | normalise
+}
+
 status=0
 # compare WHAT HELP-FILE MAN-FILE PAGE SECTION
 compare() {
@@ -89,14 +116,21 @@ help_options "$driver" >"$tmp/dh"
 man_options "$src/docs/orion-driver.1" "OPTIONS" >"$tmp/dm"
 compare "orion-driver" "$tmp/dh" "$tmp/dm" docs/orion-driver.1 OPTIONS
 
+synopsis_options "$src/docs/orion-driver.1" "orion-driver" >"$tmp/ds"
+compare "orion-driver" "$tmp/dh" "$tmp/ds" docs/orion-driver.1 SYNOPSIS
+
 help_options "$driver" plot >"$tmp/ph"
 man_options "$src/docs/orion-driver.1" "PLOTTING METRICS" >"$tmp/pm"
 compare "orion-driver plot" "$tmp/ph" "$tmp/pm" docs/orion-driver.1 \
   "PLOTTING METRICS"
+synopsis_options "$src/docs/orion-driver.1" "orion-driver\\ plot" >"$tmp/ps"
+compare "orion-driver plot" "$tmp/ph" "$tmp/ps" docs/orion-driver.1 SYNOPSIS
 
 help_options "$executor" >"$tmp/eh"
 man_options "$src/docs/orion-executor.1" "OPTIONS" >"$tmp/em"
 compare "orion-executor" "$tmp/eh" "$tmp/em" docs/orion-executor.1 OPTIONS
+synopsis_options "$src/docs/orion-executor.1" "orion-executor" >"$tmp/es"
+compare "orion-executor" "$tmp/eh" "$tmp/es" docs/orion-executor.1 SYNOPSIS
 
-[ $status -eq 0 ] && echo "check_man: the options of orion-driver, orion-driver plot and orion-executor match their man pages"
+[ $status -eq 0 ] && echo "check_man: the options of orion-driver, orion-driver plot and orion-executor match their man pages (options and synopses)"
 exit $status

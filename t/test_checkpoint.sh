@@ -28,7 +28,9 @@
 #     brought back first (ORION_CKPT_NO_PARTS=1).
 #  7. An executor killed in the middle of writing its parts
 #     (ORION_TEST_CKPT_DIE, after its first part): the job restarts from
-#     the checkpoint before, and ends with the undisturbed RMSE.
+#     the checkpoint before, and ends with the undisturbed RMSE; stdout
+#     marks the restart's place, and the driver never says "ending the
+#     job" for a job it restarts.
 #  8. An executor whose parts the driver cannot see (written to a folder of
 #     the same name elsewhere, as on a host without the shared directory:
 #     ORION_TEST_CKPT_FOLDER): a warning naming it, the driver writes those
@@ -277,6 +279,10 @@ rc=$?
 [ -e "$tmp/died" ] || fail "no executor died writing its parts: $(cat die.err)"
 has die.err "was killed by signal 9 (Killed), writing the checkpoint of step 4"
 has die.err "restart 1 of 3, from the checkpoint of step 2"
+# The restart marks its place in stdout (the script's header lines come
+# again after it), and the driver does not say it ends a job it restarts.
+has die.out "== restart 1 of 3, from the checkpoint of step 2 =="
+! grep -q "ending the job" die.err || fail "a restarted job says it ends: $(cat die.err)"
 has die.err "orion: resumed from the checkpoint of step 2"
 [ "$(rmses die.out | tail -1)" = "$(rmses small.out | tail -1)" ] ||
   fail "killed while writing: ended with $(rmses die.out | tail -1), not $(rmses small.out | tail -1)"

@@ -348,8 +348,12 @@ Test(lda, malformed_corpus_names_file_and_line, .timeout = 60) {
                           NULL};
     r = run_lda(args, 50);
   }
-  cr_assert_eq(r.status, 1, "%s", r.err);
-  cr_assert(strstr(r.err, "cannot open /nonexistent/docword.txt") != NULL,
+  /* A missing corpus is named on the driver before anything starts
+   * (issue 32): a usage error. */
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "lda.lua: --corpus /nonexistent/docword.txt: "
+                          "cannot read it: No such file or directory") !=
+                NULL,
             "%s", r.err);
   tu_run_free(&r);
   unlink(bad);
@@ -375,6 +379,39 @@ Test(lda, vocabulary_of_the_wrong_length_is_an_error, .timeout = 60) {
   unlink(vocab);
   free(corpus);
   free(vocab);
+}
+
+/* Each output option (--save, --save-assignments) and each input
+ * (--corpus, --vocab) naming a folder that does not exist is refused
+ * before the corpus is loaded or sampled (nothing on stdout), exit 2,
+ * naming the option and the path.  Before, the saves failed after the
+ * last sweep, losing the run. */
+Test(lda, output_and_input_paths_are_checked_before_any_work, .timeout = 60) {
+  char *app = tu_src("apps/lda/lda.lua");
+  char *corpus = tu_write_temp(".txt", "2\n3\n3\n1 1 2\n1 3 1\n2 2 4\n");
+  char miss[64], path[128], want[512];
+  static const char *const opt[] = {"--save", "--save-assignments",
+                                    "--corpus", "--vocab"};
+  int k;
+  snprintf(miss, sizeof miss, "/tmp/orion-lda-missing-%d", (int)getpid());
+  snprintf(path, sizeof path, "%s/out.txt", miss);
+  for (k = 0; k < 4; k++) {
+    char *argv[] = {(char *)tu_driver(), "--executors", "2", app, "--k", "2",
+                    "--iters", "2", "--corpus", corpus, (char *)opt[k], path,
+                    NULL};
+    if (k < 2)
+      snprintf(want, sizeof want,
+               "lda.lua: %s %s: the folder %s does not exist\n", opt[k], path,
+               miss);
+    else
+      snprintf(want, sizeof want,
+               "lda.lua: %s %s: cannot read it: No such file or directory\n",
+               opt[k], path);
+    tu_expect_path_refused(argv, want, miss);
+  }
+  unlink(corpus);
+  free(corpus);
+  free(app);
 }
 
 Test(lda, bad_options_are_usage_errors, .timeout = 60) {

@@ -1269,6 +1269,37 @@ Test(loader, ranges_csv_header) {
   check_all_splits(ORION_FMT_CSV, &o, "0.5;4\n\n-1;1\n2;3\n");
 }
 
+/* A header line (column names, as mf.lua --header reads) is skipped in
+ * every format whose lines are one element each, whole and by the range
+ * that holds it; libsvm and uci-bow refuse the option rather than ignore
+ * it. */
+Test(loader, header_skips_the_first_line_of_coo_and_movielens) {
+  orion_load_opts o = opts_for(ORION_FMT_COO);
+  orion_load_result res;
+  orion_error err;
+  loaded l;
+  o.header = 1;
+  l = load_ok(ORION_FMT_COO, "user item rating\n1 2 3.5\n2 1 4\n", &o);
+  cr_assert_eq(l.res.array->nnz, 2);
+  expect_dims2(l.res.array, 2, 2);
+  expect_elem(l.res.array, 0, 0, 1, 3.5);
+  expect_elem(l.res.array, 1, 1, 0, 4);
+  done(&l);
+  check_all_splits(ORION_FMT_COO, &o, "user item rating\n1 2 3.5\n2 1 4\n");
+  o = opts_for(ORION_FMT_MOVIELENS);
+  o.header = 1;
+  l = load_ok(ORION_FMT_MOVIELENS, "user::item::rating\n1::2::3\n", &o);
+  cr_assert_eq(l.res.array->nnz, 1);
+  expect_elem(l.res.array, 0, 0, 1, 3);
+  done(&l);
+  o = opts_for(ORION_FMT_LIBSVM);
+  o.header = 1;
+  cr_assert_eq(orion_load_buffer("1 1:1\n", 6, "buf", 1, &o, &res, &err),
+               ORION_EOPTION);
+  cr_assert_str_eq(err.msg, "buf: header applies to the coo, csv and "
+                            "movielens formats, not libsvm");
+}
+
 Test(loader, ranges_movielens) {
   orion_load_opts o = opts_for(ORION_FMT_MOVIELENS);
   check_all_splits(ORION_FMT_MOVIELENS, NULL,

@@ -158,6 +158,38 @@ Test(lr, bad_labels_and_options_are_named, .timeout = 60) {
   free(app);
 }
 
+/* --weights naming a folder that does not exist, and a --train or
+ * --test file that does not exist, are refused on the driver before the
+ * samples are loaded (nothing on stdout), exit 2, naming the option and
+ * the path.  Before, --weights failed after the last epoch and a missing
+ * input was reported by an executor. */
+Test(lr, output_and_input_paths_are_checked_before_any_work, .timeout = 60) {
+  char *app = tu_src("apps/lr/lr.lua");
+  char *data = tu_write_temp(".libsvm", "1 1:1\n0 2:1\n1 1:0.5 2:0.5\n");
+  char miss[64], path[128], want[512];
+  int k;
+  snprintf(miss, sizeof miss, "/tmp/orion-lr-missing-%d", (int)getpid());
+  snprintf(path, sizeof path, "%s/w.txt", miss);
+  for (k = 0; k < 3; k++) {
+    char *argv[] = {(char *)tu_driver(), "--executors", "2", app,
+                    "--train", k == 1 ? path : data, "--test",
+                    k == 2 ? path : data, "--epochs", "2", "--weights",
+                    k == 0 ? path : (char *)"/dev/null", NULL};
+    if (k == 0)
+      snprintf(want, sizeof want,
+               "lr.lua: --weights %s: the folder %s does not exist\n", path,
+               miss);
+    else
+      snprintf(want, sizeof want,
+               "lr.lua: %s %s: cannot read it: No such file or directory\n",
+               k == 1 ? "--train" : "--test", path);
+    tu_expect_path_refused(argv, want, miss);
+  }
+  unlink(data);
+  free(data);
+  free(app);
+}
+
 /* A deterministic libsvm file of n samples over nf features (each row 3 to
  * 10 features, values in (0, 1]; the class from a fixed hidden weight
  * vector, with some noise). */

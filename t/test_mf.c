@@ -208,6 +208,311 @@ Test(mf, empty_training_file_is_named) {
   free(app);
 }
 
+/* ---- paths and input formats checked before any work (issue 32) -------- */
+
+/* A fresh folder for a test; the caller removes it (rm_tree). */
+static char *temp_dir(void) {
+  char tmpl[] = "/tmp/orion-mf-XXXXXX";
+  cr_assert_not_null(mkdtemp(tmpl));
+  return strdup(tmpl);
+}
+
+static void rm_tree(char *dir) {
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
+  free(dir);
+}
+
+/* Each output option of mf.lua, predict.lua and orion-driver, and each
+ * input of mf.lua, naming a folder that does not exist, is refused before
+ * any work starts (no load, no epoch: nothing on stdout), exit 2, with the
+ * program, the option and the path; nothing is created.  Before, --save
+ * and --metrics failed after training or the first epoch, a missing
+ * --train was reported by an executor after the cluster started, and a
+ * --checkpoint-dir whose parent is missing was found at the first
+ * checkpoint. */
+Test(mf, output_and_input_paths_are_checked_before_any_work, .timeout = 120) {
+  char *app = tu_src("apps/mf/mf.lua"), *pred = tu_src("apps/mf/predict.lua");
+  char *dir = temp_dir(), miss[256], path[512], want[1400], good[512];
+  FILE *f;
+  snprintf(miss, sizeof miss, "%s/missing", dir);
+  snprintf(good, sizeof good, "%s/r.txt", dir);
+  f = fopen(good, "w");
+  cr_assert_not_null(f);
+  fputs("1 1 5\n1 2 3\n2 1 4\n2 2 1\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/model", miss);
+  snprintf(want, sizeof want,
+           "mf.lua: --save %s: the folder %s does not exist\n", path, miss);
+  {
+    char *argv[] = {(char *)tu_driver(), "--executors", "2", app,
+                    "--synthetic", "300,200,5000", "--epochs", "2", "--save",
+                    path, NULL};
+    tu_expect_path_refused(argv, want, miss);
+  }
+  snprintf(path, sizeof path, "%s/r.txt", miss);
+  snprintf(want, sizeof want,
+           "mf.lua: --train %s: cannot read it: No such file or directory\n",
+           path);
+  {
+    char *argv[] = {(char *)tu_driver(), "--executors", "2", app, "--train",
+                    path, NULL};
+    tu_expect_path_refused(argv, want, miss);
+  }
+  snprintf(want, sizeof want,
+           "mf.lua: --test %s: cannot read it: No such file or directory\n",
+           path);
+  {
+    char *argv[] = {(char *)tu_driver(), "--executors", "2", app, "--train",
+                    good, "--test", path, NULL};
+    tu_expect_path_refused(argv, want, miss);
+  }
+  snprintf(path, sizeof path, "%s/m.jsonl", miss);
+  snprintf(want, sizeof want,
+           "orion-driver: --metrics %s: the folder %s does not exist\n", path,
+           miss);
+  {
+    char *argv[] = {(char *)tu_driver(), "--executors", "2", "--metrics",
+                    path, app, "--synthetic", "300,200,5000", "--epochs", "2",
+                    NULL};
+    tu_expect_path_refused(argv, want, miss);
+  }
+  snprintf(path, sizeof path, "%s/ckpt", miss);
+  snprintf(want, sizeof want,
+           "orion-driver: --checkpoint-dir %s: the folder %s does not exist\n",
+           path, miss);
+  {
+    char *argv[] = {(char *)tu_driver(), "--executors", "2",
+                    "--checkpoint-dir", path, app, "--synthetic",
+                    "300,200,5000", "--epochs", "2", "--checkpoint-every",
+                    "1", NULL};
+    tu_expect_path_refused(argv, want, miss);
+  }
+  /* A checkpoint folder that is a file is no folder either. */
+  snprintf(want, sizeof want,
+           "orion-driver: --checkpoint-dir %s: it exists and is not a "
+           "folder\n",
+           good);
+  {
+    char *argv[] = {(char *)tu_driver(), "--checkpoint-dir", good, app,
+                    "--synthetic", "300,200,5000", "--epochs", "2", NULL};
+    tu_expect_path_refused(argv, want, miss);
+  }
+  snprintf(path, sizeof path, "%s/scores.txt", miss);
+  snprintf(want, sizeof want,
+           "predict.lua: --out %s: the folder %s does not exist\n", path,
+           miss);
+  {
+    char *argv[] = {(char *)tu_driver(), pred,  "--model", good,
+                    "--pairs", good, "--out", path,    NULL};
+    tu_expect_path_refused(argv, want, miss);
+  }
+  rm_tree(dir);
+  free(app);
+  free(pred);
+}
+
+/* Writes the ratings of a small fixed matrix (400 of 30 users x 20 items,
+ * ids from base) to path, after a header line when header is set; every
+ * fourth pair goes to the test file instead when test is not NULL. */
+static void write_ratings(const char *path, const char *test, int base,
+                          int header) {
+  FILE *f = fopen(path, "w"), *t = test != NULL ? fopen(test, "w") : NULL;
+  int u, i, n = 0;
+  cr_assert_not_null(f);
+  if (header) {
+    fputs("user item rating\n", f);
+    if (t != NULL)
+      fputs("user item rating\n", t);
+  }
+  for (u = 0; u < 30; u++)
+    for (i = 0; i < 20; i++)
+      if ((u * 7 + i * 5) % 3 != 0)
+        fprintf(n++ % 4 == 3 && t != NULL ? t : f, "%d %d %d\n", u + base,
+                i + base, (u * i) % 5 + 1);
+  fclose(f);
+  if (t != NULL)
+    fclose(t);
+}
+
+/* The epoch lines of mf.lua's output without the seconds column: "epoch
+ * train-rmse test-rmse" per line. */
+static char *epoch_rows(const char *out) {
+  char *rows = calloc(1, strlen(out) + 1);
+  const char *line = out;
+  cr_assert_not_null(rows);
+  while (line != NULL && *line != '\0') {
+    int ep;
+    double secs;
+    char tr[32], te[32];
+    if (sscanf(line, "%d %lf %31s %31s", &ep, &secs, tr, te) == 4)
+      sprintf(rows + strlen(rows), "%d %s %s\n", ep, tr, te);
+    line = strchr(line, '\n');
+    if (line != NULL)
+      line++;
+  }
+  return rows;
+}
+
+/* mf.lua --header skips the files' first line and --index-base 0 reads
+ * LIBMF's 0-based ids: both train exactly as the plain 1-based files do,
+ * on two executors (each loads a byte range of the file).  Before, neither
+ * option existed and such files failed on their first line. */
+Test(mf, header_and_index_base_0_read_the_same_ratings, .timeout = 120) {
+  char *app = tu_src("apps/mf/mf.lua"), *dir = temp_dir();
+  static const struct {
+    const char *name, *flag, *value;
+    int base, header;
+  } v[] = {{"plain", NULL, NULL, 1, 0},
+           {"header", "--header", NULL, 1, 1},
+           {"zero", "--index-base", "0", 0, 0}};
+  char *rows[3];
+  int k;
+  for (k = 0; k < 3; k++) {
+    char tr[1200], te[1200];
+    char *argv[18] = {(char *)tu_driver(), "--executors", "2", app,
+                      "--train", tr, "--test", te, "--k", "4", "--epochs",
+                      "3", "--seed", "5"};
+    int n = 14;
+    tu_run r;
+    snprintf(tr, sizeof tr, "%s/%s.train", dir, v[k].name);
+    snprintf(te, sizeof te, "%s/%s.test", dir, v[k].name);
+    write_ratings(tr, te, v[k].base, v[k].header);
+    if (v[k].flag != NULL)
+      argv[n++] = (char *)v[k].flag;
+    if (v[k].value != NULL)
+      argv[n++] = (char *)v[k].value;
+    argv[n] = NULL;
+    r = tu_run_argv(argv, 100);
+    cr_assert_eq(r.status, 0, "%s: exit %d:\n%s", v[k].name, r.status, r.err);
+    cr_assert(strstr(r.out, "# mf: 300 train ratings, 100 test, 30 users x "
+                            "20 items") != NULL,
+              "%s:\n%s", v[k].name, r.out);
+    rows[k] = epoch_rows(r.out);
+    cr_assert_eq(tu_count_substr(rows[k], "\n"), 3, "%s:\n%s", v[k].name,
+                 r.out);
+    tu_run_free(&r);
+  }
+  cr_expect_str_eq(rows[1], rows[0], "--header trains differently");
+  cr_expect_str_eq(rows[2], rows[0], "--index-base 0 trains differently");
+  for (k = 0; k < 3; k++)
+    free(rows[k]);
+  rm_tree(dir);
+  free(app);
+}
+
+/* A 0-based file read without --index-base 0, or a header line without
+ * --header, names the option that reads it. */
+Test(mf, unreadable_first_line_suggests_the_option) {
+  static const struct {
+    int base, header;
+    const char *want;
+  } c[] = {{0, 0, "below the index base 1: \"0 1 1\"; for 0-based ids "
+                  "(LIBMF's files), add --index-base 0\n"},
+           {1, 1, ":1: field 1 is not an integer: \"user item rating\"; if "
+                  "the first line is a header, add --header\n"}};
+  char *app = tu_src("apps/mf/mf.lua"), *dir = temp_dir();
+  char tr[1200];
+  int k;
+  snprintf(tr, sizeof tr, "%s/r.train", dir);
+  for (k = 0; k < 2; k++) {
+    char *argv[] = {(char *)tu_driver(), "--executors", "0", app, "--train",
+                    tr, NULL};
+    tu_run r;
+    write_ratings(tr, NULL, c[k].base, c[k].header);
+    r = tu_run_argv(argv, 60);
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, c[k].want) != NULL, "%s", r.err);
+    tu_run_free(&r);
+  }
+  rm_tree(dir);
+  free(app);
+}
+
+/* An empty --test file is named on stderr and its test pass skipped (the
+ * test-rmse column shows "-"); the run ends normally.  Before, it was
+ * accepted without a word. */
+Test(mf, empty_test_file_is_named_and_its_pass_skipped, .timeout = 60) {
+  char *app = tu_src("apps/mf/mf.lua"), *dir = temp_dir();
+  char tr[1200], te[1200], want[1400];
+  FILE *f;
+  tu_run r;
+  snprintf(tr, sizeof tr, "%s/r.train", dir);
+  snprintf(te, sizeof te, "%s/empty.test", dir);
+  write_ratings(tr, NULL, 1, 0);
+  f = fopen(te, "w");
+  cr_assert_not_null(f);
+  fclose(f);
+  {
+    char *argv[] = {(char *)tu_driver(), "--executors", "2", app, "--train",
+                    tr, "--test", te, "--k", "4", "--epochs", "2", NULL};
+    r = tu_run_argv(argv, 50);
+  }
+  cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.err);
+  snprintf(want, sizeof want,
+           "mf.lua: warning: --test %s has no ratings (is the file empty?); "
+           "the test pass is skipped\n",
+           te);
+  cr_expect(strstr(r.err, want) != NULL, "%s", r.err);
+  {
+    char *rows = epoch_rows(r.out);
+    cr_expect_eq(tu_count_substr(rows, " -\n"), 2, "%s", r.out);
+    free(rows);
+  }
+  tu_run_free(&r);
+  rm_tree(dir);
+  free(app);
+}
+
+/* An orion-driver option written after the script reaches the script's
+ * parser: it is named as the driver's, with the command line that puts it
+ * before the script and a help command, both runnable as printed. */
+Test(mf, driver_option_after_the_script_is_named_with_the_fix,
+     .timeout = 120) {
+  char *app = tu_src("apps/mf/mf.lua");
+  char want[3000], cmd[1000], *words[16];
+  const char *drv = tu_driver(), *p, *q;
+  tu_run r;
+  int k, n;
+  {
+    char *argv[] = {(char *)drv, "--quiet", app, "--synthetic",
+                    "300,200,5000", "--executors", "2", "--epochs", "1",
+                    "--metrics=/dev/null", NULL};
+    r = tu_run_argv(argv, 60);
+  }
+  cr_assert_eq(r.status, 2);
+  snprintf(want, sizeof want,
+           "mf.lua: --executors is an option of orion-driver, not of mf.lua: "
+           "it must come before the script, as in\n"
+           "  %s --quiet --executors 2 --metrics=/dev/null %s --synthetic "
+           "300,200,5000 --epochs 1\n"
+           "Try '%s %s --help'.\n",
+           drv, app, drv, app);
+  cr_assert_str_eq(r.err, want);
+  cr_expect_str_eq(r.out, "");
+  /* Both commands run as printed (no word needs quoting here). */
+  for (k = 0; k < 2; k++) {
+    tu_run c;
+    p = k == 0 ? strstr(r.err, "\n  ") + 3 : strstr(r.err, "Try '") + 5;
+    q = k == 0 ? strchr(p, '\n') : strstr(p, "'.");
+    snprintf(cmd, sizeof cmd, "%.*s", (int)(q - p), p);
+    n = 0;
+    for (words[n] = strtok(cmd, " "); words[n] != NULL && n < 15;
+         words[++n] = strtok(NULL, " "))
+      ;
+    words[n] = NULL;
+    c = tu_run_argv(words, 100);
+    cr_expect_eq(c.status, 0, "'%s' failed:\n%s", cmd, c.err);
+    cr_expect(strstr(c.out, k == 0 ? "epoch " : "usage: orion-driver mf.lua")
+                  != NULL,
+              "%s", c.out);
+    tu_run_free(&c);
+  }
+  tu_run_free(&r);
+  free(app);
+}
+
 /* ---- solvers, divergence, the saved model and predict.lua --------------- */
 
 Test(mf, adagrad_solver_lowers_test_rmse_on_movielens_100k, .timeout = 300) {

@@ -661,6 +661,63 @@ Test(scripts, metrics_file_gets_one_object_per_record_and_appends) {
   remove_temp(metrics);
 }
 
+/* orion.check_output(path, option[, kind]), the check apps run on each
+ * output option before any work (issue 32): what is wrong, after the
+ * option and the path, for each kind; nothing is created. */
+Test(scripts, check_output_says_what_is_wrong_for_each_kind) {
+  char tmpl[] = "/tmp/orion-out-XXXXXX", want[4096], cmd[128];
+  char *dir = mkdtemp(tmpl), *script;
+  tu_run r;
+  cr_assert_not_null(dir);
+  script = tu_write_temp(
+      ".lua",
+      "local orion = require 'orion'\n"
+      "local d = arg[1]\n"
+      "assert(io.open(d .. '/f.txt', 'w')):close()\n"
+      "local function try(...)\n"
+      "  local ok, err = pcall(orion.check_output, ...)\n"
+      "  print(ok and 'ok' or err)\n"
+      "end\n"
+      "try(d .. '/new.txt', '--out')\n"
+      "try(d .. '/f.txt', '--out')\n"
+      "try(d, '--out')\n"
+      "try(d .. '/', '--save', 'prefix')\n"
+      "try(d .. '/model', '--save', 'prefix')\n"
+      "try(d .. '/f.txt/x', '--out')\n"
+      "try(d .. '/no/model', '--save', 'prefix')\n"
+      "try(d .. '/ck', '--checkpoint-dir', 'folder')\n"
+      "try(d, '--checkpoint-dir', 'folder')\n"
+      "try(d .. '/f.txt', '--checkpoint-dir', 'folder')\n"
+      "try(d .. '/no/ck', '--checkpoint-dir', 'folder')\n"
+      "try('', '--out')\n"
+      "print(select(2, pcall(orion.check_output, d, '--out', 'pipe')))\n");
+  r = DRIVE("--executors", "0", script, dir);
+  expect_ok(&r);
+  snprintf(want, sizeof want,
+           "ok\n"
+           "ok\n"
+           "--out %s: it is a folder, not a file\n"
+           "--save %s/: it ends with '/': a file name is needed\n"
+           "ok\n"
+           "--out %s/f.txt/x: %s/f.txt is not a folder\n"
+           "--save %s/no/model: the folder %s/no does not exist\n"
+           "ok\n"
+           "ok\n"
+           "--checkpoint-dir %s/f.txt: it exists and is not a folder\n"
+           "--checkpoint-dir %s/no/ck: the folder %s/no does not exist\n"
+           "--out: the path is empty\n"
+           "bad argument #3 to 'orion.check_output' (invalid option "
+           "'pipe')\n",
+           dir, dir, dir, dir, dir, dir, dir, dir, dir);
+  cr_expect_str_eq(r.out, want);
+  cr_expect(access(strcat(strcpy(cmd, dir), "/ck"), F_OK) != 0,
+            "check_output created %s", cmd);
+  tu_run_free(&r);
+  remove_temp(script);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
 Test(scripts, record_without_metrics_is_a_no_op_and_checks_values) {
   char *bad = tu_write_temp(".lua", "local orion = require 'orion'\n"
                                     "orion.record{epoch = 1}\n"

@@ -180,6 +180,23 @@ static inline tu_run tu_drive(const char *dir, const char *const *args,
   return r;
 }
 
+/* Runs argv (an orion-driver command line) that names an input or output
+ * path the run cannot use, and checks that it is refused before any work:
+ * exit 2, stderr starting with want (the program, the option and the
+ * path: "mf.lua: --save /x/m: the folder /x does not exist"), nothing on
+ * stdout (no data loaded, no epoch run) and nothing made at absent. */
+static inline void tu_expect_path_refused(char *const argv[],
+                                          const char *want,
+                                          const char *absent) {
+  tu_run r = tu_run_argv(argv, 60);
+  cr_expect_eq(r.status, 2, "exit %d, not 2; stderr:\n%s", r.status, r.err);
+  cr_expect(strncmp(r.err, want, strlen(want)) == 0,
+            "stderr does not start with '%s':\n%s", want, r.err);
+  cr_expect_str_eq(r.out, "", "work started before the refusal");
+  cr_expect(access(absent, F_OK) != 0, "%s was created", absent);
+  tu_run_free(&r);
+}
+
 /* How many lines of the file at path start with prefix (-1: unreadable). */
 static inline int tu_count_line_prefix(const char *path, const char *prefix) {
   FILE *f = fopen(path, "r");

@@ -102,6 +102,12 @@ if opts.checkpoint_every < 0 then cli.fail(spec, "--checkpoint-every must not be
 if opts.checkpoint_every > 0 and not orion.checkpoint_dir() then
   cli.fail(spec, "--checkpoint-every needs orion-driver --checkpoint-dir DIR")
 end
+-- What the run reads and writes, checked on the driver before the corpus
+-- is loaded and sampled: a bad path is named now, not after the sweeps.
+cli.check_input(spec, opts.corpus, "--corpus")
+cli.check_input(spec, opts.vocab, "--vocab")
+cli.check_output(spec, opts.save, "--save")
+cli.check_output(spec, opts.save_assignments, "--save-assignments")
 orion.seed(opts.seed)
 
 -- lgamma for x > 0: Stirling's series after shifting x to at least 10

@@ -42,6 +42,11 @@ local spec = {
 }
 local opts = cli.parse(arg, spec)
 if not opts.train or not opts.test then cli.fail(spec, "--train and --test are required") end
+-- Checked on the driver before the samples are loaded: a missing input or
+-- an output that cannot be written is named now, not after training.
+cli.check_input(spec, opts.train, "--train")
+cli.check_input(spec, opts.test, "--test")
+cli.check_output(spec, opts.weights, "--weights")
 if opts.epochs < 0 then cli.fail(spec, "--epochs must not be negative") end
 if not (opts.lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (opts.decay > 0 and opts.decay <= 1) then cli.fail(spec, "--decay must be in (0, 1]") end

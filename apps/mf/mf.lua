@@ -26,6 +26,8 @@ local spec = {
     { "synthetic", "U,I,N", nil, "without --train: the embedded generator with U users, I items and N ratings (default 6000,4000,400000)" },
     { "test-split", "X", 0.0, "hold out this fraction of --train as the test set" },
     { "format", "F", "coo", "input format: coo, csv, movielens, libsvm, uci-bow" },
+    { "header", false, false, "the --train and --test files start with a header line (column names), skipped" },
+    { "index-base", "B", 1, "the smallest user and item id in the files: 1, or 0 (LIBMF's files)" },
     { "k", "N", 32, "number of latent factors" },
     { "epochs", "N", 20, "passes over the training ratings" },
     { "solver", "S", "sgd", "sgd (step decays each epoch), adagrad (per-row adaptive step) or adarev (with --parallel data: AdaRevision steps on H, SGD on W)" },
@@ -36,7 +38,7 @@ local spec = {
     { "reg-h", "X", nil, "L2 regularisation of H (default: --reg)", type = "number" },
     { "init-scale", "X", 0.1, "factors start as randn * X" },
     { "seed", "N", 1, "seed for initialisation, splits and the engine" },
-    { "save", "PATH", nil, "write the model to PATH.W, PATH.H and PATH.meta (for predict.lua)" },
+    { "save", "PATH", nil, "write the model to PATH.W and PATH.H (the factors), PATH.users and PATH.items (each id's training ratings) and PATH.meta (the manifest predict.lua checks); the folder is checked before training" },
     { "tier", "T", "auto", "loop tier: auto (compiled when possible), c, lua or gpu" },
     { "gpu", false, false, "run the loops on the executors' GPUs (--tier gpu; start them with orion-driver --gpus)" },
     { "exact", false, false, "compiled loops reproduce the interpreter bit for bit (default: fast math)" },
@@ -86,6 +88,20 @@ if opts.test_split < 0 or opts.test_split >= 1 then
   cli.fail(spec, "--test-split must be in [0, 1)")
 end
 if opts.checkpoint_every < 0 then cli.fail(spec, "--checkpoint-every must not be negative") end
+if opts.index_base ~= 0 and opts.index_base ~= 1 then
+  cli.fail(spec, ("--index-base must be 0 or 1, not %d"):format(opts.index_base))
+end
+if opts.train and opts.synthetic then cli.fail(spec, "--synthetic and --train exclude each other") end
+if opts.test and not opts.train then cli.fail(spec, "--test needs --train") end
+if (opts.header or opts.index_base ~= 1) and not opts.train then
+  cli.fail(spec, ("%s applies to the --train and --test files"):format(opts.header and "--header" or "--index-base"))
+end
+-- What the run reads and writes, checked here on the driver before any
+-- work: a missing input is named before executors start to load it, and
+-- an output that cannot be written before the training it would lose.
+cli.check_input(spec, opts.train, "--train")
+cli.check_input(spec, opts.test, "--test")
+cli.check_output(spec, opts.save, "--save", "prefix")
 if opts.checkpoint_every > 0 and not orion.checkpoint_dir() then
   cli.fail(spec, "--checkpoint-every needs orion-driver --checkpoint-dir DIR")
 end
@@ -93,16 +109,35 @@ orion.seed(opts.seed)
 
 -- Data -----------------------------------------------------------------------
 local train, test
-if opts.train and opts.synthetic then cli.fail(spec, "--synthetic and --train exclude each other") end
+local load_opts = { format = opts.format, value_type = "f32", header = opts.header,
+                    index_base = opts.index_base }
+-- A file that does not parse with the defaults is most often a header
+-- line or LIBMF's 0-based ids: the error says which option reads it.
+local function load(path)
+  local ok, a = pcall(orion.text_file, path, load_opts)
+  if ok then return a end
+  local msg, hint = tostring(a), ""
+  if not opts.header and msg:find(":1: field %d+ is not a") then
+    hint = "; if the first line is a header, add --header"
+  elseif opts.index_base == 1 and msg:find("below the index base 1") then
+    hint = "; for 0-based ids (LIBMF's files), add --index-base 0"
+  end
+  error(msg .. hint, 2) -- the script line that loads the file, as before
+end
 if opts.train then
-  train = orion.text_file(opts.train, { format = opts.format, value_type = "f32" })
+  train = load(opts.train)
   if opts.test then
-    test = orion.text_file(opts.test, { format = opts.format, value_type = "f32" })
+    test = load(opts.test)
+    -- An empty test file is named and its pass skipped (the test-rmse
+    -- column shows "-"), rather than a pass over nothing.
+    if test:nnz() == 0 then
+      cli.warn(spec, ("--test %s has no ratings (is the file empty?); the test pass is skipped"):format(opts.test))
+      test = nil
+    end
   elseif opts.test_split > 0 then
     train, test = train:split(opts.test_split, opts.seed)
   end
 else
-  if opts.test then cli.fail(spec, "--test needs --train") end
   local syn = { seed = opts.seed }
   if opts.synthetic then
     local u, i, n = tostring(opts.synthetic):match("^(%d+),(%d+),(%d+)$")

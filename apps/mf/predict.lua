@@ -33,6 +33,10 @@ if not opts.pairs then cli.fail(spec, "--pairs is required") end
 if opts.unseen ~= "mean" and opts.unseen ~= "skip" then
   cli.fail(spec, ("--unseen must be mean or skip, not '%s'"):format(opts.unseen))
 end
+-- Checked before the model is read and the pairs scored: a missing input
+-- or an --out that cannot be written is named now.
+cli.check_input(spec, opts.pairs, "--pairs")
+cli.check_output(spec, opts.out, "--out")
 
 -- The model ------------------------------------------------------------------
 local meta_path = opts.model .. ".meta"
