@@ -107,16 +107,17 @@ static int failures(const char *host) {
 
 /* Marks in stdout, where the script's lines go, the place the restarted
  * job's output begins: its header lines come again, and without a mark
- * they read as a second job.  saved: the step of the checkpoint it goes
+ * they read as a second job.  It counts as the recovery line on stderr
+ * does: the restarts within --max-restarts' period.  saved: the step of the checkpoint it goes
  * on from, or -1. */
 static void mark_restart(const orion_recover *r, int64_t saved) {
   fflush(stdout);
   if (saved >= 0)
     printf("== restart %d of %d, from the checkpoint of step %" PRId64
            " ==\n",
-           r->restarts + 1, r->max_restarts, saved);
+           r->ntimes + 1, r->max_restarts, saved);
   else
-    printf("== restart %d of %d, from the beginning ==\n", r->restarts + 1,
+    printf("== restart %d of %d, from the beginning ==\n", r->ntimes + 1,
            r->max_restarts);
   fflush(stdout);
 }
