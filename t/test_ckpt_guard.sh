@@ -278,7 +278,9 @@ has n6.out "orion-driver: --resume takes no value or =auto, not 'yes'"
 
 # ---- 5. --max-restarts N/PERIOD ----------------------------------------------
 # Every run loses its executor; the second run (the first restart) waits
-# 7 s first, so that the first restart is out of a 6 s window by then.
+# 7 s first, so that the first restart is out of a 6 s window by then:
+# each restart's mark in stdout counts 1 of 1 (the restarts within the
+# window).
 cat > crash.lua <<'EOF'
 local orion = require "orion"
 local A = orion.zeros { 4, type = "i64" }
@@ -295,7 +297,9 @@ reap $pid 60
 rc=$?
 [ $rc = 3 ] || fail "--max-restarts 1/6s: exit $rc: $(cat w.err)"
 [ "$(cat w.out)" = "run 0
+== restart 1 of 1, from the beginning ==
 run 1
+== restart 1 of 1, from the beginning ==
 run 2" ] || fail "--max-restarts 1/6s: the runs were $(cat w.out)"
 [ "$(grep -c 'restart 1 of 1, from the beginning' w.err)" = 2 ] ||
   fail "--max-restarts 1/6s: not two restarts: $(cat w.err)"
