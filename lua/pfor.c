@@ -744,8 +744,10 @@ static int l_parallel_for(lua_State *L) {
   loop_id = ++s->next_loop_id;
   memset(&l, 0, sizeof l);
   orion_buf_init(&blob);
-  rc = orion_capture_encode(L, 2, orion__classify, NULL, &blob, &l.info, msg,
-                            sizeof msg);
+  rc = orion_capture_check_assigns(L, 2, msg, sizeof msg);
+  if (rc == 0)
+    rc = orion_capture_encode(L, 2, orion__classify, NULL, &blob, &l.info,
+                              msg, sizeof msg);
   if (rc != 0) {
     orion_buf_free(&blob);
     orion_schedule_free(&sched);

@@ -344,6 +344,40 @@ Test(scripts, assigning_a_global_in_a_body_is_refused) {
   tu_run_free(&r);
 }
 
+Test(scripts, assigning_an_upvalue_in_a_body_is_refused) {
+  static const char *const execs[] = {"0", "2"};
+  int i;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", execs[i], "@err_capture.lua", "upvalue");
+    char want[512], assign[256];
+    expect_script_error(&r);
+    cr_expect_str_empty(r.out, "the loop must not run (it printed \"0\")");
+    snprintf(assign, sizeof assign, "err_capture.lua:%d; the body runs on a "
+             "copy of 'sum' on each executor",
+             marker_line("err_capture.lua", "upassign"));
+    snprintf(want, sizeof want,
+             "%s parallel_for body assigns upvalue 'sum' at",
+             at("err_capture.lua", "upvalue"));
+    expect_has(r.err, want);
+    expect_has(r.err, assign);
+    expect_has(r.err, "add into an orion.accumulator (acc:add(x)) or write "
+                      "through an orion.buffer, or declare it local inside "
+                      "the body\n");
+    tu_run_free(&r);
+    /* Through a closure the body makes, which may assign the body's own
+     * locals: the script's local is named at its line. */
+    r = DRIVE("--executors", execs[i], "@err_capture.lua", "upvalue_nested");
+    expect_script_error(&r);
+    snprintf(want, sizeof want, "%s parallel_for body assigns upvalue 'count' "
+             "at ", at("err_capture.lua", "upvalue_nested"));
+    expect_has(r.err, want);
+    snprintf(assign, sizeof assign, "err_capture.lua:%d;",
+             marker_line("err_capture.lua", "nestedassign"));
+    expect_has(r.err, assign);
+    tu_run_free(&r);
+  }
+}
+
 Test(scripts, option_typos_name_the_key) {
   char *data = tu_write_temp(".txt", coo5);
   static const struct {
