@@ -378,6 +378,96 @@ Test(scripts, assigning_an_upvalue_in_a_body_is_refused) {
   }
 }
 
+/* Stderr with "on executor N," written "on executor E,": the only part of
+ * an error that may differ between --executors 0 and N (docs/lua-api.md,
+ * "Errors inside a body"). */
+static char *without_executor_number(const char *text) {
+  static const char tag[] = "on executor ";
+  char *copy = strdup(text), *p = copy;
+  cr_assert_not_null(copy);
+  while ((p = strstr(p, tag)) != NULL) {
+    char *digits = p + strlen(tag), *end = digits;
+    while (isdigit((unsigned char)*end))
+      end++;
+    if (end > digits) {
+      *digits = 'E';
+      memmove(digits + 1, end, strlen(end) + 1);
+    }
+    p = digits;
+  }
+  return copy;
+}
+
+/* Every error case of t/scripts (and the cluster's body error) run in the
+ * driver and on two executors: the exit status, stdout and stderr must be
+ * the same but for the executor's number.  The sparse cases once said
+ * "block 0 was never sent" on executors. */
+Test(scripts, body_errors_read_the_same_on_0_and_2_executors,
+     .timeout = 240) {
+  char *data = tu_write_temp(".txt", "1 1 1.5\n2 3 2.5\n3 2 -1\n");
+  char *cluster = tu_src("t/cluster/body_error.lua");
+  static const struct {
+    const char *script, *arg, *marker; /* marker: a line stderr names */
+  } cases[] = {
+      {"@err_body.lua", NULL, "raise"},
+      {"@err_bounds.lua", "dim1", "index1"},
+      {"@err_bounds.lua", "dim2", "index2"},
+      {"@err_bounds.lua", "field", "indexfield"},
+      {"@err_store.lua", "float", "float"},
+      {"@err_store.lua", "range", "range"},
+      {"@err_store.lua", "returned", NULL},
+      {"@err_store.lua", "string", "string"},
+      {"@err_capture.lua", "file", "file"},
+      {"@err_capture.lua", "coroutine", "coroutine"},
+      {"@err_capture.lua", "global", "global"},
+      {"@err_capture.lua", "globalfile", "globalfile"},
+      {"@err_capture.lua", "upvalue", "upvalue"},
+      {"@err_capture.lua", "upvalue_nested", "upvalue_nested"},
+      {"@err_runtime.lua", NULL, "raise"},
+      {"@err_syntax.lua", NULL, "syntax"},
+      {"@err_kinds.lua", "sparse", "sparse"},
+      {"@err_kinds.lua", "sparse_iter", "sparse_iter"},
+      {"@err_kinds.lua", "slice", "slice"},
+      {"@err_kinds.lua", "fraction", "fraction"},
+      {"@err_kinds.lua", "string", "string"},
+      {"@err_kinds.lua", "acc", "acc"},
+      {"@err_kinds.lua", "buffer", "buffer"},
+      {"@err_kinds.lua", "nil", "nil"},
+      {"@err_kinds.lua", "table", "table"},
+      {"@err_kinds.lua", "level0", "level0"},
+      {"@err_kinds.lua", "intdiv", "intdiv"},
+      {"@err_kinds.lua", "apply", "apply"},
+      {NULL, NULL, NULL}, /* the cluster's body error */
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *script = cases[i].script != NULL ? cases[i].script : cluster;
+    const char *name = script[0] == '@' ? script + 1 : "body_error.lua";
+    tu_run r0 = DRIVE("--executors", "0", script,
+                      cases[i].arg != NULL ? cases[i].arg : "", data);
+    tu_run r2 = DRIVE("--executors", "2", script,
+                      cases[i].arg != NULL ? cases[i].arg : "", data);
+    char *e0 = without_executor_number(r0.err);
+    char *e2 = without_executor_number(r2.err);
+    cr_expect_eq(r0.status, 1, "%s %s: exit %d in the driver:\n%s", name,
+                 cases[i].arg, r0.status, r0.err);
+    cr_expect_eq(r2.status, r0.status, "%s %s: exit %d on executors, %d in "
+                 "the driver", name, cases[i].arg, r2.status, r0.status);
+    if (cases[i].marker != NULL)
+      expect_has(r0.err, at(name, cases[i].marker));
+    cr_expect_str_eq(r2.out, r0.out, "%s %s: stdout differs", name,
+                     cases[i].arg);
+    cr_expect_str_eq(e2, e0, "%s %s: stderr on 2 executors differs from "
+                     "the driver's", name, cases[i].arg);
+    free(e0);
+    free(e2);
+    tu_run_free(&r0);
+    tu_run_free(&r2);
+  }
+  free(cluster);
+  remove_temp(data);
+}
+
 Test(scripts, option_typos_name_the_key) {
   char *data = tu_write_temp(".txt", coo5);
   static const struct {
