@@ -567,6 +567,11 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     for (k = 0; k < m.nsegs && rc == 0; k++)
       rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi,
                           m.seed, m.block + k * m.nblocks, err);
+  /* Our stdout is the driver's (dsm/cluster.c).  print flushes each line
+   * but io.write leaves its text in stdio's buffer: it reaches the
+   * driver's stdout before the driver hears the block is done or failed,
+   * not at exit, which an executor the job ends may never reach. */
+  fflush(stdout);
   if (rc == 0)
     orion__exec_test_slow(x, orion_now() - t0);
   if (rc == 0) /* the block's accumulator partials, kept apart */

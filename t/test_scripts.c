@@ -498,6 +498,43 @@ Test(scripts, option_typos_name_the_key) {
  * parallel_for semantics.
  * ---------------------------------------------------------------------- */
 
+/* The body's print and io.write lines, in the driver's stdout between the
+ * lines the script prints before and after the loop, and none in stderr,
+ * whether the body runs in the driver or on executors. */
+Test(scripts, print_in_a_body_goes_to_stdout_on_0_and_2_executors) {
+  static const char *const execs[] = {"0", "2"};
+  int i, k;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", execs[i], "@print_body.lua");
+    const char *before = strstr(r.out, "before the loop\n");
+    const char *after = strstr(r.out, "after the loop\n");
+    expect_ok(&r);
+    cr_expect_not_null(before, "%s executors: stdout:\n%s", execs[i], r.out);
+    cr_expect_not_null(after, "%s executors: stdout:\n%s", execs[i], r.out);
+    for (k = 1; k <= 12; k++) {
+      char line[64];
+      const char *hit;
+      if (k <= 6)
+        snprintf(line, sizeof line, "body element\t%d\n", k);
+      else
+        snprintf(line, sizeof line, "written %d\n", k - 6);
+      hit = strstr(r.out, line);
+      cr_expect_not_null(hit, "%s executors: no \"%s\" in stdout:\n%s\n"
+                         "stderr:\n%s", execs[i], line, r.out, r.err);
+      cr_expect(hit == NULL || before == NULL || after == NULL ||
+                    (hit > before && hit < after),
+                "%s executors: \"%s\" is not between the script's lines:\n%s",
+                execs[i], line, r.out);
+      expect_lacks(r.err, line);
+    }
+    cr_expect_eq(tu_count_substr(r.out, "body element"), 6,
+                 "%s executors: each element once:\n%s", execs[i], r.out);
+    cr_expect_eq(tu_count_substr(r.out, "written "), 6,
+                 "%s executors: each element once:\n%s", execs[i], r.out);
+    tu_run_free(&r);
+  }
+}
+
 Test(scripts, body_runs_once_per_stored_element) {
   char *data = tu_write_temp(".txt", coo5);
   tu_run r = DRIVE("@pfor_count.lua", data);
