@@ -680,6 +680,10 @@ static int l_parallel_for(lua_State *L) {
 
   luaL_checktype(L, 2, LUA_TFUNCTION);
   read_opts(L, &o);
+  /* A body that assigns a captured local would lose the assignment
+   * whatever its plan: refused before the analysis notes or plans it. */
+  if (orion_capture_check_assigns(L, 2, msg, sizeof msg) != 0)
+    return luaL_error(L, "%s", msg);
   s = ensure_exec(L);
   ap = orion__analysis_box(L);
   serial = o.sched != NULL && strcmp(o.sched, "serial") == 0;
@@ -744,10 +748,8 @@ static int l_parallel_for(lua_State *L) {
   loop_id = ++s->next_loop_id;
   memset(&l, 0, sizeof l);
   orion_buf_init(&blob);
-  rc = orion_capture_check_assigns(L, 2, msg, sizeof msg);
-  if (rc == 0)
-    rc = orion_capture_encode(L, 2, orion__classify, NULL, &blob, &l.info,
-                              msg, sizeof msg);
+  rc = orion_capture_encode(L, 2, orion__classify, NULL, &blob, &l.info, msg,
+                            sizeof msg);
   if (rc != 0) {
     orion_buf_free(&blob);
     orion_schedule_free(&sched);
