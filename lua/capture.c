@@ -495,9 +495,14 @@ int orion_capture_check_assigns(lua_State *L, int fidx, char *err,
     snprintf(err, errlen, "out of memory scanning the body");
     return ORION_ENOMEM;
   }
-  if (orion_bcscan_upvalue_writes(dump.data, dump.len, &scan, &oerr) != 0) {
-    snprintf(err, errlen, "cannot scan the body's bytecode: %s", oerr.msg);
-    rc = ORION_ECAPTURE;
+  /* A body loaded from stripped bytecode names no upvalues and no lines:
+   * it is not refused here, and the analysis (which needs its source) or
+   * the capture (for the globals it reads) says what is wrong with it. */
+  rc = orion_bcscan_upvalue_writes(dump.data, dump.len, &scan, &oerr);
+  if (rc == ORION_ENOMEM) {
+    snprintf(err, errlen, "out of memory scanning the body");
+  } else if (rc != 0) {
+    rc = 0;
   } else if (scan.n > 0) {
     const char *name = scan.items[0].name;
     snprintf(err, errlen,

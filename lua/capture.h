@@ -60,7 +60,8 @@ int orion_capture_encode(lua_State *L, int fidx,
  * --executors 0) runs the body on its own copy, and the assignment would
  * be lost without a word.  Returns 0, or ORION_ECAPTURE with err naming
  * the upvalue and its first assignment's file:line and saying what
- * combines values instead (ORION_ENOMEM when out of memory).  Only
+ * combines values instead (ORION_ENOMEM when out of memory).  A body from
+ * stripped bytecode, which names nothing, is not refused.  Only
  * parallel_for calls it: a helper or a buffer's apply function may keep
  * state of its own on each executor.  Leaves the stack balanced. */
 int orion_capture_check_assigns(lua_State *L, int fidx, char *err,

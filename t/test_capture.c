@@ -863,6 +863,14 @@ Test(capture, body_assigning_an_upvalue_is_refused_with_file_and_line) {
                      "end",
                      err, sizeof err);
   cr_expect_eq(rc, 0, "%s", err);
+  /* A body from stripped bytecode names nothing: left to the analysis
+   * (no source) and the capture. */
+  rc = check_assigns(L, "=stripped",
+                     "local n = 0\n"
+                     "local f = function() n = n + 1 end\n"
+                     "return load(string.dump(f, true), 's', 'b', {})",
+                     err, sizeof err);
+  cr_expect_eq(rc, 0, "%s", err);
   lua_close(L);
 }
 

@@ -1,7 +1,7 @@
 -- Bodies that capture what cannot be shipped, or assign a global or an
 -- upvalue.
 -- usage: orion-driver err_capture.lua file|coroutine|global|globalfile|
---        upvalue|upvalue_nested
+--        upvalue|upvalue_nested|upvalue_serial
 local orion = require "orion"
 local A = orion.array{3}
 local which = arg[1]
@@ -45,5 +45,12 @@ elseif which == "upvalue_nested" then
     bump()
   end)
   print(count)
+elseif which == "upvalue_serial" then
+  -- Not analysed, still refused.
+  local last = 0
+  orion.parallel_for(A, function(i, v) -- @upvalue_serial
+    last = i -- @serialassign
+  end, {schedule = "serial"})
+  print(last)
 end
 print("not reached")
