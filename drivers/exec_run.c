@@ -60,20 +60,26 @@ static void unbind_loop(exec_state *x) {
   x->nbufs = x->nbound = x->naccs = 0;
 }
 
-/* Binds array d for the loop: a placeholder for the iterated sparse array
- * (its blocks come with RUN_BLOCK), our replica for a dense one.  Returns
- * 0, a bind error, or (*fatal set) the failure to make the array. */
+/* Binds array d for the loop: a placeholder for a sparse array (the
+ * iterated one's blocks come with RUN_BLOCK), our replica for a dense one.
+ * Returns 0, a bind error, or (*fatal set) the failure to make the array. */
 static int bind_array_decl(exec_state *x, const orion_msg_array_desc *d,
                            int *fatal, orion_error *err) {
   orion_array *a;
   int rc;
   if (d->sparse) {
-    /* A placeholder is bound in case the body names it. */
-    x->iter_sparse = 1;
-    x->iter_ragged = d->ragged;
-    x->iter_type = (orion_type)d->type;
-    x->iter_ndims = d->ndims;
-    memcpy(x->iter_dims, d->dims, sizeof(int64_t) * (size_t)d->ndims);
+    /* A placeholder is bound in case the body names it; indexing it then
+     * fails with the same message as with --executors 0 (lua/exec.c).
+     * Only the iterated array's shape describes the blocks to come: a
+     * sparse array the body merely names must not take its place, or the
+     * dense iterated array's blocks are looked for among sparse ones. */
+    if (d->id == x->iter_id) {
+      x->iter_sparse = 1;
+      x->iter_ragged = d->ragged;
+      x->iter_type = (orion_type)d->type;
+      x->iter_ndims = d->ndims;
+      memcpy(x->iter_dims, d->dims, sizeof(int64_t) * (size_t)d->ndims);
+    }
     a = orion_array_new_sparse(d->ndims, (orion_type)d->type, err);
     if (a == NULL) {
       *fatal = 1;
@@ -561,6 +567,11 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     for (k = 0; k < m.nsegs && rc == 0; k++)
       rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi,
                           m.seed, m.block + k * m.nblocks, err);
+  /* Our stdout is the driver's (dsm/cluster.c).  print flushes each line
+   * but io.write leaves its text in stdio's buffer: it reaches the
+   * driver's stdout before the driver hears the block is done or failed,
+   * not at exit, which an executor the job ends may never reach. */
+  fflush(stdout);
   if (rc == 0)
     orion__exec_test_slow(x, orion_now() - t0);
   if (rc == 0) /* the block's accumulator partials, kept apart */

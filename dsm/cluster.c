@@ -537,8 +537,12 @@ int orion_cluster_spawn_in(orion_cluster *c, int exec, char **argv,
     stdio[0].flags = UV_INHERIT_FD;
     stdio[0].data.fd = in_fd;
   }
+  /* A body's print writes to the executor's stdout, which is the
+   * driver's: the script's output is in one stream whatever the number of
+   * executors, as with --executors 0 (docs/guide.md).  The executor's own
+   * messages go to stderr. */
   stdio[1].flags = UV_INHERIT_FD;
-  stdio[1].data.fd = 2; /* executors' chatter goes to stderr */
+  stdio[1].data.fd = 1;
   stdio[2].flags = UV_INHERIT_FD;
   stdio[2].data.fd = 2;
   if (relay && uv_pipe_init(&c->loop, &p->errpipe, 0) == 0) {

@@ -728,61 +728,113 @@ static int bc_is_env_name(const bc_str *s) {
   return s->s != NULL && s->len == 4 && memcmp(s->s, "_ENV", 4) == 0;
 }
 
-/* Scans f; penv[i] says whether the parent's upvalue i is the global
- * environment (penv is NULL for the main function). */
-static int bc_scan_proto(bc_scanner *sc, const bc_proto *f,
-                         const unsigned char *penv, int npenv) {
-  unsigned char *env = NULL;
-  int i, pc, rc = 0;
-
-  if (f->nup > 0) {
-    env = orion_calloc((size_t)f->nup, 1);
-    if (env == NULL)
-      return bc_nomem(sc->err);
-  }
+/* Marks in *out (nup bytes, allocated; NULL when f has no upvalues) the
+ * upvalues of f that refer to a marked upvalue of its parent (pmark,
+ * npmark bytes), or, in the main function (pmark NULL), all of them;
+ * env_only keeps only those named _ENV.  An upvalue that captures a
+ * register of the parent is a local of the parent, never marked. */
+static int bc_mark_upvalues(bc_scanner *sc, const bc_proto *f,
+                            const unsigned char *pmark, int npmark,
+                            int env_only, unsigned char **out) {
+  int i;
+  *out = NULL;
+  if (f->nup == 0)
+    return 0;
+  *out = orion_calloc((size_t)f->nup, 1);
+  if (*out == NULL)
+    return bc_nomem(sc->err);
   for (i = 0; i < f->nup; i++) {
     unsigned instack = f->upv[3 * i], idx = f->upv[3 * i + 1];
-    if (!bc_is_env_name(&f->upname[i]))
+    if (env_only && !bc_is_env_name(&f->upname[i]))
       continue;
-    if (penv == NULL)
-      env[i] = 1;
-    else /* a parent register named _ENV is a `local _ENV` */
-      env[i] = instack == 0 && idx < (unsigned)npenv && penv[idx];
+    (*out)[i] = pmark == NULL ||
+                (instack == 0 && idx < (unsigned)npmark && pmark[idx]);
   }
+  return 0;
+}
 
-  for (pc = 0; pc < f->ncode && rc == 0; pc++) {
-    uint32_t insn = bc_insn(f, pc);
-    unsigned op = BC_GET_OP(insn), a = BC_GET_A(insn), b = BC_GET_B(insn),
-             c = BC_GET_C(insn);
-    if (op >= BC_NUM_OPCODES) {
-      rc = bc_bad_insn(sc, f, pc, "unknown opcode");
-    } else if (op == BC_OP_GETTABUP) {
-      if (b >= (unsigned)f->nup || c >= (unsigned)f->nk)
-        rc = bc_bad_insn(sc, f, pc, "GETTABUP operand out of range");
-      else if (env[b] && f->k[c].is_str)
-        rc = bc_record(sc, &f->k[c].str, 0, bc_line(f, pc));
-    } else if (op == BC_OP_SETTABUP) {
-      if (a >= (unsigned)f->nup || b >= (unsigned)f->nk)
-        rc = bc_bad_insn(sc, f, pc, "SETTABUP operand out of range");
-      else if (env[a] && f->k[b].is_str)
-        rc = bc_record(sc, &f->k[b].str, 1, bc_line(f, pc));
-    } else if (op == BC_OP_GETUPVAL) {
-      if (b >= (unsigned)f->nup)
-        rc = bc_bad_insn(sc, f, pc, "GETUPVAL operand out of range");
-      else if (env[b])
-        rc = bc_env_indexed(sc, f, pc);
-    }
-  }
+/* What a walk does at instruction pc of f, given f's marked upvalues. */
+typedef int (*bc_insn_fn)(bc_scanner *sc, const bc_proto *f, int pc,
+                          const unsigned char *mark);
+
+/* Walks the code of f and of every function nested in it, calling at on
+ * each instruction; mark says which upvalues at looks for (see
+ * bc_mark_upvalues; pmark is NULL for the main function). */
+static int bc_walk(bc_scanner *sc, const bc_proto *f,
+                   const unsigned char *pmark, int npmark, int env_only,
+                   bc_insn_fn at) {
+  unsigned char *mark;
+  int i, pc, rc = bc_mark_upvalues(sc, f, pmark, npmark, env_only, &mark);
+  for (pc = 0; pc < f->ncode && rc == 0; pc++)
+    rc = BC_GET_OP(bc_insn(f, pc)) >= BC_NUM_OPCODES
+             ? bc_bad_insn(sc, f, pc, "unknown opcode")
+             : at(sc, f, pc, mark);
   for (i = 0; i < f->np && rc == 0; i++)
-    rc = bc_scan_proto(sc, &f->p[i], env, f->nup);
-  orion_free(env);
+    rc = bc_walk(sc, &f->p[i], mark, f->nup, env_only, at);
+  orion_free(mark);
   return rc;
+}
+
+/* A global access at pc; env[i] says whether upvalue i is the global
+ * environment. */
+static int bc_global_at(bc_scanner *sc, const bc_proto *f, int pc,
+                        const unsigned char *env) {
+  uint32_t insn = bc_insn(f, pc);
+  unsigned op = BC_GET_OP(insn), a = BC_GET_A(insn), b = BC_GET_B(insn),
+           c = BC_GET_C(insn);
+  if (op == BC_OP_GETTABUP) {
+    if (b >= (unsigned)f->nup || c >= (unsigned)f->nk)
+      return bc_bad_insn(sc, f, pc, "GETTABUP operand out of range");
+    if (env[b] && f->k[c].is_str)
+      return bc_record(sc, &f->k[c].str, 0, bc_line(f, pc));
+  } else if (op == BC_OP_SETTABUP) {
+    if (a >= (unsigned)f->nup || b >= (unsigned)f->nk)
+      return bc_bad_insn(sc, f, pc, "SETTABUP operand out of range");
+    if (env[a] && f->k[b].is_str)
+      return bc_record(sc, &f->k[b].str, 1, bc_line(f, pc));
+  } else if (op == BC_OP_GETUPVAL) {
+    if (b >= (unsigned)f->nup)
+      return bc_bad_insn(sc, f, pc, "GETUPVAL operand out of range");
+    if (env[b])
+      return bc_env_indexed(sc, f, pc);
+  }
+  return 0;
+}
+
+/* An assignment (SETUPVAL) at pc to one of the main function's upvalues;
+ * outer[i] says whether upvalue i is one.  A nested function's upvalue
+ * that captures a register of its parent is a local of the parent, whose
+ * assignment stays inside the scanned code. */
+static int bc_upvalue_write_at(bc_scanner *sc, const bc_proto *f, int pc,
+                               const unsigned char *outer) {
+  uint32_t insn = bc_insn(f, pc);
+  unsigned b = BC_GET_B(insn);
+  if (BC_GET_OP(insn) != BC_OP_SETUPVAL)
+    return 0;
+  if (b >= (unsigned)f->nup)
+    return bc_bad_insn(sc, f, pc, "SETUPVAL operand out of range");
+  return outer[b] ? bc_record(sc, &f->upname[b], 1, bc_line(f, pc)) : 0;
+}
+
+/* The globals of the main function f: upvalues named _ENV that lead to
+ * the main function's environment. */
+static int bc_scan_globals(bc_scanner *sc, const bc_proto *f) {
+  return bc_walk(sc, f, NULL, 0, 1, bc_global_at);
+}
+
+/* The main function's upvalues that f's code assigns. */
+static int bc_scan_upvalue_writes(bc_scanner *sc, const bc_proto *f) {
+  return bc_walk(sc, f, NULL, 0, 0, bc_upvalue_write_at);
 }
 
 /* ---- entry points -------------------------------------------------------- */
 
-int orion_bcscan(const char *chunk, size_t len, orion_bc_scan *out,
-                 orion_error *err) {
+typedef int (*bc_scan_fn)(bc_scanner *sc, const bc_proto *f);
+
+/* Reads the chunk's function tree, then walks it with scan from the main
+ * function; the two entry points differ only in the walk. */
+static int bc_scan_chunk(const char *chunk, size_t len, orion_bc_scan *out,
+                         orion_error *err, bc_scan_fn scan) {
   bc_reader r;
   bc_scanner sc;
   bc_proto main_f;
@@ -812,7 +864,7 @@ int orion_bcscan(const char *chunk, size_t len, orion_bc_scan *out,
   if (rc == 0) {
     sc.out = out;
     sc.err = err;
-    rc = bc_scan_proto(&sc, &main_f, NULL, 0);
+    rc = scan(&sc, &main_f);
   }
   bc_proto_free(&main_f);
   orion_free(sc.lens);
@@ -820,6 +872,16 @@ int orion_bcscan(const char *chunk, size_t len, orion_bc_scan *out,
   if (rc != 0)
     orion_bc_scan_free(out);
   return rc;
+}
+
+int orion_bcscan(const char *chunk, size_t len, orion_bc_scan *out,
+                 orion_error *err) {
+  return bc_scan_chunk(chunk, len, out, err, bc_scan_globals);
+}
+
+int orion_bcscan_upvalue_writes(const char *chunk, size_t len,
+                                orion_bc_scan *out, orion_error *err) {
+  return bc_scan_chunk(chunk, len, out, err, bc_scan_upvalue_writes);
 }
 
 void orion_bc_scan_free(orion_bc_scan *s) {

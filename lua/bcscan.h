@@ -1,5 +1,6 @@
 /* A scanner over Lua 5.4 binary chunks (the output of lua_dump with
- * strip = 0) that lists the GLOBAL names a loop body reads and writes.
+ * strip = 0) that lists the GLOBAL names a loop body reads and writes, and
+ * (orion_bcscan_upvalue_writes) the captured locals it assigns.
  *
  * The driver uses it at launch: the values of the read globals are captured
  * and shipped to the executors, and any global assignment is rejected with
@@ -67,6 +68,16 @@ typedef struct orion_bc_scan {
  * Never reads chunk past len. */
 int orion_bcscan(const char *chunk, size_t len, orion_bc_scan *out,
                  orion_error *err);
+
+/* Scans a dumped chunk (a loop body) for assignments to the main
+ * function's upvalues, in its own code or in a function nested in it: the
+ * locals of the script that the body captured, of which an executor holds
+ * only a copy.  Assignments to a nested function's upvalues that are the
+ * body's own locals are not listed.  Each assigned upvalue is one item
+ * (write = 1) with its name and the smallest line that assigns it; *out
+ * and the errors are as for orion_bcscan. */
+int orion_bcscan_upvalue_writes(const char *chunk, size_t len,
+                                orion_bc_scan *out, orion_error *err);
 
 /* Frees the items and their names and leaves s empty; s itself belongs to
  * the caller.  NULL is accepted. */

@@ -476,6 +476,49 @@ int orion_capture_encode(lua_State *L, int fidx,
   return rc;
 }
 
+int orion_capture_check_assigns(lua_State *L, int fidx, char *err,
+                                size_t errlen) {
+  orion_buf dump;
+  orion_bc_scan scan = {0};
+  orion_error oerr;
+  lua_Debug ar;
+  int rc = 0;
+  fidx = lua_absindex(L, fidx);
+  if (lua_type(L, fidx) != LUA_TFUNCTION || lua_iscfunction(L, fidx))
+    return 0; /* orion_capture_encode says what the body must be */
+  orion_buf_init(&dump);
+  lua_pushvalue(L, fidx);
+  lua_dump(L, writer, &dump, 0);
+  lua_getinfo(L, ">S", &ar);
+  if (dump.oom) {
+    orion_buf_free(&dump);
+    snprintf(err, errlen, "out of memory scanning the body");
+    return ORION_ENOMEM;
+  }
+  /* A body loaded from stripped bytecode names no upvalues and no lines:
+   * it is not refused here, and the analysis (which needs its source) or
+   * the capture (for the globals it reads) says what is wrong with it. */
+  rc = orion_bcscan_upvalue_writes(dump.data, dump.len, &scan, &oerr);
+  if (rc == ORION_ENOMEM) {
+    snprintf(err, errlen, "out of memory scanning the body");
+  } else if (rc != 0) {
+    rc = 0;
+  } else if (scan.n > 0) {
+    const char *name = scan.items[0].name;
+    snprintf(err, errlen,
+             "parallel_for body assigns upvalue '%s' at %s:%d; the body "
+             "runs on a copy of '%s' on each executor, so the assignment "
+             "would be lost: add into an orion.accumulator (acc:add(x)) or "
+             "write through an orion.buffer, or declare it local inside the "
+             "body",
+             name, ar.short_src, scan.items[0].line, name);
+    rc = ORION_ECAPTURE;
+  }
+  orion_bc_scan_free(&scan);
+  orion_buf_free(&dump);
+  return rc;
+}
+
 /* ======================================================================
  * Decoder.
  * ====================================================================== */

@@ -54,6 +54,19 @@ int orion_capture_encode(lua_State *L, int fidx,
                          orion_buf *out, orion_capture_info *info, char *err,
                          size_t errlen);
 
+/* Refuses a loop body (the Lua function at fidx) that assigns one of its
+ * upvalues, in its own code or in a closure made inside it: such an
+ * upvalue is a local of the script, each executor (and the driver with
+ * --executors 0) runs the body on its own copy, and the assignment would
+ * be lost without a word.  Returns 0, or ORION_ECAPTURE with err naming
+ * the upvalue and its first assignment's file:line and saying what
+ * combines values instead (ORION_ENOMEM when out of memory).  A body from
+ * stripped bytecode, which names nothing, is not refused.  Only
+ * parallel_for calls it: a helper or a buffer's apply function may keep
+ * state of its own on each executor.  Leaves the stack balanced. */
+int orion_capture_check_assigns(lua_State *L, int fidx, char *err,
+                                size_t errlen);
+
 /* Executor side: pushes the object bound to (kind, id) onto L, or returns
  * nonzero (ORION_ECAPTURE).  kind is ORION_CAPTURE_ARRAY, ORION_CAPTURE_ACC, ORION_CAPTURE_BUFFER
  * or 'M' (the orion module, id 0).  name is the upvalue or global name an

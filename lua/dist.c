@@ -1047,6 +1047,9 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
 
   if (bmode < 0)
     return bmode;
+  /* The executors write the bodies' print straight to our stdout: what the
+   * script printed before the loop must be there first. */
+  fflush(stdout);
   memset(&r, 0, sizeof r);
   r.L = L;
   r.s = s;

@@ -696,6 +696,11 @@ static int l_parallel_for(lua_State *L) {
     }
     if (ap->plan.sched == ORION_SCHED_REJECTED)
       raise_rejected(L, ap);
+    /* A body that assigns a captured local would lose the assignment: it
+     * is refused here, before the compiler's note about that assignment,
+     * and (below) at once for a serial loop. */
+    if (orion_capture_check_assigns(L, 2, msg, sizeof msg) != 0)
+      return luaL_error(L, "%s", msg);
     {
       char iname[64];
       orion__perm_check(L, it, o.name != NULL ? o.name
@@ -706,6 +711,8 @@ static int l_parallel_for(lua_State *L) {
     orion__explain_check_stop(L);
     compile_body(L, s, ap, &o);
   } else {
+    if (orion_capture_check_assigns(L, 2, msg, sizeof msg) != 0)
+      return luaL_error(L, "%s", msg);
     if (s->explain)
       explain_serial(L);
     if (strcmp(o.tier, "c") == 0)

@@ -78,17 +78,24 @@ static char *dump_body(const char *src, size_t *len) {
   return dump_lua(src, 1, 0, len);
 }
 
-/* Scans the body src returns; asserts success. */
-static orion_bc_scan scan_body(const char *src) {
+typedef int (*scan_fn)(const char *, size_t, orion_bc_scan *, orion_error *);
+
+/* Scans the body src returns with fn; asserts success. */
+static orion_bc_scan scan_body_with(scan_fn fn, const char *src) {
   orion_bc_scan s;
   orion_error err;
   size_t len;
   char *chunk = dump_body(src, &len);
-  int rc = orion_bcscan(chunk, len, &s, &err);
-  cr_assert_eq(rc, 0, "orion_bcscan: %d %s", rc, err.msg);
+  int rc = fn(chunk, len, &s, &err);
+  cr_assert_eq(rc, 0, "scan: %d %s", rc, err.msg);
   cr_assert_eq(err.code, 0);
   free(chunk);
   return s;
+}
+
+/* The globals the body src returns reads and writes. */
+static orion_bc_scan scan_body(const char *src) {
+  return scan_body_with(orion_bcscan, src);
 }
 
 static const orion_bc_global *find(const orion_bc_scan *s, const char *name,
@@ -167,6 +174,55 @@ Test(bcscan, locals_and_upvalues_are_not_globals) {
   cr_assert_eq(s.n, 0);
   cr_assert_null(s.items);
   orion_bc_scan_free(&s);
+}
+
+/* The upvalues the body src returns assigns. */
+static orion_bc_scan scan_upvalue_writes(const char *src) {
+  return scan_body_with(orion_bcscan_upvalue_writes, src);
+}
+
+Test(bcscan, captured_locals_assigned_by_the_body_are_listed) {
+  orion_bc_scan s = scan_upvalue_writes(
+      "local total, k, t, unused = 0, 10, {}, 1\n" /* 1 */
+      "return function(u, i, r)\n"                 /* 2 */
+      "  local own = 0\n"                          /* 3 */
+      "  local f = function()\n"                   /* 4 */
+      "    own = own + 1\n"                        /* 5: the body's own */
+      "    local g = function() k = 1 end\n"       /* 6: the script's */
+      "    g()\n"                                  /* 7 */
+      "  end\n"                                    /* 8 */
+      "  t.n = i\n"                                /* 9: a field, not k */
+      "  total = total + i\n"                      /* 10 */
+      "  total = total + r\n"                      /* 11 */
+      "  f()\n"                                    /* 12 */
+      "  return own + unused\n"                    /* 13 */
+      "end\n");
+  cr_assert_eq(s.n, 2, "%d items", s.n);
+  EXPECT(s, "k", 1, 6);
+  EXPECT(s, "total", 1, 10); /* once, at its first line */
+  ABSENT(s, "own", 1);
+  ABSENT(s, "t", 1);
+  ABSENT(s, "unused", 1);
+  orion_bc_scan_free(&s);
+  /* Reads and global writes are not upvalue writes. */
+  s = scan_upvalue_writes("local k = 1\n"
+                          "return function(u, i) x = k + i; return k end\n");
+  cr_assert_eq(s.n, 0);
+  orion_bc_scan_free(&s);
+}
+
+Test(bcscan, upvalue_writes_reject_what_the_global_scan_rejects) {
+  orion_error err;
+  orion_bc_scan s;
+  size_t len;
+  char *chunk = dump_lua("local k = 1\nreturn function() k = 2 end\n", 1, 1,
+                         &len);
+  cr_expect_eq(orion_bcscan_upvalue_writes(chunk, len, &s, &err),
+               ORION_EBADFILE, "a stripped chunk names nothing");
+  cr_expect_eq(s.n, 0);
+  cr_expect_eq(orion_bcscan_upvalue_writes(chunk, len / 2, &s, &err),
+               ORION_ETRUNC);
+  free(chunk);
 }
 
 Test(bcscan, body_without_globals) {

@@ -802,6 +802,78 @@ Test(capture, rejects_global_assignment_with_file_and_line) {
   lua_close(L);
 }
 
+/* orion_capture_check_assigns on the body src returns (chunk name
+ * chunkname): its code, with the message in err; the stack stays
+ * balanced. */
+static int check_assigns(lua_State *L, const char *chunkname,
+                         const char *src, char *err, size_t n) {
+  int top, rc;
+  push_closure(L, chunkname, src);
+  top = lua_gettop(L);
+  err[0] = '\0';
+  rc = orion_capture_check_assigns(L, -1, err, n);
+  cr_expect_eq(lua_gettop(L), top, "the stack must come back balanced");
+  lua_pop(L, 1);
+  return rc;
+}
+
+Test(capture, body_assigning_an_upvalue_is_refused_with_file_and_line) {
+  lua_State *L = new_state();
+  char err[512];
+  int rc = check_assigns(L, "@scripts/train.lua",
+                         "local total = 0\n"
+                         "return function(v)\n"
+                         "  total = total + v\n"
+                         "end",
+                         err, sizeof err);
+  cr_expect_eq(rc, ORION_ECAPTURE);
+  cr_expect_str_eq(err, "parallel_for body assigns upvalue 'total' at "
+                        "scripts/train.lua:3; the body runs on a copy of "
+                        "'total' on each executor, so the assignment would "
+                        "be lost: add into an orion.accumulator (acc:add(x)) "
+                        "or write through an orion.buffer, or declare it "
+                        "local inside the body");
+  /* Inside a closure made by the body, which may assign the body's own
+   * locals but not the script's. */
+  rc = check_assigns(L, "@nested.lua",
+                     "local hits = 0\n"
+                     "return function(v)\n"
+                     "  local mine = 0\n"
+                     "  local h = function() mine = v; hits = hits + 1 end\n"
+                     "  h()\n"
+                     "end",
+                     err, sizeof err);
+  cr_expect_eq(rc, ORION_ECAPTURE);
+  cr_expect(strstr(err, "upvalue 'hits' at nested.lua:4;") != NULL, "%s",
+            err);
+  /* Reading upvalues, assigning the body's locals and a table's fields,
+   * and a helper that keeps state of its own (a cache it fills on each
+   * executor) are all accepted. */
+  rc = check_assigns(L, "@fine.lua",
+                     "local k, t, cache = 2, {}, nil\n"
+                     "local function get()\n"
+                     "  if cache == nil then cache = 41 end\n"
+                     "  return cache\n"
+                     "end\n"
+                     "return function(v)\n"
+                     "  local own = v * k\n"
+                     "  own = own + get()\n"
+                     "  t.last = own\n"
+                     "  return own\n"
+                     "end",
+                     err, sizeof err);
+  cr_expect_eq(rc, 0, "%s", err);
+  /* A body from stripped bytecode names nothing: left to the analysis
+   * (no source) and the capture. */
+  rc = check_assigns(L, "=stripped",
+                     "local n = 0\n"
+                     "local f = function() n = n + 1 end\n"
+                     "return load(string.dump(f, true), 's', 'b', {})",
+                     err, sizeof err);
+  cr_expect_eq(rc, 0, "%s", err);
+  lua_close(L);
+}
+
 Test(capture, rejects_what_is_not_a_lua_function) {
   lua_State *L = new_state();
   orion_buf out;

@@ -344,6 +344,137 @@ Test(scripts, assigning_a_global_in_a_body_is_refused) {
   tu_run_free(&r);
 }
 
+/* Runs err_capture.lua MODE on n executors and expects the refusal of
+ * upvalue NAME, at the parallel_for marked MODE and the assignment marked
+ * ASSIGN, before the loop or the compiler's note. */
+static void expect_upvalue_refused(const char *n, const char *mode,
+                                   const char *name, const char *assign) {
+  tu_run r = DRIVE("--executors", n, "@err_capture.lua", mode);
+  char want[512];
+  expect_script_error(&r);
+  cr_expect_str_empty(r.out, "%s executors, %s: the loop ran", n, mode);
+  snprintf(want, sizeof want,
+           "%s parallel_for body assigns upvalue '%s' at ",
+           at("err_capture.lua", mode), name);
+  expect_has(r.err, want);
+  snprintf(want, sizeof want, "err_capture.lua:%d; the body runs on a copy "
+           "of '%s' on each executor, so the assignment would be lost: add "
+           "into an orion.accumulator (acc:add(x)) or write through an "
+           "orion.buffer, or declare it local inside the body\n",
+           marker_line("err_capture.lua", assign), name);
+  expect_has(r.err, want);
+  /* The analysis would note the assignment as outside the compiled
+   * subset: the refusal comes first. */
+  expect_lacks(r.err, "note:");
+  tu_run_free(&r);
+}
+
+Test(scripts, assigning_an_upvalue_in_a_body_is_refused) {
+  static const char *const execs[] = {"0", "2"};
+  int i;
+  for (i = 0; i < 2; i++) {
+    expect_upvalue_refused(execs[i], "upvalue", "sum", "upassign");
+    /* Through a closure the body makes, which may assign the body's own
+     * locals: the script's local is named at its line. */
+    expect_upvalue_refused(execs[i], "upvalue_nested", "count",
+                           "nestedassign");
+    /* A serial loop, which the analysis does not see, is refused too. */
+    expect_upvalue_refused(execs[i], "upvalue_serial", "last",
+                           "serialassign");
+  }
+}
+
+/* Stderr with "on executor N," written "on executor E,": the only part of
+ * an error that may differ between --executors 0 and N (docs/lua-api.md,
+ * "Errors inside a body"). */
+static char *without_executor_number(const char *text) {
+  static const char tag[] = "on executor ";
+  char *copy = strdup(text), *p = copy;
+  cr_assert_not_null(copy);
+  while ((p = strstr(p, tag)) != NULL) {
+    char *digits = p + strlen(tag), *end = digits;
+    while (isdigit((unsigned char)*end))
+      end++;
+    if (end > digits) {
+      *digits = 'E';
+      memmove(digits + 1, end, strlen(end) + 1);
+    }
+    p = digits;
+  }
+  return copy;
+}
+
+/* Every error case of t/scripts (and the cluster's body error) run in the
+ * driver and on two executors: the exit status, stdout and stderr must be
+ * the same but for the executor's number.  The sparse cases once said
+ * "block 0 was never sent" on executors. */
+Test(scripts, body_errors_read_the_same_on_0_and_2_executors,
+     .timeout = 240) {
+  char *data = tu_write_temp(".txt", "1 1 1.5\n2 3 2.5\n3 2 -1\n");
+  char *cluster = tu_src("t/cluster/body_error.lua");
+  static const struct {
+    const char *script, *arg, *marker; /* marker: a line stderr names */
+  } cases[] = {
+      {"@err_body.lua", NULL, "raise"},
+      {"@err_bounds.lua", "dim1", "index1"},
+      {"@err_bounds.lua", "dim2", "index2"},
+      {"@err_bounds.lua", "field", "indexfield"},
+      {"@err_store.lua", "float", "float"},
+      {"@err_store.lua", "range", "range"},
+      {"@err_store.lua", "returned", NULL},
+      {"@err_store.lua", "string", "string"},
+      {"@err_capture.lua", "file", "file"},
+      {"@err_capture.lua", "coroutine", "coroutine"},
+      {"@err_capture.lua", "global", "global"},
+      {"@err_capture.lua", "globalfile", "globalfile"},
+      {"@err_capture.lua", "upvalue", "upvalue"},
+      {"@err_capture.lua", "upvalue_nested", "upvalue_nested"},
+      {"@err_capture.lua", "upvalue_serial", "upvalue_serial"},
+      {"@err_runtime.lua", NULL, "raise"},
+      {"@err_syntax.lua", NULL, "syntax"},
+      {"@err_kinds.lua", "sparse", "sparse"},
+      {"@err_kinds.lua", "sparse_iter", "sparse_iter"},
+      {"@err_kinds.lua", "slice", "slice"},
+      {"@err_kinds.lua", "fraction", "fraction"},
+      {"@err_kinds.lua", "string", "string"},
+      {"@err_kinds.lua", "acc", "acc"},
+      {"@err_kinds.lua", "buffer", "buffer"},
+      {"@err_kinds.lua", "nil", "nil"},
+      {"@err_kinds.lua", "table", "table"},
+      {"@err_kinds.lua", "level0", "level0"},
+      {"@err_kinds.lua", "intdiv", "intdiv"},
+      {"@err_kinds.lua", "apply", "apply"},
+      {NULL, NULL, NULL}, /* the cluster's body error */
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *script = cases[i].script != NULL ? cases[i].script : cluster;
+    const char *name = script[0] == '@' ? script + 1 : "body_error.lua";
+    tu_run r0 = DRIVE("--executors", "0", script,
+                      cases[i].arg != NULL ? cases[i].arg : "", data);
+    tu_run r2 = DRIVE("--executors", "2", script,
+                      cases[i].arg != NULL ? cases[i].arg : "", data);
+    char *e0 = without_executor_number(r0.err);
+    char *e2 = without_executor_number(r2.err);
+    cr_expect_eq(r0.status, 1, "%s %s: exit %d in the driver:\n%s", name,
+                 cases[i].arg, r0.status, r0.err);
+    cr_expect_eq(r2.status, r0.status, "%s %s: exit %d on executors, %d in "
+                 "the driver", name, cases[i].arg, r2.status, r0.status);
+    if (cases[i].marker != NULL)
+      expect_has(r0.err, at(name, cases[i].marker));
+    cr_expect_str_eq(r2.out, r0.out, "%s %s: stdout differs", name,
+                     cases[i].arg);
+    cr_expect_str_eq(e2, e0, "%s %s: stderr on 2 executors differs from "
+                     "the driver's", name, cases[i].arg);
+    free(e0);
+    free(e2);
+    tu_run_free(&r0);
+    tu_run_free(&r2);
+  }
+  free(cluster);
+  remove_temp(data);
+}
+
 Test(scripts, option_typos_name_the_key) {
   char *data = tu_write_temp(".txt", coo5);
   static const struct {
@@ -373,6 +504,43 @@ Test(scripts, option_typos_name_the_key) {
 /* ------------------------------------------------------------------------
  * parallel_for semantics.
  * ---------------------------------------------------------------------- */
+
+/* The body's print and io.write lines, in the driver's stdout between the
+ * lines the script prints before and after the loop, and none in stderr,
+ * whether the body runs in the driver or on executors. */
+Test(scripts, print_in_a_body_goes_to_stdout_on_0_and_2_executors) {
+  static const char *const execs[] = {"0", "2"};
+  int i, k;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", execs[i], "@print_body.lua");
+    const char *before = strstr(r.out, "before the loop\n");
+    const char *after = strstr(r.out, "after the loop\n");
+    expect_ok(&r);
+    cr_expect_not_null(before, "%s executors: stdout:\n%s", execs[i], r.out);
+    cr_expect_not_null(after, "%s executors: stdout:\n%s", execs[i], r.out);
+    for (k = 1; k <= 12; k++) {
+      char line[64];
+      const char *hit;
+      if (k <= 6)
+        snprintf(line, sizeof line, "body element\t%d\n", k);
+      else
+        snprintf(line, sizeof line, "written %d\n", k - 6);
+      hit = strstr(r.out, line);
+      cr_expect_not_null(hit, "%s executors: no \"%s\" in stdout:\n%s\n"
+                         "stderr:\n%s", execs[i], line, r.out, r.err);
+      cr_expect(hit == NULL || before == NULL || after == NULL ||
+                    (hit > before && hit < after),
+                "%s executors: \"%s\" is not between the script's lines:\n%s",
+                execs[i], line, r.out);
+      expect_lacks(r.err, line);
+    }
+    cr_expect_eq(tu_count_substr(r.out, "body element"), 6,
+                 "%s executors: each element once:\n%s", execs[i], r.out);
+    cr_expect_eq(tu_count_substr(r.out, "written "), 6,
+                 "%s executors: each element once:\n%s", execs[i], r.out);
+    tu_run_free(&r);
+  }
+}
 
 Test(scripts, body_runs_once_per_stored_element) {
   char *data = tu_write_temp(".txt", coo5);
