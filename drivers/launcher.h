@@ -83,6 +83,9 @@ int orion_launcher_facing(const char *host, char *out, size_t n);
  * ssh that exited before its executor registered, one line that says
  * what to do, naming the host: an unknown host key ("Host key
  * verification failed": accept it with 'ssh HOST true' or ssh-keyscan),
+ * a host key that changed ("REMOTE HOST IDENTIFICATION HAS CHANGED": it
+ * may be an attack; check the new key's fingerprint on the host before
+ * 'ssh-keygen -R HOST'),
  * a login that needs a password ("Permission denied": BatchMode needs
  * key-based login), a name that does not resolve, a connection refused,
  * or no orion-executor at that path on the host (exit 127).  hint is ""

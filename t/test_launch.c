@@ -1445,6 +1445,7 @@ static const char fake_ssh_text[] =
     "host=$1; shift\n"
     "case ${FAKE_SSH_MODE:-run} in\n"
     "  hostkey) echo 'Host key verification failed.' >&2; exit 255 ;;\n"
+    "  changed) cat \"$FAKE_SSH_HOME/changed.txt\" >&2; exit 255 ;;\n"
     "  denied) echo \"$USER@$host: Permission denied "
     "(publickey,password).\" >&2; exit 255 ;;\n"
     "esac\n"
@@ -1562,6 +1563,74 @@ Test(launch, hosts_unknown_host_key_says_what_to_do) {
                   "key (Host key verification failed). Run 'ssh node-b "
                   "true' once to check and accept its key, or add it with "
                   "'ssh-keyscan node-b >> ~/.ssh/known_hosts'\n");
+}
+
+/* What OpenSSH 9 prints (sshconnect.c, warn_changed_key and
+ * check_host_key) when a host answers with another key than the one in
+ * known_hosts and StrictHostKeyChecking (BatchMode) refuses it. */
+static const char ssh_changed_text[] =
+    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+    "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n"
+    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+    "IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\n"
+    "Someone could be eavesdropping on you right now (man-in-the-middle "
+    "attack)!\n"
+    "It is also possible that a host key has just been changed.\n"
+    "The fingerprint for the ECDSA key sent by the remote host is\n"
+    "SHA256:q3RmBJ0hP1Cxw9ZVVt4ZkHh0e8vV3o0nWkq9ZyDFa0Q.\n"
+    "Please contact your system administrator.\n"
+    "Add correct host key in /home/me/.ssh/known_hosts to get rid of this "
+    "message.\n"
+    "Offending ECDSA key in /home/me/.ssh/known_hosts:3\n"
+    "  remove with:\n"
+    "  ssh-keygen -f \"/home/me/.ssh/known_hosts\" -R \"node-b\"\n"
+    "Host key for node-b has changed and you have requested strict "
+    "checking.\n"
+    "Host key verification failed.\n";
+
+/* issue 32: a changed host key was answered with the unknown-key advice
+ * (accept whatever answers now, or ssh-keyscan it), which trusts exactly
+ * the key the warning is about.  Now the driver says the key changed,
+ * that this may be an attack, and how to check the new key first. */
+Test(launch, hosts_changed_host_key_says_it_may_be_an_attack) {
+  fake_hosts h;
+  tu_run r;
+  char path[128];
+  FILE *f;
+  fake_hosts_setup(&h);
+  snprintf(path, sizeof path, "%s/changed.txt", h.dir);
+  f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(ssh_changed_text, f);
+  fclose(f);
+  setenv("FAKE_SSH_HOME", h.dir, 1);
+  setenv("FAKE_SSH_MODE", "changed", 1);
+  r = drive_hosts(&h, "data.txt");
+  cr_expect_eq(r.status, 3, "status %d\n%s", r.status, r.err);
+  cr_expect(strstr(r.err, "REMOTE HOST IDENTIFICATION HAS CHANGED!") != NULL,
+            "ssh's own words reach the user:\n%s", r.err);
+  cr_expect(strstr(r.err,
+                   "orion-driver: host node-b: its ssh host key has CHANGED "
+                   "since it was recorded in known_hosts (REMOTE HOST "
+                   "IDENTIFICATION HAS CHANGED). This may be an attack: "
+                   "someone between here and node-b answering in its place. "
+                   "Do not remove the old key yet: check the new one out of "
+                   "band first, by running 'ssh-keygen -lf "
+                   "/etc/ssh/ssh_host_ecdsa_key.pub' on node-b's console or "
+                   "asking its administrator, and compare what it prints "
+                   "with SHA256:q3RmBJ0hP1Cxw9ZVVt4ZkHh0e8vV3o0nWkq9ZyDFa0Q, "
+                   "the key that answered now. Only if they match (the host "
+                   "was reinstalled or its key replaced), run 'ssh-keygen -R "
+                   "node-b' and then 'ssh node-b true' to accept the new "
+                   "key\n") != NULL,
+            "%s", r.err);
+  /* Never the advice that would trust the new key unchecked. */
+  cr_expect(strstr(r.err, "ssh-keyscan") == NULL, "%s", r.err);
+  cr_expect(strstr(r.err, "does not know this host's key") == NULL, "%s",
+            r.err);
+  tu_run_free(&r);
+  unsetenv("FAKE_SSH_MODE");
+  fake_hosts_free(&h);
 }
 
 Test(launch, hosts_password_login_says_what_to_do) {
