@@ -582,6 +582,13 @@ int main(int argc, char **argv) {
     orion_recover_hosts(&launcher, cfg.quiet); /* hosts that failed twice */
   } else if (launcher.kind == ORION_LAUNCH_MANUAL && !have_exec) {
     return usage_error("%s", "--launcher manual needs --executors N");
+  } else if (launcher.kind == ORION_LAUNCH_MANUAL) {
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_launcher_manual_setup(&launcher, &cfg.cluster, &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
   }
   {
     /* GPUs: --gpus, --gpu-memory, or one executor per GPU found here. */

@@ -376,8 +376,9 @@ static int parse_args(exec_state *x, int argc, char **argv) {
     return 2;
   }
   {
-    char why[200];
-    if (orion_token_check(strlen(x->token), why, sizeof why) != 0) {
+    char why[256];
+    if (orion_token_check(x->token, strlen(x->token), why, sizeof why) !=
+        0) {
       fprintf(stderr, "orion-executor: the token (--token or $ORION_TOKEN) "
                       "%s\n",
               why);

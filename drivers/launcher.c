@@ -160,7 +160,21 @@ static int start_ssh(orion_cluster *c, const orion_launcher *l,
   return rc;
 }
 
-/* The command of each executor, printed for a user to run. */
+int orion_launcher_manual_setup(orion_launcher *l, orion_cluster_opts *o,
+                                orion_error *err) {
+  const char *t = getenv("ORION_TOKEN");
+  if (t == NULL)
+    return 0; /* the cluster makes one */
+  if (orion_launch_token_env(t, l->token, sizeof l->token, err) != 0)
+    return err->code;
+  l->token_from_env = 1;
+  o->token = l->token;
+  return 0;
+}
+
+/* The command of each executor, printed for a user to run: with the token
+ * in front, unless the user exported it (then it is theirs, and it stays
+ * out of the driver's output and logs). */
 static int start_manual(orion_cluster *c, const orion_launcher *l,
                         orion_launch_cmd *cmd,
                         const orion_cluster_launch_info *info,
@@ -168,9 +182,14 @@ static int start_manual(orion_cluster *c, const orion_launcher *l,
   orion_buf text;
   int i;
   orion_buf_init(&text);
+  if (l->token_from_env)
+    cmd->env = NULL;
   fprintf(stderr, "orion-driver: waiting %.0f s for %d executors; run on "
-                  "each host:\n",
-          info->register_timeout, info->n);
+                  "each host%s:\n",
+          info->register_timeout, info->n,
+          l->token_from_env ? ", with this driver's ORION_TOKEN exported "
+                              "there"
+                            : "");
   for (i = 0; i < info->n; i++) {
     cmd->id = i;
     orion_launcher_gpu_cmd(l, i, cmd);
