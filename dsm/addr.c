@@ -282,7 +282,7 @@ static size_t token_repeat(const char *t, size_t len, size_t i) {
 
 /* The shortest run, sequence or repeat that the estimate discounts: a
  * random token of 32 hex digits holds one of 4 by chance now and then
- * (about 1 in 40), which the 3/4 margin below absorbs. */
+ * (about 1 in 45), which the 3/4 margin below absorbs. */
 #define TOKEN_PATTERN_MIN 4
 /* The characters the search for patterns reads (its time grows with the
  * square of the length). */

@@ -64,7 +64,15 @@ orion.parallel_for(orion.zeros { 4 }, function(i)
   f:close()
 end)
 EOF
+# A port nothing on this machine uses (another job listening there would
+# answer the relay in the attacker's driver's place).
 aport=$((20000 + $$ % 20000))
+i=0
+while [ $i -lt 50 ] &&
+  grep -qi ":$(printf '%04X' "$aport") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+  aport=$((20000 + (aport + 97) % 20000))
+  i=$((i + 1))
+done
 SLURM_PROCID=0 SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$aport ORION_TOKEN=$learned \
   "$drv" --launcher slurm --allow-io --register-timeout 5 "$tmp/pwn.lua" \
   >"$tmp/d2" 2>&1 &
@@ -78,6 +86,8 @@ while [ $i -lt 100 ] && ! grep -q ":$hexport 00000000:0000 0A" /proc/net/tcp; do
   sleep 0.1
   i=$((i + 1))
 done
+kill -0 "$dpid" 2>/dev/null ||
+  bad "the attacker's driver is not running: $(cat "$tmp/d2")"
 "$tools/t/relay" "$aport" none up 0 "$tmp/rs" >"$tmp/rport" &
 pids="$pids $!"
 wait_file "$tmp/rport" 10 || bad "the relay did not start"
