@@ -328,6 +328,8 @@ for ((k = 0; k < n; k++)); do
   done
   [ -n "$line" ] || break # the driver ended before starting executors
   token=$(printf '%s\n' "$line" | sed -n "s/.*ORION_TOKEN='\([^']*\)'.*/\1/p")
+  # A driver that took an exported ORION_TOKEN prints none: the same one.
+  [ -n "$token" ] || token=${ORION_TOKEN:-}
   addr=$(printf '%s\n' "$line" | sed -n "s/.*'--driver' '\([^']*\)'.*/\1/p")
   # Executor $slow: in its cgroup from the start (the shell joins it and
   # then becomes the executor), or with the sleep hook.

@@ -85,7 +85,8 @@ static const char usage_text[] =
     "  --launcher L    local, ssh, slurm, mpi (srun/mpirun started every\n"
     "                  rank: rank 0 drives, the others become executors;\n"
     "                  needs ORION_DRIVER=HOST:PORT and ORION_TOKEN), or\n"
-    "                  manual (print the command for each executor, wait)\n"
+    "                  manual (print the command for each executor, wait;\n"
+    "                  an exported ORION_TOKEN is used and not printed)\n"
     "  --listen ADDR   HOST[:PORT] the driver listens on (default\n"
     "                  127.0.0.1 for local executors, else the address\n"
     "                  facing them; 0.0.0.0: every address)\n"
@@ -646,6 +647,13 @@ int main(int argc, char **argv) {
     orion_recover_hosts(&launcher, cfg.quiet); /* hosts that failed twice */
   } else if (launcher.kind == ORION_LAUNCH_MANUAL && !have_exec) {
     return usage_error("%s", "--launcher manual needs --executors N");
+  } else if (launcher.kind == ORION_LAUNCH_MANUAL) {
+    orion_error err;
+    orion_error_clear(&err);
+    if (orion_launcher_manual_setup(&launcher, &cfg.cluster, &err) != 0) {
+      fprintf(stderr, "orion-driver: %s\n", err.msg);
+      return EXIT_USAGE;
+    }
   }
   {
     /* GPUs: --gpus, --gpu-memory, or one executor per GPU found here. */

@@ -206,6 +206,17 @@ static void on_closed(orion_conn *c, const char *reason) {
   exec_state *x = orion__exec_of(c);
   double pause = 0.05 * (double)(1 << (x->tries < 6 ? x->tries : 6));
   x->conn = NULL;
+  /* A record from a driver that had proved itself failed its tag: the
+   * link is being tampered with.  Trying again would only hide that (the
+   * driver, told by the alert, has ended the job), so it is said at once,
+   * registered or not. */
+  if (c->fault == ORION_CONN_FAULT_RECORD)
+    orion__exec_die(x, "refused a record from the driver at %s:%d: %s", x->host,
+                    x->port, c->sec.why);
+  if (c->fault == ORION_CONN_FAULT_ALERTED && x->welcomed)
+    orion__exec_die(x, "the driver at %s:%d refused a record from this "
+                       "executor: %s",
+                    x->host, x->port, c->alert);
   if (!x->welcomed && orion_now() + pause < x->reg_until) {
     snprintf(x->last_why, sizeof x->last_why, "%s", reason);
     uv_timer_start(&x->retry, on_retry, (uint64_t)(pause * 1000), 0);
@@ -376,8 +387,9 @@ static int parse_args(exec_state *x, int argc, char **argv) {
     return 2;
   }
   {
-    char why[200];
-    if (orion_token_check(strlen(x->token), why, sizeof why) != 0) {
+    char why[256];
+    if (orion_token_check(x->token, strlen(x->token), why, sizeof why) !=
+        0) {
       fprintf(stderr, "orion-executor: the token (--token or $ORION_TOKEN) "
                       "%s\n",
               why);

@@ -594,7 +594,7 @@ int orion_launch_rank_from_env(orion_rank_env *out, const char *launcher,
       {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}};
   const char *rv = NULL, *sv = NULL, *d, *t;
   char a[SHOW_MAX * 4 + 8];
-  size_t i, tl;
+  size_t i;
   int rc;
 
   memset(out, 0, sizeof *out);
@@ -661,25 +661,35 @@ int orion_launch_rank_from_env(orion_rank_env *out, const char *launcher,
   }
   strcpy(out->driver, d);
 
-  /* The token is a secret: messages never show it. */
   t = get("ORION_TOKEN", ud);
   if (t == NULL)
     return orion_error_set(err, ORION_EINVAL,
                            "ORION_TOKEN is not set: export ORION_TOKEN=... "
                            "(the job's token) before starting the job");
-  tl = strlen(t);
+  if ((rc = orion_launch_token_env(t, out->token, sizeof out->token, err)) !=
+      0)
+    return rc;
+  orion_error_clear(err);
+  return 0;
+}
+
+int orion_launch_token_env(const char *t, char *out, size_t n,
+                           orion_error *err) {
+  char why[256];
+  size_t tl = strlen(t);
+  /* The token is a secret: messages never show it. */
   if (tl == 0)
     return orion_error_set(err, ORION_EINVAL, "ORION_TOKEN is empty");
   if (tl > ORION_TOKEN_MAX)
     return orion_error_set(err, ORION_EINVAL,
                            "ORION_TOKEN is %zu bytes (at most %u)", tl,
                            (unsigned)ORION_TOKEN_MAX);
-  {
-    char why[200];
-    if (orion_token_check(tl, why, sizeof why) != 0)
-      return orion_error_set(err, ORION_EINVAL, "ORION_TOKEN %s", why);
-  }
-  memcpy(out->token, t, tl + 1);
-  orion_error_clear(err);
+  if (orion_token_check(t, tl, why, sizeof why) != 0)
+    return orion_error_set(err, ORION_EINVAL, "ORION_TOKEN %s", why);
+  if (tl >= n)
+    return orion_error_set(err, ORION_EINVAL,
+                           "ORION_TOKEN is %zu bytes (at most %zu)", tl,
+                           n - 1);
+  memcpy(out, t, tl + 1);
   return 0;
 }

@@ -231,10 +231,19 @@ typedef struct orion_rank_env {
  * get(name, ud) (get == NULL: the process environment).  Returns 0, or
  * ORION_EOPTION for an unknown launcher, or ORION_EINVAL with err naming
  * the variable and its value: a variable missing, not a decimal integer,
- * rank >= size, size < 2, ORION_DRIVER not HOST:PORT, ORION_TOKEN empty or
- * longer than ORION_TOKEN_MAX.  Owns nothing; *out holds copies. */
+ * rank >= size, size < 2, ORION_DRIVER not HOST:PORT, ORION_TOKEN missing
+ * or refused by orion_launch_token_env.  Owns nothing; *out holds copies. */
 int orion_launch_rank_from_env(orion_rank_env *out, const char *launcher,
                                orion_getenv_fn get, void *ud,
                                orion_error *err);
+
+/* Checks t, the value of $ORION_TOKEN (not NULL), as a job's secret and
+ * copies it into out (n bytes).  Returns 0, or ORION_EINVAL with err
+ * naming ORION_TOKEN and what is wrong, never the token: empty, longer
+ * than ORION_TOKEN_MAX (or n - 1), or too guessable (orion_token_check:
+ * "ORION_TOKEN is 6 characters; a job's secret needs at least 128
+ * bits..."). */
+int orion_launch_token_env(const char *t, char *out, size_t n,
+                           orion_error *err);
 
 #endif

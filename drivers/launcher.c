@@ -1,6 +1,7 @@
 /* Starting a job's executors for orion-driver (see launcher.h). */
 #include "drivers/launcher.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -159,7 +160,21 @@ static int start_ssh(orion_cluster *c, const orion_launcher *l,
   return rc;
 }
 
-/* The command of each executor, printed for a user to run. */
+int orion_launcher_manual_setup(orion_launcher *l, orion_cluster_opts *o,
+                                orion_error *err) {
+  const char *t = getenv("ORION_TOKEN");
+  if (t == NULL)
+    return 0; /* the cluster makes one */
+  if (orion_launch_token_env(t, l->token, sizeof l->token, err) != 0)
+    return err->code;
+  l->token_from_env = 1;
+  o->token = l->token;
+  return 0;
+}
+
+/* The command of each executor, printed for a user to run: with the token
+ * in front, unless the user exported it (then it is theirs, and it stays
+ * out of the driver's output and logs). */
 static int start_manual(orion_cluster *c, const orion_launcher *l,
                         orion_launch_cmd *cmd,
                         const orion_cluster_launch_info *info,
@@ -167,9 +182,14 @@ static int start_manual(orion_cluster *c, const orion_launcher *l,
   orion_buf text;
   int i;
   orion_buf_init(&text);
+  if (l->token_from_env)
+    cmd->env = NULL;
   fprintf(stderr, "orion-driver: waiting %.0f s for %d executors; run on "
-                  "each host:\n",
-          info->register_timeout, info->n);
+                  "each host%s:\n",
+          info->register_timeout, info->n,
+          l->token_from_env ? ", with this driver's ORION_TOKEN exported "
+                              "there"
+                            : "");
   for (i = 0; i < info->n; i++) {
     cmd->id = i;
     orion_launcher_gpu_cmd(l, i, cmd);
@@ -251,10 +271,70 @@ int orion_launcher_start(orion_cluster *c, void *ud,
   return start_local(c, l, &cmd, info, err);
 }
 
+/* From ssh's warning about a changed host key ("The fingerprint for the
+ * ED25519 key sent by the remote host is\nSHA256:....") the key's type,
+ * lowercased ("ed25519"), and its fingerprint, each "" when ssh's words
+ * are not there. */
+static void changed_key_of(const char *out, char *type, size_t tn, char *fp,
+                           size_t fn) {
+  static const char lead[] = "The fingerprint for the ";
+  const char *p = strstr(out, lead), *e;
+  size_t k;
+  type[0] = fp[0] = '\0';
+  if (p == NULL)
+    return;
+  p += sizeof lead - 1;
+  e = strstr(p, " key sent by the remote host is\n");
+  if (e == NULL)
+    return;
+  for (k = 0; p + k < e && k + 1 < tn && isalnum((unsigned char)p[k]); k++)
+    type[k] = (char)tolower((unsigned char)p[k]);
+  type[k] = '\0';
+  p = strchr(e, '\n') + 1;
+  /* A fingerprint is base64 after "SHA256:" or hex pairs after "MD5:";
+   * the sentence's full stop is not part of it. */
+  for (k = 0; k + 1 < fn && (isalnum((unsigned char)p[k]) || p[k] == ':' ||
+                             p[k] == '+' || p[k] == '/');
+       k++)
+    fp[k] = p[k];
+  fp[k] = '\0';
+}
+
+/* A host whose key differs from the one in known_hosts: the unknown-key
+ * advice (accept whatever answers now) would tell the user to trust the
+ * very key the warning is about, so this says that the key changed, that
+ * it may be an attack, and how to check the new key before removing the
+ * old one. */
+static int changed_key_hint(const char *host, const char *out, char *hint,
+                            size_t n) {
+  char type[16], fp[128], seen[192];
+  changed_key_of(out, type, sizeof type, fp, sizeof fp);
+  if (type[0] == '\0')
+    snprintf(type, sizeof type, "ed25519");
+  if (fp[0] != '\0')
+    snprintf(seen, sizeof seen, "%s, the key that answered now", fp);
+  else
+    snprintf(seen, sizeof seen, "the fingerprint ssh printed above");
+  return snprintf(hint, n,
+                  "host %s: its ssh host key has CHANGED since it was "
+                  "recorded in known_hosts (REMOTE HOST IDENTIFICATION HAS "
+                  "CHANGED). This may be an attack: someone between here "
+                  "and %s answering in its place. Do not remove the old key "
+                  "yet: check the new one out of band first, by running "
+                  "'ssh-keygen -lf /etc/ssh/ssh_host_%s_key.pub' on %s's "
+                  "console or asking its administrator, and compare what it "
+                  "prints with %s. Only if "
+                  "they match (the host was reinstalled or its key "
+                  "replaced), run 'ssh-keygen -R %s' and then 'ssh %s true' "
+                  "to accept the new key",
+                  host, host, type, host, seen, host, host);
+}
+
 /* ssh's words for the failures of a first contact, and what to do. */
 static int ssh_hint(const char *host, const char *out, char *hint, size_t n) {
-  if (strstr(out, "Host key verification failed") != NULL ||
-      strstr(out, "REMOTE HOST IDENTIFICATION HAS CHANGED") != NULL)
+  if (strstr(out, "REMOTE HOST IDENTIFICATION HAS CHANGED") != NULL)
+    return changed_key_hint(host, out, hint, n);
+  if (strstr(out, "Host key verification failed") != NULL)
     return snprintf(hint, n,
                     "host %s: ssh does not know this host's key (Host key "
                     "verification failed). Run 'ssh %s true' once to check "

@@ -29,7 +29,8 @@ typedef struct orion_launcher {
   const char *executor;   /* the orion-executor program; NULL:
                              $ORION_EXECUTOR, else the one beside the
                              driver, else the one on PATH */
-  char token[ORION_TOKEN_MAX + 1];      /* slurm/mpi: $ORION_TOKEN */
+  char token[ORION_TOKEN_MAX + 1];      /* slurm/mpi/manual: $ORION_TOKEN */
+  int token_from_env; /* manual: the user exported the token (not shown) */
   char listen[ORION_HOSTPORT_MAX + 8];  /* where the driver listens, when
                                            the launcher decides it */
   /* GPUs (drivers/launcher_gpu.c): executors own devices when gpus != 0:
@@ -57,6 +58,15 @@ int orion_launcher_load_hosts(orion_launcher *l, orion_error *err);
  * --listen host already in o->listen with its port) and
  * o->token ($ORION_TOKEN), pointing into l.  Returns a negative code with
  * err set when the environment is incomplete. */
+/* ORION_LAUNCH_MANUAL: the user starts the executors, so a token they
+ * exported (ORION_TOKEN) is the job's: checked (orion_launch_token_env),
+ * put in o->token (pointing into l), and left out of the printed command
+ * lines, which then ask for it to be exported on each host.  Without
+ * ORION_TOKEN the driver makes a random one and prints it in front of each
+ * command.  Returns 0, or ORION_EINVAL with err naming ORION_TOKEN. */
+int orion_launcher_manual_setup(orion_launcher *l, orion_cluster_opts *o,
+                                orion_error *err);
+
 int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,
                               orion_error *err);
 
@@ -83,6 +93,9 @@ int orion_launcher_facing(const char *host, char *out, size_t n);
  * ssh that exited before its executor registered, one line that says
  * what to do, naming the host: an unknown host key ("Host key
  * verification failed": accept it with 'ssh HOST true' or ssh-keyscan),
+ * a host key that changed ("REMOTE HOST IDENTIFICATION HAS CHANGED": it
+ * may be an attack; check the new key's fingerprint on the host before
+ * 'ssh-keygen -R HOST'),
  * a login that needs a password ("Permission denied": BatchMode needs
  * key-based login), a name that does not resolve, a connection refused,
  * or no orion-executor at that path on the host (exit 127).  hint is ""

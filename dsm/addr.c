@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -215,15 +216,121 @@ static int random_fill(unsigned char *p, size_t n) {
 #endif
 }
 
-int orion_token_check(size_t len, char *why, size_t n) {
-  if (len >= ORION_TOKEN_MIN)
-    return 0;
-  snprintf(why, n,
-           "is %zu characters; a job's secret needs at least 128 bits: %d or "
-           "more characters, such as the 32 hex digits of `openssl rand -hex "
-           "16`",
-           len, ORION_TOKEN_MIN);
-  return ORION_EINVAL;
+/* How many kinds of character a token draws from, as a guesser who sees
+ * its classes would assume: 16 for hex digits of one case (digits alone
+ * count as hex: a random hex token is now and then all digits), else the
+ * sum of the classes present: 26 lowercase, 26 uppercase, 10 digits, 33
+ * other printable ASCII, and 128 for any other byte. */
+static int token_alphabet(const char *t, size_t len) {
+  size_t i;
+  int lower = 0, upper = 0, digit = 0, other = 0, high = 0, hexl = 1, hexu = 1;
+  for (i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)t[i];
+    if (c >= '0' && c <= '9') {
+      digit = 1;
+    } else if (c >= 'a' && c <= 'z') {
+      lower = 1;
+      hexu = 0;
+      hexl &= c <= 'f';
+    } else if (c >= 'A' && c <= 'Z') {
+      upper = 1;
+      hexl = 0;
+      hexu &= c <= 'F';
+    } else {
+      hexl = hexu = 0;
+      if (c >= 32 && c < 127)
+        other = 1;
+      else
+        high = 1;
+    }
+  }
+  if (hexl || hexu)
+    return 16;
+  return 10 * digit + 26 * lower + 26 * upper + 33 * other + 128 * high;
+}
+
+/* The longest run starting at t[i] whose neighbours differ by one step of
+ * -1, 0 or +1 ("0123", "aaaa", "zyxw"); 1 when t[i+1] does not continue
+ * t[i] that way. */
+static size_t token_sequence(const char *t, size_t len, size_t i) {
+  size_t k = i + 1;
+  int d;
+  if (k >= len)
+    return 1;
+  d = (unsigned char)t[k] - (unsigned char)t[i];
+  if (d < -1 || d > 1)
+    return 1;
+  while (k + 1 < len &&
+         (unsigned char)t[k + 1] - (unsigned char)t[k] == d)
+    k++;
+  return k + 1 - i;
+}
+
+/* The longest stretch starting at t[i] that repeats one starting earlier
+ * (they may overlap, so "abababab" repeats from its third character). */
+static size_t token_repeat(const char *t, size_t len, size_t i) {
+  size_t j, best = 0;
+  for (j = 0; j < i; j++) {
+    size_t k = 0;
+    while (i + k < len && t[j + k] == t[i + k])
+      k++;
+    if (k > best)
+      best = k;
+  }
+  return best;
+}
+
+/* The shortest run, sequence or repeat that the estimate discounts: a
+ * random token of 32 hex digits holds one of 4 by chance now and then
+ * (about 1 in 45), which the 3/4 margin below absorbs. */
+#define TOKEN_PATTERN_MIN 4
+/* The characters the search for patterns reads (its time grows with the
+ * square of the length). */
+#define TOKEN_SCAN_MAX 1024
+
+int orion_token_check(const char *tok, size_t len, char *why, size_t n) {
+  double bits_each, left;
+  size_t i = 0, free_chars = 0;
+  if (len < ORION_TOKEN_MIN) {
+    snprintf(why, n,
+             "is %zu characters; a job's secret needs at least 128 bits: %d "
+             "or more characters, such as the 32 hex digits of `openssl rand "
+             "-hex 16`",
+             len, ORION_TOKEN_MIN);
+    return ORION_EINVAL;
+  }
+  /* 32 characters of at least 16 kinds: 128 bits at most, before the
+   * patterns below. */
+  bits_each = log2((double)token_alphabet(tok, len));
+  /* What is left once runs, sequences and repeats are taken out: a
+   * guesser tries those first.  A sequence counts as its first character
+   * and its step, a repeat as one character. */
+  if (len > TOKEN_SCAN_MAX) /* longer than any real token: enough */
+    len = TOKEN_SCAN_MAX;
+  while (i < len) {
+    size_t seq = token_sequence(tok, len, i), rep = token_repeat(tok, len, i);
+    if (rep >= TOKEN_PATTERN_MIN && rep >= seq) {
+      free_chars += 1;
+      i += rep;
+    } else if (seq >= TOKEN_PATTERN_MIN) {
+      free_chars += 2;
+      i += seq;
+    } else {
+      free_chars += 1;
+      i += 1;
+    }
+  }
+  left = (double)free_chars * bits_each;
+  if (left < 0.75 * 128.0) {
+    snprintf(why, n,
+             "is mostly runs, sequences and repeats (such as 0123..., "
+             "aaaa... or a part written twice): about %.0f bits where a "
+             "job's secret needs at least 128; make one with `openssl rand "
+             "-hex 16`",
+             left);
+    return ORION_EINVAL;
+  }
+  return 0;
 }
 
 int orion_token_new(char *out, size_t n) {

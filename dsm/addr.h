@@ -79,11 +79,22 @@ int orion_token_new(char *out, size_t n);
  * can be guessed by anyone who can reach the driver. */
 #define ORION_TOKEN_MIN 32
 
-/* Whether a token of len characters is long enough: 0, or ORION_EINVAL
- * with why[0..n) saying so and how to make one ("is 6 characters; a job's
- * secret needs at least 128 bits: 32 or more characters, such as the 32
- * hex digits of `openssl rand -hex 16`").  The token itself is never put
- * in a message. */
-int orion_token_check(size_t len, char *why, size_t n);
+/* Whether tok[0..len), a secret the user chose, is fit to be a job's
+ * token: 0, or ORION_EINVAL with why[0..n) saying why and how to make one.
+ * The handshake's proofs let anyone who connects test guesses of the
+ * token offline (docs/security.md), so a guessable one is refused:
+ *  - shorter than ORION_TOKEN_MIN ("is 6 characters; a job's secret needs
+ *    at least 128 bits: 32 or more characters, such as the 32 hex digits
+ *    of `openssl rand -hex 16`");
+ *  - under 96 bits (128 less a margin for what a random token holds by
+ *    chance) once runs, sequences and repeats of 4 or more characters are
+ *    taken out, each character counted at the bits of the kinds the token
+ *    uses (4 for hex digits, or digits alone; else log2 of the classes
+ *    present: 26 lowercase, 26 uppercase, 10 digits, 33 other) ("is
+ *    mostly runs, sequences and repeats (such as 0123..., aaaa... or a
+ *    part written twice): about 20 bits where ...").
+ * A check against mistakes, not a measure of randomness: a phrase of
+ * words passes it.  The token itself is never put in a message. */
+int orion_token_check(const char *tok, size_t len, char *why, size_t n);
 
 #endif

@@ -328,6 +328,14 @@ static void on_closed(orion_conn *conn, const char *reason) {
   p->conn = NULL;
   if (c->stopping)
     return;
+  /* A record that failed its tag, either way: said as such, at once (the
+   * executor's exit status would only repeat it). */
+  if (conn->fault == ORION_CONN_FAULT_ALERTED)
+    lose(c, p, 0, "executor %d (%s) refused a record from the driver: %s",
+         p->id, peer_where(p), conn->alert);
+  if (conn->fault == ORION_CONN_FAULT_RECORD)
+    lose(c, p, 0, "the driver refused a record from executor %d (%s): %s",
+         p->id, peer_where(p), conn->sec.why);
   if (p->spawned && !p->exited) {
     /* A local executor that died closes its socket first: give its exit
      * status a moment to arrive, so the message says how it ended (2 s:

@@ -13,7 +13,9 @@
 #include "util/alloc.h"
 #include "util/clock.h"
 
-enum { ST_NEW = 0, ST_OPEN, ST_CLOSING };
+/* ST_ALERTING: an alert is on its way and the connection waits for the
+ * peer to close (net.h); it counts as closing for everything else. */
+enum { ST_NEW = 0, ST_OPEN, ST_ALERTING, ST_CLOSING };
 
 static void sockaddr_text(const struct sockaddr *sa, char *out, size_t n) {
   char host[INET6_ADDRSTRLEN] = "?";
@@ -99,16 +101,20 @@ void orion_conn_close(orion_conn *c, const char *fmt, ...) {
   va_list ap;
   if (c->state == ST_CLOSING)
     return;
+  if (c->state != ST_ALERTING) { /* else the alert's reason stands */
+    va_start(ap, fmt);
+    vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+    va_end(ap);
+  }
   c->state = ST_CLOSING;
-  va_start(ap, fmt);
-  vsnprintf(c->reason, sizeof c->reason, fmt, ap);
-  va_end(ap);
   uv_read_stop((uv_stream_t *)&c->tcp);
   uv_close((uv_handle_t *)&c->deadline, on_closed);
   uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
-int orion_conn_closing(const orion_conn *c) { return c->state == ST_CLOSING; }
+int orion_conn_closing(const orion_conn *c) {
+  return c->state >= ST_ALERTING;
+}
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   orion_conn *c = h->data;
@@ -121,7 +127,7 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 static void feed_plain(orion_conn *c, const char *p, size_t left) {
   if (c->dec.offset == c->rx_off0) /* a frame starts in this read */
     c->rx_t0 = orion_now();
-  while (left > 0 && c->state != ST_CLOSING) {
+  while (left > 0 && c->state < ST_ALERTING) {
     size_t used = 0;
     int rc = orion_wire_decoder_feed(&c->dec, p, left, &used);
     p += used;
@@ -175,10 +181,55 @@ static size_t feed_handshake(orion_conn *c, const char *p, size_t n) {
   return used;
 }
 
+static void on_linger_end(uv_timer_t *t) {
+  orion_conn_close(t->data, "%s", ""); /* keeps the alert's reason */
+}
+
+/* A record from the peer failed (c->sec.why says how): the peer is told
+ * in an alert, and the connection waits for it to close (net.h). */
+static void refuse_record(orion_conn *c) {
+  unsigned char rec[ORION_SEC_ALERT_MAX + ORION_SEC_RECORD_OVERHEAD];
+  size_t n = orion_sec_alert(&c->sec, c->sec.why, rec);
+  orion_buf b;
+  c->fault = ORION_CONN_FAULT_RECORD;
+  orion_buf_init(&b);
+  orion_buf_append(&b, rec, n);
+  if (n == 0 || b.oom) {
+    orion_buf_free(&b);
+    orion_conn_close(c, "refused: %s", c->sec.why);
+    return;
+  }
+  snprintf(c->reason, sizeof c->reason, "refused: %s", c->sec.why);
+  /* Before the write: a write that fails at once closes the connection
+   * with this reason, not its own. */
+  c->state = ST_ALERTING;
+  write_raw(c, &b);
+  orion_buf_free(&b);
+  if (c->state == ST_ALERTING)
+    uv_timer_start(&c->deadline, on_linger_end, ORION_CONN_LINGER_S * 1000,
+                   0);
+}
+
+/* The peer refused a record of ours: its alert's text, kept printable. */
+static void alerted(orion_conn *c, const unsigned char *text, size_t n) {
+  size_t i;
+  for (i = 0; i < n && i < sizeof c->alert - 1; i++)
+    c->alert[i] = text[i] >= 32 && text[i] < 127 ? (char)text[i] : '?';
+  c->alert[i] = '\0';
+  c->fault = ORION_CONN_FAULT_ALERTED;
+  orion_conn_close(c, "the peer refused a record from this end: %s",
+                   c->alert);
+}
+
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   orion_conn *c = s->data;
   const char *p = buf->base;
   size_t left;
+  if (c->state == ST_ALERTING) { /* drop all until the peer closes */
+    if (n < 0)
+      orion_conn_close(c, "%s", "");
+    return;
+  }
   if (n < 0) {
     if (!c->authed)
       orion_conn_close(c, "connection closed by the peer during the "
@@ -197,7 +248,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   }
   c->bytes_in += (uint64_t)n;
   left = (size_t)n;
-  while (left > 0 && c->state != ST_CLOSING) {
+  while (left > 0 && c->state < ST_ALERTING) {
     size_t used = 0;
     if (!c->authed) {
       used = feed_handshake(c, p, left);
@@ -206,7 +257,9 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
       size_t plain_len;
       int rc = orion_sec_open(&c->sec, p, left, &used, &plain, &plain_len);
       if (rc < 0)
-        orion_conn_close(c, "refused: %s", c->sec.why);
+        refuse_record(c);
+      else if (rc == ORION_SEC_ALERT)
+        alerted(c, plain, plain_len);
       else if (rc == ORION_SEC_DONE)
         feed_plain(c, (const char *)plain, plain_len);
     }
@@ -282,7 +335,7 @@ int orion_conn_accept(uv_stream_t *server, orion_conn *c) {
 
 static void on_connect(uv_connect_t *req, int status) {
   orion_conn *c = req->data;
-  if (c->state == ST_CLOSING)
+  if (c->state >= ST_ALERTING)
     return;
   if (status != 0) {
     orion_conn_close(c, "cannot connect to %s: %s", c->peer,
@@ -461,7 +514,7 @@ int orion_conn_send(orion_conn *c, orion_buf *b) {
   }
   if (b->len == 0)
     return 0;
-  if (c->state == ST_CLOSING) {
+  if (c->state >= ST_ALERTING) {
     orion_buf_free(b);
     orion_buf_init(b);
     return ORION_EINVAL;

@@ -16,6 +16,15 @@
  * not finish within ORION_CONN_HANDSHAKE_S seconds, and a record that
  * fails its tag close the connection with the reason.
  *
+ * A record that fails is answered with an alert (dsm/sec.h) before the
+ * connection closes: the other end then knows that its record was
+ * refused and why, where it would otherwise see a closed connection or a
+ * failed write.  To let the alert arrive, the end that found the bad
+ * record keeps reading (and dropping) what comes until the other end
+ * closes, ORION_CONN_LINGER_S seconds at most, and only then calls
+ * `closed`; no frame is delivered or sent meanwhile.  Either end's
+ * `closed` can tell the two cases apart by `fault`.
+ *
  * All functions run on the thread of the connection's loop.
  */
 #ifndef ORION_DSM_NET_H
@@ -32,6 +41,18 @@ typedef struct orion_conn orion_conn;
 
 /* Seconds a connection has to complete the authentication handshake. */
 #define ORION_CONN_HANDSHAKE_S 5
+
+/* Seconds the end that refused a record waits for the other to close. */
+#define ORION_CONN_LINGER_S 2
+
+/* Why a connection closed, when a record decided it (orion_conn.fault). */
+enum {
+  ORION_CONN_FAULT_NONE = 0,
+  ORION_CONN_FAULT_RECORD = 1, /* a record from the peer failed its tag;
+                                  sec.why says which and how */
+  ORION_CONN_FAULT_ALERTED = 2 /* the peer refused a record of ours;
+                                  alert says why */
+};
 
 /* The smallest frame whose arrival measures orion_conn's rx_rate. */
 #define ORION_CONN_RATE_MIN (512 * 1024)
@@ -60,6 +81,9 @@ struct orion_conn {
   char peer[80];      /* "host:port" of the other end, once known */
   int state;          /* private */
   char reason[512];   /* why it is closing */
+  int fault;          /* ORION_CONN_FAULT_* */
+  /* The peer's alert, printable ASCII only (others shown as '?'). */
+  char alert[ORION_SEC_ALERT_MAX + 1];
   uint64_t bytes_in;  /* stream bytes read and written */
   uint64_t bytes_out;
   double last_rx;     /* orion_now() when the last frame arrived */
@@ -105,10 +129,14 @@ int orion_conn_send(orion_conn *c, orion_buf *b);
 int orion_conn_send_frame(orion_conn *c, int type, const void *payload,
                           size_t len);
 
-/* Starts closing c (idempotent); `closed` follows from the loop. */
+/* Starts closing c (idempotent); `closed` follows from the loop.  On a
+ * connection waiting for its peer to take an alert, it ends the wait and
+ * keeps the reason already given. */
 void orion_conn_close(orion_conn *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Whether c is closing, or waiting to close after an alert: it then
+ * takes nothing to send. */
 int orion_conn_closing(const orion_conn *c);
 
 /* Binds and listens on host:port (port 0: any), filling *port_out with the

@@ -25,6 +25,8 @@ static const unsigned char label_key[] = "orion-c job key";
 static const unsigned char label_answer[] = "answer";
 static const unsigned char label_proof[] = "proof";
 static const unsigned char label_session[] = "session";
+/* An alert's associated data, before its text (sec.h, "Alerts"). */
+static const unsigned char alert_aad[1] = {'!'};
 
 int orion_sec_global_init(void) {
   return sodium_init() < 0 ? ORION_EINVAL : 0;
@@ -270,50 +272,90 @@ static int cipher_failed(orion_sec *s, const char *what) {
   return fail(s, ORION_EINVAL, why);
 }
 
-int orion_sec_seal(orion_sec *s, void *data, size_t len,
-                   unsigned char head[ORION_SEC_HEAD_LEN],
-                   unsigned char tag[ORION_SEC_TAG_LEN]) {
+/* Seals data[0..len) in place as record number tx_seq (an alert when
+ * alert is 1), filling head and tag.  0, or -1 when OpenSSL failed. */
+static int seal_record(orion_sec *s, void *data, size_t len, int alert,
+                       unsigned char head[ORION_SEC_HEAD_LEN],
+                       unsigned char tag[ORION_SEC_TAG_LEN]) {
   unsigned char nonce[NONCE_LEN];
   EVP_CIPHER_CTX *x = s->tx_ctx;
+  uint32_t h = (uint32_t)len | (alert ? ORION_SEC_ALERT_FLAG : 0u);
   int n;
-  if (s->state != ST_OPEN || len == 0 || len > ORION_SEC_RECORD_MAX)
-    return fail(s, ORION_EINVAL, "a record to seal before the handshake "
-                                 "or of a size out of range");
   nonce_of(s->tx_seq++, nonce);
-  head[0] = (unsigned char)len;
-  head[1] = (unsigned char)(len >> 8);
-  head[2] = (unsigned char)(len >> 16);
-  head[3] = (unsigned char)(len >> 24);
+  head[0] = (unsigned char)h;
+  head[1] = (unsigned char)(h >> 8);
+  head[2] = (unsigned char)(h >> 16);
+  head[3] = (unsigned char)(h >> 24);
   /* Encrypted: the bytes in place.  MAC only: the bytes as associated
-   * data and no plaintext. */
+   * data and no plaintext.  An alert's '!' goes first either way. */
   if (EVP_EncryptInit_ex(x, NULL, NULL, NULL, nonce) != 1 ||
+      (alert &&
+       EVP_EncryptUpdate(x, NULL, &n, alert_aad, sizeof alert_aad) != 1) ||
       EVP_EncryptUpdate(x, s->encrypt ? data : NULL, &n, data, (int)len) !=
           1 ||
       EVP_EncryptFinal_ex(x, tag, &n) != 1 ||
       EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, ORION_SEC_TAG_LEN, tag) !=
-          1)
+          1) {
+    ERR_clear_error();
+    return -1;
+  }
+  return 0;
+}
+
+int orion_sec_seal(orion_sec *s, void *data, size_t len,
+                   unsigned char head[ORION_SEC_HEAD_LEN],
+                   unsigned char tag[ORION_SEC_TAG_LEN]) {
+  if (s->state != ST_OPEN || len == 0 || len > ORION_SEC_RECORD_MAX)
+    return fail(s, ORION_EINVAL, "a record to seal before the handshake "
+                                 "or of a size out of range");
+  if (seal_record(s, data, len, 0, head, tag) != 0)
     return cipher_failed(s, "sealing a record");
   return 0;
+}
+
+size_t orion_sec_alert(orion_sec *s, const char *text, unsigned char *out) {
+  size_t len = strlen(text);
+  unsigned char *body = out + ORION_SEC_HEAD_LEN;
+  if (s->tx_ctx == NULL || s->alert_sent)
+    return 0;
+  s->alert_sent = 1;
+  if (len > ORION_SEC_ALERT_MAX)
+    len = ORION_SEC_ALERT_MAX;
+  if (len == 0) { /* an alert says something */
+    text = "?";
+    len = 1;
+  }
+  memcpy(body, text, len);
+  if (seal_record(s, body, len, 1, out, body + len) != 0)
+    return 0;
+  return ORION_SEC_HEAD_LEN + len + ORION_SEC_TAG_LEN;
 }
 
 /* The head of a record is complete: its length checked, the cipher set to
  * its nonce. */
 static int begin_record(orion_sec *s) {
   unsigned char nonce[NONCE_LEN];
-  s->rec_len = (uint32_t)s->head[0] | (uint32_t)s->head[1] << 8 |
+  uint32_t h = (uint32_t)s->head[0] | (uint32_t)s->head[1] << 8 |
                (uint32_t)s->head[2] << 16 | (uint32_t)s->head[3] << 24;
+  uint32_t max = h & ORION_SEC_ALERT_FLAG ? ORION_SEC_ALERT_MAX
+                                          : ORION_SEC_RECORD_MAX;
+  int out;
+  s->rec_alert = (h & ORION_SEC_ALERT_FLAG) != 0;
+  s->rec_len = h & ~ORION_SEC_ALERT_FLAG;
   s->rec_have = 0;
-  if (s->rec_len == 0 || s->rec_len > ORION_SEC_RECORD_MAX) {
+  if (s->rec_len == 0 || s->rec_len > max) {
     s->state = ST_FAILED;
     snprintf(s->why, sizeof s->why,
-             "record %llu declares %lu bytes (1..%u): tampered or out of "
+             "record %llu declares %lu bytes (1..%lu%s): tampered or out of "
              "step",
              (unsigned long long)s->rx_seq, (unsigned long)s->rec_len,
-             ORION_SEC_RECORD_MAX);
+             (unsigned long)max, s->rec_alert ? " for an alert" : "");
     return -EBADMSG;
   }
   nonce_of(s->rx_seq, nonce);
-  if (EVP_DecryptInit_ex(s->rx_ctx, NULL, NULL, NULL, nonce) != 1)
+  if (EVP_DecryptInit_ex(s->rx_ctx, NULL, NULL, NULL, nonce) != 1 ||
+      (s->rec_alert && EVP_DecryptUpdate(s->rx_ctx, NULL, &out, alert_aad,
+                                         sizeof alert_aad) != 1))
     return cipher_failed(s, "starting a record");
   return 0;
 }
@@ -398,5 +440,10 @@ int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,
   *plain_len = s->rec_len;
   s->rec_len = 0;
   s->rec_have = 0;
+  if (s->rec_alert) { /* the peer's last word: nothing may follow it */
+    s->state = ST_FAILED;
+    snprintf(s->why, sizeof s->why, "the peer sent an alert and closed");
+    return ORION_SEC_ALERT;
+  }
   return ORION_SEC_DONE;
 }

@@ -50,6 +50,18 @@
  * dropped, replayed, reordered or injected record fails its tag and the
  * connection ends.
  *
+ * Alerts.  The end that finds a bad record says so before it closes, in
+ * one last record of its own direction (which nobody has shown to be
+ * tampered with): the head's length has ORION_SEC_ALERT_FLAG set, the
+ * body is a line of text (1..ORION_SEC_ALERT_MAX bytes: why the record
+ * failed), and the AEAD covers one byte '!' of associated data before it,
+ * so that a record and an alert cannot pass for each other by a flipped
+ * flag.  The other end then reports that its record was refused, rather
+ * than a closed connection or a failed write.  An alert is as
+ * authenticated as any record: nobody without the keys can forge one.  (A
+ * build from before alerts reads one as a record that declares too many
+ * bytes, and closes the connection all the same.)
+ *
  * Threads: an orion_sec belongs to one connection, used by one thread.
  */
 #ifndef ORION_DSM_SEC_H
@@ -73,6 +85,9 @@
 #define ORION_SEC_HEAD_LEN 4
 #define ORION_SEC_TAG_LEN 16
 #define ORION_SEC_RECORD_OVERHEAD (ORION_SEC_HEAD_LEN + ORION_SEC_TAG_LEN)
+/* An alert's flag in a record's head, and its text's longest length. */
+#define ORION_SEC_ALERT_FLAG 0x80000000u
+#define ORION_SEC_ALERT_MAX 240u
 
 /* What one end wants of a connection. */
 typedef enum orion_sec_policy {
@@ -92,6 +107,7 @@ typedef enum orion_sec_role {
  * version). */
 #define ORION_SEC_MORE 0
 #define ORION_SEC_DONE 1 /* the handshake is complete / a record is open */
+#define ORION_SEC_ALERT 2 /* orion_sec_open: the peer's alert is open */
 
 typedef struct orion_sec {
   int role;
@@ -117,6 +133,8 @@ typedef struct orion_sec {
   /* The record arriving: head, then body and tag into rec. */
   unsigned char head[ORION_SEC_HEAD_LEN];
   uint32_t rec_len;
+  int rec_alert;      /* the record arriving is an alert */
+  int alert_sent;     /* orion_sec_alert has sealed ours */
   size_t rec_have;
   unsigned char *rec; /* ORION_SEC_RECORD_MAX + ORION_SEC_TAG_LEN bytes */
   char why[256];      /* the last failure, for a log */
@@ -152,6 +170,14 @@ int orion_sec_handshake(orion_sec *s, const void *p, size_t n, size_t *used,
 int orion_sec_seal(orion_sec *s, void *data, size_t len,
                     unsigned char head[ORION_SEC_HEAD_LEN],
                    unsigned char tag[ORION_SEC_TAG_LEN]);
+/* Seals an alert saying text (cut to ORION_SEC_ALERT_MAX bytes) into
+ * out[0..ORION_SEC_ALERT_MAX + ORION_SEC_RECORD_OVERHEAD), the whole record
+ * on the wire, and returns its length; 0 when there is nothing to seal it
+ * with (before the handshake), when one was sealed already, or when
+ * OpenSSL failed.  Works after orion_sec_open has failed: the direction
+ * that sends is not the one that was tampered with. */
+size_t orion_sec_alert(orion_sec *s, const char *text, unsigned char *out);
+
 /* How many records len bytes make. */
 size_t orion_sec_records(size_t len);
 
@@ -160,6 +186,8 @@ size_t orion_sec_records(size_t len);
  * they come, from p straight into the record buffer; its plaintext is
  * handed out only once the whole record's tag has verified.  ORION_SEC_DONE: a record verified; its
  * plaintext is *plain[0..*plain_len), valid until the next call.
+ * ORION_SEC_ALERT: the peer's alert verified, its text in *plain (not
+ * NUL-terminated, the peer's bytes as they are); the connection ends.
  * ORION_SEC_MORE, or a negative code (the connection must end) with s->why
  * set. */
 int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,

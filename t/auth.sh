@@ -16,6 +16,10 @@
 #     address do not keep 4 executors from registering: the job finishes
 #     with the right result, and the driver logs the refusals in a few
 #     lines (a count per interval), not one line each.
+#  4. `--launcher manual` takes the token the user exported (issue 32;
+#     it made its own and printed that): an executor with the same
+#     ORION_TOKEN joins, the token is not printed, and a guessable one is
+#     refused before the job starts, naming ORION_TOKEN.
 set -u
 . "${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}/t/netjob.sh"
 [ -x "$tools/t/hostile" ] || skip "t/hostile is not built (make check builds it)"
@@ -24,7 +28,8 @@ pids=""
 trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 fail=0
 secret=7f3a9c1e5d2b48a6b0c4e8f1a3d5c7e9
-guess=00000000000000000000000000000000
+# A wrong but well-formed token (all zeros would be refused as guessable).
+guess=5c0e8b2a9f4d71e6a3b8c0d5f2e9a417
 
 bad() {
   echo "FAIL: $*"
@@ -59,7 +64,15 @@ orion.parallel_for(orion.zeros { 4 }, function(i)
   f:close()
 end)
 EOF
+# A port nothing on this machine uses (another job listening there would
+# answer the relay in the attacker's driver's place).
 aport=$((20000 + $$ % 20000))
+i=0
+while [ $i -lt 50 ] &&
+  grep -qi ":$(printf '%04X' "$aport") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+  aport=$((20000 + (aport + 97) % 20000))
+  i=$((i + 1))
+done
 SLURM_PROCID=0 SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$aport ORION_TOKEN=$learned \
   "$drv" --launcher slurm --allow-io --register-timeout 5 "$tmp/pwn.lua" \
   >"$tmp/d2" 2>&1 &
@@ -73,6 +86,8 @@ while [ $i -lt 100 ] && ! grep -q ":$hexport 00000000:0000 0A" /proc/net/tcp; do
   sleep 0.1
   i=$((i + 1))
 done
+kill -0 "$dpid" 2>/dev/null ||
+  bad "the attacker's driver is not running: $(cat "$tmp/d2")"
 "$tools/t/relay" "$aport" none up 0 "$tmp/rs" >"$tmp/rport" &
 pids="$pids $!"
 wait_file "$tmp/rport" 10 || bad "the relay did not start"
@@ -129,4 +144,34 @@ lines=$(grep -c "refused" "$tmp/d4")
 [ "$lines" -le 8 ] || bad "$lines lines of refusals (want a count per interval)"
 echo "200 held: $(cat "$tmp/h4" | tr '\n' ' '); driver exit $st, $lines refusal lines:"
 grep "refused" "$tmp/d4"
+
+# ---- 4. --launcher manual with ORION_TOKEN exported ----------------------
+ORION_TOKEN=$secret "$drv" --launcher manual --executors 1 --listen 127.0.0.1 \
+  --register-timeout 20 "$src/docs/examples/first.lua" >"$tmp/o5" 2>"$tmp/d5" &
+dpid=$!
+pids="$pids $dpid"
+manual_cmd "$tmp/d5" 0 || bad "the driver printed no command: $(cat "$tmp/d5")"
+grep -q "$secret" "$tmp/d5" && bad "the driver printed the exported token"
+grep -q "ORION_TOKEN=" "$tmp/d5" &&
+  bad "the command sets another ORION_TOKEN: $(cat "$tmp/d5")"
+grep -q "run on each host, with this driver's ORION_TOKEN exported there:" \
+  "$tmp/d5" || bad "the driver does not say to export ORION_TOKEN: $(cat "$tmp/d5")"
+ORION_TOKEN=$secret ORION_REGISTER_TIMEOUT=5 "$exe" --driver "127.0.0.1:$port" \
+  --id 0 2>"$tmp/x5"
+wait "$dpid"
+st=$?
+[ $st -eq 0 ] || bad "manual launcher, exported token: exit $st: $(cat "$tmp/d5" "$tmp/x5")"
+grep -q "^sum	324.0	blocks	4	elements	12" "$tmp/o5" ||
+  bad "manual launcher, exported token: wrong output: $(cat "$tmp/o5")"
+echo "manual launcher, exported token: exit $st, $(head -1 "$tmp/d5")"
+for weak in letmein 0123456789abcdef0123456789abcdef; do
+  ORION_TOKEN=$weak "$drv" --launcher manual --executors 1 --register-timeout 1 \
+    "$src/docs/examples/first.lua" >/dev/null 2>"$tmp/d6"
+  st=$?
+  [ $st -eq 2 ] || bad "manual launcher, ORION_TOKEN=$weak: exit $st, not 2"
+  grep -q "^orion-driver: ORION_TOKEN .*a job's secret needs at least 128" \
+    "$tmp/d6" || bad "manual launcher, ORION_TOKEN=$weak: $(cat "$tmp/d6")"
+  grep -q "$weak" "$tmp/d6" && bad "the refusal shows the token: $(cat "$tmp/d6")"
+  echo "manual launcher, ORION_TOKEN=$weak: exit $st, $(cat "$tmp/d6")"
+done
 exit $fail

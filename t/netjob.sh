@@ -22,7 +22,8 @@ wait_file() {
 
 # manual_cmd FILE ID: waits (10 s at most) for `--launcher manual`'s
 # command line for executor ID in the driver's stderr FILE, and sets
-# token and port from it; 1 when it never came.
+# token and port from it (token: $ORION_TOKEN when the driver took that
+# one and shows none); 1 when it never came.
 manual_cmd() {
   _i=0
   until grep -q "'--id' '$2'" "$1" 2>/dev/null; do
@@ -31,6 +32,7 @@ manual_cmd() {
     sleep 0.1
   done
   _line=$(grep -m1 "'--id' '$2'" "$1")
-  token=$(echo "$_line" | sed "s/.*ORION_TOKEN='\([^']*\)'.*/\1/")
+  token=$(echo "$_line" | sed -n "s/.*ORION_TOKEN='\([^']*\)'.*/\1/p")
+  [ -n "$token" ] || token=${ORION_TOKEN:-}
   port=$(echo "$_line" | sed "s/.*'--driver' '127.0.0.1:\([0-9]*\)'.*/\1/")
 }

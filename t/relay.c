@@ -288,6 +288,7 @@ static int pump(pair *pr, dir *d) {
     else {
       uint32_t l = (uint32_t)d->u[0] | (uint32_t)d->u[1] << 8 |
                    (uint32_t)d->u[2] << 16 | (uint32_t)d->u[3] << 24;
+      l &= ~ORION_SEC_ALERT_FLAG; /* an alert is framed as a record */
       if (l > ORION_SEC_RECORD_MAX) /* not ours to judge: pass it on */
         l = ORION_SEC_RECORD_MAX;
       need = ORION_SEC_HEAD_LEN + l + ORION_SEC_TAG_LEN;

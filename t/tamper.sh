@@ -25,6 +25,12 @@
 # heartbeats there: its wait runs out, 6 heartbeat timeouts).  Never a
 # different result, never another exit code, never a hang.
 #
+# A record that fails its tag is answered with an alert (dsm/sec.h), so
+# both ends say at once that a record failed authentication (issue 32: a
+# tampered WELCOME read "write failed: broken pipe" on the driver and
+# "connection refused" after 30 s of retries on the executor).  The fast
+# set checks those words, and the time, for a record changed each way.
+#
 # Without ORION_TAMPER it runs a dozen cases (the fast set);
 # t/slow_tamper.sh (ORION_TAMPER=kinds) runs every kind once up and once
 # down and every record kind once on an executors' link (62 runs, about
@@ -39,6 +45,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 runs=0
 link=driver
+rt=20 # the executors' ORION_REGISTER_TIMEOUT
 awk 'BEGIN { srand(7); for (n = 0; n < 3000; n++)
   printf "%d %d %d\n", 1 + int(rand() * 60), 1 + int(rand() * 50), 1 + int(rand() * 5) }' \
   >"$tmp/r.txt"
@@ -90,10 +97,10 @@ run() {
     via=""
     hb=10
   fi
-  ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=20 ORION_HEARTBEAT_TIMEOUT=$hb \
+  ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=$rt ORION_HEARTBEAT_TIMEOUT=$hb \
     "$exe" --driver "127.0.0.1:$dport" --id 0 2>"$tmp/x0" &
   x0=$!
-  ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=20 ORION_HEARTBEAT_TIMEOUT=$hb \
+  ORION_TOKEN=$token ORION_REGISTER_TIMEOUT=$rt ORION_HEARTBEAT_TIMEOUT=$hb \
     ORION_TEST_PEER_VIA=$via "$exe" --driver "127.0.0.1:$dport" --id 1 2>"$tmp/x1" &
   x1=$!
   i=0
@@ -145,6 +152,39 @@ run() {
   fi
 }
 
+# refused DIR: the run just made changed a record going DIR; the end that
+# got it says it refused a record from the other, which says that its
+# record was refused; the executor did not try to register again.
+refused() {
+  was=$fail
+  fail=0
+  x01=$(cat "$tmp/x0" "$tmp/x1")
+  if [ "$1" = down ]; then
+    dsaid="executor [01] (127.0.0.1:[0-9]*) refused a record from the driver: record [0-9]* ([0-9]* bytes) failed authentication: changed, replayed, reordered or injected on the way"
+    xsaid="orion-executor [01]: refused a record from the driver at 127.0.0.1:[0-9]*: record [0-9]* ([0-9]* bytes) failed authentication"
+  else
+    dsaid="the driver refused a record from executor [01] (127.0.0.1:[0-9]*): record [0-9]* ([0-9]* bytes) failed authentication: changed, replayed, reordered or injected on the way"
+    xsaid="orion-executor [01]: the driver at 127.0.0.1:[0-9]* refused a record from this executor: record [0-9]* ([0-9]* bytes) failed authentication"
+  fi
+  if ! grep -q "cluster failure: $dsaid" "$tmp/err"; then
+    echo "FAIL $kind $1 $which: the driver does not say which record failed:"
+    cat "$tmp/err"
+    fail=1
+  fi
+  if ! echo "$x01" | grep -q "$xsaid"; then
+    echo "FAIL $kind $1 $which: no executor says which record failed:"
+    echo "$x01"
+    fail=1
+  fi
+  if echo "$x01" | grep "$xsaid" | grep -q "could not register"; then
+    echo "FAIL $kind $1 $which: the executor tried again: $x01"
+    fail=1
+  fi
+  [ $fail -eq 0 ] &&
+    echo "ok   $kind $1 $which: said on both ends: $(echo "$x01" | grep -m1 "$xsaid")"
+  [ $was -eq 0 ] || fail=1
+}
+
 # The untouched run, through the relay too.
 "$drv" --executors 0 "$src/t/scripts/tamper_job.lua" "$tmp/r.txt" >"$tmp/ref" 2>&1 ||
   { echo "FAIL: the job does not run"; cat "$tmp/ref"; exit 1; }
@@ -194,6 +234,15 @@ else
   run hs_mode down 0
   run zero_tag up HELLO
   run flip_tag down SHUTDOWN
+  # During registration (the WELCOME) and after it, each way.  The
+  # executor whose WELCOME was changed ends at once; the other, which the
+  # driver's end left unregistered, gives up after 3 s.
+  rt=3
+  run flip_mid down WELCOME
+  refused down
+  rt=20
+  run flip_tag up LOADED
+  refused up
   link=peer # executor 0's link to executor 1
   run flip_mid up ROWS
   run flip_len up 2

@@ -580,7 +580,7 @@ Test(gpu, driver_gpus_without_a_device) {
   tu_run_free(&r);
 }
 
-#define TOKEN32 "0123456789abcdef0123456789abcdef"
+#define TOKEN32 "c713e8480882adb58fa7f30e26befd8c"
 
 /* A secret shorter than 128 bits is refused before anything else. */
 Test(gpu, executor_refuses_a_short_token) {

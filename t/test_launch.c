@@ -138,7 +138,7 @@ static void bad_rank(const char *launcher, const char *const *kv, int code,
 }
 
 #define DRV "ORION_DRIVER", "node0:7077"
-#define SECRET "s3cret-0123456789abcdef0123456789"
+#define SECRET "s3cret-c485737225c72a3f1a96b5ac94"
 #define TOK "ORION_TOKEN", SECRET
 
 /* ------------------------------------------------------------------------
@@ -1009,7 +1009,11 @@ Test(launch, rank_driver_and_token) {
   static const char *const short_tok[] = {"SLURM_PROCID", "1",
                                           "SLURM_NTASKS", "2", DRV,
                                           "ORION_TOKEN", "s3cret", NULL};
-  char long_tok[ORION_TOKEN_MAX + 2];
+  static const char *const weak_tok[] = {
+      "SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV, "ORION_TOKEN",
+      "00000000000000000000000000000000", NULL};
+  char long_tok[ORION_TOKEN_MAX + 2 + ORION_TOKEN_HEX_LEN];
+  size_t k;
   const char *long_kv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV,
                            "ORION_TOKEN", long_tok, NULL};
   orion_rank_env r;
@@ -1033,7 +1037,15 @@ Test(launch, rank_driver_and_token) {
            "ORION_TOKEN is 6 characters; a job's secret needs at least 128 "
            "bits: 32 or more characters, such as the 32 hex digits of "
            "`openssl rand -hex 16`");
-  memset(long_tok, 'k', ORION_TOKEN_MAX + 1);
+  bad_rank("slurm", weak_tok, ORION_EINVAL,
+           "ORION_TOKEN is mostly runs, sequences and repeats (such as "
+           "0123..., aaaa... or a part written twice): about 8 bits where a "
+           "job's secret needs at least 128; make one with `openssl rand "
+           "-hex 16`");
+  /* Random hex digits (a run of one letter would be refused as
+   * guessable before its length is looked at). */
+  for (k = 0; k <= ORION_TOKEN_MAX; k += ORION_TOKEN_HEX_LEN)
+    cr_assert_eq(orion_token_new(long_tok + k, ORION_TOKEN_HEX_LEN + 1), 0);
   long_tok[ORION_TOKEN_MAX + 1] = '\0';
   bad_rank("slurm", long_kv, ORION_EINVAL,
            "ORION_TOKEN is 257 bytes (at most 256)");
@@ -1058,13 +1070,13 @@ Test(launch, rank_real_environment) {
   setenv("OMPI_COMM_WORLD_RANK", "2", 1);
   setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
   setenv("ORION_DRIVER", "127.0.0.1:9000", 1);
-  setenv("ORION_TOKEN", "feedface" "feedface" "feedface" "feedface", 1);
+  setenv("ORION_TOKEN", "750c6f1d047ed9ea4dd0b84e23a1d14f", 1);
   cr_assert_eq(orion_launch_rank_from_env(&r, "mpi", NULL, NULL, &e), 0,
                "%s", e.msg);
   cr_assert_eq(r.rank, 2);
   cr_assert_eq(r.size, 3);
   cr_assert_eq(r.driver_port, 9000);
-  cr_assert_str_eq(r.token, "feedface" "feedface" "feedface" "feedface");
+  cr_assert_str_eq(r.token, "750c6f1d047ed9ea4dd0b84e23a1d14f");
 }
 
 /* ------------------------------------------------------------------------
@@ -1121,6 +1133,81 @@ Test(launch, token_accepted_everywhere) {
   cr_assert_eq(orion_launch_cmd_check(&c, &e), 0);
   cr_assert_eq(rank_from("slurm", kv, &r, &e), 0);
   cr_assert_str_eq(r.token, tok);
+}
+
+/* issue 32: the handshake lets anyone who connects test guesses of the
+ * token offline, so a user's token that is long enough but guessable is
+ * refused: the docs' own example among them. */
+static void expect_guessable(const char *tok, const char *bits) {
+  char why[256], want[256];
+  cr_expect_eq(orion_token_check(tok, strlen(tok), why, sizeof why),
+               ORION_EINVAL, "'%s' accepted", tok);
+  snprintf(want, sizeof want,
+           "is mostly runs, sequences and repeats (such as 0123..., aaaa... "
+           "or a part written twice): about %s bits where a job's secret "
+           "needs at least 128; make one with `openssl rand -hex 16`",
+           bits);
+  cr_expect_str_eq(why, want, "for '%s'", tok);
+  cr_expect(strstr(why, tok) == NULL, "the message shows the token");
+}
+
+Test(launch, token_check_refuses_guessable_secrets) {
+  char why[256];
+  expect_guessable("0123456789abcdef0123456789abcdef", "20");
+  expect_guessable("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "8");
+  expect_guessable("00000000000000000000000000000000", "8");
+  expect_guessable("12345678901234567890123456789012", "20");
+  expect_guessable("abcdefghijklmnopqrstuvwxyz012345", "21");
+  expect_guessable("passwordpasswordpasswordpassword", "42");
+  expect_guessable("Summer2024Summer2024Summer2024!!", "85");
+  expect_guessable("fedcba9876543210FEDCBA9876543210", "42");
+  /* Too short stays the first complaint. */
+  cr_expect_eq(orion_token_check("letmein", 7, why, sizeof why),
+               ORION_EINVAL);
+  cr_expect_str_eq(why, "is 7 characters; a job's secret needs at least 128 "
+                        "bits: 32 or more characters, such as the 32 hex "
+                        "digits of `openssl rand -hex 16`");
+}
+
+Test(launch, token_check_accepts_random_secrets) {
+  static const char *const ok[] = {
+      "7f3a9c1e5d2b48a6b0c4e8f1a3d5c7e9",     /* openssl rand -hex 16 */
+      "37947021773073486669975714012895",     /* hex that is all digits */
+      "cGwIsGtNfsdDR7oNeL6aHiRfSaiPFN5A",     /* openssl rand -base64 24 */
+      "C713E8480882ADB58FA7F30E26BEFD8C",     /* upper-case hex */
+      "s3cret-c485737225c72a3f1a96b5ac94", NULL};
+  char why[256], tok[ORION_TOKEN_HEX_LEN + 1];
+  int i;
+  for (i = 0; ok[i] != NULL; i++)
+    cr_expect_eq(orion_token_check(ok[i], strlen(ok[i]), why, sizeof why), 0,
+                 "'%s' refused: %s", ok[i], why);
+  /* The margin holds for what the driver makes (none of 3 million was
+   * refused when this was written): 100,000 in a fraction of a second. */
+  for (i = 0; i < 100000; i++) {
+    cr_assert_eq(orion_token_new(tok, sizeof tok), 0);
+    cr_assert_eq(orion_token_check(tok, strlen(tok), why, sizeof why), 0,
+                 "a random token refused: %s: %s", tok, why);
+  }
+}
+
+/* issue 32: the executor refuses the docs' old example token, which is
+ * long enough but guessable, before it connects anywhere. */
+Test(launch, executor_refuses_a_guessable_secret) {
+  const char *exe = getenv("ORION_EXECUTOR");
+  char *argv[] = {(char *)exe, "--driver", "127.0.0.1:9", NULL};
+  tu_run r;
+  cr_assert_not_null(exe, "ORION_EXECUTOR is not set (make check sets it)");
+  setenv("ORION_TOKEN", "0123456789abcdef0123456789abcdef", 1);
+  r = tu_run_argv(argv, 20);
+  cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_expect_str_eq(r.err, "orion-executor: the token (--token or "
+                          "$ORION_TOKEN) is mostly runs, sequences and "
+                          "repeats (such as 0123..., aaaa... or a part "
+                          "written twice): about 20 bits where a job's "
+                          "secret needs at least 128; make one with "
+                          "`openssl rand -hex 16`\n");
+  tu_run_free(&r);
+  unsetenv("ORION_TOKEN");
 }
 
 /* ------------------------------------------------------------------------
@@ -1445,6 +1532,7 @@ static const char fake_ssh_text[] =
     "host=$1; shift\n"
     "case ${FAKE_SSH_MODE:-run} in\n"
     "  hostkey) echo 'Host key verification failed.' >&2; exit 255 ;;\n"
+    "  changed) cat \"$FAKE_SSH_HOME/changed.txt\" >&2; exit 255 ;;\n"
     "  denied) echo \"$USER@$host: Permission denied "
     "(publickey,password).\" >&2; exit 255 ;;\n"
     "esac\n"
@@ -1562,6 +1650,74 @@ Test(launch, hosts_unknown_host_key_says_what_to_do) {
                   "key (Host key verification failed). Run 'ssh node-b "
                   "true' once to check and accept its key, or add it with "
                   "'ssh-keyscan node-b >> ~/.ssh/known_hosts'\n");
+}
+
+/* What OpenSSH 9 prints (sshconnect.c, warn_changed_key and
+ * check_host_key) when a host answers with another key than the one in
+ * known_hosts and StrictHostKeyChecking (BatchMode) refuses it. */
+static const char ssh_changed_text[] =
+    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+    "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n"
+    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+    "IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\n"
+    "Someone could be eavesdropping on you right now (man-in-the-middle "
+    "attack)!\n"
+    "It is also possible that a host key has just been changed.\n"
+    "The fingerprint for the ECDSA key sent by the remote host is\n"
+    "SHA256:q3RmBJ0hP1Cxw9ZVVt4ZkHh0e8vV3o0nWkq9ZyDFa0Q.\n"
+    "Please contact your system administrator.\n"
+    "Add correct host key in /home/me/.ssh/known_hosts to get rid of this "
+    "message.\n"
+    "Offending ECDSA key in /home/me/.ssh/known_hosts:3\n"
+    "  remove with:\n"
+    "  ssh-keygen -f \"/home/me/.ssh/known_hosts\" -R \"node-b\"\n"
+    "Host key for node-b has changed and you have requested strict "
+    "checking.\n"
+    "Host key verification failed.\n";
+
+/* issue 32: a changed host key was answered with the unknown-key advice
+ * (accept whatever answers now, or ssh-keyscan it), which trusts exactly
+ * the key the warning is about.  Now the driver says the key changed,
+ * that this may be an attack, and how to check the new key first. */
+Test(launch, hosts_changed_host_key_says_it_may_be_an_attack) {
+  fake_hosts h;
+  tu_run r;
+  char path[128];
+  FILE *f;
+  fake_hosts_setup(&h);
+  snprintf(path, sizeof path, "%s/changed.txt", h.dir);
+  f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(ssh_changed_text, f);
+  fclose(f);
+  setenv("FAKE_SSH_HOME", h.dir, 1);
+  setenv("FAKE_SSH_MODE", "changed", 1);
+  r = drive_hosts(&h, "data.txt");
+  cr_expect_eq(r.status, 3, "status %d\n%s", r.status, r.err);
+  cr_expect(strstr(r.err, "REMOTE HOST IDENTIFICATION HAS CHANGED!") != NULL,
+            "ssh's own words reach the user:\n%s", r.err);
+  cr_expect(strstr(r.err,
+                   "orion-driver: host node-b: its ssh host key has CHANGED "
+                   "since it was recorded in known_hosts (REMOTE HOST "
+                   "IDENTIFICATION HAS CHANGED). This may be an attack: "
+                   "someone between here and node-b answering in its place. "
+                   "Do not remove the old key yet: check the new one out of "
+                   "band first, by running 'ssh-keygen -lf "
+                   "/etc/ssh/ssh_host_ecdsa_key.pub' on node-b's console or "
+                   "asking its administrator, and compare what it prints "
+                   "with SHA256:q3RmBJ0hP1Cxw9ZVVt4ZkHh0e8vV3o0nWkq9ZyDFa0Q, "
+                   "the key that answered now. Only if they match (the host "
+                   "was reinstalled or its key replaced), run 'ssh-keygen -R "
+                   "node-b' and then 'ssh node-b true' to accept the new "
+                   "key\n") != NULL,
+            "%s", r.err);
+  /* Never the advice that would trust the new key unchecked. */
+  cr_expect(strstr(r.err, "ssh-keyscan") == NULL, "%s", r.err);
+  cr_expect(strstr(r.err, "does not know this host's key") == NULL, "%s",
+            r.err);
+  tu_run_free(&r);
+  unsetenv("FAKE_SSH_MODE");
+  fake_hosts_free(&h);
 }
 
 Test(launch, hosts_password_login_says_what_to_do) {

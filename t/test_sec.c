@@ -73,6 +73,15 @@ static int handshake(ends *e, const char *tok_c, const char *tok_a, int pol_c,
   return rc;
 }
 
+/* The handshake in mode m of four: MAC only (m even) or encrypted (odd),
+ * each with AES-GCM where the CPU has it (m < 2) and ChaCha20-Poly1305. */
+static void handshake_mode(ends *e, int m, int loopback) {
+  no_aes = m / 2;
+  cr_assert_eq(handshake(e, TOKEN, TOKEN, m % 2 ? ORION_SEC_ON : ORION_SEC_OFF,
+                         ORION_SEC_AUTO, loopback),
+               ORION_SEC_DONE);
+}
+
 static void ends_free(ends *e) {
   orion_sec_free(&e->c);
   orion_sec_free(&e->a);
@@ -178,14 +187,10 @@ Test(sec, every_changed_record_is_refused) {
   int enc;
   for (enc = 0; enc < 4; enc++) { /* MAC, encrypted; each with both AEADs */
     ends e;
-    no_aes = enc / 2;
     orion_buf r0, r1, got;
     size_t bit;
     orion_sec saved;
-    cr_assert_eq(handshake(&e, TOKEN, TOKEN,
-                           enc % 2 ? ORION_SEC_ON : ORION_SEC_OFF,
-                           ORION_SEC_AUTO, 1),
-                 ORION_SEC_DONE);
+    handshake_mode(&e, enc, 1);
     orion_buf_init(&r0);
     orion_buf_init(&r1);
     orion_buf_init(&got);
@@ -223,6 +228,79 @@ Test(sec, every_changed_record_is_refused) {
     orion_buf_free(&got);
     saved.rec = NULL; /* freed with e.a */
     ends_free(&e);
+  }
+}
+
+/* issue 32: the end that refuses a record tells the other in an alert,
+ * which opens as ORION_SEC_ALERT with the reason; an alert cannot pass for
+ * a record nor a record for an alert (the flag is covered by the tag),
+ * nothing opens after an alert, and only one is sealed. */
+Test(sec, an_alert_says_why_a_record_was_refused) {
+  int enc;
+  for (enc = 0; enc < 4; enc++) { /* MAC, encrypted; each with both AEADs */
+    ends e;
+    orion_buf r0, got;
+    orion_sec before;
+    unsigned char al[ORION_SEC_ALERT_MAX + ORION_SEC_RECORD_OVERHEAD];
+    const unsigned char *plain;
+    size_t n, used, plen;
+    char why[sizeof e.a.why];
+    handshake_mode(&e, enc, 1);
+    orion_buf_init(&r0);
+    orion_buf_init(&got);
+    /* A record of the acceptor's with the flag set fails as an alert;
+     * as it was sent, it opens. */
+    seal_into(&e.a, "WELCOME", 7, &r0);
+    before = e.c;
+    r0.data[3] ^= (char)0x80;
+    cr_assert_eq(open_all(&e.c, r0.data, r0.len, &got), -EBADMSG);
+    cr_assert_eq(got.len, 0);
+    r0.data[3] ^= (char)0x80;
+    e.c = before;
+    cr_assert_eq(open_all(&e.c, r0.data, r0.len, &got), ORION_SEC_DONE);
+    /* A record of the connector's changed on the way. */
+    r0.len = 0;
+    seal_into(&e.c, "HELLO", 5, &r0);
+    r0.data[6] ^= 1;
+    cr_assert_eq(open_all(&e.a, r0.data, r0.len, &got), -EBADMSG);
+    snprintf(why, sizeof why, "%s", e.a.why);
+    cr_assert_str_eq(why, "record 0 (5 bytes) failed authentication: "
+                          "changed, replayed, reordered or injected on the "
+                          "way");
+    /* The acceptor answers on its own direction, which still works. */
+    n = orion_sec_alert(&e.a, why, al);
+    cr_assert_eq(n, ORION_SEC_HEAD_LEN + strlen(why) + ORION_SEC_TAG_LEN);
+    cr_assert_eq(al[3] & 0x80, 0x80, "the flag is in the head");
+    {
+      unsigned char again[sizeof al];
+      cr_assert_eq(orion_sec_alert(&e.a, why, again), 0, "only one alert");
+    }
+    before = e.c;
+    /* With the flag cleared it is a record whose tag fails. */
+    al[3] ^= 0x80;
+    cr_assert_eq(orion_sec_open(&e.c, al, n, &used, &plain, &plen),
+                 -EBADMSG);
+    al[3] ^= 0x80;
+    e.c = before;
+    cr_assert_eq(orion_sec_open(&e.c, al, n, &used, &plain, &plen),
+                 ORION_SEC_ALERT, "%s", e.c.why);
+    cr_assert_eq(used, n);
+    cr_assert_eq(plen, strlen(why));
+    cr_assert(memcmp(plain, why, plen) == 0);
+    /* Nothing opens after it. */
+    cr_assert_lt(orion_sec_open(&e.c, al, n, &used, &plain, &plen), 0);
+    orion_buf_free(&r0);
+    orion_buf_free(&got);
+    ends_free(&e);
+  }
+  {
+    orion_sec s; /* before the handshake there is nothing to seal with */
+    unsigned char al[ORION_SEC_ALERT_MAX + ORION_SEC_RECORD_OVERHEAD];
+    cr_assert_eq(orion_sec_init(&s, ORION_SEC_CONNECT, TOKEN, strlen(TOKEN),
+                                ORION_SEC_AUTO),
+                 0);
+    cr_assert_eq(orion_sec_alert(&s, "x", al), 0);
+    orion_sec_free(&s);
   }
 }
 
@@ -429,11 +507,7 @@ Test(sec, records_open_in_pieces_of_any_size) {
     orion_buf w, got;
     size_t c, off, flip;
     orion_sec saved;
-    no_aes = m / 2;
-    cr_assert_eq(handshake(&e, TOKEN, TOKEN,
-                           m % 2 ? ORION_SEC_ON : ORION_SEC_OFF,
-                           ORION_SEC_AUTO, 0),
-                 ORION_SEC_DONE);
+    handshake_mode(&e, m, 0);
     orion_buf_init(&w);
     orion_buf_init(&got);
     for (i = 0; i < sizeof big; i += ORION_SEC_RECORD_MAX)
