@@ -177,9 +177,11 @@ has k5.out "orion: resumed from the checkpoint of step 3"
 # rank 0, the driver, takes the lock; the other ranks become executors
 # first, so they neither refuse the job nor leave a lock file written.
 port=$((20000 + $$ % 20000))
+# A token of 128 random bits (a guessable one is refused).
+token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 for r in 1 0; do
   SLURM_PROCID=$r SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$port \
-    ORION_TOKEN=0123456789abcdef0123456789abcdef "$drv" --launcher slurm \
+    ORION_TOKEN=$token "$drv" --launcher slurm \
     --register-timeout 20 --checkpoint-dir sl steps.lua 2 > sl$r.out 2>&1 &
   eval rank$r=$!
   [ $r = 1 ] && sleep 0.5
