@@ -1096,7 +1096,171 @@ Test(status, record_lines_are_valid_utf8_json) {
 }
 
 /* ------------------------------------------------------------------------
- * 6. The page itself, in headless Chromium (slow set).
+ * 6. The page against held connections: idle or slow sockets, on the
+ *    token holder's own loopback address or others, do not lock the
+ *    holder out (docs/security.md, "The job page").
+ * ---------------------------------------------------------------------- */
+
+/* A page served in this process on 127.0.0.1, with its port and token. */
+typedef struct page {
+  int port;
+  char token[80];
+} page;
+
+static void page_start(page *pg) {
+  static const char html[] = "<title>Orion job</title>";
+  char url[256];
+  orion_error err = {0};
+  cr_assert_eq(orion_status_start("127.0.0.1:0", html, sizeof html - 1, url,
+                                   sizeof url, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(sscanf(url, "http://127.0.0.1:%d/?token=%79s", &pg->port,
+                      pg->token),
+               2, "%s", url);
+}
+
+/* A socket from loopback address src (any 127.x.y.z) connected to the
+ * page. */
+static int connect_from(const page *pg, const char *src) {
+  struct sockaddr_in a;
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  cr_assert(s >= 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  cr_assert_eq(inet_pton(AF_INET, src, &a.sin_addr), 1);
+  cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0, "bind %s: %s",
+               src, strerror(errno));
+  a.sin_port = htons((uint16_t)pg->port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  cr_assert_eq(connect(s, (struct sockaddr *)&a, sizeof a), 0,
+               "connect from %s: %s", src, strerror(errno));
+  return s;
+}
+
+/* The status of the answer waiting on s: 0 when none came within ms, -1
+ * when the server closed without one. */
+static int answer_on(int s, int ms) {
+  struct pollfd p = {s, POLLIN, 0};
+  char buf[64] = {0};
+  int st = -1;
+  if (poll(&p, 1, ms) <= 0)
+    return 0;
+  if (recv(s, buf, sizeof buf - 1, 0) > 0)
+    sscanf(buf, "HTTP/1.1 %d", &st);
+  return st;
+}
+
+/* The token holder's request from 127.0.0.1: its status. */
+static int holder_get(const page *pg) {
+  char raw[256];
+  int s = connect_from(pg, "127.0.0.1"), st;
+  snprintf(raw, sizeof raw,
+           "GET /api/metrics HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+           "Authorization: token %s\r\n\r\n",
+           pg->port, pg->token);
+  cr_assert_eq(send(s, raw, strlen(raw), MSG_NOSIGNAL), (ssize_t)strlen(raw));
+  st = answer_on(s, 5000);
+  close(s);
+  return st;
+}
+
+Test(status, page_answers_the_token_holder_past_held_sockets, .timeout = 60) {
+  enum { IDLE = 104, SLOW = 4 };
+  int idle[IDLE], slow[SLOW], i, st, got[SLOW] = {0};
+  double t0, took[SLOW] = {0};
+  char src[32];
+  page pg;
+  page_start(&pg);
+  cr_assert_eq(holder_get(&pg), 200, "before any attack");
+
+  /* 104 idle sockets: 40 from the holder's own address, 64 from eight
+   * others.  The holder still gets its answers, each time. */
+  for (i = 0; i < IDLE; i++) {
+    snprintf(src, sizeof src, "127.0.0.%d", i < 40 ? 1 : 2 + (i - 40) / 8);
+    idle[i] = connect_from(&pg, src);
+  }
+  sleep_s(0.4);
+  for (i = 0; i < 3; i++) {
+    cr_expect_eq(holder_get(&pg), 200, "request %d under attack", i);
+    sleep_s(0.1);
+  }
+  for (i = 0; i < IDLE; i++)
+    close(idle[i]);
+
+  /* A byte of a head every 100 ms does not keep a connection past the
+   * 2 s head deadline. */
+  t0 = now_s();
+  for (i = 0; i < SLOW; i++)
+    slow[i] = connect_from(&pg, "127.0.1.1");
+  while (now_s() - t0 < 6) {
+    int left = 0;
+    for (i = 0; i < SLOW; i++) {
+      if (got[i] != 0)
+        continue;
+      left++;
+      if ((st = answer_on(slow[i], 0)) != 0) {
+        got[i] = st;
+        took[i] = now_s() - t0;
+      } else {
+        send(slow[i], "G", 1, MSG_NOSIGNAL);
+      }
+    }
+    if (left == 0)
+      break;
+    sleep_s(0.1);
+  }
+  for (i = 0; i < SLOW; i++) {
+    cr_expect_eq(got[i], 408, "slow socket %d: %d after %.1f s", i, got[i],
+                 took[i]);
+    cr_expect(took[i] > 1.5 && took[i] < 3.5, "slow socket %d answered "
+                                              "after %.1f s", i, took[i]);
+    close(slow[i]);
+  }
+  cr_expect_eq(holder_get(&pg), 200, "after the attack");
+  orion_status_stop();
+}
+
+Test(status, page_limits_each_address_and_keeps_the_holders_slot,
+     .timeout = 60) {
+  enum { OTHERS = 64, SAME = 9 }; /* 9: one over an address's 8 */
+  int others[OTHERS], same[SAME], i, n503;
+  char src[32];
+  page pg;
+  page_start(&pg);
+  cr_assert_eq(holder_get(&pg), 200, "the holder's address presents the "
+                                     "token");
+
+  /* 64 sockets from 8 addresses other than the holder's: they may hold
+   * 63 slots, so one of them is answered 503 at once. */
+  for (i = 0; i < OTHERS; i++) {
+    snprintf(src, sizeof src, "127.0.2.%d", 1 + i / 8);
+    others[i] = connect_from(&pg, src);
+  }
+  sleep_s(0.1);
+  for (i = n503 = 0; i < OTHERS; i++)
+    n503 += answer_on(others[i], 0) == 503;
+  cr_expect_eq(n503, 1, "sockets from other addresses refused: %d", n503);
+  cr_expect_eq(holder_get(&pg), 200, "the slot kept for the holder");
+  for (i = 0; i < OTHERS; i++)
+    close(others[i]);
+  sleep_s(0.1);
+
+  /* One address gets 8 connections: a 9th is refused (or, once they are
+   * older, takes the place of the oldest). */
+  for (i = 0; i < SAME; i++)
+    same[i] = connect_from(&pg, "127.0.3.1");
+  sleep_s(0.1);
+  for (i = n503 = 0; i < SAME; i++)
+    n503 += answer_on(same[i], 0) == 503;
+  cr_expect_eq(n503, 1, "of %d sockets from one address, refused: %d", SAME,
+               n503);
+  for (i = 0; i < SAME; i++)
+    close(same[i]);
+  orion_status_stop();
+}
+
+/* ------------------------------------------------------------------------
+ * 7. The page itself, in headless Chromium (slow set).
  * ---------------------------------------------------------------------- */
 
 /* Debian's chromium, or NULL after marking the test skipped (a failure
