@@ -606,8 +606,8 @@ Test(status, store_renders_executors_loops_metrics_and_log) {
   expect_str(doc, "loop/phase", "running");
   cr_expect(fabs(jnum(doc, "loop/seconds") - 2) < 1e-6, "running: now - "
                                                         "started");
-  cr_expect_eq(jnum(doc, "loop/bytes_moved"), 3000);
   cr_expect_eq(jnum(doc, "loop/driver_bytes"), 3000);
+  cr_expect_null(jget(doc, "loop/bytes_moved"), "driver_bytes only, once");
   cr_expect_eq(jnum(doc, "loop/peer_bytes"), 21);
   cr_expect_eq(jnum(doc, "loops/0/number"), 1);
   cr_expect_eq(jnum(doc, "loops/1/number"), 2);
@@ -636,6 +636,97 @@ Test(status, store_renders_executors_loops_metrics_and_log) {
   cr_expect(json_valid(doc));
   expect_json_at(doc, "loop", "null", "emptied");
   free(doc);
+}
+
+/* The job's progress as orion.progress reports it: the line the terminal
+ * shows, and the page's "progress", right after "job". */
+Test(status, progress_line_and_json) {
+  orion_job_progress p;
+  char line[160], *doc, *v;
+  memset(&p, 0, sizeof p);
+  orion_job_progress_note(&p, "epoch", 0, 10, 100.0);
+  orion_job_progress_line(&p, line, sizeof line);
+  cr_expect_str_eq(line, "epoch 0 / 10, 0.0s so far, ETA ? for the whole job");
+  orion_job_progress_note(&p, "epoch", 3, 10, 100.0 + 36.0);
+  orion_job_progress_line(&p, line, sizeof line);
+  cr_expect_str_eq(line, "epoch 3 / 10, 36s so far, ETA 1m24s for the whole "
+                         "job");
+  cr_expect_eq(orion_job_progress_eta(&p), 84.0);
+  orion_job_progress_note(&p, "epoch", 10, 10, 100.0 + 125.0);
+  orion_job_progress_line(&p, line, sizeof line);
+  cr_expect_str_eq(line, "epoch 10 / 10, done in 2m05s");
+  /* A resumed run: the baseline is where it resumed, so the pace is that
+   * of the epochs it ran. */
+  memset(&p, 0, sizeof p);
+  orion_job_progress_note(&p, "iteration", 40, 100, 0.0);
+  orion_job_progress_note(&p, "iteration", 50, 100, 5.0);
+  orion_job_progress_line(&p, line, sizeof line);
+  cr_expect_str_eq(line, "iteration 50 / 100, 5.0s so far, ETA 25s for the "
+                         "whole job");
+
+  orion_status_store(1);
+  doc = render(orion_now());
+  expect_json_at(doc, "progress", "null", "before a report");
+  free(doc);
+  orion_status_put_progress(&p);
+  doc = render(orion_now());
+  cr_assert(json_valid(doc), "%s", doc);
+  expect_str(doc, "progress/unit", "iteration");
+  cr_expect_eq(jnum(doc, "progress/done"), 50);
+  cr_expect_eq(jnum(doc, "progress/total"), 100);
+  cr_expect_eq(jnum(doc, "progress/eta_seconds"), 25);
+  expect_str(doc, "progress/line", line);
+  v = strstr(doc, "\"progress\":");
+  cr_expect(v != NULL && v < strstr(doc, "\"executors\":") &&
+                v > strstr(doc, "\"job\":"),
+            "progress between job and executors: %s", doc);
+  free(doc);
+  orion_status_store(0);
+}
+
+static void record(const char *line) { orion_status_record(line, strlen(line)); }
+
+/* The page's series: train and test metrics first, each train one before
+ * its test one, then the rest as first recorded; a key with the same
+ * values as another in every line (bytes_moved, driver_bytes) is folded
+ * into it, and one that once differs is a series again. */
+Test(status, series_put_metrics_first_and_drop_duplicates) {
+  char *doc, path[64];
+  int i;
+  const char *const want[] = {"train_rmse", "test_rmse", "ll_per_token",
+                              "bytes_moved", "epoch", "executors",
+                              "seconds", "updates_per_s", "x", NULL};
+  orion_status_store(1);
+  /* Keys sorted, as orion.record writes them. */
+  record(
+      "{\"bytes_moved\":300,\"driver_bytes\":300,\"epoch\":1,\"executors\":2,"
+      "\"name\":\"a, \\\"b\\\": 1\",\"ok\":true,\"seconds\":2.5,"
+      "\"test_rmse\":1.25,\"train_rmse\":0.75,\"updates_per_s\":100}");
+  record(
+      "{\"bytes_moved\":500,\"driver_bytes\":500,\"epoch\":2,\"executors\":2,"
+      "\"ll_per_token\":-7.5,\"seconds\":2,\"test_rmse\":1,"
+      "\"train_rmse\":0.5,\"updates_per_s\":110,\"x\":2}");
+  /* x and executors are the same in the line where both first appear,
+   * but x was not in the first line: two series. */
+  doc = render(orion_now());
+  cr_assert(json_valid(doc), "%s", doc);
+  for (i = 0; want[i] != NULL; i++) {
+    snprintf(path, sizeof path, "metrics/series/%d/key", i);
+    expect_str(doc, path, want[i]);
+  }
+  snprintf(path, sizeof path, "metrics/series/%d", i);
+  cr_expect_null(jget(doc, path), "%s", doc);
+  expect_json_at(doc, "metrics/series/3/same", "[\"driver_bytes\"]",
+                 "driver_bytes is bytes_moved");
+  expect_json_at(doc, "metrics/series/0/same", "[]", "train_rmse alone");
+  free(doc);
+  /* A line where they differ: driver_bytes is a series of its own. */
+  record("{\"bytes_moved\":1,\"driver_bytes\":2}");
+  doc = render(orion_now());
+  expect_json_at(doc, "metrics/series/3/same", "[]", "no longer the same");
+  expect_str(doc, "metrics/series/4/key", "driver_bytes");
+  free(doc);
+  orion_status_store(0);
 }
 
 /* ------------------------------------------------------------------------
@@ -996,18 +1087,26 @@ Test(status, job_page_api_on_2_executors, .timeout = 240) {
   expect_str(doc, "loop/schedule", "none");
   v = jstr(doc, "loop/where");
   cr_expect(strstr(v, "the parallel_for at ") == v &&
-                strstr(v, "status_job.lua:28") != NULL,
+                strstr(v, "status_job.lua:29") != NULL,
             "%s", v);
   free(v);
   snprintf(want, sizeof want, "epoch 3: %d blocks, %.0f bytes moved",
-           blocks, jnum(doc, "loop/bytes_moved"));
+           blocks, jnum(doc, "loop/driver_bytes"));
   cr_expect(strstr(out, want) != NULL, "bytes moved as the script saw "
                                        "them: %s\n%s", want, out);
-  cr_expect_eq(jnum(doc, "loop/driver_bytes"), jnum(doc, "loop/bytes_moved"));
+  cr_expect_null(jget(doc, "loop/bytes_moved"), "%s", doc);
   cr_expect_eq(jnum(doc, "loop/peer_bytes"), 0, "no array is sharded");
   cr_expect_eq(jnum(doc, "loops/1/number"), 2);
   cr_expect_gt(jnum(doc, "loops/1/compute_seconds"), 0);
   cr_expect_eq(jnum(doc, "metrics/count"), 3);
+  /* The job's progress, as the script reported it after its loops. */
+  cr_expect_eq(jnum(doc, "progress/done"), 3);
+  cr_expect_eq(jnum(doc, "progress/total"), 3);
+  v = jstr(doc, "progress/line");
+  cr_expect(strncmp(v, "epoch 3 / 3, done in ", 21) == 0, "%s", v);
+  free(v);
+  cr_expect(strstr(doc, "\"line\":\"orion: epoch 2 / 3, ") != NULL,
+            "the progress line in the log: %s", doc);
   /* The log: the script's printed lines and the driver's messages. */
   cr_expect(strstr(doc, "\"line\":\"epoch 2: ") != NULL, "%s", doc);
   cr_expect(strstr(doc, "\"line\":\"loops done\"") != NULL, "%s", doc);
@@ -1344,6 +1443,16 @@ Test(status, slow_page_in_headless_chromium, .timeout = 400) {
   cr_expect(strstr(dom, "<polyline points=\"") != NULL, "%s", dom);
   cr_expect_eq(count_of(dom, "class=\"point\""), 6,
                "3 points on the loss and the blocks charts:\n%s", dom);
+  /* The job's progress, then the charts, the loss first, then the rest. */
+  p = strstr(dom, "id=\"progline\"");
+  cr_assert_not_null(p, "%s", dom);
+  cr_expect(strstr(p, ">epoch 3 / 3, done in ") != NULL, "%.200s", p);
+  cr_expect(p < strstr(dom, "id=\"charts\""), "progress first:\n%s", dom);
+  cr_expect(strstr(dom, "id=\"charts\"") < strstr(dom, "id=\"execs\""),
+            "charts before the executors:\n%s", dom);
+  cr_expect(strstr(dom, "data-key=\"loss\"") <
+                strstr(dom, "data-key=\"blocks\""),
+            "the loss chart before the blocks one:\n%s", dom);
   p = strstr(dom, "<pre id=\"log\">");
   cr_assert_not_null(p, "%s", dom);
   cr_expect(strstr(p, "epoch 3: 8 blocks") != NULL &&
