@@ -1,8 +1,9 @@
 /* The job page (orion-driver --status): the JSON writer (util/json.h), the
  * log ring (util/log_ring.h), the HTTP request parser and token check
- * (dsm/http.h), the store's JSON (dsm/status.h), a real job on 2
- * executors read through the page's API, and (slow set) the page itself
- * in headless Chromium. */
+ * (dsm/http.h), the store's JSON (dsm/status.h) with the job's progress
+ * and the charts' series, a real job on 2 executors read through the
+ * page's API, the server against held sockets, and (slow set) the page
+ * itself in headless Chromium. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
