@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +16,13 @@
 #include "util/log_ring.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A numeric key of the recorded lines: a chart on the page. */
+typedef struct series {
+  char key[64];
+  int same_as; /* the earlier series whose values it has had in every
+                  line, or -1 */
+} series;
 
 static struct {
   int on;
@@ -28,6 +36,9 @@ static struct {
   int64_t nhist;          /* finished loops moved to hist */
   char **metrics;         /* recorded lines, each orion_malloc'd */
   int64_t nmetrics, mcap, dropped;
+  series series[ORION_STATUS_SERIES_MAX];
+  int nseries;
+  orion_job_progress progress; /* progress.started 0: none reported */
 } st;
 
 int orion_status_on(void) {
@@ -85,6 +96,201 @@ void orion_status_put_loop(const orion_status_loop *l) {
   pthread_mutex_unlock(&lock);
 }
 
+/* ---- series -------------------------------------------------------------- */
+
+/* The numeric members of a recorded line (a flat JSON object, as
+ * orion.record writes it). */
+typedef struct member {
+  char key[64]; /* as long as a series' key */
+  double v;
+} member;
+
+/* Skips the JSON string at p (at its opening quote), copying at most
+ * n - 1 of its raw bytes into out (NULL: none); returns the byte after
+ * its closing quote, or NULL when it has none. */
+static const char *scan_string(const char *p, char *out, size_t n) {
+  size_t o = 0;
+  for (p++; *p != '"'; p++) {
+    if (*p == '\0')
+      return NULL;
+    if (*p == '\\' && *++p == '\0')
+      return NULL;
+    if (out != NULL && o + 1 < n)
+      out[o++] = *p;
+  }
+  if (out != NULL)
+    out[o] = '\0';
+  return p + 1;
+}
+
+/* The numeric members of line into m (at most max); how many.  A line
+ * that is not a flat object gives what was read before the surprise. */
+static int scan_members(const char *line, member *m, int max) {
+  const char *p = strchr(line, '{');
+  int k = 0;
+  while (p != NULL && k < max) {
+    char *end;
+    p += strspn(p + 1, " \t\r\n") + 1;
+    if (*p != '"' || (p = scan_string(p, m[k].key, sizeof m[k].key)) == NULL)
+      break;
+    p += strspn(p, " \t\r\n");
+    if (*p++ != ':')
+      break;
+    p += strspn(p, " \t\r\n");
+    if (*p == '"') {
+      p = scan_string(p, NULL, 0);
+    } else {
+      m[k].v = strtod(p, &end);
+      if (end != p) {
+        k++;
+        p = end;
+      } else {
+        p += strcspn(p, ",}"); /* true, false, null */
+      }
+    }
+    if (p == NULL)
+      break;
+    p += strspn(p, " \t\r\n");
+    if (*p != ',')
+      break;
+  }
+  return k;
+}
+
+/* Adds the numeric keys of a recorded line to the series, and ends a
+ * series' sameness with another when this line has one of them without
+ * the other or with another value.  A key new in this line is the same
+ * as an earlier key also new in it with the same value.  Under the
+ * lock. */
+static void note_series(const char *line) {
+  member m[256];
+  int at[ORION_STATUS_SERIES_MAX], first_new = st.nseries;
+  int nm = scan_members(line, m, 256), i, k;
+  for (k = 0; k < ORION_STATUS_SERIES_MAX; k++)
+    at[k] = -1;
+  for (i = 0; i < nm; i++) {
+    for (k = 0; k < st.nseries; k++)
+      if (strcmp(st.series[k].key, m[i].key) == 0)
+        break;
+    if (k == st.nseries) {
+      if (k == ORION_STATUS_SERIES_MAX)
+        continue;
+      memcpy(st.series[k].key, m[i].key, sizeof st.series[k].key);
+      st.series[k].same_as = -1;
+      st.nseries++;
+    }
+    at[k] = i;
+  }
+  for (k = 0; k < st.nseries; k++) {
+    series *sk = &st.series[k];
+    int j;
+    if (k >= first_new) {
+      for (j = first_new; j < k; j++)
+        if (st.series[j].same_as < 0 && m[at[j]].v == m[at[k]].v) {
+          sk->same_as = j;
+          break;
+        }
+    } else if ((j = sk->same_as) >= 0 &&
+               ((at[k] < 0) != (at[j] < 0) ||
+                (at[k] >= 0 && m[at[k]].v != m[at[j]].v))) {
+      sk->same_as = -1;
+    }
+  }
+}
+
+/* Whether token t[0..n) of a key is one of the words in list. */
+static int word_in(const char *t, size_t n, const char *const *list) {
+  for (; *list != NULL; list++)
+    if (strlen(*list) == n && strncmp(t, *list, n) == 0)
+      return 1;
+  return 0;
+}
+
+/* Where a key goes among the charts: its group (0: a train or test
+ * metric, 1: the rest), its side (0: train or neither, 1: test) and its
+ * stem (the key without its side's word: "rmse" for train_rmse and
+ * test_rmse), written into stem. */
+static int series_group(const char *key, int *side, char *stem, size_t n) {
+  static const char *const metric[] = {
+      "loss", "rmse", "mse", "mae", "error", "err", "accuracy", "acc",
+      "auc", "ll", "nll", "likelihood", "perplexity", NULL};
+  static const char *const not_metric[] = {"seconds", "s", "bytes", "time",
+                                           NULL};
+  static const char *const test[] = {"test", "val", "valid", "validation",
+                                     "eval", "heldout", NULL};
+  static const char *const train[] = {"train", "training", NULL};
+  const char *p = key;
+  int is_metric = 0, no = 0;
+  size_t o = 0;
+  *side = 0;
+  while (*p != '\0') {
+    size_t len = strcspn(p, "_");
+    int side_word = 0;
+    if (word_in(p, len, metric))
+      is_metric = 1;
+    if (word_in(p, len, not_metric))
+      no = 1;
+    if (word_in(p, len, test))
+      *side = side_word = 1;
+    else if (word_in(p, len, train))
+      side_word = 1;
+    if (!side_word && o + len + 1 < n) {
+      if (o > 0)
+        stem[o++] = '_';
+      memcpy(stem + o, p, len);
+      o += len;
+    }
+    p += len + (p[len] == '_');
+  }
+  stem[o] = '\0';
+  return is_metric && !no ? 0 : 1;
+}
+
+/* The page's order of series: indices of the series that are not the
+ * same as another, into order; how many. */
+static int series_order(int *order) {
+  int group[ORION_STATUS_SERIES_MAX], side[ORION_STATUS_SERIES_MAX];
+  int rank[ORION_STATUS_SERIES_MAX];
+  char stem[ORION_STATUS_SERIES_MAX][64];
+  int n = 0, i, j;
+  for (i = 0; i < st.nseries; i++)
+    group[i] = series_group(st.series[i].key, &side[i], stem[i],
+                            sizeof stem[i]);
+  /* A metric ranks by the first key with its stem, so train_rmse and
+   * test_rmse stand side by side. */
+  for (i = 0; i < st.nseries; i++) {
+    rank[i] = i;
+    for (j = 0; j < i && group[i] == 0; j++)
+      if (group[j] == 0 && strcmp(stem[i], stem[j]) == 0) {
+        rank[i] = rank[j];
+        break;
+      }
+  }
+  for (i = 0; i < st.nseries; i++) {
+    if (st.series[i].same_as >= 0)
+      continue;
+    /* Insertion by (group, rank, side, first seen): n is at most 64. */
+    for (j = n; j > 0; j--) {
+      int o = order[j - 1];
+      if (group[o] < group[i] ||
+          (group[o] == group[i] &&
+           (rank[o] < rank[i] || (rank[o] == rank[i] && side[o] <= side[i]))))
+        break;
+      order[j] = o;
+    }
+    order[j] = i;
+    n++;
+  }
+  return n;
+}
+
+void orion_status_put_progress(const orion_job_progress *p) {
+  pthread_mutex_lock(&lock);
+  if (st.on)
+    st.progress = *p;
+  pthread_mutex_unlock(&lock);
+}
+
 void orion_status_record(const char *json, size_t n) {
   int warn = 0;
   char *line;
@@ -109,6 +315,7 @@ void orion_status_record(const char *json, size_t n) {
       }
     }
     if (st.nmetrics < st.mcap) {
+      note_series(line);
       st.metrics[st.nmetrics++] = line;
       line = NULL;
     } else {
@@ -186,7 +393,6 @@ static void render_loop(orion_json *j, const orion_status_loop *l) {
   kint(j, "elements", l->elements);
   kint(j, "executors", l->nexec);
   kint(j, "driver_bytes", (int64_t)l->bytes);
-  kint(j, "bytes_moved", (int64_t)l->bytes);
   kint(j, "peer_bytes", (int64_t)l->peer_bytes);
   knum(j, "seconds", l->seconds);
   knum(j, "compute_seconds", l->compute);
@@ -204,6 +410,51 @@ static void render_log_line(void *ud, uint64_t seq, double t,
   orion_json_end(j);
 }
 
+/* "progress": the script's last report, or null.  Under the lock. */
+static void render_progress(orion_json *j) {
+  const orion_job_progress *p = &st.progress;
+  char line[160];
+  double eta = orion_job_progress_eta(p);
+  orion_json_key(j, "progress");
+  if (!p->started) {
+    orion_json_null(j);
+    return;
+  }
+  orion_job_progress_line(p, line, sizeof line);
+  orion_json_object(j);
+  kstr(j, "unit", p->unit);
+  kint(j, "done", p->done);
+  kint(j, "total", p->total);
+  knum(j, "seconds", p->seconds);
+  orion_json_key(j, "eta_seconds");
+  if (eta >= 0)
+    orion_json_num(j, eta);
+  else
+    orion_json_null(j);
+  kstr(j, "line", line);
+  orion_json_end(j);
+}
+
+/* "series": [{"key", "same": [...]}, ...] in the page's order.  Under
+ * the lock. */
+static void render_series(orion_json *j) {
+  int order[ORION_STATUS_SERIES_MAX], n = series_order(order), i, k;
+  orion_json_key(j, "series");
+  orion_json_array(j);
+  for (i = 0; i < n; i++) {
+    orion_json_object(j);
+    kstr(j, "key", st.series[order[i]].key);
+    orion_json_key(j, "same");
+    orion_json_array(j);
+    for (k = 0; k < st.nseries; k++)
+      if (st.series[k].same_as == order[i])
+        orion_json_str(j, st.series[k].key);
+    orion_json_end(j);
+    orion_json_end(j);
+  }
+  orion_json_end(j);
+}
+
 void orion_status_render(orion_buf *b, double now) {
   orion_json j;
   int64_t i, first;
@@ -218,6 +469,7 @@ void orion_status_render(orion_buf *b, double now) {
   knum(&j, "uptime", now - st.started);
   kint(&j, "loops_done", st.nhist + (st.loop.number != 0 && !live(&st.loop)));
   orion_json_end(&j);
+  render_progress(&j);
   orion_json_key(&j, "executors");
   orion_json_array(&j);
   for (i = 0; i < st.nexec; i++)
@@ -243,6 +495,7 @@ void orion_status_render(orion_buf *b, double now) {
   orion_json_object(&j);
   kint(&j, "count", st.nmetrics);
   kint(&j, "dropped", st.dropped);
+  render_series(&j);
   orion_json_end(&j);
   orion_json_key(&j, "log");
   orion_json_array(&j);

@@ -20,12 +20,16 @@
 
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 /* Recorded metrics kept at most (a line over it is counted as dropped,
  * and a warning says so once). */
 #define ORION_STATUS_METRICS_MAX 1000000
 /* Finished loops kept for the page's history. */
 #define ORION_STATUS_HISTORY 20
+/* Numeric keys of the recorded lines that get a chart, at most (later
+ * ones are not charted; the lines keep them). */
+#define ORION_STATUS_SERIES_MAX 64
 
 /* One executor as the page shows it. */
 typedef struct orion_status_exec {
@@ -89,13 +93,24 @@ void orion_status_put_execs(const orion_status_exec *v, int n);
 void orion_status_put_loop(const orion_status_loop *l);
 
 /* One orion.record line, a JSON object (copied; a trailing newline is
- * dropped). */
+ * dropped).  Its numeric keys become the page's series (see
+ * orion_status_render). */
 void orion_status_record(const char *json, size_t n);
+
+/* The job's progress as the script last reported it (copied). */
+void orion_status_put_progress(const orion_job_progress *p);
 
 /* ---- rendering (the server's side; public for the tests) ------------- */
 
-/* GET /api/status: {"job": {...}, "executors": [...], "loop": {...} or
- * null, "loops": [...], "metrics": {"count", "dropped"}, "log": [...]},
+/* GET /api/status: {"job": {...}, "progress": {...} or null,
+ * "executors": [...], "loop": {...} or null, "loops": [...], "metrics":
+ * {"count", "dropped", "series"}, "log": [...]}.  The series are the
+ * recorded numeric keys in the order the page charts them: train and
+ * test metrics first (a loss, rmse, accuracy, auc, log-likelihood...,
+ * each train one before its test one), then the rest as first recorded;
+ * a key whose values equal an earlier one's in every line (bytes_moved
+ * and driver_bytes) is not a series of its own but listed in that one's
+ * "same".
  * with running times as of orion_now() = now.  An executor's
  * heartbeat_age is that of its last frame when the driver last read the
  * executors' sockets, polled_ago how long ago that was. */

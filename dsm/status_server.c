@@ -3,16 +3,32 @@
  * (status.c), behind the job page's token (see status.h).
  *
  * Every connection carries one request (dsm/http.h parses it) and is
- * closed after the answer; one that sends no complete request head within
- * ORION_STATUS_IDLE_S seconds is closed with 408, and at most
- * ORION_STATUS_CONNS are open at once (more get 503).  Only this thread
- * touches the loop and its handles, once orion_status_start has handed
- * them over. */
+ * closed after the answer.  So that slow or idle sockets cannot lock the
+ * token holder out (docs/security.md, "The job page"):
+ *
+ *   - a request head must arrive whole within ORION_STATUS_HEAD_MS of the
+ *     accept (a deadline, not an idle time: a byte a second does not
+ *     extend it), else 408; an answer must be taken within
+ *     ORION_STATUS_SEND_MS, else the connection is closed;
+ *   - at most ORION_STATUS_CONNS connections are open, at most
+ *     ORION_STATUS_PER_ADDR from one address, and the last slot is kept
+ *     for an address that has presented the token before;
+ *   - when a newcomer finds no room, the oldest connection still waiting
+ *     for its head (at least ORION_STATUS_EVICT_MS old) is answered 503
+ *     and closed to make room: a client that sends its request at once,
+ *     as a browser does, gets in however many sockets an attacker holds
+ *     open, even from the same loopback address.  Only when every
+ *     connection is younger than that is the newcomer refused with 503.
+ *
+ * Only this thread touches the loop and its handles, once
+ * orion_status_start has handed them over. */
 #include "dsm/status.h"
 
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -22,8 +38,22 @@
 #include "util/alloc.h"
 #include "util/clock.h"
 
-#define ORION_STATUS_IDLE_S 10
+#define ORION_STATUS_HEAD_S 2
+#define ORION_STATUS_HEAD_MS (ORION_STATUS_HEAD_S * 1000)
+#define ORION_STATUS_SEND_MS 10000
 #define ORION_STATUS_CONNS 64
+#define ORION_STATUS_PER_ADDR 8
+#define ORION_STATUS_EVICT_MS 250
+#define ORION_STATUS_TRUSTED 16
+
+/* A client's address without its port: what the per-address limits and
+ * the token holder's slot go by. */
+typedef struct peer {
+  int family; /* AF_INET or AF_INET6; 0: unknown */
+  unsigned char a[16];
+} peer;
+
+typedef struct hconn hconn;
 
 static struct {
   int up;
@@ -35,18 +65,95 @@ static struct {
   char cookie[32]; /* the cookie's name: "orion-status-PORT" */
   const char *page;
   size_t page_len;
+  /* The connections that hold a slot, oldest first, and how many. */
+  hconn *first, *last;
   int nconns;
+  /* Addresses that presented the token, the oldest replaced first. */
+  peer trusted[ORION_STATUS_TRUSTED];
+  int ntrusted, trusted_next;
 } srv;
 
-typedef struct hconn {
+struct hconn {
   uv_tcp_t tcp;
   uv_timer_t timer;
   uv_write_t wreq;
   orion_http_req req;
   orion_buf out;
+  peer from;
+  uint64_t accepted; /* uv_now at the accept */
+  hconn *prev, *next; /* in srv's list while it holds a slot */
+  int holds_slot;
   int answered;
   int closing; /* handles left to close */
-} hconn;
+};
+
+/* ---- slots -------------------------------------------------------------- */
+
+static void peer_of(uv_tcp_t *tcp, peer *p) {
+  struct sockaddr_storage ss;
+  int len = (int)sizeof ss;
+  memset(p, 0, sizeof *p);
+  if (uv_tcp_getpeername(tcp, (struct sockaddr *)&ss, &len) != 0)
+    return;
+  if (ss.ss_family == AF_INET) {
+    p->family = AF_INET;
+    memcpy(p->a, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+  } else if (ss.ss_family == AF_INET6) {
+    p->family = AF_INET6;
+    memcpy(p->a, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+  }
+}
+
+static int peer_eq(const peer *x, const peer *y) {
+  return x->family == y->family && memcmp(x->a, y->a, sizeof x->a) == 0;
+}
+
+static int trusted(const peer *p) {
+  int i;
+  for (i = 0; i < srv.ntrusted; i++)
+    if (peer_eq(&srv.trusted[i], p))
+      return 1;
+  return 0;
+}
+
+/* Remembers that p presented the token (once; the oldest of a full table
+ * is forgotten). */
+static void trust(const peer *p) {
+  if (p->family == 0 || trusted(p))
+    return;
+  srv.trusted[srv.trusted_next] = *p;
+  srv.trusted_next = (srv.trusted_next + 1) % ORION_STATUS_TRUSTED;
+  if (srv.ntrusted < ORION_STATUS_TRUSTED)
+    srv.ntrusted++;
+}
+
+static void slot_take(hconn *c) {
+  c->prev = srv.last;
+  c->next = NULL;
+  if (srv.last != NULL)
+    srv.last->next = c;
+  else
+    srv.first = c;
+  srv.last = c;
+  c->holds_slot = 1;
+  srv.nconns++;
+}
+
+static void slot_release(hconn *c) {
+  if (!c->holds_slot)
+    return;
+  if (c->prev != NULL)
+    c->prev->next = c->next;
+  else
+    srv.first = c->next;
+  if (c->next != NULL)
+    c->next->prev = c->prev;
+  else
+    srv.last = c->prev;
+  c->prev = c->next = NULL;
+  c->holds_slot = 0;
+  srv.nconns--;
+}
 
 /* ---- connections -------------------------------------------------------- */
 
@@ -56,12 +163,12 @@ static void on_conn_closed(uv_handle_t *h) {
     return;
   orion_buf_free(&c->out);
   orion_free(c);
-  srv.nconns--;
 }
 
 static void conn_close(hconn *c) {
   if (c->closing > 0)
     return;
+  slot_release(c);
   c->closing = 2;
   uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
   uv_close((uv_handle_t *)&c->timer, on_conn_closed);
@@ -72,12 +179,15 @@ static void on_written(uv_write_t *w, int status) {
   conn_close(w->data);
 }
 
-/* Sends what is in c->out, then closes. */
+static void on_timer(uv_timer_t *t);
+
+/* Sends what is in c->out, then closes; a client that does not take the
+ * answer within ORION_STATUS_SEND_MS loses it. */
 static void send_out(hconn *c) {
   uv_buf_t b;
   c->answered = 1;
   uv_read_stop((uv_stream_t *)&c->tcp);
-  uv_timer_stop(&c->timer);
+  uv_timer_start(&c->timer, on_timer, ORION_STATUS_SEND_MS, 0);
   if (c->out.oom) {
     conn_close(c);
     return;
@@ -121,6 +231,7 @@ static void route(hconn *c) {
                 NULL, head);
     return;
   }
+  trust(&c->from);
   orion_buf_init(&body);
   if (path_is(r, "/")) {
     extra[0] = '\0';
@@ -176,10 +287,61 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
     answer_text(c, c->req.status, c->req.why, NULL, 0);
 }
 
-static void on_idle(uv_timer_t *t) {
+static void on_timer(uv_timer_t *t) {
   hconn *c = t->data;
-  if (!c->answered)
-    answer_text(c, 408, "no complete request in time", NULL, 0);
+  char why[64];
+  if (c->answered) {
+    conn_close(c); /* the answer was not taken in time */
+    return;
+  }
+  snprintf(why, sizeof why, "no complete request head within %d s",
+           ORION_STATUS_HEAD_S);
+  answer_text(c, 408, why, NULL, 0);
+}
+
+/* The oldest connection still waiting for its head that is at least
+ * ORION_STATUS_EVICT_MS old, from address `from` only when it is not
+ * NULL, and from an address without the token first. */
+static hconn *victim(const peer *from, uint64_t now) {
+  hconn *c, *any = NULL;
+  for (c = srv.first; c != NULL; c = c->next) {
+    if (c->answered || now - c->accepted < ORION_STATUS_EVICT_MS ||
+        (from != NULL && !peer_eq(&c->from, from)))
+      continue;
+    if (!trusted(&c->from))
+      return c;
+    if (any == NULL)
+      any = c;
+  }
+  return any;
+}
+
+static void evict(hconn *c) {
+  slot_release(c);
+  answer_text(c, 503, "the job page is full and this connection sent no "
+                      "request; try again", NULL, 0);
+}
+
+/* Makes room for newcomer c: within its address's share, then within the
+ * slots its address may use (all of them for an address that presented
+ * the token, all but one for any other).  Returns 0 when there is none to
+ * be had. */
+static int make_room(hconn *c, uint64_t now) {
+  hconn *o;
+  int same = 0;
+  for (o = srv.first; o != NULL; o = o->next)
+    same += peer_eq(&o->from, &c->from);
+  if (same >= ORION_STATUS_PER_ADDR) {
+    if ((o = victim(&c->from, now)) == NULL)
+      return 0;
+    evict(o);
+  }
+  if (srv.nconns >= ORION_STATUS_CONNS - !trusted(&c->from)) {
+    if ((o = victim(NULL, now)) == NULL)
+      return 0;
+    evict(o);
+  }
+  return 1;
 }
 
 static void on_connection(uv_stream_t *server, int status) {
@@ -191,7 +353,6 @@ static void on_connection(uv_stream_t *server, int status) {
     return;
   orion_http_init(&c->req);
   orion_buf_init(&c->out);
-  srv.nconns++;
   uv_tcp_init(&srv.loop, &c->tcp);
   uv_timer_init(&srv.loop, &c->timer);
   c->tcp.data = c->timer.data = c;
@@ -199,11 +360,16 @@ static void on_connection(uv_stream_t *server, int status) {
     conn_close(c);
     return;
   }
-  if (srv.nconns > ORION_STATUS_CONNS) {
-    answer_text(c, 503, "too many connections to the job page", NULL, 0);
+  peer_of(&c->tcp, &c->from);
+  uv_update_time(&srv.loop);
+  c->accepted = uv_now(&srv.loop);
+  if (!make_room(c, c->accepted)) {
+    answer_text(c, 503, "too many connections to the job page from your "
+                        "address or in all; try again", NULL, 0);
     return;
   }
-  uv_timer_start(&c->timer, on_idle, ORION_STATUS_IDLE_S * 1000, 0);
+  slot_take(c);
+  uv_timer_start(&c->timer, on_timer, ORION_STATUS_HEAD_MS, 0);
   uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
@@ -276,6 +442,8 @@ int orion_status_start(const char *spec, const char *page, size_t page_len,
   if (orion_token_new(srv.token, sizeof srv.token) != 0)
     return orion_error_set(err, ORION_EINVAL,
                            "--status: cannot make a token: no randomness");
+  srv.first = srv.last = NULL;
+  srv.nconns = srv.ntrusted = srv.trusted_next = 0;
   if (uv_loop_init(&srv.loop) != 0)
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   msg[0] = '\0';

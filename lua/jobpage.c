@@ -8,7 +8,9 @@
 #include "dsm/status.h"
 #include "util/alloc.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/log_ring.h"
+#include "util/progress.h"
 
 static const orion_jobpage_loop *cur; /* the loop running, or NULL */
 static int64_t nloops;                /* loops started */
@@ -154,4 +156,42 @@ void orion_jobpage_print(lua_State *L) {
   lua_getglobal(L, "print");
   lua_pushcclosure(L, l_print, 1);
   lua_setglobal(L, "print");
+}
+
+/* ---- orion.progress ------------------------------------------------------ */
+
+static orion_job_progress job; /* the script's reports (one per process) */
+
+/* orion.progress(done, total [, unit]): the job has done `done` of its
+ * `total` units ("epoch" unless unit says otherwise).  The first call is
+ * the baseline the ETA is timed from; each later one that is past it
+ * prints the line of util/progress.h on stderr (not under --quiet, and
+ * into the page's log) and every one updates the page's progress. */
+static int l_progress(lua_State *L) {
+  lua_Integer done = luaL_checkinteger(L, 1);
+  lua_Integer total = luaL_checkinteger(L, 2);
+  const char *unit = luaL_optstring(L, 3, "epoch");
+  char line[160];
+  if (done < 0 || done > total)
+    return luaL_error(L, "orion.progress: done must be between 0 and the "
+                         "total %I, got %I",
+                      (LUAI_UACINT)total, (LUAI_UACINT)done);
+  if (unit[0] == '\0' || strlen(unit) >= sizeof job.unit ||
+      strpbrk(unit, "\r\n") != NULL)
+    return luaL_error(L, "orion.progress: the unit must be a word of 1 to "
+                         "%d characters on one line, got '%s'",
+                      (int)sizeof job.unit - 1, unit);
+  orion_job_progress_note(&job, unit, (int64_t)done, (int64_t)total,
+                          orion_now());
+  orion_status_put_progress(&job);
+  if (job.done > job.done0) {
+    orion_job_progress_line(&job, line, sizeof line);
+    orion_log_info("%s", line);
+  }
+  return 0;
+}
+
+void orion_jobpage_open_progress(lua_State *L) {
+  lua_pushcfunction(L, l_progress);
+  lua_setfield(L, -2, "progress");
 }

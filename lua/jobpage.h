@@ -37,4 +37,8 @@ void orion_jobpage_loop_end(void);
  * in the page's log (util/log_ring.h). */
 void orion_jobpage_print(lua_State *L);
 
+/* Adds orion.progress (the job's epochs done of all, with an ETA, on
+ * stderr and the page) to the module table at the top of L. */
+void orion_jobpage_open_progress(lua_State *L);
+
 #endif

@@ -23,6 +23,7 @@
 #include "lua/checkpoint.h"
 #include "lua/exec.h"
 #include "lua/dist.h"
+#include "lua/jobpage.h"
 #include "lua/module.h"
 #include "lua/nn.h"
 #include "lua/pfor.h"
@@ -1087,6 +1088,7 @@ int luaopen_orion(lua_State *L) {
   luaL_newlib(L, funcs);
   orion__open_pfor(L);
   orion__open_checkpoint(L); /* lua/checkpoint.c */
+  orion_jobpage_open_progress(L); /* orion.progress */
   orion__open_ragged(L);
   orion__open_permute(L); /* lua/permute.c */
   orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */

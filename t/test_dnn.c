@@ -529,7 +529,7 @@ static tu_run app(const char *const *extra, int timeout) {
 
 Test(dnn, embedded_default_learns_and_records_metrics, .timeout = 60) {
   char *metrics = tu_temp_path(".jsonl");
-  const char *args[] = {"--quiet", "--metrics", metrics, "@dnn.lua", NULL};
+  const char *args[] = {"--metrics", metrics, "@dnn.lua", NULL};
   double loss[16], acc[16];
   tu_run r = tu_drive("apps/dnn", args, 50);
   FILE *f;
@@ -540,6 +540,10 @@ Test(dnn, embedded_default_learns_and_records_metrics, .timeout = 60) {
   cr_assert_eq(n, 10, "%s", r.out);
   cr_assert_lt(loss[n - 1], loss[0], "%s", r.out);
   cr_assert_gt(acc[n - 1], 0.8, "4 classes: chance is 0.25\n%s", r.out);
+  /* The job's progress (orion.progress) after each epoch. */
+  cr_expect(strstr(r.err, "orion: epoch 1 / 10, ") != NULL &&
+                strstr(r.err, "orion: epoch 10 / 10, done in ") != NULL,
+            "%s", r.err);
   f = fopen(metrics, "r");
   cr_assert_not_null(f);
   while (fgets(line, sizeof line, f) != NULL) {

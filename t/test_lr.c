@@ -101,6 +101,10 @@ Test(lr, metrics_record_test_accuracy_per_epoch, .timeout = 120) {
   double acc = 0, auc = 0;
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect_eq(lr_epochs(r.out, &acc, &auc), 3, "%s", r.out);
+  /* The job's progress (orion.progress) after each epoch. */
+  cr_expect(strstr(r.err, "orion: epoch 2 / 3, ") != NULL &&
+                strstr(r.err, "orion: epoch 3 / 3, done in ") != NULL,
+            "%s", r.err);
   cr_expect_eq(acc, 1.0, "%s", r.out); /* the last epoch's */
   cr_expect_eq(auc, 1.0, "%s", r.out);
   cr_expect_eq(tu_count_line_prefix(metrics, "{\"epoch\":"), 3);

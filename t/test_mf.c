@@ -88,6 +88,11 @@ Test(mf, embedded_default_trains_and_records_metrics, .timeout = 300) {
   cr_assert_eq(r.status, 0, "mf.lua failed: %s", r.err);
   n = parse_epochs(r.out, train, test, 16);
   cr_assert_eq(n, 3, "output:\n%s", r.out);
+  /* The job's progress (orion.progress) after each epoch. */
+  cr_expect(strstr(r.err, "orion: epoch 1 / 3, ") != NULL &&
+                strstr(r.err, " ETA ") != NULL &&
+                strstr(r.err, "orion: epoch 3 / 3, done in ") != NULL,
+            "%s", r.err);
   cr_assert(test[2] < test[0], "test RMSE did not fall: %f -> %f", test[0],
             test[2]);
   f = fopen(metrics, "r");

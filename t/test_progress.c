@@ -272,6 +272,80 @@ Test(progress, nothing_when_stderr_is_not_a_terminal_or_quiet) {
 }
 
 /* ------------------------------------------------------------------------
+ * The job's progress (orion.progress): a line per epoch with the ETA of
+ * the whole job, whatever stderr is.
+ * ---------------------------------------------------------------------- */
+
+/* A script that reports a baseline and three epochs of about 0.1 s. */
+static const char progress_script[] =
+    "local orion = require 'orion'\n"
+    "orion.progress(0, 3)\n"
+    "for e = 1, 3 do\n"
+    "  local t = orion.clock()\n"
+    "  while orion.clock() - t < 0.1 do end\n"
+    "  orion.progress(e, 3)\n"
+    "end\n"
+    "print('trained')\n";
+
+Test(progress, job_reports_epochs_with_an_eta) {
+  char *path = tu_write_temp(".lua", progress_script);
+  const char *args[] = {"--executors", "0", path, NULL};
+  const char *quiet[] = {"--quiet", "--executors", "0", path, NULL};
+  double so_far, eta;
+  const char *p;
+  tu_run r = tu_drive(".", args, 60);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  expect_lacks(r.err, "epoch 0 / 3"); /* the baseline prints nothing */
+  p = strstr(r.err, "orion: epoch 1 / 3, ");
+  cr_assert_not_null(p, "%s", r.err);
+  cr_assert_eq(sscanf(p, "orion: epoch 1 / 3, %lfs so far, ETA %lfs for the "
+                         "whole job\n",
+                      &so_far, &eta),
+               2, "%s", r.err);
+  cr_expect(so_far >= 0.1 && so_far < 5, "%s", r.err);
+  cr_expect(eta >= 2 * 0.1 * 0.5 && eta < 10, "two more epochs: %s", r.err);
+  expect_has(r.err, "orion: epoch 2 / 3, ");
+  expect_has(r.err, "orion: epoch 3 / 3, done in ");
+  expect_lacks(r.out, "epoch"); /* stdout is the script's */
+  tu_run_free(&r);
+  r = tu_drive(".", quiet, 60);
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  expect_lacks(r.err, "epoch 1 / 3");
+  tu_run_free(&r);
+  unlink(path);
+  free(path);
+}
+
+Test(progress, job_progress_refuses_bad_counts) {
+  static const char *const bad[][2] = {
+      {"orion.progress(4, 3)",
+       "orion.progress: done must be between 0 and the total 3, got 4"},
+      {"orion.progress(-1, 3)",
+       "orion.progress: done must be between 0 and the total 3, got -1"},
+      {"orion.progress(1, 3, '')",
+       "orion.progress: the unit must be a word of 1 to 31 characters"},
+      {"orion.progress(1.5, 3)", "number has no integer representation"}};
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[256], *path;
+    tu_run r;
+    snprintf(text, sizeof text, "local orion = require 'orion'\n%s\n",
+             bad[i][0]);
+    path = tu_write_temp(".lua", text);
+    {
+      const char *args[] = {"--executors", "0", path, NULL};
+      r = tu_drive(".", args, 60);
+    }
+    cr_expect_eq(r.status, 1, "%s: %d\n%s", bad[i][0], r.status, r.err);
+    expect_has(r.err, bad[i][1]);
+    expect_has(r.err, ".lua:2:");
+    tu_run_free(&r);
+    unlink(path);
+    free(path);
+  }
+}
+
+/* ------------------------------------------------------------------------
  * The stall report.
  * ---------------------------------------------------------------------- */
 

@@ -1,8 +1,9 @@
 /* The job page (orion-driver --status): the JSON writer (util/json.h), the
  * log ring (util/log_ring.h), the HTTP request parser and token check
- * (dsm/http.h), the store's JSON (dsm/status.h), a real job on 2
- * executors read through the page's API, and (slow set) the page itself
- * in headless Chromium. */
+ * (dsm/http.h), the store's JSON (dsm/status.h) with the job's progress
+ * and the charts' series, a real job on 2 executors read through the
+ * page's API, the server against held sockets, and (slow set) the page
+ * itself in headless Chromium. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -606,8 +607,8 @@ Test(status, store_renders_executors_loops_metrics_and_log) {
   expect_str(doc, "loop/phase", "running");
   cr_expect(fabs(jnum(doc, "loop/seconds") - 2) < 1e-6, "running: now - "
                                                         "started");
-  cr_expect_eq(jnum(doc, "loop/bytes_moved"), 3000);
   cr_expect_eq(jnum(doc, "loop/driver_bytes"), 3000);
+  cr_expect_null(jget(doc, "loop/bytes_moved"), "driver_bytes only, once");
   cr_expect_eq(jnum(doc, "loop/peer_bytes"), 21);
   cr_expect_eq(jnum(doc, "loops/0/number"), 1);
   cr_expect_eq(jnum(doc, "loops/1/number"), 2);
@@ -636,6 +637,97 @@ Test(status, store_renders_executors_loops_metrics_and_log) {
   cr_expect(json_valid(doc));
   expect_json_at(doc, "loop", "null", "emptied");
   free(doc);
+}
+
+/* The job's progress as orion.progress reports it: the line the terminal
+ * shows, and the page's "progress", right after "job". */
+Test(status, progress_line_and_json) {
+  orion_job_progress p;
+  char line[160], *doc, *v;
+  memset(&p, 0, sizeof p);
+  orion_job_progress_note(&p, "epoch", 0, 10, 100.0);
+  orion_job_progress_line(&p, line, sizeof line);
+  cr_expect_str_eq(line, "epoch 0 / 10, 0.0s so far, ETA ? for the whole job");
+  orion_job_progress_note(&p, "epoch", 3, 10, 100.0 + 36.0);
+  orion_job_progress_line(&p, line, sizeof line);
+  cr_expect_str_eq(line, "epoch 3 / 10, 36s so far, ETA 1m24s for the whole "
+                         "job");
+  cr_expect_eq(orion_job_progress_eta(&p), 84.0);
+  orion_job_progress_note(&p, "epoch", 10, 10, 100.0 + 125.0);
+  orion_job_progress_line(&p, line, sizeof line);
+  cr_expect_str_eq(line, "epoch 10 / 10, done in 2m05s");
+  /* A resumed run: the baseline is where it resumed, so the pace is that
+   * of the epochs it ran. */
+  memset(&p, 0, sizeof p);
+  orion_job_progress_note(&p, "iteration", 40, 100, 0.0);
+  orion_job_progress_note(&p, "iteration", 50, 100, 5.0);
+  orion_job_progress_line(&p, line, sizeof line);
+  cr_expect_str_eq(line, "iteration 50 / 100, 5.0s so far, ETA 25s for the "
+                         "whole job");
+
+  orion_status_store(1);
+  doc = render(orion_now());
+  expect_json_at(doc, "progress", "null", "before a report");
+  free(doc);
+  orion_status_put_progress(&p);
+  doc = render(orion_now());
+  cr_assert(json_valid(doc), "%s", doc);
+  expect_str(doc, "progress/unit", "iteration");
+  cr_expect_eq(jnum(doc, "progress/done"), 50);
+  cr_expect_eq(jnum(doc, "progress/total"), 100);
+  cr_expect_eq(jnum(doc, "progress/eta_seconds"), 25);
+  expect_str(doc, "progress/line", line);
+  v = strstr(doc, "\"progress\":");
+  cr_expect(v != NULL && v < strstr(doc, "\"executors\":") &&
+                v > strstr(doc, "\"job\":"),
+            "progress between job and executors: %s", doc);
+  free(doc);
+  orion_status_store(0);
+}
+
+static void record(const char *line) { orion_status_record(line, strlen(line)); }
+
+/* The page's series: train and test metrics first, each train one before
+ * its test one, then the rest as first recorded; a key with the same
+ * values as another in every line (bytes_moved, driver_bytes) is folded
+ * into it, and one that once differs is a series again. */
+Test(status, series_put_metrics_first_and_drop_duplicates) {
+  char *doc, path[64];
+  int i;
+  const char *const want[] = {"train_rmse", "test_rmse", "ll_per_token",
+                              "bytes_moved", "epoch", "executors",
+                              "seconds", "updates_per_s", "x", NULL};
+  orion_status_store(1);
+  /* Keys sorted, as orion.record writes them. */
+  record(
+      "{\"bytes_moved\":300,\"driver_bytes\":300,\"epoch\":1,\"executors\":2,"
+      "\"name\":\"a, \\\"b\\\": 1\",\"ok\":true,\"seconds\":2.5,"
+      "\"test_rmse\":1.25,\"train_rmse\":0.75,\"updates_per_s\":100}");
+  record(
+      "{\"bytes_moved\":500,\"driver_bytes\":500,\"epoch\":2,\"executors\":2,"
+      "\"ll_per_token\":-7.5,\"seconds\":2,\"test_rmse\":1,"
+      "\"train_rmse\":0.5,\"updates_per_s\":110,\"x\":2}");
+  /* x and executors are the same in the line where both first appear,
+   * but x was not in the first line: two series. */
+  doc = render(orion_now());
+  cr_assert(json_valid(doc), "%s", doc);
+  for (i = 0; want[i] != NULL; i++) {
+    snprintf(path, sizeof path, "metrics/series/%d/key", i);
+    expect_str(doc, path, want[i]);
+  }
+  snprintf(path, sizeof path, "metrics/series/%d", i);
+  cr_expect_null(jget(doc, path), "%s", doc);
+  expect_json_at(doc, "metrics/series/3/same", "[\"driver_bytes\"]",
+                 "driver_bytes is bytes_moved");
+  expect_json_at(doc, "metrics/series/0/same", "[]", "train_rmse alone");
+  free(doc);
+  /* A line where they differ: driver_bytes is a series of its own. */
+  record("{\"bytes_moved\":1,\"driver_bytes\":2}");
+  doc = render(orion_now());
+  expect_json_at(doc, "metrics/series/3/same", "[]", "no longer the same");
+  expect_str(doc, "metrics/series/4/key", "driver_bytes");
+  free(doc);
+  orion_status_store(0);
 }
 
 /* ------------------------------------------------------------------------
@@ -996,18 +1088,26 @@ Test(status, job_page_api_on_2_executors, .timeout = 240) {
   expect_str(doc, "loop/schedule", "none");
   v = jstr(doc, "loop/where");
   cr_expect(strstr(v, "the parallel_for at ") == v &&
-                strstr(v, "status_job.lua:28") != NULL,
+                strstr(v, "status_job.lua:29") != NULL,
             "%s", v);
   free(v);
   snprintf(want, sizeof want, "epoch 3: %d blocks, %.0f bytes moved",
-           blocks, jnum(doc, "loop/bytes_moved"));
+           blocks, jnum(doc, "loop/driver_bytes"));
   cr_expect(strstr(out, want) != NULL, "bytes moved as the script saw "
                                        "them: %s\n%s", want, out);
-  cr_expect_eq(jnum(doc, "loop/driver_bytes"), jnum(doc, "loop/bytes_moved"));
+  cr_expect_null(jget(doc, "loop/bytes_moved"), "%s", doc);
   cr_expect_eq(jnum(doc, "loop/peer_bytes"), 0, "no array is sharded");
   cr_expect_eq(jnum(doc, "loops/1/number"), 2);
   cr_expect_gt(jnum(doc, "loops/1/compute_seconds"), 0);
   cr_expect_eq(jnum(doc, "metrics/count"), 3);
+  /* The job's progress, as the script reported it after its loops. */
+  cr_expect_eq(jnum(doc, "progress/done"), 3);
+  cr_expect_eq(jnum(doc, "progress/total"), 3);
+  v = jstr(doc, "progress/line");
+  cr_expect(strncmp(v, "epoch 3 / 3, done in ", 21) == 0, "%s", v);
+  free(v);
+  cr_expect(strstr(doc, "\"line\":\"orion: epoch 2 / 3, ") != NULL,
+            "the progress line in the log: %s", doc);
   /* The log: the script's printed lines and the driver's messages. */
   cr_expect(strstr(doc, "\"line\":\"epoch 2: ") != NULL, "%s", doc);
   cr_expect(strstr(doc, "\"line\":\"loops done\"") != NULL, "%s", doc);
@@ -1096,7 +1196,191 @@ Test(status, record_lines_are_valid_utf8_json) {
 }
 
 /* ------------------------------------------------------------------------
- * 6. The page itself, in headless Chromium (slow set).
+ * 6. The page against held connections: idle or slow sockets, on the
+ *    token holder's own loopback address or others, do not lock the
+ *    holder out (docs/security.md, "The job page").
+ * ---------------------------------------------------------------------- */
+
+/* A page served in this process on 127.0.0.1, with its port and token. */
+typedef struct page {
+  int port;
+  char token[80];
+} page;
+
+static void page_start(page *pg) {
+  static const char html[] = "<title>Orion job</title>";
+  char url[256];
+  orion_error err = {0};
+  cr_assert_eq(orion_status_start("127.0.0.1:0", html, sizeof html - 1, url,
+                                   sizeof url, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(sscanf(url, "http://127.0.0.1:%d/?token=%79s", &pg->port,
+                      pg->token),
+               2, "%s", url);
+}
+
+/* A socket from loopback address src (any 127.x.y.z) connected to the
+ * page. */
+static int connect_from(const page *pg, const char *src) {
+  struct sockaddr_in a;
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  cr_assert(s >= 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  cr_assert_eq(inet_pton(AF_INET, src, &a.sin_addr), 1);
+  cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0, "bind %s: %s",
+               src, strerror(errno));
+  a.sin_port = htons((uint16_t)pg->port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  cr_assert_eq(connect(s, (struct sockaddr *)&a, sizeof a), 0,
+               "connect from %s: %s", src, strerror(errno));
+  return s;
+}
+
+/* The status of the answer waiting on s: 0 when none came within ms, -1
+ * when the server closed without one. */
+static int answer_on(int s, int ms) {
+  struct pollfd p = {s, POLLIN, 0};
+  char buf[64] = {0};
+  int st = -1;
+  if (poll(&p, 1, ms) <= 0)
+    return 0;
+  if (recv(s, buf, sizeof buf - 1, 0) > 0)
+    sscanf(buf, "HTTP/1.1 %d", &st);
+  return st;
+}
+
+/* How many of the n sockets s have been answered with status st, waiting
+ * (2 s at most) until at least one has; got[i] keeps socket i's status
+ * (0: none yet) across calls, as each answer can be read once. */
+static int answered_with(const int *s, int *got, int n, int st) {
+  double end = now_s() + 2;
+  int i, k;
+  for (;;) {
+    for (i = k = 0; i < n; i++) {
+      if (got[i] == 0)
+        got[i] = answer_on(s[i], 0);
+      k += got[i] == st;
+    }
+    if (k > 0 || now_s() > end)
+      return k;
+    sleep_s(0.02);
+  }
+}
+
+/* The token holder's request from 127.0.0.1: its status. */
+static int holder_get(const page *pg) {
+  char raw[256];
+  int s = connect_from(pg, "127.0.0.1"), st;
+  snprintf(raw, sizeof raw,
+           "GET /api/metrics HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+           "Authorization: token %s\r\n\r\n",
+           pg->port, pg->token);
+  cr_assert_eq(send(s, raw, strlen(raw), MSG_NOSIGNAL), (ssize_t)strlen(raw));
+  st = answer_on(s, 5000);
+  close(s);
+  return st;
+}
+
+Test(status, page_answers_the_token_holder_past_held_sockets, .timeout = 60) {
+  enum { IDLE = 104, SLOW = 4 };
+  int idle[IDLE], slow[SLOW], i, st, got[SLOW] = {0};
+  double t0, took[SLOW] = {0};
+  char src[32];
+  page pg;
+  page_start(&pg);
+  cr_assert_eq(holder_get(&pg), 200, "before any attack");
+
+  /* 104 idle sockets: 40 from the holder's own address, 64 from eight
+   * others.  The holder still gets its answers, each time. */
+  for (i = 0; i < IDLE; i++) {
+    snprintf(src, sizeof src, "127.0.0.%d", i < 40 ? 1 : 2 + (i - 40) / 8);
+    idle[i] = connect_from(&pg, src);
+  }
+  sleep_s(0.6); /* older than 0.25 s: they may be closed to make room */
+  for (i = 0; i < 3; i++) {
+    cr_expect_eq(holder_get(&pg), 200, "request %d under attack", i);
+    sleep_s(0.1);
+  }
+  for (i = 0; i < IDLE; i++)
+    close(idle[i]);
+
+  /* A byte of a head every 100 ms does not keep a connection past the
+   * 2 s head deadline. */
+  t0 = now_s();
+  for (i = 0; i < SLOW; i++)
+    slow[i] = connect_from(&pg, "127.0.1.1");
+  while (now_s() - t0 < 6) {
+    int left = 0;
+    for (i = 0; i < SLOW; i++) {
+      if (got[i] != 0)
+        continue;
+      left++;
+      if ((st = answer_on(slow[i], 0)) != 0) {
+        got[i] = st;
+        took[i] = now_s() - t0;
+      } else {
+        send(slow[i], "G", 1, MSG_NOSIGNAL);
+      }
+    }
+    if (left == 0)
+      break;
+    sleep_s(0.1);
+  }
+  for (i = 0; i < SLOW; i++) {
+    cr_expect_eq(got[i], 408, "slow socket %d: %d after %.1f s", i, got[i],
+                 took[i]);
+    cr_expect(took[i] > 1.5 && took[i] < 3.5, "slow socket %d answered "
+                                              "after %.1f s", i, took[i]);
+    close(slow[i]);
+  }
+  cr_expect_eq(holder_get(&pg), 200, "after the attack");
+  orion_status_stop();
+}
+
+Test(status, page_limits_each_address_and_keeps_the_holders_slot,
+     .timeout = 60) {
+  enum { OTHERS = 64, SAME = 9 }; /* 9: one over an address's 8 */
+  int others[OTHERS], same[SAME], got[OTHERS] = {0}, i, n503;
+  char src[32];
+  page pg;
+  page_start(&pg);
+  cr_assert_eq(holder_get(&pg), 200, "the holder's address presents the "
+                                     "token");
+
+  /* 64 sockets from 8 addresses other than the holder's: they may hold
+   * 63 slots, so one of them is answered 503 (the last, or the oldest
+   * when the last came 0.25 s after it). */
+  for (i = 0; i < OTHERS; i++) {
+    snprintf(src, sizeof src, "127.0.2.%d", 1 + i / 8);
+    others[i] = connect_from(&pg, src);
+  }
+  answered_with(others, got, OTHERS, 503);
+  sleep_s(0.1);
+  n503 = answered_with(others, got, OTHERS, 503);
+  cr_expect_eq(n503, 1, "sockets from other addresses refused: %d", n503);
+  cr_expect_eq(holder_get(&pg), 200, "the slot kept for the holder");
+  for (i = 0; i < OTHERS; i++)
+    close(others[i]);
+  sleep_s(0.1);
+
+  /* One address gets 8 connections: a 9th is refused (or, once they are
+   * older, takes the place of the oldest). */
+  for (i = 0; i < SAME; i++)
+    same[i] = connect_from(&pg, "127.0.3.1");
+  memset(got, 0, sizeof got);
+  answered_with(same, got, SAME, 503);
+  sleep_s(0.1);
+  n503 = answered_with(same, got, SAME, 503);
+  cr_expect_eq(n503, 1, "of %d sockets from one address, refused: %d", SAME,
+               n503);
+  for (i = 0; i < SAME; i++)
+    close(same[i]);
+  orion_status_stop();
+}
+
+/* ------------------------------------------------------------------------
+ * 7. The page itself, in headless Chromium (slow set).
  * ---------------------------------------------------------------------- */
 
 /* Debian's chromium, or NULL after marking the test skipped (a failure
@@ -1180,6 +1464,16 @@ Test(status, slow_page_in_headless_chromium, .timeout = 400) {
   cr_expect(strstr(dom, "<polyline points=\"") != NULL, "%s", dom);
   cr_expect_eq(count_of(dom, "class=\"point\""), 6,
                "3 points on the loss and the blocks charts:\n%s", dom);
+  /* The job's progress, then the charts, the loss first, then the rest. */
+  p = strstr(dom, "id=\"progline\"");
+  cr_assert_not_null(p, "%s", dom);
+  cr_expect(strstr(p, ">epoch 3 / 3, done in ") != NULL, "%.200s", p);
+  cr_expect(p < strstr(dom, "id=\"charts\""), "progress first:\n%s", dom);
+  cr_expect(strstr(dom, "id=\"charts\"") < strstr(dom, "id=\"execs\""),
+            "charts before the executors:\n%s", dom);
+  cr_expect(strstr(dom, "data-key=\"loss\"") <
+                strstr(dom, "data-key=\"blocks\""),
+            "the loss chart before the blocks one:\n%s", dom);
   p = strstr(dom, "<pre id=\"log\">");
   cr_assert_not_null(p, "%s", dom);
   cr_expect(strstr(p, "epoch 3: 8 blocks") != NULL &&

@@ -129,3 +129,49 @@ void orion_progress_end(orion_progress *p) {
     orion_progress_clear();
   p->shown = 0;
 }
+
+/* ---- a whole job's progress ------------------------------------------- */
+
+void orion_job_progress_note(orion_job_progress *p, const char *unit,
+                             int64_t done, int64_t total, double now) {
+  snprintf(p->unit, sizeof p->unit, "%s", unit);
+  if (!p->started) {
+    p->started = 1;
+    p->start = now;
+    p->done0 = done;
+  }
+  /* A report below the baseline (a script that starts over) is a new
+   * baseline: the pace of the old one says nothing about the new. */
+  if (done < p->done0) {
+    p->start = now;
+    p->done0 = done;
+  }
+  p->done = done;
+  p->total = total;
+  p->seconds = now - p->start;
+}
+
+double orion_job_progress_eta(const orion_job_progress *p) {
+  if (!p->started || p->done <= p->done0)
+    return -1;
+  return p->seconds / (double)(p->done - p->done0) *
+         (double)(p->total - p->done);
+}
+
+void orion_job_progress_line(const orion_job_progress *p, char *out,
+                             size_t n) {
+  char took[32], eta[32];
+  double left = orion_job_progress_eta(p);
+  fmt_secs(took, sizeof took, p->seconds);
+  if (p->done >= p->total)
+    snprintf(out, n, "%s %lld / %lld, done in %s", p->unit,
+             (long long)p->done, (long long)p->total, took);
+  else {
+    if (left >= 0)
+      fmt_secs(eta, sizeof eta, left);
+    else
+      snprintf(eta, sizeof eta, "?");
+    snprintf(out, n, "%s %lld / %lld, %s so far, ETA %s for the whole job",
+             p->unit, (long long)p->done, (long long)p->total, took, eta);
+  }
+}

@@ -12,6 +12,7 @@
 #ifndef ORION_UTIL_PROGRESS_H
 #define ORION_UTIL_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct orion_progress {
@@ -36,5 +37,31 @@ void orion_progress_end(orion_progress *p);
 void orion_progress_clear(void);
 /* No line at all under --quiet (orion_log_set_quiet calls this). */
 void orion_progress_set_quiet(int quiet);
+
+/* A whole job's progress as its script reports it (orion.progress):
+ * done of total units ("epoch"), timed from the first report, which is
+ * the baseline (a script reports 0, or what a resumed run had done,
+ * before its first epoch).  Plain data: the caller owns it. */
+typedef struct orion_job_progress {
+  char unit[32];
+  int64_t done, total;
+  int64_t done0;  /* done at the first report */
+  double start;   /* orion_now() at the first report */
+  double seconds; /* from the first report to the last */
+  int started;    /* a report was made */
+} orion_job_progress;
+
+/* Records a report of done of total units (unit is copied, cut to fit) at
+ * time now. */
+void orion_job_progress_note(orion_job_progress *p, const char *unit,
+                             int64_t done, int64_t total, double now);
+/* The seconds the rest of the job will take at the pace since the
+ * baseline, or -1 while no unit was done since it. */
+double orion_job_progress_eta(const orion_job_progress *p);
+/* The report as one line: "epoch 3 / 10, 41s so far, ETA 1m36s for the
+ * whole job" ("ETA ?" before a unit was done since the baseline; "done
+ * in 2m17s" at the last). */
+void orion_job_progress_line(const orion_job_progress *p, char *out,
+                             size_t n);
 
 #endif

@@ -454,6 +454,7 @@ local resumed = orion.restore()
 local first_epoch = resumed and resumed.step + 1 or 1
 
 print(("%5s  %8s  %10s  %8s  %8s"):format("epoch", "seconds", "samples/s", "loss", "accuracy"))
+orion.progress(math.min(first_epoch - 1, epochs), epochs) -- the ETA's start
 for epoch = first_epoch, epochs do
   orion.step(epoch)
   order = permutation(ntrain)
@@ -490,4 +491,5 @@ for epoch = first_epoch, epochs do
   if opts.checkpoint_every > 0 and epoch % opts.checkpoint_every == 0 then
     orion.checkpoint { step = epoch, state = {} }
   end
+  orion.progress(epoch, epochs)
 end

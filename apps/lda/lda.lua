@@ -783,6 +783,7 @@ end
 print(("%5s  %8s  %12s  %12s"):format("iter", "seconds", "tokens/s", "ll/token"))
 io.stdout:flush()
 
+orion.progress(math.min(first_iter - 1, opts.iters), opts.iters, "iteration") -- the ETA's start
 for iter = first_iter, opts.iters do
   orion.step(iter)
   local t1 = orion.clock()
@@ -810,6 +811,7 @@ for iter = first_iter, opts.iters do
   if opts.checkpoint_every > 0 and iter % opts.checkpoint_every == 0 then
     orion.checkpoint { step = iter, state = { elapsed = elapsed } }
   end
+  orion.progress(iter, opts.iters, "iteration")
 end
 
 -- The sparse sampler keeps no dense word-topic counts: count them from

@@ -126,6 +126,7 @@ end
 
 local loop_opts = { tier = opts.tier }
 print(("%5s  %8s  %10s  %8s  %6s"):format("epoch", "seconds", "train-loss", "accuracy", "auc"))
+orion.progress(0, opts.epochs) -- the ETA's start
 for epoch = 1, opts.epochs do
   local t0 = orion.clock()
   loss:reset()
@@ -154,6 +155,7 @@ for epoch = 1, opts.epochs do
                  samples_per_s = ntr / train_seconds, executors = st.executors,
                  tier = st.tier }
   if not ada then lr = lr * opts.decay end
+  orion.progress(epoch, opts.epochs)
 end
 if opts.weights then
   local f = assert(io.open(opts.weights, "w"))

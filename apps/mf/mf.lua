@@ -301,6 +301,7 @@ local RMSE_LIMIT = 1e4
 local first_epoch = 1
 local resumed = orion.restore()
 if resumed then first_epoch, lr = resumed.step + 1, resumed.state.lr end
+orion.progress(math.min(first_epoch - 1, opts.epochs), opts.epochs) -- the ETA's start
 
 print(("%5s  %8s  %10s  %9s"):format("epoch", "seconds", "train-rmse", "test-rmse"))
 for epoch = first_epoch, opts.epochs do
@@ -349,6 +350,7 @@ for epoch = first_epoch, opts.epochs do
   if opts.checkpoint_every > 0 and epoch % opts.checkpoint_every == 0 then
     orion.checkpoint { step = epoch, state = { lr = lr } }
   end
+  orion.progress(epoch, opts.epochs)
 end
 
 -- The model: the factors, plus what predict.lua needs to know which ids

@@ -1,6 +1,6 @@
 -- The job page's test job: orion-driver --status 0 status_job.lua DIR
--- runs 3 loops of 64 elements on the cluster and records a metric after
--- each.  In the second loop, element 1 waits (at most 60 s) until DIR/go
+-- runs 3 loops of 64 elements on the cluster and records a metric and
+-- reports its progress (orion.progress) after each.  In the second loop, element 1 waits (at most 60 s) until DIR/go
 -- exists, so a test can look at a loop while it runs; after the loops,
 -- "loops done" is printed and the driver waits (at most 60 s) until
 -- DIR/stop exists, so a test can look at the page between loops.
@@ -23,6 +23,7 @@ local function wait_for(path)
   end
 end
 
+orion.progress(0, 3)
 for epoch = 1, 3 do
   local go = epoch == 2 and dir .. "/go" or nil
   local st = orion.parallel_for(X, function(i, x)
@@ -34,6 +35,7 @@ for epoch = 1, 3 do
   orion.record { epoch = epoch, loss = 1 / epoch, blocks = st.blocks }
   print(("epoch %d: %d blocks, %d bytes moved"):format(epoch, st.blocks,
                                                       st.bytes_moved))
+  orion.progress(epoch, 3)
 end
 print("loops done")
 io.stdout:flush()
