@@ -672,6 +672,10 @@ int main(int argc, char **argv) {
   if (launcher.kind != ORION_LAUNCH_LOCAL && cfg.executors == 0)
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
+  /* The outputs first: a --checkpoint-dir that cannot be a folder is a
+   * usage error naming it, before the lock inside it is tried. */
+  if ((rc = check_outputs(&cfg)) != GO_ON)
+    return rc;
   if (cfg.checkpoint_dir != NULL) {
     /* The folder is this job's for its whole life (restarts included).
      * Taken here, after the other ranks of slurm or mpi have become
@@ -694,8 +698,6 @@ int main(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if ((rc = check_outputs(&cfg)) != GO_ON)
-    return rc;
   first = i;
   script = argv[first];
   {
