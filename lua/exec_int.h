@@ -138,8 +138,9 @@ int orion__exec_apply_taken(struct orion_exec *ex, exec_buffer *b,
  * tagged with their block); then forgotten.  0, or the first error. */
 int orion__exec_flush_kept(struct orion_exec *ex, orion_error *err);
 
-/* The sandbox of bodies in state L (lua/exec_sandbox.c): put in, and
- * taken out again. */
+/* The sandbox of bodies in state L (lua/exec_sandbox.c): the allow-listed
+ * globals that decoded bodies see, and (--allow-io) the state's own
+ * globals in their place. */
 void orion__exec_sandbox(lua_State *L);
 void orion__exec_unsandbox(lua_State *L);
 

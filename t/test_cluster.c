@@ -757,6 +757,50 @@ Test(cluster, bodies_are_sandboxed_unless_allow_io) {
   }
 }
 
+/* The side doors out of the sandbox (issue 32), inside the driver and on
+ * executors: package.searchers 1 to 4 with package.path or cpath pointed
+ * at a file or the shared Lua library, a saved package.loadlib, package
+ * through _G, rawget and load's globals, bytecode from string.dump and
+ * from the driver, string.dump through the strings' metatable,
+ * collectgarbage, a finalizer (which would run beyond the loop's deadline),
+ * the debug registry, and refused functions run through coroutines and
+ * pcall.  Each fails with "not available in loop bodies";
+ * none writes its marker file or shows the secret file's text.  Before,
+ * package.searchers[3] ran os.execute and [2] read the file. */
+Test(cluster, sandbox_escapes_are_refused) {
+  static const char *const ns[] = {"0", "2"};
+  static const char *const names[] = {
+      "package.searchers[1]",  "package.searchers[2]",
+      "package.searchers[3]",  "package.searchers[4]",
+      "package.cpath",         "package.loadlib (saved)",
+      "_G.package",            "rawget(_G, 'package')",
+      "load('return package')", "string.dump",
+      "load(bytecode)",        "load(bytecode, 'b')",
+      "getmetatable('').__index.dump", "('').dump",
+      "collectgarbage",        "setmetatable(__gc)",
+      "debug.getregistry",
+      "coroutine.wrap(os.execute)", "coroutine.resume(require)",
+      "coroutine.wrap(load package)", "pcall(os.getenv)",
+      "io.stdin"};
+  size_t i, k, n = sizeof names / sizeof names[0];
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", ns[i], "@escape.lua");
+    char want[96];
+    expect_ok(&r, "escape.lua");
+    for (k = 0; k < n; k++) {
+      snprintf(want, sizeof want, "%s: refused\n", names[k]);
+      expect_has(r.out, want);
+    }
+    snprintf(want, sizeof want, "escapes refused: %zu of %zu\n", n, n);
+    expect_has(r.out, want);
+    cr_expect(strstr(r.out, "ESCAPED") == NULL &&
+                  strstr(r.err, "SECRET-8f3e") == NULL,
+              "%s executors:\n%s\n%s", ns[i], r.out, r.err);
+    tu_run_free(&r);
+    expect_no_executors_left("escape", atoi(ns[i]));
+  }
+}
+
 /* A sum accumulator's partials are combined in executor order, not in the
  * order the executors finish: the same loop gives the same floating-point
  * sum every run (here 0, where another order gives 1). */
