@@ -401,6 +401,8 @@ orion_exec *orion_exec_new(int executor_id) {
     return NULL;
   }
   luaL_openlibs(ex->L);
+  /* The sandbox copies the allowed globals: a global that bodies should
+   * see (such as a replaced print) must be set before it. */
   orion__exec_deadline_open(ex->L);
   orion__exec_sandbox(ex->L);
   make_metatables(ex->L);

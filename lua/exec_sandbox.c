@@ -118,13 +118,17 @@ static int refuse(lua_State *L) {
 }
 
 /* __index and __newindex of a sandboxed library (upvalue 1: its name,
- * upvalue 2: the real library).  A field the real library has (a string
- * such as package.cpath, a table such as package.searchers) is refused;
- * another key reads as nil and is set in the copy, as in a plain table. */
+ * upvalue 2: the real library), for keys the copy does not hold.  A field
+ * the real library has and the allow-list does not (a string such as
+ * package.cpath, a table such as package.searchers) is refused; another
+ * key (an allowed name a body set to nil) reads as nil and is set in the
+ * copy, as in a plain table. */
 static int lib_field(lua_State *L, int set) {
   const char *lib = lua_tostring(L, lua_upvalueindex(1));
   lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) {
+  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL &&
+      !(lua_type(L, 2) == LUA_TSTRING &&
+        listed(lib_names(lib), lua_tostring(L, 2)))) {
     if (lua_type(L, 2) == LUA_TSTRING)
       lua_pushfstring(L, "%s.%s", lib, lua_tostring(L, 2));
     else
@@ -188,7 +192,8 @@ static int load_text(lua_State *L) {
  * name is `name` ("" for the globals), allowing `names`.  A listed name is
  * copied; a function that is not becomes a refused one; anything else
  * that is not is refused by the copy's metatable.  The globals' copy holds
- * the sandboxed libraries, `load` and itself as _G. */
+ * the sandboxed libraries, `load` and itself as _G; its metatable only
+ * protects it, so that one body cannot give the next ones other globals. */
 static void push_copy(lua_State *L, int real, const char *name,
                       const char *const *names) {
   int top = name[0] == '\0', copy;
@@ -230,17 +235,17 @@ static void push_copy(lua_State *L, int real, const char *name,
     lua_insert(L, -2);
     lua_rawset(L, copy);
   }
-  if (top)
-    return;
   lua_newtable(L);
-  lua_pushstring(L, name);
-  lua_pushvalue(L, real);
-  lua_pushcclosure(L, lib_index, 2);
-  lua_setfield(L, -2, "__index");
-  lua_pushstring(L, name);
-  lua_pushvalue(L, real);
-  lua_pushcclosure(L, lib_newindex, 2);
-  lua_setfield(L, -2, "__newindex");
+  if (!top) {
+    lua_pushstring(L, name);
+    lua_pushvalue(L, real);
+    lua_pushcclosure(L, lib_index, 2);
+    lua_setfield(L, -2, "__index");
+    lua_pushstring(L, name);
+    lua_pushvalue(L, real);
+    lua_pushcclosure(L, lib_newindex, 2);
+    lua_setfield(L, -2, "__newindex");
+  }
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "__metatable");
   lua_setmetatable(L, copy);
