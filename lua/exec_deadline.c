@@ -48,8 +48,11 @@ static void hook(lua_State *L, lua_Debug *ar) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &hook_key);
   ex = lua_touserdata(L, -1);
   lua_pop(L, 1);
-  if (ex == NULL || ex->timeout <= 0)
+  if (ex == NULL || ex->timeout <= 0) {
+    /* A coroutine kept from a loop with a deadline, in one without. */
+    lua_sethook(L, NULL, 0, 0);
     return;
+  }
   if (!ex->expired) {
     char msg[160];
     if (orion_now() <= ex->deadline) {
