@@ -21,8 +21,10 @@
  * the registry, the real globals or a real library: debug and package are
  * refused, `load` gives its chunks the sandboxed globals, and the strings'
  * metatable, which every string reaches, indexes the sandboxed `string`
- * (without string.dump).  The copies' metatables are protected, so
- * getmetatable returns false and setmetatable fails on them.  Two more
+ * (without string.dump) and is protected by a decoy.  The copies'
+ * metatables are protected, so getmetatable returns false and
+ * setmetatable fails on them; getmetatable refuses userdata, whose
+ * metatables the state's later bodies share.  Two more
  * refusals keep the executor itself in hand: collectgarbage (a body could
  * stop the collector) and setmetatable with a __gc field (a finalizer
  * runs with hooks off, out of the loop deadline's reach).
@@ -162,6 +164,20 @@ static int setmetatable_no_gc(lua_State *L) {
   return 1;
 }
 
+/* getmetatable but for userdata (upvalue 1: the real getmetatable).  The
+ * metatables of arrays, buffers, accumulators and file handles are the
+ * state's, shared by every later body: a __gc put there would mark every
+ * later proxy for a finalizer (see setmetatable_no_gc), a changed
+ * __index would change how later bodies read their arrays. */
+static int getmetatable_no_udata(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TUSERDATA)
+    return refuse_name(L, "getmetatable of a userdata");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 /* load for text chunks only, whose globals are the body's by default:
  * upvalue 1 is the real load, upvalue 2 the sandboxed globals.  A binary
  * chunk could be crafted bytecode, which the virtual machine does not
@@ -216,6 +232,9 @@ static void push_copy(lua_State *L, int real, const char *name,
     } else if (top && strcmp(key, "setmetatable") == 0) {
       lua_pushvalue(L, -1);
       lua_pushcclosure(L, setmetatable_no_gc, 1);
+    } else if (top && strcmp(key, "getmetatable") == 0) {
+      lua_pushvalue(L, -1);
+      lua_pushcclosure(L, getmetatable_no_udata, 1);
     } else if (top && lua_type(L, -1) == LUA_TTABLE) {
       push_copy(L, lua_gettop(L), key, lib_names(key));
     } else if (listed(names, key)) {
@@ -251,12 +270,23 @@ static void push_copy(lua_State *L, int real, const char *name,
   lua_setmetatable(L, copy);
 }
 
-/* Makes strings index `string` table at the top of the stack (popped). */
-static void set_string_index(lua_State *L) {
+/* Makes strings index the `string` table at the top of the stack (popped).
+ * Sandboxed (protect), getmetatable("") then gives a decoy whose __index is
+ * that table too, so that a body can neither reach nor change the real
+ * metatable, which every later body's strings share. */
+static void set_string_index(lua_State *L, int protect) {
   lua_pushliteral(L, "");
   if (lua_getmetatable(L, -1)) {
     lua_pushvalue(L, -3);
     lua_setfield(L, -2, "__index");
+    if (protect) {
+      lua_createtable(L, 0, 1);
+      lua_pushvalue(L, -4);
+      lua_setfield(L, -2, "__index");
+    } else {
+      lua_pushnil(L);
+    }
+    lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);
   }
   lua_pop(L, 2);
@@ -266,7 +296,7 @@ void orion__exec_sandbox(lua_State *L) {
   lua_pushglobaltable(L);
   push_copy(L, lua_gettop(L), "", base_names);
   lua_getfield(L, -1, "string");
-  set_string_index(L);
+  set_string_index(L, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, ORION_CAPTURE_GLOBALS);
   lua_pop(L, 1);
 }
@@ -274,6 +304,6 @@ void orion__exec_sandbox(lua_State *L) {
 void orion__exec_unsandbox(lua_State *L) {
   lua_pushglobaltable(L);
   lua_getfield(L, -1, "string");
-  set_string_index(L);
+  set_string_index(L, 0);
   lua_setfield(L, LUA_REGISTRYINDEX, ORION_CAPTURE_GLOBALS);
 }

@@ -762,8 +762,9 @@ Test(cluster, bodies_are_sandboxed_unless_allow_io) {
  * at a file or the shared Lua library, a saved package.loadlib, package
  * through _G, rawget and load's globals, bytecode from string.dump and
  * from the driver, string.dump through the strings' metatable,
- * collectgarbage, a finalizer (which would run beyond the loop's deadline),
- * the debug registry, and refused functions run through coroutines and
+ * collectgarbage, a finalizer (which would run beyond the loop's deadline)
+ * set directly or through the shared metatables of arrays and files, the
+ * debug registry, and refused functions run through coroutines and
  * pcall.  Each fails with "not available in loop bodies";
  * none writes its marker file or shows the secret file's text.  Before,
  * package.searchers[3] ran os.execute and [2] read the file. */
@@ -778,6 +779,7 @@ Test(cluster, sandbox_escapes_are_refused) {
       "load(bytecode)",        "load(bytecode, 'b')",
       "getmetatable('').__index.dump", "('').dump",
       "collectgarbage",        "setmetatable(__gc)",
+      "getmetatable(array).__gc", "getmetatable(io.stdout).__gc",
       "debug.getregistry",
       "coroutine.wrap(os.execute)", "coroutine.resume(require)",
       "coroutine.wrap(load package)", "pcall(os.getenv)",

@@ -7,6 +7,7 @@
 local orion = require "orion"
 
 local X = orion.zeros { 2 }
+local Y = orion.zeros { 2 }
 local base = os.tmpname()
 os.remove(base)
 local marker = base .. ".escaped"
@@ -90,6 +91,18 @@ local cases = {
         end
       end })
     end },
+  { "getmetatable(array).__gc", function(i, x)
+      getmetatable(Y).__gc = function()
+        while true do
+        end
+      end
+    end, { schedule = "serial" } },
+  { "getmetatable(io.stdout).__gc", function(i, x)
+      getmetatable(io.stdout).__gc = function()
+        while true do
+        end
+      end
+    end },
   { "debug.getregistry", function(i, x)
       debug.getregistry()._LOADED.os.execute(touch)
     end },
@@ -119,7 +132,7 @@ local cases = {
 
 local refused = 0
 for _, c in ipairs(cases) do
-  local ok, err = pcall(orion.parallel_for, X, c[2])
+  local ok, err = pcall(orion.parallel_for, X, c[2], c[3])
   err = tostring(err)
   local m = io.open(marker)
   local why
