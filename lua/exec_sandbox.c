@@ -147,6 +147,15 @@ static int lib_field(lua_State *L, int set) {
 static int lib_index(lua_State *L) { return lib_field(L, 0); }
 static int lib_newindex(lua_State *L) { return lib_field(L, 1); }
 
+/* Calls the original function (upvalue 1) with the wrapper's arguments,
+ * for its one result. */
+static int call_original(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 /* setmetatable without finalizers (upvalue 1: the real setmetatable).
  * Lua runs a __gc metamethod with hooks off, whenever the collector
  * gets to it: a finalizer could run for ever past the loop's deadline
@@ -158,10 +167,7 @@ static int setmetatable_no_gc(lua_State *L) {
       return refuse_name(L, "setmetatable with a __gc field");
     lua_pop(L, 1);
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 1);
-  return 1;
+  return call_original(L);
 }
 
 /* getmetatable but for userdata (upvalue 1: the real getmetatable).  The
@@ -172,10 +178,7 @@ static int setmetatable_no_gc(lua_State *L) {
 static int getmetatable_no_udata(lua_State *L) {
   if (lua_type(L, 1) == LUA_TUSERDATA)
     return refuse_name(L, "getmetatable of a userdata");
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 1);
-  return 1;
+  return call_original(L);
 }
 
 /* load for text chunks only, whose globals are the body's by default:
