@@ -551,11 +551,20 @@ static int get_str(dec *d, const char **s, size_t *n) {
 
 static int dec_value(dec *d);
 
+/* Pushes the globals decoded functions see (ORION_CAPTURE_GLOBALS). */
+static void push_globals(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, ORION_CAPTURE_GLOBALS) !=
+      LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_pushglobaltable(L);
+  }
+}
+
 /* Pushes the value at a dotted path like "math.sqrt" from the globals. */
 static int push_path(dec *d, const char *s, size_t n) {
   lua_State *L = d->L;
   const char *dot = memchr(s, '.', n);
-  lua_pushglobaltable(L);
+  push_globals(L);
   if (dot == NULL) {
     lua_pushlstring(L, s, n);
     lua_rawget(L, -2);
@@ -600,7 +609,7 @@ static int dec_env(dec *d) {
     lua_rawset(L, -3);
   }
   lua_newtable(L);
-  lua_pushglobaltable(L);
+  push_globals(L);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, global_assign_error);
   lua_setfield(L, -2, "__newindex");

@@ -25,6 +25,13 @@
 #define ORION_CAPTURE_ACC 'C'
 #define ORION_CAPTURE_BUFFER 'B'
 
+/* The registry field holding the globals decoded functions see: their
+ * global environment falls back to it, and standard names captured by
+ * reference resolve in it.  An executor's state holds the sandbox of loop
+ * bodies there (lua/exec_sandbox.c); without the field, the state's own
+ * globals serve. */
+#define ORION_CAPTURE_GLOBALS "orion.capture.globals"
+
 /* Driver side: classifies a userdata at idx.  Returns ORION_CAPTURE_ARRAY,
  * ORION_CAPTURE_ACC or ORION_CAPTURE_BUFFER and fills *id, or 0 when it
  * cannot be shipped. */

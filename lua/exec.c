@@ -401,6 +401,9 @@ orion_exec *orion_exec_new(int executor_id) {
     return NULL;
   }
   luaL_openlibs(ex->L);
+  /* The sandbox copies the allowed globals: a global that bodies should
+   * see (such as a replaced print) must be set before it. */
+  orion__exec_deadline_open(ex->L);
   orion__exec_sandbox(ex->L);
   make_metatables(ex->L);
   make_body_module(ex->L);
@@ -1006,6 +1009,7 @@ static int run_rows(lua_State *L, run_ctx *c) {
     lua_pushinteger(L, a->keys[2 * c->cur] + 1);
     orion__exec_push_row(L, a, c->cur, end);
     lua_call(L, 2, 1);
+    orion__exec_deadline_check(L, c->ex);
     if (!lua_isnil(L, -1))
       luaL_error(L, "a body over a ragged array returns nothing (its rows "
                     "are read-only), not a %s",
@@ -1039,6 +1043,7 @@ static int run_block(lua_State *L) {
     push_keys(L, a, c->cur);
     push_elem(L, a, c->cur);
     lua_call(L, nargs, 1);
+    orion__exec_deadline_check(L, c->ex);
     if (!lua_isnil(L, -1))
       store_elem(L, a, "array", "the iterated array (returned value)",
                  c->cur, -1);

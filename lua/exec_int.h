@@ -84,9 +84,13 @@ struct orion_exec {
   void *mtick_ud;
   /* The loop deadline (lua/exec_deadline.c): seconds a block may run (0:
    * no limit), and the running block's id and deadline on orion_now's
-   * clock. */
+   * clock.  Once the hook sees the deadline pass, `expired` is set and
+   * `past` holds the error, so that a body that catches it (pcall,
+   * coroutine.resume) still fails when its element returns. */
   double timeout, deadline;
   int64_t tblock;
+  int expired;
+  char past[384];
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry
@@ -138,8 +142,9 @@ int orion__exec_apply_taken(struct orion_exec *ex, exec_buffer *b,
  * tagged with their block); then forgotten.  0, or the first error. */
 int orion__exec_flush_kept(struct orion_exec *ex, orion_error *err);
 
-/* The sandbox of bodies in state L (lua/exec_sandbox.c): put in, and
- * taken out again. */
+/* The sandbox of bodies in state L (lua/exec_sandbox.c): the allow-listed
+ * globals that decoded bodies see, and (--allow-io) the state's own
+ * globals in their place. */
 void orion__exec_sandbox(lua_State *L);
 void orion__exec_unsandbox(lua_State *L);
 
@@ -174,7 +179,14 @@ int orion__exec_run_compiled(struct orion_exec *ex, orion_array *a, int64_t lo,
  * (util/cbody.h), which sets c->err once the block is past its deadline
  * (c->ud is the executor). */
 void orion__exec_deadline_start(struct orion_exec *ex, int64_t block);
+/* Wraps xpcall in L's globals so that its message handler cannot hold a
+ * body past its deadline (called once, before the sandbox copies them). */
+void orion__exec_deadline_open(lua_State *L);
 void orion__exec_deadline_stop(struct orion_exec *ex);
+/* After each element of an interpreted body returns: raises the deadline's
+ * error in L (outside the body, where nothing catches it) if the block
+ * went past its deadline while the element ran. */
+void orion__exec_deadline_check(lua_State *L, struct orion_exec *ex);
 int orion__exec_cpoll(orion_cctx *c);
 
 #endif

@@ -757,6 +757,52 @@ Test(cluster, bodies_are_sandboxed_unless_allow_io) {
   }
 }
 
+/* The side doors out of the sandbox (issue 32), inside the driver and on
+ * executors: package.searchers 1 to 4 with package.path or cpath pointed
+ * at a file or the shared Lua library, a saved package.loadlib, package
+ * through _G, rawget and load's globals, bytecode from string.dump and
+ * from the driver, string.dump through the strings' metatable,
+ * collectgarbage, a finalizer (which would run beyond the loop's deadline)
+ * set directly or through the shared metatables of arrays and files, the
+ * debug registry, and refused functions run through coroutines and
+ * pcall.  Each fails with "not available in loop bodies";
+ * none writes its marker file or shows the secret file's text.  Before,
+ * package.searchers[3] ran os.execute and [2] read the file. */
+Test(cluster, sandbox_escapes_are_refused) {
+  static const char *const ns[] = {"0", "2"};
+  static const char *const names[] = {
+      "package.searchers[1]",  "package.searchers[2]",
+      "package.searchers[3]",  "package.searchers[4]",
+      "package.cpath",         "package.loadlib (saved)",
+      "_G.package",            "rawget(_G, 'package')",
+      "load('return package')", "string.dump",
+      "load(bytecode)",        "load(bytecode, 'b')",
+      "getmetatable('').__index.dump", "('').dump",
+      "collectgarbage",        "setmetatable(__gc)",
+      "getmetatable(array).__gc", "getmetatable(io.stdout).__gc",
+      "debug.getregistry",
+      "coroutine.wrap(os.execute)", "coroutine.resume(require)",
+      "coroutine.wrap(load package)", "pcall(os.getenv)",
+      "io.stdin"};
+  size_t i, k, n = sizeof names / sizeof names[0];
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", ns[i], "@escape.lua");
+    char want[96];
+    expect_ok(&r, "escape.lua");
+    for (k = 0; k < n; k++) {
+      snprintf(want, sizeof want, "%s: refused\n", names[k]);
+      expect_has(r.out, want);
+    }
+    snprintf(want, sizeof want, "escapes refused: %zu of %zu\n", n, n);
+    expect_has(r.out, want);
+    cr_expect(strstr(r.out, "ESCAPED") == NULL &&
+                  strstr(r.err, "SECRET-8f3e") == NULL,
+              "%s executors:\n%s\n%s", ns[i], r.out, r.err);
+    tu_run_free(&r);
+    expect_no_executors_left("escape", atoi(ns[i]));
+  }
+}
+
 /* A sum accumulator's partials are combined in executor order, not in the
  * order the executors finish: the same loop gives the same floating-point
  * sum every run (here 0, where another order gives 1). */
@@ -1073,6 +1119,35 @@ Test(cluster, loop_timeout_ends_a_body_that_never_returns) {
   loop_timeout_on("c", "opts");
   loop_timeout_on("lua", "--loop-timeout");
   loop_timeout_on("c", "--loop-timeout");
+}
+
+/* The loop deadline holds whatever the body catches (issue 32): a body
+ * spinning inside pcall, coroutine.wrap, coroutine.resume, xpcall (also
+ * with a handler that spins) or a loop of pcalls ends its loop with the
+ * deadline's error within 5 s, inside the driver and on executors.
+ * Before, all but the last ended "successfully" after the timeout, and
+ * the last two ran for ever.  A body that catches its own error in time
+ * still runs afterwards. */
+Test(cluster, loop_timeout_holds_when_the_body_catches_it) {
+  static const char *const ns[] = {"0", "2"};
+  static const char *const names[] = {
+      "pcall", "coroutine.wrap", "coroutine.resume", "xpcall",
+      "xpcall with a spinning handler", "pcall in a loop"};
+  size_t i, k;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", ns[i], "@deadline_catch.lua");
+    char want[96];
+    expect_ok(&r, "deadline_catch.lua");
+    for (k = 0; k < sizeof names / sizeof names[0]; k++) {
+      snprintf(want, sizeof want, "%s: stopped\n", names[k]);
+      expect_has(r.out, want);
+    }
+    expect_has(r.out, "element (1): block 0 ran past the loop's timeout of "
+                      "0.5 s (opts.timeout or --loop-timeout)\n");
+    expect_has(r.out, "in time: 1 2 3 4\n");
+    tu_run_free(&r);
+    expect_no_executors_left("deadline_catch", atoi(ns[i]));
+  }
 }
 
 Test(cluster, kill_9_ends_the_job_with_code_3) {
