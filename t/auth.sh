@@ -66,13 +66,7 @@ end)
 EOF
 # A port nothing on this machine uses (another job listening there would
 # answer the relay in the attacker's driver's place).
-aport=$((20000 + $$ % 20000))
-i=0
-while [ $i -lt 50 ] &&
-  grep -qi ":$(printf '%04X' "$aport") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-  aport=$((20000 + (aport + 97) % 20000))
-  i=$((i + 1))
-done
+aport=$(free_port $$)
 SLURM_PROCID=0 SLURM_NTASKS=2 ORION_DRIVER=127.0.0.1:$aport ORION_TOKEN=$learned \
   "$drv" --launcher slurm --allow-io --register-timeout 5 "$tmp/pwn.lua" \
   >"$tmp/d2" 2>&1 &

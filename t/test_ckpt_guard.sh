@@ -176,15 +176,9 @@ has k5.out "orion: resumed from the checkpoint of step 3"
 # Under slurm (or mpi) every rank runs the driver's command line: only
 # rank 0, the driver, takes the lock; the other ranks become executors
 # first, so they neither refuse the job nor leave a lock file written.
-# A port nothing on this machine uses (a port taken from the pid alone was
-# once in use: "cannot listen ... address already in use").
-port=$((20000 + $$ % 20000))
-i=0
-while [ $i -lt 50 ] &&
-  grep -qi ":$(printf '%04X' "$port") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-  port=$((20000 + (port + 97) % 20000))
-  i=$((i + 1))
-done
+# A port nothing on this machine uses (t/skip.sh).
+. "$src/t/skip.sh"
+port=$(free_port $$)
 # A token of 128 random bits (a guessable one is refused).
 token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 for r in 1 0; do
