@@ -6,8 +6,8 @@
 # would; signed overflow reported in a test's log (UBSan writes to stderr
 # whatever log_path says, t/sanitize_lib.sh says why); and a fast-suite
 # case that the criterion pattern left out.  A refused huge allocation
-# (only a warning) and a disabled slow_* case pass.  One small program, built with
-# the same -fsanitize flags, does the wrong things on demand.
+# (only a warning) and a disabled slow_* case pass.  One small program,
+# built with the same -fsanitize flags, does the wrong things on demand.
 src=${ORION_SRCDIR:-.}
 . "$src/t/skip.sh"
 . "$src/t/sanitize_lib.sh"
@@ -72,16 +72,19 @@ expect() {
 run none
 expect 0 "" "a clean run passes"
 run huge
-if grep -q -a "WARNING: AddressSanitizer failed to allocate" "$tmp"/reports/*; then
+warning="WARNING: AddressSanitizer failed to allocate"
+if grep -q -a "$warning" "$tmp"/reports/*; then
   expect 0 "" "a refused huge allocation (a warning in reports/) passes"
 else
   echo "FAIL: a refused huge allocation left no warning in reports/"
   fail=1
 fi
 run leak
-expect 1 "ERROR: LeakSanitizer" "a leak in a process whose stderr is discarded fails"
+expect 1 "ERROR: LeakSanitizer" \
+  "a leak in a process whose stderr is discarded fails"
 run freed
-expect 1 "heap-use-after-free" "a use after free whose stderr is discarded fails"
+expect 1 "heap-use-after-free" \
+  "a use after free whose stderr is discarded fails"
 run ub "$tmp/logs/t.log"
 expect 1 "runtime error: signed integer overflow" \
   "signed overflow reported in a test's log fails"

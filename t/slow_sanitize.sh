@@ -65,7 +65,8 @@ fi
 san=address,undefined,float-cast-overflow
 flags="-O1 -g -fsanitize=$san -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # A change of flags configures afresh (configure.flags records them).
-if [ ! -f Makefile ] || [ "$(cat configure.flags 2>/dev/null)" != "$flags" ]; then
+if [ ! -f Makefile ] ||
+  [ "$(cat configure.flags 2>/dev/null)" != "$flags" ]; then
   echo "== configuring in $build/src"
   ./configure -q --without-cuda CFLAGS="$flags" \
     LDFLAGS="-fsanitize=$san" >configure.log 2>&1 ||
