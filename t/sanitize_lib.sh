@@ -2,19 +2,28 @@
 # by its self-test, t/sanitize_check_test.sh, so that the test exercises the
 # very settings and checks the slow set uses.
 #
+# The sanitizer build's flags: ASan and UBSan, and float-cast-overflow (a
+# double out of an integer type's range converted to it, undefined in C),
+# which gcc leaves out of -fsanitize=undefined.  libubsan is linked
+# statically, its names kept out of the program's dynamic symbols: a
+# shared libubsan's call that opens its log file binds to libasan's copy
+# of that function, so UBSan would write to stderr whatever log_path says
+# (gcc 12); an exported static copy would take libasan's calls instead.
+ORION_SAN=address,undefined,float-cast-overflow
+ORION_SAN_CFLAGS="-O1 -g -fsanitize=$ORION_SAN -fno-omit-frame-pointer"
+ORION_SAN_CFLAGS="$ORION_SAN_CFLAGS -fno-sanitize-recover=all"
+ORION_SAN_LDFLAGS="-fsanitize=$ORION_SAN -static-libubsan"
+ORION_SAN_LDFLAGS="$ORION_SAN_LDFLAGS -Wl,--exclude-libs,libubsan.a"
+
 # orion_san_env DIR SRCDIR: the sanitizer runtimes' settings, exported
 # (SRCDIR holds t/lsan.supp, the leak suppressions).  Every instrumented
-# process writes its ASan and LeakSanitizer reports to a file of its own in
-# DIR (log_path: the name, then the pid).  A test that runs the driver or
-# an executor captures that process's stderr and checks its exit status or
-# its message, so a report written to stderr could be swallowed by a test
-# that expects a failure anyway; a file cannot be.  UBSan's reports still
-# go to stderr: gcc links libubsan beside libasan, and libubsan's call that
-# would open its log file binds to libasan's copy of that function, so
-# UBSan's log_path is never used (gcc 12).  A UBSan finding ends its
-# process with exit status 1 (halt_on_error), which a test that expects
-# success sees, and its report reaches the test's log where the test
-# prints the output it captured.
+# process writes its reports to files of its own in DIR (log_path: asan or
+# ubsan, then the pid).  A test that runs the driver or an executor
+# captures that process's stderr and checks its exit status or its
+# message, so a report written to stderr could be swallowed by a test
+# that expects a failure anyway; a file cannot be.
+#   halt_on_error: the first UBSan finding ends the process (non-zero
+#     exit), as -fno-sanitize-recover also asks;
 #   detect_leaks: LeakSanitizer at every instrumented process's exit;
 #   detect_stack_use_after_return: a pointer to a returned function's
 #     local is caught when used (the frames are kept on a heap of their
@@ -24,7 +33,7 @@
 #     allocation, and tests feed it sizes from corrupted input on purpose);
 #     ASan then writes a warning, not an error, to the report file.
 orion_san_env() {
-  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$1/ubsan"
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1"
   ASAN_OPTIONS="$ASAN_OPTIONS:detect_stack_use_after_return=1"
   ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$1/asan"

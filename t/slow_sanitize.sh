@@ -40,9 +40,10 @@ command -v git >/dev/null 2>&1 || skip "git is not installed"
 git -C "$src" rev-parse HEAD >/dev/null 2>&1 ||
   skip "$src is not a git checkout (a release tarball)"
 echo 'int main(void){return 0;}' > "${TMPDIR:-/tmp}/orion-asan-probe.c"
-${CC:-cc} -fsanitize=address,undefined -o "${TMPDIR:-/tmp}/orion-asan-probe" \
-  "${TMPDIR:-/tmp}/orion-asan-probe.c" 2>/dev/null ||
-  skip "${CC:-cc} cannot build with -fsanitize=address,undefined (libasan, libubsan)"
+# shellcheck disable=SC2086
+${CC:-cc} $ORION_SAN_CFLAGS -o "${TMPDIR:-/tmp}/orion-asan-probe" \
+  "${TMPDIR:-/tmp}/orion-asan-probe.c" $ORION_SAN_LDFLAGS 2>/dev/null ||
+  skip "${CC:-cc} cannot build with -fsanitize=$ORION_SAN (libasan, libubsan)"
 rm -f "${TMPDIR:-/tmp}/orion-asan-probe" "${TMPDIR:-/tmp}/orion-asan-probe.c"
 
 # Run by make check-slow, whose TESTS and CRITERION_TEST_PATTERN travel in
@@ -60,22 +61,20 @@ cd "$build/src"
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
   autoreconf -fi >/dev/null 2>&1
 fi
-# float-cast-overflow (a double out of an integer type's range converted
-# to it, undefined in C) is not part of gcc's -fsanitize=undefined.
-san=address,undefined,float-cast-overflow
-flags="-O1 -g -fsanitize=$san -fno-omit-frame-pointer -fno-sanitize-recover=all"
-# A change of flags configures afresh (configure.flags records them).
+# The flags (t/sanitize_lib.sh says why each); a change of flags
+# configures afresh (configure.flags records them).
+flags="$ORION_SAN_CFLAGS; $ORION_SAN_LDFLAGS"
 if [ ! -f Makefile ] ||
   [ "$(cat configure.flags 2>/dev/null)" != "$flags" ]; then
   echo "== configuring in $build/src"
-  ./configure -q --without-cuda CFLAGS="$flags" \
-    LDFLAGS="-fsanitize=$san" >configure.log 2>&1 ||
+  ./configure -q --without-cuda CFLAGS="$ORION_SAN_CFLAGS" \
+    LDFLAGS="$ORION_SAN_LDFLAGS" >configure.log 2>&1 ||
     { tail -n 30 configure.log; exit 1; }
   echo "$flags" > configure.flags
   make -s clean >/dev/null 2>&1 || :
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
-echo "== building with $flags"
+echo "== building with $ORION_SAN_CFLAGS, linking with $ORION_SAN_LDFLAGS"
 make -s -j"$jobs" >make.log 2>&1 || { tail -n 40 make.log; exit 1; }
 t1=$(date +%s)
 echo "   built in $((t1 - t0)) s"
