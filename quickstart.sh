@@ -6,7 +6,8 @@
 #   ./quickstart.sh test                  runs the fast test suite (make check)
 #   ./quickstart.sh slow                  runs the slow set (make check-slow:
 #                                         large clusters, namespaces, fuzzing,
-#                                         the job page in headless Chromium)
+#                                         the job page in headless Chromium,
+#                                         the fast suite under ASan+UBSan)
 # Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
