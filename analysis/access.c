@@ -279,7 +279,7 @@ static int array_base(orion__actx *c, const ast_node *e, orion__aref *r) {
   if (vi >= 0) {
     orion__var *x = &c->vars[vi];
     int i;
-    if (c->pass == 1)
+    if (c->pass == 1 && !c->peek)
       x->as_value++;
     if (x->alias != ALIAS_SLICE || x->assigned)
       return 0;
@@ -327,10 +327,12 @@ static void visit_block(orion__actx *c, const ast_node *b);
 int orion__index_chain(orion__actx *c, const ast_node *e, orion__aref *r) {
   if (e->kind == AST_INDEX) {
     if (!orion__index_chain(c, e->a, r)) {
-      visit_expr(c, e->b);
+      if (!c->peek)
+        visit_expr(c, e->b);
       return 0;
     }
-    visit_expr(c, e->b);
+    if (!c->peek)
+      visit_expr(c, e->b);
     if (r->nsub < ORION_MAX_DIMS)
       r->subs[r->nsub] = orion__sub_classify(c, e->b);
     r->nsub++;
@@ -338,7 +340,7 @@ int orion__index_chain(orion__actx *c, const ast_node *e, orion__aref *r) {
   }
   if (array_base(c, e, r))
     return 1;
-  if (e->kind != AST_NAME)
+  if (e->kind != AST_NAME && !c->peek)
     visit_expr(c, e);
   return 0;
 }
@@ -599,16 +601,17 @@ static void visit_call(orion__actx *c, const ast_node *e) {
  * keys and slices it captured do not match that iteration's: inside it,
  * every local of the enclosing functions counts as unknown. */
 static void visit_func(orion__actx *c, const ast_node *f) {
-  int saved = c->nscope, saved_floor = c->floor, i, owner = c->owner;
+  int saved = c->nscope, saved_floor = c->floor, i;
+  const orion__fact *owner = orion__pass1_fact(c, c->owner);
   int precise = 0;
-  c->owner = -1;
-  if (owner >= 0 && owner < c->npass1 && c->pass == 2)
-    precise = c->pass1_assigned[owner] == 0 && c->pass1_as_value[owner] == 0;
+  c->owner = NULL;
+  if (owner != NULL && c->pass == 2)
+    precise = owner->assigned == 0 && owner->as_value == 0;
   c->func_depth++;
   if (!precise)
     c->floor = c->func_depth; /* the innermost such closure counts */
   for (i = 0; i < f->params.n; i++)
-    orion__new_var(c, f->params.v[i]->str, VAR_LOCAL, -1);
+    orion__new_var(c, f->params.v[i], VAR_LOCAL, -1);
   visit_block(c, f->a);
   c->nscope = saved;
   c->func_depth--;
@@ -667,12 +670,15 @@ static void visit_expr(orion__actx *c, const ast_node *e) {
   }
 }
 
-static int assigned_later(const orion__actx *c, int vi) {
-  return c->pass == 2 && vi < c->npass1 ? c->pass1_assigned[vi] : 0;
+/* Is the local declared by decl assigned after its declaration (pass 2,
+ * from pass 1's facts)? */
+static int assigned_later(const orion__actx *c, const ast_node *decl) {
+  const orion__fact *f = c->pass == 2 ? orion__pass1_fact(c, decl) : NULL;
+  return f != NULL ? f->assigned : 0;
 }
 
 static void visit_local(orion__actx *c, const ast_node *s) {
-  int first = c->nvars, i, n = s->list.n;
+  int i, n = s->list.n;
   orion__var al[16];
   memset(al, 0, sizeof al);
   for (i = 0; i < s->list2.n; i++) {
@@ -680,13 +686,13 @@ static void visit_local(orion__actx *c, const ast_node *s) {
     int single = i < n && !(i == s->list2.n - 1 && i < n - 1 &&
                             (e->kind == AST_CALL || e->kind == AST_METHCALL ||
                              e->kind == AST_VARARG));
-    if (single && i < 16 && !assigned_later(c, first + i))
+    if (single && i < 16 && !assigned_later(c, s->list.v[i]))
       orion__alias_of(c, e, &al[i]);
     if (i < 16 && al[i].alias == ALIAS_SLICE) {
       orion__aref r;
       orion__index_chain(c, e, &r); /* a followed alias: visit the subscripts */
     } else if (e->kind == AST_FUNC && i < n) {
-      c->owner = first + i; /* declared next, visible only after */
+      c->owner = s->list.v[i]; /* declared next, visible only after */
       visit_func(c, e);
     } else {
       /* Array data held in a local that is not followed escapes. */
@@ -694,7 +700,7 @@ static void visit_local(orion__actx *c, const ast_node *s) {
     }
   }
   for (i = 0; i < n; i++) {
-    int vi = orion__new_var(c, s->list.v[i]->str, VAR_LOCAL, -1);
+    int vi = orion__new_var(c, s->list.v[i], VAR_LOCAL, -1);
     if (vi < 0)
       return;
     if (i < 16 && !c->vars[vi].assigned) {
@@ -782,9 +788,9 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
     visit_local(c, s);
     break;
   case AST_LOCALFUNC:
-    if (orion__new_var(c, s->a->str, VAR_LOCAL, -1) < 0)
+    if (orion__new_var(c, s->a, VAR_LOCAL, -1) < 0)
       break;
-    c->owner = c->nvars - 1;
+    c->owner = s->a;
     visit_func(c, s->b);
     break;
   case AST_FUNCSTAT:
@@ -836,7 +842,7 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
     visit_expr(c, s->b);
     visit_expr(c, s->c);
     saved = c->nscope;
-    orion__new_var(c, s->list.v[0]->str, VAR_LOCAL, -1);
+    orion__new_var(c, s->list.v[0], VAR_LOCAL, -1);
     visit_block(c, s->d);
     c->nscope = saved;
     break;
@@ -848,7 +854,7 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
     }
     saved = c->nscope;
     for (i = 0; i < s->list.n; i++)
-      orion__new_var(c, s->list.v[i]->str, VAR_LOCAL, -1);
+      orion__new_var(c, s->list.v[i], VAR_LOCAL, -1);
     visit_block(c, s->a);
     c->nscope = saved;
     break;
@@ -885,11 +891,12 @@ void orion__run_pass(orion__actx *c, int pass) {
   c->nscope = 0;
   c->func_depth = 0;
   c->floor = -1;
-  c->owner = -1;
+  c->owner = NULL;
+  c->peek = 0;
   c->in_genfor = 0;
   for (i = 0; i < f->params.n; i++) {
     orion__var_kind k = i < n ? VAR_KEY : i == n ? VAR_VALUE : VAR_LOCAL;
-    orion__new_var(c, f->params.v[i]->str, k, i < n ? i : -1);
+    orion__new_var(c, f->params.v[i], k, i < n ? i : -1);
   }
   if (pass == 2 && f->params.n > n) {
     /* The value parameter is the element: a read of it at its keys. */

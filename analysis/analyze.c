@@ -127,19 +127,8 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
   orion__plan_array_for(&c, &in->iter,
                         in->iter.name != NULL ? in->iter.name : "(iterated)");
   orion__run_pass(&c, 1);
-  c.npass1 = c.nvars;
-  c.pass1_assigned = orion_malloc(sizeof(int) * (size_t)(c.nvars + 1));
-  if (c.pass1_assigned == NULL)
+  if (!c.oom && orion__keep_facts(&c) != 0)
     c.oom = 1;
-  else
-    for (i = 0; i < c.nvars; i++)
-      c.pass1_assigned[i] = c.vars[i].assigned;
-  c.pass1_as_value = orion_malloc(sizeof(int) * (size_t)(c.nvars + 1));
-  if (c.pass1_as_value == NULL)
-    c.oom = 1;
-  else
-    for (i = 0; i < c.nvars; i++)
-      c.pass1_as_value[i] = c.vars[i].as_value;
   if (!c.oom)
     orion__run_pass(&c, 2);
   rc = c.oom ? ORION_ENOMEM : orion__dep_vectors(plan);
@@ -163,8 +152,7 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
   orion_free(c.free);
   orion_free(c.vars);
   orion_free(c.scope);
-  orion_free(c.pass1_assigned);
-  orion_free(c.pass1_as_value);
+  orion_free(c.facts);
   for (i = 0; i < c.nassigned_free; i++)
     orion_free(c.assigned_free[i]);
   orion_free(c.assigned_free);

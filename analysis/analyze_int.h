@@ -42,6 +42,8 @@ typedef enum orion__alias_kind {
 
 typedef struct orion__var {
   const char *name;
+  const ast_node *decl; /* the AST_NAME that declares it: the key of its
+                           facts from pass 1 */
   orion__var_kind kind;
   int dim;          /* VAR_KEY */
   int assigned;     /* assignments after the declaration (pass 1) */
@@ -54,6 +56,16 @@ typedef struct orion__var {
   int nsub;
   orion_sub subs[ORION_MAX_DIMS];
 } orion__var;
+
+/* What pass 1 found about one declared local, keyed by its declaring
+ * node: pass 2 creates its locals in its own order (a look-ahead for an
+ * alias may visit a function literal once or twice), so a position in
+ * creation order does not name the same local in both passes. */
+typedef struct orion__fact {
+  const ast_node *decl;
+  int assigned;
+  int as_value;
+} orion__fact;
 
 /* A free name's binding, cached. */
 typedef struct orion__freename {
@@ -72,17 +84,19 @@ typedef struct orion__actx {
   int nvars, capvars;
   int *scope;      /* stack of var indices */
   int nscope, capscope;
-  int *pass1_assigned; /* per var index, from pass 1 */
-  int *pass1_as_value;
+  orion__fact *facts; /* from pass 1, sorted by decl */
+  int nfacts;
   int floor;       /* vars declared below this depth are seen from a
                       closure that may run in another iteration: their
                       key relations are unknown (-1: none) */
-  int owner;       /* the local an AST_FUNC being visited initialises */
+  const ast_node *owner; /* the declaration of the local an AST_FUNC
+                            being visited initialises, or NULL */
+  int peek;        /* looking ahead for an alias: visit nothing, count
+                      nothing */
   int in_genfor;   /* visiting a generic for's explist */
   int opaque;      /* an array-holding free name is reassigned */
   char **assigned_free; /* free names the body assigns (pass 1) */
   int nassigned_free;
-  int npass1;
   int func_depth;  /* 0 in the body itself */
   orion__freename *free;
   int nfree, capfree;
@@ -107,10 +121,19 @@ typedef struct orion__aref {
 
 /* ---- resolve.c ---------------------------------------------------------- */
 
-/* Declares a local (or parameter) in the current scope; its index, or -1
- * (c->oom set). */
-int orion__new_var(orion__actx *c, const char *name, orion__var_kind kind,
+/* Declares the local (or parameter) that the AST_NAME decl declares in the
+ * current scope; its index, or -1 (c->oom set).  In pass 2 it starts with
+ * the facts pass 1 found for decl. */
+int orion__new_var(orion__actx *c, const ast_node *decl, orion__var_kind kind,
                    int dim);
+/* Pass 1's facts about the local declared by decl, or NULL when pass 1
+ * has not run (or saw no such declaration). */
+const orion__fact *orion__pass1_fact(const orion__actx *c,
+                                     const ast_node *decl);
+/* Gathers pass 1's facts from c->vars into c->facts, one per declaring
+ * node (summed when a node was visited more than once); 0 or
+ * ORION_ENOMEM. */
+int orion__keep_facts(orion__actx *c);
 /* The innermost local named `name` in scope, or -1. */
 int orion__lookup_var(const orion__actx *c, const char *name);
 /* The plan array of `info` (added on first sight), or -1 (c->oom set). */

@@ -9,6 +9,7 @@
  * is asked of the caller's resolver once (upvalues and globals bound at
  * launch) and cached.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analyze_int.h"
@@ -71,9 +72,10 @@ const ast_node *orion_find_body(const ast_node *chunk, int line_defined,
  * Scopes and free names.
  * ====================================================================== */
 
-int orion__new_var(orion__actx *c, const char *name, orion__var_kind kind,
+int orion__new_var(orion__actx *c, const ast_node *decl, orion__var_kind kind,
                    int dim) {
   orion__var *v;
+  const orion__fact *f;
   if (orion__grow((void **)&c->vars, &c->capvars, c->nvars,
                   sizeof *c->vars) != 0 ||
       orion__grow((void **)&c->scope, &c->capscope, c->nscope,
@@ -83,17 +85,59 @@ int orion__new_var(orion__actx *c, const char *name, orion__var_kind kind,
   }
   v = &c->vars[c->nvars];
   memset(v, 0, sizeof *v);
-  v->name = name;
+  v->name = decl->str;
+  v->decl = decl;
   v->kind = kind;
   v->dim = dim;
   v->alias = ALIAS_NONE;
   v->depth = c->func_depth;
-  if (c->pass == 2 && c->nvars < c->npass1) {
-    v->assigned = c->pass1_assigned[c->nvars];
-    v->as_value = c->pass1_as_value[c->nvars];
+  f = c->pass == 2 ? orion__pass1_fact(c, decl) : NULL;
+  if (f != NULL) {
+    v->assigned = f->assigned;
+    v->as_value = f->as_value;
   }
   c->scope[c->nscope++] = c->nvars;
   return c->nvars++;
+}
+
+static int fact_cmp(const void *x, const void *y) {
+  uintptr_t a = (uintptr_t)((const orion__fact *)x)->decl;
+  uintptr_t b = (uintptr_t)((const orion__fact *)y)->decl;
+  return a < b ? -1 : a > b;
+}
+
+const orion__fact *orion__pass1_fact(const orion__actx *c,
+                                     const ast_node *decl) {
+  orion__fact key;
+  if (c->facts == NULL || decl == NULL)
+    return NULL;
+  key.decl = decl;
+  return bsearch(&key, c->facts, (size_t)c->nfacts, sizeof *c->facts,
+                 fact_cmp);
+}
+
+int orion__keep_facts(orion__actx *c) {
+  int i, n = 0;
+  c->facts = orion_malloc(sizeof *c->facts * (size_t)(c->nvars + 1));
+  if (c->facts == NULL)
+    return ORION_ENOMEM;
+  for (i = 0; i < c->nvars; i++) {
+    c->facts[i].decl = c->vars[i].decl;
+    c->facts[i].assigned = c->vars[i].assigned;
+    c->facts[i].as_value = c->vars[i].as_value;
+  }
+  qsort(c->facts, (size_t)c->nvars, sizeof *c->facts, fact_cmp);
+  /* One entry per declaration: a declaration visited twice adds up. */
+  for (i = 0; i < c->nvars; i++) {
+    if (n > 0 && c->facts[n - 1].decl == c->facts[i].decl) {
+      c->facts[n - 1].assigned += c->facts[i].assigned;
+      c->facts[n - 1].as_value += c->facts[i].as_value;
+    } else {
+      c->facts[n++] = c->facts[i];
+    }
+  }
+  c->nfacts = n;
+  return 0;
 }
 
 int orion__lookup_var(const orion__actx *c, const char *name) {
@@ -223,9 +267,11 @@ void orion__alias_of(orion__actx *c, const ast_node *init, orion__var *x) {
     return;
   }
   if (init->kind == AST_INDEX || init->kind == AST_NAME) {
-    /* Peek without recording: the subscripts are visited by the caller. */
-    int saved = c->pass;
+    /* Peek without recording or counting anything: the caller visits
+     * the initialiser once, after this, in both passes alike. */
+    int saved = c->pass, saved_peek = c->peek;
     c->pass = 1;
+    c->peek = 1;
     if (orion__index_chain(c, init, &r) &&
         r.nsub < c->plan->arrays[r.array].info.ndims) {
       x->alias = ALIAS_SLICE;
@@ -235,5 +281,6 @@ void orion__alias_of(orion__actx *c, const ast_node *init, orion__var *x) {
       memcpy(x->subs, r.subs, sizeof x->subs);
     }
     c->pass = saved;
+    c->peek = saved_peek;
   }
 }
