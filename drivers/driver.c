@@ -26,6 +26,7 @@
 #include "dsm/status.h"
 #include "lua/jobpage.h"
 #include "lua/orion.h"
+#include "lua/srcstore.h"
 #include "util/outpath.h"
 #include "util/progress.h"
 
@@ -734,6 +735,10 @@ int main(int argc, char **argv) {
     return EXIT_SCRIPT;
   }
   luaL_openlibs(L);
+  /* The script, dofile, loadfile and require keep each chunk's text, so
+   * the analysis reads the text that runs, whatever happens to the file
+   * later. */
+  orion_srcstore_install(L);
   publish_options(L);
   orion_jobpage_print(L);
   set_lua_path(L, argv[0]);
@@ -755,7 +760,7 @@ int main(int argc, char **argv) {
   lua_setglobal(L, "arg");
 
   lua_pushcfunction(L, msghandler);
-  rc = luaL_loadfile(L, script);
+  rc = orion_srcstore_loadfile(L, script, NULL);
   if (rc != LUA_OK) {
     fprintf(stderr, "orion-driver: %s\n", lua_tostring(L, -1));
     lua_close(L);

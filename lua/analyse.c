@@ -12,6 +12,7 @@
 #include "analysis/parse.h"
 #include "dsm/loader.h"
 #include "lua/capture.h"
+#include "lua/srcstore.h"
 #include "util/alloc.h"
 #include "util/log.h"
 
@@ -302,7 +303,8 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
   rctx r;
   char iname[64];
   size_t srclen = 0;
-  int rc;
+  const char *text = NULL;
+  int rc, kept = 0;
   memset(out, 0, sizeof *out);
   memset(&in, 0, sizeof in);
   memset(&r, 0, sizeof r);
@@ -323,7 +325,27 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
     luaL_error(L, "parallel_for: the body is a C function; its source is "
                   "needed for the dependence analysis (write it in Lua, or "
                   "pass schedule = \"serial\")");
-  if (ar.source[0] == '@') {
+  if (ar.source[0] == '@' &&
+      (kept = orion_srcstore_text(L, ar.source, &text, &srclen)) != 0) {
+    /* The text the chunk was loaded with (lua/srcstore.c). */
+    if (kept < 0)
+      luaL_error(L, "parallel_for: %s was loaded more than once with "
+                    "different texts (it changed between loads), so which "
+                    "text the body comes from is unknown; load each "
+                    "version from a file of its own (or pass schedule = "
+                    "\"serial\" to run without analysis)",
+                 ar.source + 1);
+    out->src = orion_malloc(srclen + 1);
+    if (out->src == NULL)
+      luaL_error(L, "parallel_for: out of memory copying the body's source "
+                    "(%zu bytes)", srclen);
+    memcpy(out->src, text, srclen);
+    out->src[srclen] = '\0';
+    in.body.src = out->src;
+    in.body.len = srclen;
+  } else if (ar.source[0] == '@') {
+    /* A chunk some other loader read (not the driver's): its file as it
+     * is now. */
     orion_error_clear(&err);
     if (orion_read_file(ar.source + 1, &out->src, &srclen, &err) != 0)
       luaL_error(L, "parallel_for: cannot read the body's source %s: %s "

@@ -555,6 +555,92 @@ Test(scripts, body_runs_once_per_stored_element) {
   remove_temp(data);
 }
 
+/* ---- the text the analysis reads (issue 33) ---------------------------- */
+
+/* A fresh scratch folder for src_edit.lua's body file. */
+static char *scratch_dir(void) {
+  char tmpl[] = "/tmp/orion-srcedit-XXXXXX";
+  cr_assert_not_null(mkdtemp(tmpl), "mkdtemp failed");
+  return strdup(tmpl);
+}
+
+static void remove_scratch(char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/srcedit_body.lua", dir);
+  unlink(path);
+  rmdir(dir);
+  free(dir);
+}
+
+/* src_edit.lua's plan and run are those of the recurrence it loaded on
+ * `line`, not of the text written over it later: the plan reads W[i], the
+ * loop is refused, and the later text's W[9] = 9 never shows. */
+static void expect_loaded_text(const tu_run *r, const char *what, int line) {
+  char want[96];
+  cr_expect_eq(r->status, 0, "%s: exit %d; stderr:\n%s", what, r->status,
+               r->err);
+  snprintf(want, sizeof want, "access: W[i] (read, line %d)", line);
+  cr_expect(strstr(r->out, want) != NULL, "%s: no \"%s\" in:\n%s", what,
+            want, r->out);
+  cr_expect(strstr(r->out, "schedule: rejected\n") != NULL,
+            "%s: the recurrence was not rejected:\n%s", what, r->out);
+  cr_expect(strstr(r->out, "parallel\tparallel_for: the loop cannot run in "
+                           "parallel") != NULL,
+            "%s: the loop ran:\n%s", what, r->out);
+  expect_lacks(r->out, "W[9] 9");
+}
+
+/* A script writes a body file, loads it (loadfile, dofile, require) and
+ * writes another body over it before the loop: the analysis and the
+ * compiled code used to read the file again and took the later text
+ * (a plan with no recurrence, and W[9] = 9 from the compiled later text). */
+Test(scripts, body_from_a_rewritten_file_is_analysed_as_loaded) {
+  static const char *const modes[] = {"loadfile", "dofile", "require"};
+  int i;
+  for (i = 0; i < 3; i++) {
+    char *dir = scratch_dir();
+    tu_run r = DRIVE("@src_edit.lua", modes[i], dir);
+    expect_loaded_text(&r, modes[i], 2);
+    tu_run_free(&r);
+    remove_scratch(dir);
+  }
+}
+
+/* The main script edited during the job (here by itself, before its
+ * loop): the loop is analysed as the script was loaded. */
+Test(scripts, main_script_edited_during_the_job_is_analysed_as_loaded) {
+  char *dir = scratch_dir(), *src = tu_src("t/scripts/src_edit.lua");
+  char copy[512], cmd[1200];
+  tu_run r;
+  char *argv[] = {(char *)tu_driver(), copy, "self", dir, NULL};
+  snprintf(copy, sizeof copy, "%s/srcedit_main.lua", dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, copy);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  r = tu_run_argv(argv, 60);
+  expect_loaded_text(&r, "self", marker_line("src_edit.lua", "self"));
+  tu_run_free(&r);
+  unlink(copy);
+  free(src);
+  remove_scratch(dir);
+}
+
+/* One file loaded twice with different texts: which text a function comes
+ * from is unknown, so its loop is refused, naming the file. */
+Test(scripts, file_loaded_twice_with_different_texts_is_refused) {
+  char *dir = scratch_dir();
+  char want[600];
+  tu_run r = DRIVE("@src_edit.lua", "twice", dir);
+  cr_expect_neq(r.status, 0, "the loop was analysed:\n%s", r.out);
+  snprintf(want, sizeof want,
+           "parallel_for: %s/srcedit_body.lua was loaded more than once "
+           "with different texts (it changed between loads)",
+           dir);
+  expect_has(r.err, want);
+  expect_lacks(r.out, "schedule:");
+  tu_run_free(&r);
+  remove_scratch(dir);
+}
+
 Test(scripts, returned_values_slices_and_3d_arrays) {
   tu_run r = DRIVE("@pfor_update.lua");
   expect_ok(&r);
