@@ -5,7 +5,9 @@
  *
  * The walk runs twice: pass 1 counts the assignments and value uses of
  * every local (an alias holds only when its local is never assigned),
- * pass 2 records the accesses into the plan.
+ * pass 2 records the accesses into the plan.  Pass 1's counts belong to
+ * the node that declares each local (orion__fact), since the two passes
+ * need not create their locals in the same order.
  *
  * Soundness comes first: whenever a construct is not understood, the
  * access it may hide is recorded with unknown subscripts, as both a read
