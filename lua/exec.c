@@ -192,13 +192,13 @@ static void buffer_store(lua_State *L, const exec_array *ea, int64_t k,
  * naming the array, the body's line and the plan's placement.  The line is
  * that of the Lua function doing the store (level 1: the metamethod is
  * level 0). */
-static void guard_refuse(lua_State *L, const exec_array *ea) {
+static void guard_refuse(lua_State *L, const char *name, const char *place) {
   lua_Debug ar;
   char where[128] = "an unknown line";
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) &&
       ar.currentline > 0)
     snprintf(where, sizeof where, "%s:%d", ar.short_src, ar.currentline);
-  lua_pushfstring(L, ORION_EXEC_GUARD_FMT, ea->name, where, ea->guard);
+  lua_pushfstring(L, ORION_EXEC_GUARD_FMT, name, where, place);
   lua_error(L);
 }
 
@@ -208,7 +208,7 @@ static void store_at(lua_State *L, const exec_array *ea, const orion_array *a,
   if (ea->buf != NULL)
     buffer_store(L, ea, pos, vidx);
   else if (ea->guard[0] != '\0')
-    guard_refuse(L, ea);
+    guard_refuse(L, ea->name, ea->guard);
   else
     store_elem(L, a, "array", ea->name, pos, vidx);
 }
@@ -1167,7 +1167,12 @@ int orion_exec_view_of(lua_State *L, int idx, orion_exec_view *v) {
   v->a = ea_array(L, ea);
   v->name = ea->name;
   v->buffer = ea->buf;
+  v->guard = ea->guard[0] != '\0' ? ea->guard : NULL;
   return 1;
+}
+
+void orion_exec_guard_refuse(lua_State *L, const orion_exec_view *v) {
+  guard_refuse(L, v->name, v->guard != NULL ? v->guard : "?");
 }
 
 int orion_exec_view_pend(const orion_exec_view *v, int64_t first,

@@ -198,12 +198,20 @@ typedef struct orion_exec_view {
   const char *name;     /* the name the body uses, for messages */
   void *buffer;         /* non-NULL: a buffer; write with
                            orion_exec_view_pend, never into `a` */
+  const char *guard;    /* non-NULL: the runtime guard's placement of an
+                           array the body must not write (refuse with
+                           orion_exec_guard_refuse); valid as `a` is */
 } orion_exec_view;
 
 /* Fills v and returns 1 when the value at idx of an executor's Lua state is
  * an array, slice or buffer proxy; returns 0 for anything else.  Raises a
  * Lua error for a buffer that is no longer bound.  Compute thread. */
 int orion_exec_view_of(struct lua_State *L, int idx, orion_exec_view *v);
+
+/* Raises the runtime guard's error for a write into v (v->guard set),
+ * naming the line of the body's function that called the running C
+ * function (a native kernel's store is the body's). */
+void orion_exec_guard_refuse(struct lua_State *L, const orion_exec_view *v);
 
 /* Buffer views only: for i in [0, n), with d = x[i] - x0[i] (in double;
  * d = x[i] when x0 is NULL), the pending value of element v->off + first + i

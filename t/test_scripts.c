@@ -477,14 +477,15 @@ Test(scripts, body_errors_read_the_same_on_0_and_2_executors,
 
 /* The runtime guard (lua/pfor_guard.c, lua/exec.c): with the test hook
  * ORION_TEST_PLAN_READONLY the plan's B is guarded as if placed read-only,
- * so a body that writes it must fail, in the interpreter (whole elements
- * and slices) and in the compiled tier (checked at launch), on 0 and 2
- * executors alike, naming the array, the body's line and the placement.
+ * so a body that writes it must fail, in the interpreter (whole elements,
+ * slices and orion.nn's nn.write) and in the compiled tier (checked at
+ * launch), on 0 and 2 executors alike, naming the array, the body's line and the placement.
  * Without the guard these loops wrote B (0 executors) or dropped the
  * writes (executors), and exited 0. */
 Test(scripts, runtime_guard_stops_writes_the_plan_did_not_expect,
      .timeout = 120) {
-  static const char *const cases[] = {"hook_lua", "hook_slice", "hook_c"};
+  static const char *const cases[] = {"hook_lua", "hook_slice", "hook_c",
+                                      "hook_nn"};
   size_t i;
   setenv("ORION_TEST_PLAN_READONLY", "B", 1);
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {

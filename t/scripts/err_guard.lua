@@ -1,5 +1,5 @@
 -- The runtime guard: direct writes the plan did not expect.
--- usage: orion-driver err_guard.lua hook_lua|hook_slice|hook_c|alias
+-- usage: orion-driver err_guard.lua hook_lua|hook_slice|hook_c|hook_nn|alias
 -- The hook_* cases run with ORION_TEST_PLAN_READONLY=B (B is then guarded
 -- as if the plan placed it read-only); alias writes a buffer's target
 -- through an alias that the analysis once missed (pcall passing on what
@@ -26,6 +26,13 @@ elseif which == "hook_c" then
     B[i] = 2 * i -- @hook_c
   end)
   print("not reached", B:get(1))
+elseif which == "hook_nn" then
+  local B = orion.zeros{8, 2}
+  local nn = orion.nn
+  orion.parallel_for(A, function(i, v)
+    nn.write(B[i], nn.matrix(1, 2, i)) -- @hook_nn
+  end)
+  print("not reached", B:get(1, 2))
 elseif which == "alias" then
   local T = orion.zeros{8}
   local Bf = orion.buffer(T, { apply = "add" })
