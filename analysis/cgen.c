@@ -786,6 +786,7 @@ int orion_cgen(const orion_cgen_in *in, orion_cgen_out *out, orion_error *err) {
       o->isint = s->isint;
       o->ival = s->ival;
       o->fval = s->fval;
+      o->wline = s->kind == ORION_CSLOT_ARRAY ? s->wline : 0;
     }
     rc = 0;
   } else {

@@ -721,6 +721,8 @@ void index_set(gen *g, cv o, cv k, const ast_node *keynode, cv v,
     store_value(g, v, s->etype, NULL, s, pos, S(g, "o_t%d", i),
                 S(g, "o_w%d", i), line);
   } else {
+    if (g->emit && !g->slots[i].written)
+      g->slots[i].wline = line;
     if (g->emit)
       g->slots[i].written = 1;
     store_value(g, v, s->etype, S(g, "*%s", pos), NULL, NULL, S(g, "o_t%d", i),

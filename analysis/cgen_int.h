@@ -96,6 +96,7 @@ typedef struct slot {
   double fval;
   char pfx[24]; /* C prefix: A0, B0, C0, K0 */
   int written;  /* arrays: the body stores into it */
+  int wline;    /* ... first at this line (orion_cslot's wline) */
   int rowkey;   /* arrays: 1 + the iterated key every first subscript is
                    (the element's own, never reassigned); 0: none seen
                    yet; -1: some other first subscript */

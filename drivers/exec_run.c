@@ -243,6 +243,21 @@ static int bind_loop(exec_state *x, const orion_msg_load_body *m,
   return rc;
 }
 
+/* The runtime guard: marks the arrays the plan does not expect the body
+ * to write directly (after binding, before loading the body, whose array
+ * proxies copy the marks).  An id not bound here is skipped: the body
+ * cannot reach it on this executor (a buffer helper the driver applies). */
+static void guard_arrays(exec_state *x, const orion_msg_load_body *m) {
+  int64_t k;
+  for (k = 0; k < m->nguards; k++) {
+    char place[ORION_MSG_GUARD_MAX + 1];
+    const orion_msg_guard *g = &m->guards[k];
+    snprintf(place, sizeof place, "%.*s", (int)g->placement_len,
+             g->placement);
+    orion_exec_guard_array(x->ex, g->array, place);
+  }
+}
+
 /* LOAD_BODY (dsm/msg.h): binds the loop, loads its body and the compiled
  * form of it. */
 static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
@@ -262,6 +277,8 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   orion__hold_drop(x); /* a failed run's */
   orion__ryw_drop(x);  /* the last run's flushes are all taken in */
   rc = bind_loop(x, &m, err);
+  if (rc == 0)
+    guard_arrays(x, &m);
   if (rc == 0 && m.blob_chained > 0) { /* its bytes come by BCAST */
     char *body = orion__chain_take_body(x, m.blob_chained, err);
     rc = body == NULL ? err->code : orion_exec_load(x->ex, m.loop, body,

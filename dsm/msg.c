@@ -22,6 +22,7 @@
 #define BUF_MIN 48u
 #define SLOT_MIN 40u
 #define SHARD_MIN 24u
+#define GUARD_MIN 16u /* array, placement's length */
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
   orion__mw e;
@@ -106,6 +107,14 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
                          m->blob_chained <= ORION_MSG_BODY_MAX &&
                          (m->blob_chained == 0 || m->blob_len == 0));
   orion__mw_i64(&e, m->blob_chained);
+  if (orion__mw_count(&e, m->guards, m->nguards))
+    for (k = 0; k < m->nguards; k++) {
+      const orion_msg_guard *g = &m->guards[k];
+      orion__mw_need(&e, g->placement_len >= 1 &&
+                             g->placement_len <= ORION_MSG_GUARD_MAX);
+      orion__mw_i64(&e, g->array);
+      orion__mw_bytes(&e, g->placement, g->placement_len);
+    }
   return orion__mw_end(&e);
 }
 
@@ -142,6 +151,24 @@ static void get_bufs(orion__mr *d, orion_msg_load_body *m) {
     v[k].op = orion__mr_i64(d, "buffer's operator");
     v[k].apply = orion__mr_bytes(d, "buffer's apply function", &v[k].apply_len);
     v[k].flush = orion__mr_i64(d, "buffer's flush policy");
+  }
+}
+
+/* The runtime guard's arrays (wire version 14). */
+static void get_guards(orion__mr *d, orion_msg_load_body *m) {
+  orion_msg_guard *v =
+      orion__mr_list(d, "guard", GUARD_MIN, sizeof *v, &m->nguards);
+  int64_t k;
+  m->guards = v;
+  for (k = 0; k < m->nguards && d->rc == 0; k++) {
+    v[k].array = orion__mr_i64(d, "guarded array");
+    v[k].placement = orion__mr_bytes(d, "guarded array's placement",
+                                     &v[k].placement_len);
+    if (d->rc == 0 && (v[k].placement_len < 1 ||
+                       v[k].placement_len > ORION_MSG_GUARD_MAX))
+      orion__mr_fail(d, ORION_EPARSE,
+                     "a guarded array's placement of %zu bytes",
+                     v[k].placement_len);
   }
 }
 
@@ -221,6 +248,7 @@ int orion_msg_load_body_decode(const void *p, size_t n,
                                 ORION_MSG_BODY_MAX, ORION_EPARSE);
   if (d.rc == 0 && m.blob_chained > 0 && m.blob_len > 0)
     orion__mr_fail(&d, ORION_EPARSE, "a body both inline and chained");
+  get_guards(&d, &m);
   if (d.rc == 0 && m.gpu != 0 && m.chash == 0)
     orion__mr_fail(&d, ORION_EPARSE, "a device body without a compiled "
                                      "body");
@@ -240,6 +268,7 @@ void orion_msg_load_body_free(orion_msg_load_body *m) {
   orion__msg_drop(m->slots);
   orion__msg_drop(m->shards);
   orion__msg_drop(m->gets);
+  orion__msg_drop(m->guards);
   memset(m, 0, sizeof *m);
 }
 

@@ -214,7 +214,17 @@ typedef struct orion_msg_shard {
  * ORION_MSG_TIMEOUT_MAX).  Wire version 13 appends i64 blob_chained: the
  * length of a body that comes in BCAST frames of array ORION_BCAST_BODY
  * instead (lua/dist_chain.c; at most ORION_MSG_BODY_MAX, and then blob is
- * empty), 0 when the blob is inline. */
+ * empty), 0 when the blob is inline.  Wire version 14 appends u64 nguards
+ * + guards, the runtime guard (lua/exec.h's orion_exec_guard_array): each
+ * i64 array (one of the arrays above) and str placement (the plan's
+ * placement as messages name it, 1 to ORION_MSG_GUARD_MAX bytes): arrays
+ * the body must not write directly. */
+#define ORION_MSG_GUARD_MAX 159
+typedef struct orion_msg_guard {
+  int64_t array;
+  const char *placement;
+  size_t placement_len;
+} orion_msg_guard;
 #define ORION_MSG_TIMEOUT_MAX 1e9
 #define ORION_MSG_BODY_MAX ((int64_t)1 << 40)
 /* BCAST frames of this "array" carry a chained body's bytes: run first and
@@ -250,6 +260,8 @@ typedef struct orion_msg_load_body {
   double bandwidth_mbps;
   double timeout;
   int64_t blob_chained;
+  const orion_msg_guard *guards;
+  int64_t nguards;
 } orion_msg_load_body;
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);

@@ -25,7 +25,9 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 13 added LOAD_BODY's chained body (a large body's bytes in
+ * Versions: 14 added LOAD_BODY's runtime guard (the arrays the body must
+ * not write directly, with the plan's placement of each); 13 added
+ * LOAD_BODY's chained body (a large body's bytes in
  * BCAST frames along the executors' chain); 10 added LOAD_BODY's loop timeout; 9 LOAD_BODY's array
  * kind (dense, sparse, ragged); 8 put dsm/sec.h's authentication handshake and records under
  * the frames and took the token out of HELLO (the secret never crosses
@@ -68,7 +70,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 13
+#define ORION_WIRE_VERSION 14
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4

@@ -965,6 +965,8 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
   }
   m.bandwidth_mbps = r->s->bandwidth_mbps;
   m.timeout = r->j->timeout;
+  m.guards = j->guards;
+  m.nguards = j->nguards;
   rc = body_shards(r, e, &m);
   if (rc == 0)
     rc = orion__resid_load_gets(r, e);

@@ -58,6 +58,10 @@ typedef struct orion_dist_job {
   int64_t gskew, gb;
   int assign;                    /* ORION_ASSIGN_...: where blocks run */
   double timeout;                /* seconds a block may run (0: no limit) */
+  /* The runtime guard (lua/pfor_guard.c): arrays the body must not write
+   * directly, each with the plan's placement, sent in LOAD_BODY. */
+  const struct orion_msg_guard *guards;
+  int nguards;
 } orion_dist_job;
 
 /* Where a loop's blocks run (scheduler/loop.h): opts.assign, else

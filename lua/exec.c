@@ -45,6 +45,10 @@ typedef struct exec_array {
   orion_array *a;
   exec_buffer *buf;
   char name[64];
+  /* The runtime guard (orion_exec_guard_array): the plan's placement of an
+   * array the body must not write directly, copied from the binding when
+   * the body is loaded; "" when it may. */
+  char guard[ORION_EXEC_GUARD_MAX];
 } exec_array;
 
 typedef struct exec_slice {
@@ -182,11 +186,29 @@ static void buffer_store(lua_State *L, const exec_array *ea, int64_t k,
   *slot = v;
 }
 
+/* The runtime guard's refusal: the body wrote an array the plan did not
+ * expect it to write.  Such a write would be dropped on the executors
+ * (nothing sends it back) or race with other blocks, so the loop fails,
+ * naming the array, the body's line and the plan's placement.  The line is
+ * that of the Lua function doing the store (level 1: the metamethod is
+ * level 0). */
+static void guard_refuse(lua_State *L, const char *name, const char *place) {
+  lua_Debug ar;
+  char where[128] = "an unknown line";
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) &&
+      ar.currentline > 0)
+    snprintf(where, sizeof where, "%s:%d", ar.short_src, ar.currentline);
+  lua_pushfstring(L, ORION_EXEC_GUARD_FMT, name, where, place);
+  lua_error(L);
+}
+
 /* Stores into element pos of whatever the proxy stands for. */
 static void store_at(lua_State *L, const exec_array *ea, const orion_array *a,
                      int64_t pos, int vidx) {
   if (ea->buf != NULL)
     buffer_store(L, ea, pos, vidx);
+  else if (ea->guard[0] != '\0')
+    guard_refuse(L, ea->name, ea->guard);
   else
     store_elem(L, a, "array", ea->name, pos, vidx);
 }
@@ -450,6 +472,7 @@ int orion_exec_bind_array(orion_exec *ex, int64_t id, orion_array *a) {
   if (b != NULL) {
     orion_array_release(b->a);
     b->a = a;
+    b->guard[0] = '\0'; /* each loop sets its own guards after binding */
     return 0;
   }
   nb = orion_realloc(ex->arrays, sizeof *nb * (size_t)(ex->narrays + 1));
@@ -460,7 +483,18 @@ int orion_exec_bind_array(orion_exec *ex, int64_t id, orion_array *a) {
   ex->arrays = nb;
   nb[ex->narrays].id = id;
   nb[ex->narrays].a = a;
+  nb[ex->narrays].guard[0] = '\0';
   ex->narrays++;
+  return 0;
+}
+
+int orion_exec_guard_array(orion_exec *ex, int64_t id,
+                           const char *placement) {
+  binding *b = orion__exec_find_array(ex, id);
+  if (b == NULL)
+    return ORION_EINVAL;
+  snprintf(b->guard, sizeof b->guard, "%s",
+           placement != NULL ? placement : "");
   return 0;
 }
 
@@ -923,6 +957,7 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
     ea->a = b->a;
     ea->buf = NULL;
     snprintf(ea->name, sizeof ea->name, "%s", name);
+    memcpy(ea->guard, b->guard, sizeof ea->guard);
     luaL_setmetatable(L, ARRAY_MT);
     return 0;
   }
@@ -935,6 +970,7 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
     ea->a = NULL;
     ea->buf = b;
     snprintf(ea->name, sizeof ea->name, "%s", name);
+    ea->guard[0] = '\0'; /* a buffer's writes are what the plan expects */
     luaL_setmetatable(L, ARRAY_MT);
     lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
     lua_rawgeti(L, -1, (lua_Integer)id);
@@ -1131,7 +1167,12 @@ int orion_exec_view_of(lua_State *L, int idx, orion_exec_view *v) {
   v->a = ea_array(L, ea);
   v->name = ea->name;
   v->buffer = ea->buf;
+  v->guard = ea->guard[0] != '\0' ? ea->guard : NULL;
   return 1;
+}
+
+void orion_exec_guard_refuse(lua_State *L, const orion_exec_view *v) {
+  guard_refuse(L, v->name, v->guard != NULL ? v->guard : "?");
 }
 
 int orion_exec_view_pend(const orion_exec_view *v, int64_t first,

@@ -38,6 +38,24 @@ void orion_exec_free(orion_exec *ex);
 int orion_exec_bind_array(orion_exec *ex, int64_t id, orion_array *a);
 void orion_exec_unbind_array(orion_exec *ex, int64_t id);
 
+/* The runtime guard: marks bound array id as one the loaded body must not
+ * write directly, because the loop's plan placed it so; placement (copied,
+ * cut at 159 bytes) is the plan's placement as the message names it, e.g.
+ * "server (read-only)".  NULL or "" lifts the guard.  Binding the id again
+ * lifts it too, so set guards after binding a loop's arrays and before
+ * orion_exec_load (the body's proxies copy them when it is loaded).  A
+ * guarded write fails the element with ORION_EBODY: "parallel_for body
+ * writes array 'NAME' at FILE:LINE, which the plan placed PLACEMENT; ...".
+ * Returns 0, or ORION_EINVAL when id is not bound.  Compiled bodies are
+ * guarded by their generator (lua/pfor_guard.c), not here. */
+int orion_exec_guard_array(orion_exec *ex, int64_t id, const char *placement);
+/* The guard's refusal, from the array's name, "FILE:LINE" and the
+ * placement (the compiled tier's check, lua/pfor_guard.c, says the same). */
+#define ORION_EXEC_GUARD_FMT                                                  \
+  "parallel_for body writes array '%s' at %s, which the plan placed %s; "    \
+  "the write would be lost or race with other blocks, so the loop stops "    \
+  "(this is a hole in the analysis: please report it)"
+
 /* Declares accumulator id with its operator; its partial starts empty. */
 int orion_exec_bind_acc(orion_exec *ex, int64_t id, orion_acc_op op);
 
@@ -180,12 +198,20 @@ typedef struct orion_exec_view {
   const char *name;     /* the name the body uses, for messages */
   void *buffer;         /* non-NULL: a buffer; write with
                            orion_exec_view_pend, never into `a` */
+  const char *guard;    /* non-NULL: the runtime guard's placement of an
+                           array the body must not write (refuse with
+                           orion_exec_guard_refuse); valid as `a` is */
 } orion_exec_view;
 
 /* Fills v and returns 1 when the value at idx of an executor's Lua state is
  * an array, slice or buffer proxy; returns 0 for anything else.  Raises a
  * Lua error for a buffer that is no longer bound.  Compute thread. */
 int orion_exec_view_of(struct lua_State *L, int idx, orion_exec_view *v);
+
+/* Raises the runtime guard's error for a write into v (v->guard set),
+ * naming the line of the body's function that called the running C
+ * function (a native kernel's store is the body's). */
+void orion_exec_guard_refuse(struct lua_State *L, const orion_exec_view *v);
 
 /* Buffer views only: for i in [0, n), with d = x[i] - x0[i] (in double;
  * d = x[i] when x0 is NULL), the pending value of element v->off + first + i

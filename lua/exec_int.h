@@ -21,10 +21,16 @@
 #include "util/cbody.h"
 #include "util/error.h"
 
-/* An array id bound to an array (retained). */
+/* The longest placement text the runtime guard keeps (longer is cut). */
+#define ORION_EXEC_GUARD_MAX 160
+
+/* An array id bound to an array (retained).  guard is the runtime guard's
+ * placement text (orion_exec_guard_array): "" while the body may write the
+ * array directly. */
 typedef struct binding {
   int64_t id;
   orion_array *a;
+  char guard[ORION_EXEC_GUARD_MAX];
 } binding;
 
 /* An accumulator id with its operator and this executor's partial. */

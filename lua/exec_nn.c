@@ -20,6 +20,7 @@ static int data_of(lua_State *L, int idx, const char *fn, const char *what,
   d->depth = ev.depth;
   d->name = ev.name;
   d->buffer = ev.buffer;
+  d->guard = ev.guard;
   return 1;
 }
 
@@ -36,7 +37,17 @@ static int pend(const orion__nn_data *d, int64_t first, const float *x,
   return orion_exec_view_pend(&ev, first, x, x0, n, alpha, replace);
 }
 
-static const orion__nn_host host = {data_of, NULL, pend};
+/* The runtime guard: nn stores into an array the plan placed read-only. */
+static void refuse(lua_State *L, const orion__nn_data *d) {
+  orion_exec_view ev;
+  memset(&ev, 0, sizeof ev);
+  ev.a = d->a;
+  ev.name = d->name;
+  ev.guard = d->guard;
+  orion_exec_guard_refuse(L, &ev);
+}
+
+static const orion__nn_host host = {data_of, NULL, pend, refuse};
 
 /* An executor's table: the proxies as array data, stubs for the driver's
  * functions. */

@@ -460,6 +460,8 @@ static void store_view(lua_State *L, const char *fn, nn_view *v,
                  v->name);
     return;
   }
+  if (v->data.guard != NULL && v->host->refuse != NULL)
+    v->host->refuse(L, &v->data); /* the runtime guard: does not return */
   switch (a->type) {
   case ORION_F32:
     if (!add)

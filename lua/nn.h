@@ -69,6 +69,8 @@ typedef struct orion__nn_data {
   void *buffer;         /* non-NULL: a write buffer, written through the
                            host's pend, never into `a` */
   void *handle;         /* the host's, for its wrote */
+  const void *guard;    /* the host's runtime guard: non-NULL, nn must not
+                           store into `a` (the host's refuse raises) */
 } orion__nn_data;
 
 /* What the owner of a Lua state lends the binding: its array data. */
@@ -87,6 +89,10 @@ typedef struct orion__nn_host {
    * ORION_ENOMEM.  NULL for a host without buffers. */
   int (*pend)(const orion__nn_data *d, int64_t first, const float *x,
               const float *x0, int64_t n, double alpha, int replace);
+  /* d->guard is set and nn is about to store into d's array: raises the
+   * host's error (an executor's runtime guard, lua/exec.h).  NULL for a
+   * host that never sets guard. */
+  void (*refuse)(lua_State *L, const orion__nn_data *d);
 } orion__nn_host;
 
 /* Pushes L's nn table, made once per state (a later call pushes the same

@@ -27,6 +27,7 @@
 #include "lua/exec.h"
 #include "lua/module.h"
 #include "lua/permute.h"
+#include "lua/pfor_guard.h"
 #include "dsm/replica.h"
 #include "scheduler/schedule.h"
 #include "util/alloc.h"
@@ -271,6 +272,7 @@ typedef struct launch {
    * captures of their apply functions. */
   orion_dist_buf *bufs;
   orion_buf *blobs;
+  orion_pfor_guards guards; /* the runtime guard's arrays */
 } launch;
 
 static void unbind_all(orion_exec *ex, launch *l) {
@@ -288,6 +290,7 @@ static void unbind_all(orion_exec *ex, launch *l) {
   orion_free(l->bufs);
   l->blobs = NULL;
   l->bufs = NULL;
+  orion__pfor_guards_free(&l->guards);
   orion_capture_info_free(&l->info);
 }
 
@@ -406,6 +409,8 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
   j.where = lua_tostring(L, -1);
   j.assign = o->assign;
   j.timeout = o->timeout;
+  j.guards = l->guards.v;
+  j.nguards = l->guards.n;
   if (a != NULL && a->cg_ok) {
     j.csrc = a->cg.src.data;
     j.clen = a->cg.src.len;
@@ -760,6 +765,18 @@ static int l_parallel_for(lua_State *L) {
   }
   orion_error_clear(&err);
   rc = bind_loop(L, s->ex, &l, it, &err);
+  /* The runtime guard: the arrays the plan does not expect the body to
+   * write directly, marked before the body is loaded; a compiled body
+   * that writes one is refused here. */
+  if (rc == 0)
+    rc = orion__pfor_guards_make(&l.guards, serial ? NULL : &ap->plan,
+                                 it->id, l.bound, l.nbound);
+  if (rc == 0 && !serial && ap->cg_ok &&
+      orion__pfor_guards_cbody(&l.guards, ap->cg.slots, ap->cg.nslots,
+                               ap->chunk, msg, sizeof msg))
+    rc = orion_error_set(&err, ORION_EBODY, "%s", msg);
+  if (rc == 0 && s->nexec == 0)
+    orion__pfor_guards_apply(&l.guards, s->ex);
   /* opts.seed pins math.random: streams from (seed, block) alone, the same
    * for every call; otherwise (script seed, loop number, block). */
   if (rc == 0 && s->nexec == 0)

@@ -385,6 +385,57 @@ Test(msg, load_body_round_trip) {
   orion_buf_free(&b);
 }
 
+/* The runtime guard's list (wire version 14): each array with the plan's
+ * placement round-trips; an empty placement, or one past
+ * ORION_MSG_GUARD_MAX bytes, is refused by the encoder and the decoder. */
+Test(msg, load_body_guards_round_trip_and_bounds) {
+  orion_msg_load_body m, out;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  orion_msg_guard g[2] = {{-7, "server (read-only)", 18},
+                          {12, "local, read-only", 16}};
+  char big[ORION_MSG_GUARD_MAX + 1];
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  sample_load_body(&m, sh, sl);
+  m.guards = g;
+  m.nguards = 2;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.nguards, 2);
+  cr_assert_eq(out.guards[0].array, -7);
+  eq_bytes(out.guards[0].placement, out.guards[0].placement_len,
+           "server (read-only)", 18, "placement");
+  cr_assert_eq(out.guards[1].array, 12);
+  eq_bytes(out.guards[1].placement, out.guards[1].placement_len,
+           "local, read-only", 16, "placement");
+  orion_msg_load_body_free(&out);
+  check_bounds(ORION_WIRE_LOAD_BODY, &b);
+  /* The last placement's length word (8 bytes before its 16 bytes) made
+   * 0: the decoder names the field. */
+  {
+    char *q = (char *)p + n - 16 - 8;
+    q[0] = 0;
+    orion_error_clear(&err);
+    cr_assert_eq(orion_msg_load_body_decode(p, n - 16, &out, &err),
+                 ORION_EPARSE);
+    cr_assert(strstr(err.msg, "placement") != NULL, "%s", err.msg);
+  }
+  g[1].placement_len = 0;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  memset(big, 'x', sizeof big);
+  g[1].placement = big;
+  g[1].placement_len = sizeof big;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  orion_buf_free(&b);
+}
+
 /* An array's kind: a ragged array is a sparse one (refused on a dense
  * desc), and a kind past 2 is refused by the decoder. */
 Test(msg, load_body_array_kind) {
@@ -449,10 +500,11 @@ Test(msg, load_body_device_fields_checked) {
   cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   /* The last fields are gb (i64), the bandwidth and the timeout (f64),
-   * then the chained body's length (i64): make the gpu flag (10 words
-   * before the end) 3, then the device grid space 99. */
+   * then the chained body's length (i64) and the count of guards (none
+   * here): make the gpu flag (11 words before the end) 3, then the device
+   * grid space 99. */
   {
-    char *q = (char *)p + n - 10 * 8;
+    char *q = (char *)p + n - 11 * 8;
     q[0] = 3;
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
@@ -482,13 +534,15 @@ Test(msg, load_body_device_fields_checked) {
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   {
     double bad = -1;
-    memcpy((char *)p + n - 24, &bad, 8); /* little-endian, as the wire */
+    /* little-endian, as the wire; the chained length and the count of
+     * guards follow */
+    memcpy((char *)p + n - 32, &bad, 8);
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "negative bandwidth budget") != NULL, "%s",
               err.msg);
   }
-  /* The loop timeout (wire version 8, the last field): negative, NaN or
+  /* The loop timeout (wire version 8): negative, NaN or
    * over ORION_MSG_TIMEOUT_MAX is refused on both sides. */
   m.timeout = -1;
   b.len = 0;
@@ -502,7 +556,7 @@ Test(msg, load_body_device_fields_checked) {
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   {
     double bad = 2e9;
-    memcpy((char *)p + n - 16, &bad, 8);
+    memcpy((char *)p + n - 24, &bad, 8);
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "the loop timeout is 2e+09 s") != NULL, "%s",
@@ -529,7 +583,7 @@ Test(msg, load_body_device_fields_checked) {
   orion_msg_load_body_free(&out);
   {
     int64_t bad = -5;
-    memcpy((char *)p + n - 8, &bad, 8);
+    memcpy((char *)p + n - 16, &bad, 8); /* before the count of guards */
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "chained body's length") != NULL, "%s",
@@ -1098,6 +1152,11 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   orion_pw_f64(&h, lb.bandwidth_mbps); /* wire version 6 */
   orion_pw_f64(&h, lb.timeout);        /* wire version 8 */
   orion_pw_i64(&h, lb.blob_chained);   /* wire version 13 */
+  orion_buf_u64(&h, (uint64_t)lb.nguards); /* wire version 14 */
+  for (k = 0; k < lb.nguards; k++) {
+    orion_pw_i64(&h, lb.guards[k].array);
+    hand_bytes(&h, lb.guards[k].placement, lb.guards[k].placement_len);
+  }
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
   b.len = h.len = 0;

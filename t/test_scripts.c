@@ -475,6 +475,75 @@ Test(scripts, body_errors_read_the_same_on_0_and_2_executors,
   remove_temp(data);
 }
 
+/* The runtime guard (lua/pfor_guard.c, lua/exec.c): with the test hook
+ * ORION_TEST_PLAN_READONLY the plan's B is guarded as if placed read-only,
+ * so a body that writes it must fail, in the interpreter (whole elements,
+ * slices and orion.nn's nn.write) and in the compiled tier (checked at
+ * launch), on 0 and 2 executors alike, naming the array, the body's line and the placement.
+ * Without the guard these loops wrote B (0 executors) or dropped the
+ * writes (executors), and exited 0. */
+Test(scripts, runtime_guard_stops_writes_the_plan_did_not_expect,
+     .timeout = 120) {
+  static const char *const cases[] = {"hook_lua", "hook_slice", "hook_c",
+                                      "hook_nn"};
+  size_t i;
+  setenv("ORION_TEST_PLAN_READONLY", "B", 1);
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char want[512];
+    const char *where = at("err_guard.lua", cases[i]);
+    tu_run r0 = DRIVE("--executors", "0", "@err_guard.lua", cases[i]);
+    tu_run r2 = DRIVE("--executors", "2", "@err_guard.lua", cases[i]);
+    char *e0 = without_executor_number(r0.err);
+    char *e2 = without_executor_number(r2.err);
+    /* "err_guard.lua:N:" without its colon: the message says "at FILE:N"
+     * (the script's path as given, then the file's name). */
+    snprintf(want, sizeof want,
+             "%.*s, which the plan placed local, read-only "
+             "(ORION_TEST_PLAN_READONLY); the write would be lost or race "
+             "with other blocks, so the loop stops (this is a hole in the "
+             "analysis: please report it)",
+             (int)strlen(where) - 1, where);
+    cr_expect_eq(r0.status, 1, "%s: exit %d in the driver:\n%s", cases[i],
+                 r0.status, r0.err);
+    cr_expect_eq(r2.status, 1, "%s: exit %d on executors:\n%s", cases[i],
+                 r2.status, r2.err);
+    expect_has(r0.err, "parallel_for body writes array 'B' at ");
+    expect_has(r0.err, want);
+    expect_has(r2.err, want);
+    cr_expect(strstr(r0.out, "not reached") == NULL, "%s", r0.out);
+    cr_expect(strstr(r2.out, "not reached") == NULL, "%s", r2.out);
+    cr_expect_str_eq(e2, e0, "%s: stderr on 2 executors differs from the "
+                     "driver's", cases[i]);
+    free(e0);
+    free(e2);
+    tu_run_free(&r0);
+    tu_run_free(&r2);
+  }
+}
+
+/* A buffer's target written through an alias the analysis once missed
+ * (pcall passing on the array error raised): the plan has it written only
+ * through the buffer.  Whatever the analysis makes of it, the result must
+ * never be silently wrong: either the serial answer (5, then the buffer
+ * adds 1) or an error naming the array.  Before the guard, 2 executors
+ * printed 6.0 1.0 and exited 0. */
+Test(scripts, a_write_the_analysis_missed_is_never_silently_lost,
+     .timeout = 120) {
+  static const char *const nexec[] = {"0", "2"};
+  size_t i;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", nexec[i], "@err_guard.lua", "alias");
+    if (r.status == 0)
+      cr_expect_str_eq(r.out, "6.0\t6.0\n", "%s executors: wrong numbers",
+                       nexec[i]);
+    else
+      cr_expect(r.status == 1 && strstr(r.err, "'T'") != NULL &&
+                    strstr(r.err, "err_guard.lua:") != NULL,
+                "%s executors: exit %d:\n%s", nexec[i], r.status, r.err);
+    tu_run_free(&r);
+  }
+}
+
 Test(scripts, option_typos_name_the_key) {
   char *data = tu_write_temp(".txt", coo5);
   static const struct {

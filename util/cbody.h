@@ -127,6 +127,10 @@ typedef struct orion_cslot {
   int isint;
   int64_t ival;
   double fval;
+  /* Arrays: the first line the generated code stores into it directly,
+   * 0 for none (the driver's runtime guard, lua/pfor_guard.c; not sent to
+   * executors). */
+  int wline;
 } orion_cslot;
 
 #endif
