@@ -91,6 +91,8 @@ typedef struct orion__actx {
                                            the update X[s] = X[s] +/- e
                                            being visited */
   int upd_op;      /* its operator, '+' or '-' */
+  const ast_node *call; /* the call whose arguments are being visited
+                           (for messages), or NULL */
   int refusing;    /* recording the receiver of a refused method call */
   int nrefused;    /* method calls on whole arrays (each a reason) */
   int oom;
