@@ -525,20 +525,27 @@ static void escape_value(orion__actx *c, const ast_node *e, const char *why,
                          int keep_subs, int pure) {
   orion__aref r;
   if (e->kind != AST_NAME && e->kind != AST_INDEX) {
+    /* A call of a builtin that gives its argument back, or an and/or,
+     * passes the argument on to where this value goes (c->flow_keep). */
+    int saved = c->flow_keep;
+    c->flow_keep = keep_subs;
     visit_expr(c, e);
+    c->flow_keep = saved;
     return;
   }
   if (orion__index_chain(c, e, &r))
     escape_ref(c, &r, e, why, keep_subs, pure);
 }
 
+/* The arguments of a call of a function the analysis does not know: it
+ * may give them back, so they go where the call's value goes (keep). */
 static void visit_call_args(orion__actx *c, const ast_list *args,
-                            const char *callee, int pure) {
+                            const char *callee, int keep) {
   int i;
   char why[200];
   snprintf(why, sizeof why, "passed to %s", callee);
   for (i = 0; i < args->n; i++)
-    escape_value(c, args->v[i], why, 1, pure);
+    escape_value(c, args->v[i], why, keep, PURE_NO);
 }
 
 /* The callee text for messages. */
@@ -625,7 +632,7 @@ static void method_receiver(orion__actx *c, const ast_node *e,
   if (!orion__index_chain(c, recv, &r))
     return;
   if (r.nsub > 0) {
-    escape_ref(c, &r, recv, why, 1, 0);
+    escape_ref(c, &r, recv, why, c->flow_keep, 0); /* it may return self */
     return;
   }
   if (c->pass == 2) {
@@ -650,6 +657,7 @@ static void method_receiver(orion__actx *c, const ast_node *e,
 static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
   char name[128], text[160];
   const char *bname, *nnf;
+  int keep = c->flow_keep; /* read before the arguments change it */
   if (e->kind == AST_METHCALL) {
     /* acc:add(x) and the like on non-array objects are not accesses; a
      * method on a slice may do anything to it; one on a whole array is
@@ -658,8 +666,8 @@ static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
     if (e->a->kind == AST_NAME)
       method_receiver(c, e, e->a, text);
     else
-      escape_value(c, e->a, text, 1, 0);
-    visit_call_args(c, &e->list, text, 0);
+      escape_value(c, e->a, text, keep, 0);
+    visit_call_args(c, &e->list, text, keep);
     return;
   }
   if (nn_call(c, e->a, name, sizeof name, &nnf)) {
@@ -680,7 +688,8 @@ static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
     char why[200];
     snprintf(why, sizeof why, "passed to %s", bname);
     for (i = 0; i < e->list.n; i++)
-      escape_value(c, e->list.v[i], why, eff != EFF_STORE,
+      escape_value(c, e->list.v[i], why,
+                   eff != EFF_STORE && (eff != EFF_THROUGH || keep),
                    eff == EFF_READ    ? PURE_YES
                    : eff == EFF_ITER ? PURE_IF_ELEMENTS
                                      : PURE_NO);
@@ -692,7 +701,7 @@ static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
   } else {
     escape_value(c, e->a, "called", 0, 0);
   }
-  visit_call_args(c, &e->list, text, 0);
+  visit_call_args(c, &e->list, text, keep);
 }
 
 /* A call; messages about its parts name it.  Only the call that is a
@@ -717,10 +726,11 @@ static void visit_func(orion__actx *c, const ast_node *f) {
   int saved = c->nscope, saved_floor = c->floor, i, owner = c->owner;
   int precise = 0;
   const ast_node *saved_call = c->call;
-  int saved_genfor = c->in_genfor;
+  int saved_genfor = c->in_genfor, saved_keep = c->flow_keep;
   c->owner = -1;
   c->call = NULL; /* the statements inside are not the call's arguments */
   c->in_genfor = 0;
+  c->flow_keep = 1;
   if (owner >= 0 && owner < c->npass1 && c->pass == 2)
     precise = c->pass1_assigned[owner] == 0 && c->pass1_as_value[owner] == 0;
   c->func_depth++;
@@ -734,6 +744,7 @@ static void visit_func(orion__actx *c, const ast_node *f) {
   c->floor = saved_floor;
   c->call = saved_call;
   c->in_genfor = saved_genfor;
+  c->flow_keep = saved_keep;
 }
 
 static void visit_expr(orion__actx *c, const ast_node *e) {
@@ -773,10 +784,11 @@ static void visit_expr(orion__actx *c, const ast_node *e) {
       /* `and` / `or` give one of their operands back: array data flows
        * on.  Other operators only read. */
       int flows = e->kind == AST_BINOP && (e->op == OP_AND || e->op == OP_OR);
-      escape_value(c, e->a, flows ? "an and/or operand" : "operand", 1,
+      int keep = flows ? c->flow_keep : 1;
+      escape_value(c, e->a, flows ? "an and/or operand" : "operand", keep,
                    !flows);
       if (e->kind == AST_BINOP)
-        escape_value(c, e->b, flows ? "an and/or operand" : "operand", 1,
+        escape_value(c, e->b, flows ? "an and/or operand" : "operand", keep,
                      !flows);
     }
     break;
@@ -1020,6 +1032,7 @@ void orion__run_pass(orion__actx *c, int pass) {
   c->floor = -1;
   c->owner = -1;
   c->in_genfor = 0;
+  c->flow_keep = 1;
   for (i = 0; i < f->params.n; i++) {
     orion__var_kind k = i < n ? VAR_KEY : i == n ? VAR_VALUE : VAR_LOCAL;
     orion__new_var(c, f->params.v[i]->str, k, i < n ? i : -1);

@@ -805,7 +805,7 @@ Test(analysis, accumulation_keeps_the_buffer_hint) {
 static int env_resolve(void *ud, const char *name, orion_binding *out) {
   static const char *const std[] = {"ipairs", "pairs", "next", "pcall",
                                     "error", "table", "rawget", "rawset",
-                                    "load", NULL};
+                                    "load", "select", NULL};
   int i;
   for (i = 0; std[i] != NULL; i++)
     if (strcmp(name, std[i]) == 0) {
@@ -902,6 +902,15 @@ Test(analysis, builtins_that_pass_an_argument_on_count_writes_through_it) {
       {"local function it(s, k) return nil end\n"
        "  for k, w in it, W, 0 do w[1] = r end",
        "W (write, line 3, iterated)"},
+      /* What select gives back, or and/or yields, is stored: a later
+       * iteration may use the row, so its subscripts are all unknown. */
+      {"stash[1] = select(1, W[u])",
+       "W[u] (write, line 2, passed to select) subscripts (?, ?)"},
+      {"stash[1] = r > 0 and W[u] or nil",
+       "W[u] (write, line 2, an and/or operand) subscripts (?, ?)"},
+      /* So may any function the analysis does not know. */
+      {"local function id(x) return x end\n  stash[1] = id(W[u])",
+       "W[u] (write, line 3, passed to id) subscripts (?, ?)"},
   };
   size_t k;
   for (k = 0; k < sizeof cases / sizeof cases[0]; k++)

@@ -101,3 +101,34 @@ G.check {
   expect = { schedule = "none", vectors = {}, place = { S2 = "local", T = "local" } },
   reset = reset, state = function() return G.snap(T) end,
 }
+
+-- What a builtin gives back, or an and/or yields, goes where the call's
+-- value goes: stored in a table, the slice may be used by a later
+-- iteration, so all its subscripts are unknown.
+local stash = {}
+
+local function stored_select(i, v)
+  local prev = stash[1]
+  if prev then prev[1] = (prev[1] * 3 + v) % MOD end
+  stash[1] = select(1, S2[i])
+end
+
+G.check {
+  name = "slice_stored_through_select_rejected", iter = A, iname = "A",
+  body = stored_select,
+  expect = { schedule = "rejected", vectors = { "(NONNEG)" }, reason = "on S2" },
+  reset = reset,
+}
+
+local function stored_and_or(i, v)
+  local prev = stash[1]
+  if prev then prev[1] = (prev[1] * 3 + v) % MOD end
+  stash[1] = v >= 0 and S2[i] or nil
+end
+
+G.check {
+  name = "slice_stored_through_and_or_rejected", iter = A, iname = "A",
+  body = stored_and_or,
+  expect = { schedule = "rejected", vectors = { "(NONNEG)" }, reason = "on S2" },
+  reset = reset,
+}
