@@ -244,12 +244,14 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
    * upvalue, even one named g. */
   int global_only = strncmp(name, ORION_ENV_PREFIX, np) == 0;
   memset(b, 0, sizeof *b);
+  if (global_only)
+    name += np; /* from here on, the global's own name */
   if (!global_only && push_upvalue(L, r->fidx, name)) {
     found = 1;
   } else if (push_env(L, r->fidx)) {
     /* Raw, as the capture reads globals (lua/capture.c refuses one that
      * only the environment's __index supplies). */
-    lua_pushstring(L, global_only ? name + np : name);
+    lua_pushstring(L, name);
     lua_rawget(L, -2);
     found = !lua_isnil(L, -1);
   }
