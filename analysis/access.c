@@ -180,6 +180,10 @@ static void node_text(const ast_node *n, orion_buf *out) {
   orion_buf_free(&raw);
 }
 
+static void put_s(orion_buf *b, const char *s) {
+  orion_buf_append(b, s, strlen(s));
+}
+
 /* Records an access to r (pass 2 only); all_unknown: every subscript is
  * unknown. */
 static void add_access(orion__actx *c, const orion__aref *r, int mode,
@@ -265,6 +269,61 @@ static void touch_reach(orion__actx *c, orion__freename *f,
   }
 }
 
+/* The base of an index chain that is the free name (or environment field)
+ * bound as f: 1 with r filled when it is an array or a buffer.  Every
+ * reference to a value that reaches arrays touches them (pass 2). */
+static int free_base(orion__actx *c, orion__freename *f, const ast_node *e,
+                     orion__aref *r) {
+  if (f == NULL)
+    return 0;
+  if (f->b.nreach > 0)
+    touch_reach(c, f, e);
+  if (f->array < 0)
+    return 0;
+  r->array = f->array;
+  r->buffered = f->b.kind == ORION_BIND_BUFFER;
+  return 1;
+}
+
+/* Adds the text in b (freed here) as a reason that refuses the loop
+ * whatever its vectors say. */
+static void add_refusal(orion__actx *c, orion_buf *b) {
+  orion_buf_u8(b, 0);
+  if (b->oom || orion__add_str(&c->plan->reasons, &c->plan->nreasons,
+                               orion_strdup(b->data)) != 0)
+    c->oom = 1;
+  orion_buf_free(b);
+  c->nrefused++;
+}
+
+/* The body's global environment used as a value (`rawget(_ENV, "G")`,
+ * `rawset(_ENV, k, v)`, `load(s, n, "t", _ENV)`, `local e = _G`): what it
+ * reaches is decided at run time by keys the analysis cannot see, and the
+ * executors hold only the globals the body names, so the loop is refused
+ * with a reason naming the use (pass 2). */
+static void env_refused(orion__actx *c, const ast_node *e) {
+  orion_buf b;
+  char head[96];
+  if (c->pass != 2)
+    return;
+  orion_buf_init(&b);
+  put_s(&b, e->str);
+  snprintf(head, sizeof head, " at line %d", e->line);
+  put_s(&b, head);
+  if (c->call != NULL) {
+    put_s(&b, " (in ");
+    node_text(c->call, &b);
+    put_s(&b, ")");
+  }
+  put_s(&b, ": the body uses its global environment as a value, so the "
+            "analysis cannot tell which globals it reads or changes; name "
+            "each global directly (G[i], or ");
+  put_s(&b, e->str);
+  put_s(&b, ".G[i] with a constant name), or run the loop with "
+            "schedule = \"serial\"");
+  add_refusal(c, &b);
+}
+
 /* Resolves the base of an index chain: a name bound to an array or buffer,
  * or a slice alias.  Returns 1 and fills r when e refers to array data.
  * Any other name reference is noted (pass 1: a local used as a value;
@@ -295,16 +354,33 @@ static int array_base(orion__actx *c, const ast_node *e, orion__aref *r) {
     return 1;
   } else {
     orion__freename *f = orion__resolve_free(c, e->str);
-    if (f == NULL)
+    if (f != NULL && f->b.env) {
+      env_refused(c, e);
       return 0;
-    if (f->b.nreach > 0)
-      touch_reach(c, f, e);
-    if (f->array < 0)
-      return 0;
-    r->array = f->array;
-    r->buffered = f->b.kind == ORION_BIND_BUFFER;
-    return 1;
+    }
+    return free_base(c, f, e, r);
   }
+}
+
+/* The global g of `X.g` or `X["g"]` when X is a free name bound to the
+ * body's global environment (_ENV, or _G when it is the same table): the
+ * same global as the plain name g, which the executors receive because the
+ * body's bytecode reads it by that name.  NULL for anything else, such as
+ * a computed key or a key holding a NUL byte (those leave X as a value, and
+ * the loop is refused). */
+static orion__freename *env_field(orion__actx *c, const ast_node *e) {
+  orion__freename *f;
+  char name[256];
+  if (e->kind != AST_INDEX || e->a->kind != AST_NAME ||
+      e->b->kind != AST_STR || strlen(e->b->str) != e->b->len ||
+      e->b->len + sizeof ORION_ENV_PREFIX > sizeof name ||
+      orion__lookup_var(c, e->a->str) >= 0)
+    return NULL;
+  f = orion__resolve_free(c, e->a->str);
+  if (f == NULL || !f->b.env)
+    return NULL;
+  snprintf(name, sizeof name, "%s%s", ORION_ENV_PREFIX, e->b->str);
+  return orion__resolve_free(c, name);
 }
 
 /* The iterated element of this iteration: the iterated array (plan array
@@ -327,6 +403,12 @@ static void visit_block(orion__actx *c, const ast_node *b);
  * refers to array data.  Either way every subexpression that is not part of
  * the chain itself (subscripts, a non-array base) is visited exactly once. */
 int orion__index_chain(orion__actx *c, const ast_node *e, orion__aref *r) {
+  orion__freename *g = env_field(c, e);
+  if (g != NULL) {
+    memset(r, 0, sizeof *r);
+    r->array = -1;
+    return free_base(c, g, e, r);
+  }
   if (e->kind == AST_INDEX) {
     if (!orion__index_chain(c, e->a, r)) {
       if (!c->peek)
@@ -351,29 +433,48 @@ static int ndims_of(const orion__actx *c, const orion__aref *r) {
   return c->plan->arrays[r->array].info.ndims;
 }
 
-/* How a builtin treats a slice it is given: 0 only reads it; 1 may return
- * it (its result then flows on: assert, select, ipairs, ...), so it counts
- * as read and written where the result goes; 2 may store or write it
- * (table.insert, rawset, unknown builtins). */
-static int builtin_effect(const orion__actx *c, const char *name) {
+/* How a builtin treats the array data it is given (EFF_*).  A function
+ * that can give an argument back, directly or later, passes it on: what
+ * the result is used for then reaches the argument's elements.  Besides
+ * assert, select and rawget, that is error (pcall, xpcall and
+ * coroutine.resume return the value it raised) and table.unpack (the
+ * elements of an array it is given are slices, rows of the array, when the
+ * array has more than one dimension).  The others listed as reading only
+ * return strings, numbers or booleans: tostring and string.format call
+ * __tostring, which must return a string; math.* raise on anything but
+ * numbers. */
+enum {
+  EFF_READ = 0,    /* only reads it */
+  EFF_THROUGH = 1, /* may give it back: read and written where the result
+                      goes (its known leading subscripts kept) */
+  EFF_STORE = 2,   /* may store or write it (table.insert, rawset, pcall,
+                      setmetatable, any other builtin) */
+  EFF_ITER = 3     /* an iterator (ipairs, pairs, next) in a generic for's
+                      explist: its results feed the loop machinery and the
+                      loop variables hold the argument's elements, which
+                      are plain values only when the argument's elements
+                      are an array's elements (a slice one subscript short
+                      of them); rows of a larger slice pass on */
+};
+
+static int builtin_effect(int in_genfor, const char *name) {
   static const char *const pure[] = {
-      "print", "type", "tostring", "tonumber", "rawlen", "rawequal", "error",
-      "table.concat", "table.unpack", "string.format", "string.rep",
-      "string.len", "utf8.char", NULL};
+      "print", "type", "tostring", "tonumber", "rawlen", "rawequal",
+      "table.concat", "string.format", "string.rep", "string.len",
+      "utf8.char", NULL};
   static const char *const through[] = {"assert", "select", "ipairs",
-                                        "pairs", "next", "rawget", NULL};
+                                        "pairs", "next", "rawget", "error",
+                                        "table.unpack", NULL};
   int i;
   if (strncmp(name, "math.", 5) == 0)
-    return 0;
+    return EFF_READ;
   for (i = 0; pure[i] != NULL; i++)
     if (strcmp(name, pure[i]) == 0)
-      return 0;
+      return EFF_READ;
   for (i = 0; through[i] != NULL; i++)
     if (strcmp(name, through[i]) == 0)
-      /* In a generic for's explist the iterator's results feed the loop
-       * machinery, and the loop variables hold elements. */
-      return c->in_genfor && i >= 2 && i <= 4 ? 0 : 1;
-  return 2;
+      return in_genfor && i >= 2 && i <= 4 ? EFF_ITER : EFF_THROUGH;
+  return EFF_STORE;
 }
 
 /* The name of a builtin callee (print, math.sqrt), or NULL. */
@@ -381,9 +482,11 @@ static const char *builtin_name(orion__actx *c, const ast_node *f, char *buf,
                                 size_t size) {
   orion__freename *fn;
   if (f->kind == AST_NAME && orion__lookup_var(c, f->str) < 0) {
+    /* What the function is, not what the body calls it: `local type =
+     * table.unpack` makes type(W, u, u) give a row of W back. */
     fn = orion__resolve_free(c, f->str);
-    if (fn != NULL && fn->b.kind == ORION_BIND_BUILTIN) {
-      snprintf(buf, size, "%s", f->str);
+    if (fn != NULL && fn->b.kind == ORION_BIND_BUILTIN && fn->b.std != NULL) {
+      snprintf(buf, size, "%s", fn->b.std);
       return buf;
     }
     return NULL;
@@ -399,6 +502,11 @@ static const char *builtin_name(orion__actx *c, const ast_node *f, char *buf,
   return NULL;
 }
 
+/* `pure` of escape_ref: the value is only read (PURE_YES), may be passed
+ * on (PURE_NO), or only read when its own elements are plain values (a
+ * slice one subscript short of the array's elements, PURE_IF_ELEMENTS). */
+enum { PURE_NO = 0, PURE_YES = 1, PURE_IF_ELEMENTS = 2 };
+
 /* Visits an expression whose value goes somewhere: when it is array data (a
  * whole array or a slice) it escapes, and every element it covers counts as
  * read and written (only read when `pure`).  keep_subs keeps the known
@@ -407,6 +515,8 @@ static const char *builtin_name(orion__actx *c, const ast_node *f, char *buf,
 static void escape_ref(orion__actx *c, const orion__aref *r,
                        const ast_node *e, const char *why, int keep_subs,
                        int pure) {
+  if (pure == PURE_IF_ELEMENTS)
+    pure = r->nsub + 1 >= ndims_of(c, r);
   if (r->nsub >= ndims_of(c, r))
     add_access(c, r, ACC_READ, e, "read", 0); /* an element, by value */
   else if (pure)
@@ -419,20 +529,27 @@ static void escape_value(orion__actx *c, const ast_node *e, const char *why,
                          int keep_subs, int pure) {
   orion__aref r;
   if (e->kind != AST_NAME && e->kind != AST_INDEX) {
+    /* A call of a builtin that gives its argument back, or an and/or,
+     * passes the argument on to where this value goes (c->flow_keep). */
+    int saved = c->flow_keep;
+    c->flow_keep = keep_subs;
     visit_expr(c, e);
+    c->flow_keep = saved;
     return;
   }
   if (orion__index_chain(c, e, &r))
     escape_ref(c, &r, e, why, keep_subs, pure);
 }
 
+/* The arguments of a call of a function the analysis does not know: it
+ * may give them back, so they go where the call's value goes (keep). */
 static void visit_call_args(orion__actx *c, const ast_list *args,
-                            const char *callee, int pure) {
+                            const char *callee, int keep) {
   int i;
   char why[200];
   snprintf(why, sizeof why, "passed to %s", callee);
   for (i = 0; i < args->n; i++)
-    escape_value(c, args->v[i], why, 1, pure);
+    escape_value(c, args->v[i], why, keep, PURE_NO);
 }
 
 /* The callee text for messages. */
@@ -461,10 +578,6 @@ static int nn_call(orion__actx *c, const ast_node *f, char *buf, size_t size,
   snprintf(buf, size, "%s.%s", f->a->str, f->b->str);
   *fname = f->b->str;
   return 1;
-}
-
-static void put_s(orion_buf *b, const char *s) {
-  orion_buf_append(b, s, strlen(s));
 }
 
 /* What to write instead of the method call e on the whole array (or
@@ -523,7 +636,7 @@ static void method_receiver(orion__actx *c, const ast_node *e,
   if (!orion__index_chain(c, recv, &r))
     return;
   if (r.nsub > 0) {
-    escape_ref(c, &r, recv, why, 1, 0);
+    escape_ref(c, &r, recv, why, c->flow_keep, 0); /* it may return self */
     return;
   }
   if (c->pass == 2) {
@@ -538,21 +651,17 @@ static void method_receiver(orion__actx *c, const ast_node *e,
                          : "'; DistArray methods run on the driver only, a "
                            "parallel_for body cannot call them: ");
     method_instead(c, e, &r, &b);
-    orion_buf_u8(&b, 0);
-    if (b.oom || orion__add_str(&c->plan->reasons, &c->plan->nreasons,
-                                orion_strdup(b.data)) != 0)
-      c->oom = 1;
-    orion_buf_free(&b);
-    c->nrefused++;
+    add_refusal(c, &b);
   }
   c->refusing = 1;
   escape_ref(c, &r, recv, why, 1, 0);
   c->refusing = 0;
 }
 
-static void visit_call(orion__actx *c, const ast_node *e) {
+static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
   char name[128], text[160];
   const char *bname, *nnf;
+  int keep = c->flow_keep; /* read before the arguments change it */
   if (e->kind == AST_METHCALL) {
     /* acc:add(x) and the like on non-array objects are not accesses; a
      * method on a slice may do anything to it; one on a whole array is
@@ -561,8 +670,8 @@ static void visit_call(orion__actx *c, const ast_node *e) {
     if (e->a->kind == AST_NAME)
       method_receiver(c, e, e->a, text);
     else
-      escape_value(c, e->a, text, 1, 0);
-    visit_call_args(c, &e->list, text, 0);
+      escape_value(c, e->a, text, keep, 0);
+    visit_call_args(c, &e->list, text, keep);
     return;
   }
   if (nn_call(c, e->a, name, sizeof name, &nnf)) {
@@ -578,14 +687,16 @@ static void visit_call(orion__actx *c, const ast_node *e) {
   }
   bname = builtin_name(c, e->a, name, sizeof name);
   if (bname != NULL) {
-    int eff = builtin_effect(c, bname);
-    int i, saved = c->in_genfor;
+    int eff = builtin_effect(in_genfor, bname);
+    int i;
     char why[200];
     snprintf(why, sizeof why, "passed to %s", bname);
-    c->in_genfor = 0;
     for (i = 0; i < e->list.n; i++)
-      escape_value(c, e->list.v[i], why, eff < 2, eff == 0);
-    c->in_genfor = saved;
+      escape_value(c, e->list.v[i], why,
+                   eff != EFF_STORE && (eff != EFF_THROUGH || keep),
+                   eff == EFF_READ    ? PURE_YES
+                   : eff == EFF_ITER ? PURE_IF_ELEMENTS
+                                     : PURE_NO);
     return;
   }
   callee_text(e->a, text, sizeof text);
@@ -594,7 +705,20 @@ static void visit_call(orion__actx *c, const ast_node *e) {
   } else {
     escape_value(c, e->a, "called", 0, 0);
   }
-  visit_call_args(c, &e->list, text, 0);
+  visit_call_args(c, &e->list, text, keep);
+}
+
+/* A call; messages about its parts name it.  Only the call that is a
+ * generic for's whole explist is the loop's iterator: calls inside it are
+ * not (in `for k, v in f(ipairs(W))`, f is given W itself). */
+static void visit_call(orion__actx *c, const ast_node *e) {
+  const ast_node *saved = c->call;
+  int in_genfor = c->in_genfor;
+  c->call = e;
+  c->in_genfor = 0;
+  visit_call_in(c, e, in_genfor);
+  c->call = saved;
+  c->in_genfor = in_genfor;
 }
 
 /* A function defined inside the body runs in this iteration when it is a
@@ -606,7 +730,12 @@ static void visit_func(orion__actx *c, const ast_node *f) {
   int saved = c->nscope, saved_floor = c->floor, i;
   const orion__fact *owner = orion__pass1_fact(c, c->owner);
   int precise = 0;
+  const ast_node *saved_call = c->call;
+  int saved_genfor = c->in_genfor, saved_keep = c->flow_keep;
   c->owner = NULL;
+  c->call = NULL; /* the statements inside are not the call's arguments */
+  c->in_genfor = 0;
+  c->flow_keep = 1;
   if (owner != NULL && c->pass == 2)
     precise = owner->assigned == 0 && owner->as_value == 0;
   c->func_depth++;
@@ -618,6 +747,9 @@ static void visit_func(orion__actx *c, const ast_node *f) {
   c->nscope = saved;
   c->func_depth--;
   c->floor = saved_floor;
+  c->call = saved_call;
+  c->in_genfor = saved_genfor;
+  c->flow_keep = saved_keep;
 }
 
 static void visit_expr(orion__actx *c, const ast_node *e) {
@@ -657,10 +789,11 @@ static void visit_expr(orion__actx *c, const ast_node *e) {
       /* `and` / `or` give one of their operands back: array data flows
        * on.  Other operators only read. */
       int flows = e->kind == AST_BINOP && (e->op == OP_AND || e->op == OP_OR);
-      escape_value(c, e->a, flows ? "an and/or operand" : "operand", 1,
+      int keep = flows ? c->flow_keep : 1;
+      escape_value(c, e->a, flows ? "an and/or operand" : "operand", keep,
                    !flows);
       if (e->kind == AST_BINOP)
-        escape_value(c, e->b, flows ? "an and/or operand" : "operand", 1,
+        escape_value(c, e->b, flows ? "an and/or operand" : "operand", keep,
                      !flows);
     }
     break;
@@ -849,10 +982,22 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
     c->nscope = saved;
     break;
   case AST_GENFOR:
-    for (i = 0; i < s->list2.n; i++) {
-      c->in_genfor = 1;
-      escape_value(c, s->list2.v[i], "iterated", 1, 1);
-      c->in_genfor = 0;
+    {
+      /* `for k, v in f, s, k0`: f is called with s, so s passes on
+       * unless f is a standard iterator, which gives its elements. */
+      char nb[128];
+      const char *it = s->list2.n > 1
+                           ? builtin_name(c, s->list2.v[0], nb, sizeof nb)
+                           : NULL;
+      int std_iter = it != NULL && (strcmp(it, "next") == 0 ||
+                                    strcmp(it, "pairs") == 0 ||
+                                    strcmp(it, "ipairs") == 0);
+      for (i = 0; i < s->list2.n; i++) {
+        c->in_genfor = i == 0;
+        escape_value(c, s->list2.v[i], "iterated", 1,
+                     i > 0 && std_iter ? PURE_IF_ELEMENTS : PURE_NO);
+        c->in_genfor = 0;
+      }
     }
     saved = c->nscope;
     for (i = 0; i < s->list.n; i++)
@@ -896,6 +1041,7 @@ void orion__run_pass(orion__actx *c, int pass) {
   c->owner = NULL;
   c->peek = 0;
   c->in_genfor = 0;
+  c->flow_keep = 1;
   for (i = 0; i < f->params.n; i++) {
     orion__var_kind k = i < n ? VAR_KEY : i == n ? VAR_VALUE : VAR_LOCAL;
     orion__new_var(c, f->params.v[i], k, i < n ? i : -1);

@@ -62,7 +62,22 @@ typedef struct orion_binding {
                            NAME.f(...) only reads the array data it is
                            passed, except that NAME.write and NAME.add_to
                            also write their first argument */
+  const char *std;      /* BUILTIN function: the standard function it is
+                           ("select", "table.unpack"), whatever name the
+                           body calls it by; NULL when it is none (then a
+                           call of it counts as an unknown function's) */
+  int env;              /* VALUE: the body's global environment itself (its
+                           _ENV, or _G when that is the same table):
+                           NAME.g and NAME["g"] are the global g, and any
+                           other use of it refuses the loop */
 } orion_binding;
+
+/* The resolver is asked for "_ENV.g" (a name Lua cannot spell) when the
+ * body reads the global g through its environment (_ENV.g, _G["g"]): the
+ * field g of the body's _ENV, never an upvalue that happens to be named g.
+ * (A resolver that cannot answer it leaves the access unseen.) */
+#define ORION_ENV_PREFIX "_ENV."
+
 
 /* Resolves a free name of the body (an upvalue or a global); fills *b and
  * returns 0, or returns nonzero when the name is unbound (kind NONE). */

@@ -105,6 +105,12 @@ typedef struct orion__actx {
                                            the update X[s] = X[s] +/- e
                                            being visited */
   int upd_op;      /* its operator, '+' or '-' */
+  int flow_keep;   /* where the value being visited goes keeps its known
+                      leading subscripts (a call argument, a local: 1) or
+                      not (stored, returned: 0); what a builtin gives back
+                      or an and/or yields goes there too */
+  const ast_node *call; /* the call whose arguments are being visited
+                           (for messages), or NULL */
   int refusing;    /* recording the receiver of a refused method call */
   int nrefused;    /* method calls on whole arrays (each a reason) */
   int oom;

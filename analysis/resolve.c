@@ -193,11 +193,14 @@ orion__freename *orion__resolve_free(orion__actx *c, const char *name) {
   c->nfree++;
   if (c->in->resolve == NULL || c->in->resolve(c->in->ud, name, &f->b) != 0)
     f->b.kind = ORION_BIND_NONE;
-  if (f->b.kind == ORION_BIND_ARRAY || f->b.kind == ORION_BIND_BUFFER)
-    f->array = orion__plan_array_for(c, &f->b.arr,
-                                     f->b.kind == ORION_BIND_ARRAY
-                                         ? name
-                                         : f->b.arr.name);
+  if (f->b.kind == ORION_BIND_ARRAY || f->b.kind == ORION_BIND_BUFFER) {
+    /* The global g read as _ENV.g is the array g. */
+    const char *an = name;
+    if (strncmp(an, ORION_ENV_PREFIX, strlen(ORION_ENV_PREFIX)) == 0)
+      an += strlen(ORION_ENV_PREFIX);
+    f->array = orion__plan_array_for(
+        c, &f->b.arr, f->b.kind == ORION_BIND_ARRAY ? an : f->b.arr.name);
+  }
   if ((f->b.kind == ORION_BIND_FUNC || f->b.kind == ORION_BIND_VALUE) &&
       f->b.nreach > 0) {
     f->reach = orion_malloc(sizeof *f->reach * (size_t)f->b.nreach);

@@ -6,6 +6,7 @@
 #include "lua/analyse.h"
 
 #include <lauxlib.h>
+#include <lualib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -163,19 +164,97 @@ static void helper_reach(rctx *r, int idx, const char *fname,
   b->nreach = r->nreach - base;
 }
 
+/* ---- standard functions by what they are ------------------------------ */
+
+/* The C functions of Lua's standard library and their names ("select",
+ * "table.unpack"), taken once from a fresh state: the same C function is
+ * the same pointer in every state of the process, whatever a script has
+ * renamed or reassigned (`local type = table.unpack`, `print = select`). */
+typedef struct std_fn {
+  lua_CFunction f;
+  char name[48];
+} std_fn;
+
+static std_fn *std_fns;
+static int nstd_fns;
+
+static void std_fn_add(lua_CFunction f, const char *lib, const char *name) {
+  std_fn *v = orion_realloc(std_fns, sizeof *v * (size_t)(nstd_fns + 1));
+  if (v == NULL)
+    return;
+  std_fns = v;
+  std_fns[nstd_fns].f = f;
+  snprintf(std_fns[nstd_fns].name, sizeof std_fns[0].name, "%s%s%s",
+           lib != NULL ? lib : "", lib != NULL ? "." : "", name);
+  nstd_fns++;
+}
+
+/* Adds the C functions of the table at the top of T (lib: its name, or
+ * NULL for the base library, whose tables are walked one level down). */
+static void std_fns_of(lua_State *T, const char *lib) {
+  lua_pushnil(T);
+  while (lua_next(T, -2)) {
+    if (lua_type(T, -2) == LUA_TSTRING) {
+      const char *k = lua_tostring(T, -2);
+      if (lua_iscfunction(T, -1))
+        std_fn_add(lua_tocfunction(T, -1), lib, k);
+      else if (lib == NULL && lua_istable(T, -1) && strcmp(k, "_G") != 0)
+        std_fns_of(T, k);
+    }
+    lua_pop(T, 1);
+  }
+}
+
+/* The standard name of the C function at idx, or NULL.  Called on the
+ * driver's thread only (the table is built on first use). */
+static const char *std_fn_name(lua_State *L, int idx) {
+  lua_CFunction f = lua_tocfunction(L, idx);
+  int i;
+  if (std_fns == NULL) {
+    lua_State *T = luaL_newstate();
+    if (T == NULL)
+      return NULL;
+    luaL_openlibs(T);
+    lua_pushglobaltable(T);
+    std_fns_of(T, NULL);
+    lua_close(T);
+  }
+  for (i = 0; f != NULL && i < nstd_fns; i++)
+    if (std_fns[i].f == f)
+      return std_fns[i].name;
+  return NULL;
+}
+
+/* Pushes the body's global environment (its _ENV upvalue, when a table)
+ * and returns 1, or pushes nothing and returns 0. */
+static int push_env(lua_State *L, int fidx) {
+  if (!push_upvalue(L, fidx, "_ENV"))
+    return 0;
+  if (lua_istable(L, -1))
+    return 1;
+  lua_pop(L, 1);
+  return 0;
+}
+
 static int resolve_cb(void *ud, const char *name, orion_binding *b) {
   rctx *r = ud;
   lua_State *L = r->L;
   int top = lua_gettop(L), found = 0;
+  size_t np = strlen(ORION_ENV_PREFIX);
+  /* "_ENV.g" is the global g read through the environment: never an
+   * upvalue, even one named g. */
+  int global_only = strncmp(name, ORION_ENV_PREFIX, np) == 0;
   memset(b, 0, sizeof *b);
-  if (push_upvalue(L, r->fidx, name)) {
+  if (global_only)
+    name += np; /* from here on, the global's own name */
+  if (!global_only && push_upvalue(L, r->fidx, name)) {
     found = 1;
-  } else if (push_upvalue(L, r->fidx, "_ENV")) {
-    if (lua_istable(L, -1)) {
-      lua_pushstring(L, name);
-      lua_rawget(L, -2);
-      found = !lua_isnil(L, -1);
-    }
+  } else if (push_env(L, r->fidx)) {
+    /* Raw, as the capture reads globals (lua/capture.c refuses one that
+     * only the environment's __index supplies). */
+    lua_pushstring(L, name);
+    lua_rawget(L, -2);
+    found = !lua_isnil(L, -1);
   }
   if (!found) {
     lua_settop(L, top);
@@ -218,6 +297,7 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
   case LUA_TFUNCTION:
     if (lua_iscfunction(L, -1)) {
       b->kind = ORION_BIND_BUILTIN;
+      b->std = std_fn_name(L, -1);
     } else {
       b->kind = ORION_BIND_FUNC;
       helper_reach(r, lua_gettop(L), name, b);
@@ -228,6 +308,13 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
                                       "os", "io", "coroutine", NULL};
     int i;
     b->kind = ORION_BIND_VALUE;
+    /* The body's own environment (_ENV, or _G naming the same table). */
+    if (push_env(L, r->fidx)) {
+      b->env = lua_rawequal(L, -1, -2);
+      lua_pop(L, 1);
+    }
+    if (b->env)
+      break;
     for (i = 0; std[i] != NULL; i++)
       if (strcmp(name, std[i]) == 0 && is_std_table(L, -1, name))
         b->kind = ORION_BIND_BUILTIN;

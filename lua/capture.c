@@ -199,6 +199,56 @@ static int writer(lua_State *L, const void *p, size_t sz, void *ud) {
   return 0;
 }
 
+/* t[k] through metamethods (arguments t, k), for a protected call. */
+static int get_through_index(lua_State *L) {
+  lua_settop(L, 2);
+  lua_gettable(L, 1);
+  return 1;
+}
+
+/* Pushes the value of the global g->name read raw, as the analysis reads
+ * it (lua/analyse.c).  A global that only the __index metamethod of the
+ * global table supplies (setmetatable(_G, {__index = t})) would be shipped
+ * while the analysis saw nil and planned the loop without it: such a
+ * global is refused, naming it and its line (ORION_ECAPTURE, nothing
+ * pushed). */
+static int push_global_raw(enc *e, const orion_bc_global *g,
+                           const char *src) {
+  lua_State *L = e->L;
+  int top = lua_gettop(L), st;
+  const char *raised = NULL;
+  lua_pushglobaltable(L);
+  lua_pushstring(L, g->name);
+  if (lua_rawget(L, -2) != LUA_TNIL ||
+      luaL_getmetafield(L, top + 1, "__index") == LUA_TNIL) {
+    lua_remove(L, top + 1);
+    return 0;
+  }
+  lua_pop(L, 2); /* __index and nil */
+  lua_pushcfunction(L, get_through_index);
+  lua_pushvalue(L, top + 1);
+  lua_pushstring(L, g->name);
+  st = lua_pcall(L, 2, 1, 0);
+  if (st == LUA_OK && lua_isnil(L, -1)) {
+    lua_remove(L, top + 1);
+    return 0; /* nil either way */
+  }
+  if (st != LUA_OK)
+    raised = lua_tostring(L, -1);
+  snprintf(e->err, e->errlen,
+           "parallel_for body reads global '%s' at %s:%d, which only the "
+           "__index metamethod of the global table %s; the analysis and the "
+           "executors read globals raw: make it a real global "
+           "(rawset(_G, \"%s\", value)) or capture it in a local before "
+           "the loop",
+           g->name, src, g->line,
+           raised != NULL ? "could supply (looking it up raised an error)"
+                          : "supplies",
+           g->name);
+  lua_settop(L, top);
+  return ORION_ECAPTURE;
+}
+
 /* Encodes the globals that function dump `chunk` reads, as an 'E' record. */
 static int enc_env(enc *e, const char *chunk, size_t len, const char *src) {
   orion_bc_scan scan = {0};
@@ -232,7 +282,9 @@ static int enc_env(enc *e, const char *chunk, size_t len, const char *src) {
       continue;
     put_str(e->out, name, strlen(name));
     snprintf(gwhat, sizeof gwhat, "global '%s'", name);
-    lua_getglobal(L, name);
+    rc = push_global_raw(e, &scan.items[i], src);
+    if (rc != 0)
+      break;
     rc = enc_value(e, -1, gwhat);
     lua_pop(L, 1);
   }

@@ -30,6 +30,15 @@ static int fake_resolve(void *ud, const char *name, orion_binding *out) {
   fake_env *env = ud;
   int i;
   memset(out, 0, sizeof *out);
+  /* The body's environment, and globals read through it, as
+   * lua/analyse.c answers them. */
+  if (strcmp(name, "_ENV") == 0) {
+    out->kind = ORION_BIND_VALUE;
+    out->env = 1;
+    return 0;
+  }
+  if (strncmp(name, ORION_ENV_PREFIX, strlen(ORION_ENV_PREFIX)) == 0)
+    name += strlen(ORION_ENV_PREFIX);
   for (i = 0; env->b[i].name != NULL; i++) {
     const fake_bind *f = &env->b[i];
     if (strcmp(f->name, name) != 0)
@@ -45,6 +54,8 @@ static int fake_resolve(void *ud, const char *name, orion_binding *out) {
     out->is_int = 1;
     out->ival = f->ival;
     out->fval = (double)f->ival;
+    if (f->kind == ORION_BIND_BUILTIN)
+      out->std = f->name;
     if (f->kind == ORION_BIND_FUNC) {
       out->reach = env->reach;
       out->nreach = env->nreach;
@@ -53,6 +64,9 @@ static int fake_resolve(void *ud, const char *name, orion_binding *out) {
   }
   return 1;
 }
+
+/* The resolver analyse() uses; a test may put another in front. */
+static orion_resolve_fn test_resolver = fake_resolve;
 
 /* Analyses `src` whose body is the function spanning lines [l0, l1] over a
  * sparse 2-D iteration array (id 1) and returns the plan text; *plan is
@@ -77,7 +91,7 @@ static char *analyse(const char *src, int l0, int l1, int nparams,
   in.iter.elem_size = 8;
   in.iter.sparse = 1;
   in.iter.nnz = 1000;
-  in.resolve = fake_resolve;
+  in.resolve = test_resolver;
   in.ud = env;
   in.ordered = ordered;
   in.nparts = 2;
@@ -1155,5 +1169,141 @@ Test(analysis, accumulation_keeps_the_buffer_hint) {
          "\"add\"})");
   HAS(t, "hint: W is accumulated (W[k][1] = W[k][1] - ..., line 4)");
   HASNT(t, "true loop-carried dependence");
+  plan_done(t, &p);
+}
+
+/* ---- issue 33: the environment and builtins that pass arguments on ------ */
+
+/* mf_env, plus the standard functions these tests call, _G bound to the
+ * body's environment (as lua/analyse.c binds it when _G is the same table
+ * as _ENV) and `type` bound to what `local type = table.unpack` in the
+ * script makes it. */
+static int env_resolve(void *ud, const char *name, orion_binding *out) {
+  static const char *const std[] = {"ipairs", "pairs", "next", "pcall",
+                                    "error", "table", "rawget", "rawset",
+                                    "load", "select", NULL};
+  int i;
+  for (i = 0; std[i] != NULL; i++)
+    if (strcmp(name, std[i]) == 0) {
+      memset(out, 0, sizeof *out);
+      out->kind = ORION_BIND_BUILTIN;
+      out->std = std[i];
+      return 0;
+    }
+  if (strcmp(name, "_G") == 0 || strcmp(name, "type") == 0) {
+    memset(out, 0, sizeof *out);
+    out->kind = name[0] == '_' ? ORION_BIND_VALUE : ORION_BIND_BUILTIN;
+    out->env = name[0] == '_';
+    out->std = name[0] == '_' ? NULL : "table.unpack";
+    return 0;
+  }
+  return fake_resolve(ud, name, out);
+}
+
+/* The body `return function(u, i, r) LINES end` (one or two lines) is
+ * rejected, and its plan holds `want`. */
+static void expect_refused(const char *lines, const char *want) {
+  char src[512];
+  orion_plan p;
+  char *t;
+  test_resolver = env_resolve;
+  snprintf(src, sizeof src, "return function(u, i, r)\n  %s\nend\n", lines);
+  t = plan_of(src, 3 + (strchr(lines, '\n') != NULL), 0, &p);
+  cr_expect_eq(p.sched, ORION_SCHED_REJECTED, "%s:\n%s", lines, t);
+  HAS(t, want);
+  plan_done(t, &p);
+}
+
+Test(analysis, env_field_is_the_global_it_names) {
+  /* _ENV.W and _ENV["W"] are the global W, which the executors receive
+   * (the bytecode reads it by name): a recurrence through them is one. */
+  const char *rec = "return function(u, i, r)\n"
+                    "  _ENV.W[u][1] = _ENV[\"W\"][u - 1][1] + r\n"
+                    "end\n";
+  const char *own = "return function(u, i, r)\n"
+                    "  _ENV.W[u][1] = r\n"
+                    "end\n";
+  orion_plan p;
+  char *t = plan_of(rec, 3, 0, &p);
+  cr_expect_eq(p.sched, ORION_SCHED_REJECTED, "%s", t);
+  HAS(t, "vector (1, ANY) on W: _ENV[\"W\"][u - 1][1] (read, line 2) and "
+         "_ENV.W[u][1] (write, line 2)");
+  plan_done(t, &p);
+  t = plan_of(own, 3, 0, &p);
+  cr_expect_eq(p.sched, ORION_SCHED_NONE, "%s", t);
+  HAS(t, "access: _ENV.W[u][1] (write, line 2) subscripts (u, 1)");
+  HAS(t, "array W: ");
+  plan_done(t, &p);
+}
+
+Test(analysis, environment_used_as_a_value_refuses_the_loop) {
+  static const struct {
+    const char *line, *reason;
+  } cases[] = {
+      {"rawset(_ENV, \"off\", 1)",
+       "_ENV at line 2 (in rawset(_ENV, \"off\", 1)): the body uses its "
+       "global environment as a value, so the analysis cannot tell which "
+       "globals it reads or changes; name each global directly (G[i], or "
+       "_ENV.G[i] with a constant name), or run the loop with schedule = "
+       "\"serial\""},
+      {"local w = rawget(_ENV, \"W\")", "_ENV at line 2 (in rawget(_ENV, "},
+      {"local f = load(\"return W\", \"x\", \"t\", _ENV)",
+       "_ENV at line 2 (in load(\"return W\", \"x\", \"t\", _ENV)): "},
+      {"local g = _G", "_G at line 2: the body uses its global environment "
+                       "as a value"},
+      {"local w = _ENV[\"W\" .. \"\"]", "_ENV at line 2: "},
+      {"for k, v in next, _G do end", "_G at line 2: "},
+  };
+  size_t k;
+  for (k = 0; k < sizeof cases / sizeof cases[0]; k++)
+    expect_refused(cases[k].line, cases[k].reason);
+}
+
+Test(analysis, builtins_that_pass_an_argument_on_count_writes_through_it) {
+  static const struct {
+    const char *body, *access;
+  } cases[] = {
+      /* pcall returns what error raised. */
+      {"local ok, w = pcall(function() error(W[u]) end)\n  w[1] = r",
+       "(write, line 2, passed to error)"},
+      {"local w = table.unpack(W, u, u)\n  w[1] = r",
+       "W (write, line 2, passed to table.unpack)"},
+      /* local type = table.unpack in the script: what it is counts. */
+      {"local w = type(W, u, u)\n  w[1] = r",
+       "W (write, line 2, passed to table.unpack)"},
+      /* The rows ipairs gives of a 2-D array are slices. */
+      {"for k, w in ipairs(W) do w[1] = r end",
+       "W (write, line 2, passed to ipairs)"},
+      /* Any other iterator is given W itself. */
+      {"local function it(s, k) return nil end\n"
+       "  for k, w in it, W, 0 do w[1] = r end",
+       "W (write, line 3, iterated)"},
+      /* What select gives back, or and/or yields, is stored: a later
+       * iteration may use the row, so its subscripts are all unknown. */
+      {"stash[1] = select(1, W[u])",
+       "W[u] (write, line 2, passed to select) subscripts (?, ?)"},
+      {"stash[1] = r > 0 and W[u] or nil",
+       "W[u] (write, line 2, an and/or operand) subscripts (?, ?)"},
+      /* So may any function the analysis does not know. */
+      {"local function id(x) return x end\n  stash[1] = id(W[u])",
+       "W[u] (write, line 3, passed to id) subscripts (?, ?)"},
+  };
+  size_t k;
+  for (k = 0; k < sizeof cases / sizeof cases[0]; k++)
+    expect_refused(cases[k].body, cases[k].access);
+}
+
+Test(analysis, iterating_a_row_still_only_reads_it) {
+  /* ipairs over a row gives numbers: the row is read, nothing more. */
+  const char *src = "return function(u, i, r)\n"
+                    "  for k, x in ipairs(W[u]) do acc:add(x) end\n"
+                    "end\n";
+  orion_plan p;
+  char *t;
+  test_resolver = env_resolve;
+  t = plan_of(src, 3, 0, &p);
+  HAS(t, "W[u] (read, line 2, passed to ipairs)");
+  HASNT(t, "(write, line 2");
+  cr_expect_eq(p.sched, ORION_SCHED_NONE, "%s", t);
   plan_done(t, &p);
 }

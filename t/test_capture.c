@@ -535,6 +535,62 @@ Test(capture, standard_globals_are_not_shipped) {
   unship(&s);
 }
 
+/* The analysis reads globals raw (lua/analyse.c); a global that only the
+ * global table's __index supplies would be shipped to the executors while
+ * the plan never saw it (issue 33, class 3), so it is refused by name. */
+/* Encodes the function `src` returns (chunk "@m.lua") from s->drv into
+ * s->blob, dropping what an earlier encode left there; its result. */
+static int encode_m(shipped *s, const char *src) {
+  orion_buf_free(&s->blob);
+  orion_capture_info_free(&s->info);
+  memset(&s->info, 0, sizeof s->info);
+  push_closure(s->drv, "@m.lua", src);
+  orion_buf_init(&s->blob);
+  return encode_top(s->drv, classify_fake, &s->blob, &s->info, s->err,
+                    sizeof s->err);
+}
+
+Test(capture, global_only_a_metamethod_supplies_is_refused_naming_it) {
+  shipped s;
+  int rc;
+  memset(&s, 0, sizeof s);
+  s.drv = new_state();
+  s.exe = new_state();
+  orion_buf_init(&s.blob);
+  run_lua(s.drv, "K = 5\n"
+                 "setmetatable(_G, {__index = {G = 'from __index'}})");
+  rc = encode_m(&s, "return function(v)\n"
+                    "  local n = K\n"
+                    "  return n + #G, missing == nil\n"
+                    "end");
+  cr_expect_eq(rc, ORION_ECAPTURE, "got %d: %s", rc, s.err);
+  cr_expect(strstr(s.err, "parallel_for body reads global 'G' at m.lua:3, "
+                          "which only the __index metamethod of the global "
+                          "table supplies; the analysis and the executors "
+                          "read globals raw") != NULL,
+            "got \"%s\"", s.err);
+  /* A strict-mode __index that raises for unknown names is refused too;
+   * one that gives nil leaves the global nil, as a raw read does. */
+  run_lua(s.drv, "setmetatable(_G, {__index = function(_, k)\n"
+                 "  if k == 'G' then error('undeclared ' .. k) end end})");
+  rc = encode_m(&s, "return function(v)\n  return #G\nend");
+  cr_expect_eq(rc, ORION_ECAPTURE, "got %d: %s", rc, s.err);
+  cr_expect(strstr(s.err, "global 'G' at m.lua:2, which only the __index "
+                          "metamethod of the global table could supply "
+                          "(looking it up raised an error)") != NULL,
+            "got \"%s\"", s.err);
+  rc = encode_m(&s, "return function(v)\n  return K, missing == nil\nend");
+  cr_assert_eq(rc, 0, "%s", s.err);
+  rc = decode_into(s.exe, s.blob.data, s.blob.len, &s.log, s.err,
+                   sizeof s.err);
+  cr_assert_eq(rc, 0, "%s", s.err);
+  lua_pushinteger(s.exe, 1);
+  call_ok(s.exe, 1, 2);
+  cr_expect_eq(lua_tointeger(s.exe, 1), 5);
+  cr_expect(lua_toboolean(s.exe, 2), "a global __index leaves nil is nil");
+  unship(&s);
+}
+
 Test(capture, dynamic_global_assignment_fails_at_run_time) {
   shipped s;
   const char *msg;

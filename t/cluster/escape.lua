@@ -61,9 +61,11 @@ local cases = {
   { "_G.package", function(i, x)
       _G.package.searchers[3]("os")
     end },
+  -- The analysis refuses a body that uses _G as a value (issue 33): run
+  -- it serially, unanalysed, so that the sandbox itself is what refuses.
   { "rawget(_G, 'package')", function(i, x)
       rawget(_G, "package").loadlib(liblua, "luaopen_os")().execute(touch)
-    end },
+    end, { schedule = "serial" } },
   { "load('return package')", function(i, x)
       load("return package.loadlib")()(liblua, "luaopen_os")().execute(touch)
     end },
