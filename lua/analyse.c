@@ -11,6 +11,7 @@
 
 #include "analysis/parse.h"
 #include "dsm/loader.h"
+#include "lua/bodyid.h"
 #include "lua/capture.h"
 #include "util/alloc.h"
 #include "util/log.h"
@@ -347,6 +348,15 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
   in.body.last_line = ar.lastlinedefined;
   in.body.nparams = ar.nparams;
   in.body.is_vararg = ar.isvararg;
+  /* The body's own text, not just another function on its lines. */
+  orion_error_clear(&err);
+  if (orion_body_identify(L, 2, ar.source[0] == '@', &in.body, &err) != 0) {
+    orion_free(out->src);
+    out->src = NULL;
+    luaL_error(L, "parallel_for: cannot analyse the body: %s (pass schedule "
+                  "= \"serial\" to run without analysis)",
+               err.msg);
+  }
   fill_info(it, name != NULL ? name : orion__caller_name(L, 1, "A", iname, sizeof iname),
             &in.iter);
   r.L = L;
@@ -399,11 +409,9 @@ void orion__gen_body(lua_State *L, analysis *a, int fast, int gpu) {
              err.msg);
     return;
   }
-  f = orion_find_body(ast->chunk, a->body.line_defined, a->body.last_line,
-                      a->body.nparams, a->body.is_vararg);
+  f = orion_find_body(ast->chunk, &a->body, &err);
   if (f == NULL) {
-    snprintf(a->note, sizeof a->note, "the body was not found in %s",
-             a->chunk);
+    snprintf(a->note, sizeof a->note, "%.760s", err.msg);
     orion_ast_free(ast);
     return;
   }
