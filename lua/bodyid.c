@@ -40,6 +40,20 @@ static int place_of(const orion_bc_func *fn, int i, orion_body_path *p) {
   return 0;
 }
 
+/* The body is not in the text at hand: a file edited since it was loaded,
+ * or a chunk loaded from a string under a name, of which Lua keeps only
+ * the name. */
+static int not_there(const orion_body_src *body, int from_file,
+                     const char *why, orion_error *err) {
+  return orion_error_set(
+      err, ORION_EINVAL, "%s:%d: cannot find the body's source (lines "
+      "%d-%d): %s; %s", body->chunkname, body->line_defined,
+      body->line_defined, body->last_line, why,
+      from_file ? "was the file changed after it was loaded?"
+                : "a chunk loaded from a string under a chunk name keeps "
+                  "only the name, not the text (load it without a name)");
+}
+
 /* Compiles the chunk's text as Lua did when it was loaded and pushes the
  * main function, or returns nonzero with err set (and nothing pushed). */
 static int compile_chunk(lua_State *L, int from_file,
@@ -63,14 +77,12 @@ static int compile_chunk(lua_State *L, int from_file,
   /* "=name": Lua's messages then read "name:line:". */
   snprintf(name, sizeof name, "=%s", body->chunkname);
   if (luaL_loadbufferx(L, s, len, name, "t") != LUA_OK) {
-    orion_error_set(err, ORION_EPARSE,
-                    "%s:%d: cannot find the body's source (lines %d-%d): "
-                    "the file's text no longer compiles (%s); was the file "
-                    "changed after it was loaded?",
-                    body->chunkname, body->line_defined, body->line_defined,
-                    body->last_line, lua_tostring(L, -1));
+    char why[600];
+    snprintf(why, sizeof why, "the %s does not compile (%s)",
+             from_file ? "file's text" : "chunk's source",
+             lua_tostring(L, -1));
     lua_pop(L, 1);
-    return err->code;
+    return not_there(body, from_file, why, err);
   }
   return 0;
 }
@@ -108,13 +120,12 @@ int orion_body_identify(lua_State *L, int fidx, int from_file,
     body->ncand++;
   }
   if (rc == 0 && body->ncand == 0)
-    rc = orion_error_set(err, ORION_EINVAL,
-                         "%s:%d: cannot find the body's source (lines "
-                         "%d-%d): no function in the file's text compiles "
-                         "to the body's code; was the file changed after "
-                         "it was loaded?",
-                         body->chunkname, body->line_defined,
-                         body->line_defined, body->last_line);
+    rc = not_there(body, from_file,
+                   from_file ? "no function in the file's text compiles to "
+                               "the body's code"
+                             : "no function in the chunk's source compiles "
+                               "to the body's code",
+                   err);
   orion_free(bfn);
   orion_free(cfn);
   orion_buf_free(&bdump);

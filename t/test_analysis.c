@@ -531,6 +531,26 @@ Test(analysis, bodies_that_compile_alike_on_one_line_are_refused) {
   tu_run_free(&r);
 }
 
+/* Lua keeps only the name of a chunk loaded from a string under a name:
+ * the body's text is not at hand, and the refusal says so (it was a bare
+ * syntax error in the name, read as Lua). */
+Test(analysis, body_of_a_named_string_chunk_is_refused_saying_why) {
+  static const char *const no[] = {NULL};
+  tu_run r = drive_with("local orion = require 'orion'\n"
+                        "local A = orion.zeros{4}\n"
+                        "local body = load('local A = ... return "
+                        "function(i) A[i] = i end', 'mybody')(A)\n"
+                        "orion.parallel_for(A, body)\n",
+                        no, NULL);
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  HAS(r.err, ":4: parallel_for: cannot analyse the body: [string "
+             "\"mybody\"]:1: cannot find the body's source (lines 1-1): "
+             "the chunk's source does not compile (");
+  HAS(r.err, "); a chunk loaded from a string under a chunk name keeps "
+             "only the name, not the text (load it without a name)");
+  tu_run_free(&r);
+}
+
 /* ---- the driver surface ---------------------------------------------------- */
 
 static tu_run drive_script(const char *text, const char *opt) {
