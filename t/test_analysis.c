@@ -513,19 +513,30 @@ Test(analysis, factory_body_on_the_factorys_line_is_the_body,
 
 /* Two functions that compile to the same code on one line: which one runs
  * cannot be known, so the loop is refused with both named. */
-Test(analysis, bodies_that_compile_alike_on_one_line_are_refused) {
+/* Runs a script whose parallel_for (on line 4, after the `orion` and `A`
+ * lines) must be refused; free the result. */
+static tu_run refused(const char *line3) {
   static const char *const no[] = {NULL};
-  tu_run r = drive_with("local orion = require 'orion'\n"
-                        "local A = orion.zeros{4}\n"
-                        "local f, g = function(i) A[i] = i end, "
-                        "function(i) A[i] = i end\n"
-                        "orion.parallel_for(A, g)\n",
-                        no, NULL);
+  char script[512];
+  tu_run r;
+  snprintf(script, sizeof script,
+           "local orion = require 'orion'\n"
+           "local A = orion.zeros{4}\n"
+           "%s\n"
+           "orion.parallel_for(A, body)\n",
+           line3);
+  r = drive_with(script, no, NULL);
   cr_expect_eq(r.status, 1, "%s", r.err);
+  return r;
+}
+
+Test(analysis, bodies_that_compile_alike_on_one_line_are_refused) {
+  tu_run r = refused("local f, body = function(i) A[i] = i end, "
+                     "function(i) A[i] = i end");
   HAS(r.err, ":4: parallel_for: cannot analyse the body: ");
   HAS(r.err, ":3: the body cannot be told apart from another function: ");
-  HAS(r.err, ":3:14 and ");
-  HAS(r.err, ":3:40 compile to the same code, so the analysis cannot know "
+  HAS(r.err, ":3:17 and ");
+  HAS(r.err, ":3:43 compile to the same code, so the analysis cannot know "
              "which one runs; give the body a line of its own (pass "
              "schedule = \"serial\" to run without analysis)");
   tu_run_free(&r);
@@ -535,14 +546,8 @@ Test(analysis, bodies_that_compile_alike_on_one_line_are_refused) {
  * the body's text is not at hand, and the refusal says so (it was a bare
  * syntax error in the name, read as Lua). */
 Test(analysis, body_of_a_named_string_chunk_is_refused_saying_why) {
-  static const char *const no[] = {NULL};
-  tu_run r = drive_with("local orion = require 'orion'\n"
-                        "local A = orion.zeros{4}\n"
-                        "local body = load('local A = ... return "
-                        "function(i) A[i] = i end', 'mybody')(A)\n"
-                        "orion.parallel_for(A, body)\n",
-                        no, NULL);
-  cr_expect_eq(r.status, 1, "%s", r.err);
+  tu_run r = refused("local body = load('local A = ... return "
+                     "function(i) A[i] = i end', 'mybody')(A)");
   HAS(r.err, ":4: parallel_for: cannot analyse the body: [string "
              "\"mybody\"]:1: cannot find the body's source (lines 1-1): "
              "the chunk's source does not compile (");
