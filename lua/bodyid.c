@@ -87,27 +87,90 @@ static int compile_chunk(lua_State *L, int from_file,
   return 0;
 }
 
+/* Pushes the dump of the chunk compiled from body->src, or returns nonzero
+ * with err set and nothing pushed.  Compiling a script of a few hundred
+ * lines costs about as much as the rest of a loop's launch, and a training
+ * script launches the same loops again and again; so the registry keeps
+ * the last dump of each chunk name with the text it was compiled from,
+ * and it is used again only while the text is the same (a file edited
+ * since is compiled anew). */
+static int push_chunk_dump(lua_State *L, int from_file,
+                           const orion_body_src *body, orion_error *err) {
+  int top = lua_gettop(L);
+  orion_buf d;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "orion.bodyid") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "orion.bodyid");
+  }
+  if (lua_getfield(L, top + 1, body->chunkname) == LUA_TTABLE) {
+    size_t tlen;
+    const char *t;
+    lua_getfield(L, top + 2, "text");
+    lua_getfield(L, top + 2, "file");
+    t = lua_tolstring(L, -2, &tlen);
+    if (t != NULL && tlen == body->len && memcmp(t, body->src, tlen) == 0 &&
+        lua_toboolean(L, -1) == from_file) {
+      lua_getfield(L, top + 2, "dump");
+      lua_replace(L, top + 1);
+      lua_settop(L, top + 1);
+      return 0;
+    }
+  }
+  lua_settop(L, top + 1);
+  if (compile_chunk(L, from_file, body, err) != 0) {
+    lua_settop(L, top);
+    return err->code;
+  }
+  orion_buf_init(&d);
+  lua_dump(L, dump_writer, &d, 0);
+  lua_pop(L, 1);
+  if (d.oom) {
+    orion_buf_free(&d);
+    lua_settop(L, top);
+    return orion_error_set(err, ORION_ENOMEM, "out of memory");
+  }
+  lua_pushlstring(L, d.data, d.len);
+  orion_buf_free(&d);
+  lua_createtable(L, 0, 3);
+  lua_pushlstring(L, body->src, body->len);
+  lua_setfield(L, -2, "text");
+  lua_pushboolean(L, from_file);
+  lua_setfield(L, -2, "file");
+  lua_pushvalue(L, top + 2);
+  lua_setfield(L, -2, "dump");
+  lua_setfield(L, top + 1, body->chunkname);
+  lua_replace(L, top + 1);
+  return 0;
+}
+
 int orion_body_identify(lua_State *L, int fidx, int from_file,
                         orion_body_src *body, orion_error *err) {
-  orion_buf bdump, cdump;
+  orion_buf bdump;
   orion_bc_func *bfn = NULL, *cfn = NULL;
+  const char *cdump;
+  size_t clen;
   int bn = 0, cn = 0, i, rc;
   fidx = lua_absindex(L, fidx);
   body->ncand = 0;
-  orion_buf_init(&cdump);
+  /* The chunk's dump first: it is the part that may raise a Lua error
+   * (out of memory), before anything below is allocated. */
+  if ((rc = push_chunk_dump(L, from_file, body, err)) != 0)
+    return rc;
+  cdump = lua_tolstring(L, -1, &clen);
+  rc = orion_bcscan_functions(cdump, clen, &cfn, &cn, err);
   lua_pushvalue(L, fidx);
-  rc = dump_functions(L, &bdump, &bfn, &bn, err);
+  if (rc == 0)
+    rc = dump_functions(L, &bdump, &bfn, &bn, err);
+  else
+    orion_buf_init(&bdump);
   lua_pop(L, 1);
-  if (rc == 0 && (rc = compile_chunk(L, from_file, body, err)) == 0) {
-    rc = dump_functions(L, &cdump, &cfn, &cn, err);
-    lua_pop(L, 1);
-  }
   /* The main function (0) is never a body: it has no parameters. */
   for (i = 1; rc == 0 && i < cn; i++) {
     const orion_bc_func *c = &cfn[i];
     if (c->len != bfn[0].len ||
-        memcmp(cdump.data + c->start, bdump.data + bfn[0].start,
-               c->len) != 0)
+        memcmp(cdump + c->start, bdump.data + bfn[0].start, c->len) != 0)
       continue;
     if (body->ncand < ORION_BODY_MAXCAND &&
         place_of(cfn, i, &body->cand[body->ncand]) != 0)
@@ -126,9 +189,9 @@ int orion_body_identify(lua_State *L, int fidx, int from_file,
                              : "no function in the chunk's source compiles "
                                "to the body's code",
                    err);
+  lua_pop(L, 1);
   orion_free(bfn);
   orion_free(cfn);
   orion_buf_free(&bdump);
-  orion_buf_free(&cdump);
   return rc;
 }

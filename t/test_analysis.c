@@ -542,6 +542,33 @@ Test(analysis, bodies_that_compile_alike_on_one_line_are_refused) {
   tu_run_free(&r);
 }
 
+/* A body file edited and loaded again: the compiled chunk kept from the
+ * first loop (lua/bodyid.c) must not serve the second, whose body it does
+ * not hold. */
+Test(analysis, body_file_edited_between_loops_is_compiled_again) {
+  static const char *const no[] = {NULL};
+  tu_run r = drive_with(
+      "local orion = require 'orion'\n"
+      "local A = orion.zeros{4}\n"
+      "local path = os.tmpname()\n"
+      "local function write(text)\n"
+      "  local f = assert(io.open(path, 'w'))\n"
+      "  f:write(text)\n"
+      "  f:close()\n"
+      "end\n"
+      "write('local A = ... return function(i) A[i] = i end\\n')\n"
+      "orion.parallel_for(A, loadfile(path)(A), {tier = 'c'})\n"
+      "print(A:get(1), A:get(4))\n"
+      "write('local A = ... return function(i) A[i] = 10 * i end\\n')\n"
+      "orion.parallel_for(A, loadfile(path)(A), {tier = 'c'})\n"
+      "os.remove(path)\n"
+      "print(A:get(1), A:get(4))\n",
+      no, NULL);
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  cr_expect_str_eq(r.out, "1.0\t4.0\n10.0\t40.0\n");
+  tu_run_free(&r);
+}
+
 /* Lua keeps only the name of a chunk loaded from a string under a name:
  * the body's text is not at hand, and the refusal says so (it was a bare
  * syntax error in the name, read as Lua). */
