@@ -101,17 +101,11 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
     orion_plan_free(plan);
     return rc;
   }
-  f = orion_find_body(ast->chunk, in->body.line_defined, in->body.last_line,
-                      in->body.nparams, in->body.is_vararg);
+  f = orion_find_body(ast->chunk, &in->body, err);
   if (f == NULL) {
     orion_ast_free(ast);
     orion_plan_free(plan);
-    return orion_error_set(err, ORION_EINVAL,
-                           "%s:%d: cannot find the body's source (lines "
-                           "%d-%d); was the file changed after it was "
-                           "loaded?",
-                           in->body.chunkname, in->body.line_defined,
-                           in->body.line_defined, in->body.last_line);
+    return err->code;
   }
   memset(&c, 0, sizeof c);
   c.in = in;

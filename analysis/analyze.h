@@ -83,12 +83,29 @@ typedef struct orion_binding {
  * returns 0, or returns nonzero when the name is unbound (kind NONE). */
 typedef int (*orion_resolve_fn)(void *ud, const char *name, orion_binding *b);
 
+/* Where a function sits in its chunk: idx[k] is its ancestor at depth
+ * k + 1 (the main chunk is depth 0) counted from 0 among the functions
+ * written directly in the ancestor at depth k, in source order, which is
+ * how Lua numbers a function's nested prototypes. */
+#define ORION_BODY_MAXDEPTH 32
+#define ORION_BODY_MAXCAND 4
+typedef struct orion_body_path {
+  int depth;
+  int idx[ORION_BODY_MAXDEPTH];
+} orion_body_path;
+
 typedef struct orion_body_src {
   const char *chunkname; /* for messages, e.g. "mf.lua" */
   const char *src;       /* the whole chunk's source text */
   size_t len;
   int line_defined, last_line; /* from debug.getinfo */
   int nparams, is_vararg;
+  /* The functions of the chunk whose compiled code is the running body's
+   * (lua/bodyid.h): ncand of them, the first ORION_BODY_MAXCAND kept.  0
+   * when not known: the body is then found by its lines and parameters
+   * alone, which cannot tell apart two functions that share them. */
+  int ncand;
+  orion_body_path cand[ORION_BODY_MAXCAND];
 } orion_body_src;
 
 typedef struct orion_analysis_in {
@@ -217,10 +234,12 @@ typedef struct orion_plan {
 int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
                   orion_error *err);
 
-/* Finds the AST_FUNC of the body in a parsed chunk by its line range and
- * parameter count; NULL when none matches. */
-const ast_node *orion_find_body(const ast_node *chunk, int line_defined,
-                                int last_line, int nparams, int is_vararg);
+/* Finds the AST_FUNC of the body in a parsed chunk: the one at body->cand
+ * when it is known, else the one whose lines and parameters match.  Returns
+ * NULL with err set (naming the body, or every candidate with its line
+ * and column) when there is none, or more than one it could be. */
+const ast_node *orion_find_body(const ast_node *chunk,
+                                const orion_body_src *body, orion_error *err);
 
 void orion_plan_free(orion_plan *plan);
 

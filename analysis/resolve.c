@@ -9,6 +9,7 @@
  * is asked of the caller's resolver once (upvalues and globals bound at
  * launch) and cached.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,12 +18,158 @@
 
 /* ======================================================================
  * Finding the body.
+ *
+ * Lua tells where a function was defined only by its first and last lines
+ * and its parameters, and two functions can share all of them: two
+ * literals on one line, or a factory whose returned function starts on
+ * the factory's own line.  So lua/bodyid.c compiles the chunk's text
+ * afresh, compares every function in it with the running body's compiled
+ * code, and passes the place of each one that matches; here that place is
+ * followed through the AST.  Without it (the analysis's own tests, which
+ * have no Lua state) the lines and parameters decide, and a tie is
+ * refused rather than guessed.
  * ====================================================================== */
 
+typedef struct func_list {
+  const ast_node **v;
+  int n, cap, oom;
+} func_list;
+
+/* Appends the functions written directly under n (those not inside
+ * another function below n) to l, in the order the walk meets them. */
+static void direct_funcs(const ast_node *n, func_list *l) {
+  int i;
+  if (n == NULL)
+    return;
+  if (n->kind == AST_FUNC) {
+    if (orion__grow((void **)&l->v, &l->cap, l->n, sizeof *l->v) != 0)
+      l->oom = 1;
+    else
+      l->v[l->n++] = n;
+    return;
+  }
+  direct_funcs(n->a, l);
+  direct_funcs(n->b, l);
+  direct_funcs(n->c, l);
+  direct_funcs(n->d, l);
+  for (i = 0; i < n->list.n; i++)
+    direct_funcs(n->list.v[i], l);
+  for (i = 0; i < n->list2.n; i++)
+    direct_funcs(n->list2.v[i], l);
+}
+
+static int before(const ast_node *x, const ast_node *y) {
+  return x->line < y->line || (x->line == y->line && x->col < y->col);
+}
+
+/* The idx-th (from 0) function written directly in fn (a function, or the
+ * chunk's block), in source order, which is the order in which Lua numbers
+ * a function's nested prototypes; NULL when there are not that many.
+ * Sets *oom when the list could not be built. */
+static const ast_node *nested_func(const ast_node *fn, int idx, int *oom) {
+  func_list l;
+  const ast_node *hit = NULL;
+  int i, j;
+  memset(&l, 0, sizeof l);
+  direct_funcs(fn->kind == AST_FUNC ? fn->a : fn, &l);
+  *oom |= l.oom;
+  /* Sibling functions never overlap, so their first tokens order them. */
+  for (i = 1; i < l.n; i++) {
+    const ast_node *x = l.v[i];
+    for (j = i; j > 0 && before(x, l.v[j - 1]); j--)
+      l.v[j] = l.v[j - 1];
+    l.v[j] = x;
+  }
+  if (!l.oom && idx >= 0 && idx < l.n)
+    hit = l.v[idx];
+  orion_free(l.v);
+  return hit;
+}
+
+/* Does function n have the lines and parameters Lua gave the body?  Lua
+ * records the line of the token after `function` for anonymous functions
+ * and the `function` line otherwise, so n may start a little earlier. */
+static int fits(const ast_node *n, const orion_body_src *b) {
+  return n->kind == AST_FUNC && n->end_line == b->last_line &&
+         n->params.n == b->nparams &&
+         (n->is_vararg != 0) == (b->is_vararg != 0) &&
+         n->line <= b->line_defined;
+}
+
+static const ast_node *func_at(const ast_node *chunk,
+                               const orion_body_path *p, int *oom) {
+  const ast_node *n = chunk;
+  int k;
+  for (k = 0; n != NULL && k < p->depth && k < ORION_BODY_MAXDEPTH; k++)
+    n = nested_func(n, p->idx[k], oom);
+  return n != chunk ? n : NULL;
+}
+
+/* "t.lua:3:14, t.lua:3:40" for the functions v[0..n-1], into out; "and N
+ * more" when total is larger than n. */
+static void name_funcs(const orion_body_src *b, const ast_node *const *v,
+                       int n, int total, char *out, size_t size) {
+  size_t len = 0;
+  int i;
+  out[0] = '\0';
+  for (i = 0; i < n && len < size; i++)
+    len += (size_t)snprintf(out + len, size - len, "%s%s:%d:%d",
+                            i > 0 ? (i + 1 == total ? " and " : ", ") : "",
+                            b->chunkname, v[i]->line, v[i]->col);
+  if (total > n && len < size)
+    snprintf(out + len, size - len, " and %d more", total - n);
+}
+
+static const ast_node *not_found(const orion_body_src *b, orion_error *err,
+                                 const char *why) {
+  orion_error_set(err, ORION_EINVAL,
+                  "%s:%d: cannot find the body's source (lines %d-%d)%s",
+                  b->chunkname, b->line_defined, b->line_defined,
+                  b->last_line, why);
+  return NULL;
+}
+
+static const ast_node *ambiguous(const orion_body_src *b, orion_error *err,
+                                 const ast_node *const *v, int n,
+                                 int total, const char *what) {
+  char names[400];
+  name_funcs(b, v, n, total, names, sizeof names);
+  orion_error_set(err, ORION_EINVAL,
+                  "%s:%d: the body cannot be told apart from another "
+                  "function: %s %s, so the analysis cannot know which one "
+                  "runs; give the body a line of its own",
+                  b->chunkname, b->line_defined, names, what);
+  return NULL;
+}
+
+/* By the places lua/bodyid.c found. */
+static const ast_node *find_by_place(const ast_node *chunk,
+                                     const orion_body_src *b,
+                                     orion_error *err) {
+  const ast_node *v[ORION_BODY_MAXCAND];
+  int i, n = b->ncand < ORION_BODY_MAXCAND ? b->ncand : ORION_BODY_MAXCAND;
+  int oom = 0;
+  for (i = 0; i < n; i++) {
+    v[i] = func_at(chunk, &b->cand[i], &oom);
+    if (oom) {
+      orion_error_set(err, ORION_ENOMEM, "out of memory");
+      return NULL;
+    }
+    /* Lua's parser and the analysis's must see the same functions; if
+     * they ever differ, refuse rather than analyse some other code. */
+    if (v[i] == NULL || !fits(v[i], b))
+      return not_found(b, err, ": the analysis's parse of the file does "
+                               "not have the function Lua compiled there");
+  }
+  if (b->ncand > 1)
+    return ambiguous(b, err, v, n, b->ncand, "compile to the same code");
+  return v[0];
+}
+
 typedef struct find_ctx {
-  int line, last, nparams, vararg;
-  const ast_node *best;
-  int best_dist;
+  const orion_body_src *b;
+  const ast_node *best[ORION_BODY_MAXCAND];
+  int nbest, best_dist;
 } find_ctx;
 
 static void find_walk(const ast_node *n, find_ctx *f);
@@ -33,18 +180,21 @@ static void find_list(const ast_list *l, find_ctx *f) {
     find_walk(l->v[i], f);
 }
 
+/* By lines and parameters: the closest start wins, and a tie is kept for
+ * the refusal. */
 static void find_walk(const ast_node *n, find_ctx *f) {
   if (n == NULL)
     return;
-  if (n->kind == AST_FUNC && n->end_line == f->last &&
-      n->params.n == f->nparams && (n->is_vararg != 0) == (f->vararg != 0) &&
-      n->line <= f->line) {
-    /* Lua records the line of the token after `function` for anonymous
-     * functions and the `function` line otherwise: take the closest. */
-    int d = f->line - n->line;
-    if (f->best == NULL || d < f->best_dist) {
-      f->best = n;
+  if (fits(n, f->b)) {
+    int d = f->b->line_defined - n->line;
+    if (f->nbest == 0 || d < f->best_dist) {
+      f->nbest = 0;
       f->best_dist = d;
+    }
+    if (d == f->best_dist) {
+      if (f->nbest < ORION_BODY_MAXCAND)
+        f->best[f->nbest] = n;
+      f->nbest++;
     }
   }
   find_walk(n->a, f);
@@ -56,16 +206,23 @@ static void find_walk(const ast_node *n, find_ctx *f) {
   find_list(&n->params, f);
 }
 
-const ast_node *orion_find_body(const ast_node *chunk, int line_defined,
-                                int last_line, int nparams, int is_vararg) {
+const ast_node *orion_find_body(const ast_node *chunk,
+                                const orion_body_src *body, orion_error *err) {
   find_ctx f;
+  if (body->ncand > 0)
+    return find_by_place(chunk, body, err);
   memset(&f, 0, sizeof f);
-  f.line = line_defined;
-  f.last = last_line;
-  f.nparams = nparams;
-  f.vararg = is_vararg;
+  f.b = body;
   find_walk(chunk, &f);
-  return f.best;
+  if (f.nbest == 0)
+    return not_found(body, err, "; was the file changed after it was "
+                                "loaded?");
+  if (f.nbest > 1)
+    return ambiguous(body, err, f.best,
+                     f.nbest < ORION_BODY_MAXCAND ? f.nbest
+                                                  : ORION_BODY_MAXCAND,
+                     f.nbest, "share its lines and parameters");
+  return f.best[0];
 }
 
 /* ======================================================================

@@ -12,6 +12,7 @@
 
 #include "analysis/parse.h"
 #include "dsm/loader.h"
+#include "lua/bodyid.h"
 #include "lua/capture.h"
 #include "lua/srcstore.h"
 #include "util/alloc.h"
@@ -412,16 +413,33 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
     luaL_error(L, "parallel_for: the body is a C function; its source is "
                   "needed for the dependence analysis (write it in Lua, or "
                   "pass schedule = \"serial\")");
+  in.body.line_defined = ar.linedefined;
+  in.body.last_line = ar.lastlinedefined;
+  in.body.nparams = ar.nparams;
+  in.body.is_vararg = ar.isvararg;
+  snprintf(out->chunk, sizeof out->chunk, "%s", ar.short_src);
+  in.body.chunkname = out->chunk;
   if (ar.source[0] == '@' &&
-      (kept = orion_srcstore_text(L, ar.source, &text, &srclen)) != 0) {
-    /* The text the chunk was loaded with (lua/srcstore.c). */
-    if (kept < 0)
-      luaL_error(L, "parallel_for: %s was loaded more than once with "
-                    "different texts (it changed between loads), so which "
-                    "text the body comes from is unknown; load each "
-                    "version from a file of its own (or pass schedule = "
+      (kept = orion_srcstore_text(L, ar.source, 1, &text, &srclen)) != 0) {
+    /* The text the chunk was loaded with (lua/srcstore.c).  A file loaded
+     * again after an edit has several: the body's is the newest one in
+     * which a function compiles to the body's code (lua/bodyid.c). */
+    int k = kept;
+    while (kept > 1 && k >= 1) {
+      orion_srcstore_text(L, ar.source, k, &text, &srclen);
+      in.body.src = text;
+      in.body.len = srclen;
+      orion_error_clear(&err);
+      if (orion_body_identify(L, 2, 1, &in.body, &err) == 0)
+        break;
+      k--;
+    }
+    if (k < 1)
+      luaL_error(L, "parallel_for: cannot analyse the body: %s was loaded "
+                    "%d times with different texts and no function in any "
+                    "of them compiles to the body's code (pass schedule = "
                     "\"serial\" to run without analysis)",
-                 ar.source + 1);
+                 ar.source + 1, kept);
     out->src = orion_malloc(srclen + 1);
     if (out->src == NULL)
       luaL_error(L, "parallel_for: out of memory copying the body's source "
@@ -450,12 +468,15 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
     in.body.src = ar.source;
     in.body.len = ar.srclen;
   }
-  snprintf(out->chunk, sizeof out->chunk, "%s", ar.short_src);
-  in.body.chunkname = out->chunk;
-  in.body.line_defined = ar.linedefined;
-  in.body.last_line = ar.lastlinedefined;
-  in.body.nparams = ar.nparams;
-  in.body.is_vararg = ar.isvararg;
+  /* The body's own text, not just another function on its lines. */
+  orion_error_clear(&err);
+  if (orion_body_identify(L, 2, ar.source[0] == '@', &in.body, &err) != 0) {
+    orion_free(out->src);
+    out->src = NULL;
+    luaL_error(L, "parallel_for: cannot analyse the body: %s (pass schedule "
+                  "= \"serial\" to run without analysis)",
+               err.msg);
+  }
   fill_info(it, name != NULL ? name : orion__caller_name(L, 1, "A", iname, sizeof iname),
             &in.iter);
   r.L = L;
@@ -508,11 +529,9 @@ void orion__gen_body(lua_State *L, analysis *a, int fast, int gpu) {
              err.msg);
     return;
   }
-  f = orion_find_body(ast->chunk, a->body.line_defined, a->body.last_line,
-                      a->body.nparams, a->body.is_vararg);
+  f = orion_find_body(ast->chunk, &a->body, &err);
   if (f == NULL) {
-    snprintf(a->note, sizeof a->note, "the body was not found in %s",
-             a->chunk);
+    snprintf(a->note, sizeof a->note, "%.760s", err.msg);
     orion_ast_free(ast);
     return;
   }

@@ -143,7 +143,8 @@ typedef struct bc_abs {
 } bc_abs;
 
 typedef struct bc_proto {
-  int linedefined;
+  int linedefined, lastline;
+  size_t start, end; /* the function's bytes after its source name */
   const unsigned char *code; /* ncode native 4-byte instructions */
   int ncode;
   bc_const *k;
@@ -462,13 +463,15 @@ static int bc_debug(bc_reader *r, bc_proto *f) {
 static int bc_function(bc_reader *r, bc_proto *f, int depth) {
   bc_str source;
   unsigned b;
-  int rc, lastline;
+  int rc;
 
   if (depth > BC_MAXDEPTH)
     return bc_bad(r, "functions nested too deeply");
-  if ((rc = bc_string(r, &source, "source")) != 0 ||
-      (rc = bc_int(r, &f->linedefined, "linedefined")) != 0 ||
-      (rc = bc_int(r, &lastline, "lastlinedefined")) != 0 ||
+  if ((rc = bc_string(r, &source, "source")) != 0)
+    return rc;
+  f->start = r->pos;
+  if ((rc = bc_int(r, &f->linedefined, "linedefined")) != 0 ||
+      (rc = bc_int(r, &f->lastline, "lastlinedefined")) != 0 ||
       (rc = bc_byte(r, &b, "numparams")) != 0 ||
       (rc = bc_byte(r, &b, "is_vararg")) != 0 ||
       (rc = bc_byte(r, &b, "maxstacksize")) != 0)
@@ -487,9 +490,10 @@ static int bc_function(bc_reader *r, bc_proto *f, int depth) {
   f->upv = r->buf + r->pos;
   r->pos += (size_t)f->nup * 3;
 
-  if ((rc = bc_protos(r, f, depth)) != 0)
+  if ((rc = bc_protos(r, f, depth)) != 0 || (rc = bc_debug(r, f)) != 0)
     return rc;
-  return bc_debug(r, f);
+  f->end = r->pos;
+  return 0;
 }
 
 /* ---- results ------------------------------------------------------------- */
@@ -831,14 +835,33 @@ static int bc_scan_upvalue_writes(bc_scanner *sc, const bc_proto *f) {
 
 typedef int (*bc_scan_fn)(bc_scanner *sc, const bc_proto *f);
 
+/* Reads a whole chunk, header and function tree, into *main_f (zeroed by
+ * the caller; freed with bc_proto_free whatever the result). */
+static int bc_read_tree(const char *chunk, size_t len, bc_proto *main_f,
+                        orion_error *err) {
+  bc_reader r;
+  unsigned nupvalues;
+  int rc;
+  r.buf = (const unsigned char *)chunk;
+  r.len = chunk == NULL ? 0 : len;
+  r.pos = 0;
+  r.err = err;
+  rc = bc_header(&r, &nupvalues);
+  if (rc == 0)
+    rc = bc_function(&r, main_f, 0);
+  if (rc == 0 && (unsigned)main_f->nup != nupvalues)
+    rc = bc_bad(&r, "closure upvalue count differs from its function's");
+  if (rc == 0 && r.pos != r.len)
+    rc = bc_bad(&r, "trailing bytes after the main function");
+  return rc;
+}
+
 /* Reads the chunk's function tree, then walks it with scan from the main
  * function; the two entry points differ only in the walk. */
 static int bc_scan_chunk(const char *chunk, size_t len, orion_bc_scan *out,
                          orion_error *err, bc_scan_fn scan) {
-  bc_reader r;
   bc_scanner sc;
   bc_proto main_f;
-  unsigned nupvalues;
   int rc;
 
   memset(&main_f, 0, sizeof main_f);
@@ -849,18 +872,7 @@ static int bc_scan_chunk(const char *chunk, size_t len, orion_bc_scan *out,
   out->items = NULL;
   out->n = 0;
   out->cap = 0;
-  r.buf = (const unsigned char *)chunk;
-  r.len = chunk == NULL ? 0 : len;
-  r.pos = 0;
-  r.err = err;
-
-  rc = bc_header(&r, &nupvalues);
-  if (rc == 0)
-    rc = bc_function(&r, &main_f, 0);
-  if (rc == 0 && (unsigned)main_f.nup != nupvalues)
-    rc = bc_bad(&r, "closure upvalue count differs from its function's");
-  if (rc == 0 && r.pos != r.len)
-    rc = bc_bad(&r, "trailing bytes after the main function");
+  rc = bc_read_tree(chunk, len, &main_f, err);
   if (rc == 0) {
     sc.out = out;
     sc.err = err;
@@ -882,6 +894,49 @@ int orion_bcscan(const char *chunk, size_t len, orion_bc_scan *out,
 int orion_bcscan_upvalue_writes(const char *chunk, size_t len,
                                 orion_bc_scan *out, orion_error *err) {
   return bc_scan_chunk(chunk, len, out, err, bc_scan_upvalue_writes);
+}
+
+/* ---- the function list (finding a loop body, lua/bodyid.c) --------------- */
+
+static int bc_count_funcs(const bc_proto *f) {
+  int i, n = 1;
+  for (i = 0; i < f->np; i++)
+    n += bc_count_funcs(&f->p[i]);
+  return n;
+}
+
+/* Appends f and then its nested functions, depth first, at out[*n]. */
+static void bc_list_funcs(const bc_proto *f, int parent, int child,
+                          orion_bc_func *out, int *n) {
+  int i, self = (*n)++;
+  out[self].parent = parent;
+  out[self].child = child;
+  out[self].line = f->linedefined;
+  out[self].last = f->lastline;
+  out[self].start = f->start;
+  out[self].len = f->end - f->start;
+  for (i = 0; i < f->np; i++)
+    bc_list_funcs(&f->p[i], self, i, out, n);
+}
+
+int orion_bcscan_functions(const char *chunk, size_t len,
+                           orion_bc_func **out, int *n, orion_error *err) {
+  bc_proto main_f;
+  int rc;
+  orion_error_clear(err);
+  *out = NULL;
+  *n = 0;
+  memset(&main_f, 0, sizeof main_f);
+  rc = bc_read_tree(chunk, len, &main_f, err);
+  if (rc == 0) {
+    *out = orion_calloc((size_t)bc_count_funcs(&main_f), sizeof **out);
+    if (*out == NULL)
+      rc = bc_nomem(err);
+    else
+      bc_list_funcs(&main_f, -1, 0, *out, n);
+  }
+  bc_proto_free(&main_f);
+  return rc;
 }
 
 void orion_bc_scan_free(orion_bc_scan *s) {

@@ -79,6 +79,25 @@ int orion_bcscan(const char *chunk, size_t len, orion_bc_scan *out,
 int orion_bcscan_upvalue_writes(const char *chunk, size_t len,
                                 orion_bc_scan *out, orion_error *err);
 
+/* One function of a dumped chunk (orion_bcscan_functions). */
+typedef struct orion_bc_func {
+  int parent;  /* the enclosing function's index in the list; -1: main */
+  int child;   /* its place (from 0) among the parent's nested functions,
+                  which Lua numbers in the order their `function` keywords
+                  appear in the source */
+  int line, last; /* linedefined and lastlinedefined */
+  size_t start;   /* its bytes in the chunk: everything after its source */
+  size_t len;     /* name, which a nested function does not repeat, so
+                     equal bytes mean the same compiled function */
+} orion_bc_func;
+
+/* Lists every function of a dumped chunk (strip = 0): the main function
+ * first, then depth first in the order Lua keeps them.  On success *out
+ * (*n entries) is the caller's to orion_free; on error *out is NULL and the
+ * errors are as for orion_bcscan. */
+int orion_bcscan_functions(const char *chunk, size_t len,
+                           orion_bc_func **out, int *n, orion_error *err);
+
 /* Frees the items and their names and leaves s empty; s itself belongs to
  * the caller.  NULL is accepted. */
 void orion_bc_scan_free(orion_bc_scan *s);

@@ -52,10 +52,13 @@ static int read_whole(lua_State *L, const char *path) {
   return LUA_OK;
 }
 
-/* Keeps the text at index t under the chunk name at index name: a second
- * load with the same text changes nothing, one with another text leaves
- * false (which text a function comes from is then unknown). */
+/* Keeps the text at index t under the chunk name at index name, in the
+ * name's list of the distinct texts loaded under it (oldest first): a
+ * second load with a text already there changes nothing.  A file loaded
+ * again after an edit keeps both texts; lua/analyse.c tells which one a
+ * body comes from by its compiled code (lua/bodyid.c). */
 static void keep(lua_State *L, int t, int name) {
+  lua_Integer i, n;
   lua_getfield(L, LUA_REGISTRYINDEX, SRCSTORE_KEY);
   if (!lua_istable(L, -1)) {
     lua_pop(L, 1);
@@ -65,15 +68,26 @@ static void keep(lua_State *L, int t, int name) {
   }
   lua_pushvalue(L, name);
   lua_rawget(L, -2);
-  if (lua_isnil(L, -1)) {
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
     lua_pushvalue(L, name);
-    lua_pushvalue(L, t);
-    lua_rawset(L, -4);
-  } else if (!lua_rawequal(L, -1, t)) {
-    lua_pushvalue(L, name);
-    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
     lua_rawset(L, -4);
   }
+  n = (lua_Integer)lua_rawlen(L, -1);
+  for (i = 1; i <= n; i++) {
+    int same;
+    lua_rawgeti(L, -1, i);
+    same = lua_rawequal(L, -1, t);
+    lua_pop(L, 1);
+    if (same) {
+      lua_pop(L, 2);
+      return;
+    }
+  }
+  lua_pushvalue(L, t);
+  lua_rawseti(L, -2, n + 1);
   lua_pop(L, 2);
 }
 
@@ -104,23 +118,25 @@ int orion_srcstore_loadfile(lua_State *L, const char *path, const char *mode) {
   return rc;
 }
 
-int orion_srcstore_text(lua_State *L, const char *source, const char **text,
-                        size_t *len) {
-  int found = 0;
+int orion_srcstore_text(lua_State *L, const char *source, int k,
+                        const char **text, size_t *len) {
+  int n = 0;
   lua_getfield(L, LUA_REGISTRYINDEX, SRCSTORE_KEY);
   if (lua_istable(L, -1)) {
     lua_getfield(L, -1, source);
-    if (lua_type(L, -1) == LUA_TSTRING) {
-      /* The store still holds the string after the pops. */
-      *text = lua_tolstring(L, -1, len);
-      found = 1;
-    } else if (lua_type(L, -1) == LUA_TBOOLEAN) {
-      found = -1;
+    if (lua_istable(L, -1)) {
+      n = (int)lua_rawlen(L, -1);
+      if (k >= 1 && k <= n) {
+        lua_rawgeti(L, -1, k);
+        /* The store still holds the string after the pops. */
+        *text = lua_tolstring(L, -1, len);
+        lua_pop(L, 1);
+      }
     }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  return found;
+  return n;
 }
 
 /* ======================================================================

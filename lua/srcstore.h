@@ -10,8 +10,8 @@
 #include <lua.h>
 #include <stddef.h>
 
-/* The registry's table "@path" -> the text loaded from path, or false
- * when path was loaded more than once with different texts. */
+/* The registry's table "@path" -> the list of the distinct texts loaded
+ * from path, oldest first. */
 #define SRCSTORE_KEY "orion.srcstore"
 
 /* Replaces the globals loadfile and dofile and the file searcher of
@@ -29,13 +29,13 @@ void orion_srcstore_install(lua_State *L);
  * error status (LUA_ERRFILE, LUA_ERRSYNTAX, ...). */
 int orion_srcstore_loadfile(lua_State *L, const char *path, const char *mode);
 
-/* The text the chunk named `source` ("@path") was loaded with: 1 with
- * *text and *len set (the bytes belong to the store and live as long as
- * L; copy them before anything can load the same path again), 0 when no
- * chunk of that name went through the store, -1 when it was loaded more
- * than once with different texts (so which one a function comes from is
- * unknown). */
-int orion_srcstore_text(lua_State *L, const char *source, const char **text,
-                        size_t *len);
+/* The texts the chunks named `source` ("@path") were loaded with: returns
+ * how many distinct texts were loaded under that name (0 when no chunk of
+ * that name went through the store; more than 1 when the file changed
+ * between loads), and for 1 <= k <= that count sets *text and *len to the
+ * k-th, oldest first (the bytes belong to the store and live as long as
+ * L; copy them before anything can load the same path again). */
+int orion_srcstore_text(lua_State *L, const char *source, int k,
+                        const char **text, size_t *len);
 
 #endif

@@ -698,6 +698,22 @@ Test(analysis, body_found_among_functions_on_one_line) {
   orion_plan_free(&p);
 }
 
+/* Without the places lua/bodyid.c finds (no Lua state here), two
+ * functions sharing the body's lines and parameters are a tie, refused
+ * with both named; the first one in the tree was analysed before. */
+Test(analysis, body_tie_by_lines_is_refused_naming_both) {
+  const char *src = "local f, g = function(u, i, r) W[u][1] = r end, "
+                    "function(u, i, r) H[u][1] = r end\n";
+  fake_env env = env_of(0);
+  orion_plan p;
+  int rc;
+  char *t = analyse(src, 1, 1, 3, &env, 0, &p, &rc);
+  cr_expect_eq(rc, ORION_EINVAL, "%s", t);
+  HAS(t, "t.lua:1: the body cannot be told apart from another function: "
+         "t.lua:1:14 and t.lua:1:49 share its lines and parameters");
+  orion_free(t);
+}
+
 Test(analysis, syntax_error_and_missing_body_are_errors) {
   fake_env env = env_of(0);
   orion_plan p;
@@ -761,6 +777,200 @@ Test(analysis, golden_corpus, .timeout = 600) {
   free(dir);
   cr_log_info("golden corpus: %d bodies in %d files", checks, files);
   cr_expect_geq(checks, 40, "only %d golden bodies", checks);
+}
+
+/* ---- which function is the body -------------------------------------------- */
+
+/* Runs the driver on a temporary script: opts (NULL-terminated, at most 6)
+ * before the script, then one script argument (or none). */
+static tu_run drive_with(const char *text, const char *const *opts,
+                         const char *arg) {
+  char *path = tu_write_temp(".lua", text);
+  char *argv[10];
+  tu_run r;
+  int i = 0, k;
+  argv[i++] = (char *)tu_driver();
+  for (k = 0; opts[k] != NULL && k < 6; k++)
+    argv[i++] = (char *)opts[k];
+  argv[i++] = path;
+  if (arg != NULL)
+    argv[i++] = (char *)arg;
+  argv[i] = NULL;
+  r = tu_run_argv(argv, 60);
+  unlink(path);
+  free(path);
+  return r;
+}
+
+/* The script run serially (no analysis, the interpreter) and then with the
+ * C tier on 0 and 2 executors: every run must print `want`, and the
+ * compiled runs' --explain must show the tier was the C one. */
+static void expect_tiers_agree(const char *script, const char *want,
+                               char **explain) {
+  static const char *const no[] = {NULL};
+  static const char *const ex0[] = {"--explain", "--executors", "0", NULL};
+  static const char *const ex2[] = {"--explain", "--executors", "2", NULL};
+  tu_run ser = drive_with(script, no, "serial");
+  tu_run c0 = drive_with(script, ex0, "c");
+  tu_run c2 = drive_with(script, ex2, "c");
+  cr_expect_eq(ser.status, 0, "serial: %s", ser.err);
+  cr_expect_str_eq(ser.out, want, "serial run");
+  cr_expect_eq(c0.status, 0, "tier c, 0 executors: %s", c0.err);
+  cr_expect_eq(c2.status, 0, "tier c, 2 executors: %s", c2.err);
+  HAS(c0.out, want);
+  HAS(c2.out, want);
+  HAS(c2.out, "tier: c (compiled, exact;");
+  *explain = strdup(c2.out);
+  tu_run_free(&ser);
+  tu_run_free(&c0);
+  tu_run_free(&c2);
+}
+
+/* The plan printed for the n-th loop (from 1) of --explain's output. */
+static char *nth_plan(const char *out, int n) {
+  const char *p = out, *e;
+  int k;
+  for (k = 0; k < n && p != NULL; k++) {
+    p = strstr(p, "== parallel_for at ");
+    if (p != NULL && k + 1 < n)
+      p++;
+  }
+  cr_assert_not_null(p, "no plan %d in:\n%s", n, out);
+  e = strstr(p + 1, "== parallel_for at ");
+  return strndup(p, e != NULL ? (size_t)(e - p) : strlen(p));
+}
+
+/* Two bodies on one line with the same parameters: each loop is analysed
+ * and compiled from its own text.  The second body was taken for the
+ * first, so its plan missed B and the C tier ran the first body's code. */
+Test(analysis, two_bodies_on_one_line_are_each_analysed_and_compiled,
+     .timeout = 120) {
+  static const char script[] =
+      "local orion = require 'orion'\n"
+      "local A, B = orion.zeros{8}, orion.zeros{8}\n"
+      "for i = 1, 8 do A:set(i, i); B:set(i, 100 * i) end\n"
+      "local mode = arg[1]\n"
+      "local f, g = function(i, v) A[i] = v + 1 end, function(i, v) A[i] = v * 10 + B[i] end\n"
+      "local o = mode == 'serial' and {schedule = 'serial'} or {tier = mode}\n"
+      "orion.parallel_for(A, g, o)\n"
+      "orion.parallel_for(A, f, o)\n"
+      "local s = {}\n"
+      "for i = 1, 8 do s[#s + 1] = string.format('%g', A:get(i)) end\n"
+      "print(table.concat(s, ' '))\n";
+  char *out, *p1, *p2;
+  /* A[i] = 10 i + 100 i, then one more. */
+  expect_tiers_agree(script, "111 221 331 441 551 661 771 881\n", &out);
+  p1 = nth_plan(out, 1);
+  p2 = nth_plan(out, 2);
+  HAS(p1, "access: B[i] (read, line 5) subscripts (i)");
+  HAS(p1, "array B: local");
+  HASNT(p2, "B[i]");
+  HAS(p2, "access: A[i] (write, line 5) subscripts (i)");
+  free(p1);
+  free(p2);
+  free(out);
+}
+
+/* A factory whose returned body starts on the factory's line, with as
+ * many parameters and the same last line: the factory was analysed (keys
+ * "W" and "H") and the C tier refused its function definition. */
+Test(analysis, factory_body_on_the_factorys_line_is_the_body,
+     .timeout = 120) {
+  static const char script[] =
+      "local orion = require 'orion'\n"
+      "local A, B = orion.zeros{4, 3}, orion.zeros{4, 3}\n"
+      "for i = 1, 4 do for j = 1, 3 do A:set(i, j, 10 * i + j) end end\n"
+      "local function make(W, H, unused) return function(i, j, v)\n"
+      "  W[i][j] = v + H[i][j]\n"
+      "end end\n"
+      "local mode = arg[1]\n"
+      "orion.parallel_for(A, make(B, A, 0), mode == 'serial' and "
+      "{schedule = 'serial'} or {tier = mode})\n"
+      "local s = {}\n"
+      "for i = 1, 4 do for j = 1, 3 do s[#s + 1] = B:get(i, j) end end\n"
+      "print(table.concat(s, ' '))\n";
+  char *out;
+  expect_tiers_agree(script,
+                     "22.0 24.0 26.0 42.0 44.0 46.0 62.0 64.0 66.0 82.0 "
+                     "84.0 86.0\n",
+                     &out);
+  HAS(out, "space: key 1 (i)\n");
+  HAS(out, "access: W[i][j] (write, line 5) subscripts (i, j)");
+  HAS(out, "access: H[i][j] (read, line 5) subscripts (i, j)");
+  HASNT(out, "(W)");
+  free(out);
+}
+
+/* Two functions that compile to the same code on one line: which one runs
+ * cannot be known, so the loop is refused with both named. */
+/* Runs a script whose parallel_for (on line 4, after the `orion` and `A`
+ * lines) must be refused; free the result. */
+static tu_run refused(const char *line3) {
+  static const char *const no[] = {NULL};
+  char script[512];
+  tu_run r;
+  snprintf(script, sizeof script,
+           "local orion = require 'orion'\n"
+           "local A = orion.zeros{4}\n"
+           "%s\n"
+           "orion.parallel_for(A, body)\n",
+           line3);
+  r = drive_with(script, no, NULL);
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  return r;
+}
+
+Test(analysis, bodies_that_compile_alike_on_one_line_are_refused) {
+  tu_run r = refused("local f, body = function(i) A[i] = i end, "
+                     "function(i) A[i] = i end");
+  HAS(r.err, ":4: parallel_for: cannot analyse the body: ");
+  HAS(r.err, ":3: the body cannot be told apart from another function: ");
+  HAS(r.err, ":3:17 and ");
+  HAS(r.err, ":3:43 compile to the same code, so the analysis cannot know "
+             "which one runs; give the body a line of its own (pass "
+             "schedule = \"serial\" to run without analysis)");
+  tu_run_free(&r);
+}
+
+/* A body file edited and loaded again: the compiled chunk kept from the
+ * first loop (lua/bodyid.c) must not serve the second, whose body it does
+ * not hold. */
+Test(analysis, body_file_edited_between_loops_is_compiled_again) {
+  static const char *const no[] = {NULL};
+  tu_run r = drive_with(
+      "local orion = require 'orion'\n"
+      "local A = orion.zeros{4}\n"
+      "local path = os.tmpname()\n"
+      "local function write(text)\n"
+      "  local f = assert(io.open(path, 'w'))\n"
+      "  f:write(text)\n"
+      "  f:close()\n"
+      "end\n"
+      "write('local A = ... return function(i) A[i] = i end\\n')\n"
+      "orion.parallel_for(A, loadfile(path)(A), {tier = 'c'})\n"
+      "print(A:get(1), A:get(4))\n"
+      "write('local A = ... return function(i) A[i] = 10 * i end\\n')\n"
+      "orion.parallel_for(A, loadfile(path)(A), {tier = 'c'})\n"
+      "os.remove(path)\n"
+      "print(A:get(1), A:get(4))\n",
+      no, NULL);
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  cr_expect_str_eq(r.out, "1.0\t4.0\n10.0\t40.0\n");
+  tu_run_free(&r);
+}
+
+/* Lua keeps only the name of a chunk loaded from a string under a name:
+ * the body's text is not at hand, and the refusal says so (it was a bare
+ * syntax error in the name, read as Lua). */
+Test(analysis, body_of_a_named_string_chunk_is_refused_saying_why) {
+  tu_run r = refused("local body = load('local A = ... return "
+                     "function(i) A[i] = i end', 'mybody')(A)");
+  HAS(r.err, ":4: parallel_for: cannot analyse the body: [string "
+             "\"mybody\"]:1: cannot find the body's source (lines 1-1): "
+             "the chunk's source does not compile (");
+  HAS(r.err, "); a chunk loaded from a string under a chunk name keeps "
+             "only the name, not the text (load it without a name)");
+  tu_run_free(&r);
 }
 
 /* ---- the driver surface ---------------------------------------------------- */

@@ -619,6 +619,51 @@ Test(bcscan, stripped_and_trailing_bytes_are_rejected) {
   free(chunk);
 }
 
+/* The function list lua/bodyid.c identifies a loop body with: places
+ * in Lua's order, lines, and bytes that are equal exactly when two
+ * functions compiled alike. */
+Test(bcscan, functions_list_places_lines_and_bytes) {
+  static const char src[] =
+      "local f, g = function(i) return i end, function(i) return i end\n"
+      "local function make(a) return function(i) return a + i end end\n";
+  size_t len;
+  char *chunk = dump_lua(src, 0, 0, &len);
+  orion_bc_func *fn;
+  orion_error err;
+  int n;
+  cr_assert_eq(orion_bcscan_functions(chunk, len, &fn, &n, &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(n, 5);
+  cr_expect_eq(fn[0].parent, -1);
+  cr_expect_eq(fn[1].parent, 0);
+  cr_expect_eq(fn[1].child, 0);
+  cr_expect_eq(fn[2].child, 1);
+  cr_expect_eq(fn[2].line, 1);
+  cr_expect_eq(fn[3].child, 2);
+  cr_expect_eq(fn[3].line, 2);
+  cr_expect_eq(fn[3].last, 2);
+  cr_expect_eq(fn[4].parent, 3);
+  cr_expect_eq(fn[4].child, 0);
+  cr_expect_eq(fn[4].line, 2);
+  cr_expect(fn[1].len == fn[2].len &&
+                memcmp(chunk + fn[1].start, chunk + fn[2].start,
+                       fn[1].len) == 0,
+            "two literals compiled alike must have equal bytes");
+  cr_expect(fn[3].len != fn[4].len ||
+                memcmp(chunk + fn[3].start, chunk + fn[4].start,
+                       fn[3].len) != 0);
+  /* The main function's bytes end the chunk; a nested one lies inside. */
+  cr_expect_eq(fn[0].start + fn[0].len, len);
+  cr_expect(fn[4].start > fn[3].start &&
+            fn[4].start + fn[4].len < fn[3].start + fn[3].len);
+  orion_free(fn);
+  cr_expect_eq(orion_bcscan_functions(src, strlen(src), &fn, &n, &err),
+               ORION_EBADFILE);
+  cr_expect_null(fn);
+  cr_expect_eq(n, 0);
+  free(chunk);
+}
+
 Test(bcscan, random_corruption_never_crashes) {
   size_t len, before = orion_alloc_used();
   char *chunk = dump_body(nested_src, &len);

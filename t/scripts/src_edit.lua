@@ -4,8 +4,11 @@
 --   loadfile, dofile, require: writes DIR/srcedit_body.lua, loads the body
 --     from it that way, writes another body over it (same lines, same
 --     parameters), then prints the loaded body's plan;
---   twice: loads two different texts from one file, then asks for the
---     first one's plan (refused: which text it comes from is unknown);
+--   twice: loads two different texts from one file, then runs the first
+--     one's body (analysed as the first text: the store keeps both, and
+--     the body's compiled code tells which one it comes from);
+--   twice-later: the same, running the second one's body (no recurrence:
+--     it runs, W[9] = 9 as a serial run gives);
 --   self: rewrites this script's own file before its loop (run a copy).
 local orion = require "orion"
 local mode, dir = arg[1], arg[2]
@@ -39,11 +42,12 @@ elseif mode == "require" then
   write(path, loaded)
   body = require "srcedit_body"
   write(path, later)
-elseif mode == "twice" then
+elseif mode == "twice" or mode == "twice-later" then
   write(path, loaded)
   body = assert(loadfile(path))()
   write(path, later)
-  assert(loadfile(path))
+  local second = assert(loadfile(path))()
+  if mode == "twice-later" then body = second end
 elseif mode == "self" then
   body = function(i, v)
     W[i + 1] = W[i] + 1 -- @self
