@@ -233,10 +233,10 @@ typedef struct fixture {
 /* R: 40 ratings on a 6 x 5 grid (value = 1 + pos % 4, or 99 at bad). */
 static void setup(fixture *f, int bad) {
   static const orion_cslot slots[4] = {
-      {ORION_CSLOT_ARRAY, NULL, 2, 0, 0, 0},
-      {ORION_CSLOT_ARRAY, NULL, 3, 0, 0, 0},
-      {ORION_CSLOT_ARRAY, NULL, 4, 0, 0, 0},
-      {ORION_CSLOT_ACC, NULL, 7, 0, 0, 0}};
+      {ORION_CSLOT_ARRAY, NULL, 2, 0, 0, 0, 0},
+      {ORION_CSLOT_ARRAY, NULL, 3, 0, 0, 0, 0},
+      {ORION_CSLOT_ARRAY, NULL, 4, 0, 0, 0, 0},
+      {ORION_CSLOT_ACC, NULL, 7, 0, 0, 0, 0}};
   int64_t d6[1] = {6}, d5[1] = {5}, k[2], p;
   orion_error err;
   orion_gpugrid_in grid;
@@ -479,7 +479,7 @@ static int left_body(orion_gctx *g) {
 }
 
 Test(gbody, the_iterated_array_read_through_its_upvalue_sees_its_writes) {
-  static const orion_cslot slots[1] = {{ORION_CSLOT_ARRAY, NULL, 1, 0, 0, 0}};
+  static const orion_cslot slots[1] = {{ORION_CSLOT_ARRAY, NULL, 1, 0, 0, 0, 0}};
   int64_t dims[2] = {4, 5}, p, i, j;
   double want[20];
   orion_segment seg = {5, 15}; /* rows 1 and 2: a window of the 4 rows */
@@ -614,9 +614,9 @@ static int rng_cbody(orion_cctx *c, int64_t lo, int64_t hi) {
 }
 
 static void buf_setup(fixture *f, int64_t flush) {
-  static const orion_cslot slots[3] = {{ORION_CSLOT_BUFFER, NULL, 10, 0, 0, 0},
-                                       {ORION_CSLOT_BUFFER, NULL, 11, 0, 0, 0},
-                                       {ORION_CSLOT_BUFFER, NULL, 12, 0, 0, 0}};
+  static const orion_cslot slots[3] = {{ORION_CSLOT_BUFFER, NULL, 10, 0, 0, 0, 0},
+                                       {ORION_CSLOT_BUFFER, NULL, 11, 0, 0, 0, 0},
+                                       {ORION_CSLOT_BUFFER, NULL, 12, 0, 0, 0, 0}};
   int64_t d2[1] = {2};
   orion_error err;
   orion_gpugrid_in grid;
