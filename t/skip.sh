@@ -23,3 +23,14 @@ free_port() {
   done
   echo "$_p"
 }
+
+# reap PID SECONDS: waits for PID (killing it after SECONDS); its status.
+reap() {
+  _n=0
+  while kill -0 "$1" 2>/dev/null && [ $_n -lt $(($2 * 20)) ]; do
+    sleep 0.05
+    _n=$((_n + 1))
+  done
+  kill -9 "$1" 2>/dev/null && echo "FAIL: pid $1 still running after $2 s"
+  wait "$1"
+}

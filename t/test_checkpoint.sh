@@ -44,6 +44,7 @@
 # Every wait has a timeout.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/t/skip.sh" # reap, free_port
 drv=${ORION_DRIVER:-$src/orion-driver}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -71,16 +72,6 @@ wait_for_line() {
     kill -0 "$4" 2>/dev/null || return 1
     sleep 0.01
   done
-}
-# reap PID SECONDS: waits for PID (killing it after SECONDS); its status.
-reap() {
-  n=0
-  while kill -0 "$1" 2>/dev/null && [ $n -lt $(($2 * 20)) ]; do
-    sleep 0.05
-    n=$((n + 1))
-  done
-  kill -9 "$1" 2>/dev/null && echo "FAIL: pid $1 still running after $2 s"
-  wait "$1"
 }
 # The test RMSE column of an MF run's epoch lines, one per line.
 rmses() { awk '$1 ~ /^[0-9]+$/ && NF == 4 { print $1, $4 }' "$1"; }

@@ -26,6 +26,7 @@
 # Every wait has a timeout.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/t/skip.sh" # reap, free_port
 drv=${ORION_DRIVER:-$src/orion-driver}
 tmp=$(mktemp -d)
 mnt=
@@ -40,16 +41,6 @@ has() { grep -qF -- "$2" "$1" || fail "$1 lacks '$2':
 $(cat "$1")"; }
 lacks() { ! grep -qF -- "$2" "$1" || fail "$1 has '$2':
 $(cat "$1")"; }
-# reap PID SECONDS: waits for PID (killing it after SECONDS); its status.
-reap() {
-  n=0
-  while kill -0 "$1" 2>/dev/null && [ $n -lt $(($2 * 20)) ]; do
-    sleep 0.05
-    n=$((n + 1))
-  done
-  kill -9 "$1" 2>/dev/null && echo "FAIL: pid $1 still running after $2 s"
-  wait "$1"
-}
 # wait_for_line FILE TEXT SECONDS: until FILE has a line with TEXT.
 wait_for_line() {
   n=0
@@ -177,7 +168,6 @@ has k5.out "orion: resumed from the checkpoint of step 3"
 # rank 0, the driver, takes the lock; the other ranks become executors
 # first, so they neither refuse the job nor leave a lock file written.
 # A port nothing on this machine uses (t/skip.sh).
-. "$src/t/skip.sh"
 port=$(free_port $$)
 # A token of 128 random bits (a guessable one is refused).
 token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
