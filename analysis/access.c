@@ -41,6 +41,42 @@ static orion_sub sub_const(int64_t v) {
   return s;
 }
 
+/* c - key_d. */
+static orion_sub sub_rev(int dim, int64_t v) {
+  orion_sub s;
+  s.kind = SUB_UNKNOWN;
+  s.dim = SUB_REVKEY(dim);
+  s.c = v;
+  return s;
+}
+
+/* l op r for op + or - (or *), where one of them is c - key_d and the other
+ * a constant or a key: (c - key) +/- k stays reversed, k - (c - key) is
+ * key + (k - c); anything else is unknown. */
+static orion_sub rev_arith(int op, orion_sub l, orion_sub r) {
+  orion_sub s;
+  int64_t v;
+  if (op == OP_ADD && SUB_IS_REVKEY(&r) && l.kind == SUB_CONST) {
+    s = l; /* k + (c - key) is (c - key) + k */
+    l = r;
+    r = s;
+  }
+  if (SUB_IS_REVKEY(&l) && r.kind == SUB_CONST) {
+    if (op == OP_ADD && !__builtin_add_overflow(l.c, r.c, &v))
+      return sub_rev(SUB_REVKEY_DIM(l.dim), v);
+    if (op == OP_SUB && !__builtin_sub_overflow(l.c, r.c, &v))
+      return sub_rev(SUB_REVKEY_DIM(l.dim), v);
+  }
+  if (op == OP_SUB && l.kind == SUB_CONST && SUB_IS_REVKEY(&r) &&
+      !__builtin_sub_overflow(l.c, r.c, &v)) {
+    s.kind = SUB_KEY;
+    s.dim = SUB_REVKEY_DIM(r.dim);
+    s.c = v;
+    return s;
+  }
+  return sub_unknown();
+}
+
 /* A float subscript with an exact integer value, as Lua converts it. */
 static int float_to_int(double d, int64_t *out) {
   return orion_lua_f2i(d, out) == ORION_LUAOP_OK;
@@ -107,6 +143,15 @@ orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
       l = orion__sub_classify(c, e->a);
       if (l.kind == SUB_CONST && l.c != INT64_MIN)
         return sub_const(-l.c);
+      /* -(key + c) is -c - key, -(c - key) is key - c. */
+      if (l.kind == SUB_KEY && l.c != INT64_MIN)
+        return sub_rev(l.dim, -l.c);
+      if (SUB_IS_REVKEY(&l) && l.c != INT64_MIN) {
+        s.kind = SUB_KEY;
+        s.dim = SUB_REVKEY_DIM(l.dim);
+        s.c = -l.c;
+        return s;
+      }
     }
     return sub_unknown();
   case AST_BINOP:
@@ -114,10 +159,13 @@ orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
       return sub_unknown();
     l = orion__sub_classify(c, e->a);
     r = orion__sub_classify(c, e->b);
+    if ((SUB_IS_REVKEY(&l) && r.kind != SUB_UNKNOWN) ||
+        (SUB_IS_REVKEY(&r) && l.kind != SUB_UNKNOWN))
+      return rev_arith(e->op, l, r);
     if (l.kind == SUB_UNKNOWN || r.kind == SUB_UNKNOWN)
-      return l.kind == SUB_UNKNOWN && l.dim == SUB_ROWKEY ? l
-             : r.kind == SUB_UNKNOWN                      ? r
-                                                          : l;
+      return l.kind == SUB_UNKNOWN && l.dim == SUB_ROWKEY   ? l
+             : r.kind == SUB_UNKNOWN && r.dim == SUB_ROWKEY ? r
+                                                            : sub_unknown();
     if (e->op == OP_MUL) {
       if (l.kind == SUB_CONST && r.kind == SUB_CONST &&
           !__builtin_mul_overflow(l.c, r.c, &v))
@@ -135,9 +183,13 @@ orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
       s.c = v;
       return s;
     }
-    /* OP_SUB: key - c is key + (-c); c - key and key - key are unknown. */
-    if (r.kind == SUB_KEY)
+    /* OP_SUB: key - c is key + (-c); c - key is reversed (no distance to
+     * key + c' is known, SUB_REVKEY); key - key is unknown. */
+    if (r.kind == SUB_KEY) {
+      if (l.kind == SUB_CONST && !__builtin_sub_overflow(l.c, r.c, &v))
+        return sub_rev(r.dim, v);
       return sub_unknown();
+    }
     if (__builtin_sub_overflow(l.c, r.c, &v))
       return sub_unknown();
     if (l.kind == SUB_CONST)
@@ -623,13 +675,15 @@ static void method_instead(const orion__actx *c, const ast_node *e,
   }
 }
 
-/* The receiver of the method call e (a name): a method call on a whole
+/* The receiver of the method call e (a name), shown as the body wrote it
+ * (`shown`): a method call on a whole
  * array or buffer cannot work in a body (there A.get is the subscript
  * "get"), so the loop is rejected with a reason naming the call; its
  * receiver is still recorded as an unknown read and write, marked
  * refused.  Any other receiver escapes as escape_value records it. */
 static void method_receiver(orion__actx *c, const ast_node *e,
-                            const ast_node *recv, const char *why) {
+                            const ast_node *shown, const ast_node *recv,
+                            const char *why) {
   orion__aref r;
   orion_buf b;
   char head[160];
@@ -641,7 +695,7 @@ static void method_receiver(orion__actx *c, const ast_node *e,
   }
   if (c->pass == 2) {
     orion_buf_init(&b);
-    node_text(e, &b);
+    node_text(shown, &b);
     snprintf(head, sizeof head, " at line %d: a method call on %s '", e->line,
              r.buffered ? "buffer" : "DistArray");
     put_s(&b, head);
@@ -658,6 +712,34 @@ static void method_receiver(orion__actx *c, const ast_node *e,
   c->refusing = 0;
 }
 
+/* The call e of X.m(...) where X names a whole array or buffer: the
+ * method call X:m(...) written with a dot (`A.set(A, i, v)`, its first
+ * argument X the receiver), refused with the same reason and hint as
+ * X:m(...).  Returns 0 when e is not one. */
+static int dot_method(orion__actx *c, const ast_node *e, int keep) {
+  const ast_node *f = e->a;
+  orion__aref r;
+  ast_node m;
+  char text[160];
+  if (f->kind != AST_INDEX || !f->flag || f->a->kind != AST_NAME ||
+      f->b->kind != AST_STR || !orion__index_chain(c, f->a, &r) ||
+      r.nsub > 0)
+    return 0;
+  m = *e;
+  m.kind = AST_METHCALL;
+  m.str = f->b->str;
+  m.a = f->a;
+  if (m.list.n > 0 && m.list.v[0]->kind == AST_NAME &&
+      strcmp(m.list.v[0]->str, f->a->str) == 0) {
+    m.list.v++;
+    m.list.n--;
+  }
+  snprintf(text, sizeof text, "method .%s", m.str);
+  method_receiver(c, &m, e, f->a, text);
+  visit_call_args(c, &m.list, text, keep);
+  return 1;
+}
+
 static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
   char name[128], text[160];
   const char *bname, *nnf;
@@ -668,7 +750,7 @@ static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
      * refused. */
     snprintf(text, sizeof text, "method :%s", e->str);
     if (e->a->kind == AST_NAME)
-      method_receiver(c, e, e->a, text);
+      method_receiver(c, e, e, e->a, text);
     else
       escape_value(c, e->a, text, keep, 0);
     visit_call_args(c, &e->list, text, keep);
@@ -685,6 +767,8 @@ static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
       escape_value(c, e->list.v[i], why, 1, !(writes && i == 0));
     return;
   }
+  if (dot_method(c, e, keep))
+    return;
   bname = builtin_name(c, e->a, name, sizeof name);
   if (bname != NULL) {
     int eff = builtin_effect(in_genfor, bname);

@@ -167,6 +167,7 @@ void orion_plan_free(orion_plan *p) {
   orion_free(p->acc);
   for (i = 0; i < p->narrays; i++) {
     orion_free(p->arrays[i].name);
+    orion_free(p->arrays[i].caller);
     orion_free(p->arrays[i].reason);
   }
   orion_free(p->arrays);

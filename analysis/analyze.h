@@ -136,12 +136,20 @@ typedef enum orion_sub_kind {
 } orion_sub_kind;
 
 #define SUB_ROWKEY (-2)
+/* An unknown subscript that is c - key_d (c in the sub's c): no distance
+ * to key + c' is known, but two such subscripts of one key are equal only
+ * for keys c1 - c2 apart (depend.c), so a write at N + 1 - i is a
+ * bijection of i.  Its dim is SUB_REVKEY(d), d = SUB_REVKEY_DIM(dim). */
+#define SUB_REVKEY(d) (-3 - (d))
+#define SUB_REVKEY_DIM(dim) (-3 - (dim))
+#define SUB_IS_REVKEY(s) ((s)->kind == SUB_UNKNOWN && (s)->dim <= -3)
 
 typedef struct orion_sub {
   orion_sub_kind kind;
   int dim;   /* SUB_KEY: 0-based loop key; SUB_UNKNOWN: -1, or
-                SUB_ROWKEY when the subscript is a ragged row's key */
-  int64_t c; /* SUB_KEY offset, SUB_CONST value */
+                SUB_ROWKEY when the subscript is a ragged row's key, or
+                SUB_REVKEY(d) for c - key_d */
+  int64_t c; /* SUB_KEY offset, SUB_CONST value, SUB_REVKEY constant */
 } orion_sub;
 
 typedef enum orion_acc_mode {
@@ -196,7 +204,10 @@ typedef enum orion_place {
 
 typedef struct orion_plan_array {
   orion_arrayinfo info;
-  char *name;
+  char *name;     /* as the body names it (the caller's name for the
+                     iterated array the body does not name) */
+  char *caller;   /* the iterated array's name where parallel_for is
+                     called, when the body names it otherwise; or NULL */
   orion_place place;
   int place_dim;  /* array dimension aligned with space/time (0-based), -1 */
   char *reason;

@@ -113,6 +113,7 @@ typedef struct orion__actx {
                            (for messages), or NULL */
   int refusing;    /* recording the receiver of a refused method call */
   int nrefused;    /* method calls on whole arrays (each a reason) */
+  int iter_named;  /* the body has named the iterated array */
   int oom;
 } orion__actx;
 
@@ -205,6 +206,10 @@ void orion__vec_text(const orion_plan *p, const orion_dep_comp *v, char *out,
 /* "2 (i)": key d, 1-based, with its parameter name when known. */
 const char *orion__key_label(const orion_plan *p, int d, char *buf,
                              size_t size);
+/* Array i as the body names it, with the caller's name when that differs:
+ * "X (Y in the caller)". */
+const char *orion__array_label(const orion_plan *p, int i, char *buf,
+                               size_t size);
 /* "W[u][k] (write, line 3, passed to f)". */
 void orion__access_label(const orion_plan *p, const orion_access *a,
                          char *out, size_t size);

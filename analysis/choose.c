@@ -428,16 +428,19 @@ int orion__place_all(orion_plan *p) {
   return 0;
 }
 
-/* The hint for array i of a rejected loop, or NULL when it needs none:
- * a recurrence (a read after a write at a known distance) is a true
- * dependence that no buffer keeps; an array that is only accumulated
- * (X[s] = X[s] +/- e, read by nothing else) is what orion.buffer with
- * apply = "add" is for; otherwise the buffer is offered on condition. */
+/* The hint for array i of a rejected loop, or NULL when it needs none.
+ * orion.buffer with apply = "add" is offered only for an accumulation
+ * (X[s] = X[s] +/- e, read by nothing else): for anything else it would
+ * compute something else.  A recurrence (a read after a write at a known
+ * distance) and a read and a write at a distance the analysis cannot
+ * know are loop-carried dependences, run serially; an array that is only
+ * written conflicts only because ordered = true asks the last write in
+ * key order to win. */
 static char *array_hint(const orion_plan *p, int i) {
   const orion_plan_array *pa = &p->arrays[i];
-  const orion_depvec *rec = NULL, *acc = NULL;
+  const orion_depvec *rec = NULL, *acc = NULL, *any = NULL;
   int j, d, dep = 0, all_update = 1, returned = 0;
-  char vt[160];
+  char vt[160], nm[160];
   for (j = 0; j < p->nvec; j++) {
     const orion_depvec *v = &p->vec[j];
     if (v->array != i || v->refused)
@@ -446,6 +449,8 @@ static char *array_hint(const orion_plan *p, int i) {
     all_update &= v->all_update;
     if (acc == NULL && v->all_update)
       acc = v;
+    if (any == NULL)
+      any = v;
     for (d = 0; d < p->ndims && orion__dep_zero(&v->c[d]); d++)
       ;
     if (rec == NULL && v->flow_read >= 0 && d < p->ndims &&
@@ -457,6 +462,7 @@ static char *array_hint(const orion_plan *p, int i) {
                 strncmp(p->acc[j].why, "returned", 8) == 0;
   if (!dep || pa->writes == 0)
     return NULL;
+  orion__array_label(p, i, nm, sizeof nm);
   if (rec != NULL) {
     const orion_access *r = &p->acc[rec->flow_read];
     const orion_access *w = &p->acc[rec->flow_write];
@@ -471,7 +477,7 @@ static char *array_hint(const orion_plan *p, int i) {
         "schedule = \"serial\", or compute a prefix sum as a parallel scan "
         "(block totals, a prefix of them, then each block from its offset) "
         "instead of this loop",
-        r->text, r->line, w->text, w->line, vt, pa->name);
+        r->text, r->line, w->text, w->line, vt, nm);
   }
   if (all_update && acc != NULL) {
     const orion_access *w = p->acc[acc->acc_a].mode == ACC_WRITE
@@ -482,16 +488,44 @@ static char *array_hint(const orion_plan *p, int i) {
         "its own updates: write %s through orion.buffer(%s, {apply = "
         "\"add\"}) if its updates may be applied at flush points, or run the "
         "loop with schedule = \"serial\"",
-        pa->name, w->text, w->text, w->update, w->line, pa->name, pa->name);
+        nm, w->text, w->text, w->update, w->line, pa->name, pa->name);
   }
-  return orion_asprintf(
-      "hint: write %s through orion.buffer(%s, {apply = \"add\"}) if its "
-      "updates may be applied at flush points%s, or run the loop with "
-      "schedule = \"serial\"",
-      pa->name, pa->name,
-      returned ? " (instead of returning new values, which replace elements "
-                 "of the iterated array)"
-               : "");
+  if (pa->reads == 0 && p->ordered) {
+    /* Only write-write pairs: the body never reads the array. */
+    const orion_access *w = &p->acc[any->acc_a];
+    return orion_asprintf(
+        "hint: %s is only written, and the analysis cannot tell that two "
+        "iterations never write one element (%s, line %d); ordered = true "
+        "asks that the last write in key order win, which no parallel "
+        "schedule can promise: if the subscript is a bijection of the key, "
+        "write it as one the analysis recognises (%s[i + c] or %s[c - i], "
+        "c loop-invariant), which ordered = true accepts; if any "
+        "iteration's write may win, drop ordered = true; or run the loop "
+        "with schedule = \"serial\"",
+        nm, w->text, w->line, pa->name, pa->name);
+  }
+  {
+    /* A read and a write at a distance the analysis cannot know. */
+    int ri = p->acc[any->acc_a].mode == ACC_READ ? any->acc_a : any->acc_b;
+    int wi = ri == any->acc_a ? any->acc_b : any->acc_a;
+    const orion_access *r = &p->acc[any->flow_read >= 0 ? any->flow_read : ri];
+    const orion_access *w =
+        &p->acc[any->flow_read >= 0 ? any->flow_write : wi];
+    orion__vec_text(p, any->c, vt, sizeof vt);
+    return orion_asprintf(
+        "hint: %s (line %d) and %s (line %d) may touch one element of %s in "
+        "different iterations, at a distance the analysis cannot know (%s): "
+        "a loop-carried dependence, so no schedule runs it in parallel, and "
+        "orion.buffer would compute something else (reads would see the "
+        "values as of the buffer's last flush, not what the other iteration "
+        "wrote; apply = \"add\" is only for updates %s[s] = %s[s] + e); "
+        "run the loop with schedule = \"serial\", which runs the body in "
+        "key order as a plain Lua loop does%s",
+        r->text, r->line, w->text, w->line, nm, vt, pa->name, pa->name,
+        returned ? " (returned values replace elements of the iterated "
+                   "array)"
+                 : "");
+  }
 }
 
 /* The reasons a rejected loop cannot run in parallel: each vector with the
@@ -499,7 +533,7 @@ static char *array_hint(const orion_plan *p, int i) {
  * reason of its own), and a hint for each written array. */
 int orion__reject_reasons(orion_plan *p) {
   int i, rc = 0;
-  char vt[160], la[512], lb[512];
+  char vt[160], la[512], lb[512], nm[160];
   for (i = 0; i < p->nvec && rc == 0; i++) {
     const orion_depvec *v = &p->vec[i];
     if (v->refused)
@@ -507,9 +541,11 @@ int orion__reject_reasons(orion_plan *p) {
     orion__vec_text(p, v->c, vt, sizeof vt);
     orion__access_label(p, &p->acc[v->acc_a], la, sizeof la);
     orion__access_label(p, &p->acc[v->acc_b], lb, sizeof lb);
-    rc = orion__add_str(&p->reasons, &p->nreasons,
-                        orion_asprintf("vector %s on %s: %s and %s", vt,
-                                       p->arrays[v->array].name, la, lb));
+    rc = orion__add_str(
+        &p->reasons, &p->nreasons,
+        orion_asprintf("vector %s on %s: %s and %s", vt,
+                       orion__array_label(p, v->array, nm, sizeof nm), la,
+                       lb));
   }
   for (i = 0; i < p->narrays && rc == 0; i++) {
     char *h = array_hint(p, i);

@@ -37,6 +37,17 @@ static int pair_vector(const orion_access *a, const orion_access *b, int n,
       set[d] = 1;
       out[d].kind = DEP_INT;
       out[d].v = dist;
+    } else if (SUB_IS_REVKEY(x) && SUB_IS_REVKEY(y) && x->dim == y->dim) {
+      /* c1 - key_a = c2 - key_b: key_b - key_a = c2 - c1. */
+      int64_t dist;
+      if (__builtin_sub_overflow(y->c, x->c, &dist))
+        continue;
+      d = SUB_REVKEY_DIM(x->dim);
+      if (set[d] && out[d].v != dist)
+        return 0;
+      set[d] = 1;
+      out[d].kind = DEP_INT;
+      out[d].v = dist;
     }
     /* Anything else constrains nothing: the component stays ANY. */
   }

@@ -37,6 +37,16 @@ const char *orion__key_label(const orion_plan *p, int d, char *buf,
   return buf;
 }
 
+const char *orion__array_label(const orion_plan *p, int i, char *buf,
+                               size_t size) {
+  const orion_plan_array *pa = &p->arrays[i];
+  if (pa->caller != NULL)
+    snprintf(buf, size, "%s (%s in the caller)", pa->name, pa->caller);
+  else
+    snprintf(buf, size, "%s", pa->name);
+  return buf;
+}
+
 void orion__access_label(const orion_plan *p, const orion_access *a,
                          char *out, size_t size) {
   snprintf(out, size, "%s (%s, line %d%s%s)",
@@ -52,13 +62,20 @@ void orion__access_label(const orion_plan *p, const orion_access *a,
                : "");
 }
 
-/* A subscript as text: "u", "key2+1", "3", "?". */
+/* A subscript as text: "u", "key2+1", "3", "9-i", "?". */
 static const char *sub_text(const orion_plan *p, const orion_sub *s,
                             char *buf, size_t size) {
   char kb[40];
   if (s->kind == SUB_CONST)
     snprintf(buf, size, "%" PRId64, s->c);
-  else if (s->kind == SUB_UNKNOWN)
+  else if (SUB_IS_REVKEY(s)) {
+    int d = SUB_REVKEY_DIM(s->dim);
+    if (p->keynames[d] != NULL)
+      snprintf(kb, sizeof kb, "%s", p->keynames[d]);
+    else
+      snprintf(kb, sizeof kb, "key%d", d + 1);
+    snprintf(buf, size, "%" PRId64 "-%s", s->c, kb);
+  } else if (s->kind == SUB_UNKNOWN)
     snprintf(buf, size, s->dim == SUB_ROWKEY ? "? (a row's key)" : "?");
   else {
     if (p->keynames[s->dim] != NULL)
@@ -126,7 +143,7 @@ static void put(orion_buf *b, const char *fmt, ...) {
 
 void orion_plan_text(const orion_plan *p, orion_buf *out) {
   int i, j;
-  char kb[80], vt[160], sb[64], la[512];
+  char kb[80], vt[160], sb[160], la[512];
   put(out, "schedule: %s\n", orion_sched_name(p->sched));
   put(out, "ordered: %s\n", p->ordered ? "yes" : "no");
   if (p->space >= 0)
@@ -157,8 +174,8 @@ void orion_plan_text(const orion_plan *p, orion_buf *out) {
     orion__vec_text(p, v->c, vt, sizeof vt);
     orion__access_label(p, &p->acc[v->acc_a], la, sizeof la);
     orion__access_label(p, &p->acc[v->acc_b], lb, sizeof lb);
-    put(out, "vector %s on %s: %s vs %s\n", vt, p->arrays[v->array].name, la,
-        lb);
+    put(out, "vector %s on %s: %s vs %s\n", vt,
+        orion__array_label(p, v->array, sb, sizeof sb), la, lb);
   }
   for (i = 0; i < p->nacc; i++) {
     const orion_access *a = &p->acc[i];
@@ -171,7 +188,8 @@ void orion_plan_text(const orion_plan *p, orion_buf *out) {
     put(out, ")\n");
   }
   for (i = 0; i < p->narrays; i++)
-    put(out, "array %s: %s -- %s\n", p->arrays[i].name,
+    put(out, "array %s: %s -- %s\n",
+        orion__array_label(p, i, sb, sizeof sb),
         orion_place_name(p->arrays[i].place),
         p->arrays[i].reason != NULL ? p->arrays[i].reason : "");
   if (p->sched != ORION_SCHED_REJECTED)

@@ -327,6 +327,31 @@ int orion__plan_array_for(orion__actx *c, const orion_arrayinfo *info,
   return p->narrays++;
 }
 
+/* The body names the iterated array `name` (free name f): the plan calls
+ * the array so, as the body's accesses do, and keeps the caller's name
+ * when it differs (a function that runs `parallel_for(X, ...)` on its
+ * parameter, a body that names the array by another upvalue). */
+static void name_iterated(orion__actx *c, const char *name) {
+  orion_plan_array *pa = &c->plan->arrays[0];
+  char *n;
+  if (c->iter_named)
+    return;
+  c->iter_named = 1;
+  if (strcmp(pa->name, name) == 0)
+    return;
+  n = orion_strdup(name);
+  if (n == NULL) {
+    c->oom = 1;
+    return;
+  }
+  if (c->in->iter.name != NULL)
+    pa->caller = pa->name;
+  else
+    orion_free(pa->name);
+  pa->name = n;
+  pa->info.name = n;
+}
+
 /* The binding of a free name (cached; the resolver is asked once). */
 orion__freename *orion__resolve_free(orion__actx *c, const char *name) {
   orion__freename *f;
@@ -357,6 +382,8 @@ orion__freename *orion__resolve_free(orion__actx *c, const char *name) {
       an += strlen(ORION_ENV_PREFIX);
     f->array = orion__plan_array_for(
         c, &f->b.arr, f->b.kind == ORION_BIND_ARRAY ? an : f->b.arr.name);
+    if (f->array == 0 && f->b.kind == ORION_BIND_ARRAY)
+      name_iterated(c, an);
   }
   if ((f->b.kind == ORION_BIND_FUNC || f->b.kind == ORION_BIND_VALUE) &&
       f->b.nreach > 0) {
@@ -421,7 +448,8 @@ void orion__alias_of(orion__actx *c, const ast_node *init, orion__var *x) {
   if (init == NULL)
     return;
   s = orion__sub_classify(c, init);
-  if (s.kind != SUB_UNKNOWN || s.dim == SUB_ROWKEY) {
+  if (s.kind != SUB_UNKNOWN || s.dim == SUB_ROWKEY ||
+      SUB_IS_REVKEY(&s)) {
     x->alias = ALIAS_SUB;
     x->sub = s;
     return;

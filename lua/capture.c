@@ -249,8 +249,11 @@ static int push_global_raw(enc *e, const orion_bc_global *g,
   return ORION_ECAPTURE;
 }
 
-/* Encodes the globals that function dump `chunk` reads, as an 'E' record. */
-static int enc_env(enc *e, const char *chunk, size_t len, const char *src) {
+/* Encodes the globals that function dump `chunk` reads, as an 'E' record.
+ * The function is `what` ("the body", or the helper's place: "upvalue
+ * 'f'"), defined on line `defined` of src. */
+static int enc_env(enc *e, const char *chunk, size_t len, const char *src,
+                   const char *what, int defined) {
   orion_bc_scan scan = {0};
   orion_error oerr;
   int i, count = 0, rc = 0;
@@ -261,11 +264,25 @@ static int enc_env(enc *e, const char *chunk, size_t len, const char *src) {
     return ORION_ECAPTURE;
   }
   for (i = 0; i < scan.n; i++) {
-    if (scan.items[i].write) {
+    if (scan.items[i].write && strcmp(what, "the body") == 0) {
       snprintf(e->err, e->errlen,
                "parallel_for body assigns global '%s' at %s:%d; "
                "declare it local",
                scan.items[i].name, src, scan.items[i].line);
+      orion_bc_scan_free(&scan);
+      return ORION_ECAPTURE;
+    }
+    if (scan.items[i].write) {
+      /* Not the body's own code: a helper it captures, which runs on the
+       * executors with it (the body may well never name the global). */
+      snprintf(e->err, e->errlen,
+               "parallel_for body captures a helper function (%s, defined "
+               "at %s:%d) that assigns global '%s' at %s:%d; the helper "
+               "runs on the executors with the body, where a global cannot "
+               "be assigned: declare '%s' local in the helper, or return the "
+               "value to the body",
+               what, src, defined, scan.items[i].name, src,
+               scan.items[i].line, scan.items[i].name);
       orion_bc_scan_free(&scan);
       return ORION_ECAPTURE;
     }
@@ -340,7 +357,8 @@ static int enc_function(enc *e, int idx, const char *what) {
         lua_Debug ar;
         lua_pushvalue(L, idx);
         lua_getinfo(L, ">S", &ar);
-        rc = enc_env(e, dump.data, dump.len, ar.short_src);
+        rc = enc_env(e, dump.data, dump.len, ar.short_src, what,
+                     ar.linedefined);
         lua_pop(L, 1);
         continue;
       }

@@ -19,7 +19,7 @@
  * The real libraries stay untouched in the state's own globals (the
  * registry's _LOADED reaches them), and nothing a body can call returns
  * the registry, the real globals or a real library: debug and package are
- * refused, `load` gives its chunks the sandboxed globals, and the strings'
+ * refused, `load` gives its chunks the sandboxed globals (read-only), and the strings'
  * metatable, which every string reaches, indexes the sandboxed `string`
  * (without string.dump) and is protected by a decoy.  The copies'
  * metatables are protected, so getmetatable returns false and
@@ -181,15 +181,47 @@ static int getmetatable_no_udata(lua_State *L) {
   return call_original(L);
 }
 
-/* load for text chunks only, whose globals are the body's by default:
- * upvalue 1 is the real load, upvalue 2 the sandboxed globals.  A binary
- * chunk could be crafted bytecode, which the virtual machine does not
- * check; the state's own globals would give the chunk every library. */
+/* __newindex of a loaded chunk's globals: refused, as a body's own
+ * assignment to a global is (lua/capture.c). */
+static int chunk_assign(lua_State *L) {
+  return luaL_error(L,
+                    "assignment to global '%s' in a chunk loaded inside a "
+                    "parallel_for body (a loaded chunk sees the body's "
+                    "standard library and cannot change it: declare it "
+                    "local)",
+                    luaL_tolstring(L, 2, NULL));
+}
+
+/* Pushes the globals of one chunk loaded without an environment: an
+ * empty table that reads the sandboxed globals (at index `copy`) and
+ * refuses assignments, so that a chunk can neither change what later
+ * bodies of this state see (`load("math = nil")()`) nor keep a value
+ * between blocks and loops. */
+static void push_chunk_env(lua_State *L, int copy) {
+  lua_newtable(L);
+  lua_createtable(L, 0, 3);
+  lua_pushvalue(L, copy);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, chunk_assign);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+}
+
+/* load for text chunks only: upvalue 1 is the real load, upvalue 2 the
+ * sandboxed globals.  A chunk loaded without an environment reads the
+ * body's standard library (not the script's globals, which the body
+ * receives only by name) and cannot assign globals (push_chunk_env); an
+ * environment the body passes is used as given (nil: no globals, as in
+ * Lua).  A binary chunk could be crafted bytecode, which the virtual
+ * machine does not check; the state's own globals would give the chunk
+ * every library. */
 static int load_text(lua_State *L) {
   int n = lua_gettop(L);
   lua_settop(L, n < 4 ? 4 : n);
   if (n < 4) {
-    lua_pushvalue(L, lua_upvalueindex(2));
+    push_chunk_env(L, lua_upvalueindex(2));
     lua_replace(L, 4);
   }
   lua_pushliteral(L, "t");
