@@ -511,17 +511,27 @@ static char *array_hint(const orion_plan *p, int i) {
     const orion_access *r = &p->acc[any->flow_read >= 0 ? any->flow_read : ri];
     const orion_access *w =
         &p->acc[any->flow_read >= 0 ? any->flow_write : wi];
+    char who[600];
     orion__vec_text(p, any->c, vt, sizeof vt);
+    if (r->line == w->line && strcmp(r->text, w->text) == 0)
+      snprintf(who, sizeof who,
+               "%s (line %d) may read and write elements of %s that other "
+               "iterations touch",
+               r->text, r->line, nm);
+    else
+      snprintf(who, sizeof who,
+               "%s (line %d) and %s (line %d) may touch one element of %s "
+               "in different iterations",
+               r->text, r->line, w->text, w->line, nm);
     return orion_asprintf(
-        "hint: %s (line %d) and %s (line %d) may touch one element of %s in "
-        "different iterations, at a distance the analysis cannot know (%s): "
-        "a loop-carried dependence, so no schedule runs it in parallel, and "
+        "hint: %s, at a distance the analysis cannot know (vector %s): a "
+        "loop-carried dependence, so no schedule runs it in parallel, and "
         "orion.buffer would compute something else (reads would see the "
         "values as of the buffer's last flush, not what the other iteration "
         "wrote; apply = \"add\" is only for updates %s[s] = %s[s] + e); "
         "run the loop with schedule = \"serial\", which runs the body in "
         "key order as a plain Lua loop does%s",
-        r->text, r->line, w->text, w->line, nm, vt, pa->name, pa->name,
+        who, vt, pa->name, pa->name,
         returned ? " (returned values replace elements of the iterated "
                    "array)"
                  : "");
