@@ -68,6 +68,24 @@ static int row_key_note(orion_plan *p) {
   return 0;
 }
 
+/* What schedule the rejected unordered loop `in` of two or more keys gets
+ * with ordered = true (a wavefront keeps every dependence in key order,
+ * so it gives the serial loop's result), into *sched: the analysis runs
+ * again as ordered.  ORION_SCHED_REJECTED when that is rejected too. */
+static int ordered_trial(const orion_analysis_in *in, orion_sched *sched) {
+  orion_analysis_in o = *in;
+  orion_plan q;
+  orion_error err;
+  o.ordered = 1;
+  orion_error_clear(&err);
+  *sched = ORION_SCHED_REJECTED;
+  if (orion_analyze(&o, &q, &err) != 0)
+    return err.code == ORION_ENOMEM ? ORION_ENOMEM : 0;
+  *sched = q.sched;
+  orion_plan_free(&q);
+  return 0;
+}
+
 /* ======================================================================
  * Entry point.
  * ====================================================================== */
@@ -135,8 +153,14 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
   }
   if (rc == 0)
     rc = orion__place_all(plan);
-  if (rc == 0 && plan->sched == ORION_SCHED_REJECTED)
-    rc = orion__reject_reasons(plan);
+  if (rc == 0 && plan->sched == ORION_SCHED_REJECTED) {
+    orion_sched os = ORION_SCHED_REJECTED;
+    if (!in->ordered && in->force == 0 && plan->ndims >= 2 &&
+        c.nrefused == 0)
+      rc = ordered_trial(in, &os);
+    if (rc == 0)
+      rc = orion__reject_reasons(plan, os);
+  }
   if (rc == 0)
     rc = row_key_note(plan);
   for (i = 0; i < c.nfree; i++) {

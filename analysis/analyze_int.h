@@ -195,8 +195,10 @@ int orion__add_str(char ***list, int *n, char *s);
 int orion__choose(orion_plan *p, const orion_analysis_in *in);
 /* Places every array under the chosen schedule, with its reason. */
 int orion__place_all(orion_plan *p);
-/* The reasons a rejected loop cannot run in parallel. */
-int orion__reject_reasons(orion_plan *p);
+/* The reasons a rejected loop cannot run in parallel; `ordered` is the
+ * schedule the loop would get with ordered = true (ORION_SCHED_REJECTED:
+ * none, or not tried). */
+int orion__reject_reasons(orion_plan *p, orion_sched ordered);
 
 /* ---- explain.c ---------------------------------------------------------- */
 

@@ -436,8 +436,9 @@ int orion__place_all(orion_plan *p) {
  * know are loop-carried dependences, run serially; an array that is only
  * written conflicts only because ordered = true asks the last write in
  * key order to win. */
-static char *array_hint(const orion_plan *p, int i) {
+static char *array_hint(const orion_plan *p, int i, int ordered_runs) {
   const orion_plan_array *pa = &p->arrays[i];
+  const char *none = ordered_runs ? "no unordered schedule" : "no schedule";
   const orion_depvec *rec = NULL, *acc = NULL, *any = NULL;
   int j, d, dep = 0, all_update = 1, returned = 0;
   char vt[160], nm[160];
@@ -470,14 +471,14 @@ static char *array_hint(const orion_plan *p, int i) {
     return orion_asprintf(
         "hint: %s (line %d) reads what another iteration writes to %s (line "
         "%d) at distance %s: a true loop-carried dependence (a recurrence "
-        "such as a prefix sum), so no schedule runs it in parallel, and "
+        "such as a prefix sum), so %s runs it in parallel, and "
         "orion.buffer would compute something else (reads of %s would see "
         "its values as of the buffer's last flush, not what the earlier "
         "iteration wrote); run the loop with "
         "schedule = \"serial\", or compute a prefix sum as a parallel scan "
         "(block totals, a prefix of them, then each block from its offset) "
         "instead of this loop",
-        r->text, r->line, w->text, w->line, vt, nm);
+        r->text, r->line, w->text, w->line, vt, none, nm);
   }
   if (all_update && acc != NULL) {
     const orion_access *w = p->acc[acc->acc_a].mode == ACC_WRITE
@@ -525,13 +526,13 @@ static char *array_hint(const orion_plan *p, int i) {
                r->text, r->line, w->text, w->line, nm);
     return orion_asprintf(
         "hint: %s, at a distance the analysis cannot know (vector %s): a "
-        "loop-carried dependence, so no schedule runs it in parallel, and "
+        "loop-carried dependence, so %s runs it in parallel, and "
         "orion.buffer would compute something else (reads would see the "
         "values as of the buffer's last flush, not what the other iteration "
         "wrote; apply = \"add\" is only for updates %s[s] = %s[s] + e); "
         "run the loop with schedule = \"serial\", which runs the body in "
         "key order as a plain Lua loop does%s",
-        who, vt, pa->name, pa->name,
+        who, vt, none, pa->name, pa->name,
         returned ? " (returned values replace elements of the iterated "
                    "array)"
                  : "");
@@ -541,7 +542,7 @@ static char *array_hint(const orion_plan *p, int i) {
 /* The reasons a rejected loop cannot run in parallel: each vector with the
  * two accesses behind it (not those of a refused method call, which has a
  * reason of its own), and a hint for each written array. */
-int orion__reject_reasons(orion_plan *p) {
+int orion__reject_reasons(orion_plan *p, orion_sched ordered) {
   int i, rc = 0;
   char vt[160], la[512], lb[512], nm[160];
   for (i = 0; i < p->nvec && rc == 0; i++) {
@@ -558,9 +559,17 @@ int orion__reject_reasons(orion_plan *p) {
                        lb));
   }
   for (i = 0; i < p->narrays && rc == 0; i++) {
-    char *h = array_hint(p, i);
+    char *h = array_hint(p, i, ordered != ORION_SCHED_REJECTED);
     if (h != NULL)
       rc = orion__add_str(&p->reasons, &p->nreasons, h);
   }
+  if (rc == 0 && ordered != ORION_SCHED_REJECTED)
+    rc = orion__add_str(
+        &p->reasons, &p->nreasons,
+        orion_asprintf("hint: with ordered = true the loop runs (schedule "
+                       "%s), which keeps every dependence in key order and "
+                       "gives the serial loop's result: pass "
+                       "{ordered = true}",
+                       orion_sched_name(ordered)));
   return rc;
 }

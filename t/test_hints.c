@@ -129,6 +129,7 @@ static void expect_unknown_distance(const char *line5, const char *read,
   HAS(r.err, "run the loop with schedule = \"serial\"");
   HASNT(r.err, "write A through orion.buffer");
   HASNT(r.err, "orion.buffer(A, {apply = \"add\"})");
+  HASNT(r.err, "with ordered = true");
   tu_run_free(&r);
 }
 
@@ -150,6 +151,41 @@ Test(hints, accumulation_is_still_offered_apply_add) {
              "orion.buffer(A, {apply = \"add\"})");
   HASNT(r.err, "at a distance the analysis cannot know");
   tu_run_free(&r);
+}
+
+/* A 2-D recurrence that no rotation or skew runs but a wavefront does:
+ * the hint offers ordered = true, which then runs it to the serial
+ * loop's result.  A 1-D loop is never offered it (nothing would run). */
+Test(hints, ordered_is_offered_where_it_makes_the_loop_run, .timeout = 60) {
+  static const char script[] =
+      "local orion = require 'orion'\n"
+      "local A = orion.zeros{6, 6}\n"
+      "for i = 1, 6 do A:set(i, 1, 1); A:set(1, i, 1) end\n"
+      "local o = arg[1] == 'serial' and {schedule = 'serial'} or\n"
+      "  {ordered = arg[1] == 'ordered'}\n"
+      "orion.parallel_for(A, function(i, j)\n"
+      "  if i > 1 and j > 1 then\n"
+      "    A[i][j] = A[i - 1][j] + A[i][j - 1] + A[i - 1][j - 1]\n"
+      "  end\n"
+      "end, o)\n"
+      "print(A:get(6, 6))\n";
+  tu_run r = drive(script, NULL, NULL), s, o;
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  HAS(r.err, "the loop cannot run in parallel");
+  HAS(r.err, "a true loop-carried dependence (a recurrence such as a prefix "
+             "sum), so no unordered schedule runs it in parallel");
+  HAS(r.err, "hint: with ordered = true the loop runs (schedule 2d-ordered), "
+             "which keeps every dependence in key order and gives the "
+             "serial loop's result: pass {ordered = true}");
+  tu_run_free(&r);
+  s = drive(script, NULL, "serial");
+  o = drive(script, NULL, "ordered");
+  cr_expect_eq(s.status, 0, "%s", s.err);
+  cr_expect_eq(o.status, 0, "%s", o.err);
+  cr_expect_str_eq(s.out, "1683.0\n");
+  cr_expect_str_eq(o.out, s.out);
+  tu_run_free(&s);
+  tu_run_free(&o);
 }
 
 /* ---- (d) an ordered write-only array ------------------------------------ */
