@@ -111,6 +111,8 @@ typedef struct orion_body_src {
 typedef struct orion_analysis_in {
   orion_body_src body;
   orion_arrayinfo iter;  /* the iterated array (name may be NULL) */
+  int iter_guessed;      /* iter.name is a default, not a name the caller
+                            gives the array */
   orion_resolve_fn resolve;
   void *ud;
   int ordered;

@@ -344,7 +344,7 @@ static void name_iterated(orion__actx *c, const char *name) {
     c->oom = 1;
     return;
   }
-  if (c->in->iter.name != NULL)
+  if (c->in->iter.name != NULL && !c->in->iter_guessed)
     pa->caller = pa->name;
   else
     orion_free(pa->name);

@@ -477,8 +477,10 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
                   "= \"serial\" to run without analysis)",
                err.msg);
   }
-  fill_info(it, name != NULL ? name : orion__caller_name(L, 1, "A", iname, sizeof iname),
-            &in.iter);
+  if (name == NULL)
+    name = orion__caller_name(L, 1, NULL, iname, sizeof iname);
+  in.iter_guessed = name == NULL;
+  fill_info(it, name != NULL ? name : "A", &in.iter);
   r.L = L;
   r.fidx = 2;
   in.resolve = resolve_cb;
