@@ -721,9 +721,18 @@ static int dot_method(orion__actx *c, const ast_node *e, int keep) {
   orion__aref r;
   ast_node m;
   char text[160];
+  int saved = c->pass, saved_peek = c->peek, whole;
   if (f->kind != AST_INDEX || !f->flag || f->a->kind != AST_NAME ||
-      f->b->kind != AST_STR || !orion__index_chain(c, f->a, &r) ||
-      r.nsub > 0)
+      f->b->kind != AST_STR)
+    return 0;
+  /* Peek, counting nothing: when it is not one, the call is visited as
+   * any other. */
+  c->pass = 1;
+  c->peek = 1;
+  whole = orion__index_chain(c, f->a, &r) && r.nsub == 0;
+  c->pass = saved;
+  c->peek = saved_peek;
+  if (!whole)
     return 0;
   m = *e;
   m.kind = AST_METHCALL;

@@ -19,9 +19,9 @@
  * The real libraries stay untouched in the state's own globals (the
  * registry's _LOADED reaches them), and nothing a body can call returns
  * the registry, the real globals or a real library: debug and package are
- * refused, `load` gives its chunks the sandboxed globals (read-only), and the strings'
- * metatable, which every string reaches, indexes the sandboxed `string`
- * (without string.dump) and is protected by a decoy.  The copies'
+ * refused, `load` gives its chunks the sandboxed globals (read only),
+ * and the strings' metatable, which every string reaches, indexes the
+ * sandboxed `string` (without string.dump) and is protected by a decoy.  The copies'
  * metatables are protected, so getmetatable returns false and
  * setmetatable fails on them; getmetatable refuses userdata, whose
  * metatables the state's later bodies share.  Two more

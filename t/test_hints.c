@@ -104,7 +104,7 @@ Test(hints, method_called_with_a_dot_gets_the_method_hint) {
   tu_run_free(&r);
 }
 
-/* ---- (c) a recurrence at an unknown distance ------------------------------ */
+/* ---- (c) a recurrence at an unknown distance ---------------------------- */
 
 static void expect_unknown_distance(const char *line5, const char *read,
                                     const char *write) {
@@ -215,7 +215,7 @@ Test(hints, ordered_write_only_array_named_as_the_body_names_it) {
   tu_run_free(&r);
 }
 
-/* ---- 2: c - i and N + 1 - i are bijections of the key --------------------- */
+/* ---- 2: c - i and N + 1 - i are bijections of the key ------------------ */
 
 /* Ordered loops that write only at N + 1 - i, c - i (through a local),
  * -(i - N - 1) and i + c, with values that round, printed in hex.  The
