@@ -21,8 +21,8 @@
  * the registry, the real globals or a real library: debug and package are
  * refused, `load` gives its chunks the sandboxed globals (read only),
  * and the strings' metatable, which every string reaches, indexes the
- * sandboxed `string` (without string.dump) and is protected by a decoy.  The copies'
- * metatables are protected, so getmetatable returns false and
+ * sandboxed `string` (without string.dump) and is protected by a decoy.
+ * The copies' metatables are protected, so getmetatable returns false and
  * setmetatable fails on them; getmetatable refuses userdata, whose
  * metatables the state's later bodies share.  Two more
  * refusals keep the executor itself in hand: collectgarbage (a body could
