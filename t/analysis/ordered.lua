@@ -230,3 +230,54 @@ do
     tostring(err))
   print("golden ok: space_out_of_range")
 end
+
+-- Write-only at reversed keys (issue 33): c - key is a bijection of the
+-- key, so two iterations never write one element and the ordered loop
+-- needs no order at all.  Rev is written at (nr + 1 - i, nc + 1 - j) and
+-- Flip at (j, off - i) with off a captured constant.
+local Rev = orion.zeros { nr, nc, type = "i64" }
+local Flip = orion.zeros { nc, nr + 2, type = "i64" }
+local off = nr + 3
+local function reset_rev()
+  reset2()
+  G.fill(Rev)
+  G.fill(Flip)
+end
+local function state_rev() return { G.snap(Rev), G.snap(Flip) } end
+local function reverse(i, j, v)
+  Rev[nr + 1 - i][nc + 1 - j] = (v * 5 + i) % MOD
+  local k = off - i
+  Flip[j][k] = v - j
+end
+
+G.check {
+  name = "reversed_write_only_ordered_none", iter = M2, iname = "M2", body = reverse,
+  opts = { ordered = true },
+  expect = { schedule = "none", vectors = {} },
+  reset = reset_rev, state = state_rev,
+}
+
+-- Two reversals of one key a fixed distance apart: (1, 0), as i + c would.
+local function two_reversals(i, j, v)
+  Rev[nr + 1 - i][j] = v
+  if i > 1 then Rev[nr + 2 - i][j] = -v end
+end
+
+G.check {
+  name = "reversed_writes_distance_1d_key2", iter = M2, iname = "M2", body = two_reversals,
+  opts = { ordered = true },
+  expect = { schedule = "1d", space = 2, vectors = { "(1, 0)" } },
+  reset = reset_rev, state = state_rev,
+}
+
+-- A read of A[i] against a write at c - i is a dependence at no fixed
+-- distance; the hint offers no buffer (issue 33).
+local function swap_halves(i, v)
+  A[n + 1 - i] = A[i] + 1
+end
+
+G.check {
+  name = "reversed_against_key_rejected", iter = A, iname = "A", body = swap_halves,
+  expect = { schedule = "rejected", vectors = { "(NONNEG)" },
+             reason = "at a distance the analysis cannot know" },
+}
