@@ -17,9 +17,10 @@
  * six bits (five before BLOCK_KEYS, type 32) are a frame type with a
  * payload codec (orion_msg_known), the rest is a payload of that type,
  * fed straight to its decoder.  When they are SEL_SEC (30), the rest
- * goes to dsm/sec.h's accepting side: the handshake, and records after it (it must never complete the handshake
- * or open a record: the fuzzer does not hold the token).  Otherwise
- * the rest is one control byte and a byte stream for the frame decoder.
+ * goes to dsm/sec.h's accepting side: the handshake, and records after
+ * it (it must never complete the handshake or open a record: the fuzzer
+ * does not hold the token).  Otherwise the rest is one control byte and
+ * a byte stream for the frame decoder.
  * Control bits:
  *   0-1  decoder role: 0 and 3 ACCEPT, 1 CONNECT,
  *        2 TRUSTED
