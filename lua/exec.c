@@ -1175,6 +1175,8 @@ int orion_exec_view_of(lua_State *L, int idx, orion_exec_view *v) {
   v->name = ea->name;
   v->buffer = ea->buf;
   v->guard = ea->guard[0] != '\0' ? ea->guard : NULL;
+  v->id = ea->id;
+  v->keys = ea->rec;
   return 1;
 }
 
