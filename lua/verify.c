@@ -4,10 +4,12 @@
  * block A when A comes before it along B's space part or its time part,
  * or transitively so (scheduler/schedule.h's after_p and after_q); two
  * blocks neither of which waits for the other may run concurrently.  Two
- * accesses of one key from different blocks, one of them a write,
- * conflict when their blocks may run concurrently, and, in an ordered
- * loop, also when the block that runs first has its access at an element
- * that comes later in key order.  The check sweeps each written array's
+ * accesses of one key from different blocks conflict when their blocks
+ * may run concurrently and one writes while the other reads it (in an
+ * ordered loop, or writes it: two stores alone are no dependence of an
+ * unordered loop, as the analysis has it), and, in an ordered loop, also
+ * when the block that runs first has its access, one of the two a write,
+ * at an element that comes later in key order.  The check sweeps each written array's
  * ranges in key order and reports the first conflict (smallest array id,
  * then key, then block in the schedule's order), so that the message is
  * the same on any number of executors. */
@@ -265,15 +267,22 @@ static int pair(const checker *c, const item *x, const item *y,
   } else if (waits_for(c, y->pos, x->pos)) {
     a = x, b = y;
   } else {
-    /* Name a write first, then the block first in the schedule. */
+    /* Concurrent: a the block first in the schedule's order. */
     a = y->pos < x->pos ? y : x;
     b = a == y ? x : y;
     aw = (a->r->flags & ORION_KEY_WRITE) != 0;
     bw = (b->r->flags & ORION_KEY_WRITE) != 0;
-    if (!aw && !bw)
+    if (c->v->mode != ORION_MSG_VERIFY_ORDER) {
+      /* Unordered: two stores alone are no dependence (the analysis's
+       * rule); a store and a read are. */
+      if (aw && (b->r->flags & ORION_KEY_READ))
+        return report(c, a, 1, b, 0, 1, err);
+      if (bw && (a->r->flags & ORION_KEY_READ))
+        return report(c, a, 0, b, 1, 1, err);
       return 0;
+    }
     if (!aw)
-      return report(c, b, 1, a, 0, 1, err);
+      return report(c, a, 0, b, 1, 1, err);
     return report(c, a, 1, b, bw, 1, err);
   }
   if (c->v->mode != ORION_MSG_VERIFY_ORDER ||

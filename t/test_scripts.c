@@ -1158,9 +1158,9 @@ static void expect_conflict(const tu_run *r, const char *what,
  * forgets one array's dependences) runs silently without --verify, and
  * fails under it naming both blocks (space and time parts, clocks), the
  * array, the key and the two accesses' lines, the same on 0 and 2
- * executors: blocks that may run concurrently both updating C[1], and an
- * ordered wavefront that runs a write to E[2][4] before a read that comes
- * first in key order. */
+ * executors: blocks that may run concurrently, one writing C[1] while the
+ * other reads it, and an ordered wavefront that runs a write to E[2][4]
+ * before a read that comes first in key order. */
 Test(scripts, verify_names_the_blocks_key_and_lines_of_a_wrong_plan,
      .timeout = 240) {
   static const char *const nexec[] = {"0", "2"};
@@ -1176,7 +1176,7 @@ Test(scripts, verify_names_the_blocks_key_and_lines_of_a_wrong_plan,
         "block (space 1, time 0) at clock 0 may run concurrently "
         "(schedule none), but both touch array 'C' at key [1], one "
         "writing: block (space 0, time 0) at clock 0 writes it at ",
-        ww, ", block (space 1, time 0) at clock 0 writes it at ", ww,
+        ww, ", block (space 1, time 0) at clock 0 reads it at ", wr,
         "; the plan is wrong (a hole in the analysis: please report it)",
         NULL};
     const char *const order[] = {
@@ -1195,7 +1195,6 @@ Test(scripts, verify_names_the_blocks_key_and_lines_of_a_wrong_plan,
               "wrong");
     cr_expect_eq(plain.status, 0, "the hook's plan ran: %s", plain.err);
     expect_conflict(&v, "wrong", concurrent);
-    expect_lacks(v.err, wr); /* both blocks write C[1]: the writes named */
     tu_run_free(&plain);
     tu_run_free(&v);
     setenv("ORION_TEST_PLAN_NODEP", "E", 1);
