@@ -14,7 +14,8 @@
 #   lda     apps/lda/lda.lua on KOS, K 20, 3 sweeps
 # each on EXECS local executors (default 2).  Sides:
 #   lua     without --verify, --tier lua: the interpreter, which --verify
-#           runs (the cost of recording and checking alone)
+#           runs (the cost of recording and checking alone); lda.lua has
+#           no --tier option, so for lda this side is its default tier too
 #   auto    without --verify, the app's default tier (compiled where the
 #           body compiles: what a user runs without --verify)
 #   verify  --verify
