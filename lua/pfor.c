@@ -780,11 +780,6 @@ static int l_parallel_for(lua_State *L) {
   vmode = !s->verify || serial ? 0
           : ap->plan.ordered   ? ORION_MSG_VERIFY_ORDER
                                : ORION_MSG_VERIFY_KEYS;
-  orion_error_clear(&err);
-  if (vmode != 0 && orion__verify_init(&vr, nblocks, vmode, &err) != 0) {
-    orion_schedule_free(&sched);
-    orion__raise(L, &err);
-  }
 
   /* Capture and bind the body. */
   loop_id = ++s->next_loop_id;
@@ -811,6 +806,8 @@ static int l_parallel_for(lua_State *L) {
     rc = orion_error_set(&err, ORION_EBODY, "%s", msg);
   if (rc == 0 && s->nexec == 0)
     orion__pfor_guards_apply(&l.guards, s->ex);
+  if (rc == 0 && vmode != 0)
+    rc = orion__verify_init(&vr, nblocks, vmode, &err);
   if (rc == 0 && orion_exec_record_keys(s->ex, s->nexec == 0 ? vmode : 0))
     rc = orion_error_set(&err, ORION_ENOMEM, "out of memory");
   /* opts.seed pins math.random: streams from (seed, block) alone, the same
