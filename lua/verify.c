@@ -197,7 +197,7 @@ static void key_text(const checker *c, int64_t id, int64_t pos, char *buf,
   size_t len;
   int k;
   if (d == NULL || d->a == NULL || d->a->sparse) {
-    snprintf(buf, n, "at element %lld", (long long)pos);
+    snprintf(buf, n, "(element %lld)", (long long)pos);
     return;
   }
   len = (size_t)snprintf(buf, n, "[");
