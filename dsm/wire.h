@@ -27,7 +27,8 @@
  *
  * Versions: 15 added BLOCK_KEYS and LOAD_BODY's verify mode (orion-driver
  * --verify: the keys each block read and wrote); 14 added LOAD_BODY's
- * runtime guard (the arrays the body must not write directly, with the plan's placement of each); 13 added
+ * runtime guard (the arrays the body must not write directly, with the
+ * plan's placement of each); 13 added
  * LOAD_BODY's chained body (a large body's bytes in
  * BCAST frames along the executors' chain); 10 added LOAD_BODY's loop timeout; 9 LOAD_BODY's array
  * kind (dense, sparse, ragged); 8 put dsm/sec.h's authentication handshake and records under
