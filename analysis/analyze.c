@@ -21,6 +21,7 @@
  * it may hide is recorded with unknown subscripts, as both a read and a
  * write, so it can only forbid parallelism, never allow a wrong plan.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analyze_int.h"
@@ -43,6 +44,24 @@ int orion__grow(void **v, int *cap, int n, size_t elem) {
 
 /* A rejected loop's first write whose subscript is a ragged row's key:
  * why it needs a buffer (a reason). */
+/* The test hook of orion-driver --verify (docs/analysis.md): with
+ * ORION_TEST_PLAN_NODEP=NAME the analysis forgets the dependence vectors
+ * through array NAME, so that the plan it makes from the rest is wrong on
+ * purpose (a dependent loop planned as independent), and tests can show
+ * --verify catching it without relying on a hole in the analysis. */
+static void test_drop_vectors(orion_plan *p) {
+  const char *name = getenv("ORION_TEST_PLAN_NODEP");
+  int i, n = 0;
+  if (name == NULL || name[0] == '\0')
+    return;
+  for (i = 0; i < p->nvec; i++) {
+    const char *an = p->arrays[p->vec[i].array].name;
+    if (an == NULL || strcmp(an, name) != 0)
+      p->vec[n++] = p->vec[i];
+  }
+  p->nvec = n;
+}
+
 static int row_key_note(orion_plan *p) {
   int i, j;
   if (p->sched != ORION_SCHED_REJECTED)
@@ -144,6 +163,8 @@ int orion_analyze(const orion_analysis_in *in, orion_plan *plan,
   if (!c.oom)
     orion__run_pass(&c, 2);
   rc = c.oom ? ORION_ENOMEM : orion__dep_vectors(plan);
+  if (rc == 0)
+    test_drop_vectors(plan);
   if (rc == 0)
     rc = orion__choose(plan, in);
   if (rc == 0 && c.nrefused > 0) {

@@ -61,6 +61,12 @@ static const char usage_text[] =
     "                  print plans as --explain does, and stop the script\n"
     "                  (exit code 0) before the loop of the Nth call site\n"
     "                  (default 1) runs; the loops before it run\n"
+    "  --verify        check each parallel_for's plan as it runs: blocks\n"
+    "                  record the keys they read and write (every key, in\n"
+    "                  the interpreter), and a key that two blocks the\n"
+    "                  schedule may run concurrently, or out of an ordered\n"
+    "                  loop's order, touch with a write fails the loop\n"
+    "                  naming both blocks, the array, the key and lines\n"
     "  --status [ADDR:]PORT  serve a live job page (executors, loops,\n"
     "                  metrics, log) on PORT (0: any free one) of ADDR\n"
     "                  (default 127.0.0.1); its address, with the token it\n"
@@ -245,6 +251,7 @@ enum {
   OPT_TRACEBACK,
   OPT_EXPLAIN,
   OPT_EXPLAIN_ONLY,
+  OPT_VERIFY,
   OPT_FAST_MATH,
   OPT_EXECUTORS,
   OPT_HOSTS,
@@ -282,6 +289,7 @@ static const struct option long_opts[] = {
     {"traceback", no_argument, NULL, OPT_TRACEBACK},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"explain-only", optional_argument, NULL, OPT_EXPLAIN_ONLY},
+    {"verify", no_argument, NULL, OPT_VERIFY},
     {"fast-math", no_argument, NULL, OPT_FAST_MATH},
     {"executors", required_argument, NULL, OPT_EXECUTORS},
     {"hosts", required_argument, NULL, OPT_HOSTS},
@@ -404,6 +412,9 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     return GO_ON;
   case OPT_EXPLAIN:
     cfg->explain = 1;
+    return GO_ON;
+  case OPT_VERIFY:
+    cfg->verify = 1;
     return GO_ON;
   case OPT_EXPLAIN_ONLY:
     cfg->explain_only = 1;

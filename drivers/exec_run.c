@@ -22,6 +22,7 @@
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "lua/exec.h"
+#include "lua/exec_keys.h"
 #include "lua/exec_gbody.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -279,6 +280,11 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   rc = bind_loop(x, &m, err);
   if (rc == 0)
     guard_arrays(x, &m);
+  /* orion-driver --verify: record the keys (after the buffers' apply
+   * functions are bound, before the body's proxies are made). */
+  if (rc == 0 && orion_exec_record_keys(x->ex, (int)m.verify) != 0)
+    rc = orion_error_set(err, ORION_ENOMEM, "executor %d: out of memory",
+                         x->id);
   if (rc == 0 && m.blob_chained > 0) { /* its bytes come by BCAST */
     char *body = orion__chain_take_body(x, m.blob_chained, err);
     rc = body == NULL ? err->code : orion_exec_load(x->ex, m.loop, body,
@@ -522,6 +528,37 @@ static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
   return rc;
 }
 
+/* orion-driver --verify: the keys block read and wrote (lua/exec_keys.h),
+ * posted before its BLOCK_DONE.  Nothing when not recording. */
+static int post_block_keys(exec_state *x, int64_t block, orion_error *err) {
+  orion_keyset ks;
+  orion_msg_block_keys m;
+  orion_buf b;
+  int rc = orion_exec_take_keys(x->ex, &ks);
+  if (rc != 0)
+    return orion_error_set(err, rc, "executor %d: out of memory for block "
+                                    "%lld's keys (--verify)",
+                           x->id, (long long)block);
+  if (ks.n == 0) /* not recording, or nothing touched */
+    return 0;
+  memset(&m, 0, sizeof m);
+  m.block = block;
+  m.srcs = ks.srcs;
+  m.nsrcs = ks.nsrcs;
+  m.ranges = ks.v;
+  m.nranges = ks.n;
+  orion_buf_init(&b);
+  rc = orion_msg_block_keys_encode(&b, &m);
+  if (rc == 0)
+    orion__exec_post(x, &b);
+  else
+    rc = orion_error_set(err, rc, "executor %d: block %lld's keys (%lld "
+                                  "ranges) do not fit one frame (--verify)",
+                         x->id, (long long)block, (long long)ks.n);
+  orion_buf_free(&b);
+  return rc;
+}
+
 /* The whole block at once on the executor's device (lua/exec_gbody.h). */
 static int run_on_device(exec_state *x, const orion_msg_run_block *m,
                          orion_error *err) {
@@ -593,6 +630,8 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     orion__exec_test_slow(x, orion_now() - t0);
   if (rc == 0) /* the block's accumulator partials, kept apart */
     rc = orion_exec_end_block(x->ex, m.block, err);
+  if (rc == 0)
+    rc = post_block_keys(x, m.block, err);
   if (rc == 0)
     rc = orion_exec_flush(x->ex, 0, err);
   if (rc == 0) /* managed buffers: what the budget affords goes now */

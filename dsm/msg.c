@@ -115,6 +115,8 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
       orion__mw_i64(&e, g->array);
       orion__mw_bytes(&e, g->placement, g->placement_len);
     }
+  orion__mw_need(&e, m->verify >= 0 && m->verify <= ORION_MSG_VERIFY_ORDER);
+  orion__mw_i64(&e, m->verify);
   return orion__mw_end(&e);
 }
 
@@ -249,6 +251,8 @@ int orion_msg_load_body_decode(const void *p, size_t n,
   if (d.rc == 0 && m.blob_chained > 0 && m.blob_len > 0)
     orion__mr_fail(&d, ORION_EPARSE, "a body both inline and chained");
   get_guards(&d, &m);
+  m.verify = orion__mr_in(&d, "verify", 0, ORION_MSG_VERIFY_ORDER,
+                          ORION_EPARSE);
   if (d.rc == 0 && m.gpu != 0 && m.chash == 0)
     orion__mr_fail(&d, ORION_EPARSE, "a device body without a compiled "
                                      "body");
@@ -614,7 +618,8 @@ void orion_msg_run_copy(void *dst, const orion_msg_run *run, size_t esz) {
   X(SHUTDOWN, shutdown)                                                        \
   X(BCAST, bcast)                                                              \
   X(CKPT_WRITE, ckpt_write)                                                    \
-  X(CKPT_DONE, ckpt_done)
+  X(CKPT_DONE, ckpt_done)                                                      \
+  X(BLOCK_KEYS, block_keys)
 
 int orion_msg_known(int type) {
   switch (type) {
@@ -711,6 +716,9 @@ void orion_msg_free(int type, orion_msg *m) {
     break;
   case ORION_WIRE_CKPT_DONE:
     orion_msg_ckpt_done_free(&m->ckpt_done);
+    break;
+  case ORION_WIRE_BLOCK_KEYS:
+    orion_msg_block_keys_free(&m->block_keys);
     break;
   default:
     break;

@@ -218,7 +218,13 @@ typedef struct orion_msg_shard {
  * + guards, the runtime guard (lua/exec.h's orion_exec_guard_array): each
  * i64 array (one of the arrays above) and str placement (the plan's
  * placement as messages name it, 1 to ORION_MSG_GUARD_MAX bytes): arrays
- * the body must not write directly. */
+ * the body must not write directly.  Wire version 15 appends i64 verify:
+ * 0, or orion-driver --verify's recording mode (ORION_MSG_VERIFY_KEYS:
+ * record the keys each block reads and writes and send them in BLOCK_KEYS
+ * before its BLOCK_DONE; ORION_MSG_VERIFY_ORDER: also the first and last
+ * element that touched each, for an ordered loop). */
+#define ORION_MSG_VERIFY_KEYS 1
+#define ORION_MSG_VERIFY_ORDER 2
 #define ORION_MSG_GUARD_MAX 159
 typedef struct orion_msg_guard {
   int64_t array;
@@ -262,6 +268,7 @@ typedef struct orion_msg_load_body {
   int64_t blob_chained;
   const orion_msg_guard *guards;
   int64_t nguards;
+  int64_t verify;
 } orion_msg_load_body;
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);
@@ -340,6 +347,44 @@ int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m);
 int orion_msg_block_done_decode(const void *p, size_t n,
                                 orion_msg_block_done *out, orion_error *err);
 void orion_msg_block_done_free(orion_msg_block_done *m);
+
+/* ------------------------------------------------------------------------
+ * BLOCK_KEYS (executor -> driver, orion-driver --verify): the keys a block
+ * read and wrote directly, sent before its BLOCK_DONE.
+ * ---------------------------------------------------------------------- */
+
+/* Wire order: i64 block, u64 nsrcs + srcs (str each: a source name as Lua
+ * prints it, 1 to ORION_MSG_KEYSRC_MAX bytes), u64 nranges + ranges: i64
+ * array, i64 lo, i64 hi (the elements lo..hi-1, 0 <= lo < hi), i64 flags
+ * (ORION_KEY_READ | ORION_KEY_WRITE, not 0), i64 rline, i64 rsrc, i64
+ * wline, i64 wsrc (the first access of each kind: line >= 0, 0 when none,
+ * and its source's index in srcs), i64 rfirst, rlast, wfirst, wlast (the
+ * first and last element, as a rank in key order, that read / wrote them;
+ * -1 when not recorded).  Every element of a range has the same values. */
+#define ORION_KEY_READ 1
+#define ORION_KEY_WRITE 2
+#define ORION_MSG_KEYSRC_MAX 255
+typedef struct orion_msg_key_range {
+  int64_t array, lo, hi, flags;
+  int64_t rline, rsrc, wline, wsrc;
+  int64_t rfirst, rlast, wfirst, wlast;
+} orion_msg_key_range;
+typedef struct orion_msg_keysrc {
+  const char *s;
+  size_t len;
+} orion_msg_keysrc;
+typedef struct orion_msg_block_keys {
+  int64_t block;
+  const orion_msg_keysrc *srcs;
+  int64_t nsrcs;
+  const orion_msg_key_range *ranges;
+  int64_t nranges;
+} orion_msg_block_keys;
+
+int orion_msg_block_keys_encode(orion_buf *b, const orion_msg_block_keys *m);
+int orion_msg_block_keys_decode(const void *p, size_t n,
+                                orion_msg_block_keys *out, orion_error *err);
+void orion_msg_block_keys_free(orion_msg_block_keys *m);
 
 /* ------------------------------------------------------------------------
  * BUFFER_FLUSH (executor -> driver, or executor -> the owning executor for
@@ -859,6 +904,7 @@ typedef union orion_msg {
   orion_msg_bcast bcast;
   orion_msg_ckpt_write ckpt_write;
   orion_msg_ckpt_done ckpt_done;
+  orion_msg_block_keys block_keys;
 } orion_msg;
 
 /* True when type's payload is one of the messages above. */

@@ -25,8 +25,10 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 14 added LOAD_BODY's runtime guard (the arrays the body must
- * not write directly, with the plan's placement of each); 13 added
+ * Versions: 15 added BLOCK_KEYS and LOAD_BODY's verify mode (orion-driver
+ * --verify: the keys each block read and wrote); 14 added LOAD_BODY's
+ * runtime guard (the arrays the body must not write directly, with the
+ * plan's placement of each); 13 added
  * LOAD_BODY's chained body (a large body's bytes in
  * BCAST frames along the executors' chain); 10 added LOAD_BODY's loop timeout; 9 LOAD_BODY's array
  * kind (dense, sparse, ragged); 8 put dsm/sec.h's authentication handshake and records under
@@ -70,7 +72,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 14
+#define ORION_WIRE_VERSION 15
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
@@ -122,7 +124,8 @@
   X(MOVE_ROWS, 28)   /* driver -> executor: send rows now, mid-loop */     \
   X(BCAST, 29)       /* driver/executor -> executor: a broadcast's piece */\
   X(CKPT_WRITE, 30)  /* driver -> executor: write your rows' checkpoint */ \
-  X(CKPT_DONE, 31)   /* executor -> driver: the parts written, or why not */
+  X(CKPT_DONE, 31)   /* executor -> driver: the parts written, or why not */\
+  X(BLOCK_KEYS, 32)  /* executor -> driver: the keys a block touched */
 
 typedef enum orion_wire_type {
 #define ORION__WIRE_TYPE_ENUM(name, code) ORION_WIRE_##name = (code),

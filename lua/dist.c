@@ -696,6 +696,9 @@ static void on_frame(void *ud, int e, const orion_wire_frame *f) {
   case ORION_WIRE_BODY_ERROR:
     on_body_error(r, e, f);
     break;
+  case ORION_WIRE_BLOCK_KEYS:
+    orion__dist_block_keys(r, e, f);
+    break;
   default:
     orion_cluster_fail(r->cl, "executor %d (%s) sent an unexpected %s frame",
                        e, orion_cluster_addr(r->cl, e),
@@ -967,6 +970,7 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
   m.timeout = r->j->timeout;
   m.guards = j->guards;
   m.nguards = j->nguards;
+  m.verify = j->verify_mode;
   rc = body_shards(r, e, &m);
   if (rc == 0)
     rc = orion__resid_load_gets(r, e);

@@ -62,6 +62,10 @@ typedef struct orion_dist_job {
    * directly, each with the plan's placement, sent in LOAD_BODY. */
   const struct orion_msg_guard *guards;
   int nguards;
+  /* orion-driver --verify (lua/verify.h): where the blocks' keys go
+   * (BLOCK_KEYS), and the recording mode LOAD_BODY sends; NULL, 0: off. */
+  struct orion_verify *verify;
+  int verify_mode;
 } orion_dist_job;
 
 /* Where a loop's blocks run (scheduler/loop.h): opts.assign, else

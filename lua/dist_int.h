@@ -228,4 +228,9 @@ void orion__dist_check_decoded(loop_run *r, int e, const char *what, int rc,
 void orion__dist_check_seconds(loop_run *r, int e, const char *what,
                                const char *field, double s);
 
+/* orion-driver --verify: executor e's BLOCK_KEYS frame f, for a block it
+ * was sent and has not reported done, into the job's keys
+ * (lua/dist_keys.c); any other ends the job as a malformed frame. */
+void orion__dist_block_keys(loop_run *r, int e, const orion_wire_frame *f);
+
 #endif

@@ -24,6 +24,7 @@
 #include "lua/capture.h"
 #include "lua/exec_gbody.h"
 #include "lua/exec_int.h"
+#include "lua/exec_keys.h"
 #include "lua/nn.h"
 #include "util/alloc.h"
 #include "util/cbody.h"
@@ -49,6 +50,9 @@ typedef struct exec_array {
    * array the body must not write directly, copied from the binding when
    * the body is loaded; "" when it may. */
   char guard[ORION_EXEC_GUARD_MAX];
+  /* --verify: the id and the recorder (NULL when off, and for buffers). */
+  int64_t id;
+  orion_keyrec *rec;
 } exec_array;
 
 typedef struct exec_slice {
@@ -205,6 +209,7 @@ static void guard_refuse(lua_State *L, const char *name, const char *place) {
 /* Stores into element pos of whatever the proxy stands for. */
 static void store_at(lua_State *L, const exec_array *ea, const orion_array *a,
                      int64_t pos, int vidx) {
+  ORION_KEYS_NOTE(L, ea->rec, ea->id, pos, 1); /* NULL for a buffer */
   if (ea->buf != NULL)
     buffer_store(L, ea, pos, vidx);
   else if (ea->guard[0] != '\0')
@@ -240,6 +245,7 @@ static int index_at(lua_State *L, exec_array *ea, int aidx, int64_t off,
   int64_t k = subscript(L, ea, a, depth);
   int64_t pos = off + k * a->strides[depth];
   if (depth + 1 == a->ndims) {
+    ORION_KEYS_NOTE(L, ea->rec, ea->id, pos, 0); /* NULL for a buffer */
     if (ea->buf != NULL)
       buffer_push(L, ea->buf, pos);
     else
@@ -454,6 +460,7 @@ void orion_exec_free(orion_exec *ex) {
   orion_free(ex->bufs);
   orion_free(ex->cslots);
   orion__exec_gpu_free(ex);
+  orion__keys_free(ex->keys);
   orion__exec_block_reset(ex);
   orion_free(ex);
 }
@@ -549,21 +556,6 @@ static int traceback(lua_State *L) {
                           luaL_typename(L, 1));
   luaL_traceback(L, L, msg, 1);
   return 1;
-}
-
-void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
-                            size_t n) {
-  size_t len = 0;
-  int d;
-  len += (size_t)snprintf(buf, n, "(");
-  for (d = 0; d < (a->ragged ? 1 : a->ndims) && len < n; d++) {
-    int64_t k = a->sparse ? a->keys[e * a->ndims + d]
-                          : (e / a->strides[d]) % a->dims[d];
-    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "",
-                            (long long)k + 1);
-  }
-  if (len < n)
-    snprintf(buf + len, n - len, ")");
 }
 
 /* ======================================================================
@@ -958,6 +950,8 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
     ea->buf = NULL;
     snprintf(ea->name, sizeof ea->name, "%s", name);
     memcpy(ea->guard, b->guard, sizeof ea->guard);
+    ea->id = id;
+    ea->rec = orion__keys_live(ex->keys);
     luaL_setmetatable(L, ARRAY_MT);
     return 0;
   }
@@ -971,6 +965,8 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
     ea->buf = b;
     snprintf(ea->name, sizeof ea->name, "%s", name);
     ea->guard[0] = '\0'; /* a buffer's writes are what the plan expects */
+    ea->id = id;
+    ea->rec = NULL;
     luaL_setmetatable(L, ARRAY_MT);
     lua_getfield(L, LUA_REGISTRYINDEX, BUFFERS_KEY);
     lua_rawgeti(L, -1, (lua_Integer)id);
@@ -1020,6 +1016,8 @@ typedef struct run_ctx {
   int seeded;    /* math.randomseed returned */
   orion_error *err;
   int flush_rc; /* an n-element flush failed (err is set) */
+  int64_t iter_id;
+  orion_keyrec *rec; /* orion-driver --verify's recorder, or NULL */
 } run_ctx;
 
 static void push_keys(lua_State *L, const orion_array *a, int64_t e) {
@@ -1041,6 +1039,7 @@ static int run_rows(lua_State *L, run_ctx *c) {
   int64_t end;
   for (c->cur = c->lo; c->cur < c->hi; c->cur = end) {
     end = orion_ragged_row_end(a, c->cur, c->hi);
+    ORION_KEYS_RANK(c->rec, a, c->cur);
     lua_pushvalue(L, 2);
     lua_pushinteger(L, a->keys[2 * c->cur] + 1);
     orion__exec_push_row(L, a, c->cur, end);
@@ -1072,17 +1071,23 @@ static int run_block(lua_State *L) {
   lua_pop(L, 1);
   c->seeded = 1;
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->ex->body_ref);
+  if (c->rec != NULL)
+    orion__keys_body(L, c->rec, 2);
   if (a->ragged)
     return run_rows(L, c);
   for (c->cur = c->lo; c->cur < c->hi; c->cur++) {
+    ORION_KEYS_RANK(c->rec, a, c->cur);
     lua_pushvalue(L, 2);
     push_keys(L, a, c->cur);
     push_elem(L, a, c->cur);
     lua_call(L, nargs, 1);
     orion__exec_deadline_check(L, c->ex);
-    if (!lua_isnil(L, -1))
+    if (!lua_isnil(L, -1)) {
+      if (c->rec != NULL && !a->sparse)
+        orion__keys_note(L, c->rec, c->iter_id, c->cur, 1, 1);
       store_elem(L, a, "array", "the iterated array (returned value)",
                  c->cur, -1);
+    }
     lua_pop(L, 1);
     if ((c->ex->nflushn > 0 || orion__exec_managed_ticks(c->ex)) &&
         (c->flush_rc = orion__exec_count_element(c->ex, c->err)) != 0)
@@ -1125,6 +1130,8 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
   c.seeded = 0;
   c.err = err;
   c.flush_rc = 0;
+  c.iter_id = iter_id;
+  c.rec = orion__keys_live(ex->keys);
   lua_pushcfunction(L, traceback);
   lua_pushcfunction(L, run_block);
   lua_pushlightuserdata(L, &c);
@@ -1168,6 +1175,8 @@ int orion_exec_view_of(lua_State *L, int idx, orion_exec_view *v) {
   v->name = ea->name;
   v->buffer = ea->buf;
   v->guard = ea->guard[0] != '\0' ? ea->guard : NULL;
+  v->id = ea->id;
+  v->keys = ea->rec;
   return 1;
 }
 

@@ -201,6 +201,8 @@ typedef struct orion_exec_view {
   const char *guard;    /* non-NULL: the runtime guard's placement of an
                            array the body must not write (refuse with
                            orion_exec_guard_refuse); valid as `a` is */
+  int64_t id;           /* the array's id and orion-driver --verify's */
+  void *keys;           /* key recorder (lua/exec_keys.h), or NULL */
 } orion_exec_view;
 
 /* Fills v and returns 1 when the value at idx of an executor's Lua state is

@@ -97,6 +97,9 @@ struct orion_exec {
   int64_t tblock;
   int expired;
   char past[384];
+  /* orion-driver --verify (lua/exec_keys.c): the keys the running block
+   * touched, or NULL when not recording. */
+  struct orion_keyrec *keys;
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry

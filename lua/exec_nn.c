@@ -8,6 +8,7 @@
 
 #include "lua/exec.h"
 #include "lua/exec_int.h"
+#include "lua/exec_keys.h"
 
 /* The proxy at idx (see orion__nn_host). */
 static int data_of(lua_State *L, int idx, const char *fn, const char *what,
@@ -21,6 +22,8 @@ static int data_of(lua_State *L, int idx, const char *fn, const char *what,
   d->name = ev.name;
   d->buffer = ev.buffer;
   d->guard = ev.guard;
+  d->id = ev.id;
+  d->keys = ev.keys;
   return 1;
 }
 
@@ -47,7 +50,16 @@ static void refuse(lua_State *L, const orion__nn_data *d) {
   orion_exec_guard_refuse(L, &ev);
 }
 
-static const orion__nn_host host = {data_of, NULL, pend, refuse};
+/* orion-driver --verify: nn's reads and stores, key by key. */
+static void touch(lua_State *L, const orion__nn_data *d, int64_t first,
+                  int64_t n, int write) {
+  int64_t k;
+  for (k = 0; d->keys != NULL && k < n; k++)
+    orion__keys_note(L, d->keys, d->id, d->off + first + k, write, 0);
+}
+
+static const orion__nn_host host = {data_of, NULL, pend, refuse,
+                                    touch};
 
 /* An executor's table: the proxies as array data, stubs for the driver's
  * functions. */

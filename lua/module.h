@@ -41,6 +41,8 @@ typedef struct mod_state {
                           call site has been explained, before it runs */
   int nexplained;      /* call sites explained so far */
   int explain_stopped; /* the script was stopped by --explain-only */
+  int verify; /* --verify: blocks' keys are recorded and checked against
+                 the schedule (lua/pfor_verify.c) */
   int fast;    /* --fast-math: opts.fast defaults to true */
   struct orion_cobj *cobj; /* the running loop's compiled body, or NULL */
   /* The cluster: started on first use when nexec > 0 (0: loops run on

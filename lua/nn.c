@@ -353,6 +353,14 @@ static void load_f32(const orion_array *a, int64_t at, float *dst,
   }
 }
 
+/* Tells the host that nn reads (write 0) or writes n elements of v from
+ * its element first (orion-driver --verify records them). */
+static void touch(lua_State *L, const nn_view *v, int64_t first, int64_t n,
+                  int write) {
+  if (v->host != NULL && v->host->touch != NULL && n > 0)
+    v->host->touch(L, &v->data, first, n, write);
+}
+
 /* The 0-based row of a view named by the Lua value at stack index ridx
  * (idx table, else a position); raises when out of range. */
 static int64_t row_at(lua_State *L, const char *fn, const nn_view *v,
@@ -384,6 +392,7 @@ static int l_read(lua_State *L) {
   check_readable(L, 1, "nn.read", &v);
   view_matrix(&v, &r, &c);
   m = out_mat(L, 2, "nn.read", r, c);
+  touch(L, &v, 0, r * c, 0);
   load_f32(v.a, v.off, HO(m), r * c);
   return 1;
 }
@@ -413,6 +422,7 @@ static int l_read_range(lua_State *L) {
   check_readable(L, 1, "nn.read_range", &v);
   at = range_at(L, "nn.read_range", &v, first, r * c);
   m = out_mat(L, 5, "nn.read_range", r, c);
+  touch(L, &v, at, r * c, 0);
   load_f32(v.a, v.off + at, HO(m), r * c);
   return 1;
 }
@@ -436,6 +446,7 @@ static int l_rows(lua_State *L) {
   HO(m);
   for (i = 0; i < count; i++) {
     int64_t r = row_at(L, "nn.rows", &v, tidx, first + i);
+    touch(L, &v, r * v.rowlen, v.rowlen, 0);
     load_f32(v.a, v.off + r * v.rowlen, m->v + i * v.rowlen, v.rowlen);
   }
   return 1;
@@ -462,6 +473,7 @@ static void store_view(lua_State *L, const char *fn, nn_view *v,
   }
   if (v->data.guard != NULL && v->host->refuse != NULL)
     v->host->refuse(L, &v->data); /* the runtime guard: does not return */
+  touch(L, v, first, n, 1);
   switch (a->type) {
   case ORION_F32:
     if (!add)
@@ -883,6 +895,9 @@ static int l_csr_rows(lua_State *L) {
     for (i = 0; i < count; i++) {
       int64_t r = row_at(L, fn, &rows_v, tidx, first + i), e;
       int64_t lo = view_int(&rp, r), hi = view_int(&rp, r + 1);
+      touch(L, &rp, r, 2, 0);
+      touch(L, &cv, lo, hi - lo, 0);
+      touch(L, &vv, lo, hi - lo, 0);
       for (e = lo; e < hi; e++) {
         int64_t c = view_int(&cv, e);
         if (c < 1 || c > ncols)

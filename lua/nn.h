@@ -68,6 +68,8 @@ typedef struct orion__nn_data {
   const char *name;     /* for messages */
   void *buffer;         /* non-NULL: a write buffer, written through the
                            host's pend, never into `a` */
+  int64_t id;           /* the host's array id (orion-driver --verify) */
+  void *keys;           /* the host's key recorder, or NULL */
   void *handle;         /* the host's, for its wrote */
   const void *guard;    /* the host's runtime guard: non-NULL, nn must not
                            store into `a` (the host's refuse raises) */
@@ -93,6 +95,11 @@ typedef struct orion__nn_host {
    * host's error (an executor's runtime guard, lua/exec.h).  NULL for a
    * host that never sets guard. */
   void (*refuse)(lua_State *L, const orion__nn_data *d);
+  /* nn reads (write 0) or stores into (1) elements first..first+n-1 of
+   * d's array (from d->off): orion-driver --verify records them when
+   * d->keys is set (lua/exec_keys.h).  NULL: nothing to record. */
+  void (*touch)(lua_State *L, const orion__nn_data *d, int64_t first,
+                int64_t n, int write);
 } orion__nn_host;
 
 /* Pushes L's nn table, made once per state (a later call pushes the same

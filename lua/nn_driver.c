@@ -40,7 +40,7 @@ static int data_of(lua_State *L, int idx, const char *fn, const char *what,
 /* The executors' copies of the array are stale now (lua/dist.c). */
 static void wrote(const orion__nn_data *d) { ((darray *)d->handle)->gen++; }
 
-static const orion__nn_host host = {data_of, wrote, NULL, NULL};
+static const orion__nn_host host = {data_of, wrote, NULL, NULL, NULL};
 
 /* ======================================================================
  * Readers that make DistArrays.

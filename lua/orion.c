@@ -76,6 +76,7 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->bandwidth_mbps = cfg->bandwidth_mbps;
   s->explain = cfg->explain || cfg->explain_only > 0;
   s->explain_only = cfg->explain_only;
+  s->verify = cfg->verify;
   s->fast = cfg->fast_math;
   s->nexec = cfg->executors;
   s->partitions =

@@ -30,6 +30,8 @@ typedef struct orion_config {
                                site, then runs */
   int explain_only;         /* > 0: stop the script before the loop of the
                                Nth call site explained runs (with explain) */
+  int verify;               /* --verify: check each loop's plan against
+                               the keys its blocks touch */
   int fast_math;            /* opts.fast defaults to true */
   int allow_io;             /* --allow-io: bodies are not sandboxed */
   int partitions;           /* parts per key dimension when a loop's

@@ -28,6 +28,8 @@
 #include "lua/module.h"
 #include "lua/permute.h"
 #include "lua/pfor_guard.h"
+#include "lua/verify.h"
+#include "lua/exec_keys.h"
 #include "dsm/replica.h"
 #include "scheduler/schedule.h"
 #include "util/alloc.h"
@@ -380,7 +382,8 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
                            const orion_schedule *sched, const orion_buf *blob,
                            int64_t load_loop, uint64_t seed,
                            const analysis *a, const pfor_opts_t *o,
-                           orion_dist_stats *st, orion_error *err) {
+                           orion_verify *vr, orion_dist_stats *st,
+                           orion_error *err) {
   orion_dist_job j;
   size_t wl;
   const char *w;
@@ -411,6 +414,8 @@ static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
   j.timeout = o->timeout;
   j.guards = l->guards.v;
   j.nguards = l->guards.n;
+  j.verify = vr;
+  j.verify_mode = vr != NULL ? vr->mode : 0;
   if (a != NULL && a->cg_ok) {
     j.csrc = a->cg.src.data;
     j.clen = a->cg.src.len;
@@ -640,6 +645,18 @@ static int fold_local_accs(lua_State *L, mod_state *s, const launch *l,
   return rc;
 }
 
+/* --verify with the in-process executor: block b's keys into vr. */
+static int verify_take(orion_exec *ex, orion_verify *vr, int b,
+                       orion_error *err) {
+  orion_keyset ks;
+  int rc = orion_exec_take_keys(ex, &ks);
+  if (rc == 0)
+    rc = orion__verify_add(vr, b, ks.v, ks.n, ks.srcs, ks.nsrcs);
+  return rc != 0 ? orion_error_set(err, rc, "--verify: block %d's keys: %s",
+                                   b, orion_strerror(rc))
+                 : 0;
+}
+
 /* Tier "gpu" ran on the CPU: why, once per call site (a body outside
  * the compiled subset already had the interpreter's note). */
 static void gpu_cpu_note(lua_State *L, const mod_state *s,
@@ -677,12 +694,14 @@ static int l_parallel_for(lua_State *L) {
   orion_progress progress;
   char msg[768];
   const char *sname;
-  int serial, rc, i, nblocks, nclocks;
+  int serial, rc, i, nblocks, nclocks, vmode, verified = 1;
+  orion_verify vr;
   const int *order;
   orion_dist_stats dst;
   int64_t loop_id, done = 0;
   double t0 = orion_now(), t_exec = 0;
 
+  memset(&vr, 0, sizeof vr);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   read_opts(L, &o);
   s = ensure_exec(L);
@@ -714,7 +733,12 @@ static int l_parallel_for(lua_State *L) {
                         &ap->plan);
     }
     orion__explain_check_stop(L);
-    compile_body(L, s, ap, &o);
+    if (s->verify) { /* recording is the interpreter's (lua/exec_keys.h) */
+      ap->cg_ok = 0;
+      snprintf(ap->note, sizeof ap->note, "orion-driver --verify");
+    } else {
+      compile_body(L, s, ap, &o);
+    }
   } else {
     if (orion_capture_check_assigns(L, 2, msg, sizeof msg) != 0)
       return luaL_error(L, "%s", msg);
@@ -751,6 +775,11 @@ static int l_parallel_for(lua_State *L) {
   nblocks = sched.nblocks;
   nclocks = sched.nclocks;
   order = sched.order;
+  /* --verify: an ordered loop's blocks also record where in key order
+   * each key was touched. */
+  vmode = !s->verify || serial ? 0
+          : ap->plan.ordered   ? ORION_MSG_VERIFY_ORDER
+                               : ORION_MSG_VERIFY_KEYS;
 
   /* Capture and bind the body. */
   loop_id = ++s->next_loop_id;
@@ -777,6 +806,10 @@ static int l_parallel_for(lua_State *L) {
     rc = orion_error_set(&err, ORION_EBODY, "%s", msg);
   if (rc == 0 && s->nexec == 0)
     orion__pfor_guards_apply(&l.guards, s->ex);
+  if (rc == 0 && vmode != 0)
+    rc = orion__verify_init(&vr, nblocks, vmode, &err);
+  if (rc == 0 && orion_exec_record_keys(s->ex, s->nexec == 0 ? vmode : 0))
+    rc = orion_error_set(&err, ORION_ENOMEM, "out of memory");
   /* opts.seed pins math.random: streams from (seed, block) alone, the same
    * for every call; otherwise (script seed, loop number, block). */
   if (rc == 0 && s->nexec == 0)
@@ -792,6 +825,7 @@ static int l_parallel_for(lua_State *L) {
     orion_buf_free(&blob);
     unbind_all(s->ex, &l);
     orion_schedule_free(&sched);
+    orion__verify_free(&vr);
     orion__raise(L, &err);
   }
 
@@ -802,7 +836,8 @@ static int l_parallel_for(lua_State *L) {
     rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, &sched,
                          &blob, o.has_seed ? 0 : loop_id,
                          o.has_seed ? (uint64_t)o.seed : s->seed,
-                         serial ? NULL : ap, &o, &dst, &err);
+                         serial ? NULL : ap, &o, vmode ? &vr : NULL, &dst,
+                         &err);
   } else {
     orion_progress_start(&progress, "parallel_for", "elements",
                          it->a->nnz);
@@ -822,6 +857,8 @@ static int l_parallel_for(lua_State *L) {
       }
       if (rc == 0)
         rc = orion_exec_end_block(s->ex, b, &err);
+      if (rc == 0 && vmode != 0)
+        rc = verify_take(s->ex, &vr, b, &err);
       if (rc == 0)
         rc = orion_exec_flush(s->ex, 0, &err);
       t_exec += orion_now() - tb;
@@ -836,8 +873,14 @@ static int l_parallel_for(lua_State *L) {
    * (taken also after an error, so they do not leak into the next loop). */
   if (fold_local_accs(L, s, &l, &sched, rc == 0) != 0 && rc == 0)
     rc = orion_error_set(&err, ORION_ENOMEM, "out of memory");
+  if (rc == 0 && vmode != 0 &&
+      orion__verify_check(L, &vr, &sched, &ap->plan, &err) != 0)
+    verified = 0;
+  orion__verify_free(&vr);
   orion_schedule_free(&sched);
   unbind_all(s->ex, &l);
+  if (!verified)
+    return luaL_error(L, "%s", err.msg);
   if (rc != 0) {
     orion_free(dst.exec_seconds);
     orion_free(dst.exec_blocks);

@@ -14,12 +14,13 @@
  *                                  starting corpus for libFuzzer)
  *
  * Input layout: a selector byte, then the rest.  When the selector's low
- * five bits are a frame type with a payload codec (orion_msg_known), the
- * rest is a payload of that type, fed straight to its decoder.  When they
- * are SEL_SEC (30), the rest goes to dsm/sec.h's accepting side: the
- * handshake, and records after it (it must never complete the handshake
- * or open a record: the fuzzer does not hold the token).  Otherwise
- * the rest is one control byte and a byte stream for the frame decoder.
+ * six bits (five before BLOCK_KEYS, type 32) are a frame type with a
+ * payload codec (orion_msg_known), the rest is a payload of that type,
+ * fed straight to its decoder.  When they are SEL_SEC (30), the rest
+ * goes to dsm/sec.h's accepting side: the handshake, and records after
+ * it (it must never complete the handshake or open a record: the fuzzer
+ * does not hold the token).  Otherwise the rest is one control byte and
+ * a byte stream for the frame decoder.
  * Control bits:
  *   0-1  decoder role: 0 and 3 ACCEPT, 1 CONNECT,
  *        2 TRUSTED
@@ -358,10 +359,10 @@ static void run_sec(const uint8_t *p, size_t n) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
-  if ((data[0] & 31) == SEL_SEC)
+  if ((data[0] & 63) == SEL_SEC)
     run_sec(data + 1, size - 1);
-  else if (orion_msg_known(data[0] & 31))
-    run_payload(data[0] & 31, data + 1, size - 1);
+  else if (orion_msg_known(data[0] & 63))
+    run_payload(data[0] & 63, data + 1, size - 1);
   else
     run_stream(data + 1, size - 1);
   return 0;
@@ -381,7 +382,7 @@ int main(int argc, char **argv);
 #define NSTREAMS 3                 /* stream seeds first, then messages */
 /* a message of each type (CKPT_DONE twice: parts, and an error), 3
  * variants, a handshake */
-#define NSEEDS (NSTREAMS + 28 + 3 + 1)
+#define NSEEDS (NSTREAMS + 29 + 3 + 1)
 
 /* A stream seed's selector (no message type) and control byte. */
 static void stream_start(orion_buf *seed) {
@@ -537,6 +538,14 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
     add_msg(&seeds[1], seeds, &ns, ORION_WIRE_CKPT_DONE, &m);
     m.ckpt_done = (orion_msg_ckpt_done){4, "disk full", 9, NULL, 0};
     add_msg(&seeds[1], seeds, &ns, ORION_WIRE_CKPT_DONE, &m);
+  }
+  {
+    static const orion_msg_keysrc src[1] = {{"mf.lua", 6}};
+    static const orion_msg_key_range kr[2] = {
+        {2, 0, 4, 3, 12, 0, 14, 0, -1, -1, -1, -1},
+        {5, 7, 8, 2, 0, 0, 9, 0, -1, -1, 3, 6}};
+    m.block_keys = (orion_msg_block_keys){3, src, 1, kr, 2};
+    add_msg(&seeds[1], seeds, &ns, ORION_WIRE_BLOCK_KEYS, &m);
   }
   memset(&m, 0, sizeof m);
   m.loaded.ok = 1;
@@ -752,7 +761,7 @@ int main(int argc, char **argv) {
       const orion_buf *sd = &seeds[orion_rng_below(&rng, NSEEDS)];
       size_t n = sd->len;
       memcpy(input, sd->data, sd->len);
-      if (!orion_msg_known(input[0] & 31)) /* a stream: any control */
+      if (!orion_msg_known(input[0] & 63)) /* a stream: any control */
         input[1] = (unsigned char)orion_rng_next(&rng);
       if (orion_rng_below(&rng, 16) != 0)
         mutate(&rng, input, &n, seeds);

@@ -418,7 +418,7 @@ Test(msg, load_body_guards_round_trip_and_bounds) {
   /* The last placement's length word (8 bytes before its 16 bytes) made
    * 0: the decoder names the field. */
   {
-    char *q = (char *)p + n - 16 - 8;
+    char *q = (char *)p + n - 8 - 16 - 8; /* the verify mode is last */
     q[0] = 0;
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n - 16, &out, &err),
@@ -500,11 +500,11 @@ Test(msg, load_body_device_fields_checked) {
   cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   /* The last fields are gb (i64), the bandwidth and the timeout (f64),
-   * then the chained body's length (i64) and the count of guards (none
-   * here): make the gpu flag (11 words before the end) 3, then the device
-   * grid space 99. */
+   * then the chained body's length (i64), the count of guards (none
+   * here) and the verify mode: make the gpu flag (12 words before the
+   * end) 3, then the device grid space 99. */
   {
-    char *q = (char *)p + n - 11 * 8;
+    char *q = (char *)p + n - 12 * 8;
     q[0] = 3;
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
@@ -536,7 +536,7 @@ Test(msg, load_body_device_fields_checked) {
     double bad = -1;
     /* little-endian, as the wire; the chained length and the count of
      * guards follow */
-    memcpy((char *)p + n - 32, &bad, 8);
+    memcpy((char *)p + n - 40, &bad, 8);
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "negative bandwidth budget") != NULL, "%s",
@@ -556,7 +556,7 @@ Test(msg, load_body_device_fields_checked) {
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   {
     double bad = 2e9;
-    memcpy((char *)p + n - 24, &bad, 8);
+    memcpy((char *)p + n - 32, &bad, 8);
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "the loop timeout is 2e+09 s") != NULL, "%s",
@@ -583,7 +583,7 @@ Test(msg, load_body_device_fields_checked) {
   orion_msg_load_body_free(&out);
   {
     int64_t bad = -5;
-    memcpy((char *)p + n - 16, &bad, 8); /* before the count of guards */
+    memcpy((char *)p + n - 24, &bad, 8); /* before guards and verify */
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "chained body's length") != NULL, "%s",
@@ -1157,6 +1157,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
     orion_pw_i64(&h, lb.guards[k].array);
     hand_bytes(&h, lb.guards[k].placement, lb.guards[k].placement_len);
   }
+  orion_pw_i64(&h, lb.verify); /* wire version 15 */
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
   b.len = h.len = 0;
@@ -1450,7 +1451,7 @@ Test(msg, dispatch_by_type) {
   orion_msg m;
   for (t = 0; t < 256; t++)
     n += orion_msg_known(t);
-  cr_assert_eq(n, 27); /* CKPT_WRITE and CKPT_DONE since wire version 12 */
+  cr_assert_eq(n, 28); /* BLOCK_KEYS since wire version 15 */
   cr_assert(!orion_msg_known(ORION_WIRE_HELLO));
   cr_assert(!orion_msg_known(ORION_WIRE_ARRAY_DATA));
   cr_assert(orion_msg_known(ORION_WIRE_LOADED));
@@ -1703,6 +1704,82 @@ Test(msg, resident_rows_round_trip) {
   eq_ranges(rpo.ranges, rpo.n, rg, 1);
   orion_msg_rows_pull_free(&rpo);
   check_bounds(ORION_WIRE_ROWS_PULL, &b);
+  orion_buf_free(&b);
+}
+
+/* LOAD_BODY's verify mode (wire version 15, the last field) round-trips;
+ * one outside 0..ORION_MSG_VERIFY_ORDER is refused both ways. */
+Test(msg, load_body_verify_mode) {
+  orion_msg_load_body m, out;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  int64_t bad = 3;
+  sample_load_body(&m, sh, sl);
+  m.verify = ORION_MSG_VERIFY_ORDER;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.verify, ORION_MSG_VERIFY_ORDER);
+  orion_msg_load_body_free(&out);
+  memcpy((char *)p + n - 8, &bad, 8);
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+  cr_assert(strstr(err.msg, "verify") != NULL, "%s", err.msg);
+  m.verify = 3;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  orion_buf_free(&b);
+}
+
+/* BLOCK_KEYS (wire version 15): a block's key ranges and the sources
+ * their lines refer to round-trip; an empty range, one without an
+ * access, or a line whose source is not listed is refused both ways. */
+Test(msg, block_keys_round_trip_and_bounds) {
+  static const orion_msg_keysrc src[2] = {{"mf.lua", 6}, {"lib.lua", 7}};
+  orion_msg_key_range rg[2] = {
+      {4, 10, 13, ORION_KEY_READ | ORION_KEY_WRITE, 12, 0, 14, 1, -1, -1,
+       -1, -1},
+      {9, 0, 1, ORION_KEY_READ, 3, 1, 0, 0, 5, 7, -1, -1}};
+  orion_msg_block_keys m = {17, src, 2, rg, 2}, out;
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_block_keys_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BLOCK_KEYS, &n);
+  cr_assert_eq(n, 8 + 8 + (8 + 6) + (8 + 7) + 8 + 2 * 96);
+  cr_assert_eq(orion_msg_block_keys_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.block, 17);
+  cr_assert_eq(out.nsrcs, 2);
+  eq_bytes(out.srcs[1].s, out.srcs[1].len, "lib.lua", 7, "source");
+  cr_assert_eq(out.nranges, 2);
+  cr_assert_eq(memcmp(out.ranges, rg, sizeof rg), 0);
+  orion_msg_block_keys_free(&out);
+  check_bounds(ORION_WIRE_BLOCK_KEYS, &b);
+  /* The second range's flags (its fourth word) made 0. */
+  {
+    char *q = (char *)p + n - 96 + 3 * 8;
+    q[0] = 0;
+    orion_error_clear(&err);
+    cr_assert_eq(orion_msg_block_keys_decode(p, n, &out, &err), ORION_EPARSE);
+    cr_assert(strstr(err.msg, "range 1") != NULL, "%s", err.msg);
+  }
+  rg[0].hi = rg[0].lo;
+  b.len = 0;
+  cr_assert_eq(orion_msg_block_keys_encode(&b, &m), ORION_EINVAL);
+  rg[0].hi = 13;
+  rg[1].rsrc = 2;
+  cr_assert_eq(orion_msg_block_keys_encode(&b, &m), ORION_EINVAL);
+  rg[1].rsrc = 1;
+  rg[1].flags = 0;
+  cr_assert_eq(orion_msg_block_keys_encode(&b, &m), ORION_EINVAL);
+  cr_assert_eq(b.len, 0);
   orion_buf_free(&b);
 }
 

@@ -1107,3 +1107,127 @@ Test(scripts, globals_through_the_environment_are_seen_on_0_and_2_executors,
     tu_run_free(&r);
   }
 }
+
+/* orion-driver --verify (lua/verify.c): loops whose plans are right run
+ * with --verify as without, to the same bits, on 0 and 2 executors: a 2-D
+ * rotation updating rows of W and H, a 1-D loop, an ordered wavefront
+ * over a recurrence, and a loop writing through an orion.buffer. */
+Test(scripts, verify_passes_right_plans_with_the_same_results,
+     .timeout = 240) {
+  static const char *const cases[] = {"rotation", "oned", "ordered",
+                                      "buffered"};
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tu_run r0 = DRIVE("-q", "--executors", "0", "@verify.lua", cases[i]);
+    tu_run v0 = DRIVE("-q", "--verify", "--executors", "0", "@verify.lua",
+                      cases[i]);
+    tu_run v2 = DRIVE("-q", "--verify", "--executors", "2", "@verify.lua",
+                      cases[i]);
+    cr_expect_eq(r0.status, 0, "%s: %s", cases[i], r0.err);
+    cr_expect_eq(v0.status, 0, "%s --verify: %s", cases[i], v0.err);
+    cr_expect_eq(v2.status, 0, "%s --verify on 2: %s", cases[i], v2.err);
+    cr_expect_gt(strlen(r0.out), 2, "%s printed nothing", cases[i]);
+    cr_expect_str_eq(v0.out, r0.out, "%s: --verify changed the result",
+                     cases[i]);
+    cr_expect_str_eq(v2.out, r0.out, "%s: --verify on 2 executors",
+                     cases[i]);
+    cr_expect_str_eq(v2.err, "", "%s", cases[i]);
+    tu_run_free(&r0);
+    tu_run_free(&v0);
+    tu_run_free(&v2);
+  }
+}
+
+/* "verify.lua:N" for verify.lua's line marked `marker`. */
+static void marked_line(char *out, size_t n, const char *marker) {
+  const char *w = at("verify.lua", marker);
+  snprintf(out, n, "%.*s", (int)strlen(w) - 1, w);
+}
+
+/* Expects r (one run of a wrong plan under --verify) to fail naming the
+ * parts, in order, on one line. */
+static void expect_conflict(const tu_run *r, const char *what,
+                            const char *const *parts) {
+  cr_expect_eq(r->status, 1, "%s: exit %d:\n%s", what, r->status, r->err);
+  expect_parts(r->err, parts);
+  cr_expect(strstr(r->out, ".") == NULL, "%s printed a result: %s", what,
+            r->out);
+}
+
+/* A plan made wrong on purpose (ORION_TEST_PLAN_NODEP: the analysis
+ * forgets one array's dependences) runs silently without --verify, and
+ * fails under it naming both blocks (space and time parts, clocks), the
+ * array, the key and the two accesses' lines, the same on 0 and 2
+ * executors: blocks that may run concurrently, one writing C[1] while the
+ * other reads it, and an ordered wavefront that runs a write to E[2][4]
+ * before a read that comes first in key order. */
+Test(scripts, verify_names_the_blocks_key_and_lines_of_a_wrong_plan,
+     .timeout = 240) {
+  static const char *const nexec[] = {"0", "2"};
+  char wr[64], ww[64], orr[64], ow[64];
+  size_t i;
+  marked_line(ww, sizeof ww, "wrong_write");
+  marked_line(wr, sizeof wr, "wrong_read");
+  marked_line(ow, sizeof ow, "order_write");
+  marked_line(orr, sizeof orr, "order_read");
+  for (i = 0; i < 2; i++) {
+    const char *const concurrent[] = {
+        "orion-driver --verify: block (space 0, time 0) at clock 0 and "
+        "block (space 1, time 0) at clock 0 may run concurrently "
+        "(schedule none), but both touch array 'C' at key [1], one "
+        "writing: block (space 0, time 0) at clock 0 writes it at ",
+        ww, ", block (space 1, time 0) at clock 0 reads it at ", wr,
+        "; the plan is wrong (a hole in the analysis: please report it)",
+        NULL};
+    const char *const order[] = {
+        "orion-driver --verify: the ordered loop's schedule (2d-ordered) "
+        "runs block (space 0, time 0) at clock 0 before block (space 0, "
+        "time 1) at clock 1, but array 'E' at key [2, 4] is touched in the "
+        "other order of keys: block (space 0, time 0) at clock 0 writes it "
+        "at ",
+        ow, " for a later element than the one for which block (space 0, "
+            "time 1) at clock 1 reads it at ",
+        orr, "; the plan is wrong", NULL};
+    tu_run plain, v;
+    setenv("ORION_TEST_PLAN_NODEP", "C", 1);
+    plain = DRIVE("-q", "--executors", nexec[i], "@verify.lua", "wrong");
+    v = DRIVE("-q", "--verify", "--executors", nexec[i], "@verify.lua",
+              "wrong");
+    cr_expect_eq(plain.status, 0, "the hook's plan ran: %s", plain.err);
+    expect_conflict(&v, "wrong", concurrent);
+    tu_run_free(&plain);
+    tu_run_free(&v);
+    setenv("ORION_TEST_PLAN_NODEP", "E", 1);
+    plain = DRIVE("-q", "--executors", nexec[i], "@verify.lua",
+                  "wrong_order");
+    v = DRIVE("-q", "--verify", "--executors", nexec[i], "@verify.lua",
+              "wrong_order");
+    /* The wrong order gives other numbers than the serial 432. */
+    cr_expect_eq(plain.status, 0, "%s", plain.err);
+    cr_expect_str_neq(plain.out, "432\n");
+    expect_conflict(&v, "wrong_order", order);
+    tu_run_free(&plain);
+    tu_run_free(&v);
+    unsetenv("ORION_TEST_PLAN_NODEP");
+  }
+}
+
+/* A loop with more blocks than the check takes is refused under --verify
+ * with a message saying so, before it runs. */
+Test(scripts, verify_refuses_a_loop_with_too_many_blocks) {
+  char *script = tu_write_temp(
+      ".lua", "local orion = require 'orion'\n"
+              "local A = orion.array{200, 200}\n"
+              "local W, H = orion.zeros{200}, orion.zeros{200}\n"
+              "orion.parallel_for(A, function(i, j, v)\n"
+              "  W[i] = W[i] + H[j]; H[j] = H[j] + 1 end,\n"
+              "  { partitions = {150, 150} })\n"
+              "print('ran')\n");
+  tu_run r = DRIVE("-q", "--verify", script);
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  expect_has(r.err, "orion-driver --verify: the loop has 22500 blocks; the "
+                    "check takes at most 16384 (ask for fewer partitions)");
+  expect_lacks(r.out, "ran");
+  tu_run_free(&r);
+  remove_temp(script);
+}
