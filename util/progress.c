@@ -37,6 +37,8 @@ static double delay(void) {
   return *end == '\0' && v >= 0 ? v : 1.0;
 }
 
+int orion_progress_in_place(void) { return wanted(); }
+
 void orion_progress_start(orion_progress *p, const char *label,
                           const char *unit, int64_t total) {
   snprintf(p->label, sizeof p->label, "%s", label);
@@ -162,6 +164,10 @@ void orion_job_progress_line(const orion_job_progress *p, char *out,
                              size_t n) {
   char took[32], eta[32];
   double left = orion_job_progress_eta(p);
+  if (p->shown[0] != '\0') {
+    snprintf(out, n, "%s", p->shown);
+    return;
+  }
   fmt_secs(took, sizeof took, p->seconds);
   if (p->done >= p->total)
     snprintf(out, n, "%s %lld / %lld, done in %s", p->unit,
