@@ -34,13 +34,15 @@ local GAMMA = { step = 0.1, exp = 0.9 }
 -- The options an app adds to its spec.  cfg.metric names the validation
 -- metric (a key of the table run:epoch gets) and cfg.goal "min" or "max";
 -- cfg.sgd adds the learning-rate schedule; cfg.unit is "epoch" (default)
--- or "iteration"; cfg.save_help says what --save-best writes.
+-- or "iteration"; cfg.patience_units what --early-stop counts (default:
+-- the units); cfg.save_help says what --save-best writes.
 function train.options(spec, cfg)
   local unit = cfg.unit or "epoch"
   local o = spec.options
   local better = cfg.goal == "max" and "risen" or "fallen"
+  cfg.patience_units = cfg.patience_units or unit .. "s"
   o[#o + 1] = { "early-stop", "PATIENCE", 0,
-    ("stop when %s has not %s for PATIENCE %ss in a row (0: never)"):format(cfg.metric, better, unit) }
+    ("stop when %s has not %s for PATIENCE %s in a row (0: never)"):format(cfg.metric, better, cfg.patience_units) }
   o[#o + 1] = { "save-best", "PATH", nil,
     ("write the model of the best %s by %s to PATH%s, each time it improves"):format(
       unit, cfg.metric, cfg.save_help and (" (" .. cfg.save_help .. ")") or "") }
@@ -201,6 +203,7 @@ function train.start(spec, opts, cfg)
   local tc = spec.train
   local r = setmetatable({
     name = spec.name, unit = tc.unit or "epoch", metric = tc.metric,
+    patience_units = tc.patience_units,
     goal = tc.goal or "min", total = cfg.total, done0 = cfg.done or 0,
     show = cfg.show or {}, save = cfg.save, model = cfg.model,
     save_option = cfg.save_option, patience = opts.early_stop,
@@ -308,8 +311,8 @@ function Run:summary()
   local took = train.duration(self.clock() - self.t0)
   local parts = {}
   if self.stopped then
-    parts[1] = ("stopped early at %s %d of %d (%s not better for %d %ss) after %s"):format(
-      self.unit, self.last, self.total, self.metric, self.bad, self.unit, took)
+    parts[1] = ("stopped early at %s %d of %d (%s not better for %d %s) after %s"):format(
+      self.unit, self.last, self.total, self.metric, self.bad, self.patience_units, took)
   else
     parts[1] = ("%d %s%s in %s"):format(self.epochs, self.unit, self.epochs == 1 and "" or "s", took)
   end
