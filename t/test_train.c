@@ -540,3 +540,34 @@ Test(train, tensorboard_package_reads_the_file) {
   free(path);
   free(dir);
 }
+
+/* orion.progress's 4th argument: one line, or an error naming the limit;
+ * with it the driver prints nothing of its own. */
+Test(train, progress_line_argument) {
+  char *ok = tu_write_temp(
+      ".lua", "local orion = require 'orion'\n"
+              "orion.progress(0, 2)\n"
+              "orion.progress(1, 2, 'epoch', 'epoch 1/2  loss 0.5  ETA 1s')\n"
+              "orion.progress(2, 2)\n");
+  char *bad = tu_write_temp(".lua",
+                            "local orion = require 'orion'\n"
+                            "orion.progress(1, 2, 'epoch', 'two\\nlines')\n");
+  char *argv[] = {(char *)tu_driver(), "--executors", "0", ok, NULL};
+  tu_run r = tu_run_argv(argv, 30);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  /* Epoch 1's line is the script's: the driver printed only epoch 2's. */
+  cr_expect(strncmp(r.err, "orion: epoch 2 / 2, done in ", 28) == 0 &&
+                strstr(r.err, "epoch 1") == NULL,
+            "%s", r.err);
+  tu_run_free(&r);
+  argv[3] = bad;
+  r = tu_run_argv(argv, 30);
+  cr_expect_eq(r.status, 1);
+  expect_has(r.err, ":2: orion.progress: the line must be one line of at "
+                    "most 159 characters");
+  tu_run_free(&r);
+  unlink(ok);
+  unlink(bad);
+  free(ok);
+  free(bad);
+}
