@@ -167,9 +167,9 @@ static orion_job_progress job; /* the script's reports (one per process) */
  * call is the baseline the ETA is timed from; each later one that is past
  * it prints the line of util/progress.h on stderr (not under --quiet, and
  * into the page's log) and every one updates the page's progress.  With
- * line (one line of text), the script shows its own line (orion.train
- * does): the page shows it instead and keeps it in its log, and nothing
- * is printed. */
+ * line (one line of text), that line is the job's instead (orion.train's):
+ * printed on stderr, drawn in place on a terminal (util/progress.h), shown
+ * on the page and kept in its log. */
 static int l_progress(lua_State *L) {
   lua_Integer done = luaL_checkinteger(L, 1);
   lua_Integer total = luaL_checkinteger(L, 2);
@@ -196,9 +196,10 @@ static int l_progress(lua_State *L) {
                           orion_now());
   snprintf(job.shown, sizeof job.shown, "%s", shown != NULL ? shown : "");
   orion_status_put_progress(&job);
-  if (shown != NULL)
+  if (shown != NULL) {
     orion_log_keep(shown, nshown);
-  else if (job.done > job.done0) {
+    orion_progress_job_line(shown);
+  } else if (job.done > job.done0) {
     orion_job_progress_line(&job, line, sizeof line);
     orion_log_info("%s", line);
   }
@@ -207,10 +208,21 @@ static int l_progress(lua_State *L) {
 
 /* orion.progress_in_place() -> whether a progress line is drawn in place
  * on stderr (a terminal, or ORION_PROGRESS=1; never ORION_PROGRESS=0 or
- * --quiet): orion.train rewrites its line with \r then. */
+ * --quiet): orion.train then erases it before the script prints. */
 static int l_progress_in_place(lua_State *L) {
   lua_pushboolean(L, orion_progress_in_place());
   return 1;
+}
+
+/* orion.progress_clear([keep]): erases the progress line drawn in place,
+ * if one is on screen; with keep, the job's line (orion.progress's 4th
+ * argument) stays instead, ended with a newline, and is not drawn again. */
+static int l_progress_clear(lua_State *L) {
+  if (lua_toboolean(L, 1))
+    orion_progress_settle();
+  else
+    orion_progress_clear();
+  return 0;
 }
 
 void orion_jobpage_open_progress(lua_State *L) {
@@ -218,4 +230,6 @@ void orion_jobpage_open_progress(lua_State *L) {
   lua_setfield(L, -2, "progress");
   lua_pushcfunction(L, l_progress_in_place);
   lua_setfield(L, -2, "progress_in_place");
+  lua_pushcfunction(L, l_progress_clear);
+  lua_setfield(L, -2, "progress_clear");
 }

@@ -40,6 +40,14 @@ void orion_progress_set_quiet(int quiet);
 /* Whether progress lines are drawn in place: stderr is a terminal (or
  * ORION_PROGRESS=1; never with ORION_PROGRESS=0) and not --quiet. */
 int orion_progress_in_place(void);
+/* The job's own line (orion.train's "epoch 7/50  loss ...  ETA 2m10s"):
+ * drawn in place when lines are (then kept: a loop's progress line that
+ * ends, or orion_progress_clear before a log message, erases it and the
+ * end of the next loop's line draws it again), else printed as a line,
+ * not under --quiet.  orion_progress_settle ends the line drawn in place
+ * with a newline, so that it stays above what follows, and forgets it. */
+void orion_progress_job_line(const char *line);
+void orion_progress_settle(void);
 
 /* A whole job's progress as its script reports it (orion.progress):
  * done of total units ("epoch"), timed from the first report, which is

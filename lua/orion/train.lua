@@ -19,9 +19,10 @@
 --   end
 --   run:finish()
 --
--- Lines go to stderr, none under --quiet: the progress line is rewritten
--- in place on a terminal (orion.progress_in_place) and one line per epoch
--- elsewhere; the job page shows the same line (orion.progress's line).
+-- Lines go to stderr, none under --quiet: the progress line goes through
+-- orion.progress (its 4th argument), which draws it in place on a
+-- terminal and prints one line per epoch elsewhere, and the job page
+-- shows the same line.
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -208,8 +209,7 @@ function train.start(spec, opts, cfg)
     show = cfg.show or {}, save = cfg.save, model = cfg.model,
     save_option = cfg.save_option, patience = opts.early_stop,
     save_best = opts.save_best, clock = cfg.clock or orion.clock,
-    wall = cfg.wall or os.time, quiet = orion.quiet(),
-    in_place = orion.progress_in_place(), bad = 0, epochs = 0 }, Run)
+    wall = cfg.wall or os.time, quiet = orion.quiet(), bad = 0, epochs = 0 }, Run)
   if tc.sgd and opts.lr_schedule then
     r.schedule = { name = opts.lr_schedule, lr0 = cfg.lr, gamma = opts.lr_gamma,
                    step = opts.lr_step, min = opts.lr_min, epochs = cfg.total }
@@ -224,12 +224,13 @@ function train.start(spec, opts, cfg)
     r.board = b
   end
   orion.progress(math.min(r.done0, r.total), r.total, r.unit) -- the ETA's start
-  if r.in_place and not r.quiet then
+  if orion.progress_in_place() then
     -- What the script prints starts on a clean line: the progress line
-    -- drawn in place is erased first (and drawn again after the next unit).
-    local base = print
+    -- drawn in place is erased first (and drawn again after the next
+    -- unit, or when a loop's own progress line ends).
+    local base, clear = print, orion.progress_clear
     r.print = base
-    print = function(...) r:clear(); return base(...) end
+    print = function(...) clear(); return base(...) end
   end
   return r
 end
@@ -244,15 +245,6 @@ end
 -- What a checkpoint keeps of the run (its state), for cfg.resume.
 function Run:state()
   return { best = self.best, best_epoch = self.best_epoch, bad = self.bad }
-end
-
--- Erases the progress line drawn in place, if it is on screen.
-function Run:clear()
-  if self.on_screen then
-    io.stderr:write("\r\27[K")
-    io.stderr:flush()
-    self.on_screen = false
-  end
 end
 
 -- The progress line after unit e: "epoch 7/50  loss 0.2500  ETA 2m10s".
@@ -292,16 +284,7 @@ function Run:epoch(e, metrics)
   end
   self.stopped = self.patience > 0 and self.bad >= self.patience and e < self.total
   local line = self:line(e, metrics, self.stopped or e >= self.total)
-  if not self.quiet then
-    if self.in_place then
-      io.stderr:write("\r", line, "\27[K")
-      self.on_screen = true
-    else
-      io.stderr:write(line, "\n")
-    end
-    io.stderr:flush()
-  end
-  orion.progress(e, self.total, self.unit, line:sub(1, 159))
+  orion.progress(e, self.total, self.unit, line:sub(1, 159)) -- stderr, the page
   return self.stopped
 end
 
@@ -342,10 +325,7 @@ function Run:finish()
     self.print = nil
   end
   local s = self:summary()
-  if self.on_screen then
-    io.stderr:write("\n")
-    self.on_screen = false
-  end
+  orion.progress_clear(true) -- the last progress line stays
   if not self.quiet then
     io.stderr:write(s, "\n")
     io.stderr:flush()
