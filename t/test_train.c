@@ -574,3 +574,45 @@ Test(train, progress_line_argument) {
   free(ok);
   free(bad);
 }
+
+/* On a terminal the epoch's line shares the screen's last line with the
+ * loops' own progress lines: a loop's line replaces it while the loop
+ * runs and it comes back when the loop's line is erased. */
+Test(train, line_comes_back_after_a_loops_line) {
+  char *s = tu_write_temp(
+      ".lua", "local orion = require 'orion'\n"
+              "local cli = require 'orion.cli'\n"
+              "local train = require 'orion.train'\n"
+              "local spec = { name = 'loops.lua', options = {} }\n"
+              "train.options(spec, { metric = 'x' })\n"
+              "local opts = cli.parse(arg, spec)\n"
+              "local run = train.start(spec, opts, { total = 2, show = { 'x' } })\n"
+              "local A = orion.zeros { 64 }\n"
+              "for e = 1, 2 do\n"
+              "  orion.parallel_for(A, function(i, v) end)\n"
+              "  run:epoch(e, { x = 0.5 })\n"
+              "end\n"
+              "run:finish()\n");
+  char *argv[] = {(char *)tu_driver(), "--executors", "1", s, NULL};
+  const char *first, *loop, *again, *second;
+  tu_run r;
+  setenv("ORION_PROGRESS", "1", 1);
+  setenv("ORION_PROGRESS_AFTER", "0", 1);
+  r = tu_run_argv(argv, 60);
+  unsetenv("ORION_PROGRESS_AFTER");
+  unsetenv("ORION_PROGRESS");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  first = strstr(r.err, "\repoch 1/2  x 0.5000  ETA ");
+  cr_assert_not_null(first, "%s", r.err);
+  loop = strstr(first, "\rparallel_for at ");
+  cr_assert_not_null(loop, "no loop line after epoch 1's: %s", r.err);
+  again = strstr(loop, "\r\033[K\repoch 1/2  x 0.5000  ETA ");
+  second = strstr(loop, "\repoch 2/2  x 0.5000  done in ");
+  cr_expect(again != NULL && second != NULL && again < second,
+            "epoch 1's line not drawn again after the loop's: %s", r.err);
+  cr_expect(strstr(r.err, "\033[K\nloops.lua: 2 epochs in ") != NULL, "%s",
+            r.err);
+  tu_run_free(&r);
+  unlink(s);
+  free(s);
+}
