@@ -64,12 +64,11 @@ static int l_tfevents_file(lua_State *L) {
     snprintf(host, sizeof host, "localhost");
   host[sizeof host - 1] = '\0';
   for (k = 1; k <= 1000 && fd < 0; k++) {
-    int len = k == 1 ? snprintf(path, sizeof path,
-                                "%s/events.out.tfevents.%ld.%s", dir, now,
-                                host)
-                     : snprintf(path, sizeof path,
-                                "%s/events.out.tfevents.%ld.%s.%d", dir, now,
-                                host, k);
+    int len =
+        k == 1 ? snprintf(path, sizeof path, "%s/events.out.tfevents.%ld.%s",
+                          dir, now, host)
+               : snprintf(path, sizeof path, "%s/events.out.tfevents.%ld.%s.%d",
+                          dir, now, host, k);
     if (len < 0 || (size_t)len >= sizeof path)
       return luaL_error(L, "cannot create a file in %s: the path is too long",
                         dir);

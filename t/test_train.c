@@ -22,8 +22,7 @@ static tu_run drive(const char *const *args) {
 static void plain(void) { setenv("ORION_PROGRESS", "0", 1); }
 
 static void expect_has(const char *text, const char *want) {
-  cr_expect(strstr(text, want) != NULL, "expected \"%s\" in:\n%s", want,
-            text);
+  cr_expect(strstr(text, want) != NULL, "expected \"%s\" in:\n%s", want, text);
 }
 
 static char *slurp(const char *path) {
@@ -49,8 +48,8 @@ Test(train, early_stop_at_the_right_epoch_keeps_the_best_model) {
   /* Best 0.7 at epoch 3; epochs 4, 5, 6 are not better: patience 3 stops
    * after epoch 6, before the 0.5 of epoch 7. */
   r = DRIVE("--executors", "0", "@train_loop.lua", "--vals",
-            "1.0,0.8,0.7,0.75,0.72,0.71,0.5", "--epochs", "7",
-            "--early-stop", "3", "--save-best", best);
+            "1.0,0.8,0.7,0.75,0.72,0.71,0.5", "--epochs", "7", "--early-stop",
+            "3", "--save-best", best);
   cr_assert_eq(r.status, 0, "%s", r.err);
   snprintf(
       want, sizeof want,
@@ -84,9 +83,9 @@ Test(train, early_stop_on_a_metric_that_should_rise) {
   char *text;
   tu_run r;
   plain();
-  r = DRIVE("--executors", "0", "@train_loop.lua", "--goal", "max",
-            "--vals", "0.5,0.6,0.55,0.58,0.9", "--epochs", "5",
-            "--early-stop", "2", "--save-best", best);
+  r = DRIVE("--executors", "0", "@train_loop.lua", "--goal", "max", "--vals",
+            "0.5,0.6,0.55,0.58,0.9", "--epochs", "5", "--early-stop", "2",
+            "--save-best", best);
   cr_assert_eq(r.status, 0, "%s", r.err);
   expect_has(r.out, "stopped early at epoch 4 of 5 (val_loss not better "
                     "for 2 epochs) after 40s; best val_loss 0.6000 at epoch "
@@ -106,9 +105,8 @@ Test(train, summary_line_without_early_stop) {
   char want[512];
   tu_run r;
   plain();
-  r = DRIVE("--executors", "0", "@train_loop.lua", "--vals",
-            "1.0,0.8,0.7,0.75", "--epochs", "4", "--secs", "2000",
-            "--save", model);
+  r = DRIVE("--executors", "0", "@train_loop.lua", "--vals", "1.0,0.8,0.7,0.75",
+            "--epochs", "4", "--secs", "2000", "--save", model);
   cr_assert_eq(r.status, 0, "%s", r.err);
   snprintf(want, sizeof want,
            "epoch 1/4  loss 1.0000  val_loss 1.0000  ETA 1h40m\n"
@@ -163,8 +161,8 @@ Test(train, progress_line_in_place_on_a_terminal) {
 Test(train, quiet_prints_no_line) {
   tu_run r;
   setenv("ORION_PROGRESS", "1", 1);
-  r = DRIVE("--executors", "0", "--quiet", "@train_loop.lua", "--vals",
-            "3,2", "--epochs", "2");
+  r = DRIVE("--executors", "0", "--quiet", "@train_loop.lua", "--vals", "3,2",
+            "--epochs", "2");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect_str_eq(r.err, "");
   unsetenv("ORION_PROGRESS");
@@ -261,8 +259,8 @@ Test(train, bad_options_are_usage_errors) {
   snprintf(want, sizeof want, "train_loop.lua: --tensorboard %s: ", file);
   expect_refused(r, want);
   tu_run_free(&r);
-  r = DRIVE("--executors", "0", "@train_loop.lua", "--vals", "1",
-            "--save-best", "/nonexistent-orion/best");
+  r = DRIVE("--executors", "0", "@train_loop.lua", "--vals", "1", "--save-best",
+            "/nonexistent-orion/best");
   expect_refused(r, "--save-best /nonexistent-orion/best: the folder "
                     "/nonexistent-orion does not exist");
   tu_run_free(&r);
@@ -430,8 +428,7 @@ static int read_events(const char *path, event *evs, int max) {
   cr_assert_not_null(f, "cannot open %s", path);
   while (fread(head, 1, 12, f) == 12) {
     uint64_t len = le(head, 8);
-    cr_assert_eq(le(head + 8, 4), masked(head, 8), "record %d: length CRC",
-                 n);
+    cr_assert_eq(le(head + 8, 4), masked(head, 8), "record %d: length CRC", n);
     cr_assert(len < 1 << 20 && n < max);
     data = malloc(len + 1);
     cr_assert(fread(data, 1, len, f) == len, "record %d cut short", n);
@@ -549,8 +546,8 @@ Test(train, progress_line_argument) {
               "orion.progress(0, 2)\n"
               "orion.progress(1, 2, 'epoch', 'epoch 1/2  loss 0.5  ETA 1s')\n"
               "orion.progress(2, 2)\n");
-  char *bad = tu_write_temp(".lua",
-                            "local orion = require 'orion'\n"
+  char *bad =
+      tu_write_temp(".lua", "local orion = require 'orion'\n"
                             "orion.progress(1, 2, 'epoch', 'two\\nlines')\n");
   char *argv[] = {(char *)tu_driver(), "--executors", "0", ok, NULL};
   tu_run r = tu_run_argv(argv, 30);
@@ -579,20 +576,21 @@ Test(train, progress_line_argument) {
  * loops' own progress lines: a loop's line replaces it while the loop
  * runs and it comes back when the loop's line is erased. */
 Test(train, line_comes_back_after_a_loops_line) {
-  char *s = tu_write_temp(
-      ".lua", "local orion = require 'orion'\n"
-              "local cli = require 'orion.cli'\n"
-              "local train = require 'orion.train'\n"
-              "local spec = { name = 'loops.lua', options = {} }\n"
-              "train.options(spec, { metric = 'x' })\n"
-              "local opts = cli.parse(arg, spec)\n"
-              "local run = train.start(spec, opts, { total = 2, show = { 'x' } })\n"
-              "local A = orion.zeros { 64 }\n"
-              "for e = 1, 2 do\n"
-              "  orion.parallel_for(A, function(i, v) end)\n"
-              "  run:epoch(e, { x = 0.5 })\n"
-              "end\n"
-              "run:finish()\n");
+  char *s = tu_write_temp(".lua",
+                          "local orion = require 'orion'\n"
+                          "local cli = require 'orion.cli'\n"
+                          "local train = require 'orion.train'\n"
+                          "local spec = { name = 'loops.lua', options = {} }\n"
+                          "train.options(spec, { metric = 'x' })\n"
+                          "local opts = cli.parse(arg, spec)\n"
+                          "local run = train.start(spec, opts,\n"
+                          "  { total = 2, show = { 'x' } })\n"
+                          "local A = orion.zeros { 64 }\n"
+                          "for e = 1, 2 do\n"
+                          "  orion.parallel_for(A, function(i, v) end)\n"
+                          "  run:epoch(e, { x = 0.5 })\n"
+                          "end\n"
+                          "run:finish()\n");
   char *argv[] = {(char *)tu_driver(), "--executors", "1", s, NULL};
   const char *first, *loop, *again, *second;
   tu_run r;
