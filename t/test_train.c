@@ -614,3 +614,23 @@ Test(train, line_comes_back_after_a_loops_line) {
   unlink(s);
   free(s);
 }
+
+/* A resumed run goes on with the early-stopping state its checkpoint kept
+ * (run:state()): the best value, its epoch and the patience used. */
+Test(train, resumed_run_keeps_the_early_stopping_state) {
+  tu_run r;
+  plain();
+  /* Best 0.5 at epoch 2, epoch 3 not better; epochs 4 and 5 are not
+   * better either: patience 3 stops after epoch 5. */
+  r = DRIVE("--executors", "0", "@train_loop.lua", "--vals",
+            "0.9,0.5,0.6,0.7,0.8,0.1", "--epochs", "6", "--first", "4",
+            "--resume", "0.5,2,1", "--early-stop", "3");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect_str_eq(r.err,
+                   "epoch 4/6  loss 0.2500  val_loss 0.7000  ETA 20s\n"
+                   "epoch 5/6  loss 0.2000  val_loss 0.8000  done in 20s\n"
+                   "train_loop.lua: stopped early at epoch 5 of 6 (val_loss "
+                   "not better for 3 epochs) after 20s; best val_loss 0.5000 "
+                   "at epoch 2; model not saved (--save PATH keeps it)\n");
+  tu_run_free(&r);
+}

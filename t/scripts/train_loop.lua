@@ -15,6 +15,8 @@ local spec = {
     { "lr", "X", 0.5, "learning rate" },
     { "goal", "G", "min", "min or max" },
     { "save", "PATH", nil, "the final model" },
+    { "first", "N", 1, "the first epoch (a resumed run's)" },
+    { "resume", "BEST,EPOCH,BAD", nil, "the early-stopping state a checkpoint kept (run:state())" },
   },
 }
 local goal = "min"
@@ -35,15 +37,20 @@ local function save(epoch)
     f:close()
   end
 end
-local cur = 0
+local cur, resume = 0, nil
+if opts.resume then
+  local b, e, k = opts.resume:match("^([^,]+),(%d+),(%d+)$")
+  resume = { best = tonumber(b), best_epoch = tonumber(e), bad = tonumber(k) }
+end
 local run = train.start(spec, opts, {
+  done = opts.first - 1, resume = resume,
   total = opts.epochs, lr = opts.lr, show = { "loss", "val_loss" },
   save = function(path) save(cur)(path) end,
   model = opts.save, save_option = "--save",
   clock = function() return now end, wall = function() return 1700000000 + cur end,
 })
 local stopped
-for epoch = 1, opts.epochs do
+for epoch = opts.first, opts.epochs do
   cur = epoch
   now = now + opts.secs
   print(("lr %d %.17g"):format(epoch, run:lr(epoch) or opts.lr))
