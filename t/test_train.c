@@ -634,3 +634,39 @@ Test(train, resumed_run_keeps_the_early_stopping_state) {
                    "at epoch 2; model not saved (--save PATH keeps it)\n");
   tu_run_free(&r);
 }
+
+/* The apps refuse what they cannot do, before any work: early stopping
+ * without a validation metric, a schedule without a learning rate. */
+Test(train, apps_refuse_options_they_cannot_honour) {
+  char *mf = tu_src("apps/mf/mf.lua"), *lr = tu_src("apps/lr/lr.lua");
+  char *tiny = tu_src("docs/examples/tiny.txt");
+  char *ltr = tu_src("docs/examples/lr_train.txt");
+  char *lte = tu_src("docs/examples/lr_test.txt");
+  char *a1[] = {(char *)tu_driver(), "--executors", "0", mf, "--train", tiny,
+                "--early-stop",      "3",           NULL};
+  char *a2[] = {(char *)tu_driver(),
+                "--executors",
+                "0",
+                lr,
+                "--train",
+                ltr,
+                "--test",
+                lte,
+                "--optimizer",
+                "adarev",
+                "--lr-schedule",
+                "exp",
+                NULL};
+  tu_run r = tu_run_argv(a1, 30);
+  expect_refused(r, "mf.lua: --early-stop needs a validation metric "
+                    "(test_rmse), measured with --test or --test-split\n");
+  tu_run_free(&r);
+  r = tu_run_argv(a2, 30);
+  expect_refused(r, "lr.lua: --lr-schedule applies to --optimizer sgd\n");
+  tu_run_free(&r);
+  free(mf);
+  free(lr);
+  free(tiny);
+  free(ltr);
+  free(lte);
+}
