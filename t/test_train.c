@@ -670,3 +670,51 @@ Test(train, apps_refuse_options_they_cannot_honour) {
   free(ltr);
   free(lte);
 }
+
+/* dnn.lua and lda.lua keep their best model with --save-best: a file
+ * written, named in the summary with its epoch (iteration). */
+Test(train, dnn_and_lda_save_the_best_model) {
+  char *dnn = tu_src("apps/dnn/dnn.lua"), *lda = tu_src("apps/lda/lda.lua");
+  char *best = tu_temp_path(".best"), *last = tu_temp_path(".last");
+  char *a1[] = {(char *)tu_driver(), "--executors", "1",      dnn,
+                "--epochs",          "3",           "--save", last,
+                "--save-best",       best,          NULL};
+  char *a2[] = {(char *)tu_driver(),
+                "--executors",
+                "1",
+                lda,
+                "--k",
+                "5",
+                "--iters",
+                "4",
+                "--ll-every",
+                "2",
+                "--save-best",
+                best,
+                NULL};
+  struct stat sb;
+  tu_run r;
+  plain();
+  r = tu_run_argv(a1, 120);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  expect_has(r.err, "dnn.lua: 3 epochs in ");
+  expect_has(r.err, "; model saved to ");
+  expect_has(r.err, "; best model (epoch ");
+  cr_expect(stat(best, &sb) == 0 && sb.st_size > 0, "no %s", best);
+  cr_expect(stat(last, &sb) == 0 && sb.st_size > 0, "no %s", last);
+  tu_run_free(&r);
+  unlink(best);
+  r = tu_run_argv(a2, 120);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  expect_has(r.err, "lda.lua: 4 iterations in ");
+  expect_has(r.err, "; best ll_per_token -");
+  expect_has(r.err, "; best model (iteration ");
+  cr_expect(stat(best, &sb) == 0 && sb.st_size > 0, "no %s", best);
+  tu_run_free(&r);
+  unlink(best);
+  unlink(last);
+  free(best);
+  free(last);
+  free(dnn);
+  free(lda);
+}
