@@ -284,7 +284,10 @@ function Run:epoch(e, metrics)
   end
   self.stopped = self.patience > 0 and self.bad >= self.patience and e < self.total
   local line = self:line(e, metrics, self.stopped or e >= self.total)
-  orion.progress(e, self.total, self.unit, line:sub(1, 159)) -- stderr, the page
+  -- orion.progress takes 159 bytes: a longer line (many metrics shown)
+  -- ends in "..." rather than being cut without a sign.
+  if #line > 159 then line = line:sub(1, 156) .. "..." end
+  orion.progress(e, self.total, self.unit, line) -- stderr, the page
   return self.stopped
 end
 
