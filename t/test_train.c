@@ -494,11 +494,62 @@ Test(train, tensorboard_file_reads_back) {
     cr_expect_str_eq(ev->tag[2], "val_loss");
     cr_expect_eq(ev->value[2], (float)vals[e]);
   }
-  /* A second run into the same folder writes a file of its own. */
   tu_run_free(&r);
   unlink(path);
   rmdir(dir);
   free(path);
+  free(dir);
+}
+
+/* Under --lr-schedule the epoch's rate is one more scalar, lr; a second
+ * run into the same folder (in the same second, most likely) writes a
+ * file of its own. */
+Test(train, tensorboard_lr_and_a_second_run) {
+  char *dir = tu_temp_path(".tb"), *path, *p2;
+  event evs[8];
+  int n, files = 0;
+  DIR *d;
+  struct dirent *de;
+  tu_run r;
+  plain();
+  r = DRIVE("--executors", "0", "@train_loop.lua", "--epochs", "2", "--lr",
+            "0.5", "--lr-schedule", "exp", "--lr-gamma", "0.5", "--tensorboard",
+            dir);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  tu_run_free(&r);
+  path = event_file(dir);
+  n = read_events(path, evs, 8);
+  cr_assert_eq(n, 3);
+  cr_assert_eq(evs[2].n, 3, "epoch, loss and lr: %d values", evs[2].n);
+  cr_expect_str_eq(evs[2].tag[1], "loss");
+  cr_expect_str_eq(evs[2].tag[2], "lr");
+  cr_expect_eq(evs[2].value[2], 0.25f);
+  r = DRIVE("--executors", "0", "@train_loop.lua", "--epochs", "1",
+            "--tensorboard", dir);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  d = opendir(dir);
+  cr_assert_not_null(d);
+  p2 = NULL;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    files++;
+    if (strstr(path, de->d_name) == NULL) {
+      p2 = malloc(strlen(dir) + strlen(de->d_name) + 2);
+      sprintf(p2, "%s/%s", dir, de->d_name);
+    }
+  }
+  closedir(d);
+  cr_assert_eq(files, 2, "one file per run");
+  cr_assert_not_null(p2);
+  expect_has(r.err, p2);
+  cr_expect_eq(read_events(p2, evs, 8), 2, "its own version and epoch");
+  tu_run_free(&r);
+  unlink(path);
+  unlink(p2);
+  rmdir(dir);
+  free(path);
+  free(p2);
   free(dir);
 }
 

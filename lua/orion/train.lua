@@ -269,7 +269,14 @@ end
 -- returns true when the run should stop early.
 function Run:epoch(e, metrics)
   self.epochs, self.last = self.epochs + 1, e
-  if self.board then self.board:scalars(self.wall(), e, metrics) end
+  if self.board then
+    local m = metrics
+    if self.schedule and metrics.lr == nil then -- the scheduled rate too
+      m = { lr = self:lr(e) }
+      for k, v in pairs(metrics) do m[k] = v end
+    end
+    self.board:scalars(self.wall(), e, m)
+  end
   local v = metrics[self.metric]
   if type(v) == "number" then
     if self.best == nil or (self.goal == "min" and v < self.best) or (self.goal == "max" and v > self.best) then
