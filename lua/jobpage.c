@@ -162,15 +162,20 @@ void orion_jobpage_print(lua_State *L) {
 
 static orion_job_progress job; /* the script's reports (one per process) */
 
-/* orion.progress(done, total [, unit]): the job has done `done` of its
- * `total` units ("epoch" unless unit says otherwise).  The first call is
- * the baseline the ETA is timed from; each later one that is past it
- * prints the line of util/progress.h on stderr (not under --quiet, and
- * into the page's log) and every one updates the page's progress. */
+/* orion.progress(done, total [, unit [, line]]): the job has done `done`
+ * of its `total` units ("epoch" unless unit says otherwise).  The first
+ * call is the baseline the ETA is timed from; each later one that is past
+ * it prints the line of util/progress.h on stderr (not under --quiet, and
+ * into the page's log) and every one updates the page's progress.  With
+ * line (one line of text), that line is the job's instead (orion.train's):
+ * printed on stderr, drawn in place on a terminal (util/progress.h), shown
+ * on the page and kept in its log. */
 static int l_progress(lua_State *L) {
   lua_Integer done = luaL_checkinteger(L, 1);
   lua_Integer total = luaL_checkinteger(L, 2);
   const char *unit = luaL_optstring(L, 3, "epoch");
+  size_t nshown = 0;
+  const char *shown = luaL_optlstring(L, 4, NULL, &nshown);
   char line[160];
   if (done < 0 || done > total)
     return luaL_error(L, "orion.progress: done must be between 0 and the "
@@ -181,17 +186,50 @@ static int l_progress(lua_State *L) {
     return luaL_error(L, "orion.progress: the unit must be a word of 1 to "
                          "%d characters on one line, got '%s'",
                       (int)sizeof job.unit - 1, unit);
+  if (shown != NULL && (nshown >= sizeof job.shown ||
+                        strlen(shown) != nshown ||
+                        strpbrk(shown, "\r\n") != NULL))
+    return luaL_error(L, "orion.progress: the line must be one line of at "
+                         "most %d characters",
+                      (int)sizeof job.shown - 1);
   orion_job_progress_note(&job, unit, (int64_t)done, (int64_t)total,
                           orion_now());
+  snprintf(job.shown, sizeof job.shown, "%s", shown != NULL ? shown : "");
   orion_status_put_progress(&job);
-  if (job.done > job.done0) {
+  if (shown != NULL) {
+    orion_log_keep(shown, nshown);
+    orion_progress_job_line(shown);
+  } else if (job.done > job.done0) {
     orion_job_progress_line(&job, line, sizeof line);
     orion_log_info("%s", line);
   }
   return 0;
 }
 
+/* orion.progress_in_place() -> whether a progress line is drawn in place
+ * on stderr (a terminal, or ORION_PROGRESS=1; never ORION_PROGRESS=0 or
+ * --quiet): orion.train then erases it before the script prints. */
+static int l_progress_in_place(lua_State *L) {
+  lua_pushboolean(L, orion_progress_in_place());
+  return 1;
+}
+
+/* orion.progress_clear([keep]): erases the progress line drawn in place,
+ * if one is on screen; with keep, the job's line (orion.progress's 4th
+ * argument) stays instead, ended with a newline, and is not drawn again. */
+static int l_progress_clear(lua_State *L) {
+  if (lua_toboolean(L, 1))
+    orion_progress_settle();
+  else
+    orion_progress_clear();
+  return 0;
+}
+
 void orion_jobpage_open_progress(lua_State *L) {
   lua_pushcfunction(L, l_progress);
   lua_setfield(L, -2, "progress");
+  lua_pushcfunction(L, l_progress_in_place);
+  lua_setfield(L, -2, "progress_in_place");
+  lua_pushcfunction(L, l_progress_clear);
+  lua_setfield(L, -2, "progress_clear");
 }

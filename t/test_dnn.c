@@ -540,9 +540,10 @@ Test(dnn, embedded_default_learns_and_records_metrics, .timeout = 60) {
   cr_assert_eq(n, 10, "%s", r.out);
   cr_assert_lt(loss[n - 1], loss[0], "%s", r.out);
   cr_assert_gt(acc[n - 1], 0.8, "4 classes: chance is 0.25\n%s", r.out);
-  /* The job's progress (orion.progress) after each epoch. */
-  cr_expect(strstr(r.err, "orion: epoch 1 / 10, ") != NULL &&
-                strstr(r.err, "orion: epoch 10 / 10, done in ") != NULL,
+  /* The job's progress after each epoch and the summary (orion.train). */
+  cr_expect(strstr(r.err, "epoch 1/10  loss ") != NULL &&
+                strstr(r.err, "epoch 10/10  loss ") != NULL &&
+                strstr(r.err, "dnn.lua: 10 epochs in ") != NULL,
             "%s", r.err);
   f = fopen(metrics, "r");
   cr_assert_not_null(f);

@@ -238,9 +238,11 @@ Test(lda, embedded_default_records_metrics_and_saves, .timeout = 120) {
   cr_assert_eq(r.status, 0, "lda.lua failed: %s", r.err);
   n = parse_iters(r.out, ll, 16);
   cr_assert_eq(n, 6, "output:\n%s", r.out);
-  /* The job's progress (orion.progress) after each iteration. */
-  cr_expect(strstr(r.err, "orion: iteration 1 / 6, ") != NULL &&
-                strstr(r.err, "orion: iteration 6 / 6, done in ") != NULL,
+  /* The job's progress after each iteration and the summary
+   * (orion.train). */
+  cr_expect(strstr(r.err, "iteration 1/6  ") != NULL &&
+                strstr(r.err, "iteration 6/6  ll_per_token ") != NULL &&
+                strstr(r.err, "lda.lua: 6 iterations in ") != NULL,
             "%s", r.err);
   cr_assert(ll[5] > ll[0], "LL did not rise: %f -> %f", ll[0], ll[5]);
   /* The embedded corpus has a vocabulary: its top words are printed. */

@@ -101,9 +101,10 @@ Test(lr, metrics_record_test_accuracy_per_epoch, .timeout = 120) {
   double acc = 0, auc = 0;
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect_eq(lr_epochs(r.out, &acc, &auc), 3, "%s", r.out);
-  /* The job's progress (orion.progress) after each epoch. */
-  cr_expect(strstr(r.err, "orion: epoch 2 / 3, ") != NULL &&
-                strstr(r.err, "orion: epoch 3 / 3, done in ") != NULL,
+  /* The job's progress after each epoch and the summary (orion.train). */
+  cr_expect(strstr(r.err, "epoch 2/3  train_loss ") != NULL &&
+                strstr(r.err, "epoch 3/3  train_loss ") != NULL &&
+                strstr(r.err, "lr.lua: 3 epochs in ") != NULL,
             "%s", r.err);
   cr_expect_eq(acc, 1.0, "%s", r.out); /* the last epoch's */
   cr_expect_eq(auc, 1.0, "%s", r.out);

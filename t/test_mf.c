@@ -88,10 +88,12 @@ Test(mf, embedded_default_trains_and_records_metrics, .timeout = 300) {
   cr_assert_eq(r.status, 0, "mf.lua failed: %s", r.err);
   n = parse_epochs(r.out, train, test, 16);
   cr_assert_eq(n, 3, "output:\n%s", r.out);
-  /* The job's progress (orion.progress) after each epoch. */
-  cr_expect(strstr(r.err, "orion: epoch 1 / 3, ") != NULL &&
+  /* The job's progress after each epoch and the summary (orion.train). */
+  cr_expect(strstr(r.err, "epoch 1/3  train_rmse ") != NULL &&
                 strstr(r.err, " ETA ") != NULL &&
-                strstr(r.err, "orion: epoch 3 / 3, done in ") != NULL,
+                strstr(r.err, "epoch 3/3  train_rmse ") != NULL &&
+                strstr(r.err, "  done in ") != NULL &&
+                strstr(r.err, "mf.lua: 3 epochs in ") != NULL,
             "%s", r.err);
   cr_assert(test[2] < test[0], "test RMSE did not fall: %f -> %f", test[0],
             test[2]);

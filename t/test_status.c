@@ -1104,10 +1104,14 @@ Test(status, job_page_api_on_2_executors, .timeout = 240) {
   cr_expect_eq(jnum(doc, "progress/done"), 3);
   cr_expect_eq(jnum(doc, "progress/total"), 3);
   v = jstr(doc, "progress/line");
-  cr_expect(strncmp(v, "epoch 3 / 3, done in ", 21) == 0, "%s", v);
+  cr_expect_str_eq(v, "epoch 3/3  loss 0.3333  done in 1s",
+                   "the script's own line (orion.train's)");
   free(v);
   cr_expect(strstr(doc, "\"line\":\"orion: epoch 2 / 3, ") != NULL,
             "the progress line in the log: %s", doc);
+  cr_expect(strstr(doc, "\"line\":\"epoch 3/3  loss 0.3333  done in 1s\"") !=
+                NULL,
+            "the script's progress line in the log: %s", doc);
   /* The log: the script's printed lines and the driver's messages. */
   cr_expect(strstr(doc, "\"line\":\"epoch 2: ") != NULL, "%s", doc);
   cr_expect(strstr(doc, "\"line\":\"loops done\"") != NULL, "%s", doc);
@@ -1467,7 +1471,8 @@ Test(status, slow_page_in_headless_chromium, .timeout = 400) {
   /* The job's progress, then the charts, the loss first, then the rest. */
   p = strstr(dom, "id=\"progline\"");
   cr_assert_not_null(p, "%s", dom);
-  cr_expect(strstr(p, ">epoch 3 / 3, done in ") != NULL, "%.200s", p);
+  cr_expect(strstr(p, ">epoch 3/3  loss 0.3333  done in 1s<") != NULL,
+            "the script's own line: %.200s", p);
   cr_expect(p < strstr(dom, "id=\"charts\""), "progress first:\n%s", dom);
   cr_expect(strstr(dom, "id=\"charts\"") < strstr(dom, "id=\"execs\""),
             "charts before the executors:\n%s", dom);

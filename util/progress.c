@@ -10,6 +10,8 @@
 
 static int on_screen; /* a progress line is on stderr now */
 static int quiet;     /* --quiet (util/log.c passes it on) */
+static char job_line[160]; /* orion_progress_job_line's, drawn in place */
+static int job_shown;      /* job_line is what is on screen */
 
 void orion_progress_set_quiet(int q) { quiet = q; }
 
@@ -35,6 +37,41 @@ static double delay(void) {
     return 1.0;
   v = strtod(env, &end);
   return *end == '\0' && v >= 0 ? v : 1.0;
+}
+
+int orion_progress_in_place(void) { return wanted(); }
+
+static void draw_job_line(void) {
+  fprintf(stderr, "\r%s\033[K", job_line);
+  fflush(stderr);
+  on_screen = 1;
+  job_shown = 1;
+}
+
+void orion_progress_job_line(const char *line) {
+  if (quiet)
+    return;
+  if (!wanted()) {
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    return;
+  }
+  snprintf(job_line, sizeof job_line, "%s", line);
+  draw_job_line();
+}
+
+void orion_progress_settle(void) {
+  if (job_line[0] != '\0') {
+    if (!job_shown) { /* erased since: drawn again to stay */
+      orion_progress_clear();
+      draw_job_line();
+    }
+    fputc('\n', stderr);
+    fflush(stderr);
+    on_screen = 0;
+  }
+  job_shown = 0;
+  job_line[0] = '\0';
 }
 
 void orion_progress_start(orion_progress *p, const char *label,
@@ -111,6 +148,7 @@ void orion_progress_update(orion_progress *p, int64_t done) {
   fprintf(stderr, "\r%s: %s [%s] %3d%% %s, ETA %s\033[K", p->label, count,
           bar, (int)(frac * 100), took, eta);
   fflush(stderr);
+  job_shown = 0;
   p->shown = 1;
   p->last_draw = now;
   on_screen = 1;
@@ -122,11 +160,15 @@ void orion_progress_clear(void) {
   fputs("\r\033[K", stderr); /* carriage return, erase the line */
   fflush(stderr);
   on_screen = 0;
+  job_shown = 0;
 }
 
 void orion_progress_end(orion_progress *p) {
-  if (p->shown)
+  if (p->shown) {
     orion_progress_clear();
+    if (job_line[0] != '\0')
+      draw_job_line(); /* the job's line comes back under the output */
+  }
   p->shown = 0;
 }
 
@@ -162,6 +204,10 @@ void orion_job_progress_line(const orion_job_progress *p, char *out,
                              size_t n) {
   char took[32], eta[32];
   double left = orion_job_progress_eta(p);
+  if (p->shown[0] != '\0') {
+    snprintf(out, n, "%s", p->shown);
+    return;
+  }
   fmt_secs(took, sizeof took, p->seconds);
   if (p->done >= p->total)
     snprintf(out, n, "%s %lld / %lld, done in %s", p->unit,

@@ -37,6 +37,17 @@ void orion_progress_end(orion_progress *p);
 void orion_progress_clear(void);
 /* No line at all under --quiet (orion_log_set_quiet calls this). */
 void orion_progress_set_quiet(int quiet);
+/* Whether progress lines are drawn in place: stderr is a terminal (or
+ * ORION_PROGRESS=1; never with ORION_PROGRESS=0) and not --quiet. */
+int orion_progress_in_place(void);
+/* The job's own line (orion.train's "epoch 7/50  loss ...  ETA 2m10s"):
+ * drawn in place when lines are (then kept: a loop's progress line that
+ * ends, or orion_progress_clear before a log message, erases it and the
+ * end of the next loop's line draws it again), else printed as a line,
+ * not under --quiet.  orion_progress_settle ends the line drawn in place
+ * with a newline, so that it stays above what follows, and forgets it. */
+void orion_progress_job_line(const char *line);
+void orion_progress_settle(void);
 
 /* A whole job's progress as its script reports it (orion.progress):
  * done of total units ("epoch"), timed from the first report, which is
@@ -49,6 +60,8 @@ typedef struct orion_job_progress {
   double start;   /* orion_now() at the first report */
   double seconds; /* from the first report to the last */
   int started;    /* a report was made */
+  char shown[160]; /* the line the script showed for the last report
+                      (orion.progress's 4th argument), or "" */
 } orion_job_progress;
 
 /* Records a report of done of total units (unit is copied, cut to fit) at
@@ -60,7 +73,7 @@ void orion_job_progress_note(orion_job_progress *p, const char *unit,
 double orion_job_progress_eta(const orion_job_progress *p);
 /* The report as one line: "epoch 3 / 10, 41s so far, ETA 1m36s for the
  * whole job" ("ETA ?" before a unit was done since the baseline; "done
- * in 2m17s" at the last). */
+ * in 2m17s" at the last), or the line the script showed (p->shown). */
 void orion_job_progress_line(const orion_job_progress *p, char *out,
                              size_t n);
 

@@ -33,6 +33,7 @@
 
 local orion = require "orion"
 local cli = require "orion.cli"
+local train_loop = require "orion.train"
 local nn = orion.nn
 
 local spec = {
@@ -55,6 +56,7 @@ local spec = {
     { "train-size", "N", 8000, "mnist: the images trained on; the rest of the 10k are held out" },
     { "limit", "N", 0, "train on the first N training samples only; 0: all of them" },
     { "checkpoint-every", "N", 0, "write a checkpoint every N epochs (needs orion-driver --checkpoint-dir; 0: never); a restarted or --resume'd run goes on from the newest" },
+    { "save", "PATH", nil, "write the trained parameters to PATH (an f32 array file: every layer's weights, in x out, then its biases)" },
   },
   epilog = "Fashion-MNIST: DIR holds train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz],\n" ..
            "t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz] (Debian's\n" ..
@@ -68,7 +70,11 @@ local spec = {
            "test on \"test\".",
 }
 
+train_loop.options(spec, { metric = "accuracy", goal = "max", sgd = true,
+                           save_help = "as --save writes them" })
 local opts = cli.parse(arg, spec)
+train_loop.check(spec, opts, { metric_given = true })
+cli.check_output(spec, opts.save, "--save")
 local kind, dir = "synthetic", nil
 local default_dirs = { ["fashion-mnist"] = "/usr/share/datasets/fashion-mnist" }
 if opts.data then
@@ -453,10 +459,16 @@ local rounds = sync > 0 and (max_batches + sync - 1) // sync or 1
 local resumed = orion.restore()
 local first_epoch = resumed and resumed.step + 1 or 1
 
+local function save_model(path) P:save(path) end
+local run = train_loop.start(spec, opts, {
+  total = epochs, done = math.min(first_epoch - 1, epochs), lr = lr,
+  show = { "loss", "accuracy" }, save = save_model, model = opts.save, save_option = "--save",
+  resume = resumed and resumed.state.train })
+
 print(("%5s  %8s  %10s  %8s  %8s"):format("epoch", "seconds", "samples/s", "loss", "accuracy"))
-orion.progress(math.min(first_epoch - 1, epochs), epochs) -- the ETA's start
 for epoch = first_epoch, epochs do
   orion.step(epoch)
+  lr = run:lr(epoch) or lr -- --lr-schedule (captured when each round starts)
   order = permutation(ntrain)
   acc_loss:reset()
   acc_seen:reset()
@@ -483,13 +495,20 @@ for epoch = first_epoch, epochs do
   local test_loss = acc_loss:get() / ntest
   print(("%5d  %8.3f  %10.0f  %8.4f  %8.4f"):format(epoch, seconds, ntrain / seconds, loss, accuracy))
   io.stdout:flush()
-  orion.record { epoch = epoch, seconds = seconds, samples_per_s = ntrain / seconds,
-                 loss = loss, accuracy = accuracy, test_loss = test_loss,
-                 eval_seconds = eval_seconds, rounds = rounds, bytes_moved = bytes,
-                 driver_bytes = bytes, peer_bytes = peer, executors = st.executors,
-                 gpu = acc_gpu:get() }
+  local m = { epoch = epoch, seconds = seconds, samples_per_s = ntrain / seconds,
+              loss = loss, accuracy = accuracy, test_loss = test_loss,
+              eval_seconds = eval_seconds, rounds = rounds, bytes_moved = bytes,
+              driver_bytes = bytes, peer_bytes = peer, executors = st.executors,
+              gpu = acc_gpu:get() }
+  orion.record(m)
+  local stop = run:epoch(epoch, m) -- progress line, --save-best, --early-stop
   if opts.checkpoint_every > 0 and epoch % opts.checkpoint_every == 0 then
-    orion.checkpoint { step = epoch, state = {} }
+    orion.checkpoint { step = epoch, state = { train = run:state() } }
   end
-  orion.progress(epoch, epochs)
+  if stop then break end
 end
+if opts.save then
+  save_model(opts.save)
+  print(("# saved the parameters (%d) to %s"):format(nparams, opts.save))
+end
+run:finish()

@@ -31,6 +31,7 @@
 
 local orion = require "orion"
 local cli = require "orion.cli"
+local train_loop = require "orion.train"
 
 local spec = {
   name = "lda.lua",
@@ -62,6 +63,9 @@ local spec = {
            "elapsed time of --metrics includes the initial sweep.",
 }
 
+train_loop.options(spec, { metric = "ll_per_token", goal = "max", unit = "iteration",
+                           patience_units = "evaluations (--ll-every)",
+                           save_help = "the word-topic counts, as --save writes them" })
 local opts = cli.parse(arg, spec)
 if opts.k < 1 then cli.fail(spec, "--k must be at least 1") end
 if opts.iters < 0 then cli.fail(spec, "--iters must not be negative") end
@@ -108,6 +112,7 @@ cli.check_input(spec, opts.corpus, "--corpus")
 cli.check_input(spec, opts.vocab, "--vocab")
 cli.check_output(spec, opts.save, "--save")
 cli.check_output(spec, opts.save_assignments, "--save-assignments")
+train_loop.check(spec, opts, { metric_given = true })
 orion.seed(opts.seed)
 
 -- lgamma for x > 0: Stirling's series after shifting x to at least 10
@@ -783,7 +788,21 @@ end
 print(("%5s  %8s  %12s  %12s"):format("iter", "seconds", "tokens/s", "ll/token"))
 io.stdout:flush()
 
-orion.progress(math.min(first_iter - 1, opts.iters), opts.iters, "iteration") -- the ETA's start
+-- The word-topic counts: the dense sampler's own, or counted from the
+-- assignments (the sparse sampler keeps none).
+local function word_topic_counts()
+  if not sparse then return nwk end
+  local c = orion.zeros { V, K, type = "i32" }
+  orion.parallel_for(tokens, function(d, w, o, z)
+    local nw = c[w]
+    nw[z] = nw[z] + 1
+  end)
+  return c
+end
+local run = train_loop.start(spec, opts, {
+  total = opts.iters, done = math.min(first_iter - 1, opts.iters),
+  show = { "ll_per_token" }, save = function(path) word_topic_counts():save(path) end,
+  model = opts.save, save_option = "--save", resume = resumed and resumed.state.train })
 for iter = first_iter, opts.iters do
   orion.step(iter)
   local t1 = orion.clock()
@@ -803,25 +822,23 @@ for iter = first_iter, opts.iters do
   print(("%5d  %8.3f  %12.0f  %12s"):format(iter, seconds, N / seconds,
     ll and ("%.4f"):format(ll) or "-"))
   io.stdout:flush()
-  orion.record { iter = iter, seconds = seconds, tokens_per_s = N / seconds,
+  local m = { iter = iter, seconds = seconds, tokens_per_s = N / seconds,
                  ll_per_token = ll, ll_seconds = ll_seconds, elapsed = elapsed,
                  executors = st.executors, driver_bytes = moved.driver,
                  peer_bytes = moved.peer, managed_bytes = st.managed_bytes,
                  managed_staleness = st.managed_staleness }
+  orion.record(m)
+  local stop = run:epoch(iter, m) -- progress line, --save-best, --early-stop
   if opts.checkpoint_every > 0 and iter % opts.checkpoint_every == 0 then
-    orion.checkpoint { step = iter, state = { elapsed = elapsed } }
+    orion.checkpoint { step = iter, state = { elapsed = elapsed, train = run:state() } }
   end
-  orion.progress(iter, opts.iters, "iteration")
+  if stop then break end
 end
 
 -- The sparse sampler keeps no dense word-topic counts: count them from
 -- the assignments when the output needs them.
 if sparse and ((vocab and opts.top > 0) or opts.save or opts.check) then
-  nwk = orion.zeros { V, K, type = "i32" }
-  orion.parallel_for(tokens, function(d, w, o, z)
-    local nw = nwk[w]
-    nw[z] = nw[z] + 1
-  end)
+  nwk = word_topic_counts()
 end
 
 -- --check: the counts the sampler kept must be those of the assignments.
@@ -923,3 +940,4 @@ if opts.save_assignments then
   tokens:save(opts.save_assignments)
   print(("# saved the topic of each of the %d tokens to %s"):format(N, opts.save_assignments))
 end
+run:finish()

@@ -18,6 +18,7 @@
 
 local orion = require "orion"
 local cli = require "orion.cli"
+local train_loop = require "orion.train"
 local dir = (arg and arg[0] or ""):match("^(.*/)") or "./"
 local eval = dofile(dir .. "lr_eval.lua")
 local adarev = dofile(dir .. "lr_adarev.lua")
@@ -40,6 +41,8 @@ local spec = {
   },
   epilog = "Files are plain or gzip-compressed; rows with no features are scored by the bias alone.",
 }
+train_loop.options(spec, { metric = "test_auc", goal = "max", sgd = true, sgd_default = "--decay",
+                           save_help = "as --weights writes them" })
 local opts = cli.parse(arg, spec)
 if not opts.train or not opts.test then cli.fail(spec, "--train and --test are required") end
 -- Checked on the driver before the samples are loaded: a missing input or
@@ -47,6 +50,7 @@ if not opts.train or not opts.test then cli.fail(spec, "--train and --test are r
 cli.check_input(spec, opts.train, "--train")
 cli.check_input(spec, opts.test, "--test")
 cli.check_output(spec, opts.weights, "--weights")
+train_loop.check(spec, opts, { metric_given = true })
 if opts.epochs < 0 then cli.fail(spec, "--epochs must not be negative") end
 if not (opts.lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (opts.decay > 0 and opts.decay <= 1) then cli.fail(spec, "--decay must be in (0, 1]") end
@@ -55,6 +59,7 @@ if opts.optimizer ~= "sgd" and opts.optimizer ~= "adarev" then
   cli.fail(spec, ("--optimizer must be sgd or adarev, not '%s'"):format(opts.optimizer))
 end
 local ada = opts.optimizer == "adarev"
+if ada and opts.lr_schedule then cli.fail(spec, "--lr-schedule applies to --optimizer sgd") end
 if opts.flush == "auto" then opts.flush = ada and "loop" or "8" end
 local flush = math.tointeger(tonumber(opts.flush)) or opts.flush
 if flush ~= "block" and flush ~= "loop" and not (math.type(flush) == "integer" and flush > 0) then
@@ -124,10 +129,20 @@ local function score(i, row)
   S[i] = 1 / (1 + math.exp(-z))
 end
 
+-- The weights, one per line (%.17g), the intercept last.
+local function write_weights(path)
+  local f = assert(io.open(path, "w"))
+  for _, w in ipairs(W:to_table()) do f:write(("%.17g\n"):format(w)) end
+  f:close()
+end
+
 local loop_opts = { tier = opts.tier }
 print(("%5s  %8s  %10s  %8s  %6s"):format("epoch", "seconds", "train-loss", "accuracy", "auc"))
-orion.progress(0, opts.epochs) -- the ETA's start
+local run = train_loop.start(spec, opts, { total = opts.epochs, lr = opts.lr,
+  show = { "train_loss", "test_auc" }, save = write_weights, model = opts.weights,
+  save_option = "--weights" })
 for epoch = 1, opts.epochs do
+  if not ada then lr = run:lr(epoch) or lr end -- --lr-schedule
   local t0 = orion.clock()
   loss:reset()
   pass = epoch
@@ -150,15 +165,13 @@ for epoch = 1, opts.epochs do
   end
   print(("%5d  %8.3f  %10.6f  %8.4f  %6.4f"):format(epoch, seconds, train_loss, acc, auc))
   io.stdout:flush()
-  orion.record { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
+  local m = { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
                  train_loss = train_loss, test_accuracy = acc, test_auc = auc,
                  samples_per_s = ntr / train_seconds, executors = st.executors,
                  tier = st.tier }
+  orion.record(m)
   if not ada then lr = lr * opts.decay end
-  orion.progress(epoch, opts.epochs)
+  if run:epoch(epoch, m) then break end -- progress line, --save-best, --early-stop
 end
-if opts.weights then
-  local f = assert(io.open(opts.weights, "w"))
-  for _, w in ipairs(W:to_table()) do f:write(("%.17g\n"):format(w)) end
-  f:close()
-end
+if opts.weights then write_weights(opts.weights) end
+run:finish()

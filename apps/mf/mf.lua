@@ -16,6 +16,7 @@
 
 local orion = require "orion"
 local cli = require "orion.cli"
+local train_loop = require "orion.train"
 
 local spec = {
   name = "mf.lua",
@@ -49,6 +50,8 @@ local spec = {
   },
   epilog = "Input files are plain or gzip-compressed, one rating per line.",
 }
+train_loop.options(spec, { metric = "test_rmse", goal = "min", sgd = true, sgd_default = "--decay",
+                           save_help = "files PATH.W, PATH.H, ... as --save writes them" })
 
 local opts = cli.parse(arg, spec)
 if opts.solver ~= "sgd" and opts.solver ~= "adagrad" and opts.solver ~= "adarev" then
@@ -105,6 +108,8 @@ cli.check_output(spec, opts.save, "--save", "prefix")
 if opts.checkpoint_every > 0 and not orion.checkpoint_dir() then
   cli.fail(spec, "--checkpoint-every needs orion-driver --checkpoint-dir DIR")
 end
+train_loop.check(spec, opts, { metric_given = opts.test ~= nil or opts.test_split > 0 or not opts.train,
+                               metric_needs = "--test or --test-split", save_kind = "prefix" })
 orion.seed(opts.seed)
 
 -- Data -----------------------------------------------------------------------
@@ -296,17 +301,69 @@ local test_opts = { tier = opts.tier, fast = not opts.exact, schedule = "2d" }
 -- A result outside this range means the training diverged.
 local RMSE_LIMIT = 1e4
 
+-- The model: the factors, plus what predict.lua needs to know which ids
+-- were trained (their rating counts) and the training mean for the rest.
+local function save_model(prefix)
+  local sum = orion.accumulator("sum", 0.0)
+  orion.parallel_for(train, function(u, i, r) sum:add(r) end, { tier = opts.tier })
+  local mean = train:nnz() > 0 and sum:get() / train:nnz() or 0.0
+  local function counts(dim, n)
+    local c = orion.array { n, type = "i32" }
+    if train:nnz() > 0 then
+      for id, v in ipairs(train:histogram(dim, n)) do
+        if v > 0 then c:set(id, v) end
+      end
+    end
+    return c
+  end
+  -- The set becomes visible at once.  Each part is saved whole (a
+  -- temporary name, flushed to the disk, renamed) under PATH.PART.new
+  -- first: a save that fails there (a full disk) leaves the old set as
+  -- it was, loadable.  Then the parts are renamed into place, and the
+  -- manifest is written last, the same way (orion.write_file, which also
+  -- makes the renames durable): each part's size and the CRC-32 its file
+  -- ends with, so that predict.lua refuses a set that is not whole (a save
+  -- stopped between the renames, files copied apart).
+  local parts = { { "W", W }, { "H", H }, { "users", counts(1, nu) },
+                  { "items", counts(2, ni) } }
+  local staged, err = pcall(function()
+    for _, p in ipairs(parts) do
+      p[2]:save(prefix .. "." .. p[1] .. ".new")
+    end
+  end)
+  if not staged then
+    for _, p in ipairs(parts) do os.remove(prefix .. "." .. p[1] .. ".new") end
+    error(err, 0)
+  end
+  for _, p in ipairs(parts) do
+    local base = prefix .. "." .. p[1]
+    assert(os.rename(base .. ".new", base))
+  end
+  local meta = { ("orion-mf 1\nk %d\nusers %d\nitems %d\nmean %.17g\nsolver %s\n")
+    :format(K, nu, ni, mean, opts.solver) }
+  for _, p in ipairs(parts) do
+    local path = prefix .. "." .. p[1]
+    meta[#meta + 1] = ("file.%s %s\n"):format(p[1], assert(cli.file_stamp(path)))
+  end
+  orion.write_file(prefix .. ".meta", table.concat(meta))
+end
+
 -- After a restart (or orion-driver --resume): the arrays above as of the
 -- newest checkpoint, and the epoch and step size it was taken at.
 local first_epoch = 1
 local resumed = orion.restore()
 if resumed then first_epoch, lr = resumed.step + 1, resumed.state.lr end
-orion.progress(math.min(first_epoch - 1, opts.epochs), opts.epochs) -- the ETA's start
+local run = train_loop.start(spec, opts, {
+  total = opts.epochs, done = math.min(first_epoch - 1, opts.epochs), lr = opts.lr,
+  show = { "train_rmse", "test_rmse" }, save = save_model,
+  model = opts.save and opts.save .. ".{W,H,users,items,meta}", save_option = "--save",
+  resume = resumed and resumed.state.train })
 
 print(("%5s  %8s  %10s  %9s"):format("epoch", "seconds", "train-rmse", "test-rmse"))
 for epoch = first_epoch, opts.epochs do
   orion.step(epoch)
   pass = epoch
+  lr = run:lr(epoch) or lr -- --lr-schedule
   local t0 = orion.clock()
   train_sse:reset()
   local st = orion.parallel_for(train, body, loop_opts)
@@ -339,7 +396,7 @@ for epoch = first_epoch, opts.epochs do
   print(("%5d  %8.3f  %10.4f  %9s"):format(epoch, seconds, train_rmse,
     test_rmse and ("%.4f"):format(test_rmse) or "-"))
   io.stdout:flush()
-  orion.record { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
+  local m = { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
                  train_rmse = train_rmse, test_rmse = test_rmse,
                  compute_seconds = compute_seconds,
                  executors = st.executors, bytes_moved = driver_bytes,
@@ -347,56 +404,16 @@ for epoch = first_epoch, opts.epochs do
                  train_blocks = table.concat(st.executor_blocks, " "),
                  updates_per_s = train:nnz() / train_seconds,
                  managed_bytes = st.managed_bytes, managed_staleness = st.managed_staleness }
+  orion.record(m)
+  local stop = run:epoch(epoch, m) -- progress line, --save-best, --early-stop
   if opts.checkpoint_every > 0 and epoch % opts.checkpoint_every == 0 then
-    orion.checkpoint { step = epoch, state = { lr = lr } }
+    orion.checkpoint { step = epoch, state = { lr = lr, train = run:state() } }
   end
-  orion.progress(epoch, opts.epochs)
+  if stop then break end
 end
 
--- The model: the factors, plus what predict.lua needs to know which ids
--- were trained (their rating counts) and the training mean for the rest.
 if opts.save then
-  local sum = orion.accumulator("sum", 0.0)
-  orion.parallel_for(train, function(u, i, r) sum:add(r) end, { tier = opts.tier })
-  local mean = train:nnz() > 0 and sum:get() / train:nnz() or 0.0
-  local function counts(dim, n)
-    local c = orion.array { n, type = "i32" }
-    if train:nnz() > 0 then
-      for id, v in ipairs(train:histogram(dim, n)) do
-        if v > 0 then c:set(id, v) end
-      end
-    end
-    return c
-  end
-  -- The set becomes visible at once.  Each part is saved whole (a
-  -- temporary name, flushed to the disk, renamed) under PATH.PART.new
-  -- first: a save that fails there (a full disk) leaves the old set as
-  -- it was, loadable.  Then the parts are renamed into place, and the
-  -- manifest is written last, the same way (orion.write_file, which also
-  -- makes the renames durable): each part's size and the CRC-32 its file
-  -- ends with, so that predict.lua refuses a set that is not whole (a save
-  -- stopped between the renames, files copied apart).
-  local parts = { { "W", W }, { "H", H }, { "users", counts(1, nu) },
-                  { "items", counts(2, ni) } }
-  local staged, err = pcall(function()
-    for _, p in ipairs(parts) do
-      p[2]:save(opts.save .. "." .. p[1] .. ".new")
-    end
-  end)
-  if not staged then
-    for _, p in ipairs(parts) do os.remove(opts.save .. "." .. p[1] .. ".new") end
-    error(err, 0)
-  end
-  for _, p in ipairs(parts) do
-    local base = opts.save .. "." .. p[1]
-    assert(os.rename(base .. ".new", base))
-  end
-  local meta = { ("orion-mf 1\nk %d\nusers %d\nitems %d\nmean %.17g\nsolver %s\n")
-    :format(K, nu, ni, mean, opts.solver) }
-  for _, p in ipairs(parts) do
-    local path = opts.save .. "." .. p[1]
-    meta[#meta + 1] = ("file.%s %s\n"):format(p[1], assert(cli.file_stamp(path)))
-  end
-  orion.write_file(opts.save .. ".meta", table.concat(meta))
+  save_model(opts.save)
   print(("# saved the model to %s.{W,H,users,items,meta}"):format(opts.save))
 end
+run:finish()

@@ -1,6 +1,6 @@
 -- The job page's test job: orion-driver --status 0 status_job.lua DIR
 -- runs 3 loops of 64 elements on the cluster and records a metric and
--- reports its progress (orion.progress) after each.  In the second loop, element 1 waits (at most 60 s) until DIR/go
+-- reports its progress (orion.progress) after each (the last with a line of its own, as orion.train's).  In the second loop, element 1 waits (at most 60 s) until DIR/go
 -- exists, so a test can look at a loop while it runs; after the loops,
 -- "loops done" is printed and the driver waits (at most 60 s) until
 -- DIR/stop exists, so a test can look at the page between loops.
@@ -35,7 +35,7 @@ for epoch = 1, 3 do
   orion.record { epoch = epoch, loss = 1 / epoch, blocks = st.blocks }
   print(("epoch %d: %d blocks, %d bytes moved"):format(epoch, st.blocks,
                                                       st.bytes_moved))
-  orion.progress(epoch, 3)
+  orion.progress(epoch, 3, "epoch", epoch == 3 and "epoch 3/3  loss 0.3333  done in 1s" or nil)
 end
 print("loops done")
 io.stdout:flush()
