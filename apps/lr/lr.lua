@@ -47,6 +47,7 @@ local spec = {
     { "weight", "LABEL=W,...", nil, "class weights as liblinear's -wi: each LABEL's losses count W times", type = "string" },
     { "multi", "M", "ovr", "more than two classes (or softmax on two): ovr (one-vs-rest) or softmax" },
     { "eps", "X", 0.01, "newton: stop when |gradient| <= X * its value at w = 0" },
+    { "eval-every", "N", 1, "sgd, adarev: score the test rows after every N epochs (0: after the last only)" },
     { "lr", "X", 0.5, "learning rate (AdaRevision's alpha)" },
     { "decay", "X", 0.9, "sgd: the learning rate is multiplied by X after each epoch" },
     { "reg", "X", 0.0, "L2 regularisation of the weights a sample touches" },
@@ -79,6 +80,7 @@ if not (opts.decay > 0 and opts.decay <= 1) then cli.fail(spec, "--decay must be
 if not (opts.reg >= 0) then cli.fail(spec, "--reg must not be negative") end
 if opts.C ~= nil and not (opts.C > 0 and opts.C < math.huge) then cli.fail(spec, "--C must be positive") end
 if not (opts.eps > 0) then cli.fail(spec, "--eps must be positive") end
+if opts.eval_every < 0 then cli.fail(spec, "--eval-every must not be negative") end
 if opts.penalty ~= "l2" and opts.penalty ~= "l1" then
   cli.fail(spec, ("--penalty must be l2 or l1, not '%s'"):format(opts.penalty))
 end
@@ -107,13 +109,14 @@ if opts.weight then
   end
 end
 local ada = solver == "adarev"
-if opts.flush == "auto" then opts.flush = (ada or solver == "newton") and "loop" or "8" end
+if opts.flush == "auto" then opts.flush = ada and "loop" or "8" end
 local flush = math.tointeger(tonumber(opts.flush)) or opts.flush
 if flush ~= "block" and flush ~= "loop" and not (math.type(flush) == "integer" and flush > 0) then
   cli.fail(spec, ("--flush must be a positive integer, block or loop, not '%s'"):format(opts.flush))
 end
 
 -- The samples: rows of (feature, value) pairs, and their classes 1..L.
+local t_start = orion.clock() -- the records' "elapsed": loading included
 local Xtr, Ltr = orion.text_file(opts.train, { format = "libsvm", rows = true })
 local Xte, Lte = orion.text_file(opts.test, { format = "libsvm", rows = true })
 local labels, class_of = report.classes(Ltr:to_table(), Lte:to_table(), opts.train)
@@ -287,9 +290,9 @@ local function check_loss(epoch, train_loss)
 end
 
 local acc, auc, preds, probs
-local t_start = orion.clock()
 if solver == "newton" then
   -- Newton trains column by column; the weights go to W's columns.
+  local t_newton = orion.clock()
   local train = newton.new(Xtr, Ytr, CW, nf, use_bias, opts.C, opts.tier)
   print(("%5s  %6s  %8s  %14s  %10s  %3s"):format("class", "iter", "seconds", "objective", "|gradient|", "cg"))
   local total_passes = 0
@@ -304,9 +307,9 @@ if solver == "newton" then
     for k = 1, nf + 1 do W:set(k, c, w[k]) end
   end
   acc, auc, preds, probs = evaluate()
-  local seconds = orion.clock() - t_start
+  local seconds = orion.clock() - t_newton
   orion.record { epoch = 1, seconds = seconds, train_seconds = seconds, passes = total_passes,
-                 test_accuracy = acc, test_auc = auc }
+                 test_accuracy = acc, test_auc = auc, elapsed = orion.clock() - t_start }
   print(("newton: %d passes over the training rows in %.3f s"):format(total_passes, seconds))
 else
   local auc_head = L == 2 and "auc" or ""
@@ -322,15 +325,17 @@ else
       orion.parallel_for(W, regularise, loop_opts)
     end
     local train_seconds = orion.clock() - t0
-    acc, auc, preds, probs = evaluate()
+    local scored = epoch == opts.epochs or (opts.eval_every > 0 and epoch % opts.eval_every == 0)
+    if scored then acc, auc, preds, probs = evaluate() end
     local seconds = orion.clock() - t0
     local train_loss = loss:get() / math.max(ntr, 1)
     check_loss(epoch, train_loss)
-    print(("%5d  %8.3f  %10.6f  %8.4f  %6s"):format(epoch, seconds, train_loss, acc,
-      auc and ("%.4f"):format(auc) or "-"))
+    local shown = scored and ("%8.4f  %6s"):format(acc, auc and ("%.4f"):format(auc) or "-") or "       -       -"
+    print(("%5d  %8.3f  %10.6f  %s"):format(epoch, seconds, train_loss, shown))
     io.stdout:flush()
     orion.record { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
-                   train_loss = train_loss, test_accuracy = acc, test_auc = auc,
+                   train_loss = train_loss, test_accuracy = scored and acc or nil,
+                   test_auc = scored and auc or nil, elapsed = orion.clock() - t_start,
                    samples_per_s = ntr / train_seconds, executors = st.executors,
                    tier = st.tier }
     if not ada then lr = lr * opts.decay end
