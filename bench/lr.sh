@@ -71,7 +71,7 @@ now() { date +%s.%N; }
 stats() { sort -g | awk '{ v[NR] = $1 } END {
   if (NR == 0) { print "nan nan nan"; exit }
   m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-  printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'; }
+  printf "%.6f %.6f %.6f\n", m, v[1], v[NR] }'; }
 
 # make_synth OUT N SEED: N rows of the synthetic model.
 make_synth() {

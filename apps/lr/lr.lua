@@ -46,7 +46,7 @@ local spec = {
     { "penalty", "P", "l2", "R(w) with --C: l2 (w.w / 2) or l1 (|w|_1, sgd only: soft-thresholding after each pass)" },
     { "weight", "LABEL=W,...", nil, "class weights as liblinear's -wi: each LABEL's losses count W times", type = "string" },
     { "multi", "M", "ovr", "more than two classes (or softmax on two): ovr (one-vs-rest) or softmax" },
-    { "eps", "X", 0.01, "newton: stop when |gradient| <= X * its value at w = 0" },
+    { "eps", "X", 0.01, "newton: stop when |gradient| <= X * min(#pos, #neg) / #rows * its value at w = 0 (liblinear's -e)" },
     { "eval-every", "N", 1, "sgd, adarev: score the test rows after every N epochs (0: after the last only)" },
     { "lr", "X", 0.5, "learning rate (AdaRevision's alpha)" },
     { "decay", "X", 0.9, "sgd: the learning rate is multiplied by X after each epoch" },
@@ -296,9 +296,14 @@ if solver == "newton" then
   local train = newton.new(Xtr, Ytr, CW, nf, use_bias, opts.C, opts.tier)
   print(("%5s  %6s  %8s  %14s  %10s  %3s"):format("class", "iter", "seconds", "objective", "|gradient|", "cg"))
   local total_passes = 0
+  local count = {}
+  for _, y in ipairs(Ytr:to_table()) do count[y] = (count[y] or 0) + 1 end
   for c = 1, K do
     local t0 = orion.clock()
-    local w, _, passes = train(c, opts.eps, opts.epochs, function(it, f, gn, cg)
+    -- liblinear's stopping rule: eps scaled by the smaller side's share.
+    local pos = count[c] or 0
+    local eps = opts.eps * math.max(math.min(pos, ntr - pos), 1) / math.max(ntr, 1)
+    local w, _, passes = train(c, eps, opts.epochs, function(it, f, gn, cg)
       print(("%5s  %6d  %8.3f  %14.6f  %10.4g  %3d"):format(report.label_text(labels[c]), it,
         orion.clock() - t0, f, gn, cg))
       io.stdout:flush()
@@ -312,8 +317,8 @@ if solver == "newton" then
                  test_accuracy = acc, test_auc = auc, elapsed = orion.clock() - t_start }
   print(("newton: %d passes over the training rows in %.3f s"):format(total_passes, seconds))
 else
-  local auc_head = L == 2 and "auc" or ""
-  print(("%5s  %8s  %10s  %8s  %6s"):format("epoch", "seconds", "train-loss", "accuracy", auc_head))
+  local head = ("%5s  %8s  %10s  %8s"):format("epoch", "seconds", "train-loss", "accuracy")
+  print(L == 2 and head .. "     auc" or head)
   orion.progress(0, opts.epochs) -- the ETA's start
   for epoch = 1, opts.epochs do
     local t0 = orion.clock()
@@ -330,7 +335,8 @@ else
     local seconds = orion.clock() - t0
     local train_loss = loss:get() / math.max(ntr, 1)
     check_loss(epoch, train_loss)
-    local shown = scored and ("%8.4f  %6s"):format(acc, auc and ("%.4f"):format(auc) or "-") or "       -       -"
+    local shown = scored and ("%8.4f"):format(acc) or "       -"
+    if L == 2 then shown = shown .. (scored and ("  %6.4f"):format(auc) or "       -") end
     print(("%5d  %8.3f  %10.6f  %s"):format(epoch, seconds, train_loss, shown))
     io.stdout:flush()
     orion.record { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
