@@ -35,7 +35,7 @@
 # accuracy, and the ratios Orion-C / liblinear (below 1: Orion-C is
 # faster).  For Orion-C it also prints the median seconds of a training
 # pass (epochs 2..), the speedup of 2 executors over 1 (ratio of those),
-# and the time to liblinear's accuracy: the "elapsed" of the first epoch
+# and the time to liblinear's accuracy: the "wall_seconds" of the first epoch
 # whose test accuracy reaches liblinear's (from the script's start,
 # loading included; "not reached" otherwise).  Without the 20 Newsgroups
 # corpus that workload is skipped, unless CI=true (exit 1).
@@ -133,12 +133,12 @@ run_orion() {
   echo "$m" >> "$tmp/$name.o$n.metrics"
 }
 
-# The first "elapsed" of a run in metrics file $1 whose accuracy >= $2.
+# The first "wall_seconds" of a run in metrics file $1 whose accuracy >= $2.
 time_to() {
   awk -v t="$2" '
     { a = $0; if (index(a, "\"test_accuracy\":") == 0) next
       sub(/.*"test_accuracy":/, "", a); sub(/[,}].*/, "", a)
-      e = $0; sub(/.*"elapsed":/, "", e); sub(/[,}].*/, "", e)
+      e = $0; sub(/.*"wall_seconds":/, "", e); sub(/[,}].*/, "", e)
       if (a + 0 >= t - 1e-9) { printf "%.4f\n", e; found = 1; exit } }
     END { if (!found) print "inf" }' "$1"
 }

@@ -116,7 +116,7 @@ if flush ~= "block" and flush ~= "loop" and not (math.type(flush) == "integer" a
 end
 
 -- The samples: rows of (feature, value) pairs, and their classes 1..L.
-local t_start = orion.clock() -- the records' "elapsed": loading included
+local t_start = orion.clock() -- the records' "wall_seconds": loading included
 local Xtr, Ltr = orion.text_file(opts.train, { format = "libsvm", rows = true })
 local Xte, Lte = orion.text_file(opts.test, { format = "libsvm", rows = true })
 local labels, class_of = report.classes(Ltr:to_table(), Lte:to_table(), opts.train)
@@ -314,7 +314,7 @@ if solver == "newton" then
   acc, auc, preds, probs = evaluate()
   local seconds = orion.clock() - t_newton
   orion.record { epoch = 1, seconds = seconds, train_seconds = seconds, passes = total_passes,
-                 test_accuracy = acc, test_auc = auc, elapsed = orion.clock() - t_start }
+                 test_accuracy = acc, test_auc = auc, wall_seconds = orion.clock() - t_start }
   print(("newton: %d passes over the training rows in %.3f s"):format(total_passes, seconds))
 else
   local head = ("%5s  %8s  %10s  %8s"):format("epoch", "seconds", "train-loss", "accuracy")
@@ -341,7 +341,7 @@ else
     io.stdout:flush()
     orion.record { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
                    train_loss = train_loss, test_accuracy = scored and acc or nil,
-                   test_auc = scored and auc or nil, elapsed = orion.clock() - t_start,
+                   test_auc = scored and auc or nil, wall_seconds = orion.clock() - t_start,
                    samples_per_s = ntr / train_seconds, executors = st.executors,
                    tier = st.tier }
     if not ada then lr = lr * opts.decay end
