@@ -39,6 +39,11 @@
 # whose test accuracy reaches liblinear's (from the script's start,
 # loading included; "not reached" otherwise).  Without the 20 Newsgroups
 # corpus that workload is skipped, unless CI=true (exit 1).
+#
+# SIDE_ROWS=FILE (bench/side_by_side.sh) appends one tab-separated row per
+# workload and executor count: workload, peer, measure ("wall s"),
+# "lower", the peer's and Orion-C's "median min max count", both
+# accuracies, and the load averages before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,11 +72,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 now() { date +%s.%N; }
-# median and min..max of the numbers on stdin, one a line
+# median, min, max and count of the numbers on stdin, one a line
 stats() { sort -g | awk '{ v[NR] = $1 } END {
-  if (NR == 0) { print "nan nan nan"; exit }
+  if (NR == 0) { print "nan nan nan 0"; exit }
   m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-  printf "%.6f %.6f %.6f\n", m, v[1], v[NR] }'; }
+  printf "%.6f %.6f %.6f %d\n", m, v[1], v[NR], NR }'; }
 
 # make_synth OUT N SEED: N rows of the synthetic model.
 make_synth() {
@@ -144,7 +149,8 @@ time_to() {
 }
 
 compare() {
-  local name=$1 train=$2 test=$3 args=$4 r n ll="" llacc o1 o2
+  local name=$1 train=$2 test=$3 args=$4 r n ll="" llacc="-" load0
+  load0=$(cut -d' ' -f1-3 /proc/loadavg)
   printf '\n== %s: %s training rows, %s test rows; Orion-C: lr.lua %s; %s rounds, %s cores, load average %s\n' \
     "$name" "$(wc -l < "$train")" "$(wc -l < "$test")" "$args" "$runs" \
     "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -175,6 +181,11 @@ compare() {
     [ -n "$ll" ] && ratio=$(awk -v a="$1" -v b="${ll%% *}" 'BEGIN { printf "%.2f", a / b }')
     printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10.4f %9s\n' "Orion-C, $n executor(s)" \
       "$1" "$2" "$3" "$acc" "$p" "$ratio"
+    if [ -n "${SIDE_ROWS:-}" ]; then
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "LR $name ${n}x" \
+        "${ll_train:+liblinear}" "wall s" lower "${ll:--}" "$w" "acc $llacc" \
+        "acc $acc" "$load0 / $(cut -d' ' -f1-3 /proc/loadavg)" >> "$SIDE_ROWS"
+    fi
   done
   awk -v a="$pass1" -v b="$pass2" 'BEGIN { if (b > 0) printf "2 executors vs 1: %.2fx (median training pass)\n", a / b }'
   if [ -n "$ll" ]; then
