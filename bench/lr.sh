@@ -19,14 +19,14 @@
 #   20ng   20 Newsgroups, comp.* against the rest (apps/lr/make_20ng.sh,
 #          11,290 training and 7,513 test documents; the test labels are
 #          rewritten to the training files' 1/0 so that liblinear sees two
-#          classes).  Orion-C runs ORION_20NG_ARGS (default: 4 SGD epochs,
+#          classes).  Orion-C runs ORION_20NG_ARGS (default: 2 SGD epochs at --lr 2,
 #          tier c, the test set scored after the last epoch only).
 #   synth  a synthetic libsvm set of ROWS rows (default 2,000,000) over
 #          FEATURES features (default 1,000,000), NNZ (default 10) to
 #          3 * NNZ features a row, values 1/sqrt(nnz), the label the sign
 #          of a fixed hidden weight vector's score with 5% of them flipped;
 #          a test set of ROWS/10 rows from the same model.  Orion-C runs
-#          ORION_SYNTH_ARGS (default: 5 SGD epochs, --flush 64, tier c,
+#          ORION_SYNTH_ARGS (default: 5 SGD epochs, --flush 1024, tier c,
 #          the test set scored after every epoch).
 #
 # For each side it prints the median wall seconds of the whole command
@@ -214,7 +214,7 @@ for w in $workloads; do
       ORION_20NG=$data/20newsgroups-bydate apps/lr/make_20ng.sh "$tmp/20ng" comp. rest
       sed -i 's/^+1 /1 /; s/^-1 /0 /' "$tmp/20ng/test.libsvm"
       compare 20ng "$tmp/20ng/train.libsvm" "$tmp/20ng/test.libsvm" \
-        "${ORION_20NG_ARGS:---epochs 4 --tier c --eval-every 0}"
+        "${ORION_20NG_ARGS:---epochs 2 --lr 2 --tier c --eval-every 0}"
       ;;
     synth)
       t0=$(now)
@@ -223,7 +223,7 @@ for w in $workloads; do
       printf '\n(synthetic set of %s x %s made in %.1f s)\n' "$rows" "$features" \
         "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')"
       compare synth "$tmp/synth.train" "$tmp/synth.test" \
-        "${ORION_SYNTH_ARGS:---epochs 5 --flush 64 --tier c}"
+        "${ORION_SYNTH_ARGS:---epochs 5 --flush 1024 --tier c}"
       ;;
     *) echo "bench/lr.sh: unknown workload '$w' (20ng, synth)" >&2; exit 2 ;;
   esac
