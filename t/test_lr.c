@@ -309,6 +309,12 @@ Test(lr, adarev_apply_function_matches_the_two_loop_version,
 
 /* ---- solvers, regularisation, classes (issues 36 and 37) ---------------- */
 
+/* Removes the temporary file at path and frees the path. */
+static void drop(char *path) {
+  unlink(path);
+  free(path);
+}
+
 /* Runs lr.lua with the arguments after the script (NULL-terminated, at
  * most 24) on `execs` executors and asserts that it exited 0. */
 static tu_run run_lr(const char *execs, const char *const *args) {
@@ -369,15 +375,12 @@ Test(lr, newton_and_sgd_flush_loop_are_the_same_bits_on_1_and_2_executors,
         free(text);
       }
       tu_run_free(&r);
-      unlink(w);
-      free(w);
+      drop(w);
     }
     free(first);
   }
-  unlink(train);
-  unlink(test);
-  free(train);
-  free(test);
+  drop(train);
+  drop(test);
 }
 
 /* How many of the weights file's lines are exactly 0. */
@@ -416,12 +419,9 @@ Test(lr, l1_penalty_gives_sparse_weights, .timeout = 200) {
   cr_expect_leq(zeros[0], 6, "L2: %d weights at 0", zeros[0]);
   cr_expect_geq(zeros[1], zeros[0] + 25, "L1: %d weights at 0, L2: %d",
                 zeros[1], zeros[0]);
-  unlink(w);
-  unlink(train);
-  unlink(test);
-  free(w);
-  free(train);
-  free(test);
+  drop(w);
+  drop(train);
+  drop(test);
 }
 
 /* --weight 0=W makes class 0's losses count W times: more test rows are
@@ -444,12 +444,9 @@ Test(lr, class_weights_shift_predictions, .timeout = 200) {
                "%d with 0=8", zeros[0], zeros[1]);
   cr_expect_lt(zeros[2], zeros[0] - 10, "predicted 0: %d without weights, "
                "%d with 1=8", zeros[0], zeros[2]);
-  unlink(p);
-  unlink(train);
-  unlink(test);
-  free(p);
-  free(train);
-  free(test);
+  drop(p);
+  drop(train);
+  drop(test);
 }
 
 /* Three classes labelled 3, 7 and 5 (their order of first appearance),
@@ -517,12 +514,9 @@ Test(lr, multiclass_report_and_predict_file, .timeout = 300) {
     free(text);
     tu_run_free(&r);
   }
-  unlink(p);
-  unlink(train);
-  unlink(test);
-  free(p);
-  free(train);
-  free(test);
+  drop(p);
+  drop(train);
+  drop(test);
 }
 
 /* Bad labels name the file and the row; bad options are usage errors
@@ -574,8 +568,6 @@ Test(lr, bad_multiclass_labels_and_solver_options_are_named,
               bad[i].msg, r.err);
     tu_run_free(&r);
   }
-  unlink(train);
-  unlink(test);
-  free(train);
-  free(test);
+  drop(train);
+  drop(test);
 }
