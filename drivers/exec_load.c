@@ -40,7 +40,7 @@ int orion_executor_load_range(const char *p, size_t n, orion_buf *out) {
   orion_error err;
   size_t len = 0, at = out->len;
   char *file, *data = NULL;
-  int rc;
+  int rc, mapped = 0;
   uint64_t lo, hi;
 
   if (orion_msg_load_file_decode(p, n, &lf, NULL) != 0 || lf.nparts < 1 ||
@@ -50,7 +50,8 @@ int orion_executor_load_range(const char *p, size_t n, orion_buf *out) {
   }
   file = orion_strndup(lf.path != NULL ? lf.path : "", lf.path_len);
   orion_error_clear(&err);
-  rc = file != NULL ? orion_read_file(file, &data, &len, &err) : ORION_ENOMEM;
+  rc = file != NULL ? orion_map_file(file, &data, &len, &mapped, &err)
+                    : ORION_ENOMEM;
   if (rc == 0) {
     lo = (uint64_t)((unsigned __int128)len * (uint64_t)lf.part /
                     (uint64_t)lf.nparts);
@@ -60,7 +61,8 @@ int orion_executor_load_range(const char *p, size_t n, orion_buf *out) {
     rc = orion_load_buffer_range(data, len, file, lo, hi, &lf.opts, &res,
                                  &err);
   }
-  orion_free(data);
+  if (data != NULL)
+    orion_unmap_file(data, len, mapped);
   orion_free(file);
   if (rc != 0) {
     loaded_error(out, err.msg[0] ? err.msg : orion_strerror(rc));

@@ -705,7 +705,7 @@ static void send_peers(orion_cluster *c) {
   orion_free(addrs);
 }
 
-orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
+orion_cluster *orion_cluster_begin(const orion_cluster_opts *o,
                                    orion_error *err) {
   orion_cluster *c;
   char msg[256];
@@ -796,6 +796,11 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
     accepting = NULL;
     return NULL;
   }
+  return c;
+}
+
+orion_cluster *orion_cluster_finish(orion_cluster *c, orion_error *err) {
+  int i;
   c->deadline = orion_now() + c->o.register_timeout;
   orion_cluster_wait(c, all_registered, c);
   if (c->registered < c->n) {
@@ -823,4 +828,10 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
   send_peers(c);
   c->doing[0] = '\0';
   return c;
+}
+
+orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
+                                   orion_error *err) {
+  orion_cluster *c = orion_cluster_begin(o, err);
+  return c != NULL ? orion_cluster_finish(c, err) : NULL;
 }

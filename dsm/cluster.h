@@ -92,6 +92,19 @@ typedef void (*orion_cluster_lost_fn)(void *ud, int exec, int silent,
 orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
                                    orion_error *err);
 
+/* orion_cluster_start in two halves, so that the driver can do other work
+ * (parse a file) while the executors start: begin listens and launches
+ * them, without waiting (NULL with err set when it cannot listen or a
+ * launch fails); finish waits until every one has registered, within
+ * register_timeout from the call to finish, and returns c, or NULL with
+ * err set and c freed, as orion_cluster_start.  Until finish the
+ * executors' registrations wait in the listening socket; each executor
+ * gives up on a driver that stays silent for its heartbeat timeout (10 s
+ * by default), so begin only ahead of work that takes less. */
+orion_cluster *orion_cluster_begin(const orion_cluster_opts *o,
+                                   orion_error *err);
+orion_cluster *orion_cluster_finish(orion_cluster *c, orion_error *err);
+
 int orion_cluster_size(const orion_cluster *c);
 
 /* The executor's address as it registered ("127.0.0.1:40312"). */

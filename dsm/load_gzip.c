@@ -1,11 +1,13 @@
 /* Reading a whole data file, plain or gzip-compressed (told apart by
- * content), through zlib: orion_read_file of dsm/loader.h. */
+ * content), through zlib: orion_read_file of dsm/loader.h; and mapping a
+ * plain one instead of reading it (orion_map_file). */
 #include "dsm/loader.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -116,4 +118,48 @@ out:
   *data = buf;
   *len = n;
   return 0;
+}
+
+/* Maps a plain file read-only when it can: a regular file, not empty, not
+ * gzip, whose size is not a multiple of the page size (so that the byte
+ * after the data lies in the mapping's last page, which the kernel fills
+ * with zeros: the terminating NUL orion_read_file promises).  Returns 1
+ * with *data and *len set, or 0 (nothing mapped, errno ignored). */
+static int map_plain(const char *path, char **data, size_t *len) {
+  struct stat st;
+  unsigned char magic[2];
+  long page = sysconf(_SC_PAGESIZE);
+  void *m;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), ok = 0;
+  if (fd < 0)
+    return 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 2 &&
+      page > 0 && st.st_size % page != 0 &&
+      (uint64_t)st.st_size < (uint64_t)SIZE_MAX &&
+      pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b)) {
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      (void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+      *data = m;
+      *len = (size_t)st.st_size;
+      ok = 1;
+    }
+  }
+  close(fd);
+  return ok;
+}
+
+int orion_map_file(const char *path, char **data, size_t *len, int *mapped,
+                   orion_error *err) {
+  *mapped = map_plain(path, data, len);
+  if (*mapped)
+    return 0;
+  return orion_read_file(path, data, len, err);
+}
+
+void orion_unmap_file(char *data, size_t len, int mapped) {
+  if (mapped)
+    munmap(data, len);
+  else
+    orion_free(data);
 }

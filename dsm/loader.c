@@ -142,18 +142,18 @@ int orion_load_merge(const orion_load_result *parts, int n,
   return 0;
 }
 
-/* orion_read_file + orion_load_buffer; the file's bytes are freed here,
+/* orion_map_file + orion_load_buffer; the file's bytes are released here,
  * the result's arrays belong to the caller. */
 int orion_load_file(const char *path, const orion_load_opts *o,
                     orion_load_result *res, orion_error *err) {
   char *data;
   size_t len;
-  int rc;
+  int rc, mapped;
   memset(res, 0, sizeof *res);
-  rc = orion_read_file(path, &data, &len, err);
+  rc = orion_map_file(path, &data, &len, &mapped, err);
   if (rc != 0)
     return rc;
   rc = orion_load_buffer(data, len, path, 1, o, res, err);
-  orion_free(data);
+  orion_unmap_file(data, len, mapped);
   return rc;
 }

@@ -193,4 +193,20 @@ int orion_load_file(const char *path, const orion_load_opts *o,
 int orion_read_file(const char *path, char **data, size_t *len,
                     orion_error *err);
 
+/* As orion_read_file, but a plain regular file is mapped read-only
+ * (mmap) instead of read into memory: no copy, and only the pages a
+ * parser touches are read from the page cache (an executor parsing its
+ * byte range of a parallel load reads that range, not the whole file).
+ * *mapped says which it was; give data, len and mapped back to
+ * orion_unmap_file.  A gzip file, or one that cannot be mapped, is read as
+ * orion_read_file reads it, with its errors.  The data must not be
+ * written; a mapped file that another process truncates while it is
+ * parsed ends the process with SIGBUS, so this is for data files, not for
+ * files that change. */
+int orion_map_file(const char *path, char **data, size_t *len, int *mapped,
+                   orion_error *err);
+
+/* Releases what orion_map_file gave (nothing for data NULL). */
+void orion_unmap_file(char *data, size_t len, int mapped);
+
 #endif

@@ -110,6 +110,8 @@ void orion__dist_stop(mod_state *s) {
   orion_free(csent);
   csent = NULL;
   csent_n = 0;
+  if (s->cl_starting != NULL) /* finished so that it stops cleanly */
+    (void)orion__dist_cluster(s);
   if (s->cl != NULL)
     orion_cluster_stop(s->cl);
   s->cl = NULL;
@@ -761,23 +763,6 @@ static void drop_shards(loop_run *r) {
 
 /* ---- starting a loop ---------------------------------------------------- */
 
-static orion_cluster *ensure_cluster(mod_state *s) {
-  orion_error err;
-  orion_cluster_opts o = s->copts;
-  if (s->cl != NULL)
-    return s->cl;
-  o.nexec = s->nexec;
-  orion_error_clear(&err);
-  s->cl = orion_cluster_start(&o, &err);
-  if (s->cl == NULL) {
-    fflush(stdout);
-    fprintf(stderr, "orion-driver: cannot start the cluster: %s\n", err.msg);
-    exit(ORION_EXIT_CLUSTER);
-  }
-  orion_jobpage_cluster(s->cl);
-  return s->cl;
-}
-
 static void send_forget(mod_state *s) {
   orion_msg_forget m;
   int e;
@@ -1046,7 +1031,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                                    io_pull, io_fail,       NULL};
   loop_run r;
   orion_loop_io rio = io;
-  orion_cluster *cl = ensure_cluster(s);
+  orion_cluster *cl = orion__dist_cluster(s);
   uint64_t bytes0;
   const orion_error *failed;
   int i, e, rc = 0, bmode = orion__chain_mode(err);
@@ -1188,5 +1173,5 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
 
 int orion__dist_load(mod_state *s, const char *path, const orion_load_opts *o,
                      orion_load_result *res, orion_error *err) {
-  return orion_pload(ensure_cluster(s), path, o, res, err);
+  return orion_pload(orion__dist_cluster(s), path, o, res, err);
 }

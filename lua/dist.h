@@ -117,6 +117,16 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
  * orion_load_file would return the whole.  Errors as orion_load_file. */
 struct orion_load_opts;
 struct orion_load_result;
+/* Launches the executors without waiting for them (orion_cluster_begin),
+ * when there are some, none has been started yet and the driver is about
+ * to parse the file at path itself: their start-up then overlaps the
+ * parse, and the first loop (ensure_cluster) finishes the start.  Only
+ * for files up to ORION__PRESTART_BYTES, whose parse is far shorter than
+ * an executor waits for a silent driver; any start still pending is
+ * finished first.  Exits the process (3) when the cluster cannot start,
+ * as the first loop would. */
+#define ORION__PRESTART_BYTES (32 << 20)
+void orion__dist_prestart(mod_state *s, const char *path);
 int orion__dist_load(mod_state *s, const char *path,
                      const struct orion_load_opts *o,
                      struct orion_load_result *res, orion_error *err);

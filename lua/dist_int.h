@@ -14,6 +14,11 @@
 #include "lua/module.h"
 #include "scheduler/loop.h"
 
+/* The cluster, started now if it was not (lua/dist_start.c): finishes a
+ * start that orion__dist_prestart began, or starts it whole.  Exits the
+ * process (3) when it cannot start. */
+orion_cluster *orion__dist_cluster(mod_state *s);
+
 /* How an array's rows stay on the executors during and after a loop
  * (lua/dist_resid.c). */
 enum {

@@ -55,6 +55,7 @@ typedef struct mod_state {
   double loop_timeout;  /* --loop-timeout: opts.timeout's default; 0: none */
   double bandwidth_mbps; /* --bandwidth-mbps (managed buffers); 0: measured */
   orion_cluster *cl;
+  orion_cluster *cl_starting; /* begun (orion__dist_prestart), not finished */
   int64_t *forget; /* ids of arrays collected since the last loop */
   int nforget;
 } mod_state;

@@ -720,6 +720,8 @@ static int l_text_file(lua_State *L) {
     o.value_type = ORION_I64;
   orion_error_clear(&err);
   memset(&res, 0, sizeof res);
+  if (orion__state(L)->nexec == 1)
+    orion__dist_prestart(orion__state(L), path);
   if (orion__state(L)->nexec >= 2 ? orion__dist_load(orion__state(L), path,
                                                      &o, &res, &err) != 0
                                   : orion_load_file(path, &o, &res, &err) != 0)

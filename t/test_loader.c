@@ -1816,3 +1816,64 @@ Test(loader, peer_part_keys_are_checked) {
                         "1..6");
   cr_assert_eq(orion_alloc_used(), before);
 }
+
+/* orion_map_file maps a plain file (NUL after the data, as
+ * orion_read_file's), and reads instead a gzip file and a plain one whose
+ * size is a whole number of pages (no room for the NUL in the mapping);
+ * orion_load_file gives the same elements either way. */
+Test(loader, map_file_maps_plain_files_and_reads_the_others) {
+  long page = sysconf(_SC_PAGESIZE);
+  char *text = malloc((size_t)page + 1), *data;
+  size_t len;
+  int k, mapped;
+  orion_error err;
+  cr_assert_not_null(text);
+  /* "1 2 3.5\n" lines, padded with a comment to exactly one page */
+  memset(text, ' ', (size_t)page);
+  memcpy(text, "1 2 3.5\n2 1 4\n#", 15);
+  text[page - 1] = '\n';
+  text[page] = '\0';
+  for (k = 0; k < 2; k++) {
+    char *path = tu_write_temp(".txt", k == 0 ? text : "1 2 3.5\n2 1 4\n");
+    orion_load_opts o;
+    orion_load_result res;
+    orion_error_clear(&err);
+    cr_assert_eq(orion_map_file(path, &data, &len, &mapped, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(mapped, k == 1, "a %s file: mapped %d",
+                 k == 0 ? "page-sized" : "short", mapped);
+    cr_expect_eq(len, k == 0 ? (size_t)page : 14u);
+    cr_expect_eq(data[len], '\0');
+    cr_expect_eq(strncmp(data, "1 2 3.5\n2 1 4\n", 14), 0);
+    orion_unmap_file(data, len, mapped);
+    orion_load_opts_init(&o);
+    cr_assert_eq(orion_load_file(path, &o, &res, &err), 0, "%s", err.msg);
+    cr_expect_eq(res.array->nnz, 2);
+    orion_array_release(res.array);
+    unlink(path);
+    free(path);
+  }
+  {
+    char path[] = "/tmp/orion-map-XXXXXX";
+    int fd = mkstemp(path);
+    gzFile gz;
+    cr_assert_geq(fd, 0);
+    gz = gzdopen(fd, "wb");
+    cr_assert_not_null(gz);
+    gzputs(gz, "1 2 3.5\n");
+    gzclose(gz);
+    orion_error_clear(&err);
+    cr_assert_eq(orion_map_file(path, &data, &len, &mapped, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(mapped, 0);
+    cr_expect_str_eq(data, "1 2 3.5\n");
+    orion_unmap_file(data, len, mapped);
+    unlink(path);
+  }
+  orion_error_clear(&err);
+  cr_expect_lt(orion_map_file("/nonexistent/x", &data, &len, &mapped, &err),
+               0);
+  cr_expect(strstr(err.msg, "cannot open /nonexistent/x") != NULL, "%s",
+            err.msg);
+  free(text);
+}

@@ -1,6 +1,7 @@
 /* Integration: the logistic-regression app (apps/lr/lr.lua) end to end
  * through orion-driver, against its serial reference (lr_serial.lua). */
 #include "t/testutil.h"
+#include <math.h>
 
 /* The last "final accuracy A auc U" of lr_serial.lua. */
 static int serial_final(const char *out, double *acc, double *auc) {
@@ -133,10 +134,10 @@ Test(lr, metrics_record_test_accuracy_per_epoch, .timeout = 120) {
   free(app);
 }
 
-/* A label other than 0/1 or -1/+1 names the file and the row; missing
+/* A label that is not an integer names the file and the row; missing
  * files are usage errors. */
 Test(lr, bad_labels_and_options_are_named, .timeout = 60) {
-  char *train = tu_write_temp(".libsvm", "1 1:1\n2 2:1\n");
+  char *train = tu_write_temp(".libsvm", "1 1:1\n2.5 2:1\n");
   char *app = tu_src("apps/lr/lr.lua");
   char want[1200];
   tu_run r;
@@ -147,7 +148,7 @@ Test(lr, bad_labels_and_options_are_named, .timeout = 60) {
   }
   cr_expect_neq(r.status, 0);
   snprintf(want, sizeof want,
-           "%s: row 2: label 2.0 is neither 0/1 nor -1/+1", train);
+           "%s: row 2: label 2.5 is not a class (an integer)", train);
   cr_expect(strstr(r.err, want) != NULL, "%s", r.err);
   tu_run_free(&r);
   {
@@ -305,4 +306,269 @@ Test(lr, adarev_apply_function_matches_the_two_loop_version,
   free(test);
   free(app);
   free(two);
+}
+
+/* ---- solvers, regularisation, classes (issues 36 and 37) ---------------- */
+
+/* Removes the temporary file at path and frees the path. */
+static void drop(char *path) {
+  unlink(path);
+  free(path);
+}
+
+/* Runs lr.lua with the arguments after the script (NULL-terminated, at
+ * most 24) on `execs` executors and asserts that it exited 0. */
+static tu_run run_lr(const char *execs, const char *const *args) {
+  char *app = tu_src("apps/lr/lr.lua");
+  char *argv[32];
+  int n = 0, i;
+  tu_run r;
+  argv[n++] = (char *)tu_driver();
+  argv[n++] = "--executors";
+  argv[n++] = (char *)execs;
+  argv[n++] = app;
+  for (i = 0; args[i] != NULL && n < 31; i++)
+    argv[n++] = (char *)args[i];
+  argv[n] = NULL;
+  r = tu_run_argv(argv, 200);
+  free(app);
+  return r;
+}
+
+/* The "test accuracy A" of lr.lua's report. */
+static double report_accuracy(const char *out) {
+  const char *p = strstr(out, "test accuracy ");
+  double a = -1;
+  cr_assert(p != NULL && sscanf(p, "test accuracy %lf", &a) == 1, "%s", out);
+  return a;
+}
+
+/* --solver newton (trust-region Newton over the distributed rows) writes
+ * the same bits on 1 and 2 executors (and in the driver), as does sgd
+ * with --flush loop, and both classify the synthetic set well. */
+Test(lr, newton_and_sgd_flush_loop_are_the_same_bits_on_1_and_2_executors,
+     .timeout = 300) {
+  char *train = synthetic(600, 80, 7), *test = synthetic(200, 80, 99);
+  static const char *const execs[] = {"0", "1", "2"};
+  int s, i;
+  for (s = 0; s < 2; s++) {
+    char *first = NULL;
+    for (i = 0; i < 3; i++) {
+      char *w = tu_temp_path(".txt"), *text;
+      const char *newton[] = {"--train", train, "--test", test, "--solver",
+                              "newton", "--C", "4", "--bias", "--weights", w,
+                              NULL};
+      const char *sgd[] = {"--train", train, "--test", test, "--epochs", "5",
+                           "--flush", "loop", "--C", "10", "--lr", "0.02",
+                           "--weights", w, NULL};
+      tu_run r = run_lr(execs[i], s == 0 ? newton : sgd);
+      cr_assert_eq(r.status, 0, "%s executors: %s", execs[i], r.err);
+      cr_expect_geq(report_accuracy(r.out), s == 0 ? 0.75 : 0.7,
+                    "%s executors:\n%s", execs[i], r.out);
+      text = read_text(w);
+      cr_expect_gt(tu_count_substr(text, "\n"), 70, "%s", text);
+      if (first == NULL)
+        first = text;
+      else {
+        cr_expect_str_eq(text, first, "%s, %s executors: weights differ "
+                         "from the driver's", s == 0 ? "newton" : "sgd",
+                         execs[i]);
+        free(text);
+      }
+      tu_run_free(&r);
+      drop(w);
+    }
+    free(first);
+  }
+  drop(train);
+  drop(test);
+}
+
+/* How many of the weights file's lines are exactly 0. */
+static int zero_weights(const char *path) {
+  char *text = read_text(path), *line = text;
+  int zeros = 0;
+  while (*line != '\0') {
+    zeros += strncmp(line, "0\n", 2) == 0;
+    line = strchr(line, '\n');
+    line = line != NULL ? line + 1 : text + strlen(text);
+  }
+  free(text);
+  return zeros;
+}
+
+/* --penalty l1 soft-thresholds: most weights end exactly at 0, while L2
+ * with the same --C leaves none at 0 (every feature occurs in some row),
+ * and the sparse model still classifies. */
+Test(lr, l1_penalty_gives_sparse_weights, .timeout = 200) {
+  char *train = synthetic(600, 80, 7), *test = synthetic(200, 80, 99);
+  char *w = tu_temp_path(".txt");
+  int pen, zeros[2];
+  for (pen = 0; pen < 2; pen++) {
+    const char *args[] = {"--train", train, "--test", test, "--epochs", "8",
+                          "--C", "0.5", "--penalty", pen == 0 ? "l2" : "l1",
+                          "--weights", w, NULL};
+    tu_run r = run_lr("1", args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    if (pen == 1)
+      cr_expect_geq(report_accuracy(r.out), 0.7, "%s", r.out);
+    zeros[pen] = zero_weights(w);
+    tu_run_free(&r);
+  }
+  /* L2 leaves at 0 only the intercept and the features no training row
+   * has; L1 zeroes many more. */
+  cr_expect_leq(zeros[0], 6, "L2: %d weights at 0", zeros[0]);
+  cr_expect_geq(zeros[1], zeros[0] + 25, "L1: %d weights at 0, L2: %d",
+                zeros[1], zeros[0]);
+  drop(w);
+  drop(train);
+  drop(test);
+}
+
+/* --weight 0=W makes class 0's losses count W times: more test rows are
+ * predicted 0 (the --predict file's first column). */
+Test(lr, class_weights_shift_predictions, .timeout = 200) {
+  char *train = synthetic(600, 80, 7), *test = synthetic(200, 80, 99);
+  char *p = tu_temp_path(".txt");
+  int k, zeros[3];
+  static const char *const weights[] = {NULL, "0=8", "1=8"};
+  for (k = 0; k < 3; k++) {
+    const char *args[] = {"--train", train, "--test", test, "--solver",
+                          "newton", "--C", "1", "--bias", "--predict", p,
+                          weights[k] ? "--weight" : NULL, weights[k], NULL};
+    tu_run r = run_lr("1", args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    zeros[k] = tu_count_line_prefix(p, "0 ");
+    tu_run_free(&r);
+  }
+  cr_expect_gt(zeros[1], zeros[0] + 10, "predicted 0: %d without weights, "
+               "%d with 0=8", zeros[0], zeros[1]);
+  cr_expect_lt(zeros[2], zeros[0] - 10, "predicted 0: %d without weights, "
+               "%d with 1=8", zeros[0], zeros[2]);
+  drop(p);
+  drop(train);
+  drop(test);
+}
+
+/* Three classes labelled 3, 7 and 5 (their order of first appearance),
+ * each with its own two features.  The test rows are the classes' own
+ * but the last, which has class 7's features and label 3: one-vs-rest
+ * (newton and sgd) and softmax all predict every row by its features,
+ * so the confusion matrix, precision, recall and F1 are known. */
+static const char multi_train[] =
+    "3 1:1 2:0.5\n7 3:1 4:0.5\n5 5:1 6:0.5\n3 1:0.6 2:1\n7 3:0.5 4:1\n"
+    "5 5:0.7 6:1\n3 1:1\n7 4:1\n5 6:0.9\n3 2:0.8\n7 3:0.9\n5 5:0.8\n";
+static const char multi_test[] = "3 1:1 2:1\n3 2:0.5\n7 3:1\n7 4:0.7 3:0.2\n"
+                                 "5 5:1\n5 6:1\n3 3:0.9 4:0.6\n";
+
+Test(lr, multiclass_report_and_predict_file, .timeout = 300) {
+  char *train = tu_write_temp(".libsvm", multi_train);
+  char *test = tu_write_temp(".libsvm", multi_test);
+  char *p = tu_temp_path(".txt");
+  int k;
+  for (k = 0; k < 3; k++) {
+    const char *newton[] = {"--train", train, "--test", test, "--solver",
+                            "newton", "--C", "10", "--predict", p, NULL};
+    const char *ovr[] = {"--train", train, "--test", test, "--epochs", "20",
+                         "--lr", "1", "--predict", p, NULL};
+    const char *soft[] = {"--train", train, "--test", test, "--epochs", "20",
+                          "--lr", "1", "--multi", "softmax", "--predict", p,
+                          NULL};
+    tu_run r = run_lr("2", k == 0 ? newton : k == 1 ? ovr : soft);
+    char *text;
+    const char *line;
+    int rows = 0;
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "test accuracy 0.8571 (7 rows)\n") != NULL, "%s",
+              r.out);
+    cr_expect(strstr(r.out,
+                     "label    precision    recall        f1  support\n"
+                     "3           1.0000    0.6667    0.8000        3\n"
+                     "7           0.6667    1.0000    0.8000        2\n"
+                     "5           1.0000    1.0000    1.0000        2\n"
+                     "confusion matrix (rows: true label, columns: "
+                     "predicted label)\n"
+                     "             3     7     5\n"
+                     "3            2     1     0\n"
+                     "7            0     2     0\n"
+                     "5            0     0     2\n") != NULL,
+              "solver %d:\n%s", k, r.out);
+    /* liblinear's predict -b 1 layout: labels, then label and the
+     * probabilities (summing to 1, the predicted one the largest). */
+    text = read_text(p);
+    cr_expect(strncmp(text, "labels 3 7 5\n", 13) == 0, "%s", text);
+    line = strchr(text, '\n');
+    while (line != NULL && line[1] != '\0') {
+      int label;
+      double q[3];
+      cr_assert_eq(sscanf(line + 1, "%d %lf %lf %lf", &label, &q[0], &q[1],
+                          &q[2]), 4, "%s", line + 1);
+      cr_expect(fabs(q[0] + q[1] + q[2] - 1) < 1e-5, "%s", line + 1);
+      {
+        int best = q[0] >= q[1] && q[0] >= q[2] ? 3 : q[1] >= q[2] ? 7 : 5;
+        cr_expect_eq(label, best, "%s", line + 1);
+      }
+      rows++;
+      line = strchr(line + 1, '\n');
+    }
+    cr_expect_eq(rows, 7, "%s", text);
+    free(text);
+    tu_run_free(&r);
+  }
+  drop(p);
+  drop(train);
+  drop(test);
+}
+
+/* Bad labels name the file and the row; bad options are usage errors
+ * (exit 2) naming the option. */
+Test(lr, bad_multiclass_labels_and_solver_options_are_named,
+     .timeout = 120) {
+  char *train = tu_write_temp(".libsvm", multi_train);
+  char *test = tu_write_temp(".libsvm", "3 1:1\n9 2:1\n");
+  char want[1200];
+  static const struct {
+    const char *opt[4];
+    const char *msg;
+  } bad[] = {
+      {{"--solver", "lbfgs", NULL, NULL},
+       "lr.lua: --solver must be sgd, adarev or newton, not 'lbfgs'"},
+      {{"--penalty", "l1", NULL, NULL}, "lr.lua: --penalty l1 needs --C"},
+      {{"--penalty", "l1", "--solver", "newton"},
+       "lr.lua: --penalty l1 needs --solver sgd"},
+      {{"--multi", "softmax", "--solver", "newton"},
+       "lr.lua: --multi softmax needs --solver sgd"},
+      {{"--weight", "3=x", NULL, NULL},
+       "lr.lua: --weight: '3=x' is not LABEL=W"},
+      {{"--weight", "4=2", NULL, NULL},
+       "lr.lua: --weight: label 4 is not a label of "},
+      {{"--C", "-1", NULL, NULL}, "lr.lua: --C must be positive"},
+      {{"--solver", "adarev", NULL, NULL},
+       "lr.lua: --solver adarev trains two classes; "},
+  };
+  size_t i;
+  tu_run r;
+  {
+    const char *args[] = {"--train", train, "--test", test, NULL};
+    r = run_lr("0", args);
+  }
+  cr_expect_neq(r.status, 0);
+  snprintf(want, sizeof want,
+           "%s: row 2: label 9 is not one of the training labels (3 7 5)",
+           test);
+  cr_expect(strstr(r.err, want) != NULL, "%s", r.err);
+  tu_run_free(&r);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *args[] = {"--train",      train,        "--test",
+                          train,          bad[i].opt[0], bad[i].opt[1],
+                          bad[i].opt[2], bad[i].opt[3], NULL};
+    r = run_lr("0", args);
+    cr_expect_eq(r.status, 2, "%s: exit %d\n%s", bad[i].msg, r.status,
+                 r.err);
+    cr_expect(strstr(r.err, bad[i].msg) != NULL, "want '%s' in:\n%s",
+              bad[i].msg, r.err);
+    tu_run_free(&r);
+  }
+  drop(train);
+  drop(test);
 }

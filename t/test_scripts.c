@@ -1230,4 +1230,52 @@ Test(scripts, verify_refuses_a_loop_with_too_many_blocks) {
   expect_lacks(r.out, "ran");
   tu_run_free(&r);
   remove_temp(script);
+/* ------------------------------------------------------------------------
+ * One executor starts while the driver parses the first data file
+ * (orion__dist_prestart): a script that loads and never loops still ends
+ * cleanly (exit 0, the executor stopped); one that loads two files then
+ * loops gets the loop's results; an executor that cannot start is
+ * reported at the load, as the cluster's start (exit 3).
+ * ---------------------------------------------------------------------- */
+Test(scripts, executor_started_during_the_load) {
+  char *data = tu_write_temp(".libsvm", "1 1:1 2:2\n0 2:3\n1 3:0.5\n");
+  char *script = tu_write_temp(
+      ".lua",
+      "local orion = require 'orion'\n"
+      "local X = orion.text_file(arg[1], {format = 'libsvm', rows = true})\n"
+      "if arg[2] == 'loop' then\n"
+      "  local Y = orion.text_file(arg[1], {format = 'libsvm', rows = true})\n"
+      "  local S = orion.zeros {3}\n"
+      "  orion.parallel_for(Y, function(i, row)\n"
+      "    local s = 0.0\n"
+      "    for j = 1, #row do s = s + row:value(j) end\n"
+      "    S[i] = s\n"
+      "  end)\n"
+      "  local t = S:to_table()\n"
+      "  print(('sums %g %g %g'):format(t[1], t[2], t[3]))\n"
+      "end\n"
+      "print('rows', (X:dims()))\n");
+  int k;
+  for (k = 0; k < 3; k++) {
+    char *argv[] = {(char *)tu_driver(), "--executors", "1", script, data,
+                    k == 1 ? "loop" : "none", NULL};
+    tu_run r;
+    if (k == 2)
+      setenv("ORION_EXECUTOR", "/nonexistent/orion-executor", 1);
+    r = tu_run_argv(argv, 60);
+    unsetenv("ORION_EXECUTOR");
+    if (k < 2) {
+      expect_ok(&r);
+      expect_has(r.out, "rows\t3\n");
+      if (k == 1)
+        expect_has(r.out, "sums 3 3 0.5\n");
+    } else {
+      cr_expect_eq(r.status, 3, "exit %d\n%s", r.status, r.err);
+      expect_has(r.err, "orion-driver: cannot start the cluster: ");
+      expect_lacks(r.out, "rows");
+    }
+    tu_run_free(&r);
+  }
+  remove_temp(script);
+  remove_temp(data);
 }

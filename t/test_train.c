@@ -713,7 +713,7 @@ Test(train, apps_refuse_options_they_cannot_honour) {
                     "(test_rmse), measured with --test or --test-split\n");
   tu_run_free(&r);
   r = tu_run_argv(a2, 30);
-  expect_refused(r, "lr.lua: --lr-schedule applies to --optimizer sgd\n");
+  expect_refused(r, "lr.lua: --lr-schedule applies to --solver sgd\n");
   tu_run_free(&r);
   free(mf);
   free(lr);
