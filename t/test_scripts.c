@@ -1230,6 +1230,8 @@ Test(scripts, verify_refuses_a_loop_with_too_many_blocks) {
   expect_lacks(r.out, "ran");
   tu_run_free(&r);
   remove_temp(script);
+}
+
 /* ------------------------------------------------------------------------
  * One executor starts while the driver parses the first data file
  * (orion__dist_prestart): a script that loads and never loops still ends
