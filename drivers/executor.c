@@ -44,13 +44,13 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "drivers/launch.h"
 #include "dsm/msg.h"
 #include "dsm/net.h"
 #include "dsm/wire.h"
-#include "lua/exec.h"
-#include "lua/exec_gbody.h"
+#include "executor/exec.h"
+#include "executor/exec_gbody.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 

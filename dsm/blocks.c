@@ -1,10 +1,10 @@
-#include "scheduler/blocks.h"
+#include "dsm/blocks.h"
 
 #include <string.h>
 
 #include "dsm/key.h"
 #include "dsm/partition.h"
-#include "scheduler/plan.h"
+#include "dsm/plan.h"
 #include "util/alloc.h"
 
 int orion_block_spec_equal(const orion_block_spec *x,

@@ -1,4 +1,4 @@
-#include "scheduler/plan.h"
+#include "dsm/plan.h"
 
 #include "util/alloc.h"
 #include "util/error.h"

@@ -1,6 +1,6 @@
 /* Accumulator values (lua/accum.h): folding operands and executors'
  * partials with sum, min or max. */
-#include "lua/accum.h"
+#include "executor/accum.h"
 
 #include <string.h>
 

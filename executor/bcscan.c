@@ -28,7 +28,7 @@
  *   varint:   big-endian groups of 7 bits; the last byte has bit 0x80 set.
  *   string:   varint size; 0 means NULL, otherwise size - 1 bytes follow.
  */
-#include "lua/bcscan.h"
+#include "executor/bcscan.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
-#include "lua/capture.h"
+#include "executor/capture.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "lua/bcscan.h"
+#include "executor/bcscan.h"
 #include "util/alloc.h"
 #include "util/error.h"
 

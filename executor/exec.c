@@ -10,7 +10,7 @@
  *
  * Includes no driver-only header: executors link it without the driver's
  * engine.  Compute thread only (one thread per orion_exec). */
-#include "lua/exec.h"
+#include "executor/exec.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -21,10 +21,10 @@
 #include "dsm/msg.h"
 #include "dsm/ragged.h"
 #include "dsm/wbuf.h"
-#include "lua/capture.h"
-#include "lua/exec_gbody.h"
-#include "lua/exec_int.h"
-#include "lua/nn.h"
+#include "executor/capture.h"
+#include "executor/exec_gbody.h"
+#include "executor/exec_int.h"
+#include "executor/nn.h"
 #include "util/alloc.h"
 #include "util/cbody.h"
 #include "util/clock.h"

@@ -15,9 +15,9 @@
 
 #include "dsm/array.h"
 #include "dsm/wbuf.h"
-#include "lua/accum.h"
-#include "lua/exec_block.h"
-#include "lua/exec_managed.h"
+#include "executor/accum.h"
+#include "executor/exec_block.h"
+#include "executor/exec_managed.h"
 #include "util/cbody.h"
 #include "util/buf.h"
 #include "util/error.h"

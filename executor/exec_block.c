@@ -1,15 +1,15 @@
 /* The end of a block on an executor: its accumulator partials and its
  * flush = "loop" buffers' writes, kept apart and tagged with the block
  * (lua/exec_block.h). */
-#include "lua/exec_block.h"
+#include "executor/exec_block.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "dsm/types.h"
-#include "lua/exec.h"
+#include "executor/exec.h"
 
-#include "lua/exec_int.h"
+#include "executor/exec_int.h"
 #include "util/alloc.h"
 
 static int push(struct orion_exec *ex, int64_t block, acc_slot *s) {

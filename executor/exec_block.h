@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "lua/accum.h"
+#include "executor/accum.h"
 #include "util/error.h"
 
 struct orion_exec;

@@ -8,7 +8,7 @@
  * and no limit before it has read one. */
 #include <stdint.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "util/clock.h"
 
 /* The bucket holds at most this many seconds of the rate. */

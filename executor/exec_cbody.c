@@ -13,8 +13,8 @@
 
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
-#include "lua/exec.h"
-#include "lua/exec_int.h"
+#include "executor/exec.h"
+#include "executor/exec_int.h"
 #include "util/alloc.h"
 #include "util/cbody.h"
 #include "util/luarand.h"

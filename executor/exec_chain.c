@@ -17,7 +17,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/msg.h"
 #include "dsm/wire.h"
 #include "util/alloc.h"

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/ckpt.h"
 #include "dsm/msg.h"
 #include "util/alloc.h"

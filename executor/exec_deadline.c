@@ -13,8 +13,8 @@
 #include <lua.h>
 #include <stdio.h>
 
-#include "lua/exec.h"
-#include "lua/exec_int.h"
+#include "executor/exec.h"
+#include "executor/exec_int.h"
 #include "util/clock.h"
 
 enum { HOOK_EVERY = 4096, POLL_EVERY = 4096 };

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "drivers/exec_load.h"
-#include "drivers/exec_state.h"
+#include "executor/exec_load.h"
+#include "executor/exec_state.h"
 #include "dsm/msg.h"
 #include "dsm/net.h"
 #include "dsm/wire.h"

@@ -15,7 +15,7 @@
  * one block ahead on the copy stream (orion_gpu_h2d_async).
  *
  * Compute thread only. */
-#include "lua/exec_gbody.h"
+#include "executor/exec_gbody.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,8 +24,8 @@
 
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
-#include "lua/exec_gmemo.h"
-#include "lua/exec_int.h"
+#include "executor/exec_gmemo.h"
+#include "executor/exec_int.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/gclaim.h"

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "lua/exec.h"
-#include "scheduler/blocks.h"
-#include "scheduler/gpugrid.h"
+#include "executor/exec.h"
+#include "dsm/blocks.h"
+#include "executor/gpugrid.h"
 #include "util/error.h"
 #include "util/gbody.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "analysis/cgen.h"
-#include "drivers/exec_state.h"
-#include "lua/exec_gbody.h"
+#include "executor/exec_state.h"
+#include "executor/exec_gbody.h"
 #include "util/ccomp.h"
 #include "util/gbody.h"
 

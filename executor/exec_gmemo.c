@@ -1,5 +1,5 @@
 /* Device grids kept across passes (lua/exec_gmemo.h). */
-#include "lua/exec_gmemo.h"
+#include "executor/exec_gmemo.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

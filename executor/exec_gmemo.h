@@ -26,8 +26,8 @@
 #include <stdint.h>
 
 #include "dsm/array.h"
-#include "scheduler/blocks.h"
-#include "scheduler/gpugrid.h"
+#include "dsm/blocks.h"
+#include "executor/gpugrid.h"
 #include "util/error.h"
 
 #define ORION_GMEMO_ENTRIES 1024

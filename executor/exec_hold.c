@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/shard.h"
 #include "util/alloc.h"
 #include "util/error.h"

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "drivers/exec_load.h"
+#include "executor/exec_load.h"
 #include "dsm/loader.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"

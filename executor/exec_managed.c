@@ -4,13 +4,13 @@
  * buffer remembers, for the keys still pending at the last send, the
  * block count at which each was first seen pending, which gives the
  * staleness of what is sent later. */
-#include "lua/exec_managed.h"
+#include "executor/exec_managed.h"
 
 #include <string.h>
 
 #include "dsm/types.h"
-#include "lua/exec.h"
-#include "lua/exec_int.h"
+#include "executor/exec.h"
+#include "executor/exec_int.h"
 #include "util/alloc.h"
 
 void orion__exec_managed_forget(exec_buffer *b) {

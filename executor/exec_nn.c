@@ -2,12 +2,12 @@
  * (lua/nn.c) reads the array, slice and buffer proxies bodies see
  * (lua/exec.h), and writes buffers as pending values.  It belongs to the
  * executor host (lua/exec*), which includes lua/nn.h, never the reverse. */
-#include "lua/nn.h"
+#include "executor/nn.h"
 
 #include <string.h>
 
-#include "lua/exec.h"
-#include "lua/exec_int.h"
+#include "executor/exec.h"
+#include "executor/exec_int.h"
 
 /* The proxy at idx (see orion__nn_host). */
 static int data_of(lua_State *L, int idx, const char *fn, const char *what,

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "drivers/launch.h"
 #include "dsm/net.h"
 #include "dsm/msg.h"

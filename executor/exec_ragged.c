@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "dsm/ragged.h"
-#include "lua/exec_int.h"
+#include "executor/exec_int.h"
 
 #define ROW_MT "orion.exec.row"
 

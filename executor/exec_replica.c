@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/array.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"

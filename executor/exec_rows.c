@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/msg.h"
 #include "util/alloc.h"
 #include "util/buf.h"

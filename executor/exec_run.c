@@ -16,13 +16,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/array.h"
 #include "dsm/key.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"
-#include "lua/exec.h"
-#include "lua/exec_gbody.h"
+#include "executor/exec.h"
+#include "executor/exec_gbody.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cbody.h"

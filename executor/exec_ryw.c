@@ -30,9 +30,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/shard.h"
-#include "lua/exec.h"
+#include "executor/exec.h"
 #include "util/alloc.h"
 #include "util/error.h"
 

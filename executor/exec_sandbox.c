@@ -41,8 +41,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua/capture.h"
-#include "lua/exec_int.h"
+#include "executor/capture.h"
+#include "executor/exec_int.h"
 
 /* What a body may use: each library's names, then the base functions. */
 static const char *const base_names[] = {

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <uv.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/net.h"
 #include "dsm/msg.h"
 #include "dsm/proto.h"
@@ -27,7 +27,7 @@
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
 #include "dsm/wire.h"
-#include "lua/exec.h"
+#include "executor/exec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/clock.h"

@@ -45,7 +45,7 @@
 #include "dsm/wbuf.h"
 #include "dsm/wire.h"
 #include "gpu/gpu.h"
-#include "lua/exec.h"
+#include "executor/exec.h"
 #include "util/buf.h"
 #include "util/ccomp.h"
 #include "util/clock.h"

@@ -23,7 +23,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "dsm/msg.h"
 #include "dsm/proto.h"
 #include "dsm/shard.h"

@@ -1,6 +1,6 @@
 /* The device grid of a block (scheduler/gpugrid.h): element groups and
  * steps from the block's keys, and the checker the tests use. */
-#include "scheduler/gpugrid.h"
+#include "executor/gpugrid.h"
 
 #include <inttypes.h>
 #include <math.h>

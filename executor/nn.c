@@ -13,7 +13,7 @@
  * op(A) is 100x784, op(B) is 256x10").  Matrices are row-major; keys and
  * class labels are 1-based, as everywhere in Lua.
  */
-#include "lua/nn.h"
+#include "executor/nn.h"
 
 #include <lauxlib.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "kernels/nn_math.h"
-#include "lua/nn_int.h"
+#include "executor/nn_int.h"
 #include "util/alloc.h"
 
 /* The current host values of a matrix, for reading (HR), for changing

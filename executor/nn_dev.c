@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "kernels/nn_gpu.h"
-#include "lua/nn.h"
-#include "lua/nn_int.h"
+#include "executor/nn.h"
+#include "executor/nn_int.h"
 
 /* The registry slot of a state's device (an nn_devstate userdata). */
 static const char dev_key = 'g';

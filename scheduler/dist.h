@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lua/exec_managed.h"
-#include "lua/module.h"
+#include "executor/exec_managed.h"
+#include "scheduler/module.h"
 #include "scheduler/schedule.h"
 #include "util/error.h"
 

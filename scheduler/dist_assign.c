@@ -33,7 +33,7 @@
 
 #include <lauxlib.h>
 
-#include "lua/dist_int.h"
+#include "scheduler/dist_int.h"
 #include "scheduler/balance.h"
 #include "util/alloc.h"
 

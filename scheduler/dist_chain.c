@@ -40,7 +40,7 @@
 #include "dsm/msg.h"
 #include "dsm/replica.h"
 #include "dsm/types.h"
-#include "lua/dist_int.h"
+#include "scheduler/dist_int.h"
 #include "util/alloc.h"
 
 #define CHUNK_DEFAULT (1 << 20)

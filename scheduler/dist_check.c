@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lua/dist_int.h"
+#include "scheduler/dist_int.h"
 
 /* Ends the job for executor e's malformed `what` frame: the message names
  * the executor, its address, the frame and the field (fmt) that is wrong.

@@ -1,5 +1,5 @@
 /* The driver's held BUFFER_FLUSH frames (lua/dist_held.h). */
-#include "lua/dist_held.h"
+#include "scheduler/dist_held.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,10 +8,10 @@
 #include "dsm/cluster.h"
 #include "dsm/msg.h"
 #include "dsm/replica.h"
-#include "lua/dist.h"
-#include "lua/dist_held.h"
-#include "lua/dist_watch.h"
-#include "lua/module.h"
+#include "scheduler/dist.h"
+#include "scheduler/dist_held.h"
+#include "scheduler/dist_watch.h"
+#include "scheduler/module.h"
 #include "scheduler/loop.h"
 
 /* How an array's rows stay on the executors during and after a loop

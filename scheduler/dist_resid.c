@@ -41,7 +41,7 @@
 
 #include "dsm/holders.h"
 #include "dsm/proto.h"
-#include "lua/dist_int.h"
+#include "scheduler/dist_int.h"
 #include "util/alloc.h"
 
 /* ---- which arrays, which rows ------------------------------------------ */

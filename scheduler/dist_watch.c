@@ -1,6 +1,6 @@
 /* Watching a distributed loop: progress and stall reports (see
  * dist_watch.h). */
-#include "lua/dist_watch.h"
+#include "scheduler/dist_watch.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* The job page's view of the driver (see jobpage.h). */
-#include "lua/jobpage.h"
+#include "scheduler/jobpage.h"
 
 #include <lauxlib.h>
 #include <stdio.h>

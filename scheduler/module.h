@@ -12,8 +12,8 @@
 
 #include "dsm/array.h"
 #include "dsm/cluster.h"
-#include "lua/accum.h"
-#include "scheduler/blocks.h"
+#include "executor/accum.h"
+#include "dsm/blocks.h"
 #include "util/error.h"
 
 #define ARRAY_MT "orion.DistArray"

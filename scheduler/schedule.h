@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "scheduler/blocks.h"
+#include "dsm/blocks.h"
 
 /* A loop's shape. */
 typedef struct orion_schedule_shape {

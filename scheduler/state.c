@@ -5,14 +5,14 @@
  * driver's Lua state; the one call into the module's other files brings an
  * array's rows back from the executors before the script uses it
  * (lua/dist_resid.c). */
-#include "lua/module.h"
+#include "scheduler/module.h"
 
 #include <lauxlib.h>
 #include <string.h>
 
 #include "dsm/replica.h"
-#include "lua/capture.h"
-#include "lua/dist.h"
+#include "executor/capture.h"
+#include "scheduler/dist.h"
 
 mod_state *orion__state(lua_State *L) {
   mod_state *s;

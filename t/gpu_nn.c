@@ -20,7 +20,7 @@
 #include "gpu/gpu.h"
 #include "kernels/nn_gpu.h"
 #include "kernels/nn_math.h"
-#include "lua/nn.h"
+#include "executor/nn.h"
 #include "t/nnstate.h"
 
 static orion_gpu *g;

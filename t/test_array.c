@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "dsm/array.h"
-#include "lua/accum.h"
+#include "executor/accum.h"
 #include "util/alloc.h"
 #include "util/rng.h"
 

@@ -9,7 +9,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "lua/bcscan.h"
+#include "executor/bcscan.h"
 #include "util/alloc.h"
 #include "util/error.h"
 

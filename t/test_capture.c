@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "lua/capture.h"
+#include "executor/capture.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"

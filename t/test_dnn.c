@@ -14,7 +14,7 @@
 #include "gpu/gpu.h"
 #include "kernels/nn_gpu.h"
 #include "kernels/nn_math.h"
-#include "lua/nn.h"
+#include "executor/nn.h"
 #include "util/alloc.h"
 
 #include <lauxlib.h>

@@ -15,9 +15,9 @@
 
 #include "dsm/array.h"
 #include "gpu/gpu.h"
-#include "lua/exec.h"
-#include "lua/exec_gbody.h"
-#include "lua/exec_int.h" /* the CPU body, for its math.random state */
+#include "executor/exec.h"
+#include "executor/exec_gbody.h"
+#include "executor/exec_int.h" /* the CPU body, for its math.random state */
 
 /* ---- a host "device" ---------------------------------------------------- */
 

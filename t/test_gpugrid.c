@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/gpugrid.h"
+#include "executor/gpugrid.h"
 
 /* xorshift64*: the tests' own generator (fixed seeds). */
 static uint64_t rnd(uint64_t *s) {

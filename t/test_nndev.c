@@ -12,7 +12,7 @@
 #include <lualib.h>
 
 #include "gpu/gpu.h"
-#include "lua/nn.h"
+#include "executor/nn.h"
 #include "t/nnstate.h"
 
 extern long fake_gpu_calls;
