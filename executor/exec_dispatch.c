@@ -119,22 +119,6 @@ static const struct frame_rule {
                           NULL},
 };
 
-job *orion__exec_job_take(exec_state *x, orion_conn *c,
-                          const orion_wire_frame *f, int from) {
-  job *j = orion_calloc(1, sizeof *j);
-  if (j == NULL)
-    orion__exec_die(x, "out of memory");
-  j->type = f->type;
-  j->from = from;
-  j->payload = orion_wire_decoder_take(&c->dec, &j->len); /* f is gone */
-  return j;
-}
-
-void orion__exec_job_free(job *j) {
-  orion_free(j->payload);
-  orion_free(j);
-}
-
 /* Queues a request for the compute thread. */
 static void enqueue(exec_state *x, job *j) {
   pthread_mutex_lock(&x->mu);

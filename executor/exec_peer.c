@@ -29,7 +29,7 @@
 #include <uv.h>
 
 #include "executor/exec_state.h"
-#include "drivers/launch.h"
+#include "dsm/addr.h"
 #include "dsm/net.h"
 #include "dsm/msg.h"
 #include "dsm/wire.h"
