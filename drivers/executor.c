@@ -376,6 +376,8 @@ int main(int argc, char **argv) {
   if (rc >= 0)
     return rc;
   signal(SIGPIPE, SIG_IGN);
+  x->peer_in_frame = orion__exec_on_peer_in_frame;
+  x->peer_out_frame = orion__exec_on_peer_out_frame;
 
   x->ex = orion_exec_new(x->id);
   if (x->ex == NULL)

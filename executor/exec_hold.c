@@ -5,7 +5,9 @@
  * every executor's LOOP_DONE, and a LOOP_DONE after the owners
  * acknowledged its writes), block by block in ascending block number, so
  * that a float "add" target gets the same sums in the same order on any
- * number of executors.  Compute thread.
+ * number of executors.  Here too: applying buffered writes to the chunks
+ * this executor owns and publishing them (orion__shard_apply_own), at once
+ * or when held.  Compute thread.
  */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 
 #include "executor/exec_state.h"
 #include "dsm/shard.h"
+#include "executor/exec.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -85,4 +88,44 @@ void orion__hold_drop(exec_state *x) {
   orion_free(x->held);
   x->held = NULL;
   x->nheld = x->capheld = 0;
+}
+
+int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
+                           const orion_pend_item *items, int64_t n, int count,
+                           int from, orion_error *err) {
+  int64_t i, k0, k1;
+  int64_t lo, hi;
+  const int64_t *hids;
+  int rc, h, nh;
+  if (n == 0) {
+    if (from >= 0) {
+      pthread_mutex_lock(&x->mu);
+      orion__ryw_took(x, from);
+      pthread_mutex_unlock(&x->mu);
+    }
+    return 0;
+  }
+  lo = hi = items[0].key;
+  rc = orion_exec_buffer_apply(x->ex, buffer, items, n, err);
+  for (i = 1; i < n; i++) { /* in key order, but be safe */
+    lo = items[i].key < lo ? items[i].key : lo;
+    hi = items[i].key > hi ? items[i].key : hi;
+  }
+  k0 = orion_shard_chunk_of(sh, lo);
+  k1 = orion_shard_chunk_of(sh, hi) + 1;
+  nh = orion_exec_buffer_helpers(x->ex, buffer, &hids);
+  pthread_mutex_lock(&x->mu);
+  orion_shard_publish(sh, k0, k1, 0, &x->vcounter);
+  for (h = 0; h < nh; h++) { /* sharded with the target: the same chunks */
+    orion_shard *hs = orion__shard_find(x, hids[h]);
+    if (hs != NULL && hs->run == x->run)
+      orion_shard_publish(hs, k0, k1, 0, &x->vcounter);
+  }
+  if (from >= 0)
+    orion__ryw_took(x, from);
+  if (count)
+    x->shard_items += (uint64_t)n;
+  pthread_mutex_unlock(&x->mu);
+  uv_async_send(&x->wake);
+  return rc;
 }

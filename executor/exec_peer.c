@@ -120,7 +120,7 @@ static void peer_send_out(exec_state *x, peerlink *pl, orion_buf *b) {
   orion_buf_append(&pl->pending, b->data, b->len);
   b->len = 0;
   if (pl->out == NULL) {
-    pl->out = orion__exec_connection(x, orion__exec_on_peer_out_frame,
+    pl->out = orion__exec_connection(x, x->peer_out_frame,
                                      peer_out_closed, peer_out_connected, pl);
     if (orion_conn_connect(pl->out, pl->host, pl->port) != 0)
       orion__exec_die(x, "cannot reach executor %d at %s:%d", pl->index,
@@ -222,7 +222,7 @@ static void on_peer_connection(uv_stream_t *server, int status) {
   if (status != 0)
     return;
   memset(&cbs, 0, sizeof cbs);
-  cbs.frame = orion__exec_on_peer_in_frame;
+  cbs.frame = x->peer_in_frame;
   cbs.closed = peer_in_closed;
   c = orion_conn_new(&x->loop, ORION_WIRE_ACCEPT, x->token, x->encrypt, &cbs,
                      NULL);

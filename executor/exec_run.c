@@ -114,28 +114,6 @@ static int bind_buffer_decl(exec_state *x, const orion_msg_buf_desc *d,
   return rc == 0 ? push_buf(x, d->id, d->target) : rc;
 }
 
-int orion__bodies_find(const exec_bodies *b, uint64_t hash,
-                       orion_cobj **obj) {
-  int i;
-  for (i = 0; i < b->n; i++)
-    if (b->e[i].hash == hash) {
-      *obj = b->e[i].obj;
-      return 1;
-    }
-  return 0;
-}
-
-void orion__bodies_keep(exec_bodies *b, uint64_t hash, orion_cobj *obj) {
-  if (b->n == ORION_BODY_CACHE) { /* forget the oldest */
-    orion_cobj_free(b->e[0].obj);
-    memmove(&b->e[0], &b->e[1], sizeof b->e[0] * (ORION_BODY_CACHE - 1));
-    b->n--;
-  }
-  b->e[b->n].hash = hash;
-  b->e[b->n].obj = obj;
-  b->n++;
-}
-
 /* Builds (or finds in the cache) the compiled body the driver sent (m's
  * chash, csrc, cflags, required and slots) and makes the executor run it.
  * A failure is an error for tier "c"; under "auto" the loop runs

@@ -33,14 +33,6 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-orion_shard *orion__shard_find(exec_state *x, int64_t id) {
-  int i;
-  for (i = 0; i < x->nshards; i++)
-    if (x->shards[i].id == id)
-      return &x->shards[i];
-  return NULL;
-}
-
 /* ---- setting shards up (compute thread) --------------------------------- */
 
 /* LOAD_BODY's shard entry s: flags, and the runs of the rows of our
@@ -121,68 +113,7 @@ void orion__shards_retire(exec_state *x, int64_t run) {
   pthread_mutex_unlock(&x->mu);
 }
 
-void orion__shard_drop(exec_state *x, int64_t id) {
-  orion_shard *sh;
-  pthread_mutex_lock(&x->mu);
-  sh = orion__shard_find(x, id);
-  if (sh != NULL) {
-    orion_shard_clear(sh);
-    *sh = x->shards[--x->nshards];
-  }
-  pthread_mutex_unlock(&x->mu);
-}
-
 /* ---- buffered writes to the owners (compute thread) --------------------- */
-
-orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer) {
-  int i;
-  for (i = 0; i < x->nbufs; i++)
-    if (x->bufs[i] == buffer) {
-      orion_shard *sh = orion__shard_find(x, x->buf_targets[i]);
-      return sh != NULL && sh->run == x->run ? sh : NULL;
-    }
-  return NULL;
-}
-
-int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
-                           const orion_pend_item *items, int64_t n, int count,
-                           int from, orion_error *err) {
-  int64_t i, k0, k1;
-  int64_t lo, hi;
-  const int64_t *hids;
-  int rc, h, nh;
-  if (n == 0) {
-    if (from >= 0) {
-      pthread_mutex_lock(&x->mu);
-      orion__ryw_took(x, from);
-      pthread_mutex_unlock(&x->mu);
-    }
-    return 0;
-  }
-  lo = hi = items[0].key;
-  rc = orion_exec_buffer_apply(x->ex, buffer, items, n, err);
-  for (i = 1; i < n; i++) { /* in key order, but be safe */
-    lo = items[i].key < lo ? items[i].key : lo;
-    hi = items[i].key > hi ? items[i].key : hi;
-  }
-  k0 = orion_shard_chunk_of(sh, lo);
-  k1 = orion_shard_chunk_of(sh, hi) + 1;
-  nh = orion_exec_buffer_helpers(x->ex, buffer, &hids);
-  pthread_mutex_lock(&x->mu);
-  orion_shard_publish(sh, k0, k1, 0, &x->vcounter);
-  for (h = 0; h < nh; h++) { /* sharded with the target: the same chunks */
-    orion_shard *hs = orion__shard_find(x, hids[h]);
-    if (hs != NULL && hs->run == x->run)
-      orion_shard_publish(hs, k0, k1, 0, &x->vcounter);
-  }
-  if (from >= 0)
-    orion__ryw_took(x, from);
-  if (count)
-    x->shard_items += (uint64_t)n;
-  pthread_mutex_unlock(&x->mu);
-  uv_async_send(&x->wake);
-  return rc;
-}
 
 /* Appends a BUFFER_FLUSH of items[0..n) for `buffer` in run `run` to b;
  * when it cannot be encoded, marks b out of memory (the caller reports

@@ -135,6 +135,10 @@ typedef struct exec_state {
   uv_tcp_t listener;     /* for peers */
   char listen_addr[128]; /* "host:port" peers reach us at */
   peerlink *peers;       /* npeers; [id] unused; set once by PEERS */
+  /* The handlers of the frames peers send (exec_dispatch.c), set by main:
+   * exec_peer.c opens the connections and calls no dispatcher itself. */
+  void (*peer_in_frame)(orion_conn *, const orion_wire_frame *);
+  void (*peer_out_frame)(orion_conn *, const orion_wire_frame *);
   job *deferred;         /* FETCHes for a run not started here yet */
   job *moves;            /* MOVE_ROWS for a run not started here yet */
   /* ORION_TEST_SLOW="E:MS" or "E:xF" (tests and benchmarks): executor E
