@@ -79,58 +79,6 @@ static int buffer_gc(lua_State *L) {
  * Element access from Lua.
  * ====================================================================== */
 
-static void push_elem(lua_State *L, const orion_array *a, int64_t i) {
-  switch (a->type) {
-  case ORION_F32:
-    lua_pushnumber(L, ((const float *)a->values)[i]);
-    break;
-  case ORION_F64:
-    lua_pushnumber(L, ((const double *)a->values)[i]);
-    break;
-  case ORION_I32:
-    lua_pushinteger(L, ((const int32_t *)a->values)[i]);
-    break;
-  case ORION_I64:
-    lua_pushinteger(L, ((const int64_t *)a->values)[i]);
-    break;
-  }
-}
-
-/* Stores the Lua value at vidx into element i; raises a Lua error naming
- * the array (`kind` "array" or "buffer" and its name) when the value does
- * not fit its type. */
-static void store_elem(lua_State *L, const orion_array *a, const char *kind,
-                       const char *name, int64_t i, int vidx) {
-  if (lua_type(L, vidx) != LUA_TNUMBER)
-    luaL_error(L, "cannot store a %s in %s %s '%s'", luaL_typename(L, vidx),
-               orion_type_name(a->type), kind, name);
-  switch (a->type) {
-  case ORION_F32:
-    ((float *)a->values)[i] = (float)lua_tonumber(L, vidx);
-    return;
-  case ORION_F64:
-    ((double *)a->values)[i] = lua_tonumber(L, vidx);
-    return;
-  case ORION_I32:
-  case ORION_I64: {
-    int isint;
-    lua_Integer v = lua_tointegerx(L, vidx, &isint);
-    if (!isint)
-      luaL_error(L, "cannot store %s in %s %s '%s': not an integer",
-                 lua_tostring(L, vidx), orion_type_name(a->type), kind, name);
-    if (a->type == ORION_I32) {
-      if (v < INT32_MIN || v > INT32_MAX)
-        luaL_error(L, "cannot store %I in i32 %s '%s': out of range",
-                   (LUAI_UACINT)v, kind, name);
-      ((int32_t *)a->values)[i] = (int32_t)v;
-    } else {
-      ((int64_t *)a->values)[i] = v;
-    }
-    return;
-  }
-  }
-}
-
 static const char *ea_kind(const exec_array *ea) {
   return ea->buf != NULL ? "buffer" : "array";
 }
@@ -210,7 +158,7 @@ static void store_at(lua_State *L, const exec_array *ea, const orion_array *a,
   else if (ea->guard[0] != '\0')
     guard_refuse(L, ea->name, ea->guard);
   else
-    store_elem(L, a, "array", ea->name, pos, vidx);
+    orion__exec_store_elem(L, a, "array", ea->name, pos, vidx);
 }
 
 /* Checks subscript (Lua arg 2) against dimension d of a; returns it
@@ -243,7 +191,7 @@ static int index_at(lua_State *L, exec_array *ea, int aidx, int64_t off,
     if (ea->buf != NULL)
       buffer_push(L, ea->buf, pos);
     else
-      push_elem(L, a, pos);
+      orion__exec_push_elem(L, a, pos);
   } else {
     exec_slice *s = lua_newuserdatauv(L, sizeof *s, 1);
     s->arr = ea;
@@ -323,14 +271,6 @@ static int slice_len(lua_State *L) {
 /* ======================================================================
  * Accumulators inside bodies.
  * ====================================================================== */
-
-acc_slot *orion__exec_find_acc(orion_exec *ex, int64_t id) {
-  int i;
-  for (i = 0; i < ex->naccs; i++)
-    if (ex->accs[i].id == id)
-      return &ex->accs[i];
-  return NULL;
-}
 
 typedef struct exec_acc {
   orion_exec *ex;
@@ -458,14 +398,6 @@ void orion_exec_free(orion_exec *ex) {
   orion_free(ex);
 }
 
-binding *orion__exec_find_array(orion_exec *ex, int64_t id) {
-  int i;
-  for (i = 0; i < ex->narrays; i++)
-    if (ex->arrays[i].id == id)
-      return &ex->arrays[i];
-  return NULL;
-}
-
 int orion_exec_bind_array(orion_exec *ex, int64_t id, orion_array *a) {
   binding *b = orion__exec_find_array(ex, id), *nb;
   orion_array_retain(a);
@@ -542,50 +474,13 @@ static int resolve(lua_State *L, int kind, int64_t id, const char *name,
  * Error reports shared by bodies and buffer flushes.
  * ====================================================================== */
 
-static int traceback(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (msg == NULL)
-    msg = lua_pushfstring(L, "(error object is a %s value)",
-                          luaL_typename(L, 1));
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
-void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
-                            size_t n) {
-  size_t len = 0;
-  int d;
-  len += (size_t)snprintf(buf, n, "(");
-  for (d = 0; d < (a->ragged ? 1 : a->ndims) && len < n; d++) {
-    int64_t k = a->sparse ? a->keys[e * a->ndims + d]
-                          : (e / a->strides[d]) % a->dims[d];
-    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "",
-                            (long long)k + 1);
-  }
-  if (len < n)
-    snprintf(buf + len, n - len, ")");
-}
-
 /* ======================================================================
  * Buffers: binding and flushing.
  * ====================================================================== */
 
-static int find_buffer_index(orion_exec *ex, int64_t id) {
-  int i;
-  for (i = 0; i < ex->nbufs; i++)
-    if (ex->bufs[i]->id == id)
-      return i;
-  return -1;
-}
-
-exec_buffer *orion__exec_find_buffer(orion_exec *ex, int64_t id) {
-  int i = find_buffer_index(ex, id);
-  return i >= 0 ? ex->bufs[i] : NULL;
-}
-
 void orion_exec_unbind_buffer(orion_exec *ex, int64_t id) {
   lua_State *L = ex->L;
-  int i = find_buffer_index(ex, id);
+  int i = orion__exec_find_buffer_index(ex, id);
   exec_buffer *b;
   if (i < 0)
     return;
@@ -747,165 +642,6 @@ int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id) {
   return b != NULL ? orion_wbuf_pending(&b->pend) : -1;
 }
 
-typedef struct flush_ctx {
-  orion_exec *ex;
-  exec_buffer *b;
-  const orion_pend_item *items;
-  int64_t n, cur;
-} flush_ctx;
-
-/* Finds b's helper arrays among ex's bound arrays (raising an error that
- * names the one missing). */
-static void find_helpers(lua_State *L, orion_exec *ex, exec_buffer *b) {
-  int h;
-  for (h = 0; h < b->nhelp; h++) {
-    binding *hb;
-    if (b->help[h] != NULL)
-      continue;
-    hb = orion__exec_find_array(ex, b->help_id[h]);
-    if (hb == NULL || hb->a->nnz != b->target->nnz)
-      luaL_error(L, "helper array '%s' is not on executor %d with the "
-                    "target's elements",
-                 b->help_name[h], ex->id);
-    b->help[h] = hb->a;
-    orion_array_retain(hb->a);
-  }
-}
-
-/* Runs inside lua_pcall: applies the taken items to the target in order
- * with the buffer's apply function, f(old, delta, helpers..., keys...)
- * returning the new value and the helpers' (nil: unchanged); f->cur names
- * the item that failed. */
-static int apply_items(lua_State *L) {
-  flush_ctx *f = lua_touserdata(L, 1);
-  exec_buffer *b = f->b;
-  orion_array *a = b->target;
-  int isint = orion_type_is_int(a->type), nh = b->nhelp, h, d;
-  int nd = a->ragged ? 1 : a->ndims;
-  find_helpers(L, f->ex, b);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, b->apply_ref); /* index 2 */
-  luaL_checkstack(L, 3 + nh + nd, "apply function arguments");
-  for (f->cur = 0; f->cur < f->n; f->cur++) {
-    int64_t k = f->items[f->cur].key;
-    orion_pend_value v = f->items[f->cur].val;
-    lua_pushvalue(L, 2);
-    push_elem(L, a, k);
-    if (isint)
-      lua_pushinteger(L, (lua_Integer)v.i);
-    else
-      lua_pushnumber(L, v.d);
-    for (h = 0; h < nh; h++)
-      push_elem(L, b->help[h], k);
-    for (d = 0; d < nd; d++)
-      lua_pushinteger(L, (lua_Integer)((k / a->strides[d]) % a->dims[d]) + 1);
-    lua_call(L, 2 + nh + nd, 1 + nh);
-    for (h = 0; h < nh; h++)
-      if (!lua_isnil(L, -nh + h))
-        store_elem(L, b->help[h], "helper array", b->help_name[h], k,
-                   -nh + h);
-    store_elem(L, a, "buffer", b->name, k, -1 - nh);
-    lua_pop(L, 1 + nh);
-  }
-  return 0;
-}
-
-/* The report of a flush that failed at key: "executor E, buffer 'NAME',
- * key (k1, ..., kn): MESSAGE". */
-static int apply_error(orion_exec *ex, exec_buffer *b, int64_t key,
-                       const char *msg, orion_error *err) {
-  char where[256];
-  orion__exec_key_string(b->target, key, where, sizeof where);
-  return orion_error_set(err, ORION_EBODY,
-                         "executor %d, buffer '%s', key %s: %s", ex->id,
-                         b->name, where, msg);
-}
-
-/* Applies items[0..n) to b's target with b's operator, in order: "add"
- * and "replace" in dsm/wbuf.c, an apply function here, in a protected
- * call with a traceback. */
-int orion__exec_apply_taken(orion_exec *ex, exec_buffer *b,
-                            const orion_pend_item *items, int64_t n,
-                            orion_error *err) {
-  lua_State *L = ex->L;
-  flush_ctx f;
-  int rc = 0, top = lua_gettop(L);
-  if (n == 0)
-    return 0;
-  if (b->op != ORION_APPLY_FUNC) {
-    int64_t bad = 0, value = 0;
-    char msg[256];
-    if (orion_wbuf_apply(b->target, b->op, items, n, &bad, &value) == 0)
-      return 0;
-    snprintf(msg, sizeof msg,
-             "cannot store %lld in i32 buffer '%s': out of range",
-             (long long)value, b->name);
-    return apply_error(ex, b, items[bad].key, msg, err);
-  }
-  f.n = n;
-  f.ex = ex;
-  f.b = b;
-  f.items = items;
-  f.cur = 0;
-  lua_pushcfunction(L, traceback);
-  lua_pushcfunction(L, apply_items);
-  lua_pushlightuserdata(L, &f);
-  if (lua_pcall(L, 1, 0, top + 1) != LUA_OK)
-    rc = apply_error(ex, b, items[f.cur < f.n ? f.cur : f.n - 1].key,
-                     lua_tostring(L, -1), err);
-  lua_settop(L, top);
-  return rc;
-}
-
-/* Takes b's pending elements and applies them to the target (or hands them
- * to the flush sink); restarts its count. */
-static int flush_buffer(orion_exec *ex, exec_buffer *b, orion_error *err) {
-  orion_pend_item *items;
-  int64_t n;
-  int rc;
-  b->count = 0;
-  orion__exec_managed_forget(b); /* everything pending goes now */
-  if (b->target == NULL || orion_wbuf_pending(&b->pend) == 0)
-    return 0;
-  rc = orion_wbuf_take(&b->pend, &items, &n);
-  if (rc != 0)
-    return orion_error_set(err, rc,
-                           "executor %d: buffer '%s': out of memory flushing "
-                           "%lld pending elements",
-                           ex->id, b->name,
-                           (long long)orion_wbuf_pending(&b->pend));
-  if (ex->sink != NULL)
-    rc = ex->sink(ex->sink_ud, b->id, orion_type_is_int(b->target->type),
-                  items, n, -1, err);
-  else
-    rc = orion__exec_apply_taken(ex, b, items, n, err);
-  orion_free(items);
-  return rc;
-}
-
-void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
-                               void *ud) {
-  ex->sink = sink;
-  ex->sink_ud = ud;
-}
-
-int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
-                            const orion_pend_item *items, int64_t n,
-                            orion_error *err) {
-  exec_buffer *b = orion__exec_find_buffer(ex, id);
-  int64_t i;
-  if (b == NULL || b->target == NULL)
-    return orion_error_set(err, ORION_EINVAL,
-                           "executor %d: buffer %lld is not bound", ex->id,
-                           (long long)id);
-  for (i = 0; i < n; i++)
-    if (items[i].key < 0 || items[i].key >= b->target->nnz)
-      return orion_error_set(err, ORION_EKEYRANGE,
-                             "executor %d: buffer '%s': flushed key %lld is "
-                             "outside its target",
-                             ex->id, b->name, (long long)items[i].key);
-  return orion__exec_apply_taken(ex, b, items, n, err);
-}
-
 int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err) {
   int i;
   if (at_loop_end) {
@@ -916,27 +652,12 @@ int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err) {
   for (i = 0; i < ex->nbufs; i++) {
     exec_buffer *b = ex->bufs[i];
     if (at_loop_end || b->flush == ORION_FLUSH_BLOCK) {
-      int rc = flush_buffer(ex, b, err);
+      int rc = orion__exec_flush_buffer(ex, b, err);
       if (rc != 0)
         return rc;
     }
   }
   return 0;
-}
-
-/* After each element of a block: counts it for the n-element buffers and
- * flushes those whose count is reached. */
-int orion__exec_count_element(orion_exec *ex, orion_error *err) {
-  int i;
-  for (i = 0; i < ex->nbufs; i++) {
-    exec_buffer *b = ex->bufs[i];
-    if (b->flush > 0 && ++b->count >= b->flush) {
-      int rc = flush_buffer(ex, b, err);
-      if (rc != 0)
-        return rc;
-    }
-  }
-  return orion__exec_managed_count(ex, err);
 }
 
 /* Pushes the executor-side object for a captured reference, or returns
@@ -1077,11 +798,11 @@ static int run_block(lua_State *L) {
   for (c->cur = c->lo; c->cur < c->hi; c->cur++) {
     lua_pushvalue(L, 2);
     push_keys(L, a, c->cur);
-    push_elem(L, a, c->cur);
+    orion__exec_push_elem(L, a, c->cur);
     lua_call(L, nargs, 1);
     orion__exec_deadline_check(L, c->ex);
     if (!lua_isnil(L, -1))
-      store_elem(L, a, "array", "the iterated array (returned value)",
+      orion__exec_store_elem(L, a, "array", "the iterated array (returned value)",
                  c->cur, -1);
     lua_pop(L, 1);
     if ((c->ex->nflushn > 0 || orion__exec_managed_ticks(c->ex)) &&
@@ -1125,7 +846,7 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
   c.seeded = 0;
   c.err = err;
   c.flush_rc = 0;
-  lua_pushcfunction(L, traceback);
+  lua_pushcfunction(L, orion__exec_traceback);
   lua_pushcfunction(L, run_block);
   lua_pushlightuserdata(L, &c);
   rc = lua_pcall(L, 1, 0, -3);
@@ -1183,4 +904,62 @@ int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
     return ORION_EINVAL;
   return orion_wbuf_add_scaled(&b->pend, v->off + first, x, x0, n, alpha,
                                set_mode);
+}
+
+/* ======================================================================
+ * orion.nn in an executor's Lua state: the host through which the binding
+ * (lua/nn.c) reads the array, slice and buffer proxies bodies see
+ * (lua/exec.h), and writes buffers as pending values.  It belongs to the
+ * executor host (lua/exec*), which includes lua/nn.h, never the reverse.
+ * (Merged from exec_nn.c: it and this file called each other.)
+ * ====================================================================== */
+
+/* The proxy at idx (see orion__nn_host). */
+static int data_of(lua_State *L, int idx, const char *fn, const char *what,
+                   orion__nn_data *d) {
+  orion_exec_view ev;
+  if (!orion_exec_view_of(L, idx, &ev))
+    return 0;
+  d->a = ev.a;
+  d->off = ev.off;
+  d->depth = ev.depth;
+  d->name = ev.name;
+  d->buffer = ev.buffer;
+  d->guard = ev.guard;
+  return 1;
+}
+
+/* Pending values of a buffer proxy. */
+static int pend(const orion__nn_data *d, int64_t first, const float *x,
+                const float *x0, int64_t n, double alpha, int replace) {
+  orion_exec_view ev;
+  memset(&ev, 0, sizeof ev);
+  ev.a = d->a;
+  ev.off = d->off;
+  ev.depth = d->depth;
+  ev.name = d->name;
+  ev.buffer = d->buffer;
+  return orion_exec_view_pend(&ev, first, x, x0, n, alpha, replace);
+}
+
+/* The runtime guard: nn stores into an array the plan placed read-only. */
+static void refuse(lua_State *L, const orion__nn_data *d) {
+  orion_exec_view ev;
+  memset(&ev, 0, sizeof ev);
+  ev.a = d->a;
+  ev.name = d->name;
+  ev.guard = d->guard;
+  orion_exec_guard_refuse(L, &ev);
+}
+
+static const orion__nn_host host = {data_of, NULL, pend, refuse};
+
+/* An executor's table: the proxies as array data, stubs for the driver's
+ * functions. */
+int orion_nn_open_body(lua_State *L) {
+  return orion__nn_open(L, &host, NULL);
+}
+
+int orion_exec_nn_gpu(orion_exec *ex, struct orion_gpu *g, orion_error *err) {
+  return orion_nn_set_gpu(ex->L, g, err);
 }

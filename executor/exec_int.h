@@ -137,6 +137,23 @@ int orion__exec_managed_count(struct orion_exec *ex, orion_error *err);
 binding *orion__exec_find_array(struct orion_exec *ex, int64_t id);
 exec_buffer *orion__exec_find_buffer(struct orion_exec *ex, int64_t id);
 acc_slot *orion__exec_find_acc(struct orion_exec *ex, int64_t id);
+/* The index of buffer id in ex->bufs, or -1. */
+int orion__exec_find_buffer_index(struct orion_exec *ex, int64_t id);
+
+/* Element i of a pushed onto L; the Lua value at vidx stored into it,
+ * raising an error that names the array (`kind` "array" or "buffer") when
+ * the value does not fit its type (exec_elem.c). */
+void orion__exec_push_elem(lua_State *L, const orion_array *a, int64_t i);
+void orion__exec_store_elem(lua_State *L, const orion_array *a,
+                            const char *kind, const char *name, int64_t i,
+                            int vidx);
+/* The message handler of bodies and apply functions: the error with a
+ * traceback. */
+int orion__exec_traceback(lua_State *L);
+/* Takes b's pending elements and applies them to the target (or hands
+ * them to the flush sink); restarts its count (exec_apply.c). */
+int orion__exec_flush_buffer(struct orion_exec *ex, exec_buffer *b,
+                             orion_error *err);
 
 /* Applies items[0..n) to b's target with b's operator, in order. */
 int orion__exec_apply_taken(struct orion_exec *ex, exec_buffer *b,
