@@ -9,6 +9,8 @@
 #include "dsm/types.h"
 #include "executor/exec.h"
 
+#include "executor/exec_apply.h"
+#include "executor/exec_elem.h"
 #include "executor/exec_int.h"
 #include "util/alloc.h"
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "executor/exec.h"
+#include "executor/exec_deadline.h"
 #include "executor/exec_int.h"
 #include "util/clock.h"
 

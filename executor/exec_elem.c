@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "dsm/types.h"
+#include "executor/exec_elem.h"
 #include "executor/exec_int.h"
 
 void orion__exec_push_elem(lua_State *L, const orion_array *a, int64_t i) {

@@ -25,6 +25,8 @@
 #include "dsm/types.h"
 #include "dsm/wbuf.h"
 #include "executor/exec_gmemo.h"
+#include "executor/exec_cbody.h"
+#include "executor/exec_elem.h"
 #include "executor/exec_int.h"
 #include "util/alloc.h"
 #include "util/clock.h"

@@ -132,84 +132,9 @@ int orion__exec_managed_ticks(const struct orion_exec *ex);
  * every ORION_MANAGED_TICK elements.  0 or the tick's error. */
 int orion__exec_managed_count(struct orion_exec *ex, orion_error *err);
 
-/* The binding, buffer or accumulator slot of id on ex, or NULL.  The
- * pointers stay valid until the next bind or unbind. */
-binding *orion__exec_find_array(struct orion_exec *ex, int64_t id);
-exec_buffer *orion__exec_find_buffer(struct orion_exec *ex, int64_t id);
-acc_slot *orion__exec_find_acc(struct orion_exec *ex, int64_t id);
-/* The index of buffer id in ex->bufs, or -1. */
-int orion__exec_find_buffer_index(struct orion_exec *ex, int64_t id);
-
-/* Element i of a pushed onto L; the Lua value at vidx stored into it,
- * raising an error that names the array (`kind` "array" or "buffer") when
- * the value does not fit its type (exec_elem.c). */
-void orion__exec_push_elem(lua_State *L, const orion_array *a, int64_t i);
-void orion__exec_store_elem(lua_State *L, const orion_array *a,
-                            const char *kind, const char *name, int64_t i,
-                            int vidx);
-/* The message handler of bodies and apply functions: the error with a
- * traceback. */
-int orion__exec_traceback(lua_State *L);
-/* Takes b's pending elements and applies them to the target (or hands
- * them to the flush sink); restarts its count (exec_apply.c). */
-int orion__exec_flush_buffer(struct orion_exec *ex, exec_buffer *b,
-                             orion_error *err);
-
-/* Applies items[0..n) to b's target with b's operator, in order. */
-int orion__exec_apply_taken(struct orion_exec *ex, exec_buffer *b,
-                            const orion_pend_item *items, int64_t n,
-                            orion_error *err);
-
 /* At the loop's end: the kept writes of the flush = "loop" buffers, block
  * by block in ascending block number, applied (or handed to the sink,
  * tagged with their block); then forgotten.  0, or the first error. */
 int orion__exec_flush_kept(struct orion_exec *ex, orion_error *err);
-
-/* The sandbox of bodies in state L (lua/exec_sandbox.c): the allow-listed
- * globals that decoded bodies see, and (--allow-io) the state's own
- * globals in their place. */
-void orion__exec_sandbox(lua_State *L);
-void orion__exec_unsandbox(lua_State *L);
-
-/* Writes element e's 1-based key "(k1, ..., kn)" into buf[0..n). */
-/* Ragged rows (lua/exec_ragged.c): the row view's metatable, and a view
- * of elements [lo, hi) of ragged array a pushed onto L. */
-void orion__exec_row_open(lua_State *L);
-void orion__exec_push_row(lua_State *L, orion_array *a, int64_t lo,
-                          int64_t hi);
-void orion__exec_key_string(const orion_array *a, int64_t e, char *buf,
-                            size_t n);
-
-/* After each element of a block: counts it for the n-element buffers and
- * flushes those whose count is reached, and for the managed tick.
- * Returns 0 or the failed flush's code with err set (as
- * orion_exec_flush). */
-int orion__exec_count_element(struct orion_exec *ex, orion_error *err);
-
-/* The host array a as a compiled body sees it (util/cbody.h); a device
- * body gets the same with device pointers put in (lua/exec_gbody.c). */
-void orion__exec_carray_of(orion_carray *ca, const orion_array *a);
-
-/* Runs ex's compiled body over elements [lo, hi) of a (lua/exec_cbody.c);
- * errors as orion_exec_run. */
-int orion__exec_run_compiled(struct orion_exec *ex, orion_array *a, int64_t lo,
-                             int64_t hi, uint64_t seed, int64_t block,
-                             orion_error *err);
-
-/* The loop deadline (lua/exec_deadline.c).  _start before a block runs
- * (the deadline is now + the timeout; an interpreted body gets the count
- * hook that stops it), _stop after it; the compiled body's poll
- * (util/cbody.h), which sets c->err once the block is past its deadline
- * (c->ud is the executor). */
-void orion__exec_deadline_start(struct orion_exec *ex, int64_t block);
-/* Wraps xpcall in L's globals so that its message handler cannot hold a
- * body past its deadline (called once, before the sandbox copies them). */
-void orion__exec_deadline_open(lua_State *L);
-void orion__exec_deadline_stop(struct orion_exec *ex);
-/* After each element of an interpreted body returns: raises the deadline's
- * error in L (outside the body, where nothing catches it) if the block
- * went past its deadline while the element ran. */
-void orion__exec_deadline_check(lua_State *L, struct orion_exec *ex);
-int orion__exec_cpoll(orion_cctx *c);
 
 #endif

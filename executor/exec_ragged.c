@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "dsm/ragged.h"
+#include "executor/exec_ragged.h"
 #include "executor/exec_int.h"
 
 #define ROW_MT "orion.exec.row"

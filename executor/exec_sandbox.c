@@ -42,6 +42,7 @@
 #include <lua.h>
 
 #include "executor/capture.h"
+#include "executor/exec_sandbox.h"
 #include "executor/exec_int.h"
 
 /* What a body may use: each library's names, then the base functions. */

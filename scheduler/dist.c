@@ -47,6 +47,7 @@
 #include "scheduler/dist.h"
 #include "scheduler/dist_held.h"
 #include "scheduler/dist_int.h"
+#include "scheduler/dist_rows.h"
 #include "scheduler/dist_watch.h"
 #include "executor/exec.h"
 #include "scheduler/jobpage.h"

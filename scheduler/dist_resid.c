@@ -42,6 +42,7 @@
 #include "dsm/holders.h"
 #include "dsm/proto.h"
 #include "scheduler/dist_int.h"
+#include "scheduler/dist_rows.h"
 #include "util/alloc.h"
 
 /* ---- which arrays, which rows ------------------------------------------ */

@@ -11,6 +11,7 @@
 #include "dsm/replica.h"
 #include "dsm/types.h"
 #include "scheduler/dist_int.h"
+#include "scheduler/dist_rows.h"
 
 /* The rows [*lo, *hi) of array u that block b may read (mode ACC_READ) or
  * write (ACC_WRITE); empty when none. */

@@ -17,6 +17,7 @@
 #include "gpu/gpu.h"
 #include "executor/exec.h"
 #include "executor/exec_gbody.h"
+#include "executor/exec_cbody.h"
 #include "executor/exec_int.h" /* the CPU body, for its math.random state */
 
 /* ---- a host "device" ---------------------------------------------------- */
