@@ -26,7 +26,7 @@
  *
  * This file holds main: the command line, the connection to the driver,
  * the heartbeat and the loop thread's outbox.  The rest of the executor is
- * in drivers/exec_*.c (drivers/exec_state.h lists who owns what).
+ * in executor/exec_*.c (executor/exec_state.h lists who owns what).
  */
 #include "config.h"
 
@@ -290,7 +290,7 @@ static int parse_args(exec_state *x, int argc, char **argv) {
   }
   if (optind < argc)
     return bad_option(argv[optind], optind == argc - 1);
-  env = getenv("ORION_TEST_SLOW"); /* "E:MS" or "E:xF": drivers/exec_state.h */
+  env = getenv("ORION_TEST_SLOW"); /* "E:MS" or "E:xF": executor/exec_state.h */
   if (env != NULL && env[0] != '\0') {
     long e = strtol(env, &end, 10);
     if (end == env || *end != ':' ||

@@ -1,4 +1,4 @@
-/* Accumulator values (lua/accum.h): folding operands and executors'
+/* Accumulator values (executor/accum.h): folding operands and executors'
  * partials with sum, min or max. */
 #include "executor/accum.h"
 

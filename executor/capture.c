@@ -136,7 +136,7 @@ static int std_name_of(enc *e, int idx) {
   return 0;
 }
 
-/* orion.nn (lua/nn.c): its table and C functions travel by name ('N' and
+/* orion.nn (executor/nn.c): its table and C functions travel by name ('N' and
  * the function's name, "" for the table) and decode to the executor's own.
  * Pushes that name and returns 1 when the value at idx is one of them. */
 static int nn_name_of(enc *e, int idx) {

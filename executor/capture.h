@@ -28,7 +28,7 @@
 /* The registry field holding the globals decoded functions see: their
  * global environment falls back to it, and standard names captured by
  * reference resolve in it.  An executor's state holds the sandbox of loop
- * bodies there (lua/exec_sandbox.c); without the field, the state's own
+ * bodies there (executor/exec_sandbox.c); without the field, the state's own
  * globals serve. */
 #define ORION_CAPTURE_GLOBALS "orion.capture.globals"
 

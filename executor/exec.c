@@ -1,12 +1,12 @@
-/* The executor's Lua host (lua/exec.h): the Lua state a shipped loop body
+/* The executor's Lua host (executor/exec.h): the Lua state a shipped loop body
  * runs in on an executor (and in the driver's single-process engine).  It
  * keeps the bindings from ids to arrays, accumulators and buffers, gives
  * bodies their proxies (arrays, slices, buffers, accumulators, the body's
  * `orion` table), runs an interpreted body over a block in a protected
  * call, and flushes buffers: the pending writes are kept in dsm/wbuf.h
  * stores, applied there ("add", "replace") or here (an apply function),
- * or handed to the flush sink.  Compiled bodies run in lua/exec_cbody.c
- * against the same bindings (lua/exec_int.h).
+ * or handed to the flush sink.  Compiled bodies run in executor/exec_cbody.c
+ * against the same bindings (executor/exec_int.h).
  *
  * Includes no driver-only header: executors link it without the driver's
  * engine.  Compute thread only (one thread per orion_exec). */
@@ -351,8 +351,8 @@ static void make_body_module(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, body_orion_clock);
   lua_setfield(L, -2, "clock");
-  /* orion.nn (lua/nn.c) runs in bodies too: opened here, it is also what
-   * a captured `orion.nn` table or nn function decodes to (lua/capture.c
+  /* orion.nn (executor/nn.c) runs in bodies too: opened here, it is also what
+   * a captured `orion.nn` table or nn function decodes to (executor/capture.c
    * finds it in the registry). */
   orion_nn_open_body(L);
   lua_setfield(L, -2, "nn");
@@ -834,7 +834,7 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
   if (lo < 0 || hi > b->a->nnz || lo > hi)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: block range out of bounds", ex->id);
-  if (orion_exec_gpu_ready(ex)) { /* the device (lua/exec_gbody.c) */
+  if (orion_exec_gpu_ready(ex)) { /* the device (executor/exec_gbody.c) */
     orion_segment seg;
     seg.lo = lo;
     seg.hi = hi;
@@ -875,7 +875,7 @@ int orion_exec_run(orion_exec *ex, int64_t iter_id, int64_t lo, int64_t hi,
 }
 
 /* ======================================================================
- * Array data for native kernels (orion.nn, lua/nn.c).
+ * Array data for native kernels (orion.nn, executor/nn.c).
  * ====================================================================== */
 
 int orion_exec_view_of(lua_State *L, int idx, orion_exec_view *v) {
@@ -914,9 +914,9 @@ int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
 
 /* ======================================================================
  * orion.nn in an executor's Lua state: the host through which the binding
- * (lua/nn.c) reads the array, slice and buffer proxies bodies see
- * (lua/exec.h), and writes buffers as pending values.  It belongs to the
- * executor host (lua/exec*), which includes lua/nn.h, never the reverse.
+ * (executor/nn.c) reads the array, slice and buffer proxies bodies see
+ * (executor/exec.h), and writes buffers as pending values.  It belongs to the
+ * executor host (executor/exec*), which includes executor/nn.h, never the reverse.
  * (Merged from exec_nn.c: it and this file called each other.)
  * ====================================================================== */
 

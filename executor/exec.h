@@ -2,8 +2,8 @@
  * ids to array partitions (and from buffer ids to their pending writes) and
  * runs a shipped loop body over one block of elements.  The single-process
  * engine hosts one of these inside the driver; distributed executors run
- * the same code.  lua/exec.c is the Lua host (bindings, body proxies,
- * buffers, the interpreted run), lua/exec_cbody.c runs compiled bodies,
+ * the same code.  executor/exec.c is the Lua host (bindings, body proxies,
+ * buffers, the interpreted run), executor/exec_cbody.c runs compiled bodies,
  * dsm/wbuf.c stores the buffers' pending writes.
  *
  * Not thread-safe: one thread drives one orion_exec at a time.
@@ -27,7 +27,7 @@ typedef struct orion_exec orion_exec;
 /* A new executor with id `executor_id` (reported in errors).  NULL on out of
  * memory.  Free with orion_exec_free.  Its bodies run sandboxed: no
  * programs, files, environment, modules, binary chunks or debug library
- * (lua/exec_sandbox.c) until orion_exec_allow_io. */
+ * (executor/exec_sandbox.c) until orion_exec_allow_io. */
 orion_exec *orion_exec_new(int executor_id);
 /* Lifts the sandbox (orion-driver / orion-executor --allow-io). */
 void orion_exec_allow_io(orion_exec *ex);
@@ -59,7 +59,7 @@ int orion_exec_guard_array(orion_exec *ex, int64_t id, const char *placement);
 /* Declares accumulator id with its operator; its partial starts empty. */
 int orion_exec_bind_acc(orion_exec *ex, int64_t id, orion_acc_op op);
 
-/* Loads a loop body from a capture blob (lua/capture.h).  Replaces any loop
+/* Loads a loop body from a capture blob (executor/capture.h).  Replaces any loop
  * loaded before.  Fails with err naming the problem. */
 int orion_exec_load(orion_exec *ex, int64_t loop_id, const char *blob,
                     size_t len, orion_error *err);
@@ -77,7 +77,7 @@ int orion_exec_compiled(const orion_exec *ex);
 /* The loop deadline: each orion_exec_run call (a block, or one segment of
  * it) that runs longer than `seconds` fails with ORION_EBODY, "executor E,
  * element K: [LINE: ]block B ran past the loop's timeout of S s ..." (0:
- * no limit, the default).  Set per loop (lua/exec_deadline.c). */
+ * no limit, the default).  Set per loop (executor/exec_deadline.c). */
 void orion_exec_set_timeout(orion_exec *ex, double seconds);
 double orion_exec_timeout(const orion_exec *ex);
 
@@ -107,7 +107,7 @@ int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
 
 /* Flush policies: after every block, only at the end of the loop, or (any
  * n > 0) after every n elements the executor runs, counted across blocks,
- * and at the end of the loop.  ORION_FLUSH_MANAGED (lua/exec_managed.h):
+ * and at the end of the loop.  ORION_FLUSH_MANAGED (executor/exec_managed.h):
  * at the end of the loop, and early whenever orion_exec_managed_send is
  * called. */
 #define ORION_FLUSH_BLOCK 0
@@ -119,7 +119,7 @@ int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
  * of the target's shape: B[i][j] is the element's pending value (0 of the
  * target's kind when none is pending) and B[i][j] = x sets it.
  *
- * For ORION_APPLY_FUNC, apply_blob/len is a capture blob (lua/capture.h) of
+ * For ORION_APPLY_FUNC, apply_blob/len is a capture blob (executor/capture.h) of
  * the Lua function(old, delta) -> new, decoded here into the executor's
  * state; for the other ops pass NULL/0.  flush is ORION_FLUSH_BLOCK,
  * ORION_FLUSH_LOOP, ORION_FLUSH_MANAGED or n > 0.  name (copied) names the buffer in messages.
@@ -184,7 +184,7 @@ int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id);
 
 /* ----------------------------------------------------------------------
- * Array data for native kernels (orion.nn, lua/nn.c).
+ * Array data for native kernels (orion.nn, executor/nn.c).
  * ---------------------------------------------------------------------- */
 
 struct lua_State;
@@ -223,9 +223,9 @@ int orion_exec_view_pend(const orion_exec_view *v, int64_t first,
                          double alpha, int set_mode);
 
 /* The executor's orion.nn runs on device g (NULL: the CPU), as
- * orion_nn_set_gpu (lua/nn.h) says: the executor main calls it after
+ * orion_nn_set_gpu (executor/nn.h) says: the executor main calls it after
  * opening its device; g stays open until orion_exec_free.  Returns 0 or
- * an error code with err set.  Defined in lua/exec_nn.c. */
+ * an error code with err set.  Defined in executor/exec.c. */
 struct orion_gpu;
 int orion_exec_nn_gpu(orion_exec *ex, struct orion_gpu *g, orion_error *err);
 

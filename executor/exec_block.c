@@ -1,6 +1,6 @@
 /* The end of a block on an executor: its accumulator partials and its
  * flush = "loop" buffers' writes, kept apart and tagged with the block
- * (lua/exec_block.h). */
+ * (executor/exec_block.h). */
 #include "executor/exec_block.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* The bandwidth budget of an executor's managed buffers (flush =
- * "managed", lua/exec_managed.h): a token bucket filled at the budget's
+ * "managed", executor/exec_managed.h): a token bucket filled at the budget's
  * rate, spent at each block's end, and within a block every few
  * milliseconds (the core's tick), on the buffers' largest pending writes.
  * The rate is the driver's --bandwidth-mbps when it gave one (LOAD_BODY),

@@ -1,6 +1,6 @@
 /* Running a compiled loop body (util/cbody.h) on an executor: the
  * compiled-body half of the executor core.  The body's slots are resolved
- * against the bindings lua/exec.c keeps (arrays, buffers, accumulators,
+ * against the bindings executor/exec.c keeps (arrays, buffers, accumulators,
  * constants), the body runs over a range of elements with buffer writes
  * going to the buffers' stores (dsm/wbuf.h), and accumulator partials come
  * back.  No Lua runs here; math.random's stream is the one the interpreter

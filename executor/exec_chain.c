@@ -1,4 +1,4 @@
-/* orion-executor's part in a broadcast along a chain (lua/dist_chain.c):
+/* orion-executor's part in a broadcast along a chain (scheduler/dist_chain.c):
  * BCAST frames come from the driver (executor 0, or everyone in a star)
  * or from the executor before this one.  The loop thread passes each on,
  * unchanged, to executor id + 1 the moment it arrives (when the frame says

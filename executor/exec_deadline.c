@@ -7,7 +7,7 @@
  * of its loops, and the poll looks at the clock every POLL_EVERY calls.
  * What the body catches of that error does not save it (see hook).
  * A body blocked inside one C function (a huge string.rep) is stopped once
- * it returns; the driver's watch (lua/dist_watch.c) ends the job should an
+ * it returns; the driver's watch (scheduler/dist_watch.c) ends the job should an
  * executor never report the block. */
 #include <lauxlib.h>
 #include <lua.h>

@@ -8,7 +8,7 @@
 #include "executor/exec_int.h"
 #include "util/cbody.h"
 
-/* The loop deadline (lua/exec_deadline.c).  _start before a block runs
+/* The loop deadline (executor/exec_deadline.c).  _start before a block runs
  * (the deadline is now + the timeout; an interpreted body gets the count
  * hook that stops it), _stop after it; the compiled body's poll
  * (util/cbody.h), which sets c->err once the block is past its deadline

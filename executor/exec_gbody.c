@@ -1,8 +1,8 @@
-/* Running a block on the executor's GPU (lua/exec_gbody.h): the device
- * half of the executor core, beside lua/exec_cbody.c (the CPU's compiled
+/* Running a block on the executor's GPU (executor/exec_gbody.h): the device
+ * half of the executor core, beside executor/exec_cbody.c (the CPU's compiled
  * bodies).  The slots are the compiled body's, resolved against the same
  * bindings; every bound array gets a device copy (cached per array id),
- * the block's elements become a device grid (scheduler/gpugrid.h), the
+ * the block's elements become a device grid (executor/gpugrid.h), the
  * body runs (util/gbody.h), the arrays it writes come back and the groups'
  * accumulator partials are folded in group order.
  *
@@ -859,7 +859,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   }
   /* The grid over the block's elements (positions in the iterated
    * array, group-major): kept from an earlier pass over the same block,
-   * or built now (lua/exec_gmemo.h). */
+   * or built now (executor/exec_gmemo.h). */
   t[0] = orion_now();
   in = s->grid;
   in.ndims = it->a->ndims;
@@ -946,7 +946,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
   h.c->bufs = h.bufs;
   h.c->nbufs = nb;
   /* math.random: the stream math.randomseed(n) starts in the interpreter,
-   * as the CPU body's (lua/exec_cbody.c); the groups' from it. */
+   * as the CPU body's (executor/exec_cbody.c); the groups' from it. */
   orion_luarand_seed(
       &rng,
       (int64_t)orion_seed_mix(seed, (uint64_t)ex->loop_id, (uint64_t)block), 0);

@@ -1,9 +1,9 @@
 /* Running a loop body on the executor's GPU (util/gbody.h is the contract
- * with the compiled device body, gpu/gpu.h the device): lua/exec_gbody.c.
+ * with the compiled device body, gpu/gpu.h the device): executor/exec_gbody.c.
  *
  * An executor opened with `orion-executor --gpu N` is given its device
  * with orion_exec_set_gpu; a loop loaded with a device body (LOAD_BODY's
- * gpu field, drivers/exec_run.c) sets it with orion_exec_set_gbody; while
+ * gpu field, executor/exec_run.c) sets it with orion_exec_set_gbody; while
  * both are there, orion_exec_run_gpu runs a whole block on the device.
  * Compute thread only, like the orion_exec it belongs to.
  */
@@ -61,7 +61,7 @@ int orion_exec_run_gpu(orion_exec *ex, int64_t iter_id,
 int64_t orion_exec_gpu_blocks(const orion_exec *ex);
 int64_t orion_exec_gpu_take_blocks(orion_exec *ex);
 
-/* Frees ex's device state (lua/exec.c's orion_exec_free calls it). */
+/* Frees ex's device state (executor/exec.c's orion_exec_free calls it). */
 void orion__exec_gpu_free(orion_exec *ex);
 
 #endif

@@ -2,7 +2,7 @@
  * the compute thread): the compiled body's source built with nvcc
  * (orion_cobj_build_cuda) into an object kept by hash like the CPU bodies,
  * its entry points (util/gbody.h) handed to the executor core
- * (lua/exec_gbody.h) with the loop's device grid.  Without a device, or
+ * (executor/exec_gbody.h) with the loop's device grid.  Without a device, or
  * when the build fails under tier "auto", blocks run on the CPU. */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* Device grids kept across passes (lua/exec_gmemo.h). */
+/* Device grids kept across passes (executor/exec_gmemo.h). */
 #include "executor/exec_gmemo.h"
 
 #include <inttypes.h>

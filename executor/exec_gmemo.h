@@ -1,8 +1,8 @@
-/* Device grids kept across passes (lua/exec_gbody.c).
+/* Device grids kept across passes (executor/exec_gbody.c).
  *
  * A loop's blocks come back every pass with the same elements, and the
  * grid of a block depends only on its keys and the loop's schedule
- * (scheduler/gpugrid.h).  Building it is the host's largest cost of a GPU
+ * (executor/gpugrid.h).  Building it is the host's largest cost of a GPU
  * block (MovieLens-1M's 900k ratings: 55 ms on the H200's host against
  * 17 ms of body), so an executor keeps the grids of the blocks it ran,
  * keyed by the iterated array, the block's segments and the grid's input,

@@ -1,10 +1,10 @@
-/* Internals of the executor core shared by its two files: lua/exec.c (the
+/* Internals of the executor core shared by its two files: executor/exec.c (the
  * Lua host: bindings, body proxies, buffers, running a shipped body in the
- * executor's Lua state) and lua/exec_cbody.c (running a compiled body
+ * executor's Lua state) and executor/exec_cbody.c (running a compiled body
  * against the same bindings).  Not for any other file.  It does not
- * include lua/exec.h (which lua/exec.c implements), so that the two
+ * include executor/exec.h (which executor/exec.c implements), so that the two
  * modules include each other in one direction only; it names the core
- * `struct orion_exec`, the type lua/exec.h calls orion_exec.
+ * `struct orion_exec`, the type executor/exec.h calls orion_exec.
  *
  * Compute thread only, like the orion_exec these describe. */
 #ifndef ORION_LUA_EXEC_INT_H
@@ -42,19 +42,19 @@ typedef struct acc_slot {
 
 typedef struct exec_buffer exec_buffer;
 
-/* The most helper arrays a buffer's apply function takes (lua/module.h's
+/* The most helper arrays a buffer's apply function takes (scheduler/module.h's
  * ORION_BUFFER_MAX_WITH on the driver). */
 #define ORION_EXEC_MAX_HELPERS 8
 
 /* One block's pending writes to one flush = "loop" buffer, taken at the
- * block's end (lua/exec_block.c). */
+ * block's end (executor/exec_block.c). */
 typedef struct block_items {
   int64_t block, buffer, seq;
   orion_pend_item *items;
   int64_t n;
 } block_items;
 
-/* The core behind lua/exec.h's orion_exec. */
+/* The core behind executor/exec.h's orion_exec. */
 struct orion_exec {
   lua_State *L;
   int id;
@@ -72,15 +72,15 @@ struct orion_exec {
   orion_cbody_fn cfn;  /* the loop's compiled body, or NULL */
   orion_cslot *cslots; /* its slots (copied, names not kept) */
   int ncslots;
-  struct exec_gpu *gpu; /* the device and its body (lua/exec_gbody.c) */
+  struct exec_gpu *gpu; /* the device and its body (executor/exec_gbody.c) */
   /* The accumulators' partials of the blocks ended so far in this loop
-   * (lua/exec_block.c). */
+   * (executor/exec_block.c). */
   orion_block_acc *bacc;
   int64_t nbacc, capbacc;
   /* ... and the flush = "loop" buffers' writes of those blocks. */
   block_items *bkept;
   int64_t nbkept, capbkept;
-  /* Managed buffers (lua/exec_managed.c): blocks ended in this loop, and
+  /* Managed buffers (executor/exec_managed.c): blocks ended in this loop, and
    * what went early. */
   int64_t mblocks;
   orion_managed_stats mstats;
@@ -88,7 +88,7 @@ struct orion_exec {
   int64_t mcount;      /* elements since the last tick */
   orion_managed_tick mtick; /* called every ORION_MANAGED_TICK elements */
   void *mtick_ud;
-  /* The loop deadline (lua/exec_deadline.c): seconds a block may run (0:
+  /* The loop deadline (executor/exec_deadline.c): seconds a block may run (0:
    * no limit), and the running block's id and deadline on orion_now's
    * clock.  Once the hook sees the deadline pass, `expired` is set and
    * `past` holds the error, so that a body that catches it (pcall,
@@ -122,7 +122,7 @@ struct exec_buffer {
   int64_t nborn;
 };
 
-/* Managed buffers (lua/exec_managed.c): forgets b's first-seen blocks (its
+/* Managed buffers (executor/exec_managed.c): forgets b's first-seen blocks (its
  * writes were all sent, or dropped); counts a block's end. */
 void orion__exec_managed_forget(exec_buffer *b);
 void orion__exec_managed_block_end(struct orion_exec *ex);

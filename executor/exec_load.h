@@ -1,4 +1,4 @@
-/* orion-executor's parallel loading (drivers/exec_load.c). */
+/* orion-executor's parallel loading (executor/exec_load.c). */
 #ifndef ORION_DRIVERS_EXEC_LOAD_H
 #define ORION_DRIVERS_EXEC_LOAD_H
 

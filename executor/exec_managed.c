@@ -1,5 +1,5 @@
 /* Managed buffers' early sends and their statistics
- * (lua/exec_managed.h).  A managed buffer's writes stay in its pending
+ * (executor/exec_managed.h).  A managed buffer's writes stay in its pending
  * store (dsm/wbuf.h) until they are sent, early or at the loop's end; the
  * buffer remembers, for the keys still pending at the last send, the
  * block count at which each was first seen pending, which gives the

@@ -3,7 +3,7 @@
  * sends the largest pending writes of these buffers within a byte budget,
  * and counts what it sent early and how long it had waited.  The budget
  * (a rate, a token bucket) belongs to the caller: orion-executor
- * (drivers/exec_run.c); in the driver's own process a managed buffer
+ * (executor/exec_run.c); in the driver's own process a managed buffer
  * flushes as flush = "loop".  Compute thread only. */
 #ifndef ORION_LUA_EXEC_MANAGED_H
 #define ORION_LUA_EXEC_MANAGED_H
@@ -14,7 +14,7 @@
 
 struct orion_exec;
 
-/* The flush policy of a managed buffer (lua/exec.h's ORION_FLUSH_*). */
+/* The flush policy of a managed buffer (executor/exec.h's ORION_FLUSH_*). */
 #define ORION_FLUSH_MANAGED (-2)
 
 /* Bytes an early item counts for, in the budget and in the statistics:

@@ -7,7 +7,7 @@
  * dsm/sec.h's handshake (each end proves it holds the job's token, with the
  * encryption policy the driver gave this executor), then a HELLO.  The compute thread queues frames for
  * peers (orion__peer_post); the loop thread sends them (orion__peer_drain).
- * Frames from peers go to the dispatch table (drivers/exec_dispatch.c).
+ * Frames from peers go to the dispatch table (executor/exec_dispatch.c).
  *
  * Counting: every frame to a peer passes here, and its bytes (framing
  * included) go to x->peer_bytes, which LOOP_DONE reports and resets.  The

@@ -7,7 +7,7 @@
 
 #include "executor/exec_int.h"
 
-/* Ragged rows (lua/exec_ragged.c): the row view's metatable, and a view
+/* Ragged rows (executor/exec_ragged.c): the row view's metatable, and a view
  * of elements [lo, hi) of ragged array a pushed onto L. */
 void orion__exec_row_open(lua_State *L);
 void orion__exec_push_row(lua_State *L, orion_array *a, int64_t lo,

@@ -1,4 +1,4 @@
-/* orion-executor's resident rows (lua/dist_resid.c says what they are):
+/* orion-executor's resident rows (scheduler/dist_resid.c says what they are):
  *   - ROWS from a peer: the loop thread keeps the frame for the compute
  *     thread (orion__rows_on_rows), whose block waits for it
  *     (orion__rows_get) and copies it into our array copy;

@@ -1,8 +1,8 @@
 /* orion-executor running a loop, on the compute thread: LOAD_BODY binds
  * the loop's arrays, accumulators and buffers in the executor core
- * (lua/exec.h), loads the shipped body (and builds or finds its compiled
+ * (executor/exec.h), loads the shipped body (and builds or finds its compiled
  * form) and sets the sharded arrays up; each RUN_BLOCK installs the data
- * the driver sent and the resident rows from peers (drivers/exec_rows.c),
+ * the driver sent and the resident rows from peers (executor/exec_rows.c),
  * runs the body over the block's segments, sends the resident rows on and
  * answers a BLOCK_DONE with the elements the block changed; LOOP_END
  * flushes the buffers and answers LOOP_DONE with the accumulators.
@@ -69,7 +69,7 @@ static int bind_array_decl(exec_state *x, const orion_msg_array_desc *d,
   int rc;
   if (d->sparse) {
     /* A placeholder is bound in case the body names it; indexing it then
-     * fails with the same message as with --executors 0 (lua/exec.c).
+     * fails with the same message as with --executors 0 (executor/exec.c).
      * Only the iterated array's shape describes the blocks to come: a
      * sparse array the body merely names must not take its place, or the
      * dense iterated array's blocks are looked for among sparse ones. */
@@ -271,7 +271,7 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   }
   if (rc == 0 && m.chash != 0)
     rc = load_compiled(x, &m, err);
-  if (rc == 0) { /* the device body (drivers/exec_gload.c) */
+  if (rc == 0) { /* the device body (executor/exec_gload.c) */
     char mode[512];
     snprintf(mode, sizeof mode, "%.*s",
              (int)(m.cflags_len < 511 ? m.cflags_len : 511),
@@ -463,7 +463,7 @@ static orion_array *iterated(exec_state *x, int64_t block, orion_error *err) {
  * when the body changed them, and the runs of changed elements of the
  * watched ranges, all pointing into our copies, but those of directly
  * written sharded arrays, which go to their owners first
- * (drivers/exec_swrite.c).  Returns the encoder's code, or ORION_ENOMEM. */
+ * (executor/exec_swrite.c).  Returns the encoder's code, or ORION_ENOMEM. */
 static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
                             double seconds, double waited,
                             const orion_array *it,
@@ -500,7 +500,7 @@ static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
   return rc;
 }
 
-/* The whole block at once on the executor's device (lua/exec_gbody.h). */
+/* The whole block at once on the executor's device (executor/exec_gbody.h). */
 static int run_on_device(exec_state *x, const orion_msg_run_block *m,
                          orion_error *err) {
   orion_segment *segs =

@@ -1,4 +1,4 @@
-/* The sandbox of loop bodies (lua/exec.h): the globals a body sees in an
+/* The sandbox of loop bodies (executor/exec.h): the globals a body sees in an
  * executor's state, and in the driver's own executor with --executors 0.
  *
  * A body is code the driver ships; an executor runs it with the
@@ -29,7 +29,7 @@
  * stop the collector) and setmetatable with a __gc field (a finalizer
  * runs with hooks off, out of the loop deadline's reach).
  *
- * lua/capture.c decodes a body's global environment and its captured
+ * executor/capture.c decodes a body's global environment and its captured
  * standard names (a saved `package.loadlib`) against the registry's
  * ORION_CAPTURE_GLOBALS table; orion__exec_unsandbox (--allow-io) points
  * it at the real globals.
@@ -160,7 +160,7 @@ static int call_original(lua_State *L) {
 /* setmetatable without finalizers (upvalue 1: the real setmetatable).
  * Lua runs a __gc metamethod with hooks off, whenever the collector
  * gets to it: a finalizer could run for ever past the loop's deadline
- * (lua/exec_deadline.c), or after the loop in another one. */
+ * (executor/exec_deadline.c), or after the loop in another one. */
 static int setmetatable_no_gc(lua_State *L) {
   if (lua_type(L, 2) == LUA_TTABLE) {
     lua_pushliteral(L, "__gc");

@@ -7,7 +7,7 @@
 
 #include "executor/exec_int.h"
 
-/* The sandbox of bodies in state L (lua/exec_sandbox.c): the allow-listed
+/* The sandbox of bodies in state L (executor/exec_sandbox.c): the allow-listed
  * globals that decoded bodies see, and (--allow-io) the state's own
  * globals in their place. */
 void orion__exec_sandbox(lua_State *L);

@@ -50,7 +50,7 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
     if (s->runs[k].array != id || orion_msg_run_apply(rp->a, &s->runs[k]) != 0)
       return orion_error_set(err, ORION_EPARSE,
                              "executor %d: malformed shard rows", x->id);
-  /* The whole array's stale rows, by chain (drivers/exec_chain.c). */
+  /* The whole array's stale rows, by chain (executor/exec_chain.c). */
   if ((s->flags & ORION_SHARD_CHAIN) &&
       orion__chain_take(x, id, rp->a, err) != 0)
     return err->code;
@@ -497,7 +497,7 @@ void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
 }
 
 /* SHARD_PULL: every block's writes are in, so the held ones are applied
- * (drivers/exec_hold.c); then the changed rows of our shards written in
+ * (executor/exec_hold.c); then the changed rows of our shards written in
  * this run go to the driver in a SHARD_DATA, runs pointing into the
  * served copies (encoded while x->mu is held). */
 int orion__shard_on_pull(exec_state *x, job *j) {

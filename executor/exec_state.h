@@ -1,5 +1,5 @@
 /* The state of one orion-executor process, and the calls between its
- * files.  Internal to drivers/executor.c and drivers/exec_*.c.
+ * files.  Internal to drivers/executor.c and executor/exec_*.c.
  *
  *   executor.c       main: the command line, the driver's connection, the
  *                    heartbeat, the loop thread's outbox (on_wake)
@@ -164,16 +164,16 @@ typedef struct exec_state {
   pthread_cond_t fcv;   /* signalled when one arrives */
   job *rows_in;         /* ROWS from peers, for the compute thread */
   job *writes_in;       /* SHARD_WRITEs applied to our served copies, to
-                           copy into our own (drivers/exec_swrite.c) */
+                           copy into our own (executor/exec_swrite.c) */
   int64_t writes_out;   /* our SHARD_WRITEs not acknowledged yet */
   int rows_waiting;     /* the compute thread waits for one */
   job *bcast_in;        /* BCAST pieces for the compute thread (each
-                           passed on already: drivers/exec_chain.c) */
+                           passed on already: executor/exec_chain.c) */
   uint64_t peer_bytes;  /* between us and peers since the last LOOP_DONE
                          * (exec_peer.c counts them) */
   uint64_t shard_items; /* writes applied to own shards, likewise */
   double link_bps;      /* the measured link rate, bytes/s; 0: not yet
-                           (drivers/exec_budget.c) */
+                           (executor/exec_budget.c) */
   uint64_t *ryw_applied; /* per peer: its BUFFER_FLUSHes applied at once
                             that we took in, over the job (exec_ryw.c) */
   int64_t loaded_run;   /* the run whose LOAD_BODY the compute thread has
@@ -203,20 +203,20 @@ typedef struct exec_state {
   job *early;       /* BUFFER_FLUSHes for a run whose LOAD_BODY is not in */
   orion_cobj *cobj; /* the loaded loop's compiled body, or NULL */
   exec_bodies bodies;  /* built, by hash (dsm/proto.h) */
-  exec_bodies gbodies; /* device bodies (drivers/exec_gload.c) */
+  exec_bodies gbodies; /* device bodies (executor/exec_gload.c) */
   /* The loop's time (LOOP_DONE): when its LOAD_BODY came, the seconds
    * running its blocks less their waits, and the seconds blocked on data
    * (orion__wait_begin/end). */
   double loop_t0, compute_s, wait_s;
   /* The flush = "loop" writes to our shards in this run, ours and the
    * peers', held until the driver's SHARD_PULL says every block's are in
-   * (drivers/exec_hold.c). */
+   * (executor/exec_hold.c). */
   struct held_items *held;
   int64_t nheld, capheld;
-  /* The managed buffers' budget (drivers/exec_budget.c): bytes/s (0: no
+  /* The managed buffers' budget (executor/exec_budget.c): bytes/s (0: no
    * limit), the bucket's bytes and when it was last filled. */
   double budget_bps, tokens, tokens_t;
-  /* Read-your-writes (drivers/exec_ryw.c): per peer, our BUFFER_FLUSHes
+  /* Read-your-writes (executor/exec_ryw.c): per peer, our BUFFER_FLUSHes
    * applied at once sent to it over the job, and those it may not have
    * taken in yet, oldest first. */
   uint64_t *ryw_sent;
@@ -295,7 +295,7 @@ void orion__peer_listen(exec_state *x, orion_conn *c);
 /* Queues frames for peer e: to_in = 0 on the connection we opened to e
  * (requests), 1 on the one e opened to us (answers).  Empties b and counts
  * its bytes in x->peer_bytes.  Compute thread (or the loop thread, whose
- * next wake-up sends them: drivers/exec_chain.c). */
+ * next wake-up sends them: executor/exec_chain.c). */
 void orion__peer_post(exec_state *x, int e, orion_buf *b, int to_in);
 /* The same, uncounted: an answer whose requester counted it (exec_peer.c
  * says which).  Compute thread. */
@@ -343,7 +343,7 @@ void orion__budget_start(exec_state *x, double mbps);
  * sends the managed buffers' largest pending writes it affords.  Returns
  * 0 or the send's error.  Compute thread. */
 int orion__budget_send(exec_state *x, orion_error *err);
-/* The core's managed tick (lua/exec_managed.h), ud the state: within a
+/* The core's managed tick (executor/exec_managed.h), ud the state: within a
  * block, orion__budget_send once TICK_SECONDS have passed since the last
  * send.  Compute thread. */
 int orion__budget_tick(void *ud, orion_error *err);
@@ -367,7 +367,7 @@ void orion__shard_drop(exec_state *x, int64_t id);
 /* Brings the sharded arrays the body reads up to date before a block.
  * Compute thread. */
 void orion__shard_fetch(exec_state *x);
-/* The flush sink (lua/exec.h) of the executor's core; ud is the state. */
+/* The flush sink (executor/exec.h) of the executor's core; ud is the state. */
 int orion__shard_flush_sink(void *ud, int64_t id, int isint,
                             const orion_pend_item *items, int64_t n,
                             int64_t block, orion_error *err);
@@ -378,7 +378,7 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
 int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
                            const orion_pend_item *items, int64_t n, int count,
                            int from, orion_error *err);
-/* Read-your-writes (drivers/exec_ryw.c), compute thread unless said.
+/* Read-your-writes (executor/exec_ryw.c), compute thread unless said.
  * orion__ryw_sent: a BUFFER_FLUSH of items for `buffer` went to owner,
  * to be applied at once: applies them to our copy too and logs them.
  * orion__ryw_took (under mu, in the section that publishes their chunks):

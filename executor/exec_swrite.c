@@ -7,7 +7,7 @@
  *   - the others go to their owners in a SHARD_WRITE each, and the block
  *     is reported done only once every owner has answered WRITE_ACK, so
  *     that a block the driver sends next and that fetches those chunks
- *     (at its start, drivers/exec_shard.c) sees them;
+ *     (at its start, executor/exec_shard.c) sees them;
  *   - an owner applies a SHARD_WRITE to its served copy on the loop thread
  *     (bumping the chunks' versions, so that fetches see it), answers at
  *     once, and copies it into its own copy on the compute thread before

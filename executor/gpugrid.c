@@ -1,4 +1,4 @@
-/* The device grid of a block (scheduler/gpugrid.h): element groups and
+/* The device grid of a block (executor/gpugrid.h): element groups and
  * steps from the block's keys, and the checker the tests use. */
 #include "executor/gpugrid.h"
 

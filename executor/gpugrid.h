@@ -2,7 +2,7 @@
  * groups (each run by one device thread or warp, in order) and the groups into
  * steps (the groups of a step run concurrently; steps one after another),
  * as util/gbody.h's orion_gctx takes them (d_order, d_group_off,
- * h_step_off).  Pure C: no CUDA, no I/O; the executor (lua/exec_gbody.c)
+ * h_step_off).  Pure C: no CUDA, no I/O; the executor (executor/exec_gbody.c)
  * builds the grid on the host and uploads it.
  *
  * The grid by schedule kind (b is the grid size; see orion_gpugrid_b):
@@ -15,7 +15,7 @@
  *   2d-ordered the same sub-grid run as a wavefront: step j is the groups
  *              (p, j - p) (2b - 1 steps);
  *   2d-skewed  2d or 2d-ordered on the skewed coordinates (the block's
- *              key[skew_dim] + skew * key[other], as scheduler/blocks.h
+ *              key[skew_dim] + skew * key[other], as dsm/blocks.h
  *              cuts it), rotation or wavefront as the plan's order says.
  * A coordinate's ranges hold about equal numbers of elements when there
  * are fewer ranges than coordinates (else equal widths: a coordinate

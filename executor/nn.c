@@ -1,12 +1,12 @@
 /* orion.nn's Lua binding: nn matrices and sparse matrices as userdata,
  * reading and writing array data, and one Lua function per kernel of
- * kernels/nn_math.h.  See lua/nn.h; the user reference is the orion.nn section
+ * kernels/nn_math.h.  See executor/nn.h; the user reference is the orion.nn section
  * of docs/lua-api.md.
  *
  * This file runs in the driver's Lua state and in executors' (bodies use
  * orion.nn), so it includes neither side's headers: the array data of a
  * state comes from the orion__nn_host its owner opened orion.nn with
- * (lua/nn_driver.c, lua/exec_nn.c).
+ * (lua/nn_driver.c, executor/exec.c).
  *
  * Every function checks its arguments' shapes and raises a Lua error that
  * names the function and the shapes ("nn.gemm: inner dimensions differ:
@@ -25,7 +25,7 @@
 #include "util/alloc.h"
 
 /* The current host values of a matrix, for reading (HR), for changing
- * some (HW) or for overwriting all (HO): see lua/nn_int.h. */
+ * some (HW) or for overwriting all (HO): see executor/nn_int.h. */
 #define HR(m) orion__nn_hostv(L, (m), 0)
 #define HW(m) orion__nn_hostv(L, (m), 1)
 #define HO(m) orion__nn_hostv(L, (m), 2)

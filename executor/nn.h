@@ -1,24 +1,24 @@
 /* orion.nn: dense and sparse f32 matrix math (OpenBLAS) for neural
  * networks, usable in driver scripts and inside parallel_for bodies.
  *
- * The binding lua/nn.c (matrices as userdata, array data, one Lua function
+ * The binding executor/nn.c (matrices as userdata, array data, one Lua function
  * per kernel) runs in the driver's and in executors' Lua states and
  * includes neither side: each side lends it its array data through an
  * orion__nn_host when it opens orion.nn, the driver's module from
  * lua/nn_driver.c (DistArrays, and the driver-only readers that make
- * them), an executor's Lua host from lua/exec_nn.c (the proxies bodies
+ * them), an executor's Lua host from executor/exec.c (the proxies bodies
  * see).  The math is kernels/nn_math.c (plain C, no Lua).
  *
  * Matrices are userdata of the Lua state that made them (row-major f32,
  * the values inside the userdata so the garbage collector sees their size);
  * compressed-row sparse matrices hold orion_malloc'd arrays freed by __gc.
  * Functions read DistArrays (on the driver) and array or slice proxies (in
- * bodies, lua/exec.h) into matrices, and write matrices back into arrays,
+ * bodies, executor/exec.h) into matrices, and write matrices back into arrays,
  * slices or buffers.  The reference is docs/apps-dnn.md and the orion.nn
  * section of docs/lua-api.md.
  *
  * On an executor with a GPU (orion_nn_set_gpu), the kernels run there
- * (lua/nn_dev.c, kernels/nn_gpu.h).
+ * (executor/nn_dev.c, kernels/nn_gpu.h).
  *
  * OpenBLAS runs on one thread per process unless $ORION_BLAS_THREADS says
  * otherwise (executors share the cores; see nn.threads).
@@ -43,18 +43,18 @@ int orion_nn_open(lua_State *L);
 
 /* Pushes an executor state's nn table (made once per state, kept at
  * ORION_NN_KEY): the same functions; the driver-only ones raise an error
- * saying so.  Called when an executor state is made (lua/exec.c); defined
- * in lua/exec_nn.c. */
+ * saying so.  Called when an executor state is made (executor/exec.c); defined
+ * in executor/exec.c. */
 int orion_nn_open_body(lua_State *L);
 
 /* Runs L's orion.nn kernels on device g from now on (g NULL: on the CPU
  * again): GEMM, sparse products and softmax cross-entropy on the device,
  * element-wise kernels there when an operand is; matrices keep a device
- * copy coherent with their host values (lua/nn_int.h), so results are the
+ * copy coherent with their host values (executor/nn_int.h), so results are the
  * CPU's within fp32 rounding (kernels/nn_gpu.h).  nn.device() then names
  * g.  g must stay open until L is closed (matrices free their device
  * copies when collected).  Returns 0, or the code of allocating the
- * state's small device scratch with err set.  Defined in lua/nn_dev.c. */
+ * state's small device scratch with err set.  Defined in executor/nn_dev.c. */
 int orion_nn_set_gpu(lua_State *L, orion_gpu *g, orion_error *err);
 
 /* ---- between the binding and its driver half (internal) --------------- */
@@ -85,12 +85,12 @@ typedef struct orion__nn_host {
   void (*wrote)(const orion__nn_data *d);
   /* d is a buffer: pends x (minus x0 when not NULL, times alpha, or set
    * when replace) at elements first.. of d, as orion_exec_view_pend does
-   * (lua/exec.h).  Returns 0, ORION_EINVAL (an integer target) or
+   * (executor/exec.h).  Returns 0, ORION_EINVAL (an integer target) or
    * ORION_ENOMEM.  NULL for a host without buffers. */
   int (*pend)(const orion__nn_data *d, int64_t first, const float *x,
               const float *x0, int64_t n, double alpha, int replace);
   /* d->guard is set and nn is about to store into d's array: raises the
-   * host's error (an executor's runtime guard, lua/exec.h).  NULL for a
+   * host's error (an executor's runtime guard, executor/exec.h).  NULL for a
    * host that never sets guard. */
   void (*refuse)(lua_State *L, const orion__nn_data *d);
 } orion__nn_host;

@@ -1,6 +1,6 @@
 /* orion.nn on an executor's GPU: the device copies of nn matrices and the
- * dispatch of the binding's kernels to kernels/nn_gpu.h.  See lua/nn_int.h
- * for how the host and device copies stay coherent, lua/nn.h for
+ * dispatch of the binding's kernels to kernels/nn_gpu.h.  See executor/nn_int.h
+ * for how the host and device copies stay coherent, executor/nn.h for
  * orion_nn_set_gpu.
  *
  * Which kernels run on the device when a state has one: GEMM, the sparse

@@ -1,5 +1,5 @@
-/* orion.nn's insides shared by the binding (lua/nn.c) and its device half
- * (lua/nn_dev.c): the matrix and sparse-matrix userdata, and how the two
+/* orion.nn's insides shared by the binding (executor/nn.c) and its device half
+ * (executor/nn_dev.c): the matrix and sparse-matrix userdata, and how the two
  * copies of a matrix (host values in the userdata, a device copy on the
  * state's GPU) are kept coherent.  Internal to those two files.
  *
@@ -7,7 +7,7 @@
  * (host_ok, dev_ok; at least one).  Every host access in nn.c goes through
  * orion__nn_host (which downloads a stale host copy first, and on a write
  * marks the device copy stale); every device kernel goes through
- * lua/nn_dev.c, which uploads a stale device copy first and marks the host
+ * executor/nn_dev.c, which uploads a stale device copy first and marks the host
  * copy stale after writing.  So neither side ever reads a stale copy.
  * Array data (DistArrays, proxies) are always read on the host into a
  * matrix (nn.read, nn.rows, ...), so an array change is seen by the next

@@ -23,7 +23,7 @@
  * The executor answers with the elements the block changed (it compares the
  * ranges the body may write before and after: dirty elements only) and
  * ships buffered writes at their flush points, which the driver applies
- * with the buffer's operator.  Resident arrays (lua/dist_resid.c) are the
+ * with the buffer's operator.  Resident arrays (scheduler/dist_resid.c) are the
  * exception: their rows go from executor to executor and stay there after
  * the loop, and sharded ones (dsm/shard.h) live with their owners during
  * it.
@@ -129,7 +129,7 @@ static orion_replica *replica_of(darray *d, int n) {
   return d->rep;
 }
 
-/* ---- a loop in flight: lua/dist_int.h ---------------------------------- */
+/* ---- a loop in flight: scheduler/dist_int.h ---------------------------------- */
 
 /* Key ranges of every block of the iterated array, kept while its blocks
  * are. */
@@ -190,7 +190,7 @@ static void block_elems(loop_run *r, int e, int b, orion_msg_run_block *m) {
 }
 
 /* RUN_BLOCK's rows of dense arrays that executor e lacks, but for the
- * resident ones (lua/dist_resid.c); 0 or ORION_ENOMEM. */
+ * resident ones (scheduler/dist_resid.c); 0 or ORION_ENOMEM. */
 static int block_rows(loop_run *r, int e, int b) {
   int i, rc = 0;
   for (i = 0; i < r->nuse && rc == 0; i++) {
@@ -199,7 +199,7 @@ static int block_rows(loop_run *r, int e, int b) {
     if (u->d->a->sparse || u->sharded)
       continue; /* a shard comes from its owner */
     if (u->resident)
-      continue; /* lua/dist_resid.c */
+      continue; /* scheduler/dist_resid.c */
     /* What it reads, and what it may write: the executor compares the
      * written ranges with its copy afterwards, so that copy must be the
      * driver's current one. */
@@ -633,7 +633,7 @@ static void decide_shard(loop_run *r, arr_use *u) {
   pa = &p->arrays[u->plan_index];
   if (pa->place == PLACE_SERVER_RW && pa->writes > 0) {
     /* Written directly: each block sends its changes to the owners
-     * (drivers/exec_swrite.c), and refreshes its copy from them first, so
+     * (executor/exec_swrite.c), and refreshes its copy from them first, so
      * that it sees which elements it changed. */
     for (i = 0; i < r->j->nbufs; i++)
       if (r->j->bufs[i].target == u->d->id)
@@ -808,7 +808,7 @@ static int body_shards(loop_run *r, int e, orion_msg_load_body *m) {
     r->shards[nsh].array = u->d->id;
     r->shards[nsh].flags = u->shard_flags;
     r->shards[nsh++].nruns = r->runs.n; /* its first run, for now */
-    if (!u->chain) /* else its rows come by BCAST (lua/dist_chain.c) */
+    if (!u->chain) /* else its rows come by BCAST (scheduler/dist_chain.c) */
       rc = orion__resid_shard(r, u, e, lo, hi, seq);
   }
   for (i = 0; i < nsh && rc == 0; i++) { /* r->runs is complete: point */

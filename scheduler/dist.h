@@ -1,4 +1,4 @@
-/* The distributed engine's face to the `orion` module (lua/dist.c): runs
+/* The distributed engine's face to the `orion` module (scheduler/dist.c): runs
  * a parallel_for on orion-executor processes, loads text files across
  * them, and tracks what they hold of each DistArray.  What is sent when is
  * decided by the loop's state machine (scheduler/loop.h); dist.c carries
@@ -23,7 +23,7 @@ typedef struct orion_dist_buf {
   char name[64];
   const char *blob; /* capture of the apply function, or NULL */
   size_t blen;
-  int nwith;        /* its helper arrays (lua/dist_with.c) */
+  int nwith;        /* its helper arrays (scheduler/dist_with.c) */
   int64_t with[ORION_BUFFER_MAX_WITH];
 } orion_dist_buf;
 
@@ -118,7 +118,7 @@ int orion__dist_load(mod_state *s, const char *path,
                      struct orion_load_result *res, orion_error *err);
 
 /* Brings the rows of d that stay on executors since a loop (resident rows,
- * lua/dist_resid.c) back into the driver's copy, so the script sees them;
+ * scheduler/dist_resid.c) back into the driver's copy, so the script sees them;
  * nothing when there are none.  Ends the job (exit 3) if an executor is
  * lost meanwhile. */
 void orion__dist_reclaim(mod_state *s, darray *d);

@@ -231,7 +231,7 @@ void orion__assign_note_block(loop_run *r, int e, int b, double seconds) {
 }
 
 /* What executor e holds of block b's data, in bytes: its sparse elements
- * and the resident rows of its parts (lua/dist_resid.c). */
+ * and the resident rows of its parts (scheduler/dist_resid.c). */
 static int64_t affinity(void *ud, int e, int b) {
   loop_run *r = ud;
   const orion_replica *c = r->itc;

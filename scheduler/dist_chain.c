@@ -2,7 +2,7 @@
  * read-only sharded array (`server (read-only)`) that the executors lack
  * leave the driver once, cut into BCAST frames of about ORION_BCAST_CHUNK
  * bytes, to executor 0, which passes each on to executor 1 as soon as it
- * has it, and so on (drivers/exec_chain.c), so that N executors have the
+ * has it, and so on (executor/exec_chain.c), so that N executors have the
  * array after about one array's transfer time plus N - 1 frames' times,
  * and the driver's link carries it once.  Hoplite's pipelined broadcast,
  * with the driver as the chain's first node instead of its hub.
@@ -16,7 +16,7 @@
  * A loop's body of ORION_BODY_CHAIN_MIN bytes or more (one that captures a
  * large Lua table) goes the same way in chain mode, before the arrays:
  * its LOAD_BODYs carry only its length, and BCAST frames of the "array"
- * ORION_BCAST_BODY carry its bytes (drivers/exec_chain.c puts them
+ * ORION_BCAST_BODY carry its bytes (executor/exec_chain.c puts them
  * together).  A smaller body stays inline: a chain adds a hop's latency
  * per executor, which only a large payload repays.
  *

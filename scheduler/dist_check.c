@@ -1,4 +1,4 @@
-/* What the driver checks in the frames executors send (lua/dist.c's
+/* What the driver checks in the frames executors send (scheduler/dist.c's
  * handlers): a frame that fails a check ends the job (exit 3, the
  * executor's connection with it) with a message that names the executor,
  * its address, the frame and the field. */

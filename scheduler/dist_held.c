@@ -1,4 +1,4 @@
-/* The driver's held BUFFER_FLUSH frames (lua/dist_held.h). */
+/* The driver's held BUFFER_FLUSH frames (scheduler/dist_held.h). */
 #include "scheduler/dist_held.h"
 
 #include <stdlib.h>

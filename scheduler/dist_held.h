@@ -1,10 +1,10 @@
 /* The driver's held BUFFER_FLUSH frames: the writes of flush = "loop"
  * buffers whose target the driver owns, each tagged with the block that
- * made them.  lua/dist.c holds them while the loop runs and applies them
+ * made them.  scheduler/dist.c holds them while the loop runs and applies them
  * once every executor's LOOP_DONE is in, block by block in ascending block
  * number, so that a float "add" target gets the same sums in the same
  * order on any number of executors (the in-process run applies its kept
- * writes in that order too: lua/exec_block.c). */
+ * writes in that order too: executor/exec_block.c). */
 #ifndef ORION_LUA_DIST_HELD_H
 #define ORION_LUA_DIST_HELD_H
 

@@ -1,6 +1,6 @@
-/* The engine's loop state, shared by lua/dist.c (the loop's messaging),
- * lua/dist_resid.c (resident rows: what moves peer to peer) and
- * lua/dist_check.c (checks of what executors send).  Internal to them. */
+/* The engine's loop state, shared by scheduler/dist.c (the loop's messaging),
+ * scheduler/dist_resid.c (resident rows: what moves peer to peer) and
+ * scheduler/dist_check.c (checks of what executors send).  Internal to them. */
 #ifndef ORION_LUA_DIST_INT_H
 #define ORION_LUA_DIST_INT_H
 
@@ -15,7 +15,7 @@
 #include "scheduler/loop.h"
 
 /* How an array's rows stay on the executors during and after a loop
- * (lua/dist_resid.c). */
+ * (scheduler/dist_resid.c). */
 enum {
   RES_NONE = 0,
   RES_SPACE, /* every access subscripts dimension 1 by the space key */
@@ -36,8 +36,8 @@ typedef struct arr_use {
   int iterated;
   int shard_flags; /* sharded in this run: ORION_SHARD_*, else 0 */
   int sharded;
-  int chain; /* its stale rows go by BCAST (lua/dist_chain.c): CHAIN_* */
-  /* Resident (RES_SPACE, RES_TIME; lua/dist_resid.c): the rows of each
+  int chain; /* its stale rows go by BCAST (scheduler/dist_chain.c): CHAIN_* */
+  /* Resident (RES_SPACE, RES_TIME; scheduler/dist_resid.c): the rows of each
    * part move only to the executor of the part's next block, peer to peer,
    * and stay where its last block ran after the loop. */
   int resident;
@@ -82,7 +82,7 @@ typedef struct loop_run {
   orion_managed_stats managed; /* early sends of managed buffers */
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
-  /* Balanced placement (lua/dist_assign.c): whether this run uses it, and
+  /* Balanced placement (scheduler/dist_assign.c): whether this run uses it, and
    * per executor its blocks' compute seconds, then their elements. */
   int balanced;
   double *work;
@@ -101,14 +101,14 @@ typedef struct loop_run {
   orion_msg_acc_desc *accdesc;
   orion_msg_buf_desc *bufdesc;
   orion_msg_shard *shards;
-  /* RUN_BLOCK's and LOAD_BODY's moves (lua/dist_resid.c), and the gets
+  /* RUN_BLOCK's and LOAD_BODY's moves (scheduler/dist_resid.c), and the gets
    * fixed when the run starts (of the parts' first blocks, and of the
    * shards' owners: block -1), with the executor each is for. */
   orion_msg_move *gets, *puts;
   int64_t ngets, nputs, capgets, capputs;
   struct resid_get *fgets;
   int64_t nfgets, capfgets;
-  /* The broadcasts still being sent (lua/dist_chain.c), and the dispatch
+  /* The broadcasts still being sent (scheduler/dist_chain.c), and the dispatch
    * number they are recorded as sent with. */
   struct orion_chain_pump *pump;
   uint64_t chain_seq;
@@ -206,7 +206,7 @@ void orion__chain_failed(loop_run *r);
 
 /* Executor e's `what` frame is malformed: ends the job with "executor E
  * (ADDR) sent a malformed WHAT frame: " and the field (fmt) that is wrong
- * (lua/dist_check.c). */
+ * (scheduler/dist_check.c). */
 void orion__dist_bad_frame(loop_run *r, int e, const char *what,
                            const char *fmt, ...)
     __attribute__((noreturn, format(printf, 4, 5)));

@@ -1,4 +1,4 @@
-/* Watching a distributed loop while the driver waits for it (lua/dist.c):
+/* Watching a distributed loop while the driver waits for it (scheduler/dist.c):
  * the progress line (blocks done of total and an ETA, util/progress.h)
  * and the stall report.  An executor that has been running one block, or
  * owes its end of the loop, for more than --stall-seconds is named once
@@ -7,7 +7,7 @@
  * timeout ends the job if the executor has gone silent.
  *
  * The loop deadline's backstop: executors stop a block that runs past the
- * loop's timeout themselves (lua/exec_deadline.c) and report it as the
+ * loop's timeout themselves (executor/exec_deadline.c) and report it as the
  * block's error; one that still runs a block ORION_WATCH_TIMEOUT_GRACE
  * seconds after that ends the job (exit 3) naming the executor and the
  * block.

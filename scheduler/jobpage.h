@@ -13,7 +13,7 @@
 #include "dsm/cluster.h"
 #include "scheduler/loop.h"
 
-/* A distributed loop as lua/dist.c runs it (borrowed from loop start to
+/* A distributed loop as scheduler/dist.c runs it (borrowed from loop start to
  * loop end). */
 typedef struct orion_jobpage_loop {
   orion_cluster *cl;

@@ -1,7 +1,7 @@
 /* Internals of the driver-side `orion` module shared by its files
- * (lua/orion.c, lua/pfor.c, lua/dist.c, lua/nn.c): the module's state, the
+ * (lua/orion.c, lua/pfor.c, scheduler/dist.c, executor/nn.c): the module's state, the
  * DistArray and Accumulator userdata, and the helpers every binding uses
- * (lua/state.c: state, arrays, objects by id, errors; lua/opts.c: option
+ * (scheduler/state.c: state, arrays, objects by id, errors; lua/opts.c: option
  * tables).  Not a public interface; it names no other lua/ file. */
 #ifndef ORION_LUA_MODULE_H
 #define ORION_LUA_MODULE_H
@@ -26,7 +26,7 @@
 
 /* Module state, one per driver Lua state. */
 typedef struct mod_state {
-  struct orion_exec *ex; /* the in-process executor (lua/exec.h), created
+  struct orion_exec *ex; /* the in-process executor (executor/exec.h), created
                             on first use */
   FILE *metrics;
   char *metrics_path;
@@ -49,7 +49,7 @@ typedef struct mod_state {
   int partitions; /* parts per key dimension by default (--partitions) */
   int allow_io;   /* --allow-io: the in-process executor's bodies too */
   orion_cluster_opts copts;
-  double stall_seconds; /* --stall-seconds (lua/dist_watch.c); 0: never */
+  double stall_seconds; /* --stall-seconds (scheduler/dist_watch.c); 0: never */
   double loop_timeout;  /* --loop-timeout: opts.timeout's default; 0: none */
   double bandwidth_mbps; /* --bandwidth-mbps (managed buffers); 0: measured */
   orion_cluster *cl;
@@ -68,7 +68,7 @@ typedef struct darray {
   uint64_t bs_gen;  /* changes whenever bs is rebuilt */
   uint64_t gen;     /* changes whenever the script writes the array */
   struct orion_replica *rep; /* what the executors hold of it
-                                (dsm/replica.h, lua/dist.c) */
+                                (dsm/replica.h, scheduler/dist.c) */
   /* Permuted keys (lua/permute.h): per dimension, the permutation its
    * stored keys went through (NULL: none) and the size the script sees;
    * looped: a parallel_for has used the array. */
@@ -94,7 +94,7 @@ typedef struct dacc {
 typedef struct dbuffer {
   int64_t id;
   int64_t target_id;
-  int op;           /* orion_apply_op (lua/exec.h) */
+  int op;           /* orion_apply_op (executor/exec.h) */
   int64_t flush;
   char name[64];    /* the script's name for it ("G"), or "buffer on W" */
   char target_name[64];
@@ -105,7 +105,7 @@ typedef struct dbuffer {
 
 mod_state *orion__state(lua_State *L);
 /* The DistArray at idx, with its rows back from the executors where a
- * loop left them (lua/dist_resid.c): for everything that reads or writes
+ * loop left them (scheduler/dist_resid.c): for everything that reads or writes
  * its elements on the driver. */
 darray *orion__check_array(lua_State *L, int idx);
 /* The same without bringing rows back: for parallel_for and others that
@@ -134,7 +134,7 @@ int orion__opt_int_list(lua_State *L, int idx, const char *key, int64_t *out,
  * of range for i32", "... not a number"). */
 const char *orion__to_elem(lua_State *L, int idx, orion_type vt, void *out);
 
-/* The capture codec's classifier (lua/capture.h) for the module's
+/* The capture codec's classifier (executor/capture.h) for the module's
  * userdata: DistArrays, Accumulators and Buffers by id. */
 int orion__classify(lua_State *L, int idx, int64_t *id, void *ud);
 

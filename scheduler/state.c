@@ -1,10 +1,10 @@
-/* The `orion` module's shared state (lua/module.h): the record kept per
+/* The `orion` module's shared state (scheduler/module.h): the record kept per
  * driver Lua state, DistArray userdata (checking, wrapping, lookup by id),
  * the classification of the module's userdata for the capture codec, and
  * raising an orion_error as a Lua error.  Everything here talks to the
  * driver's Lua state; the one call into the module's other files brings an
  * array's rows back from the executors before the script uses it
- * (lua/dist_resid.c). */
+ * (scheduler/dist_resid.c). */
 #include "scheduler/module.h"
 
 #include <lauxlib.h>

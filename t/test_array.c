@@ -1,4 +1,4 @@
-/* Arrays (dsm/array.h), accumulator values (lua/accum.h) and the RNG. */
+/* Arrays (dsm/array.h), accumulator values (executor/accum.h) and the RNG. */
 #include "t/testutil.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Tests of the capture codec (lua/capture.c) without the driver: closures
+/* Tests of the capture codec (executor/capture.c) without the driver: closures
  * built in one Lua state are encoded, decoded into a second, fresh state and
  * called there.  Covers exact number subtypes, binary strings, shared and
  * cyclic tables, helpers and recursion, standard-library values by name,

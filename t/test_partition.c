@@ -1,4 +1,4 @@
-/* Partition plans (scheduler/plan.h) and partitions (dsm/partition.h). */
+/* Partition plans (dsm/plan.h) and partitions (dsm/partition.h). */
 #include "t/testutil.h"
 
 #include "dsm/partition.h"

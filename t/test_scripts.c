@@ -475,7 +475,7 @@ Test(scripts, body_errors_read_the_same_on_0_and_2_executors,
   remove_temp(data);
 }
 
-/* The runtime guard (lua/pfor_guard.c, lua/exec.c): with the test hook
+/* The runtime guard (lua/pfor_guard.c, executor/exec.c): with the test hook
  * ORION_TEST_PLAN_READONLY the plan's B is guarded as if placed read-only,
  * so a body that writes it must fail, in the interpreter (whole elements,
  * slices and orion.nn's nn.write) and in the compiled tier (checked at
