@@ -1,8 +1,11 @@
 /* The state of one orion-executor process, and the calls between its
  * files.  Internal to drivers/executor.c and executor/exec_*.c.
  *
- *   executor.c       main: the command line, the driver's connection, the
- *                    heartbeat, the loop thread's outbox (on_wake)
+ *   drivers/executor.c  main: the command line, the driver's connection,
+ *                    the heartbeat, the loop thread's outbox (on_wake)
+ *   exec_queue.c     what passes between the two threads: posting a frame
+ *                    to the outbox, a job taken from a connection, a new
+ *                    connection, the exit; every other file calls these
  *   exec_dispatch.c  the one message handler: which connection may send
  *                    which frame, the loop thread's and the compute
  *                    thread's handler of each, the compute thread's queue
@@ -10,10 +13,14 @@
  *                    from the other executors, frames queued for them
  *   exec_replica.c   array copies: dense replicas, sparse block copies,
  *                    FORGET
+ *   exec_shardtab.c  the table of sharded arrays (by id, by buffer)
  *   exec_shard.c     sharded server arrays' messaging (their data and
  *                    chunk versions: dsm/shard.c): FETCH and its reply,
  *                    buffered writes to their owners, SHARD_PULL
+ *   exec_hold.c      writes to our own chunks: applied, or held till the
+ *                    loop's end in block order
  *   exec_run.c       running a loop: LOAD_BODY, RUN_BLOCK, LOOP_END
+ *   exec_bodies.c    the compiled bodies kept by hash
  *   exec_load.c      parsing a byte range of an input file (LOAD_FILE)
  *   exec_chain.c     broadcasts along a chain of executors (BCAST)
  *
