@@ -1,4 +1,4 @@
-/* Tests of lua/bcscan: the globals read and written by dumped Lua 5.4
+/* Tests of executor/bcscan: the globals read and written by dumped Lua 5.4
  * functions, with their lines, and the rejection of truncated, corrupted
  * and foreign chunks. */
 #include "t/testutil.h"
