@@ -24,7 +24,7 @@
 #include "dsm/cluster.h"
 #include "dsm/sec.h"
 #include "dsm/status.h"
-#include "lua/jobpage.h"
+#include "scheduler/jobpage.h"
 #include "lua/orion.h"
 #include "lua/srcstore.h"
 #include "util/outpath.h"

@@ -26,7 +26,7 @@
  *
  * This file holds main: the command line, the connection to the driver,
  * the heartbeat and the loop thread's outbox.  The rest of the executor is
- * in drivers/exec_*.c (drivers/exec_state.h lists who owns what).
+ * in executor/exec_*.c (executor/exec_state.h lists who owns what).
  */
 #include "config.h"
 
@@ -44,89 +44,17 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "drivers/exec_state.h"
+#include "executor/exec_state.h"
 #include "drivers/launch.h"
 #include "dsm/msg.h"
 #include "dsm/net.h"
 #include "dsm/wire.h"
-#include "lua/exec.h"
-#include "lua/exec_gbody.h"
+#include "executor/exec.h"
+#include "executor/exec_gbody.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 
-void orion__exec_die(const exec_state *x, const char *fmt, ...) {
-  va_list ap;
-  fprintf(stderr, "orion-executor %d: ", x->id);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  fflush(stderr);
-  _exit(ORION_EXEC_EXIT_CLUSTER);
-}
-
-void orion__exec_nap(exec_state *x) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += 100 * 1000 * 1000;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
-  pthread_cond_timedwait(&x->fcv, &x->mu, &ts);
-}
-
-void orion__exec_post(exec_state *x, orion_buf *b) {
-  if (b->oom)
-    orion__exec_die(x, "out of memory building a reply");
-  pthread_mutex_lock(&x->mu);
-  if (x->out.len == 0) {
-    orion_buf t = x->out;
-    x->out = *b;
-    *b = t;
-  } else {
-    orion_buf_append(&x->out, b->data, b->len);
-  }
-  pthread_mutex_unlock(&x->mu);
-  b->len = 0;
-  uv_async_send(&x->wake);
-}
-
-void orion__exec_post_error(exec_state *x, int64_t block, const char *msg) {
-  orion_buf b;
-  orion_msg_body_error e;
-  orion_buf_init(&b);
-  e.executor = x->id;
-  e.block = block;
-  e.msg = msg;
-  e.msg_len = strlen(msg);
-  if (e.msg_len > 60000)
-    e.msg_len = 60000;
-  if (orion_msg_body_error_encode(&b, &e) != 0)
-    b.oom = 1;
-  orion__exec_post(x, &b);
-  orion_buf_free(&b);
-}
-
 /* ---- the loop thread ---------------------------------------------------- */
-
-orion_conn *
-orion__exec_connection(exec_state *x,
-                       void (*frame)(orion_conn *, const orion_wire_frame *),
-                       void (*closed)(orion_conn *, const char *),
-                       void (*connected)(orion_conn *), void *data) {
-  orion_conn_cbs cbs;
-  orion_conn *c;
-  memset(&cbs, 0, sizeof cbs);
-  cbs.frame = frame;
-  cbs.closed = closed;
-  cbs.connected = connected;
-  c = orion_conn_new(&x->loop, ORION_WIRE_CONNECT, x->token, x->encrypt, &cbs,
-                     data);
-  if (c == NULL)
-    orion__exec_die(x, "out of memory");
-  return c;
-}
 
 /* The compute thread queued frames: send them, to the driver and to the
  * peers, and retry the FETCHes a run that has now started can answer. */
@@ -362,7 +290,7 @@ static int parse_args(exec_state *x, int argc, char **argv) {
   }
   if (optind < argc)
     return bad_option(argv[optind], optind == argc - 1);
-  env = getenv("ORION_TEST_SLOW"); /* "E:MS" or "E:xF": drivers/exec_state.h */
+  env = getenv("ORION_TEST_SLOW"); /* "E:MS" or "E:xF": executor/exec_state.h */
   if (env != NULL && env[0] != '\0') {
     long e = strtol(env, &end, 10);
     if (end == env || *end != ':' ||
@@ -448,6 +376,8 @@ int main(int argc, char **argv) {
   if (rc >= 0)
     return rc;
   signal(SIGPIPE, SIG_IGN);
+  x->peer_in_frame = orion__exec_on_peer_in_frame;
+  x->peer_out_frame = orion__exec_on_peer_out_frame;
 
   x->ex = orion_exec_new(x->id);
   if (x->ex == NULL)

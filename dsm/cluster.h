@@ -1,7 +1,7 @@
 /* The driver's side of a job's executors: listening for them, starting
  * them through the launcher it is given (a callback, so that this layer
  * knows nothing of ssh, srun or command lines), their registration,
- * heartbeats, and the end of the job.  lua/dist.c drives loops over it.
+ * heartbeats, and the end of the job.  scheduler/dist.c drives loops over it.
  *
  * Failures are final: when an executor dies, closes its connection or stays
  * silent past the heartbeat timeout, the cluster prints one message naming

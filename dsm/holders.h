@@ -7,7 +7,7 @@
  * rotates, a space partition that stays) are left where the loop's last
  * block on each part ran: the next loop takes them from there, peer to
  * peer, and the driver asks for them back only when the script reads the
- * array itself (lua/dist_resid.c).  Pure bookkeeping: no I/O,
+ * array itself (scheduler/dist_resid.c).  Pure bookkeeping: no I/O,
  * single-threaded.
  */
 #ifndef ORION_DSM_HOLDERS_H

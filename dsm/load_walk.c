@@ -19,20 +19,6 @@
  * Errors.
  * ------------------------------------------------------------------------ */
 
-/* An error that ends the load at once, message complete (see
- * load_int.h); writes only L and L->err. */
-int orion__load_fail(loader *L, int code, const char *fmt, ...) {
-  va_list ap;
-  L->failed = 1;
-  if (L->err != NULL) {
-    L->err->code = code;
-    va_start(ap, fmt);
-    vsnprintf(L->err->msg, sizeof L->err->msg, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
-
 /* Copies src into dst[cap], cutting it when needed. */
 static void copy_cut(char *dst, size_t cap, const char *src) {
   size_t n = strlen(src);
@@ -40,16 +26,6 @@ static void copy_cut(char *dst, size_t cap, const char *src) {
     n = cap - 1;
   memcpy(dst, src, n);
   dst[n] = '\0';
-}
-
-/* Ends the load with the line error rc of line lineno, [s, e) (see
- * load_int.h). */
-int orion__load_line_fail(loader *L, int rc, int64_t lineno, const char *s,
-                          const char *e) {
-  char msg[sizeof L->err->msg];
-  orion__scan_line_message(msg, sizeof msg, L->name, lineno, L->problem, s, e);
-  L->failed = 1;
-  return orion_error_set(L->err, rc, "%s", msg);
 }
 
 /* ------------------------------------------------------------------------

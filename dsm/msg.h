@@ -156,14 +156,14 @@ typedef struct orion_msg_array_desc {
                  the array's kind is 0 dense, 1 sparse, 2 ragged */
 } orion_msg_array_desc;
 
-/* An accumulator: i64 id, i64 op (lua/accum.h's orion_acc_op). */
+/* An accumulator: i64 id, i64 op (executor/accum.h's orion_acc_op). */
 typedef struct orion_msg_acc_desc {
   int64_t id;
   int64_t op;
 } orion_msg_acc_desc;
 
 /* A buffer: i64 id, str name, i64 target (an array id), i64 op
- * (lua/exec.h's orion_apply_op), bytes apply (the captured apply function;
+ * (executor/exec.h's orion_apply_op), bytes apply (the captured apply function;
  * empty for none), i64 flush (ORION_FLUSH_BLOCK, ORION_FLUSH_LOOP,
  * ORION_FLUSH_MANAGED or n). */
 typedef struct orion_msg_buf_desc {
@@ -189,7 +189,7 @@ typedef struct orion_msg_shard {
 } orion_msg_shard;
 
 /* Wire order: i64 loop (the loop id math.random is seeded with), bytes
- * blob (the captured body, lua/capture.h), i64 iter (the iterated array's
+ * blob (the captured body, executor/capture.h), i64 iter (the iterated array's
  * id), u64 narrays + arrays, u64 naccs + accs, u64 nbufs + bufs, i64 run
  * (this loop run's number; peers' frames carry it), u64 chash (the compiled
  * body's hash, 0: interpret the body), str csrc (its C source, or empty
@@ -203,7 +203,7 @@ typedef struct orion_msg_shard {
  * shards are set up: resident rows a sharded array's owner needs), then
  * (wire version 5) the device fields: u64 gpu (0 CPU only, 1 auto: on the
  * device when the executor has one, 2 required: tier "gpu"), u64 gkind
- * (scheduler/gpugrid.h's orion_gpugrid_kind), i64 gspace, i64 gtime (0-based
+ * (executor/gpugrid.h's orion_gpugrid_kind), i64 gspace, i64 gtime (0-based
  * key dims, -1 unused), i64 gskew_dim (-1 none), i64 gskew, i64 gb (the grid
  * size, opts.gpu_grid; 0 the default from the block's size).  The device
  * body is built from csrc, so gpu != 0 needs chash != 0.  Wire version 6
@@ -213,9 +213,9 @@ typedef struct orion_msg_shard {
  * block may run (opts.timeout, --loop-timeout; 0 none, at most
  * ORION_MSG_TIMEOUT_MAX).  Wire version 13 appends i64 blob_chained: the
  * length of a body that comes in BCAST frames of array ORION_BCAST_BODY
- * instead (lua/dist_chain.c; at most ORION_MSG_BODY_MAX, and then blob is
+ * instead (scheduler/dist_chain.c; at most ORION_MSG_BODY_MAX, and then blob is
  * empty), 0 when the blob is inline.  Wire version 14 appends u64 nguards
- * + guards, the runtime guard (lua/exec.h's orion_exec_guard_array): each
+ * + guards, the runtime guard (executor/exec.h's orion_exec_guard_array): each
  * i64 array (one of the arrays above) and str placement (the plan's
  * placement as messages name it, 1 to ORION_MSG_GUARD_MAX bytes): arrays
  * the body must not write directly.  Wire version 15 appends i64 verify:
@@ -481,7 +481,7 @@ typedef struct orion_msg_chunk {
  * how many of the requester's BUFFER_FLUSHes applied at once (not held
  * for the loop's end) the owner has taken in, over the job; the chunks
  * include exactly those, so the requester re-applies its later ones to
- * them (read-your-writes, drivers/exec_ryw.c). */
+ * them (read-your-writes, executor/exec_ryw.c). */
 typedef struct orion_msg_fetch_reply {
   int64_t array;
   const orion_msg_chunk *chunks;
@@ -716,7 +716,7 @@ int orion_msg_loop_end_decode(const void *p, size_t n, orion_msg_loop_end *out,
 
 /* One block's partial of an accumulator: i64 block (-1: folded outside
  * any block), i64 id, u64 has (flag: any value folded in), u64 isint
- * (flag), i64 i, f64 d (lua/accum.h's orion_accval). */
+ * (flag), i64 i, f64 d (executor/accum.h's orion_accval). */
 typedef struct orion_msg_acc_value {
   int64_t block; /* the block whose partial this is; -1: none */
   int64_t id;
@@ -728,16 +728,16 @@ typedef struct orion_msg_acc_value {
 
 /* Wire order: u64 naccs + accs (one per block run here and accumulator
  * that got a value), u64 peer_bytes (bytes sent to peers,
- * framing included: drivers/exec_peer.c says which side counts what) and
+ * framing included: executor/exec_peer.c says which side counts what) and
  * u64 shard_items (buffered writes applied to own shards) since the last
  * LOOP_DONE, f64 compute_seconds, f64 wait_seconds and f64 idle_seconds
  * (the loop's time on this executor, from its LOAD_BODY to this LOOP_DONE:
  * running blocks, blocked on data from peers, neither).  (Wire version 3
  * had no seconds, and ended with the runs of deferred arrays, which since
- * stay on the executors: lua/dist_resid.c.)  Wire version 5 appends u64
+ * stay on the executors: scheduler/dist_resid.c.)  Wire version 5 appends u64
  * gpu_blocks: the blocks this executor ran on its device in the loop.
  * Wire version 6 appends the managed buffers' early sends in the loop
- * (lua/exec_managed.h): u64 managed_bytes, u64 managed_items and f64
+ * (executor/exec_managed.h): u64 managed_bytes, u64 managed_items and f64
  * managed_staleness (the sum over those items of their staleness in
  * blocks). */
 typedef struct orion_msg_loop_done {

@@ -38,7 +38,7 @@ typedef struct orion_replica {
                                            kept by the user while the
                                            blocks are; freed here */
   /* Rows whose newest copy is on an executor, not the driver (resident
-   * rows, lua/dist_resid.c); the driver's copy is current elsewhere. */
+   * rows, scheduler/dist_resid.c); the driver's copy is current elsewhere. */
   orion_holders held;
 } orion_replica;
 
@@ -68,7 +68,7 @@ void orion_replica_block_changed(orion_replica *c, int e, int b);
  * not all or nothing: a range of rows (a block's part) rarely covers its
  * first and last chunk whole, and a chunk held only in part is never
  * marked held, so a whole-range test would almost never hold (dynamic
- * placement, lua/dist_resid.c, was blind to resident rows that way). */
+ * placement, scheduler/dist_resid.c, was blind to resident rows that way). */
 int64_t orion_replica_fresh_rows(const orion_replica *c, int e, int64_t lo,
                                  int64_t hi);
 

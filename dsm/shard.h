@@ -9,7 +9,7 @@
  * where the served copy and the base differ.
  *
  * Pure data: no locks, no I/O.  The user serializes calls (the executor
- * holds its mutex around them, drivers/exec_shard.c) and does the
+ * holds its mutex around them, executor/exec_shard.c) and does the
  * messaging.
  */
 #ifndef ORION_DSM_SHARD_H

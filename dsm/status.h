@@ -5,7 +5,7 @@
  * (dsm/status_server.c), so that it answers while the script runs Lua,
  * while a loop runs and while a file loads, and never makes them wait.
  * It never reads the cluster, the loop or Lua: the driver's thread
- * publishes copies here (lua/jobpage.c fills them at the cluster's ticks,
+ * publishes copies here (scheduler/jobpage.c fills them at the cluster's ticks,
  * at the start and end of each loop and at orion.record), and the server
  * renders them as JSON under one mutex, held only to copy.
  *

@@ -3,7 +3,7 @@
  * the buffer's target array, and the write-back that applies them to the
  * target with the buffer's operator.
  *
- * Pure C: no Lua, no sockets.  The executor's Lua host (lua/exec.c) keeps
+ * Pure C: no Lua, no sockets.  The executor's Lua host (executor/exec.c) keeps
  * one store per bound buffer and writes to it from bodies; a flush takes
  * the pending writes out in key order and either applies them here (the
  * "add" and "replace" operators), applies them in Lua (an apply function)

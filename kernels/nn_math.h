@@ -4,7 +4,7 @@
  * friends, and the conversions between f32 and the other element types).
  *
  * Plain C on pointers and sizes: no Lua, no arrays of dsm/, no errors
- * raised.  The Lua binding (lua/nn.c) checks shapes and arguments and
+ * raised.  The Lua binding (executor/nn.c) checks shapes and arguments and
  * calls these; a GPU backend can offer the same functions.  A kernel never
  * allocates and owns none of its arguments; every one may be called from
  * any thread on distinct outputs (OpenBLAS threads are process-wide, see

@@ -13,7 +13,7 @@
 #include "analysis/parse.h"
 #include "dsm/loader.h"
 #include "lua/bodyid.h"
-#include "lua/capture.h"
+#include "executor/capture.h"
 #include "lua/srcstore.h"
 #include "util/alloc.h"
 #include "util/log.h"

@@ -8,7 +8,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/cgen.h"
-#include "lua/module.h"
+#include "scheduler/module.h"
 
 typedef struct analysis {
   orion_plan plan;

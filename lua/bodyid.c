@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lua/bcscan.h"
+#include "executor/bcscan.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 

@@ -17,8 +17,8 @@
 
 #include "lua/buffer_with.h"
 
-#include "lua/capture.h"
-#include "lua/exec.h"
+#include "executor/capture.h"
+#include "executor/exec.h"
 #include "util/error.h"
 
 #define WRAP_CHUNK "=orion.buffer.with" /* lua/exec.c knows this name */

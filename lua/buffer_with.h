@@ -10,7 +10,7 @@
 #include <lauxlib.h>
 #include <stddef.h>
 
-#include "lua/module.h"
+#include "scheduler/module.h"
 #include "util/buf.h"
 
 /* Fills b->name and b->target_name: the names the calling script gives

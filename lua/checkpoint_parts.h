@@ -6,8 +6,8 @@
 #define ORION_LUA_CHECKPOINT_PARTS_H
 
 #include "dsm/ckpt.h"
-#include "lua/dist.h"
-#include "lua/module.h"
+#include "scheduler/dist.h"
+#include "scheduler/module.h"
 
 typedef struct orion_ckpt_remote orion_ckpt_remote;
 

@@ -4,13 +4,13 @@
  * writes the driver's DistArrays.  Part of the driver's `orion` module, so
  * it uses lua/module.h; executors never run it (their nn tables have
  * stubs in its functions' places). */
-#include "lua/nn.h"
+#include "executor/nn.h"
 
 #include <lauxlib.h>
 #include <string.h>
 
 #include "dsm/idx.h"
-#include "lua/module.h"
+#include "scheduler/module.h"
 #include "util/alloc.h"
 
 /* ======================================================================

@@ -2,7 +2,7 @@
  * key is checked, so a typo is an error naming it, and every getter raises
  * an error naming a key of the wrong type.  Also the one check of a Lua
  * number stored as an element of a type (orion__to_elem). */
-#include "lua/module.h"
+#include "scheduler/module.h"
 
 #include <float.h>
 #include <lauxlib.h>

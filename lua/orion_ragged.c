@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "dsm/ragged.h"
-#include "lua/module.h"
+#include "scheduler/module.h"
 #include "lua/orion_ragged.h"
 #include "lua/permute.h"
 

@@ -10,7 +10,7 @@
 #include <lua.h>
 
 #include "analysis/analyze.h"
-#include "lua/module.h"
+#include "scheduler/module.h"
 
 /* The registry's weak table "n:seed" -> Permutation (lua/orion.c makes
  * it with the others). */

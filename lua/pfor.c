@@ -22,14 +22,14 @@
 
 #include "lua/analyse.h"
 #include "lua/buffer_with.h"
-#include "lua/capture.h"
-#include "lua/dist.h"
-#include "lua/exec.h"
-#include "lua/module.h"
+#include "executor/capture.h"
+#include "scheduler/dist.h"
+#include "executor/exec.h"
+#include "scheduler/module.h"
 #include "lua/permute.h"
 #include "lua/pfor_guard.h"
-#include "lua/verify.h"
-#include "lua/exec_keys.h"
+#include "scheduler/verify.h"
+#include "executor/exec_keys.h"
 #include "dsm/replica.h"
 #include "scheduler/schedule.h"
 #include "util/alloc.h"
@@ -733,7 +733,7 @@ static int l_parallel_for(lua_State *L) {
                         &ap->plan);
     }
     orion__explain_check_stop(L);
-    if (s->verify) { /* recording is the interpreter's (lua/exec_keys.h) */
+    if (s->verify) { /* recording is the interpreter's (executor/exec_keys.h) */
       ap->cg_ok = 0;
       snprintf(ap->note, sizeof ap->note, "orion-driver --verify");
     } else {

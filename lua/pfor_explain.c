@@ -18,7 +18,7 @@
 
 #include "lua/pfor.h"
 
-#include "lua/module.h"
+#include "scheduler/module.h"
 
 #define EXPLAINED_KEY "orion.explained" /* call sites already explained */
 #define STOP_KEY "orion.explain_stop"   /* the sentinel error value */

@@ -12,7 +12,7 @@
 #include "dsm/cluster.h"
 #include "gpu/gpu.h"
 #include "lua/pfor.h"
-#include "scheduler/gpugrid.h"
+#include "executor/gpugrid.h"
 #include "util/log.h"
 
 int orion__gpu_want(const char *tier) {

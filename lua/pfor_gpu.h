@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "lua/analyse.h"
-#include "lua/dist.h"
-#include "lua/module.h"
+#include "scheduler/dist.h"
+#include "scheduler/module.h"
 
 /* opts.tier as a device request: 2 "gpu", 1 "auto", 0 otherwise. */
 int orion__gpu_want(const char *tier);

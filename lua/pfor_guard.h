@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "dsm/msg.h"
-#include "lua/exec.h"
+#include "executor/exec.h"
 #include "util/cbody.h"
 
 struct orion_plan;

@@ -2,7 +2,7 @@
  *
  * It decides what the driver sends and when, from the reports it gets;
  * it never touches sockets, payloads or Lua.  The driver's glue
- * (lua/dist.c) turns frames into the event calls below and carries out the
+ * (scheduler/dist.c) turns frames into the event calls below and carries out the
  * actions it emits through an orion_loop_io: in tests a fake transport
  * records them.
  *
@@ -109,7 +109,7 @@ typedef struct orion_loop {
    * space part is sent (to the same executor, which runs its blocks in
    * the order they came), not done.  Set before orion_loop_start when
    * what a block's RUN_BLOCK carries cannot depend on the previous block
-   * of its space part (lua/dist.c says when), so that an executor gets its
+   * of its space part (scheduler/dist.c says when), so that an executor gets its
    * next block, and the rows it needs come from peers, while it computes
    * the current one. */
   int early;

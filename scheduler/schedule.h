@@ -5,7 +5,7 @@
  * dimensions cut into space and time parts, an optional skew, and whether
  * the 2-D clocks rotate (2d, unordered) or follow the wavefront
  * (2d-ordered; 2d-skewed takes either).  orion_schedule_cut turns a shape
- * into the cut of the iteration space (scheduler/blocks.h); once the cut
+ * into the cut of the iteration space (dsm/blocks.h); once the cut
  * is made, orion_schedule_make lays its block grid out in time:
  *   - the order blocks are dispatched in, clock by clock;
  *   - the executor a block runs on: space part p of n0 runs on executor
@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "scheduler/blocks.h"
+#include "dsm/blocks.h"
 
 /* A loop's shape. */
 typedef struct orion_schedule_shape {

@@ -1,5 +1,5 @@
 /* A fake GPU for t/test_nndev.c: gpu/gpu.h and kernels/nn_gpu.h over host
- * memory, so that orion.nn's device half (lua/nn_dev.c: which copy of a
+ * memory, so that orion.nn's device half (executor/nn_dev.c: which copy of a
  * matrix is current, uploads, downloads, the fallback when device memory
  * is full) runs in make check without a device.  Linked before liborion.a,
  * it replaces the real backend and kernels in that one test.

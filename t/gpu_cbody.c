@@ -339,7 +339,7 @@ static void bind(body *b, int dev) {
   }
 }
 
-/* Folds partial p into t as lua/accum.c does for a sum. */
+/* Folds partial p into t as executor/accum.c does for a sum. */
 static void fold(orion_cacc *t, const orion_cacc *p) {
   if (!p->has)
     return;

@@ -145,7 +145,7 @@ compare_mf() {
 compare_mf MF "$tmp/mf_g"
 
 # 4. The same with device memory capped below the ratings' size: the
-# block's elements stream through in chunks (lua/exec_gbody.c), and the
+# block's elements stream through in chunks (executor/exec_gbody.c), and the
 # result is one a serial run allows, as uncapped.
 # shellcheck disable=SC2086
 run "$drv" --gpus 1 --gpu-memory 8M "$src/apps/mf/mf.lua" $mfdata \

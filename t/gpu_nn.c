@@ -2,7 +2,7 @@
  * every device kernel of kernels/nn_gpu.h against its CPU kernel
  * (kernels/nn_math.h) on random data, sizes including 0 and
  * non-multiples of 32, printing the max abs and rel error of each; the
- * device copies of lua/nn_dev.c never serving a stale value (a matrix
+ * device copies of executor/nn_dev.c never serving a stale value (a matrix
  * changed on the host between two device kernels); and a small MLP
  * trained by the same Lua code in a CPU state and a GPU state, whose
  * losses and accuracies must agree.
@@ -20,7 +20,7 @@
 #include "gpu/gpu.h"
 #include "kernels/nn_gpu.h"
 #include "kernels/nn_math.h"
-#include "lua/nn.h"
+#include "executor/nn.h"
 #include "t/nnstate.h"
 
 static orion_gpu *g;

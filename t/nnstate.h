@@ -7,7 +7,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "lua/nn.h"
+#include "executor/nn.h"
 
 static inline lua_State *tu_nn_state(orion_gpu *g, orion_error *err) {
   lua_State *L = luaL_newstate();

@@ -1,10 +1,10 @@
-/* Arrays (dsm/array.h), accumulator values (lua/accum.h) and the RNG. */
+/* Arrays (dsm/array.h), accumulator values (executor/accum.h) and the RNG. */
 #include "t/testutil.h"
 
 #include <math.h>
 
 #include "dsm/array.h"
-#include "lua/accum.h"
+#include "executor/accum.h"
 #include "util/alloc.h"
 #include "util/rng.h"
 

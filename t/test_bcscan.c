@@ -1,4 +1,4 @@
-/* Tests of lua/bcscan: the globals read and written by dumped Lua 5.4
+/* Tests of executor/bcscan: the globals read and written by dumped Lua 5.4
  * functions, with their lines, and the rejection of truncated, corrupted
  * and foreign chunks. */
 #include "t/testutil.h"
@@ -9,7 +9,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "lua/bcscan.h"
+#include "executor/bcscan.h"
 #include "util/alloc.h"
 #include "util/error.h"
 

@@ -1,4 +1,4 @@
-/* Tests of buffers on the executor (lua/exec.c, orion.buffer): bodies are
+/* Tests of buffers on the executor (executor/exec.c, orion.buffer): bodies are
  * built in a driver Lua state over fake array and buffer userdata, encoded
  * with the capture codec and run by a real orion_exec over real arrays; the
  * assertions are on the target arrays' values.  Covers "add" on float and
@@ -16,8 +16,8 @@
 #include "dsm/array.h"
 #include "dsm/msg.h"
 #include "dsm/wire.h"
-#include "lua/capture.h"
-#include "lua/exec.h"
+#include "executor/capture.h"
+#include "executor/exec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -513,7 +513,7 @@ Test(buffer, block_flush_point_leaves_loop_buffers_pending) {
   teardown(&f);
 }
 
-/* flush = "managed" (lua/exec_managed.c): at each send the largest
+/* flush = "managed" (executor/exec_managed.c): at each send the largest
  * pending writes go to the sink (block -1) as the byte budget allows,
  * ties to the lower key; the rest wait, counted in blocks; the loop's end
  * sends the rest, not counted as early.  Keys 1..4 of an i64 target get
@@ -1252,7 +1252,7 @@ Test(guard, binding_again_lifts_it_and_unknown_ids_are_refused) {
   cr_assert_eq(run_range(f.ex, 2, 2, &f.err), 0, "%s", f.err.msg);
   cr_expect_eq(f64_at(f.tgt, 1), 4.0);
   /* Guarded after the body was loaded: the loaded proxies keep what they
-   * copied, so the driver guards before loading (lua/exec.h). */
+   * copied, so the driver guards before loading (executor/exec.h). */
   cr_assert_eq(orion_exec_guard_array(f.ex, TGT, "server (read-only)"), 0);
   load(f.ex, "local T = fake_array(3)\n"
              "return function(i, v) T[i] = 3 * v end");

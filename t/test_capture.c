@@ -1,4 +1,4 @@
-/* Tests of the capture codec (lua/capture.c) without the driver: closures
+/* Tests of the capture codec (executor/capture.c) without the driver: closures
  * built in one Lua state are encoded, decoded into a second, fresh state and
  * called there.  Covers exact number subtypes, binary strings, shared and
  * cyclic tables, helpers and recursion, standard-library values by name,
@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "lua/capture.h"
+#include "executor/capture.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"

@@ -1,7 +1,7 @@
 /* Tests of the C code generator (analysis/cgen.c).
  *
  * Each snippet is a loop body run twice over the same data: once by the
- * interpreter tier itself (captured with lua/capture.c and run by a real
+ * interpreter tier itself (captured with executor/capture.c and run by a real
  * orion_exec, as an executor runs it) and once as the C that orion_cgen
  * generates, built with the system compiler (-Wall -Wextra -Werror, so
  * the generated code is warning-free) and loaded with dlopen.  The runs
@@ -33,10 +33,10 @@
 #include "analysis/cgen.h"
 #include "analysis/parse.h"
 #include "dsm/array.h"
-#include "lua/accum.h"
-#include "lua/capture.h"
+#include "executor/accum.h"
+#include "executor/capture.h"
 #include "util/cbody.h"
-#include "lua/exec.h"
+#include "executor/exec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/ccomp.h"

@@ -1923,7 +1923,7 @@ Test(cluster, malformed_executor_frames_end_the_job) {
     play_bad_executor(&bad_frames[i]);
 }
 
-/* Resident rows (lua/dist_resid.c): after a 2-D SGD loop W and H stay on
+/* Resident rows (scheduler/dist_resid.c): after a 2-D SGD loop W and H stay on
  * the executors and H's parts go executor to executor; reading them in
  * the script, writing one element, a loop that reads H sharded and one
  * that iterates H itself all see what a run inside the driver sees, bit
@@ -2073,7 +2073,7 @@ Test(cluster, server_read_write_array_is_sharded) {
 }
 
 /* ------------------------------------------------------------------------
- * Broadcasts of read-only server arrays (lua/dist_chain.c): along a chain
+ * Broadcasts of read-only server arrays (scheduler/dist_chain.c): along a chain
  * of executors, by a star from the driver, or to the owners and then
  * fetched.
  * ---------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /* The DNN app and what it is built from: the IDX, labelled-documents and
  * bag-of-words readers (dsm/idx.c), the kernels (kernels/nn_math.c) on raw
- * arrays, orion.nn (lua/nn.c) inside and outside loop bodies, and
+ * arrays, orion.nn (executor/nn.c) inside and outside loop bodies, and
  * apps/dnn/dnn.lua end to end on small real inputs. */
 #include "config.h"
 #include "t/testutil.h"
@@ -14,7 +14,7 @@
 #include "gpu/gpu.h"
 #include "kernels/nn_gpu.h"
 #include "kernels/nn_math.h"
-#include "lua/nn.h"
+#include "executor/nn.h"
 #include "util/alloc.h"
 
 #include <lauxlib.h>

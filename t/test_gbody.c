@@ -1,4 +1,4 @@
-/* Running a block "on the device" (lua/exec_gbody.c) without one: this
+/* Running a block "on the device" (executor/exec_gbody.c) without one: this
  * test defines every function of gpu/gpu.h itself (device memory is host
  * memory, copies are memcpy), so liborion.a's backend is not linked in,
  * and plays the device body with a C function that follows util/gbody.h:
@@ -15,9 +15,10 @@
 
 #include "dsm/array.h"
 #include "gpu/gpu.h"
-#include "lua/exec.h"
-#include "lua/exec_gbody.h"
-#include "lua/exec_int.h" /* the CPU body, for its math.random state */
+#include "executor/exec.h"
+#include "executor/exec_gbody.h"
+#include "executor/exec_cbody.h"
+#include "executor/exec_int.h" /* the CPU body, for its math.random state */
 
 /* ---- a host "device" ---------------------------------------------------- */
 
@@ -519,7 +520,7 @@ Test(gbody, the_iterated_array_read_through_its_upvalue_sees_its_writes) {
   }
 }
 
-/* A block run again finds its grid kept (lua/exec_gmemo.h): its keys and
+/* A block run again finds its grid kept (executor/exec_gmemo.h): its keys and
  * grid are not copied in again; once its keys change it is built again
  * and gives the new keys' result; ORION_GPU_GRID_CACHE=0 keeps none. */
 Test(gbody, a_block_run_again_reuses_its_grid_until_its_keys_change) {

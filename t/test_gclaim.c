@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/gpugrid.h"
+#include "executor/gpugrid.h"
 #include "util/alloc.h"
 #include "util/gclaim.h"
 

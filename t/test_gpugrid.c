@@ -1,4 +1,4 @@
-/* The device grid of a block (scheduler/gpugrid.h), on the host: for
+/* The device grid of a block (executor/gpugrid.h), on the host: for
  * random sparse blocks and every kind, every element once, groups in block
  * order, the steps' groups conflict-free, ordered kinds in an order that
  * keeps every dependence a wavefront allows; degenerate blocks; and a
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/gpugrid.h"
+#include "executor/gpugrid.h"
 
 /* xorshift64*: the tests' own generator (fixed seeds). */
 static uint64_t rnd(uint64_t *s) {

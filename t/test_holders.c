@@ -1,5 +1,5 @@
 /* dsm/holders.c: which executor holds the newest copy of which elements
- * (resident rows, lua/dist_resid.c); and dsm/replica.c's count of the
+ * (resident rows, scheduler/dist_resid.c); and dsm/replica.c's count of the
  * rows an executor holds, which dynamic placement weighs. */
 #include <criterion/criterion.h>
 #include <stdint.h>

@@ -1092,7 +1092,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   int d;
   orion_buf_init(&b);
   orion_buf_init(&h);
-  /* LOAD_BODY, as lua/dist.c's load_body_frame writes it. */
+  /* LOAD_BODY, as scheduler/dist.c's load_body_frame writes it. */
   sample_load_body(&lb, sh, sl);
   cr_assert_eq(orion_msg_load_body_encode(&b, &lb), 0);
   orion_pw_i64(&h, lb.loop);
@@ -1159,7 +1159,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   }
   orion_pw_i64(&h, lb.verify); /* wire version 15 */
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
-  /* RUN_BLOCK, as lua/dist.c's send_block writes it. */
+  /* RUN_BLOCK, as scheduler/dist.c's send_block writes it. */
   b.len = h.len = 0;
   sample_run_block(&rb);
   cr_assert_eq(orion_msg_run_block_encode(&b, &rb), 0);
@@ -1189,7 +1189,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   orion_buf_free(&h);
 }
 
-/* The item coding of wire version 2 (lua/exec.c's orion_flush_items_put,
+/* The item coding of wire version 2 (executor/exec.c's orion_flush_items_put,
  * gone since the executor ships items with the codec), for keys >= 0. */
 static void hand_items(orion_buf *h, const orion_msg_item *it, int64_t n) {
   int64_t i, j, nruns = 0;

@@ -1,4 +1,4 @@
-/* orion.nn's device half (lua/nn_dev.c) on a fake GPU (t/fake_gpu.c: the
+/* orion.nn's device half (executor/nn_dev.c) on a fake GPU (t/fake_gpu.c: the
  * backend and the kernels over host memory, device blocks filled with NaN
  * until written): the state's kernels go to the "device", the host and
  * device copies of a matrix stay coherent (a stale copy would show as NaN
@@ -12,7 +12,7 @@
 #include <lualib.h>
 
 #include "gpu/gpu.h"
-#include "lua/nn.h"
+#include "executor/nn.h"
 #include "t/nnstate.h"
 
 extern long fake_gpu_calls;

@@ -1,9 +1,9 @@
-/* Partition plans (scheduler/plan.h) and partitions (dsm/partition.h). */
+/* Partition plans (dsm/plan.h) and partitions (dsm/partition.h). */
 #include "t/testutil.h"
 
 #include "dsm/partition.h"
-#include "scheduler/blocks.h"
-#include "scheduler/plan.h"
+#include "dsm/blocks.h"
+#include "dsm/plan.h"
 #include "util/rng.h"
 
 static orion_array *random_sparse(int64_t n0, int64_t n1, int64_t nnz,

@@ -1,4 +1,4 @@
-/* Ragged arrays (dsm/ragged.c, lua/orion_ragged.c, lua/exec_ragged.c): making
+/* Ragged arrays (dsm/ragged.c, lua/orion_ragged.c, executor/exec_ragged.c): making
  * one, files, and bodies over rows through orion-driver on 0, 1 and 2
  * executors (t/scripts/ragged.lua, t/scripts/ragged_errors.lua). */
 #include "t/testutil.h"

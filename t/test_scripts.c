@@ -475,7 +475,7 @@ Test(scripts, body_errors_read_the_same_on_0_and_2_executors,
   remove_temp(data);
 }
 
-/* The runtime guard (lua/pfor_guard.c, lua/exec.c): with the test hook
+/* The runtime guard (lua/pfor_guard.c, executor/exec.c): with the test hook
  * ORION_TEST_PLAN_READONLY the plan's B is guarded as if placed read-only,
  * so a body that writes it must fail, in the interpreter (whole elements,
  * slices and orion.nn's nn.write) and in the compiled tier (checked at
@@ -1108,7 +1108,7 @@ Test(scripts, globals_through_the_environment_are_seen_on_0_and_2_executors,
   }
 }
 
-/* orion-driver --verify (lua/verify.c): loops whose plans are right run
+/* orion-driver --verify (scheduler/verify.c): loops whose plans are right run
  * with --verify as without, to the same bits, on 0 and 2 executors: a 2-D
  * rotation updating rows of W and H, a 1-D loop, an ordered wavefront
  * over a recurrence, and a loop writing through an orion.buffer. */

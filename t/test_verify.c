@@ -1,4 +1,4 @@
-/* orion-driver --verify's check (lua/verify.c) on hand-made key ranges:
+/* orion-driver --verify's check (scheduler/verify.c) on hand-made key ranges:
  * which pairs of blocks the rule lets touch one key, over real schedules
  * (scheduler/schedule.h), and the message it fails with.  The script-level
  * tests (t/test_scripts.c verify_*, t/slow_verify.sh) run it end to end. */
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "analysis/analyze.h"
-#include "lua/module.h"
-#include "lua/verify.h"
+#include "scheduler/module.h"
+#include "scheduler/verify.h"
 #include "scheduler/schedule.h"
 
 static const orion_msg_keysrc src[1] = {{"t.lua", 5}};

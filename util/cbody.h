@@ -1,4 +1,4 @@
-/* The contract between an executor (lua/exec.c) and a compiled loop body:
+/* The contract between an executor (executor/exec.c) and a compiled loop body:
  * the C function analysis/cgen.c generates from a body's AST, built into a
  * shared object by util/ccomp.c and loaded with dlopen.
  *
@@ -64,7 +64,7 @@ typedef struct orion_cbuffer {
   int64_t strides[ORION_CBODY_MAXDIMS];
 } orion_cbuffer;
 
-/* An accumulator's running partial, as lua/accum.h's orion_accval:
+/* An accumulator's running partial, as executor/accum.h's orion_accval:
  * op 0 sum, 1 min, 2 max; has = any value folded in; isint = the value is
  * the integer i (else the float d). */
 typedef struct orion_cacc {

@@ -1,4 +1,4 @@
-/* The contract between an executor with a GPU (lua/exec_gbody.c) and a
+/* The contract between an executor with a GPU (executor/exec_gbody.c) and a
  * compiled loop body built for the device.
  *
  * The code generator writes one source per body (analysis/cgen.c).  Built
@@ -16,7 +16,7 @@
  *   - groups are cut into steps; step s is the groups
  *     [h_step_off[s], h_step_off[s+1]); the groups of a step run
  *     concurrently, and step s+1 starts after every group of step s is
- *     done (the schedule that fills these, scheduler/gpugrid.c, makes the
+ *     done (the schedule that fills these, executor/gpugrid.c, makes the
  *     groups of one step touch disjoint rows, so the result is one a serial
  *     run allows);
  *   - or, when claim_b > 0 (a 2d rotation: its b x b cells are the

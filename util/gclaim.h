@@ -1,7 +1,7 @@
 /* Claiming a 2d rotation's groups on the device, instead of running its
  * steps one kernel launch after another (util/gbody.h, claim_b > 0).
  *
- * The grid (scheduler/gpugrid.h) cuts a block into b x b cells: row p is
+ * The grid (executor/gpugrid.h) cuts a block into b x b cells: row p is
  * a range of space coordinates, column q a range of time coordinates,
  * and a cell's elements run in block order on one worker (a warp).  Two
  * cells conflict only when they share a row or a column (the plan's

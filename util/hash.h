@@ -2,7 +2,7 @@
  * continues from the value the last one returned), plus a finaliser that
  * spreads its bits for table indexing and printed keys.  Used for the
  * compiled-body cache key (util/ccomp.c), the body hash the driver ships
- * (lua/dist.c) and the bytecode scanner's name table (lua/bcscan.c). */
+ * (scheduler/dist.c) and the bytecode scanner's name table (executor/bcscan.c). */
 #ifndef ORION_UTIL_HASH_H
 #define ORION_UTIL_HASH_H
 

@@ -1,6 +1,6 @@
 -- A body that captures a large Lua table (a lookup of 30000 numbers, about
 -- half a megabyte serialised): at 256 KiB or more it goes to the
--- executors along their chain in BCAST pieces (lua/dist_chain.c) instead
+-- executors along their chain in BCAST pieces (scheduler/dist_chain.c) instead
 -- of inline in each LOAD_BODY.  Two loops with different captured values
 -- (two bodies), then the script reads the results back.  stdout: the
 -- exact bits of every result; stderr: "bytes loop N driver D peer P" for

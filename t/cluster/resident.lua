@@ -1,4 +1,4 @@
--- Resident rows (lua/dist_resid.c): a 2-D SGD loop leaves W (space-keyed)
+-- Resident rows (scheduler/dist_resid.c): a 2-D SGD loop leaves W (space-keyed)
 -- and H (time-keyed) on the executors, and what the script then does with
 -- them must see the same values as a run inside the driver:
 --   1. two epochs (the second moves H's parts executor to executor);

@@ -1,7 +1,7 @@
 -- A directly written server array (`server (read-write)`: B[i + 2], an
 -- offset subscript) is sharded across the executors: each block sends the
 -- elements it changed to their owners, and reads them back at its next
--- block (drivers/exec_swrite.c).  stdout: the exact bits after each loop
+-- block (executor/exec_swrite.c).  stdout: the exact bits after each loop
 -- (t/test_cluster.c compares them with a run inside the driver); stderr:
 -- "bytes LOOP driver D peer P array S".
 local orion = require "orion"

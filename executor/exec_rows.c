@@ -1,0 +1,295 @@
+/* orion-executor's resident rows (scheduler/dist_resid.c says what they are):
+ *   - ROWS from a peer: the loop thread keeps the frame for the compute
+ *     thread (orion__rows_on_rows), whose block waits for it
+ *     (orion__rows_get) and copies it into our array copy;
+ *   - after a block, its puts go to the peers of the part's next block
+ *     (orion__rows_put), before the BLOCK_DONE;
+ *   - SEND_ROWS from the driver: the same, for the first blocks of a run;
+ *   - MOVE_ROWS from the driver (dynamic assignment placed the part's next
+ *     block on another executor): the same, at once, from the loop thread;
+ *   - ROWS_PULL from the driver: the rows back to it (ROWS_DATA).
+ * The rows sent are read from our copy on the compute thread, which is
+ * the only thread that writes it, but for MOVE_ROWS: the loop thread reads
+ * them while the compute thread may run another block.  That is safe
+ * because the driver asks for a part's rows only once the part's block
+ * here is done and before any later block of the part is placed, so no
+ * block touches them meanwhile, and only after this executor took the
+ * run's LOAD_BODY (x->loaded_run), so the array copies stay where they
+ * are until the run's end.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "executor/exec_state.h"
+#include "dsm/msg.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+void orion__rows_on_rows(exec_state *x, orion_conn *c, int from,
+                         const orion_wire_frame *f) {
+  job *j = orion__exec_job_take(x, c, f, from), **tail;
+  pthread_mutex_lock(&x->mu);
+  for (tail = &x->rows_in; *tail != NULL; tail = &(*tail)->next)
+    ;
+  *tail = j;
+  pthread_cond_broadcast(&x->fcv);
+  pthread_mutex_unlock(&x->mu);
+}
+
+/* Whether runs v[0..n) cover exactly the elements of move g, in order
+ * (the sender's writer cuts a move's run where zeros are left out). */
+static int covers(const orion_msg_run *v, int64_t n, const orion_msg_move *g) {
+  int64_t k, at = g->first;
+  for (k = 0; k < n; k++) {
+    if (v[k].array != g->array || v[k].first != at)
+      return 0;
+    at += v[k].count;
+  }
+  return n > 0 && at == g->first + g->count;
+}
+
+/* Whether kept frame j holds move g of run `run`: decodes it into *m
+ * (free it) when it does. */
+static int holds(const job *j, const orion_msg_move *g, int64_t run,
+                 orion_msg_rows *m) {
+  if (j->from != g->peer ||
+      orion_msg_rows_decode(j->payload, j->len, m, NULL) != 0)
+    return 0;
+  if (m->run == run && m->block == g->block && covers(m->runs, m->nruns, g))
+    return 1;
+  orion_msg_rows_free(m);
+  return 0;
+}
+
+void orion__rows_drop_old(exec_state *x, int64_t run) {
+  job **p;
+  pthread_mutex_lock(&x->mu);
+  for (p = &x->rows_in; *p != NULL;) {
+    orion_msg_rows m;
+    job *j = *p;
+    int old = orion_msg_rows_decode(j->payload, j->len, &m, NULL) != 0 ||
+              m.run < run;
+    if (old) {
+      *p = j->next;
+      orion__exec_job_free(j);
+    } else {
+      p = &j->next;
+    }
+    orion_msg_rows_free(&m);
+  }
+  pthread_mutex_unlock(&x->mu);
+}
+
+int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
+                    orion_error *err) {
+  replica *rp = orion__replica_find(x, g->array);
+  double limit = 6 * x->hb_timeout, deadline = orion_now() + limit;
+  orion_msg_rows m;
+  job **p, *found = NULL;
+  int rc;
+  if (rp == NULL || g->peer >= x->npeers || g->peer == x->id)
+    return orion_error_set(err, ORION_EPARSE,
+                           "executor %d: a RUN_BLOCK asks for rows of array "
+                           "%" PRId64 " it cannot take",
+                           x->id, g->array);
+  double t0 = orion__wait_begin();
+  pthread_mutex_lock(&x->mu);
+  x->rows_waiting++;
+  for (;;) {
+    for (p = &x->rows_in; *p != NULL; p = &(*p)->next)
+      if (holds(*p, g, run, &m)) {
+        found = *p;
+        *p = found->next;
+        break;
+      }
+    if (found != NULL || orion_now() >= deadline)
+      break;
+    orion__exec_nap(x);
+  }
+  x->rows_waiting--;
+  pthread_mutex_unlock(&x->mu);
+  orion__wait_end(x, t0);
+  if (found == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: elements %" PRId64 "..%" PRId64
+                           " of array %" PRId64 " did not come from executor "
+                           "%" PRId64 " within %.0f s",
+                           x->id, g->first, g->first + g->count - 1, g->array,
+                           g->peer, limit);
+  rc = 0;
+  for (int64_t k = 0; k < m.nruns && rc == 0; k++)
+    rc = orion_msg_run_apply(rp->a, &m.runs[k]);
+  orion_msg_rows_free(&m);
+  orion__exec_job_free(found);
+  if (rc != 0)
+    return orion_error_set(err, ORION_EPARSE,
+                           "executor %d: executor %" PRId64 " sent rows "
+                           "that do not fit array %" PRId64,
+                           x->id, g->peer, g->array);
+  return 0;
+}
+
+/* The elements of move v of our copy as one run; 0 or ORION_EPARSE when
+ * we do not hold them. */
+static int run_of(exec_state *x, const orion_msg_move *v, orion_msg_run *out) {
+  replica *rp = orion__replica_find(x, v->array);
+  size_t esz;
+  if (rp == NULL || v->first > rp->a->nnz || v->count > rp->a->nnz - v->first)
+    return ORION_EPARSE;
+  esz = orion_type_size(rp->a->type);
+  out->array = v->array;
+  out->first = v->first;
+  out->count = v->count;
+  out->data = (const char *)rp->a->values + (size_t)v->first * esz;
+  out->len = (size_t)v->count * esz;
+  out->esz = esz;
+  return 0;
+}
+
+int orion__rows_put(exec_state *x, const orion_msg_move *v, int64_t run,
+                    orion_error *err) {
+  orion_msg_rows m;
+  orion_msg_run one;
+  orion_buf b;
+  int rc;
+  if (v->peer >= x->npeers || v->peer == x->id || run_of(x, v, &one) != 0)
+    return orion_error_set(err, ORION_EPARSE,
+                           "executor %d: asked to send elements of array "
+                           "%" PRId64 " it does not hold",
+                           x->id, v->array);
+  m.run = run;
+  m.block = v->block;
+  m.runs = &one;
+  m.nruns = 1;
+  orion_buf_init(&b);
+  rc = orion_msg_rows_encode(&b, &m);
+  if (rc == 0)
+    orion__peer_post(x, (int)v->peer, &b, 0);
+  orion_buf_free(&b);
+  return rc != 0 ? orion_error_set(err, rc, "executor %d: cannot send rows "
+                                            "of array %" PRId64 ": %s",
+                                   x->id, v->array, orion_strerror(rc))
+                 : 0;
+}
+
+int orion__rows_send(exec_state *x, job *j) {
+  orion_msg_send_rows m;
+  orion_error err;
+  int64_t k;
+  orion_error_clear(&err);
+  if (orion_msg_send_rows_decode(j->payload, j->len, &m, NULL) != 0)
+    orion__exec_die(x, "the driver sent a malformed SEND_ROWS");
+  for (k = 0; k < m.n; k++)
+    if (orion__rows_put(x, &m.moves[k], m.run, &err) != 0)
+      orion__exec_die(x, "%s", err.msg);
+  orion_msg_send_rows_free(&m);
+  return 0;
+}
+
+int orion__rows_pull(exec_state *x, job *j) {
+  orion_msg_rows_pull m;
+  orion_msg_rows out;
+  orion_msg_run *runs;
+  orion_buf b;
+  int64_t k;
+  if (orion_msg_rows_pull_decode(j->payload, j->len, &m, NULL) != 0)
+    orion__exec_die(x, "the driver sent a malformed ROWS_PULL");
+  runs = orion_calloc((size_t)m.n + 1, sizeof *runs);
+  if (runs == NULL)
+    orion__exec_die(x, "out of memory answering a ROWS_PULL");
+  for (k = 0; k < m.n; k++) {
+    orion_msg_move v;
+    v.array = m.ranges[k].array;
+    v.first = m.ranges[k].first;
+    v.count = m.ranges[k].count;
+    if (run_of(x, &v, &runs[k]) != 0)
+      orion__exec_die(x, "the driver asked for elements of array %" PRId64
+                         " this executor does not hold",
+                      v.array);
+  }
+  out.run = 0;
+  out.block = -1;
+  out.runs = runs;
+  out.nruns = m.n;
+  orion_buf_init(&b);
+  if (orion_msg_rows_data_encode(&b, &out) != 0)
+    orion__exec_die(x, "the rows asked for exceed the largest frame");
+  orion__exec_post(x, &b);
+  orion_buf_free(&b);
+  orion_free(runs);
+  orion_msg_rows_pull_free(&m);
+  return 0;
+}
+
+/* ---- MOVE_ROWS (loop thread) ------------------------------------------- */
+
+/* Sends MOVE_ROWS p's rows, or returns 1 when its run has not started
+ * here yet (it is kept and retried).  A MOVE_ROWS for a run already over
+ * is dropped (the driver gave that run up). */
+static int serve_move(exec_state *x, const char *p, size_t len) {
+  orion_msg_move_rows m;
+  orion_error err;
+  int64_t loaded, k;
+  if (orion_msg_move_rows_decode(p, len, &m, NULL) != 0)
+    orion__exec_die(x, "the driver sent a malformed MOVE_ROWS");
+  pthread_mutex_lock(&x->mu);
+  loaded = x->loaded_run;
+  pthread_mutex_unlock(&x->mu);
+  if (m.run > loaded) {
+    orion_msg_move_rows_free(&m);
+    return 1;
+  }
+  orion_error_clear(&err);
+  for (k = 0; k < m.n && m.run == loaded; k++)
+    if (orion__rows_put(x, &m.moves[k], m.run, &err) != 0)
+      orion__exec_die(x, "%s", err.msg);
+  orion_msg_move_rows_free(&m);
+  return 0;
+}
+
+void orion__rows_on_move(exec_state *x, orion_conn *c, int from,
+                         const orion_wire_frame *f) {
+  job *j, **tail;
+  if (serve_move(x, (const char *)f->payload, f->len) == 0)
+    return;
+  j = orion__exec_job_take(x, c, f, from); /* kept for later, in order */
+  for (tail = &x->moves; *tail != NULL; tail = &(*tail)->next)
+    ;
+  *tail = j;
+}
+
+void orion__rows_serve_moves(exec_state *x) {
+  while (x->moves != NULL &&
+         serve_move(x, x->moves->payload, x->moves->len) == 0) {
+    job *j = x->moves;
+    x->moves = j->next;
+    orion__exec_job_free(j);
+  }
+}
+
+void orion__rows_loaded(exec_state *x, int64_t run) {
+  pthread_mutex_lock(&x->mu);
+  x->loaded_run = run;
+  pthread_mutex_unlock(&x->mu);
+  uv_async_send(&x->wake); /* on_wake retries the kept MOVE_ROWS */
+}
+
+void orion__exec_test_slow(exec_state *x, double seconds) {
+  double s = x->slow_ms / 1000 + (x->slow_factor > 1
+                                      ? (x->slow_factor - 1) * seconds
+                                      : 0);
+  struct timespec ts;
+  if (s <= 0)
+    return;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0)
+    ;
+}
