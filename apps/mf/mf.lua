@@ -556,6 +556,8 @@ local RMSE_LIMIT = 1e4
 -- One-class: the loop runs over every cell of Y (1: a training positive;
 -- 2: a test positive, unobserved to training), negatives sampled in it.
 local iterated = train
+-- (Read by the general body on every path, so that it compiles.)
+if general and not ONECLASS then RATE = orion.zeros { nu } end
 if ONECLASS then
   Y = orion.zeros { nu, ni, type = "f32" }
   local count, npos, ntest = orion.zeros { nu }, orion.accumulator("sum", 0.0), orion.accumulator("sum", 0.0)
