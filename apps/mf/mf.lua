@@ -814,7 +814,9 @@ if opts.save or opts.save_libmf then
   local cu, ci = counts(1, nu), counts(2, ni)
   model_mean, model_W, model_H, model_K, model_cu, model_ci = mean, SW, SH, SK, cu, ci
   if opts.save_libmf then
-    libmf.write(opts.save_libmf, { fun = math.min(LOSS, 12), b = mean, k = SK, base = opts.index_base,
+    -- b, LIBMF's score of an unknown id: the training mean; one-class, 0
+    -- (LIBMF's -f 12 writes 0 too).
+    libmf.write(opts.save_libmf, { fun = math.min(LOSS, 12), b = ONECLASS and 0 or mean, k = SK, base = opts.index_base,
       P = SW:to_table(), Q = SH:to_table(), seen_p = cu:to_table(), seen_q = ci:to_table() })
     print(("# saved the model in LIBMF's format to %s"):format(opts.save_libmf))
   end
