@@ -133,6 +133,8 @@ expect_usage "--cv applies to the squared, absolute and logistic losses" "$app" 
 expect_usage "--bias applies to the squared, absolute and logistic losses" "$app" --loss oneclass --bias
 expect_usage "--l1-w, --l1-h and --reg-b must not be negative" "$app" --l1-w -1
 expect_usage "--neg-ratio must be positive" "$app" --loss oneclass --neg-ratio 0
+expect_usage "--positive applies to the logistic and one-class losses" "$app" --positive 4
+expect_usage "--cv trains one model per fold and keeps none" "$app" --train "$dir/bin.txt" --cv 3 --save "$dir/x"
 expect_usage "--solver adagrad runs the squared loss without --bias, --nmf, --l1-w, --l1-h or --cv only" "$app" --solver adagrad --nmf
 expect_usage "--top needs --rated FILE" "$pred" --model "$dir/m" --top 3
 expect_usage "--top and --pairs exclude each other" "$pred" --model "$dir/m" --top 3 --pairs "$dir/pairs"

@@ -133,6 +133,10 @@ if general then
     cli.fail(spec, ("%s runs the squared loss without --bias, --nmf, --l1-w, --l1-h or --cv only"):format(why))
   end
 end
+if opts.positive and LOSS < 5 then cli.fail(spec, "--positive applies to the logistic and one-class losses") end
+if opts.cv > 0 and (opts.save or opts.save_libmf) then
+  cli.fail(spec, "--cv trains one model per fold and keeps none: drop --save and --save-libmf")
+end
 if opts.bias and ONECLASS then cli.fail(spec, "--bias applies to the squared, absolute and logistic losses") end
 if opts.cv > 0 then
   if ONECLASS then cli.fail(spec, "--cv applies to the squared, absolute and logistic losses") end
