@@ -58,7 +58,8 @@ done
 
 # 2. the same bits on 1 and 2 executors, and in both tiers
 for cfg in "--loss logistic" "--loss absolute --bias" "--loss oneclass --positive 1" \
-    "--loss oneclass-log --positive 1" "--nmf --l1-w 0.01 --l1-h 0.02" "--bias --cv 3"; do
+    "--loss oneclass-log --positive 1" "--nmf --l1-w 0.01 --l1-h 0.02" "--bias --cv 3" \
+    "--loss oneclass --positive 1 --permute 3"; do
   # shellcheck disable=SC2086
   a=$(run --executors 1 "$app" --train "$dir/bin.txt" $cfg --k 3 --epochs 3)
   # shellcheck disable=SC2086

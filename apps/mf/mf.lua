@@ -561,10 +561,19 @@ local RMSE_LIMIT = 1e4
 -- 2: a test positive, unobserved to training), negatives sampled in it.
 local iterated = train
 -- (Read by the general body on every path, so that it compiles.)
-if general and not ONECLASS then RATE = orion.zeros { nu } end
+-- With --permute, every array a loop indexes by a key goes through the
+-- key's permutation (dimension d of a by users or items, as `by` says).
+local function keyed(a, by)
+  if pu then
+    for d, which in ipairs(by) do a:permute_keys(d, which == "u" and pu or pi) end
+  end
+  return a
+end
+if general and not ONECLASS then RATE = keyed(orion.zeros { nu }, { "u" }) end
 if ONECLASS then
-  Y = orion.zeros { nu, ni, type = "f32" }
-  local count, npos, ntest = orion.zeros { nu }, orion.accumulator("sum", 0.0), orion.accumulator("sum", 0.0)
+  Y = keyed(orion.zeros { nu, ni, type = "f32" }, { "u", "i" })
+  local count = keyed(orion.zeros { nu }, { "u" })
+  local npos, ntest = orion.accumulator("sum", 0.0), orion.accumulator("sum", 0.0)
   orion.parallel_for(train, function(u, i, r)
     if r >= POS then
       Y[u][i] = 1
@@ -579,12 +588,12 @@ if ONECLASS then
         ntest:add(1)
       end
     end, { tier = opts.tier })
-    S = orion.zeros { nu, ni, type = "f32" }
-    USERS = orion.zeros { nu }
+    S = keyed(orion.zeros { nu, ni, type = "f32" }, { "u", "i" })
+    USERS = keyed(orion.zeros { nu }, { "u" })
   end
   -- User u's cells are negatives with probability --neg-ratio times its
   -- positives over its other cells.
-  RATE = orion.zeros { nu }
+  RATE = keyed(orion.zeros { nu }, { "u" })
   local ratio = opts.neg_ratio
   orion.parallel_for(count, function(u, c)
     RATE[u] = math.floor(math.min(1.0, ratio * c / math.max(1, ni - c)) * 16777216)
