@@ -559,7 +559,6 @@ local RMSE_LIMIT = 1e4
 
 -- One-class: the loop runs over every cell of Y (1: a training positive;
 -- 2: a test positive, unobserved to training), negatives sampled in it.
-local iterated = train
 -- (Read by the general body on every path, so that it compiles.)
 -- With --permute, every array a loop indexes by a key goes through the
 -- key's permutation (dimension d of a by users or items, as `by` says).
@@ -603,7 +602,6 @@ if ONECLASS then
   end
   print(("# one-class: %d training positives, %d test positives, %g sampled negatives per positive each epoch")
     :format(math.tointeger(npos:get()), math.tointeger(ntest:get()), ratio))
-  iterated = Y
 end
 
 -- The columns after "seconds": the training metric, then the held-out ones.
@@ -612,8 +610,14 @@ if LOSS == 0 then cols = { "train-rmse", "test-rmse" }
 elseif LOSS == 1 then cols = { "train-mae", "test-mae" }
 elseif LOSS == 5 then cols = { "train-logloss", "test-logloss", "test-accuracy", "test-auc" }
 else cols = { "train-loss", "test-auc", "test-mpr", ("test-recall@%d"):format(RK) } end
+-- The held-out ratings: the --cv fold of train, or test.  (The loop names
+-- each array by its own variable, in plans and messages.)
 local held_rows = test and test:nnz() > 0 and test or nil
 if opts.cv > 0 then held_rows = train end
+local function held_pass(body)
+  if opts.cv > 0 then return orion.parallel_for(train, body, test_opts) end
+  return orion.parallel_for(test, body, test_opts)
+end
 
 -- The training pass's metric, from the sums the body added.
 local function train_metric()
@@ -640,12 +644,12 @@ local function held_out()
   if not held_rows then return vals, 0, 0 end
   test_sse:reset()
   if not general then
-    ran(orion.parallel_for(held_rows, evaluate, test_opts))
+    ran(held_pass(evaluate))
     return { math.sqrt(test_sse:get() / held_rows:nnz()) }, db, pb
   end
   test_n:reset()
   test_hit:reset()
-  ran(orion.parallel_for(held_rows, evaluate_general, test_opts))
+  ran(held_pass(evaluate_general))
   local n = test_n:get()
   if n == 0 then return vals, db, pb end
   vals[1] = test_sse:get() / n
@@ -707,7 +711,14 @@ local function run_epochs(first_epoch)
     local t0 = orion.clock()
     train_sse:reset()
     train_n:reset()
-    local st = orion.parallel_for(iterated, body, loop_opts)
+    -- (Each array by its own name: a checkpoint names the arrays by this
+    -- function's locals and upvalues, a restore by the script's.)
+    local st
+    if ONECLASS then
+      st = orion.parallel_for(Y, body, loop_opts)
+    else
+      st = orion.parallel_for(train, body, loop_opts)
+    end
     local train_seconds = orion.clock() - t0
     -- The longest time an executor spent running blocks of the training
     -- loop; the rest of train_seconds is scheduling and communication.

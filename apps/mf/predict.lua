@@ -163,7 +163,7 @@ if opts.top then
   -- are the files' ids, counted from 0.
   local rated = orion.text_file(opts.rated, { value_type = "f64", dims = { nu, ni },
     index_base = opts.libmf_model and 0 or opts.index_base })
-  local RATED = orion.zeros { nu, ni }
+  local RATED = orion.zeros { nu, ni, type = "f32" }
   orion.parallel_for(rated, function(u, i, r) RATED[u][i] = 1 end)
   local TOPI, TOPS = orion.zeros { nu, N }, orion.zeros { nu, N }
   orion.parallel_for(SU, function(u, s)
