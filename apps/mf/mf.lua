@@ -355,200 +355,32 @@ if opts.parallel == "data" then
   end
 end
 
--- The general body (--loss other than squared, --bias, --nmf, --l1-*,
--- --cv) ----------------------------------------------------------------------
--- One body for every loss, on the ratings (explicit losses) or, one-class,
--- on every cell of Y (1: a training positive, 0 or 2: not; 2 marks a test
--- positive, which training treats as any unobserved cell).  Its switches
--- are numbers (a captured boolean would keep the body out of the compiled
--- tier).  Two hashes of the keys decide, the same on any number of
--- executors and partitions: which --cv fold a rating belongs to (salt
--- CVSALT), and which unobserved cells are this epoch's negatives (salt
--- SALT, new each epoch; cell (u, i) is one when the hash's low 24 bits are
--- below RATE[u], the user's sampling rate times 2^24).
-local train_n = orion.accumulator("sum", 0.0)
-local test_n = orion.accumulator("sum", 0.0)
-local test_hit = orion.accumulator("sum", 0.0)
-local mu, BIAS, NMF = 0.0, opts.bias and 1 or 0, opts.nmf and 1 or 0
-local l1w, l1h, regb = opts.l1_w, opts.l1_h, opts.reg_b
+-- The general path (--loss other than squared, --bias, --nmf, --l1-*,
+-- --cv): its bodies are apps/mf/mf_general.lua's.
+local gen = general and dofile(appdir .. "mf_general.lua")
+local mu, BIAS = 0.0, opts.bias and 1 or 0
 local NFOLD, FOLD, CVSALT, SALT = opts.cv, 0, opts.seed * 7919 + 104729, 0
-local OC = ONECLASS and 1 or 0
-local NEG, ALPHA = opts.neg_value, opts.neg_weight
 -- logistic: the positive class is r >= POS (default r > 0); one-class:
 -- the positives are the ratings r >= POS (default all of them).
 local POS = opts.positive or (LOSS == 5 and 1e-300 or -math.huge)
-local RATE, Y, S, USERS
-
--- The --cv fold (0 .. NFOLD - 1) of rating (u, i), as the bodies compute
--- it inline (a body calls no helper, to stay in the compiled tier).
-local function fold_of(u, i)
-  local f = u * 0x9E3779B1 + i * 0x85EBCA77 + CVSALT
-  f = (f ~ (f >> 15)) * 0x2C1B3C6D
-  f = f ~ (f >> 13)
-  return f % NFOLD
-end
-
-local function sgd_general(u, i, v)
-  if NFOLD > 0 then
-    local f = u * 0x9E3779B1 + i * 0x85EBCA77 + CVSALT
-    f = (f ~ (f >> 15)) * 0x2C1B3C6D
-    f = f ~ (f >> 13)
-    if f % NFOLD == FOLD - 1 then return end
-  end
-  local r, y, wt = v, 1.0, 1.0
-  if OC == 1 then
-    if v == 1 then
-      r = 1.0
-    else
-      local h = u * 0x9E3779B1 + i * 0x85EBCA77 + SALT
-      h = (h ~ (h >> 15)) * 0x2C1B3C6D
-      h = (h ~ (h >> 12)) * 0x297A2D39
-      h = h ~ (h >> 15)
-      if (h & 0xFFFFFF) >= RATE[u] then return end
-      r, y, wt = NEG, -1.0, ALPHA
-    end
-  elseif r < POS then
-    y = -1.0
-  end
-  local wu, hi = W[u], H[i]
-  local z = mu + BU[u] + BI[i]
-  for k = 1, K do z = z + wu[k] * hi[k] end
-  local g, l
-  if LOSS == 5 or LOSS == 13 then
-    -- log(1 + exp(-y z)), and its slope y / (1 + exp(y z)), without overflow
-    local m = -y * z
-    if m > 0 then
-      l = m + math.log(1 + math.exp(-m))
-      g = y / (1 + math.exp(-m))
-    else
-      local e = math.exp(m)
-      l = math.log(1 + e)
-      g = y * e / (1 + e)
-    end
-  elseif LOSS == 1 then
-    local e = r - z
-    l = math.abs(e)
-    g = 0.0
-    if e > 0 then g = 1.0 elseif e < 0 then g = -1.0 end
-  else
-    g = r - z
-    l = g * g
-  end
-  train_sse:add(wt * l)
-  train_n:add(1)
-  g = wt * g
-  local tw, th = lr * l1w, lr * l1h
-  for k = 1, K do
-    local w, h = wu[k], hi[k]
-    local nw = w + lr * (g * h - regw * w)
-    local nh = h + lr * (g * w - regh * h)
-    -- L1: a proximal step, the soft threshold at lr * l1
-    if tw > 0 then
-      if nw > tw then nw = nw - tw elseif nw < -tw then nw = nw + tw else nw = 0.0 end
-    end
-    if th > 0 then
-      if nh > th then nh = nh - th elseif nh < -th then nh = nh + th else nh = 0.0 end
-    end
-    if NMF == 1 then
-      if nw < 0 then nw = 0.0 end
-      if nh < 0 then nh = 0.0 end
-    end
-    wu[k] = nw
-    hi[k] = nh
-  end
-  if BIAS == 1 then
-    local bu, bi = BU[u], BI[i]
-    BU[u] = bu + lr * (g - regb * bu)
-    BI[i] = bi + lr * (g - regb * bi)
-  end
-end
-
--- The held-out pass of the explicit losses: the --cv fold of the training
--- ratings, or the test ratings.  test_sse sums the squared or absolute
--- error or the logloss, test_hit the right signs (logistic).
-local function evaluate_general(u, i, r)
-  if NFOLD > 0 then
-    local f = u * 0x9E3779B1 + i * 0x85EBCA77 + CVSALT
-    f = (f ~ (f >> 15)) * 0x2C1B3C6D
-    f = f ~ (f >> 13)
-    if f % NFOLD ~= FOLD - 1 then return end
-  end
-  local wu, hi = W[u], H[i]
-  local z = mu + BU[u] + BI[i]
-  for k = 1, K do z = z + wu[k] * hi[k] end
-  test_n:add(1)
-  if LOSS == 5 then
-    local y = -1.0
-    if r >= POS then y = 1.0 end
-    local m = -y * z
-    if m > 0 then test_sse:add(m + math.log(1 + math.exp(-m))) else test_sse:add(math.log(1 + math.exp(m))) end
-    if m < 0 then test_hit:add(1) end
-  elseif LOSS == 1 then
-    test_sse:add(math.abs(r - z))
-  else
-    test_sse:add((r - z) * (r - z))
-  end
-end
-
--- The score of each test rating, for the logistic loss's AUC.
-local function score(u, i, r)
-  local wu, hi = W[u], H[i]
-  local z = mu + BU[u] + BI[i]
-  for k = 1, K do z = z + wu[k] * hi[k] end
-  return z
-end
-
--- One-class evaluation, one user per iteration (as LIBMF's calc_mpr_auc):
--- every item is scored into S[u]; against the user's test positives
--- (Y = 2), every other item is a negative (training positives included,
--- as in LIBMF).  AUC: the share of (positive, negative) pairs ranked
--- right, averaged over users; MPR: the share of negatives scored at least
--- as high as a positive, averaged over positives; recall@k: the share of
--- the user's test positives that fewer than k items which are not
--- training positives outrank, averaged over users.
-local oc_auc = orion.accumulator("sum", 0.0)
-local oc_mpr = orion.accumulator("sum", 0.0)
-local oc_recall = orion.accumulator("sum", 0.0)
-local oc_users = orion.accumulator("sum", 0.0)
-local oc_pos = orion.accumulator("sum", 0.0)
 local RK = opts.recall_k
-local function rank_user(u, v)
-  local wu, yu, su = W[u], Y[u], S[u]
-  local npos = 0
-  for j = 1, ni do
-    local hj = H[j]
-    local z = 0.0
-    for k = 1, K do z = z + wu[k] * hj[k] end
-    su[j] = z
-    if yu[j] == 2 then npos = npos + 1 end
-  end
-  if npos == 0 or npos == ni then return end
-  local auc, mpr, hits = 0.0, 0.0, 0
-  for p = 1, ni do
-    if yu[p] == 2 then
-      local sp = su[p]
-      local below, ahead = 0, 0
-      for j = 1, ni do
-        local yj, sj = yu[j], su[j]
-        if yj ~= 2 and sj < sp then below = below + 1 end
-        if yj ~= 1 and j ~= p and sj > sp then ahead = ahead + 1 end
-      end
-      auc = auc + below
-      mpr = mpr + (ni - npos - below)
-      if ahead < RK then hits = hits + 1 end
-    end
-  end
-  oc_auc:add(auc / (ni - npos) / npos)
-  oc_mpr:add(mpr / (ni - npos))
-  oc_recall:add(hits / npos)
-  oc_users:add(1)
-  oc_pos:add(npos)
+local RATE, Y, S, USERS
+if gen then
+  gen.setup { K = K, ni = ni, loss = LOSS, pos = POS, neg = opts.neg_value, alpha = opts.neg_weight,
+              bias = BIAS, nmf = opts.nmf and 1 or 0, recall_k = RK, reg_w = regw, reg_h = regh,
+              reg_b = opts.reg_b, l1_w = opts.l1_w, l1_h = opts.l1_h, nfold = NFOLD, cvsalt = CVSALT,
+              train_sse = train_sse, test_sse = test_sse }
+end
+-- Before each loop of the general path: what its bodies read now.
+local function gen_set()
+  gen.set { W = W, H = H, BU = BU, BI = BI, RATE = RATE, Y = Y, S = S, lr = lr, mu = mu,
+            fold = FOLD, salt = SALT }
 end
 
 local loop_opts = { tier = opts.tier, fast = not opts.exact }
 local body = adagrad and sgd_adagrad or sgd
 if sgd_data then body = ada and sgd_adarev or sgd_data end
-if general then body = sgd_general end
+if gen then body = gen.train end
 -- The test pass runs the training loop's 2-D schedule too: W stays where
 -- it is and H's parts move on from where the training pass left them,
 -- peer to peer and while the previous block computes, instead of every
@@ -621,7 +453,7 @@ end
 
 -- The training pass's metric, from the sums the body added.
 local function train_metric()
-  local n = general and train_n:get() or train:nnz()
+  local n = gen and gen.train_n:get() or train:nnz()
   if n == 0 then return nil end
   local v = train_sse:get() / n
   return LOSS == 0 and math.sqrt(v) or v
@@ -633,11 +465,12 @@ local function held_out()
   local function ran(st) db, pb = db + st.driver_bytes, pb + st.peer_bytes end
   if ONECLASS then
     if not S then return vals, 0, 0 end
-    for _, a in ipairs { oc_auc, oc_mpr, oc_recall, oc_users, oc_pos } do a:reset() end
-    ran(orion.parallel_for(USERS, rank_user, { tier = opts.tier, fast = not opts.exact }))
-    local users = oc_users:get()
+    local oc = gen.oc
+    for _, a in pairs(oc) do a:reset() end
+    ran(orion.parallel_for(USERS, gen.rank_user, { tier = opts.tier, fast = not opts.exact }))
+    local users = oc.users:get()
     if users > 0 then
-      vals = { oc_auc:get() / users, oc_mpr:get() / oc_pos:get(), oc_recall:get() / users }
+      vals = { oc.auc:get() / users, oc.mpr:get() / oc.pos:get(), oc.recall:get() / users }
     end
     return vals, db, pb
   end
@@ -647,20 +480,20 @@ local function held_out()
     ran(held_pass(evaluate))
     return { math.sqrt(test_sse:get() / held_rows:nnz()) }, db, pb
   end
-  test_n:reset()
-  test_hit:reset()
-  ran(held_pass(evaluate_general))
-  local n = test_n:get()
+  gen.test_n:reset()
+  gen.test_hit:reset()
+  ran(held_pass(gen.evaluate))
+  local n = gen.test_n:get()
   if n == 0 then return vals, db, pb end
   vals[1] = test_sse:get() / n
   if LOSS == 0 then vals[1] = math.sqrt(vals[1]) end
   if LOSS == 5 then
-    vals[2] = test_hit:get() / n
+    vals[2] = gen.test_hit:get() / n
     -- AUC over the test ratings (not over a --cv fold: "-"), scored into
     -- a copy and paired with the labels by key.
     if opts.cv == 0 then
       local scores = test:map(function() end)
-      ran(orion.parallel_for(scores, score, { tier = opts.tier, fast = not opts.exact }))
+      ran(orion.parallel_for(scores, gen.score, { tier = opts.tier, fast = not opts.exact }))
       local label = {}
       for _, e in ipairs(test:to_table()) do label[e[1] * (ni + 1) + e[2]] = e[3] >= POS and 1 or 0 end
       local classes, zs = {}, {}
@@ -681,7 +514,7 @@ local function fit_mean()
   if BIAS == 0 then return 0.0 end
   local sum, n, npos = 0.0, 0, 0
   train:map(function(u, i, r)
-    if NFOLD == 0 or fold_of(u, i) ~= FOLD - 1 then
+    if NFOLD == 0 or gen.fold_of(u, i) ~= FOLD - 1 then
       sum, n = sum + r, n + 1
       if r >= POS then npos = npos + 1 end
     end
@@ -710,7 +543,10 @@ local function run_epochs(first_epoch)
     SALT = opts.seed * 1000003 + epoch * 7919
     local t0 = orion.clock()
     train_sse:reset()
-    train_n:reset()
+    if gen then
+      gen.train_n:reset()
+      gen_set()
+    end
     -- (Each array by its own name: a checkpoint names the arrays by this
     -- function's locals and upvalues, a restore by the script's.)
     local st
@@ -726,7 +562,7 @@ local function run_epochs(first_epoch)
     for _, v in ipairs(st.executor_seconds or {}) do
       if v > compute_seconds then compute_seconds = v end
     end
-    local updates = general and train_n:get() or train:nnz()
+    local updates = gen and gen.train_n:get() or train:nnz()
     local vals, db, pb = held_out()
     table.insert(vals, 1, train_metric())
     -- Bytes through the driver and between executors, both loops.
