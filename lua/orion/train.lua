@@ -199,13 +199,15 @@ Run.__index = Run
 -- (function(path) writing the model, for --save-best), model (where the
 -- final model goes, for the summary, or nil), save_option (the option
 -- that saves it, named when it is absent), resume (run:state() of a
--- checkpoint), clock (default orion.clock) and wall (default os.time).
+-- checkpoint), clock (default orion.clock), wall (default os.time), and
+-- metric and goal where the app's validation metric depends on its
+-- options (mf.lua's --loss; default: train.options' cfg).
 function train.start(spec, opts, cfg)
   local tc = spec.train
   local r = setmetatable({
-    name = spec.name, unit = tc.unit or "epoch", metric = tc.metric,
+    name = spec.name, unit = tc.unit or "epoch", metric = cfg.metric or tc.metric,
     patience_units = tc.patience_units,
-    goal = tc.goal or "min", total = cfg.total, done0 = cfg.done or 0,
+    goal = cfg.goal or tc.goal or "min", total = cfg.total, done0 = cfg.done or 0,
     show = cfg.show or {}, save = cfg.save, model = cfg.model,
     save_option = cfg.save_option, patience = opts.early_stop,
     save_best = opts.save_best, clock = cfg.clock or orion.clock,
