@@ -29,6 +29,7 @@
 #include "lua/pfor.h"
 #include "lua/orion_ragged.h"
 #include "lua/permute.h"
+#include "lua/textimport.h"
 #include "scheduler/plan.h"
 #include "util/alloc.h"
 #include "util/atomic.h"
@@ -1091,6 +1092,7 @@ int luaopen_orion(lua_State *L) {
   orion_jobpage_open_progress(L); /* orion.progress */
   orion__open_ragged(L);
   orion__open_permute(L); /* lua/permute.c */
+  orion__open_textimport(L); /* lua/textimport.c */
   orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */
   lua_setfield(L, -2, "nn");
   lua_pushliteral(L, PACKAGE_VERSION);
