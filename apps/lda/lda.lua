@@ -36,6 +36,7 @@ package.path = ((arg and arg[0] or ""):match("^(.*)/[^/]*$") or ".") .. "/?.lua;
 local lda_text = require "lda_text"
 local lda_out = require "lda_out"
 local lda_hyper = require "lda_hyper"
+local lda_fold = require "lda_fold"
 
 local spec = {
   name = "lda.lua",
@@ -948,7 +949,7 @@ end
 
 -- The sparse sampler keeps no dense word-topic counts: count them from
 -- the assignments when the output needs them.
-local keys = opts.topic_keys or opts.word_topic_counts or opts.save_state
+local keys = opts.topic_keys or opts.word_topic_counts or opts.save_state or opts.test
 if sparse and ((vocab and opts.top > 0) or opts.save or opts.check or keys) then
   nwk = orion.zeros { V, K, type = "i32" }
   orion.parallel_for(tokens, function(d, w, o, z)
@@ -1054,6 +1055,14 @@ if (vocab and opts.top > 0 or opts.topic_keys) and opts.iters >= 0 then
     lda_out.topic_keys(opts.topic_keys, ids, alph:to_table(), vocab)
     print(("# wrote the topic keys to %s"):format(opts.topic_keys))
   end
+end
+if opts.test then
+  local m = { tokens = lda_fold.load_docs(opts.test, imported and vocab, opts), nwk = nwk,
+              nk = nk:to_table(), alpha = alph:to_table(), beta = beta,
+              iters = opts.test_iters, burn_in = 0, half = true }
+  local ll, n, ppl = lda_fold.perplexity(m, lda_fold.fold(m))
+  print(("# held-out: %d documents, %d scored tokens, log-likelihood per token %.4f, perplexity %.2f")
+    :format((m.tokens:dims()), n, ll / n, ppl))
 end
 if opts.doc_topics then
   lda_out.doc_topics(opts.doc_topics, ndk:to_table(), dlen:to_table(), alph:to_table(), names)
