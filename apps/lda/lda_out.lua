@@ -51,19 +51,29 @@ function M.topic_keys(path, top, alpha, vocab)
   close_out(f, path)
 end
 
--- ndk: the D x K counts as a table of rows; dlen the document lengths.
-function M.doc_topics(path, ndk, dlen, alpha, names)
+-- props: a table of rows, document d's topic proportions.
+function M.doc_topic_rows(path, props, names)
   local f = open_out(path)
-  local K, asum = #alpha, 0.0
-  for k = 1, K do asum = asum + alpha[k] end
   local cells = {}
-  for d, row in ipairs(ndk) do
-    local den = dlen[d] + asum
-    for k = 1, K do cells[k] = num((row[k] + alpha[k]) / den) end
+  for d, row in ipairs(props) do
+    for k, p in ipairs(row) do cells[k] = num(p) end
     f:write(("%d\t%s\t%s\n"):format(d - 1, names and names[d] or tostring(d),
       table.concat(cells, "\t")))
   end
   close_out(f, path)
+end
+
+-- ndk: the D x K counts as a table of rows; dlen the document lengths.
+function M.doc_topics(path, ndk, dlen, alpha, names)
+  local K, asum = #alpha, 0.0
+  for k = 1, K do asum = asum + alpha[k] end
+  local props = {}
+  for d, row in ipairs(ndk) do
+    local den, p = dlen[d] + asum, {}
+    for k = 1, K do p[k] = (row[k] + alpha[k]) / den end
+    props[d] = p
+  end
+  M.doc_topic_rows(path, props, names)
 end
 
 -- nwk: the W x K counts as a table of rows.
