@@ -153,6 +153,11 @@ function M.read_state(prefix)
   if vf then
     vf:close()
     st.vocab = lda_text.read_lines(prefix .. ".vocab")
+    local seen = {}
+    for i, w in ipairs(st.vocab) do
+      if seen[w] then error(("%s.vocab:%d: the word \"%s\" is already in the vocabulary"):format(prefix, i, w), 0) end
+      seen[w] = true
+    end
     if #st.vocab ~= st.words then
       error(("%s.vocab: has %d words but %s says words %d"):format(prefix, #st.vocab, path, st.words), 0)
     end
