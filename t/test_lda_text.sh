@@ -63,7 +63,7 @@ train() { # $1: executors, $2: output folder, then more options
   shift 2
   mkdir -p "$o"
   ORION_EXECUTORS=$n "$drv" --quiet "$app" --import "$fix/train.txt" --k 3 \
-    --iters 40 --ll-every 40 --top 5 --optimize-interval 5 --optimize-burn-in 5 \
+    --iters 40 --ll-every 40 --top 0 --num-top-words 5 --optimize-interval 5 --optimize-burn-in 5 \
     --topic-keys "$o/keys.txt" --doc-topics "$o/dt.txt" \
     --word-topic-counts "$o/wtc.txt" --test "$fix/test.txt" \
     --save-state "$o/model" "$@" >"$o/out" 2>&1 || fail "training on $n: $(cat "$o/out")"

@@ -40,7 +40,7 @@ local lda_fold = require "lda_fold"
 
 local spec = {
   name = "lda.lua",
-  summary = "Collapsed Gibbs sampling LDA over a UCI bag-of-words corpus.",
+  summary = "Collapsed Gibbs sampling LDA over a UCI bag-of-words corpus or raw text (--import).",
   options = {
     { "corpus", "FILE", nil, "UCI docword.*.txt[.gz] (default: embedded synthetic corpus)" },
     { "vocab", "FILE", nil, "vocab.*.txt, one word per line, to print each topic's top words" },
@@ -62,17 +62,18 @@ local spec = {
     { "save", "PATH", nil, "save the word-topic counts (W x K, i32) to PATH (.txt: text)" },
     { "save-assignments", "PATH", nil, "save each token's topic, (doc, word, occurrence) -> topic" },
     { "import", "PATH", nil, "raw text instead of --corpus: a folder (one document per file) or a file (one per line), see --stoplist" },
-    { "stoplist", "FILE", "default", "stop words dropped by --import (default: apps/lda/stoplist-en.txt; none: keep all)" },
+    { "stoplist", "FILE", nil, "stop words dropped by --import (default: apps/lda/stoplist-en.txt; none: keep all)" },
     { "skip-header", nil, false, "--import: drop each document's text before its first blank line (e-mail headers)" },
     { "min-df", "N", 1, "--import: keep words in at least N documents" },
     { "max-df", "F", 1.0, "--import: keep words in at most this fraction of the documents", type = "number" },
     { "save-vocab", "FILE", nil, "--import: write the vocabulary (use with --save-corpus for --corpus/--vocab)" },
     { "save-corpus", "FILE", nil, "--import: write the corpus as a UCI docword file" },
-    { "topic-keys", "FILE", nil, "write MALLET's topic keys: topic, alpha, top --top words" },
+    { "topic-keys", "FILE", nil, "write MALLET's topic keys: topic, alpha, its --num-top-words words" },
+    { "num-top-words", "N", 20, "words per topic in --topic-keys" },
     { "doc-topics", "FILE", nil, "write MALLET's doc-topics: doc, name, then each topic's proportion" },
     { "word-topic-counts", "FILE", nil, "write MALLET's word-topic counts: word id, word, topic:count ..." },
-    { "save-state", "DIR", nil, "save the model (assignments, priors, vocabulary, counts) to continue or infer from" },
-    { "load-state", "DIR", nil, "continue from a --save-state folder (its corpus, topics and priors)" },
+    { "save-state", "PREFIX", nil, "save the model to PREFIX.* (topics, priors, vocabulary, counts) for --load-state and infer.lua" },
+    { "load-state", "PREFIX", nil, "continue training a --save-state model (its corpus, topics and priors)" },
     { "optimize-interval", "N", 0, "re-estimate an asymmetric alpha and beta every N iterations (Minka's fixed point; 0: never)" },
     { "optimize-burn-in", "N", 10, "first optimise after this many iterations" },
     { "test", "PATH", nil, "held-out documents (docword, or text like --import): print their perplexity at the end" },
@@ -134,6 +135,7 @@ if opts.min_df < 1 then cli.fail(spec, "--min-df must be at least 1") end
 if not (opts.max_df > 0 and opts.max_df <= 1) then cli.fail(spec, "--max-df must be in (0, 1]") end
 if opts.optimize_interval < 0 then cli.fail(spec, "--optimize-interval must not be negative") end
 if opts.optimize_burn_in < 0 then cli.fail(spec, "--optimize-burn-in must not be negative") end
+if opts.num_top_words < 1 then cli.fail(spec, "--num-top-words must be at least 1") end
 if opts.test_iters < 1 then cli.fail(spec, "--test-iters must be at least 1") end
 for _, o in ipairs { "save_vocab", "save_corpus", "skip_header" } do
   if opts[o] and not opts.import then cli.fail(spec, ("--%s needs --import"):format(o:gsub("_", "-"))) end
@@ -146,7 +148,7 @@ end
 -- is loaded and sampled: a bad path is named now, not after the sweeps.
 cli.check_input(spec, opts.corpus, "--corpus")
 cli.check_input(spec, opts.vocab, "--vocab")
-if opts.stoplist ~= "default" and opts.stoplist ~= "none" then cli.check_input(spec, opts.stoplist, "--stoplist") end
+if opts.stoplist and opts.stoplist ~= "none" then cli.check_input(spec, opts.stoplist, "--stoplist") end
 for _, o in ipairs { "save_vocab", "save_corpus", "topic_keys", "doc_topics", "word_topic_counts" } do
   cli.check_output(spec, opts[o], "--" .. o:gsub("_", "-"))
 end
@@ -1021,7 +1023,7 @@ end
 -- top[k][j] is the j-th most frequent word of topic k (topc its count),
 -- found by one loop over nwk that runs 1-D on the topic key.
 if (vocab and opts.top > 0 or opts.topic_keys) and opts.iters >= 0 then
-  local TOP = math.min(math.max(opts.top, 1), V)
+  local TOP = math.min(math.max(opts.top, opts.topic_keys and opts.num_top_words or 0), V)
   local top = orion.zeros { K, TOP, type = "i32" }
   local topc = orion.zeros { K, TOP, type = "i32" }
   orion.parallel_for(nwk, function(w, k, c)
@@ -1045,8 +1047,8 @@ if (vocab and opts.top > 0 or opts.topic_keys) and opts.iters >= 0 then
     for j = 1, TOP do
       local w = tt[k][j]
       if w > 0 then
-        ids[k][#ids[k] + 1] = w
-        if vocab then words[#words + 1] = vocab[w] end
+        if j <= opts.num_top_words then ids[k][#ids[k] + 1] = w end
+        if vocab and j <= opts.top then words[#words + 1] = vocab[w] end
       end
     end
     if vocab and opts.top > 0 then print(("topic %3d: %s"):format(k, table.concat(words, " "))) end

@@ -25,8 +25,8 @@ function M.read_lines(path)
   return list
 end
 
--- Imports src (a folder or a file of raw text).  o: stoplist ("default",
--- "none" or a path), skip_header, min_df, max_df, vocab (a fixed
+-- Imports src (a folder or a file of raw text).  o: stoplist (nil: the
+-- default English list, "none" or a path), skip_header, min_df, max_df, vocab (a fixed
 -- vocabulary file: words outside it are dropped, no df limits),
 -- save_corpus and save_vocab (paths to keep the files at, else temporary
 -- ones).  Returns { docword = path, vocab = list, names = list, stats =,
@@ -39,8 +39,8 @@ function M.import(src, o)
     tmp[#tmp + 1] = p
     return p
   end
-  local stop = o.stoplist or "default"
-  if stop == "default" then stop = M.default_stoplist elseif stop == "none" then stop = nil end
+  local stop = o.stoplist or M.default_stoplist
+  if stop == "none" then stop = nil end
   local r = { docword = out(o.save_corpus), cleanup = function()
     for _, p in ipairs(tmp) do os.remove(p) end
   end }
