@@ -222,7 +222,11 @@ local tmp_corpus, imported, names
 if state then
   corpus_path, vocab, names = opts.load_state, state.vocab, state.names
 elseif opts.import then
+  local ti = orion.clock()
   imported = lda_text.import(opts.import, opts)
+  local st = imported.stats
+  print(("# imported %d documents from %s in %.3f s: %d words, %d tokens (%d stop words and %d outside the df limits dropped)")
+    :format(st.docs, opts.import, orion.clock() - ti, st.words, st.tokens, st.stopped, st.pruned))
   corpus_path, vocab, names = opts.import, imported.vocab, imported.names
 elseif not corpus_path then
   corpus_path, vocab = synthetic_corpus(opts.seed)
