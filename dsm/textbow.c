@@ -565,13 +565,13 @@ int orion_textbow_import(const char *src, const orion_textbow_opts *o,
   st->docs = (int64_t)im.c.ndoc;
   if (rc == 0)
     rc = number_words(&im, err, errlen);
-  if (rc == 0 && st->words == 0)
-    rc = fail(err, errlen, ORION_EPARSE,
-              "%s: no word is left (%lld tokens were stop words, %lld "
-              "outside the vocabulary or the document-frequency limits)",
-              src, (long long)st->stopped, (long long)st->pruned);
   if (rc == 0)
     rc = write_docword(&im, err, errlen);
+  if (rc == 0 && st->tokens == 0)
+    rc = fail(err, errlen, ORION_EPARSE,
+              "%s: no token is left (%lld were stop words, %lld outside the "
+              "vocabulary or the document-frequency limits)",
+              src, (long long)st->stopped, (long long)st->pruned);
   if (rc == 0 && o->names_out != NULL)
     rc = write_names(&im, err, errlen);
   corpus_free(&im.c);

@@ -57,19 +57,18 @@ static int l_import_text(lua_State *L) {
   lua_pop(L, 3);
   if (orion_textbow_import(src, &o, &st, err, sizeof err) != 0)
     return luaL_error(L, "%s", err);
-  lua_createtable(L, 0, 6);
-  lua_pushinteger(L, st.docs);
-  lua_setfield(L, -2, "docs");
-  lua_pushinteger(L, st.words);
-  lua_setfield(L, -2, "words");
-  lua_pushinteger(L, st.nnz);
-  lua_setfield(L, -2, "nnz");
-  lua_pushinteger(L, st.tokens);
-  lua_setfield(L, -2, "tokens");
-  lua_pushinteger(L, st.stopped);
-  lua_setfield(L, -2, "stopped");
-  lua_pushinteger(L, st.pruned);
-  lua_setfield(L, -2, "pruned");
+  {
+    static const char *const keys[] = {"docs",   "words",   "nnz",
+                                       "tokens", "stopped", "pruned"};
+    const int64_t vals[] = {st.docs,   st.words,   st.nnz,
+                            st.tokens, st.stopped, st.pruned};
+    int i;
+    lua_createtable(L, 0, 6);
+    for (i = 0; i < 6; i++) {
+      lua_pushinteger(L, vals[i]);
+      lua_setfield(L, -2, keys[i]);
+    }
+  }
   return 1;
 }
 

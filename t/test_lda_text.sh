@@ -16,7 +16,8 @@
 #  4. --save-state, --load-state (continues, --check holds) and infer.lua
 #     (proportions of new documents; on the training documents their main
 #     topic agrees with the training's).
-#  5. Bad input: errors name the file and line, the option or the path.
+#  5. Bad input: errors name the file and line, the option or the path
+#     (also orion.import_text's own: a fixed vocabulary's bad lines).
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$src/t/skip.sh"
@@ -149,5 +150,21 @@ grep -q "is already in the vocabulary\|$tmp/bad.vocab:2" "$tmp/out" || fail "dup
 printf '1\n1000\n1\n1 1000 1\n' >"$tmp/wide.txt"
 ORION_EXECUTORS=1 run "$inf" --model "$tmp/e2/model" --input "$tmp/wide.txt"
 grep -q "the new documents have" "$tmp/out" || fail "docword wider than the model: $(cat "$tmp/out")"
+
+# orion.import_text's own errors: a fixed vocabulary's bad lines.
+cat >"$tmp/imp.lua" <<'EOF2'
+local orion = require "orion"
+local ok, err = pcall(orion.import_text, arg[1], { docword = arg[2], vocab = arg[3] })
+print(ok and "ok" or err)
+EOF2
+printf 'orbit\nmoon rocket\n' >"$tmp/v5.txt"
+ORION_EXECUTORS=1 run "$tmp/imp.lua" "$fix/test.txt" "$tmp/dw5.txt" "$tmp/v5.txt"
+grep -q "$tmp/v5.txt:2: a vocabulary line holds one word" "$tmp/out" || fail "two words on a vocabulary line: $(cat "$tmp/out")"
+printf 'orbit\nmoon\nOrbit\n' >"$tmp/v5.txt"
+ORION_EXECUTORS=1 run "$tmp/imp.lua" "$fix/test.txt" "$tmp/dw5.txt" "$tmp/v5.txt"
+grep -q "$tmp/v5.txt:3: the word \"orbit\" is already in the vocabulary" "$tmp/out" || fail "duplicate vocabulary word: $(cat "$tmp/out")"
+printf 'zzzz\n' >"$tmp/v5.txt"
+ORION_EXECUTORS=1 run "$tmp/imp.lua" "$fix/test.txt" "$tmp/dw5.txt" "$tmp/v5.txt"
+grep -q "$fix/test.txt: no token is left" "$tmp/out" || fail "no token left: $(cat "$tmp/out")"
 
 [ "$fails" -eq 0 ] && echo "PASS: test_lda_text" || exit 1

@@ -910,6 +910,12 @@ local init_seconds = orion.clock() - t0
 local first_iter, elapsed = 1, init_seconds
 if resumed then
   first_iter, elapsed = resumed.step + 1, resumed.state.elapsed
+  -- The priors as --optimize-interval left them (alph itself is restored).
+  if resumed.state.asym then
+    beta, asym, asum = resumed.state.beta, true, 0.0
+    Vbeta, lg_beta, sab = V * beta, lgamma(beta), beta
+    for _, a in ipairs(alph:to_table()) do asum = asum + a end
+  end
   print(("# resumed after iteration %d"):format(resumed.step))
 else
   local ll0 = log_likelihood()
@@ -944,7 +950,7 @@ for iter = first_iter, opts.iters do
                  peer_bytes = moved.peer, managed_bytes = st.managed_bytes,
                  managed_staleness = st.managed_staleness }
   if opts.checkpoint_every > 0 and iter % opts.checkpoint_every == 0 then
-    orion.checkpoint { step = iter, state = { elapsed = elapsed } }
+    orion.checkpoint { step = iter, state = { elapsed = elapsed, beta = beta, asym = asym } }
   end
   if opts.optimize_interval > 0 and iter > opts.optimize_burn_in
       and iter % opts.optimize_interval == 0 then
@@ -1063,7 +1069,7 @@ if (vocab and opts.top > 0 or opts.topic_keys) and opts.iters >= 0 then
   end
 end
 if opts.test then
-  local m = { tokens = lda_fold.load_docs(opts.test, imported and vocab, opts), nwk = nwk,
+  local m = { tokens = lda_fold.load_docs(opts.test, vocab, opts), nwk = nwk,
               nk = nk:to_table(), alpha = alph:to_table(), beta = beta,
               iters = opts.test_iters, burn_in = 0, half = true }
   local ll, n, ppl = lda_fold.perplexity(m, lda_fold.fold(m))
