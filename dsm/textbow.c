@@ -258,7 +258,7 @@ typedef struct import {
 static void add_doc(import *im, const char *s, const char *end, char *name) {
   corpus *c = &im->c;
   int64_t doc = (int64_t)c->ndoc;
-  char buf[256];
+  char small[256], *buf = small;
   if (c->ndoc + 2 > c->dcap) {
     c->dcap = c->dcap ? c->dcap * 2 : 1024;
     c->start = orion_realloc(c->start, c->dcap * sizeof *c->start);
@@ -288,8 +288,11 @@ static void add_doc(import *im, const char *s, const char *end, char *name) {
     len = (int32_t)(last - p + 1);
     if (len < 3)
       continue;
-    if (len > (int32_t)sizeof buf)
-      len = (int32_t)sizeof buf; /* a run of 256+ letters: its prefix */
+    if (len > (int32_t)sizeof small) { /* a long run: a buffer of its own */
+      if (buf != small)
+        orion_free(buf);
+      buf = orion_malloc((size_t)len);
+    }
     for (i = 0; i < len; i++) {
       unsigned char ch = p[i];
       buf[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
@@ -313,6 +316,8 @@ static void add_doc(import *im, const char *s, const char *end, char *name) {
     }
     c->tok[c->n++] = w->id;
   }
+  if (buf != small)
+    orion_free(buf);
   c->ndoc++;
   c->start[c->ndoc] = (int64_t)c->n;
 }
