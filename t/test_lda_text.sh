@@ -12,7 +12,7 @@
 #     50/K to a small sum, as documents of one or two themes ask), --test
 #     (finite perplexity, lower after training than for a random model).
 #  3. The same bits (every output file and the perplexity) on 1 and 2
-#     executors.
+#     executors (the default blocks), and on 1 and 3 with --partitions 3.
 #  4. --save-state, --load-state (continues, --check holds) and infer.lua
 #     (proportions of new documents; on the training documents their main
 #     topic agrees with the training's).
@@ -111,6 +111,12 @@ for f in keys.txt dt.txt wtc.txt model.model model.vocab; do
 done
 [ "$(grep '^# held-out' "$tmp/e1/out")" = "$(grep '^# held-out' "$tmp/e2/out")" ] ||
   fail "held-out line differs: $(grep '^# held-out' "$tmp/e1/out" "$tmp/e2/out")"
+# With the blocks given (--partitions), also on 3 executors.
+train 1 "$tmp/p1" --partitions 3
+train 3 "$tmp/p3" --partitions 3
+for f in keys.txt dt.txt wtc.txt; do
+  cmp -s "$tmp/p1/$f" "$tmp/p3/$f" || fail "$f differs between 1 and 3 executors (--partitions 3)"
+done
 
 # 4. State and inference -------------------------------------------------------
 ORION_EXECUTORS=2 run "$app" --load-state "$tmp/e2/model" --iters 3 --check --top 0 ||
