@@ -96,8 +96,8 @@ if opts.top < 0 then cli.fail(spec, "--top must not be negative") end
 -- --load-state: the saved model's K and priors.
 local state = opts.load_state and lda_out.read_state(opts.load_state) or nil
 if state then
-  for _, o in ipairs { "corpus", "import", "vocab" } do
-    if opts[o] then cli.fail(spec, ("--load-state brings its corpus: --%s is not allowed with it"):format(o)) end
+  for _, o in ipairs { "corpus", "import", "vocab", "alpha" } do
+    if opts[o] then cli.fail(spec, ("--load-state brings its corpus, K and priors: --%s is not allowed with it"):format(o)) end
   end
   opts.k, opts.beta = state.K, state.beta
 end
@@ -375,7 +375,8 @@ print(("# lda: %d documents, %d words, %d tokens, K=%d, alpha=%s, beta=%g, sampl
 -- document's topics, and s bisects cinv.
 -- z = 0 is a token without a topic yet (the initial sweep): it is only
 -- added, with a topic drawn from the conditional given the tokens placed
--- so far or, when rand_init is 1, uniformly.
+-- so far or, when rand_init is 1, uniformly.  z < 0 (--load-state's
+-- first sweep) is a token put back with its saved topic -z.
 local S = 0.0
 local cur_iter = 0
 local rand_init = 0
