@@ -37,7 +37,6 @@ one() { # $1: script, $2: metrics file
   grep -o '"seconds":[0-9.e+-]*' "$2" | sed 1d | cut -d: -f2 |
     awk '{ s += $1; n++ } END { printf "%.5f\n", s / n }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 : >"$tmp/a"
 : >"$tmp/b"
 for r in $(seq "$ROUNDS"); do
@@ -53,7 +52,7 @@ for r in $(seq "$ROUNDS"); do
     echo "round $r: $side $x s/iter"
   done
 done
-a=$(median <"$tmp/a")
-b=$(median <"$tmp/b")
+a=$(bench_median <"$tmp/a")
+b=$(bench_median <"$tmp/b")
 printf '%s K=%s: median s/iter %s %s, this tree %s: this / %s = %.3f\n' \
   "${CORPUS:-kos}" "$K" "$rev" "$a" "$b" "$rev" "$(echo "$b / $a" | bc -l)"

@@ -37,7 +37,6 @@ train=$tmp/20news-bydate-train
 test=$tmp/20news-bydate-test
 lda() { ORION_EXECUTORS=$EXECS ./orion-driver --quiet apps/lda/lda.lua "$@"; }
 now() { date +%s.%N; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "== import: 20NG train (11314 files), $EXECS executors"
 : >"$tmp/a"
@@ -59,9 +58,9 @@ for r in $(seq "$REPS"); do
   echo "$line"
 done
 grep '^# imported' "$tmp/imp.out"
-a=$(median <"$tmp/a")
+a=$(bench_median <"$tmp/a")
 if [ -s "$tmp/b" ]; then
-  b=$(median <"$tmp/b")
+  b=$(bench_median <"$tmp/b")
   printf 'median: orion-c %.2f s, mallet %.2f s: mallet / orion-c = %.1fx\n' "$a" "$b" "$(echo "$b / $a" | bc -l)"
 else
   printf 'median: orion-c %.2f s (set MALLET for the side-by-side)\n' "$a"
