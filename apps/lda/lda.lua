@@ -345,6 +345,7 @@ local dlen = orion.zeros { D, type = "i32" }
 local alph = orion.zeros { K }
 local lga = orion.zeros { K }
 local asum, sab, asym = K * alpha, alpha * beta, false
+local asym1 = 0 -- asym as the integer the loop bodies read
 for k = 1, K do
   local a = state and state.alpha[k] or alpha
   alph:set(k, a)
@@ -356,7 +357,7 @@ if state then
     asum = asum + state.alpha[k]
     if state.alpha[k] ~= alpha then asym = true end
   end
-  if asym then sab = beta end
+  if asym then sab, asym1 = beta, 1 end
 end
 
 print(("# lda: %d documents, %d words, %d tokens, K=%d, alpha=%s, beta=%g, sampler=%s")
@@ -444,12 +445,21 @@ local function sample_sparse(d, w, o, z)
       end
     end
   end
-  -- The word bucket.
+  -- The word bucket: the hottest loop, which reads alph only once the
+  -- prior is asymmetric (alph[t] == alpha before: the same sums).
   local q = 0.0
-  for j = 1, na do
-    local e = wl[j]
-    local t = (e & MASK) + 1
-    q = q + (alph[t] + nd[t]) * (e >> SH) * inv[t]
+  if asym1 == 0 then
+    for j = 1, na do
+      local e = wl[j]
+      local t = (e & MASK) + 1
+      q = q + (alpha + nd[t]) * (e >> SH) * inv[t]
+    end
+  else
+    for j = 1, na do
+      local e = wl[j]
+      local t = (e & MASK) + 1
+      q = q + (alph[t] + nd[t]) * (e >> SH) * inv[t]
+    end
   end
   for j = 1, nx do
     local e = wo[j]
@@ -842,7 +852,7 @@ local function optimize()
   local old = alph:to_table()
   local a = lda_hyper.alpha(old, doc_hist, len_hist)
   beta = lda_hyper.beta(beta, word_hist, nk:to_table(), V)
-  Vbeta, lg_beta, sab, asum, asym = V * beta, lgamma(beta), beta, 0.0, true
+  Vbeta, lg_beta, sab, asum, asym, asym1 = V * beta, lgamma(beta), beta, 0.0, true, 1
   for k = 1, K do
     alph:set(k, a[k])
     lga:set(k, lgamma(a[k]))
@@ -913,7 +923,7 @@ if resumed then
   first_iter, elapsed = resumed.step + 1, resumed.state.elapsed
   -- The priors as --optimize-interval left them (alph itself is restored).
   if resumed.state.asym then
-    beta, asym, asum = resumed.state.beta, true, 0.0
+    beta, asym, asym1, asum = resumed.state.beta, true, 1, 0.0
     Vbeta, lg_beta, sab = V * beta, lgamma(beta), beta
     for _, a in ipairs(alph:to_table()) do asum = asum + a end
   end
