@@ -56,3 +56,8 @@ last_key() {
       sub(".*\"" key "\":", "", v); sub(/[,}].*/, "", v); last = v }
     END { printf "%s", last }' "$1"
 }
+
+# bench_median: the median of the numbers on stdin, one per line.
+bench_median() {
+  sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}

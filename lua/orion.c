@@ -30,6 +30,7 @@
 #include "lua/orion_ragged.h"
 #include "lua/permute.h"
 #include "lua/tfevents.h"
+#include "lua/textimport.h"
 #include "dsm/plan.h"
 #include "util/alloc.h"
 #include "util/atomic.h"
@@ -1096,6 +1097,7 @@ int luaopen_orion(lua_State *L) {
   orion__open_ragged(L);
   orion__open_permute(L); /* lua/permute.c */
   orion_tfevents_open(L); /* orion.tfrecord, orion.tfevents_file */
+  orion__open_textimport(L); /* lua/textimport.c */
   orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */
   lua_setfield(L, -2, "nn");
   lua_pushliteral(L, PACKAGE_VERSION);

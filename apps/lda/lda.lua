@@ -32,10 +32,16 @@
 local orion = require "orion"
 local cli = require "orion.cli"
 local train_loop = require "orion.train"
+-- The app's own modules, beside this script.
+package.path = ((arg and arg[0] or ""):match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
+local lda_text = require "lda_text"
+local lda_out = require "lda_out"
+local lda_hyper = require "lda_hyper"
+local lda_fold = require "lda_fold"
 
 local spec = {
   name = "lda.lua",
-  summary = "Collapsed Gibbs sampling LDA over a UCI bag-of-words corpus.",
+  summary = "Collapsed Gibbs sampling LDA over a UCI bag-of-words corpus or raw text (--import).",
   options = {
     { "corpus", "FILE", nil, "UCI docword.*.txt[.gz] (default: embedded synthetic corpus)" },
     { "vocab", "FILE", nil, "vocab.*.txt, one word per line, to print each topic's top words" },
@@ -56,6 +62,23 @@ local spec = {
     { "top", "N", 10, "top words printed per topic (with a vocabulary; 0: none)" },
     { "save", "PATH", nil, "save the word-topic counts (W x K, i32) to PATH (.txt: text)" },
     { "save-assignments", "PATH", nil, "save each token's topic, (doc, word, occurrence) -> topic" },
+    { "import", "PATH", nil, "raw text instead of --corpus: a folder (one document per file) or a file (one per line), see --stoplist" },
+    { "stoplist", "FILE", nil, "stop words dropped by --import (default: apps/lda/stoplist-en.txt; none: keep all)" },
+    { "skip-header", nil, false, "--import: drop each document's text before its first blank line (e-mail headers)" },
+    { "min-df", "N", 1, "--import: keep words in at least N documents" },
+    { "max-df", "F", 1.0, "--import: keep words in at most this fraction of the documents", type = "number" },
+    { "save-vocab", "FILE", nil, "--import: write the vocabulary (use with --save-corpus for --corpus/--vocab)" },
+    { "save-corpus", "FILE", nil, "--import: write the corpus as a UCI docword file" },
+    { "topic-keys", "FILE", nil, "write MALLET's topic keys: topic, alpha, its --num-top-words words" },
+    { "num-top-words", "N", 20, "words per topic in --topic-keys" },
+    { "doc-topics", "FILE", nil, "write MALLET's doc-topics: doc, name, then each topic's proportion" },
+    { "word-topic-counts", "FILE", nil, "write MALLET's word-topic counts: word id, word, topic:count ..." },
+    { "save-state", "PREFIX", nil, "save the model to PREFIX.* (topics, priors, vocabulary, counts) for --load-state and infer.lua" },
+    { "load-state", "PREFIX", nil, "continue training a --save-state model (its corpus, topics and priors)" },
+    { "optimize-interval", "N", 0, "re-estimate an asymmetric alpha and beta every N iterations (Minka's fixed point; 0: never)" },
+    { "optimize-burn-in", "N", 10, "first optimise after this many iterations" },
+    { "test", "PATH", nil, "held-out documents (docword, or text like --import): print their perplexity at the end" },
+    { "test-iters", "N", 20, "--test: Gibbs sweeps over the observed half of each held-out document" },
     { "checkpoint-every", "N", 0, "write a checkpoint every N iterations (needs orion-driver --checkpoint-dir; 0: never); a restarted or --resume'd run goes on from the newest" },
   },
   epilog = "The corpus is plain or gzip-compressed.  Seconds and tokens/s exclude\n" ..
@@ -74,8 +97,17 @@ if opts.partitions < 0 then cli.fail(spec, "--partitions must not be negative") 
 if opts.gpu_grid < 0 or opts.gpu_grid > 65536 then cli.fail(spec, "--gpu-grid must be 0..65536") end
 if opts.gpu_grid ~= 0 and not opts.gpu then cli.fail(spec, "--gpu-grid needs --gpu") end
 if opts.top < 0 then cli.fail(spec, "--top must not be negative") end
+-- --load-state: the saved model's K and priors.
+local state = opts.load_state and lda_out.read_state(opts.load_state) or nil
+if state then
+  for _, o in ipairs { "corpus", "import", "vocab", "alpha" } do
+    if opts[o] then cli.fail(spec, ("--load-state brings its corpus, K and priors: --%s is not allowed with it"):format(o)) end
+  end
+  opts.k, opts.beta = state.K, state.beta
+end
 local K = opts.k
 local alpha = opts.alpha or 50.0 / K
+if state then alpha = state.alpha[1] end
 local beta = opts.beta
 if not (alpha > 0) then cli.fail(spec, "--alpha must be positive") end
 if not (beta > 0) then cli.fail(spec, "--beta must be positive") end
@@ -102,6 +134,16 @@ if opts.init ~= "sequential" and opts.init ~= "random" then
   cli.fail(spec, ("--init must be sequential or random, not '%s'"):format(opts.init))
 end
 if opts.vocab and not opts.corpus then cli.fail(spec, "--vocab needs --corpus") end
+if opts.import and opts.corpus then cli.fail(spec, "--import and --corpus are two corpora: give one") end
+if opts.min_df < 1 then cli.fail(spec, "--min-df must be at least 1") end
+if not (opts.max_df > 0 and opts.max_df <= 1) then cli.fail(spec, "--max-df must be in (0, 1]") end
+if opts.optimize_interval < 0 then cli.fail(spec, "--optimize-interval must not be negative") end
+if opts.optimize_burn_in < 0 then cli.fail(spec, "--optimize-burn-in must not be negative") end
+if opts.num_top_words < 1 then cli.fail(spec, "--num-top-words must be at least 1") end
+if opts.test_iters < 1 then cli.fail(spec, "--test-iters must be at least 1") end
+for _, o in ipairs { "save_vocab", "save_corpus", "skip_header" } do
+  if opts[o] and not opts.import then cli.fail(spec, ("--%s needs --import"):format(o:gsub("_", "-"))) end
+end
 if opts.checkpoint_every < 0 then cli.fail(spec, "--checkpoint-every must not be negative") end
 if opts.checkpoint_every > 0 and not orion.checkpoint_dir() then
   cli.fail(spec, "--checkpoint-every needs orion-driver --checkpoint-dir DIR")
@@ -110,6 +152,11 @@ end
 -- is loaded and sampled: a bad path is named now, not after the sweeps.
 cli.check_input(spec, opts.corpus, "--corpus")
 cli.check_input(spec, opts.vocab, "--vocab")
+if opts.stoplist and opts.stoplist ~= "none" then cli.check_input(spec, opts.stoplist, "--stoplist") end
+for _, o in ipairs { "save_vocab", "save_corpus", "topic_keys", "doc_topics", "word_topic_counts" } do
+  cli.check_output(spec, opts[o], "--" .. o:gsub("_", "-"))
+end
+cli.check_output(spec, opts.save_state, "--save-state", "prefix")
 cli.check_output(spec, opts.save, "--save")
 cli.check_output(spec, opts.save_assignments, "--save-assignments")
 train_loop.check(spec, opts, { metric_given = true })
@@ -176,14 +223,34 @@ local function synthetic_corpus(seed)
 end
 
 local corpus_path, vocab = opts.corpus, nil
-local tmp_corpus
-if not corpus_path then
+local tmp_corpus, imported, names
+if state then
+  corpus_path, vocab, names = opts.load_state, state.vocab, state.names
+elseif opts.import then
+  local ti = orion.clock()
+  imported = lda_text.import(opts.import, opts)
+  local st = imported.stats
+  print(("# imported %d documents from %s in %.3f s: %d words, %d tokens (%d stop words and %d outside the df limits dropped)")
+    :format(st.docs, opts.import, orion.clock() - ti, st.words, st.tokens, st.stopped, st.pruned))
+  corpus_path, vocab, names = opts.import, imported.vocab, imported.names
+elseif not corpus_path then
   corpus_path, vocab = synthetic_corpus(opts.seed)
   tmp_corpus = corpus_path
 end
 -- One element per token occurrence, (doc, word, occurrence) -> topic.
 local tokens
-if tmp_corpus then
+if state then
+  -- The saved topics, negated: the first sweep puts each token back
+  -- with its topic (the samplers' z < 0) and so rebuilds the counts.
+  tokens = orion.load(state.dir .. ".assignments")
+  orion.parallel_for(tokens, function(d, w, o, z) return -z end)
+elseif imported then
+  local ok, t = pcall(orion.text_file, imported.docword,
+                      { format = "uci-bow", expand = true, value_type = "i32" })
+  imported.cleanup()
+  if not ok then error(t, 0) end
+  tokens = t
+elseif tmp_corpus then
   local ok, t = pcall(orion.text_file, tmp_corpus,
                       { format = "uci-bow", expand = true, value_type = "i32" })
   os.remove(tmp_corpus)
@@ -234,7 +301,7 @@ end
 -- do not change are not sent again.  rd[d] caches the sparse sampler's r
 -- bucket of document d (beta * sum_k ndk inv[k]), valid when rstamp[d]
 -- is the current iteration.
-local Vbeta = V * beta
+local Vbeta = V * beta -- changes with beta (--optimize-interval)
 local sparse = opts.sampler == "sparse"
 local SH = 0
 while (1 << SH) < K do SH = SH + 1 end
@@ -276,9 +343,31 @@ if opts.flush == "managed" and not data_parallel then
                                  flush = "managed" })
 end
 local dlen = orion.zeros { D, type = "i32" }
+-- The document-topic prior: alph[k], lga[k] = lgamma(alph[k]), and
+-- their sum asum; symmetric (alpha) until --optimize-interval makes it
+-- asymmetric.  The s bucket's running sums cinv and its factor sab keep
+-- the symmetric case's arithmetic (sums of inv, times alpha beta).
+local alph = orion.zeros { K }
+local lga = orion.zeros { K }
+local asum, sab, asym = K * alpha, alpha * beta, false
+local asym1 = 0 -- asym as the integer the loop bodies read
+for k = 1, K do
+  local a = state and state.alpha[k] or alpha
+  alph:set(k, a)
+  lga:set(k, lgamma(a))
+end
+if state then
+  asum = 0.0
+  for k = 1, K do
+    asum = asum + state.alpha[k]
+    if state.alpha[k] ~= alpha then asym = true end
+  end
+  if asym then sab, asym1 = beta, 1 end
+end
 
-print(("# lda: %d documents, %d words, %d tokens, K=%d, alpha=%g, beta=%g, sampler=%s")
-  :format(D, V, N, K, alpha, beta, opts.sampler))
+print(("# lda: %d documents, %d words, %d tokens, K=%d, alpha=%s, beta=%g, sampler=%s")
+  :format(D, V, N, K, asym and ("asymmetric (sum %g)"):format(asum) or ("%g"):format(alpha),
+          beta, opts.sampler))
 
 -- One Gibbs step with SparseLDA's buckets (Yao, Mimno and McCallum, KDD
 -- 2009), as MALLET samples.  With the token taken out, the conditional
@@ -292,7 +381,8 @@ print(("# lda: %d documents, %d words, %d tokens, K=%d, alpha=%g, beta=%g, sampl
 -- document's topics, and s bisects cinv.
 -- z = 0 is a token without a topic yet (the initial sweep): it is only
 -- added, with a topic drawn from the conditional given the tokens placed
--- so far or, when rand_init is 1, uniformly.
+-- so far or, when rand_init is 1, uniformly.  z < 0 (--load-state's
+-- first sweep) is a token put back with its saved topic -z.
 local S = 0.0
 local cur_iter = 0
 local rand_init = 0
@@ -360,30 +450,41 @@ local function sample_sparse(d, w, o, z)
       end
     end
   end
-  -- The word bucket.
+  -- The word bucket: the hottest loop, which reads alph only once the
+  -- prior is asymmetric (alph[t] == alpha before: the same sums).
   local q = 0.0
-  for j = 1, na do
-    local e = wl[j]
-    local t = (e & MASK) + 1
-    q = q + (alpha + nd[t]) * (e >> SH) * inv[t]
+  if asym1 == 0 then
+    for j = 1, na do
+      local e = wl[j]
+      local t = (e & MASK) + 1
+      q = q + (alpha + nd[t]) * (e >> SH) * inv[t]
+    end
+  else
+    for j = 1, na do
+      local e = wl[j]
+      local t = (e & MASK) + 1
+      q = q + (alph[t] + nd[t]) * (e >> SH) * inv[t]
+    end
   end
   for j = 1, nx do
     local e = wo[j]
     local t = (e & MASK) + 1
-    q = q + (alpha + nd[t]) * (e >> SH) * inv[t]
+    q = q + (alph[t] + nd[t]) * (e >> SH) * inv[t]
   end
   -- Draw.  pa, px: the topic's place in wa or wx, 0 when not known.
   local u = math.random() * (S + r + q)
   local t = 1
   local pa, px = 0, 0
-  if z == 0 and rand_init == 1 then
+  if z < 0 then
+    t = -z
+  elseif z == 0 and rand_init == 1 then
     t = math.random(1, K)
   elseif u < q then
     for j = 1, na do
       local e = wl[j]
       t = (e & MASK) + 1
       pa = j
-      u = u - (alpha + nd[t]) * (e >> SH) * inv[t]
+      u = u - (alph[t] + nd[t]) * (e >> SH) * inv[t]
       if u < 0 then break end
     end
     if u >= 0 and nx > 0 then
@@ -392,7 +493,7 @@ local function sample_sparse(d, w, o, z)
         local e = wo[j]
         t = (e & MASK) + 1
         px = j
-        u = u - (alpha + nd[t]) * (e >> SH) * inv[t]
+        u = u - (alph[t] + nd[t]) * (e >> SH) * inv[t]
         if u < 0 then break end
       end
     end
@@ -408,7 +509,7 @@ local function sample_sparse(d, w, o, z)
     end
   else
     -- The smallest t with cinv[t] > u, by bisection.
-    u = (u - q - r) / (alpha * beta)
+    u = (u - q - r) / sab
     local lo, hi = 1, K
     while lo < hi do
       local mid = (lo + hi) // 2
@@ -487,15 +588,17 @@ local function sample_dense(d, w, o, z)
   end
   local total = 0.0
   for k = 1, K do
-    total = total + (alpha + nd[k]) * (beta + nw[k]) * inv[k]
+    total = total + (alph[k] + nd[k]) * (beta + nw[k]) * inv[k]
   end
   local u = math.random() * total
   local t = K
-  if z == 0 and rand_init == 1 then
+  if z < 0 then
+    t = -z
+  elseif z == 0 and rand_init == 1 then
     t = math.random(1, K)
   else
     for k = 1, K do
-      u = u - (alpha + nd[k]) * (beta + nw[k]) * inv[k]
+      u = u - (alph[k] + nd[k]) * (beta + nw[k]) * inv[k]
       if u < 0 then
         t = k
         break
@@ -524,17 +627,19 @@ local function sample_dense_dp(d, w, o, z)
   for k = 1, K do
     local c = nw[k] + nb[k]
     if c < 0 then c = 0 end
-    total = total + (alpha + nd[k]) * (beta + c) * inv[k]
+    total = total + (alph[k] + nd[k]) * (beta + c) * inv[k]
   end
   local u = math.random() * total
   local t = K
-  if z == 0 and rand_init == 1 then
+  if z < 0 then
+    t = -z
+  elseif z == 0 and rand_init == 1 then
     t = math.random(1, K)
   else
     for k = 1, K do
       local c = nw[k] + nb[k]
       if c < 0 then c = 0 end
-      u = u - (alpha + nd[k]) * (beta + c) * inv[k]
+      u = u - (alph[k] + nd[k]) * (beta + c) * inv[k]
       if u < 0 then
         t = k
         break
@@ -562,15 +667,17 @@ local function sample_exact(d, w, o, z)
   end
   local total = 0.0
   for k = 1, K do
-    total = total + (alpha + nd[k]) * (beta + nw[k]) / (nk[k] + nk_add[k] + Vbeta)
+    total = total + (alph[k] + nd[k]) * (beta + nw[k]) / (nk[k] + nk_add[k] + Vbeta)
   end
   local u = math.random() * total
   local t = K
-  if z == 0 and rand_init == 1 then
+  if z < 0 then
+    t = -z
+  elseif z == 0 and rand_init == 1 then
     t = math.random(1, K)
   else
     for k = 1, K do
-      u = u - (alpha + nd[k]) * (beta + nw[k]) / (nk[k] + nk_add[k] + Vbeta)
+      u = u - (alph[k] + nd[k]) * (beta + nw[k]) / (nk[k] + nk_add[k] + Vbeta)
       if u < 0 then
         t = k
         break
@@ -590,8 +697,7 @@ end
 --   log p(w|z) = sum_k [ lgamma(V beta) - lgamma(V beta + nk)
 --                        + sum_w (lgamma(beta + nwk) - lgamma(beta)) ]
 -- Terms with a zero count vanish, so only non-zero counts are visited.
-local lg_alpha, lg_beta = lgamma(alpha), lgamma(beta)
-local Kalpha = K * alpha
+local lg_beta = lgamma(beta)
 local ll_doc = orion.accumulator("sum", 0.0)
 local ll_word = orion.accumulator("sum", 0.0)
 
@@ -606,17 +712,17 @@ local function ll_doc_rows(d, n)
   for k = 1, K do
     local c = row[k]
     if c > 0 then
-      local x = alpha + c
+      local x = alph[k] + c
       local shift = 1.0
       while x < 10 do shift = shift * x; x = x + 1 end
       local xi = 1 / x
       local x2 = xi * xi
       ll_doc:add((x - 0.5) * math.log(x) - x + HALF_LOG_2PI
         + xi * (1 / 12 - x2 * (1 / 360 - x2 * (1 / 1260 - x2 * (1 / 1680 - x2 / 1188))))
-        - math.log(shift) - lg_alpha)
+        - math.log(shift) - lga[k])
     end
   end
-  local x = Kalpha + n
+  local x = asum + n
   local shift = 1.0
   while x < 10 do shift = shift * x; x = x + 1 end
   local xi = 1 / x
@@ -693,7 +799,7 @@ local function log_likelihood()
   ll_word:reset()
   count_bytes(orion.parallel_for(dlen, ll_doc_rows))
   count_bytes(orion.parallel_for(wlen, sparse and ll_word_packed_rows or ll_word_rows))
-  local ll = D * lgamma(Kalpha) + ll_doc:get() + K * lgamma(Vbeta) + ll_word:get()
+  local ll = D * lgamma(asum) + ll_doc:get() + K * lgamma(Vbeta) + ll_word:get()
   for k, n in ipairs(nk:to_table()) do
     ll = ll - lgamma(Vbeta + n)
     if n < 0 then error(("topic %d has a negative count %d"):format(k, n), 0) end
@@ -715,10 +821,50 @@ local function refresh_inv()
   for k, n in ipairs(nk:to_table()) do
     local x = 1.0 / (n + Vbeta)
     inv:set(k, x)
-    s = s + x
+    s = s + (asym and x * alph:get(k) or x)
     cinv:set(k, s)
   end
-  S = alpha * beta * s
+  S = sab * s
+end
+
+-- --optimize-interval: alpha (asymmetric) and beta from the counts'
+-- histograms, by Minka's fixed point (apps/lda/lda_hyper.lua).
+local len_hist
+local function optimize()
+  if not len_hist then
+    len_hist = {}
+    for _, n in ipairs(dlen:to_table()) do
+      if n > 0 then len_hist[n] = (len_hist[n] or 0) + 1 end
+    end
+  end
+  local doc_hist, word_hist = {}, {}
+  for k = 1, K do doc_hist[k] = {} end
+  for _, row in ipairs(ndk:to_table()) do
+    for k = 1, K do
+      local c = row[k]
+      if c > 0 then doc_hist[k][c] = (doc_hist[k][c] or 0) + 1 end
+    end
+  end
+  local function count(c) if c > 0 then word_hist[c] = (word_hist[c] or 0) + 1 end end
+  if sparse then
+    for _, row in ipairs(wa:to_table()) do for j = 1, C do count(row[j] >> SH) end end
+    if K > C then
+      for _, row in ipairs(wx:to_table()) do for _, e in ipairs(row) do count(e >> SH) end end
+    end
+  else
+    for _, row in ipairs(nwk:to_table()) do for k = 1, K do count(row[k]) end end
+  end
+  local old = alph:to_table()
+  local a = lda_hyper.alpha(old, doc_hist, len_hist)
+  beta = lda_hyper.beta(beta, word_hist, nk:to_table(), V)
+  Vbeta, lg_beta, sab, asum, asym, asym1 = V * beta, lgamma(beta), beta, 0.0, true, 1
+  for k = 1, K do
+    alph:set(k, a[k])
+    lga:set(k, lgamma(a[k]))
+    asum = asum + a[k]
+  end
+  print(("# optimised: alpha sum %.4f (min %.4g, max %.4g), beta %.5f")
+    :format(asum, math.min(table.unpack(a)), math.max(table.unpack(a)), beta))
 end
 
 -- Run ------------------------------------------------------------------------
@@ -780,6 +926,12 @@ local init_seconds = orion.clock() - t0
 local first_iter, elapsed = 1, init_seconds
 if resumed then
   first_iter, elapsed = resumed.step + 1, resumed.state.elapsed
+  -- The priors as --optimize-interval left them (alph itself is restored).
+  if resumed.state.asym then
+    beta, asym, asym1, asum = resumed.state.beta, true, 1, 0.0
+    Vbeta, lg_beta, sab = V * beta, lgamma(beta), beta
+    for _, a in ipairs(alph:to_table()) do asum = asum + a end
+  end
   print(("# resumed after iteration %d"):format(resumed.step))
 else
   local ll0 = log_likelihood()
@@ -830,14 +982,19 @@ for iter = first_iter, opts.iters do
   orion.record(m)
   local stop = run:epoch(iter, m) -- progress line, --save-best, --early-stop
   if opts.checkpoint_every > 0 and iter % opts.checkpoint_every == 0 then
-    orion.checkpoint { step = iter, state = { elapsed = elapsed, train = run:state() } }
+    orion.checkpoint { step = iter, state = { elapsed = elapsed, beta = beta, asym = asym, train = run:state() } }
+  end
+  if opts.optimize_interval > 0 and iter > opts.optimize_burn_in
+      and iter % opts.optimize_interval == 0 then
+    optimize()
   end
   if stop then break end
 end
 
 -- The sparse sampler keeps no dense word-topic counts: count them from
 -- the assignments when the output needs them.
-if sparse and ((vocab and opts.top > 0) or opts.save or opts.check) then
+local keys = opts.topic_keys or opts.word_topic_counts or opts.save_state or opts.test
+if sparse and ((vocab and opts.top > 0) or opts.save or opts.check or keys) then
   nwk = word_topic_counts()
 end
 
@@ -903,8 +1060,8 @@ end
 -- Top words ------------------------------------------------------------------
 -- top[k][j] is the j-th most frequent word of topic k (topc its count),
 -- found by one loop over nwk that runs 1-D on the topic key.
-if vocab and opts.top > 0 and opts.iters >= 0 then
-  local TOP = math.min(opts.top, V)
+if (vocab and opts.top > 0 or opts.topic_keys) and opts.iters >= 0 then
+  local TOP = math.min(math.max(opts.top, opts.topic_keys and opts.num_top_words or 0), V)
   local top = orion.zeros { K, TOP, type = "i32" }
   local topc = orion.zeros { K, TOP, type = "i32" }
   orion.parallel_for(nwk, function(w, k, c)
@@ -921,14 +1078,45 @@ if vocab and opts.top > 0 and opts.iters >= 0 then
     end
   end)
   local tt = top:to_table()
+  local ids = {}
   for k = 1, K do
     local words = {}
+    ids[k] = {}
     for j = 1, TOP do
       local w = tt[k][j]
-      if w > 0 then words[#words + 1] = vocab[w] end
+      if w > 0 then
+        if j <= opts.num_top_words then ids[k][#ids[k] + 1] = w end
+        if vocab and j <= opts.top then words[#words + 1] = vocab[w] end
+      end
     end
-    print(("topic %3d: %s"):format(k, table.concat(words, " ")))
+    if vocab and opts.top > 0 then print(("topic %3d: %s"):format(k, table.concat(words, " "))) end
   end
+  if opts.topic_keys then
+    lda_out.topic_keys(opts.topic_keys, ids, alph:to_table(), vocab)
+    print(("# wrote the topic keys to %s"):format(opts.topic_keys))
+  end
+end
+if opts.test then
+  local m = { tokens = lda_fold.load_docs(opts.test, vocab, opts), nwk = nwk,
+              nk = nk:to_table(), alpha = alph:to_table(), beta = beta,
+              iters = opts.test_iters, burn_in = 0, half = true }
+  local ll, n, ppl = lda_fold.perplexity(m, lda_fold.fold(m))
+  print(("# held-out: %d documents, %d scored tokens, log-likelihood per token %.4f, perplexity %.2f")
+    :format((m.tokens:dims()), n, ll / n, ppl))
+end
+if opts.doc_topics then
+  lda_out.doc_topics(opts.doc_topics, ndk:to_table(), dlen:to_table(), alph:to_table(), names)
+  print(("# wrote the topic proportions of %d documents to %s"):format(D, opts.doc_topics))
+end
+if opts.word_topic_counts then
+  lda_out.word_topic_counts(opts.word_topic_counts, nwk:to_table(), vocab)
+  print(("# wrote the word-topic counts to %s"):format(opts.word_topic_counts))
+end
+if opts.save_state then
+  lda_out.save_state(opts.save_state, { K = K, beta = beta, alpha = alph:to_table(),
+    iterations = opts.iters + (state and state.iterations or 0), tokens = tokens,
+    nwk = nwk, vocab = vocab, names = names })
+  print(("# saved the model to %s.*"):format(opts.save_state))
 end
 
 if opts.save then
