@@ -34,7 +34,7 @@ stat3() {
   sort -g "$1" 2>/dev/null | awk '$1 != "" { v[n++] = $1 }
     END { if (!n) { print "nan nan nan 0"; exit }
           m = (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
-          printf "%.6g %.6g %.6g %d\n", m, v[0], v[n - 1], n }'
+          printf "%.10g %.10g %.10g %d\n", m, v[0], v[n - 1], n }'
 }
 
 # spread MED MIN MAX: "MED [MIN-MAX]" with 3 significant digits, or "-".
@@ -44,6 +44,14 @@ spread() {
     printf "%.3g [%.3g-%.3g]\n", m, lo, hi }'
 }
 
+# spread_of STATS: spread of stat3's "median min max count", or "-" for "-".
+spread_of() {
+  local m lo hi
+  if [ "$1" = - ]; then echo -; return; fi
+  read -r m lo hi _ <<< "$1"
+  spread "$m" "$lo" "$hi"
+}
+
 # loadavg: the 1, 5 and 15 minute load averages.
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -51,7 +59,8 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 #          PEER_QUALITY ORION_QUALITY LOAD
 # appends a row (tab-separated) to FILE when FILE is not empty.  BETTER is
 # "higher" (a rate) or "lower" (seconds); the STATS are stat3's "median min
-# max count" ("-" for a side not measured); LOAD is "before/after".
+# max count" ("-" for a side not measured); LOAD is "BEFORE / AFTER", each
+# loadavg's three figures (the table shows the 1-minute ones).
 side_row() {
   [ -n "$1" ] || return 0
   local f=$1
@@ -70,14 +79,15 @@ side_table() {
       split(s, a, " "); if (a[4] + 0 <= 1) return sprintf("%.4g", a[1])
       return sprintf("%.4g [%.4g-%.4g]", a[1], a[2], a[3]) }
     function med(s,   a) { split(s, a, " "); return a[1] }
-    BEGIN { printf "%-22s %-18s %-10s %-24s %-24s %-14s %-14s %-14s %s\n",
+    BEGIN { printf "%-22s %-18s %-12s %-24s %-24s %-15s %-14s %-14s %s\n",
               "workload", "peer", "measure", "peer med [min-max]",
               "Orion-C med [min-max]", "ratio (>1 ours)", "peer quality",
-              "Orion-C qual.", "load (before/after)" }
+              "Orion-C quality", "load 1-min before/after" }
     { p = med($5); o = med($6); r = "-"
       if ($5 != "-" && $6 != "-" && p + 0 > 0 && o + 0 > 0)
         r = sprintf("%.2f", $4 == "higher" ? o / p : p / o)
       if (r != "-" && $2 ~ /\(anchor\)$/) r = r " anchor"
-      printf "%-22s %-18s %-10s %-24s %-24s %-14s %-14s %-14s %s\n",
-        $1, $2, $3, cell($5), cell($6), r, $7, $8, $9 }' "$1"
+      n = split($9, L, " / "); split(L[1], a, " "); split(L[n], b, " ")
+      printf "%-22s %-18s %-12s %-24s %-24s %-15s %-14s %-14s %s\n",
+        $1, $2, $3, cell($5), cell($6), r, $7, $8, a[1] "/" b[1] }' "$1"
 }

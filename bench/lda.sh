@@ -36,7 +36,8 @@
 # are left out; WarpLDA: its own per-iteration times), the ratio of theirs
 # to ours (above 1: we are faster), the final LL, and the seconds to reach
 # WarpLDA's final LL (ours from the metrics, as above; MALLET's LL is
-# printed every 10th sweep, so its time is an upper bound).
+# printed every 10th sweep, so its time is an upper bound, and its figures
+# need ITERS above 10 and a multiple of 10).
 #
 # A peer not given is replaced by ../shared/anchors.md's figures (100
 # iterations, 2 threads, another day's machine), and those columns are
@@ -190,12 +191,8 @@ col() {
 # st FILE: stat3, or "-" when FILE holds no number.
 st() { local s; s=$(stat3 "$1"); [ "${s##* }" = 0 ] && echo - || echo "$s"; }
 med() { echo "${1%% *}"; }
-sp() {
-  local m lo hi
-  if [ "$1" = - ]; then echo -; return; fi
-  read -r m lo hi _ <<< "$1"
-  spread "$m" "$lo" "$hi"
-}
+# ll4 X: X to 4 decimals, or "-".
+ll4() { if [ "$1" = - ]; then echo -; else printf '%.4f' "$1"; fi; }
 # stats TOOL FIELD: stat3 over the rounds at $c, $k of a summary's field.
 stats() { col "$2" "$tmp/${1}_${c}_${k}"_* > "$tmp/x"; st "$tmp/x"; }
 
@@ -252,8 +249,8 @@ for c in $corpora; do
       [ -z "$mallet" ] || mallet_summary "$tmp/mallet_${c}_${k}_$r.log" "$target" > "$tmp/ms_${c}_${k}_$r"
     done
     o_s=$(stats os 1) o_tot=$(stats os 2) o_reach=$(stats os 3) o_ll=$(stats os 4)
-    row=$(awk -v c="$c" -v k="$k" -v sp="$(sp "$o_s")" -v ts="$(med "$o_tot")" \
-        -v rs="$(sp "$o_reach")" -v ll="$(med "$o_ll")" -v n="$ntok" -v it="$iters" 'BEGIN {
+    row=$(awk -v c="$c" -v k="$k" -v sp="$(spread_of "$o_s")" -v ts="$(med "$o_tot")" \
+        -v rs="$(spread_of "$o_reach")" -v ll="$(med "$o_ll")" -v n="$ntok" -v it="$iters" 'BEGIN {
       printf "%-5s %5s %24s %8.2f %8.2f %24s %9.4f", c, k, sp, n * it / ts / 1e6, ts, rs, ll }')
     if [ -z "$mallet" ]; then
       row="$row | $(awk -v mls="$m_s" -v it="$iters" -v ts="$(med "$o_tot")" -v ll="$(med "$o_ll")" \
@@ -265,34 +262,34 @@ for c in $corpora; do
     fi
     echo "$row"
     echo "     load average $load0 before, $load1 after"
-    lq="LL $(printf '%.4f' "$(med "$o_ll")")"
+    lq="LL $(ll4 "$(med "$o_ll")")"
     o_sps=$o_s
     if [ -n "$warp" ]; then
       w_sps=$(stats ws 1) w_llf=$(stats ws 2) w_reach=$(stats ws 3)
-      wq="LL $(printf '%.4f' "$(med "$w_llf")")"
+      wq="LL $(ll4 "$(med "$w_llf")")"
       side_row "${SIDE_ROWS:-}" "LDA $c K=$k" WarpLDA "s to its LL" lower "$w_reach" "$o_reach" "$wq" "$lq" "$load0 / $load1"
       side_row "${SIDE_ROWS:-}" "LDA $c K=$k" WarpLDA "s/sweep" lower "$w_sps" "$o_sps" "$wq" "$lq" "$load0 / $load1"
-      awk -v c="$c" -v k="$k" -v s="$(sp "$w_sps")" -v ws="$(med "$w_sps")" -v o="$(med "$o_s")" \
-          -v ll="$(med "$w_llf")" -v r="$(sp "$w_reach")" 'BEGIN {
+      awk -v c="$c" -v k="$k" -v s="$(spread_of "$w_sps")" -v ws="$(med "$w_sps")" -v o="$(med "$o_s")" \
+          -v ll="$(med "$w_llf")" -v r="$(spread_of "$w_reach")" 'BEGIN {
         printf "%-5s %5s %-8s %24s %9.2fx %10.4f %24s\n", c, k, "WarpLDA", s, ws / o, ll, r }' >> "$tmp/peers.txt"
     else
       side_row "${SIDE_ROWS:-}" "LDA $c K=$k" "WarpLDA (anchor)" "s to its LL" lower "$w_s $w_s $w_s 1" "$o_reach" "LL $w_ll" "$lq" "$load0 / $load1"
     fi
     if [ -n "$mallet" ]; then
       m_sps=$(stats ms 1) m_llf=$(stats ms 2) m_reach=$(stats ms 3)
-      mq="LL $(printf '%.4f' "$(med "$m_llf")")"
+      mq="LL $(ll4 "$(med "$m_llf")")"
       side_row "${SIDE_ROWS:-}" "LDA $c K=$k" MALLET "s/sweep" lower "$m_sps" "$o_sps" "$mq" "$lq" "$load0 / $load1"
-      awk -v c="$c" -v k="$k" -v s="$(sp "$m_sps")" -v ms="$(med "$m_sps")" -v o="$(med "$o_s")" \
-          -v ll="$(med "$m_llf")" -v r="$(med "$m_reach")" 'BEGIN {
-        printf "%-5s %5s %-8s %24s %9s %10s %24s\n", c, k, "MALLET", s,
+      awk -v c="$c" -v k="$k" -v s="$(spread_of "$m_sps")" -v ms="$(med "$m_sps")" -v o="$(med "$o_s")" \
+          -v ll="$(ll4 "$(med "$m_llf")")" -v r="$(med "$m_reach")" 'BEGIN {
+        printf "%-5s %5s %-8s %24s %10s %10s %24s\n", c, k, "MALLET", s,
           (ms == "-") ? "-" : sprintf("%.2fx", ms / o), ll, (r == "-") ? "-" : r "+" }' >> "$tmp/peers.txt"
     else
       ma=$(awk -v s="$m_s" 'BEGIN { printf "%.6g", s / 100 }')
       side_row "${SIDE_ROWS:-}" "LDA $c K=$k" "MALLET (anchor)" "s/sweep" lower "$ma $ma $ma 1" "$o_sps" "LL $m_ll" "$lq" "$load0 / $load1"
     fi
     if [ -n "$mallet$warp" ]; then
-      printf '%-5s %5s %-8s %24s %10s %10.4f %24s\n' "$c" "$k" ours "$(sp "$o_s")" "" \
-        "$(med "$o_ll")" "$(sp "$o_reach")" >> "$tmp/peers.txt"
+      printf '%-5s %5s %-8s %24s %10s %10.4f %24s\n' "$c" "$k" ours "$(spread_of "$o_s")" "" \
+        "$(med "$o_ll")" "$(spread_of "$o_reach")" >> "$tmp/peers.txt"
     fi
   done
 done
