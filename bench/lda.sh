@@ -45,7 +45,7 @@
 # ours for ITERS (above 1: faster); "reach vs Warp" = WarpLDA's
 # 100-iteration seconds / our seconds to reach its final LL (above 1: we
 # get there sooner); "LL - MALLET" = our final LL minus MALLET's after
-# 100.  With SIDE_ROWS=FILE each configuration adds rows to
+# 100; the anchors have K = 100 and 1000 only.  With SIDE_ROWS=FILE each configuration adds rows to
 # bench/side_by_side.sh's table.  The load average before and after each
 # configuration is printed.
 # Without the data it is skipped (exit 0), unless CI=true (exit 1).
@@ -252,11 +252,15 @@ for c in $corpora; do
     row=$(awk -v c="$c" -v k="$k" -v sp="$(spread_of "$o_s")" -v ts="$(med "$o_tot")" \
         -v rs="$(spread_of "$o_reach")" -v ll="$(med "$o_ll")" -v n="$ntok" -v it="$iters" 'BEGIN {
       printf "%-5s %5s %24s %8.2f %8.2f %24s %9.4f", c, k, sp, n * it / ts / 1e6, ts, rs, ll }')
-    if [ -z "$mallet" ]; then
+    if [ -z "$mallet" ] && [ "$m_s" = nan ]; then
+      row="$row | $(printf '%18s %18s' "- (no anchor)" "-")"
+    elif [ -z "$mallet" ]; then
       row="$row | $(awk -v mls="$m_s" -v it="$iters" -v ts="$(med "$o_tot")" -v ll="$(med "$o_ll")" \
         -v mll="$m_ll" 'BEGIN { printf "%9.2fx (anchor) %+9.3f (anchor)", mls * it / 100 / ts, ll - mll }')"
     fi
-    if [ -z "$warp" ]; then
+    if [ -z "$warp" ] && [ "$w_s" = nan ]; then
+      row="$row | $(printf '%20s' "- (no anchor)")"
+    elif [ -z "$warp" ]; then
       row="$row | $(awk -v ws="$w_s" -v rs="$(med "$o_reach")" 'BEGIN {
         if (rs == "-") printf "%20s", "- (anchor)"; else printf "%11.2fx (anchor)", ws / rs }')"
     fi
@@ -272,7 +276,7 @@ for c in $corpora; do
       awk -v c="$c" -v k="$k" -v s="$(spread_of "$w_sps")" -v ws="$(med "$w_sps")" -v o="$(med "$o_s")" \
           -v ll="$(med "$w_llf")" -v r="$(spread_of "$w_reach")" 'BEGIN {
         printf "%-5s %5s %-8s %24s %9.2fx %10.4f %24s\n", c, k, "WarpLDA", s, ws / o, ll, r }' >> "$tmp/peers.txt"
-    else
+    elif [ "$w_s" != nan ]; then
       side_row "${SIDE_ROWS:-}" "LDA $c K=$k" "WarpLDA (anchor)" "s to its LL" lower "$w_s $w_s $w_s 1" "$o_reach" "LL $w_ll" "$lq" "$load0 / $load1"
     fi
     if [ -n "$mallet" ]; then
@@ -283,7 +287,7 @@ for c in $corpora; do
           -v ll="$(ll4 "$(med "$m_llf")")" -v r="$(med "$m_reach")" 'BEGIN {
         printf "%-5s %5s %-8s %24s %10s %10s %24s\n", c, k, "MALLET", s,
           (ms == "-") ? "-" : sprintf("%.2fx", ms / o), ll, (r == "-") ? "-" : r "+" }' >> "$tmp/peers.txt"
-    else
+    elif [ "$m_s" != nan ]; then
       ma=$(awk -v s="$m_s" 'BEGIN { printf "%.6g", s / 100 }')
       side_row "${SIDE_ROWS:-}" "LDA $c K=$k" "MALLET (anchor)" "s/sweep" lower "$ma $ma $ma 1" "$o_sps" "LL $m_ll" "$lq" "$load0 / $load1"
     fi

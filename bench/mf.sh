@@ -186,7 +186,9 @@ for k in $ks; do
       d = lrm != "" ? sprintf("%+.4f", r - lrm) : "-"
       printf "%4s %-7s %8.3f %9.2f %22s %12s %7.2f %9.2f %9.4f %8s\n",
         k, t, s, ts * 1e3, sp, ratio, (ts - cs) * 1e3, mb / 1e6, r, d }'
-    [ "$mode" = lua ] && continue
+    # The interpreted tier is not a peer's match; a K without an anchor
+    # has nothing to compare with.
+    if [ "$mode" = lua ] || [ -z "$lr" ]; then continue; fi
     side_row "${SIDE_ROWS:-}" "MF ML-1M K=$k $mode" "$lpeer" "Mupd/s" higher \
       "$lr $lr_lo $lr_hi $lr_n" \
       "$(awk -v a="$u" -v b="$u_lo" -v c="$u_hi" -v n="$u_n" 'BEGIN { printf "%.6g %.6g %.6g %d", a / 1e6, b / 1e6, c / 1e6, n }')" \

@@ -13,6 +13,12 @@
 #     Orion-C's runs, its RMSE is mf-predict's, and the row names LIBMF
 #     without "anchor"; a LIBMF folder without the programs, and RUNS=0,
 #     are refused naming the variable.
+#  3. bench/lda.sh on a tiny corpus: with stand-ins for WarpLDA (its
+#     per-iteration lines) and MALLET (its <10> and <20> LL lines, 0.1 s
+#     apart), each runs once a round after ours, their seconds per sweep,
+#     final LLs and WarpLDA's seconds to its own final LL are read from
+#     their logs, and the rows name them; without them the rows are the
+#     anchors', marked so, and a K the anchors lack has none.
 # The scripts run from a scratch tree of links (bench, apps, the built
 # programs), so a VPATH build (make distcheck) runs them too.
 src=${ORION_SRCDIR:-.}
@@ -129,4 +135,63 @@ check "mf.sh with LIBMF naming no build" "$? $(cat "$tmp/o")" \
   "2 bench/mf.sh: LIBMF=$tmp/empty does not hold the mf-train and mf-predict programs"
 mf RUNS=0 > "$tmp/o" 2>&1
 check "mf.sh with RUNS=0" "$? $(cat "$tmp/o")" "2 bench/mf.sh: RUNS must be 1 or more, not '0'"
+
+# 3. bench/lda.sh on a tiny corpus, with stand-in peers.
+mkdir -p "$tmp/data/uci-bow-kos" "$tmp/warp" "$tmp/mallet"
+awk 'BEGIN { s = 11
+       for (d = 1; d <= 30; d++) for (j = 0; j < 10; j++) {
+         s = (s * 16807) % 2147483647; w = (d % 4) * 10 + s % 10 + 1
+         if (!seen[d, w]++) l[n++] = d " " w " " (s % 3 + 1) }
+       print 30; print 40; print n; for (i = 0; i < n; i++) print l[i] }' |
+  gzip > "$tmp/data/uci-bow-kos/docword.kos.txt.gz"
+# WarpLDA: ITERS lines of 0.01 s each, the LL rising to -9.0.
+cat > "$tmp/warp/warplda" <<'EOS'
+#!/bin/sh
+n=0; for a; do case $a in --niter) n=1 ;; *) [ "$n" = 1 ] && n=$a ;; esac; done
+o=$(ls "$TMPDIR"/*/m_kos_*.jsonl 2>/dev/null | wc -l)
+echo "warplda after $o" >> "$(dirname "$0")/calls"
+awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++)
+  printf "Iteration %d, 0.010000 s, 1.00 Mtokens/s, log_likelihood (per token) %.6f\n", i, -9 - (n - i) * 0.05 }'
+EOS
+printf '#!/bin/sh\necho format >> "$(dirname "$0")/calls"\n' > "$tmp/warp/format"
+# MALLET: its <10> and <20> lines 0.1 s apart.
+cat > "$tmp/mallet/mallet" <<'EOS'
+#!/bin/sh
+if [ "$1" = import-file ]; then echo import >> "$(dirname "$0")/calls"; exit 0; fi
+o=$(ls "$TMPDIR"/*/m_kos_*.jsonl 2>/dev/null | wc -l)
+echo "mallet after $o" >> "$(dirname "$0")/calls"
+echo "<10> LL/token: -9.5"; sleep 0.1; echo "<20> LL/token: -9.2"
+EOS
+chmod +x "$tmp/warp/warplda" "$tmp/warp/format" "$tmp/mallet/mallet"
+lda() { env TMPDIR="$tmp/tmpdir" ORION_DATA="$tmp/data" ITERS=20 CORPORA=kos KS=4 RUNS=2 "$@" bash "$root/bench/lda.sh"; }
+
+lda SIDE_ROWS="$tmp/lda.rows" WARPLDA="$tmp/warp" MALLET="$tmp/mallet/mallet" > "$tmp/o" 2>&1
+st=$?
+out=$(cat "$tmp/o")
+calls=$(tr '\n' ';' < "$tmp/warp/calls")$(tr '\n' ';' < "$tmp/mallet/calls")
+wrow=$(grep '^kos .* WarpLDA ' "$tmp/o")
+mrow=$(grep '^kos .* MALLET ' "$tmp/o")
+if [ $st -eq 0 ] && [ "$calls" = "format;warplda after 1;warplda after 2;import;mallet after 1;mallet after 2;" ] &&
+   echo "$wrow" | grep -Eq ' 0\.01 \[0\.01-0\.01\] .* -9\.0000 +0\.2 \[0\.2-0\.2\]$' &&
+   echo "$mrow" | grep -Eq ' 0\.01[0-9]* \[.* -9\.2000 ' &&
+   [ "$(cut -f2,3,7 "$tmp/lda.rows" | tr '\t\n' ',;')" = "WarpLDA,s to its LL,LL -9.0000;WarpLDA,s/sweep,LL -9.0000;MALLET,s/sweep,LL -9.2000;" ] &&
+   ! echo "$out" | grep -q anchor; then
+  ok "lda.sh with WarpLDA and MALLET: their runs after each of ours, their logs read"
+else
+  bad "lda.sh with WarpLDA and MALLET (status $st, calls $calls)" "$out
+$(cat "$tmp/lda.rows" 2>/dev/null)"
+fi
+lda SIDE_ROWS="$tmp/lda_anchor.rows" KS="4 100" RUNS=1 > "$tmp/o" 2>&1
+st=$?
+if [ $st -eq 0 ] && grep -q '^kos       4 .*- (no anchor)' "$tmp/o" &&
+   grep -q '^kos     100 .*x (anchor)' "$tmp/o" &&
+   [ "$(cut -f1,2,3,5 "$tmp/lda_anchor.rows" | tr '\t\n' ',;')" = "LDA kos K=100,WarpLDA (anchor),s to its LL,0.83 0.83 0.83 1;LDA kos K=100,MALLET (anchor),s/sweep,0.022 0.022 0.022 1;" ]; then
+  ok "lda.sh without peers: the anchors' rows, marked anchor, none at a K without one"
+else
+  bad "lda.sh without peers (status $st)" "$(cat "$tmp/o")
+$(cat "$tmp/lda_anchor.rows" 2>/dev/null)"
+fi
+lda WARPLDA="$tmp/empty" > "$tmp/o" 2>&1
+check "lda.sh with WARPLDA naming no build" "$? $(cat "$tmp/o")" \
+  "2 bench/lda.sh: WARPLDA=$tmp/empty does not hold the warplda and format programs"
 exit $fail
