@@ -10,8 +10,9 @@
 # QUICK=1 changes the defaults to RATES=1gbit, EPOCHS=4, DP_EPOCHS=3,
 # ITERS=8 and FLUSHES=managed (one data-parallel variant per app): the
 # same comparison on one link rate and few passes, a check that the
-# headline still holds rather than its figures (the full mode's defaults
-# take about 6 minutes on a quiet 2-core machine).  A knob set in the
+# headline still holds rather than its figures (116 s on the shared 2-core
+# machine at load 9 to 15; the full mode's defaults take about 10 minutes
+# on a quiet one).  A knob set in the
 # environment wins over either mode's default.  The output's first line
 # names the mode that ran and its settings, and its last the seconds it
 # took.
