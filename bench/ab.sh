@@ -20,6 +20,9 @@ base=${1:?usage: bench/ab.sh BASE_CHECKOUT}
 base=$(cd "$base" && pwd)
 rounds=${ROUNDS:-3}
 export EPOCHS=${EPOCHS:-10} KS=${KS:-32 128} MODES=${MODES:-fast exact}
+# The rounds are this script's: one run of each mode per bench/mf.sh, and
+# no LIBMF beside it.
+export RUNS=1 LIBMF=
 export ORION_DATA=${ORION_DATA:-$here/../shared/data}
 for t in "$base" "$here"; do
   if [ ! -x "$t/orion-driver" ] || [ ! -f "$t/bench/mf.sh" ]; then

@@ -16,7 +16,7 @@
 #                printed
 #   ml1m cpu     the same app on the CPU tier, CPU_EXECS local executors
 #                (default 2), for the GPU/CPU ratio on this machine
-#   ml1m LIBMF   $LIBMF/mf-train (a LIBMF build, e.g. `make DFLAG=-DUSEAVX`)
+#   ml1m LIBMF   $LIBMF/mf-train (LIBMF names a folder holding LIBMF's mf-train)
 #                with LIBMF_THREADS threads (default: nproc), run here in the
 #                same script: seconds per epoch = (time of 21 iterations - time
 #                of 1) / 20, so loading is left out; RMSE after 20 iterations

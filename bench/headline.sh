@@ -5,7 +5,17 @@
 #
 #   ./configure && make && bench/headline.sh
 #   RATES="1gbit 100mbit" EXECS=4 EPOCHS=10 DP_EPOCHS=5 ITERS=20 bench/headline.sh
+#   QUICK=1 bench/headline.sh       # the quick mode: under 3 minutes
 #
+# QUICK=1 changes the defaults to RATES=1gbit, EPOCHS=4, DP_EPOCHS=3,
+# ITERS=8 and FLUSHES=managed (one data-parallel variant per app): the
+# same comparison on one link rate and few passes, a check that the
+# headline still holds rather than its figures (116 s on the shared 2-core
+# machine at load 9 to 15; the full mode's defaults take about 10 minutes
+# on a quiet one).  A knob set in the
+# environment wins over either mode's default.  The output's first line
+# names the mode that ran and its settings, and its last the seconds it
+# took.
 # For each link rate in RATES (default "1gbit 100mbit"), on EXECS (default
 # 4) executors in network namespaces (bench/netcluster.sh), it runs
 #   MF on MovieLens-1M, K=128 (apps/mf/mf.lua): the 2-D schedule for EPOCHS
@@ -48,14 +58,21 @@ if [ "$(id -u)" != 0 ]; then
   echo "bench/headline.sh: skipped: network namespaces need root"
   exit 0
 fi
-rates=${RATES:-1gbit 100mbit}
+case ${QUICK:-0} in
+  1) mode=quick
+     rates=${RATES:-1gbit} epochs=${EPOCHS:-4} dp_epochs=${DP_EPOCHS:-3}
+     iters=${ITERS:-8} flushes=${FLUSHES:-managed} ;;
+  0) mode=full
+     rates=${RATES:-1gbit 100mbit} epochs=${EPOCHS:-10} dp_epochs=${DP_EPOCHS:-5}
+     iters=${ITERS:-20} flushes=${FLUSHES:-block managed} ;;
+  *) echo "bench/headline.sh: QUICK must be 0 or 1, not '$QUICK'" >&2; exit 2 ;;
+esac
 execs=${EXECS:-4}
-epochs=${EPOCHS:-10}
-dp_epochs=${DP_EPOCHS:-5}
 dp_parts=${DP_PARTITIONS:-64}
-iters=${ITERS:-20}
-flushes=${FLUSHES:-block managed}
 apps=${APPS:-mf lda}
+start=$(date +%s)
+printf 'bench/headline.sh: %s mode (RATES="%s" EPOCHS=%s DP_EPOCHS=%s ITERS=%s FLUSHES="%s" APPS="%s")\n' \
+  "$mode" "$rates" "$epochs" "$dp_epochs" "$iters" "$flushes" "$apps"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -118,8 +135,8 @@ for rate in $rates; do
   done
 done
 
-printf '\nOrion headline: 2-D schedule vs data-parallel, %s namespaced executors, %s cores\n' \
-  "$execs" "$(nproc)"
+printf '\nOrion headline (%s mode): 2-D schedule vs data-parallel, %s namespaced executors, %s cores\n' \
+  "$mode" "$execs" "$(nproc)"
 printf '%-4s %-8s %-14s %8s %10s %10s %10s %9s\n' app rate variant passes \
   "s-to-tgt" final "s/pass" "vs 2d"
 for app in $apps; do
@@ -175,3 +192,4 @@ for app in $apps; do
   fi
 done
 echo "curves and metrics in $out"
+printf 'bench/headline.sh: %s mode, %s s\n' "$mode" "$(($(date +%s) - start))"
