@@ -106,7 +106,8 @@ static void put_s(orion_buf *b, const char *s) {
 }
 
 /* Refuses the loop (pass 2): `at` (its text shown) writes the table
- * rooted at f, by `how` (its field `field`, when a constant name). */
+ * rooted at f: its field `field` (NULL: not a constant name) by an
+ * assignment, or by a call of the builtin `how`. */
 static void refuse(orion__actx *c, const ast_node *at, const char *how,
                    const char *field, const orion__freename *f,
                    const char *what) {
@@ -119,15 +120,25 @@ static void refuse(orion__actx *c, const ast_node *at, const char *how,
   snprintf(head, sizeof head, " at %s:%d: ",
            c->plan->chunkname != NULL ? c->plan->chunkname : "?", at->line);
   put_s(&b, head);
-  put_s(&b, how);
-  if (field != NULL && strlen(field) < 64) {
-    put_s(&b, " field '");
-    put_s(&b, field);
-    put_s(&b, "' of");
+  if (how == NULL) {
+    put_s(&b, "the body writes ");
+    if (field != NULL && strlen(field) < 64) {
+      put_s(&b, "field '");
+      put_s(&b, field);
+      put_s(&b, "' of '");
+    } else {
+      put_s(&b, "a field of '");
+    }
+  } else {
+    put_s(&b, "the body changes '");
   }
-  put_s(&b, " '");
   put_s(&b, root_name(f));
-  put_s(&b, "', ");
+  put_s(&b, "'");
+  if (how != NULL) {
+    put_s(&b, " with ");
+    put_s(&b, how);
+  }
+  put_s(&b, ", ");
   put_s(&b, what);
   put_s(&b, ": add into an orion.accumulator (acc:add(x)), write through "
             "an orion.buffer, or use a table created inside the body "
@@ -143,7 +154,7 @@ void orion__captab_target(orion__actx *c, const ast_node *t) {
     return;
   f = chain_root(c, t->a, &depth);
   if (outer_table(f, depth, &what))
-    refuse(c, t, "the body writes",
+    refuse(c, t, NULL,
            t->b->kind == AST_STR && strlen(t->b->str) == t->b->len
                ? t->b->str
                : NULL,
@@ -158,7 +169,6 @@ void orion__captab_call(orion__actx *c, const ast_node *e, const char *bname) {
   int i, arg = 0, depth = 0;
   const char *what;
   orion__freename *f;
-  char how[96];
   for (i = 0; mutators[i] != NULL; i++)
     if (strcmp(bname, mutators[i]) == 0)
       break;
@@ -169,9 +179,8 @@ void orion__captab_call(orion__actx *c, const ast_node *e, const char *bname) {
   if (arg >= e->list.n)
     return;
   f = chain_root(c, e->list.v[arg], &depth);
-  snprintf(how, sizeof how, "the body changes with %s", bname);
   if (outer_table(f, depth, &what))
-    refuse(c, e, how, NULL, f, what);
+    refuse(c, e, bname, NULL, f, what);
 }
 
 void orion__captab_local(orion__actx *c, orion__var *x, const ast_node *init) {
