@@ -179,6 +179,8 @@ void orion__captab_call(orion__actx *c, const ast_node *e, const char *bname) {
   if (arg >= e->list.n)
     return;
   f = chain_root(c, e->list.v[arg], &depth);
+  if (f != NULL && f->b.env && depth == 0)
+    return; /* rawset(_ENV, k, v): the environment as a value, refused */
   if (outer_table(f, depth, &what))
     refuse(c, e, bname, NULL, f, what);
 }

@@ -22,6 +22,9 @@
  * refused, `load` gives its chunks the sandboxed globals (read only),
  * and the strings' metatable, which every string reaches, indexes the
  * sandboxed `string` (without string.dump) and is protected by a decoy.
+ * Each copy is shown to bodies as a read-only view (make_readonly), so
+ * that no body changes the globals or a library for the blocks and loops
+ * after it, whichever way it reached the table (issue 33).
  * The copies' metatables are protected, so getmetatable returns false and
  * setmetatable fails on them; getmetatable refuses userdata, whose
  * metatables the state's later bodies share.  Two more
