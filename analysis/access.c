@@ -1110,6 +1110,7 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
     saved = c->nscope;
     for (i = 0; i < s->list.n; i++)
       orion__new_var(c, s->list.v[i], VAR_LOCAL, -1);
+    orion__captab_iter(c, s, c->nvars - s->list.n);
     visit_block(c, s->a);
     c->nscope = saved;
     break;

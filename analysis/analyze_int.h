@@ -191,6 +191,10 @@ void orion__captab_call(orion__actx *c, const ast_node *e, const char *bname);
 /* The local x is set to init: notes in x when init is a table reached from
  * outside the body. */
 void orion__captab_local(orion__actx *c, orion__var *x, const ast_node *init);
+/* The generic for s, whose variables are c->vars[first...]: notes in its
+ * value variable when it iterates (pairs, ipairs, next) a table reached
+ * from outside the body. */
+void orion__captab_iter(orion__actx *c, const ast_node *s, int first);
 
 /* ---- depend.c ----------------------------------------------------------- */
 

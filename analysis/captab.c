@@ -27,6 +27,23 @@
 
 #include "analysis/analyze_int.h"
 
+/* The global g when e is `X.g` or `X["g"]` with X the body's global
+ * environment (_ENV, or _G naming it), or NULL. */
+static orion__freename *env_global(orion__actx *c, const ast_node *e) {
+  orion__freename *x;
+  char name[128];
+  if (e->a->kind != AST_NAME || e->b->kind != AST_STR ||
+      strlen(e->b->str) != e->b->len ||
+      e->b->len + sizeof ORION_ENV_PREFIX > sizeof name ||
+      orion__lookup_var(c, e->a->str) >= 0)
+    return NULL;
+  x = orion__resolve_free(c, e->a->str);
+  if (x == NULL || !x->b.env)
+    return NULL;
+  snprintf(name, sizeof name, "%s%s", ORION_ENV_PREFIX, e->b->str);
+  return orion__resolve_free(c, name);
+}
+
 /* The free name at the root of the chain e (X, X.a, X.a[b], (X).a, and
  * either operand of and/or) with the number of subscripts from it to e's
  * value in *depth; a root that is a local holding a captured table adds
@@ -39,6 +56,10 @@ static orion__freename *chain_root(orion__actx *c, const ast_node *e,
     if (e->kind == AST_PAREN) {
       e = e->a;
     } else if (e->kind == AST_INDEX) {
+      if ((f = env_global(c, e)) != NULL) {
+        *depth = d; /* _G.g, _ENV["g"]: the global g */
+        return f;
+      }
       d++;
       e = e->a;
     } else if (e->kind == AST_BINOP && (e->op == OP_AND || e->op == OP_OR)) {
@@ -194,5 +215,34 @@ void orion__captab_local(orion__actx *c, orion__var *x, const ast_node *init) {
   if (outer_table(f, depth, &what)) {
     x->outer = f->name;
     x->outer_depth = depth;
+  }
+}
+
+void orion__captab_iter(orion__actx *c, const ast_node *s, int first) {
+  const ast_node *it = s->list2.n > 0 ? s->list2.v[0] : NULL, *t = NULL;
+  const orion__freename *fn;
+  orion__freename *f;
+  int depth = 0;
+  const char *what;
+  if (it == NULL || s->list.n < 2 || first < 0 || first + 1 >= c->nvars)
+    return;
+  if (it->kind == AST_CALL && it->list.n > 0 && s->list2.n == 1) {
+    t = it->list.v[0]; /* pairs(S), ipairs(S), next(S) */
+    it = it->a;
+  } else if (s->list2.n > 1) {
+    t = s->list2.v[1]; /* next, S */
+  }
+  if (t == NULL || it->kind != AST_NAME || orion__lookup_var(c, it->str) >= 0)
+    return;
+  fn = orion__resolve_free(c, it->str);
+  if (fn == NULL || fn->b.kind != ORION_BIND_BUILTIN || fn->b.std == NULL ||
+      (strcmp(fn->b.std, "pairs") != 0 && strcmp(fn->b.std, "ipairs") != 0 &&
+       strcmp(fn->b.std, "next") != 0))
+    return;
+  /* The loop's value variable holds the iterated table's fields. */
+  f = chain_root(c, t, &depth);
+  if (outer_table(f, depth + 1, &what)) {
+    c->vars[first + 1].outer = f->name;
+    c->vars[first + 1].outer_depth = depth + 1;
   }
 }

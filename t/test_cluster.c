@@ -804,8 +804,9 @@ Test(cluster, sandbox_escapes_are_refused) {
 }
 
 /* Writes to tables a body did not create (issue 33): a field of a captured
- * upvalue or global table (directly, through a local alias, or with
- * table.insert, table.sort, rawset), of _G or _ENV, of a library table
+ * upvalue or global table (directly, through a local alias or a pairs
+ * loop's variable, or with table.insert, table.sort, rawset), of _G or
+ * _ENV, of a library table
  * (math.abs = nil, also through `local m = math`) refuse the loop naming
  * the table, the field and file:line, on 0 and 2 executors; the script's
  * tables keep their values.  What the analysis cannot see through
@@ -853,7 +854,9 @@ Test(cluster, writes_to_captured_tables_are_refused) {
       "captab.lua:51: assignment to _G.math in a loop body",
       "captab.lua:53: assignment to string.rep in a loop body",
       "next loop: ran\nnext loop: A[8] 16.0\n",
-      "body's own table: ran\nbody's own table: A[8] 109.0\n"};
+      "body's own table: ran\nbody's own table: A[8] 109.0\n",
+      "captab.lua:76: the body writes field 'n' of 'R', a table captured",
+      "captab.lua:79: the body writes field 'n' of 'T', a table captured"};
   size_t i, k;
   for (i = 0; i < 2; i++) {
     tu_run r = DRIVE("--executors", ns[i], "@captab.lua");

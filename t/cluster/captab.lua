@@ -67,3 +67,13 @@ try("body's own table", function(i, v)
   A[i] = t.n + #t + (k > 20 and 100 or 0)
 end)
 print(("body's own table: A[8] %s"):format(A:get(8)))
+
+-- The loop variable of pairs over a captured table holds its rows; a
+-- global reached through _G is that global.
+local R = { { n = 0 }, { n = 0 } }
+try("pairs rows", function(i, v)
+  for _, row in pairs(R) do
+    row.n = i
+  end
+end)
+try("_G.T.n", function(i, v) _G.T.n = i end)
