@@ -55,7 +55,7 @@ try("serial string.rep = nil", function(i, v) string.rep = nil end,
 try("next loop", function(i, v) A[i] = math.abs(-i) + #string.rep("x", i) end)
 print(("next loop: A[8] %s"):format(A:get(8)))
 
--- A table the body creates is its own: written freely.
+-- A table the body creates is its own; pairs, next, rawget see the views.
 local seen = 0
 for _ in pairs(math) do seen = seen + 1 end
 try("body's own table", function(i, v)
@@ -64,7 +64,7 @@ try("body's own table", function(i, v)
   table.insert(t, i)
   local k = 0
   for _ in pairs(math) do k = k + 1 end
-  A[i] = t.n + #t + (k > 20 and 100 or 0)
+  A[i] = t.n + #t + (k > 20 and next(math) and rawget(math, "pi") and 100 or 0)
 end)
 print(("body's own table: A[8] %s"):format(A:get(8)))
 
