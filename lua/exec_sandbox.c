@@ -219,8 +219,9 @@ static int readonly_pairs(lua_State *L) {
  * (__newindex), so that no body can change what a later block or loop
  * sees, however it reached the table (`_G.math = nil`, `local m = math;
  * m.abs = nil`).  pairs, and the sandbox's next and rawget (view_next,
- * view_rawget), see through it to the table.  `name` is the table's full name ("" for the globals), `real`
- * the index of the real library (0: none). */
+ * view_rawget), see through it to the table.  `name` is the table's full
+ * name ("" for the globals), `real` the index of the real library (0:
+ * none). */
 static void make_readonly(lua_State *L, const char *name, int real) {
   if (real != 0)
     real = lua_absindex(L, real);
