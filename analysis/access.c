@@ -206,7 +206,7 @@ orion_sub orion__sub_classify(orion__actx *c, const ast_node *e) {
  * prints with its newline and a long expression with its line breaks, and
  * an entry of the plan text is one line, so every run of white space that
  * holds a line break becomes one space and the end is trimmed. */
-static void node_text(const ast_node *n, orion_buf *out) {
+void orion__node_text(const ast_node *n, orion_buf *out) {
   orion_buf raw;
   size_t i, start = out->len;
   int brk = 0;
@@ -272,7 +272,7 @@ static void add_access(orion__actx *c, const orion__aref *r, int mode,
   a->refused = c->refusing;
   orion_buf_init(&text);
   if (at != NULL)
-    node_text(at, &text);
+    orion__node_text(at, &text);
   else
     orion_buf_append(&text, pa->name, strlen(pa->name));
   orion_buf_u8(&text, 0);
@@ -339,7 +339,7 @@ static int free_base(orion__actx *c, orion__freename *f, const ast_node *e,
 
 /* Adds the text in b (freed here) as a reason that refuses the loop
  * whatever its vectors say. */
-static void add_refusal(orion__actx *c, orion_buf *b) {
+void orion__add_refusal(orion__actx *c, orion_buf *b) {
   orion_buf_u8(b, 0);
   if (b->oom || orion__add_str(&c->plan->reasons, &c->plan->nreasons,
                                orion_strdup(b->data)) != 0)
@@ -364,7 +364,7 @@ static void env_refused(orion__actx *c, const ast_node *e) {
   put_s(&b, head);
   if (c->call != NULL) {
     put_s(&b, " (in ");
-    node_text(c->call, &b);
+    orion__node_text(c->call, &b);
     put_s(&b, ")");
   }
   put_s(&b, ": the body uses its global environment as a value, so the "
@@ -373,7 +373,7 @@ static void env_refused(orion__actx *c, const ast_node *e) {
   put_s(&b, e->str);
   put_s(&b, ".G[i] with a constant name), or run the loop with "
             "schedule = \"serial\"");
-  add_refusal(c, &b);
+  orion__add_refusal(c, &b);
 }
 
 /* Resolves the base of an index chain: a name bound to an array or buffer,
@@ -643,33 +643,33 @@ static void method_instead(const orion__actx *c, const ast_node *e,
   int set = strcmp(m, "set") == 0 && n >= 2;
   if (r->buffered) {
     put_s(b, "write its elements instead (");
-    node_text(e->a, b);
+    orion__node_text(e->a, b);
     put_s(b, "[k] = delta)");
   } else if (get || set) {
     put_s(b, "write ");
-    node_text(e->a, b);
+    orion__node_text(e->a, b);
     for (i = 0; i < (get ? n : n - 1); i++) {
       put_s(b, "[");
-      node_text(e->list.v[i], b);
+      orion__node_text(e->list.v[i], b);
       put_s(b, "]");
     }
     if (set) {
       put_s(b, " = ");
-      node_text(e->list.v[n - 1], b);
+      orion__node_text(e->list.v[n - 1], b);
     }
     put_s(b, " instead");
   } else if (strcmp(m, "dims") == 0) {
     put_s(b, "use ");
     for (i = 0; i < nd; i++) {
       put_s(b, i == 0 ? "#" : i == nd - 1 ? " and #" : ", #");
-      node_text(e->a, b);
+      orion__node_text(e->a, b);
       for (k = 0; k < i; k++)
         put_s(b, "[1]");
     }
     put_s(b, " instead");
   } else {
     put_s(b, "index the array instead (");
-    node_text(e->a, b);
+    orion__node_text(e->a, b);
     put_s(b, "[i]), or compute what the body needs on the driver before "
              "the loop and capture it in a local");
   }
@@ -695,17 +695,17 @@ static void method_receiver(orion__actx *c, const ast_node *e,
   }
   if (c->pass == 2) {
     orion_buf_init(&b);
-    node_text(shown, &b);
+    orion__node_text(shown, &b);
     snprintf(head, sizeof head, " at line %d: a method call on %s '", e->line,
              r.buffered ? "buffer" : "DistArray");
     put_s(&b, head);
-    node_text(recv, &b);
+    orion__node_text(recv, &b);
     put_s(&b, r.buffered ? "'; a buffer has no methods in a parallel_for "
                            "body: "
                          : "'; DistArray methods run on the driver only, a "
                            "parallel_for body cannot call them: ");
     method_instead(c, e, &r, &b);
-    add_refusal(c, &b);
+    orion__add_refusal(c, &b);
   }
   c->refusing = 1;
   escape_ref(c, &r, recv, why, 1, 0);
@@ -783,6 +783,7 @@ static void visit_call_in(orion__actx *c, const ast_node *e, int in_genfor) {
     int eff = builtin_effect(in_genfor, bname);
     int i;
     char why[200];
+    orion__captab_call(c, e, bname);
     snprintf(why, sizeof why, "passed to %s", bname);
     for (i = 0; i < e->list.n; i++)
       escape_value(c, e->list.v[i], why,
@@ -916,6 +917,8 @@ static void visit_local(orion__actx *c, const ast_node *s) {
                              e->kind == AST_VARARG));
     if (single && i < 16 && !assigned_later(c, s->list.v[i]))
       orion__alias_of(c, e, &al[i]);
+    if (single && i < 16)
+      orion__captab_local(c, &al[i], e);
     if (i < 16 && al[i].alias == ALIAS_SLICE) {
       orion__aref r;
       orion__index_chain(c, e, &r); /* a followed alias: visit the subscripts */
@@ -931,6 +934,10 @@ static void visit_local(orion__actx *c, const ast_node *s) {
     int vi = orion__new_var(c, s->list.v[i], VAR_LOCAL, -1);
     if (vi < 0)
       return;
+    if (i < 16) {
+      c->vars[vi].outer = al[i].outer;
+      c->vars[vi].outer_depth = al[i].outer_depth;
+    }
     if (i < 16 && !c->vars[vi].assigned) {
       orion__var *x = &c->vars[vi];
       x->alias = al[i].alias;
@@ -966,7 +973,10 @@ static void visit_assign_target(orion__actx *c, const ast_node *t) {
                  r.nsub < ndims_of(c, &r));
       return;
     }
-    return; /* a field of a plain table: index_chain visited the parts */
+    /* A field of a plain table (index_chain visited the parts): refused
+     * when the body did not create the table. */
+    orion__captab_target(c, t);
+    return;
   }
   visit_expr(c, t);
 }
@@ -977,8 +987,8 @@ static int same_text(const ast_node *x, const ast_node *y) {
   int same;
   orion_buf_init(&a);
   orion_buf_init(&b);
-  node_text(x, &a);
-  node_text(y, &b);
+  orion__node_text(x, &a);
+  orion__node_text(y, &b);
   same = !a.oom && !b.oom && a.len == b.len &&
          (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
   orion_buf_free(&a);
@@ -1035,8 +1045,13 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
       escape_value(c, s->list2.v[i], keep ? "held in a local" : "stored",
                    keep, 0);
     }
-    for (i = 0; i < s->list.n; i++)
-      visit_assign_target(c, s->list.v[i]);
+    for (i = 0; i < s->list.n; i++) {
+      const ast_node *t = s->list.v[i];
+      int vi = t->kind == AST_NAME ? orion__lookup_var(c, t->str) : -1;
+      visit_assign_target(c, t);
+      if (vi >= 0 && i < s->list2.n) /* a local now holding it */
+        orion__captab_local(c, &c->vars[vi], s->list2.v[i]);
+    }
     c->upd_read = c->upd_write = NULL;
     break;
   case AST_CALLSTAT:
@@ -1095,6 +1110,7 @@ static void visit_stat(orion__actx *c, const ast_node *s) {
     saved = c->nscope;
     for (i = 0; i < s->list.n; i++)
       orion__new_var(c, s->list.v[i], VAR_LOCAL, -1);
+    orion__captab_iter(c, s, c->nvars - s->list.n);
     visit_block(c, s->a);
     c->nscope = saved;
     break;

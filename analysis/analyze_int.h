@@ -55,6 +55,9 @@ typedef struct orion__var {
   int buffered;     /* ALIAS_SLICE through a buffer */
   int nsub;
   orion_sub subs[ORION_MAX_DIMS];
+  const char *outer; /* set from a table the body did not create: the
+                        free name at its root (captab.c), or NULL */
+  int outer_depth;   /* subscripts from that name to the local's value */
 } orion__var;
 
 /* What pass 1 found about one declared local, keyed by its declaring
@@ -170,6 +173,28 @@ int orion__index_chain(orion__actx *c, const ast_node *e, orion__aref *r);
 /* One pass over the body (1: count assignments and uses; 2: extract the
  * accesses into c->plan). */
 void orion__run_pass(orion__actx *c, int pass);
+
+/* The source text of n on one line, appended to out. */
+void orion__node_text(const ast_node *n, orion_buf *out);
+/* Adds the text in b (freed) as a reason that refuses the loop. */
+void orion__add_refusal(orion__actx *c, orion_buf *b);
+
+/* ---- captab.c: writes to tables the body did not create ---------------- */
+
+/* The assignment target t (a field of a plain table): refuses the loop
+ * when the table is reached from outside the body (pass 2). */
+void orion__captab_target(orion__actx *c, const ast_node *t);
+/* A call of the builtin bname (table.insert, rawset, ...) that changes its
+ * table argument: refuses the loop when the table is reached from outside
+ * the body (pass 2). */
+void orion__captab_call(orion__actx *c, const ast_node *e, const char *bname);
+/* The local x is set to init: notes in x when init is a table reached from
+ * outside the body. */
+void orion__captab_local(orion__actx *c, orion__var *x, const ast_node *init);
+/* The generic for s, whose variables are c->vars[first...]: notes in its
+ * value variable when it iterates (pairs, ipairs, next) a table reached
+ * from outside the body. */
+void orion__captab_iter(orion__actx *c, const ast_node *s, int first);
 
 /* ---- depend.c ----------------------------------------------------------- */
 

@@ -392,6 +392,9 @@ int call_expr(gen *g, const ast_node *e, cv *out, int want) {
   if (e->a->kind == AST_INDEX && e->a->flag && e->a->b->kind == AST_STR &&
       is_math(g, e->a->a)) {
     (void)ex(g, e->a->a);
+    /* math is a read-only view in a body's sandbox (lua/exec_sandbox.c):
+     * reading its field goes through __index, which saves the pc. */
+    savepc(g, e->a->line);
     n = eval_args(g, &e->list, &a);
     return math_call(g, e, e->a->b->str, a, n, out, want);
   }

@@ -755,7 +755,10 @@ static cv math_field(gen *g, const ast_node *e) {
   } else {
     refuse(g, e->line, "the value 'math.%s'", f);
   }
-  /* A field read at run time: not a Lua constant. */
+  /* A field read at run time: not a Lua constant.  math is a read-only
+   * view in a body's sandbox (lua/exec_sandbox.c): the read goes through
+   * __index, which saves the pc. */
+  savepc(g, e->line);
   r = cv_k(g, k);
   r.isk = 0;
   r.vi = VI_FIELD;

@@ -630,6 +630,22 @@ static void push_globals(lua_State *L) {
   }
 }
 
+/* Replaces the key at the top by the field of the table just below it,
+ * read raw; when that table is a read-only view of another (its __index
+ * is a table: lua/exec_sandbox.c), the field of the table it shows. */
+static void raw_field(lua_State *L) {
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) == LUA_TNIL && lua_getmetatable(L, -3)) {
+    if (lua_getfield(L, -1, "__index") == LUA_TTABLE) {
+      lua_pushvalue(L, -4);
+      lua_rawget(L, -2);
+      lua_replace(L, -4);
+    }
+    lua_pop(L, 2);
+  }
+  lua_remove(L, -2);
+}
+
 /* Pushes the value at a dotted path like "math.sqrt" from the globals. */
 static int push_path(dec *d, const char *s, size_t n) {
   lua_State *L = d->L;
@@ -637,16 +653,16 @@ static int push_path(dec *d, const char *s, size_t n) {
   push_globals(L);
   if (dot == NULL) {
     lua_pushlstring(L, s, n);
-    lua_rawget(L, -2);
+    raw_field(L);
   } else {
     lua_pushlstring(L, s, (size_t)(dot - s));
-    lua_rawget(L, -2);
+    raw_field(L);
     if (!lua_istable(L, -1)) {
       lua_pop(L, 2);
       return bad(d, "unknown standard library name");
     }
     lua_pushlstring(L, dot + 1, n - (size_t)(dot - s) - 1);
-    lua_rawget(L, -2);
+    raw_field(L);
     lua_remove(L, -2);
   }
   lua_remove(L, -2);

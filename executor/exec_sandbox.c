@@ -22,6 +22,9 @@
  * refused, `load` gives its chunks the sandboxed globals (read only),
  * and the strings' metatable, which every string reaches, indexes the
  * sandboxed `string` (without string.dump) and is protected by a decoy.
+ * Each copy is shown to bodies as a read-only view (make_readonly), so
+ * that no body changes the globals or a library for the blocks and loops
+ * after it, whichever way it reached the table (issue 33).
  * The copies' metatables are protected, so getmetatable returns false and
  * setmetatable fails on them; getmetatable refuses userdata, whose
  * metatables the state's later bodies share.  Two more
@@ -120,33 +123,130 @@ static int refuse(lua_State *L) {
   return refuse_name(L, lua_tostring(L, lua_upvalueindex(1)));
 }
 
-/* __index and __newindex of a sandboxed library (upvalue 1: its name,
- * upvalue 2: the real library), for keys the copy does not hold.  A field
- * the real library has and the allow-list does not (a string such as
- * package.cpath, a table such as package.searchers) is refused; another
- * key (an allowed name a body set to nil) reads as nil and is set in the
- * copy, as in a plain table. */
-static int lib_field(lua_State *L, int set) {
-  const char *lib = lua_tostring(L, lua_upvalueindex(1));
+/* Refuses a field the real library (upvalue 2) has and the allow-list
+ * does not (a string such as package.cpath, a table such as
+ * package.searchers), key at index 2; returns 0 for any other key. */
+static int lib_refused(lua_State *L, const char *lib) {
+  if (lua_type(L, lua_upvalueindex(2)) != LUA_TTABLE)
+    return 0;
   lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL &&
-      !(lua_type(L, 2) == LUA_TSTRING &&
-        listed(lib_names(lib), lua_tostring(L, 2)))) {
-    if (lua_type(L, 2) == LUA_TSTRING)
-      lua_pushfstring(L, "%s.%s", lib, lua_tostring(L, 2));
-    else
-      lua_pushfstring(L, "a field of %s", lib);
-    return refuse_name(L, lua_tostring(L, -1));
+  if (lua_rawget(L, lua_upvalueindex(2)) == LUA_TNIL ||
+      (lua_type(L, 2) == LUA_TSTRING &&
+       listed(lib_names(lib), lua_tostring(L, 2)))) {
+    lua_pop(L, 1);
+    return 0;
   }
-  if (!set)
-    return 1; /* the nil */
-  lua_settop(L, 3);
-  lua_rawset(L, 1);
-  return 0;
+  if (lua_type(L, 2) == LUA_TSTRING)
+    lua_pushfstring(L, "%s.%s", lib, lua_tostring(L, 2));
+  else
+    lua_pushfstring(L, "a field of %s", lib);
+  return refuse_name(L, lua_tostring(L, -1));
 }
 
-static int lib_index(lua_State *L) { return lib_field(L, 0); }
-static int lib_newindex(lua_State *L) { return lib_field(L, 1); }
+/* __index of a sandboxed library (upvalue 1: its name, upvalue 2: the
+ * real library), for keys the copy does not hold: a refused field
+ * (lib_refused) raises, another key reads as nil. */
+static int lib_index(lua_State *L) {
+  lib_refused(L, lua_tostring(L, lua_upvalueindex(1)));
+  lua_pushnil(L);
+  return 1;
+}
+
+/* __newindex of a read-only view (upvalue 1: the table's full name, ""
+ * for the globals; upvalue 2: the real library, or nil).  A refused field
+ * is refused as such (lib_refused). */
+static int readonly_assign(lua_State *L) {
+  const char *name = lua_tostring(L, lua_upvalueindex(1));
+  lib_refused(L, name);
+  if (lua_type(L, 2) == LUA_TSTRING)
+    lua_pushfstring(L, "%s%s%s", name[0] != '\0' ? name : "_G", ".",
+                    lua_tostring(L, 2));
+  else
+    lua_pushfstring(L, "a field of %s", name[0] != '\0' ? name : "_G");
+  return luaL_error(L,
+                    "assignment to %s in a loop body: the body's globals and "
+                    "standard library are read only (every later block and "
+                    "loop on this executor shares them); keep the value in a "
+                    "local or a table created inside the body",
+                    lua_tostring(L, -1));
+}
+
+/* The key that marks the metatable of a read-only view (its address). */
+static const char view_mark = 'v';
+
+/* When the value at idx is a read-only view, replaces it by the table it
+ * shows. */
+static void view_target(lua_State *L, int idx) {
+  int top = lua_gettop(L);
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx) &&
+      lua_rawgetp(L, -1, &view_mark) != LUA_TNIL &&
+      lua_getfield(L, -2, "__index") == LUA_TTABLE)
+    lua_replace(L, idx);
+  lua_settop(L, top);
+}
+
+/* next and rawget of the sandbox: raw, through a read-only view to the
+ * table it shows (`next(_G)`, `rawget(math, "pi")` as in a plain Lua). */
+static int view_next(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2);
+  view_target(L, 1);
+  if (lua_next(L, 1))
+    return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+static int view_rawget(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  lua_settop(L, 2);
+  view_target(L, 1);
+  lua_rawget(L, 1);
+  return 1;
+}
+
+/* __pairs of a read-only view (upvalue 1: the table it shows). */
+static int readonly_pairs(lua_State *L) {
+  lua_pushcfunction(L, view_next);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushnil(L);
+  return 3;
+}
+
+/* Replaces the table at the top of the stack by a read-only view of it:
+ * an empty table that reads it (__index) and refuses every assignment
+ * (__newindex), so that no body can change what a later block or loop
+ * sees, however it reached the table (`_G.math = nil`, `local m = math;
+ * m.abs = nil`).  pairs, and the sandbox's next and rawget (view_next,
+ * view_rawget), see through it to the table.  `name` is the table's full
+ * name ("" for the globals), `real` the index of the real library (0:
+ * none). */
+static void make_readonly(lua_State *L, const char *name, int real) {
+  if (real != 0)
+    real = lua_absindex(L, real);
+  lua_newtable(L);
+  lua_createtable(L, 0, 4);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__index");
+  lua_pushstring(L, name);
+  if (real != 0)
+    lua_pushvalue(L, real);
+  else
+    lua_pushnil(L);
+  lua_pushcclosure(L, readonly_assign, 2);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushvalue(L, -3);
+  lua_pushcclosure(L, readonly_pairs, 1);
+  lua_setfield(L, -2, "__pairs");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_pushboolean(L, 1);
+  lua_rawsetp(L, -2, &view_mark);
+  lua_setmetatable(L, -2);
+  lua_remove(L, -2);
+}
 
 /* Calls the original function (upvalue 1) with the wrapper's arguments,
  * for its one result. */
@@ -241,16 +341,21 @@ static int load_text(lua_State *L) {
 }
 
 /* Pushes the sandboxed copy of the real table at index `real`, whose full
- * name is `name` ("" for the globals), allowing `names`.  A listed name is
- * copied; a function that is not becomes a refused one; anything else
- * that is not is refused by the copy's metatable.  The globals' copy holds
- * the sandboxed libraries, `load` and itself as _G; its metatable only
- * protects it, so that one body cannot give the next ones other globals. */
+ * name is `name` ("" for the globals), allowing `names`, as a read-only
+ * view (make_readonly).  A listed name is copied; a function that is not
+ * becomes a refused one; anything else that is not is refused by the
+ * copy's metatable.  The globals' copy holds the sandboxed libraries,
+ * `load` and its own view as _G. */
 static void push_copy(lua_State *L, int real, const char *name,
                       const char *const *names) {
-  int top = name[0] == '\0', copy;
+  int top = name[0] == '\0', copy, view = 0;
   lua_newtable(L);
   copy = lua_gettop(L);
+  if (top) {
+    lua_pushvalue(L, copy);
+    make_readonly(L, name, 0);
+    view = lua_gettop(L);
+  }
   lua_pushnil(L);
   while (lua_next(L, real) != 0) {
     const char *key;
@@ -260,14 +365,18 @@ static void push_copy(lua_State *L, int real, const char *name,
     }
     key = lua_tostring(L, -2);
     if (top && strcmp(key, "_G") == 0) {
-      lua_pushvalue(L, copy);
+      lua_pushvalue(L, view);
     } else if (top && strcmp(key, "load") == 0) {
       lua_pushvalue(L, -1);
-      lua_pushvalue(L, copy);
-      lua_pushcclosure(L, load_text, 2); /* the real load, the copy */
+      lua_pushvalue(L, view);
+      lua_pushcclosure(L, load_text, 2); /* the real load, the view */
     } else if (top && strcmp(key, "setmetatable") == 0) {
       lua_pushvalue(L, -1);
       lua_pushcclosure(L, setmetatable_no_gc, 1);
+    } else if (top && strcmp(key, "next") == 0) {
+      lua_pushcfunction(L, view_next);
+    } else if (top && strcmp(key, "rawget") == 0) {
+      lua_pushcfunction(L, view_rawget);
     } else if (top && strcmp(key, "getmetatable") == 0) {
       lua_pushvalue(L, -1);
       lua_pushcclosure(L, getmetatable_no_udata, 1);
@@ -296,14 +405,14 @@ static void push_copy(lua_State *L, int real, const char *name,
     lua_pushvalue(L, real);
     lua_pushcclosure(L, lib_index, 2);
     lua_setfield(L, -2, "__index");
-    lua_pushstring(L, name);
-    lua_pushvalue(L, real);
-    lua_pushcclosure(L, lib_newindex, 2);
-    lua_setfield(L, -2, "__newindex");
   }
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "__metatable");
   lua_setmetatable(L, copy);
+  if (top)
+    lua_remove(L, copy); /* the view stays */
+  else
+    make_readonly(L, name, real);
 }
 
 /* Makes strings index the `string` table at the top of the stack (popped).
@@ -319,6 +428,7 @@ static void set_string_index(lua_State *L, int protect) {
       lua_createtable(L, 0, 1);
       lua_pushvalue(L, -4);
       lua_setfield(L, -2, "__index");
+      make_readonly(L, "getmetatable('')", 0);
     } else {
       lua_pushnil(L);
     }

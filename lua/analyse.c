@@ -305,8 +305,10 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
     }
     break;
   case LUA_TTABLE: {
-    static const char *const std[] = {"math", "string", "table", "utf8",
-                                      "os", "io", "coroutine", NULL};
+    static const char *const std[] = {"math",      "string", "table",
+                                      "utf8",      "os",     "io",
+                                      "coroutine", "package", "debug",
+                                      NULL};
     int i;
     b->kind = ORION_BIND_VALUE;
     /* The body's own environment (_ENV, or _G naming the same table). */

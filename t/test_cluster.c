@@ -803,6 +803,71 @@ Test(cluster, sandbox_escapes_are_refused) {
   }
 }
 
+/* Writes to tables a body did not create (issue 33): a field of a captured
+ * upvalue or global table (directly, through a local alias or a pairs
+ * loop's variable, or with table.insert, table.sort, rawset), of _G or
+ * _ENV, of a library table
+ * (math.abs = nil, also through `local m = math`) refuse the loop naming
+ * the table, the field and file:line, on 0 and 2 executors; the script's
+ * tables keep their values.  What the analysis cannot see through
+ * (select(1, math).abs = nil, a helper's result, a serial schedule) the
+ * sandbox refuses as it runs, and the next loop still sees math.abs and
+ * string.rep.  Before, the first loop ran and printed 0 0 8.0 (0
+ * executors) or 0 0 4.0 (2) where a serial run gives 8 8 8, and
+ * `_G.math = nil` broke every later loop. */
+Test(cluster, writes_to_captured_tables_are_refused) {
+  static const char *const ns[] = {"0", "2"};
+  static const char *const want[] = {
+      "S.n and T.n: refused: parallel_for: the loop cannot run in parallel:"
+      "   S.n at ",
+      "captab.lua:22: the body writes field 'n' of 'S', a table captured "
+      "from outside the body; each executor, and the driver with "
+      "--executors 0, runs the body on a copy of it, so the write would be "
+      "lost: add into an orion.accumulator (acc:add(x)), write through an "
+      "orion.buffer, or use a table created inside the body (local t = {})",
+      "captab.lua:23: the body writes field 'n' of 'T', a table captured",
+      "S[k] = v: refused: parallel_for: the loop cannot run in parallel:   "
+      "S[i] at ",
+      "captab.lua:26: the body writes a field of 'S', a table captured",
+      "captab.lua:27: the body changes 'S' with table.insert, a table",
+      "captab.lua:28: the body changes 'S' with table.sort, a table",
+      "captab.lua:29: the body changes 'S' with rawset, a table",
+      "local alias: refused: parallel_for: the loop cannot run in parallel:"
+      "   r[1] at ",
+      "captab.lua:32: the body writes a field of 'S', a table captured",
+      "captab.lua:34: the body writes field 'x' of '_G', the body's global "
+      "environment, which every later block and loop on the executor shares "
+      "(read only in loop bodies)",
+      "captab.lua:35: the body writes field 'x' of '_ENV', the body's",
+      "captab.lua:36: the body writes field 'abs' of 'math', a standard "
+      "library table",
+      "captab.lua:37: the body writes field 'math' of '_G', the body's",
+      "captab.lua:40: the body writes field 'abs' of 'math', a standard",
+      "after the refusals: S.n 0, T.n 0, A[8] 0.0\n",
+      "select(1, math).abs = nil: refused: parallel_for body failed on "
+      "executor 0, element (1): ",
+      "captab.lua:47: assignment to math.abs in a loop body: the body's "
+      "globals and standard library are read only (every later block and "
+      "loop on this executor shares them); keep the value in a local or a "
+      "table created inside the body",
+      "captab.lua:50: assignment to string.rep in a loop body",
+      "captab.lua:51: assignment to _G.math in a loop body",
+      "captab.lua:53: assignment to string.rep in a loop body",
+      "next loop: ran\nnext loop: A[8] 16.0\n",
+      "body's own table: ran\nbody's own table: A[8] 109.0\n",
+      "captab.lua:76: the body writes field 'n' of 'R', a table captured",
+      "captab.lua:79: the body writes field 'n' of 'T', a table captured"};
+  size_t i, k;
+  for (i = 0; i < 2; i++) {
+    tu_run r = DRIVE("--executors", ns[i], "@captab.lua");
+    expect_ok(&r, "captab.lua");
+    for (k = 0; k < sizeof want / sizeof want[0]; k++)
+      expect_has(r.out, want[k]);
+    tu_run_free(&r);
+    expect_no_executors_left("captab", atoi(ns[i]));
+  }
+}
+
 /* A sum accumulator's partials are combined in executor order, not in the
  * order the executors finish: the same loop gives the same floating-point
  * sum every run (here 0, where another order gives 1). */

@@ -744,6 +744,7 @@ Test(scripts, captured_values_are_copied_at_launch) {
   expect_ok(&r);
   cr_expect_str_eq(r.out,
                    "first 1015 1016 1017\n"
+                   "write false true true\n"
                    "driver 2 1 2 3 nil\n"
                    "second 2001 2002 2003\n");
   tu_run_free(&r);

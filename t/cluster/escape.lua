@@ -39,22 +39,25 @@ local cases = {
   { "package.searchers[1]", function(i, x)
       package.searchers[1]("string")
     end },
+  -- The analysis refuses a body that assigns a field of a library table
+  -- (issue 33): these run serially, unanalysed, so that the sandbox
+  -- itself is what refuses.
   { "package.searchers[2]", function(i, x)
       package.path = secret
       local loader = package.searchers[2]("x")
       error(loader("x", secret), 0)
-    end },
+    end, { schedule = "serial" } },
   { "package.searchers[3]", function(i, x)
       package.cpath = liblua
       local loader = package.searchers[3]("os")
       loader("os", liblua).execute(touch)
-    end },
+    end, { schedule = "serial" } },
   { "package.searchers[4]", function(i, x)
       package.searchers[4]("os.execute")
     end },
   { "package.cpath", function(i, x)
       package.cpath = liblua
-    end },
+    end, { schedule = "serial" } },
   { "package.loadlib (saved)", function(i, x)
       loadlib(liblua, "luaopen_os")().execute(touch)
     end },
