@@ -30,6 +30,7 @@ typedef struct analysis {
    * depend on; and whether the analysis may be kept for the next call. */
   orion_buf sig;
   int cacheable;
+  uint64_t cobj_gen; /* the driver's build of cg (mod_state.cobj_gen) */
 } analysis;
 
 /* Analyses the body at stack index 2 for the iterated array `it` (at 1)

@@ -513,6 +513,11 @@ static void blocks_for(lua_State *L, darray *it, const orion_block_spec *spec) {
 static void compile_body(lua_State *L, mod_state *s, analysis *a,
                          const pfor_opts_t *o) {
   orion_error err;
+  /* A kept plan (lua/plancache.h) whose body the last build made: that
+   * build is still loaded. */
+  if (a->cg_ok && s->cobj != NULL && a->cobj_gen != 0 &&
+      a->cobj_gen == s->cobj_gen)
+    return;
   orion_cobj_free(s->cobj);
   s->cobj = NULL;
   if (a->cg_ok) {
@@ -535,6 +540,8 @@ static void compile_body(lua_State *L, mod_state *s, analysis *a,
       s->cobj = NULL;
       a->cg_ok = 0;
       a->cacheable = 0;
+    } else {
+      a->cobj_gen = ++s->cobj_gen;
     }
   }
   if (a->cg_ok)
