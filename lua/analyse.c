@@ -16,6 +16,7 @@
 #include "lua/capture.h"
 #include "lua/srcstore.h"
 #include "util/alloc.h"
+#include "util/ccomp.h"
 #include "util/log.h"
 #include "util/luaops.h"
 
@@ -654,6 +655,8 @@ void orion__analysis_free(analysis *a) {
   a->ok = 0;
   orion_buf_free(&a->sig);
   a->cacheable = 0;
+  orion_cobj_free(a->cobj);
+  a->cobj = NULL;
 }
 
 void orion__gen_body(lua_State *L, analysis *a, int fast, int gpu) {

@@ -30,7 +30,9 @@ typedef struct analysis {
    * depend on; and whether the analysis may be kept for the next call. */
   orion_buf sig;
   int cacheable;
-  uint64_t cobj_gen; /* the driver's build of cg (mod_state.cobj_gen) */
+  /* cg built and loaded on the driver (lua/pfor.c), kept with the plan
+   * so that a kept plan's calls do not build and load it again. */
+  struct orion_cobj *cobj;
 } analysis;
 
 /* Analyses the body at stack index 2 for the iterated array `it` (at 1)

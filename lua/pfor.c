@@ -507,41 +507,32 @@ static void blocks_for(lua_State *L, darray *it, const orion_block_spec *spec) {
 }
 
 /* Builds the generated body with the system compiler (util/ccomp.h) into
- * s->cobj; a failure turns the loop back to the interpreter with a note,
- * or raises for tier "c".  Prints the note (once per call site) when the
- * loop is interpreted under tier "auto". */
-static void compile_body(lua_State *L, mod_state *s, analysis *a,
-                         const pfor_opts_t *o) {
+ * a->cobj, once per analysis (a kept plan's later calls use that build);
+ * a failure turns the loop back to the interpreter with a note, or raises
+ * for tier "c".  Prints the note (once per call site) when the loop is
+ * interpreted under tier "auto". */
+static void compile_body(lua_State *L, analysis *a, const pfor_opts_t *o) {
   orion_error err;
-  /* A kept plan (lua/plancache.h) whose body the last build made: that
-   * build is still loaded. */
-  if (a->cg_ok && s->cobj != NULL && a->cobj_gen != 0 &&
-      a->cobj_gen == s->cobj_gen)
-    return;
-  orion_cobj_free(s->cobj);
-  s->cobj = NULL;
-  if (a->cg_ok) {
+  if (a->cg_ok && a->cobj == NULL) {
     const int *abi;
     orion_error_clear(&err);
     if (orion_cobj_build(a->cg.src.data, a->cg.src.len,
-                         orion_cgen_mode_flags(o->fast), 0, &s->cobj, NULL,
+                         orion_cgen_mode_flags(o->fast), 0, &a->cobj, NULL,
                          &err) != 0) {
       snprintf(a->note, sizeof a->note, "compiling the body failed: %.700s",
                err.msg);
       a->cg_ok = 0;
       a->cacheable = 0; /* perhaps only for now: not kept */
-    } else if ((abi = orion_cobj_sym(s->cobj, ORION_CBODY_ABI_SYM)) == NULL ||
+    } else if ((abi = orion_cobj_sym(a->cobj, ORION_CBODY_ABI_SYM)) == NULL ||
                *abi != ORION_CBODY_ABI ||
-               orion_cobj_sym(s->cobj, ORION_CBODY_FN) == NULL) {
+               orion_cobj_sym(a->cobj, ORION_CBODY_FN) == NULL) {
       snprintf(a->note, sizeof a->note, "the compiled body %s does not "
                                         "have the expected entry points",
-               orion_cobj_path(s->cobj));
-      orion_cobj_free(s->cobj);
-      s->cobj = NULL;
+               orion_cobj_path(a->cobj));
+      orion_cobj_free(a->cobj);
+      a->cobj = NULL;
       a->cg_ok = 0;
       a->cacheable = 0;
-    } else {
-      a->cobj_gen = ++s->cobj_gen;
     }
   }
   if (a->cg_ok)
@@ -768,7 +759,7 @@ static int l_parallel_for(lua_State *L) {
       ap->cg_ok = 0;
       snprintf(ap->note, sizeof ap->note, "orion-driver --verify");
     } else {
-      compile_body(L, s, ap, &o);
+      compile_body(L, ap, &o);
       if (!cached)
         orion__plan_store(L, kidx, kidx + 1);
     }
@@ -852,7 +843,7 @@ static int l_parallel_for(lua_State *L) {
   if (rc == 0 && s->nexec == 0 && !serial && ap->cg_ok)
     rc = orion_exec_set_compiled(s->ex,
                                  (orion_cbody_fn)orion_cobj_sym(
-                                     s->cobj, ORION_CBODY_FN),
+                                     ap->cobj, ORION_CBODY_FN),
                                  ap->cg.slots, ap->cg.nslots);
   if (rc != 0) {
     orion_buf_free(&blob);
