@@ -156,6 +156,9 @@ static int write_sealed(orion_conn *c, orion_buf *b);
 /* The handshake completed: frames queued meanwhile go, sealed. */
 static void authenticated(orion_conn *c) {
   c->authed = 1;
+  /* From here every byte the decoder gets came out of a verified record
+   * (on_read): the records' MAC covers what the frames' CRC would. */
+  orion_wire_decoder_mac_covered(&c->dec);
   uv_timer_stop(&c->deadline);
   if (c->early.len > 0)
     write_sealed(c, &c->early);

@@ -185,7 +185,9 @@ size_t orion_sec_records(size_t len);
  * the end of one record).  An encrypted record's bytes are decrypted as
  * they come, from p straight into the record buffer; its plaintext is
  * handed out only once the whole record's tag has verified.  ORION_SEC_DONE: a record verified; its
- * plaintext is *plain[0..*plain_len), valid until the next call.
+ * plaintext is *plain[0..*plain_len), valid until the next call and, for
+ * a MAC-only record that p held whole (authenticated where it lies, not
+ * copied), while p's bytes are.
  * ORION_SEC_ALERT: the peer's alert verified, its text in *plain (not
  * NUL-terminated, the peer's bytes as they are); the connection ends.
  * ORION_SEC_MORE, or a negative code (the connection must end) with s->why

@@ -340,6 +340,7 @@ typedef struct orion_wire_decoder {
   uint64_t offset;      /* stream bytes consumed */
   uint64_t frame_start; /* stream offset of the current frame */
   uint64_t frames;      /* frames yielded */
+  int mac_covered; /* orion_wire_decoder_mac_covered */
   orion_wire_frame frame;
   orion_error err;
 } orion_wire_decoder;
@@ -353,6 +354,14 @@ int orion_wire_decoder_init(orion_wire_decoder *d, orion_wire_role role);
  * declares more is refused (ORION_WIRE_OVERSIZED) before any of its payload
  * is buffered. */
 void orion_wire_decoder_set_limit(orion_wire_decoder *d, uint32_t max_payload);
+
+/* Every byte d is fed from here on has passed a MAC that covers it, in
+ * order and in full (dsm/sec.h's records, which refuse a changed,
+ * dropped, reordered or injected record): the CRC-32C would only repeat
+ * that check, so d no longer computes or checks it.  The frames keep their
+ * trailers (the format is the same; a capture replayed without records is
+ * checked as before). */
+void orion_wire_decoder_mac_covered(orion_wire_decoder *d);
 
 /* Consumes bytes from p[0..n) and stores how many in *used; stops right
  * after the first frame it completes.  Returns ORION_WIRE_FRAME_READY (the

@@ -16,7 +16,9 @@
 #include "executor/capture.h"
 #include "lua/srcstore.h"
 #include "util/alloc.h"
+#include "util/ccomp.h"
 #include "util/log.h"
+#include "util/luaops.h"
 
 /* Pushes the target DistArray of the buffer at idx (NULL when it is not
  * one). */
@@ -36,6 +38,7 @@ typedef struct rctx {
   int nstrs;
   orion_reach *reach;
   int nreach;
+  orion_buf *sig; /* the plan cache's record of the answers, or NULL */
 } rctx;
 
 static const char *keep(rctx *r, const char *s) {
@@ -237,6 +240,81 @@ static int push_env(lua_State *L, int fidx) {
   return 0;
 }
 
+/* ---- the plan cache's record of the resolver's answers ---------------- */
+
+static int sig_writer(lua_State *L, const void *p, size_t sz, void *ud) {
+  uint64_t *h = ud;
+  size_t i;
+  (void)L;
+  for (i = 0; i < sz; i++)
+    *h = (*h ^ ((const unsigned char *)p)[i]) * UINT64_C(0x100000001b3);
+  return 0;
+}
+
+static void sig_str(orion_buf *o, const char *s) {
+  size_t n = s != NULL ? strlen(s) : 0;
+  orion_buf_u64(o, s != NULL ? n : UINT64_MAX);
+  orion_buf_append(o, s != NULL ? s : "", n);
+}
+
+static void sig_arr(orion_buf *o, const orion_arrayinfo *a) {
+  int i;
+  sig_str(o, a->name);
+  orion_buf_u64(o, (uint64_t)a->id);
+  orion_buf_u64(o, (uint64_t)a->ndims);
+  for (i = 0; i < a->ndims && i < ORION_MAX_DIMS; i++)
+    orion_buf_u64(o, (uint64_t)a->dims[i]);
+  orion_buf_u64(o, (uint64_t)a->elem_size);
+  orion_buf_u64(o, (uint64_t)a->type);
+  orion_buf_u64(o, (uint64_t)a->sparse);
+  orion_buf_u64(o, (uint64_t)a->ragged);
+  orion_buf_u64(o, (uint64_t)a->nnz);
+}
+
+/* Appends the question `name` and what the analysis and the generator
+ * read of the answer b: a number's value only where it is a whole number
+ * (access.c takes an integral captured number as a subscript constant; a
+ * fraction, a learning rate, reaches the compiled body through its CONST
+ * slot, which orion__analysis_same refreshes); a Lua helper function by a
+ * hash of its code (at the top of L). */
+static void sig_put(rctx *r, const char *name, const orion_binding *b) {
+  orion_buf *o = r->sig;
+  int64_t v;
+  int i;
+  sig_str(o, name);
+  orion_buf_u64(o, (uint64_t)b->kind);
+  switch (b->kind) {
+  case ORION_BIND_NUMBER:
+    orion_buf_u64(o, (uint64_t)b->is_int);
+    if (b->is_int)
+      orion_buf_u64(o, (uint64_t)b->ival);
+    else if (orion_lua_f2i(b->fval, &v) == ORION_LUAOP_OK)
+      orion_buf_u64(o, (uint64_t)v);
+    else
+      orion_buf_u8(o, 0xfe); /* some fraction, not a subscript */
+    break;
+  case ORION_BIND_FUNC: {
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    if (lua_type(r->L, -1) == LUA_TFUNCTION)
+      lua_dump(r->L, sig_writer, &h, 0);
+    orion_buf_u64(o, h);
+    break;
+  }
+  default:
+    break;
+  }
+  sig_arr(o, &b->arr);
+  orion_buf_u64(o, (uint64_t)b->id);
+  sig_str(o, b->std);
+  orion_buf_u64(o, (uint64_t)b->env);
+  orion_buf_u64(o, (uint64_t)b->nn_module);
+  orion_buf_u64(o, (uint64_t)b->nreach);
+  for (i = 0; i < b->nreach; i++) {
+    sig_arr(o, &b->reach[i].arr);
+    orion_buf_u64(o, (uint64_t)b->reach[i].buffer);
+  }
+}
+
 static int resolve_cb(void *ud, const char *name, orion_binding *b) {
   rctx *r = ud;
   lua_State *L = r->L;
@@ -245,6 +323,7 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
   /* "_ENV.g" is the global g read through the environment: never an
    * upvalue, even one named g. */
   int global_only = strncmp(name, ORION_ENV_PREFIX, np) == 0;
+  const char *asked = name;
   memset(b, 0, sizeof *b);
   if (global_only)
     name += np; /* from here on, the global's own name */
@@ -260,6 +339,8 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
   if (!found) {
     lua_settop(L, top);
     b->kind = ORION_BIND_NONE;
+    if (r->sig != NULL)
+      sig_put(r, asked, b);
     return 1;
   }
   switch (lua_type(L, -1)) {
@@ -333,8 +414,65 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
   default:
     b->kind = ORION_BIND_VALUE;
   }
+  if (r->sig != NULL)
+    sig_put(r, asked, b);
   lua_settop(L, top);
   return 0;
+}
+
+int orion__analysis_same(lua_State *L, analysis *a) {
+  orion_reader rd;
+  orion_buf now;
+  rctx r;
+  int same, i;
+  if (!a->cacheable || a->sig.oom)
+    return 0;
+  memset(&r, 0, sizeof r);
+  r.L = L;
+  r.fidx = 2;
+  r.sig = &now;
+  orion_buf_init(&now);
+  /* Ask every question again, in the order the analysis asked them: the
+   * record comes out the same exactly when every answer does. */
+  orion_reader_init(&rd, a->sig.data, a->sig.len);
+  while (rd.bad == 0 && rd.left > 0 && now.len <= a->sig.len && !now.oom) {
+    orion_binding b;
+    const char *name;
+    char nm[256];
+    uint64_t n;
+    size_t at;
+    if (orion_reader_u64(&rd, &n) != 0 || n >= sizeof nm ||
+        orion_reader_bytes(&rd, (size_t)n, &name) != 0)
+      break;
+    memcpy(nm, name, (size_t)n);
+    nm[n] = '\0';
+    at = now.len;
+    resolve_cb(&r, nm, &b);
+    /* Skip the rest of this question's record in the old one. */
+    if (now.len - at < 8 + n ||
+        orion_reader_bytes(&rd, now.len - at - 8 - (size_t)n, &name) != 0)
+      break;
+  }
+  same = !now.oom && rd.bad == 0 && rd.left == 0 && now.len == a->sig.len &&
+         memcmp(now.data, a->sig.data, now.len) == 0;
+  orion_buf_free(&now);
+  r.sig = NULL;
+  /* The values of the captured numbers the compiled body reads. */
+  for (i = 0; same && a->cg_done && i < a->cg.nslots; i++) {
+    orion_cslot *sl = &a->cg.slots[i];
+    orion_binding b;
+    if (sl->kind != ORION_CSLOT_CONST || sl->name == NULL)
+      continue;
+    resolve_cb(&r, sl->name, &b);
+    if (b.kind != ORION_BIND_NUMBER || b.is_int != sl->isint) {
+      same = 0;
+      break;
+    }
+    sl->ival = b.ival;
+    sl->fval = b.fval;
+  }
+  rctx_free(&r);
+  return same;
 }
 
 /* The name the calling function gives the value at idx (a local or an
@@ -394,7 +532,7 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
   char iname[64];
   size_t srclen = 0;
   const char *text = NULL;
-  int rc, kept = 0;
+  int rc, kept = 0, nocache = 0;
   memset(out, 0, sizeof *out);
   memset(&in, 0, sizeof in);
   memset(&r, 0, sizeof r);
@@ -452,7 +590,8 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
     in.body.len = srclen;
   } else if (ar.source[0] == '@') {
     /* A chunk some other loader read (not the driver's): its file as it
-     * is now. */
+     * is now, which may change under a kept plan (lua/plancache.h). */
+    nocache = 1;
     orion_error_clear(&err);
     if (orion_read_file(ar.source + 1, &out->src, &srclen, &err) != 0)
       luaL_error(L, "parallel_for: cannot read the body's source %s: %s "
@@ -485,6 +624,7 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
   fill_info(it, name != NULL ? name : "A", &in.iter);
   r.L = L;
   r.fidx = 2;
+  r.sig = &out->sig;
   in.resolve = resolve_cb;
   in.ud = &r;
   in.ordered = ordered;
@@ -503,6 +643,7 @@ void orion__analyse(lua_State *L, darray *it, int ordered, int nparts,
                err.msg);
   }
   out->ok = 1;
+  out->cacheable = !nocache;
 }
 
 void orion__analysis_free(analysis *a) {
@@ -514,6 +655,10 @@ void orion__analysis_free(analysis *a) {
   orion_free(a->src);
   a->src = NULL;
   a->ok = 0;
+  orion_buf_free(&a->sig);
+  a->cacheable = 0;
+  orion_cobj_free(a->cobj);
+  a->cobj = NULL;
 }
 
 void orion__gen_body(lua_State *L, analysis *a, int fast, int gpu) {
@@ -541,6 +686,7 @@ void orion__gen_body(lua_State *L, analysis *a, int fast, int gpu) {
   }
   r.L = L;
   r.fidx = 2;
+  r.sig = &a->sig;
   in.func = f;
   in.chunk = ast->chunk;
   in.chunkname = a->chunk;

@@ -25,6 +25,14 @@ typedef struct analysis {
   int cg_done, cg_ok;
   int cg_gpu; /* cg has the device form (orion_cgen_in.gpu) */
   char note[768];
+  /* The plan cache (lua/plancache.h): every question the analysis and the
+   * generator asked the resolver, each with the part of its answer they
+   * depend on; and whether the analysis may be kept for the next call. */
+  orion_buf sig;
+  int cacheable;
+  /* cg built and loaded on the driver (lua/pfor.c), kept with the plan
+   * so that a kept plan's calls do not build and load it again. */
+  struct orion_cobj *cobj;
 } analysis;
 
 /* Analyses the body at stack index 2 for the iterated array `it` (at 1)
@@ -53,6 +61,12 @@ void orion__gen_body(lua_State *L, analysis *a, int fast, int gpu);
 
 /* Prints a->note once per call site (stderr): the loop is interpreted. */
 void orion__note_interpreted(lua_State *L, const analysis *a);
+
+/* The plan cache: whether the bindings of the body at stack index 2 still
+ * answer every question in a->sig as they did when a was made; if so, the
+ * captured numbers the compiled body reads (its CONST slots) are set to
+ * their values now and 1 is returned. */
+int orion__analysis_same(lua_State *L, analysis *a);
 
 /* Pushes the plan's text (orion.explain). */
 void orion__push_plan_text(lua_State *L, const analysis *a);

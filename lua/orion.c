@@ -52,8 +52,6 @@ static int state_gc(lua_State *L) {
   mod_state *s = lua_touserdata(L, 1);
   orion__dist_stop(s);
   orion_exec_free(s->ex);
-  orion_cobj_free(s->cobj);
-  s->cobj = NULL;
   s->ex = NULL;
   if (s->metrics != NULL)
     fclose(s->metrics);

@@ -28,6 +28,7 @@
 #include "scheduler/module.h"
 #include "lua/permute.h"
 #include "lua/pfor_guard.h"
+#include "lua/plancache.h"
 #include "scheduler/verify.h"
 #include "executor/exec_keys.h"
 #include "dsm/replica.h"
@@ -506,32 +507,32 @@ static void blocks_for(lua_State *L, darray *it, const orion_block_spec *spec) {
 }
 
 /* Builds the generated body with the system compiler (util/ccomp.h) into
- * s->cobj; a failure turns the loop back to the interpreter with a note,
- * or raises for tier "c".  Prints the note (once per call site) when the
- * loop is interpreted under tier "auto". */
-static void compile_body(lua_State *L, mod_state *s, analysis *a,
-                         const pfor_opts_t *o) {
+ * a->cobj, once per analysis (a kept plan's later calls use that build);
+ * a failure turns the loop back to the interpreter with a note, or raises
+ * for tier "c".  Prints the note (once per call site) when the loop is
+ * interpreted under tier "auto". */
+static void compile_body(lua_State *L, analysis *a, const pfor_opts_t *o) {
   orion_error err;
-  orion_cobj_free(s->cobj);
-  s->cobj = NULL;
-  if (a->cg_ok) {
+  if (a->cg_ok && a->cobj == NULL) {
     const int *abi;
     orion_error_clear(&err);
     if (orion_cobj_build(a->cg.src.data, a->cg.src.len,
-                         orion_cgen_mode_flags(o->fast), 0, &s->cobj, NULL,
+                         orion_cgen_mode_flags(o->fast), 0, &a->cobj, NULL,
                          &err) != 0) {
       snprintf(a->note, sizeof a->note, "compiling the body failed: %.700s",
                err.msg);
       a->cg_ok = 0;
-    } else if ((abi = orion_cobj_sym(s->cobj, ORION_CBODY_ABI_SYM)) == NULL ||
+      a->cacheable = 0; /* perhaps only for now: not kept */
+    } else if ((abi = orion_cobj_sym(a->cobj, ORION_CBODY_ABI_SYM)) == NULL ||
                *abi != ORION_CBODY_ABI ||
-               orion_cobj_sym(s->cobj, ORION_CBODY_FN) == NULL) {
+               orion_cobj_sym(a->cobj, ORION_CBODY_FN) == NULL) {
       snprintf(a->note, sizeof a->note, "the compiled body %s does not "
                                         "have the expected entry points",
-               orion_cobj_path(s->cobj));
-      orion_cobj_free(s->cobj);
-      s->cobj = NULL;
+               orion_cobj_path(a->cobj));
+      orion_cobj_free(a->cobj);
+      a->cobj = NULL;
       a->cg_ok = 0;
+      a->cacheable = 0;
     }
   }
   if (a->cg_ok)
@@ -694,7 +695,7 @@ static int l_parallel_for(lua_State *L) {
   orion_progress progress;
   char msg[768];
   const char *sname;
-  int serial, rc, i, nblocks, nclocks, vmode, verified = 1;
+  int serial, rc, i, nblocks, nclocks, vmode, verified = 1, cached = 0, kidx;
   orion_verify vr;
   const int *order;
   orion_dist_stats dst;
@@ -705,14 +706,35 @@ static int l_parallel_for(lua_State *L) {
   luaL_checktype(L, 2, LUA_TFUNCTION);
   read_opts(L, &o);
   s = ensure_exec(L);
-  ap = orion__analysis_box(L);
   serial = o.sched != NULL && strcmp(o.sched, "serial") == 0;
+  ap = NULL;
+  if (!serial && !s->verify) {
+    /* The plan of an earlier call of this loop, while what it depends on
+     * is the same (lua/plancache.h); --verify marks its analysis, so it
+     * always analyses afresh. */
+    char ok[512];
+    int n = snprintf(ok, sizeof ok, "%d %lld %d %d %d %s %s", o.ordered,
+                     (long long)o.parts[0], o.space, o.fast,
+                     orion__gpu_form(s, o.tier), o.tier,
+                     o.sched != NULL ? o.sched : "-");
+    orion__plan_key(L, it, o.name, ok,
+                    n > 0 && (size_t)n < sizeof ok ? (size_t)n : 0);
+    ap = orion__plan_lookup(L, -1);
+    cached = ap != NULL;
+  } else {
+    lua_pushnil(L);
+  }
+  kidx = lua_gettop(L) - cached; /* the key, then the analysis */
+  if (ap == NULL)
+    ap = orion__analysis_box(L);
   if (!serial) {
-    orion__analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space, o.name,
-            ap);
+    if (!cached) {
+      orion__analyse(L, it, o.ordered, (int)o.parts[0], o.sched, o.space,
+                     o.name, ap);
+      plan_tier(L, ap, &o);
+    }
     /* Under --explain the plan is printed, then the loop runs (or is
      * rejected, or --explain-only stops the script) as it would without. */
-    plan_tier(L, ap, &o);
     if (s->explain) {
       char line[900];
       tier_text(s, ap, &o, line, sizeof line);
@@ -737,7 +759,9 @@ static int l_parallel_for(lua_State *L) {
       ap->cg_ok = 0;
       snprintf(ap->note, sizeof ap->note, "orion-driver --verify");
     } else {
-      compile_body(L, s, ap, &o);
+      compile_body(L, ap, &o);
+      if (!cached)
+        orion__plan_store(L, kidx, kidx + 1);
     }
   } else {
     if (orion_capture_check_assigns(L, 2, msg, sizeof msg) != 0)
@@ -819,7 +843,7 @@ static int l_parallel_for(lua_State *L) {
   if (rc == 0 && s->nexec == 0 && !serial && ap->cg_ok)
     rc = orion_exec_set_compiled(s->ex,
                                  (orion_cbody_fn)orion_cobj_sym(
-                                     s->cobj, ORION_CBODY_FN),
+                                     ap->cobj, ORION_CBODY_FN),
                                  ap->cg.slots, ap->cg.nslots);
   if (rc != 0) {
     orion_buf_free(&blob);
@@ -896,6 +920,9 @@ static int l_parallel_for(lua_State *L) {
                     : !serial && ap->cg_ok ? "c"
                                            : "lua");
   lua_setfield(L, -2, "tier");
+  /* "cached": the plan of an earlier call was used (lua/plancache.h). */
+  lua_pushstring(L, serial ? "serial" : cached ? "cached" : "analysed");
+  lua_setfield(L, -2, "plan");
   lua_pushnumber(L, orion_now() - t0);
   lua_setfield(L, -2, "seconds");
   lua_pushinteger(L, nblocks);

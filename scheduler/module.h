@@ -44,7 +44,6 @@ typedef struct mod_state {
   int verify; /* --verify: blocks' keys are recorded and checked against
                  the schedule (lua/pfor_verify.c) */
   int fast;    /* --fast-math: opts.fast defaults to true */
-  struct orion_cobj *cobj; /* the running loop's compiled body, or NULL */
   /* The cluster: started on first use when nexec > 0 (0: loops run on
    * the in-process executor). */
   int nexec;

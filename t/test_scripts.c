@@ -713,6 +713,57 @@ Test(scripts, file_loaded_twice_with_different_texts_analyses_each_body) {
   remove_scratch(dir);
 }
 
+/* The plan cache (lua/plancache.h): a loop called again with the same
+ * captures uses its kept plan (plan=cached) and the captured fraction's
+ * new value; a captured subscript constant, the options, an array of
+ * another shape, another iterated array or the body file loaded again
+ * with another text give a fresh analysis, and the new plan where it
+ * differs (d=1: the rows in order).  The same on 2 executors; --verify
+ * always analyses. */
+static const char plan_cache_out[] =
+    "first        plan=analysed schedule=none W[8][4]=2.0\n"
+    "again 1      plan=cached schedule=none W[8][4]=4.0\n"
+    "again 2      plan=cached schedule=none W[8][4]=6.0\n"
+    "new lr       plan=cached schedule=none W[8][4]=7.0\n"
+    "d=1          plan=analysed schedule=1d W[8][4]=14.0\n"
+    "d=1 again    plan=cached schedule=1d W[8][4]=14.0\n"
+    "d=0          plan=analysed schedule=none W[8][4]=15.0\n"
+    "ordered      plan=analysed schedule=none W[8][4]=16.0\n"
+    "partitions   plan=analysed schedule=none W[8][4]=17.0\n"
+    "new W        plan=analysed schedule=none W[8][4]=1.0\n"
+    "new W again  plan=cached schedule=none W[8][4]=2.0\n"
+    "other B      plan=analysed schedule=none W[8][4]=3.0\n"
+    "file         plan=analysed schedule=none W[8][4]=4.0\n"
+    "file again   plan=cached schedule=none W[8][4]=5.0\n"
+    "file edited  plan=analysed schedule=none W[8][4]=6.0\n"
+    "edited again plan=cached schedule=none W[8][4]=7.0\n";
+
+Test(scripts, plan_is_kept_while_what_it_depends_on_is_the_same) {
+  static const char *const opts[][2] = {
+      {"--seed", "1"}, {"--executors", "2"}, {"--verify", "--quiet"}};
+  int i;
+  for (i = 0; i < 3; i++) {
+    char *dir = scratch_dir(), path[512];
+    tu_run r = DRIVE(opts[i][0], opts[i][1], "@plan_cache.lua", dir);
+    cr_expect_eq(r.status, 0, "%s: exit %d; stderr:\n%s", opts[i][0],
+                 r.status, r.err);
+    if (i < 2) {
+      cr_expect_str_eq(r.out, plan_cache_out, "%s %s", opts[i][0],
+                       opts[i][1]);
+    } else {
+      expect_lacks(r.out, "plan=cached");
+      cr_expect_eq(tu_count_substr(r.out, "plan=analysed"), 16,
+                   "--verify analyses every call:\n%s", r.out);
+      expect_has(r.out, "d=1 again    plan=analysed schedule=1d "
+                        "W[8][4]=14.0\n");
+    }
+    tu_run_free(&r);
+    snprintf(path, sizeof path, "%s/plancache_body.lua", dir);
+    unlink(path);
+    remove_scratch(dir);
+  }
+}
+
 Test(scripts, returned_values_slices_and_3d_arrays) {
   tu_run r = DRIVE("@pfor_update.lua");
   expect_ok(&r);

@@ -861,6 +861,36 @@ Test(wire, error_crc_mismatch) {
   orion_buf_free(&b);
 }
 
+/* Under a MAC that covers every byte (dsm/net.c after the handshake) the
+ * decoder leaves the CRC to it: the frames still parse, header checks and
+ * all, and a trailer that does not match passes (the records' MAC has
+ * refused a changed byte before the decoder sees it). */
+Test(wire, mac_covered_decoder_leaves_the_crc_to_the_mac) {
+  orion_buf b;
+  orion_wire_decoder d;
+  frames *fr = frames_new();
+  orion_buf_init(&b);
+  put_hello(&b, 1);
+  put_raw(&b, ORION_WIRE_VERSION, ORION_WIRE_FETCH, 0, "abc", 3, 0);
+  accept_init(&d);
+  orion_wire_decoder_mac_covered(&d);
+  cr_assert_eq(run(&d, b.data, b.len, 2, fr, 1), 0, "%s",
+               orion_wire_decoder_reason(&d));
+  cr_assert_eq(fr->n, 2);
+  cr_assert_eq(fr->type[1], ORION_WIRE_FETCH);
+  cr_assert(fr->len[1] == 3 && memcmp(fr->p[1], "abc", 3) == 0);
+  orion_wire_decoder_free(&d);
+  /* The header is still checked. */
+  b.data[b.len - (ORION_WIRE_HEADER_LEN + 3 + 4) + 3] = 0x7f; /* its type */
+  accept_init(&d);
+  orion_wire_decoder_mac_covered(&d);
+  cr_assert_eq(run(&d, b.data, b.len, 0, NULL, 1), ORION_EPARSE);
+  cr_assert_eq(orion_wire_decoder_fault(&d), ORION_WIRE_BAD_TYPE);
+  orion_wire_decoder_free(&d);
+  frames_free(fr);
+  orion_buf_free(&b);
+}
+
 Test(wire, error_first_frame_not_hello) {
   orion_buf b;
   orion_wire_heartbeat hb = {1, 2, 3, 4};
