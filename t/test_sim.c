@@ -133,6 +133,24 @@ Test(sim, dynamic_placement_favours_the_fast_host) {
   cr_expect_lt(secs, 8.0, "dynamic placement took %g s", secs);
 }
 
+/* An 8 x 8 rotation of equal blocks (1 s each), free links: 4 hosts run
+ * 2 space parts each, 2 blocks a clock, 16 s; 8 hosts 8 s; 1 host 64 s. */
+Test(sim, more_hosts_divide_the_compute) {
+  orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 256, 0, 0, 0, 0, 0, 0};
+  orion_sim_host h8[8];
+  int n[3] = {1, 4, 8};
+  double want[3] = {64, 16, 8};
+  for (int i = 0; i < 8; i++)
+    h8[i] = (orion_sim_host){0.25, 0, 0};
+  for (int i = 0; i < 3; i++) {
+    orion_sim_cluster c = {n[i], h8, {0, 0, 0}};
+    orion_sim_result r = predict(&lp, &c);
+    cr_expect_float_eq(r.seconds, want[i], EPS, "%d hosts: %g s", n[i],
+                       r.seconds);
+    cr_expect_float_eq(r.busy / (n[i] * r.seconds), 1.0, EPS);
+  }
+}
+
 Test(sim, bad_input_is_refused_with_a_message) {
   orion_sim_loop lp = rot22();
   orion_sim_cluster c = two();
