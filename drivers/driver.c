@@ -49,7 +49,7 @@ static const char usage_text[] =
     "\n"
     "Options:\n"
     "  --metrics FILE  append one JSON object per orion.record{...} to FILE\n"
-    "  --predict NxQc:RATE\n"
+    "  --predict NxQc:RATE[,...]\n"
     "                  after the first pass of each parallel_for call site,\n"
     "                  print its predicted time per pass on N hosts of Q CPUs\n"
     "                  with links of RATE (4x0.4c:400mbit, 64x16c:10gbit),\n"
@@ -513,8 +513,17 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     if (arg == NULL)
       return usage_error("%s needs a cluster, as in 4x0.4c:400mbit",
                          "--predict");
-    if (orion_sim_parse_spec(arg, &n, &q, &bps, &err) != 0)
-      return usage_error("%s", err.msg);
+    for (const char *p = arg; *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
+      char one[128];
+      size_t len = strcspn(p, ",");
+      snprintf(one, sizeof one, "%.*s", (int)len, p);
+      if (len >= sizeof one || orion_sim_parse_spec(one, &n, &q, &bps, &err) != 0)
+        return usage_error("%s", len >= sizeof one ? "--predict: a cluster "
+                                                     "spec is too long"
+                                                   : err.msg);
+    }
+    if (*arg == '\0' || arg[strlen(arg) - 1] == ',')
+      return usage_error("--predict '%s': an empty cluster spec", arg);
     cfg->predict = arg;
     return GO_ON;
   }

@@ -78,18 +78,49 @@ static void record(lua_State *L, const char *spec, const char *where,
   lua_settop(L, top);
 }
 
+/* One cluster of the --predict list: predicted, printed, recorded.  0, or
+ * -1 with err set. */
+static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
+                      double spe, const char *where, int pass,
+                      orion_error *err) {
+  orion_sim_cluster c;
+  orion_sim_host *hosts;
+  orion_sim_result r;
+  double cpus, bps;
+  int n, e, rc;
+  if (orion_sim_parse_spec(spec, &n, &cpus, &bps, err) != 0)
+    return -1;
+  hosts = orion_malloc(sizeof *hosts * (size_t)n);
+  if (hosts == NULL)
+    return orion_error_set(err, ORION_ENOMEM, "out of memory");
+  /* Measured here as one CPU's; a host of Q CPUs runs Q times as fast. */
+  for (e = 0; e < n; e++)
+    hosts[e] = (orion_sim_host){spe / cpus, bps, HOST_LATENCY};
+  c.n = n;
+  c.hosts = hosts;
+  c.driver = (orion_sim_host){0, bps, HOST_LATENCY};
+  rc = orion_sim_predict(lp, &c, &r, err);
+  orion_free(hosts);
+  if (rc != 0)
+    return rc;
+  printf("predict: parallel_for at %s, from pass %d, on %s: %.4g s a pass "
+         "(compute %.4g, rows in flight %.4g, driver %.4g, slow host %.4g; "
+         "bottleneck %s; efficiency %.2f)\n",
+         where, pass, spec, r.seconds, r.compute, r.rows, r.driver, r.slow,
+         r.bottleneck, r.seconds > 0 ? r.busy / (n * r.seconds) : 1.0);
+  record(L, spec, where, &r, n, pass);
+  return 0;
+}
+
 void orion__predict_loop(lua_State *L, const char *spec,
                          const orion_predict_obs *o) {
   const orion_blockset *bs = o->bs;
   orion_sim_loop lp;
-  orion_sim_cluster c;
-  orion_sim_host *hosts;
-  orion_sim_result r;
   orion_error err;
   int64_t *elems, moves, nb = (int64_t)bs->n0 * bs->n1, b, k;
-  double cpus, bps, spe;
-  int n, e, rc, pass;
-  const char *where;
+  double spe;
+  int rc = 0, pass;
+  const char *where, *p;
 
   luaL_where(L, 1); /* "FILE:LINE: " */
   {
@@ -110,25 +141,15 @@ void orion__predict_loop(lua_State *L, const char *spec,
   lua_setfield(L, -2, where);
   lua_pop(L, 1);
   orion_error_clear(&err);
-  if (orion_sim_parse_spec(spec, &n, &cpus, &bps, &err) != 0)
-    luaL_error(L, "%s", err.msg);
   elems = orion_malloc(sizeof(int64_t) * (size_t)(nb > 0 ? nb : 1));
-  hosts = orion_malloc(sizeof *hosts * (size_t)n);
-  if (elems == NULL || hosts == NULL) {
-    orion_free(elems);
-    orion_free(hosts);
+  if (elems == NULL)
     luaL_error(L, "--predict: out of memory");
-  }
   for (b = 0; b < nb; b++) {
     elems[b] = 0;
     for (k = bs->first[b]; k < bs->first[b + 1]; k++)
       elems[b] += bs->segs[k].hi - bs->segs[k].lo;
   }
-  /* Measured here on one CPU a block; a host of Q CPUs runs at Q times
-   * that (below 1: a share of one). */
   spe = o->elements > 0 ? o->compute_seconds / (double)o->elements : 0;
-  for (e = 0; e < n; e++)
-    hosts[e] = (orion_sim_host){spe / cpus, bps, HOST_LATENCY};
   moves = moves_per_pass(o->kind, bs->n0, bs->n1, o->nexec);
   memset(&lp, 0, sizeof lp);
   lp.kind = o->kind;
@@ -139,19 +160,22 @@ void orion__predict_loop(lua_State *L, const char *spec,
   lp.drv_block_bytes = nb > 0 ? (double)o->driver_bytes / (double)nb : 0;
   lp.early = o->early;
   lp.dynamic = o->dynamic;
-  c.n = n;
-  c.hosts = hosts;
-  c.driver = (orion_sim_host){0, bps, HOST_LATENCY};
-  rc = orion_sim_predict(&lp, &c, &r, &err);
+  /* SPEC[,SPEC...]: each cluster in turn. */
+  for (p = spec; rc == 0 && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
+    char one[128];
+    size_t len = strcspn(p, ",");
+    if (len >= sizeof one) {
+      rc = orion_error_set(&err, ORION_EINVAL, "a cluster of %zu characters",
+                           len);
+      break;
+    }
+    memcpy(one, p, len);
+    one[len] = '\0';
+    rc = predict_on(L, one, &lp, spe, where, pass, &err);
+  }
   orion_free(elems);
-  orion_free(hosts);
   if (rc != 0)
-    luaL_error(L, "--predict %s at %s: %s", spec, where, err.msg);
-  printf("predict: parallel_for at %s, from pass %d, on %s: %.4g s a pass "
-         "(compute %.4g, rows in flight %.4g, driver %.4g, slow host %.4g; "
-         "bottleneck %s; efficiency %.2f)\n",
-         where, pass, spec, r.seconds, r.compute, r.rows, r.driver, r.slow,
-         r.bottleneck, r.seconds > 0 ? r.busy / (n * r.seconds) : 1.0);
+    luaL_error(L, "--predict at %s: %s", where, err.msg);
   printf("predict: measured here on %d executor%s: %lld elements, %.3g s an "
          "element, %.0f bytes a time part%s, %.0f driver bytes a block\n",
          o->nexec > 0 ? o->nexec : 1, o->nexec > 1 ? "s" : "",
@@ -159,6 +183,5 @@ void orion__predict_loop(lua_State *L, const char *spec,
          moves > 0 || bs->n1 < 2 ? "" : " (not measured: 1 executor)",
          lp.drv_block_bytes);
   fflush(stdout);
-  record(L, spec, where, &r, n, pass);
   lua_pop(L, 1); /* where */
 }
