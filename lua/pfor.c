@@ -847,8 +847,10 @@ static int l_parallel_for(lua_State *L) {
   if (!serial && strcmp(o.tier, "gpu") == 0 && dst.gpu_execs == 0)
     gpu_cpu_note(L, s, ap);
   /* --predict: this pass's costs, before the table takes them. */
-  orion_predict_obs pobs = {kind, &it->bs, it->a->nnz, t_exec, dst.peer_bytes,
-                            dst.bytes, dst.nexec, dst.early, dst.dynamic};
+  orion_predict_obs pobs = {kind,        &it->bs,        it->a->nnz,
+                            t_exec,      dst.peer_bytes, dst.bytes,
+                            dst.nexec,   dst.early,      dst.dynamic,
+                            orion_now() - t0};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];

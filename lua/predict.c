@@ -45,7 +45,7 @@ static int64_t moves_per_pass(orion_order_kind kind, int n0, int n1,
 }
 
 static void record(lua_State *L, const char *spec, const char *where,
-                   const orion_sim_result *r, int n, int pass) {
+                   const orion_sim_result *r, double fixed, int n, int pass) {
   int top = lua_gettop(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   if (lua_getfield(L, -1, "orion") == LUA_TTABLE &&
@@ -55,8 +55,10 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_setfield(L, -2, "predict");
     lua_pushstring(L, where);
     lua_setfield(L, -2, "loop");
-    lua_pushnumber(L, r->seconds);
+    lua_pushnumber(L, r->seconds + fixed);
     lua_setfield(L, -2, "predicted_pass_seconds");
+    lua_pushnumber(L, fixed);
+    lua_setfield(L, -2, "fixed_seconds");
     lua_pushnumber(L, r->compute);
     lua_setfield(L, -2, "compute_seconds");
     lua_pushnumber(L, r->rows);
@@ -65,7 +67,9 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_setfield(L, -2, "driver_seconds");
     lua_pushnumber(L, r->slow);
     lua_setfield(L, -2, "slow_host_seconds");
-    lua_pushnumber(L, r->seconds > 0 ? r->busy / (n * r->seconds) : 1.0);
+    lua_pushnumber(L, r->seconds + fixed > 0
+                          ? r->busy / (n * (r->seconds + fixed))
+                          : 1.0);
     lua_setfield(L, -2, "efficiency");
     lua_pushstring(L, r->bottleneck);
     lua_setfield(L, -2, "bottleneck");
@@ -81,7 +85,7 @@ static void record(lua_State *L, const char *spec, const char *where,
 /* One cluster of the --predict list: predicted, printed, recorded.  0, or
  * -1 with err set. */
 static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
-                      double spe, const char *where, int pass,
+                      double spe, double fixed, const char *where, int pass,
                       orion_error *err) {
   orion_sim_cluster c;
   orion_sim_host *hosts;
@@ -103,12 +107,16 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
   orion_free(hosts);
   if (rc != 0)
     return rc;
+  if (fixed > r.compute && fixed > r.rows && fixed > r.driver &&
+      fixed > r.slow)
+    r.bottleneck = "fixed";
   printf("predict: parallel_for at %s, from pass %d, on %s: %.4g s a pass "
-         "(compute %.4g, rows in flight %.4g, driver %.4g, slow host %.4g; "
-         "bottleneck %s; efficiency %.2f)\n",
-         where, pass, spec, r.seconds, r.compute, r.rows, r.driver, r.slow,
-         r.bottleneck, r.seconds > 0 ? r.busy / (n * r.seconds) : 1.0);
-  record(L, spec, where, &r, n, pass);
+         "(compute %.4g, rows in flight %.4g, driver %.4g, slow host %.4g, "
+         "fixed %.4g; bottleneck %s; efficiency %.2f)\n",
+         where, pass, spec, r.seconds + fixed, r.compute, r.rows, r.driver,
+         r.slow, fixed, r.bottleneck,
+         r.seconds + fixed > 0 ? r.busy / (n * (r.seconds + fixed)) : 1.0);
+  record(L, spec, where, &r, fixed, n, pass);
   return 0;
 }
 
@@ -118,7 +126,7 @@ void orion__predict_loop(lua_State *L, const char *spec,
   orion_sim_loop lp;
   orion_error err;
   int64_t *elems, moves, nb = (int64_t)bs->n0 * bs->n1, b, k;
-  double spe;
+  double spe, fixed;
   int rc = 0, pass;
   const char *where, *p;
 
@@ -160,6 +168,25 @@ void orion__predict_loop(lua_State *L, const char *spec,
   lp.drv_block_bytes = nb > 0 ? (double)o->driver_bytes / (double)nb : 0;
   lp.early = o->early;
   lp.dynamic = o->dynamic;
+  /* The fixed costs of a pass (starting and ending the loop, the body's
+   * setup, what the model leaves out): the pass's wall time beyond what
+   * the model predicts for the cluster it ran on (its executors at the
+   * measured speed, loopback links free). */
+  {
+    int nh = o->nexec > 0 ? o->nexec : 1, e;
+    orion_sim_host *here = orion_malloc(sizeof *here * (size_t)nh);
+    orion_sim_cluster c = {nh, here, {0, 0, HOST_LATENCY}};
+    double t_here = 0;
+    if (here == NULL) {
+      orion_free(elems);
+      luaL_error(L, "--predict: out of memory");
+    }
+    for (e = 0; e < nh; e++)
+      here[e] = (orion_sim_host){spe, 0, HOST_LATENCY};
+    rc = orion_sim_pass(&lp, &c, &t_here, &err);
+    orion_free(here);
+    fixed = rc == 0 && o->seconds > t_here ? o->seconds - t_here : 0;
+  }
   /* SPEC[,SPEC...]: each cluster in turn. */
   for (p = spec; rc == 0 && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
     char one[128];
@@ -171,17 +198,18 @@ void orion__predict_loop(lua_State *L, const char *spec,
     }
     memcpy(one, p, len);
     one[len] = '\0';
-    rc = predict_on(L, one, &lp, spe, where, pass, &err);
+    rc = predict_on(L, one, &lp, spe, fixed, where, pass, &err);
   }
   orion_free(elems);
   if (rc != 0)
     luaL_error(L, "--predict at %s: %s", where, err.msg);
   printf("predict: measured here on %d executor%s: %lld elements, %.3g s an "
-         "element, %.0f bytes a time part%s, %.0f driver bytes a block\n",
+         "element, %.0f bytes a time part%s, %.0f driver bytes a block, "
+         "%.4g s a pass of which %.4g fixed\n",
          o->nexec > 0 ? o->nexec : 1, o->nexec > 1 ? "s" : "",
          (long long)o->elements, spe, lp.part_bytes,
          moves > 0 || bs->n1 < 2 ? "" : " (not measured: 1 executor)",
-         lp.drv_block_bytes);
+         lp.drv_block_bytes, o->seconds, fixed);
   fflush(stdout);
   lua_pop(L, 1); /* where */
 }

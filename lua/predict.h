@@ -25,6 +25,7 @@ typedef struct orion_predict_obs {
   uint64_t driver_bytes;  /* through the driver */
   int nexec;              /* executors it ran on (0: in the driver) */
   int early, dynamic;     /* how its blocks went out (scheduler/loop.h) */
+  double seconds;         /* the pass's wall time */
 } orion_predict_obs;
 
 /* With --predict: at the first two passes of each call site (the caller

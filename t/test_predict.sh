@@ -4,7 +4,7 @@
 # --predict 4x0.4c:400mbit --metrics: for each of the two call sites, a
 # prediction after its first and its second pass (no more), naming its
 # FILE:LINE; in the metrics, predicted_pass_seconds equals the sum of the
-# breakdown, the efficiency is in (0, 1], the bottleneck is one of the
+# breakdown (with the fixed costs), the efficiency is in (0, 1], the bottleneck is one of the
 # four, hosts is the cluster's (the same on 8 hosts).  A malformed cluster: a usage error (exit
 # 2) naming it, before the script runs.  A list of clusters
 # (8x0.4c:400mbit,1x1c:1gbit): a prediction for each.  (The simulator's own values are
@@ -46,13 +46,13 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit; do
   # One line a prediction: the sum, the efficiency, the bottleneck, hosts.
   awk -v spec="$spec" '
     /"predicted_pass_seconds"/ {
-      split("compute_seconds rows_seconds driver_seconds slow_host_seconds predicted_pass_seconds efficiency hosts", k, " ")
+      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts", k, " ")
       for (i in k) { re = "\"" k[i] "\":[-0-9.e+]*"; if (match($0, re)) v[k[i]] = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3) + 0; else { print "no " k[i] ": " $0; bad = 1 } }
-      s = v["compute_seconds"] + v["rows_seconds"] + v["driver_seconds"] + v["slow_host_seconds"]
+      s = v["compute_seconds"] + v["rows_seconds"] + v["driver_seconds"] + v["slow_host_seconds"] + v["fixed_seconds"]
       if (s - v["predicted_pass_seconds"] > 1e-9 * s || v["predicted_pass_seconds"] - s > 1e-9 * s) { print "breakdown " s " != " v["predicted_pass_seconds"]; bad = 1 }
       if (!(v["efficiency"] > 0 && v["efficiency"] <= 1)) { print "efficiency " v["efficiency"]; bad = 1 }
       if (!match($0, /"predict":"[0-9]+x/) || v["hosts"] != substr($0, RSTART + 11, RLENGTH - 12) + 0) { print "hosts " v["hosts"]; bad = 1 }
-      if ($0 !~ /"bottleneck":"(compute|rows in flight|driver|slow host)"/) { print "bottleneck: " $0; bad = 1 }
+      if ($0 !~ /"bottleneck":"(compute|rows in flight|driver|slow host|fixed)"/) { print "bottleneck: " $0; bad = 1 }
       if ($0 !~ /"loop":"[^"]*peer_bytes.lua:[0-9]+"/) { print "loop: " $0; bad = 1 }
     }
     END { exit bad }' "$m" > "$tmp/why" || { fail "--predict $spec: metrics:"; cat "$tmp/why"; }
