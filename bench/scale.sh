@@ -16,8 +16,9 @@
 # T(1) / (N x T(N)) (the same data on every N), the bytes between
 # executors per epoch and host, and the load average when the N's runs
 # ended.  The runs on 2 hosts also pass --predict for every N of NS, with
-# hosts of "1c" (the hosts as measured there: their block seconds are
-# those of a Q-CPU host) and the same links; the table compares the
+# hosts of Q CPUs and the same links (NxQc:RATE: the blocks, shorter than
+# a quota's period, run at one CPU's speed, docs/scale.md); the table
+# compares the
 # training loop's prediction (from its second pass, the steady state;
 # median over the runs) with the measured median: predicted / measured.
 #
@@ -45,7 +46,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 rate_mbit=$(awk -v x="$q" 'BEGIN { printf "%d", x * 1000 + 0.5 }')
 specs=""
-for n in $ns; do specs="$specs${specs:+,}${n}x1c:${rate_mbit}mbit"; done
+for n in $ns; do specs="$specs${specs:+,}${n}x${q}c:${rate_mbit}mbit"; done
 loop_line=$(grep -n 'local st = orion.parallel_for(train, body, loop_opts)' \
   apps/mf/mf.lua | cut -d: -f1)
 export ORION_LUA_PATH=${ORION_LUA_PATH:-$PWD/lua/?.lua}
@@ -93,7 +94,7 @@ for n in $ns; do
   [ "$n" != 1 ] || t1=$t
   pr=$(cat "$tmp"/m-2-*.jsonl 2>/dev/null | grep '"predicted_pass_seconds"' |
     grep "\"loop\":\"apps/mf/mf.lua:$loop_line\"" | grep '"pass":2' |
-    grep "\"predict\":\"${n}x1c:" |
+    grep "\"predict\":\"${n}x${q}c:" |
     sed 's/.*"predicted_pass_seconds":\([^,}]*\).*/\1/' | median)
   awk -v n="$n" -v t="$t" -v s="$spread" -v t1="${t1:-nan}" -v p="$p" \
       -v pr="$pr" -v l="$(cat "$tmp/load-$n")" 'BEGIN {

@@ -85,25 +85,32 @@ static void record(lua_State *L, const char *spec, const char *where,
 /* One cluster of the --predict list: predicted, printed, recorded.  0, or
  * -1 with err set. */
 static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
-                      double spe, double fixed, const char *where, int pass,
-                      orion_error *err) {
+                      double spe, const orion_predict_obs *o,
+                      const char *where, int pass, orion_error *err) {
   orion_sim_cluster c;
   orion_sim_host *hosts;
   orion_sim_result r;
-  double cpus, bps;
-  int n, e, rc;
+  double cpus, bps, here, fixed;
+  int n, e, rc, nh = o->nexec > 0 ? o->nexec : 1;
   if (orion_sim_parse_spec(spec, &n, &cpus, &bps, err) != 0)
     return -1;
-  hosts = orion_malloc(sizeof *hosts * (size_t)n);
+  hosts = orion_malloc(sizeof *hosts * (size_t)(n > nh ? n : nh));
   if (hosts == NULL)
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   /* Measured here as one CPU's; a host of Q CPUs runs Q times as fast. */
-  for (e = 0; e < n; e++)
+  for (e = 0; e < (n > nh ? n : nh); e++)
     hosts[e] = (orion_sim_host){spe / cpus, bps, HOST_LATENCY};
-  c.n = n;
   c.hosts = hosts;
   c.driver = (orion_sim_host){0, bps, HOST_LATENCY};
-  rc = orion_sim_predict(lp, &c, &r, err);
+  /* The fixed costs of a pass (starting and ending the loop, the body's
+   * setup, what the model leaves out): the pass's wall time beyond what
+   * the model predicts for its own executors as hosts of this kind. */
+  c.n = nh;
+  rc = orion_sim_pass(lp, &c, &here, err);
+  fixed = rc == 0 && o->seconds > here ? o->seconds - here : 0;
+  c.n = n;
+  if (rc == 0)
+    rc = orion_sim_predict(lp, &c, &r, err);
   orion_free(hosts);
   if (rc != 0)
     return rc;
@@ -126,7 +133,7 @@ void orion__predict_loop(lua_State *L, const char *spec,
   orion_sim_loop lp;
   orion_error err;
   int64_t *elems, moves, nb = (int64_t)bs->n0 * bs->n1, b, k;
-  double spe, fixed;
+  double spe;
   int rc = 0, pass;
   const char *where, *p;
 
@@ -168,25 +175,6 @@ void orion__predict_loop(lua_State *L, const char *spec,
   lp.drv_block_bytes = nb > 0 ? (double)o->driver_bytes / (double)nb : 0;
   lp.early = o->early;
   lp.dynamic = o->dynamic;
-  /* The fixed costs of a pass (starting and ending the loop, the body's
-   * setup, what the model leaves out): the pass's wall time beyond what
-   * the model predicts for the cluster it ran on (its executors at the
-   * measured speed, loopback links free). */
-  {
-    int nh = o->nexec > 0 ? o->nexec : 1, e;
-    orion_sim_host *here = orion_malloc(sizeof *here * (size_t)nh);
-    orion_sim_cluster c = {nh, here, {0, 0, HOST_LATENCY}};
-    double t_here = 0;
-    if (here == NULL) {
-      orion_free(elems);
-      luaL_error(L, "--predict: out of memory");
-    }
-    for (e = 0; e < nh; e++)
-      here[e] = (orion_sim_host){spe, 0, HOST_LATENCY};
-    rc = orion_sim_pass(&lp, &c, &t_here, &err);
-    orion_free(here);
-    fixed = rc == 0 && o->seconds > t_here ? o->seconds - t_here : 0;
-  }
   /* SPEC[,SPEC...]: each cluster in turn. */
   for (p = spec; rc == 0 && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
     char one[128];
@@ -198,18 +186,18 @@ void orion__predict_loop(lua_State *L, const char *spec,
     }
     memcpy(one, p, len);
     one[len] = '\0';
-    rc = predict_on(L, one, &lp, spe, fixed, where, pass, &err);
+    rc = predict_on(L, one, &lp, spe, o, where, pass, &err);
   }
   orion_free(elems);
   if (rc != 0)
     luaL_error(L, "--predict at %s: %s", where, err.msg);
   printf("predict: measured here on %d executor%s: %lld elements, %.3g s an "
          "element, %.0f bytes a time part%s, %.0f driver bytes a block, "
-         "%.4g s a pass of which %.4g fixed\n",
+         "%.4g s a pass\n",
          o->nexec > 0 ? o->nexec : 1, o->nexec > 1 ? "s" : "",
          (long long)o->elements, spe, lp.part_bytes,
          moves > 0 || bs->n1 < 2 ? "" : " (not measured: 1 executor)",
-         lp.drv_block_bytes, o->seconds, fixed);
+         lp.drv_block_bytes, o->seconds);
   fflush(stdout);
   lua_pop(L, 1); /* where */
 }
