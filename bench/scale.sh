@@ -3,7 +3,8 @@
 # orion-driver --predict says (issue 35; needs root):
 #
 #   ./configure && make && sudo bench/scale.sh
-#   Q=0.2 NS="1 2 4 8" RUNS=3 K=32 EPOCHS=4 DATA=100000,20000,4000000 bench/scale.sh
+#   Q=0.2 NS="1 2 4 8" RUNS=3 K=32 EPOCHS=4 DATA=100000,20000,4000000 \
+#     PRED_CPU=1 bench/scale.sh
 #
 # N virtual hosts (bench/netcluster.sh -n N --cpu Q --driver-cpu QD: each
 # executor in a cgroup of Q CPUs, default 0.2, the driver in one of QD,
@@ -16,8 +17,8 @@
 # T(1) / (N x T(N)) (the same data on every N), the bytes between
 # executors per epoch and host, and the load average when the N's runs
 # ended.  The runs on 2 hosts also pass --predict for every N of NS, with
-# hosts of Q CPUs and the same links (NxQc:RATE: the blocks, shorter than
-# a quota's period, run at one CPU's speed, docs/scale.md); the table
+# hosts of PRED_CPU CPUs (default 1: the hosts as measured, whose block
+# seconds are those of a Q-CPU host) and the same links; the table
 # compares the
 # training loop's prediction (from its second pass, the steady state;
 # median over the runs) with the measured median: predicted / measured.
@@ -46,7 +47,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 rate_mbit=$(awk -v x="$q" 'BEGIN { printf "%d", x * 1000 + 0.5 }')
 specs=""
-for n in $ns; do specs="$specs${specs:+,}${n}x${q}c:${rate_mbit}mbit"; done
+pq=${PRED_CPU:-1}
+for n in $ns; do specs="$specs${specs:+,}${n}x${pq}c:${rate_mbit}mbit"; done
 loop_line=$(grep -n 'local st = orion.parallel_for(train, body, loop_opts)' \
   apps/mf/mf.lua | cut -d: -f1)
 export ORION_LUA_PATH=${ORION_LUA_PATH:-$PWD/lua/?.lua}
@@ -94,7 +96,7 @@ for n in $ns; do
   [ "$n" != 1 ] || t1=$t
   pr=$(cat "$tmp"/m-2-*.jsonl 2>/dev/null | grep '"predicted_pass_seconds"' |
     grep "\"loop\":\"apps/mf/mf.lua:$loop_line\"" | grep '"pass":2' |
-    grep "\"predict\":\"${n}x${q}c:" |
+    grep "\"predict\":\"${n}x${pq}c:" |
     sed 's/.*"predicted_pass_seconds":\([^,}]*\).*/\1/' | median)
   awk -v n="$n" -v t="$t" -v s="$spread" -v t1="${t1:-nan}" -v p="$p" \
       -v pr="$pr" -v l="$(cat "$tmp/load-$n")" 'BEGIN {
