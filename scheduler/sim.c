@@ -31,8 +31,10 @@ typedef struct sim {
   double drv_out, drv_cpu;   /* the driver's link and CPU free from */
   double *out_free, *in_free; /* per host: its link's two directions */
   int *loc;                  /* per time part: the executor holding it */
-  int *fifo;                 /* per host: blocks in the order they came */
-  int *head, *tail;          /* per host, into its n0 * n1 slots */
+  int *next;                 /* per block: the one after it in its host's
+                                queue, -1 */
+  int *head, *tail;          /* per host: its queue's first and last
+                                block (in the order they came), -1 */
   unsigned char *ready;      /* per block: its rows are there */
   unsigned char *busy;       /* per host */
   double busy_sum;
@@ -134,13 +136,12 @@ static void io_fail(void *ud, int e, int block, const char *msg) {
 
 /* Host e runs the oldest block it holds, once idle and its rows are there. */
 static void try_start(sim *m, int e) {
-  int nb = m->s.nblocks, b;
-  if (m->busy[e] || m->head[e] == m->tail[e])
+  int b = m->head[e];
+  if (m->busy[e] || b < 0 || !m->ready[b])
     return;
-  b = m->fifo[(size_t)e * (size_t)nb + (size_t)m->head[e]];
-  if (!m->ready[b])
-    return;
-  m->head[e]++;
+  m->head[e] = m->next[b];
+  if (m->head[e] < 0)
+    m->tail[e] = -1;
   m->busy[e] = 1;
   double secs = elems_of(m->lp, b) * m->c->hosts[e].sec_per_elem;
   m->busy_sum += secs;
@@ -149,9 +150,14 @@ static void try_start(sim *m, int e) {
 
 /* Block b reached host e: its rows come from the time part's holder. */
 static void arrive(sim *m, int b, int e) {
-  int nb = m->s.nblocks, q = b % m->s.n1, h = m->loc[q];
+  int q = b % m->s.n1, h = m->loc[q];
   const orion_sim_host *he = &m->c->hosts[e];
-  m->fifo[(size_t)e * (size_t)nb + (size_t)m->tail[e]++] = b;
+  m->next[b] = -1;
+  if (m->tail[e] >= 0)
+    m->next[m->tail[e]] = b;
+  else
+    m->head[e] = b;
+  m->tail[e] = b;
   if (!m->s.has_time || h == e || m->lp->part_bytes <= 0) {
     m->ready[b] = 1;
     try_start(m, e);
@@ -209,7 +215,7 @@ static void sim_free(sim *m) {
   orion_free(m->out_free);
   orion_free(m->in_free);
   orion_free(m->loc);
-  orion_free(m->fifo);
+  orion_free(m->next);
   orion_free(m->head);
   orion_free(m->tail);
   orion_free(m->ready);
@@ -261,15 +267,17 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
   m.out_free = orion_calloc((size_t)n, sizeof(double));
   m.in_free = orion_calloc((size_t)n, sizeof(double));
   m.loc = orion_calloc((size_t)m.s.n1, sizeof(int));
-  m.fifo = orion_calloc((size_t)n * (size_t)nb, sizeof(int));
-  m.head = orion_calloc((size_t)n, sizeof(int));
-  m.tail = orion_calloc((size_t)n, sizeof(int));
+  m.next = orion_calloc((size_t)nb, sizeof(int));
+  m.head = orion_malloc(sizeof(int) * (size_t)n);
+  m.tail = orion_malloc(sizeof(int) * (size_t)n);
   m.ready = orion_calloc((size_t)nb, 1);
   m.busy = orion_calloc((size_t)n, 1);
-  rc = m.out_free && m.in_free && m.loc && m.fifo && m.head && m.tail &&
+  rc = m.out_free && m.in_free && m.loc && m.next && m.head && m.tail &&
                m.ready && m.busy
            ? orion_loop_init(&m.l, &m.s, n, 0, &io)
            : ORION_ENOMEM;
+  for (k = 0; rc == 0 && k < n; k++)
+    m.head[k] = m.tail[k] = -1;
   if (rc == 0) {
     m.l.early = lp->early;
     m.l.dynamic = lp->dynamic;
