@@ -104,9 +104,14 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
   c.driver = (orion_sim_host){0, bps, HOST_LATENCY};
   /* The fixed costs of a pass (starting and ending the loop, the body's
    * setup, what the model leaves out): the pass's wall time beyond what
-   * the model predicts for its own executors as hosts of this kind. */
+   * the model predicts for its own executors, at the speed measured, on
+   * links of this kind. */
+  for (e = 0; e < nh; e++)
+    hosts[e].sec_per_elem = spe;
   c.n = nh;
   rc = orion_sim_pass(lp, &c, &here, err);
+  for (e = 0; e < nh; e++)
+    hosts[e].sec_per_elem = spe / cpus;
   fixed = rc == 0 && o->seconds > here ? o->seconds - here : 0;
   c.n = n;
   if (rc == 0)
