@@ -21,7 +21,8 @@
 # seconds are those of a Q-CPU host) and the same links; the table
 # compares the
 # training loop's prediction (from its second pass, the steady state;
-# median over the runs) with the measured median: predicted / measured.
+# median over the runs) with the measured median: predicted / measured,
+# and the predicted bottleneck (docs/scale.md).
 #
 # Only the training pass is compared (the test pass is about 1/10 of the
 # ratings).  On a machine where other work runs, the quotas are not what
@@ -86,8 +87,8 @@ for ((r = 1; r <= runs; r++)); do
   done
 done
 
-printf '%5s %10s %8s %10s %14s %12s %10s %6s\n' hosts "train s" spread \
-  efficiency "peer MB/host" "predicted s" "pred/meas" load
+printf '%5s %10s %8s %10s %14s %12s %10s %6s  %s\n' hosts "train s" spread \
+  efficiency "peer MB/host" "predicted s" "pred/meas" load bottleneck
 t1=""
 for n in $ns; do
   t=$(cat "$tmp"/t-"$n"-* | median)
@@ -98,11 +99,17 @@ for n in $ns; do
     grep "\"loop\":\"apps/mf/mf.lua:$loop_line\"" | grep '"pass":2' |
     grep "\"predict\":\"${n}x${pq}c:" |
     sed 's/.*"predicted_pass_seconds":\([^,}]*\).*/\1/' | median)
+  # The predicted bottleneck, as most of the runs on 2 hosts saw it.
+  bn=$(cat "$tmp"/m-2-*.jsonl 2>/dev/null | grep '"predicted_pass_seconds"' |
+    grep "\"loop\":\"apps/mf/mf.lua:$loop_line\"" | grep '"pass":2' |
+    grep "\"predict\":\"${n}x${pq}c:" |
+    sed 's/.*"bottleneck":"\([^"]*\)".*/\1/' | sort | uniq -c | sort -rn |
+    sed -n '1s/^ *[0-9]* //p')
   awk -v n="$n" -v t="$t" -v s="$spread" -v t1="${t1:-nan}" -v p="$p" \
-      -v pr="$pr" -v l="$(cat "$tmp/load-$n")" 'BEGIN {
-    printf "%5d %10.4f %8s %10s %14.2f %12s %10s %6s\n", n, t, s,
+      -v pr="$pr" -v l="$(cat "$tmp/load-$n")" -v bn="${bn:--}" 'BEGIN {
+    printf "%5d %10.4f %8s %10s %14.2f %12s %10s %6s  %s\n", n, t, s,
       (t1 == "nan" ? "-" : sprintf("%.2f", t1 / (n * t))), p / 1e6 / n,
       (pr == "nan" ? "-" : sprintf("%.4f", pr)),
-      (pr == "nan" ? "-" : sprintf("%.2f", pr / t)), l }'
+      (pr == "nan" ? "-" : sprintf("%.2f", pr / t)), l, bn }'
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
