@@ -3,7 +3,7 @@
 #
 #   bench/netcluster.sh -n N [--rate RATE] [--delay DELAY] [--logs DIR]
 #                       [--grace SECONDS] [--slow K [--slow-by HOW] [--slow-cpu X]]
-#                       -- DRIVER-ARGS...
+#                       [--cpu Q] [--driver-cpu QD] -- DRIVER-ARGS...
 #
 # Makes N network namespaces onc<ID>-0 .. onc<ID>-(N-1), each joined to a
 # bridge onc<ID>br (10.79.<ID>.1/24) in the root namespace by a veth pair
@@ -46,6 +46,18 @@
 #                 when it is below the CPU the executor would otherwise
 #                 get: with more executors than cores, half its fair share
 #                 (cores / executors / 2, what bench/dyn.sh passes).
+#   --cpu Q       virtual hosts: every executor runs in a cgroup of its
+#                 own whose CPU quota is Q CPUs (as --slow's, the same
+#                 period rule), so that N executors are N hosts of Q CPUs
+#                 (on 2 cores, 8 hosts of 0.2 CPU); --rate defaults to
+#                 Q x 1 gbit (a host core's share of a NIC: 0.2 CPU gets
+#                 200mbit), keeping a real cluster's ratio of compute to
+#                 network.  With --slow K, executor K gets --slow-cpu
+#                 instead of Q.  Refused where there is no cgroup cpu
+#                 controller.
+#   --driver-cpu QD
+#                 the driver in a cgroup of QD CPUs; --driver-rate
+#                 defaults to QD x 1 gbit
 #
 # On stderr, besides the driver's own lines, one line per executor:
 #   netcluster: executor K in namespace onc5-K (10.79.5.K+2, link onc5vK), pid P
@@ -60,7 +72,7 @@ me=netcluster
 usage() {
   echo "usage: $0 -n N [--rate RATE] [--driver-rate RATE] [--delay DELAY]" \
        "[--logs DIR] [--grace SECONDS] [--slow K [--slow-by cgroup|sleep] [--slow-cpu X]]" \
-       "-- DRIVER-ARGS..." >&2
+       "[--cpu Q] [--driver-cpu QD] -- DRIVER-ARGS..." >&2
   exit 2
 }
 die() {
@@ -77,6 +89,8 @@ grace=15
 slow=""
 slow_by=""
 slow_cpu=0.5
+cpu=""
+dcpu=""
 while [ $# -gt 0 ]; do
   case $1 in
     -n) [ $# -ge 2 ] || usage; n=$2; shift 2 ;;
@@ -88,6 +102,8 @@ while [ $# -gt 0 ]; do
     --slow) [ $# -ge 2 ] || usage; slow=$2; shift 2 ;;
     --slow-by) [ $# -ge 2 ] || usage; slow_by=$2; shift 2 ;;
     --slow-cpu) [ $# -ge 2 ] || usage; slow_cpu=$2; shift 2 ;;
+    --cpu) [ $# -ge 2 ] || usage; cpu=$2; shift 2 ;;
+    --driver-cpu) [ $# -ge 2 ] || usage; dcpu=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "$me: unknown option '$1'" >&2; usage ;;
   esac
@@ -112,9 +128,19 @@ fi
 # spreads the slowdown over every block, as a slower CPU would.  The
 # kernel takes no quota under 1 ms, so below 0.2 CPU the period grows to
 # keep the quota at 1 ms (0.125 CPU: 1 ms per 8 ms).
-period=$(awk -v x="$slow_cpu" 'BEGIN { if (x ~ /^[0-9]*\.?[0-9]+$/ && x > 0 && x <= 64) { p = 5000; if (x * p < 1000) p = int(1000 / x + 0.5); if (p > 1000000) p = 1000000; printf "%d", p } }')
-[ -n "$period" ] || die "--slow-cpu needs a number of CPUs above 0 (0.25, 1), not '$slow_cpu'"
-quota=$(awk -v x="$slow_cpu" -v p="$period" 'BEGIN { q = int(x * p + 0.5); if (q < 1000) q = 1000; printf "%d", q }')
+# cg_quota X: "QUOTA PERIOD" in microseconds for X CPUs; nothing where X
+# is not a number of CPUs in (0, 64].
+cg_quota() {
+  awk -v x="$1" 'BEGIN { if (x ~ /^[0-9]*\.?[0-9]+$/ && x > 0 && x <= 64) { p = 5000; if (x * p < 1000) p = int(1000 / x + 0.5); if (p > 1000000) p = 1000000; q = int(x * p + 0.5); if (q < 1000) q = 1000; printf "%d %d", q, p } }'
+}
+for opt in "--slow-cpu $slow_cpu" ${cpu:+"--cpu $cpu"} ${dcpu:+"--driver-cpu $dcpu"}; do
+  [ -n "$(cg_quota "${opt#* }")" ] ||
+    die "${opt%% *} needs a number of CPUs above 0 (0.25, 1), not '${opt#* }'"
+done
+# gbit_of X: X x 1 gbit in tc's syntax (0.2 -> 200mbit).
+gbit_of() { awk -v x="$1" 'BEGIN { printf "%dmbit", x * 1000 + 0.5 }'; }
+[ -z "$cpu" ] || [ -n "$rate" ] || rate=$(gbit_of "$cpu")
+[ -z "$dcpu" ] || [ -n "$drate" ] || drate=$(gbit_of "$dcpu")
 case $slow_by in
   ''|cgroup|sleep) ;;
   *) die "--slow-by needs cgroup or sleep, not '$slow_by'" ;;
@@ -143,7 +169,7 @@ made=0       # namespaces 0..made-1 were created by this run
 drv=""       # the driver's pid
 tee_pid=""   # the process copying the driver's stderr
 epids=()     # the executors' pids, by id
-cg=""        # the cgroup made for --slow, removed on exit
+cgs=()      # the cgroups made for --slow, --cpu and --driver-cpu, removed on exit
 
 cleanup() {
   local k p i
@@ -162,12 +188,13 @@ cleanup() {
     done
     ip link del "onc${id}br" 2>/dev/null
   fi
-  if [ -n "$cg" ]; then
+  for p in "${cgs[@]:-}"; do
+    [ -n "$p" ] || continue
     for ((i = 0; i < 20; i++)); do # its processes were killed above
-      rmdir "$cg" 2>/dev/null && break
+      rmdir "$p" 2>/dev/null && break
       sleep 0.05
     done
-  fi
+  done
   if [ -n "$tee_pid" ]; then
     # tee ends at the driver's end of file; it may still be copying, or
     # still waiting for a driver that never opened the pipe.
@@ -277,28 +304,48 @@ for ((k = 0; k < n; k++)); do
   shape "${pfx}x$k" "$ns"
 done
 
-# --slow: a cgroup with $slow_cpu CPUs for executor $slow (v2 cpu.max, or v1's
-# cpu controller), or the executors' sleep hook.
-slow_env=()
-slow_cg_procs=""
-if [ -n "$slow" ]; then
-  if [ "$slow_by" != sleep ]; then
-    if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
-       grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
-       mkdir "/sys/fs/cgroup/$pfx-slow" 2>/dev/null; then
-      cg=/sys/fs/cgroup/$pfx-slow
-      echo "$quota $period" > "$cg/cpu.max" || die "cannot set $cg/cpu.max"
-    elif [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] &&
-         mkdir "/sys/fs/cgroup/cpu/$pfx-slow" 2>/dev/null; then
-      cg=/sys/fs/cgroup/cpu/$pfx-slow
-      echo "$period" > "$cg/cpu.cfs_period_us" &&
-        echo "$quota" > "$cg/cpu.cfs_quota_us" || die "cannot set $cg's quota"
-    elif [ "$slow_by" = cgroup ]; then
-      die "--slow-by cgroup: no cgroup cpu controller to use here"
-    fi
+# make_cg NAME X: a cgroup $pfx-NAME whose CPU quota is X CPUs (v2
+# cpu.max, or v1's cpu controller); its path in $cg, empty where this
+# machine has no cgroup cpu controller to use.
+make_cg() {
+  local qp
+  qp=$(cg_quota "$2")
+  cg=""
+  if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+     grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
+     mkdir "/sys/fs/cgroup/$pfx-$1" 2>/dev/null; then
+    cg=/sys/fs/cgroup/$pfx-$1
+    cgs+=("$cg")
+    echo "$qp" > "$cg/cpu.max" || die "cannot set $cg/cpu.max"
+  elif [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] &&
+       mkdir "/sys/fs/cgroup/cpu/$pfx-$1" 2>/dev/null; then
+    cg=/sys/fs/cgroup/cpu/$pfx-$1
+    cgs+=("$cg")
+    echo "${qp#* }" > "$cg/cpu.cfs_period_us" &&
+      echo "${qp% *}" > "$cg/cpu.cfs_quota_us" || die "cannot set $cg's quota"
   fi
+}
+
+# --cpu: a cgroup of $cpu CPUs per executor; --slow: one of $slow_cpu CPUs
+# for executor $slow, or the executors' sleep hook.
+slow_env=()
+ecg=()      # executor K's cgroup.procs, where it has a cgroup
+if [ -n "$cpu" ]; then
+  for ((k = 0; k < n; k++)); do
+    [ "$k" = "$slow" ] && [ "$slow_by" != sleep ] && continue
+    make_cg "e$k" "$cpu"
+    [ -n "$cg" ] || die "--cpu: no cgroup cpu controller to use here"
+    ecg[k]=$cg/cgroup.procs
+  done
+  echo "$me: every executor runs in a cgroup of its own ($cpu CPU), links at $rate" >&2
+fi
+if [ -n "$slow" ]; then
+  cg=""
+  [ "$slow_by" = sleep ] || make_cg slow "$slow_cpu"
+  [ -n "$cg" ] || [ "$slow_by" != cgroup ] ||
+    die "--slow-by cgroup: no cgroup cpu controller to use here"
   if [ -n "$cg" ]; then
-    slow_cg_procs=$cg/cgroup.procs
+    ecg[slow]=$cg/cgroup.procs
     echo "$me: executor $slow runs in cgroup $cg ($slow_cpu CPU)" >&2
   else
     slow_env=("ORION_TEST_SLOW=$slow:x2")
@@ -312,7 +359,16 @@ fi
 mkfifo "$work/pipe"
 tee "$work/err" < "$work/pipe" >&2 &
 tee_pid=$!
-"$driver" --launcher manual --executors "$n" --listen "$net.1" \
+# --driver-cpu: the driver in its cgroup from the start (the shell joins
+# it and then becomes the driver).
+dcmd=("$driver")
+if [ -n "$dcpu" ]; then
+  make_cg driver "$dcpu"
+  [ -n "$cg" ] || die "--driver-cpu: no cgroup cpu controller to use here"
+  dcmd=(sh -c 'echo $$ > "$0" && exec "$@"' "$cg/cgroup.procs" "$driver")
+  echo "$me: the driver runs in cgroup $cg ($dcpu CPU), its link at ${drate}" >&2
+fi
+"${dcmd[@]}" --launcher manual --executors "$n" --listen "$net.1" \
   "$@" 2> "$work/pipe" &
 drv=$!
 
@@ -322,7 +378,7 @@ drv=$!
 for ((k = 0; k < n; k++)); do
   line=""
   while kill -0 "$drv" 2>/dev/null; do
-    line=$(grep -m1 -- "'--id' '$k'\$" "$work/err" || true)
+    line=$(grep -m1 -- "'--id' '$k'\$" "$work/err" 2>/dev/null || true)
     [ -z "$line" ] || break
     sleep 0.1
   done
@@ -331,11 +387,12 @@ for ((k = 0; k < n; k++)); do
   # A driver that took an exported ORION_TOKEN prints none: the same one.
   [ -n "$token" ] || token=${ORION_TOKEN:-}
   addr=$(printf '%s\n' "$line" | sed -n "s/.*'--driver' '\([^']*\)'.*/\1/p")
-  # Executor $slow: in its cgroup from the start (the shell joins it and
-  # then becomes the executor), or with the sleep hook.
+  # An executor with a cgroup: in it from the start (the shell joins it
+  # and then becomes the executor); executor $slow otherwise with the
+  # sleep hook.
   cmd=(ip netns exec "$pfx-$k" "$executor" --driver "$addr" --id "$k")
-  if [ "$k" = "$slow" ] && [ -n "$slow_cg_procs" ]; then
-    cmd=(sh -c 'echo $$ > "$0" && exec "$@"' "$slow_cg_procs" "${cmd[@]}")
+  if [ -n "${ecg[k]:-}" ]; then
+    cmd=(sh -c 'echo $$ > "$0" && exec "$@"' "${ecg[k]}" "${cmd[@]}")
   elif [ "$k" = "$slow" ]; then
     cmd=(env "${slow_env[@]}" "${cmd[@]}")
   fi

@@ -27,6 +27,7 @@
 #include "scheduler/jobpage.h"
 #include "lua/orion.h"
 #include "lua/srcstore.h"
+#include "scheduler/sim.h"
 #include "util/outpath.h"
 #include "util/progress.h"
 
@@ -48,6 +49,12 @@ static const char usage_text[] =
     "\n"
     "Options:\n"
     "  --metrics FILE  append one JSON object per orion.record{...} to FILE\n"
+    "  --predict NxQc:RATE[,...]\n"
+    "                  after the first and the second pass of each\n"
+    "                  parallel_for call site, print its predicted time per\n"
+    "                  pass on N hosts of Q CPUs with links of RATE\n"
+    "                  (4x0.4c:400mbit, 64x16c:10gbit), from the pass's\n"
+    "                  measured costs (docs/scale.md)\n"
     "  --seed N        the script seed (default 0): seeds math.random in\n"
     "                  loop bodies and arrays created without a seed\n"
     "  -q, --quiet     no informational messages and no progress line\n"
@@ -262,6 +269,7 @@ enum {
   OPT_STALL_SECONDS,
   OPT_LOOP_TIMEOUT,
   OPT_METRICS,
+  OPT_PREDICT,
   OPT_SEED,
   OPT_STATUS,
   OPT_PARTITIONS,
@@ -301,6 +309,7 @@ static const struct option long_opts[] = {
     {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
     {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
     {"metrics", required_argument, NULL, OPT_METRICS},
+    {"predict", required_argument, NULL, OPT_PREDICT},
     {"seed", required_argument, NULL, OPT_SEED},
     {"status", required_argument, NULL, OPT_STATUS},
     {"partitions", required_argument, NULL, OPT_PARTITIONS},
@@ -509,6 +518,27 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
       return usage_error("%s needs a file name", "--metrics");
     cfg->metrics_path = arg;
     return GO_ON;
+  case OPT_PREDICT: {
+    int n;
+    double q, bps;
+    orion_error err;
+    if (arg == NULL)
+      return usage_error("%s needs a cluster, as in 4x0.4c:400mbit",
+                         "--predict");
+    for (const char *p = arg; *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
+      char one[128];
+      size_t len = strcspn(p, ",");
+      snprintf(one, sizeof one, "%.*s", (int)len, p);
+      if (len >= sizeof one || orion_sim_parse_spec(one, &n, &q, &bps, &err) != 0)
+        return usage_error("%s", len >= sizeof one ? "--predict: a cluster "
+                                                     "spec is too long"
+                                                   : err.msg);
+    }
+    if (*arg == '\0' || arg[strlen(arg) - 1] == ',')
+      return usage_error("--predict '%s': an empty cluster spec", arg);
+    cfg->predict = arg;
+    return GO_ON;
+  }
   case OPT_STATUS:
     if (arg == NULL)
       return usage_error("%s needs [ADDR:]PORT", "--status");

@@ -58,6 +58,8 @@ static int state_gc(lua_State *L) {
   s->metrics = NULL;
   orion_free(s->metrics_path);
   s->metrics_path = NULL;
+  orion_free(s->predict);
+  s->predict = NULL;
   return 0;
 }
 
@@ -69,6 +71,8 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->seed = cfg->seed;
   orion_free(s->metrics_path);
   s->metrics_path = cfg->metrics_path ? orion_strdup(cfg->metrics_path) : NULL;
+  orion_free(s->predict);
+  s->predict = cfg->predict ? orion_strdup(cfg->predict) : NULL;
   orion_log_set_quiet(cfg->quiet);
   orion_log_set_verbose(cfg->verbose);
   s->stall_seconds = cfg->stall_seconds;

@@ -45,6 +45,7 @@ typedef struct orion_config {
   const char *checkpoint_dir; /* --checkpoint-dir (lua/checkpoint.h); NULL */
   int resume;               /* --resume: orion.restore() loads the newest */
   int force;                /* --force: even one of another script */
+  const char *predict;      /* --predict SPEC (lua/predict.h); NULL */
 } orion_config;
 
 /* Opens the module (for package.preload / luaL_requiref). */

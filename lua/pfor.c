@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lua/pfor.h"
+#include "lua/predict.h"
 #include "lua/pfor_gpu.h"
 
 #include "lua/analyse.h"
@@ -912,6 +913,14 @@ static int l_parallel_for(lua_State *L) {
   }
   if (!serial && strcmp(o.tier, "gpu") == 0 && dst.gpu_execs == 0)
     gpu_cpu_note(L, s, ap);
+  /* --predict: this pass's costs, before the table takes them. */
+  orion_predict_obs pobs = {kind,        &it->bs,        it->a->nnz,
+                            t_exec,      dst.peer_bytes, dst.bytes,
+                            dst.nexec,   dst.early,      dst.dynamic,
+                            orion_now() - t0};
+  if (dst.exec_seconds != NULL)
+    for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
+      pobs.compute_seconds += dst.exec_seconds[i];
 
   lua_createtable(L, 0, 16);
   lua_pushstring(L, sname);
@@ -963,6 +972,8 @@ static int l_parallel_for(lua_State *L) {
   orion__dist_push_blocks(L, &dst, nblocks);
   lua_pushinteger(L, s->nexec > 0 ? s->nexec : 1);
   lua_setfield(L, -2, "executors");
+  if (s->predict != NULL)
+    orion__predict_loop(L, s->predict, &pobs);
   return 1;
 }
 

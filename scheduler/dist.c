@@ -1072,6 +1072,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->managed = r.managed;
   st->exec_seconds = r.secs;
   st->nexec = r.n;
+  st->early = r.m.early;
   orion__assign_end(&r, st);
   if (failed != NULL) {
     *err = *failed;

@@ -95,6 +95,7 @@ typedef struct orion_dist_stats {
   orion_managed_stats managed; /* managed buffers' early sends (LOOP_DONE) */
   int *exec_blocks;    /* nexec entries, orion_malloc'd: blocks each ran */
   int dynamic;         /* the blocks went where an executor was free */
+  int early;           /* early dispatch (scheduler/loop.h) */
   int balanced;        /* space parts placed by the executors' speeds */
 } orion_dist_stats;
 

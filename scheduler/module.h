@@ -57,6 +57,7 @@ typedef struct mod_state {
   orion_cluster *cl_starting; /* begun (orion__dist_prestart), not finished */
   int64_t *forget; /* ids of arrays collected since the last loop */
   int nforget;
+  char *predict;   /* --predict SPEC (lua/predict.h), or NULL */
 } mod_state;
 
 /* A DistArray userdata. */

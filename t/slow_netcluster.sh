@@ -28,7 +28,10 @@
 #     heartbeat timeout; and a link cut while the executors are idle
 #     between loops: the cut executor exits by itself within 20 s (its
 #     connection's TCP_USER_TIMEOUT), and the next loop ends the job.
-#  3. The script interrupted with SIGINT and SIGTERM: exit 130 and 143.
+#  3. The script interrupted with SIGINT and SIGTERM: exit 130 and 143;
+#     virtual hosts (--cpu 0.25 --driver-cpu 0.5): each executor and the
+#     driver in a cgroup of its own with that quota, throttled, links at
+#     Q x 1 gbit, the cgroups removed after.
 # After every run: no namespace, link or executor of that run is left.
 #
 # Needs root and working `ip netns`; skips (77) otherwise, except under
@@ -507,6 +510,51 @@ for sig in INT TERM; do
     left_over "$tmp/sig$sig.err" "SIG$sig"
   fi
 done
+
+# Virtual hosts (--cpu, --driver-cpu, issue 35): every executor in a
+# cgroup of its own with a quota of 0.25 CPU, the driver in one of 0.5;
+# links default to 250mbit, the driver's to 500mbit; the busy executors
+# are throttled; the cgroups go with the run.
+if start_long vhost 2 --cpu 0.25 --driver-cpu 0.5 --; then
+  id=$(run_id "$tmp/vhost.err")
+  has "$tmp/vhost.err" "netcluster: every executor runs in a cgroup of its own (0.25 CPU), links at 250mbit" vhost
+  has "$tmp/vhost.err" "(0.5 CPU), its link at 500mbit" vhost
+  sleep 1
+  for j in 0 1; do
+    pid=$(exec_pid "$tmp/vhost.err" "$j")
+    grep -Eq ":/onc$id-e$j\$" "/proc/$pid/cgroup" ||
+      { fail "vhost: executor $j is not in cgroup onc$id-e$j:"; cat "/proc/$pid/cgroup" >&2; }
+    d=/sys/fs/cgroup/cpu/onc$id-e$j
+    if [ -f /sys/fs/cgroup/onc$id-e$j/cpu.max ]; then
+      d=/sys/fs/cgroup/onc$id-e$j
+      q=$(awk '{ printf "%.3f", $1 / $2 }' "$d/cpu.max")
+      thr=$(awk '$1 == "nr_throttled" { print $2 }' "$d/cpu.stat")
+    else
+      q=$(awk -v a="$(cat "$d/cpu.cfs_quota_us")" -v b="$(cat "$d/cpu.cfs_period_us")" \
+            'BEGIN { printf "%.3f", a / b }')
+      thr=$(awk '$1 == "nr_throttled" { print $2 }' "$d/cpu.stat")
+    fi
+    echo "  vhost: executor $j in $d: quota $q CPU, throttled $thr times"
+    [ "$q" = 0.250 ] || fail "vhost: executor $j's quota is $q CPU (want 0.250)"
+    [ "${thr:-0}" -gt 0 ] || fail "vhost: executor $j was never throttled"
+  done
+  dp=$(pgrep -P "$job" -x orion-driver | head -n 1)
+  [ -n "$dp" ] && grep -Eq ":/onc$id-driver\$" "/proc/$dp/cgroup" ||
+    fail "vhost: the driver (pid ${dp:-none}) is not in cgroup onc$id-driver"
+  tc qdisc show dev "onc${id}v1" > "$tmp/qdisc"
+  tc qdisc show dev "onc${id}br" >> "$tmp/qdisc"
+  grep -q "qdisc tbf .* rate 250Mbit" "$tmp/qdisc" &&
+    grep -q "qdisc tbf .* rate 500Mbit" "$tmp/qdisc" ||
+    { fail "vhost: links not at 250mbit and the driver's at 500mbit:"; cat "$tmp/qdisc" >&2; }
+  kill -TERM "$job"
+  wait_job 30
+  [ "$rc" -eq 143 ] || fail "vhost: exit $rc after SIGTERM (want 143)"
+  left_over "$tmp/vhost.err" vhost
+  for g in e0 e1 driver; do
+    [ ! -d "/sys/fs/cgroup/cpu/onc$id-$g" ] && [ ! -d "/sys/fs/cgroup/onc$id-$g" ] ||
+      fail "vhost: cgroup onc$id-$g left"
+  done
+fi
 
 # --delay: netem where the kernel has it, else refused with a message
 # (this project's CI kernel has none).

@@ -1,0 +1,402 @@
+/* The execution simulator: a discrete-event model of a loop's pass that
+ * drives the loop state machine (scheduler/sim.h has the model). */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/loop.h"
+#include "scheduler/schedule.h"
+#include "scheduler/sim.h"
+#include "util/alloc.h"
+
+enum { EV_ARRIVE, EV_DATA, EV_CEND, EV_REPORT, EV_PROCESS, EV_EDONE };
+
+typedef struct event {
+  double t;
+  uint64_t seq; /* ties: in the order they were made */
+  int kind, block, exec;
+} event;
+
+typedef struct sim {
+  const orion_sim_loop *lp;
+  const orion_sim_cluster *c;
+  orion_schedule s;
+  orion_loop l;
+  event *heap;
+  int nheap, capheap;
+  uint64_t seq;
+  double now;
+  double drv_out, drv_cpu;   /* the driver's link and CPU free from */
+  double *out_free, *in_free; /* per host: its link's two directions */
+  int *loc;                  /* per time part: the executor holding it */
+  int *next;                 /* per block: the one after it in its host's
+                                queue, -1 */
+  int *head, *tail;          /* per host: its queue's first and last
+                                block (in the order they came), -1 */
+  unsigned char *ready;      /* per block: its rows are there */
+  unsigned char *busy;       /* per host */
+  double busy_sum;
+  int oom;
+} sim;
+
+static double elems_of(const orion_sim_loop *lp, int b) {
+  int64_t nb = (int64_t)lp->n0 * lp->n1, q, r;
+  if (lp->elems != NULL)
+    return (double)lp->elems[b];
+  q = lp->elems_total / nb;
+  r = lp->elems_total % nb;
+  return (double)(q + (b < r ? 1 : 0));
+}
+
+/* Seconds bytes take between hosts of bandwidths a and b (0: unlimited). */
+static double xfer(double bytes, double a, double b) {
+  double bw = a <= 0 ? b : b <= 0 ? a : (a < b ? a : b);
+  return bytes <= 0 || bw <= 0 ? 0.0 : bytes / bw;
+}
+
+static int ev_less(const event *a, const event *b) {
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void push(sim *m, double t, int kind, int block, int exec) {
+  int i;
+  if (m->nheap == m->capheap) {
+    int cap = m->capheap ? 2 * m->capheap : 64;
+    event *h = orion_realloc(m->heap, sizeof(event) * (size_t)cap);
+    if (h == NULL) {
+      m->oom = 1;
+      return;
+    }
+    m->heap = h;
+    m->capheap = cap;
+  }
+  i = m->nheap++;
+  m->heap[i] = (event){t, m->seq++, kind, block, exec};
+  while (i > 0 && ev_less(&m->heap[i], &m->heap[(i - 1) / 2])) {
+    event x = m->heap[i];
+    m->heap[i] = m->heap[(i - 1) / 2];
+    m->heap[(i - 1) / 2] = x;
+    i = (i - 1) / 2;
+  }
+}
+
+static event pop(sim *m) {
+  event top = m->heap[0];
+  int i = 0;
+  m->heap[0] = m->heap[--m->nheap];
+  for (;;) {
+    int a = 2 * i + 1, b = a + 1, k = i;
+    if (a < m->nheap && ev_less(&m->heap[a], &m->heap[k]))
+      k = a;
+    if (b < m->nheap && ev_less(&m->heap[b], &m->heap[k]))
+      k = b;
+    if (k == i)
+      break;
+    event x = m->heap[i];
+    m->heap[i] = m->heap[k];
+    m->heap[k] = x;
+    i = k;
+  }
+  return top;
+}
+
+/* ---- the transport the state machine drives ----------------------------- */
+
+static void io_send(void *ud, int e, int block) {
+  sim *m = ud;
+  double t = m->now > m->drv_out ? m->now : m->drv_out;
+  t += xfer(m->lp->drv_block_bytes, m->c->driver.bw, m->c->hosts[e].bw);
+  m->drv_out = t;
+  push(m, t + m->c->driver.latency + m->c->hosts[e].latency, EV_ARRIVE, block,
+       e);
+}
+
+static void io_end(void *ud, int e, int abort) {
+  sim *m = ud;
+  (void)abort;
+  push(m, m->now + 2 * (m->c->driver.latency + m->c->hosts[e].latency),
+       EV_EDONE, -1, e);
+}
+
+static void io_pull(void *ud, int e) {
+  (void)ud;
+  (void)e; /* the simulated loops collect no shards */
+}
+
+static void io_fail(void *ud, int e, int block, const char *msg) {
+  (void)ud;
+  (void)e;
+  (void)block;
+  (void)msg; /* simulated executors neither fail nor go away */
+}
+
+/* ---- the hosts ------------------------------------------------------------ */
+
+/* Host e runs the oldest block it holds, once idle and its rows are there. */
+static void try_start(sim *m, int e) {
+  int b = m->head[e];
+  if (m->busy[e] || b < 0 || !m->ready[b])
+    return;
+  m->head[e] = m->next[b];
+  if (m->head[e] < 0)
+    m->tail[e] = -1;
+  m->busy[e] = 1;
+  double secs = elems_of(m->lp, b) * m->c->hosts[e].sec_per_elem;
+  m->busy_sum += secs;
+  push(m, m->now + secs, EV_CEND, b, e);
+}
+
+/* Block b reached host e: its rows come from the time part's holder. */
+static void arrive(sim *m, int b, int e) {
+  int q = b % m->s.n1, h = m->loc[q];
+  const orion_sim_host *he = &m->c->hosts[e];
+  m->next[b] = -1;
+  if (m->tail[e] >= 0)
+    m->next[m->tail[e]] = b;
+  else
+    m->head[e] = b;
+  m->tail[e] = b;
+  if (!m->s.has_time || h == e || m->lp->part_bytes <= 0) {
+    m->ready[b] = 1;
+    try_start(m, e);
+    return;
+  }
+  const orion_sim_host *hh = &m->c->hosts[h];
+  double lat = he->latency + hh->latency, t = m->now + lat;
+  double d = xfer(m->lp->part_bytes, he->bw, hh->bw);
+  if (m->out_free[h] > t)
+    t = m->out_free[h];
+  if (m->in_free[e] > t)
+    t = m->in_free[e];
+  m->out_free[h] = m->in_free[e] = t + d;
+  m->loc[q] = e;
+  push(m, t + d + lat, EV_DATA, b, e);
+}
+
+static void run_event(sim *m, const event *v) {
+  const orion_sim_host *he = &m->c->hosts[v->exec];
+  switch (v->kind) {
+  case EV_ARRIVE:
+    arrive(m, v->block, v->exec);
+    break;
+  case EV_DATA:
+    m->ready[v->block] = 1;
+    try_start(m, v->exec);
+    break;
+  case EV_CEND:
+    m->busy[v->exec] = 0;
+    push(m, m->now + he->latency + m->c->driver.latency, EV_REPORT, v->block,
+         v->exec);
+    try_start(m, v->exec);
+    break;
+  case EV_REPORT: {
+    double t = m->now > m->drv_cpu ? m->now : m->drv_cpu;
+    m->drv_cpu = t + m->lp->drv_block_sec;
+    push(m, m->drv_cpu, EV_PROCESS, v->block, v->exec);
+    break;
+  }
+  case EV_PROCESS:
+    orion_loop_note_seconds(&m->l, v->exec, v->block,
+                            elems_of(m->lp, v->block) * he->sec_per_elem, 0);
+    orion_loop_block_done(&m->l, v->exec, v->block);
+    break;
+  case EV_EDONE:
+    orion_loop_exec_done(&m->l, v->exec);
+    break;
+  }
+}
+
+static void sim_free(sim *m) {
+  orion_loop_free(&m->l);
+  orion_schedule_free(&m->s);
+  orion_free(m->heap);
+  orion_free(m->out_free);
+  orion_free(m->in_free);
+  orion_free(m->loc);
+  orion_free(m->next);
+  orion_free(m->head);
+  orion_free(m->tail);
+  orion_free(m->ready);
+  orion_free(m->busy);
+}
+
+static int check(const orion_sim_loop *lp, const orion_sim_cluster *c,
+                 orion_error *err) {
+  int e;
+  if (c->n < 1 || c->hosts == NULL)
+    return orion_error_set(err, ORION_EINVAL, "simulator: %d hosts", c->n);
+  if (lp->n0 < 1 || lp->n1 < 1 || lp->n0 > 1 << 15 || lp->n1 > 1 << 15)
+    return orion_error_set(err, ORION_EINVAL,
+                           "simulator: a grid of %d x %d blocks", lp->n0,
+                           lp->n1);
+  if (lp->elems == NULL && lp->elems_total < 0)
+    return orion_error_set(err, ORION_EINVAL, "simulator: %lld elements",
+                           (long long)lp->elems_total);
+  if (!(lp->part_bytes >= 0 && lp->drv_block_bytes >= 0 &&
+        lp->drv_block_sec >= 0 && c->driver.bw >= 0 && c->driver.latency >= 0))
+    return orion_error_set(err, ORION_EINVAL,
+                           "simulator: a negative size, rate or time");
+  for (e = 0; e < c->n; e++)
+    if (!(c->hosts[e].sec_per_elem >= 0 && c->hosts[e].bw >= 0 &&
+          c->hosts[e].latency >= 0))
+      return orion_error_set(err, ORION_EINVAL,
+                             "simulator: host %d has a negative rate or time",
+                             e);
+  return 0;
+}
+
+int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
+                   double *seconds, orion_error *err) {
+  sim m;
+  int rc, nb, q, k, n = c->n;
+  orion_loop_io io = {NULL, io_send, io_end, io_pull, io_fail, NULL};
+  if ((rc = check(lp, c, err)) != 0)
+    return rc;
+  memset(&m, 0, sizeof m);
+  m.lp = lp;
+  m.c = c;
+  rc = orion_schedule_make(&m.s, lp->kind, lp->n0, lp->n1, 0);
+  if (rc != 0)
+    return orion_error_set(err, rc, "simulator: cannot lay out %d x %d "
+                                    "blocks: %s",
+                           lp->n0, lp->n1, orion_strerror(rc));
+  nb = m.s.nblocks;
+  io.ud = &m;
+  m.out_free = orion_calloc((size_t)n, sizeof(double));
+  m.in_free = orion_calloc((size_t)n, sizeof(double));
+  m.loc = orion_calloc((size_t)m.s.n1, sizeof(int));
+  m.next = orion_calloc((size_t)nb, sizeof(int));
+  m.head = orion_malloc(sizeof(int) * (size_t)n);
+  m.tail = orion_malloc(sizeof(int) * (size_t)n);
+  m.ready = orion_calloc((size_t)nb, 1);
+  m.busy = orion_calloc((size_t)n, 1);
+  rc = m.out_free && m.in_free && m.loc && m.next && m.head && m.tail &&
+               m.ready && m.busy
+           ? orion_loop_init(&m.l, &m.s, n, 0, &io)
+           : ORION_ENOMEM;
+  for (k = 0; rc == 0 && k < n; k++)
+    m.head[k] = m.tail[k] = -1;
+  if (rc == 0) {
+    m.l.early = lp->early;
+    m.l.dynamic = lp->dynamic;
+    if (lp->depth > 0)
+      m.l.depth = lp->depth;
+    /* Each time part starts where the previous pass left it: with the
+     * executor of its last block under static placement. */
+    for (q = 0; q < m.s.n1; q++)
+      m.loc[q] = 0;
+    for (k = 0; k < nb; k++)
+      m.loc[m.s.order[k] % m.s.n1] =
+          orion_loop_home(&m.l, m.s.order[k]);
+    orion_loop_start(&m.l);
+    while (m.nheap > 0 && !m.oom) {
+      event v = pop(&m);
+      m.now = v.t;
+      run_event(&m, &v);
+    }
+    if (m.oom)
+      rc = ORION_ENOMEM;
+    else if (m.l.phase != ORION_LOOP_FINISHED)
+      rc = orion_error_set(err, ORION_EINVAL,
+                           "simulator: the loop stopped with %d of %d blocks "
+                           "done",
+                           m.l.done, nb);
+  }
+  if (rc == ORION_ENOMEM)
+    orion_error_set(err, rc, "simulator: out of memory");
+  *seconds = m.now;
+  sim_free(&m);
+  return rc;
+}
+
+int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
+                      orion_sim_result *r, orion_error *err) {
+  orion_sim_host *h;
+  orion_sim_cluster cc = *c;
+  orion_sim_loop free_drv = *lp;
+  double t[4], fastest;
+  int e, rc = check(lp, c, err);
+  const char *names[4] = {"compute", "rows in flight", "driver", "slow host"};
+  if (rc != 0)
+    return rc;
+  h = orion_calloc((size_t)c->n, sizeof *h);
+  if (h == NULL)
+    return orion_error_set(err, ORION_ENOMEM, "simulator: out of memory");
+  fastest = c->hosts[0].sec_per_elem;
+  for (e = 1; e < c->n; e++)
+    if (c->hosts[e].sec_per_elem < fastest)
+      fastest = c->hosts[e].sec_per_elem;
+  cc.hosts = h;
+  free_drv.drv_block_bytes = 0;
+  free_drv.drv_block_sec = 0;
+  cc.driver = (orion_sim_host){0, 0, 0};
+  for (e = 0; e < c->n; e++) /* compute only, at the fastest rate */
+    h[e] = (orion_sim_host){fastest, 0, 0};
+  rc = orion_sim_pass(&free_drv, &cc, &t[0], err);
+  for (e = 0; e < c->n; e++) /* the executors' links */
+    h[e] = (orion_sim_host){fastest, c->hosts[e].bw, c->hosts[e].latency};
+  if (rc == 0)
+    rc = orion_sim_pass(&free_drv, &cc, &t[1], err);
+  cc.driver = c->driver; /* the driver */
+  if (rc == 0)
+    rc = orion_sim_pass(lp, &cc, &t[2], err);
+  orion_free(h);
+  if (rc == 0) /* the hosts as they are */
+    rc = orion_sim_pass(lp, c, &t[3], err);
+  if (rc != 0)
+    return rc;
+  memset(r, 0, sizeof *r);
+  r->seconds = t[3];
+  r->compute = t[0];
+  r->rows = t[1] - t[0];
+  r->driver = t[2] - t[1];
+  r->slow = t[3] - t[2];
+  {
+    double part[4] = {r->compute, r->rows, r->driver, r->slow}, best = -1;
+    for (e = 0; e < 4; e++)
+      if (part[e] > best) {
+        best = part[e];
+        r->bottleneck = names[e];
+      }
+  }
+  for (e = 0; e < lp->n0 * lp->n1; e++)
+    r->busy += elems_of(lp, e) * fastest;
+  return 0;
+}
+
+int orion_sim_parse_spec(const char *spec, int *n, double *cpus,
+                         double *bytes_per_s, orion_error *err) {
+  char *end;
+  long hosts;
+  double q, rate, unit = 0;
+  hosts = strtol(spec, &end, 10);
+  if (end == spec || *end != 'x' || hosts < 1 || hosts > 1000000)
+    return orion_error_set(err, ORION_EINVAL,
+                           "--predict %s: the spec starts with a number of "
+                           "hosts (1..1000000) and 'x', as in 4x0.4c:400mbit",
+                           spec);
+  q = strtod(end + 1, &end);
+  if (end[0] != 'c' || end[1] != ':' || !(q > 0 && q <= 4096))
+    return orion_error_set(err, ORION_EINVAL,
+                           "--predict %s: after 'x' comes the CPUs of a host "
+                           "(above 0) and 'c:', as in 4x0.4c:400mbit",
+                           spec);
+  rate = strtod(end + 2, &end);
+  if (strcmp(end, "gbit") == 0)
+    unit = 1e9;
+  else if (strcmp(end, "mbit") == 0)
+    unit = 1e6;
+  else if (strcmp(end, "kbit") == 0)
+    unit = 1e3;
+  if (unit == 0 || !(rate > 0) || !isfinite(rate))
+    return orion_error_set(err, ORION_EINVAL,
+                           "--predict %s: the link rate is a number and "
+                           "gbit, mbit or kbit, as in 400mbit",
+                           spec);
+  *n = (int)hosts;
+  *cpus = q;
+  *bytes_per_s = rate * unit / 8;
+  return 0;
+}

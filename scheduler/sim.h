@@ -1,0 +1,100 @@
+/* The execution simulator (issue 35): a discrete-event model of a loop's
+ * pass on a cluster of N simulated hosts, driving the loop state machine
+ * itself (scheduler/loop.h) in place of the driver's glue, so that the
+ * blocks go out, wait for their dependences and are placed (static or
+ * dynamic) exactly as in a real run.
+ *
+ * The model, per block sent to executor e:
+ *   1. its RUN_BLOCK leaves the driver when the driver's link is free and
+ *      takes drv_block_bytes / driver.bw on it, then the latencies of the
+ *      driver's and e's links (driver.latency + hosts[e].latency);
+ *   2. once there, e fetches the rows of the block's time part (its
+ *      rotating partitions, part_bytes) from the executor that ran the time
+ *      part's previous block, unless e holds them: the request takes the two
+ *      links' latencies, the rows part_bytes / min(bw of both) on the
+ *      holder's outgoing and e's incoming link (each busy with one
+ *      transfer at a time, both directions independent), then the
+ *      latencies again;
+ *   3. e runs its blocks one at a time in the order they came, each once
+ *      its rows are there, for elements x hosts[e].sec_per_elem seconds;
+ *   4. its report takes the two latencies back, and the driver spends
+ *      drv_block_sec on it before telling the state machine;
+ *   5. after the last block, each executor's end of loop is a round trip.
+ * At the start of a pass each time part is where the previous pass left
+ * it (with the executor of its last block), as in the steady state of an
+ * epoch loop.  A bandwidth of 0 is unlimited.
+ *
+ * The breakdown replays the pass with parts of the cluster made free, in
+ * this order: every host at the fastest host's rate with free links and a
+ * free driver ("compute"), then the executors' links as given ("rows in
+ * flight", the difference), then the driver as given ("driver"), then the
+ * hosts' own rates ("slow host"); the four add up to the predicted time.
+ *
+ * Not modelled: shard traffic, buffered writes and broadcasts (only the
+ * rotating rows and the driver's per-block messages move), the pull of
+ * shards after a loop, balanced plans (orion_loop_set_owners), CPU spent
+ * on communication by the hosts, and contention inside a switch.
+ * Deterministic: simultaneous events run in the order they were made. */
+#ifndef ORION_SCHEDULER_SIM_H
+#define ORION_SCHEDULER_SIM_H
+
+#include <stdint.h>
+
+#include "dsm/blocks.h"
+#include "util/error.h"
+
+typedef struct orion_sim_host {
+  double sec_per_elem; /* compute seconds per element of the body */
+  double bw;           /* link bytes per second, each way; 0: unlimited */
+  double latency;      /* one-way seconds from the host to the switch */
+} orion_sim_host;
+
+typedef struct orion_sim_loop {
+  orion_order_kind kind; /* the schedule's clocks */
+  int n0, n1;            /* space parts by time parts */
+  const int64_t *elems;  /* per block id (n0 * n1), or NULL: elems_total
+                            spread evenly (the first blocks get the rest) */
+  int64_t elems_total;
+  double part_bytes;      /* bytes of one time part's rotating rows */
+  double drv_block_bytes; /* bytes of one RUN_BLOCK from the driver */
+  double drv_block_sec;   /* driver CPU seconds per block report */
+  int early;              /* orion_loop.early */
+  int dynamic;            /* orion_loop.dynamic */
+  int depth;              /* orion_loop.depth with dynamic; 0: default */
+} orion_sim_loop;
+
+typedef struct orion_sim_cluster {
+  int n;                        /* executors, 1 or more */
+  const orion_sim_host *hosts;  /* n of them */
+  orion_sim_host driver;        /* sec_per_elem unused */
+} orion_sim_cluster;
+
+typedef struct orion_sim_result {
+  double seconds;      /* the predicted pass */
+  double compute;      /* the breakdown (above); adds up to seconds */
+  double rows;
+  double driver;
+  double slow;
+  double busy;         /* the pass's compute seconds at the fastest host's
+                          rate, all hosts together: busy / (n x seconds) is
+                          the pass's efficiency */
+  const char *bottleneck; /* "compute", "rows in flight", "driver" or
+                             "slow host": the largest part */
+} orion_sim_result;
+
+/* Predicts one pass of lp on c, with the breakdown.  0, or ORION_EINVAL
+ * (err says which value is wrong) / ORION_ENOMEM. */
+int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
+                      orion_sim_result *r, orion_error *err);
+
+/* One pass of lp on c without the breakdown: its seconds in *seconds. */
+int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
+                   double *seconds, orion_error *err);
+
+/* Parses a cluster SPEC "NxQc:RATE" (N hosts of Q CPUs, links of RATE:
+ * "400mbit", "10gbit", "1.5gbit", "800kbit", bits per second) into *n,
+ * *cpus and *bytes_per_s.  0, or ORION_EINVAL with err naming the part. */
+int orion_sim_parse_spec(const char *spec, int *n, double *cpus,
+                         double *bytes_per_s, orion_error *err);
+
+#endif

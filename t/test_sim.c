@@ -1,0 +1,187 @@
+/* The execution simulator (scheduler/sim.h) against small cases worked
+ * out by hand: a 2 x 2 rotation on 2 hosts whose rotating rows move, a
+ * slow host, a shaped link, a driver whose link carries the blocks, a
+ * latency, and the cluster specs of orion-driver --predict. */
+#include "t/testutil.h"
+
+#include "scheduler/sim.h"
+
+#define EPS 1e-12
+
+static orion_sim_host hosts[2];
+
+/* A 2 x 2 rotation, blocks of 4 elements at 0.25 s each (1 s a block),
+ * free links and a free driver unless a test says otherwise. */
+static orion_sim_loop rot22(void) {
+  orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0};
+  hosts[0] = hosts[1] = (orion_sim_host){0.25, 0, 0};
+  return lp;
+}
+
+static orion_sim_cluster two(void) {
+  orion_sim_cluster c = {2, hosts, {0, 0, 0}};
+  return c;
+}
+
+static orion_sim_result predict(const orion_sim_loop *lp,
+                                const orion_sim_cluster *c) {
+  orion_sim_result r;
+  orion_error err;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_sim_predict(lp, c, &r, &err), 0, "%s", err.msg);
+  cr_assert_float_eq(r.compute + r.rows + r.driver + r.slow, r.seconds, EPS,
+                     "the breakdown adds up to the pass");
+  return r;
+}
+
+/* Clock 0 runs blocks (0,0) on host 0 and (1,1) on host 1; clock 1 runs
+ * (0,1) and (1,0).  Each time part starts where the previous pass left it
+ * (part 0 on host 1, part 1 on host 0), so every block's rows (0.5 MB at
+ * 1 MB/s: 0.5 s) come from the other host: 0.5 s of rows, 1 s of compute,
+ * twice: 3 s; 2 s of them compute. */
+Test(sim, rotation_2x2_moves_the_rows_before_each_block) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  lp.part_bytes = 0.5e6;
+  hosts[0].bw = hosts[1].bw = 1e6;
+  orion_sim_result r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 3.0, EPS);
+  cr_expect_float_eq(r.compute, 2.0, EPS);
+  cr_expect_float_eq(r.rows, 1.0, EPS);
+  cr_expect_float_eq(r.driver, 0.0, EPS);
+  cr_expect_float_eq(r.slow, 0.0, EPS);
+  cr_expect_str_eq(r.bottleneck, "compute");
+  cr_expect_float_eq(r.busy / (2 * r.seconds), 4.0 / 6.0, EPS);
+}
+
+/* Host 1 at a third of the speed (3 s a block): (1,1) ends at 3, so
+ * (0,1), waiting for its time part, runs 3..4 and (1,0) runs 3..6. */
+Test(sim, a_slow_host_holds_the_rotation) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  hosts[1].sec_per_elem = 0.75;
+  orion_sim_result r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 6.0, EPS);
+  cr_expect_float_eq(r.compute, 2.0, EPS);
+  cr_expect_float_eq(r.slow, 4.0, EPS);
+  cr_expect_float_eq(r.rows + r.driver, 0.0, EPS);
+  cr_expect_str_eq(r.bottleneck, "slow host");
+}
+
+/* Host 1's link shaped to 0.5 MB/s: 1 MB of rows between the two hosts
+ * takes 2 s at the slower end, both ways at once: 2 + 1 + 2 + 1 = 6. */
+Test(sim, a_shaped_link_delays_the_rows) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  lp.part_bytes = 1e6;
+  hosts[0].bw = 1e6;
+  hosts[1].bw = 0.5e6;
+  orion_sim_result r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 6.0, EPS);
+  cr_expect_float_eq(r.compute, 2.0, EPS);
+  cr_expect_float_eq(r.rows, 4.0, EPS);
+  cr_expect_str_eq(r.bottleneck, "rows in flight");
+}
+
+/* The driver's link carries 0.5 MB per block at 1 MB/s, one block after
+ * another: (0,0) arrives at 0.5 and runs to 1.5, (1,1) arrives at 1 and
+ * runs to 2; at 2 both of clock 1 go, arriving at 2.5 and 3: done at 4. */
+Test(sim, the_driver_link_serialises_the_blocks) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  lp.drv_block_bytes = 0.5e6;
+  c.driver.bw = 1e6;
+  orion_sim_result r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 4.0, EPS);
+  cr_expect_float_eq(r.driver, 2.0, EPS);
+  cr_expect_float_eq(r.rows + r.slow, 0.0, EPS);
+}
+
+/* Latency 0.05 s on every link, so 0.1 s between two hosts: a block's
+ * message takes 0.1 s from the driver, its rows (free bandwidth) 0.1 s
+ * there and 0.1 back, its report 0.1 s, the end of the loop a round trip
+ * of 0.2 s.  Clock 0: 0.1 + 0.2 + 1 = 1.3, reported at 1.4; clock 1:
+ * 1.4 + 0.1 + 0.2 + 1 = 2.7, reported at 2.8; the end 2.8 + 0.2 = 3. */
+Test(sim, latencies_add_up_along_the_chain) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  lp.part_bytes = 1;
+  hosts[0].latency = hosts[1].latency = 0.05;
+  c.driver.latency = 0.05;
+  double secs;
+  orion_error err;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_sim_pass(&lp, &c, &secs, &err), 0, "%s", err.msg);
+  cr_expect_float_eq(secs, 3.0, 1e-9);
+}
+
+/* Dynamic placement drives the same state machine: a 1-D loop of 8
+ * blocks on one fast and one slow host (3x): the fast one takes more. */
+Test(sim, dynamic_placement_favours_the_fast_host) {
+  orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0};
+  orion_sim_cluster c = {2, hosts, {0, 0, 0}};
+  double secs, secs_static;
+  orion_error err;
+  hosts[0] = (orion_sim_host){0.25, 0, 0};
+  hosts[1] = (orion_sim_host){0.75, 0, 0};
+  orion_error_clear(&err);
+  cr_assert_eq(orion_sim_pass(&lp, &c, &secs, &err), 0, "%s", err.msg);
+  lp.dynamic = 0;
+  cr_assert_eq(orion_sim_pass(&lp, &c, &secs_static, &err), 0, "%s", err.msg);
+  /* Static: host 1 runs 4 blocks of 3 s. */
+  cr_expect_float_eq(secs_static, 12.0, EPS);
+  cr_expect_lt(secs, 8.0, "dynamic placement took %g s", secs);
+}
+
+/* An 8 x 8 rotation of equal blocks (1 s each), free links: 4 hosts run
+ * 2 space parts each, 2 blocks a clock, 16 s; 8 hosts 8 s; 1 host 64 s. */
+Test(sim, more_hosts_divide_the_compute) {
+  orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 256, 0, 0, 0, 0, 0, 0};
+  orion_sim_host h8[8];
+  int n[3] = {1, 4, 8};
+  double want[3] = {64, 16, 8};
+  for (int i = 0; i < 8; i++)
+    h8[i] = (orion_sim_host){0.25, 0, 0};
+  for (int i = 0; i < 3; i++) {
+    orion_sim_cluster c = {n[i], h8, {0, 0, 0}};
+    orion_sim_result r = predict(&lp, &c);
+    cr_expect_float_eq(r.seconds, want[i], EPS, "%d hosts: %g s", n[i],
+                       r.seconds);
+    cr_expect_float_eq(r.busy / (n[i] * r.seconds), 1.0, EPS);
+  }
+}
+
+Test(sim, bad_input_is_refused_with_a_message) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  double secs;
+  orion_error err;
+  orion_error_clear(&err);
+  hosts[1].bw = -1;
+  cr_expect_eq(orion_sim_pass(&lp, &c, &secs, &err), ORION_EINVAL);
+  cr_expect(strstr(err.msg, "host 1") != NULL, "%s", err.msg);
+  c.n = 0;
+  cr_expect_eq(orion_sim_pass(&lp, &c, &secs, &err), ORION_EINVAL);
+}
+
+Test(sim, cluster_specs_parse) {
+  int n;
+  double q, bps;
+  orion_error err;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_sim_parse_spec("4x0.4c:400mbit", &n, &q, &bps, &err), 0,
+               "%s", err.msg);
+  cr_expect_eq(n, 4);
+  cr_expect_float_eq(q, 0.4, EPS);
+  cr_expect_float_eq(bps, 50e6, EPS);
+  cr_assert_eq(orion_sim_parse_spec("64x16c:10gbit", &n, &q, &bps, &err), 0);
+  cr_expect_eq(n, 64);
+  cr_expect_float_eq(bps, 1.25e9, EPS);
+  const char *bad[] = {"4x0.4c", "0x1c:1gbit", "4x1c:10gbps", "x1c:1gbit",
+                       "4x-1c:1gbit", "4y1c:1gbit"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    cr_expect_eq(orion_sim_parse_spec(bad[i], &n, &q, &bps, &err),
+                 ORION_EINVAL, "%s", bad[i]);
+    cr_expect(strstr(err.msg, bad[i]) != NULL, "%s", err.msg);
+  }
+}
