@@ -111,21 +111,36 @@ uint64_t orion__ryw_applied(const exec_state *x, int from) {
   return x->ryw_applied != NULL ? x->ryw_applied[from] : 0;
 }
 
+/* Whether key's chunk is marked; [*lo, *hi) caches the last chunk's
+ * elements (keys come mostly in order: a division per chunk, not per
+ * item). */
+static int marked(const orion_shard *sh, const unsigned char *mark,
+                  int64_t key, int64_t *lo, int64_t *hi, int *on) {
+  if (key < *lo || key >= *hi) {
+    int64_t k = orion_shard_chunk_of(sh, key);
+    *lo = orion_shard_chunk_key(sh, k);
+    *hi = orion_shard_chunk_key(sh, k + 1);
+    *on = mark[k];
+  }
+  return *on;
+}
+
 /* Re-applies entry e's items that fall in the chunks marked in `mark`. */
 static void reapply(exec_state *x, const orion_shard *sh,
                     const unsigned char *mark, const struct ryw_entry *e) {
-  int64_t i = 0;
+  int64_t i = 0, lo = 0, hi = 0;
+  int on = 0;
   const int64_t *hids;
   if (orion_exec_buffer_helpers(x->ex, e->buffer, &hids) > 0)
     return; /* not applied here (orion__ryw_sent) */
   while (i < e->n) {
     int64_t j = i;
     orion_error err;
-    if (!mark[orion_shard_chunk_of(sh, e->items[i].key)]) {
+    if (!marked(sh, mark, e->items[i].key, &lo, &hi, &on)) {
       i++;
       continue;
     }
-    while (j < e->n && mark[orion_shard_chunk_of(sh, e->items[j].key)])
+    while (j < e->n && marked(sh, mark, e->items[j].key, &lo, &hi, &on))
       j++;
     orion_error_clear(&err);
     if (orion_exec_buffer_apply(x->ex, e->buffer, e->items + i, j - i,
