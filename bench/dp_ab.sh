@@ -16,7 +16,8 @@
 #       (the same bits on any executor count), on EXECS executors, tier c
 # For each it prints the medians over the rounds of the mean seconds of a
 # pass (epochs 2.., the "seconds" of the metrics; lr: "train_seconds"),
-# the bytes moved per pass (peer_bytes + driver_bytes), the final quality
+# the bytes moved per pass (peer_bytes + driver_bytes; lr.lua records none:
+# 0), the final quality
 # (test RMSE; test accuracy) of each build, here/base (below 1.00: this
 # tree is faster or moves less), and the load average before and after.
 # Both builds run their own apps/, so they should be the same.
