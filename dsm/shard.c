@@ -174,7 +174,7 @@ int orion_shard_install(orion_shard *sh, const orion_msg_chunk *c) {
     return ORION_EPARSE;
   orion_shard_chunk_elems(sh, c->chunk, c->chunk + 1, &first, &count);
   nr = sh->row_elems > 0 ? count / sh->row_elems : 0;
-  if (c->len == 0 ? c->row != 0
+  if (c->len == 0 ? count != 0 || c->row != 0 /* only an empty chunk */
                   : rb == 0 || c->len % rb != 0 || c->row < 0 ||
                         c->row >= nr || (int64_t)(c->len / rb) > nr - c->row)
     return ORION_EPARSE;

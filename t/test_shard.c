@@ -332,6 +332,8 @@ Test(shard, changed_sends_only_the_changed_rows) {
   bad = out[0];
   bad.len = rb - 8; /* not whole rows */
   cr_assert_eq(orion_shard_install(&req, &bad), ORION_EPARSE);
+  bad.len = 0; /* no rows of a chunk that has some */
+  cr_assert_eq(orion_shard_install(&req, &bad), ORION_EPARSE);
   orion_shard_clear(&own);
   orion_shard_clear(&req);
   orion_array_release(a);
