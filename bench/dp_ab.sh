@@ -9,8 +9,9 @@
 #
 # Workloads (WORKLOADS, default "mf lr"):
 #   mf  apps/mf/mf.lua --parallel data on MovieLens-1M, K=128, --flush
-#       block, 64 partitions (docs/headline.md's data-parallel baseline),
-#       EPOCHS epochs on EXECS executors, tier c
+#       MF_FLUSH (default block; managed: Boesen's largest-first sends),
+#       64 partitions (docs/headline.md's data-parallel baseline), EPOCHS
+#       epochs on EXECS executors, tier c
 #   lr  apps/lr/lr.lua SGD on the 20 Newsgroups split (comp.* against the
 #       rest, apps/lr/make_20ng.sh), EPOCHS epochs at --lr 2, --flush loop
 #       (the same bits on any executor count), on EXECS executors, tier c
@@ -31,6 +32,7 @@ base=$(cd "$base" && pwd)
 rounds=${ROUNDS:-3}
 epochs=${EPOCHS:-3}
 execs=${EXECS:-2}
+mf_flush=${MF_FLUSH:-block}
 workloads=${WORKLOADS:-mf lr}
 data=${ORION_DATA:-$here/../shared/data}
 data=$(cd "$data" 2> /dev/null && pwd || echo "$data")
@@ -72,7 +74,7 @@ one() {
     mf)
       (cd "$dir" && ./orion-driver --quiet --executors "$execs" --partitions 64 \
         --metrics "$m" apps/mf/mf.lua --train "$mftrain" --test "$mftest" \
-        --k 128 --epochs "$epochs" --parallel data --flush block --tier c) > /dev/null
+        --k 128 --epochs "$epochs" --parallel data --flush "$mf_flush" --tier c) > /dev/null
       pass_stats "$m" seconds >> "$tmp/$1.$2" ;;
     lr)
       (cd "$dir" && ./orion-driver --quiet --executors "$execs" --metrics "$m" \
@@ -96,8 +98,8 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 
-printf '\ndata-parallel buffered path, here (%s) vs base (%s): %s executors, %s epochs, medians of %s rounds, %s cores\n' \
-  "$here" "$base" "$execs" "$epochs" "$rounds" "$(nproc)"
+printf '\ndata-parallel buffered path, here (%s) vs base (%s): %s executors, %s epochs, MF --flush %s, medians of %s rounds, %s cores\n' \
+  "$here" "$base" "$execs" "$epochs" "$mf_flush" "$rounds" "$(nproc)"
 printf '%-3s %12s %12s %7s %14s %14s %7s %10s %10s\n' app "base s/pass" "here s/pass" \
   ratio "base B/pass" "here B/pass" ratio "base qual" "here qual"
 for w in $workloads; do
