@@ -451,6 +451,14 @@ static void prologue(gen *g) {
     case ORION_CSLOT_BUFFER:
       E(g, "O_U void *const %s_h = c->bufs[%d].h;", p, s->idx);
       E(g, "O_U const int32_t %s_op = c->bufs[%d].op;", p, s->idx);
+      /* The store's dense values (util/cbody.h; the CPU body's). */
+      E(g,
+        "O_U orion_cval *const %s_v = c->bufs[%d].vals; "
+        "O_U uint64_t *const %s_b = c->bufs[%d].bits; "
+        "O_U int64_t *const %s_l = c->bufs[%d].dirty; "
+        "O_U int64_t *const %s_n = c->bufs[%d].ndirty; "
+        "O_U const int64_t %s_m = c->bufs[%d].dirty_max;",
+        p, s->idx, p, s->idx, p, s->idx, p, s->idx, p, s->idx);
       for (d = 0; d < s->ndims; d++)
         E(g,
           "O_U const int64_t %s_d%d = c->bufs[%d].dims[%d], %s_s%d = "

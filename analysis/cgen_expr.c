@@ -589,7 +589,11 @@ static const char *position(gen *g, cv o, const char *kk) {
 static cv buffer_read(gen *g, const slot *s, const char *pos) {
   const char *t = newtmp(g);
   int isint = s->etype == ET_I32 || s->etype == ET_I64;
-  E(g, "O_U const orion_cval %s = c->buf_get(c, %s_h, %s);", t, s->pfx, pos);
+  /* Inline from the dense store when there is one (util/cbody.h). */
+  E(g,
+    "O_U const orion_cval %s = %s_v != NULL ? %s_v[%s] : "
+    "c->buf_get(c, %s_h, %s);",
+    t, s->pfx, s->pfx, pos, s->pfx, pos);
   return cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK),
                S(g, "%s.%c", t, isint ? 'i' : 'd'), 1);
 }
@@ -676,11 +680,23 @@ void store_value(gen *g, cv v, int et, const char *dest, const slot *bs,
     val = as_d(g, v);
   }
   if (bs != NULL) {
-    const char *t = newtmp(g), *t2 = newtmp(g);
+    const char *t = newtmp(g), *t2 = newtmp(g), *k = newtmp(g);
+    const char *p = bs->pfx;
     E(g, "O_U orion_cval %s;", t);
-    E(g, "int %s;", t2);
+    E(g, "int %s = 0;", t2);
     E(g, "%s.%c = %s;", t, toint ? 'i' : 'd', val);
-    E(g, "%s = c->buf_set(c, %s_h, %s, %s);", t2, bs->pfx, pos, t);
+    /* The dense store inline: mark the key as dsm/wbuf.c does, then
+     * store (util/cbody.h); else the call. */
+    E(g, "if (%s_v != NULL) {", p);
+    E(g, "  const int64_t %s = %s;", k, pos);
+    E(g, "  if (!(%s_b[%s >> 6] & ((uint64_t)1 << (%s & 63)))) {", p, k, k);
+    E(g, "    %s_b[%s >> 6] |= (uint64_t)1 << (%s & 63);", p, k, k);
+    E(g, "    if (*%s_n < %s_m) %s_l[*%s_n] = %s;", p, p, p, p, k);
+    E(g, "    ++*%s_n;", p);
+    E(g, "  }");
+    E(g, "  %s_v[%s] = %s;", p, k, t);
+    E(g, "} else");
+    E(g, "%s = c->buf_set(c, %s_h, %s, %s);", t2, p, pos, t);
     fail(g, S(g, "%s != 0", t2), t2);
   } else if (g->in->gpu && !g->inlane) {
     /* Lane 0's store when a warp runs the body (analysis/cgen_lane.c). */

@@ -469,12 +469,14 @@ void orion_msg_fetch_free(orion_msg_fetch *m);
  * FETCH_REPLY (owner -> executor): the chunks whose version differs.
  * ---------------------------------------------------------------------- */
 
-/* A chunk: i64 chunk, u64 version, bytes rows. */
+/* A chunk's rows: i64 chunk, u64 version, i64 row (the first row of data
+ * within the chunk: 0 for a whole chunk), bytes rows. */
 typedef struct orion_msg_chunk {
   int64_t chunk;
   uint64_t version;
   const char *data;
   size_t len;
+  int64_t row;
 } orion_msg_chunk;
 
 /* Wire order: i64 array, u64 nchunks + chunks, u64 applied.  applied:

@@ -292,6 +292,7 @@ int orion_msg_fetch_reply_encode(orion_buf *b, const orion_msg_fetch_reply *m) {
     for (k = 0; k < m->nchunks; k++) {
       orion__mw_i64(&e, m->chunks[k].chunk);
       orion__mw_u64(&e, m->chunks[k].version);
+      orion__mw_i64(&e, m->chunks[k].row);
       orion__mw_bytes(&e, m->chunks[k].data, m->chunks[k].len);
     }
   orion__mw_u64(&e, m->applied);
@@ -307,11 +308,12 @@ int orion_msg_fetch_reply_decode(const void *p, size_t n,
   memset(&m, 0, sizeof m);
   orion__mr_init(&d, p, n, "FETCH_REPLY", err);
   m.array = orion__mr_i64(&d, "array id");
-  v = orion__mr_list(&d, "chunk", 24, sizeof *v, &m.nchunks);
+  v = orion__mr_list(&d, "chunk", 32, sizeof *v, &m.nchunks);
   m.chunks = v;
   for (k = 0; k < m.nchunks && d.rc == 0; k++) {
     v[k].chunk = orion__mr_i64(&d, "chunk");
     v[k].version = orion__mr_u64(&d, "chunk's version");
+    v[k].row = orion__mr_i64(&d, "chunk's first row");
     v[k].data = orion__mr_bytes(&d, "chunk's rows", &v[k].len);
   }
   m.applied = orion__mr_u64(&d, "flushes applied");

@@ -23,11 +23,13 @@ int orion_shard_init(orion_shard *sh, int64_t id, orion_array *a, int e,
   sh->chi = orion_shard_first(e + 1, n, sh->nchunks);
   sh->have = orion_calloc((size_t)sh->nchunks + 1, sizeof *sh->have);
   sh->ver = orion_calloc((size_t)(sh->chi - sh->clo) + 1, sizeof *sh->ver);
+  sh->rver = orion_calloc((size_t)((sh->chi - sh->clo) * sh->chunk_rows) + 1,
+                          sizeof *sh->rver);
   orion_shard_chunk_elems(sh, sh->clo, sh->chi, &first, &count);
   sh->served = orion_malloc((size_t)count * sh->esz + 1);
   sh->base = orion_malloc((size_t)count * sh->esz + 1);
-  if (sh->have == NULL || sh->ver == NULL || sh->served == NULL ||
-      sh->base == NULL) {
+  if (sh->have == NULL || sh->ver == NULL || sh->rver == NULL ||
+      sh->served == NULL || sh->base == NULL) {
     orion_shard_clear(sh);
     return ORION_ENOMEM;
   }
@@ -37,6 +39,7 @@ int orion_shard_init(orion_shard *sh, int64_t id, orion_array *a, int e,
 void orion_shard_clear(orion_shard *sh) {
   orion_free(sh->have);
   orion_free(sh->ver);
+  orion_free(sh->rver);
   orion_free(sh->served);
   orion_free(sh->base);
   orion_array_release(sh->a);
@@ -84,8 +87,15 @@ void orion_shard_publish(orion_shard *sh, int64_t k0, int64_t k1, int force,
     dst = sh->served + own_offset(sh, k);
     src = (char *)sh->a->values + (size_t)first * sh->esz;
     if (force || memcmp(dst, src, (size_t)count * sh->esz) != 0) {
+      size_t rb = (size_t)sh->row_elems * sh->esz;
+      uint64_t *rv = sh->rver + (k - sh->clo) * sh->chunk_rows;
+      int64_t r, nr = sh->row_elems > 0 ? count / sh->row_elems : 0;
+      uint64_t v = ++*counter;
+      for (r = 0; r < nr; r++) /* the rows that changed get v */
+        if (force || memcmp(dst + r * rb, src + r * rb, rb) != 0)
+          rv[r] = v;
       memcpy(dst, src, (size_t)count * sh->esz);
-      sh->ver[k - sh->clo] = ++*counter;
+      sh->ver[k - sh->clo] = v;
     }
   }
 }
@@ -100,33 +110,78 @@ void orion_shard_forget(orion_shard *sh) {
   memset(sh->have, 0, sizeof *sh->have * (size_t)sh->nchunks);
 }
 
+/* Unchanged bytes between two runs of changed rows up to which one entry
+ * carries both (an entry's own fields take about this much). */
+#define RUN_GAP_BYTES 32
+
 int64_t orion_shard_changed(const orion_shard *sh, const uint64_t *versions,
                             orion_msg_chunk *out) {
   int64_t k, n = 0;
+  size_t rb = (size_t)sh->row_elems * sh->esz;
   for (k = sh->clo; k < sh->chi; k++) {
-    int64_t first, count;
-    orion_msg_chunk *c;
-    if (versions[k - sh->clo] == sh->ver[k - sh->clo])
+    int64_t first, count, nr, r = 0, gap;
+    uint64_t held = versions[k - sh->clo], ver = sh->ver[k - sh->clo];
+    const uint64_t *rv = sh->rver + (k - sh->clo) * sh->chunk_rows;
+    if (held == ver)
       continue;
     orion_shard_chunk_elems(sh, k, k + 1, &first, &count);
-    c = &out[n++];
-    c->chunk = k;
-    c->version = sh->ver[k - sh->clo];
-    c->data = sh->served + own_offset(sh, k);
-    c->len = (size_t)count * sh->esz;
+    nr = sh->row_elems > 0 ? count / sh->row_elems : 0;
+    if (held == 0 || held > ver || nr == 0) { /* the whole chunk */
+      if (out != NULL) {
+        orion_msg_chunk *c = &out[n];
+        c->chunk = k;
+        c->version = ver;
+        c->row = 0;
+        c->data = sh->served + own_offset(sh, k);
+        c->len = (size_t)count * sh->esz;
+      }
+      n++;
+      continue;
+    }
+    gap = rb > 0 ? (int64_t)(RUN_GAP_BYTES / rb) : 0;
+    while (r < nr) {
+      int64_t e, z;
+      if (rv[r] <= held) {
+        r++;
+        continue;
+      }
+      /* A run from r: changed rows, and gaps of up to `gap` rows. */
+      for (e = r + 1; e < nr; e = z + 1) {
+        for (z = e; z < nr && z - e < gap && rv[z] <= held; z++)
+          ;
+        if (z >= nr || rv[z] <= held)
+          break;
+      }
+      if (out != NULL) {
+        orion_msg_chunk *c = &out[n];
+        c->chunk = k;
+        c->version = ver;
+        c->row = r;
+        c->data = sh->served + own_offset(sh, k) + (size_t)r * rb;
+        c->len = (size_t)(e - r) * rb;
+      }
+      n++;
+      r = e;
+    }
   }
   return n;
 }
 
 int orion_shard_install(orion_shard *sh, const orion_msg_chunk *c) {
-  int64_t first, count;
+  int64_t first, count, nr;
+  size_t rb = (size_t)sh->row_elems * sh->esz;
   if (c->chunk < 0 || c->chunk >= sh->nchunks)
     return ORION_EPARSE;
   orion_shard_chunk_elems(sh, c->chunk, c->chunk + 1, &first, &count);
-  if (c->len != (size_t)count * sh->esz)
+  nr = sh->row_elems > 0 ? count / sh->row_elems : 0;
+  if (c->len == 0 ? count != 0 || c->row != 0 /* only an empty chunk */
+                  : rb == 0 || c->len % rb != 0 || c->row < 0 ||
+                        c->row >= nr || (int64_t)(c->len / rb) > nr - c->row)
     return ORION_EPARSE;
   if (c->len > 0) /* an empty chunk's data is NULL */
-    memcpy((char *)sh->a->values + (size_t)first * sh->esz, c->data, c->len);
+    memcpy((char *)sh->a->values + (size_t)first * sh->esz +
+               (size_t)c->row * rb,
+           c->data, c->len);
   sh->have[c->chunk] = c->version;
   return 0;
 }

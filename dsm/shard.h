@@ -3,10 +3,12 @@
  * by the executors in turn for a loop run; executor e of n owns chunks
  * [orion_shard_first(e), orion_shard_first(e + 1)).  The owner publishes
  * its chunks from its replica to a served copy, bumping the version of
- * each chunk that changed; a requester keeps the version it holds of every
- * chunk, and the owner answers it with exactly the chunks whose version
- * differs; the owner's changed elements since the last rebase are the runs
- * where the served copy and the base differ.
+ * each chunk that changed and stamping its changed rows with that
+ * version; a requester keeps the version it holds of every chunk, and the
+ * owner answers it with the chunks whose version differs, each with only
+ * the rows changed since the version the requester holds (a parameter
+ * server's delta refresh); the owner's changed elements since the last
+ * rebase are the runs where the served copy and the base differ.
  *
  * Pure data: no locks, no I/O.  The user serializes calls (the executor
  * holds its mutex around them, executor/exec_shard.c) and does the
@@ -34,6 +36,7 @@ typedef struct orion_shard {
   uint64_t *have;      /* requester: version held per chunk */
   int64_t clo, chi;    /* owner: my chunks */
   uint64_t *ver;       /* owner: per own chunk */
+  uint64_t *rver;      /* owner: per own row, the version it last changed */
   char *served;        /* owner: own rows as published */
   char *base;          /* owner: own rows when the run started */
 } orion_shard;
@@ -63,7 +66,8 @@ int orion_shard_owner(const orion_shard *sh, int n, int64_t k);
 
 /* Copies own chunks [k0, k1) (cut to ours) from the replica to the
  * served copy, giving each that changed (every one when force) the next
- * version of *counter. */
+ * version of *counter, and that version to its rows that changed (every
+ * row when force). */
 void orion_shard_publish(orion_shard *sh, int64_t k0, int64_t k1, int force,
                          uint64_t *counter);
 
@@ -74,15 +78,19 @@ void orion_shard_rebase(orion_shard *sh);
 void orion_shard_forget(orion_shard *sh);
 
 /* The owner's answer to a requester holding versions[k - clo] of our
- * chunks k: fills out (room for chi - clo) with exactly the chunks whose
- * version differs, in chunk order, their data pointing into the served
- * copy; returns how many. */
+ * chunks k: fills out with the chunks whose version differs, in chunk
+ * order, their data pointing into the served copy: a chunk's rows
+ * stamped after the version held, in runs (an entry per run, `row` its
+ * first row in the chunk; runs a few unchanged bytes apart are sent as
+ * one), or the whole chunk when nothing (0) or a version this owner never
+ * gave is held.  Returns how many entries; out NULL: only counts them. */
 int64_t orion_shard_changed(const orion_shard *sh, const uint64_t *versions,
                             orion_msg_chunk *out);
 
-/* A requester installs chunk c (from an owner's answer) in its replica and
- * holds its version.  0, or ORION_EPARSE (nothing changed) when the chunk
- * is not one of the array's or its length is wrong. */
+/* A requester installs chunk entry c (from an owner's answer: rows from
+ * c->row on) in its replica and holds its version.  0, or ORION_EPARSE
+ * (nothing changed) when the chunk is not one of the array's or its rows
+ * do not fit it (whole rows, inside the chunk). */
 int orion_shard_install(orion_shard *sh, const orion_msg_chunk *c);
 
 /* Appends to runs the runs of our elements whose served value differs

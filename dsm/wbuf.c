@@ -183,6 +183,34 @@ orion_pend_value *orion_wbuf_slot(orion_wbuf *p, int64_t key) {
   }
 }
 
+int orion_wbuf_dense_view(orion_wbuf *p, orion_pend_value **vals,
+                          uint64_t **bits, int64_t **dirty, int64_t **ndirty,
+                          int64_t *dirty_max) {
+  int64_t lim = p->positions / 512;
+  *vals = NULL;
+  *bits = NULL;
+  *dirty = NULL;
+  *ndirty = &p->ndirty;
+  *dirty_max = lim;
+  if (p->vals == NULL) {
+    if (p->hkeys != NULL || p->positions > DENSE_MAX_POSITIONS)
+      return 0; /* hashed: the caller goes through orion_wbuf_slot */
+    if (dense_alloc(p) != 0)
+      return ORION_ENOMEM;
+  }
+  if (p->capdirty < lim) { /* room for every key dense_mark may list */
+    int64_t *nd = orion_realloc(p->dirty, sizeof *nd * (size_t)lim);
+    if (nd == NULL)
+      return ORION_ENOMEM;
+    p->dirty = nd;
+    p->capdirty = lim;
+  }
+  *vals = p->vals;
+  *bits = p->bits;
+  *dirty = p->dirty;
+  return 0;
+}
+
 int orion_wbuf_add_scaled(orion_wbuf *p, int64_t k0, const float *x,
                           const float *x0, int64_t n, double alpha,
                           int set_mode) {

@@ -85,6 +85,20 @@ const orion_pend_value *orion_wbuf_lookup(const orion_wbuf *w, int64_t key);
  * [0, positions).  Valid until the next write to or take from the store. */
 orion_pend_value *orion_wbuf_slot(orion_wbuf *w, int64_t key);
 
+/* The dense form's storage, for a caller that writes pending values
+ * inline (a compiled body, util/cbody.h): *vals (one per position, zero
+ * when clean), the dirty bitmap *bits, the key list *dirty and the pending
+ * count *ndirty.  A caller marking key k pending does what the store does:
+ * if bit k is clear it sets it, stores k at (*dirty)[*ndirty] when
+ * *ndirty < *dirty_max, and increments *ndirty.  The list has room for
+ * dirty_max keys.  An empty store of a small target is made dense here; a
+ * hashed store (large targets) answers *vals = NULL (use
+ * orion_wbuf_slot).  The pointers stay valid until orion_wbuf_free (takes
+ * keep the storage).  Returns 0, or ORION_ENOMEM (*vals NULL). */
+int orion_wbuf_dense_view(orion_wbuf *w, orion_pend_value **vals,
+                          uint64_t **bits, int64_t **dirty, int64_t **ndirty,
+                          int64_t *dirty_max);
+
 /* Float targets: for i in [0, n), with d = x[i] - x0[i] in double (d = x[i]
  * when x0 is NULL), the pending value of key k0 + i becomes d (set_mode 1)
  * or pending + alpha * d (set_mode 0).  A write of a quarter of the target

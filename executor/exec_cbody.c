@@ -162,6 +162,19 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
         bufs[nb].dims[d] = bf->target->dims[d];
         bufs[nb].strides[d] = bf->target->strides[d];
       }
+      { /* the store's dense values, for the body's inline reads/writes */
+        orion_pend_value *vals;
+        if (orion_wbuf_dense_view(&bf->pend, &vals, &bufs[nb].bits,
+                                  &bufs[nb].dirty, &bufs[nb].ndirty,
+                                  &bufs[nb].dirty_max) != 0) {
+          rc = orion_error_set(err, ORION_ENOMEM,
+                               "executor %d: buffer '%s': out of memory "
+                               "for pending writes",
+                               ex->id, bf->name);
+          break;
+        }
+        bufs[nb].vals = (orion_cval *)vals; /* the same union */
+      }
       nb++;
       break;
     }

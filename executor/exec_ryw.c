@@ -111,21 +111,36 @@ uint64_t orion__ryw_applied(const exec_state *x, int from) {
   return x->ryw_applied != NULL ? x->ryw_applied[from] : 0;
 }
 
-/* Re-applies entry e's items that fall in the chunks marked in `mark`. */
+/* Whether key's row is marked; [*lo, *hi) caches the last row's elements
+ * (keys come mostly in order: a division per row, not per item). */
+static int marked(const orion_shard *sh, const unsigned char *mark,
+                  int64_t key, int64_t *lo, int64_t *hi, int *on) {
+  if (key < *lo || key >= *hi) {
+    int64_t r = key / sh->row_elems;
+    *lo = r * sh->row_elems;
+    *hi = *lo + sh->row_elems;
+    *on = mark[r];
+  }
+  return *on;
+}
+
+/* Re-applies entry e's items that fall in the rows marked in `mark` (the
+ * rows a reply installed). */
 static void reapply(exec_state *x, const orion_shard *sh,
                     const unsigned char *mark, const struct ryw_entry *e) {
-  int64_t i = 0;
+  int64_t i = 0, lo = 0, hi = 0;
+  int on = 0;
   const int64_t *hids;
   if (orion_exec_buffer_helpers(x->ex, e->buffer, &hids) > 0)
     return; /* not applied here (orion__ryw_sent) */
   while (i < e->n) {
     int64_t j = i;
     orion_error err;
-    if (!mark[orion_shard_chunk_of(sh, e->items[i].key)]) {
+    if (!marked(sh, mark, e->items[i].key, &lo, &hi, &on)) {
       i++;
       continue;
     }
-    while (j < e->n && mark[orion_shard_chunk_of(sh, e->items[j].key)])
+    while (j < e->n && marked(sh, mark, e->items[j].key, &lo, &hi, &on))
       j++;
     orion_error_clear(&err);
     if (orion_exec_buffer_apply(x->ex, e->buffer, e->items + i, j - i,
@@ -150,11 +165,17 @@ void orion__ryw_reply(exec_state *x, int owner, orion_shard *sh,
   }
   if (x->ryw_log[owner] == NULL || m->nchunks == 0)
     return;
-  mark = orion_calloc((size_t)sh->nchunks, 1);
+  if (sh->row_elems <= 0)
+    return;
+  mark = orion_calloc((size_t)sh->a->dims[0] + 1, 1);
   if (mark == NULL)
     orion__exec_die(x, "out of memory");
-  for (k = 0; k < m->nchunks; k++)
-    mark[m->chunks[k].chunk] = 1; /* installed, so in range */
+  for (k = 0; k < m->nchunks; k++) { /* installed, so in range */
+    const orion_msg_chunk *c = &m->chunks[k];
+    int64_t r0 = c->chunk * sh->chunk_rows + c->row;
+    int64_t nr = (int64_t)(c->len / ((size_t)sh->row_elems * sh->esz));
+    memset(mark + r0, 1, (size_t)nr);
+  }
   for (pp = &x->ryw_log[owner]; *pp != NULL; pp = &(*pp)->next)
     if (orion__shard_of_buffer(x, (*pp)->buffer) == sh)
       reapply(x, sh, mark, *pp);

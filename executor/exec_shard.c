@@ -408,16 +408,18 @@ static int serve_fetch(exec_state *x, int from, const char *p, size_t len) {
       orion_conn_close(x->peers[from].in, "malformed FETCH");
     return 0;
   }
-  if (sh->chi > sh->clo) {
-    chunks = orion_malloc(sizeof *chunks * (size_t)(sh->chi - sh->clo));
+  /* The chunks whose version differs from the one the requester holds,
+   * their rows changed since, pointing into the served copy (encoded
+   * while x->mu is held). */
+  rm.nchunks = orion_shard_changed(sh, m.versions, NULL);
+  if (rm.nchunks > 0) {
+    chunks = orion_malloc(sizeof *chunks * (size_t)rm.nchunks);
     if (chunks == NULL)
       orion__exec_die(x, "out of memory");
+    orion_shard_changed(sh, m.versions, chunks);
   }
-  /* The chunks whose version differs from the one the requester holds,
-   * pointing into the served copy (encoded while x->mu is held). */
   rm.array = m.array;
   rm.chunks = chunks;
-  rm.nchunks = orion_shard_changed(sh, m.versions, chunks);
   rm.applied = orion__ryw_applied(x, from);
   orion_buf_init(&b);
   rc = orion_msg_fetch_reply_encode(&b, &rm);

@@ -426,7 +426,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
   static const orion_msg_str addrs[2] = {{"h:1", 3}, {"[::1]:2", 7}};
   static const int64_t ids[2] = {4, -5};
   static const uint64_t vers[3] = {0, 7, 1};
-  static const orion_msg_chunk chunks[1] = {{2, 8, (const char *)vals, 32}};
+  static const orion_msg_chunk chunks[1] = {{2, 8, (const char *)vals, 32, 1}};
   orion_msg_item items[12];
   orion_cslot slots[2];
   orion_msg m;

@@ -716,12 +716,23 @@ typedef struct mockbuf {
   orion_apply_op op;
   orion_cval *pend;
   unsigned char *dirty;
+  /* Inline mode (util/cbody.h's vals): pend is the body's dense store. */
+  uint64_t *bits;
+  int64_t *list, nlisted;
 } mockbuf;
+
+/* Inline mode: the buffers hand the body their dense store (as the
+ * executor does for small targets) and the calls must not be made;
+ * MOCK_LIST is the key list's room, small so that both of the store's
+ * ways (list, then count only) are exercised. */
+static int inline_mode, mock_calls;
+#define MOCK_LIST 3
 
 static orion_cval mock_get(orion_cctx *c, void *h, int64_t key) {
   mockbuf *m = h;
   orion_cval zero;
   (void)c;
+  mock_calls++;
   cr_assert(key >= 0 && key < m->target->nnz, "buf_get key %lld",
             (long long)key);
   zero.i = 0;
@@ -731,6 +742,7 @@ static orion_cval mock_get(orion_cctx *c, void *h, int64_t key) {
 static int mock_set(orion_cctx *c, void *h, int64_t key, orion_cval v) {
   mockbuf *m = h;
   (void)c;
+  mock_calls++;
   cr_assert(key >= 0 && key < m->target->nnz, "buf_set key %lld",
             (long long)key);
   m->pend[key] = v;
@@ -819,6 +831,16 @@ static void run_compiled(const orion_cgen_out *out, built *b, state *s,
       memcpy(bufs[nb].dims, mocks[nb].target->dims, sizeof bufs[nb].dims);
       memcpy(bufs[nb].strides, mocks[nb].target->strides,
              sizeof bufs[nb].strides);
+      if (inline_mode) {
+        mocks[nb].bits = calloc(((size_t)mocks[nb].target->nnz + 63) / 64,
+                                sizeof(uint64_t));
+        mocks[nb].list = calloc(MOCK_LIST, sizeof(int64_t));
+        bufs[nb].vals = mocks[nb].pend;
+        bufs[nb].bits = mocks[nb].bits;
+        bufs[nb].dirty = mocks[nb].list;
+        bufs[nb].ndirty = &mocks[nb].nlisted;
+        bufs[nb].dirty_max = MOCK_LIST;
+      }
       nb++;
       break;
     case ORION_CSLOT_ACC:
@@ -845,6 +867,7 @@ static void run_compiled(const orion_cgen_out *out, built *b, state *s,
   ctx.buf_set = mock_set;
   ctx.elem_done = count_elem;
   elem_count = 0;
+  mock_calls = 0;
   for (i = 0; i < calls && rc == 0; i++) {
     int64_t a = lo + (hi - lo) * i / calls,
             e = lo + (hi - lo) * (i + 1) / calls;
@@ -867,6 +890,30 @@ static void run_compiled(const orion_cgen_out *out, built *b, state *s,
     key_text(s->arr[NARRS], ctx.cur, s->key, sizeof s->key);
   } else {
     cr_assert_eq(elem_count, hi - lo);
+  }
+  if (inline_mode)
+    cr_assert_eq(mock_calls, 0, "inline mode, yet %d buf_get/buf_set calls",
+                 mock_calls);
+  for (i = 0; i < nb && inline_mode; i++) {
+    /* The store's bookkeeping, as dsm/wbuf.c keeps it: one bit per
+     * pending key, the count of them, the first MOCK_LIST listed. */
+    int64_t k, nbits = 0;
+    for (k = 0; k < mocks[i].target->nnz; k++)
+      if (mocks[i].bits[k >> 6] >> (k & 63) & 1) {
+        mocks[i].dirty[k] = 1;
+        nbits++;
+      } else {
+        cr_assert_eq(mocks[i].pend[k].i, 0, "clean key %lld is not 0",
+                     (long long)k);
+      }
+    cr_assert_eq(mocks[i].nlisted, nbits);
+    for (k = 0; k < nbits && k < MOCK_LIST; k++) {
+      int64_t key = mocks[i].list[k];
+      cr_assert(mocks[i].bits[key >> 6] >> (key & 63) & 1);
+      cr_assert(k == 0 || key != mocks[i].list[k - 1]);
+    }
+    free(mocks[i].bits);
+    free(mocks[i].list);
   }
   for (i = 0; i < nb; i++) {
     mock_flush(&mocks[i]);
@@ -1006,6 +1053,13 @@ static void check_with(iter_kind kind, const char *body, check_opts o) {
   hi = o.hi > 0 ? o.hi : want.arr[NARRS]->nnz;
   run_reference(chunk, &want, lo, hi, o.calls > 0 ? o.calls : 1);
   run_compiled(&out, &b, &got, lo, hi, o.calls > 0 ? o.calls : 1);
+  compare_states(&want, &got, o.tol, body);
+  /* Again with the buffers' dense stores read and written inline. */
+  state_free(&got);
+  state_init(&got, kind);
+  inline_mode = 1;
+  run_compiled(&out, &b, &got, lo, hi, o.calls > 0 ? o.calls : 1);
+  inline_mode = 0;
   if (o.expect != NULL) {
     if (o.expect[0] == 0)
       cr_assert(!want.failed, "the interpreter failed: %s\nbody: %s",
@@ -2149,7 +2203,7 @@ Test(cgen, slots_in_first_use_order) {
   cr_assert_eq(out.slots[1].fval, 0.01);
   /* The source reads values from ctx, and names them no where else. */
   cr_assert_not_null(strstr(out.src.data, "c->consts[0].d"));
-  cr_assert_not_null(strstr(out.src.data, "const int orion_cbody_abi = 2;"));
+  cr_assert_not_null(strstr(out.src.data, "const int orion_cbody_abi = 3;"));
   cr_assert_null(strstr(out.src.data, "#include \""));
   cr_assert_eq(strlen(out.src.data), out.src.len);
   orion_cgen_out_free(&out);

@@ -768,8 +768,8 @@ Test(msg, shutdown_reason_round_trip_and_limit) {
 
 Test(msg, fetch_and_reply_round_trip) {
   static const uint64_t vers[4] = {0, 1, UINT64_MAX, 42};
-  static const orion_msg_chunk chunks[2] = {{3, 17, (const char *)vals5, 40},
-                                            {-1, UINT64_MAX, NULL, 0}};
+  static const orion_msg_chunk chunks[2] = {{3, 17, (const char *)vals5, 40, 6},
+                                            {-1, UINT64_MAX, NULL, 0, 0}};
   orion_msg_fetch f = {-2, 8, 10, 14, vers}, f2;
   orion_msg_fetch_reply r = {-8, chunks, 2, 77}, r2;
   orion_buf b;
@@ -799,6 +799,7 @@ Test(msg, fetch_and_reply_round_trip) {
   for (k = 0; k < 2; k++) {
     cr_assert_eq(r2.chunks[k].chunk, chunks[k].chunk);
     cr_assert_eq(r2.chunks[k].version, chunks[k].version);
+    cr_assert_eq(r2.chunks[k].row, chunks[k].row);
     eq_bytes(r2.chunks[k].data, r2.chunks[k].len, chunks[k].data, chunks[k].len,
              "chunk rows");
     inside(r2.chunks[k].data, r2.chunks[k].len, p, n);

@@ -219,10 +219,10 @@ Test(shard, changed_selects_differing_chunks) {
   bad = out[0];
   bad.chunk = 5;
   cr_assert_eq(orion_shard_install(&req, &bad), ORION_EPARSE);
-  bad = out[1];
-  bad.chunk = 3; /* a full chunk's length differs from the last one's */
+  bad = out[0];
+  bad.chunk = 4; /* a full chunk's rows do not fit the last one */
   cr_assert_eq(orion_shard_install(&req, &bad), ORION_EPARSE);
-  cr_assert_eq(req.have[3], 0, "nothing installed");
+  cr_assert_eq(req.have[4], own.ver[4], "nothing installed");
 
   orion_shard_forget(&req);
   cr_assert(req.have[1] == 0 && req.have[4] == 0);
@@ -278,4 +278,98 @@ Test(shard, init_clear_release) {
   orion_shard_clear(&sh);
   cr_assert_eq(a->refs, 1);
   orion_array_release(a);
+}
+
+/* A refresh sends only the rows changed since the version the requester
+ * holds (a parameter server's delta), and installing them makes the
+ * requester's copy the owner's again. */
+Test(shard, changed_sends_only_the_changed_rows) {
+  orion_array *a = make_array(ROWS, COLS), *b = make_array(ROWS, COLS);
+  orion_shard own = {0}, req = {0};
+  orion_msg_chunk out[8], bad;
+  uint64_t counter = 0;
+  int64_t n, k;
+  size_t rb = COLS * 8, sent = 0;
+  cr_assert_eq(orion_shard_init(&own, 1, a, 0, 1), 0);
+  cr_assert_eq(orion_shard_init(&req, 1, b, 0, 2), 0);
+  orion_shard_publish(&own, 0, 5, 1, &counter);
+  n = orion_shard_changed(&own, req.have, out);
+  cr_assert_eq(n, 5, "nothing held: every chunk whole");
+  for (k = 0; k < n; k++)
+    cr_assert_eq(orion_shard_install(&req, &out[k]), 0);
+  cr_assert_eq(memcmp(vals(a), vals(b), ROWS * COLS * 8), 0);
+
+  /* Rows 9, 11 and 12 (chunk 1's rows 1, 3, 4) and 36 (chunk 4's row 4). */
+  vals(a)[9 * COLS + 5] = -1;
+  vals(a)[11 * COLS] = -2;
+  vals(a)[12 * COLS + 63] = -3;
+  vals(a)[36 * COLS + 1] = -4;
+  orion_shard_publish(&own, 0, 5, 0, &counter);
+  n = orion_shard_changed(&own, req.have, NULL);
+  cr_assert_eq(n, 3, "three runs of changed rows");
+  cr_assert_eq(orion_shard_changed(&own, req.have, out), 3);
+  cr_assert(out[0].chunk == 1 && out[0].row == 1 && out[0].len == rb);
+  cr_assert(out[1].chunk == 1 && out[1].row == 3 && out[1].len == 2 * rb);
+  cr_assert(out[2].chunk == 4 && out[2].row == 4 && out[2].len == rb);
+  cr_assert_eq(out[1].version, own.ver[1]);
+  for (k = 0; k < n; k++) {
+    sent += out[k].len;
+    cr_assert_eq(orion_shard_install(&req, &out[k]), 0);
+  }
+  cr_assert_eq(sent, 4 * rb, "4 rows, not the 13 of their chunks");
+  cr_assert_eq(memcmp(vals(a), vals(b), ROWS * COLS * 8), 0);
+  cr_assert(req.have[1] == own.ver[1] && req.have[4] == own.ver[4]);
+  cr_assert_eq(orion_shard_changed(&own, req.have, out), 0, "up to date");
+
+  /* Rows that do not fit their chunk are refused. */
+  bad = out[2];
+  bad.row = 5; /* the last chunk has rows 0..4 */
+  cr_assert_eq(orion_shard_install(&req, &bad), ORION_EPARSE);
+  bad = out[0];
+  bad.row = 7;
+  bad.len = 2 * rb;
+  cr_assert_eq(orion_shard_install(&req, &bad), ORION_EPARSE);
+  bad = out[0];
+  bad.len = rb - 8; /* not whole rows */
+  cr_assert_eq(orion_shard_install(&req, &bad), ORION_EPARSE);
+  bad.len = 0; /* no rows of a chunk that has some */
+  cr_assert_eq(orion_shard_install(&req, &bad), ORION_EPARSE);
+  orion_shard_clear(&own);
+  orion_shard_clear(&req);
+  orion_array_release(a);
+  orion_array_release(b);
+}
+
+/* Rows of 8 bytes: changed rows 4 rows apart go in one entry (the rows
+ * between cost what a second entry would), farther apart in two. */
+Test(shard, changed_joins_runs_a_few_bytes_apart) {
+  orion_array *a = make_array(2048, 1), *b = make_array(2048, 1);
+  orion_shard own = {0}, req = {0};
+  orion_msg_chunk out[4];
+  uint64_t counter = 0;
+  int64_t k, n;
+  cr_assert_eq(orion_shard_init(&own, 1, a, 0, 1), 0);
+  cr_assert_eq(orion_shard_init(&req, 1, b, 0, 2), 0);
+  cr_assert_eq(own.chunk_rows, 512);
+  orion_shard_publish(&own, 0, own.nchunks, 1, &counter);
+  n = orion_shard_changed(&own, req.have, NULL);
+  cr_assert_eq(n, own.nchunks);
+  cr_assert_leq(n, 4);
+  orion_shard_changed(&own, req.have, out);
+  for (k = 0; k < n; k++)
+    cr_assert_eq(orion_shard_install(&req, &out[k]), 0);
+  vals(a)[0] = -1;
+  vals(a)[4] = -2;  /* 3 rows between: joined */
+  vals(a)[20] = -3; /* 15 rows between: apart */
+  orion_shard_publish(&own, 0, own.nchunks, 0, &counter);
+  cr_assert_eq(orion_shard_changed(&own, req.have, out), 2);
+  cr_assert(out[0].row == 0 && out[0].len == 5 * 8);
+  cr_assert(out[1].row == 20 && out[1].len == 8);
+  for (k = 0; k < 2; k++)
+    cr_assert_eq(orion_shard_install(&req, &out[k]), 0);
+  cr_assert_eq(memcmp(vals(a), vals(b), 2048 * 8), 0);
+  orion_shard_clear(&own);
+  orion_shard_clear(&req);
+  orion_array_release(a);
+  orion_array_release(b);
 }

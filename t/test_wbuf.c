@@ -286,3 +286,72 @@ Test(wbuf, take_largest_floats_ties_to_lower_key) {
   orion_free(r);
   orion_wbuf_free(&w);
 }
+
+/* A compiled body's inline writes (util/cbody.h): key k marked through the
+ * dense view as the generated code does it. */
+static orion_pend_value *view_slot(orion_pend_value *vals, uint64_t *bits,
+                                   int64_t *dirty, int64_t *ndirty,
+                                   int64_t dirty_max, int64_t k) {
+  if (!(bits[k >> 6] & ((uint64_t)1 << (k & 63)))) {
+    bits[k >> 6] |= (uint64_t)1 << (k & 63);
+    if (*ndirty < dirty_max)
+      dirty[*ndirty] = k;
+    ++*ndirty;
+  }
+  return &vals[k];
+}
+
+/* nw writes (with repeats) through orion_wbuf_slot into one store and
+ * through the dense view into another, twice each (a take between):
+ * the same items come out. */
+static void check_view_matches_slot(int64_t positions, int64_t nw) {
+  orion_wbuf a, b;
+  orion_pend_value *vals;
+  uint64_t *bits;
+  int64_t *dirty, *ndirty, dmax, round, j;
+  orion_wbuf_init(&a, positions);
+  orion_wbuf_init(&b, positions);
+  cr_assert_eq(orion_wbuf_dense_view(&b, &vals, &bits, &dirty, &ndirty, &dmax),
+               0);
+  cr_assert_not_null(vals, "a small target's store is dense");
+  cr_assert_eq(dmax, positions / 512);
+  for (round = 0; round < 2; round++) {
+    orion_pend_item *ia, *ib;
+    int64_t na, nb;
+    for (j = 0; j < nw; j++) {
+      int64_t k = (j * 7919 + round * 13) % positions;
+      orion_pend_value *x = orion_wbuf_slot(&a, k);
+      orion_pend_value *y = view_slot(vals, bits, dirty, ndirty, dmax, k);
+      cr_assert_not_null(x);
+      x->d += 0.5 * (double)j;
+      y->d += 0.5 * (double)j;
+    }
+    cr_assert_eq(orion_wbuf_pending(&b), orion_wbuf_pending(&a));
+    cr_assert_eq(orion_wbuf_take(&a, &ia, &na), 0);
+    cr_assert_eq(orion_wbuf_take(&b, &ib, &nb), 0);
+    cr_assert_eq(nb, na);
+    cr_assert(na == 0 || memcmp(ia, ib, sizeof *ia * (size_t)na) == 0,
+              "the view's writes take out differently");
+    orion_free(ia);
+    orion_free(ib);
+    cr_assert_eq(orion_wbuf_pending(&b), 0);
+  }
+  orion_wbuf_free(&a);
+  orion_wbuf_free(&b);
+}
+
+/* Few writes: the key list; many: the bitmap alone. */
+Test(wbuf, dense_view_key_list) { check_view_matches_slot(100000, 40); }
+Test(wbuf, dense_view_bitmap) { check_view_matches_slot(5000, 3000); }
+
+Test(wbuf, dense_view_of_a_large_target_is_none) {
+  orion_wbuf w;
+  orion_pend_value *vals;
+  uint64_t *bits;
+  int64_t *dirty, *ndirty, dmax;
+  orion_wbuf_init(&w, ((int64_t)1 << 20) + 1);
+  cr_assert_eq(orion_wbuf_dense_view(&w, &vals, &bits, &dirty, &ndirty, &dmax),
+               0);
+  cr_assert_null(vals, "a large target stays hashed (the calls)");
+  orion_wbuf_free(&w);
+}

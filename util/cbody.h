@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#define ORION_CBODY_ABI 2
+#define ORION_CBODY_ABI 3
 #define ORION_CBODY_FN "orion_cbody_run"     /* orion_cbody_fn */
 #define ORION_CBODY_ABI_SYM "orion_cbody_abi" /* const int */
 
@@ -51,9 +51,17 @@ typedef struct orion_carray {
   int64_t strides[ORION_CBODY_MAXDIMS];
 } orion_carray;
 
-/* An orion.buffer: reads and writes go through the executor's calls
- * below (pending writes live in the executor).  dims/strides are those of
- * its target; op is the orion_apply_op (0 add, 1 replace, 2 function). */
+/* An orion.buffer.  dims/strides are those of its target; op is the
+ * orion_apply_op (0 add, 1 replace, 2 function).  The pending writes live
+ * in the executor's store (dsm/wbuf.h).  When that store is dense, vals is
+ * its value array (one per element of the target, zero when nothing is
+ * pending) and the body reads and writes it inline, as a parameter-server
+ * worker does its local delta cache: a first write to element k since the
+ * last flush sets bit k of bits, appends k to dirty while *ndirty <
+ * dirty_max, and counts it in *ndirty (the store's own bookkeeping, so
+ * that a flush takes exactly what the calls below would have left).
+ * vals == NULL: reads and writes go through buf_get/buf_set.  The pointers
+ * stay valid for the whole call (also across elem_done's flushes). */
 typedef struct orion_cbuffer {
   void *h;
   int32_t type;
@@ -62,6 +70,11 @@ typedef struct orion_cbuffer {
   int32_t pad;
   int64_t dims[ORION_CBODY_MAXDIMS];
   int64_t strides[ORION_CBODY_MAXDIMS];
+  orion_cval *vals;
+  uint64_t *bits;
+  int64_t *dirty;
+  int64_t *ndirty;
+  int64_t dirty_max;
 } orion_cbuffer;
 
 /* An accumulator's running partial, as executor/accum.h's orion_accval:

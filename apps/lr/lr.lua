@@ -53,7 +53,7 @@ local spec = {
     { "decay", "X", 0.9, "sgd: the learning rate is multiplied by X after each epoch" },
     { "reg", "X", 0.0, "L2 regularisation of the weights a sample touches" },
     { "bias", false, false, "learn an intercept (every sample updates it, so on many executors stale reads make it oscillate)" },
-    { "flush", "F", "auto", "when the weight updates are applied: every N samples an executor runs, block, loop, or auto (8 for sgd, loop for adarev)" },
+    { "flush", "F", "auto", "when the weight updates are applied: loop (at the end of each pass, in block order: the same bits on any executor count), or the relaxed, opt-in block or N (after every block, or every N samples an executor runs: updates are applied in the order they arrive, so the weights vary from run to run and with the executor count); auto is loop" },
     { "tier", "T", "auto", "loop tier: auto, c or lua" },
     { "weights", "FILE", nil, "write the final weights to FILE, one line per feature (%.17g; one column per class of a multiclass model), the intercept last" },
     { "predict", "FILE", nil, "write the test rows' predictions to FILE as liblinear's predict -b 1: a 'labels ...' line, then per row the predicted label and each class's probability" },
@@ -117,7 +117,9 @@ if solver ~= "sgd" and opts.lr_schedule then cli.fail(spec, "--lr-schedule appli
 if solver == "newton" and (opts.early_stop > 0 or opts.save_best) then
   cli.fail(spec, "--early-stop and --save-best apply to --solver sgd (newton stops by its own rule, --eps)")
 end
-if opts.flush == "auto" then opts.flush = ada and "loop" or "8" end
+-- The default keeps the contract of the same bits on any executor count;
+-- block and N are relaxed (asynchronous) and only on request.
+if opts.flush == "auto" then opts.flush = "loop" end
 local flush = math.tointeger(tonumber(opts.flush)) or opts.flush
 if flush ~= "block" and flush ~= "loop" and not (math.type(flush) == "integer" and flush > 0) then
   cli.fail(spec, ("--flush must be a positive integer, block or loop, not '%s'"):format(opts.flush))
