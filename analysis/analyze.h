@@ -58,7 +58,7 @@ typedef struct orion_binding {
   double fval;
   int nreach;           /* FUNC: arrays it reaches */
   orion_reach *reach;   /* owned by the resolver; valid during the call */
-  int nn_module;        /* VALUE: the orion.nn table (lua/nn.h): a call
+  int nn_module;        /* VALUE: the orion.nn table (executor/nn.h): a call
                            NAME.f(...) only reads the array data it is
                            passed, except that NAME.write and NAME.add_to
                            also write their first argument */

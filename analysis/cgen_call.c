@@ -359,7 +359,7 @@ static int row_call(gen *g, const ast_node *e, cv *out, int want) {
   savepc(g, e->line);
   t = newtmp(g);
   E(g, "const int64_t %s = o_e + (%s) - 1;", t, a[0].s);
-  /* The interpreter's message (lua/exec_ragged.c). */
+  /* The interpreter's message (executor/exec_ragged.c). */
   E(g, "if (O_NO(%s < o_e || %s >= o_re)) { char o_m[128]; "
        "snprintf(o_m, sizeof o_m, \"row:%s(%%lld): row %%lld has %%lld "
        "pairs\", (long long)(%s - o_e + 1), (long long)IT_k[o_e * 2] + 1, "
@@ -392,7 +392,7 @@ int call_expr(gen *g, const ast_node *e, cv *out, int want) {
   if (e->a->kind == AST_INDEX && e->a->flag && e->a->b->kind == AST_STR &&
       is_math(g, e->a->a)) {
     (void)ex(g, e->a->a);
-    /* math is a read-only view in a body's sandbox (lua/exec_sandbox.c):
+    /* math is a read-only view in a body's sandbox (executor/exec_sandbox.c):
      * reading its field goes through __index, which saves the pc. */
     savepc(g, e->a->line);
     n = eval_args(g, &e->list, &a);

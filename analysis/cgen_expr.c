@@ -480,7 +480,7 @@ static cv name_ref(gen *g, const ast_node *e) {
   case ORION_BIND_BUILTIN:
     if (strcmp(e->str, "math") == 0) {
       /* A global is read through the body's _ENV, whose __index saves the
-       * pc (lua/capture.c keeps the standard library out of _ENV). */
+       * pc (executor/capture.c keeps the standard library out of _ENV). */
       if (f->scope != SC_UPVAL)
         savepc(g, e->line);
       r = cv_none();
@@ -772,7 +772,7 @@ static cv math_field(gen *g, const ast_node *e) {
     refuse(g, e->line, "the value 'math.%s'", f);
   }
   /* A field read at run time: not a Lua constant.  math is a read-only
-   * view in a body's sandbox (lua/exec_sandbox.c): the read goes through
+   * view in a body's sandbox (executor/exec_sandbox.c): the read goes through
    * __index, which saves the pc. */
   savepc(g, e->line);
   r = cv_k(g, k);

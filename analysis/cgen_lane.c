@@ -1,7 +1,7 @@
 /* Lane loops: which innermost numeric loops of a body may spread their
  * iterations over the lanes of a warp when the body runs on a GPU.
  *
- * On the device a group of the block's grid (scheduler/gpugrid.h) runs on
+ * On the device a group of the block's grid (executor/gpugrid.h) runs on
  * one warp when the body has a lane loop (O_WARP in the generated
  * source).  The warp's 32 threads run the body's statements together,
  * computing the same values from the same memory; each store outside a

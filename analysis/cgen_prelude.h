@@ -171,7 +171,7 @@ O_I o_v o_numint(double d) {
   return orion_lua_ffits(d) ? o_vi((int64_t)d) : o_vf(d);
 }
 
-/* Accumulators (lua/accum.c). */
+/* Accumulators (executor/accum.c). */
 typedef struct o_acc {
   int32_t op, has, isint;
   int64_t i;

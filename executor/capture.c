@@ -632,7 +632,7 @@ static void push_globals(lua_State *L) {
 
 /* Replaces the key at the top by the field of the table just below it,
  * read raw; when that table is a read-only view of another (its __index
- * is a table: lua/exec_sandbox.c), the field of the table it shows. */
+ * is a table: executor/exec_sandbox.c), the field of the table it shows. */
 static void raw_field(lua_State *L) {
   lua_pushvalue(L, -1);
   if (lua_rawget(L, -3) == LUA_TNIL && lua_getmetatable(L, -3)) {

@@ -46,7 +46,7 @@ typedef struct orion_keyset {
  * forgets them.  Without recording, an empty set.  0 or ORION_ENOMEM. */
 int orion_exec_take_keys(struct orion_exec *ex, orion_keyset *out);
 
-/* For lua/exec.c.  Records that the running element reads (write 0) or
+/* For executor/exec.c.  Records that the running element reads (write 0) or
  * writes (1) element pos of array id; the line is that of the Lua function
  * at stack level 1 (the caller of the metamethod), or with `returned` the
  * body's first line (the iterated element set from the body's returned
@@ -59,7 +59,7 @@ void orion__keys_body(struct lua_State *L, orion_keyrec *k, int idx);
  * ORION_MSG_VERIFY_ORDER (its position in a dense array, the row-major
  * index of its key in a sparse one). */
 void orion__keys_rank(orion_keyrec *k, const orion_array *a, int64_t e);
-/* The calls lua/exec.c makes, which cost one test when not recording. */
+/* The calls executor/exec.c makes, which cost one test when not recording. */
 #define ORION_KEYS_NOTE(L, rec, id, pos, write)                               \
   do {                                                                        \
     if ((rec) != NULL)                                                        \

@@ -283,7 +283,7 @@ static int getmetatable_no_udata(lua_State *L) {
 }
 
 /* __newindex of a loaded chunk's globals: refused, as a body's own
- * assignment to a global is (lua/capture.c). */
+ * assignment to a global is (executor/capture.c). */
 static int chunk_assign(lua_State *L) {
   return luaL_error(L,
                     "assignment to global '%s' in a chunk loaded inside a "

@@ -330,7 +330,7 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
   if (!global_only && push_upvalue(L, r->fidx, name)) {
     found = 1;
   } else if (push_env(L, r->fidx)) {
-    /* Raw, as the capture reads globals (lua/capture.c refuses one that
+    /* Raw, as the capture reads globals (executor/capture.c refuses one that
      * only the environment's __index supplies). */
     lua_pushstring(L, name);
     lua_rawget(L, -2);
@@ -404,7 +404,7 @@ static int resolve_cb(void *ud, const char *name, orion_binding *b) {
         b->kind = ORION_BIND_BUILTIN;
     if (b->kind == ORION_BIND_VALUE)
       helper_reach(r, lua_gettop(L), name, b); /* arrays held in it */
-    /* The orion.nn table (lua/nn.h): the analysis knows what its
+    /* The orion.nn table (executor/nn.h): the analysis knows what its
      * functions do to the array data they are passed. */
     lua_getfield(L, LUA_REGISTRYINDEX, "orion.nn");
     b->nn_module = lua_rawequal(L, -1, -2);

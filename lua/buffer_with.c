@@ -21,7 +21,7 @@
 #include "executor/exec.h"
 #include "util/error.h"
 
-#define WRAP_CHUNK "=orion.buffer.with" /* lua/exec.c knows this name */
+#define WRAP_CHUNK "=orion.buffer.with" /* executor/exec.c knows this name */
 
 /* ---- names ---------------------------------------------------------------- */
 

@@ -36,7 +36,7 @@ int orion__buffer_check_apply(lua_State *L, int budx, const char *who,
 
 /* Encodes the apply function of buffer b (userdata at budx) into blob: the
  * function itself, or with helpers a closure returning the function and a
- * table {nhelpers, name1, id1, ...} (lua/exec.c unwraps it).  Returns 0 or
+ * table {nhelpers, name1, id1, ...} (executor/exec.c unwraps it).  Returns 0 or
  * a capture error code with msg set. */
 int orion__buffer_capture(lua_State *L, int budx, const dbuffer *b,
                           orion_buf *blob, char *msg, size_t n);

@@ -1,8 +1,8 @@
 /* orion.nn on the driver: the functions that make DistArrays (the IDX and
  * newsgroups readers, bag-of-words features, row selection, a matrix as a
- * DistArray), and the host through which the binding (lua/nn.c) reads and
+ * DistArray), and the host through which the binding (executor/nn.c) reads and
  * writes the driver's DistArrays.  Part of the driver's `orion` module, so
- * it uses lua/module.h; executors never run it (their nn tables have
+ * it uses scheduler/module.h; executors never run it (their nn tables have
  * stubs in its functions' places). */
 #include "executor/nn.h"
 
@@ -37,7 +37,7 @@ static int data_of(lua_State *L, int idx, const char *fn, const char *what,
   return 0;
 }
 
-/* The executors' copies of the array are stale now (lua/dist.c). */
+/* The executors' copies of the array are stale now (scheduler/dist.c). */
 static void wrote(const orion__nn_data *d) { ((darray *)d->handle)->gen++; }
 
 static const orion__nn_host host = {data_of, wrote, NULL, NULL, NULL};

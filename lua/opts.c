@@ -1,4 +1,4 @@
-/* Option tables of the `orion` module's functions (lua/module.h): every
+/* Option tables of the `orion` module's functions (scheduler/module.h): every
  * key is checked, so a typo is an error naming it, and every getter raises
  * an error naming a key of the wrong type.  Also the one check of a Lua
  * number stored as an element of a type (orion__to_elem). */

@@ -1100,7 +1100,7 @@ int luaopen_orion(lua_State *L) {
   orion__open_permute(L); /* lua/permute.c */
   orion_tfevents_open(L); /* orion.tfrecord, orion.tfevents_file */
   orion__open_textimport(L); /* lua/textimport.c */
-  orion_nn_open(L); /* orion.nn: matrix math for the DNN app (lua/nn.c) */
+  orion_nn_open(L); /* orion.nn: matrix math for the DNN app (executor/nn.c) */
   lua_setfield(L, -2, "nn");
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "version");

@@ -1,6 +1,6 @@
 /* The `orion` Lua module as scripts see it on the driver: DistArrays,
  * loaders, accumulators, parallel_for and metrics.  The driver hosts one
- * in-process executor (lua/exec.h) that runs loop bodies. */
+ * in-process executor (executor/exec.h) that runs loop bodies. */
 #ifndef ORION_LUA_ORION_H
 #define ORION_LUA_ORION_H
 

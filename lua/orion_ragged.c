@@ -2,7 +2,7 @@
  * one from a sparse 2-D DistArray or from Lua tables of (key, value)
  * pairs, and text_file's `rows = true` (lua/orion.c calls
  * orion__ragged_rows).  A body over one is called once per row with the
- * row key and a read-only row view (lua/exec_ragged.c).
+ * row key and a read-only row view (executor/exec_ragged.c).
  */
 #include <lauxlib.h>
 #include <string.h>

@@ -4,9 +4,9 @@
  * A loop launch: the body is analysed from its source and the values its
  * free names are bound to (lua/analyse.h); the plan's shape gives the
  * blocks of the iteration space and the order they run in
- * (scheduler/schedule.h); the body is captured (lua/capture.h) and run
- * either on the cluster (lua/dist.h) or block by block by the in-process
- * executor (lua/exec.h), clock by clock, flushing buffers at their flush
+ * (scheduler/schedule.h); the body is captured (executor/capture.h) and run
+ * either on the cluster (scheduler/dist.h) or block by block by the in-process
+ * executor (executor/exec.h), clock by clock, flushing buffers at their flush
  * points.  Under orion-driver --explain each call site's plan is printed
  * the first time it is reached (lua/pfor_explain.c), and the loop then
  * runs as it would without.
@@ -150,7 +150,7 @@ static const char *const pfor_opts[] = {
 typedef struct pfor_opts_t {
   int ordered, hist, reverse, fast, space;
   const char *tier, *sched, *name;
-  int assign; /* ORION_ASSIGN_... (lua/dist.h) */
+  int assign; /* ORION_ASSIGN_... (scheduler/dist.h) */
   int64_t parts[2];
   int has_seed;
   lua_Integer seed;
@@ -377,7 +377,7 @@ static int bind_helpers(lua_State *L, orion_exec *ex, launch *l,
   return rc;
 }
 
-/* Runs the loop on the cluster (lua/dist.c) and pushes nothing.  Returns 0
+/* Runs the loop on the cluster (scheduler/dist.c) and pushes nothing.  Returns 0
  * or ORION_EBODY with err set. */
 static int run_distributed(lua_State *L, mod_state *s, launch *l, darray *it,
                            const orion_plan *plan,
@@ -620,7 +620,7 @@ static void set_seconds(lua_State *L, const char *name, const double *v,
 }
 
 /* The in-process executor's per-block accumulator partials into the
- * driver's accumulators, in the schedule's block order (as lua/dist.c
+ * driver's accumulators, in the schedule's block order (as scheduler/dist.c
  * does with the executors'); keep 0 drops them.  0 or ORION_ENOMEM. */
 static int fold_local_accs(lua_State *L, mod_state *s, const launch *l,
                            const orion_schedule *sched, int keep) {
@@ -949,7 +949,7 @@ static int l_parallel_for(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)dst.shard_items);
   lua_setfield(L, -2, "shard_writes");
   /* Managed buffers: what went before the loop's end, and its mean
-   * staleness in blocks (lua/exec_managed.h). */
+   * staleness in blocks (executor/exec_managed.h). */
   lua_pushinteger(L, (lua_Integer)dst.managed.bytes);
   lua_setfield(L, -2, "managed_bytes");
   lua_pushinteger(L, (lua_Integer)dst.managed.items);

@@ -2,7 +2,7 @@
  * with tier = "gpu" (a body outside the GPU subset, or no device, runs on
  * the CPU with a note) or gets it with tier = "auto" on executors that
  * registered one; the executors build the body with nvcc and run each
- * block as the device grid scheduler/gpugrid.h lays out. */
+ * block as the device grid executor/gpugrid.h lays out. */
 #include "lua/pfor_gpu.h"
 
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /* The runtime guard's driver side (lua/pfor_guard.c): from a loop's plan,
  * the arrays its body must not write directly, each with the placement
  * that a guarded write's message names.  The interpreter enforces them on
- * every executor, the driver's own included (lua/exec.h's
+ * every executor, the driver's own included (executor/exec.h's
  * orion_exec_guard_array); a compiled body is checked here, at launch.
  *
  * Driver thread only. */

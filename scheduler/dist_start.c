@@ -1,4 +1,4 @@
-/* Starting the cluster (lua/dist.h, lua/dist_int.h): on the first loop or
+/* Starting the cluster (scheduler/dist.h, scheduler/dist_int.h): on the first loop or
  * parallel load, or, with one executor, launched before the driver parses
  * the first data file and finished at the next use, so that the
  * executor's start-up overlaps the parse. */

@@ -703,7 +703,7 @@ local ll_word = orion.accumulator("sum", 0.0)
 
 -- The loops walk one row per document (over dlen) and one per word (over
 -- wlen): the count tables are then read at the loop's own key, so they
--- stay on the executors that hold them (resident rows, lua/dist_resid.c)
+-- stay on the executors that hold them (resident rows, scheduler/dist_resid.c)
 -- instead of coming back to the driver to be iterated.
 local wlen = orion.zeros { V, type = "i32" }
 
