@@ -904,11 +904,11 @@ static int l_parallel_for(lua_State *L) {
   orion__verify_free(&vr);
   orion_schedule_free(&sched);
   unbind_all(s->ex, &l);
-  if (!verified)
-    return luaL_error(L, "%s", err.msg);
-  if (rc != 0) {
+  if (!verified || rc != 0) {
     orion_free(dst.exec_seconds);
     orion_free(dst.exec_blocks);
+    if (!verified) /* --verify found a conflict: its message, whole */
+      return luaL_error(L, "%s", err.msg);
     return luaL_error(L, "parallel_for body failed on %s", err.msg);
   }
   if (!serial && strcmp(o.tier, "gpu") == 0 && dst.gpu_execs == 0)
