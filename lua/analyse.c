@@ -454,7 +454,7 @@ int orion__analysis_same(lua_State *L, analysis *a) {
       break;
   }
   same = !now.oom && rd.bad == 0 && rd.left == 0 && now.len == a->sig.len &&
-         memcmp(now.data, a->sig.data, now.len) == 0;
+         (now.len == 0 || memcmp(now.data, a->sig.data, now.len) == 0);
   orion_buf_free(&now);
   r.sig = NULL;
   /* The values of the captured numbers the compiled body reads. */
