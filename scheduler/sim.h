@@ -43,6 +43,10 @@
 #include "dsm/blocks.h"
 #include "util/error.h"
 
+/* One-way latency of a host's link to the switch (a LAN's, with the
+ * kernel's stack), for clusters given by their rates only. */
+#define ORION_SIM_HOST_LATENCY 50e-6
+
 typedef struct orion_sim_host {
   double sec_per_elem; /* compute seconds per element of the body */
   double bw;           /* link bytes per second, each way; 0: unlimited */
