@@ -7,14 +7,16 @@
  *   bench/predict_scale --name mf --rows 480189,17770 --elements 100480507 \
  *     --sec-per-elem 4e-8 --row-bytes 512 --driver-block-bytes 90 \
  *     --cluster 16c:10gbit --hosts 16,64,256,1024 [--parts-per-host K]
- *     [--partitions P] [--driver-block-sec S] [--no-early]
+ *     [--partitions P] [--driver-elem-bytes B] [--driver-block-sec S]
+ *     [--no-early] [--json FILE]
  *
  * Partitions per dimension: P when given (both dimensions, fewer where a
  * dimension is shorter), else K x hosts (default K = 1), at least the
  * runtime's default 8 (scheduler/sim_scale.h).  Prints one table row per
- * host count on stdout; with --json, one JSON line per host count instead
- * (workload, hosts, partitions, predicted_pass_seconds, the breakdown,
- * efficiency, bottleneck), which `orion-driver plot --x hosts` draws.
+ * host count on stdout; with --json FILE, also one JSON line per host
+ * count in FILE (workload, hosts, log2_hosts, partitions,
+ * time_partitions, predicted_pass_seconds, the breakdown, efficiency,
+ * bottleneck), which `orion-driver plot --x log2_hosts` draws.
  * Exit 2 with a message naming the option on bad input. */
 #include "config.h"
 
@@ -60,17 +62,20 @@ int main(int argc, char **argv) {
       {"row-bytes", required_argument, NULL, 'b'},
       {"driver-block-bytes", required_argument, NULL, 'd'},
       {"driver-block-sec", required_argument, NULL, 'c'},
+      {"driver-elem-bytes", required_argument, NULL, 'D'},
       {"cluster", required_argument, NULL, 'C'},
       {"hosts", required_argument, NULL, 'H'},
       {"parts-per-host", required_argument, NULL, 'k'},
       {"partitions", required_argument, NULL, 'p'},
       {"no-early", no_argument, NULL, 'E'},
-      {"json", no_argument, NULL, 'j'},
+      {"json", required_argument, NULL, 'j'},
       {NULL, 0, NULL, 0}};
-  orion_sim_workload w = {ORION_ORDER_ROTATION, 0, 0, 0, 0, 0, 0, 0, 1};
+  orion_sim_workload w = {ORION_ORDER_ROTATION, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   const char *name = "loop", *hosts = NULL, *cluster = NULL;
   int64_t per_host = 1, parts = 0, x;
-  int json = 0, ch, rc;
+  int ch, rc;
+  FILE *json = NULL;
+  const char *json_path = NULL;
   double v;
   char spec[160], *list, *tok, *save = NULL;
   while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -104,6 +109,10 @@ int main(int argc, char **argv) {
       if (num("driver-block-bytes", optarg, 1, &w.drv_block_bytes) != 0)
         return 2;
       break;
+    case 'D':
+      if (num("driver-elem-bytes", optarg, 1, &w.drv_elem_bytes) != 0)
+        return 2;
+      break;
     case 'c':
       if (num("driver-block-sec", optarg, 1, &w.drv_block_sec) != 0)
         return 2;
@@ -126,24 +135,28 @@ int main(int argc, char **argv) {
       w.early = 0;
       break;
     case 'j':
-      json = 1;
+      json_path = optarg;
       break;
     default:
       return 2;
     }
   }
-  if (optind < argc)
-    return bad("", argv[optind], "unexpected argument");
+  if (optind < argc) {
+    fprintf(stderr, "predict_scale: '%s': unexpected argument\n",
+            argv[optind]);
+    return 2;
+  }
   if (w.rows0 == 0 || w.elements == 0 || w.sec_per_elem == 0 ||
       cluster == NULL || hosts == NULL) {
     fprintf(stderr, "predict_scale: --rows, --elements, --sec-per-elem, "
                     "--cluster and --hosts are needed\n");
     return 2;
   }
-  if (!json)
-    printf("%-8s %6s %6s %12s %10s %10s %10s %8s %6s  %s\n", "workload",
-           "hosts", "parts", "pass s", "compute", "rows", "driver", "slow",
-           "eff", "bottleneck");
+  if (json_path != NULL && (json = fopen(json_path, "w")) == NULL)
+    return bad("json", json_path, "cannot be written");
+  printf("%-8s %6s %6s %12s %10s %10s %10s %8s %6s  %s\n", "workload",
+         "hosts", "parts", "pass s", "compute", "rows", "driver", "slow",
+         "eff", "bottleneck");
   list = strdup(hosts);
   rc = list == NULL;
   for (tok = strtok_r(list, ",", &save); rc == 0 && tok != NULL;
@@ -173,19 +186,24 @@ int main(int argc, char **argv) {
       break;
     }
     v = r.seconds > 0 ? r.busy / (n * r.seconds) : 1.0;
-    if (json)
-      printf("{\"workload\":\"%s\",\"hosts\":%d,\"partitions\":%d,"
+    if (json != NULL)
+      fprintf(json,
+             "{\"workload\":\"%s\",\"hosts\":%d,\"log2_hosts\":%.6g,"
+             "\"partitions\":%d,"
              "\"time_partitions\":%d,\"predicted_pass_seconds\":%.6g,\"compute_seconds\":%.6g,"
              "\"rows_seconds\":%.6g,\"driver_seconds\":%.6g,"
              "\"slow_host_seconds\":%.6g,\"efficiency\":%.4f,"
              "\"bottleneck\":\"%s\"}\n",
-             name, n, p0, p1, r.seconds, r.compute, r.rows, r.driver,
-             r.slow, v, r.bottleneck);
-    else
-      printf("%-8s %6d %6d %12.6g %10.4g %10.4g %10.4g %8.4g %6.4f  %s\n",
+             name, n, log2(n), p0, p1, r.seconds, r.compute, r.rows,
+             r.driver, r.slow, v, r.bottleneck);
+    printf("%-8s %6d %6d %12.6g %10.4g %10.4g %10.4g %8.4g %6.4f  %s\n",
              name, n, p0, r.seconds, r.compute, r.rows, r.driver, r.slow, v,
              r.bottleneck);
   }
   free(list);
+  if (json != NULL && fclose(json) != 0 && rc == 0) {
+    fprintf(stderr, "predict_scale: --json: cannot be written\n");
+    rc = 1;
+  }
   return rc;
 }

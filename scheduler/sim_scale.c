@@ -48,6 +48,7 @@ int orion_sim_scale(const orion_sim_workload *w, int hosts, double cpus,
   lp.elems_total = w->elements;
   lp.part_bytes = w->row_bytes * (double)w->rows1 / (double)p1;
   lp.drv_block_bytes = w->drv_block_bytes;
+  lp.drv_elem_bytes = w->drv_elem_bytes;
   lp.drv_block_sec = w->drv_block_sec;
   lp.early = w->early;
   rc = orion_sim_predict(&lp, &c, r, err);

@@ -19,6 +19,7 @@ typedef struct orion_sim_workload {
   double sec_per_elem;    /* one CPU's seconds per element, measured */
   double row_bytes;       /* bytes of one rotating row, measured */
   double drv_block_bytes; /* the driver's bytes per block, measured */
+  double drv_elem_bytes;  /* and per element (those grow with the data) */
   double drv_block_sec;   /* the driver's CPU seconds per block */
   int early;              /* orion_loop.early, as the loop ran */
 } orion_sim_workload;
