@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
   orion_sim_workload w = {ORION_ORDER_ROTATION, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   const char *name = "loop", *hosts = NULL, *cluster = NULL;
   int64_t per_host = 1, parts = 0, x;
-  int ch, rc;
+  int ch, rc, rows = 0;
   FILE *json = NULL;
   const char *json_path = NULL;
   double v;
@@ -82,6 +82,10 @@ int main(int argc, char **argv) {
     switch (ch) {
     case 'n':
       name = optarg;
+      if (name[0] == '\0' ||
+          strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                       "0123456789._-") != strlen(name))
+        return bad("name", name, "want letters, digits, '.', '_' or '-'");
       break;
     case 'r': {
       char *comma = strchr(optarg, ',');
@@ -188,19 +192,22 @@ int main(int argc, char **argv) {
     v = r.seconds > 0 ? r.busy / (n * r.seconds) : 1.0;
     if (json != NULL)
       fprintf(json,
-             "{\"workload\":\"%s\",\"hosts\":%d,\"log2_hosts\":%.6g,"
-             "\"partitions\":%d,"
-             "\"time_partitions\":%d,\"predicted_pass_seconds\":%.6g,\"compute_seconds\":%.6g,"
-             "\"rows_seconds\":%.6g,\"driver_seconds\":%.6g,"
-             "\"slow_host_seconds\":%.6g,\"efficiency\":%.4f,"
-             "\"bottleneck\":\"%s\"}\n",
-             name, n, log2(n), p0, p1, r.seconds, r.compute, r.rows,
-             r.driver, r.slow, v, r.bottleneck);
+              "{\"workload\":\"%s\",\"hosts\":%d,\"log2_hosts\":%.6g,"
+              "\"partitions\":%d,\"time_partitions\":%d,"
+              "\"predicted_pass_seconds\":%.6g,\"compute_seconds\":%.6g,"
+              "\"rows_seconds\":%.6g,\"driver_seconds\":%.6g,"
+              "\"slow_host_seconds\":%.6g,\"efficiency\":%.4f,"
+              "\"bottleneck\":\"%s\"}\n",
+              name, n, log2(n), p0, p1, r.seconds, r.compute, r.rows,
+              r.driver, r.slow, v, r.bottleneck);
     printf("%-8s %6d %6d %12.6g %10.4g %10.4g %10.4g %8.4g %6.4f  %s\n",
-             name, n, p0, r.seconds, r.compute, r.rows, r.driver, r.slow, v,
-             r.bottleneck);
+           name, n, p0, r.seconds, r.compute, r.rows, r.driver, r.slow, v,
+           r.bottleneck);
+    rows++;
   }
   free(list);
+  if (rc == 0 && rows == 0)
+    rc = bad("hosts", hosts, "want host counts, as 16,64");
   if (json != NULL && fclose(json) != 0 && rc == 0) {
     fprintf(stderr, "predict_scale: --json: cannot be written\n");
     rc = 1;

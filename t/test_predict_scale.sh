@@ -56,6 +56,8 @@ bad "--hosts '0'" --rows 5,5 --elements 10 --sec-per-elem 1 --hosts 0 --cluster 
 bad "--sec-per-elem '-1'" --rows 5,5 --elements 10 --sec-per-elem -1 --hosts 2 --cluster 1c:1gbit
 bad "--partitions '5000'" --rows 5,5 $ok --cluster 1c:1gbit --partitions 5000
 bad "are needed" --rows 5,5 --hosts 2
+bad "--hosts ','" --rows 5,5 --elements 10 --sec-per-elem 1 --hosts , --cluster 1c:1gbit
+bad "--name 'a\"b'" --name 'a"b' --rows 5,5 $ok --cluster 1c:1gbit
 bad "--json '$tmp/no/such'" --rows 5,5 $ok --cluster 1c:1gbit --json "$tmp/no/such"
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS: bench/predict_scale"
