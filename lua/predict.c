@@ -14,10 +14,6 @@
 
 #define SEEN_KEY "orion.predicted" /* call sites predicted so far */
 
-/* One-way latency of a host's link to the switch (a LAN's, with the
- * kernel's stack): the SPEC gives rates only. */
-#define HOST_LATENCY 50e-6
-
 /* How many times a time part changes executor in a pass of the steady
  * state (each starts where the previous pass left it) when the blocks go
  * to executors by the schedule's static ranges. */
@@ -45,12 +41,13 @@ static int64_t moves_per_pass(orion_order_kind kind, int n0, int n1,
 }
 
 static void record(lua_State *L, const char *spec, const char *where,
-                   const orion_sim_result *r, double fixed, int n, int pass) {
+                   const orion_sim_result *r, double fixed, int n, int pass,
+                   const orion_sim_loop *lp, double spe, int64_t elements) {
   int top = lua_gettop(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   if (lua_getfield(L, -1, "orion") == LUA_TTABLE &&
       lua_getfield(L, -1, "record") == LUA_TFUNCTION) {
-    lua_createtable(L, 0, 10);
+    lua_createtable(L, 0, 16);
     lua_pushstring(L, spec);
     lua_setfield(L, -2, "predict");
     lua_pushstring(L, where);
@@ -77,6 +74,19 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_setfield(L, -2, "hosts");
     lua_pushinteger(L, pass);
     lua_setfield(L, -2, "pass");
+    /* The costs measured here, for bench/predict_scale. */
+    lua_pushinteger(L, elements);
+    lua_setfield(L, -2, "elements");
+    lua_pushnumber(L, spe);
+    lua_setfield(L, -2, "sec_per_elem");
+    lua_pushnumber(L, lp->part_bytes);
+    lua_setfield(L, -2, "part_bytes");
+    lua_pushnumber(L, lp->drv_block_bytes);
+    lua_setfield(L, -2, "driver_block_bytes");
+    lua_pushinteger(L, lp->n0);
+    lua_setfield(L, -2, "space_parts");
+    lua_pushinteger(L, lp->n1);
+    lua_setfield(L, -2, "time_parts");
     lua_call(L, 1, 0);
   }
   lua_settop(L, top);
@@ -99,9 +109,9 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   /* Measured here as one CPU's; a host of Q CPUs runs Q times as fast. */
   for (e = 0; e < (n > nh ? n : nh); e++)
-    hosts[e] = (orion_sim_host){spe / cpus, bps, HOST_LATENCY};
+    hosts[e] = (orion_sim_host){spe / cpus, bps, ORION_SIM_HOST_LATENCY};
   c.hosts = hosts;
-  c.driver = (orion_sim_host){0, bps, HOST_LATENCY};
+  c.driver = (orion_sim_host){0, bps, ORION_SIM_HOST_LATENCY};
   /* The fixed costs of a pass (starting and ending the loop, the body's
    * setup, what the model leaves out): the pass's wall time beyond what
    * the model predicts for its own executors, at the speed measured, on
@@ -128,7 +138,7 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
          where, pass, spec, r.seconds + fixed, r.compute, r.rows, r.driver,
          r.slow, fixed, r.bottleneck,
          r.seconds + fixed > 0 ? r.busy / (n * (r.seconds + fixed)) : 1.0);
-  record(L, spec, where, &r, fixed, n, pass);
+  record(L, spec, where, &r, fixed, n, pass, lp, spe, o->elements);
   return 0;
 }
 

@@ -107,7 +107,9 @@ static event pop(sim *m) {
 static void io_send(void *ud, int e, int block) {
   sim *m = ud;
   double t = m->now > m->drv_out ? m->now : m->drv_out;
-  t += xfer(m->lp->drv_block_bytes, m->c->driver.bw, m->c->hosts[e].bw);
+  t += xfer(m->lp->drv_block_bytes +
+                m->lp->drv_elem_bytes * elems_of(m->lp, block),
+            m->c->driver.bw, m->c->hosts[e].bw);
   m->drv_out = t;
   push(m, t + m->c->driver.latency + m->c->hosts[e].latency, EV_ARRIVE, block,
        e);
@@ -235,6 +237,7 @@ static int check(const orion_sim_loop *lp, const orion_sim_cluster *c,
     return orion_error_set(err, ORION_EINVAL, "simulator: %lld elements",
                            (long long)lp->elems_total);
   if (!(lp->part_bytes >= 0 && lp->drv_block_bytes >= 0 &&
+        lp->drv_elem_bytes >= 0 &&
         lp->drv_block_sec >= 0 && c->driver.bw >= 0 && c->driver.latency >= 0))
     return orion_error_set(err, ORION_EINVAL,
                            "simulator: a negative size, rate or time");
@@ -330,6 +333,7 @@ int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
       fastest = c->hosts[e].sec_per_elem;
   cc.hosts = h;
   free_drv.drv_block_bytes = 0;
+  free_drv.drv_elem_bytes = 0;
   free_drv.drv_block_sec = 0;
   cc.driver = (orion_sim_host){0, 0, 0};
   for (e = 0; e < c->n; e++) /* compute only, at the fastest rate */

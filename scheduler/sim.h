@@ -6,7 +6,8 @@
  *
  * The model, per block sent to executor e:
  *   1. its RUN_BLOCK leaves the driver when the driver's link is free and
- *      takes drv_block_bytes / driver.bw on it, then the latencies of the
+ *      takes (drv_block_bytes + drv_elem_bytes x its elements) / driver.bw
+ *      on it, then the latencies of the
  *      driver's and e's links (driver.latency + hosts[e].latency);
  *   2. once there, e fetches the rows of the block's time part (its
  *      rotating partitions, part_bytes) from the executor that ran the time
@@ -43,6 +44,10 @@
 #include "dsm/blocks.h"
 #include "util/error.h"
 
+/* One-way latency of a host's link to the switch (a LAN's, with the
+ * kernel's stack), for clusters given by their rates only. */
+#define ORION_SIM_HOST_LATENCY 50e-6
+
 typedef struct orion_sim_host {
   double sec_per_elem; /* compute seconds per element of the body */
   double bw;           /* link bytes per second, each way; 0: unlimited */
@@ -61,6 +66,9 @@ typedef struct orion_sim_loop {
   int early;              /* orion_loop.early */
   int dynamic;            /* orion_loop.dynamic */
   int depth;              /* orion_loop.depth with dynamic; 0: default */
+  double drv_elem_bytes;  /* more bytes of a RUN_BLOCK (and its report) per
+                             element of the block: what grows with the
+                             data, not with the blocks */
 } orion_sim_loop;
 
 typedef struct orion_sim_cluster {

@@ -5,7 +5,9 @@
 # prediction after its first and its second pass (no more), naming its
 # FILE:LINE; in the metrics, predicted_pass_seconds equals the sum of the
 # breakdown (with the fixed costs), the efficiency is in (0, 1], the bottleneck is one of the
-# four, hosts is the cluster's (the same on 8 hosts).  A malformed cluster: a usage error (exit
+# four, hosts is the cluster's (the same on 8 hosts), and the costs measured
+# (elements, sec_per_elem, part_bytes, driver_block_bytes, space_parts,
+# time_parts, for bench/predict_scale.sh) are there.  A malformed cluster: a usage error (exit
 # 2) naming it, before the script runs.  A list of clusters
 # (8x0.4c:400mbit,1x1c:1gbit): a prediction for each.  (The simulator's own values are
 # checked exactly by t/test_sim.)
@@ -46,7 +48,7 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit; do
   # One line a prediction: the sum, the efficiency, the bottleneck, hosts.
   awk -v spec="$spec" '
     /"predicted_pass_seconds"/ {
-      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts", k, " ")
+      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes space_parts time_parts", k, " ")
       for (i in k) { re = "\"" k[i] "\":[-0-9.e+]*"; if (match($0, re)) v[k[i]] = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3) + 0; else { print "no " k[i] ": " $0; bad = 1 } }
       s = v["compute_seconds"] + v["rows_seconds"] + v["driver_seconds"] + v["slow_host_seconds"] + v["fixed_seconds"]
       if (s - v["predicted_pass_seconds"] > 1e-9 * s || v["predicted_pass_seconds"] - s > 1e-9 * s) { print "breakdown " s " != " v["predicted_pass_seconds"]; bad = 1 }

@@ -5,6 +5,7 @@
 #include "t/testutil.h"
 
 #include "scheduler/sim.h"
+#include "scheduler/sim_scale.h"
 
 #define EPS 1e-12
 
@@ -13,7 +14,7 @@ static orion_sim_host hosts[2];
 /* A 2 x 2 rotation, blocks of 4 elements at 0.25 s each (1 s a block),
  * free links and a free driver unless a test says otherwise. */
 static orion_sim_loop rot22(void) {
-  orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0};
+  orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0, 0};
   hosts[0] = hosts[1] = (orion_sim_host){0.25, 0, 0};
   return lp;
 }
@@ -118,7 +119,7 @@ Test(sim, latencies_add_up_along_the_chain) {
 /* Dynamic placement drives the same state machine: a 1-D loop of 8
  * blocks on one fast and one slow host (3x): the fast one takes more. */
 Test(sim, dynamic_placement_favours_the_fast_host) {
-  orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0};
+  orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0, 0};
   orion_sim_cluster c = {2, hosts, {0, 0, 0}};
   double secs, secs_static;
   orion_error err;
@@ -136,7 +137,8 @@ Test(sim, dynamic_placement_favours_the_fast_host) {
 /* An 8 x 8 rotation of equal blocks (1 s each), free links: 4 hosts run
  * 2 space parts each, 2 blocks a clock, 16 s; 8 hosts 8 s; 1 host 64 s. */
 Test(sim, more_hosts_divide_the_compute) {
-  orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 256, 0, 0, 0, 0, 0, 0};
+  orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 256, 0, 0, 0, 0, 0, 0,
+                       0};
   orion_sim_host h8[8];
   int n[3] = {1, 4, 8};
   double want[3] = {64, 16, 8};
@@ -184,4 +186,67 @@ Test(sim, cluster_specs_parse) {
                  ORION_EINVAL, "%s", bad[i]);
     cr_expect(strstr(err.msg, bad[i]) != NULL, "%s", err.msg);
   }
+}
+
+/* Partitions per dimension follow the hosts (scheduler/sim_scale.h): one
+ * space part a host at 1 a host, never under the runtime's 8, at most
+ * 4096 or the dimension's rows. */
+Test(sim_scale, partitions_follow_the_hosts) {
+  cr_expect_eq(orion_sim_parts(1, 1, 17770), 8);
+  cr_expect_eq(orion_sim_parts(16, 1, 17770), 16);
+  cr_expect_eq(orion_sim_parts(64, 1, 17770), 64);
+  cr_expect_eq(orion_sim_parts(64, 2, 17770), 128);
+  cr_expect_eq(orion_sim_parts(1024, 1, 480189), 1024);
+  cr_expect_eq(orion_sim_parts(1024, 8, 480189), 4096);
+  cr_expect_eq(orion_sim_parts(64, 1, 40), 40);
+  cr_expect_eq(orion_sim_parts(4, 1, 5), 5);
+}
+
+/* 1 host of 2 CPUs, 8 x 8 blocks of one element at 2 s a CPU (1 s on
+ * the host), no rows to move and no driver bytes: the first block is
+ * there after the two links' latencies (100 us), the 64 run back to
+ * back, the last report takes 100 us and the end of the loop a round
+ * trip (200 us): 64.0004 s, 64 of them compute. */
+Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
+  orion_sim_workload w = {ORION_ORDER_ROTATION, 8, 8, 64, 2.0, 0, 0, 0, 0, 1};
+  orion_sim_result r;
+  orion_error err;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_sim_scale(&w, 1, 2.0, 1000, 8, 8, &r, &err), 0, "%s",
+               err.msg);
+  cr_expect_float_eq(r.seconds, 64.0004, 1e-9);
+  cr_expect_float_eq(r.compute, 64.0, 1e-9);
+  cr_expect_float_eq(r.busy, 64.0, 1e-9);
+  /* 500 driver bytes an element at 1,000 bytes/s: each block's message
+   * takes 0.5 s on the driver's link, hidden behind the 1 s blocks but
+   * for the first: 64.5004 s, the driver's part 0.5 s and its link's
+   * latencies (0.0002 s). */
+  w.drv_elem_bytes = 500;
+  cr_assert_eq(orion_sim_scale(&w, 1, 2.0, 1000, 8, 8, &r, &err), 0, "%s",
+               err.msg);
+  cr_expect_float_eq(r.seconds, 64.5004, 1e-9);
+  cr_expect_float_eq(r.driver, 0.5002, 1e-9);
+}
+
+/* 2 hosts of 2 CPUs, 2 x 2 blocks of 4 elements at 0.5 s a CPU (1 s a
+ * block), 16 rotating rows of 1,000 bytes: a time part is 8,000 bytes,
+ * 1 s at 8,000 bytes/s.  Clock 0: each block's part comes from the other
+ * host (sent 0.0001, request 0.0002, rows 1.0002, there 1.0003, done
+ * 2.0003); clock 1's blocks wait for the other host's report (2.0004),
+ * go out (2.0005), fetch (request 2.0006, rows 3.0006, there 3.0007), run
+ * to 4.0007, report (4.0008) and end (4.0010). */
+Test(sim_scale, rows_scale_with_the_time_parts) {
+  orion_sim_workload w = {ORION_ORDER_ROTATION, 2, 16, 16, 0.5, 1000, 0, 0,
+                          0, 1};
+  orion_sim_result r;
+  orion_error err;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_sim_scale(&w, 2, 2.0, 8000, 2, 2, &r, &err), 0, "%s",
+               err.msg);
+  cr_expect_float_eq(r.seconds, 4.001, 1e-9);
+  cr_expect_float_eq(r.compute, 2.0, 1e-9);
+  cr_expect_str_eq(r.bottleneck, "rows in flight");
+  cr_expect_eq(orion_sim_scale(&w, 0, 2.0, 8000, 2, 2, &r, &err),
+               ORION_EINVAL);
+  cr_expect(strstr(err.msg, "0 hosts") != NULL, "%s", err.msg);
 }
