@@ -307,7 +307,6 @@ static const struct option long_opts[] = {
     {"heartbeat-timeout", required_argument, NULL, OPT_HEARTBEAT_TIMEOUT},
     {"stall-seconds", required_argument, NULL, OPT_STALL_SECONDS},
     {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
-    {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"predict", required_argument, NULL, OPT_PREDICT},
     {"seed", required_argument, NULL, OPT_SEED},
