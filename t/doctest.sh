@@ -97,6 +97,16 @@ for f in $files; do
     rm -f "$root/$b"
     ln -s "$build/$b" "$root/$b"
   done
+  # Programs built under bench/ (bench/predict_scale): in a build
+  # outside the source tree (make distcheck) they are in the build's
+  # bench/, beside the source's scripts.
+  if [ "$build" != "$src" ] && [ -x "$build/bench/predict_scale" ]; then
+    rm -f "$root/bench"
+    mkdir "$root/bench" || exit 2
+    for e in "$src"/bench/*; do ln -s "$e" "$root/bench/" 2>/dev/null; done
+    rm -f "$root/bench/predict_scale"
+    ln -s "$build/bench/predict_scale" "$root/bench/predict_scale"
+  fi
   ln -s "$data" "$scratch/shared/data"
   $AWK_PROG -f "$here/doctest.awk" -v mode="$mode" -v set="$set" \
     -v root="$root" -v data="$data" -v ci="${CI:-}" -v tmo="$tmo" \
