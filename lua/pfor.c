@@ -701,7 +701,7 @@ static int l_parallel_for(lua_State *L) {
   const int *order;
   orion_dist_stats dst;
   int64_t loop_id, done = 0;
-  double t0 = orion_now(), t_exec = 0;
+  double t0 = orion_now(), t_exec = 0, cpu0 = orion__cpu_seconds();
 
   memset(&vr, 0, sizeof vr);
   luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -917,7 +917,7 @@ static int l_parallel_for(lua_State *L) {
   orion_predict_obs pobs = {kind,        &it->bs,        it->a->nnz,
                             t_exec,      dst.peer_bytes, dst.bytes,
                             dst.nexec,   dst.early,      dst.dynamic,
-                            orion_now() - t0};
+                            orion_now() - t0, orion__cpu_seconds() - cpu0};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];

@@ -5,6 +5,7 @@
 #include <lauxlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "lua/predict.h"
 #include "scheduler/schedule.h"
@@ -12,7 +13,33 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
-#define SEEN_KEY "orion.predicted" /* call sites predicted so far */
+#define SEEN_KEY "orion.predicted" /* call sites: their passes so far */
+
+double orion__cpu_seconds(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Every pass as measured: {"loop", "pass", "measured_pass_seconds"}. */
+static void record_measured(lua_State *L, const char *where, int pass,
+                            double seconds) {
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, "orion") == LUA_TTABLE &&
+      lua_getfield(L, -1, "record") == LUA_TFUNCTION) {
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, where);
+    lua_setfield(L, -2, "loop");
+    lua_pushinteger(L, pass);
+    lua_setfield(L, -2, "pass");
+    lua_pushnumber(L, seconds);
+    lua_setfield(L, -2, "measured_pass_seconds");
+    lua_call(L, 1, 0);
+  }
+  lua_settop(L, top);
+}
 
 /* How many times a time part changes executor in a pass of the steady
  * state (each starts where the previous pass left it) when the blocks go
@@ -83,6 +110,8 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_setfield(L, -2, "part_bytes");
     lua_pushnumber(L, lp->drv_block_bytes);
     lua_setfield(L, -2, "driver_block_bytes");
+    lua_pushnumber(L, lp->drv_block_sec);
+    lua_setfield(L, -2, "driver_block_seconds");
     lua_pushinteger(L, lp->n0);
     lua_setfield(L, -2, "space_parts");
     lua_pushinteger(L, lp->n1);
@@ -100,18 +129,18 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
   orion_sim_cluster c;
   orion_sim_host *hosts;
   orion_sim_result r;
-  double cpus, bps, here, fixed;
+  double cpus, bps, burst, here, fixed;
   int n, e, rc, nh = o->nexec > 0 ? o->nexec : 1;
-  if (orion_sim_parse_spec(spec, &n, &cpus, &bps, err) != 0)
+  if (orion_sim_parse_cluster(spec, &n, &cpus, &bps, &burst, err) != 0)
     return -1;
   hosts = orion_malloc(sizeof *hosts * (size_t)(n > nh ? n : nh));
   if (hosts == NULL)
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   /* Measured here as one CPU's; a host of Q CPUs runs Q times as fast. */
   for (e = 0; e < (n > nh ? n : nh); e++)
-    hosts[e] = (orion_sim_host){spe / cpus, bps, ORION_SIM_HOST_LATENCY};
+    hosts[e] = (orion_sim_host){spe / cpus, bps, ORION_SIM_HOST_LATENCY, burst};
   c.hosts = hosts;
-  c.driver = (orion_sim_host){0, bps, ORION_SIM_HOST_LATENCY};
+  c.driver = (orion_sim_host){0, bps, ORION_SIM_HOST_LATENCY, burst};
   /* The fixed costs of a pass (starting and ending the loop, the body's
    * setup, what the model leaves out): the pass's wall time beyond what
    * the model predicts for its own executors, at the speed measured, on
@@ -163,13 +192,14 @@ void orion__predict_loop(lua_State *L, const char *spec,
   luaL_getsubtable(L, LUA_REGISTRYINDEX, SEEN_KEY);
   pass = (int)lua_tointeger(L, (lua_getfield(L, -1, where), -1)) + 1;
   lua_pop(L, 1);
-  if (pass > 2) {
-    lua_pop(L, 2);
-    return;
-  }
   lua_pushinteger(L, pass);
   lua_setfield(L, -2, where);
   lua_pop(L, 1);
+  record_measured(L, where, pass, o->seconds);
+  if (pass > 2) {
+    lua_pop(L, 1);
+    return;
+  }
   orion_error_clear(&err);
   elems = orion_malloc(sizeof(int64_t) * (size_t)(nb > 0 ? nb : 1));
   if (elems == NULL)
@@ -188,6 +218,10 @@ void orion__predict_loop(lua_State *L, const char *spec,
   lp.elems = elems;
   lp.part_bytes = moves > 0 ? (double)o->peer_bytes / (double)moves : 0;
   lp.drv_block_bytes = nb > 0 ? (double)o->driver_bytes / (double)nb : 0;
+  /* The driver's CPU in the pass, all of it taken as per block: sending
+   * the block and taking its report (the loop's own start and end are a
+   * few blocks' worth). */
+  lp.drv_block_sec = nb > 0 && o->nexec > 0 ? o->driver_cpu / (double)nb : 0;
   lp.early = o->early;
   lp.dynamic = o->dynamic;
   /* SPEC[,SPEC...]: each cluster in turn. */
@@ -207,12 +241,12 @@ void orion__predict_loop(lua_State *L, const char *spec,
   if (rc != 0)
     luaL_error(L, "--predict at %s: %s", where, err.msg);
   printf("predict: measured here on %d executor%s: %lld elements, %.3g s an "
-         "element, %.0f bytes a time part%s, %.0f driver bytes a block, "
-         "%.4g s a pass\n",
+         "element, %.0f bytes a time part%s, %.0f driver bytes and %.3g driver "
+         "CPU s a block, %.4g s a pass\n",
          o->nexec > 0 ? o->nexec : 1, o->nexec > 1 ? "s" : "",
          (long long)o->elements, spe, lp.part_bytes,
          moves > 0 || bs->n1 < 2 ? "" : " (not measured: 1 executor)",
-         lp.drv_block_bytes, o->seconds);
+         lp.drv_block_bytes, lp.drv_block_sec, o->seconds);
   fflush(stdout);
   lua_pop(L, 1); /* where */
 }

@@ -1,11 +1,15 @@
 /* orion-driver --predict SPEC (issue 35): after the first and the second
  * pass of each parallel_for call site (the second in the steady state:
  * the data loaded, the rows resident), the pass's measured costs (compute seconds per
- * element, bytes of a rotating time part, the driver's bytes per block)
+ * element, bytes of a rotating time part, the driver's bytes and CPU
+ * seconds per block)
  * drive the execution simulator (scheduler/sim.h) on the cluster SPEC
  * ("NxQc:RATE": N hosts of Q CPUs, links of RATE), and the predicted time
  * of a pass there is printed with its breakdown, and recorded under
- * --metrics as {"loop": FILE:LINE, "predicted_pass_seconds": ..., ...}.
+ * --metrics as {"loop": FILE:LINE, "predicted_pass_seconds": ..., ...};
+ * every pass of the call site, those two and the later ones, is also
+ * recorded as {"loop": FILE:LINE, "pass": K, "measured_pass_seconds": ...}
+ * (for bench/predict_check.sh).
  * docs/scale.md explains the model and its limits. */
 #ifndef ORION_LUA_PREDICT_H
 #define ORION_LUA_PREDICT_H
@@ -26,7 +30,12 @@ typedef struct orion_predict_obs {
   int nexec;              /* executors it ran on (0: in the driver) */
   int early, dynamic;     /* how its blocks went out (scheduler/loop.h) */
   double seconds;         /* the pass's wall time */
+  double driver_cpu;      /* the driver's CPU seconds in the pass (its
+                             process's, all threads) */
 } orion_predict_obs;
+
+/* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */
+double orion__cpu_seconds(void);
 
 /* With --predict: at the first two passes of each call site (the caller
  * of parallel_for, level 1), predicts a pass on the SPEC's cluster, prints it and records it.

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +31,10 @@ typedef struct sim {
   uint64_t seq;
   double now;
   double drv_out, drv_cpu;   /* the driver's link and CPU free from */
+  double drv_tok;            /* bytes in the driver's bucket at drv_out */
   double *out_free, *in_free; /* per host: its link's two directions */
+  double *out_tok, *in_tok;  /* per host: bytes in each direction's bucket
+                                at out_free / in_free */
   int *loc;                  /* per time part: the executor holding it */
   int *next;                 /* per block: the one after it in its host's
                                 queue, -1 */
@@ -50,10 +55,29 @@ static double elems_of(const orion_sim_loop *lp, int b) {
   return (double)(q + (b < r ? 1 : 0));
 }
 
-/* Seconds bytes take between hosts of bandwidths a and b (0: unlimited). */
-static double xfer(double bytes, double a, double b) {
-  double bw = a <= 0 ? b : b <= 0 ? a : (a < b ? a : b);
-  return bytes <= 0 || bw <= 0 ? 0.0 : bytes / bw;
+/* Bytes in h's bucket at t, holding tok at `since` (refilled at its rate,
+ * at most its burst). */
+static double bucket(const orion_sim_host *h, double tok, double since,
+                     double t) {
+  if (h->burst <= 0)
+    return 0;
+  tok += h->bw > 0 ? (t - since) * h->bw : h->burst;
+  return tok < h->burst ? tok : h->burst;
+}
+
+/* Seconds bytes take over a link of bandwidth bw whose bucket holds tok
+ * (0 with an unlimited bandwidth or bytes it holds). */
+static double drain(double bytes, double bw, double tok) {
+  return bw <= 0 || bytes <= tok ? 0.0 : (bytes - tok) / bw;
+}
+
+/* h's bucket after bytes went in d seconds from a bucket holding tok. */
+static double spent(const orion_sim_host *h, double tok, double bytes,
+                    double d) {
+  if (h->burst <= 0)
+    return 0;
+  tok += (h->bw > 0 ? d * h->bw : 0) - bytes;
+  return tok < 0 ? 0 : tok > h->burst ? h->burst : tok;
 }
 
 static int ev_less(const event *a, const event *b) {
@@ -106,10 +130,16 @@ static event pop(sim *m) {
 
 static void io_send(void *ud, int e, int block) {
   sim *m = ud;
+  const orion_sim_host *d = &m->c->driver, *he = &m->c->hosts[e];
   double t = m->now > m->drv_out ? m->now : m->drv_out;
-  t += xfer(m->lp->drv_block_bytes +
-                m->lp->drv_elem_bytes * elems_of(m->lp, block),
-            m->c->driver.bw, m->c->hosts[e].bw);
+  double bytes = m->lp->drv_block_bytes +
+                 m->lp->drv_elem_bytes * elems_of(m->lp, block);
+  double tok = bucket(d, m->drv_tok, m->drv_out, t);
+  double dt = drain(bytes, d->bw, tok), de = drain(bytes, he->bw, he->burst);
+  if (de > dt)
+    dt = de;
+  m->drv_tok = spent(d, tok, bytes, dt);
+  t += dt;
   m->drv_out = t;
   push(m, t + m->c->driver.latency + m->c->hosts[e].latency, EV_ARRIVE, block,
        e);
@@ -167,11 +197,19 @@ static void arrive(sim *m, int b, int e) {
   }
   const orion_sim_host *hh = &m->c->hosts[h];
   double lat = he->latency + hh->latency, t = m->now + lat;
-  double d = xfer(m->lp->part_bytes, he->bw, hh->bw);
+  double bytes = m->lp->part_bytes, th, te, d, de;
   if (m->out_free[h] > t)
     t = m->out_free[h];
   if (m->in_free[e] > t)
     t = m->in_free[e];
+  th = bucket(hh, m->out_tok[h], m->out_free[h], t);
+  te = bucket(he, m->in_tok[e], m->in_free[e], t);
+  d = drain(bytes, hh->bw, th);
+  de = drain(bytes, he->bw, te);
+  if (de > d)
+    d = de;
+  m->out_tok[h] = spent(hh, th, bytes, d);
+  m->in_tok[e] = spent(he, te, bytes, d);
   m->out_free[h] = m->in_free[e] = t + d;
   m->loc[q] = e;
   push(m, t + d + lat, EV_DATA, b, e);
@@ -216,6 +254,8 @@ static void sim_free(sim *m) {
   orion_free(m->heap);
   orion_free(m->out_free);
   orion_free(m->in_free);
+  orion_free(m->out_tok);
+  orion_free(m->in_tok);
   orion_free(m->loc);
   orion_free(m->next);
   orion_free(m->head);
@@ -238,12 +278,13 @@ static int check(const orion_sim_loop *lp, const orion_sim_cluster *c,
                            (long long)lp->elems_total);
   if (!(lp->part_bytes >= 0 && lp->drv_block_bytes >= 0 &&
         lp->drv_elem_bytes >= 0 &&
-        lp->drv_block_sec >= 0 && c->driver.bw >= 0 && c->driver.latency >= 0))
+        lp->drv_block_sec >= 0 && c->driver.bw >= 0 &&
+        c->driver.latency >= 0 && c->driver.burst >= 0))
     return orion_error_set(err, ORION_EINVAL,
                            "simulator: a negative size, rate or time");
   for (e = 0; e < c->n; e++)
     if (!(c->hosts[e].sec_per_elem >= 0 && c->hosts[e].bw >= 0 &&
-          c->hosts[e].latency >= 0))
+          c->hosts[e].latency >= 0 && c->hosts[e].burst >= 0))
       return orion_error_set(err, ORION_EINVAL,
                              "simulator: host %d has a negative rate or time",
                              e);
@@ -269,18 +310,23 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
   io.ud = &m;
   m.out_free = orion_calloc((size_t)n, sizeof(double));
   m.in_free = orion_calloc((size_t)n, sizeof(double));
+  m.out_tok = orion_calloc((size_t)n, sizeof(double));
+  m.in_tok = orion_calloc((size_t)n, sizeof(double));
   m.loc = orion_calloc((size_t)m.s.n1, sizeof(int));
   m.next = orion_calloc((size_t)nb, sizeof(int));
   m.head = orion_malloc(sizeof(int) * (size_t)n);
   m.tail = orion_malloc(sizeof(int) * (size_t)n);
   m.ready = orion_calloc((size_t)nb, 1);
   m.busy = orion_calloc((size_t)n, 1);
-  rc = m.out_free && m.in_free && m.loc && m.next && m.head && m.tail &&
+  rc = m.out_free && m.in_free && m.out_tok && m.in_tok && m.loc && m.next && m.head && m.tail &&
                m.ready && m.busy
            ? orion_loop_init(&m.l, &m.s, n, 0, &io)
            : ORION_ENOMEM;
-  for (k = 0; rc == 0 && k < n; k++)
+  for (k = 0; rc == 0 && k < n; k++) { /* the buckets full */
     m.head[k] = m.tail[k] = -1;
+    m.out_tok[k] = m.in_tok[k] = c->hosts[k].burst;
+  }
+  m.drv_tok = c->driver.burst;
   if (rc == 0) {
     m.l.early = lp->early;
     m.l.dynamic = lp->dynamic;
@@ -335,12 +381,13 @@ int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
   free_drv.drv_block_bytes = 0;
   free_drv.drv_elem_bytes = 0;
   free_drv.drv_block_sec = 0;
-  cc.driver = (orion_sim_host){0, 0, 0};
+  cc.driver = (orion_sim_host){0, 0, 0, 0};
   for (e = 0; e < c->n; e++) /* compute only, at the fastest rate */
-    h[e] = (orion_sim_host){fastest, 0, 0};
+    h[e] = (orion_sim_host){fastest, 0, 0, 0};
   rc = orion_sim_pass(&free_drv, &cc, &t[0], err);
   for (e = 0; e < c->n; e++) /* the executors' links */
-    h[e] = (orion_sim_host){fastest, c->hosts[e].bw, c->hosts[e].latency};
+    h[e] = (orion_sim_host){fastest, c->hosts[e].bw, c->hosts[e].latency,
+                            c->hosts[e].burst};
   if (rc == 0)
     rc = orion_sim_pass(&free_drv, &cc, &t[1], err);
   cc.driver = c->driver; /* the driver */
@@ -370,11 +417,36 @@ int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
   return 0;
 }
 
+/* "256kb" (tc's bytes: b, kb, mb, gb) into *bytes: 0, or -1. */
+static int parse_bytes(const char *s, double *bytes) {
+  char *end;
+  double v = strtod(s, &end), unit = 0;
+  if (strcmp(end, "b") == 0)
+    unit = 1;
+  else if (strcmp(end, "kb") == 0)
+    unit = 1024;
+  else if (strcmp(end, "mb") == 0)
+    unit = 1024.0 * 1024;
+  else if (strcmp(end, "gb") == 0)
+    unit = 1024.0 * 1024 * 1024;
+  if (end == s || unit == 0 || !(v >= 0) || !isfinite(v))
+    return -1;
+  *bytes = v * unit;
+  return 0;
+}
+
 int orion_sim_parse_spec(const char *spec, int *n, double *cpus,
                          double *bytes_per_s, orion_error *err) {
-  char *end;
+  return orion_sim_parse_cluster(spec, n, cpus, bytes_per_s, NULL, err);
+}
+
+int orion_sim_parse_cluster(const char *spec, int *n, double *cpus,
+                            double *bytes_per_s, double *burst,
+                            orion_error *err) {
+  char *end, rtext[64];
+  const char *slash;
   long hosts;
-  double q, rate, unit = 0;
+  double q, rate, unit = 0, bb = 0;
   hosts = strtol(spec, &end, 10);
   if (end == spec || *end != 'x' || hosts < 1 || hosts > 1000000)
     return orion_error_set(err, ORION_EINVAL,
@@ -387,7 +459,16 @@ int orion_sim_parse_spec(const char *spec, int *n, double *cpus,
                            "--predict %s: after 'x' comes the CPUs of a host "
                            "(above 0) and 'c:', as in 4x0.4c:400mbit",
                            spec);
-  rate = strtod(end + 2, &end);
+  slash = strchr(end + 2, '/');
+  if (slash != NULL && parse_bytes(slash + 1, &bb) != 0)
+    return orion_error_set(err, ORION_EINVAL,
+                           "--predict %s: after '/' comes the links' burst "
+                           "in bytes (b, kb, mb or gb), as in 200mbit/256kb",
+                           spec);
+  snprintf(rtext, sizeof rtext, "%.*s",
+           (int)(slash != NULL ? slash - (end + 2) : (ptrdiff_t)strlen(end + 2)),
+           end + 2);
+  rate = strtod(rtext, &end);
   if (strcmp(end, "gbit") == 0)
     unit = 1e9;
   else if (strcmp(end, "mbit") == 0)
@@ -402,5 +483,7 @@ int orion_sim_parse_spec(const char *spec, int *n, double *cpus,
   *n = (int)hosts;
   *cpus = q;
   *bytes_per_s = rate * unit / 8;
+  if (burst != NULL)
+    *burst = bb;
   return 0;
 }

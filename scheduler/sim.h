@@ -15,7 +15,12 @@
  *      links' latencies, the rows part_bytes / min(bw of both) on the
  *      holder's outgoing and e's incoming link (each busy with one
  *      transfer at a time, both directions independent), then the
- *      latencies again;
+ *      latencies again; a link with a burst is a token bucket of that
+ *      many bytes refilled at its rate (full at the start of the pass):
+ *      the bytes the buckets of both ends hold go at once, the rest at
+ *      the rate ((bytes - held) / bw at the end that takes longest);
+ *      the driver's link likewise, its messages taking from the driver's
+ *      bucket (and e's taken as full);
  *   3. e runs its blocks one at a time in the order they came, each once
  *      its rows are there, for elements x hosts[e].sec_per_elem seconds;
  *   4. its report takes the two latencies back, and the driver spends
@@ -52,6 +57,9 @@ typedef struct orion_sim_host {
   double sec_per_elem; /* compute seconds per element of the body */
   double bw;           /* link bytes per second, each way; 0: unlimited */
   double latency;      /* one-way seconds from the host to the switch */
+  double burst;        /* bytes each way of the link may send at once (a
+                          token bucket, as tc tbf's burst) before the rate
+                          holds it; 0: none, as on a real NIC */
 } orion_sim_host;
 
 typedef struct orion_sim_loop {
@@ -99,9 +107,17 @@ int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
 int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
                    double *seconds, orion_error *err);
 
-/* Parses a cluster SPEC "NxQc:RATE" (N hosts of Q CPUs, links of RATE:
- * "400mbit", "10gbit", "1.5gbit", "800kbit", bits per second) into *n,
- * *cpus and *bytes_per_s.  0, or ORION_EINVAL with err naming the part. */
+/* Parses a cluster SPEC "NxQc:RATE[/BURST]" (N hosts of Q CPUs, links of
+ * RATE: "400mbit", "10gbit", "1.5gbit", "800kbit", bits per second; a
+ * link's BURST in bytes as tc writes it: "256kb", "1mb", "1500b", the
+ * shaped links of bench/netcluster.sh) into *n, *cpus and *bytes_per_s
+ * (and *burst where not NULL: 0 without one).  0, or ORION_EINVAL with err
+ * naming the part. */
+int orion_sim_parse_cluster(const char *spec, int *n, double *cpus,
+                            double *bytes_per_s, double *burst,
+                            orion_error *err);
+
+/* orion_sim_parse_cluster without the burst. */
 int orion_sim_parse_spec(const char *spec, int *n, double *cpus,
                          double *bytes_per_s, orion_error *err);
 

@@ -38,10 +38,10 @@ int orion_sim_scale(const orion_sim_workload *w, int hosts, double cpus,
     return orion_error_set(err, ORION_ENOMEM, "simulator: out of memory");
   for (e = 0; e < hosts; e++)
     h[e] = (orion_sim_host){w->sec_per_elem / cpus, bytes_per_s,
-                            ORION_SIM_HOST_LATENCY};
+                            ORION_SIM_HOST_LATENCY, 0};
   c.n = hosts;
   c.hosts = h;
-  c.driver = (orion_sim_host){0, bytes_per_s, ORION_SIM_HOST_LATENCY};
+  c.driver = (orion_sim_host){0, bytes_per_s, ORION_SIM_HOST_LATENCY, 0};
   lp.kind = w->kind;
   lp.n0 = p0;
   lp.n1 = p1;

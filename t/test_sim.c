@@ -15,12 +15,12 @@ static orion_sim_host hosts[2];
  * free links and a free driver unless a test says otherwise. */
 static orion_sim_loop rot22(void) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0, 0};
-  hosts[0] = hosts[1] = (orion_sim_host){0.25, 0, 0};
+  hosts[0] = hosts[1] = (orion_sim_host){0.25, 0, 0, 0};
   return lp;
 }
 
 static orion_sim_cluster two(void) {
-  orion_sim_cluster c = {2, hosts, {0, 0, 0}};
+  orion_sim_cluster c = {2, hosts, {0, 0, 0, 0}};
   return c;
 }
 
@@ -98,6 +98,53 @@ Test(sim, the_driver_link_serialises_the_blocks) {
   cr_expect_float_eq(r.rows + r.slow, 0.0, EPS);
 }
 
+/* Links of tc tbf's kind (bench/netcluster.sh): a bucket of 0.25 MB a
+ * direction, full at the start, refilled at the link's 1 MB/s.  The case
+ * above with the buckets: clock 0's parts (0.5 MB) take (0.5 - 0.25) / 1
+ * = 0.25 s each way, the blocks run 0.25..1.25 and leave the buckets
+ * empty; by 1.25 they are full again (1 s at 1 MB/s, at most 0.25 MB),
+ * so clock 1's parts take 0.25 s too: 1.5..2.5.  2.5 s, 0.5 of it rows.
+ * With blocks of 0.1 s the buckets have only 0.1 s to refill (0.1 MB):
+ * clock 0 as before (0.25, running to 0.35), clock 1's parts take
+ * (0.5 - 0.1) / 1 = 0.4 s (0.35..0.75) and run to 0.85. */
+Test(sim, a_burst_sends_the_bucket_at_once_and_the_rest_at_the_rate) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  lp.part_bytes = 0.5e6;
+  hosts[0].bw = hosts[1].bw = 1e6;
+  hosts[0].burst = hosts[1].burst = 0.25e6;
+  orion_sim_result r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 2.5, EPS);
+  cr_expect_float_eq(r.compute, 2.0, EPS);
+  cr_expect_float_eq(r.rows, 0.5, EPS);
+  hosts[0].sec_per_elem = hosts[1].sec_per_elem = 0.025;
+  r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 0.85, 1e-9);
+  cr_expect_float_eq(r.compute, 0.2, 1e-9);
+  cr_expect_float_eq(r.rows, 0.65, 1e-9);
+  /* A bucket as large as a part, blocks of 1 s again (time to refill it):
+   * the rows are free. */
+  hosts[0].burst = hosts[1].burst = 0.5e6;
+  hosts[0].sec_per_elem = hosts[1].sec_per_elem = 0.25;
+  r = predict(&lp, &c);
+  cr_expect_float_eq(r.rows, 0.0, 1e-9);
+}
+
+/* The driver's CPU, 0.5 s per block report (free links): clock 0 runs
+ * 0..1, its two reports take the driver 1..1.5 and 1.5..2, clock 1 goes
+ * out at 2 and runs 2..3, its reports 3..3.5 and 3.5..4.  4 s, 2 of them
+ * the driver's. */
+Test(sim, the_drivers_cpu_per_block_delays_the_next_clock) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  lp.drv_block_sec = 0.5;
+  orion_sim_result r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 4.0, EPS);
+  cr_expect_float_eq(r.compute, 2.0, EPS);
+  cr_expect_float_eq(r.driver, 2.0, EPS);
+  cr_expect_str_eq(r.bottleneck, "compute");
+}
+
 /* Latency 0.05 s on every link, so 0.1 s between two hosts: a block's
  * message takes 0.1 s from the driver, its rows (free bandwidth) 0.1 s
  * there and 0.1 back, its report 0.1 s, the end of the loop a round trip
@@ -120,11 +167,11 @@ Test(sim, latencies_add_up_along_the_chain) {
  * blocks on one fast and one slow host (3x): the fast one takes more. */
 Test(sim, dynamic_placement_favours_the_fast_host) {
   orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0, 0};
-  orion_sim_cluster c = {2, hosts, {0, 0, 0}};
+  orion_sim_cluster c = {2, hosts, {0, 0, 0, 0}};
   double secs, secs_static;
   orion_error err;
-  hosts[0] = (orion_sim_host){0.25, 0, 0};
-  hosts[1] = (orion_sim_host){0.75, 0, 0};
+  hosts[0] = (orion_sim_host){0.25, 0, 0, 0};
+  hosts[1] = (orion_sim_host){0.75, 0, 0, 0};
   orion_error_clear(&err);
   cr_assert_eq(orion_sim_pass(&lp, &c, &secs, &err), 0, "%s", err.msg);
   lp.dynamic = 0;
@@ -143,9 +190,9 @@ Test(sim, more_hosts_divide_the_compute) {
   int n[3] = {1, 4, 8};
   double want[3] = {64, 16, 8};
   for (int i = 0; i < 8; i++)
-    h8[i] = (orion_sim_host){0.25, 0, 0};
+    h8[i] = (orion_sim_host){0.25, 0, 0, 0};
   for (int i = 0; i < 3; i++) {
-    orion_sim_cluster c = {n[i], h8, {0, 0, 0}};
+    orion_sim_cluster c = {n[i], h8, {0, 0, 0, 0}};
     orion_sim_result r = predict(&lp, &c);
     cr_expect_float_eq(r.seconds, want[i], EPS, "%d hosts: %g s", n[i],
                        r.seconds);
@@ -179,8 +226,21 @@ Test(sim, cluster_specs_parse) {
   cr_assert_eq(orion_sim_parse_spec("64x16c:10gbit", &n, &q, &bps, &err), 0);
   cr_expect_eq(n, 64);
   cr_expect_float_eq(bps, 1.25e9, EPS);
+  double burst = -1;
+  cr_assert_eq(orion_sim_parse_cluster("8x0.2c:200mbit/256kb", &n, &q, &bps,
+                                       &burst, &err),
+               0, "%s", err.msg);
+  cr_expect_eq(n, 8);
+  cr_expect_float_eq(bps, 25e6, EPS);
+  cr_expect_float_eq(burst, 262144, EPS);
+  cr_assert_eq(orion_sim_parse_cluster("2x1c:1gbit", &n, &q, &bps, &burst,
+                                       &err),
+               0, "%s", err.msg);
+  cr_expect_float_eq(burst, 0, EPS);
   const char *bad[] = {"4x0.4c", "0x1c:1gbit", "4x1c:10gbps", "x1c:1gbit",
-                       "4x-1c:1gbit", "4y1c:1gbit"};
+                       "4x-1c:1gbit", "4y1c:1gbit", "4x1c:1gbit/",
+                       "4x1c:1gbit/256", "4x1c:1gbit/kb", "4x1c:1gbit/-1kb",
+                       "4x1c:/256kb"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     cr_expect_eq(orion_sim_parse_spec(bad[i], &n, &q, &bps, &err),
                  ORION_EINVAL, "%s", bad[i]);
