@@ -701,7 +701,7 @@ static int l_parallel_for(lua_State *L) {
   const int *order;
   orion_dist_stats dst;
   int64_t loop_id, done = 0;
-  double t0 = orion_now(), t_exec = 0, cpu0 = orion__cpu_seconds();
+  double t0 = orion_now(), t_exec = 0, cpu0 = orion__cpu_seconds(), t_dist = 0;
 
   memset(&vr, 0, sizeof vr);
   luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -858,11 +858,13 @@ static int l_parallel_for(lua_State *L) {
   if (s->nexec > 0) {
     /* On the executors; the in-process executor only applies buffered
      * writes to the driver's arrays. */
+    t_dist = orion_now();
     rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, &sched,
                          &blob, o.has_seed ? 0 : loop_id,
                          o.has_seed ? (uint64_t)o.seed : s->seed,
                          serial ? NULL : ap, &o, vmode ? &vr : NULL, &dst,
                          &err);
+    t_dist = orion_now() - t_dist;
   } else {
     orion_progress_start(&progress, "parallel_for", "elements",
                          it->a->nnz);
@@ -917,7 +919,8 @@ static int l_parallel_for(lua_State *L) {
   orion_predict_obs pobs = {kind,        &it->bs,        it->a->nnz,
                             t_exec,      dst.peer_bytes, dst.bytes,
                             dst.nexec,   dst.early,      dst.dynamic,
-                            orion_now() - t0, orion__cpu_seconds() - cpu0};
+                            orion_now() - t0, orion__cpu_seconds() - cpu0,
+                            s->nexec > 0 ? t_dist : 0};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];

@@ -69,7 +69,8 @@ static int64_t moves_per_pass(orion_order_kind kind, int n0, int n1,
 
 static void record(lua_State *L, const char *spec, const char *where,
                    const orion_sim_result *r, double fixed, int n, int pass,
-                   const orion_sim_loop *lp, double spe, int64_t elements) {
+                   const orion_sim_loop *lp, double spe, int64_t elements,
+                   double scale) {
   int top = lua_gettop(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   if (lua_getfield(L, -1, "orion") == LUA_TTABLE &&
@@ -106,6 +107,8 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_setfield(L, -2, "elements");
     lua_pushnumber(L, spe);
     lua_setfield(L, -2, "sec_per_elem");
+    lua_pushnumber(L, scale);
+    lua_setfield(L, -2, "host_scale");
     lua_pushnumber(L, lp->part_bytes);
     lua_setfield(L, -2, "part_bytes");
     lua_pushnumber(L, lp->drv_block_bytes);
@@ -121,6 +124,49 @@ static void record(lua_State *L, const char *spec, const char *where,
   lua_settop(L, top);
 }
 
+/* The factor on the hosts' seconds an element (c's first c->n hosts, at
+ * spe) that makes the model's pass on them last `target` seconds: by
+ * bisection (the pass grows with it), to 0.1%, within 40 steps; for loops
+ * of over 100,000 blocks the first guess only (more work beyond the
+ * model's compute).  0, or the simulator's error. */
+static int host_scale(const orion_sim_loop *lp, orion_sim_cluster *c,
+                      double spe, double target, double *scale,
+                      orion_error *err) {
+  orion_sim_host *h = (orion_sim_host *)c->hosts;
+  double lo = 1, hi, t;
+  int e, k, rc;
+  orion_sim_result r;
+  if ((rc = orion_sim_predict(lp, c, &r, err)) != 0)
+    return rc;
+  hi = 1 + (target - r.seconds) / r.compute;
+  *scale = hi;
+  if ((int64_t)lp->n0 * lp->n1 > 100000)
+    return 0;
+  for (k = 0; k < 40; k++) { /* an upper bound: the pass at hi >= target */
+    for (e = 0; e < c->n; e++)
+      h[e].sec_per_elem = spe * hi;
+    if ((rc = orion_sim_pass(lp, c, &t, err)) != 0)
+      return rc;
+    if (t >= target)
+      break;
+    lo = hi;
+    hi *= 2;
+  }
+  for (k = 0; k < 40 && hi - lo > 1e-3 * lo; k++) {
+    double mid = (lo + hi) / 2;
+    for (e = 0; e < c->n; e++)
+      h[e].sec_per_elem = spe * mid;
+    if ((rc = orion_sim_pass(lp, c, &t, err)) != 0)
+      return rc;
+    if (t >= target)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  *scale = (lo + hi) / 2;
+  return 0;
+}
+
 /* One cluster of the --predict list: predicted, printed, recorded.  0, or
  * -1 with err set. */
 static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
@@ -128,8 +174,8 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
                       const char *where, int pass, orion_error *err) {
   orion_sim_cluster c;
   orion_sim_host *hosts;
-  orion_sim_result r;
-  double cpus, bps, burst, here, fixed;
+  orion_sim_result r, rh;
+  double cpus, bps, burst, fixed, scale = 1;
   int n, e, rc, nh = o->nexec > 0 ? o->nexec : 1;
   if (orion_sim_parse_cluster(spec, &n, &cpus, &bps, &burst, err) != 0)
     return -1;
@@ -141,17 +187,29 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
     hosts[e] = (orion_sim_host){spe / cpus, bps, ORION_SIM_HOST_LATENCY, burst};
   c.hosts = hosts;
   c.driver = (orion_sim_host){0, bps, ORION_SIM_HOST_LATENCY, burst};
-  /* The fixed costs of a pass (starting and ending the loop, the body's
-   * setup, what the model leaves out): the pass's wall time beyond what
-   * the model predicts for its own executors, at the speed measured, on
-   * links of this kind. */
+  /* The pass as the model sees it on its own executors, at the speed
+   * measured, on links of this kind, against the pass as it ran:
+   * - the fixed costs of a pass are the driver's own time before sending
+   *   the loop and after its end (the plan, binding and capturing the
+   *   body, folding accumulators), measured: the same on any cluster;
+   * - the executors' time in the loop beyond the model's (a host held
+   *   between its blocks by its CPU quota or by other work, what a block's
+   *   own seconds do not see) is taken as the hosts' speed: their seconds
+   *   an element grow by it over the model's compute, so that it shrinks
+   *   with the work a host has.
+   * Run in the driver (no executors), the whole rest is the fixed cost. */
   for (e = 0; e < nh; e++)
     hosts[e].sec_per_elem = spe;
   c.n = nh;
-  rc = orion_sim_pass(lp, &c, &here, err);
-  for (e = 0; e < nh; e++)
-    hosts[e].sec_per_elem = spe / cpus;
-  fixed = rc == 0 && o->seconds > here ? o->seconds - here : 0;
+  rc = orion_sim_predict(lp, &c, &rh, err);
+  if (rc == 0 && o->dist_seconds > 0) {
+    fixed = o->seconds > o->dist_seconds ? o->seconds - o->dist_seconds : 0;
+    if (o->dist_seconds > rh.seconds && rh.compute > 0)
+      rc = host_scale(lp, &c, spe, o->dist_seconds, &scale, err);
+  } else
+    fixed = rc == 0 && o->seconds > rh.seconds ? o->seconds - rh.seconds : 0;
+  for (e = 0; e < (n > nh ? n : nh); e++)
+    hosts[e].sec_per_elem = spe * scale / cpus;
   c.n = n;
   if (rc == 0)
     rc = orion_sim_predict(lp, &c, &r, err);
@@ -163,11 +221,12 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
     r.bottleneck = "fixed";
   printf("predict: parallel_for at %s, from pass %d, on %s: %.4g s a pass "
          "(compute %.4g, rows in flight %.4g, driver %.4g, slow host %.4g, "
-         "fixed %.4g; bottleneck %s; efficiency %.2f)\n",
+         "fixed %.4g; bottleneck %s; efficiency %.2f; hosts x%.3g)\n",
          where, pass, spec, r.seconds + fixed, r.compute, r.rows, r.driver,
          r.slow, fixed, r.bottleneck,
-         r.seconds + fixed > 0 ? r.busy / (n * (r.seconds + fixed)) : 1.0);
-  record(L, spec, where, &r, fixed, n, pass, lp, spe, o->elements);
+         r.seconds + fixed > 0 ? r.busy / (n * (r.seconds + fixed)) : 1.0,
+         scale);
+  record(L, spec, where, &r, fixed, n, pass, lp, spe, o->elements, scale);
   return 0;
 }
 

@@ -32,6 +32,9 @@ typedef struct orion_predict_obs {
   double seconds;         /* the pass's wall time */
   double driver_cpu;      /* the driver's CPU seconds in the pass (its
                              process's, all threads) */
+  double dist_seconds;    /* of seconds, those on the executors: from
+                             sending the loop to its end (0 in the
+                             driver) */
 } orion_predict_obs;
 
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */
