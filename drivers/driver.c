@@ -85,7 +85,10 @@ static const char usage_text[] =
     "                  opts.partitions does not say (default 8, or\n"
     "                  $ORION_PARTITIONS; fewer when a dimension is\n"
     "                  shorter); never depends on the executors, so\n"
-    "                  results are the same on any number of them\n"
+    "                  results are the same on any number of them;\n"
+    "                  auto: chosen by the simulator from each loop's\n"
+    "                  first passes (the results then depend on the\n"
+    "                  executors: docs/design-notes.md)\n"
     "  --allow-io      let loop bodies run programs, use files, read the\n"
     "                  environment and load modules (os.execute, io.open,\n"
     "                  os.getenv, require, binary chunks, debug), on the\n"
@@ -552,9 +555,13 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     l->allow_io = 1;
     return GO_ON;
   case OPT_PARTITIONS:
+    if (arg != NULL && strcmp(arg, "auto") == 0) {
+      cfg->partitions = ORION_PARTITIONS_AUTO;
+      return GO_ON;
+    }
     if (arg == NULL || parse_count(arg, 4096, &cfg->partitions) != 0 ||
         cfg->partitions < 1)
-      return usage_error("--partitions needs a number 1..4096%s%s%s",
+      return usage_error("--partitions needs a number 1..4096 or auto%s%s%s",
                          arg != NULL ? ", not '" : "",
                          arg != NULL ? arg : "", arg != NULL ? "'" : "");
     return GO_ON;

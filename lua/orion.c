@@ -85,6 +85,7 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->nexec = cfg->executors;
   s->partitions =
       cfg->partitions > 0 ? cfg->partitions : ORION_DEFAULT_PARTITIONS;
+  s->auto_partitions = cfg->partitions == ORION_PARTITIONS_AUTO;
   s->allow_io = cfg->allow_io;
   s->copts = cfg->cluster;
   orion__checkpoint_configure(L, cfg->checkpoint_dir, cfg->resume,

@@ -18,6 +18,9 @@
  * block on data of any real size. */
 #define ORION_DEFAULT_PARTITIONS 8
 
+/* orion_config.partitions for --partitions auto (lua/pfor_auto.h). */
+#define ORION_PARTITIONS_AUTO (-1)
+
 typedef struct orion_config {
   const char *metrics_path; /* NULL: orion.record is a no-op */
   uint64_t seed;            /* script seed */
@@ -36,7 +39,9 @@ typedef struct orion_config {
   int allow_io;             /* --allow-io: bodies are not sandboxed */
   int partitions;           /* parts per key dimension when a loop's
                                opts.partitions does not say (0: the
-                               default, ORION_DEFAULT_PARTITIONS) */
+                               default, ORION_DEFAULT_PARTITIONS;
+                               ORION_PARTITIONS_AUTO: chosen by the
+                               simulator, lua/pfor_auto.h) */
   double bandwidth_mbps;    /* managed buffers' budget per executor
                                (--bandwidth-mbps); 0: measured link rate */
   int executors;            /* 0: loops run in the driver's process; else

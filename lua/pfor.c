@@ -15,9 +15,11 @@
 
 #include <lauxlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lua/pfor.h"
+#include "lua/pfor_auto.h"
 #include "lua/predict.h"
 #include "lua/pfor_gpu.h"
 
@@ -152,6 +154,7 @@ typedef struct pfor_opts_t {
   const char *tier, *sched, *name;
   int assign; /* ORION_ASSIGN_... (scheduler/dist.h) */
   int64_t parts[2];
+  int auto_parts; /* partitions = "auto" (lua/pfor_auto.h) */
   int has_seed;
   lua_Integer seed;
   int64_t gpu_grid; /* the device grid's b (0: from the block's size) */
@@ -199,7 +202,25 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
   /* The job's default (--partitions), never the executor count: the
    * blocks, and with them the results, are the same on any cluster. */
   o->parts[0] = o->parts[1] = orion__state(L)->partitions;
-  nparts = orion__opt_int_list(L, 3, "partitions", o->parts, 2);
+  o->auto_parts = orion__state(L)->auto_partitions;
+  nparts = 0;
+  if (!lua_isnoneornil(L, 3) &&
+      lua_getfield(L, 3, "partitions") == LUA_TSTRING) {
+    if (strcmp(lua_tostring(L, -1), "auto") != 0)
+      luaL_error(L, "parallel_for: partitions must be a list of integers or "
+                    "\"auto\", not \"%s\"",
+                 lua_tostring(L, -1));
+    o->auto_parts = 1;
+    lua_pop(L, 1);
+  } else {
+    if (!lua_isnoneornil(L, 3))
+      lua_pop(L, 1);
+    nparts = orion__opt_int_list(L, 3, "partitions", o->parts, 2);
+    if (nparts > 0)
+      o->auto_parts = 0;
+  }
+  if (o->auto_parts)
+    orion__auto_parts_before(L, o->parts, &o->assign);
   if (nparts == 1)
     o->parts[1] = o->parts[0];
   if (o->parts[0] > 4096 || o->parts[1] > 4096)
@@ -941,6 +962,8 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "blocks");
   lua_pushinteger(L, nclocks);
   lua_setfield(L, -2, "clocks");
+  lua_pushinteger(L, o.parts[0]);
+  lua_setfield(L, -2, "partitions");
   lua_pushinteger(L, it->a->nnz);
   lua_setfield(L, -2, "elements");
   lua_pushinteger(L, (lua_Integer)dst.bytes);
@@ -977,6 +1000,16 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "executors");
   if (s->predict != NULL)
     orion__predict_loop(L, s->predict, &pobs);
+  if (o.auto_parts) {
+    const char *env = getenv("ORION_ASSIGN");
+    int64_t rows = it->a->dims[0];
+    for (i = 1; i < it->a->ndims; i++)
+      if (it->a->dims[i] < rows)
+        rows = it->a->dims[i];
+    orion__auto_parts_after(L, &pobs, rows,
+                            o.assign != ORION_ASSIGN_DEFAULT ||
+                                (env != NULL && env[0] != '\0'));
+  }
   return 1;
 }
 

@@ -124,6 +124,39 @@ static void record(lua_State *L, const char *spec, const char *where,
   lua_settop(L, top);
 }
 
+/* The pass o as the simulator's loop (*lp, whose elems are the returned
+ * array, orion_malloc'd: NULL when out of memory), its seconds an element
+ * (one CPU's) and the moves of its time parts. */
+static int64_t *loop_of(const orion_predict_obs *o, orion_sim_loop *lp,
+                        double *spe, int64_t *moves) {
+  const orion_blockset *bs = o->bs;
+  int64_t *elems, nb = (int64_t)bs->n0 * bs->n1, b, k;
+  elems = orion_malloc(sizeof(int64_t) * (size_t)(nb > 0 ? nb : 1));
+  if (elems == NULL)
+    return NULL;
+  for (b = 0; b < nb; b++) {
+    elems[b] = 0;
+    for (k = bs->first[b]; k < bs->first[b + 1]; k++)
+      elems[b] += bs->segs[k].hi - bs->segs[k].lo;
+  }
+  *spe = o->elements > 0 ? o->compute_seconds / (double)o->elements : 0;
+  *moves = moves_per_pass(o->kind, bs->n0, bs->n1, o->nexec);
+  memset(lp, 0, sizeof *lp);
+  lp->kind = o->kind;
+  lp->n0 = bs->n0;
+  lp->n1 = bs->n1;
+  lp->elems = elems;
+  lp->part_bytes = *moves > 0 ? (double)o->peer_bytes / (double)*moves : 0;
+  lp->drv_block_bytes = nb > 0 ? (double)o->driver_bytes / (double)nb : 0;
+  /* The driver's CPU in the pass, all of it taken as per block: sending
+   * the block and taking its report (the loop's own start and end are a
+   * few blocks' worth). */
+  lp->drv_block_sec = nb > 0 && o->nexec > 0 ? o->driver_cpu / (double)nb : 0;
+  lp->early = o->early;
+  lp->dynamic = o->dynamic;
+  return elems;
+}
+
 /* The factor on the hosts' seconds an element (c's first c->n hosts, at
  * spe) that makes the model's pass on them last `target` seconds: by
  * bisection (the pass grows with it), to 0.1%, within 40 steps; for loops
@@ -235,7 +268,7 @@ void orion__predict_loop(lua_State *L, const char *spec,
   const orion_blockset *bs = o->bs;
   orion_sim_loop lp;
   orion_error err;
-  int64_t *elems, moves, nb = (int64_t)bs->n0 * bs->n1, b, k;
+  int64_t *elems, moves;
   double spe;
   int rc = 0, pass;
   const char *where, *p;
@@ -260,29 +293,9 @@ void orion__predict_loop(lua_State *L, const char *spec,
     return;
   }
   orion_error_clear(&err);
-  elems = orion_malloc(sizeof(int64_t) * (size_t)(nb > 0 ? nb : 1));
+  elems = loop_of(o, &lp, &spe, &moves);
   if (elems == NULL)
     luaL_error(L, "--predict: out of memory");
-  for (b = 0; b < nb; b++) {
-    elems[b] = 0;
-    for (k = bs->first[b]; k < bs->first[b + 1]; k++)
-      elems[b] += bs->segs[k].hi - bs->segs[k].lo;
-  }
-  spe = o->elements > 0 ? o->compute_seconds / (double)o->elements : 0;
-  moves = moves_per_pass(o->kind, bs->n0, bs->n1, o->nexec);
-  memset(&lp, 0, sizeof lp);
-  lp.kind = o->kind;
-  lp.n0 = bs->n0;
-  lp.n1 = bs->n1;
-  lp.elems = elems;
-  lp.part_bytes = moves > 0 ? (double)o->peer_bytes / (double)moves : 0;
-  lp.drv_block_bytes = nb > 0 ? (double)o->driver_bytes / (double)nb : 0;
-  /* The driver's CPU in the pass, all of it taken as per block: sending
-   * the block and taking its report (the loop's own start and end are a
-   * few blocks' worth). */
-  lp.drv_block_sec = nb > 0 && o->nexec > 0 ? o->driver_cpu / (double)nb : 0;
-  lp.early = o->early;
-  lp.dynamic = o->dynamic;
   /* SPEC[,SPEC...]: each cluster in turn. */
   for (p = spec; rc == 0 && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
     char one[128];
@@ -308,4 +321,48 @@ void orion__predict_loop(lua_State *L, const char *spec,
          lp.drv_block_bytes, lp.drv_block_sec, o->seconds);
   fflush(stdout);
   lua_pop(L, 1); /* where */
+}
+
+int orion__predict_choose(const orion_predict_obs *o, double link_bps,
+                          int64_t max_parts, int keep_placement,
+                          orion_sim_setting *ran,
+                          orion_sim_setting *best, orion_error *err) {
+  orion_sim_loop lp;
+  orion_sim_cluster c;
+  orion_sim_result rh;
+  orion_sim_host *hosts;
+  int64_t *elems, moves;
+  double spe, scale = 1, fixed;
+  int e, rc, n = o->nexec;
+  if (n < 1)
+    return orion_error_set(err, ORION_EINVAL,
+                           "partitions \"auto\": the loop ran in the driver");
+  elems = loop_of(o, &lp, &spe, &moves);
+  hosts = orion_malloc(sizeof *hosts * (size_t)n);
+  if (elems == NULL || hosts == NULL) {
+    orion_free(elems);
+    orion_free(hosts);
+    return orion_error_set(err, ORION_ENOMEM, "out of memory");
+  }
+  for (e = 0; e < n; e++)
+    hosts[e] = (orion_sim_host){spe, link_bps, ORION_SIM_HOST_LATENCY, 0};
+  c.n = n;
+  c.hosts = hosts;
+  c.driver = (orion_sim_host){0, link_bps, ORION_SIM_HOST_LATENCY, 0};
+  /* Calibrated as --predict is (predict_on): the hosts' speed from the
+   * pass as it ran. */
+  rc = orion_sim_predict(&lp, &c, &rh, err);
+  if (rc == 0 && o->dist_seconds > rh.seconds && rh.compute > 0)
+    rc = host_scale(&lp, &c, spe, o->dist_seconds, &scale, err);
+  for (e = 0; e < n; e++)
+    hosts[e].sec_per_elem = spe * scale;
+  if (rc == 0)
+    rc = orion_sim_choose(&lp, &c, max_parts, ORION_AUTO_MARGIN,
+                          keep_placement, ran, best, err);
+  fixed = o->seconds > o->dist_seconds ? o->seconds - o->dist_seconds : 0;
+  ran->seconds += fixed;
+  best->seconds += fixed;
+  orion_free(elems);
+  orion_free(hosts);
+  return rc;
 }

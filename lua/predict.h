@@ -18,6 +18,8 @@
 #include <stdint.h>
 
 #include "dsm/blocks.h"
+#include "scheduler/sim_choose.h"
+#include "util/error.h"
 
 /* One pass as it ran here. */
 typedef struct orion_predict_obs {
@@ -45,5 +47,22 @@ double orion__cpu_seconds(void);
  * Raises a Lua error when the simulator refuses the loop. */
 void orion__predict_loop(lua_State *L, const char *spec,
                          const orion_predict_obs *o);
+
+/* partitions = "auto" (docs/design-notes.md): a candidate replaces the
+ * setting that ran only where predicted faster by more than this. */
+#define ORION_AUTO_MARGIN 0.05
+
+/* For partitions = "auto": the partitions per dimension and placement the
+ * simulator predicts fastest for the loop o ran (on its executors, with
+ * links of link_bps bytes/s each way, 0: not limited; the costs and the
+ * hosts' speed taken from o as --predict takes them), among
+ * orion_sim_choose's candidates, parts at most max_parts (placement kept
+ * with keep_placement).  *ran and *best
+ * as there, with the pass's fixed costs.  0, or an error (o ran in the
+ * driver, out of memory). */
+int orion__predict_choose(const orion_predict_obs *o, double link_bps,
+                          int64_t max_parts, int keep_placement,
+                          orion_sim_setting *ran,
+                          orion_sim_setting *best, orion_error *err);
 
 #endif

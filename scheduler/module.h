@@ -48,6 +48,8 @@ typedef struct mod_state {
    * the in-process executor). */
   int nexec;
   int partitions; /* parts per key dimension by default (--partitions) */
+  int auto_partitions; /* --partitions auto: every loop's partitions are
+                          "auto" unless it says (lua/pfor_auto.h) */
   int allow_io;   /* --allow-io: the in-process executor's bodies too */
   orion_cluster_opts copts;
   double stall_seconds; /* --stall-seconds (scheduler/dist_watch.c); 0: never */

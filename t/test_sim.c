@@ -5,6 +5,7 @@
 #include "t/testutil.h"
 
 #include "scheduler/sim.h"
+#include "scheduler/sim_choose.h"
 #include "scheduler/sim_scale.h"
 
 #define EPS 1e-12
@@ -309,4 +310,61 @@ Test(sim_scale, rows_scale_with_the_time_parts) {
   cr_expect_eq(orion_sim_scale(&w, 0, 2.0, 8000, 2, 2, &r, &err),
                ORION_EINVAL);
   cr_expect(strstr(err.msg, "0 hosts") != NULL, "%s", err.msg);
+}
+
+/* The plan's partitions chosen by the simulator (scheduler/sim_choose.h),
+ * on simulated costs: an 8 x 8 rotation of 576 elements at 1/16 s, free
+ * links.  On 3 hosts the 8 space parts go 3, 3, 2: each of the 8 clocks
+ * takes 3 blocks of 9 elements, 13.5 s; 3 parts (N) give 3 clocks of one
+ * block of 64 elements, 12 s, as do 6, 12 and 24; the first of them, 3
+ * static, is chosen.  With a margin of 20% the 11% gain is not enough.  On
+ * 4 hosts the 8 parts divide evenly (2 blocks of 9 a clock, 9 s) and no
+ * candidate is faster: the setting that ran stays. */
+Test(sim_choose, uneven_parts_give_way_to_parts_that_divide_the_hosts) {
+  orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 576, 0, 0, 0, 0, 0,
+                       0, 0};
+  orion_sim_host h4[4];
+  orion_sim_setting ran, best;
+  orion_error err;
+  orion_error_clear(&err);
+  for (int i = 0; i < 4; i++)
+    h4[i] = (orion_sim_host){1.0 / 16, 0, 0, 0};
+  orion_sim_cluster c3 = {3, h4, {0, 0, 0, 0}}, c4 = {4, h4, {0, 0, 0, 0}};
+  cr_assert_eq(orion_sim_choose(&lp, &c3, 20000, 0.05, 0, &ran, &best, &err), 0,
+               "%s", err.msg);
+  cr_expect_eq(ran.parts, 8);
+  cr_expect_float_eq(ran.seconds, 13.5, EPS);
+  cr_expect_eq(best.parts, 3);
+  cr_expect_eq(best.dynamic, 0);
+  cr_expect_float_eq(best.seconds, 12.0, EPS);
+  cr_assert_eq(orion_sim_choose(&lp, &c3, 20000, 0.2, 0, &ran, &best, &err), 0);
+  cr_expect_eq(best.parts, 8);
+  cr_expect_float_eq(best.seconds, 13.5, EPS);
+  /* The dimension's rows bound the candidates: at most 2 parts, so only
+   * the 8 that ran and nothing else fits. */
+  cr_assert_eq(orion_sim_choose(&lp, &c3, 2, 0.05, 0, &ran, &best, &err), 0);
+  cr_expect_eq(best.parts, 8);
+  cr_assert_eq(orion_sim_choose(&lp, &c4, 20000, 0.05, 0, &ran, &best, &err), 0);
+  cr_expect_float_eq(ran.seconds, 9.0, EPS);
+  cr_expect_eq(best.parts, 8);
+  cr_expect_eq(best.dynamic, 0);
+}
+
+/* The setting that ran is predicted as orion_sim_predict predicts the
+ * loop (here its elements are even): a 2 x 2 rotation whose 1 MB parts
+ * move on 1 MB/s links before each block; the chosen setting is never
+ * predicted slower. */
+Test(sim_choose, the_setting_that_ran_is_predicted_as_it_ran) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  orion_sim_setting ran, best;
+  orion_error err;
+  orion_error_clear(&err);
+  lp.part_bytes = 1e6;
+  hosts[0].bw = hosts[1].bw = 1e6;
+  orion_sim_result r = predict(&lp, &c);
+  cr_assert_eq(orion_sim_choose(&lp, &c, 20000, 0.05, 0, &ran, &best, &err), 0,
+               "%s", err.msg);
+  cr_expect_float_eq(ran.seconds, r.seconds, EPS);
+  cr_expect_leq(best.seconds, ran.seconds);
 }
