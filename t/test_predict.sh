@@ -4,11 +4,13 @@
 # --predict 4x0.4c:400mbit --metrics: for each of the two call sites, a
 # prediction after its first and its second pass (no more), naming its
 # FILE:LINE; in the metrics, predicted_pass_seconds equals the sum of the
-# breakdown (with the fixed costs), the efficiency is in (0, 1], the bottleneck is one of the
+# breakdown (with the fixed costs), the efficiency is in (0, 1], host_scale >= 1,
+# driver_block_seconds > 0, the bottleneck is one of the
 # four, hosts is the cluster's (the same on 8 hosts), and the costs measured
 # (elements, sec_per_elem, part_bytes, driver_block_bytes, space_parts,
 # time_parts, for bench/predict_scale.sh) are there.  A malformed cluster: a usage error (exit
-# 2) naming it, before the script runs.  A list of clusters
+# 2) naming it, before the script runs (a burst without its unit too).  Every
+# pass of each loop is recorded once as measured_pass_seconds.  A list of clusters
 # (8x0.4c:400mbit,1x1c:1gbit): a prediction for each.  (The simulator's own values are
 # checked exactly by t/test_sim.)
 set -u
@@ -24,8 +26,8 @@ script=$src/t/cluster/peer_bytes.lua
 l1=$(grep -n 'local st = orion.parallel_for' "$script" | cut -d: -f1)
 l2=$(grep -n 'local est = orion.parallel_for' "$script" | cut -d: -f1)
 
-for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit; do
-  m=$tmp/m-$spec.jsonl
+for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit/256kb; do
+  m=$tmp/m-$(echo "$spec" | tr / _).jsonl
   if ! timeout 120 "$drv" --quiet --executors 2 --predict "$spec" --metrics "$m" \
        "$script" > "$tmp/out" 2> "$tmp/err"; then
     fail "--predict $spec: the run failed:"
@@ -50,7 +52,7 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit; do
   # One line a prediction: the sum, the efficiency, the bottleneck, hosts.
   awk -v spec="$spec" '
     /"predicted_pass_seconds"/ {
-      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes space_parts time_parts", k, " ")
+      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes driver_block_seconds host_scale space_parts time_parts", k, " ")
       for (i in k) { re = "\"" k[i] "\":[-0-9.e+]*"; if (match($0, re)) v[k[i]] = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3) + 0; else { print "no " k[i] ": " $0; bad = 1 } }
       s = v["compute_seconds"] + v["rows_seconds"] + v["driver_seconds"] + v["slow_host_seconds"] + v["fixed_seconds"]
       if (s - v["predicted_pass_seconds"] > 1e-9 * s || v["predicted_pass_seconds"] - s > 1e-9 * s) { print "breakdown " s " != " v["predicted_pass_seconds"]; bad = 1 }
@@ -58,11 +60,20 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit; do
       if (!match($0, /"predict":"[0-9]+x/) || v["hosts"] != substr($0, RSTART + 11, RLENGTH - 12) + 0) { print "hosts " v["hosts"]; bad = 1 }
       if ($0 !~ /"bottleneck":"(compute|rows in flight|driver|slow host|fixed)"/) { print "bottleneck: " $0; bad = 1 }
       if ($0 !~ /"loop":"[^"]*peer_bytes.lua:[0-9]+"/) { print "loop: " $0; bad = 1 }
+      if (!(v["host_scale"] >= 1)) { print "host_scale " v["host_scale"]; bad = 1 }
+      if (!(v["driver_block_seconds"] > 0)) { print "driver_block_seconds " v["driver_block_seconds"]; bad = 1 }
     }
     END { exit bad }' "$m" > "$tmp/why" || { fail "--predict $spec: metrics:"; cat "$tmp/why"; }
+  # Every pass measured: 3 epochs of each of the two loops, passes 1..3.
+  for l in "$l1" "$l2"; do
+    for p in 1 2 3; do
+      [ "$(grep -c "\"loop\":\"[^\"]*peer_bytes.lua:$l\",\"measured_pass_seconds\":[0-9.e+-]*,\"pass\":$p}" "$m")" -eq 1 ] ||
+        fail "--predict $spec: not one measured_pass_seconds for line $l, pass $p"
+    done
+  done
 done
 
-for bad in 4x0.4c 0x1c:1gbit 4x1c:10gbps 1x1c:1gbit, 1x1c:1gbit,4x; do
+for bad in 4x0.4c 0x1c:1gbit 4x1c:10gbps 1x1c:1gbit, 1x1c:1gbit,4x 4x1c:1gbit/256; do
   "$drv" --predict "$bad" "$script" > "$tmp/out" 2>&1
   rc=$?
   [ "$rc" -eq 2 ] || fail "--predict $bad: exit $rc (want 2)"
