@@ -22,8 +22,14 @@
 # runs on PRED_FROM hosts (default 2: the first count that measures the
 # rotating rows' bytes), median over the runs.  The table prints per app
 # and N the measured and predicted seconds a pass, predicted / measured
-# with and without the burst, the predicted bottleneck and the load
-# average at the end of the N's last run; "ok" where within 15%.
+# with and without the burst, the hosts' seconds an element in the runs on
+# N hosts over those in the runs the prediction took them from (block
+# seconds x the hosts' factor of --predict: above 1, the machine gave the
+# N hosts less than the runs on PRED_FROM had, though the quota is the
+# same), predicted / measured times that ratio (what the error would be
+# with the N hosts' speed as measured: the model's own part of it), the
+# predicted bottleneck and the load average at the end of the N's last
+# run; "ok" where predicted / measured is within 15%.
 #
 # The apps (the data from ORION_DATA, default ../shared/data; without it
 # lda and lr are skipped with a message, unless CI=true):
@@ -60,8 +66,10 @@ specs=""
 for n in $ns; do specs="$specs${specs:+,}${n}x1c:$rate/256kb,${n}x1c:$rate"; done
 
 tmp=$(mktemp -d)
-# KEEP=DIR: the runs' metrics and outputs are left there.
+# KEEP=DIR: the runs' metrics and outputs are left there; REUSE=DIR: no
+# runs, the table of those kept in DIR.
 trap 'if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp -r "$tmp"/. "$KEEP"/; fi; rm -rf "$tmp"' EXIT
+if [ -n "${REUSE:-}" ]; then cp -r "$REUSE"/. "$tmp"/; runs=0; fi
 
 have_app=""
 for a in $apps; do
@@ -111,8 +119,8 @@ for ((r = 1; r <= runs; r++)); do
   done
 done
 
-printf '%-4s %5s %10s %10s %10s %9s %14s %5s  %s\n' app hosts "measured s" \
-  "predicted" "pred/meas" "no burst" "bottleneck" load within
+printf '%-4s %5s %10s %10s %10s %9s %9s %9s %14s %5s  %s\n' app hosts "measured s" \
+  "predicted" "pred/meas" "no burst" "host s/el" "x hosts" "bottleneck" load within
 for a in $have_app; do
   # The main loop: the call site with the most seconds a pass (steady).
   loop=$(cat "$tmp"/m-"$a"-*.jsonl | grep '"measured_pass_seconds"' |
@@ -133,16 +141,30 @@ for a in $have_app; do
     }
     pb=$(pred_of "${n}x1c:$rate/256kb")
     pn=$(pred_of "${n}x1c:$rate")
+    # The hosts' seconds an element as their own run measured them (block
+    # seconds x the hosts' factor, pass 2), over those of the runs on
+    # PRED_FROM hosts: above 1, the hosts of this N were slower than those
+    # the prediction took (the machine's load, a quota not delivered).
+    eff_of() {
+      cat "$tmp"/m-"$a"-"$1"-*.jsonl | grep '"predicted_pass_seconds"' |
+        grep -F "\"loop\":\"$loop\"" | grep '"pass":2' |
+        grep -F "\"predict\":\"${1}x1c:$rate/256kb\"" |
+        awk '{ s = $0; sub(/.*"sec_per_elem":/, "", s); sub(/[,}].*/, "", s)
+               f = $0; sub(/.*"host_scale":/, "", f); sub(/[,}].*/, "", f)
+               print s * f }' | median
+    }
+    hr=$(awk -v a="$(eff_of "$n")" -v b="$(eff_of "$from")" 'BEGIN { if (a == "nan" || b == "nan" || b <= 0) print "-"; else printf "%.2f", a / b }')
     bn=$(cat "$tmp"/m-"$a"-"$from"-*.jsonl | grep '"predicted_pass_seconds"' |
       grep -F "\"loop\":\"$loop\"" | grep '"pass":2' |
       grep -F "\"predict\":\"${n}x1c:$rate/256kb\"" |
       sed 's/.*"bottleneck":"\([^"]*\)".*/\1/' | sort | uniq -c | sort -rn |
       sed -n '1s/^ *[0-9]* //p')
     awk -v a="$a" -v n="$n" -v m="$meas" -v pb="$pb" -v pn="$pn" -v bn="${bn:--}" \
-        -v l="$(cat "$tmp/load-$a-$n")" 'BEGIN {
+        -v hr="$hr" -v l="$(cat "$tmp/load-$a-$n")" 'BEGIN {
       r = (m > 0 && pb != "nan") ? pb / m : 0
-      printf "%-4s %5d %10.4f %10.4f %10.2f %9.2f %14s %5s  %s\n", a, n, m, pb, r,
-        (m > 0 && pn != "nan") ? pn / m : 0, bn, l,
+      printf "%-4s %5d %10.4f %10.4f %10.2f %9.2f %9s %9s %14s %5s  %s\n", a, n, m, pb, r,
+        (m > 0 && pn != "nan") ? pn / m : 0, hr,
+        (hr == "-" ? "-" : sprintf("%.2f", r * hr)), bn, l,
         (r >= 0.85 && r <= 1.15) ? "ok" : "NO" }'
   done
   echo "  ($a: loop $loop)"
