@@ -10,7 +10,10 @@
 #include "scheduler/module.h"
 #include "util/log.h"
 
-#define AUTO_KEY "orion.auto_parts" /* call site -> {pass=, parts=, dynamic=} */
+/* call site -> {pass = its passes so far}; the job's choice in
+ * [JOB] = {parts =, dynamic =}. */
+#define AUTO_KEY "orion.auto_parts"
+#define JOB "*job*" /* no FILE:LINE */
 
 /* Pushes the call site's table (made when missing) and its FILE:LINE. */
 static const char *site(lua_State *L) {
@@ -39,10 +42,16 @@ static lua_Integer int_field(lua_State *L, const char *k) {
   return v;
 }
 
+/* Pushes the job's choice table (made when missing) over the registry's. */
+static void job(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, AUTO_KEY);
+  luaL_getsubtable(L, -1, JOB);
+}
+
 void orion__auto_parts_before(lua_State *L, int64_t parts[2], int *assign) {
   int top = lua_gettop(L);
   lua_Integer p;
-  site(L);
+  job(L);
   p = int_field(L, "parts");
   if (p > 0) {
     parts[0] = parts[1] = p;
@@ -91,6 +100,7 @@ void orion__auto_parts_after(lua_State *L, const orion_predict_obs *o,
   pass = int_field(L, "pass") + 1;
   lua_pushinteger(L, pass);
   lua_setfield(L, -2, "pass");
+  job(L);
   if (pass != 2 || int_field(L, "parts") > 0) {
     lua_settop(L, top);
     return;
@@ -107,8 +117,9 @@ void orion__auto_parts_after(lua_State *L, const orion_predict_obs *o,
   if (!orion_log_quiet())
     fprintf(stderr,
             "orion: parallel_for at %s: partitions \"auto\" on %d "
-            "executors: %d a dimension, %s placement from the next pass "
-            "(predicted %.4g s a pass; %d, %s: %.4g s)\n",
+            "executors: %d a dimension, %s placement for the job's \"auto\" "
+            "loops from their next pass (predicted here %.4g s a pass; %d, "
+            "%s: %.4g s)\n",
             where, o->nexec, best.parts, best.dynamic ? "dynamic" : "static",
             best.seconds, ran.parts, ran.dynamic ? "dynamic" : "static",
             ran.seconds);

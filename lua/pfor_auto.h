@@ -1,12 +1,18 @@
 /* parallel_for's partitions = "auto" (and orion-driver --partitions auto):
- * the partitions per dimension and the placement of a call site chosen by
- * the execution simulator from its own passes (issue 35; the choice
- * itself: scheduler/sim_choose.h).  The first two passes of a call site
- * run with the job's default (--partitions N, else 8) and the placement
- * asked for; after the second (the steady state: data loaded, rows
- * resident) its measured costs drive the simulator over the candidates on
- * the executors it ran on, and the later passes of the call site take the
- * fastest predicted setting.  Opt-in: the partitions decide the order of
+ * the partitions per dimension and the placement of the job's "auto"
+ * loops chosen by the execution simulator (issue 35; the choice itself:
+ * scheduler/sim_choose.h).  Until the choice, "auto" loops run with the
+ * job's default (--partitions N, else 8) and the placement asked for; the
+ * first "auto" call site to end its second pass (the steady state: data
+ * loaded, rows resident; usually the job's main loop) has its measured
+ * costs drive the simulator over the candidates on the executors it ran
+ * on, and from then on every "auto" loop takes the fastest predicted
+ * setting.  One setting for the job, not one a call site: loops that
+ * share arrays (MF's training and test passes over H) keep the same cut,
+ * as under a fixed --partitions, where a cut of their own would move the
+ * shared rows between layouts each pass (measured: MF's training pass
+ * 20-40% slower on 4 hosts when its test pass chose 32 parts of its
+ * own).  Opt-in: the partitions decide the order of
  * the updates, so the results then depend on the executor count and on
  * the measured times (docs/design-notes.md, "Partitions chosen by the
  * simulator"). */
@@ -25,8 +31,9 @@
 void orion__auto_parts_before(lua_State *L, int64_t parts[2], int *assign);
 
 /* After a pass of an "auto" call site that ran on executors: at its
- * second pass, chooses and keeps the setting, prints it on stderr (unless
- * quiet) and records it under --metrics as {"loop": FILE:LINE,
+ * second pass, where the job has no setting yet, chooses the job's
+ * setting, prints it on stderr (unless quiet) and records it under
+ * --metrics as {"loop": FILE:LINE,
  * "auto_partitions": P, "auto_assign": "static"|"dynamic",
  * "predicted_ran_seconds", "predicted_auto_seconds", "ran_partitions"}.
  * max_parts: the shortest key dimension's rows; assign_given: the script
