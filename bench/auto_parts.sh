@@ -3,7 +3,7 @@
 # hosts (issue 35, the simulator "used for the plan"; needs root):
 #
 #   ./configure && make && bench/auto_parts.sh
-#   NS="3 4" RUNS=3 Q=0.1 EPOCHS=6 bench/auto_parts.sh
+#   NS="7 4 3" RUNS=3 Q=0.1 EPOCHS=6 bench/auto_parts.sh
 #
 # For each N of NS, RUNS rounds of A (--partitions 8, the default) then B
 # (--partitions auto), interleaved (A, B, A, B, ...), apps/mf/mf.lua on
@@ -15,14 +15,18 @@
 # moves the rows to their new parts); per N and side the median over the
 # runs, min..max, B / A, and the partitions "auto" chose (as recorded).
 #
-# 3 hosts is a case the default gets wrong: 8 space parts go 3, 3, 2, so
-# two hosts do 3/8 of the work each where 1/3 is due (12.5% more than
-# needed); 4 hosts divide 8 evenly.
+# 7 and 3 hosts are cases the default gets wrong: on 7, 8 space parts go
+# 2, 1, 1, 1, 1, 1, 1, so one host does 2/8 of the work where 1/7 is due
+# (75% more); on 3 they go 3, 3, 2 (12.5% more).  4 hosts divide 8
+# evenly: there "auto" should keep 8, or be no slower.  "auto" runs the
+# first two passes with 8 and then the switch (the third pass cuts and
+# sends the ratings again), which the medians leave out: the "switch s"
+# column is the third pass's seconds less the median of the later ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 q=${Q:-0.1}
-ns=${NS:-3 4}
+ns=${NS:-7 4 3}
 runs=${RUNS:-3}
 epochs=${EPOCHS:-6}
 data=${DATA:-100000,20000,4000000}
@@ -62,13 +66,16 @@ for n in $ns; do
         { echo "bench/auto_parts.sh: $side on $n hosts failed:" >&2
           cat "$tmp/out" "$tmp/err" >&2; exit 1; }
       train_of "$m" | median > "$tmp/t-$n-$side-$r"
+      # The switch: the third pass's seconds less the later passes' median.
+      awk '/"epoch":3[,}]/ && /"train_seconds":/ { v = $0; sub(/.*"train_seconds":/, "", v); sub(/[,}].*/, "", v); print v }' "$m" |
+        awk -v m="$(cat "$tmp/t-$n-$side-$r")" '{ printf "%.3f\n", $1 - m }' > "$tmp/sw-$n-$side-$r"
     done
   done
   cut -d' ' -f1 /proc/loadavg > "$tmp/load-$n"
 done
 
-printf '%5s %22s %22s %7s  %-22s %5s\n' hosts "A: 8 parts s [min-max]" \
-  "B: auto s [min-max]" "B / A" "auto chose (runs)" load
+printf '%5s %22s %22s %7s %9s  %-22s %5s\n' hosts "A: 8 parts s [min-max]" \
+  "B: auto s [min-max]" "B / A" "switch s" "auto chose (runs)" load
 line=$(grep -n 'local st = orion.parallel_for(train, body, loop_opts)' apps/mf/mf.lua | cut -d: -f1)
 for n in $ns; do
   for side in A B; do
@@ -78,13 +85,14 @@ for n in $ns; do
     grep -F "\"loop\":\"apps/mf/mf.lua:$line\"" |
     sed 's/.*"auto_assign":"\([a-z]*\)".*"auto_partitions":\([0-9]*\).*/\2 \1/' |
     sort | uniq -c | awk '{ printf "%s%s %s x%d", (NR > 1 ? ", " : ""), $2, $3, $1 }')
-  awk -v n="$n" -v c="${chose:--}" -v l="$(cat "$tmp/load-$n")" \
+  sw=$(cat "$tmp"/sw-"$n"-B-* | median)
+  awk -v n="$n" -v c="${chose:--}" -v l="$(cat "$tmp/load-$n")" -v sw="$sw" \
       -v fa="$tmp/all-A" -v fb="$tmp/all-B" 'function load(f, v,   k, x) {
         k = 0; while ((getline x < f) > 0) v[++k] = x + 0; return k }
       function med(v, k,   i, j, t) { for (i = 2; i <= k; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
         return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2 }
       BEGIN { ka = load(fa, a); kb = load(fb, b); ma = med(a, ka); mb = med(b, kb)
-        printf "%5d %8.4f [%.4f-%.4f] %8.4f [%.4f-%.4f] %7.3f  %-22s %5s\n", n,
-          ma, a[1], a[ka], mb, b[1], b[kb], mb / ma, c, l }'
+        printf "%5d %8.4f [%.4f-%.4f] %8.4f [%.4f-%.4f] %7.3f %9s  %-22s %5s\n", n,
+          ma, a[1], a[ka], mb, b[1], b[kb], mb / ma, sw, c, l }'
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
