@@ -1004,6 +1004,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   if (rc == 0) {
     int ngpu = 0;
     r.m.early = orion__resid_early(&r);
+    r.m.ahead = orion__resid_ahead(&r);
     for (e = 0; e < r.n; e++)
       ngpu += gpu_for(&r, e);
     orion__assign_start(&r, ngpu);
@@ -1073,6 +1074,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->exec_seconds = r.secs;
   st->nexec = r.n;
   st->early = r.m.early;
+  st->ahead = r.m.ahead && !r.m.dynamic;
+  st->blocks_ahead = (uint64_t)r.m.nahead;
+  st->parts_pushed = r.parts_pushed;
+  st->parts_pulled = r.parts_pulled;
   orion__assign_end(&r, st);
   if (failed != NULL) {
     *err = *failed;
