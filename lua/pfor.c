@@ -917,7 +917,7 @@ static int l_parallel_for(lua_State *L) {
   orion_predict_obs pobs = {kind,        &it->bs,        it->a->nnz,
                             t_exec,      dst.peer_bytes, dst.bytes,
                             dst.nexec,   dst.early,      dst.dynamic,
-                            orion_now() - t0};
+                            orion_now() - t0, dst.ahead};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];

@@ -189,6 +189,7 @@ void orion__predict_loop(lua_State *L, const char *spec,
   lp.part_bytes = moves > 0 ? (double)o->peer_bytes / (double)moves : 0;
   lp.drv_block_bytes = nb > 0 ? (double)o->driver_bytes / (double)nb : 0;
   lp.early = o->early;
+  lp.ahead = o->ahead;
   lp.dynamic = o->dynamic;
   /* SPEC[,SPEC...]: each cluster in turn. */
   for (p = spec; rc == 0 && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {

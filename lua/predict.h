@@ -26,6 +26,7 @@ typedef struct orion_predict_obs {
   int nexec;              /* executors it ran on (0: in the driver) */
   int early, dynamic;     /* how its blocks went out (scheduler/loop.h) */
   double seconds;         /* the pass's wall time */
+  int ahead;              /* dispatched ahead (scheduler/loop.h) */
 } orion_predict_obs;
 
 /* With --predict: at the first two passes of each call site (the caller

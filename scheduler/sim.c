@@ -150,6 +150,35 @@ static void try_start(sim *m, int e) {
   push(m, m->now + secs, EV_CEND, b, e);
 }
 
+/* Ahead (orion_sim_loop.ahead): whether rows are pushed, and the push of
+ * a time part's rows from host `from`, free at time t, to the host of the
+ * part's block at position pos (-1: none).  The block is ready once they
+ * are there (at once on the same host). */
+static int pushing(const sim *m) {
+  return m->lp->ahead && m->lp->early && !m->lp->dynamic && m->s.has_time;
+}
+
+static void push_rows(sim *m, int pos, int from, double t) {
+  int b, e;
+  double d, lat;
+  if (pos < 0)
+    return;
+  b = m->s.order[pos];
+  e = orion_loop_home(&m->l, b);
+  if (e == from || m->lp->part_bytes <= 0) {
+    m->ready[b] = 1;
+    return;
+  }
+  d = xfer(m->lp->part_bytes, m->c->hosts[from].bw, m->c->hosts[e].bw);
+  lat = m->c->hosts[from].latency + m->c->hosts[e].latency;
+  if (m->out_free[from] > t)
+    t = m->out_free[from];
+  if (m->in_free[e] > t)
+    t = m->in_free[e];
+  m->out_free[from] = m->in_free[e] = t + d;
+  push(m, t + d + lat, EV_DATA, b, e);
+}
+
 /* Block b reached host e: its rows come from the time part's holder. */
 static void arrive(sim *m, int b, int e) {
   int q = b % m->s.n1, h = m->loc[q];
@@ -160,6 +189,10 @@ static void arrive(sim *m, int b, int e) {
   else
     m->head[e] = b;
   m->tail[e] = b;
+  if (pushing(m)) { /* its rows come by themselves (push_rows) */
+    try_start(m, e);
+    return;
+  }
   if (!m->s.has_time || h == e || m->lp->part_bytes <= 0) {
     m->ready[b] = 1;
     try_start(m, e);
@@ -189,6 +222,8 @@ static void run_event(sim *m, const event *v) {
     break;
   case EV_CEND:
     m->busy[v->exec] = 0;
+    if (pushing(m)) /* the part's rows go on before the report */
+      push_rows(m, m->l.next_q[m->s.pos_of[v->block]], v->exec, m->now);
     push(m, m->now + he->latency + m->c->driver.latency, EV_REPORT, v->block,
          v->exec);
     try_start(m, v->exec);
@@ -293,6 +328,12 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
     for (k = 0; k < nb; k++)
       m.loc[m.s.order[k] % m.s.n1] =
           orion_loop_home(&m.l, m.s.order[k]);
+    m.l.ahead = lp->ahead;
+    for (k = 0; pushing(&m) && k < nb; k++) /* SEND_ROWS */
+      if (m.s.after_q[k] < 0)
+        push_rows(&m, k, m.loc[m.s.order[k] % m.s.n1],
+                  c->driver.latency + c->hosts[m.loc[m.s.order[k] % m.s.n1]]
+                                          .latency);
     orion_loop_start(&m.l);
     while (m.nheap > 0 && !m.oom) {
       event v = pop(&m);
