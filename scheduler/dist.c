@@ -8,8 +8,10 @@
  * on executor p * N / n0 (a contiguous range of parts each), and a block
  * is sent as soon as the blocks before it that share its space or time
  * part are done (or, dispatching early, the one of its space part is
- * sent), so an executor receives its next block's data while it computes
- * the current one.  This file carries
+ * sent; dispatching ahead, also the one of its time part only sent, the
+ * rows pushed between executors carrying that dependence), so an executor
+ * receives its next block's data while it computes the current one.
+ * This file carries
  * those decisions out over the cluster (dsm/cluster.h) and feeds the
  * executors' reports back to the state machine.  A RUN_BLOCK carries only
  * what the executor lacks (dsm/replica.h keeps what each one holds):
