@@ -2041,6 +2041,24 @@ static void dispatch_of(const char *err, int epoch, char *ahead,
                4, "no \"%s\" line in:\n%s", want, err);
 }
 
+/* t/cluster/ahead.lua on 4 executors with $name=value, which turns
+ * dispatch ahead off: the bits of want, nothing sent ahead; its epoch 2's
+ * counts in v. */
+static void ahead_on_4_with(const char *name, const char *value,
+                            const char *want, long long v[3]) {
+  char ahead[8];
+  tu_run r;
+  setenv(name, value, 1);
+  r = DRIVE("--executors", "4", "@ahead.lua");
+  unsetenv(name);
+  expect_ok(&r, name);
+  cr_expect_str_eq(r.out, want, "%s=%s changed the results", name, value);
+  dispatch_of(r.err, 2, ahead, v);
+  cr_expect_str_eq(ahead, "false", "%s=%s", name, value);
+  cr_expect_eq(v[0], 0, "%s=%s: blocks went ahead", name, value);
+  tu_run_free(&r);
+}
+
 /* Dispatch ahead (scheduler/loop.h): on 1 to 4 executors a 2-D SGD loop
  * gives the bits of a run inside the driver, with blocks sent before their
  * time part's previous block was done and the parts' rows pushed from
@@ -2077,27 +2095,11 @@ Test(cluster, ahead_dispatch_pushes_rows_and_keeps_the_bits) {
     }
     tu_run_free(&r);
   }
-  setenv("ORION_NO_AHEAD", "1", 1);
-  r = DRIVE("--executors", "4", "@ahead.lua");
-  unsetenv("ORION_NO_AHEAD");
-  expect_ok(&r, "ORION_NO_AHEAD=1");
-  cr_expect_str_eq(r.out, in.out, "ORION_NO_AHEAD=1 changed the results");
-  dispatch_of(r.err, 2, ahead, v);
-  cr_expect_str_eq(ahead, "false");
-  cr_expect_eq(v[0], 0);
+  ahead_on_4_with("ORION_NO_AHEAD", "1", in.out, v);
   cr_expect_eq(v[1], 28, "the rows are pushed anyway: %lld", v[1]);
-  tu_run_free(&r);
-  setenv("ORION_ASSIGN", "dynamic", 1);
-  r = DRIVE("--executors", "4", "@ahead.lua");
-  unsetenv("ORION_ASSIGN");
-  expect_ok(&r, "ORION_ASSIGN=dynamic");
-  cr_expect_str_eq(r.out, in.out, "dynamic placement changed the results");
-  dispatch_of(r.err, 2, ahead, v);
-  cr_expect_str_eq(ahead, "false");
-  cr_expect_eq(v[0], 0);
+  ahead_on_4_with("ORION_ASSIGN", "dynamic", in.out, v);
   cr_expect_eq(v[1], 0);
   cr_expect_gt(v[2], 0, "dynamic placement pulled no rows");
-  tu_run_free(&r);
   fail = DRIVE("--executors", "4", "--heartbeat-timeout", "30", "@ahead.lua",
                "fail");
   cr_expect_eq(fail.status, 1, "exit %d\n%s", fail.status, fail.err);
