@@ -8,7 +8,7 @@
  *     --sec-per-elem 4e-8 --row-bytes 512 --driver-block-bytes 90 \
  *     --cluster 16c:10gbit --hosts 16,64,256,1024 [--parts-per-host K]
  *     [--partitions P] [--driver-elem-bytes B] [--driver-block-sec S]
- *     [--no-early] [--json FILE]
+ *     [--no-early] [--no-ahead] [--json FILE]
  *
  * Partitions per dimension: P when given (both dimensions, fewer where a
  * dimension is shorter), else K x hosts (default K = 1), at least the
@@ -17,6 +17,10 @@
  * count in FILE (workload, hosts, log2_hosts, partitions,
  * time_partitions, predicted_pass_seconds, the breakdown, efficiency,
  * bottleneck), which `orion-driver plot --x log2_hosts` draws.
+ * The loop dispatches early and ahead (scheduler/loop.h) as MF's
+ * training loop does; --no-early and --no-ahead model a loop that does
+ * not (--no-ahead: each block asks for its rows when it arrives, after
+ * the driver heard the block before it of its time part was done).
  * Exit 2 with a message naming the option on bad input. */
 #include "config.h"
 
@@ -68,9 +72,10 @@ int main(int argc, char **argv) {
       {"parts-per-host", required_argument, NULL, 'k'},
       {"partitions", required_argument, NULL, 'p'},
       {"no-early", no_argument, NULL, 'E'},
+      {"no-ahead", no_argument, NULL, 'A'},
       {"json", required_argument, NULL, 'j'},
       {NULL, 0, NULL, 0}};
-  orion_sim_workload w = {ORION_ORDER_ROTATION, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  orion_sim_workload w = {ORION_ORDER_ROTATION, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
   const char *name = "loop", *hosts = NULL, *cluster = NULL;
   int64_t per_host = 1, parts = 0, x;
   int ch, rc, rows = 0;
@@ -137,6 +142,9 @@ int main(int argc, char **argv) {
       break;
     case 'E':
       w.early = 0;
+      break;
+    case 'A':
+      w.ahead = 0;
       break;
     case 'j':
       json_path = optarg;

@@ -23,8 +23,11 @@
 #                which mf.lua gets
 #      mf-N    - one space part a host (--partitions N on N hosts)
 #      mf-2N   - two a host
+#      mf-N-noahead - one a host, the runtime without dispatch ahead
+#                (ORION_NO_AHEAD=1; scheduler/loop.h), to compare
 #      lda-N   - one a host: what lda.lua chooses (max(2, executors))
 #      lda-2N  - two a host
+#    (lda.lua's sampler has a buffer, so it does not dispatch ahead)
 #    The driver's bytes are split into bytes a block and bytes an element
 #    from two runs of different block counts (MF: --partitions 8 and 16;
 #    LDA: 2 and 4 executors), as the data grows but the blocks do not.
@@ -34,7 +37,10 @@
 #
 # The driver's CPU per block is not measured (0 in the model); shard
 # traffic, buffered writes and broadcasts are not modelled (docs/scale.md).
-# The seconds per element are this machine's under its load (printed).
+# The seconds per element are this machine's under its load (printed);
+# MF_SEC_PER_ELEM and LDA_SEC_PER_ELEM, when set, replace them (one CPU's
+# seconds per rating and per token, e.g. from a run on an idle machine),
+# so that runs on differently loaded days compare.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -118,6 +124,8 @@ words=$(sed -n 's/^# lda: [0-9]* documents, \([0-9]*\) words.*/\1/p' "$tmp/lda.o
 read -r lda_spe lda_rb b1 d1 el < <(measure "LDA KOS K=1000" "$words" "$tmp/lda2.jsonl")
 read -r _ _ b2 d2 _ < <(measure "LDA KOS K=1000" "$words" "$tmp/lda4.jsonl")
 read -r lda_db lda_de < <(split "$b1" "$d1" "$b2" "$d2" "$el")
+mf_spe=${MF_SEC_PER_ELEM:-$mf_spe}
+lda_spe=${LDA_SEC_PER_ELEM:-$lda_spe}
 echo "# MF: $mf_spe s a rating, $mf_rb bytes a rotating row (of $items items), driver $mf_db bytes a block + $mf_de a rating"
 echo "# LDA: $lda_spe s a token, $lda_rb bytes a rotating row (of $words words), driver $lda_db bytes a block + $lda_de a token"
 
@@ -143,16 +151,22 @@ echo
 echo "## MF, --partitions = 2 x hosts"
 run mf-2N --parts-per-host 2
 echo
+echo "## MF, --partitions = hosts, without dispatch ahead (ORION_NO_AHEAD=1: each block asks for its rows once the driver sent it)"
+run mf-N-noahead --parts-per-host 1 --no-ahead
+# lda.lua's sampler writes the topic totals through a buffer, so it does
+# not dispatch ahead (scheduler/loop.h).
+echo
 echo "## LDA on $cluster hosts, parts = hosts (what lda.lua chooses: max(2, executors))"
-run lda-N --parts-per-host 1
+run lda-N --parts-per-host 1 --no-ahead
 echo
 echo "## LDA, parts = 2 x hosts"
-run lda-2N --parts-per-host 2
+run lda-2N --parts-per-host 2 --no-ahead
 if [ -n "$svg" ]; then
   case $svg in /*) ;; *) svg=$PWD/$svg ;; esac
   drv=$PWD/orion-driver
   # From $tmp, so that each line is named by its file.
   (cd "$tmp" && "$drv" plot --x log2_hosts --y efficiency -o "$svg" \
-    mf-8.jsonl mf-N.jsonl mf-2N.jsonl lda-N.jsonl lda-2N.jsonl)
+    mf-8.jsonl mf-N.jsonl mf-2N.jsonl mf-N-noahead.jsonl lda-N.jsonl \
+    lda-2N.jsonl)
   echo "# plot: $svg"
 fi

@@ -50,7 +50,7 @@ rate_mbit=$(awk -v x="$q" 'BEGIN { printf "%d", x * 1000 + 0.5 }')
 specs=""
 pq=${PRED_CPU:-1}
 for n in $ns; do specs="$specs${specs:+,}${n}x${pq}c:${rate_mbit}mbit"; done
-loop_line=$(grep -n 'local st = orion.parallel_for(train, body, loop_opts)' \
+loop_line=$(grep -n 'st = orion.parallel_for(train, body, loop_opts)' \
   apps/mf/mf.lua | cut -d: -f1)
 export ORION_LUA_PATH=${ORION_LUA_PATH:-$PWD/lua/?.lua}
 

@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -87,6 +88,22 @@ void orion__rows_drop_old(exec_state *x, int64_t run) {
   pthread_mutex_unlock(&x->mu);
 }
 
+/* Whether the driver aborted the loop: an aborting LOOP_END waits in the
+ * compute queue (behind the block that waits).  A block sent ahead of its
+ * time part (scheduler/loop.h) waits for rows that a failed block never
+ * sends.  Under x->mu. */
+static int abort_queued(const exec_state *x) {
+  const job *j;
+  for (j = x->head; j != NULL; j = j->next) {
+    orion_msg_loop_end m;
+    if (j->type == ORION_WIRE_LOOP_END &&
+        orion_msg_loop_end_decode(j->payload, j->len, &m, NULL) == 0 &&
+        m.abort)
+      return 1;
+  }
+  return 0;
+}
+
 int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
                     orion_error *err) {
   replica *rp = orion__replica_find(x, g->array);
@@ -100,6 +117,7 @@ int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
                            "%" PRId64 " it cannot take",
                            x->id, g->array);
   double t0 = orion__wait_begin();
+  int aborted = 0;
   pthread_mutex_lock(&x->mu);
   x->rows_waiting++;
   for (;;) {
@@ -109,13 +127,20 @@ int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
         *p = found->next;
         break;
       }
-    if (found != NULL || orion_now() >= deadline)
+    if (found == NULL)
+      aborted = abort_queued(x);
+    if (found != NULL || aborted || orion_now() >= deadline)
       break;
     orion__exec_nap(x);
   }
   x->rows_waiting--;
   pthread_mutex_unlock(&x->mu);
   orion__wait_end(x, t0);
+  if (aborted)
+    return orion_error_set(err, -ECANCELED,
+                           "executor %d: the loop was aborted while block "
+                           "%" PRId64 " waited for its rows",
+                           x->id, g->block);
   if (found == NULL)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: elements %" PRId64 "..%" PRId64

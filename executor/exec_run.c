@@ -11,6 +11,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -651,7 +653,10 @@ int orion__run_block(exec_state *x, job *j) {
   orion_error_clear(&err);
   if (!x->failed && run_block(x, j->payload, j->len, &block, &err) != 0) {
     x->failed = 1;
-    orion__exec_post_error(x, block, err.msg);
+    /* Aborted while it waited for rows (orion__rows_get): the loop failed
+     * elsewhere, and that failure is the one to report. */
+    if (err.code != -ECANCELED)
+      orion__exec_post_error(x, block, err.msg);
   }
   /* Computing: the block's time less its waits for data. */
   x->compute_s += (orion_now() - t0) - (x->wait_s - w0);

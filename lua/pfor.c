@@ -941,7 +941,7 @@ static int l_parallel_for(lua_State *L) {
                             t_exec,      dst.peer_bytes, dst.bytes,
                             dst.nexec,   dst.early,      dst.dynamic,
                             orion_now() - t0, orion__cpu_seconds() - cpu0,
-                            s->nexec > 0 ? t_dist : 0};
+                            s->nexec > 0 ? t_dist : 0, dst.ahead};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];
@@ -984,6 +984,17 @@ static int l_parallel_for(lua_State *L) {
                                                 (double)dst.managed.items
                                           : 0.0);
   lua_setfield(L, -2, "managed_staleness");
+  /* Dispatch ahead along time parts, and how parts' rows moved between
+   * executors: pushed after a block, or pulled when a block was placed
+   * (scheduler/loop.h, scheduler/dist_resid.c). */
+  lua_pushboolean(L, dst.ahead);
+  lua_setfield(L, -2, "ahead");
+  lua_pushinteger(L, (lua_Integer)dst.blocks_ahead);
+  lua_setfield(L, -2, "blocks_ahead");
+  lua_pushinteger(L, (lua_Integer)dst.parts_pushed);
+  lua_setfield(L, -2, "parts_pushed");
+  lua_pushinteger(L, (lua_Integer)dst.parts_pulled);
+  lua_setfield(L, -2, "parts_pulled");
   {
     /* In the driver: one executor, always computing. */
     double one[4] = {t_exec, t_exec, 0, 0};

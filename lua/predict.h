@@ -37,6 +37,7 @@ typedef struct orion_predict_obs {
   double dist_seconds;    /* of seconds, those on the executors: from
                              sending the loop to its end (0 in the
                              driver) */
+  int ahead;              /* dispatched ahead (scheduler/loop.h) */
 } orion_predict_obs;
 
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */

@@ -8,8 +8,10 @@
  * on executor p * N / n0 (a contiguous range of parts each), and a block
  * is sent as soon as the blocks before it that share its space or time
  * part are done (or, dispatching early, the one of its space part is
- * sent), so an executor receives its next block's data while it computes
- * the current one.  This file carries
+ * sent; dispatching ahead, also the one of its time part only sent, the
+ * rows pushed between executors carrying that dependence), so an executor
+ * receives its next block's data while it computes the current one.
+ * This file carries
  * those decisions out over the cluster (dsm/cluster.h) and feeds the
  * executors' reports back to the state machine.  A RUN_BLOCK carries only
  * what the executor lacks (dsm/replica.h keeps what each one holds):
@@ -1004,6 +1006,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   if (rc == 0) {
     int ngpu = 0;
     r.m.early = orion__resid_early(&r);
+    r.m.ahead = orion__resid_ahead(&r);
     for (e = 0; e < r.n; e++)
       ngpu += gpu_for(&r, e);
     orion__assign_start(&r, ngpu);
@@ -1073,6 +1076,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->exec_seconds = r.secs;
   st->nexec = r.n;
   st->early = r.m.early;
+  st->ahead = r.m.ahead && !r.m.dynamic;
+  st->blocks_ahead = (uint64_t)r.m.nahead;
+  st->parts_pushed = r.parts_pushed;
+  st->parts_pulled = r.parts_pulled;
   orion__assign_end(&r, st);
   if (failed != NULL) {
     *err = *failed;

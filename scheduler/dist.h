@@ -96,6 +96,11 @@ typedef struct orion_dist_stats {
   int *exec_blocks;    /* nexec entries, orion_malloc'd: blocks each ran */
   int dynamic;         /* the blocks went where an executor was free */
   int early;           /* early dispatch (scheduler/loop.h) */
+  int ahead;           /* dispatch ahead along time parts (loop.h) */
+  uint64_t blocks_ahead; /* blocks sent before their time part was free */
+  /* Parts' rows pushed by a block's executor to the next block's, and
+   * fetched when a block was placed (scheduler/dist_resid.c). */
+  uint64_t parts_pushed, parts_pulled;
   int balanced;        /* space parts placed by the executors' speeds */
 } orion_dist_stats;
 

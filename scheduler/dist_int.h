@@ -108,6 +108,10 @@ typedef struct loop_run {
   int64_t ngets, nputs, capgets, capputs;
   struct resid_get *fgets;
   int64_t nfgets, capfgets;
+  /* Parts' rows sent on by the executor of a part's block to the next
+   * one's after that block (puts), and fetched when a block was placed
+   * (MOVE_ROWS, dynamic assignment). */
+  uint64_t parts_pushed, parts_pulled;
   /* The broadcasts still being sent (scheduler/dist_chain.c), and the dispatch
    * number they are recorded as sent with. */
   struct orion_chain_pump *pump;
@@ -151,6 +155,11 @@ int64_t orion__resid_affinity(const loop_run *r, int e, int b);
  * because every dense array the body writes directly is resident, or
  * iterated and not subscripted in the body (its blocks are disjoint).  ORION_NO_EARLY=1 turns it off. */
 int orion__resid_early(const loop_run *r);
+/* Whether the loop may dispatch ahead along its time parts
+ * (scheduler/loop.h): it dispatches early, has rows resident along its
+ * time parts (the rows pushed between executors carry the dependence)
+ * and no buffers.  ORION_NO_AHEAD=1 turns it off. */
+int orion__resid_ahead(const loop_run *r);
 
 /* ---- dist_assign.c: where blocks run ----------------------------------- */
 

@@ -361,6 +361,7 @@ static int move_from(loop_run *r, const arr_use *u, int h, int e, int b,
   m.block = b;
   m.peer = e;
   move_rows(r, h, &m);
+  r->parts_pulled++;
   m.peer = h;
   return push_move(&r->gets, &r->ngets, &r->capgets, &m);
 }
@@ -450,6 +451,7 @@ int orion__resid_block(loop_run *r, int e, int b) {
       m.peer = exec_at(r, np);
       m.block = s->order[np];
       rc = push_move(&r->puts, &r->nputs, &r->capputs, &m);
+      r->parts_pushed++;
     }
   }
   return rc;
@@ -479,6 +481,18 @@ int orion__resid_load_gets(loop_run *r, int e) {
   return rc;
 }
 
+/* Whether a later block of b's part of u reported first: sent ahead
+ * (scheduler/loop.h), the next block of a time part may report before
+ * this one, and the rows are then where that one ran. */
+static int later_done(const loop_run *r, const arr_use *u, int b) {
+  int np = next_pos(r, u, r->j->sched->pos_of[b]);
+  for (; np >= 0 && r->m.state[np] != ORION_BLOCK_WAITING;
+       np = next_pos(r, u, np))
+    if (r->m.state[np] == ORION_BLOCK_DONE)
+      return 1;
+  return 0;
+}
+
 void orion__resid_done(loop_run *r, int e, int b) {
   int i;
   for (i = 0; i < r->nuse; i++) {
@@ -488,7 +502,7 @@ void orion__resid_done(loop_run *r, int e, int b) {
     /* A loop that only reads the rows leaves them where they were: the
      * holder's copy is as new as ours (so an evaluation pass between two
      * training passes does not move them back and forth). */
-    if (u->resident == RES_NONE || !u->writes)
+    if (u->resident == RES_NONE || !u->writes || later_done(r, u, b))
       continue;
     k = part_of(r, u, b);
     lo = u->prange[k][0];
@@ -521,6 +535,17 @@ int orion__resid_early(const loop_run *r) {
         return 0;
   }
   return 1;
+}
+
+int orion__resid_ahead(const loop_run *r) {
+  /* A buffer's flushes reach the driver or the owners, not the executor
+   * of the time part's next block: that block waits for the driver. */
+  int i, time_rows = 0;
+  if (!r->m.early || r->j->nbufs > 0 || switched("ORION_NO_AHEAD"))
+    return 0;
+  for (i = 0; i < r->nuse; i++)
+    time_rows |= r->use[i].resident == RES_TIME;
+  return time_rows;
 }
 
 void orion__resid_free(loop_run *r) {

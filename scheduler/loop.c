@@ -114,6 +114,18 @@ static void pump(orion_loop *l);
 static int64_t affinity(const orion_loop *l, int e, int pos);
 static void became_ready(orion_loop *l, int pos);
 
+/* Whether blocks go out ahead of their time part (loop.h). */
+static int ahead_on(const orion_loop *l) {
+  return l->ahead && l->early && !l->dynamic;
+}
+
+/* One of the block at pos's dependences is met (pos -1: none). */
+static void release(orion_loop *l, int pos) {
+  if (pos >= 0 && --l->ndeps[pos] == 0 &&
+      l->state[pos] == ORION_BLOCK_WAITING && !l->failed)
+    became_ready(l, pos);
+}
+
 static void send_pos(orion_loop *l, int pos, int e) {
   int b = l->s->order[pos], nx;
   l->state[pos] = ORION_BLOCK_SENT;
@@ -125,6 +137,9 @@ static void send_pos(orion_loop *l, int pos, int e) {
     l->moved[pos] = most - affinity(l, e, pos);
   }
   l->held[e]++;
+  if (ahead_on(l) && l->s->after_q[pos] >= 0 &&
+      l->state[l->s->after_q[pos]] != ORION_BLOCK_DONE)
+    l->nahead++;
   l->io.send_block(l->io.ud, e, b);
   /* Early dispatch: the next block of the space part may follow it into
    * the same executor's queue as soon as its other dependence is met. */
@@ -132,6 +147,11 @@ static void send_pos(orion_loop *l, int pos, int e) {
   if (nx >= 0 && --l->ndeps[nx] == 0 && l->state[nx] == ORION_BLOCK_WAITING &&
       !l->failed)
     became_ready(l, nx);
+  /* Ahead: the next block of the time part may go once this one is sent
+   * and the one before it is done. */
+  if (ahead_on(l) && (l->s->after_q[pos] < 0 ||
+                      l->state[l->s->after_q[pos]] == ORION_BLOCK_DONE))
+    release(l, l->next_q[pos]);
 }
 
 /* Block at pos waits for nothing any more (but, with early dispatch, the
@@ -317,12 +337,13 @@ int orion_loop_block_done(orion_loop *l, int exec, int64_t block) {
   l->ran[exec]++;
   /* Only the blocks waiting for this one can have become ready (with
    * early dispatch, the next of its space part went at its send). */
-  for (k = l->early ? 1 : 0; k < 2; k++) {
-    int nx = k == 0 ? l->next_p[pos] : l->next_q[pos];
-    if (nx >= 0 && --l->ndeps[nx] == 0 &&
-        l->state[nx] == ORION_BLOCK_WAITING && !l->failed)
-      became_ready(l, nx);
-  }
+  for (k = l->early ? 1 : 0; k < 2 && !ahead_on(l); k++)
+    release(l, k == 0 ? l->next_p[pos] : l->next_q[pos]);
+  /* Ahead, the next block of its time part went (or goes) at this one's
+   * send; the one after that may go once the next is sent. */
+  if (ahead_on(l) && l->next_q[pos] >= 0 &&
+      l->state[l->next_q[pos]] != ORION_BLOCK_WAITING)
+    release(l, l->next_q[l->next_q[pos]]);
   pump(l); /* a slot is free, and blocks may have become ready */
   if (l->done == l->s->nblocks)
     end_all(l);

@@ -113,6 +113,22 @@ typedef struct orion_loop {
    * next block, and the rows it needs come from peers, while it computes
    * the current one. */
   int early;
+  /* Dispatch ahead (static placement only; needs `early`): a block also
+   * goes out once the block before it of its time part is *sent*, when
+   * the one before that is done (a window of one block along each time
+   * part).  The executor then waits for the part's rows, which the
+   * previous block's executor pushes to it straight after that block
+   * (scheduler/dist_resid.c), so neither the report to the driver nor the
+   * driver's next message is on the path from one block of a time part
+   * to the next.  Set before orion_loop_start when every dependence
+   * along a time part travels with the rows pushed between executors
+   * (scheduler/dist.c says when); ignored with `dynamic`.  Reports may
+   * then come in out of the schedule's order across executors: the block
+   * after another of its time part may report first.  nahead counts the
+   * blocks sent before the block before them of their time part was
+   * done. */
+  int ahead;
+  int nahead;
   /* Dynamic assignment (above); set before orion_loop_start.  depth: the
    * most blocks an executor holds unreported (default 2: one computing,
    * the next one's data on its way). */

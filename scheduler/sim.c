@@ -180,23 +180,12 @@ static void try_start(sim *m, int e) {
   push(m, m->now + secs, EV_CEND, b, e);
 }
 
-/* Block b reached host e: its rows come from the time part's holder. */
-static void arrive(sim *m, int b, int e) {
-  int q = b % m->s.n1, h = m->loc[q];
-  const orion_sim_host *he = &m->c->hosts[e];
-  m->next[b] = -1;
-  if (m->tail[e] >= 0)
-    m->next[m->tail[e]] = b;
-  else
-    m->head[e] = b;
-  m->tail[e] = b;
-  if (!m->s.has_time || h == e || m->lp->part_bytes <= 0) {
-    m->ready[b] = 1;
-    try_start(m, e);
-    return;
-  }
-  const orion_sim_host *hh = &m->c->hosts[h];
-  double lat = he->latency + hh->latency, t = m->now + lat;
+/* A time part's rows over h's outgoing and e's incoming link, from t at
+ * the earliest (each direction carries one transfer at a time; the
+ * buckets' bytes go at once, the rest at the slower rate): when the last
+ * byte has left. */
+static double part_moved(sim *m, int h, int e, double t) {
+  const orion_sim_host *hh = &m->c->hosts[h], *he = &m->c->hosts[e];
   double bytes = m->lp->part_bytes, th, te, d, de;
   if (m->out_free[h] > t)
     t = m->out_free[h];
@@ -211,8 +200,54 @@ static void arrive(sim *m, int b, int e) {
   m->out_tok[h] = spent(hh, th, bytes, d);
   m->in_tok[e] = spent(he, te, bytes, d);
   m->out_free[h] = m->in_free[e] = t + d;
+  return t + d;
+}
+
+/* Ahead (orion_sim_loop.ahead): whether rows are pushed, and the push of
+ * a time part's rows from host `from`, free at time t, to the host of the
+ * part's block at position pos (-1: none).  The block is ready once they
+ * are there (at once on the same host). */
+static int pushing(const sim *m) {
+  return m->lp->ahead && m->lp->early && !m->lp->dynamic && m->s.has_time;
+}
+
+static void push_rows(sim *m, int pos, int from, double t) {
+  int b, e;
+  double lat;
+  if (pos < 0)
+    return;
+  b = m->s.order[pos];
+  e = orion_loop_home(&m->l, b);
+  if (e == from || m->lp->part_bytes <= 0) {
+    m->ready[b] = 1;
+    return;
+  }
+  lat = m->c->hosts[from].latency + m->c->hosts[e].latency;
+  push(m, part_moved(m, from, e, t) + lat, EV_DATA, b, e);
+}
+
+/* Block b reached host e: its rows come from the time part's holder. */
+static void arrive(sim *m, int b, int e) {
+  int q = b % m->s.n1, h = m->loc[q];
+  const orion_sim_host *he = &m->c->hosts[e];
+  m->next[b] = -1;
+  if (m->tail[e] >= 0)
+    m->next[m->tail[e]] = b;
+  else
+    m->head[e] = b;
+  m->tail[e] = b;
+  if (pushing(m)) { /* its rows come by themselves (push_rows) */
+    try_start(m, e);
+    return;
+  }
+  if (!m->s.has_time || h == e || m->lp->part_bytes <= 0) {
+    m->ready[b] = 1;
+    try_start(m, e);
+    return;
+  }
+  double lat = he->latency + m->c->hosts[h].latency;
   m->loc[q] = e;
-  push(m, t + d + lat, EV_DATA, b, e);
+  push(m, part_moved(m, h, e, m->now + lat) + lat, EV_DATA, b, e);
 }
 
 static void run_event(sim *m, const event *v) {
@@ -227,6 +262,8 @@ static void run_event(sim *m, const event *v) {
     break;
   case EV_CEND:
     m->busy[v->exec] = 0;
+    if (pushing(m)) /* the part's rows go on before the report */
+      push_rows(m, m->l.next_q[m->s.pos_of[v->block]], v->exec, m->now);
     push(m, m->now + he->latency + m->c->driver.latency, EV_REPORT, v->block,
          v->exec);
     try_start(m, v->exec);
@@ -339,6 +376,12 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
     for (k = 0; k < nb; k++)
       m.loc[m.s.order[k] % m.s.n1] =
           orion_loop_home(&m.l, m.s.order[k]);
+    m.l.ahead = lp->ahead;
+    for (k = 0; pushing(&m) && k < nb; k++) /* SEND_ROWS */
+      if (m.s.after_q[k] < 0)
+        push_rows(&m, k, m.loc[m.s.order[k] % m.s.n1],
+                  c->driver.latency + c->hosts[m.loc[m.s.order[k] % m.s.n1]]
+                                          .latency);
     orion_loop_start(&m.l);
     while (m.nheap > 0 && !m.oom) {
       event v = pop(&m);

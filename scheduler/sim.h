@@ -77,6 +77,16 @@ typedef struct orion_sim_loop {
   double drv_elem_bytes;  /* more bytes of a RUN_BLOCK (and its report) per
                              element of the block: what grows with the
                              data, not with the blocks */
+  /* orion_loop.ahead (with early, static placement): step 2 becomes a
+   * push.  The executor that ends a block of a time part sends the part's
+   * rows at once (part_bytes on its outgoing and the receiver's incoming
+   * link, then the two latencies) to the host of the part's next block,
+   * which runs it once both the rows and its RUN_BLOCK are there; at the
+   * start of the pass each part's rows go from where the previous pass
+   * left them to its first block's host (SEND_ROWS: the driver's and the
+   * holder's latencies first).  The state machine sends blocks ahead as
+   * the runtime does (scheduler/loop.h). */
+  int ahead;
 } orion_sim_loop;
 
 typedef struct orion_sim_cluster {

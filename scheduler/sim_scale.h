@@ -22,6 +22,7 @@ typedef struct orion_sim_workload {
   double drv_elem_bytes;  /* and per element (those grow with the data) */
   double drv_block_sec;   /* the driver's CPU seconds per block */
   int early;              /* orion_loop.early, as the loop ran */
+  int ahead;              /* orion_loop.ahead, as the loop ran */
 } orion_sim_workload;
 
 /* Partitions of a dimension of `rows` rows on `hosts` hosts: per_host x

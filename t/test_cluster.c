@@ -2028,6 +2028,90 @@ Test(cluster, resident_rows_stay_on_the_executors_and_come_back) {
   expect_no_executors_left("resident", 3);
 }
 
+/* The "dispatch EPOCH ..." line of t/cluster/ahead.lua: whether the
+ * loop went ahead, the blocks sent ahead, the parts pushed and pulled. */
+static void dispatch_of(const char *err, int epoch, char *ahead,
+                        long long v[3]) {
+  char line[256], want[32];
+  snprintf(want, sizeof want, "dispatch %d ahead ", epoch);
+  line_with(err, want, line, sizeof line);
+  cr_assert_eq(sscanf(line + strlen(want), "%7s blocks_ahead %lld pushed "
+                                           "%lld pulled %lld",
+                      ahead, &v[0], &v[1], &v[2]),
+               4, "no \"%s\" line in:\n%s", want, err);
+}
+
+/* t/cluster/ahead.lua on 4 executors with $name=value, which turns
+ * dispatch ahead off: the bits of want, nothing sent ahead; its epoch 2's
+ * counts in v. */
+static void ahead_on_4_with(const char *name, const char *value,
+                            const char *want, long long v[3]) {
+  char ahead[8];
+  tu_run r;
+  setenv(name, value, 1);
+  r = DRIVE("--executors", "4", "@ahead.lua");
+  unsetenv(name);
+  expect_ok(&r, name);
+  cr_expect_str_eq(r.out, want, "%s=%s changed the results", name, value);
+  dispatch_of(r.err, 2, ahead, v);
+  cr_expect_str_eq(ahead, "false", "%s=%s", name, value);
+  cr_expect_eq(v[0], 0, "%s=%s: blocks went ahead", name, value);
+  tu_run_free(&r);
+}
+
+/* Dispatch ahead (scheduler/loop.h): on 1 to 4 executors a 2-D SGD loop
+ * gives the bits of a run inside the driver, with blocks sent before their
+ * time part's previous block was done and the parts' rows pushed from
+ * executor to executor, none pulled: each of the 8 time parts passes
+ * each of the ring's N edges once a pass, of which the move before its
+ * first block of the pass (from where the last pass left it) is a
+ * SEND_ROWS, so 7 x N pushes a pass on N > 1 executors; ORION_NO_AHEAD=1
+ * and dynamic placement (which pulls the rows instead) give the same bits.
+ * A body error in a block whose time part's next block waits ahead on
+ * another executor ends the loop with that error at once: with a 30 s
+ * heartbeat timeout, the waiting executor's own limit (6 of them) would
+ * outlast the test's 120 s. */
+Test(cluster, ahead_dispatch_pushes_rows_and_keeps_the_bits) {
+  tu_run in = DRIVE("--executors", "0", "@ahead.lua"), r, fail;
+  static const char *const counts[] = {"1", "2", "3", "4"};
+  char ahead[8];
+  long long v[3];
+  int n, ep;
+  expect_ok(&in, "ahead.lua inside the driver");
+  expect_has(in.out, "final W\t0x");
+  for (n = 1; n <= 4; n++) {
+    r = DRIVE("--executors", counts[n - 1], "@ahead.lua");
+    expect_ok(&r, counts[n - 1]);
+    cr_expect_str_eq(r.out, in.out, "%d executors differ from in-process", n);
+    for (ep = 1; ep <= 3; ep++) {
+      dispatch_of(r.err, ep, ahead, v);
+      cr_expect_str_eq(ahead, "true", "%d executors, epoch %d", n, ep);
+      cr_expect_gt(v[0], 0, "%d executors, epoch %d: no block went ahead", n,
+                   ep);
+      cr_expect_eq(v[1], n > 1 ? 7 * n : 0,
+                   "%d executors, epoch %d: pushed %lld", n, ep, v[1]);
+      cr_expect_eq(v[2], 0, "%d executors, epoch %d: pulled %lld", n, ep,
+                   v[2]);
+    }
+    tu_run_free(&r);
+  }
+  ahead_on_4_with("ORION_NO_AHEAD", "1", in.out, v);
+  cr_expect_eq(v[1], 28, "the rows are pushed anyway: %lld", v[1]);
+  ahead_on_4_with("ORION_ASSIGN", "dynamic", in.out, v);
+  cr_expect_eq(v[1], 0);
+  cr_expect_gt(v[2], 0, "dynamic placement pulled no rows");
+  fail = DRIVE("--executors", "4", "--heartbeat-timeout", "30", "@ahead.lua",
+               "fail");
+  cr_expect_eq(fail.status, 1, "exit %d\n%s", fail.status, fail.err);
+  expect_has(fail.err, "parallel_for body failed on executor 3, element "
+                       "(3");
+  expect_has(fail.err, "boom in epoch 2");
+  cr_expect(strstr(fail.err, "did not come") == NULL, "%s", fail.err);
+  tu_run_free(&fail);
+  tu_run_free(&in);
+  expect_no_executors_left("ahead", 4);
+}
+
 /* The blocks each executor ran in one loop of t/cluster/dynamic.lua
  * ("blocks WHAT ASSIGN n0 n1 n2 n3" on stderr) into n; their sum. */
 static int blocks_of(const char *err, const char *what, const char *assign,

@@ -35,6 +35,7 @@ typedef struct fake {
   int fifo[NEXEC][MAXB];    /* blocks an executor holds, oldest first */
   int head[NEXEC], tail[NEXEC];
   int part_clock[MAXB];     /* per space part: clock of its last block */
+  int ran[MAXB];            /* ahead: the block ran (maybe unreported) */
   int nend, npull, nfail;
   uint64_t rng;
 } fake;
@@ -43,6 +44,8 @@ typedef struct fake {
  * assign blocks at run time (orion_loop.dynamic) when fake_dynamic is. */
 static int fake_early;
 static int fake_dynamic;
+/* ... and dispatch ahead along time parts (orion_loop.ahead) when set. */
+static int fake_ahead;
 /* A balanced plan (orion_loop_set_owners) for the fake's loops: space
  * part p on fake_owner[p]; NULL: the schedule's ranges. */
 static const int *fake_owner;
@@ -93,7 +96,20 @@ static void fake_send(void *ud, int exec, int block) {
     int b = s->order[j];
     /* Early dispatch: the blocks before it of its space part need only be
      * sent, to the same executor (they are ahead of it in its queue). */
-    if (fake_early && b / s->n1 == p && !(f->has_time && b % s->n1 == q)) {
+    if (fake_ahead && f->has_time && b % s->n1 == q && b / s->n1 != p) {
+      /* Ahead: the blocks before it of its time part are sent, and all
+       * but the last of them ran. */
+      int later = 0;
+      cr_assert(f->sent[b], "block %d sent ahead of block %d of its time "
+                            "part, not sent",
+                block, b);
+      for (int k = j + 1; k < pos; k++)
+        later += s->order[k] % s->n1 == q;
+      cr_assert(later == 0 || f->ran[b] || f->done[b],
+                "block %d sent two ahead of block %d of its time part", block,
+                b);
+    } else if (fake_early && b / s->n1 == p &&
+               !(f->has_time && b % s->n1 == q)) {
       cr_assert(f->sent[b], "block %d sent before block %d of its space "
                             "part",
                 block, b);
@@ -164,6 +180,7 @@ static fake *fake_new(orion_order_kind kind, int n0, int n1, int reverse,
   cr_assert_eq(orion_loop_init(&f->l, &f->s, NEXEC, pull, &fio), 0);
   f->l.early = fake_early;
   f->l.dynamic = fake_dynamic;
+  f->l.ahead = fake_ahead;
   if (fake_owner != NULL)
     cr_assert_eq(orion_loop_set_owners(&f->l, fake_owner), 0);
   return f;
@@ -734,6 +751,100 @@ Test(sched, early_dispatch_queues_the_next_block_of_a_space_part) {
   for (uint64_t seed = 1; seed <= 20; seed++)
     run_clean(kind, n0, n1, (int)(seed % 2), seed);
   fake_early = 0;
+}
+
+/* Ahead (static placement): executors run the blocks they hold in order,
+ * each once the block before it of its time part ran (its rows came),
+ * and the reports of blocks that ran reach the loop in a random order, so
+ * the next block of a time part may report before the one before it.
+ * Fails on a deadlock: blocks held, none can run and no report is on its
+ * way.  Returns the blocks that went out before the block before them of
+ * their time part was done. */
+static int run_ahead(orion_order_kind kind, int n0, int n1, uint64_t seed) {
+  fake *f = fake_new(kind, n0, n1, 0, 0, seed);
+  int pend[MAXB], npend = 0, b, n;
+  orion_loop_start(&f->l);
+  for (;;) {
+    int can[NEXEC], ncan = 0, e;
+    for (e = 0; e < NEXEC; e++)
+      if (f->head[e] < f->tail[e]) {
+        int hb = f->fifo[e][f->head[e]], pq = f->s.after_q[f->s.pos_of[hb]];
+        if (pq < 0 || f->ran[f->s.order[pq]])
+          can[ncan++] = e;
+      }
+    if (ncan == 0 && npend == 0)
+      break;
+    if (ncan > 0 && (npend == 0 || next_rand(f) % 2 == 0)) {
+      e = can[next_rand(f) % (unsigned)ncan];
+      b = f->fifo[e][f->head[e]++];
+      f->ran[b] = 1;
+      pend[npend++] = b;
+    } else {
+      int k = (int)(next_rand(f) % (unsigned)npend);
+      b = pend[k];
+      pend[k] = pend[--npend];
+      f->done[b] = 1;
+      cr_assert_eq(orion_loop_block_done(&f->l, f->sent_to[b], b), 0,
+                   "block %d", b);
+    }
+  }
+  for (b = 0; b < f->s.nblocks; b++)
+    cr_assert(f->sent[b] && f->done[b], "seed %llu: block %d: sent %d, done "
+                                        "%d (a deadlock?)",
+              (unsigned long long)seed, b, f->sent[b], f->done[b]);
+  cr_assert_eq(f->nend, NEXEC);
+  end_everywhere(f);
+  cr_assert(orion_loop_finished(&f->l));
+  cr_assert_null(orion_loop_failed(&f->l));
+  n = f->l.nahead;
+  fake_free(f);
+  return n;
+}
+
+/* Dispatch ahead: a block goes out once the block before it of its time
+ * part is sent and the one before that is done (fake_send checks the
+ * window), every block runs once, with reports out of order and without a
+ * deadlock, for the rotation and the wavefront; a loop of one clock has
+ * nothing to send ahead, and dynamic placement ignores it. */
+Test(sched, ahead_dispatch_keeps_a_window_of_one_block_per_time_part) {
+  orion_schedule_shape rot = shape_of(1, 0, 0), wf = shape_of(1, 1, 0),
+                       none = shape_of(-1, 0, 0);
+  int n0, n1, total = 0;
+  orion_order_kind kind;
+  fake *f;
+  fake_early = fake_ahead = 1;
+  kind = cut(&rot, &n0, &n1);
+  /* At the start: clock 0 and clock 1 (its time parts' blocks are sent
+   * and have none before), no more. */
+  f = fake_new(kind, n0, n1, 0, 0, 1);
+  orion_loop_start(&f->l);
+  cr_assert_eq(count_of(f, A_SEND), 2 * n0);
+  cr_assert_eq(f->l.nahead, n0);
+  /* (1, 1) ran and reported: (0, 1) is sent already; (7, 1), the block
+   * after (0, 1) of time part 1, goes now, ahead of (0, 1). */
+  f->ran[1 * n1 + 1] = f->done[1 * n1 + 1] = 1;
+  cr_assert_eq(orion_loop_block_done(&f->l, 0, 1 * n1 + 1), 0);
+  cr_assert(f->sent[(n0 - 1) * n1 + 1], "(7, 1) went ahead");
+  cr_assert_eq(count_of(f, A_SEND), 2 * n0 + 1);
+  fake_free(f);
+  for (uint64_t seed = 1; seed <= 30; seed++)
+    total += run_ahead(kind, n0, n1, seed);
+  cr_assert_gt(total, 0);
+  kind = cut(&wf, &n0, &n1);
+  for (uint64_t seed = 1; seed <= 30; seed++)
+    run_ahead(kind, n0, n1, seed);
+  kind = cut(&none, &n0, &n1);
+  cr_assert_eq(run_ahead(kind, n0, n1, 1), 0);
+  kind = cut(&rot, &n0, &n1);
+  fake_dynamic = 1;
+  f = fake_new(kind, n0, n1, 0, 0, 1);
+  orion_loop_start(&f->l);
+  cr_assert_eq(f->l.nahead, 0, "dynamic placement sends nothing ahead");
+  fake_free(f);
+  for (uint64_t seed = 1; seed <= 10; seed++)
+    run_clean(kind, n0, n1, 0, seed);
+  fake_dynamic = 0;
+  fake_early = fake_ahead = 0;
 }
 
 /* ---- dynamic assignment -------------------------------------------------- */

@@ -15,7 +15,8 @@ static orion_sim_host hosts[2];
 /* A 2 x 2 rotation, blocks of 4 elements at 0.25 s each (1 s a block),
  * free links and a free driver unless a test says otherwise. */
 static orion_sim_loop rot22(void) {
-  orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0, 0};
+  orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0, 0,
+                       0};
   hosts[0] = hosts[1] = (orion_sim_host){0.25, 0, 0, 0};
   return lp;
 }
@@ -164,10 +165,45 @@ Test(sim, latencies_add_up_along_the_chain) {
   cr_expect_float_eq(secs, 3.0, 1e-9);
 }
 
+/* Ahead (orion_sim_loop.ahead, scheduler/loop.h), the same latencies:
+ * both clocks' blocks go out at once (there at 0.1); each part's rows go
+ * from where the last pass left them (SEND_ROWS: 0.1 from the driver,
+ * 0.1 to the other host: there at 0.2), so clock 0 runs 0.2..1.2; each
+ * part's rows are pushed on at 1.2, there at 1.3, where clock 1's block
+ * waits already: it runs 1.3..2.3, its report reaches the driver at 2.4,
+ * and the end of the loop is a round trip: 2.6 s, where asking the
+ * driver and the holder took 3.  With 0.5 MB parts at 1 MB/s and no
+ * latencies it is the 3 s of the 2 x 2 rotation above: the rows still
+ * move between the clocks. */
+Test(sim, ahead_pushes_the_rows_without_the_driver) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  double secs;
+  orion_error err;
+  orion_error_clear(&err);
+  lp.part_bytes = 1;
+  lp.early = lp.ahead = 1;
+  hosts[0].latency = hosts[1].latency = 0.05;
+  c.driver.latency = 0.05;
+  cr_assert_eq(orion_sim_pass(&lp, &c, &secs, &err), 0, "%s", err.msg);
+  cr_expect_float_eq(secs, 2.6, 1e-9);
+  lp.ahead = 0;
+  cr_assert_eq(orion_sim_pass(&lp, &c, &secs, &err), 0, "%s", err.msg);
+  cr_expect_float_eq(secs, 3.0, 1e-9, "early only: %g", secs);
+  lp = rot22();
+  c = two();
+  lp.early = lp.ahead = 1;
+  lp.part_bytes = 0.5e6;
+  hosts[0].bw = hosts[1].bw = 1e6;
+  orion_sim_result r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 3.0, EPS);
+  cr_expect_float_eq(r.rows, 1.0, EPS);
+}
+
 /* Dynamic placement drives the same state machine: a 1-D loop of 8
  * blocks on one fast and one slow host (3x): the fast one takes more. */
 Test(sim, dynamic_placement_favours_the_fast_host) {
-  orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0, 0};
+  orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0, 0, 0};
   orion_sim_cluster c = {2, hosts, {0, 0, 0, 0}};
   double secs, secs_static;
   orion_error err;
@@ -186,7 +222,7 @@ Test(sim, dynamic_placement_favours_the_fast_host) {
  * 2 space parts each, 2 blocks a clock, 16 s; 8 hosts 8 s; 1 host 64 s. */
 Test(sim, more_hosts_divide_the_compute) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 256, 0, 0, 0, 0, 0, 0,
-                       0};
+                       0, 0};
   orion_sim_host h8[8];
   int n[3] = {1, 4, 8};
   double want[3] = {64, 16, 8};
@@ -269,7 +305,8 @@ Test(sim_scale, partitions_follow_the_hosts) {
  * back, the last report takes 100 us and the end of the loop a round
  * trip (200 us): 64.0004 s, 64 of them compute. */
 Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
-  orion_sim_workload w = {ORION_ORDER_ROTATION, 8, 8, 64, 2.0, 0, 0, 0, 0, 1};
+  orion_sim_workload w = {ORION_ORDER_ROTATION, 8, 8, 64, 2.0, 0, 0, 0, 0, 1,
+                          0};
   orion_sim_result r;
   orion_error err;
   orion_error_clear(&err);
@@ -298,7 +335,7 @@ Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
  * to 4.0007, report (4.0008) and end (4.0010). */
 Test(sim_scale, rows_scale_with_the_time_parts) {
   orion_sim_workload w = {ORION_ORDER_ROTATION, 2, 16, 16, 0.5, 1000, 0, 0,
-                          0, 1};
+                          0, 1, 0};
   orion_sim_result r;
   orion_error err;
   orion_error_clear(&err);
@@ -322,7 +359,7 @@ Test(sim_scale, rows_scale_with_the_time_parts) {
  * candidate is faster: the setting that ran stays. */
 Test(sim_choose, uneven_parts_give_way_to_parts_that_divide_the_hosts) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 576, 0, 0, 0, 0, 0,
-                       0, 0};
+                       0, 0, 0};
   orion_sim_host h4[4];
   orion_sim_setting ran, best;
   orion_error err;
