@@ -18,6 +18,8 @@
 #include "util/log.h"
 #include "util/progress.h"
 
+#define ORION_CLUSTER_JOINERS_MAX 64 /* executors waiting to join */
+
 typedef struct peer {
   orion_cluster *cl;
   int id;
@@ -64,15 +66,26 @@ struct orion_cluster {
   double last_tick; /* when on_tick last ran */
   void (*tick_fn)(void *); /* the job page's, or NULL */
   void *tick_ud;
+  int formed; /* every executor registered once (orion_cluster_finish) */
+  orion_conn *joiners[ORION_CLUSTER_JOINERS_MAX]; /* --join, waiting */
+  int njoin;
+  char listen_addr[ORION_HOSTPORT_MAX + 1]; /* listen_host:port */
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
+static orion_cluster_elastic_fn elastic_hook; /* drivers/elastic.c's */
+static void *elastic_ud;
 static orion_cluster_failure_fn failure_hook; /* drivers/recover.c's */
 static void *failure_ud;
 
 void orion_cluster_set_failure_hook(orion_cluster_failure_fn fn, void *ud) {
   failure_hook = fn;
   failure_ud = ud;
+}
+
+void orion_cluster_set_elastic_hook(orion_cluster_elastic_fn fn, void *ud) {
+  elastic_hook = fn;
+  elastic_ud = ud;
 }
 
 void orion_cluster_opts_init(orion_cluster_opts *o) {
@@ -287,8 +300,19 @@ void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
    * restart, which the hook announces; "ending the job" is said only
    * once it is sure. */
   fprintf(stderr, "orion-driver: cluster failure: %s%s\n", why,
-          failure_hook != NULL ? "" : "; ending the job");
+          failure_hook != NULL || (elastic_hook != NULL && c->failed >= 0)
+              ? ""
+              : "; ending the job");
   fflush(stderr);
+  if (elastic_hook != NULL && c->failed >= 0) {
+    /* --elastic: the survivors go on without the lost executor (the hook
+     * returns only when too few are left). */
+    orion_cluster_elastic_fn fn = elastic_hook;
+    elastic_hook = NULL; /* once */
+    fn(elastic_ud, c, c->failed);
+    if (failure_hook == NULL)
+      fprintf(stderr, "orion-driver: ending the job\n");
+  }
   /* The executors that are still there say why they stop. */
   stop_all(c, 1, why);
   if (failure_hook != NULL) {
@@ -313,9 +337,25 @@ static const char *peer_where(const peer *p) {
 static void on_frame(orion_conn *conn, const orion_wire_frame *f);
 
 
+/* Whether conn is an executor waiting to join c; removes it if so. */
+static int drop_joiner(orion_cluster *c, const orion_conn *conn) {
+  int i;
+  for (i = 0; c != NULL && i < c->njoin; i++)
+    if (c->joiners[i] == conn) {
+      c->joiners[i] = c->joiners[--c->njoin];
+      return 1;
+    }
+  return 0;
+}
+
 static void on_closed(orion_conn *conn, const char *reason) {
   peer *p = conn->data;
   orion_cluster *c;
+  if (p == NULL && drop_joiner(accepting, conn)) {
+    orion_log_info("an executor waiting to join (%s) left: %s", conn->peer,
+                   reason);
+    return;
+  }
   if (p == NULL) { /* never registered: a refused or stray connection */
     if (accepting != NULL) {
       orion_gate_remove(&accepting->gate, conn);
@@ -365,6 +405,32 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
     orion_conn_close(conn, "bad HELLO: %s", err.msg);
     return;
   }
+  if (h.executor == ORION_WIRE_ANY_EXECUTOR && !c->o.elastic) {
+    orion_conn_close(conn, "this job takes no joining executors (it needs "
+                           "orion-driver --elastic)");
+    return;
+  }
+  if (h.executor == ORION_WIRE_ANY_EXECUTOR && !c->formed) {
+    /* While the job forms, a joining executor takes the first free id. */
+    int k;
+    for (k = 0; k < c->n; k++)
+      if (c->peers[k].conn == NULL && c->peers[k].addr[0] == '\0')
+        break;
+    h.executor = (uint32_t)k; /* c->n: none free, refused below */
+  } else if (h.executor == ORION_WIRE_ANY_EXECUTOR) {
+    /* A running job takes it at the next loop boundary. */
+    if (c->njoin == ORION_CLUSTER_JOINERS_MAX) {
+      orion_conn_close(conn, "%d executors already wait to join",
+                       ORION_CLUSTER_JOINERS_MAX);
+      return;
+    }
+    orion_gate_remove(&c->gate, conn);
+    c->joiners[c->njoin++] = conn;
+    orion_log_info("executor at %s asks to join; it takes partitions at "
+                   "the next checkpoint",
+                   conn->peer);
+    return;
+  }
   if (h.executor >= (uint32_t)c->n) {
     orion_conn_close(conn, "executor id %u is not in this job (0..%d)",
                      h.executor, c->n - 1);
@@ -384,7 +450,15 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
   p->gpu_total = h.gpu_total;
   p->gpu_cap = h.gpu_cap;
   c->registered++;
-  orion_conn_send_frame(conn, ORION_WIRE_WELCOME, NULL, 0);
+  {
+    /* The id, for an executor that joined without one. */
+    unsigned char id[4];
+    id[0] = (unsigned char)(p->id & 0xff);
+    id[1] = (unsigned char)((p->id >> 8) & 0xff);
+    id[2] = (unsigned char)((p->id >> 16) & 0xff);
+    id[3] = (unsigned char)((p->id >> 24) & 0xff);
+    orion_conn_send_frame(conn, ORION_WIRE_WELCOME, id, sizeof id);
+  }
   orion_log_detail("executor %d registered from %s", p->id, p->addr);
   if (p->gpu[0] != '\0')
     orion_log_info("executor %d on %s: %s", p->id,
@@ -775,6 +849,8 @@ orion_cluster *orion_cluster_begin(const orion_cluster_opts *o,
     return NULL;
   }
   c->port = nlisten;
+  orion_hostport_format(c->listen_host, c->port, c->listen_addr,
+                        sizeof c->listen_addr);
   {
     char host[ORION_HOST_MAX + 1];
     snprintf(host, sizeof host, "%s", c->listen_host);
@@ -827,6 +903,7 @@ orion_cluster *orion_cluster_finish(orion_cluster *c, orion_error *err) {
   }
   send_peers(c);
   c->doing[0] = '\0';
+  c->formed = 1;
   return c;
 }
 
@@ -834,4 +911,55 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
                                    orion_error *err) {
   orion_cluster *c = orion_cluster_begin(o, err);
   return c != NULL ? orion_cluster_finish(c, err) : NULL;
+}
+
+/* ---- elastic jobs ------------------------------------------------------- */
+
+void orion_cluster_boundary(orion_cluster *c) {
+  if (c != NULL && c->njoin > 0 && elastic_hook != NULL) {
+    orion_cluster_elastic_fn fn = elastic_hook;
+    elastic_hook = NULL;
+    fn(elastic_ud, c, -1);
+    elastic_hook = fn; /* it returned: the joiners wait on */
+  }
+}
+
+int orion_cluster_live(const orion_cluster *c, int except) {
+  int i, k = 0;
+  for (i = 0; i < c->n; i++)
+    if (i != except && c->peers[i].conn != NULL &&
+        !(c->peers[i].spawned && c->peers[i].exited))
+      k++;
+  return k;
+}
+
+int orion_cluster_joiners(const orion_cluster *c) { return c->njoin; }
+
+const char *orion_cluster_listen_addr(const orion_cluster *c) {
+  return c->listen_addr;
+}
+
+const char *orion_cluster_token(const orion_cluster *c) { return c->token; }
+
+void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n) {
+  size_t w = 0;
+  int i;
+  c->stopping = 1;
+  if (n > 0)
+    pids[0] = '\0';
+  for (i = 0; i < c->n; i++) {
+    peer *p = &c->peers[i];
+    if (p->spawned && !p->exited && i == lost)
+      uv_process_kill(&p->proc, SIGKILL);
+    else if (p->spawned && !p->exited && w + 16 < n)
+      w += (size_t)snprintf(pids + w, n - w, "%s%d", w > 0 ? " " : "",
+                            p->proc.pid);
+    if (p->conn != NULL)
+      orion_conn_close(p->conn, "the job re-forms");
+  }
+  while (c->njoin > 0)
+    orion_conn_close(c->joiners[--c->njoin], "the job re-forms");
+  orion_gate_close_all(&c->gate, "the job re-forms");
+  for (i = 0; i < 20; i++) /* the closes reach the executors */
+    uv_run(&c->loop, UV_RUN_NOWAIT);
 }
