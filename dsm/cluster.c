@@ -957,8 +957,14 @@ void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n) {
     if (p->conn != NULL)
       orion_conn_close(p->conn, "the job re-forms");
   }
-  while (c->njoin > 0)
-    orion_conn_close(c->joiners[--c->njoin], "the job re-forms");
+  {
+    /* Each close's callback takes its joiner off the list. */
+    orion_conn *j[ORION_CLUSTER_JOINERS_MAX];
+    int nj = c->njoin;
+    memcpy(j, c->joiners, (size_t)nj * sizeof j[0]);
+    for (i = 0; i < nj; i++)
+      orion_conn_close(j[i], "the job re-forms");
+  }
   orion_gate_close_all(&c->gate, "the job re-forms");
   for (i = 0; i < 20; i++) /* the closes reach the executors */
     uv_run(&c->loop, UV_RUN_NOWAIT);
