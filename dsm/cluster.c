@@ -207,8 +207,29 @@ static void reap(orion_cluster *c, double seconds) {
   } while (live > 0 && orion_now() < until);
 }
 
+/* WELCOME, with the executor's id (for one that joined without one). */
+static void send_welcome(orion_conn *conn, int id) {
+  unsigned char b[4];
+  b[0] = (unsigned char)(id & 0xff);
+  b[1] = (unsigned char)((id >> 8) & 0xff);
+  b[2] = (unsigned char)((id >> 16) & 0xff);
+  b[3] = (unsigned char)((id >> 24) & 0xff);
+  orion_conn_send_frame(conn, ORION_WIRE_WELCOME, b, sizeof b);
+}
+
+static void send_shutdown(orion_conn *conn, const orion_msg_shutdown *m) {
+  orion_buf b;
+  orion_buf_init(&b);
+  if (orion_msg_shutdown_encode(&b, m) == 0)
+    orion_conn_send(conn, &b); /* takes the bytes */
+  else /* out of memory: without the reason */
+    orion_conn_send_frame(conn, ORION_WIRE_SHUTDOWN, "\0\0\0\0\0\0\0", 8);
+  orion_buf_free(&b);
+}
+
 /* SHUTDOWN, with why (empty: the job ended normally), to every connected
- * executor, then up to `grace` seconds for local processes to exit before
+ * executor (and to executors waiting to join, welcomed first so that they
+ * read it), then up to `grace` seconds for local processes to exit before
  * SIGKILL. */
 static void stop_all(orion_cluster *c, double grace, const char *why) {
   orion_msg_shutdown m;
@@ -219,16 +240,12 @@ static void stop_all(orion_cluster *c, double grace, const char *why) {
   if (m.len > ORION_MSG_SHUTDOWN_REASON_MAX)
     m.len = ORION_MSG_SHUTDOWN_REASON_MAX; /* the driver printed it whole */
   for (i = 0; i < c->n; i++)
-    if (c->peers[i].conn != NULL) {
-      orion_buf b;
-      orion_buf_init(&b);
-      if (orion_msg_shutdown_encode(&b, &m) == 0)
-        orion_conn_send(c->peers[i].conn, &b); /* takes the bytes */
-      else /* out of memory: without the reason */
-        orion_conn_send_frame(c->peers[i].conn, ORION_WIRE_SHUTDOWN,
-                              "\0\0\0\0\0\0\0", 8);
-      orion_buf_free(&b);
-    }
+    if (c->peers[i].conn != NULL)
+      send_shutdown(c->peers[i].conn, &m);
+  for (i = 0; i < c->njoin; i++) {
+    send_welcome(c->joiners[i], c->n);
+    send_shutdown(c->joiners[i], &m);
+  }
   reap(c, grace);
   for (i = 0; i < c->n; i++)
     if (c->peers[i].spawned && !c->peers[i].exited)
@@ -263,6 +280,16 @@ static void free_cluster(orion_cluster *c) {
   orion_free(c);
 }
 
+/* Closes the connections of the executors waiting to join (each close's
+ * callback takes its joiner off the list). */
+static void close_joiners(orion_cluster *c, const char *why) {
+  orion_conn *j[ORION_CLUSTER_JOINERS_MAX];
+  int i, nj = c->njoin;
+  memcpy(j, c->joiners, (size_t)nj * sizeof j[0]);
+  for (i = 0; i < nj; i++)
+    orion_conn_close(j[i], "%s", why);
+}
+
 void orion_cluster_stop(orion_cluster *c) {
   int i;
   if (c == NULL)
@@ -275,6 +302,7 @@ void orion_cluster_stop(orion_cluster *c) {
   for (i = 0; i < c->n; i++)
     if (c->peers[i].conn != NULL)
       orion_conn_close(c->peers[i].conn, "the job ended");
+  close_joiners(c, "the job ended");
   /* Connections that never registered (a hostile client's): closed
    * without a refusal line, and freed by their close callbacks. */
   accepting = NULL;
@@ -450,15 +478,7 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
   p->gpu_total = h.gpu_total;
   p->gpu_cap = h.gpu_cap;
   c->registered++;
-  {
-    /* The id, for an executor that joined without one. */
-    unsigned char id[4];
-    id[0] = (unsigned char)(p->id & 0xff);
-    id[1] = (unsigned char)((p->id >> 8) & 0xff);
-    id[2] = (unsigned char)((p->id >> 16) & 0xff);
-    id[3] = (unsigned char)((p->id >> 24) & 0xff);
-    orion_conn_send_frame(conn, ORION_WIRE_WELCOME, id, sizeof id);
-  }
+  send_welcome(conn, p->id);
   orion_log_detail("executor %d registered from %s", p->id, p->addr);
   if (p->gpu[0] != '\0')
     orion_log_info("executor %d on %s: %s", p->id,
@@ -957,14 +977,7 @@ void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n) {
     if (p->conn != NULL)
       orion_conn_close(p->conn, "the job re-forms");
   }
-  {
-    /* Each close's callback takes its joiner off the list. */
-    orion_conn *j[ORION_CLUSTER_JOINERS_MAX];
-    int nj = c->njoin;
-    memcpy(j, c->joiners, (size_t)nj * sizeof j[0]);
-    for (i = 0; i < nj; i++)
-      orion_conn_close(j[i], "the job re-forms");
-  }
+  close_joiners(c, "the job re-forms");
   orion_gate_close_all(&c->gate, "the job re-forms");
   for (i = 0; i < 20; i++) /* the closes reach the executors */
     uv_run(&c->loop, UV_RUN_NOWAIT);
