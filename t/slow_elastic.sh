@@ -16,6 +16,8 @@
 #  both re-formings, every epoch's train and test RMSE (MF) and every
 #  iteration's log-likelihood (LDA) are the undisturbed run's, and the
 #  saved model (MF's W and H, LDA's word-topic counts) is the same bytes.
+#  Then MF with one executor's link cut (ip link set DEV down) past the
+#  driver's heartbeat timeout: the same result on the other 3.
 # netcluster.sh removes its namespaces and processes after each run.
 #
 # Needs root and working `ip netns`; skips (77) otherwise, except under
@@ -119,5 +121,29 @@ for app in mf lda; do
     done
   done
 done
+
+# ---- a link cut past the heartbeat timeout ------------------------------------
+# Executor 2's link goes down after the checkpoint of step 3: the driver
+# hears nothing for --heartbeat-timeout (2 s here) and goes on with 3; the
+# result is the undisturbed run's.
+rm -rf ck-cut
+timeout -k 10 300 "$net" -n 4 --grace 5 -- --elastic --heartbeat-timeout 2 \
+  --checkpoint-dir ck-cut $MF --checkpoint-every 1 --save cut \
+  > cut.out 2> cut.err &
+pid=$!
+wait_for_line cut.err "checkpoint of step 3 written" 120 $pid ||
+  fail "cut: no checkpoint of step 3: $(tail -5 cut.err)"
+link=$(sed -n 's/^netcluster: executor 2 in namespace .*, link \([^)]*\)), pid .*/\1/p' cut.err)
+[ -n "$link" ] && ip link set "$link" down || fail "cut: no link of executor 2: $(cat cut.err)"
+reap $pid 300
+rc=$?
+[ $rc = 0 ] || fail "cut: exit $rc: $(tail -20 cut.err)"
+has cut.err "has not answered for"
+has cut.err "lost; going on with 3 executors"
+rows cut.out 0 > cut.rows
+cmp -s base-mf.rows cut.rows ||
+  fail "cut: steps differ from the undisturbed run's: $(diff base-mf.rows cut.rows)"
+for f in W H; do cmp -s base-mf.$f cut.$f || fail "cut: cut.$f differs from base-mf.$f"; done
+
 [ $status = 0 ] && echo "PASS: elastic executors on the namespaced cluster"
 exit $status
