@@ -138,18 +138,19 @@ static void on_elastic(void *ud, orion_cluster *c, int lost) {
   from_where(e->L, from, sizeof from);
   if (lost >= 0)
     fprintf(stderr, "orion: elastic: executor %d on %s lost; going on with "
-                    "%d executors %s\n",
-            lost, host, live + join, from);
+                    "%d executor%s %s\n",
+            lost, host, live + join, live + join == 1 ? "" : "s", from);
   else
     fprintf(stderr, "orion: elastic: %d executor%s join%s; going on with %d "
                     "executors %s\n",
             join, join == 1 ? "" : "s", join == 1 ? "s" : "", live + join,
-            from);
+            from); /* live + join > 1: at least the joiner and one more */
   fflush(stderr);
   fflush(stdout);
   /* stdout, where the script's lines go, marks where the re-formed job's
    * output begins (its header lines come again). */
-  printf("== elastic: %d executors, %s ==\n", live + join, from);
+  printf("== elastic: %d executor%s, %s ==\n", live + join,
+         live + join == 1 ? "" : "s", from);
   fflush(stdout);
   orion_cluster_release(c, lost, pids, sizeof pids);
   /* Executors adopted before that are still there: the next driver's. */

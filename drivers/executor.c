@@ -244,8 +244,8 @@ static const char usage[] =
     "                      instead of exiting\n"
     "  --join              join a running --elastic job: the driver names\n"
     "                      this executor's id (--id is ignored) and gives it\n"
-    "                      partitions at the job's next checkpoint; implies\n"
-    "                      --elastic\n"
+    "                      partitions at the job's next checkpoint (it\n"
+    "                      implies --elastic)\n"
     "  -h, --help          show this help\n"
     "See orion-executor(1).\n";
 
