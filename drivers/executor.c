@@ -22,7 +22,9 @@
  *
  * The executor never outlives its job: when the driver's connection closes
  * or the driver stays silent past the heartbeat timeout, it exits at once
- * (code 3).
+ * (code 3); with --elastic it runs itself again with --join instead, and
+ * registers with the re-formed job (drivers/elastic.h), or exits when
+ * none takes it within $ORION_REGISTER_TIMEOUT.
  *
  * This file holds main: the command line, the connection to the driver,
  * the heartbeat and the loop thread's outbox.  The rest of the executor is

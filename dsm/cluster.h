@@ -6,7 +6,9 @@
  * Failures are final: when an executor dies, closes its connection or stays
  * silent past the heartbeat timeout, the cluster prints one message naming
  * the executor, its host and what the driver was doing, stops every other
- * executor, and exits the driver process with code 3.
+ * executor, and exits the driver process with code 3 (after the failure
+ * hook of drivers/recover.c, or instead the elastic hook of
+ * drivers/elastic.c, which re-forms the job on the others).
  *
  * Single-threaded: everything runs on the driver's thread, inside
  * orion_cluster_wait.
