@@ -78,6 +78,7 @@ void orion_elastic_adopt(orion_cluster_opts *o, int *nexec) {
                : "");
   unsetenv("ORION_ELASTIC_TOKEN"); /* the secret stays in this process */
   unsetenv("ORION_ELASTIC_FORM");
+  unsetenv("ORION_ELASTIC_LISTEN");
   o->listen = listen_addr;
   o->token = token[0] != '\0' ? token : NULL;
   o->launch = adopt_launch;
