@@ -42,7 +42,9 @@ now() { date +%s.%N; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
 # The executors whose parent is $1.
 children() {
-  cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$1" '$4 == p && $2 == "(orion-executor)" { print $1 }'
+  # (a process may end while cat reads: not an error here)
+  { cat /proc/[0-9]*/stat 2>/dev/null || true; } |
+    awk -v p="$1" '$4 == p && $2 == "(orion-executor)" { print $1 }'
 }
 # until_line FILE TEXT PID: waits (at most 600 s) for TEXT in FILE.
 until_line() {
@@ -69,6 +71,7 @@ run() {
       { cat "$tmp/$name.err" >&2; exit 1; }
     sleep "$half_epoch"
     victim=$(children $pid | tail -1)
+    [ -n "$victim" ] || { echo "bench/elastic.sh: run $name ended before the kill" >&2; exit 1; }
     tk=$(now)
     kill -9 "$victim"
     until_line "$tmp/$name.err" "orion: resumed from the checkpoint" $pid ||
