@@ -771,7 +771,7 @@ int main(int argc, char **argv) {
   }
   orion_launcher_attach(&launcher, &cfg.cluster);
   if (elastic.on) /* a re-formed job: its executors register again */
-    orion_elastic_adopt(&cfg.cluster, &cfg.executors);
+    orion_elastic_adopt(&cfg.cluster, &cfg.executors, elastic.min);
   {
     orion_error err;
     orion_error_clear(&err);

@@ -57,7 +57,7 @@ static int adopt_launch(orion_cluster *c, void *ud,
   return 0;
 }
 
-void orion_elastic_adopt(orion_cluster_opts *o, int *nexec) {
+void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min) {
   const char *form = getenv("ORION_ELASTIC_FORM");
   const char *pids = getenv("ORION_ELASTIC_PIDS");
   char *end;
@@ -84,6 +84,7 @@ void orion_elastic_adopt(orion_cluster_opts *o, int *nexec) {
   o->launch = adopt_launch;
   o->launch_ud = NULL;
   o->hint = NULL;
+  o->reform_min = min > 0 ? min : 1;
   while (pids != NULL && *pids != '\0' && nadopted < ELASTIC_PIDS_MAX) {
     long p = strtol(pids, &end, 10);
     if (end == pids)

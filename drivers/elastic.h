@@ -29,8 +29,9 @@ typedef struct orion_elastic {
 /* In a driver that a re-forming started ($ORION_ELASTIC_FORM): the cluster
  * options o listen where the job listened, keep its token and start no
  * executor (they register again), and *nexec is the count that comes
- * back.  Nothing otherwise. */
-void orion_elastic_adopt(orion_cluster_opts *o, int *nexec);
+ * back (the job goes on with fewer when at least min come back within
+ * the register timeout).  Nothing otherwise. */
+void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min);
 
 /* Sets the cluster's elastic hook (when e->on): a loss with at least
  * e->min executors left, or executors waiting to join at a checkpoint,

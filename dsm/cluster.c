@@ -899,6 +899,16 @@ orion_cluster *orion_cluster_finish(orion_cluster *c, orion_error *err) {
   int i;
   c->deadline = orion_now() + c->o.register_timeout;
   orion_cluster_wait(c, all_registered, c);
+  if (c->registered < c->n && c->o.reform_min > 0 &&
+      c->registered >= c->o.reform_min) {
+    /* Re-forming: ids went to the first free slots, so the executors that
+     * came back are 0..registered-1; the job goes on with them. */
+    fprintf(stderr, "orion: elastic: %d of the %d executors expected "
+                    "registered again within %.0f s; going on with %d\n",
+            c->registered, c->n, c->o.register_timeout, c->registered);
+    fflush(stderr);
+    c->n = c->registered;
+  }
   if (c->registered < c->n) {
     orion_buf names;
     orion_buf_init(&names);

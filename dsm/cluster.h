@@ -74,6 +74,11 @@ typedef struct orion_cluster_opts {
                                (HELLO with ORION_WIRE_ANY_EXECUTOR) wait
                                for the next re-forming (see
                                orion_cluster_set_elastic_hook) */
+  int reform_min;           /* a re-formed elastic job (drivers/elastic.c):
+                               when fewer than nexec executors register
+                               again in time but at least this many (> 0),
+                               the job goes on with those; 0: an error as
+                               in any start */
 } orion_cluster_opts;
 
 void orion_cluster_opts_init(orion_cluster_opts *o);

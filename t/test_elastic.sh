@@ -8,6 +8,10 @@
 #     its newest checkpoint, the RMSE of every epoch and the saved
 #     model's files (--save) are the undisturbed run's, bit for bit, and
 #     no process of the job is left.
+#  1b. One executor stopped (SIGSTOP) and another killed at once: the
+#     stopped one is expected back and never comes; after
+#     --register-timeout the job goes on with the 2 that came, with the
+#     same result, and the stopped process does not outlive the job.
 #  2. --min-executors 3: the same kill ends the job with exit 3 and a
 #     message naming the lost executor's host and the count left.
 #  3. --launcher manual, 2 executors started by hand, a third started with
@@ -99,6 +103,28 @@ for trial in 1 2; do
   same_model base k$trial
   left k$trial
 done
+
+# ---- 1b. one executor stopped, another killed at once ------------------------
+# The stopped one still counts when the job re-forms, and never registers
+# again: after --register-timeout the job goes on with the 2 that did,
+# with the same result; the stopped process is killed and reaped at the
+# end.
+rm -rf cks
+ELASTIC_MARK=s "$drv" --executors 4 --elastic --register-timeout 3 \
+  --checkpoint-dir cks $MF --checkpoint-every 1 --save s > s.out 2> s.err &
+pid=$!
+wait_for_line s.err "checkpoint of step 3 written" 60 $pid
+set -- $(children $pid)
+[ $# = 4 ] && kill -STOP "$1" && kill -9 "$2" || fail "stop and kill: executors '$*'"
+reap $pid 120
+rc=$?
+[ $rc = 0 ] || fail "stop and kill: exit $rc: $(cat s.err)"
+has s.err "going on with 3 executors"
+has s.err "orion: elastic: 2 of the 3 executors expected registered again within 3 s; going on with 2"
+rmses s.out > s.rmse
+cmp -s base.rmse s.rmse || fail "stop and kill: RMSEs differ: $(diff base.rmse s.rmse)"
+same_model base s
+left s
 
 # ---- 2. below --min-executors ------------------------------------------------
 rm -rf ckm
