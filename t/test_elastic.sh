@@ -18,7 +18,8 @@
 #     --join after the checkpoint of step 2: it is taken at the next
 #     checkpoint (the log says the job goes on with 3 executors), exit 0,
 #     and the RMSEs and the model are the undisturbed run's; every
-#     executor exits with the job.
+#     executor exits with the job.  A job without --elastic refuses a
+#     joiner (the driver says why; the joiner gives up with exit 3).
 #  4. Usage errors: --elastic without --checkpoint-dir, --min-executors
 #     without --elastic, --min-executors above the executors.
 # Every wait has a timeout.
@@ -168,6 +169,24 @@ same_model base j
 for e in $e0 $e1 $e2; do
   reap $e 10 > /dev/null || fail "join: executor $e ended with $?: $(cat j0.err j1.err j2.err)"
 done
+
+# A job without --elastic refuses a joiner, which gives up after
+# $ORION_REGISTER_TIMEOUT; the job ends as usual.
+port=$(free_port $((port + 1)))
+"$drv" --launcher manual --executors 1 --listen 127.0.0.1:$port \
+  $MF > r.out 2> r.err &
+pid=$!
+"$exe" --driver 127.0.0.1:$port --id 0 2> r0.err &
+e0=$!
+wait_for_line r.out "epoch" 60 $pid
+ORION_REGISTER_TIMEOUT=2 "$exe" --driver 127.0.0.1:$port --join 2> rj.err &
+ej=$!
+reap $ej 20 > /dev/null
+[ $? = 3 ] || fail "a joiner of a job without --elastic: not exit 3: $(cat rj.err)"
+has rj.err "could not register with the driver at 127.0.0.1:$port"
+reap $pid 120 > /dev/null || fail "the job a joiner was refused by: $(cat r.err)"
+reap $e0 10 > /dev/null
+has r.err "this job takes no joining executors (it needs orion-driver --elastic)"
 unset ORION_TOKEN
 
 # ---- 4. usage errors ------------------------------------------------------------
