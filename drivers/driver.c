@@ -692,11 +692,6 @@ int main(int argc, char **argv) {
   if (elastic.on && cfg.checkpoint_dir == NULL)
     return usage_error("%s", "--elastic needs --checkpoint-dir DIR (the "
                              "job goes on from its newest checkpoint)");
-  if (elastic.on && cfg.executors > 0 && elastic.min > cfg.executors &&
-      getenv("ORION_ELASTIC_FORM") == NULL)
-    return usage_error("--min-executors %d is more than the %d executors "
-                       "of the job",
-                       elastic.min, cfg.executors);
   i = optind;
   recover.quiet = cfg.quiet;
   elastic.quiet = cfg.quiet;
@@ -752,6 +747,12 @@ int main(int argc, char **argv) {
   if (launcher.kind != ORION_LAUNCH_LOCAL && cfg.executors == 0)
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
+  /* The executor count is settled (hosts file, ranks, GPUs). */
+  if (elastic.on && cfg.executors > 0 && elastic.min > cfg.executors &&
+      getenv("ORION_ELASTIC_FORM") == NULL)
+    return usage_error("--min-executors %d is more than the %d executors "
+                       "of the job",
+                       elastic.min, cfg.executors);
   /* The outputs first: a --checkpoint-dir that cannot be a folder is a
    * usage error naming it, before the lock inside it is tried. */
   if ((rc = check_outputs(&cfg)) != GO_ON)

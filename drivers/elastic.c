@@ -22,6 +22,7 @@ static pid_t adopted[ELASTIC_PIDS_MAX];
 static int nadopted;
 static char listen_addr[256];
 static char token[256];
+static char relay_fds[1024];
 
 /* At exit: the adopted executors had their SHUTDOWN; each gets 3 s to
  * exit before SIGKILL, and is reaped. */
@@ -94,6 +95,12 @@ void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min) {
     pids = end;
   }
   unsetenv("ORION_ELASTIC_PIDS");
+  snprintf(relay_fds, sizeof relay_fds, "%s",
+           getenv("ORION_ELASTIC_ERRFDS") != NULL
+               ? getenv("ORION_ELASTIC_ERRFDS")
+               : "");
+  unsetenv("ORION_ELASTIC_ERRFDS");
+  o->relay_fds = relay_fds;
   if (nadopted > 0)
     atexit(reap_adopted);
 }
@@ -122,7 +129,7 @@ static void from_where(lua_State *L, char *out, size_t n) {
 static void on_elastic(void *ud, orion_cluster *c, int lost) {
   orion_elastic *e = ud;
   int live = orion_cluster_live(c, lost), join = orion_cluster_joiners(c);
-  char from[160], num[16], pids[ELASTIC_PIDS_MAX * 8];
+  char from[160], num[16], pids[ELASTIC_PIDS_MAX * 8], fds[1024];
   const char *host = lost >= 0 ? orion_cluster_host(c, lost) : NULL;
   size_t w;
   int i;
@@ -154,6 +161,9 @@ static void on_elastic(void *ud, orion_cluster *c, int lost) {
   printf("== elastic: %d executor%s, %s ==\n", live + join,
          live + join == 1 ? "" : "s", from);
   fflush(stdout);
+  /* The pipes of executors' stderr (ssh's), which the next driver relays:
+   * copies taken before the lost one's is closed with it. */
+  orion_cluster_keep_stderr(c, fds, sizeof fds);
   orion_cluster_release(c, lost, pids, sizeof pids);
   /* Executors adopted before that are still there: the next driver's. */
   w = strlen(pids);
@@ -167,6 +177,7 @@ static void on_elastic(void *ud, orion_cluster *c, int lost) {
   setenv("ORION_ELASTIC_LISTEN", orion_cluster_listen_addr(c), 1);
   setenv("ORION_ELASTIC_TOKEN", orion_cluster_token(c), 1);
   setenv("ORION_ELASTIC_PIDS", pids, 1);
+  setenv("ORION_ELASTIC_ERRFDS", fds, 1);
   orion_recover_exec(e->r); /* returns only when it cannot */
 }
 

@@ -90,7 +90,16 @@ static void lost_driver(exec_state *x, const char *why) {
   }
   argv[j++] = "--join";
   argv[j] = NULL;
-  execv("/proc/self/exe", argv);
+  {
+    /* By its own path, not /proc/self/exe: the process keeps its name
+     * (ps, pgrep orion-executor). */
+    char self[4096];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k > 0) {
+      self[k] = '\0';
+      execv(self, argv);
+    }
+  }
   execvp(main_argv[0], argv);
   orion__exec_die(x, "%s (cannot run itself again: %s)", why,
                   strerror(errno));

@@ -2,6 +2,7 @@
 #include "dsm/cluster.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include "util/progress.h"
 
 #define ORION_CLUSTER_JOINERS_MAX 64 /* executors waiting to join */
+#define ORION_CLUSTER_RELAYS_MAX 64  /* stderr pipes an earlier driver had */
 
 typedef struct peer {
   orion_cluster *cl;
@@ -70,6 +72,9 @@ struct orion_cluster {
   orion_conn *joiners[ORION_CLUSTER_JOINERS_MAX]; /* --join, waiting */
   int njoin;
   char listen_addr[ORION_HOSTPORT_MAX + 1]; /* listen_host:port */
+  uv_pipe_t relays[ORION_CLUSTER_RELAYS_MAX]; /* opts.relay_fds */
+  int relay_open[ORION_CLUSTER_RELAYS_MAX];
+  int nrelays;
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
@@ -191,8 +196,8 @@ static void walk_close(uv_handle_t *h, void *arg) {
     uv_close(h, NULL);
 }
 
-/* Runs the loop until every spawned executor has exited or `seconds`
- * have passed. */
+/* Runs the loop until every spawned executor has exited (and the stderr
+ * pipes of an earlier driver's have ended) or `seconds` have passed. */
 static void reap(orion_cluster *c, double seconds) {
   double until = orion_now() + seconds;
   int i, live;
@@ -201,6 +206,9 @@ static void reap(orion_cluster *c, double seconds) {
     live = 0;
     for (i = 0; i < c->n; i++)
       if (c->peers[i].spawned && !c->peers[i].exited)
+        live++;
+    for (i = 0; i < c->nrelays; i++) /* an earlier driver's executors: */
+      if (c->relay_open[i])          /* their last words, to the end */
         live++;
     if (live > 0)
       usleep(1000);
@@ -569,6 +577,49 @@ static void on_err_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   p->tail[p->tail_len] = '\0';
 }
 
+/* A stderr pipe an earlier driver of this process had: passed on. */
+static void on_relay_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  int *open = s->data;
+  if (n < 0) {
+    *open = 0;
+    uv_close((uv_handle_t *)s, NULL);
+    return;
+  }
+  fwrite(buf->base, 1, (size_t)n, stderr);
+  fflush(stderr);
+}
+
+/* Starts relaying opts.relay_fds (a descriptor that is not a pipe is
+ * closed and skipped). */
+static void open_relays(orion_cluster *c) {
+  const char *s = c->o.relay_fds;
+  char *end;
+  while (s != NULL && *s != '\0' && c->nrelays < ORION_CLUSTER_RELAYS_MAX) {
+    long fd = strtol(s, &end, 10);
+    uv_pipe_t *p = &c->relays[c->nrelays];
+    if (end == s)
+      break;
+    s = end;
+    if (fd < 3 || uv_pipe_init(&c->loop, p, 0) != 0)
+      continue;
+    /* A next re-forming passes on a copy (orion_cluster_keep_stderr). */
+    (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    if (uv_pipe_open(p, (uv_file)fd) != 0) {
+      uv_close((uv_handle_t *)p, NULL);
+      close((int)fd);
+      continue;
+    }
+    p->data = &c->relay_open[c->nrelays];
+    c->relay_open[c->nrelays] = 1;
+    if (uv_read_start((uv_stream_t *)p, on_err_alloc, on_relay_read) != 0) {
+      c->relay_open[c->nrelays] = 0;
+      uv_close((uv_handle_t *)p, NULL);
+      continue;
+    }
+    c->nrelays++;
+  }
+}
+
 /* A process that exited before registering: what its launcher makes of
  * its last words, printed before the failure.  The rest of its stderr is
  * read first (at most half a second: a child it left may hold the pipe). */
@@ -881,6 +932,7 @@ orion_cluster *orion_cluster_begin(const orion_cluster_opts *o,
   }
   accepting = c;
   orion_gate_init(&c->gate);
+  open_relays(c);
   uv_timer_init(&c->loop, &c->tick);
   c->tick.data = c;
   c->last_tick = orion_now();
@@ -991,4 +1043,29 @@ void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n) {
   orion_gate_close_all(&c->gate, "the job re-forms");
   for (i = 0; i < 20; i++) /* the closes reach the executors */
     uv_run(&c->loop, UV_RUN_NOWAIT);
+}
+
+/* Appends a copy of h's descriptor (dup: without close-on-exec) to
+ * fds[*w..n). */
+static void keep_fd(const uv_handle_t *h, char *fds, size_t n, size_t *w) {
+  uv_os_fd_t fd;
+  int k;
+  if (uv_fileno(h, &fd) != 0 || *w + 16 >= n)
+    return;
+  k = dup(fd);
+  if (k >= 0)
+    *w += (size_t)snprintf(fds + *w, n - *w, "%s%d", *w > 0 ? " " : "", k);
+}
+
+void orion_cluster_keep_stderr(const orion_cluster *c, char *fds, size_t n) {
+  size_t w = 0;
+  int i;
+  if (n > 0)
+    fds[0] = '\0';
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].relaying)
+      keep_fd((const uv_handle_t *)&c->peers[i].errpipe, fds, n, &w);
+  for (i = 0; i < c->nrelays; i++)
+    if (c->relay_open[i])
+      keep_fd((const uv_handle_t *)&c->relays[i], fds, n, &w);
 }

@@ -79,6 +79,11 @@ typedef struct orion_cluster_opts {
                                again in time but at least this many (> 0),
                                the job goes on with those; 0: an error as
                                in any start */
+  const char *relay_fds;    /* a re-formed elastic job: the read ends of
+                               the pipes that carry the stderr of executors
+                               an earlier driver of this process started
+                               (space-separated descriptors, which the
+                               cluster relays to stderr and closes); NULL */
 } orion_cluster_opts;
 
 void orion_cluster_opts_init(orion_cluster_opts *o);
@@ -228,6 +233,12 @@ const char *orion_cluster_token(const orion_cluster *c);
  * pids of live processes started here (those the next driver adopts) are
  * written space-separated into pids[0..n).  c is left to exit or exec. */
 void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n);
+
+/* The read ends of the pipes that carry executors' stderr (those started
+ * here with relay, and those of opts.relay_fds), as descriptors that stay
+ * open across exec, space-separated into fds[0..n): for the next driver's
+ * opts.relay_fds. */
+void orion_cluster_keep_stderr(const orion_cluster *c, char *fds, size_t n);
 
 /* For launchers: starts argv[0] (searched on PATH) with arguments argv and
  * environment env (NULL: the driver's) as the process of executor exec,

@@ -20,6 +20,10 @@
 #     and the RMSEs and the model are the undisturbed run's; every
 #     executor exits with the job.  A job without --elastic refuses a
 #     joiner (the driver says why; the joiner gives up with exit 3).
+#  3b. The same over --hosts (a stand-in ssh): a loss re-forms the job,
+#     a second one below --min-executors ends it with exit 3, and what the
+#     executors write on stderr after the driver ran itself again still
+#     reaches the driver's stderr.
 #  4. Usage errors: --elastic without --checkpoint-dir, --min-executors
 #     without --elastic, --min-executors above the executors.
 # Every wait has a timeout.
@@ -29,7 +33,7 @@ src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 drv=${ORION_DRIVER:-$src/orion-driver}
 exe=$(dirname "$drv")/orion-executor
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 has() { grep -qF -- "$2" "$1" || fail "$1 lacks '$2':
@@ -188,6 +192,47 @@ reap $pid 120 > /dev/null || fail "the job a joiner was refused by: $(cat r.err)
 reap $e0 10 > /dev/null
 has r.err "this job takes no joining executors (it needs orion-driver --elastic)"
 unset ORION_TOKEN
+
+# ---- 3b. over ssh (--hosts, a stand-in ssh) -----------------------------------
+# 4 executors on node-b and node-c; one on node-b killed after the
+# checkpoint of step 3, the other after that of step 6 with
+# --min-executors 3: the job re-forms once, then ends with exit 3, and the
+# executors' own last words (SHUTDOWN's reason), written to ssh's stderr
+# pipe after the driver ran itself again, still reach the driver's stderr.
+mkdir -p bin
+cat > bin/ssh <<'EOF2'
+#!/bin/sh
+while [ $# -gt 0 ]; do
+  case $1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac
+done
+host=$1; shift
+FAKE_HOST=$host exec /bin/sh -c "$*"
+EOF2
+chmod +x bin/ssh
+printf 'node-b 2\nnode-c 2\n' > hosts
+on_node_b() {
+  for p in $(cat /proc/[0-9]*/stat 2>/dev/null | awk '$2 == "(orion-executor)" { print $1 }'); do
+    grep -qz "ELASTIC_MARK=h" /proc/$p/environ 2>/dev/null &&
+      grep -qz "FAKE_HOST=node-b" /proc/$p/environ 2>/dev/null && echo $p
+  done | head -1
+}
+rm -rf ckh
+ELASTIC_MARK=h PATH="$tmp/bin:$PATH" "$drv" --hosts hosts --elastic \
+  --min-executors 3 --checkpoint-dir ckh $MF --checkpoint-every 1 \
+  > h.out 2> h.err &
+pid=$!
+for step in 3 6; do
+  wait_for_line h.err "checkpoint of step $step written" 60 $pid
+  victim=$(on_node_b)
+  [ -n "$victim" ] && kill -9 "$victim" || fail "ssh: no executor on node-b after step $step"
+done
+reap $pid 120
+rc=$?
+[ $rc = 3 ] || fail "ssh: exit $rc, not 3: $(cat h.err)"
+has h.err "on node-b lost; going on with 3 executors"
+has h.err "was lost and 2 executors are left, below --min-executors 3"
+has h.err ": stopping: the driver ended the job ("
+left h
 
 # ---- 4. usage errors ------------------------------------------------------------
 "$drv" --executors 2 --elastic $MF > u1.out 2>&1
