@@ -378,7 +378,7 @@ drv=$!
 for ((k = 0; k < n; k++)); do
   line=""
   while kill -0 "$drv" 2>/dev/null; do
-    line=$(grep -m1 -- "'--id' '$k'\$" "$work/err" 2>/dev/null || true)
+    line=$(grep -m1 -- "'--id' '$k'\( '--elastic'\)\?\$" "$work/err" 2>/dev/null || true)
     [ -z "$line" ] || break
     sleep 0.1
   done
@@ -391,6 +391,9 @@ for ((k = 0; k < n; k++)); do
   # and then becomes the executor); executor $slow otherwise with the
   # sleep hook.
   cmd=(ip netns exec "$pfx-$k" "$executor" --driver "$addr" --id "$k")
+  # orion-driver --elastic: executors that register again when the job
+  # re-forms (docs/checkpoints.md).
+  case $line in *"'--elastic'"*) cmd+=(--elastic) ;; esac
   if [ -n "${ecg[k]:-}" ]; then
     cmd=(sh -c 'echo $$ > "$0" && exec "$@"' "${ecg[k]}" "${cmd[@]}")
   elif [ "$k" = "$slow" ]; then

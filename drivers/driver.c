@@ -19,6 +19,7 @@
 #include "drivers/datadir.h"
 #include "drivers/launcher.h"
 #include "drivers/plot.h"
+#include "drivers/elastic.h"
 #include "drivers/recover.h"
 #include "dsm/ckpt.h"
 #include "dsm/cluster.h"
@@ -144,6 +145,13 @@ static const char usage_text[] =
     "                  any PERIOD (seconds, or 30m, 1h, 1d; default 3/1h\n"
     "                  with a checkpoint folder; 0: a lost executor ends\n"
     "                  the job)\n"
+    "  --elastic       a lost executor does not end the job: the others go\n"
+    "                  on from the newest checkpoint (any launcher; needs\n"
+    "                  a --checkpoint-dir), and executors may join\n"
+    "                  (orion-executor --join), taken at the next\n"
+    "                  checkpoint; results stay the same bits\n"
+    "  --min-executors M  with --elastic: fewer than M executors left ends\n"
+    "                  the job (exit 3; default 1)\n"
     "  -h, --help      show this help\n"
     "  --version       show the version\n"
     "\n"
@@ -195,6 +203,8 @@ static int parse_count(const char *s, int max, int *out) {
 
 static int traceback_on;
 static orion_recover recover; /* --max-restarts and the restart itself */
+static orion_elastic elastic; /* --elastic, --min-executors */
+static int min_given;         /* --min-executors was given */
 static const char *status_spec; /* --status, or NULL */
 static int fresh_if_none;       /* --fresh-if-none (it needs --resume) */
 static pid_t lock_pid;          /* the process that holds recover.lock_fd */
@@ -286,6 +296,8 @@ enum {
   OPT_RESUME,
   OPT_FORCE,
   OPT_MAX_RESTARTS,
+  OPT_ELASTIC,
+  OPT_MIN_EXECUTORS,
   OPT_FRESH_IF_NONE
 };
 
@@ -326,6 +338,8 @@ static const struct option long_opts[] = {
     {"fresh-if-none", no_argument, NULL, OPT_FRESH_IF_NONE},
     {"force", no_argument, NULL, OPT_FORCE},
     {"max-restarts", required_argument, NULL, OPT_MAX_RESTARTS},
+    {"elastic", no_argument, NULL, OPT_ELASTIC},
+    {"min-executors", required_argument, NULL, OPT_MIN_EXECUTORS},
     {NULL, 0, NULL, 0}};
 
 /* Whether word, where getopt_long found option val, spells it in full:
@@ -509,6 +523,18 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
   case OPT_FORCE:
     cfg->force = 1;
     return GO_ON;
+  case OPT_ELASTIC:
+    elastic.on = 1;
+    cfg->cluster.elastic = 1;
+    l->elastic = 1;
+    return GO_ON;
+  case OPT_MIN_EXECUTORS:
+    if (arg == NULL || parse_count(arg, 4096, &elastic.min) != 0 ||
+        elastic.min < 1)
+      return usage_error("--min-executors needs a number 1..4096, not '%s'",
+                         arg != NULL ? arg : "");
+    min_given = 1;
+    return GO_ON;
   case OPT_MAX_RESTARTS: {
     char msg[200];
     if (orion_recover_parse_limit(&recover, arg, msg, sizeof msg) != 0)
@@ -621,6 +647,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "plot") == 0)
     return orion_plot_main(argc - 1, argv + 1);
   memset(&cfg, 0, sizeof cfg);
+  elastic.min = 1;
   orion_cluster_opts_init(&cfg.cluster);
   cfg.stall_seconds = 60;
   orion_launcher_init(&launcher);
@@ -667,8 +694,15 @@ int main(int argc, char **argv) {
   if (fresh_if_none && i == optind)
     return usage_error("%s", "--fresh-if-none needs --resume (it says what "
                              "--resume does when no checkpoint is usable)");
+  if (min_given && !elastic.on)
+    return usage_error("%s", "--min-executors needs --elastic");
+  if (elastic.on && cfg.checkpoint_dir == NULL)
+    return usage_error("%s", "--elastic needs --checkpoint-dir DIR (the "
+                             "job goes on from its newest checkpoint)");
   i = optind;
   recover.quiet = cfg.quiet;
+  elastic.quiet = cfg.quiet;
+  elastic.r = &recover;
   if (launcher.kind == ORION_LAUNCH_SSH && launcher.hosts_file == NULL)
     return usage_error("%s", "--launcher ssh needs --hosts FILE");
   if (launcher.kind == ORION_LAUNCH_SLURM ||
@@ -720,6 +754,12 @@ int main(int argc, char **argv) {
   if (launcher.kind != ORION_LAUNCH_LOCAL && cfg.executors == 0)
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
+  /* The executor count is settled (hosts file, ranks, GPUs). */
+  if (elastic.on && cfg.executors > 0 && elastic.min > cfg.executors &&
+      getenv("ORION_ELASTIC_FORM") == NULL)
+    return usage_error("--min-executors %d is more than the %d executors "
+                       "of the job",
+                       elastic.min, cfg.executors);
   /* The outputs first: a --checkpoint-dir that cannot be a folder is a
    * usage error naming it, before the lock inside it is tried. */
   if ((rc = check_outputs(&cfg)) != GO_ON)
@@ -738,6 +778,8 @@ int main(int argc, char **argv) {
     atexit(release_lock);
   }
   orion_launcher_attach(&launcher, &cfg.cluster);
+  if (elastic.on) /* a re-formed job: its executors register again */
+    orion_elastic_adopt(&cfg.cluster, &cfg.executors, elastic.min);
   {
     orion_error err;
     orion_error_clear(&err);
@@ -795,7 +837,12 @@ int main(int argc, char **argv) {
   lua_setfield(L, -2, "orion");
   lua_pop(L, 2);
   orion_module_configure(L, &cfg);
-  orion_recover_arm(&recover, &launcher, L);
+  if (elastic.on) {
+    recover.L = L;
+    orion_elastic_arm(&elastic, L);
+  } else {
+    orion_recover_arm(&recover, &launcher, L);
+  }
 
   /* arg: arg[0] the script, arg[1..] its arguments, and the driver's own
    * words at negative indices (arg[-first] is the driver), as lua(1) does. */

@@ -22,7 +22,9 @@
  *
  * The executor never outlives its job: when the driver's connection closes
  * or the driver stays silent past the heartbeat timeout, it exits at once
- * (code 3).
+ * (code 3); with --elastic it runs itself again with --join instead, and
+ * registers with the re-formed job (drivers/elastic.h), or exits when
+ * none takes it within $ORION_REGISTER_TIMEOUT.
  *
  * This file holds main: the command line, the connection to the driver,
  * the heartbeat and the loop thread's outbox.  The rest of the executor is
@@ -30,6 +32,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -54,7 +57,53 @@
 #include "util/alloc.h"
 #include "util/clock.h"
 
+static int main_argc;   /* the command line, for --elastic's re-register */
+static char **main_argv;
+
 /* ---- the loop thread ---------------------------------------------------- */
+
+/* The driver is gone: the end of this executor, except with --elastic,
+ * where the job re-forms (drivers/elastic.c) and this process registers
+ * with the driver again, afresh: it runs itself again with --join and
+ * without --id (the driver names its id), within $ORION_REGISTER_TIMEOUT. */
+static void lost_driver(exec_state *x, const char *why) {
+  char **argv;
+  int i, j;
+  if (!x->elastic)
+    orion__exec_die(x, "%s", why);
+  fprintf(stderr, "orion-executor %d: %s; registering again (--elastic)\n",
+          x->id, why);
+  fflush(stderr);
+  argv = orion_calloc((size_t)main_argc + 2, sizeof *argv);
+  if (argv == NULL)
+    orion__exec_die(x, "%s (out of memory registering again)", why);
+  argv[0] = main_argv[0];
+  for (i = j = 1; i < main_argc; i++) {
+    if (strcmp(main_argv[i], "--id") == 0 && i + 1 < main_argc) {
+      i++;
+      continue;
+    }
+    if (strncmp(main_argv[i], "--id=", 5) == 0 ||
+        strcmp(main_argv[i], "--join") == 0)
+      continue;
+    argv[j++] = main_argv[i];
+  }
+  argv[j++] = "--join";
+  argv[j] = NULL;
+  {
+    /* By its own path, not /proc/self/exe: the process keeps its name
+     * (ps, pgrep orion-executor). */
+    char self[4096];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k > 0) {
+      self[k] = '\0';
+      execv(self, argv);
+    }
+  }
+  execvp(main_argv[0], argv);
+  orion__exec_die(x, "%s (cannot run itself again: %s)", why,
+                  strerror(errno));
+}
 
 /* The compute thread queued frames: send them, to the driver and to the
  * peers, and retry the FETCHes a run that has now started can answer. */
@@ -101,11 +150,13 @@ static void on_tick(uv_timer_t *t) {
   pthread_mutex_unlock(&x->mu);
   if (open == 0 && orion_now() - x->conn->last_rx > 1.0)
     x->conn->last_rx = orion_now() - 1.0;
-  if (orion_now() - x->conn->last_rx > x->hb_timeout)
-    orion__exec_die(x,
-                    "the driver at %s:%d has been silent for %.0f s; "
-                    "exiting",
-                    x->host, x->port, x->hb_timeout);
+  if (orion_now() - x->conn->last_rx > x->hb_timeout) {
+    char why[512];
+    snprintf(why, sizeof why, "the driver at %s:%d has been silent for "
+                              "%.0f s%s",
+             x->host, x->port, x->hb_timeout, x->elastic ? "" : "; exiting");
+    lost_driver(x, why);
+  }
   if (x->welcomed)
     send_heartbeat(x);
   orion__budget_observe(x);
@@ -115,6 +166,9 @@ static void on_tick(uv_timer_t *t) {
  * encryption policy unless --no-encrypt said otherwise. */
 static void on_connected(orion_conn *c) {
   exec_state *x = orion__exec_of(c);
+  if (x->joining) /* held until the job's next checkpoint: the time to
+                     register again starts when the driver lets it go */
+    x->reg_until = orion_now() + x->reg_timeout;
   if (x->encrypt == ORION_SEC_AUTO)
     x->encrypt = c->sec.peer_policy;
   if (x->listen_addr[0] == '\0')
@@ -155,7 +209,12 @@ static void on_closed(orion_conn *c, const char *reason) {
                     "could not register with the driver at %s:%d in %d "
                     "tries over %g s: %s",
                     x->host, x->port, x->tries, x->reg_timeout, reason);
-  orion__exec_die(x, "lost the driver at %s:%d: %s", x->host, x->port, reason);
+  {
+    char why[768];
+    snprintf(why, sizeof why, "lost the driver at %s:%d: %s", x->host,
+             x->port, reason);
+    lost_driver(x, why);
+  }
 }
 
 static void connect_driver(exec_state *x) {
@@ -174,7 +233,7 @@ static void connect_driver(exec_state *x) {
 static const char usage[] =
     "usage: orion-executor --driver HOST:PORT [--token TOKEN] [--id N]\n"
     "                      [--bind ADDR] [--gpu N [--gpu-memory SIZE]]\n"
-    "                      [--allow-io] [--no-encrypt]\n"
+    "                      [--allow-io] [--no-encrypt] [--elastic] [--join]\n"
     "\n"
     "A worker of an Orion-C job; orion-driver starts these (or prints the\n"
     "command for --launcher manual).  It exits when the driver goes away.\n"
@@ -191,6 +250,13 @@ static const char usage[] =
     "                      default)\n"
     "  --no-encrypt        authenticate frames but send them in the clear\n"
     "                      (default: as the driver says)\n"
+    "  --elastic           for orion-driver --elastic: when the driver or a\n"
+    "                      peer is lost, register again (with --join)\n"
+    "                      instead of exiting\n"
+    "  --join              join a running --elastic job: the driver names\n"
+    "                      this executor's id (--id is ignored) and gives it\n"
+    "                      partitions at the job's next checkpoint (it\n"
+    "                      implies --elastic)\n"
     "  -h, --help          show this help\n"
     "See orion-executor(1).\n";
 
@@ -215,6 +281,8 @@ static int parse_args(exec_state *x, int argc, char **argv) {
                                         'm'},
                                        {"allow-io", no_argument, NULL, 'a'},
                                        {"no-encrypt", no_argument, NULL, 'n'},
+                                       {"elastic", no_argument, NULL, 'e'},
+                                       {"join", no_argument, NULL, 'j'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *driver = NULL, *env, *arg;
@@ -258,6 +326,12 @@ static int parse_args(exec_state *x, int argc, char **argv) {
       break;
     case 'n':
       x->encrypt = ORION_SEC_OFF;
+      break;
+    case 'e':
+      x->elastic = 1;
+      break;
+    case 'j':
+      x->elastic = x->joining = 1;
       break;
     case 'g':
       gpu = strtol(optarg, &end, 10);
@@ -354,31 +428,11 @@ static int open_gpu(exec_state *x) {
   return -1;
 }
 
-int main(int argc, char **argv) {
-  /* The state lives in main's frame: main never returns while the threads
-   * run (the executor leaves through _exit). */
-  exec_state xs;
-  exec_state *x = &xs;
+/* Creates the executor's state (its id known) and starts the compute
+ * thread: at once, or on WELCOME for --join. */
+static void start_compute(exec_state *x) {
   pthread_t thr;
   int rc;
-
-#ifdef __GLIBC__
-  /* Loops allocate and free the same large blocks (frames, pending
-   * writes, nn matrices) over and over: keep them in the heap instead of
-   * mapping and faulting in fresh pages each time. */
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
-#endif
-  memset(x, 0, sizeof *x);
-  rc = parse_args(x, argc, argv);
-  if (rc < 0)
-    rc = open_gpu(x);
-  if (rc >= 0)
-    return rc;
-  signal(SIGPIPE, SIG_IGN);
-  x->peer_in_frame = orion__exec_on_peer_in_frame;
-  x->peer_out_frame = orion__exec_on_peer_out_frame;
-
   x->ex = orion_exec_new(x->id);
   if (x->ex == NULL)
     orion__exec_die(x, "out of memory");
@@ -393,6 +447,37 @@ int main(int argc, char **argv) {
     if (orion_exec_nn_gpu(x->ex, x->gpu, &gerr) != 0)
       orion__exec_die(x, "%s", gerr.msg);
   }
+  rc = pthread_create(&thr, NULL, orion__exec_compute_main, x);
+  if (rc != 0)
+    orion__exec_die(x, "cannot start the compute thread: %s", strerror(rc));
+}
+
+int main(int argc, char **argv) {
+  /* The state lives in main's frame: main never returns while the threads
+   * run (the executor leaves through _exit). */
+  exec_state xs;
+  exec_state *x = &xs;
+  int rc;
+
+#ifdef __GLIBC__
+  /* Loops allocate and free the same large blocks (frames, pending
+   * writes, nn matrices) over and over: keep them in the heap instead of
+   * mapping and faulting in fresh pages each time. */
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
+  memset(x, 0, sizeof *x);
+  main_argc = argc;
+  main_argv = argv;
+  rc = parse_args(x, argc, argv);
+  if (rc < 0)
+    rc = open_gpu(x);
+  if (rc >= 0)
+    return rc;
+  signal(SIGPIPE, SIG_IGN);
+  x->peer_in_frame = orion__exec_on_peer_in_frame;
+  x->peer_out_frame = orion__exec_on_peer_out_frame;
+  x->start = start_compute;
   orion_buf_init(&x->out);
   pthread_mutex_init(&x->mu, NULL);
   pthread_cond_init(&x->cv, NULL);
@@ -411,10 +496,9 @@ int main(int argc, char **argv) {
   uv_timer_init(&x->loop, &x->retry);
   x->retry.data = x;
   x->reg_until = orion_now() + x->reg_timeout;
+  if (!x->joining)
+    start_compute(x);
   connect_driver(x);
-  rc = pthread_create(&thr, NULL, orion__exec_compute_main, x);
-  if (rc != 0)
-    orion__exec_die(x, "cannot start the compute thread: %s", strerror(rc));
   uv_run(&x->loop, UV_RUN_DEFAULT);
   /* The heartbeat timer keeps the loop alive: it ends only when something
    * went wrong, and handles still open are part of the report. */

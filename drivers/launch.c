@@ -383,9 +383,9 @@ int orion_launch_size_parse(const char *s, const char *what, uint64_t *out,
 }
 
 /* The executor's own words: EXE --driver ADDR [--token T] [--id N]
- * [--bind B] [--gpu G] [--gpu-memory SIZE] [--allow-io]; idbuf holds N's digits, gbuf
+ * [--bind B] [--gpu G] [--gpu-memory SIZE] [--allow-io] [--elastic]; idbuf holds N's digits, gbuf
  * G's.  Returns the count (at most EXEC_WORDS). */
-#define EXEC_WORDS 14
+#define EXEC_WORDS 15
 static int exec_words(const orion_launch_cmd *c, const char *w[EXEC_WORDS],
                       char idbuf[16], char gbuf[16]) {
   int n = 0;
@@ -416,6 +416,8 @@ static int exec_words(const orion_launch_cmd *c, const char *w[EXEC_WORDS],
   }
   if (c->allow_io)
     w[n++] = "--allow-io";
+  if (c->elastic)
+    w[n++] = "--elastic";
   return n;
 }
 

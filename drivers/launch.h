@@ -116,6 +116,7 @@ typedef struct orion_launch_cmd {
   const char *gpu_memory; /* NULL: no --gpu-memory; else a SIZE that
                              orion_launch_size_parse accepts */
   int allow_io;           /* 1: --allow-io */
+  int elastic;            /* 1: --elastic (orion-driver --elastic) */
 } orion_launch_cmd;
 
 /* Checks c: a driver address orion_hostport_parse accepts, no token or

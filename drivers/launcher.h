@@ -39,6 +39,7 @@ typedef struct orion_launcher {
   char gpus_text[16];     /* --gpus as given, for messages */
   const char *gpu_memory; /* --gpu-memory SIZE, passed on; NULL: none */
   int allow_io;           /* --allow-io, passed on */
+  int elastic;            /* --elastic, passed on */
   /* The devices visible here; NULL: orion_gpu_count (tests give a fake). */
   int (*gpu_count)(const char **why);
 } orion_launcher;

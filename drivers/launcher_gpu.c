@@ -116,6 +116,7 @@ void orion_launcher_gpu_cmd(const orion_launcher *l, int exec,
   cmd->use_gpu = l->gpus != 0;
   cmd->gpu_memory = l->gpus != 0 ? l->gpu_memory : NULL;
   cmd->allow_io = l->allow_io;
+  cmd->elastic = l->elastic;
   if (!cmd->use_gpu) {
     cmd->gpu = 0;
     return;

@@ -128,8 +128,7 @@ static void on_failure(void *ud, int exec, const char *host,
   int64_t saved, cur, lo;
   char num[16], redo[96], hosts[FAILED_HOSTS_MAX];
   const char *old = getenv("ORION_FAILED_HOSTS");
-  char **argv;
-  int i, j, k, have_resume = 0;
+  int i, k;
   double now = orion_now();
   (void)why; /* the cluster printed it */
   /* The restarts that count: those within the last period, as systemd's
@@ -187,6 +186,12 @@ static void on_failure(void *ud, int exec, const char *host,
              old != NULL && old[0] != '\0' ? " " : "", host);
     setenv("ORION_FAILED_HOSTS", hosts, 1);
   }
+  orion_recover_exec(r);
+}
+
+void orion_recover_exec(orion_recover *r) {
+  char **argv;
+  int i, j, have_resume = 0;
   orion_status_stop();
   fflush(stdout);
   /* The same command line with --resume=auto among the driver's options

@@ -51,6 +51,11 @@ int orion_recover_parse_limit(orion_recover *r, const char *arg, char *msg,
 void orion_recover_arm(orion_recover *r, const orion_launcher *l,
                        lua_State *L);
 
+/* Runs the driver again with its command line and --resume=auto (the
+ * checkpoint folder's lock passed on); returns only when it cannot, having
+ * said why.  The restart above and --elastic's re-forming use it. */
+void orion_recover_exec(orion_recover *r);
+
 /* ssh: a slot whose host failed twice ($ORION_FAILED_HOSTS, kept by the
  * restarts) moves to another host of the hosts file that has not, and
  * says so. */

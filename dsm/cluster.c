@@ -2,6 +2,7 @@
 #include "dsm/cluster.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <math.h>
@@ -17,6 +18,9 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/progress.h"
+
+#define ORION_CLUSTER_JOINERS_MAX 64 /* executors waiting to join */
+#define ORION_CLUSTER_RELAYS_MAX 64  /* stderr pipes an earlier driver had */
 
 typedef struct peer {
   orion_cluster *cl;
@@ -64,15 +68,29 @@ struct orion_cluster {
   double last_tick; /* when on_tick last ran */
   void (*tick_fn)(void *); /* the job page's, or NULL */
   void *tick_ud;
+  int formed; /* every executor registered once (orion_cluster_finish) */
+  orion_conn *joiners[ORION_CLUSTER_JOINERS_MAX]; /* --join, waiting */
+  int njoin;
+  char listen_addr[ORION_HOSTPORT_MAX + 1]; /* listen_host:port */
+  uv_pipe_t relays[ORION_CLUSTER_RELAYS_MAX]; /* opts.relay_fds */
+  int relay_open[ORION_CLUSTER_RELAYS_MAX];
+  int nrelays;
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
+static orion_cluster_elastic_fn elastic_hook; /* drivers/elastic.c's */
+static void *elastic_ud;
 static orion_cluster_failure_fn failure_hook; /* drivers/recover.c's */
 static void *failure_ud;
 
 void orion_cluster_set_failure_hook(orion_cluster_failure_fn fn, void *ud) {
   failure_hook = fn;
   failure_ud = ud;
+}
+
+void orion_cluster_set_elastic_hook(orion_cluster_elastic_fn fn, void *ud) {
+  elastic_hook = fn;
+  elastic_ud = ud;
 }
 
 void orion_cluster_opts_init(orion_cluster_opts *o) {
@@ -178,8 +196,8 @@ static void walk_close(uv_handle_t *h, void *arg) {
     uv_close(h, NULL);
 }
 
-/* Runs the loop until every spawned executor has exited or `seconds`
- * have passed. */
+/* Runs the loop until every spawned executor has exited (and the stderr
+ * pipes of an earlier driver's have ended) or `seconds` have passed. */
 static void reap(orion_cluster *c, double seconds) {
   double until = orion_now() + seconds;
   int i, live;
@@ -189,13 +207,37 @@ static void reap(orion_cluster *c, double seconds) {
     for (i = 0; i < c->n; i++)
       if (c->peers[i].spawned && !c->peers[i].exited)
         live++;
+    for (i = 0; i < c->nrelays; i++) /* an earlier driver's executors: */
+      if (c->relay_open[i])          /* their last words, to the end */
+        live++;
     if (live > 0)
       usleep(1000);
   } while (live > 0 && orion_now() < until);
 }
 
+/* WELCOME, with the executor's id (for one that joined without one). */
+static void send_welcome(orion_conn *conn, int id) {
+  unsigned char b[4];
+  b[0] = (unsigned char)(id & 0xff);
+  b[1] = (unsigned char)((id >> 8) & 0xff);
+  b[2] = (unsigned char)((id >> 16) & 0xff);
+  b[3] = (unsigned char)((id >> 24) & 0xff);
+  orion_conn_send_frame(conn, ORION_WIRE_WELCOME, b, sizeof b);
+}
+
+static void send_shutdown(orion_conn *conn, const orion_msg_shutdown *m) {
+  orion_buf b;
+  orion_buf_init(&b);
+  if (orion_msg_shutdown_encode(&b, m) == 0)
+    orion_conn_send(conn, &b); /* takes the bytes */
+  else /* out of memory: without the reason */
+    orion_conn_send_frame(conn, ORION_WIRE_SHUTDOWN, "\0\0\0\0\0\0\0", 8);
+  orion_buf_free(&b);
+}
+
 /* SHUTDOWN, with why (empty: the job ended normally), to every connected
- * executor, then up to `grace` seconds for local processes to exit before
+ * executor (and to executors waiting to join, welcomed first so that they
+ * read it), then up to `grace` seconds for local processes to exit before
  * SIGKILL. */
 static void stop_all(orion_cluster *c, double grace, const char *why) {
   orion_msg_shutdown m;
@@ -206,16 +248,12 @@ static void stop_all(orion_cluster *c, double grace, const char *why) {
   if (m.len > ORION_MSG_SHUTDOWN_REASON_MAX)
     m.len = ORION_MSG_SHUTDOWN_REASON_MAX; /* the driver printed it whole */
   for (i = 0; i < c->n; i++)
-    if (c->peers[i].conn != NULL) {
-      orion_buf b;
-      orion_buf_init(&b);
-      if (orion_msg_shutdown_encode(&b, &m) == 0)
-        orion_conn_send(c->peers[i].conn, &b); /* takes the bytes */
-      else /* out of memory: without the reason */
-        orion_conn_send_frame(c->peers[i].conn, ORION_WIRE_SHUTDOWN,
-                              "\0\0\0\0\0\0\0", 8);
-      orion_buf_free(&b);
-    }
+    if (c->peers[i].conn != NULL)
+      send_shutdown(c->peers[i].conn, &m);
+  for (i = 0; i < c->njoin; i++) {
+    send_welcome(c->joiners[i], c->n);
+    send_shutdown(c->joiners[i], &m);
+  }
   reap(c, grace);
   for (i = 0; i < c->n; i++)
     if (c->peers[i].spawned && !c->peers[i].exited)
@@ -250,6 +288,16 @@ static void free_cluster(orion_cluster *c) {
   orion_free(c);
 }
 
+/* Closes the connections of the executors waiting to join (each close's
+ * callback takes its joiner off the list). */
+static void close_joiners(orion_cluster *c, const char *why) {
+  orion_conn *j[ORION_CLUSTER_JOINERS_MAX];
+  int i, nj = c->njoin;
+  memcpy(j, c->joiners, (size_t)nj * sizeof j[0]);
+  for (i = 0; i < nj; i++)
+    orion_conn_close(j[i], "%s", why);
+}
+
 void orion_cluster_stop(orion_cluster *c) {
   int i;
   if (c == NULL)
@@ -262,6 +310,7 @@ void orion_cluster_stop(orion_cluster *c) {
   for (i = 0; i < c->n; i++)
     if (c->peers[i].conn != NULL)
       orion_conn_close(c->peers[i].conn, "the job ended");
+  close_joiners(c, "the job ended");
   /* Connections that never registered (a hostile client's): closed
    * without a refusal line, and freed by their close callbacks. */
   accepting = NULL;
@@ -287,8 +336,19 @@ void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
    * restart, which the hook announces; "ending the job" is said only
    * once it is sure. */
   fprintf(stderr, "orion-driver: cluster failure: %s%s\n", why,
-          failure_hook != NULL ? "" : "; ending the job");
+          failure_hook != NULL || (elastic_hook != NULL && c->failed >= 0)
+              ? ""
+              : "; ending the job");
   fflush(stderr);
+  if (elastic_hook != NULL && c->failed >= 0) {
+    /* --elastic: the survivors go on without the lost executor (the hook
+     * returns only when too few are left). */
+    orion_cluster_elastic_fn fn = elastic_hook;
+    elastic_hook = NULL; /* once */
+    fn(elastic_ud, c, c->failed);
+    if (failure_hook == NULL)
+      fprintf(stderr, "orion-driver: ending the job\n");
+  }
   /* The executors that are still there say why they stop. */
   stop_all(c, 1, why);
   if (failure_hook != NULL) {
@@ -313,9 +373,25 @@ static const char *peer_where(const peer *p) {
 static void on_frame(orion_conn *conn, const orion_wire_frame *f);
 
 
+/* Whether conn is an executor waiting to join c; removes it if so. */
+static int drop_joiner(orion_cluster *c, const orion_conn *conn) {
+  int i;
+  for (i = 0; c != NULL && i < c->njoin; i++)
+    if (c->joiners[i] == conn) {
+      c->joiners[i] = c->joiners[--c->njoin];
+      return 1;
+    }
+  return 0;
+}
+
 static void on_closed(orion_conn *conn, const char *reason) {
   peer *p = conn->data;
   orion_cluster *c;
+  if (p == NULL && drop_joiner(accepting, conn)) {
+    orion_log_info("an executor waiting to join (%s) left: %s", conn->peer,
+                   reason);
+    return;
+  }
   if (p == NULL) { /* never registered: a refused or stray connection */
     if (accepting != NULL) {
       orion_gate_remove(&accepting->gate, conn);
@@ -365,6 +441,32 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
     orion_conn_close(conn, "bad HELLO: %s", err.msg);
     return;
   }
+  if (h.executor == ORION_WIRE_ANY_EXECUTOR && !c->o.elastic) {
+    orion_conn_close(conn, "this job takes no joining executors (it needs "
+                           "orion-driver --elastic)");
+    return;
+  }
+  if (h.executor == ORION_WIRE_ANY_EXECUTOR && !c->formed) {
+    /* While the job forms, a joining executor takes the first free id. */
+    int k;
+    for (k = 0; k < c->n; k++)
+      if (c->peers[k].conn == NULL && c->peers[k].addr[0] == '\0')
+        break;
+    h.executor = (uint32_t)k; /* c->n: none free, refused below */
+  } else if (h.executor == ORION_WIRE_ANY_EXECUTOR) {
+    /* A running job takes it at the next loop boundary. */
+    if (c->njoin == ORION_CLUSTER_JOINERS_MAX) {
+      orion_conn_close(conn, "%d executors already wait to join",
+                       ORION_CLUSTER_JOINERS_MAX);
+      return;
+    }
+    orion_gate_remove(&c->gate, conn);
+    c->joiners[c->njoin++] = conn;
+    orion_log_info("executor at %s asks to join; it takes partitions at "
+                   "the next checkpoint",
+                   conn->peer);
+    return;
+  }
   if (h.executor >= (uint32_t)c->n) {
     orion_conn_close(conn, "executor id %u is not in this job (0..%d)",
                      h.executor, c->n - 1);
@@ -384,7 +486,7 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
   p->gpu_total = h.gpu_total;
   p->gpu_cap = h.gpu_cap;
   c->registered++;
-  orion_conn_send_frame(conn, ORION_WIRE_WELCOME, NULL, 0);
+  send_welcome(conn, p->id);
   orion_log_detail("executor %d registered from %s", p->id, p->addr);
   if (p->gpu[0] != '\0')
     orion_log_info("executor %d on %s: %s", p->id,
@@ -473,6 +575,49 @@ static void on_err_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   memcpy(p->tail + p->tail_len, buf->base + (size_t)n - k, k);
   p->tail_len += k;
   p->tail[p->tail_len] = '\0';
+}
+
+/* A stderr pipe an earlier driver of this process had: passed on. */
+static void on_relay_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  int *open = s->data;
+  if (n < 0) {
+    *open = 0;
+    uv_close((uv_handle_t *)s, NULL);
+    return;
+  }
+  fwrite(buf->base, 1, (size_t)n, stderr);
+  fflush(stderr);
+}
+
+/* Starts relaying opts.relay_fds (a descriptor that is not a pipe is
+ * closed and skipped). */
+static void open_relays(orion_cluster *c) {
+  const char *s = c->o.relay_fds;
+  char *end;
+  while (s != NULL && *s != '\0' && c->nrelays < ORION_CLUSTER_RELAYS_MAX) {
+    long fd = strtol(s, &end, 10);
+    uv_pipe_t *p = &c->relays[c->nrelays];
+    if (end == s)
+      break;
+    s = end;
+    if (fd < 3 || uv_pipe_init(&c->loop, p, 0) != 0)
+      continue;
+    /* A next re-forming passes on a copy (orion_cluster_keep_stderr). */
+    (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    if (uv_pipe_open(p, (uv_file)fd) != 0) {
+      uv_close((uv_handle_t *)p, NULL);
+      close((int)fd);
+      continue;
+    }
+    p->data = &c->relay_open[c->nrelays];
+    c->relay_open[c->nrelays] = 1;
+    if (uv_read_start((uv_stream_t *)p, on_err_alloc, on_relay_read) != 0) {
+      c->relay_open[c->nrelays] = 0;
+      uv_close((uv_handle_t *)p, NULL);
+      continue;
+    }
+    c->nrelays++;
+  }
 }
 
 /* A process that exited before registering: what its launcher makes of
@@ -775,6 +920,8 @@ orion_cluster *orion_cluster_begin(const orion_cluster_opts *o,
     return NULL;
   }
   c->port = nlisten;
+  orion_hostport_format(c->listen_host, c->port, c->listen_addr,
+                        sizeof c->listen_addr);
   {
     char host[ORION_HOST_MAX + 1];
     snprintf(host, sizeof host, "%s", c->listen_host);
@@ -785,6 +932,7 @@ orion_cluster *orion_cluster_begin(const orion_cluster_opts *o,
   }
   accepting = c;
   orion_gate_init(&c->gate);
+  open_relays(c);
   uv_timer_init(&c->loop, &c->tick);
   c->tick.data = c;
   c->last_tick = orion_now();
@@ -803,6 +951,16 @@ orion_cluster *orion_cluster_finish(orion_cluster *c, orion_error *err) {
   int i;
   c->deadline = orion_now() + c->o.register_timeout;
   orion_cluster_wait(c, all_registered, c);
+  if (c->registered < c->n && c->o.reform_min > 0 &&
+      c->registered >= c->o.reform_min) {
+    /* Re-forming: ids went to the first free slots, so the executors that
+     * came back are 0..registered-1; the job goes on with them. */
+    fprintf(stderr, "orion: elastic: %d of the %d executors expected "
+                    "registered again within %.0f s; going on with %d\n",
+            c->registered, c->n, c->o.register_timeout, c->registered);
+    fflush(stderr);
+    c->n = c->registered;
+  }
   if (c->registered < c->n) {
     orion_buf names;
     orion_buf_init(&names);
@@ -827,6 +985,7 @@ orion_cluster *orion_cluster_finish(orion_cluster *c, orion_error *err) {
   }
   send_peers(c);
   c->doing[0] = '\0';
+  c->formed = 1;
   return c;
 }
 
@@ -834,4 +993,79 @@ orion_cluster *orion_cluster_start(const orion_cluster_opts *o,
                                    orion_error *err) {
   orion_cluster *c = orion_cluster_begin(o, err);
   return c != NULL ? orion_cluster_finish(c, err) : NULL;
+}
+
+/* ---- elastic jobs ------------------------------------------------------- */
+
+void orion_cluster_boundary(orion_cluster *c) {
+  if (c != NULL && c->njoin > 0 && elastic_hook != NULL) {
+    orion_cluster_elastic_fn fn = elastic_hook;
+    elastic_hook = NULL;
+    fn(elastic_ud, c, -1);
+    elastic_hook = fn; /* it returned: the joiners wait on */
+  }
+}
+
+int orion_cluster_live(const orion_cluster *c, int except) {
+  int i, k = 0;
+  for (i = 0; i < c->n; i++)
+    if (i != except && c->peers[i].conn != NULL &&
+        !(c->peers[i].spawned && c->peers[i].exited))
+      k++;
+  return k;
+}
+
+int orion_cluster_joiners(const orion_cluster *c) { return c->njoin; }
+
+const char *orion_cluster_listen_addr(const orion_cluster *c) {
+  return c->listen_addr;
+}
+
+const char *orion_cluster_token(const orion_cluster *c) { return c->token; }
+
+void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n) {
+  size_t w = 0;
+  int i;
+  c->stopping = 1;
+  if (n > 0)
+    pids[0] = '\0';
+  for (i = 0; i < c->n; i++) {
+    peer *p = &c->peers[i];
+    if (p->spawned && !p->exited && i == lost)
+      uv_process_kill(&p->proc, SIGKILL);
+    else if (p->spawned && !p->exited && w + 16 < n)
+      w += (size_t)snprintf(pids + w, n - w, "%s%d", w > 0 ? " " : "",
+                            p->proc.pid);
+    if (p->conn != NULL)
+      orion_conn_close(p->conn, "the job re-forms");
+  }
+  close_joiners(c, "the job re-forms");
+  orion_gate_close_all(&c->gate, "the job re-forms");
+  for (i = 0; i < 20; i++) /* the closes reach the executors */
+    uv_run(&c->loop, UV_RUN_NOWAIT);
+}
+
+/* Appends a copy of h's descriptor (dup: without close-on-exec) to
+ * fds[*w..n). */
+static void keep_fd(const uv_handle_t *h, char *fds, size_t n, size_t *w) {
+  uv_os_fd_t fd;
+  int k;
+  if (uv_fileno(h, &fd) != 0 || *w + 16 >= n)
+    return;
+  k = dup(fd);
+  if (k >= 0)
+    *w += (size_t)snprintf(fds + *w, n - *w, "%s%d", *w > 0 ? " " : "", k);
+}
+
+void orion_cluster_keep_stderr(const orion_cluster *c, char *fds, size_t n) {
+  size_t w = 0;
+  int i;
+  if (n > 0)
+    fds[0] = '\0';
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].relaying)
+      keep_fd((const uv_handle_t *)&c->peers[i].errpipe, fds, n, &w);
+  for (i = 0; i < c->nrelays; i++)
+    if (c->relay_open[i])
+      keep_fd((const uv_handle_t *)&c->relays[i], fds, n, &w);
 }

@@ -6,7 +6,9 @@
  * Failures are final: when an executor dies, closes its connection or stays
  * silent past the heartbeat timeout, the cluster prints one message naming
  * the executor, its host and what the driver was doing, stops every other
- * executor, and exits the driver process with code 3.
+ * executor, and exits the driver process with code 3 (after the failure
+ * hook of drivers/recover.c, or instead the elastic hook of
+ * drivers/elastic.c, which re-forms the job on the others).
  *
  * Single-threaded: everything runs on the driver's thread, inside
  * orion_cluster_wait.
@@ -68,6 +70,20 @@ typedef struct orion_cluster_opts {
   double heartbeat_timeout; /* seconds of silence that mean dead */
   int encrypt;              /* an orion_sec_policy (dsm/sec.h): AUTO,
                                ON (--encrypt), OFF (--no-encrypt) */
+  int elastic;              /* orion-driver --elastic: executors that join
+                               (HELLO with ORION_WIRE_ANY_EXECUTOR) wait
+                               for the next re-forming (see
+                               orion_cluster_set_elastic_hook) */
+  int reform_min;           /* a re-formed elastic job (drivers/elastic.c):
+                               when fewer than nexec executors register
+                               again in time but at least this many (> 0),
+                               the job goes on with those; 0: an error as
+                               in any start */
+  const char *relay_fds;    /* a re-formed elastic job: the read ends of
+                               the pipes that carry the stderr of executors
+                               an earlier driver of this process started
+                               (space-separated descriptors, which the
+                               cluster relays to stderr and closes); NULL */
 } orion_cluster_opts;
 
 void orion_cluster_opts_init(orion_cluster_opts *o);
@@ -185,6 +201,44 @@ void orion_cluster_fail(orion_cluster *c, const char *fmt, ...)
 typedef void (*orion_cluster_failure_fn)(void *ud, int exec, const char *host,
                                          const char *why);
 void orion_cluster_set_failure_hook(orion_cluster_failure_fn fn, void *ud);
+
+/* Elastic jobs (orion-driver --elastic, drivers/elastic.c).  The hook is
+ * called (once for the process) instead of the failure hook when executor
+ * `lost` is lost, before any executor is stopped, and by
+ * orion_cluster_boundary with lost -1 when executors wait to join.  It
+ * re-forms the job (orion_cluster_release, then the driver runs itself
+ * again) and does not return; if it returns, a loss ends the job as
+ * before. */
+typedef void (*orion_cluster_elastic_fn)(void *ud, orion_cluster *c,
+                                         int lost);
+void orion_cluster_set_elastic_hook(orion_cluster_elastic_fn fn, void *ud);
+
+/* A loop boundary where the job may re-form (a checkpoint was written):
+ * calls the elastic hook when executors wait to join. */
+void orion_cluster_boundary(orion_cluster *c);
+
+/* Executors registered and connected, other than `except` (-1: none). */
+int orion_cluster_live(const orion_cluster *c, int except);
+/* Executors that connected with --join and wait for the next re-forming. */
+int orion_cluster_joiners(const orion_cluster *c);
+/* Where the driver listens ("HOST:PORT", the bound port) and the job's
+ * token: the driver that re-forms the job listens there again. */
+const char *orion_cluster_listen_addr(const orion_cluster *c);
+const char *orion_cluster_token(const orion_cluster *c);
+
+/* Lets the executors go without SHUTDOWN, for a re-forming: the lost one
+ * (-1: none) is killed when it is a process started here, and every
+ * connection (joiners' included) is closed, which an executor started with
+ * --elastic answers by registering again (orion-executor --join).  The
+ * pids of live processes started here (those the next driver adopts) are
+ * written space-separated into pids[0..n).  c is left to exit or exec. */
+void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n);
+
+/* The read ends of the pipes that carry executors' stderr (those started
+ * here with relay, and those of opts.relay_fds), as descriptors that stay
+ * open across exec, space-separated into fds[0..n): for the next driver's
+ * opts.relay_fds. */
+void orion_cluster_keep_stderr(const orion_cluster *c, char *fds, size_t n);
 
 /* For launchers: starts argv[0] (searched on PATH) with arguments argv and
  * environment env (NULL: the driver's) as the process of executor exec,

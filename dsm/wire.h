@@ -89,6 +89,9 @@
 #define ORION_WIRE_TOKEN_MAX 256u
 /* Bounds on the HELLO strings. */
 #define ORION_WIRE_ADDR_MAX 255u
+/* HELLO's executor id of an executor that joins (orion-executor --join):
+ * the driver picks its id and says it in WELCOME's payload (u32). */
+#define ORION_WIRE_ANY_EXECUTOR 0xffffffffu
 #define ORION_WIRE_DEVICE_MAX 255u
 
 /* Frame types: X(NAME, code).  Codes are part of the protocol: never

@@ -45,7 +45,15 @@ typedef int (*compute_fn)(exec_state *x, job *j);
 static void on_welcome(exec_state *x, orion_conn *c, int from,
                        const orion_wire_frame *f) {
   (void)c;
-  (void)f;
+  if (from < 0 && x->joining && f->len >= 4) {
+    /* --join: the driver named this executor's id. */
+    const unsigned char *p = f->payload;
+    x->id = (int)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                  (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    x->joining = 0;
+    if (x->start != NULL)
+      x->start(x);
+  }
   if (from < 0) /* the driver accepted our HELLO: heartbeats may start */
     x->welcomed = 1;
 }

@@ -45,7 +45,7 @@ void orion__peer_send_hello(exec_state *x, orion_conn *c) {
   orion_buf b;
   orion_wire_hello h;
   memset(&h, 0, sizeof h);
-  h.executor = (uint32_t)x->id;
+  h.executor = x->joining ? ORION_WIRE_ANY_EXECUTOR : (uint32_t)x->id;
   h.addr = x->listen_addr;
   h.addr_len = strlen(x->listen_addr);
   h.device = x->gpu_desc;
@@ -79,7 +79,9 @@ static void peer_lost(exec_state *x, const peerlink *pl, const char *reason) {
   pthread_mutex_lock(&x->mu);
   waiting = x->awaiting > 0 || x->outstanding > 0 || x->rows_waiting > 0;
   pthread_mutex_unlock(&x->mu);
-  if (waiting)
+  /* Elastic: the driver sees the loss too and re-forms the job, which
+   * closes this executor's connection (and it registers again). */
+  if (waiting && !x->elastic)
     orion__exec_die(x, "lost executor %d (%s:%d) while waiting on it: %s",
                     pl->index, pl->host, pl->port, reason);
 }

@@ -119,6 +119,11 @@ typedef struct exec_state {
   const char *token;
   const char *bind;
   int allow_io;       /* --allow-io: bodies are not sandboxed */
+  int elastic;        /* --elastic or --join: losing the driver or a peer
+                         does not end it; it registers again (--join) */
+  int joining;        /* --join: HELLO without an id until WELCOME names
+                         one; the compute thread starts then */
+  void (*start)(struct exec_state *x); /* starts the compute thread */
   double hb_timeout;
   double reg_timeout; /* $ORION_REGISTER_TIMEOUT: seconds to keep trying */
   int gpu_index;      /* --gpu N; -1: none */

@@ -26,6 +26,7 @@
 
 #include "dsm/arrayfile.h"
 #include "dsm/ckpt.h"
+#include "dsm/cluster.h"
 #include "dsm/replica.h"
 #include "dsm/types.h"
 #include "lua/checkpoint_parts.h"
@@ -646,6 +647,9 @@ static int l_checkpoint(lua_State *L) {
                  ck.step, path, nv, (double)bytes[0] / 1e6,
                  (double)bytes[1] / 1e6, orion_now() - t0,
                  nparts > 0 ? " (with parts the executors wrote)" : "");
+  /* --elastic: executors waiting to join are taken here, the job
+   * re-forming from this checkpoint (drivers/elastic.h). */
+  orion_cluster_boundary(s->cl);
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)ck.step);
   lua_setfield(L, -2, "step");

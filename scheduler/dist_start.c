@@ -34,6 +34,8 @@ orion_cluster *orion__dist_cluster(mod_state *s) {
   }
   if (s->cl == NULL)
     cannot_start(&err);
+  s->nexec = orion_cluster_size(s->cl); /* fewer in a re-formed elastic
+                                           job when some did not return */
   orion_jobpage_cluster(s->cl);
   return s->cl;
 }

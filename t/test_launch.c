@@ -531,7 +531,7 @@ Test(launch, host_valid) {
 
 Test(launch, ssh_argv_plain) {
   orion_launch_cmd c = {NULL, "10.0.0.1:7077", "abc123", 1, NULL, NULL, NULL,
-                        0, 0, NULL, 0};
+                        0, 0, NULL, 0, 0};
   static const char *const want[] = {
       "ssh",  "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "node1",
       "'orion-executor' '--driver' '10.0.0.1:7077' '--token' 'abc123' "
@@ -547,11 +547,26 @@ Test(launch, ssh_argv_plain) {
 /* --allow-io on the driver reaches every executor's command line. */
 Test(launch, ssh_argv_allow_io) {
   orion_launch_cmd c = {NULL, "10.0.0.1:7077", "abc123", 1, NULL, NULL, NULL,
-                        0, 0, NULL, 1};
+                        0, 0, NULL, 1, 0};
   static const char *const want[] = {
       "ssh",  "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "node1",
       "'orion-executor' '--driver' '10.0.0.1:7077' '--token' 'abc123' "
       "'--id' '1' '--allow-io'"};
+  char **argv;
+  cr_assert_eq(orion_launch_ssh_argv(&c, "node1", &argv), 0);
+  assert_argv(argv, want, 7);
+  orion_launch_argv_free(argv);
+}
+
+/* --elastic on the driver reaches every executor's command line, after
+ * --allow-io (bench/netcluster.sh reads it there). */
+Test(launch, ssh_argv_elastic) {
+  orion_launch_cmd c = {NULL, "10.0.0.1:7077", "abc123", 1, NULL, NULL, NULL,
+                        0, 0, NULL, 1, 1};
+  static const char *const want[] = {
+      "ssh",  "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "node1",
+      "'orion-executor' '--driver' '10.0.0.1:7077' '--token' 'abc123' "
+      "'--id' '1' '--allow-io' '--elastic'"};
   char **argv;
   cr_assert_eq(orion_launch_ssh_argv(&c, "node1", &argv), 0);
   assert_argv(argv, want, 7);
@@ -566,7 +581,7 @@ Test(launch, ssh_argv_quoting) {
                         "it's a 'secret' token",
                         12,
                         "0.0.0.0:7100",
-                        env, NULL, 0, 0, NULL, 0};
+                        env, NULL, 0, 0, NULL, 0, 0};
   static const char *const remote =
       "ORION_LUA_PATH='/opt/my lua/?.lua;x' "
       "'/opt/Bob'\\''s tools/orion executor' '--driver' '[::1]:7077' "
@@ -603,7 +618,7 @@ Test(launch, ssh_argv_keeps_the_token_off_command_lines) {
                                     "ORION_TOKEN=0123456789abcdef0123456789abcdef",
                                     NULL};
   orion_launch_cmd c = {"/bin/ex", "10.0.0.1:7077", NULL, 3, NULL, env,
-                        NULL, 0, 0, NULL, 0};
+                        NULL, 0, 0, NULL, 0, 0};
   char **argv;
   orion_buf in;
   int i;
@@ -643,7 +658,7 @@ Test(launch, ssh_argv_hostile_strings) {
     const char *envv[2];
     char envbuf[128];
     orion_launch_cmd c = {hostile[i], "h:1", hostile[i], 0,
-                          hostile[i], envv,    NULL, 0, 0, NULL, 0};
+                          hostile[i], envv,    NULL, 0, 0, NULL, 0, 0};
     const char *split[10];
     char **argv;
     snprintf(envbuf, sizeof envbuf, "X=%s", hostile[i]);
@@ -669,7 +684,7 @@ Test(launch, ssh_argv_hostile_strings) {
 
 Test(launch, ssh_argv_optional_parts) {
   /* id < 0 and no bind: neither --id nor --bind. */
-  orion_launch_cmd c = {"exe", "h:1", "t", -1, NULL, NULL, NULL, 0, 0, NULL, 0};
+  orion_launch_cmd c = {"exe", "h:1", "t", -1, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
   char **argv;
   cr_assert_eq(orion_launch_ssh_argv(&c, "10.0.0.9", &argv), 0);
   cr_assert_str_eq(argv[5], "10.0.0.9");
@@ -679,7 +694,7 @@ Test(launch, ssh_argv_optional_parts) {
 }
 
 Test(launch, ssh_argv_invalid) {
-  orion_launch_cmd good = {NULL, "h:1", "t", 1, NULL, NULL, NULL, 0, 0, NULL, 0};
+  orion_launch_cmd good = {NULL, "h:1", "t", 1, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
   orion_launch_cmd c;
   static const char *const bad_env[] = {"1X=y", NULL};
   static const char *const no_eq[] = {"NOEQUALS", NULL};
@@ -729,7 +744,7 @@ Test(launch, ssh_argv_invalid) {
  * $ORION_TOKEN, which the manual text sets in front of it. */
 Test(launch, token_from_the_environment) {
   static const char *const env[] = {"ORION_TOKEN=s3cret", NULL};
-  orion_launch_cmd c = {"/bin/ex", "h:1", NULL, 2, NULL, env, NULL, 0, 0, NULL, 0};
+  orion_launch_cmd c = {"/bin/ex", "h:1", NULL, 2, NULL, env, NULL, 0, 0, NULL, 0, 0};
   orion_buf b;
   char **argv = NULL;
   int i;
@@ -747,7 +762,7 @@ Test(launch, token_from_the_environment) {
 }
 
 Test(launch, cmd_check_messages) {
-  orion_launch_cmd c = {NULL, "nohost", "t", 1, NULL, NULL, NULL, 0, 0, NULL, 0};
+  orion_launch_cmd c = {NULL, "nohost", "t", 1, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
   static const char *const env[] = {"OK=1", "bad name=2", NULL};
   orion_error e;
   cr_assert_eq(orion_launch_cmd_check(&c, &e), ORION_EINVAL);
@@ -767,13 +782,13 @@ Test(launch, cmd_check_messages) {
 Test(launch, local_argv) {
   static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua", NULL};
   orion_launch_cmd c = {"./orion-executor", "127.0.0.1:7077", "tok en", 2,
-                        "127.0.0.1:0", env, NULL, 0, 0, NULL, 0};
+                        "127.0.0.1:0", env, NULL, 0, 0, NULL, 0, 0};
   static const char *const want[] = {
       "./orion-executor", "--driver", "127.0.0.1:7077", "--token", "tok en",
       "--id", "2", "--bind", "127.0.0.1:0"};
   static const char *const want_min[] = {"orion-executor", "--driver",
                                          "h:9", "--token", "t"};
-  orion_launch_cmd m = {NULL, "h:9", "t", -1, NULL, NULL, NULL, 0, 0, NULL, 0};
+  orion_launch_cmd m = {NULL, "h:9", "t", -1, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
   char **argv;
   size_t before = orion_alloc_used();
   cr_assert_eq(orion_launch_local_argv(&c, &argv), 0);
@@ -793,7 +808,7 @@ Test(launch, local_argv) {
 Test(launch, manual_text) {
   static const char *const env[] = {"ORION_LUA_PATH=/x/?.lua", "A_1=", NULL};
   orion_launch_cmd c = {NULL, "node0:7077", "ab'cd", 3, NULL, env, NULL,
-                        0, 0, NULL, 0};
+                        0, 0, NULL, 0, 0};
   static const char *const split[] = {
       "ORION_LUA_PATH=/x/?.lua", "A_1=", "orion-executor", "--driver",
       "node0:7077", "--token", "ab'cd", "--id", "3"};
@@ -833,7 +848,7 @@ Test(launch, manual_text_runs_as_env) {
   /* The NAME='VALUE' prefix really sets the executor's environment: run
    * the line with `env` as the executable and look for the variable. */
   static const char *const env[] = {"ORION_T_VAR=it's here", NULL};
-  orion_launch_cmd c = {"env", "h:1", "t", -1, NULL, env, NULL, 0, 0, NULL, 0};
+  orion_launch_cmd c = {"env", "h:1", "t", -1, NULL, env, NULL, 0, 0, NULL, 0, 0};
   orion_buf b;
   char *cmd, line[256];
   FILE *p;
@@ -1124,7 +1139,7 @@ Test(launch, token_small_buffer) {
 Test(launch, token_accepted_everywhere) {
   /* A generated token is a valid --token and ORION_TOKEN. */
   char tok[ORION_TOKEN_HEX_LEN + 1];
-  orion_launch_cmd c = {NULL, "h:1", tok, 1, NULL, NULL, NULL, 0, 0, NULL, 0};
+  orion_launch_cmd c = {NULL, "h:1", tok, 1, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
   const char *kv[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "2", DRV,
                       "ORION_TOKEN", tok, NULL};
   orion_rank_env r;
