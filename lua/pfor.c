@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lua/pfor.h"
+#include "lua/loop_metrics.h"
 #include "lua/predict.h"
 #include "lua/pfor_gpu.h"
 
@@ -701,12 +702,13 @@ static int l_parallel_for(lua_State *L) {
   const int *order;
   orion_dist_stats dst;
   int64_t loop_id, done = 0;
-  double t0 = orion_now(), t_exec = 0;
+  double t0 = orion_now(), t_exec = 0, cpu0;
 
   memset(&vr, 0, sizeof vr);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   read_opts(L, &o);
   s = ensure_exec(L);
+  cpu0 = s->loop_metrics ? orion__driver_cpu_seconds() : 0;
   serial = o.sched != NULL && strcmp(o.sched, "serial") == 0;
   ap = NULL;
   if (!serial && !s->verify) {
@@ -974,6 +976,8 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "executors");
   if (s->predict != NULL)
     orion__predict_loop(L, s->predict, &pobs);
+  if (s->loop_metrics)
+    orion__loop_metrics(L, -1, cpu0);
   return 1;
 }
 
