@@ -25,7 +25,8 @@
 #   lr          apps/lr/lr.lua (SGD, tier c, the default flush: the same
 #               bits on any N) on a synthetic libsvm set (bench/lr_synth.sh)
 #               of LR_ROWS rows (default 1,000,000) x LR_FEATURES features
-#               (default 100,000), made once in a temporary folder
+#               (default 100,000) and a test set of a tenth of that (scored
+#               after the last epoch), made once in a temporary folder
 #   dnn         apps/dnn/dnn.lua on Fashion-MNIST ($FASHION_DIR, default
 #               /usr/share/datasets/fashion-mnist) with --shards the
 #               largest N (the same work on every N), DNN_LIMIT training
@@ -60,6 +61,10 @@
 # loading, about a second at 0.2 CPU, varies more than a few epochs take).
 # Both sides' updates per CPU-second count the quota held: ratings /
 # (N x Q x epoch seconds), ours on 1 host and on the largest N.
+#
+# DRY_RUN=1 checks the arguments and the data and prints, per workload,
+# mode and N, the script and arguments each run would pass to orion-driver
+# (no root needed; the weak runs' data is made, then removed).
 #
 # At the end, each of the issue's goals that these runs measure, met or
 # missed, and where missed the largest part of the hosts' time that was
@@ -141,15 +146,6 @@ docword=$data/20newsgroups-bydate/docword.20news.txt.gz
 if has mf-ml1m || [ -n "$libmf" ]; then bench_need scale.sh "$ml1m"; fi
 ! has lda || bench_need scale.sh "$docword"
 ! has dnn || bench_need scale.sh "$fashion/train-images-idx3-ubyte.gz"
-if [ "${SCALE_PARSE_ONLY:-}" = 1 ]; then # t/scale_test.sh: the checks above
-  echo "$me: arguments ok: APPS=$apps NS=\"$ns\" RUNS=$runs EPOCHS=$epochs WEAK=$weak"
-  exit 0
-fi
-if [ "$(id -u)" != 0 ]; then
-  echo "$me: skipped: network namespaces and cgroups need root"
-  exit 0
-fi
-export ORION_LUA_PATH=${ORION_LUA_PATH:-$PWD/lua/?.lua}
 rate_mbit=$(awk -v x="$q" 'BEGIN { printf "%d", x * 1000 + 0.5 }')
 specs=""
 for n in $ns; do specs="$specs${specs:+,}${n}x${pq}c:${rate_mbit}mbit"; done
@@ -162,19 +158,6 @@ trap cleanup EXIT
 
 # frac N: N / max(NS), for the weak runs.
 frac() { awk -v n="$1" -v m="$nmax" 'BEGIN { printf "%.6f", n / m }'; }
-# first_lines IN OUT F: IN's (gzip or text) first F of its lines to OUT.
-first_lines() {
-  local total
-  total=$(zcat -f "$1" | wc -l)
-  zcat -f "$1" | head -n "$(awk -v t="$total" -v f="$3" 'BEGIN { printf "%d", t * f + 0.5 }')" > "$2"
-}
-# docword_part IN OUT F: a UCI docword corpus's first F of its documents.
-docword_part() {
-  zcat -f "$1" | awk -v f="$3" 'NR == 1 { d = int($1 * f + 0.5); next } NR == 2 { w = $1; next }
-    NR == 3 { next } $1 <= d { line[++n] = $0 }
-    END { print d; print w; print n; for (i = 1; i <= n; i++) print line[i] }' > "$2"
-}
-
 # The workloads: "APP K" lines; wargs APP K N MODE: the driver's script
 # and arguments (data for N hosts in MODE weak), after making the data.
 workloads() {
@@ -220,13 +203,16 @@ wargs() {
       fi
       echo "apps/lda/lda.lua --corpus $out --k $k --iters $epochs --ll-every $epochs" ;;
     lr)
-      [ -f "$tmp/lr.txt" ] || lr_synth "$tmp/lr.txt" "$lr_rows" 1 "$lr_features" 10
+      if [ ! -f "$tmp/lr.txt" ]; then
+        lr_synth "$tmp/lr.txt" "$lr_rows" 1 "$lr_features" 10
+        lr_synth "$tmp/lr-test.txt" $(((lr_rows + 9) / 10)) 2 "$lr_features" 10
+      fi
       out=$tmp/lr.txt
       if [ "$mode" = weak ]; then
         out=$tmp/lr-$n.txt
         [ -f "$out" ] || first_lines "$tmp/lr.txt" "$out" "$f"
       fi
-      echo "apps/lr/lr.lua --train $out --epochs $epochs --tier c --eval-every 0" ;;
+      echo "apps/lr/lr.lua --train $out --test $tmp/lr-test.txt --epochs $epochs --tier c --eval-every 0" ;;
     dnn)
       local lim=$dnn_limit
       [ "$lim" != 0 ] || lim=60000
@@ -245,7 +231,7 @@ run_one() {
     --logs "$tmp/logs-$tag-$n-$r" -- --quiet --loop-metrics --metrics "$m" "${pred[@]}" \
     $(wargs "$a" "$k" "$n" "$mode") > "$tmp/out" 2> "$tmp/err" ||
     { echo "$me: $(label "$a" "$k") ($mode) on $n hosts failed:" >&2
-      tail -20 "$tmp/out" "$tmp/err" >&2; return 1; }
+      tail -n 20 "$tmp/out" "$tmp/err" >&2; return 1; }
   scale_summary "$m" "$epochs" > "$tmp/$tag-$n-$r.sum" || return 1
   cut -d' ' -f1 /proc/loadavg > "$tmp/$tag-$n.load"
   if [ ${#pred[@]} -gt 0 ]; then
@@ -286,15 +272,28 @@ libmf_run() { # K R
   awk -v a="$t0" -v b="$t1" -v c="$t2" -v e="$libmf_epochs" 'BEGIN { printf "%.6f\n", ((c - b) - (b - a)) / e }' >> "$tmp/libmf-$1"
 }
 
+modes=strong
+[ "$weak" != 1 ] || modes="strong weak"
+workloads > "$tmp/workloads"
+if [ "${DRY_RUN:-0}" = 1 ]; then
+  while read -r a k; do
+    for mode in $modes; do
+      for n in $ns; do printf '%s | %s | %s hosts | %s\n' "$(label "$a" "$k")" "$mode" "$n" "$(wargs "$a" "$k" "$n" "$mode")"; done
+    done
+  done < "$tmp/workloads"
+  exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "$me: skipped: network namespaces and cgroups need root"
+  exit 0
+fi
+export ORION_LUA_PATH=${ORION_LUA_PATH:-$PWD/lua/?.lua}
 echo "$me: Q=$q CPU a host (driver $qd), links ${rate_mbit}mbit, NS=\"$ns\", $runs runs each," \
      "$epochs epochs (1 left out), $(nproc) cores; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "$libmf" ]; then
   make_libmf_cg
   zcat -f "$ml1m" > "$tmp/libmf-tr.txt"
 fi
-modes=strong
-[ "$weak" != 1 ] || modes="strong weak"
-workloads > "$tmp/workloads"
 while read -r a k; do
   for mode in $modes; do
     tag="$a-$k-$mode"

@@ -13,18 +13,33 @@ scale_spread() {
     END { printf "%.2f\n", (NR > 0 && m > 0 ? (hi - lo) / m : 0) }'
 }
 
+# first_lines IN OUT F: IN's (gzip or text) first F (a fraction) of its
+# lines to OUT (weak scaling's data).
+first_lines() {
+  local total
+  total=$(zcat -f "$1" | wc -l)
+  zcat -f "$1" | head -n "$(awk -v t="$total" -v f="$3" 'BEGIN { printf "%d", t * f + 0.5 }')" > "$2"
+}
+# docword_part IN OUT F: a UCI docword corpus's first F (a fraction) of its
+# documents, its header (documents, words, entries) rewritten.
+docword_part() {
+  zcat -f "$1" | awk -v f="$3" 'NR == 1 { d = int($1 * f + 0.5); next } NR == 2 { w = $1; next }
+    NR == 3 { next } $1 <= d { line[++n] = $0 }
+    END { print d; print w; print n; for (i = 1; i <= n; i++) print line[i] }' > "$2"
+}
+
 # scale_summary METRICS EPOCHS: one run's figures per epoch, from the
 # orion-driver --loop-metrics lines of its METRICS file.  The training loop
-# is the call site that took the most seconds in all; its C calls are
-# C / EPOCHS an epoch (a DNN epoch is one call per round), and epoch 1
-# (its first C / EPOCHS calls: loading, first touches) is left out.  Over
-# epochs 2..EPOCHS it prints one line:
+# is the call site called at least EPOCHS times that took the most seconds
+# in all; its C calls are PER = C / EPOCHS an epoch (a DNN epoch is one
+# call per round), and epoch 1 (its first PER calls: loading, first
+# touches) is left out.  Over epochs 2..EPOCHS it prints one line:
 #   LOOP SECONDS PEER DRIVER DCPU CALLS SPLIT...
 # LOOP the training loop's FILE:LINE; SECONDS its seconds an epoch; PEER
 # and DRIVER the bytes an epoch between executors and through the driver
-# (every loop's, from the end of epoch 1's last training call to the end);
-# DCPU the driver's CPU seconds an epoch (its total's growth over the same
-# span); CALLS the training loop's calls an epoch; then per executor
+# (every loop's, after epoch 1's last training call up to and with the
+# last epoch's); DCPU the driver's CPU seconds an epoch (its total's
+# growth over the same span); CALLS the training loop's calls an epoch; then per executor
 # C:W:I, the fractions of the training loop's seconds it spent computing
 # blocks, waiting for rows and idle (the rest, 1 - C - W - I, is outside
 # its span: the driver's dispatch before and collection after).  Exits 1
@@ -44,21 +59,22 @@ scale_summary() {
     }
     END {
       if (n == 0) { printf "bench/scale.sh: %s: no --loop-metrics lines\n", file > "/dev/stderr"; exit 1 }
-      for (l in tot) if (main == "" || tot[l] > tot[main]) main = l
+      for (l in tot) if (calls[l] >= E && (main == "" || tot[l] > tot[main])) main = l
+      if (main == "") { printf "bench/scale.sh: %s: no loop called in each of %d epochs\n", file, E > "/dev/stderr"; exit 1 }
       per = int(calls[main] / E)
       if (per < 1 || E < 2) { printf "bench/scale.sh: %s: %d calls of %s, fewer than 2 epochs of %d\n", file, calls[main], main, E > "/dev/stderr"; exit 1 }
       c = 0; start = 0
       for (i = 1; i <= n; i++) {
         if (L[i] != main) continue
         if (++c == per) start = i
-        if (c <= per) continue
-        secs += S[i]; h = split(CO[i], a, " "); split(WA[i], w, " "); split(ID[i], d, " ")
+        if (c <= per || c > per * E) continue
+        last = i; secs += S[i]; h = split(CO[i], a, " "); split(WA[i], w, " "); split(ID[i], d, " ")
         if (h > nh) nh = h
         for (j = 1; j <= h; j++) { cs[j] += a[j]; ws[j] += w[j]; is[j] += d[j] }
       }
-      for (i = start + 1; i <= n; i++) { peer += P[i]; drv += D[i] }
+      for (i = start + 1; i <= last; i++) { peer += P[i]; drv += D[i] }
       e = E - 1
-      printf "%s %.6f %.0f %.0f %.6f %d", main, secs / e, peer / e, drv / e, (T[n] - T[start]) / e, per
+      printf "%s %.6f %.0f %.0f %.6f %d", main, secs / e, peer / e, drv / e, (T[last] - T[start]) / e, per
       for (j = 1; j <= nh; j++)
         printf " %.3f:%.3f:%.3f", (secs > 0 ? cs[j] / secs : 0), (secs > 0 ? ws[j] / secs : 0), (secs > 0 ? is[j] / secs : 0)
       printf "\n"
