@@ -20,6 +20,10 @@
 #   mf-netflix  apps/mf/mf.lua --synthetic on a Netflix-shaped set: 480,000
 #               users x 17,700 items, 25M ratings, users and ratings times
 #               NETFLIX_SCALE (default 1; the items stay), at each K of MF_KS
+#   mf-synth    apps/mf/mf.lua --synthetic DATA (users,items,ratings;
+#               default 100000,20000,4000000: docs/scale.md's first
+#               figures), at each K of MF_KS (K= is read as MF_KS too);
+#               not in the default list
 #   lda         apps/lda/lda.lua on 20 Newsgroups (docword), at each K of
 #               LDA_KS (default "100 1000")
 #   lr          apps/lr/lr.lua (SGD, tier c, the default flush: the same
@@ -87,7 +91,8 @@ ns=${NS:-$d_ns}
 runs=${RUNS:-$d_runs}
 epochs=${EPOCHS:-$d_epochs}
 apps=${APPS:-mf-ml1m,mf-netflix,lda,lr,dnn}
-mf_ks=${MF_KS:-$d_mfks}
+mf_ks=${MF_KS:-${K:-$d_mfks}}
+synth=${DATA:-100000,20000,4000000}
 lda_ks=${LDA_KS:-$d_ldaks}
 nf_scale=${NETFLIX_SCALE:-$d_nf}
 lr_rows=${LR_ROWS:-$d_lr}
@@ -121,6 +126,8 @@ for k in $mf_ks; do iscount "$k" || die "MF_KS: '$k' is not a K (MF_KS=\"32 128\
 for k in $lda_ks; do iscount "$k" || die "LDA_KS: '$k' is not a K (LDA_KS=\"100 1000\")"; done
 isnum "$nf_scale" && awk -v x="$nf_scale" 'BEGIN { exit !(x <= 1) }' ||
   die "NETFLIX_SCALE must be above 0 and at most 1, not '$nf_scale'"
+echo "$synth" | grep -Eq '^[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*$' ||
+  die "DATA must be USERS,ITEMS,RATINGS (100000,20000,4000000), not '$synth'"
 iscount "$lr_rows" || die "LR_ROWS must be a count of rows, not '$lr_rows'"
 iscount "$lr_features" || die "LR_FEATURES must be a count of features, not '$lr_features'"
 case $dnn_limit in '' | *[!0-9]*) die "DNN_LIMIT must be a count of images (0: all), not '$dnn_limit'" ;; esac
@@ -128,8 +135,8 @@ app_list=$(echo "$apps" | tr ',' ' ')
 [ -n "$app_list" ] || die "APPS must name workloads (mf-ml1m,mf-netflix,lda,lr,dnn)"
 for a in $app_list; do
   case $a in
-    mf-ml1m | mf-netflix | lda | lr | dnn) ;;
-    *) die "APPS: unknown workload '$a' (mf-ml1m, mf-netflix, lda, lr, dnn)" ;;
+    mf-ml1m | mf-netflix | mf-synth | lda | lr | dnn) ;;
+    *) die "APPS: unknown workload '$a' (mf-ml1m, mf-netflix, mf-synth, lda, lr, dnn)" ;;
   esac
 done
 iscount "$libmf_epochs" || die "LIBMF_EPOCHS must be 1 or more, not '$libmf_epochs'"
@@ -175,6 +182,7 @@ nf_ratings=$(awk -v s="$nf_scale" 'BEGIN { printf "%d", 25000000 * s + 0.5 }')
 label() {
   case $1 in
     mf-ml1m) echo "MF MovieLens-1M, K=$2" ;;
+    mf-synth) echo "MF --synthetic $synth, K=$2" ;;
     mf-netflix) echo "MF Netflix-shaped x$nf_scale ($nf_users users x 17700 items, $nf_ratings ratings), K=$2" ;;
     lda) echo "LDA 20 Newsgroups, K=$2" ;;
     lr) echo "LR synthetic libsvm, $lr_rows rows x $lr_features features" ;;
@@ -192,6 +200,9 @@ wargs() {
         [ -f "$out" ] || first_lines "$ml1m" "$out" "$f"
       fi
       echo "apps/mf/mf.lua --train $out --k $k --epochs $epochs" ;;
+    mf-synth)
+      echo "apps/mf/mf.lua --synthetic $(echo "$synth" | awk -F, -v f="$f" \
+        '{ printf "%d,%d,%d", $1 * f + 0.5, $2, $3 * f + 0.5 }') --k $k --epochs $epochs" ;;
     mf-netflix)
       echo "apps/mf/mf.lua --synthetic $(awk -v u="$nf_users" -v r="$nf_ratings" -v f="$f" \
         'BEGIN { printf "%d,17700,%d", u * f + 0.5, r * f + 0.5 }') --k $k --epochs $epochs" ;;
