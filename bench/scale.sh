@@ -66,6 +66,9 @@
 # Both sides' updates per CPU-second count the quota held: ratings /
 # (N x Q x epoch seconds), ours on 1 host and on the largest N.
 #
+# KEEP=DIR keeps each run's metrics file and summary line in DIR
+# (TAG-N-R.jsonl and .sum, TAG = APP-K-MODE).
+#
 # DRY_RUN=1 checks the arguments and the data and prints, per workload,
 # mode and N, the script and arguments each run would pass to orion-driver
 # (no root needed; the weak runs' data is made, then removed).
@@ -102,6 +105,7 @@ weak=${WEAK:-0}
 pq=${PRED_CPU:-1}
 libmf=${LIBMF:-}
 libmf_epochs=${LIBMF_EPOCHS:-10}
+keep=${KEEP:-}
 fashion=${FASHION_DIR:-/usr/share/datasets/fashion-mnist}
 data=${ORION_DATA:-../shared/data}
 
@@ -139,6 +143,7 @@ for a in $app_list; do
     *) die "APPS: unknown workload '$a' (mf-ml1m, mf-netflix, mf-synth, lda, lr, dnn)" ;;
   esac
 done
+[ -z "$keep" ] || [ -d "$keep" ] || die "KEEP=$keep is not a folder"
 iscount "$libmf_epochs" || die "LIBMF_EPOCHS must be 1 or more, not '$libmf_epochs'"
 if [ -n "$libmf" ] && [ ! -x "$libmf/mf-train" ]; then
   die "LIBMF=$libmf does not hold an mf-train program (a LIBMF build)"
@@ -251,7 +256,7 @@ run_one() {
     per=$(cut -d' ' -f6 "$tmp/$tag-$n-$r.sum")
     for nn in $ns; do scale_predicted "$m" "$loop" "$nn" "$per" >> "$tmp/$tag-$nn.predruns"; done
   fi
-  rm -f "$m"
+  if [ -n "$keep" ]; then mv "$m" "$tmp/$tag-$n-$r.sum" "$keep/" && cp "$keep/$tag-$n-$r.sum" "$tmp/"; else rm -f "$m"; fi
 }
 
 # LIBMF: mf-train -s 1 in a cgroup of Q CPUs (v2 cpu.max or v1's cpu

@@ -37,9 +37,11 @@ docword_part() {
 #   LOOP SECONDS PEER DRIVER DCPU CALLS SPLIT...
 # LOOP the training loop's FILE:LINE; SECONDS its seconds an epoch; PEER
 # and DRIVER the bytes an epoch between executors and through the driver
-# (every loop's, after epoch 1's last training call up to and with the
-# last epoch's); DCPU the driver's CPU seconds an epoch (its total's
-# growth over the same span); CALLS the training loop's calls an epoch; then per executor
+# (every loop's from epoch 2's first training call to the last call of a
+# loop called in every epoch: epochs 2..EPOCHS, without epoch 1's first
+# touches or what runs once after the last epoch); DCPU the driver's CPU
+# seconds an epoch (its total's growth from the end of epoch 1 over the
+# same span); CALLS the training loop's calls an epoch; then per executor
 # C:W:I, the fractions of the training loop's seconds it spent computing
 # blocks, waiting for rows and idle (the rest, 1 - C - W - I, is outside
 # its span: the driver's dispatch before and collection after).  Exits 1
@@ -63,18 +65,19 @@ scale_summary() {
       if (main == "") { printf "bench/scale.sh: %s: no loop called in each of %d epochs\n", file, E > "/dev/stderr"; exit 1 }
       per = int(calls[main] / E)
       if (per < 1 || E < 2) { printf "bench/scale.sh: %s: %d calls of %s, fewer than 2 epochs of %d\n", file, calls[main], main, E > "/dev/stderr"; exit 1 }
-      c = 0; start = 0
+      c = 0; b = 0; endE = 0
       for (i = 1; i <= n; i++) {
+        if (calls[L[i]] >= E) endE = i
         if (L[i] != main) continue
-        if (++c == per) start = i
+        if (++c == per + 1) b = i
         if (c <= per || c > per * E) continue
-        last = i; secs += S[i]; h = split(CO[i], a, " "); split(WA[i], w, " "); split(ID[i], d, " ")
+        secs += S[i]; h = split(CO[i], a, " "); split(WA[i], w, " "); split(ID[i], d, " ")
         if (h > nh) nh = h
         for (j = 1; j <= h; j++) { cs[j] += a[j]; ws[j] += w[j]; is[j] += d[j] }
       }
-      for (i = start + 1; i <= last; i++) { peer += P[i]; drv += D[i] }
+      for (i = b; i <= endE; i++) { peer += P[i]; drv += D[i] }
       e = E - 1
-      printf "%s %.6f %.0f %.0f %.6f %d", main, secs / e, peer / e, drv / e, (T[last] - T[start]) / e, per
+      printf "%s %.6f %.0f %.0f %.6f %d", main, secs / e, peer / e, drv / e, (T[endE] - T[b - 1]) / e, per
       for (j = 1; j <= nh; j++)
         printf " %.3f:%.3f:%.3f", (secs > 0 ? cs[j] / secs : 0), (secs > 0 ? ws[j] / secs : 0), (secs > 0 ? is[j] / secs : 0)
       printf "\n"

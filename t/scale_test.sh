@@ -52,14 +52,17 @@ line() { # line LOOP CALL SECONDS PEER DRIVER CPU-TOTAL COMPUTE WAIT IDLE
   echo '{"bottleneck":"compute","loop":"t/x.lua:10","pass":2,"predict":"4x1c:200mbit","predicted_pass_seconds":0.5}'
   line 20 2 0.5 100 2 1.8 "0.1 0.1" "0 0" "0 0"
   line 10 3 1.2 900 11 2.0 "0.6 0.6" "0.3 0.3" "0.2 0.1"
-  line 20 3 0.4 100 4 2.2 "0.1 0.1" "0 0" "0 0"
+  line 20 3 0.4 100 5 2.2 "0.1 0.1" "0 0" "0 0"
+  line 30 1 0.3 7777 7777 2.9 "0.1 0.1" "0 0" "0 0"
 } > "$tmp/m.jsonl"
-# Epochs 2 and 3 of line 10: (1.0 + 1.2) / 2 s; bytes after its first
-# call up to its last: (100 + 800 + 100 + 900) / 2 and (5 + 8 + 2 + 11) / 2;
-# CPU (2.0 - 1.5) / 2; host 1 computes 1.2 of 2.2 s, waits 0.5, idles 0.3.
+# Epochs 2 and 3 of line 10: (1.0 + 1.2) / 2 s; bytes from its second
+# call to line 20's last (line 30, once at the end, left out):
+# (800 + 100 + 900 + 100) / 2 and (8 + 2 + 11 + 5) / 2; CPU from the end
+# of epoch 1 (1.6) to 2.2, over 2 epochs; host 1 computes 1.2 of 2.2 s,
+# waits 0.5, idles 0.3.
 check "scale_summary: the training loop, epochs 2.., per epoch" \
   "$(lib "scale_summary m.jsonl 3")" \
-  "t/x.lua:10 1.100000 950 13 0.250000 1 0.545:0.227:0.136 0.455:0.273:0.136"
+  "t/x.lua:10 1.100000 950 13 0.300000 1 0.545:0.227:0.136 0.455:0.273:0.136"
 check "scale_summary: fewer than 2 epochs of calls refused" \
   "$(lib "scale_summary m.jsonl 4; echo rc=\$?")" \
   "bench/scale.sh: m.jsonl: no loop called in each of 4 epochs
