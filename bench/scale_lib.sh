@@ -163,7 +163,7 @@ scale_goal() {
   awk -v label="$1" -v n="$3" -v want="$4" '
     $1 == n { got = 1
       bound = "waiting for rows " int(100 * $3 + 0.5) "%"; b = $3
-      if ($4 > b) { bound = "idle (no block to run) " int(100 * $4 + 0.5) "%"; b = $4 }
+      if ($4 > b) { bound = "idle (no block to run, or held by the quota) " int(100 * $4 + 0.5) "%"; b = $4 }
       if ($5 > b) { bound = "outside the hosts'"'"' span (driver dispatch, collection) " int(100 * $5 + 0.5) "%" }
       printf "%-44s %5.2f >= %.2f  %s\n", label, $2, want,
         ($2 >= want ? "met" : "missed, bound: " bound) }
