@@ -66,6 +66,9 @@
 # Both sides' updates per CPU-second count the quota held: ratings /
 # (N x Q x epoch seconds), ours on 1 host and on the largest N.
 #
+# Each run is stopped after RUN_TIMEOUT seconds (default 1800; netcluster
+# then removes what it made) and the script exits 1 naming it.
+#
 # KEEP=DIR keeps each run's metrics file and summary line in DIR
 # (TAG-N-R.jsonl and .sum, TAG = APP-K-MODE).
 #
@@ -106,6 +109,7 @@ pq=${PRED_CPU:-1}
 libmf=${LIBMF:-}
 libmf_epochs=${LIBMF_EPOCHS:-10}
 keep=${KEEP:-}
+run_timeout=${RUN_TIMEOUT:-1800}
 fashion=${FASHION_DIR:-/usr/share/datasets/fashion-mnist}
 data=${ORION_DATA:-../shared/data}
 
@@ -143,6 +147,7 @@ for a in $app_list; do
     *) die "APPS: unknown workload '$a' (mf-ml1m, mf-netflix, mf-synth, lda, lr, dnn)" ;;
   esac
 done
+iscount "$run_timeout" || die "RUN_TIMEOUT must be a number of seconds, not '$run_timeout'"
 [ -z "$keep" ] || [ -d "$keep" ] || die "KEEP=$keep is not a folder"
 iscount "$libmf_epochs" || die "LIBMF_EPOCHS must be 1 or more, not '$libmf_epochs'"
 if [ -n "$libmf" ] && [ ! -x "$libmf/mf-train" ]; then
@@ -243,10 +248,10 @@ run_one() {
   m=$tmp/$tag-$n-$r.jsonl
   [ "$mode" != strong ] || [ "$n" != "$pred_n" ] || pred=(--predict "$specs")
   # shellcheck disable=SC2046 # wargs's words are the script's arguments
-  bench/netcluster.sh -n "$n" --cpu "$q" --driver-cpu "$qd" \
+  timeout "$run_timeout" bench/netcluster.sh -n "$n" --cpu "$q" --driver-cpu "$qd" \
     --logs "$tmp/logs-$tag-$n-$r" -- --quiet --loop-metrics --metrics "$m" "${pred[@]}" \
     $(wargs "$a" "$k" "$n" "$mode") > "$tmp/out" 2> "$tmp/err" ||
-    { echo "$me: $(label "$a" "$k") ($mode) on $n hosts failed:" >&2
+    { echo "$me: $(label "$a" "$k") ($mode) on $n hosts failed$([ $? != 124 ] || echo " (over RUN_TIMEOUT=$run_timeout s)"):" >&2
       tail -n 20 "$tmp/out" "$tmp/err" >&2; return 1; }
   scale_summary "$m" "$epochs" > "$tmp/$tag-$n-$r.sum" || return 1
   cut -d' ' -f1 /proc/loadavg > "$tmp/$tag-$n.load"
