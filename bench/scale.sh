@@ -66,8 +66,9 @@
 # Both sides' updates per CPU-second count the quota held: ratings /
 # (N x Q x epoch seconds), ours on 1 host and on the largest N.
 #
-# Each run is stopped after RUN_TIMEOUT seconds (default 1800; netcluster
-# then removes what it made) and the script exits 1 naming it.
+# Each run (and each of mf-train's) is stopped after RUN_TIMEOUT seconds
+# (default 1800; netcluster then removes what it made) and the script
+# exits 1 naming it.
 #
 # KEEP=DIR keeps each run's metrics file and summary line in DIR
 # (TAG-N-R.jsonl and .sum, TAG = APP-K-MODE).
@@ -284,10 +285,10 @@ make_libmf_cg() {
 libmf_run() { # K R
   local t0 t1 t2
   t0=$(date +%s.%N)
-  sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+  timeout "$run_timeout" sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
     "$libmf/mf-train" --quiet -k "$1" -t 1 -s 1 "$tmp/libmf-tr.txt" "$tmp/lm1" > /dev/null
   t1=$(date +%s.%N)
-  sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+  timeout "$run_timeout" sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
     "$libmf/mf-train" --quiet -k "$1" -t $((1 + libmf_epochs)) -s 1 "$tmp/libmf-tr.txt" "$tmp/lmE" > /dev/null
   t2=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" -v c="$t2" -v e="$libmf_epochs" 'BEGIN { printf "%.6f\n", ((c - b) - (b - a)) / e }' >> "$tmp/libmf-$1"
