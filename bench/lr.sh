@@ -51,6 +51,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . bench/lib.sh
+. bench/lr_synth.sh
 data=${ORION_DATA:-../shared/data}
 runs=${RUNS:-3}
 workloads=${WORKLOADS:-20ng synth}
@@ -81,39 +82,8 @@ stats() { sort -g | awk '{ v[NR] = $1 } END {
   m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
   printf "%.6f %.6f %.6f %d\n", m, v[1], v[NR], NR }'; }
 
-# make_synth OUT N SEED: N rows of the synthetic model.
-make_synth() {
-  awk -v n="$2" -v nf="$features" -v nnz="$nnz" -v seed="$3" 'BEGIN {
-    srand(seed)
-    for (i = 0; i < n; i++) {
-      k = nnz + int(rand() * (2 * nnz + 1)); delete seen; line = ""; z = 0
-      v = 1 / sqrt(k)
-      for (j = 0; j < k; j++) {
-        # half the features from the first 1% (frequent ones), half from all
-        f = (rand() < 0.5) ? 1 + int(rand() * (nf / 100)) : 1 + int(rand() * nf)
-        if (f in seen) continue
-        seen[f] = 1; key[++m] = f
-      }
-      # sorted keys, as liblinear wants them (insertion sort: k is small)
-      nk = m
-      for (j = 2; j <= nk; j++) {
-        t = key[j]
-        for (q = j - 1; q >= 1 && key[q] > t; q--) key[q + 1] = key[q]
-        key[q + 1] = t
-      }
-      for (j = 1; j <= nk; j++) {
-        f = key[j]
-        h = (f * 2654435761) % 4294967296
-        z += ((h % 2001) - 1000) / 1000 * v
-        line = line " " f ":" sprintf("%.6f", v)
-      }
-      delete key; m = 0
-      y = z > 0 ? 1 : 0
-      if (rand() < 0.05) y = 1 - y
-      print y line
-    }
-  }' > "$1"
-}
+# make_synth OUT N SEED: N rows of the synthetic model (bench/lr_synth.sh).
+make_synth() { lr_synth "$1" "$2" "$3" "$features" "$nnz"; }
 
 # run_liblinear NAME TRAIN TEST: appends "seconds accuracy" to $tmp/NAME.ll
 run_liblinear() {

@@ -56,6 +56,10 @@ static const char usage_text[] =
     "                  pass on N hosts of Q CPUs with links of RATE\n"
     "                  (4x0.4c:400mbit, 64x16c:10gbit), from the pass's\n"
     "                  measured costs (docs/scale.md)\n"
+    "  --loop-metrics  with --metrics: also one JSON object per parallel_for\n"
+    "                  call: its FILE:LINE, seconds, bytes, each executor's\n"
+    "                  compute / wait / idle seconds and the driver's CPU\n"
+    "                  seconds (docs/scale.md)\n"
     "  --seed N        the script seed (default 0): seeds math.random in\n"
     "                  loop bodies and arrays created without a seed\n"
     "  -q, --quiet     no informational messages and no progress line\n"
@@ -283,6 +287,7 @@ enum {
   OPT_LOOP_TIMEOUT,
   OPT_METRICS,
   OPT_PREDICT,
+  OPT_LOOP_METRICS,
   OPT_SEED,
   OPT_STATUS,
   OPT_PARTITIONS,
@@ -324,6 +329,7 @@ static const struct option long_opts[] = {
     {"loop-timeout", required_argument, NULL, OPT_LOOP_TIMEOUT},
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"predict", required_argument, NULL, OPT_PREDICT},
+    {"loop-metrics", no_argument, NULL, OPT_LOOP_METRICS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"status", required_argument, NULL, OPT_STATUS},
     {"partitions", required_argument, NULL, OPT_PARTITIONS},
@@ -387,6 +393,8 @@ static int check_outputs(const orion_config *cfg) {
   if (cfg->metrics_path != NULL &&
       orion_output_check(cfg->metrics_path, ORION_OUT_FILE, &err) != 0)
     return usage_error("--metrics %s: %s", cfg->metrics_path, err.msg);
+  if (cfg->loop_metrics && cfg->metrics_path == NULL)
+    return usage_error("--loop-metrics needs --metrics FILE to write to");
   if (cfg->checkpoint_dir != NULL &&
       orion_output_check(cfg->checkpoint_dir, ORION_OUT_FOLDER, &err) != 0)
     return usage_error("--checkpoint-dir %s: %s", cfg->checkpoint_dir,
@@ -545,6 +553,9 @@ static int apply_option(int c, const char *arg, orion_config *cfg,
     if (arg == NULL)
       return usage_error("%s needs a file name", "--metrics");
     cfg->metrics_path = arg;
+    return GO_ON;
+  case OPT_LOOP_METRICS:
+    cfg->loop_metrics = 1;
     return GO_ON;
   case OPT_PREDICT: {
     int n;

@@ -73,6 +73,7 @@ void orion_module_configure(lua_State *L, const orion_config *cfg) {
   s->metrics_path = cfg->metrics_path ? orion_strdup(cfg->metrics_path) : NULL;
   orion_free(s->predict);
   s->predict = cfg->predict ? orion_strdup(cfg->predict) : NULL;
+  s->loop_metrics = cfg->loop_metrics;
   orion_log_set_quiet(cfg->quiet);
   orion_log_set_verbose(cfg->verbose);
   s->stall_seconds = cfg->stall_seconds;

@@ -51,6 +51,7 @@ typedef struct orion_config {
   int resume;               /* --resume: orion.restore() loads the newest */
   int force;                /* --force: even one of another script */
   const char *predict;      /* --predict SPEC (lua/predict.h); NULL */
+  int loop_metrics;         /* --loop-metrics (lua/loop_metrics.h) */
 } orion_config;
 
 /* Opens the module (for package.preload / luaL_requiref). */

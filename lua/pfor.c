@@ -20,6 +20,7 @@
 
 #include "lua/pfor.h"
 #include "lua/pfor_auto.h"
+#include "lua/loop_metrics.h"
 #include "lua/predict.h"
 #include "lua/pfor_gpu.h"
 
@@ -1021,6 +1022,8 @@ static int l_parallel_for(lua_State *L) {
                             o.assign != ORION_ASSIGN_DEFAULT ||
                                 (env != NULL && env[0] != '\0'));
   }
+  if (s->loop_metrics)
+    orion__loop_metrics(L, -1, cpu0);
   return 1;
 }
 

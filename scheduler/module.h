@@ -60,6 +60,8 @@ typedef struct mod_state {
   int64_t *forget; /* ids of arrays collected since the last loop */
   int nforget;
   char *predict;   /* --predict SPEC (lua/predict.h), or NULL */
+  int loop_metrics; /* --loop-metrics: a --metrics line per parallel_for
+                       call (lua/loop_metrics.h) */
 } mod_state;
 
 /* A DistArray userdata. */
