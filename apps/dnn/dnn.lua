@@ -350,8 +350,7 @@ local function forward(m, W, b)
     else
       nn.gemm(Z, l == 1 and m.H0 or m.Z[l - 1], W[l])
     end
-    nn.add_bias(Z, b[l])
-    if l < nl then nn.relu(Z) end
+    nn.add_bias(Z, b[l], l < nl and "relu" or nil) -- one pass over Z
   end
   return m.Z[nl]
 end
@@ -375,6 +374,11 @@ local function train_shard(s, _)
     t0, t1 = (round - 1) * sync + 1, math.min(round * sync, nbatch)
   end
   if t0 > t1 then return end
+  -- The weights' momentum is kept scaled by mu between steps: each step's
+  -- gradient product adds -(lr / bsz) G to it (beta = 1), and one pass
+  -- then does W = W + V and V = mu V for the next step (the last step
+  -- only W = W + V).  The same values as V = mu V - lr G, W = W + V.
+  for l = 1, nl do nn.scale(VW[l], mu) end
   local mats, loss, seen = {}, 0.0, 0
   for t = t0, t1 do
     local p0 = lo + (t - 1) * B
@@ -393,12 +397,12 @@ local function train_shard(s, _)
     for l = nl, 1, -1 do
       local dZ = m.D[l]
       -- The weights' momentum step is fused into the gradient product:
-      -- VW = mu VW - (lr / bsz) op(H)^T dZ (W itself changes after the
+      -- VW = (mu VW) - (lr / bsz) op(H)^T dZ (W itself changes after the
       -- backward pass, which still needs the old W).
       if l == 1 and sparse then
-        nn.spmm_t(VW[1], m.S, dZ, -lr / bsz, mu)
+        nn.spmm_t(VW[1], m.S, dZ, -lr / bsz, 1)
       else
-        nn.gemm(VW[l], l == 1 and m.H0 or m.Z[l - 1], dZ, -lr / bsz, mu, true, false)
+        nn.gemm(VW[l], l == 1 and m.H0 or m.Z[l - 1], dZ, -lr / bsz, 1, true, false)
       end
       nn.colsum(Gb[l], dZ, 1 / bsz)
       if l > 1 then
@@ -407,7 +411,7 @@ local function train_shard(s, _)
       end
     end
     for l = 1, nl do
-      nn.axpy(W[l], 1, VW[l])
+      if t < t1 then nn.add_scale(W[l], VW[l], mu) else nn.axpy(W[l], 1, VW[l]) end
       nn.momentum(b[l], Vb[l], Gb[l], lr, mu)
     end
   end
