@@ -11,7 +11,7 @@
 -- layer's weights and biases) live in one flat f32 DistArray P, and their
 -- momentum in another, V; both are held by the servers.  An epoch is one
 -- or more rounds; a round is one parallel_for over `shards` (one element per
--- executor).  The body for shard s reads P and V once, runs SGD with
+-- shard, --shards, 2 by default, whatever the number of executors).  The body for shard s reads P and V once, runs SGD with
 -- momentum on its share of the epoch's shuffled minibatches with orion.nn
 -- (OpenBLAS), and adds (P_local - P) / shards and (V_local - V) / shards
 -- through orion.buffer(P / V, {apply = "add", flush = "loop"}): at the end
@@ -52,7 +52,7 @@ local spec = {
     { "momentum", "X", 0.9, "momentum coefficient" },
     { "seed", "N", 1, "seed of the initial weights and of the minibatch order" },
     { "sync", "N", 0, "minibatches each shard runs between model averages; 0: once per epoch" },
-    { "shards", "N", 0, "models trained side by side and averaged; 0: one per executor" },
+    { "shards", "N", 2, "models trained side by side and averaged (the result depends on N, not on the executors)" },
     { "train-size", "N", 8000, "mnist: the images trained on; the rest of the 10k are held out" },
     { "limit", "N", 0, "train on the first N training samples only; 0: all of them" },
     { "checkpoint-every", "N", 0, "write a checkpoint every N epochs (needs orion-driver --checkpoint-dir; 0: never); a restarted or --resume'd run goes on from the newest" },
@@ -103,7 +103,7 @@ if B < 1 then cli.fail(spec, "--batch must be at least 1") end
 if not (lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (mu >= 0 and mu < 1) then cli.fail(spec, "--momentum must be in [0, 1)") end
 if opts.sync < 0 then cli.fail(spec, "--sync must not be negative") end
-if opts.shards < 0 then cli.fail(spec, "--shards must not be negative") end
+if opts.shards < 1 then cli.fail(spec, "--shards must be at least 1") end
 if opts.train_size < 1 then cli.fail(spec, "--train-size must be at least 1") end
 if opts.limit < 0 then cli.fail(spec, "--limit must not be negative") end
 -- The number of training samples used out of n (--limit).
@@ -309,10 +309,14 @@ end
 local BP = orion.buffer(P, { apply = "add", flush = "loop" })
 local BV = orion.buffer(V, { apply = "add", flush = "loop" })
 
--- One element per shard; the probe finds the number of executors.
+-- One element per shard.  The number of shards is an option, not the
+-- number of executors: the model is the average of S models, so the same
+-- S gives the same bits on any number of executors (shard s runs on
+-- executor s x N / S; several on one executor run one after the other).
+-- The probe finds the number of executors, for the header line.
 local probe = orion.zeros { 1, type = "i32" }
 local nexec = orion.parallel_for(probe, function(i, v) end).executors or 1
-local S = opts.shards > 0 and opts.shards or nexec
+local S = opts.shards
 local shards = orion.zeros { S, type = "i32" }
 local pfor_opts = { partitions = { S }, tier = "lua" } -- nn calls are not in the compiled subset
 
