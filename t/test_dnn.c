@@ -560,7 +560,8 @@ Test(dnn, embedded_default_learns_and_records_metrics, .timeout = 60) {
     cr_assert(strstr(line, "\"epoch\":") && strstr(line, "\"seconds\":") &&
                   strstr(line, "\"samples_per_s\":") &&
                   strstr(line, "\"loss\":") && strstr(line, "\"accuracy\":0.") &&
-                  strstr(line, "\"gpu\":0"),
+                  strstr(line, "\"gpu\":0") &&
+                  strstr(line, "\"cpu_seconds\":") != NULL,
               "%s", line);
   }
   fclose(f);

@@ -26,8 +26,9 @@
 -- epoch is recorded with the keys epoch, seconds, samples_per_s, loss,
 -- accuracy, test_loss, eval_seconds, rounds, driver_bytes and peer_bytes
 -- (bytes through the driver and between executors, the epoch's loops),
--- bytes_moved (the old name of driver_bytes), executors and gpu (the
--- training bodies of the epoch whose orion.nn ran on an executor's GPU:
+-- bytes_moved (the old name of driver_bytes), cpu_seconds (the CPU time
+-- of the epoch's training bodies, summed over the shards), executors and
+-- gpu (the training bodies of the epoch whose orion.nn ran on an executor's GPU:
 -- on GPU executors, nn.device() names the device and the nn kernels run on
 -- it; 0 on the CPU).
 
@@ -330,6 +331,7 @@ local acc_loss = orion.accumulator("sum", 0.0)
 local acc_seen = orion.accumulator("sum", 0)
 local acc_correct = orion.accumulator("sum", 0)
 local acc_gpu = orion.accumulator("sum", 0)
+local acc_cpu = orion.accumulator("sum", 0.0) -- CPU seconds of the training bodies
 local sync = opts.sync
 local order, round = {}, 1 -- captured by value at each round
 
@@ -360,6 +362,7 @@ local function forward(m, W, b)
 end
 
 local function train_shard(s, _)
+  local cpu0 = os.clock()
   -- This round's model, as of the last average, and a copy to diff against.
   local W, b, VW, Vb, W0, b0, VW0, Vb0, Gb = {}, {}, {}, {}, {}, {}, {}, {}, {}
   for l = 1, nl do
@@ -429,6 +432,7 @@ local function train_shard(s, _)
   acc_loss:add(loss)
   acc_seen:add(seen)
   if nn.device() then acc_gpu:add(1) end
+  acc_cpu:add(os.clock() - cpu0)
 end
 
 local EB = 500 -- rows per evaluation step
@@ -481,6 +485,7 @@ for epoch = first_epoch, epochs do
   acc_loss:reset()
   acc_seen:reset()
   acc_gpu:reset()
+  acc_cpu:reset()
   local t0 = orion.clock()
   local bytes, peer, st = 0, 0, nil
   for r = 1, rounds do
@@ -507,7 +512,7 @@ for epoch = first_epoch, epochs do
               loss = loss, accuracy = accuracy, test_loss = test_loss,
               eval_seconds = eval_seconds, rounds = rounds, bytes_moved = bytes,
               driver_bytes = bytes, peer_bytes = peer, executors = st.executors,
-              gpu = acc_gpu:get() }
+              gpu = acc_gpu:get(), cpu_seconds = acc_cpu:get() }
   orion.record(m)
   local stop = run:epoch(epoch, m) -- progress line, --save-best, --early-stop
   if opts.checkpoint_every > 0 and epoch % opts.checkpoint_every == 0 then
