@@ -10,8 +10,9 @@
 -- How it runs (docs/apps-dnn.md has the details).  All parameters (every
 -- layer's weights and biases) live in one flat f32 DistArray P, and their
 -- momentum in another, V; both are held by the servers.  An epoch is one
--- or more rounds; a round is one parallel_for over `shards` (one element per
--- shard, --shards, 2 by default, whatever the number of executors).  The body for shard s reads P and V once, runs SGD with
+-- or more rounds; a round is one parallel_for over `shards` (one element
+-- per shard: --shards, 2 by default, whatever the number of executors).
+-- The body for shard s reads P and V once, runs SGD with
 -- momentum on its share of the epoch's shuffled minibatches with orion.nn
 -- (OpenBLAS), and adds (P_local - P) / shards and (V_local - V) / shards
 -- through orion.buffer(P / V, {apply = "add", flush = "loop"}): at the end
@@ -28,9 +29,9 @@
 -- (bytes through the driver and between executors, the epoch's loops),
 -- bytes_moved (the old name of driver_bytes), cpu_seconds (the CPU time
 -- of the epoch's training bodies, summed over the shards), executors and
--- gpu (the training bodies of the epoch whose orion.nn ran on an executor's GPU:
--- on GPU executors, nn.device() names the device and the nn kernels run on
--- it; 0 on the CPU).
+-- gpu (the training bodies of the epoch whose orion.nn ran on an
+-- executor's GPU: on GPU executors, nn.device() names the device and the
+-- nn kernels run on it; 0 on the CPU).
 
 local orion = require "orion"
 local cli = require "orion.cli"

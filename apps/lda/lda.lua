@@ -875,11 +875,11 @@ if data_parallel then sampler = sample_dense_dp end
 for d, n in ipairs(tokens:histogram(1, D)) do dlen:set(d, n) end
 -- The blocks: DEFAULT_PARTS document parts x as many word parts, whatever
 -- the number of executors.  The sampler draws its random numbers per block
--- and the blocks of a clock see each other's updates only at its end, so
--- the chain follows the blocks: a fixed cut gives the same bits on 1, 2,
--- 3, 4 ... executors (8, the runtime's default, gives 1, 2, 4 and 8
--- executors equal shares; one executor per block and clock, as before
--- issue 36, gave another chain on every count above 2).  When the word tables are larger than a
+-- and which updates a block sees depends on the cut, so the chain follows
+-- the blocks: a fixed cut gives the same bits on 1, 2, 3, 4 ... executors
+-- (8, the runtime's default, gives 1, 2, 4 and 8 executors equal shares;
+-- one document part per executor, as before issue 36, gave another chain
+-- on every count above 2).  When the word tables are larger than a
 -- last-level cache (32 MiB), twice as many word parts keep a block's word
 -- rows closer to the cores (20NG, K = 1000: 8% less time per sweep; no
 -- gain with smaller tables).  Never more parts than documents or words.
