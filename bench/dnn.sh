@@ -38,6 +38,13 @@
 #                      sample
 #   ratio              samples/s / ceiling: the median of the rounds'
 #                      ratios and their [min-max]
+#   ratio in CPU time  the same in CPU seconds, which the machine's load
+#                      moves less than wall seconds: training samples per
+#                      CPU second of the training bodies (the app's
+#                      cpu_seconds record) over one thread's step-shape
+#                      sgemm rate in CPU time / FLOP per sample; it leaves
+#                      out the time between the bodies (a round's start
+#                      and its averaging)
 # A ratio above 1 means the ceiling was not measured right (training
 # cannot outrun its own products): it is reported as a bug on stderr,
 # not as a figure, and the script exits 3.  The load average before and
@@ -107,33 +114,37 @@ local function secs(m, n, k, ta, tb)
   local B = tb and nn.matrix(n, k, 0.01) or nn.matrix(k, n, 0.01)
   local C = nn.matrix(m, n)
   nn.gemm(C, A, B, 1, 0, ta, tb)
-  local slices = {}
+  local slices, cpu = {}, {}
   for i = 1, 5 do
-    local reps, t0 = 0, orion.clock()
+    local reps, t0, c0 = 0, orion.clock(), os.clock()
     repeat
       nn.gemm(C, A, B, 1, 0, ta, tb)
       reps = reps + 1
     until orion.clock() - t0 > dur / 5
     slices[i] = (orion.clock() - t0) / reps
+    cpu[i] = (os.clock() - c0) / reps
   end
   table.sort(slices)
-  return slices[3]
+  table.sort(cpu)
+  return slices[3], cpu[3]
 end
-local big = 2 * 1024 ^ 3 / secs(1024, 1024, 1024) / 1e9
+local big = 2 * 1024 ^ 3 / (secs(1024, 1024, 1024)) / 1e9
 -- One step: per layer (in x out) the forward product H W, the weight
 -- gradient H^T dZ (into the momentum), the input gradient dZ W^T (not for
 -- the first layer), as the app runs them.
-local flop, t = 0, 0
+local flop, t, tc = 0, 0, 0
 for l = 1, #sizes - 1 do
   local i, o = sizes[l], sizes[l + 1]
   local shapes = { { batch, o, i, false, false }, { i, o, batch, true, false } }
   if l > 1 then shapes[3] = { batch, i, o, false, true } end
   for _, s in ipairs(shapes) do
     flop = flop + 2 * s[1] * s[2] * s[3]
-    t = t + secs(s[1], s[2], s[3], s[4], s[5])
+    local w, c = secs(s[1], s[2], s[3], s[4], s[5])
+    t, tc = t + w, tc + c
   end
 end
-print(("sgemm %.1f %.1f %d"):format(big, flop / t / 1e9, flop // batch))
+-- The last field: the step shapes' rate in CPU time (os.clock).
+print(("sgemm %.1f %.1f %d %.1f"):format(big, flop / t / 1e9, flop // batch, flop / tc / 1e9))
 EOF
 
 # P single-thread processes at once; one line "sgemm BIG STEP FLOP" each,
@@ -166,12 +177,13 @@ tmp, layers, execs, batch, par = sys.argv[1], sys.argv[2], int(sys.argv[3]), int
 rounds = int(sys.argv[8])
 def burst(i):
     rows = [l.split() for l in open(f"{tmp}/sgemm.{i}")]
-    return sum(float(r[1]) for r in rows), sum(float(r[2]) for r in rows), int(rows[0][3])
+    return (sum(float(r[1]) for r in rows), sum(float(r[2]) for r in rows), int(rows[0][3]),
+            statistics.mean(float(r[4]) for r in rows))
 bursts = [burst(i) for i in range(rounds + 1)]
 flop = bursts[0][2]
 def mm(v):
     return f"{statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]"
-ratios, ratios_big, rates = [], [], []
+ratios, ratios_big, rates, cpu_ratios = [], [], [], []
 print(f"{'round':>5} {'sgemm before':>12} {'sgemm after':>11} {'samples/s':>10} {'ceiling':>9} {'ratio':>6} {'accuracy':>9}")
 for r in range(1, rounds + 1):
     recs = [json.loads(l) for l in open(f"{tmp}/m.{r}.jsonl")]
@@ -180,6 +192,12 @@ for r in range(1, rounds + 1):
     big = (bursts[r - 1][0] + bursts[r][0]) / 2
     ceil = step * 1e9 / flop
     ratios.append(sps / ceil)
+    # In CPU time: samples per CPU second of the training bodies against
+    # one thread's step-shape rate in CPU time (load moves both less).
+    cpu = [x for x in recs if x['epoch'] >= 2 and x.get('cpu_seconds', 0) > 0]
+    if cpu:
+        per_cpu = statistics.median(x['samples_per_s'] * x['seconds'] / x['cpu_seconds'] for x in cpu)
+        cpu_ratios.append(per_cpu / ((bursts[r - 1][3] + bursts[r][3]) / 2 * 1e9 / flop))
     ratios_big.append(sps / (big * 1e9 / flop))
     rates.append(sps)
     print(f"{r:>5} {bursts[r - 1][1]:>12.1f} {bursts[r][1]:>11.1f} {sps:>10.0f} {ceil:>9.0f} "
@@ -198,6 +216,10 @@ if bad:
 else:
     print(f"ratio achieved/ceiling: {statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}] (step shapes), "
           f"{statistics.median(ratios_big):.2f} [{min(ratios_big):.2f}-{max(ratios_big):.2f}] (1024^3)")
+if cpu_ratios:
+    print(f"ratio in CPU time (samples per CPU second of the training bodies / one thread's "
+          f"step-shape sgemm rate in CPU time): {statistics.median(cpu_ratios):.2f} "
+          f"[{min(cpu_ratios):.2f}-{max(cpu_ratios):.2f}]")
 print(f"load average: {sys.argv[6]} before, {sys.argv[7]} after")
 if bad:
     print(f"bench/dnn.sh: BUG: training ran at {max(bad):.2f} of the sgemm ceiling measured beside it; "

@@ -93,7 +93,7 @@ for cfg in $configs; do
   if [ $rc -ne 0 ]; then cat "$tmp/sg.before"; echo "bench/dnn_gpu.sh: sgemm_rate failed" >&2; exit 1; fi
   if ! ./orion-driver --quiet --gpus 1 --metrics "$tmp/gpu.jsonl" apps/dnn/dnn.lua \
       --data "fashion-mnist:$dir" --layers "$layers" --batch "$batch" --epochs "$epochs" \
-      > "$tmp/gpu.out" 2>&1; then
+      --shards 1 > "$tmp/gpu.out" 2>&1; then
     cat "$tmp/gpu.out"
     if grep -qi 'no GPU\|no CUDA\|no device\|CUDA driver' "$tmp/gpu.out"; then
       skip "no GPU: $(grep -i -m1 'GPU\|CUDA\|device' "$tmp/gpu.out")"
@@ -104,7 +104,7 @@ for cfg in $configs; do
   bench/sgemm_rate "$layers" "$batch" > "$tmp/sg.after" 2>&1 || true
   ORION_BLAS_THREADS=$(nproc) ./orion-driver --quiet --executors 1 --metrics "$tmp/cpu.jsonl" \
     apps/dnn/dnn.lua --data "fashion-mnist:$dir" --layers "$layers" --batch "$batch" \
-    --epochs "$cpu_epochs" --limit "$cpu_limit" > "$tmp/cpu.out" 2>&1 ||
+    --epochs "$cpu_epochs" --limit "$cpu_limit" --shards 1 > "$tmp/cpu.out" 2>&1 ||
     { cat "$tmp/cpu.out"; echo "bench/dnn_gpu.sh: the CPU run failed (above)" >&2; exit 1; }
   cat "$tmp/sg.before"
   echo "GPU run:"; cat "$tmp/gpu.out"

@@ -222,7 +222,8 @@ typedef struct orion_msg_shard {
  * 0, or orion-driver --verify's recording mode (ORION_MSG_VERIFY_KEYS:
  * record the keys each block reads and writes and send them in BLOCK_KEYS
  * before its BLOCK_DONE; ORION_MSG_VERIFY_ORDER: also the first and last
- * element that touched each, for an ordered loop). */
+ * element that touched each, for an ordered loop).  Wire version 17: the
+ * blob may hold integer lists in executor/capture.c's compact form. */
 #define ORION_MSG_VERIFY_KEYS 1
 #define ORION_MSG_VERIFY_ORDER 2
 #define ORION_MSG_GUARD_MAX 159

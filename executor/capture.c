@@ -1,6 +1,7 @@
 #include "executor/capture.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <lualib.h>
 #include <stdio.h>
 #include <string.h>
@@ -372,9 +373,45 @@ static int enc_function(enc *e, int idx, const char *what) {
   return rc;
 }
 
+/* The length n of the table at idx when it is a list of at least
+ * MIN_INT_LIST integers, t[1..n], and nothing else; else 0. */
+#define MIN_INT_LIST 16
+static lua_Unsigned int_list_len(lua_State *L, int idx) {
+  lua_Unsigned n = lua_rawlen(L, idx), i = 0;
+  if (n < MIN_INT_LIST || n > (lua_Unsigned)INT_MAX)
+    return 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1) ||
+        (lua_Unsigned)lua_tointeger(L, -2) != ++i) {
+      lua_pop(L, 2);
+      return 0;
+    }
+    lua_pop(L, 1);
+  }
+  return i == n ? n : 0;
+}
+
+/* An integer list as 'L', its length and its values: a permutation of
+ * 60k rows captured by a training loop costs a few copies, not a tagged
+ * key and value per entry. */
+static void enc_int_list(enc *e, int idx, lua_Unsigned n) {
+  lua_State *L = e->L;
+  lua_Unsigned i;
+  orion_buf_u8(e->out, 'L');
+  orion_buf_u64(e->out, (uint64_t)n);
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, (lua_Integer)i);
+    orion_buf_u64(e->out, (uint64_t)lua_tointeger(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
 static int enc_table(enc *e, int idx, const char *what) {
   lua_State *L = e->L;
   int rc = 0;
+  char awhat[200];
+  lua_Unsigned n;
   if (std_name_of(e, idx)) {
     orion_buf_u8(e->out, 'G');
     put_str(e->out, lua_tostring(L, -1), lua_rawlen(L, -1));
@@ -400,18 +437,28 @@ static int enc_table(enc *e, int idx, const char *what) {
     return 0;
   if (++e->depth > MAX_DEPTH)
     return fail(e, what, "a table nested too deeply");
+  n = int_list_len(L, idx);
+  if (n > 0) {
+    enc_int_list(e, idx, n);
+    e->depth--;
+    return 0;
+  }
   orion_buf_u8(e->out, 'T');
+  /* Formatted once per table, not per entry: an array of 60k numbers
+   * (a permutation) is encoded in every loop that captures it. */
+  snprintf(awhat, sizeof awhat, "%s (a field)", what);
   lua_pushnil(L);
   while (rc == 0 && lua_next(L, idx)) {
     char fwhat[200];
-    if (lua_type(L, -2) == LUA_TSTRING)
+    const char *w = awhat;
+    if (lua_type(L, -2) == LUA_TSTRING) {
       snprintf(fwhat, sizeof fwhat, "%s field '%s'", what,
                lua_tostring(L, -2));
-    else
-      snprintf(fwhat, sizeof fwhat, "%s (a field)", what);
-    rc = enc_value(e, -2, fwhat);
+      w = fwhat;
+    }
+    rc = enc_value(e, -2, w);
     if (rc == 0)
-      rc = enc_value(e, -1, fwhat);
+      rc = enc_value(e, -1, w);
     lua_pop(L, 1);
   }
   if (rc != 0)
@@ -809,6 +856,21 @@ static int dec_value(dec *d) {
       return bad(d, "bad reference");
     lua_rawgeti(L, d->refs, (lua_Integer)x + 1);
     return 0;
+  case 'L': { /* integers t[1..n] (enc_int_list) */
+    uint64_t i, v;
+    if (orion_reader_u64(&d->r, &x) != 0 || x > d->r.left / 8 ||
+        x > (uint64_t)INT_MAX)
+      return bad(d, "truncated integer list");
+    lua_createtable(L, (int)x, 0);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, d->refs, ++d->nrefs);
+    for (i = 0; i < x; i++) {
+      (void)orion_reader_u64(&d->r, &v); /* the length was checked */
+      lua_pushinteger(L, (lua_Integer)v);
+      lua_rawseti(L, -2, (lua_Integer)(i + 1));
+    }
+    return 0;
+  }
   case 'T': {
     int rc = 0;
     if (++d->depth > MAX_DEPTH)

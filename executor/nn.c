@@ -598,12 +598,27 @@ static void need_row_vector(lua_State *L, const char *fn, const nn_mat *m,
                (LUAI_UACINT)m->cols);
 }
 
-/* nn.add_bias(M, b): adds the 1 x cols (or cols x 1) b to every row. */
+/* nn.add_bias(M, b [, "relu"]): adds the 1 x cols (or cols x 1) b to
+ * every row; with "relu", then M = max(M, 0) in the same pass. */
 static int l_add_bias(lua_State *L) {
   nn_mat *m = check_mat(L, 1, "nn.add_bias", "M");
   nn_mat *b = check_mat(L, 2, "nn.add_bias", "b");
+  int relu = 0;
+  if (!lua_isnoneornil(L, 3)) {
+    const char *act = lua_tostring(L, 3);
+    if (lua_type(L, 3) != LUA_TSTRING || strcmp(act, "relu") != 0)
+      return luaL_error(L, "nn.add_bias: the activation must be \"relu\", "
+                           "not %s",
+                        luaL_tolstring(L, 3, NULL));
+    relu = 1;
+  }
   need_row_vector(L, "nn.add_bias", m, "b", b);
-  if (!orion__nn_dev_elem(L, NN_ADD_BIAS, m, b, NULL, 0, 0, 0))
+  if (orion__nn_dev_elem(L, relu ? NN_ADD_BIAS_RELU : NN_ADD_BIAS, m, b, NULL,
+                         0, 0, 0))
+    return 0;
+  if (relu)
+    orion_nn_add_bias_relu(HW(m), m->rows, m->cols, HR(b));
+  else
     orion_nn_add_bias(HW(m), m->rows, m->cols, HR(b));
   return 0;
 }
@@ -695,6 +710,19 @@ static int l_axpy(lua_State *L) {
   same_shape(L, "nn.axpy", "Y", y, "X", x);
   if (!orion__nn_dev_elem(L, NN_AXPY, y, x, NULL, alpha, 0, 0))
     orion_nn_axpy(HW(y), alpha, HR(x), numel(y));
+  return 0;
+}
+
+/* nn.add_scale(W, V, mu): W = W + V, then V = mu * V, in one pass. */
+static int l_add_scale(lua_State *L) {
+  nn_mat *w = check_mat(L, 1, "nn.add_scale", "W");
+  nn_mat *v = check_mat(L, 2, "nn.add_scale", "V");
+  float mu = (float)luaL_checknumber(L, 3);
+  same_shape(L, "nn.add_scale", "W", w, "V", v);
+  if (w == v)
+    return luaL_error(L, "nn.add_scale: W and V must be different matrices");
+  if (!orion__nn_dev_elem(L, NN_ADD_SCALE, w, v, NULL, mu, 0, 0))
+    orion_nn_add_scale(HW(w), HW(v), numel(w), mu);
   return 0;
 }
 
@@ -990,6 +1018,7 @@ static const luaL_Reg nn_funcs[] = {
     {"softmax_xent", l_softmax_xent},
     {"argmax", l_argmax},
     {"axpy", l_axpy},
+    {"add_scale", l_add_scale},
     {"scale", l_scale},
     {"fill", l_fill},
     {"copy", l_copy},

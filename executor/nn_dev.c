@@ -341,7 +341,8 @@ int orion__nn_dev_elem(lua_State *L, int op, nn_mat *x, nn_mat *y, nn_mat *z,
                        float a, float b, float c) {
   static const char *const names[] = {
       "nn.fill", "nn.scale", "nn.copy", "nn.axpy", "nn.relu",
-      "nn.relu_backward", "nn.momentum", "nn.add_bias", "nn.colsum"};
+      "nn.relu_backward", "nn.momentum", "nn.add_bias", "nn.colsum",
+      "nn.add_bias", "nn.add_scale"};
   nn_devstate *ds = devstate(L);
   float *dx, *dy = NULL, *dz = NULL;
   int64_t n = x->rows * x->cols;
@@ -373,6 +374,17 @@ int orion__nn_dev_elem(lua_State *L, int op, nn_mat *x, nn_mat *y, nn_mat *z,
     break;
   case NN_COLSUM:
     rc = orion_nn_gpu_colsum(ds->g, dx, dy, y->rows, y->cols, a, b, &err);
+    break;
+  case NN_ADD_BIAS_RELU: /* the two kernels, one after the other */
+    rc = orion_nn_gpu_add_bias(ds->g, dx, x->rows, x->cols, dy, &err);
+    if (rc == 0)
+      rc = orion_nn_gpu_relu(ds->g, dx, n, &err);
+    break;
+  case NN_ADD_SCALE:
+    rc = orion_nn_gpu_axpy(ds->g, dx, 1.0f, dy, n, &err);
+    if (rc == 0)
+      rc = orion_nn_gpu_scale(ds->g, dy, n, a, &err);
+    dev_wrote(y);
     break;
   }
   if (rc != 0)

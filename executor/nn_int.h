@@ -93,7 +93,9 @@ enum {
   NN_RELU_BW,  /* x = 0 where y <= 0 */
   NN_MOMENTUM, /* momentum(w x, v y, g z, lr a, mu b, decay c) */
   NN_ADD_BIAS, /* x += y per row */
-  NN_COLSUM    /* x = a colsum(y) + b x */
+  NN_COLSUM,   /* x = a colsum(y) + b x */
+  NN_ADD_BIAS_RELU, /* x = max(x + y per row, 0) */
+  NN_ADD_SCALE      /* x += y, then y = a y */
 };
 int orion__nn_dev_elem(lua_State *L, int op, nn_mat *x, nn_mat *y, nn_mat *z,
                        float a, float b, float c);

@@ -117,6 +117,15 @@ void orion_nn_relu_backward(float *restrict d, const float *restrict h,
     d[i] = h[i] > 0.0f ? d[i] : 0.0f;
 }
 
+void orion_nn_add_scale(float *restrict w, float *restrict v, int64_t n,
+                        float mu) {
+  int64_t i;
+  for (i = 0; i < n; i++) {
+    w[i] += v[i];
+    v[i] *= mu;
+  }
+}
+
 void orion_nn_momentum(float *restrict w, float *restrict v,
                        const float *restrict g, int64_t n, float lr, float mu,
                        float decay) {
@@ -199,6 +208,19 @@ void orion_nn_add_bias(float *m, int64_t rows, int64_t cols, const float *b) {
   }
 }
 
+void orion_nn_add_bias_relu(float *m, int64_t rows, int64_t cols,
+                            const float *b) {
+  int64_t i, j;
+  for (i = 0; i < rows; i++) {
+    float *restrict row = m + i * cols;
+    const float *restrict bv = b;
+    for (j = 0; j < cols; j++) {
+      float x = row[j] + bv[j];
+      row[j] = x > 0.0f ? x : 0.0f;
+    }
+  }
+}
+
 void orion_nn_colsum(float *restrict d, const float *m, int64_t rows,
                      int64_t cols, float alpha, float beta) {
   int64_t i, j;
@@ -231,10 +253,13 @@ static int64_t class_of(float f, int64_t classes) {
   return c - 1;
 }
 
+#define XENT_KEEP 64
+
 int orion_nn_softmax_xent(const float *z, int64_t rows, int64_t k,
                           const float *y, float *dz, double *loss,
                           int64_t *correct, int64_t *bad) {
   int64_t i, j;
+  double ex[XENT_KEEP];
   *loss = 0;
   *correct = 0;
   *bad = -1;
@@ -252,14 +277,20 @@ int orion_nn_softmax_xent(const float *z, int64_t rows, int64_t k,
       if (row[j] > row[best])
         best = j;
     mx = row[best];
-    for (j = 0; j < k; j++)
-      s += exp((double)row[j] - mx);
+    /* Up to XENT_KEEP classes, each exp is taken once and kept for the
+     * gradient (the same values as taking it again). */
+    for (j = 0; j < k; j++) {
+      double x = exp((double)row[j] - mx);
+      if (j < XENT_KEEP)
+        ex[j] = x;
+      s += x;
+    }
     *loss += log(s) + mx - row[c];
     *correct += best == c;
     if (dz != NULL) {
       float *d = dz + i * k;
       for (j = 0; j < k; j++)
-        d[j] = (float)(exp((double)row[j] - mx) / s);
+        d[j] = (float)((j < XENT_KEEP ? ex[j] : exp((double)row[j] - mx)) / s);
       d[c] -= 1.0f;
     }
   }

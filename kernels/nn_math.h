@@ -60,6 +60,12 @@ void orion_nn_relu(float *p, int64_t n);
 /* d[i] = 0 where h[i] <= 0 (h the ReLU's output, d its gradient). */
 void orion_nn_relu_backward(float *d, const float *h, int64_t n);
 
+/* w = w + v, then v = mu * v, in one pass (the momentum step split
+ * around the gradient product: after it, a GEMM with beta = 1 adds
+ * -lr * g to the scaled v, as a GEMM with beta = mu would, bit for bit).
+ * w and v must not overlap. */
+void orion_nn_add_scale(float *w, float *v, int64_t n, float mu);
+
 /* SGD with momentum: v = mu * v - lr * (g + decay * w); w = w + v.  w, v
  * and g must not overlap. */
 void orion_nn_momentum(float *w, float *v, const float *g, int64_t n,
@@ -94,8 +100,12 @@ int orion_nn_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
                   float alpha, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float beta, float *c, int64_t ldc);
 
-/* Adds b[0..cols) to each of the rows of m. */
+/* Adds b[0..cols) to each of the rows of m; with relu, then m = max(m, 0)
+ * in the same pass (the same values as orion_nn_add_bias then
+ * orion_nn_relu). */
 void orion_nn_add_bias(float *m, int64_t rows, int64_t cols, const float *b);
+void orion_nn_add_bias_relu(float *m, int64_t rows, int64_t cols,
+                            const float *b);
 
 /* d = alpha * (the column sums of m, rows x cols) + beta * d, d of cols. */
 void orion_nn_colsum(float *d, const float *m, int64_t rows, int64_t cols,

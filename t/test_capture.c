@@ -357,6 +357,54 @@ Test(capture, cyclic_tables) {
   unship(&s);
 }
 
+/* Lists of integers (a permutation of the training rows, captured by a
+ * loop every epoch) travel as one length and 8 bytes an entry; anything
+ * else in the table, or a float among them, keeps the general form. */
+Test(capture, integer_lists_travel_compactly_and_exactly) {
+  shipped s;
+  ship(&s, "local perm = {}\n"
+           "for i = 1, 1000 do perm[i] = 1001 - i end\n"
+           "perm[7] = math.mininteger; perm[8] = math.maxinteger; perm[9] = -3\n"
+           "local alias = {perm, perm}\n"
+           "local mixed = {}\n"
+           "for i = 1, 20 do mixed[i] = i end\n"
+           "mixed[5] = 5.0\n"
+           "local named = {}\n"
+           "for i = 1, 20 do named[i] = i end\n"
+           "named.n = 20\n"
+           "local short = {4, 5, 6}\n"
+           "return function()\n"
+           "  local sum = 0\n"
+           "  for i = 1, #perm do sum = sum + perm[i] end\n"
+           "  return #perm, perm[1], perm[1000], perm[7] == math.mininteger,\n"
+           "    perm[8] == math.maxinteger, perm[9], math.type(perm[1]),\n"
+           "    rawequal(alias[1], alias[2]) and rawequal(alias[1], perm),\n"
+           "    math.type(mixed[5]), named.n, #named, short[3], sum\n"
+           "end");
+  cr_expect_lt(s.blob.len, 9 * 1000 + 1000,
+               "1000 integers took %zu bytes (tagged keys and values take 18 "
+               "an entry)", s.blob.len);
+  call_ok(s.exe, 0, 13);
+  cr_expect_eq(lua_tointeger(s.exe, 1), 1000);
+  cr_expect_eq(lua_tointeger(s.exe, 2), 1000);
+  cr_expect_eq(lua_tointeger(s.exe, 3), 1);
+  cr_expect(lua_toboolean(s.exe, 4), "math.mininteger must survive");
+  cr_expect(lua_toboolean(s.exe, 5), "math.maxinteger must survive");
+  cr_expect_eq(lua_tointeger(s.exe, 6), -3);
+  cr_expect_str_eq(lua_tostring(s.exe, 7), "integer");
+  cr_expect(lua_toboolean(s.exe, 8), "a list captured twice is one table");
+  cr_expect_str_eq(lua_tostring(s.exe, 9), "float",
+                   "a float in a list stays a float");
+  cr_expect_eq(lua_tointeger(s.exe, 10), 20, "a string key next to a list");
+  cr_expect_eq(lua_tointeger(s.exe, 11), 20);
+  cr_expect_eq(lua_tointeger(s.exe, 12), 6);
+  /* 1000 * 1001 / 2, less 994 + 993 + 992, plus the three set. */
+  cr_expect_eq(lua_tointeger(s.exe, 13),
+               (lua_Integer)(500500 - 994 - 993 - 992) + INT64_MIN +
+                   INT64_MAX - 3);
+  unship(&s);
+}
+
 Test(capture, copy_is_independent_of_the_driver) {
   shipped s;
   ship(&s, "cfg = {lr = 0.5}\n"
@@ -983,8 +1031,9 @@ Test(capture, failed_encodes_leak_nothing) {
  * Malformed blobs.
  * ---------------------------------------------------------------------- */
 
-/* A blob exercising every tag: numbers, strings, nested/shared/cyclic
- * tables, helpers, recursion, std names, globals, arrays, accumulators. */
+/* A blob exercising every tag: numbers, strings, integer lists,
+ * nested/shared/cyclic tables, helpers, recursion, std names, globals,
+ * arrays, accumulators. */
 static void rich_blob(lua_State *L, orion_buf *blob) {
   orion_capture_info info;
   char err[512];
@@ -997,9 +1046,12 @@ static void rich_blob(lua_State *L, orion_buf *blob) {
                "local function fib(n) if n < 2 then return n end\n"
                "  return fib(n - 1) + fib(n - 2) end\n"
                "local sqrt = math.sqrt\n"
+               "local perm = {}\n"
+               "for k = 1, 20 do perm[k] = 21 - k end\n"
                "return function(i)\n"
                "  acc:add(1)\n"
-               "  return fib(i) + sqrt(4) + t.a.x + #GLOBAL_T, W, acc.total\n"
+               "  return fib(i) + sqrt(4) + t.a.x + #GLOBAL_T + perm[20], W,\n"
+               "    acc.total\n"
                "end");
   orion_buf_init(blob);
   cr_assert_eq(encode_top(L, classify_fake, blob, &info, err, sizeof err), 0,
@@ -1024,7 +1076,7 @@ Test(capture, rich_blob_decodes_and_runs) {
   cr_expect_eq(log.ids[1], 5);
   lua_pushinteger(exe, 10);
   call_ok(exe, 1, 3);
-  cr_expect(lua_tonumber(exe, -3) == 62.0, "fib(10) + 2.0 + 1 + 4, got %g",
+  cr_expect(lua_tonumber(exe, -3) == 63.0, "fib(10) + 2.0 + 1 + 4 + 1, got %g",
             lua_tonumber(exe, -3));
   cr_expect_eq(lua_tointeger(exe, -1), 1, "acc:add(1) reached the binding");
   cr_assert_eq(lua_type(exe, -2), LUA_TTABLE);

@@ -438,6 +438,14 @@ Test(dnn, nn_kernels_and_their_messages, .timeout = 60) {
                    "nn.relu_backward: shapes differ: dH is 1x2, H is 2x2");
   cr_assert_str_eq(field(r.out, "bias_shape"),
                    "nn.add_bias: M is 2x2, b is 1x3 (expected 1x2)");
+  cr_assert_str_eq(field(r.out, "bias_relu"), "0.0 3.0 1.0 0.0");
+  cr_assert_str_eq(field(r.out, "bias_act"),
+                   "nn.add_bias: the activation must be \"relu\", not tanh");
+  cr_assert_str_eq(field(r.out, "add_scale"), "1.5 -2.0 0.25 -2.0");
+  cr_assert_str_eq(field(r.out, "add_scale_shape"),
+                   "nn.add_scale: shapes differ: W is 1x2, V is 2x1");
+  cr_assert_str_eq(field(r.out, "add_scale_same"),
+                   "nn.add_scale: W and V must be different matrices");
   cr_assert_str_eq(field(r.out, "colsum"), "11.5 21.0");
   cr_assert_str_eq(field(r.out, "momentum"), "1.2500 0.2500");
   cr_assert_str_eq(field(r.out, "rows"), "31.0 14.0");
@@ -552,7 +560,8 @@ Test(dnn, embedded_default_learns_and_records_metrics, .timeout = 60) {
     cr_assert(strstr(line, "\"epoch\":") && strstr(line, "\"seconds\":") &&
                   strstr(line, "\"samples_per_s\":") &&
                   strstr(line, "\"loss\":") && strstr(line, "\"accuracy\":0.") &&
-                  strstr(line, "\"gpu\":0"),
+                  strstr(line, "\"gpu\":0") &&
+                  strstr(line, "\"cpu_seconds\":") != NULL,
               "%s", line);
   }
   fclose(f);
@@ -560,6 +569,55 @@ Test(dnn, embedded_default_learns_and_records_metrics, .timeout = 60) {
   unlink(metrics);
   free(metrics);
   tu_run_free(&r);
+}
+
+/* The same bits on any number of executors by default: the model is the
+ * average of --shards models (2 unless given), not of one per executor, so
+ * 1, 2 and 3 executors print the same losses and accuracies and save the
+ * same parameters (before issue 36, 1 executor trained one model and 2
+ * averaged two). */
+Test(dnn, default_run_gives_the_same_bits_on_1_2_and_3_executors,
+     .timeout = 120) {
+  char *save[3], *bytes[3];
+  double loss[3][16], acc[3][16];
+  size_t len[3];
+  int e, i, n[3];
+  for (e = 0; e < 3; e++) {
+    char ex[8];
+    const char *args[] = {"--quiet", "--executors", ex, "@dnn.lua",
+                          "--epochs", "3", "--save", NULL, NULL};
+    tu_run r;
+    FILE *f;
+    snprintf(ex, sizeof ex, "%d", e + 1);
+    save[e] = tu_temp_path(".f32");
+    args[7] = save[e];
+    r = tu_drive("apps/dnn", args, 60);
+    cr_assert_eq(r.status, 0, "%d executors: %s%s", e + 1, r.out, r.err);
+    cr_assert(strstr(r.out, "2 shards on ") != NULL, "%s", r.out);
+    n[e] = parse_epochs(r.out, loss[e], acc[e], 16);
+    cr_assert_eq(n[e], 3, "%s", r.out);
+    f = fopen(save[e], "rb");
+    cr_assert_not_null(f);
+    bytes[e] = malloc(1 << 16);
+    cr_assert_not_null(bytes[e]);
+    len[e] = fread(bytes[e], 1, 1 << 16, f);
+    fclose(f);
+    cr_assert_gt(len[e], 2372 * 4, "the saved model is short");
+    tu_run_free(&r);
+  }
+  for (e = 1; e < 3; e++) {
+    for (i = 0; i < 3; i++)
+      cr_expect(loss[e][i] == loss[0][i] && acc[e][i] == acc[0][i],
+                "epoch %d on %d executors: loss %g accuracy %g, on 1: %g %g",
+                i + 1, e + 1, loss[e][i], acc[e][i], loss[0][i], acc[0][i]);
+    cr_expect(len[e] == len[0] && memcmp(bytes[e], bytes[0], len[0]) == 0,
+              "the parameters saved on %d executors differ from 1's", e + 1);
+  }
+  for (e = 0; e < 3; e++) {
+    unlink(save[e]);
+    free(save[e]);
+    free(bytes[e]);
+  }
 }
 
 Test(dnn, mnist_small_rises_well_above_chance, .timeout = 120) {
@@ -1076,6 +1134,78 @@ Test(dnn, kernel_elementwise_and_conversions) {
   cr_assert(f[0] == 1);
   orion_nn_argmax(x1, 3, 1, f);
   cr_assert(f[0] == 1 && f[1] == 1 && f[2] == 1);
+}
+
+/* The fused kernels give the values of the passes they replace, bit for
+ * bit: bias + ReLU, W + V then mu V, and the momentum step split around a
+ * GEMM with beta = 1 (V scaled by mu first) against the GEMM with beta =
+ * mu then W + V, over three steps; softmax cross-entropy with more
+ * classes than it keeps exps for (64) against few. */
+Test(dnn, kernel_fusions_equal_the_passes_they_replace) {
+  enum { R = 7, C = 5, M = 128, N = 96, K = 120 };
+  float z1[R * C], z2[R * C], b[C], w1[M * N], w2[M * N], v1[M * N],
+      v2[M * N], a[K * M], g[K * N];
+  static float zz[3 * 70], dz1[3 * 70], dz2[3 * 70];
+  float y[3] = {1, 70, 33};
+  double l1, l2, ls = 0;
+  int64_t c1, c2, bad;
+  int i, t;
+  unsigned s = 12345;
+#define RND() ((float)((s = s * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f)
+  for (i = 0; i < R * C; i++)
+    z1[i] = z2[i] = RND();
+  z1[3] = z2[3] = NAN;
+  for (i = 0; i < C; i++)
+    b[i] = RND();
+  orion_nn_add_bias(z1, R, C, b);
+  orion_nn_relu(z1, R * C);
+  orion_nn_add_bias_relu(z2, R, C, b);
+  cr_assert(memcmp(z1, z2, sizeof z1) == 0, "add_bias_relu differs");
+  cr_assert(z2[3] == 0, "a NaN becomes 0, as nn.relu makes it");
+  for (i = 0; i < M * N; i++) {
+    w1[i] = w2[i] = RND();
+    v1[i] = v2[i] = RND() * 0.1f;
+  }
+  orion_nn_scale(v2, M * N, 0.9f); /* the app scales V before its steps */
+  for (t = 0; t < 3; t++) {
+    for (i = 0; i < K * M; i++)
+      a[i] = RND();
+    for (i = 0; i < K * N; i++)
+      g[i] = RND();
+    cr_assert_eq(orion_nn_gemm(1, 0, M, N, K, -0.01f, a, M, g, N, 0.9f, v1, N),
+                 0);
+    orion_nn_axpy(w1, 1, v1, M * N);
+    cr_assert_eq(orion_nn_gemm(1, 0, M, N, K, -0.01f, a, M, g, N, 1.0f, v2, N),
+                 0);
+    if (t < 2)
+      orion_nn_add_scale(w2, v2, M * N, 0.9f);
+    else
+      orion_nn_axpy(w2, 1, v2, M * N);
+  }
+  cr_assert(memcmp(w1, w2, sizeof w1) == 0, "W differs after the steps");
+  cr_assert(memcmp(v1, v2, sizeof v1) == 0, "V differs after the steps");
+  /* 70 classes: past the kept exps; the loss against a direct sum. */
+  for (i = 0; i < 3 * 70; i++)
+    zz[i] = RND() * 4;
+  cr_assert_eq(orion_nn_softmax_xent(zz, 3, 70, y, dz1, &l1, &c1, &bad), 0);
+  for (i = 0; i < 3; i++) {
+    double mx = zz[i * 70], se = 0;
+    int j;
+    for (j = 1; j < 70; j++)
+      mx = zz[i * 70 + j] > mx ? zz[i * 70 + j] : mx;
+    for (j = 0; j < 70; j++)
+      se += exp((double)zz[i * 70 + j] - mx);
+    ls += log(se) + mx - zz[i * 70 + (int)y[i] - 1];
+    for (j = 0; j < 70; j++)
+      dz2[i * 70 + j] = (float)(exp((double)zz[i * 70 + j] - mx) / se) -
+                        (j == (int)y[i] - 1 ? 1.0f : 0.0f);
+  }
+  cr_assert(fabs(l1 - ls) <= 1e-12 * fabs(ls), "loss %.17g, direct %.17g", l1,
+            ls);
+  cr_assert(memcmp(dz1, dz2, sizeof dz1) == 0, "the gradient differs");
+  cr_assert_eq(orion_nn_softmax_xent(zz, 3, 70, y, NULL, &l2, &c2, &bad), 0);
+  cr_assert(l2 == l1 && c2 == c1);
+#undef RND
 }
 
 /* Without a device (this machine, CI): orion.nn runs on the CPU as before.

@@ -10,8 +10,9 @@
 -- How it runs (docs/apps-dnn.md has the details).  All parameters (every
 -- layer's weights and biases) live in one flat f32 DistArray P, and their
 -- momentum in another, V; both are held by the servers.  An epoch is one
--- or more rounds; a round is one parallel_for over `shards` (one element per
--- executor).  The body for shard s reads P and V once, runs SGD with
+-- or more rounds; a round is one parallel_for over `shards` (one element
+-- per shard: --shards, 2 by default, whatever the number of executors).
+-- The body for shard s reads P and V once, runs SGD with
 -- momentum on its share of the epoch's shuffled minibatches with orion.nn
 -- (OpenBLAS), and adds (P_local - P) / shards and (V_local - V) / shards
 -- through orion.buffer(P / V, {apply = "add", flush = "loop"}): at the end
@@ -26,10 +27,11 @@
 -- epoch is recorded with the keys epoch, seconds, samples_per_s, loss,
 -- accuracy, test_loss, eval_seconds, rounds, driver_bytes and peer_bytes
 -- (bytes through the driver and between executors, the epoch's loops),
--- bytes_moved (the old name of driver_bytes), executors and gpu (the
--- training bodies of the epoch whose orion.nn ran on an executor's GPU:
--- on GPU executors, nn.device() names the device and the nn kernels run on
--- it; 0 on the CPU).
+-- bytes_moved (the old name of driver_bytes), cpu_seconds (the CPU time
+-- of the epoch's training bodies, summed over the shards), executors and
+-- gpu (the training bodies of the epoch whose orion.nn ran on an
+-- executor's GPU: on GPU executors, nn.device() names the device and the
+-- nn kernels run on it; 0 on the CPU).
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -52,7 +54,7 @@ local spec = {
     { "momentum", "X", 0.9, "momentum coefficient" },
     { "seed", "N", 1, "seed of the initial weights and of the minibatch order" },
     { "sync", "N", 0, "minibatches each shard runs between model averages; 0: once per epoch" },
-    { "shards", "N", 0, "models trained side by side and averaged; 0: one per executor" },
+    { "shards", "N", 2, "models trained side by side and averaged (the result depends on N, not on the executors)" },
     { "train-size", "N", 8000, "mnist: the images trained on; the rest of the 10k are held out" },
     { "limit", "N", 0, "train on the first N training samples only; 0: all of them" },
     { "checkpoint-every", "N", 0, "write a checkpoint every N epochs (needs orion-driver --checkpoint-dir; 0: never); a restarted or --resume'd run goes on from the newest" },
@@ -103,7 +105,7 @@ if B < 1 then cli.fail(spec, "--batch must be at least 1") end
 if not (lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (mu >= 0 and mu < 1) then cli.fail(spec, "--momentum must be in [0, 1)") end
 if opts.sync < 0 then cli.fail(spec, "--sync must not be negative") end
-if opts.shards < 0 then cli.fail(spec, "--shards must not be negative") end
+if opts.shards < 1 then cli.fail(spec, "--shards must be at least 1") end
 if opts.train_size < 1 then cli.fail(spec, "--train-size must be at least 1") end
 if opts.limit < 0 then cli.fail(spec, "--limit must not be negative") end
 -- The number of training samples used out of n (--limit).
@@ -309,10 +311,14 @@ end
 local BP = orion.buffer(P, { apply = "add", flush = "loop" })
 local BV = orion.buffer(V, { apply = "add", flush = "loop" })
 
--- One element per shard; the probe finds the number of executors.
+-- One element per shard.  The number of shards is an option, not the
+-- number of executors: the model is the average of S models, so the same
+-- S gives the same bits on any number of executors (shard s runs on
+-- executor s x N / S; several on one executor run one after the other).
+-- The probe finds the number of executors, for the header line.
 local probe = orion.zeros { 1, type = "i32" }
 local nexec = orion.parallel_for(probe, function(i, v) end).executors or 1
-local S = opts.shards > 0 and opts.shards or nexec
+local S = opts.shards
 local shards = orion.zeros { S, type = "i32" }
 local pfor_opts = { partitions = { S }, tier = "lua" } -- nn calls are not in the compiled subset
 
@@ -326,6 +332,7 @@ local acc_loss = orion.accumulator("sum", 0.0)
 local acc_seen = orion.accumulator("sum", 0)
 local acc_correct = orion.accumulator("sum", 0)
 local acc_gpu = orion.accumulator("sum", 0)
+local acc_cpu = orion.accumulator("sum", 0.0) -- CPU seconds of the training bodies
 local sync = opts.sync
 local order, round = {}, 1 -- captured by value at each round
 
@@ -350,13 +357,13 @@ local function forward(m, W, b)
     else
       nn.gemm(Z, l == 1 and m.H0 or m.Z[l - 1], W[l])
     end
-    nn.add_bias(Z, b[l])
-    if l < nl then nn.relu(Z) end
+    nn.add_bias(Z, b[l], l < nl and "relu" or nil) -- one pass over Z
   end
   return m.Z[nl]
 end
 
 local function train_shard(s, _)
+  local cpu0 = os.clock()
   -- This round's model, as of the last average, and a copy to diff against.
   local W, b, VW, Vb, W0, b0, VW0, Vb0, Gb = {}, {}, {}, {}, {}, {}, {}, {}, {}
   for l = 1, nl do
@@ -375,6 +382,11 @@ local function train_shard(s, _)
     t0, t1 = (round - 1) * sync + 1, math.min(round * sync, nbatch)
   end
   if t0 > t1 then return end
+  -- The weights' momentum is kept scaled by mu between steps: each step's
+  -- gradient product adds -(lr / bsz) G to it (beta = 1), and one pass
+  -- then does W = W + V and V = mu V for the next step (the last step
+  -- only W = W + V).  The same values as V = mu V - lr G, W = W + V.
+  for l = 1, nl do nn.scale(VW[l], mu) end
   local mats, loss, seen = {}, 0.0, 0
   for t = t0, t1 do
     local p0 = lo + (t - 1) * B
@@ -393,12 +405,12 @@ local function train_shard(s, _)
     for l = nl, 1, -1 do
       local dZ = m.D[l]
       -- The weights' momentum step is fused into the gradient product:
-      -- VW = mu VW - (lr / bsz) op(H)^T dZ (W itself changes after the
+      -- VW = (mu VW) - (lr / bsz) op(H)^T dZ (W itself changes after the
       -- backward pass, which still needs the old W).
       if l == 1 and sparse then
-        nn.spmm_t(VW[1], m.S, dZ, -lr / bsz, mu)
+        nn.spmm_t(VW[1], m.S, dZ, -lr / bsz, 1)
       else
-        nn.gemm(VW[l], l == 1 and m.H0 or m.Z[l - 1], dZ, -lr / bsz, mu, true, false)
+        nn.gemm(VW[l], l == 1 and m.H0 or m.Z[l - 1], dZ, -lr / bsz, 1, true, false)
       end
       nn.colsum(Gb[l], dZ, 1 / bsz)
       if l > 1 then
@@ -407,7 +419,7 @@ local function train_shard(s, _)
       end
     end
     for l = 1, nl do
-      nn.axpy(W[l], 1, VW[l])
+      if t < t1 then nn.add_scale(W[l], VW[l], mu) else nn.axpy(W[l], 1, VW[l]) end
       nn.momentum(b[l], Vb[l], Gb[l], lr, mu)
     end
   end
@@ -421,6 +433,7 @@ local function train_shard(s, _)
   acc_loss:add(loss)
   acc_seen:add(seen)
   if nn.device() then acc_gpu:add(1) end
+  acc_cpu:add(os.clock() - cpu0)
 end
 
 local EB = 500 -- rows per evaluation step
@@ -473,6 +486,7 @@ for epoch = first_epoch, epochs do
   acc_loss:reset()
   acc_seen:reset()
   acc_gpu:reset()
+  acc_cpu:reset()
   local t0 = orion.clock()
   local bytes, peer, st = 0, 0, nil
   for r = 1, rounds do
@@ -499,7 +513,7 @@ for epoch = first_epoch, epochs do
               loss = loss, accuracy = accuracy, test_loss = test_loss,
               eval_seconds = eval_seconds, rounds = rounds, bytes_moved = bytes,
               driver_bytes = bytes, peer_bytes = peer, executors = st.executors,
-              gpu = acc_gpu:get() }
+              gpu = acc_gpu:get(), cpu_seconds = acc_cpu:get() }
   orion.record(m)
   local stop = run:epoch(epoch, m) -- progress line, --save-best, --early-stop
   if opts.checkpoint_every > 0 and epoch % opts.checkpoint_every == 0 then

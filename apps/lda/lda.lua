@@ -53,7 +53,7 @@ local spec = {
     { "sampler", "NAME", "sparse", "sparse (SparseLDA buckets) or dense (O(K) per token)" },
     { "init", "NAME", "sequential", "initial topics: sequential (drawn from the conditional, token by token) or random" },
     { "ll-every", "N", 10, "compute the log-likelihood every N iterations (and after the last)" },
-    { "partitions", "N", 0, "blocks per dimension of the sampling loop; 0: automatic (see docs/apps-lda.md)" },
+    { "partitions", "N", 0, "blocks per dimension of the sampling loop; 0: 8 (see docs/apps-lda.md)" },
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel, --sampler dense: every executor reads the word-topic counts as of the last flush and adds its changes through an orion.buffer)" },
     { "flush", "F", nil, "when buffered count changes are applied: with 2d the topic totals' (loop, the default: at the end of the sweep; managed: sent during it), with --parallel data the word-topic counts' (block, the default, loop, managed or every N tokens)" },
     { "gpu", false, false, "run the sampling sweeps on the executors' GPUs (tier gpu; start them with orion-driver --gpus): each block is cut again into a device grid of documents x words, the topic totals' changes added on the device (see docs/apps-lda.md)" },
@@ -873,16 +873,24 @@ local sampler = samplers[opts.sampler]
 if data_parallel then sampler = sample_dense_dp end
 -- Document lengths, for the log-likelihood.
 for d, n in ipairs(tokens:histogram(1, D)) do dlen:set(d, n) end
--- One block per executor and clock keeps the per-block overhead low.
--- When the word tables are larger than a last-level cache (32 MiB), twice
--- as many word parts keep a block's word rows closer to the cores (20NG,
--- K = 1000: 8% less time per sweep; no gain with smaller tables).
+-- The blocks: DEFAULT_PARTS document parts x as many word parts, whatever
+-- the number of executors.  The sampler draws its random numbers per block
+-- and which updates a block sees depends on the cut, so the chain follows
+-- the blocks: a fixed cut gives the same bits on 1, 2, 3, 4 ... executors
+-- (8, the runtime's default, gives 1, 2, 4 and 8 executors equal shares;
+-- one document part per executor, as before issue 36, gave another chain
+-- on every count above 2).  When the word tables are larger than a
+-- last-level cache (32 MiB), twice as many word parts keep a block's word
+-- rows closer to the cores (20NG, K = 1000: 8% less time per sweep; no
+-- gain with smaller tables).  Never more parts than documents or words.
+local DEFAULT_PARTS = 8
 local nparts = opts.partitions
 local nwords = nparts
 if nparts == 0 then
-  nparts = math.max(2, orion.parallel_for(inv, function(k, x) end).executors or 1)
+  nparts = DEFAULT_PARTS
   nwords = nparts
   if sparse and V * (K + 2) * 4 > 32 * 1024 * 1024 then nwords = 2 * nparts end
+  nparts, nwords = math.min(nparts, math.max(D, 1)), math.min(nwords, math.max(V, 1))
 end
 -- histogram: cut both key ranges by token counts, so that the blocks of a
 -- clock hold about as many tokens (20NG's second half of the documents

@@ -43,6 +43,15 @@ local bias = nn.from_table { { 10, 20 } }
 nn.add_bias(H, bias)
 show("bias", H:get(2, 2))
 err("bias_shape", nn.add_bias, H, nn.matrix(1, 3))
+local Hr = nn.from_table { { -1, 2 }, { 3, -4 } }
+nn.add_bias(Hr, nn.from_table { { -2, 1 } }, "relu")       -- max(H + b, 0)
+show("bias_relu", table.concat({ Hr:get(1, 1), Hr:get(1, 2), Hr:get(2, 1), Hr:get(2, 2) }, " "))
+err("bias_act", nn.add_bias, Hr, bias, "tanh")
+local Wa, Va = nn.from_table { { 1, 2 } }, nn.from_table { { 0.5, -4 } }
+nn.add_scale(Wa, Va, 0.5)                                  -- W + V, then 0.5 V
+show("add_scale", table.concat({ Wa:get(1, 1), Wa:get(1, 2), Va:get(1, 1), Va:get(1, 2) }, " "))
+err("add_scale_shape", nn.add_scale, Wa, nn.matrix(2, 1), 0.5)
+err("add_scale_same", nn.add_scale, Wa, Wa, 0.5)
 local db = nn.matrix(1, 2)
 nn.colsum(db, H, 0.5)
 show("colsum", db:get(1, 1) .. " " .. db:get(1, 2))
