@@ -7,6 +7,7 @@
 #   WORKLOADS=20ng bench/lr.sh                   # only 20 Newsgroups
 #   ROWS=200000 FEATURES=100000 WORKLOADS=synth bench/lr.sh
 #   LIBLINEAR=/work/peers/liblinear bench/lr.sh  # another liblinear build
+#   SYNTH_DIR=/tmp/lrsynth WORKLOADS=synth bench/lr.sh  # keep the made set
 #
 # LIBLINEAR names a folder holding liblinear's `train` and `predict`
 # binaries (a build made outside this repository); without it Debian's
@@ -224,12 +225,23 @@ for w in $workloads; do
         "${ORION_20NG_ARGS:---epochs 2 --lr 2 --flush 8 --tier c --eval-every 0}"
       ;;
     synth)
-      t0=$(now)
-      make_synth "$tmp/synth.train" "$rows" 1
-      make_synth "$tmp/synth.test" $((rows / 10)) 2
-      printf '\n(synthetic set of %s x %s made in %.1f s)\n' "$rows" "$features" \
-        "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')"
-      compare synth "$tmp/synth.train" "$tmp/synth.test" \
+      # SYNTH_DIR keeps the set between runs (it takes minutes to make at
+      # the default size): made there once per ROWS, FEATURES and NNZ.
+      sdir=${SYNTH_DIR:-$tmp}
+      sname=$sdir/synth-${rows}x${features}x${nnz}
+      if [ -n "${SYNTH_DIR:-}" ] && [ -s "$sname.train" ] && [ -s "$sname.test" ]; then
+        printf '\n(synthetic set of %s x %s reused from %s)\n' "$rows" "$features" "$sdir"
+      else
+        mkdir -p "$sdir"
+        t0=$(now)
+        make_synth "$sname.train.part" "$rows" 1
+        make_synth "$sname.test.part" $((rows / 10)) 2
+        mv "$sname.train.part" "$sname.train"
+        mv "$sname.test.part" "$sname.test"
+        printf '\n(synthetic set of %s x %s made in %.1f s)\n' "$rows" "$features" \
+          "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')"
+      fi
+      compare synth "$sname.train" "$sname.test" \
         "${ORION_SYNTH_ARGS:---epochs 5 --flush 1024 --tier c}"
       ;;
     *) echo "bench/lr.sh: unknown workload '$w' (20ng, synth)" >&2; exit 2 ;;
