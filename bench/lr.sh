@@ -7,6 +7,7 @@
 #   WORKLOADS=20ng bench/lr.sh                   # only 20 Newsgroups
 #   ROWS=200000 FEATURES=100000 WORKLOADS=synth bench/lr.sh
 #   LIBLINEAR=/work/peers/liblinear bench/lr.sh  # another liblinear build
+#   SYNTH_DIR=/tmp/lrsynth WORKLOADS=synth bench/lr.sh  # keep the made set
 #
 # LIBLINEAR names a folder holding liblinear's `train` and `predict`
 # binaries (a build made outside this repository); without it Debian's
@@ -20,9 +21,12 @@
 #          11,290 training and 7,513 test documents; the test labels are
 #          rewritten to the training files' 1/0 so that liblinear sees two
 #          classes).  Orion-C runs ORION_20NG_ARGS (default: 2 SGD epochs at --lr 2,
-#          --flush 8, tier c, the test set scored after the last epoch only;
-#          --flush 8 is lr.lua's relaxed mode, asked for here: its weights
-#          vary from run to run and with the executor count).
+#          --flush block, tier c, the test set scored after the last epoch
+#          only; --flush block is lr.lua's relaxed mode, asked for here:
+#          one exchange of the updates per block, the same bits from run to
+#          run on one executor, but the weights vary with the executor
+#          count and, on two, from run to run.  --flush 8 reached the same
+#          accuracy with an exchange every 8 samples, at 1.5x the CPU).
 #   synth  a synthetic libsvm set of ROWS rows (default 2,000,000) over
 #          FEATURES features (default 1,000,000), NNZ (default 10) to
 #          3 * NNZ features a row, values 1/sqrt(nnz), the label the sign
@@ -35,7 +39,11 @@
 # (liblinear: train + predict; Orion-C: orion-driver from start to exit,
 # loading, training and scoring), their spread (min..max), the test
 # accuracy, and the ratios Orion-C / liblinear (below 1: Orion-C is
-# faster).  For Orion-C it also prints the median seconds of a training
+# faster), and the median CPU seconds of each side (user + system, the
+# executors included) with their ratio: on a machine that other work
+# shares, a side's wall grows with the load and with how often it waits
+# for a process that is not running, its CPU seconds much less.  For
+# Orion-C it also prints the median seconds of a training
 # pass (epochs 2..; newton: its training seconds over its passes over the
 # rows), the speedup of 2 executors over 1 (ratio of those),
 # and the time to liblinear's accuracy: the "wall_seconds" of the first epoch
@@ -85,33 +93,45 @@ stats() { sort -g | awk '{ v[NR] = $1 } END {
 # make_synth OUT N SEED: N rows of the synthetic model (bench/lr_synth.sh).
 make_synth() { lr_synth "$1" "$2" "$3" "$features" "$nnz"; }
 
-# run_liblinear NAME TRAIN TEST: appends "seconds accuracy" to $tmp/NAME.ll
+# cpu_of FILE: the CPU seconds (user + system, the command's children
+# included: orion-driver waits for its executors) that bash's `time`
+# wrote to FILE with TIMEFORMAT below.
+TIMEFORMAT='%U %S'
+cpu_of() { awk '{ s += $1 + $2 } END { printf "%.4f", s }' "$1"; }
+
+# run_liblinear NAME TRAIN TEST: appends "seconds accuracy cpu_seconds"
+# to $tmp/NAME.ll
 run_liblinear() {
   local t0 t1 acc
+  : > "$tmp/cpu"
   t0=$(now)
-  "$ll_train" -q $ll_args "$2" "$tmp/model" > /dev/null
-  acc=$("$ll_predict" "$3" "$tmp/model" "$tmp/pred" | sed -n 's/^Accuracy = \([0-9.]*\)%.*/\1/p')
+  { time "$ll_train" -q $ll_args "$2" "$tmp/model" > /dev/null; } 2>> "$tmp/cpu"
+  { time "$ll_predict" "$3" "$tmp/model" "$tmp/pred" > "$tmp/llout"; } 2>> "$tmp/cpu"
   t1=$(now)
-  awk -v a="$t0" -v b="$t1" -v acc="$acc" 'BEGIN { printf "%.4f %.6f\n", b - a, acc / 100 }' >> "$tmp/$1.ll"
+  acc=$(sed -n 's/^Accuracy = \([0-9.]*\)%.*/\1/p' "$tmp/llout")
+  awk -v a="$t0" -v b="$t1" -v acc="$acc" -v c="$(cpu_of "$tmp/cpu")" \
+    'BEGIN { printf "%.4f %.6f nan %.4f\n", b - a, acc / 100, c }' >> "$tmp/$1.ll"
 }
 
 # run_orion NAME EXECS TRAIN TEST ARGS...: appends "seconds accuracy
-# pass_seconds" to $tmp/NAME.oN and keeps the metrics of the run.
+# pass_seconds cpu_seconds" to $tmp/NAME.oN and keeps the metrics of the
+# run.
 run_orion() {
   local name=$1 n=$2 train=$3 test=$4 t0 t1 m
   shift 4
   m=$tmp/$name.o$n.$(date +%s%N).jsonl
   t0=$(now)
-  ./orion-driver --quiet --executors "$n" --metrics "$m" apps/lr/lr.lua \
-    --train "$train" --test "$test" "$@" > "$tmp/out"
+  { time ./orion-driver --quiet --executors "$n" --metrics "$m" apps/lr/lr.lua \
+    --train "$train" --test "$test" "$@" > "$tmp/out" 2> "$tmp/err"; } 2> "$tmp/cpu" ||
+    { cat "$tmp/err" >&2; exit 1; }
   t1=$(now)
   # a pass: the mean training pass of epochs 2.. (sgd, adarev), or the
   # training seconds over the passes over the rows (newton's one record)
   awk -v a="$t0" -v b="$t1" -v acc="$(last_key "$m" test_accuracy)" \
     -v p="$(mean_key "$m" train_seconds)" -v t="$(last_key "$m" train_seconds)" \
-    -v np="$(last_key "$m" passes)" \
+    -v np="$(last_key "$m" passes)" -v c="$(cpu_of "$tmp/cpu")" \
     'BEGIN { if (p == "nan" && np + 0 > 0) p = t / np
-             printf "%.4f %.6f %.6f\n", b - a, acc, p }' >> "$tmp/$name.o$n"
+             printf "%.4f %.6f %.6f %.4f\n", b - a, acc, p, c }' >> "$tmp/$name.o$n"
   echo "$m" >> "$tmp/$name.o$n.metrics"
 }
 
@@ -126,7 +146,7 @@ time_to() {
 }
 
 compare() {
-  local name=$1 train=$2 test=$3 args=$4 r n ll="" llacc="-" load0
+  local name=$1 train=$2 test=$3 args=$4 r n ll="" llacc="-" llcpu=nan load0
   load0=$(cut -d' ' -f1-3 /proc/loadavg)
   printf '\n== %s: %s training rows, %s test rows; Orion-C: lr.lua %s; %s rounds, %s cores, load average %s\n' \
     "$name" "$(wc -l < "$train")" "$(wc -l < "$test")" "$args" "$runs" \
@@ -139,31 +159,36 @@ compare() {
       run_orion "$name" "$n" "$train" "$test" $args
     done
   done
-  printf '%-22s %9s %17s %9s %10s %9s\n' side "wall s" "(min..max)" accuracy \
-    "pass s" "vs liblin"
+  printf '%-22s %9s %17s %9s %10s %9s %8s %9s\n' side "wall s" "(min..max)" accuracy \
+    "pass s" "vs liblin" "cpu s" "vs liblin"
   if [ -n "$ll_train" ]; then
     ll=$(cut -d' ' -f1 "$tmp/$name.ll" | stats)
     llacc=$(cut -d' ' -f2 "$tmp/$name.ll" | stats | cut -d' ' -f1)
+    llcpu=$(cut -d' ' -f4 "$tmp/$name.ll" | stats | cut -d' ' -f1)
     set -- $ll
-    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10s %9s\n' liblinear "$1" "$2" "$3" "$llacc" - 1.00
+    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10s %9s %8.3f %9s\n' liblinear "$1" "$2" "$3" \
+      "$llacc" - 1.00 "$llcpu" 1.00
   fi
   for n in 1 2; do
-    local w acc p ratio
+    local w acc p ratio cpu cratio
     w=$(cut -d' ' -f1 "$tmp/$name.o$n" | stats)
     acc=$(cut -d' ' -f2 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
     p=$(cut -d' ' -f3 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
+    cpu=$(cut -d' ' -f4 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
     eval "pass$n=$p"
     set -- $w
-    ratio=-
+    ratio=- cratio=-
     [ -n "$ll" ] && ratio=$(awk -v a="$1" -v b="${ll%% *}" 'BEGIN { printf "%.2f", a / b }')
-    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10.4f %9s\n' "Orion-C, $n executor(s)" \
-      "$1" "$2" "$3" "$acc" "$p" "$ratio"
+    [ -n "$ll" ] && cratio=$(awk -v a="$cpu" -v b="$llcpu" 'BEGIN { printf "%.2f", a / b }')
+    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10.4f %9s %8.3f %9s\n' "Orion-C, $n executor(s)" \
+      "$1" "$2" "$3" "$acc" "$p" "$ratio" "$cpu" "$cratio"
     if [ -n "${SIDE_ROWS:-}" ]; then
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "LR $name ${n}x" \
         "${ll_train:+liblinear}" "wall s" lower "${ll:--}" "$w" "acc $llacc" \
         "acc $acc" "$load0 / $(cut -d' ' -f1-3 /proc/loadavg)" >> "$SIDE_ROWS"
     fi
   done
+  printf 'load average after the runs: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
   awk -v a="$pass1" -v b="$pass2" 'BEGIN { if (b > 0) printf "2 executors vs 1: %.2fx (median training pass)\n", a / b }'
   if [ -n "$ll" ]; then
     for n in 1 2; do
@@ -191,15 +216,26 @@ for w in $workloads; do
       ORION_20NG=$data/20newsgroups-bydate apps/lr/make_20ng.sh "$tmp/20ng" comp. rest
       sed -i 's/^+1 /1 /; s/^-1 /0 /' "$tmp/20ng/test.libsvm"
       compare 20ng "$tmp/20ng/train.libsvm" "$tmp/20ng/test.libsvm" \
-        "${ORION_20NG_ARGS:---epochs 2 --lr 2 --flush 8 --tier c --eval-every 0}"
+        "${ORION_20NG_ARGS:---epochs 2 --lr 2 --flush block --tier c --eval-every 0}"
       ;;
     synth)
-      t0=$(now)
-      make_synth "$tmp/synth.train" "$rows" 1
-      make_synth "$tmp/synth.test" $((rows / 10)) 2
-      printf '\n(synthetic set of %s x %s made in %.1f s)\n' "$rows" "$features" \
-        "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')"
-      compare synth "$tmp/synth.train" "$tmp/synth.test" \
+      # SYNTH_DIR keeps the set between runs (it takes minutes to make at
+      # the default size): made there once per ROWS, FEATURES and NNZ.
+      sdir=${SYNTH_DIR:-$tmp}
+      sname=$sdir/synth-${rows}x${features}x${nnz}
+      if [ -n "${SYNTH_DIR:-}" ] && [ -s "$sname.train" ] && [ -s "$sname.test" ]; then
+        printf '\n(synthetic set of %s x %s reused from %s)\n' "$rows" "$features" "$sdir"
+      else
+        mkdir -p "$sdir"
+        t0=$(now)
+        make_synth "$sname.train.part" "$rows" 1
+        make_synth "$sname.test.part" $((rows / 10)) 2
+        mv "$sname.train.part" "$sname.train"
+        mv "$sname.test.part" "$sname.test"
+        printf '\n(synthetic set of %s x %s made in %.1f s)\n' "$rows" "$features" \
+          "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')"
+      fi
+      compare synth "$sname.train" "$sname.test" \
         "${ORION_SYNTH_ARGS:---epochs 5 --flush 1024 --tier c}"
       ;;
     *) echo "bench/lr.sh: unknown workload '$w' (20ng, synth)" >&2; exit 2 ;;

@@ -1,10 +1,15 @@
 /* Parallel loading (dsm/pload.h): LOAD_FILE to every executor, their
  * LOADED parts back, merged as one load of the whole file would return
- * them. */
+ * them.  A large file is cut into more parts than executors, each part at
+ * most PART_BYTES of text, handed out in turn (part p to executor p mod
+ * n): a part's elements must fit in one LOADED frame (256 MiB), and a
+ * libsvm or coo line takes up to about 5 times its text there. */
 #include "dsm/pload.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,16 +20,23 @@
 #include "dsm/types.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/log.h"
 #include "util/progress.h"
+
+/* Text bytes of a part at most (ORION_TEST_LOAD_PART_BYTES overrides it,
+ * for the tests: t/test_ragged.c). */
+#define PART_BYTES ((int64_t)32 << 20)
 
 typedef struct load_run {
   orion_cluster *cl;
-  int n, got;
+  int n, got;   /* executors; parts that came */
+  int np;       /* parts: n, or more for a large file */
+  int *replies; /* per executor: its parts that came (it answers in order) */
   orion_progress prog; /* with o->progress: bytes (or parts) parsed */
   int64_t size;        /* the file's size on the driver's side, or -1 */
   int64_t done;        /* bytes of the parts that came, or parts */
   orion_load_result *parts;
-  char **errs; /* per executor: its error, or NULL */
+  char **errs; /* per part: its error, or NULL */
   const char *given, *path; /* the path as the script gave it; absolute */
   int failed_oom; /* an executor failed, and its message found no memory */
   const orion_load_opts *o;
@@ -135,10 +147,19 @@ static char *executor_error(load_run *lr, int e, const char *msg,
 
 static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
   load_run *lr = ud;
-  orion_load_result *res = &lr->parts[e];
+  /* Executor e's k-th answer is part e + k n: it takes its LOAD_FILE
+   * frames in the order they were sent (executor/exec_dispatch.c). */
+  int p = e + lr->replies[e] * lr->n;
+  orion_load_result *res;
   orion_msg_loaded m;
   orion_error err;
   orion_error_clear(&err);
+  if (p >= lr->np)
+    orion_cluster_fail(lr->cl, "executor %d (%s) sent a LOADED frame for a "
+                               "part of %s it was not given",
+                       e, orion_cluster_addr(lr->cl, e), lr->given);
+  lr->replies[e]++;
+  res = &lr->parts[p];
   if (f->type != ORION_WIRE_LOADED)
     orion_cluster_fail(lr->cl, "executor %d (%s) sent an unexpected %s frame",
                        e, orion_cluster_addr(lr->cl, e),
@@ -151,9 +172,9 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
                            ? err.msg + 16
                            : err.msg);
   if (!m.ok) {
-    lr->errs[e] = executor_error(lr, e, m.msg != NULL ? m.msg : "",
+    lr->errs[p] = executor_error(lr, e, m.msg != NULL ? m.msg : "",
                                  m.msg_len);
-    lr->failed_oom |= lr->errs[e] == NULL;
+    lr->failed_oom |= lr->errs[p] == NULL;
   } else {
     char why[160];
     res->array = orion_pload_part(&m.array, lr->o, why, sizeof why);
@@ -175,16 +196,16 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
              m.first_skip != NULL ? m.first_skip : "");
   }
   lr->got++;
-  /* Part e is bytes [size*e/n, size*(e+1)/n) of the file (exec_load.c). */
+  /* Part p is bytes [size*p/np, size*(p+1)/np) of the file (exec_load.c). */
   lr->done += lr->size < 0 ? 1
-                           : lr->size * (e + 1) / lr->n - lr->size * e / lr->n;
+                           : lr->size * (p + 1) / lr->np - lr->size * p / lr->np;
 }
 
 /* Called after every event while the driver waits: the progress line. */
 static int all_loaded(void *ud) {
   load_run *lr = ud;
   orion_progress_update(&lr->prog, lr->done);
-  return lr->got == lr->n;
+  return lr->got == lr->np;
 }
 
 /* path made absolute against the driver's current folder: executors
@@ -212,59 +233,76 @@ int orion_pload(orion_cluster *cl, const char *given,
   load_run lr;
   char doing[512], path[4096];
   int e, rc = 0;
+  int64_t part_bytes = PART_BYTES;
+  const char *env = getenv("ORION_TEST_LOAD_PART_BYTES");
+  struct stat st;
   if ((rc = absolute(given, path, sizeof path, err)) != 0)
     return rc;
+  if (env != NULL && atoll(env) > 0)
+    part_bytes = atoll(env);
   memset(&lr, 0, sizeof lr);
   lr.cl = cl;
   lr.given = given;
   lr.path = path;
   lr.o = o;
   lr.n = orion_cluster_size(cl);
-  lr.parts = orion_calloc((size_t)lr.n, sizeof *lr.parts);
-  lr.errs = orion_calloc((size_t)lr.n, sizeof *lr.errs);
-  if (lr.parts == NULL || lr.errs == NULL) {
+  /* The executors see the same file (a shared file system) or its copy:
+   * the driver's size, where it has one, stands for theirs. */
+  lr.size = stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+  lr.np = lr.n;
+  if (lr.size > (int64_t)lr.n * part_bytes) {
+    int64_t np = (lr.size + part_bytes - 1) / part_bytes;
+    lr.np = np < INT32_MAX / 2 ? (int)np : INT32_MAX / 2;
+  }
+  lr.parts = orion_calloc((size_t)lr.np, sizeof *lr.parts);
+  lr.errs = orion_calloc((size_t)lr.np, sizeof *lr.errs);
+  lr.replies = orion_calloc((size_t)lr.n, sizeof *lr.replies);
+  if (lr.parts == NULL || lr.errs == NULL || lr.replies == NULL) {
     orion_free(lr.parts);
     orion_free(lr.errs);
+    orion_free(lr.replies);
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   }
   snprintf(doing, sizeof doing, "while loading %s", given);
+  if (lr.np > lr.n)
+    orion_log_detail("%s: %lld bytes, loaded in %d parts of at most %lld "
+                     "bytes on %d executors",
+                     given, (long long)lr.size, lr.np, (long long)part_bytes,
+                     lr.n);
   {
-    /* The executors see the same file (a shared file system) or its
-     * copy: the driver's size, where it has one, stands for theirs. */
-    struct stat st;
     char label[96];
-    lr.size = stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
     snprintf(label, sizeof label, "loading %s", given);
     orion_progress_start(&lr.prog, label, lr.size < 0 ? "parts" : NULL,
-                         lr.size < 0 ? lr.n : lr.size);
+                         lr.size < 0 ? lr.np : lr.size);
     lr.prog.enabled = lr.prog.enabled && o->progress;
   }
   orion_cluster_set_handler(cl, on_loaded, &lr, doing);
-  for (e = 0; e < lr.n; e++) {
+  for (e = 0; e < lr.np; e++) {
     orion_buf b;
     orion_buf_init(&b);
-    put_load_file(&b, path, e, lr.n, o);
-    orion_cluster_send(cl, e, &b);
+    put_load_file(&b, path, e, lr.np, o);
+    orion_cluster_send(cl, e % lr.n, &b);
     orion_buf_free(&b);
   }
   orion_cluster_wait(cl, all_loaded, &lr);
   orion_progress_end(&lr.prog);
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   /* The first range's error is the one a whole load reports first. */
-  for (e = 0; e < lr.n && rc == 0; e++)
+  for (e = 0; e < lr.np && rc == 0; e++)
     if (lr.errs[e] != NULL)
       rc = orion_error_set(err, ORION_EPARSE, "%s", lr.errs[e]);
   if (rc == 0 && lr.failed_oom)
     rc = orion_error_set(err, ORION_ENOMEM, "loading %s: out of memory",
                          given);
   if (rc == 0)
-    rc = orion_load_merge(lr.parts, lr.n, o, res, err);
-  for (e = 0; e < lr.n; e++) {
+    rc = orion_load_merge(lr.parts, lr.np, o, res, err);
+  for (e = 0; e < lr.np; e++) {
     orion_array_release(lr.parts[e].array);
     orion_array_release(lr.parts[e].labels);
     orion_free(lr.errs[e]);
   }
   orion_free(lr.parts);
   orion_free(lr.errs);
+  orion_free(lr.replies);
   return rc;
 }

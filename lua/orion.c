@@ -221,6 +221,60 @@ static int m_set(lua_State *L) {
   return 0;
 }
 
+/* A:assign(v) sets every element of a dense array to the number v;
+ * A:assign(t) stores the list t, which holds exactly A:nnz() numbers in
+ * the order of A:to_table() flattened (the last key fastest).  One call
+ * instead of one A:set per element, for the vectors a script uploads
+ * each pass (apps/lr/lr_newton.lua).  A permuted array is refused: its
+ * storage order is not its key order. */
+static int m_assign(lua_State *L) {
+  darray *d = orion__check_array(L, 1);
+  orion_array *a = d->a;
+  int64_t e, n;
+  if (a->sparse)
+    return luaL_error(L, "assign: the array is sparse (its elements are "
+                         "fixed when it is loaded); use A:set");
+  if (orion__permuted(d))
+    return luaL_error(L, "assign: the array's keys are permuted; use A:set");
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    for (e = 0; e < a->nnz; e++)
+      set_value(L, a, e, 2);
+    d->gen++;
+    return 0;
+  }
+  if (!lua_istable(L, 2))
+    return luaL_error(L, "assign expects a number or a list of %I numbers, "
+                         "got a %s",
+                      (LUAI_UACINT)a->nnz, luaL_typename(L, 2));
+  n = (int64_t)lua_rawlen(L, 2);
+  if (n != a->nnz)
+    return luaL_error(L, "assign: the list has %I values, the array %I "
+                         "elements",
+                      (LUAI_UACINT)n, (LUAI_UACINT)a->nnz);
+  /* Every value is checked before any is stored: an error stores none. */
+  for (e = 0; e < n; e++) {
+    int isint = 1;
+    lua_Integer v = 0;
+    if (lua_rawgeti(L, 2, (lua_Integer)e + 1) != LUA_TNUMBER)
+      return luaL_error(L, "assign: value %I is a %s, not a number",
+                        (LUAI_UACINT)e + 1, luaL_typename(L, -1));
+    if (orion_type_is_int(a->type))
+      v = lua_tointegerx(L, -1, &isint);
+    if (!isint || (a->type == ORION_I32 && (v < INT32_MIN || v > INT32_MAX)))
+      return luaL_error(L, "assign: value %I (%s) cannot be stored in the %s array",
+                        (LUAI_UACINT)e + 1, lua_tostring(L, -1),
+                        orion_type_name(a->type));
+    lua_pop(L, 1);
+  }
+  for (e = 0; e < n; e++) {
+    lua_rawgeti(L, 2, (lua_Integer)e + 1);
+    set_value(L, a, e, -1);
+    lua_pop(L, 1);
+  }
+  d->gen++;
+  return 0;
+}
+
 /* A.name: the methods (upvalue 1).  A[key] and A[key] = v are a body's
  * syntax; on the driver they would read a method slot (nil) or fail
  * with Lua's own "attempt to index" message, so both say what to write. */
@@ -1048,7 +1102,8 @@ int luaopen_orion(lua_State *L) {
       {"get", m_get},           {"set", m_set},
       {"to_table", m_to_table}, {"map", m_map},
       {"save", m_save},         {"histogram", m_histogram},
-      {"split", m_split},       {NULL, NULL}};
+      {"split", m_split},       {"assign", m_assign},
+      {NULL, NULL}};
   static const luaL_Reg acc_methods[] = {
       {"add", acc_m_add}, {"get", acc_m_get}, {"reset", acc_m_reset},
       {NULL, NULL}};

@@ -19,6 +19,9 @@
 #     final LLs and WarpLDA's seconds to its own final LL are read from
 #     their logs, and the rows name them; without them the rows are the
 #     anchors', marked so, and a K the anchors lack has none.
+#  4. bench/lr.sh on a tiny synthetic set with a stand-in liblinear: the
+#     CPU seconds column, the load after the runs, SYNTH_DIR made once and
+#     then reused.
 # The scripts run from a scratch tree of links (bench, apps, the built
 # programs), so a VPATH build (make distcheck) runs them too.
 src=${ORION_SRCDIR:-.}
@@ -194,4 +197,33 @@ fi
 lda WARPLDA="$tmp/empty" > "$tmp/o" 2>&1
 check "lda.sh with WARPLDA naming no build" "$? $(cat "$tmp/o")" \
   "2 bench/lda.sh: WARPLDA=$tmp/empty does not hold the warplda and format programs"
+# 4. bench/lr.sh on a tiny synthetic set, with a stand-in liblinear
+#    (train writes a model, predict prints liblinear's accuracy line):
+#    each side's CPU seconds and their ratio, the load average after the
+#    runs, and SYNTH_DIR: the set made on the first run, reused (not made
+#    again) on the second.
+mkdir -p "$tmp/ll"
+printf '#!/bin/sh\nfor m; do :; done\necho model > "$m"\n' > "$tmp/ll/train"
+printf '#!/bin/sh\necho "Accuracy = 50%% (1/2)"\n' > "$tmp/ll/predict"
+chmod +x "$tmp/ll/train" "$tmp/ll/predict"
+for round in 1 2; do
+  (cd "$root" && LIBLINEAR=$tmp/ll SYNTH_DIR=$tmp/synth RUNS=1 ROWS=2000 \
+    FEATURES=300 WORKLOADS=synth ORION_SYNTH_ARGS="--epochs 2 --tier c" \
+    bash bench/lr.sh) > "$tmp/lr$round.out" 2>&1 ||
+    bad "bench/lr.sh round $round ran" "$(cat "$tmp/lr$round.out")"
+done
+check "bench/lr.sh: SYNTH_DIR made the set, then reused it" \
+  "$(grep -c 'synthetic set of 2000 x 300 made in' "$tmp/lr1.out") $(grep -c 'synthetic set of 2000 x 300 reused from' "$tmp/lr2.out") $(ls "$tmp/synth")" \
+  "1 1 synth-2000x300x10.test
+synth-2000x300x10.train"
+check "bench/lr.sh: a cpu s column for liblinear and both executor counts" \
+  "$(awk '/^side/ { print $(NF-3), $(NF-2), $(NF-1), $NF }
+          /^(liblinear |Orion-C)/ { ok = $(NF-1) ~ /^[0-9]+\.[0-9]+$/ && $NF ~ /^[0-9]+\.[0-9][0-9]$/; print $1, ok }' "$tmp/lr1.out")" \
+  "cpu s vs liblin
+liblinear 1
+Orion-C, 1
+Orion-C, 1"
+check "bench/lr.sh: liblinear's accuracy read from predict, the load after" \
+  "$(grep -c '^liblinear .* 0\.5000 ' "$tmp/lr1.out") $(grep -c '^load average after the runs: ' "$tmp/lr1.out")" "1 1"
+
 exit $fail

@@ -219,3 +219,79 @@ Test(ragged, explain_names_row_keys, .timeout = 60) {
   unlink(script);
   free(script);
 }
+
+/* A file larger than an executor's share of LOADED frames is cut into
+ * more parts than executors, handed out in turn (dsm/pload.c; 32 MiB each,
+ * ORION_TEST_LOAD_PART_BYTES here): the rows, keys, values and labels, and
+ * the line a bad line's error names, are those of a load in the driver. */
+Test(ragged, a_file_loads_in_more_parts_than_executors, .timeout = 120) {
+  static const char script_text[] =
+      "local orion = require 'orion'\n"
+      "local X, Y = orion.text_file(arg[1], { format = 'libsvm', rows = "
+      "true })\n"
+      "local s, n = 0, 0\n"
+      "for _, e in ipairs(X:to_table()) do\n"
+      "  n = n + 1; s = s + n * (e[1] * 1000 + e[2]) * e[3]\n"
+      "end\n"
+      "local ys = 0\n"
+      "for i, v in ipairs(Y:to_table()) do ys = ys + i * v end\n"
+      "print(tostring(X), ('%.17g'):format(s), ys)\n";
+  char text[40000], *script = tu_write_temp(".lua", script_text), *good,
+                    *bad, *want_out = NULL, *want_err = NULL;
+  size_t len = 0;
+  int i, k, f;
+  for (i = 0; i < 400; i++) { /* rows of 0 to 4 pairs, ascending keys */
+    len += (size_t)snprintf(text + len, sizeof text - len, "%s",
+                            i % 3 ? "+1" : "-1");
+    for (k = 0; k < i % 5; k++)
+      len += (size_t)snprintf(text + len, sizeof text - len, " %d:%d.%d",
+                              1 + k * 7 + i % 7, i % 13, k);
+    len += (size_t)snprintf(text + len, sizeof text - len, "\n");
+  }
+  good = tu_write_temp(".txt", text);
+  len = 0; /* 400 rows again, line 371 malformed */
+  for (i = 1; i <= 400; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            i == 371 ? "+1 3:x\n" : "-1 %d:1\n", i);
+  bad = tu_write_temp(".txt", text);
+  for (f = 0; f < 2; f++) {
+    const char *file = f == 0 ? good : bad;
+    for (i = 0; i < 3; i++) {
+      static const char *const execs[] = {"0", "2", "3"};
+      char *argv[] = {(char *)tu_driver(), "-v", "--executors",
+                      (char *)execs[i], script, (char *)file, NULL};
+      tu_run r;
+      if (i > 0)
+        setenv("ORION_TEST_LOAD_PART_BYTES", "300", 1);
+      r = tu_run_argv(argv, 60);
+      unsetenv("ORION_TEST_LOAD_PART_BYTES");
+      if (i == 0) {
+        cr_assert_eq(r.status, f == 0 ? 0 : 1, "%s", r.err);
+        want_out = strdup(r.out);
+        want_err = strdup(strstr(r.err, "orion-driver:") != NULL
+                              ? strstr(r.err, "orion-driver:")
+                              : "");
+        if (f == 1)
+          cr_expect(strstr(r.err, ":371: ") != NULL, "%s", r.err);
+      } else {
+        cr_expect_eq(r.status, f == 0 ? 0 : 1, "%s executors: %s", execs[i],
+                     r.err);
+        cr_expect_str_eq(r.out, want_out, "%s executors", execs[i]);
+        cr_expect(strstr(r.err, "parts of at most 300 bytes on ") != NULL,
+                  "%s executors: %s", execs[i], r.err);
+        if (f == 1)
+          cr_expect(strstr(r.err, want_err) != NULL, "%s executors: %s\nwant %s",
+                    execs[i], r.err, want_err);
+      }
+      tu_run_free(&r);
+    }
+    free(want_out);
+    free(want_err);
+  }
+  unlink(good);
+  unlink(bad);
+  unlink(script);
+  free(good);
+  free(bad);
+  free(script);
+}
