@@ -4,9 +4,8 @@
 # of its own on a bridge):
 #
 #  For MF (synthetic, 16 epochs) and LDA (16 iterations, the
-#  log-likelihood every iteration, --partitions 4: LDA's automatic
-#  partitions follow the executor count, and with them its bits,
-#  docs/apps-lda.md), a checkpoint every step, 3 trials
+#  log-likelihood every iteration, --partitions 4, a grid fixed
+#  whatever the executors, as the default 8 x 8 is), a checkpoint every step, 3 trials
 #  each: one of the 4 executors (a different one each trial) is killed
 #  with -9 at a different moment (0, 0.05 and 0.15 s after the
 #  checkpoint of step 2, 5 and 8 is written: between loops and inside
