@@ -1051,13 +1051,13 @@ Test(buffer, order_dense_bitmap) { check_order(50, 20, 2); }
 Test(buffer, order_dense_sorted_list) { check_order(100000, 30, 997); }
 
 Test(buffer, order_hash_for_large_targets) {
-  check_order((int64_t)3 << 20, 5000, 613);
+  check_order((int64_t)3 << 23, 5000, 613);
 }
 
 Test(buffer, hash_turns_dense_when_crowded) {
   /* A quarter of a large target written: the hash gives way to the dense
    * form mid-loop without losing anything. */
-  check_order(((int64_t)1 << 20) + 4, 300000, 3);
+  check_order(((int64_t)1 << 23) + 4, 2100000, 3);
 }
 
 Test(buffer, many_blocks_many_flushes) {
