@@ -575,7 +575,6 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
    * snapshot after its owners' current rows are in. */
   orion__swrite_sync(x);
   orion__shard_fetch(x);
-  orion__ryw_settle(x); /* the last block's flushes no reply settled */
   rc = install_block(x, &m, &w, &nwatch, err);
   if (rc == 0)
     it = iterated(x, m.block, err);
@@ -611,12 +610,10 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     rc = orion_exec_end_block(x->ex, m.block, err);
   if (rc == 0)
     rc = post_block_keys(x, m.block, err);
-  x->ryw_defer = 1; /* read again only after the next block's refresh */
   if (rc == 0)
     rc = orion_exec_flush(x->ex, 0, err);
   if (rc == 0) /* managed buffers: what the budget affords goes now */
     rc = orion__budget_send(x, err);
-  x->ryw_defer = 0;
   /* The part's rows go on to its next block's executor: they are on their
    * way before the driver hears the block is done. */
   for (k = 0; k < m.nputs && rc == 0; k++)

@@ -18,15 +18,7 @@
  *     chunks only, the logged flushes the owner had not taken in yet, and
  *     forgets the ones it had.
  * Chunks a reply does not carry did not change at the owner, so this
- * executor's copy of them already holds its own writes.
- * The flushes at a block's end (x->ryw_defer) are not applied at once:
- * nothing reads our copy before the next block's refresh, whose reply
- * carries every row the owner changed since our copy, our writes in once
- * it has taken them in.  So a deferred flush the reply says the owner
- * took in is dropped unapplied, one it did not take in is applied whole
- * (to installed rows and the rest alike), and orion__ryw_settle applies
- * those of owners no reply came from.  Each item reaches our copy at most
- * once, instead of once at the flush and again after each reply.  Flushes held for
+ * executor's copy of them already holds its own writes.  Flushes held for
  * the loop's end (flush = "loop") are neither applied here nor logged:
  * reads see the target as of the loop's start.  The counts run over the
  * whole job; a run's flushes are all acknowledged before its LOOP_DONE,
@@ -46,7 +38,6 @@
 
 struct ryw_entry {
   uint64_t seq;
-  int deferred; /* not applied to our copy yet */
   int64_t buffer;
   orion_pend_item *items;
   int64_t n;
@@ -101,24 +92,10 @@ int orion__ryw_sent(exec_state *x, int owner, int64_t buffer,
   *tail = e;
   /* An apply function with helpers runs only where the helpers are: at
    * the owner (our copies of its chunks are not current). */
-  if (n == 0 || orion_exec_buffer_helpers(x->ex, buffer, &hids) > 0)
-    return 0;
-  if (x->ryw_defer) {
-    e->deferred = 1;
-    return 0;
-  }
-  rc = orion_exec_buffer_apply(x->ex, buffer, items, n, err);
+  rc = n > 0 && orion_exec_buffer_helpers(x->ex, buffer, &hids) == 0
+           ? orion_exec_buffer_apply(x->ex, buffer, items, n, err)
+           : 0;
   return rc;
-}
-
-/* Applies deferred entry e to our copy, whole. */
-static void apply_deferred(exec_state *x, struct ryw_entry *e) {
-  orion_error err;
-  orion_error_clear(&err);
-  e->deferred = 0;
-  if (orion_exec_buffer_apply(x->ex, e->buffer, e->items, e->n, &err) != 0)
-    orion__exec_die(x, "applying this executor's buffered writes: %s",
-                    err.msg);
 }
 
 void orion__ryw_took(exec_state *x, int from) {
@@ -150,16 +127,12 @@ static int marked(const orion_shard *sh, const unsigned char *mark,
 /* Re-applies entry e's items that fall in the rows marked in `mark` (the
  * rows a reply installed). */
 static void reapply(exec_state *x, const orion_shard *sh,
-                    const unsigned char *mark, struct ryw_entry *e) {
+                    const unsigned char *mark, const struct ryw_entry *e) {
   int64_t i = 0, lo = 0, hi = 0;
   int on = 0;
   const int64_t *hids;
   if (orion_exec_buffer_helpers(x->ex, e->buffer, &hids) > 0)
     return; /* not applied here (orion__ryw_sent) */
-  if (e->deferred) { /* not in our copy at all yet */
-    apply_deferred(x, e);
-    return;
-  }
   while (i < e->n) {
     int64_t j = i;
     orion_error err;
@@ -190,14 +163,10 @@ void orion__ryw_reply(exec_state *x, int owner, orion_shard *sh,
     x->ryw_log[owner] = e->next;
     entry_free(e);
   }
-  if (x->ryw_log[owner] == NULL)
+  if (x->ryw_log[owner] == NULL || m->nchunks == 0)
     return;
-  if (m->nchunks == 0 || sh->row_elems <= 0) {
-    for (e = x->ryw_log[owner]; e != NULL; e = e->next)
-      if (e->deferred && orion__shard_of_buffer(x, e->buffer) == sh)
-        apply_deferred(x, e);
+  if (sh->row_elems <= 0)
     return;
-  }
   mark = orion_calloc((size_t)sh->a->dims[0] + 1, 1);
   if (mark == NULL)
     orion__exec_die(x, "out of memory");
@@ -211,17 +180,6 @@ void orion__ryw_reply(exec_state *x, int owner, orion_shard *sh,
     if (orion__shard_of_buffer(x, (*pp)->buffer) == sh)
       reapply(x, sh, mark, *pp);
   orion_free(mark);
-}
-
-void orion__ryw_settle(exec_state *x) {
-  struct ryw_entry *e;
-  int o;
-  if (x->ryw_log == NULL)
-    return;
-  for (o = 0; o < x->npeers; o++)
-    for (e = x->ryw_log[o]; e != NULL; e = e->next)
-      if (e->deferred)
-        apply_deferred(x, e);
 }
 
 void orion__ryw_drop(exec_state *x) {

@@ -230,10 +230,6 @@ typedef struct exec_state {
    * taken in yet, oldest first. */
   uint64_t *ryw_sent;
   struct ryw_entry **ryw_log;
-  /* Set while a block's closing flushes run (exec_run.c): the writes they
-   * send to other owners reach our copy at the next block's refresh,
-   * not at once (exec_ryw.c). */
-  int ryw_defer;
 } exec_state;
 
 /* The state a connection's callbacks run for. */
@@ -398,9 +394,7 @@ int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
  * we took in one such flush of peer `from`; orion__ryw_applied (under mu):
  * how many so far, for a FETCH_REPLY to it.  orion__ryw_reply: after the
  * chunks of owner's reply m to sh are installed, re-applies our flushes
- * it had not taken in to them.  orion__ryw_settle: after a block's
- * refresh, applies to our copy the flushes deferred at the last block's
- * end that no reply settled.  orion__ryw_drop: forgets the log (a new
+ * it had not taken in to them.  orion__ryw_drop: forgets the log (a new
  * run). */
 int orion__ryw_sent(exec_state *x, int owner, int64_t buffer,
                     const orion_pend_item *items, int64_t n, orion_error *err);
@@ -408,7 +402,6 @@ void orion__ryw_took(exec_state *x, int from);
 uint64_t orion__ryw_applied(const exec_state *x, int from);
 void orion__ryw_reply(exec_state *x, int owner, orion_shard *sh,
                       const orion_msg_fetch_reply *m);
-void orion__ryw_settle(exec_state *x);
 void orion__ryw_drop(exec_state *x);
 /* The shard buffer writes to in this run, or NULL. */
 orion_shard *orion__shard_of_buffer(exec_state *x, int64_t buffer);
