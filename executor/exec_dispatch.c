@@ -5,7 +5,7 @@
  * for a computing block: FETCH, FETCH_REPLY, FLUSH_ACK, MOVE_ROWS, the
  * handshake)
  * or one on the compute thread, to which the frame's payload is queued in
- * arrival order, peers' BUFFER_FLUSHes ahead of the rest (LOAD_BODY, RUN_BLOCK, LOOP_END, FORGET, LOAD_FILE,
+ * arrival order (LOAD_BODY, RUN_BLOCK, LOOP_END, FORGET, LOAD_FILE,
  * BUFFER_FLUSH, SHARD_PULL: it comes once the loop is over everywhere, and
  * first applies the writes held for block order).  The compute thread's loop lives here too: it
  * takes the queue and calls the same table's compute handlers.
@@ -119,31 +119,14 @@ static const struct frame_rule {
                           NULL},
 };
 
-/* Queues a request for the compute thread.  A peer's BUFFER_FLUSH goes
- * ahead of the blocks already queued (after the flushes ahead of them, in
- * arrival order): its writes reach this owner's published copy before
- * its next block rather than after every block the driver queued here,
- * so the writer's reads see fewer of its own writes missing (exec_ryw.c
- * re-applies those) and the others' reads are fresher.  The writes it
- * applies at once are the relaxed flushes' (flush = "block", "managed",
- * every n); a flush = "loop" buffer's are held for block order anyway,
- * and a flush for a run not started here is kept for it (x->early). */
+/* Queues a request for the compute thread. */
 static void enqueue(exec_state *x, job *j) {
   pthread_mutex_lock(&x->mu);
-  if (j->type == ORION_WIRE_BUFFER_FLUSH) {
-    job **at = x->flush_tail != NULL ? &x->flush_tail->next : &x->head;
-    j->next = *at;
-    *at = j;
-    if (j->next == NULL)
-      x->tail = j;
-    x->flush_tail = j;
-  } else {
-    if (x->tail != NULL)
-      x->tail->next = j;
-    else
-      x->head = j;
-    x->tail = j;
-  }
+  if (x->tail != NULL)
+    x->tail->next = j;
+  else
+    x->head = j;
+  x->tail = j;
   x->jobs_open++;
   pthread_cond_signal(&x->cv);
   pthread_mutex_unlock(&x->mu);
@@ -203,8 +186,6 @@ void *orion__exec_compute_main(void *arg) {
     x->head = j->next;
     if (x->head == NULL)
       x->tail = NULL;
-    if (x->flush_tail == j)
-      x->flush_tail = NULL;
     pthread_mutex_unlock(&x->mu);
     /* Only types with a compute handler are queued (dispatch). */
     orion_assert(rules[j->type].on_compute != NULL);

@@ -156,8 +156,6 @@ typedef struct exec_state {
   pthread_mutex_t mu;
   pthread_cond_t cv; /* signalled when a job is queued */
   job *head, *tail;  /* to the compute thread */
-  job *flush_tail;   /* the last of the peers' BUFFER_FLUSHes queued ahead
-                        of the rest (exec_dispatch.c), or NULL */
   int64_t jobs_open; /* queued or running: while > 0 the driver must talk */
   orion_buf out;     /* frames from the compute thread */
   int stop;
