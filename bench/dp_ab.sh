@@ -7,11 +7,14 @@
 #   git archive BASE_REV | tar -x -C /tmp/base && (cd /tmp/base && ./configure && make)
 #   bench/dp_ab.sh /tmp/base            # ROUNDS=3 EPOCHS=3 EXECS=2
 #
-# Workloads (WORKLOADS, default "mf lr"):
+# Workloads (WORKLOADS, default "mf lda lr"):
 #   mf  apps/mf/mf.lua --parallel data on MovieLens-1M, K=128, --flush
 #       MF_FLUSH (default block; managed: Boesen's largest-first sends),
 #       64 partitions (docs/headline.md's data-parallel baseline), EPOCHS
 #       epochs on EXECS executors, tier c
+#   lda apps/lda/lda.lua --parallel data --sampler dense on 20 Newsgroups,
+#       K=100, --flush LDA_FLUSH (default managed), EPOCHS sweeps on EXECS
+#       executors (the word-topic counts through the buffer)
 #   lr  apps/lr/lr.lua SGD on the 20 Newsgroups split (comp.* against the
 #       rest, apps/lr/make_20ng.sh), EPOCHS epochs at --lr 2, --flush loop
 #       (the same bits on any executor count), on EXECS executors, tier c
@@ -19,7 +22,7 @@
 # pass (epochs 2.., the "seconds" of the metrics; lr: "train_seconds"),
 # the bytes moved per pass (peer_bytes + driver_bytes; lr.lua records none:
 # 0), the final quality
-# (test RMSE; test accuracy) of each build, here/base (below 1.00: this
+# (test RMSE; log-likelihood per token; test accuracy) of each build, here/base (below 1.00: this
 # tree is faster or moves less), and the load average before and after.
 # Both builds run their own apps/, so they should be the same.
 set -euo pipefail
@@ -33,7 +36,8 @@ rounds=${ROUNDS:-3}
 epochs=${EPOCHS:-3}
 execs=${EXECS:-2}
 mf_flush=${MF_FLUSH:-block}
-workloads=${WORKLOADS:-mf lr}
+lda_flush=${LDA_FLUSH:-managed}
+workloads=${WORKLOADS:-mf lda lr}
 data=${ORION_DATA:-$here/../shared/data}
 data=$(cd "$data" 2> /dev/null && pwd || echo "$data")
 bench_epochs dp_ab.sh EPOCHS "$epochs"
@@ -59,8 +63,10 @@ pass_stats() {
   awk -v key="$2" '
     function val(k,   v) { v = $0; if (index(v, "\"" k "\":") == 0) return ""
       sub(".*\"" k "\":", "", v); sub(/[,}].*/, "", v); return v }
-    val("epoch") != "" {
-      e = val("epoch") + 0; q = val("test_rmse"); if (q == "") q = val("test_accuracy")
+    val("epoch") != "" || val("iter") != "" {
+      e = val("epoch"); if (e == "") e = val("iter"); e += 0
+      q = val("test_rmse"); if (q == "") q = val("test_accuracy")
+      if (q == "") q = val("ll_per_token")
       if (q != "" && q != "null") last = q
       if (e >= 2) { s += val(key); b += val("peer_bytes") + val("driver_bytes"); n++ } }
     END { if (n == 0) print "nan nan nan"; else printf "%.6f %.0f %s\n", s / n, b / n, last }' "$1"
@@ -75,6 +81,12 @@ one() {
       (cd "$dir" && ./orion-driver --quiet --executors "$execs" --partitions 64 \
         --metrics "$m" apps/mf/mf.lua --train "$mftrain" --test "$mftest" \
         --k 128 --epochs "$epochs" --parallel data --flush "$mf_flush" --tier c) > /dev/null
+      pass_stats "$m" seconds >> "$tmp/$1.$2" ;;
+    lda)
+      (cd "$dir" && ./orion-driver --quiet --executors "$execs" --metrics "$m" \
+        apps/lda/lda.lua --corpus "$data/20newsgroups-bydate/docword.20news.txt.gz" \
+        --k 100 --sampler dense --ll-every 1 --iters "$epochs" --parallel data \
+        --flush "$lda_flush") > /dev/null
       pass_stats "$m" seconds >> "$tmp/$1.$2" ;;
     lr)
       (cd "$dir" && ./orion-driver --quiet --executors "$execs" --metrics "$m" \
@@ -98,8 +110,8 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 
-printf '\ndata-parallel buffered path, here (%s) vs base (%s): %s executors, %s epochs, MF --flush %s, medians of %s rounds, %s cores\n' \
-  "$here" "$base" "$execs" "$epochs" "$mf_flush" "$rounds" "$(nproc)"
+printf '\ndata-parallel buffered path, here (%s) vs base (%s): %s executors, %s epochs, MF --flush %s, LDA --flush %s, medians of %s rounds, %s cores\n' \
+  "$here" "$base" "$execs" "$epochs" "$mf_flush" "$lda_flush" "$rounds" "$(nproc)"
 printf '%-3s %12s %12s %7s %14s %14s %7s %10s %10s\n' app "base s/pass" "here s/pass" \
   ratio "base B/pass" "here B/pass" ratio "base qual" "here qual"
 for w in $workloads; do

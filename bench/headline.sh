@@ -30,10 +30,10 @@
 #     against --parallel data (the word-topic counts through a buffer),
 #     ITERS iterations each.
 # It prints one table: for each app, rate and variant, the passes and
-# seconds it took to reach the target (MF: the highest of the runs' best
-# test RMSEs; LDA: the lowest of their best log-likelihoods per token, so
-# that every run reaches it), its final value, seconds per pass, and its
-# time to the target against the 2-D run's.  With rsvg-convert (Debian's
+# seconds it took to reach the target (the 2-D runs' best test RMSE or
+# log-likelihood per token; "-" where a run never reaches it), the run's
+# own best value and the seconds to it, its final value, its seconds per
+# pass and those against the 2-D run's at the same rate (pass/2d).  With rsvg-convert (Debian's
 # librsvg2-bin) it also draws the curves (metric against elapsed seconds)
 # to OUT_DIR/headline-mf.png and headline-lda.png (default OUT_DIR: a
 # temporary directory, printed); without it, the SVGs only.
@@ -137,20 +137,19 @@ done
 
 printf '\nOrion headline (%s mode): 2-D schedule vs data-parallel, %s namespaced executors, %s cores\n' \
   "$mode" "$execs" "$(nproc)"
-printf '%-4s %-8s %-14s %8s %10s %10s %10s %9s\n' app rate variant passes \
-  "s-to-tgt" final "s/pass" "vs 2d"
+printf '%-4s %-8s %-14s %6s %9s %10s %9s %10s %8s %8s\n' app rate variant passes \
+  "s-to-tgt" best "s-to-best" final "s/pass" "pass/2d"
 for app in $apps; do
-  # The target: a value every run of the app reaches.
+  mf=$([ "$app" = mf ] && echo 1 || echo 0)
+  # The target: the 2-D runs' best value (the same bits at every rate).
   tgt=$(for r in "${rows[@]}"; do
-          set -- $r; [ "$1" = "$app" ] || continue
+          set -- $r; [ "$1" = "$app" ] && [ "$3" = 2d ] || continue
           if [ "$app" = mf ]; then curve "$out/$app-$2-$3.jsonl" +seconds test_rmse
-          else curve "$out/$app-$2-$3.jsonl" elapsed ll_per_token; fi |
-            awk -v mf=$([ "$app" = mf ] && echo 1 || echo 0) '
-              { if (NR == 1 || (mf ? $2 < b : $2 > b)) b = $2 } END { print b }'
-        done | awk -v mf=$([ "$app" = mf ] && echo 1 || echo 0) '
-          { if (NR == 1 || (mf ? $1 > t : $1 < t)) t = $1 } END { print t }')
+          else curve "$out/$app-$2-$3.jsonl" elapsed ll_per_token; fi
+        done | awk -v mf="$mf" '
+          { if (NR == 1 || (mf ? $2 < b : $2 > b)) b = $2 } END { print b }')
   [ -n "$tgt" ] || continue
-  printf '%s target: %s %s\n' "$app" \
+  printf '%s target (the 2-D run'"'"'s best): %s %s\n' "$app" \
     "$([ "$app" = mf ] && echo "test RMSE" || echo "log-likelihood per token")" "$tgt"
   for rate in $rates; do
     base=""
@@ -159,19 +158,22 @@ for app in $apps; do
       f=$out/$app-$rate-$3.jsonl
       if [ "$app" = mf ]; then c=$(curve "$f" +seconds test_rmse)
       else c=$(curve "$f" elapsed ll_per_token); fi
-      read -r passes secs final per < <(echo "$c" | awk -v t="$tgt" \
-        -v mf=$([ "$app" = mf ] && echo 1 || echo 0) '
+      # passes and seconds to the target ("-": not reached), the run's
+      # best value and the seconds to it, its final value, s per pass.
+      read -r passes secs best sbest final per < <(echo "$c" | awk -v t="$tgt" \
+        -v mf="$mf" '
           { n++; x = $1; y = $2
-            if (p == "" && (mf ? y <= t : y >= t)) { p = n; s = x } }
-          END { printf "%s %s %s %.4f\n", (p == "" ? "-" : p), (s == "" ? "-" : s), y, x / n }')
-      [ "$3" = 2d ] && base=$secs
+            if (p == "" && (mf ? y <= t : y >= t)) { p = n; s = x }
+            if (n == 1 || (mf ? y < b : y > b)) { b = y; sb = x } }
+          END { printf "%s %s %s %.2f %s %.4f\n", (p == "" ? "-" : p),
+                  (s == "" ? "-" : sprintf("%.2f", s)), b, sb, y, x / n }')
+      [ "$3" = 2d ] && base=$per
       ratio=-
-      if [ -n "$base" ] && [ "$secs" != - ] && [ "$base" != - ]; then
-        ratio=$(awk -v a="$secs" -v b="$base" 'BEGIN { printf "%.2fx", a / b }')
+      if [ -n "$base" ]; then
+        ratio=$(awk -v a="$per" -v b="$base" 'BEGIN { printf "%.2fx", a / b }')
       fi
-      printf '%-4s %-8s %-14s %8s %10s %10s %10s %9s\n' "$app" "$rate" "$3" \
-        "$passes" "$(printf '%s' "$secs" | awk '{ if ($1 == "-") print "-"; else printf "%.2f", $1 }')" \
-        "$final" "$per" "$ratio"
+      printf '%-4s %-8s %-14s %6s %9s %10.6f %9s %10.6f %8s %8s\n' "$app" "$rate" "$3" \
+        "$passes" "$secs" "$best" "$sbest" "$final" "$per" "$ratio"
     done
   done
 done

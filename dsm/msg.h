@@ -412,7 +412,13 @@ typedef struct orion_msg_item {
  * nruns times i64 first key (>= 0), u64 count (>= 1), then the n value bits
  * in item order, the runs' counts summing to n.  Consecutive keys (the
  * dense ranges nn.add_to writes) so cost 8 bytes an item instead of 16; the
- * encoder picks the runs form when there are fewer than n / 2 runs.  A
+ * encoder picks the runs form when there are fewer than n / 2 runs.  The
+ * nruns word's top bit set (the count is the other 63 bits) says each
+ * value is 4 bytes instead of 8: an i32 (isint) or a float's bits, which
+ * the encoder picks when every value survives it unchanged (integers
+ * that fit an i32; doubles that are exactly a float, as an f32 target's
+ * compiled body writes them), so an f32 or i32 buffer's runs cost 4 bytes
+ * an item and the decoded values are the same bits.  A
  * decoded list re-encodes to the same items, not always to the same bytes
  * (a runs form the encoder would not have picked comes back plain). */
 typedef struct orion_msg_buffer_flush {

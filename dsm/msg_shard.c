@@ -40,10 +40,77 @@ static int follows(int64_t a, int64_t b) {
   return a >= 0 && a < INT64_MAX - 1 && b == a + 1;
 }
 
-static void put_items(orion__mw *e, const orion_msg_item *items, int64_t n) {
+/* The nruns word's top bit: the values travel in 4 bytes each. */
+#define NARROW_BIT ((uint64_t)1 << 63)
+
+/* Whether value v survives 4 bytes unchanged: an integer (isint) that
+ * fits an i32, a float whose double is exactly a float's (bit for bit, so
+ * NaNs and doubles a float cannot hold stay 8 bytes). */
+static int narrow_ok(orion_msg_value v, int isint) {
+  float f;
+  double back;
+  if (isint)
+    return v.i >= INT32_MIN && v.i <= INT32_MAX;
+  f = (float)v.d;
+  back = (double)f;
+  return memcmp(&back, &v.d, sizeof back) == 0;
+}
+
+static uint32_t narrow_bits(orion_msg_value v, int isint) {
+  float f;
+  uint32_t u;
+  if (isint)
+    return (uint32_t)(int32_t)v.i;
+  f = (float)v.d;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static orion_msg_value widen_bits(uint32_t u, int isint) {
+  orion_msg_value v;
+  float f;
+  if (isint) {
+    v.i = (int64_t)(int32_t)u;
+    return v;
+  }
+  memcpy(&f, &u, sizeof f);
+  v.d = (double)f;
+  return v;
+}
+
+static void le32_put(unsigned char *p, uint32_t v) {
+  int s;
+  for (s = 0; s < 4; s++)
+    p[s] = (unsigned char)(v >> (8 * s));
+}
+
+static uint32_t le32_get(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+/* Appends items[0..n)'s values, vb (4 or 8) bytes each, staged in blocks
+ * (one append per block, not per value). */
+static void put_values(orion__mw *e, const orion_msg_item *items, int64_t n,
+                       int vb, int isint) {
   unsigned char stage[8 * 1024];
-  int64_t i, nruns = 0, at;
-  int plain = 0;
+  int64_t at, k;
+  for (at = 0; at < n;) {
+    int64_t m = n - at < 1024 ? n - at : 1024;
+    for (k = 0; k < m; k++)
+      if (vb == 4)
+        le32_put(stage + 4 * k, narrow_bits(items[at + k].val, isint));
+      else
+        le64_put(stage + 8 * k, (uint64_t)items[at + k].val.i);
+    orion_buf_append(e->b, stage, (size_t)(m * vb));
+    at += m;
+  }
+}
+
+static void put_items(orion__mw *e, const orion_msg_item *items, int64_t n,
+                      int isint) {
+  int64_t i, nruns = 0;
+  int plain = 0, vb = n > 0 ? 4 : 8; /* an empty list: no flag */
   if (!orion__mw_count(e, items, n))
     return;
   for (i = 0; i < n; i++) {
@@ -51,16 +118,21 @@ static void put_items(orion__mw *e, const orion_msg_item *items, int64_t n) {
       plain = 1;
     if (i == 0 || !follows(items[i - 1].key, items[i].key))
       nruns++;
+    if (vb == 4 && !narrow_ok(items[i].val, isint))
+      vb = 8;
   }
   if (plain || nruns * 2 >= n) { /* scattered keys: key and value each */
-    orion__mw_u64(e, 0);
+    orion__mw_u64(e, vb == 4 ? NARROW_BIT : 0);
     for (i = 0; i < n; i++) {
       orion__mw_i64(e, items[i].key);
-      orion__mw_i64(e, items[i].val.i);
+      if (vb == 8)
+        orion__mw_i64(e, items[i].val.i);
+      else
+        put_values(e, items + i, 1, 4, isint);
     }
     return;
   }
-  orion__mw_u64(e, (uint64_t)nruns);
+  orion__mw_u64(e, (uint64_t)nruns | (vb == 4 ? NARROW_BIT : 0));
   for (i = 0; i < n;) {
     int64_t j = i + 1;
     while (j < n && follows(items[j - 1].key, items[j].key))
@@ -69,39 +141,39 @@ static void put_items(orion__mw *e, const orion_msg_item *items, int64_t n) {
     orion__mw_u64(e, (uint64_t)(j - i));
     i = j;
   }
-  /* The values, staged in blocks (one append per block, not per value). */
-  for (at = 0; at < n;) {
-    int64_t m = n - at < 1024 ? n - at : 1024, k;
-    for (k = 0; k < m; k++)
-      le64_put(stage + 8 * k, (uint64_t)items[at + k].val.i);
-    orion_buf_append(e->b, stage, (size_t)m * 8);
-    at += m;
-  }
+  put_values(e, items, n, vb, isint);
 }
 
 /* The items end the payload: the runs form must fill it exactly. */
-static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
-  int64_t n = orion__mr_count(d, "item", 8), nruns, i, k, at = 0;
+static orion_msg_item *get_items(orion__mr *d, int64_t *nitems, int isint) {
+  int64_t n = orion__mr_count(d, "item", 4), nruns, i, k, at = 0;
+  uint64_t word;
+  size_t vb = 8, plain_item;
   orion_msg_item *items;
-  nruns = orion__mr_i64(d, "number of key runs");
+  word = (uint64_t)orion__mr_i64(d, "number of key runs");
   *nitems = 0;
   if (d->rc != 0)
     return NULL;
-  if (nruns < 0 || nruns > n)
+  if (word & NARROW_BIT)
+    vb = 4;
+  nruns = (int64_t)(word & ~NARROW_BIT);
+  plain_item = 8 + vb;
+  if (nruns > n)
     orion__mr_fail(d, ORION_EPARSE,
                    "%" PRId64 " key runs for %" PRId64 " items", nruns, n);
-  else if (nruns == 0 && (uint64_t)n > d->r.left / 16)
+  else if (nruns == 0 && (uint64_t)n > d->r.left / plain_item)
     orion__mr_fail(d, ORION_ETRUNC,
                    "%" PRId64 " items need %" PRId64 " bytes, %zu "
                    "are left",
-                   n, 16 * n, d->r.left);
-  else if (nruns > 0 && d->r.left != (size_t)nruns * 16 + (size_t)n * 8)
+                   n, (int64_t)plain_item * n, d->r.left);
+  else if (nruns > 0 && d->r.left != (size_t)nruns * 16 + (size_t)n * vb)
     orion__mr_fail(d,
-                   d->r.left < (size_t)nruns * 16 + (size_t)n * 8 ? ORION_ETRUNC
-                                                                : ORION_EPARSE,
+                   d->r.left < (size_t)nruns * 16 + (size_t)n * vb
+                       ? ORION_ETRUNC
+                       : ORION_EPARSE,
                    "%" PRId64 " items in %" PRId64 " runs need %" PRId64
                    " bytes, %zu are left",
-                   n, nruns, nruns * 16 + n * 8, d->r.left);
+                   n, nruns, nruns * 16 + n * (int64_t)vb, d->r.left);
   if (d->rc != 0 || n == 0)
     return NULL;
   items = orion_malloc(sizeof *items * (size_t)n);
@@ -109,11 +181,15 @@ static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
     orion__mr_fail(d, ORION_ENOMEM, "out of memory for %" PRId64 " items", n);
     return NULL;
   }
-  if (nruns == 0) { /* n * 16 bytes, checked above: one tight loop */
-    const unsigned char *p = take(d, (size_t)n * 16);
+  if (nruns == 0) { /* n * plain_item bytes, checked above: one tight loop */
+    const unsigned char *p = take(d, (size_t)n * plain_item);
     for (i = 0; i < n; i++) {
-      items[i].key = (int64_t)le64_get(p + 16 * i);
-      items[i].val.i = (int64_t)le64_get(p + 16 * i + 8);
+      const unsigned char *q = p + plain_item * (size_t)i;
+      items[i].key = (int64_t)le64_get(q);
+      if (vb == 8)
+        items[i].val.i = (int64_t)le64_get(q + 8);
+      else
+        items[i].val = widen_bits(le32_get(q + 8), isint);
     }
   } else { /* the runs, then the values; their size was checked above */
     for (k = 0; k < nruns && d->rc == 0; k++) {
@@ -132,10 +208,14 @@ static orion_msg_item *get_items(orion__mr *d, int64_t *nitems) {
       orion__mr_fail(d, ORION_EPARSE,
                      "the key runs hold %" PRId64 " of %" PRId64 " items", at,
                      n);
-    if (d->rc == 0) { /* n * 8 bytes of values end the payload */
-      const unsigned char *p = take(d, (size_t)n * 8);
-      for (i = 0; i < n; i++)
-        items[i].val.i = (int64_t)le64_get(p + 8 * i);
+    if (d->rc == 0) { /* n * vb bytes of values end the payload */
+      const unsigned char *p = take(d, (size_t)n * vb);
+      if (vb == 8)
+        for (i = 0; i < n; i++)
+          items[i].val.i = (int64_t)le64_get(p + 8 * i);
+      else
+        for (i = 0; i < n; i++)
+          items[i].val = widen_bits(le32_get(p + 4 * i), isint);
     }
   }
   if (d->rc != 0) {
@@ -154,7 +234,7 @@ int orion_msg_buffer_flush_encode(orion_buf *b,
   orion__mw_i64(&e, m->buffer);
   orion__mw_flag(&e, m->isint);
   orion__mw_i64(&e, m->block);
-  put_items(&e, m->items, m->nitems);
+  put_items(&e, m->items, m->nitems, m->isint);
   return orion__mw_end(&e);
 }
 
@@ -169,7 +249,7 @@ int orion_msg_buffer_flush_decode(const void *p, size_t n,
   m.buffer = orion__mr_i64(&d, "buffer id");
   m.isint = orion__mr_flag(&d, "isint flag");
   m.block = orion__mr_i64(&d, "block");
-  m.items = get_items(&d, &m.nitems);
+  m.items = get_items(&d, &m.nitems, m.isint);
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_buffer_flush_free(out);

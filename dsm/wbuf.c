@@ -15,7 +15,12 @@
 typedef orion_pend_value pval;
 typedef orion_wbuf pending;
 
-#define DENSE_MAX_POSITIONS ((int64_t)1 << 20)
+/* Targets up to this many elements keep the dense form from the first
+ * write (a compiled body reaches it inline, util/cbody.h): its values are
+ * calloc'd, so pages nothing wrote cost address space only.  2^23: the
+ * word-topic counts of 20 Newsgroups at K=100 (about 2 million) and of
+ * KOS at K=1000 (6.9 million) are dense; past it, a hashed store. */
+#define DENSE_MAX_POSITIONS ((int64_t)1 << 23)
 #define HASH_MIN_CAP 64
 
 void orion_wbuf_init(orion_wbuf *w, int64_t positions) {

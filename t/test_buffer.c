@@ -1051,13 +1051,13 @@ Test(buffer, order_dense_bitmap) { check_order(50, 20, 2); }
 Test(buffer, order_dense_sorted_list) { check_order(100000, 30, 997); }
 
 Test(buffer, order_hash_for_large_targets) {
-  check_order((int64_t)3 << 20, 5000, 613);
+  check_order((int64_t)3 << 23, 5000, 613);
 }
 
 Test(buffer, hash_turns_dense_when_crowded) {
   /* A quarter of a large target written: the hash gives way to the dense
    * form mid-loop without losing anything. */
-  check_order(((int64_t)1 << 20) + 4, 300000, 3);
+  check_order(((int64_t)1 << 23) + 4, 2100000, 3);
 }
 
 Test(buffer, many_blocks_many_flushes) {
@@ -1088,8 +1088,9 @@ Test(buffer, many_blocks_many_flushes) {
 /* Encodes n items in a BUFFER_FLUSH, checks the size of its item list
  * (the payload after run, buffer, isint and block) against `bytes`, decodes them
  * back and compares key and value bits. */
-static void roundtrip(const orion_pend_item *items, int64_t n, size_t bytes) {
-  orion_msg_buffer_flush m = {1, 2, 0, items, n, -1}, back;
+static void roundtrip_as(const orion_pend_item *items, int64_t n, int isint,
+                         size_t bytes) {
+  orion_msg_buffer_flush m = {1, 2, isint, items, n, -1}, back;
   orion_buf b;
   const char *p;
   size_t len;
@@ -1111,14 +1112,50 @@ static void roundtrip(const orion_pend_item *items, int64_t n, size_t bytes) {
   orion_buf_free(&b);
 }
 
+static void roundtrip(const orion_pend_item *items, int64_t n, size_t bytes) {
+  roundtrip_as(items, n, 0, bytes);
+}
+
 Test(buffer, flush_codec_dense_ranges_cost_8_bytes_an_item) {
   orion_pend_item it[1000];
   int64_t i;
   for (i = 0; i < 1000; i++) { /* two ranges: 100..599 and 2000..2499 */
     it[i].key = i < 500 ? 100 + i : 1500 + i;
-    it[i].val.d = 0.25 * (double)i - 3.0;
+    it[i].val.d = 0.1 * (double)i - 3.0; /* doubles no float holds */
   }
   roundtrip(it, 1000, 16 + 2 * 16 + 1000 * 8);
+}
+
+/* Values a float holds exactly (what an f32 target's compiled body
+ * writes) travel in 4 bytes and come back as the same bits, -0.0 and
+ * infinities too; one value a float cannot hold (or a NaN whose payload
+ * it cannot) sends all in 8.  Integers that fit an i32 likewise, one that does not sends 8. */
+Test(buffer, flush_codec_float_and_i32_values_travel_in_4_bytes) {
+  orion_pend_item it[1000];
+  int64_t i;
+  for (i = 0; i < 1000; i++) {
+    it[i].key = i < 500 ? 100 + i : 1500 + i;
+    it[i].val.d = (double)(0.1f * (float)i - 3.0f);
+  }
+  it[3].val.d = -0.0;
+  it[4].val.d = 1.0 / 0.0;
+  it[5].val.d = (double)1e-40f; /* a float subnormal */
+  roundtrip(it, 1000, 16 + 2 * 16 + 1000 * 4);
+  it[7].val.d = 0.1; /* not a float's */
+  roundtrip(it, 1000, 16 + 2 * 16 + 1000 * 8);
+  it[7].val.i = INT64_C(0x7ff8000000000001); /* a NaN's payload */
+  roundtrip(it, 1000, 16 + 2 * 16 + 1000 * 8);
+  for (i = 0; i < 1000; i++)
+    it[i].val.i = i % 2 ? INT32_MIN + i : INT32_MAX - i;
+  roundtrip_as(it, 1000, 1, 16 + 2 * 16 + 1000 * 4);
+  it[9].val.i = (int64_t)INT32_MAX + 1;
+  roundtrip_as(it, 1000, 1, 16 + 2 * 16 + 1000 * 8);
+  /* Scattered keys: an 8-byte key and a 4-byte value each. */
+  for (i = 0; i < 50; i++) {
+    it[i].key = 7 * i;
+    it[i].val.i = -i;
+  }
+  roundtrip_as(it, 50, 1, 16 + 50 * 12);
 }
 
 Test(buffer, flush_codec_scattered_keys_keep_key_and_value) {
@@ -1130,8 +1167,8 @@ Test(buffer, flush_codec_scattered_keys_keep_key_and_value) {
   }
   roundtrip(it, 50, 16 + 50 * 16);
   roundtrip(it, 0, 16);
-  it[0].key = INT64_MAX; /* the largest key, alone */
-  roundtrip(it, 1, 16 + 16);
+  it[0].key = INT64_MAX; /* the largest key, alone (its value 0: 4 bytes) */
+  roundtrip(it, 1, 16 + 12);
 }
 
 /* A hand-built item list `words` behind run, buffer and isint: refused,

@@ -63,11 +63,11 @@ Test(wbuf, take_dense_bitmap) { check_take_order(50, 20, 2, 0); }
 Test(wbuf, take_dense_key_list) { check_take_order(100000, 30, 997, 0); }
 
 Test(wbuf, take_hashed_for_large_targets) {
-  check_take_order((int64_t)3 << 20, 5000, 613, 1);
+  check_take_order((int64_t)3 << 23, 5000, 613, 1);
 }
 
 Test(wbuf, hash_turns_dense_when_crowded) {
-  check_take_order(((int64_t)1 << 20) + 4, 300000, 3, 0);
+  check_take_order(((int64_t)1 << 23) + 4, 2100000, 3, 0);
 }
 
 Test(wbuf, lookup_sees_pending_values_only) {
@@ -75,7 +75,7 @@ Test(wbuf, lookup_sees_pending_values_only) {
   orion_pend_item *items;
   int64_t n;
   /* Hashed: a clean key has no value at all. */
-  orion_wbuf_init(&w, (int64_t)4 << 20);
+  orion_wbuf_init(&w, (int64_t)4 << 23);
   cr_assert_null(orion_wbuf_lookup(&w, 7));
   orion_wbuf_slot(&w, 7)->d = 2.5;
   orion_wbuf_slot(&w, 7)->d += 1.0; /* the same slot again */
@@ -101,7 +101,7 @@ Test(wbuf, lookup_sees_pending_values_only) {
 
 Test(wbuf, add_scaled_sets_and_adds_deltas) {
   static const float x[4] = {1, 2, 3, 4}, x0[4] = {0.5f, 0.5f, 0.5f, 0.5f};
-  int64_t sizes[2] = {8, (int64_t)2 << 20}; /* dense; hashed (few writes) */
+  int64_t sizes[2] = {8, (int64_t)2 << 23}; /* dense; hashed (few writes) */
   int s, i;
   for (s = 0; s < 2; s++) {
     orion_wbuf w;
@@ -120,7 +120,7 @@ Test(wbuf, add_scaled_sets_and_adds_deltas) {
 Test(wbuf, add_scaled_bulk_goes_dense_at_once) {
   /* A quarter of a large target in one write: dense storage, where a clean
    * key reads zero instead of nothing. */
-  int64_t positions = ((int64_t)1 << 20) + 64, n = positions / 4 + 1, i;
+  int64_t positions = ((int64_t)1 << 23) + 64, n = positions / 4 + 1, i;
   float *x = orion_calloc((size_t)n, sizeof *x);
   orion_wbuf w;
   cr_assert_not_null(x);
@@ -260,7 +260,7 @@ static void check_take_largest(int64_t positions, int64_t stride, int hashed) {
 Test(wbuf, take_largest_dense) { check_take_largest(1000, 3, 0); }
 
 Test(wbuf, take_largest_hashed) {
-  check_take_largest((int64_t)1 << 22, 1009, 1);
+  check_take_largest((int64_t)1 << 24, 1009, 1);
 }
 
 /* Floats by |value|; ties go to the lower key. */
@@ -349,7 +349,7 @@ Test(wbuf, dense_view_of_a_large_target_is_none) {
   orion_pend_value *vals;
   uint64_t *bits;
   int64_t *dirty, *ndirty, dmax;
-  orion_wbuf_init(&w, ((int64_t)1 << 20) + 1);
+  orion_wbuf_init(&w, ((int64_t)1 << 23) + 1);
   cr_assert_eq(orion_wbuf_dense_view(&w, &vals, &bits, &dirty, &ndirty, &dmax),
                0);
   cr_assert_null(vals, "a large target stays hashed (the calls)");
