@@ -194,6 +194,19 @@ static void reap(orion_cluster *c, double seconds) {
   } while (live > 0 && orion_now() < until);
 }
 
+/* Sets every connection's cork (orion_conn_cork: off sends what is held)
+ * or, with on < 0, sends what each holds and leaves the cork as it is. */
+static void cork_all(orion_cluster *c, int on) {
+  int i;
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].conn != NULL) {
+      if (on < 0)
+        orion_conn_flush(c->peers[i].conn);
+      else
+        orion_conn_cork(c->peers[i].conn, on);
+    }
+}
+
 /* SHUTDOWN, with why (empty: the job ended normally), to every connected
  * executor, then up to `grace` seconds for local processes to exit before
  * SIGKILL. */
@@ -201,6 +214,7 @@ static void stop_all(orion_cluster *c, double grace, const char *why) {
   orion_msg_shutdown m;
   int i;
   c->stopping = 1;
+  cork_all(c, 0); /* a wait may have been left by exit() or a Lua error */
   m.reason = why;
   m.len = strlen(why);
   if (m.len > ORION_MSG_SHUTDOWN_REASON_MAX)
@@ -657,9 +671,20 @@ static void on_tick(uv_timer_t *t) {
     c->tick_fn(c->tick_ud);
 }
 
+/* While the driver waits, the frames sent in one turn of the loop (the
+ * blocks one BLOCK_DONE releases, a clock's blocks for one executor) go to
+ * each executor together when the turn ends, before the loop blocks again
+ * (net.h, orion_conn_cork); outside waits frames go at once. */
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {
-  while (!done(ud))
+  cork_all(c, 1);
+  for (;;) {
+    int fin = done(ud); /* which may send too */
+    cork_all(c, -1);    /* before the loop blocks: nothing waits held */
+    if (fin)
+      break;
     uv_run(&c->loop, UV_RUN_ONCE);
+  }
+  cork_all(c, 0);
 }
 
 static int all_registered(void *ud) {
