@@ -74,9 +74,12 @@ void orion__exec_wake_taken(exec_state *x) {
    * turn, and one posted before it found the flag set and queued its
    * frames before this turn reads them.  (Clearing first would let this
    * drain take the byte of a wake posted meanwhile and leave the flag set
-   * with no byte: every later wake lost.) */
-  while (read(x->wake_fd[0], buf, sizeof buf) > 0)
-    ;
+   * with no byte: every later wake lost.)  One read takes every byte
+   * there (one per wake that found the flag clear, so rarely more than
+   * one); a byte that lands after it only brings one more turn. */
+  if (read(x->wake_fd[0], buf, sizeof buf) < 0 && errno != EAGAIN &&
+      errno != EWOULDBLOCK && errno != EINTR)
+    orion__exec_die(x, "cannot read the wake pipe: %s", strerror(errno));
   atomic_store(&x->wake_pending, 0);
 }
 

@@ -10,10 +10,9 @@
 -- ratings as the SGD pass visits them, before each update), test RMSE.
 -- With --metrics FILE (an orion-driver option) each epoch is also recorded
 -- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
--- longest executor's time running training blocks), driver_cpu_seconds (the
--- driver's CPU time in the epoch), train_rmse, test_rmse,
--- executors, driver_bytes, peer_bytes, bytes_moved (both loops), tier,
--- train_blocks, updates_per_s, managed_bytes, managed_staleness (docs/apps-mf.md).
+-- longest executor's time running training blocks), driver_cpu_seconds,
+-- train_rmse, test_rmse, executors, driver_bytes, peer_bytes, bytes_moved,
+-- tier, train_blocks, updates_per_s, managed_bytes, managed_staleness (docs/apps-mf.md).
 
 local orion = require "orion"
 local cli = require "orion.cli"
