@@ -549,7 +549,13 @@ static int write_sealed(orion_conn *c, orion_buf *b) {
 int orion_conn_send(orion_conn *c, orion_buf *b) {
   if (c->corked && !b->oom && c->authed && c->state == ST_OPEN) {
     if (b->len <= ORION_CONN_HOLD_MAX) {
-      orion_buf_append(&c->held, b->data, b->len);
+      if (c->held.len == 0) { /* the first: its buffer is kept, not copied */
+        orion_buf t = c->held;
+        c->held = *b;
+        *b = t;
+      } else {
+        orion_buf_append(&c->held, b->data, b->len);
+      }
       orion_buf_free(b);
       orion_buf_init(b);
       if (!c->held.oom)
