@@ -74,6 +74,7 @@ for b in $builds; do
   total=0
   for c in $names; do
     m=$(for r in $(seq 1 "$runs"); do awk -v c="$c" '$1 == c { v = $2 } END { print v + 0 }' "$tmp/d_${b}_$r"; done | median)
+    awk -v m="$m" 'BEGIN { exit !(m >= 1) }' || continue # not once per epoch
     line="$line $c $(printf '%.0f' "$m")"
   done
   t=$(for r in $(seq 1 "$runs"); do awk '{ s += $2 } END { print s }' "$tmp/d_${b}_$r"; done | median)
