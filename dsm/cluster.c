@@ -64,6 +64,7 @@ struct orion_cluster {
   double last_tick; /* when on_tick last ran */
   void (*tick_fn)(void *); /* the job page's, or NULL */
   void *tick_ud;
+  int waiting; /* inside orion_cluster_wait: the connections are corked */
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
@@ -447,6 +448,8 @@ void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b) {
     orion_buf_init(b);
     return;
   }
+  if (!c->waiting && p->conn->corked) /* a wait left by a Lua error */
+    orion_conn_cork(p->conn, 0);
   orion_conn_send(p->conn, b);
 }
 
@@ -676,6 +679,8 @@ static void on_tick(uv_timer_t *t) {
  * each executor together when the turn ends, before the loop blocks again
  * (net.h, orion_conn_cork); outside waits frames go at once. */
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {
+  int outer = c->waiting; /* a wait inside a wait's callback */
+  c->waiting = 1;
   cork_all(c, 1);
   for (;;) {
     int fin = done(ud); /* which may send too */
@@ -684,7 +689,9 @@ void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {
       break;
     uv_run(&c->loop, UV_RUN_ONCE);
   }
-  cork_all(c, 0);
+  c->waiting = outer;
+  if (!outer)
+    cork_all(c, 0);
 }
 
 static int all_registered(void *ud) {
