@@ -107,9 +107,12 @@ static void lost_driver(exec_state *x, const char *why) {
 
 /* The compute thread queued frames: send them, to the driver and to the
  * peers, and retry the FETCHes a run that has now started can answer. */
-static void on_wake(uv_async_t *h) {
+static void on_wake(uv_poll_t *h, int status, int events) {
   exec_state *x = h->data;
   orion_buf b;
+  (void)status; /* a failed poll of the pipe: the queues are read anyway */
+  (void)events;
+  orion__exec_wake_taken(x);
   pthread_mutex_lock(&x->mu);
   b = x->out;
   orion_buf_init(&x->out);
@@ -487,8 +490,7 @@ int main(int argc, char **argv) {
   if (rc != 0)
     orion__exec_die(x, "cannot start the event loop: %s", uv_strerror(rc));
   x->loop.data = x;
-  uv_async_init(&x->loop, &x->wake, on_wake);
-  x->wake.data = x;
+  orion__exec_wake_init(x, on_wake);
   uv_timer_init(&x->loop, &x->hb);
   x->hb.data = x;
   uv_timer_start(&x->hb, on_tick, 1000, 1000);

@@ -75,6 +75,7 @@ struct orion_cluster {
   uv_pipe_t relays[ORION_CLUSTER_RELAYS_MAX]; /* opts.relay_fds */
   int relay_open[ORION_CLUSTER_RELAYS_MAX];
   int nrelays;
+  int waiting; /* inside orion_cluster_wait: the connections are corked */
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
@@ -235,6 +236,19 @@ static void send_shutdown(orion_conn *conn, const orion_msg_shutdown *m) {
   orion_buf_free(&b);
 }
 
+/* Sets every connection's cork (orion_conn_cork: off sends what is held)
+ * or, with on < 0, sends what each holds and leaves the cork as it is. */
+static void cork_all(orion_cluster *c, int on) {
+  int i;
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].conn != NULL) {
+      if (on < 0)
+        orion_conn_flush(c->peers[i].conn);
+      else
+        orion_conn_cork(c->peers[i].conn, on);
+    }
+}
+
 /* SHUTDOWN, with why (empty: the job ended normally), to every connected
  * executor (and to executors waiting to join, welcomed first so that they
  * read it), then up to `grace` seconds for local processes to exit before
@@ -243,6 +257,7 @@ static void stop_all(orion_cluster *c, double grace, const char *why) {
   orion_msg_shutdown m;
   int i;
   c->stopping = 1;
+  cork_all(c, 0); /* a wait may have been left by exit() or a Lua error */
   m.reason = why;
   m.len = strlen(why);
   if (m.len > ORION_MSG_SHUTDOWN_REASON_MAX)
@@ -535,6 +550,8 @@ void orion_cluster_send(orion_cluster *c, int exec, orion_buf *b) {
     orion_buf_init(b);
     return;
   }
+  if (!c->waiting && p->conn->corked) /* a wait left by a Lua error */
+    orion_conn_cork(p->conn, 0);
   orion_conn_send(p->conn, b);
 }
 
@@ -802,9 +819,24 @@ static void on_tick(uv_timer_t *t) {
     c->tick_fn(c->tick_ud);
 }
 
+/* While the driver waits, the frames sent in one turn of the loop (the
+ * blocks one BLOCK_DONE releases, a clock's blocks for one executor) go to
+ * each executor together when the turn ends, before the loop blocks again
+ * (net.h, orion_conn_cork); outside waits frames go at once. */
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {
-  while (!done(ud))
+  int outer = c->waiting; /* a wait inside a wait's callback */
+  c->waiting = 1;
+  cork_all(c, 1);
+  for (;;) {
+    int fin = done(ud); /* which may send too */
+    cork_all(c, -1);    /* before the loop blocks: nothing waits held */
+    if (fin)
+      break;
     uv_run(&c->loop, UV_RUN_ONCE);
+  }
+  c->waiting = outer;
+  if (!outer)
+    cork_all(c, 0);
 }
 
 static int all_registered(void *ud) {

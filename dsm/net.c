@@ -78,6 +78,7 @@ orion_conn *orion_conn_new(uv_loop_t *loop, orion_wire_role role,
   c->tcp.data = c;
   c->deadline.data = c;
   orion_buf_init(&c->early);
+  orion_buf_init(&c->held);
   c->cbs = *cbs;
   c->data = data;
   c->last_rx = orion_now();
@@ -94,12 +95,17 @@ static void on_closed(uv_handle_t *h) {
   orion_wire_decoder_free(&c->dec);
   orion_sec_free(&c->sec);
   orion_buf_free(&c->early);
+  orion_buf_free(&c->held);
   orion_free(c);
 }
 
 void orion_conn_close(orion_conn *c, const char *fmt, ...) {
   va_list ap;
   if (c->state == ST_CLOSING)
+    return;
+  /* What a corked connection holds goes first, as an uncorked send would
+   * have gone (a write that fails closes c with its own reason). */
+  if (c->state == ST_OPEN && c->held.len > 0 && orion_conn_flush(c) != 0)
     return;
   if (c->state != ST_ALERTING) { /* else the alert's reason stands */
     va_start(ap, fmt);
@@ -418,13 +424,46 @@ static void on_written(uv_write_t *req, int status) {
     orion_conn_close(c, "write failed: %s", uv_strerror(status));
 }
 
-/* Queues bufs[0..nbufs) (pointing into data and side, which the request
- * then owns; data may be NULL when a later request owns it).  On failure
- * it frees both and closes the connection. */
+/* Writes bufs[0..nbufs) (pointing into data and side, which the write
+ * then owns; data may be NULL when a later request owns it): at once as far
+ * as the socket takes them when nothing is queued before them (uv_try_write
+ * is one writev, without a request, a poll change or a callback), the rest
+ * queued.  On failure it frees both and closes the connection. */
 static int queue_write(orion_conn *c, char *data, unsigned char *side,
                        const uv_buf_t *bufs, unsigned nbufs, size_t total) {
-  write_req *w = orion_malloc(sizeof *w);
-  int rc;
+  write_req *w;
+  uv_buf_t rest[8]; /* write_sealed gives at most 3 * SEAL_GROUP */
+  int rc = UV_EAGAIN;
+  c->bytes_out += total;
+  if (nbufs <= sizeof rest / sizeof rest[0])
+    rc = uv_try_write((uv_stream_t *)&c->tcp, bufs, nbufs);
+  if (rc >= 0) {
+    size_t done = (size_t)rc;
+    unsigned i, k = 0;
+    if (done == total) {
+      orion_free(data);
+      orion_free(side);
+      return 0;
+    }
+    for (i = 0; i < nbufs; i++) { /* what the socket did not take */
+      if (done >= bufs[i].len) {
+        done -= bufs[i].len;
+        continue;
+      }
+      rest[k] = uv_buf_init(bufs[i].base + done,
+                            (unsigned)(bufs[i].len - done));
+      done = 0;
+      k++;
+    }
+    bufs = rest;
+    nbufs = k;
+  } else if (rc != UV_EAGAIN && rc != UV_ENOSYS) {
+    orion_free(data);
+    orion_free(side);
+    orion_conn_close(c, "write failed: %s", uv_strerror(rc));
+    return rc;
+  }
+  w = orion_malloc(sizeof *w);
   if (w == NULL) {
     orion_free(data);
     orion_free(side);
@@ -433,7 +472,6 @@ static int queue_write(orion_conn *c, char *data, unsigned char *side,
   }
   w->data = data;
   w->side = side;
-  c->bytes_out += total;
   rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, nbufs, on_written);
   if (rc != 0) {
     orion_free(w->data);
@@ -509,6 +547,30 @@ static int write_sealed(orion_conn *c, orion_buf *b) {
 }
 
 int orion_conn_send(orion_conn *c, orion_buf *b) {
+  if (c->corked && !b->oom && c->authed && c->state == ST_OPEN) {
+    if (b->len <= ORION_CONN_HOLD_MAX) {
+      if (c->held.len == 0) { /* the first: its buffer is kept, not copied */
+        orion_buf t = c->held;
+        c->held = *b;
+        *b = t;
+      } else {
+        orion_buf_append(&c->held, b->data, b->len);
+      }
+      orion_buf_free(b);
+      orion_buf_init(b);
+      if (!c->held.oom)
+        return 0;
+      orion_buf_free(&c->held);
+      orion_buf_init(&c->held);
+      orion_conn_close(c, "out of memory holding a frame");
+      return ORION_ENOMEM;
+    }
+    if (orion_conn_flush(c) != 0) { /* in order: what is held goes first */
+      orion_buf_free(b);
+      orion_buf_init(b);
+      return ORION_EINVAL;
+    }
+  }
   if (b->oom) {
     orion_buf_free(b);
     orion_buf_init(b);
@@ -529,6 +591,25 @@ int orion_conn_send(orion_conn *c, orion_buf *b) {
     return c->early.oom ? ORION_ENOMEM : 0;
   }
   return write_sealed(c, b);
+}
+
+int orion_conn_flush(orion_conn *c) {
+  orion_buf b;
+  if (c->held.len == 0)
+    return 0;
+  b = c->held;
+  orion_buf_init(&c->held);
+  if (c->state != ST_OPEN) { /* closing: nothing more goes out */
+    orion_buf_free(&b);
+    return ORION_EINVAL;
+  }
+  return write_sealed(c, &b);
+}
+
+void orion_conn_cork(orion_conn *c, int on) {
+  c->corked = on != 0;
+  if (!on)
+    orion_conn_flush(c);
 }
 
 int orion_conn_send_frame(orion_conn *c, int type, const void *payload,

@@ -6,7 +6,13 @@
  * wrong token, a read error, the peer closing) closes the connection and
  * calls `closed` once with the reason, after which the connection is freed.
  * Writes are queued whole: orion_conn_send takes the bytes of one or more
- * complete frames and frees them once libuv has written them.
+ * complete frames and frees them once libuv has written them.  A write
+ * goes to the socket at once when nothing is queued before it (one
+ * writev, no request or poll change); only what the socket does not take
+ * is queued.  A corked connection (orion_conn_cork) holds the small
+ * frames sent to it and sends them together, as one set of records in one
+ * write, when orion_conn_flush is called: the frames of one event (a
+ * clock's blocks) cost one write and one wakeup of the reader.
  *
  * Every connection first runs dsm/sec.h's handshake: both ends prove they
  * hold the job's token, and no frame is delivered or sent before that
@@ -95,6 +101,8 @@ struct orion_conn {
   double rx_t0;
   uint64_t rx_off0;
   uv_connect_t creq;
+  int corked;         /* sends are held in `held` until orion_conn_flush */
+  orion_buf held;     /* private */
   char rbuf[65536];
 };
 
@@ -128,6 +136,19 @@ int orion_conn_send(orion_conn *c, orion_buf *b);
 /* Encodes one frame of type with payload[0..len) and queues it. */
 int orion_conn_send_frame(orion_conn *c, int type, const void *payload,
                           size_t len);
+
+/* Frames of at most this many bytes are held while a connection is
+ * corked; a larger one sends what is held, then itself (in order). */
+#define ORION_CONN_HOLD_MAX (16 * 1024)
+
+/* on != 0: hold small frames until orion_conn_flush; 0: send what is held
+ * and stop holding.  The holder must flush before it waits for an answer
+ * (dsm/cluster.c flushes after every turn of its loop). */
+void orion_conn_cork(orion_conn *c, int on);
+
+/* Sends the held frames now, as one write; 0, or an error after which the
+ * connection is closing. */
+int orion_conn_flush(orion_conn *c);
 
 /* Starts closing c (idempotent); `closed` follows from the loop.  On a
  * connection waiting for its peer to take an alert, it ends the wait and

@@ -128,6 +128,6 @@ int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
   if (count)
     x->shard_items += (uint64_t)n;
   pthread_mutex_unlock(&x->mu);
-  uv_async_send(&x->wake);
+  orion__exec_wake(x);
   return rc;
 }

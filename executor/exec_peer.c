@@ -147,7 +147,7 @@ static void post(exec_state *x, int e, orion_buf *b, int to_in, int paid) {
                    b->data, b->len);
   pthread_mutex_unlock(&x->mu);
   b->len = 0;
-  uv_async_send(&x->wake);
+  orion__exec_wake(x);
 }
 
 void orion__peer_post(exec_state *x, int e, orion_buf *b, int to_in) {

@@ -4,6 +4,8 @@
  * compute thread, a new connection, and the exit when the job is gone.
  * Every other executor file calls these; they call no other executor file.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,7 +56,49 @@ void orion__exec_post(exec_state *x, orion_buf *b) {
   }
   pthread_mutex_unlock(&x->mu);
   b->len = 0;
-  uv_async_send(&x->wake);
+  orion__exec_wake(x);
+}
+
+void orion__exec_wake(exec_state *x) {
+  char one = 1;
+  if (atomic_exchange(&x->wake_pending, 1) != 0)
+    return; /* the loop thread has yet to take the last one */
+  while (write(x->wake_fd[1], &one, 1) < 0 && errno == EINTR)
+    ;
+}
+
+void orion__exec_wake_taken(exec_state *x) {
+  char buf[64];
+  /* The pipe first, then the flag, both before the queues are read: a wake
+   * posted after the flag is cleared writes a byte that stays for the next
+   * turn, and one posted before it found the flag set and queued its
+   * frames before this turn reads them.  (Clearing first would let this
+   * drain take the byte of a wake posted meanwhile and leave the flag set
+   * with no byte: every later wake lost.)  One read takes every byte
+   * there (one per wake that found the flag clear, so rarely more than
+   * one); a byte that lands after it only brings one more turn. */
+  if (read(x->wake_fd[0], buf, sizeof buf) < 0 && errno != EAGAIN &&
+      errno != EWOULDBLOCK && errno != EINTR)
+    orion__exec_die(x, "cannot read the wake pipe: %s", strerror(errno));
+  atomic_store(&x->wake_pending, 0);
+}
+
+void orion__exec_wake_init(exec_state *x, uv_poll_cb cb) {
+  int i, rc;
+  if (pipe(x->wake_fd) != 0)
+    orion__exec_die(x, "cannot create the wake pipe: %s", strerror(errno));
+  for (i = 0; i < 2; i++)
+    if (fcntl(x->wake_fd[i], F_SETFL, O_NONBLOCK) != 0 ||
+        fcntl(x->wake_fd[i], F_SETFD, FD_CLOEXEC) != 0)
+      orion__exec_die(x, "cannot set up the wake pipe: %s", strerror(errno));
+  atomic_init(&x->wake_pending, 0);
+  rc = uv_poll_init(&x->loop, &x->wake, x->wake_fd[0]);
+  if (rc == 0) {
+    x->wake.data = x;
+    rc = uv_poll_start(&x->wake, UV_READABLE, cb);
+  }
+  if (rc != 0)
+    orion__exec_die(x, "cannot watch the wake pipe: %s", uv_strerror(rc));
 }
 
 void orion__exec_post_error(exec_state *x, int64_t block, const char *msg) {

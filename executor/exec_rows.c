@@ -303,7 +303,7 @@ void orion__rows_loaded(exec_state *x, int64_t run) {
   pthread_mutex_lock(&x->mu);
   x->loaded_run = run;
   pthread_mutex_unlock(&x->mu);
-  uv_async_send(&x->wake); /* on_wake retries the kept MOVE_ROWS */
+  orion__exec_wake(x); /* on_wake retries the kept MOVE_ROWS */
 }
 
 void orion__exec_test_slow(exec_state *x, double seconds) {

@@ -88,7 +88,7 @@ int orion__shard_setup(exec_state *x, const orion_msg_shard *s, int64_t run,
     orion_shard_rebase(sh);
   sh->served_run = run;
   pthread_mutex_unlock(&x->mu);
-  uv_async_send(&x->wake); /* FETCHes waiting for this run */
+  orion__exec_wake(x); /* FETCHes waiting for this run */
   return 0;
 }
 

@@ -40,6 +40,7 @@
 #define ORION_DRIVERS_EXEC_STATE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -135,7 +136,13 @@ typedef struct exec_state {
   /* Loop thread. */
   uv_loop_t loop;   /* its data is this state */
   orion_conn *conn; /* to the driver; NULL once closed */
-  uv_async_t wake;  /* the compute thread queued frames */
+  /* The compute thread queued frames (orion__exec_wake): a byte in the
+   * pipe wake_fd makes wake readable.  Not a uv_async_t: libuv 1.44's
+   * spins, then yields, while the other thread is inside uv_async_send,
+   * which a loaded machine turned into a wasted slice per block. */
+  uv_poll_t wake;
+  int wake_fd[2];
+  atomic_int wake_pending; /* a byte is in the pipe, not yet taken */
   uv_timer_t hb;
   uint64_t hb_seq;
   int welcomed;
@@ -264,6 +271,18 @@ void orion__exec_nap(exec_state *x);
 /* Hands the finished frames in b to the loop thread for the driver and
  * empties b (compute thread). */
 void orion__exec_post(exec_state *x, orion_buf *b);
+
+/* Makes the loop thread run its on_wake soon (either thread): one write
+ * to the wake pipe unless one is already pending. */
+void orion__exec_wake(exec_state *x);
+
+/* Loop thread, in wake's callback, before it looks at what was queued:
+ * empties the pipe and lets the next orion__exec_wake write again. */
+void orion__exec_wake_taken(exec_state *x);
+
+/* Creates the wake pipe and starts watching it (loop thread, at start);
+ * on failure it dies. */
+void orion__exec_wake_init(exec_state *x, uv_poll_cb cb);
 
 /* Posts a BODY_ERROR: a body or loop error in block `block` (-1: none). */
 void orion__exec_post_error(exec_state *x, int64_t block, const char *msg);

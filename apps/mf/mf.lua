@@ -10,9 +10,9 @@
 -- ratings as the SGD pass visits them, before each update), test RMSE.
 -- With --metrics FILE (an orion-driver option) each epoch is also recorded
 -- as JSON with the keys epoch, seconds, train_seconds, compute_seconds (the
--- longest executor's time running training blocks), train_rmse, test_rmse,
--- executors, driver_bytes, peer_bytes, bytes_moved (both loops), tier,
--- train_blocks, updates_per_s, managed_bytes, managed_staleness (docs/apps-mf.md).
+-- longest executor's time running training blocks), driver_cpu_seconds,
+-- train_rmse, test_rmse, executors, driver_bytes, peer_bytes, bytes_moved,
+-- tier, train_blocks, updates_per_s, managed_bytes, managed_staleness (docs/apps-mf.md).
 
 local orion = require "orion"
 local cli = require "orion.cli"
@@ -649,7 +649,7 @@ local function run_epochs(first_epoch, run)
     pass = epoch
     SALT = opts.seed * 1000003 + epoch * 7919
     lr = run:lr(epoch) or lr -- --lr-schedule
-    local t0 = orion.clock()
+    local t0, c0 = orion.clock(), os.clock()
     train_sse:reset()
     if gen then
       gen.train_n:reset()
@@ -676,6 +676,7 @@ local function run_epochs(first_epoch, run)
     -- Bytes through the driver and between executors, both loops.
     local driver_bytes, peer_bytes = st.driver_bytes + db, st.peer_bytes + pb
     local seconds = orion.clock() - t0
+    local driver_cpu = os.clock() - c0
     lr = lr * opts.decay
     local what = ({ [0] = "RMSE", [1] = "MAE", [5] = "logloss" })[LOSS] or "loss"
     for c = 1, 2 do
@@ -690,7 +691,7 @@ local function run_epochs(first_epoch, run)
     print(table.concat(line, "  "))
     io.stdout:flush()
     local rec = { epoch = epoch, seconds = seconds, train_seconds = train_seconds,
-                  compute_seconds = compute_seconds, fold = FOLD > 0 and FOLD or nil,
+                  compute_seconds = compute_seconds, driver_cpu_seconds = driver_cpu, fold = FOLD > 0 and FOLD or nil,
                   executors = st.executors, bytes_moved = driver_bytes,
                   driver_bytes = driver_bytes, peer_bytes = peer_bytes, tier = st.tier,
                   train_blocks = table.concat(st.executor_blocks, " "),
