@@ -197,16 +197,17 @@ static void walk_close(uv_handle_t *h, void *arg) {
     uv_close(h, NULL);
 }
 
-/* Runs the loop until every spawned executor has exited (and the stderr
- * pipes of an earlier driver's have ended) or `seconds` have passed. */
+/* Runs the loop until every spawned executor has exited and its stderr
+ * pipe has ended (and those of an earlier driver's executors), or
+ * `seconds` have passed. */
 static void reap(orion_cluster *c, double seconds) {
   double until = orion_now() + seconds;
   int i, live;
   do {
     uv_run(&c->loop, UV_RUN_NOWAIT);
     live = 0;
-    for (i = 0; i < c->n; i++)
-      if (c->peers[i].spawned && !c->peers[i].exited)
+    for (i = 0; i < c->n; i++) /* running, or its stderr not yet all read */
+      if (c->peers[i].spawned && (!c->peers[i].exited || c->peers[i].relaying))
         live++;
     for (i = 0; i < c->nrelays; i++) /* an earlier driver's executors: */
       if (c->relay_open[i])          /* their last words, to the end */

@@ -75,6 +75,9 @@ left() {
 }
 
 MF="$src/apps/mf/mf.lua --synthetic 3000,2000,200000 --k 16 --epochs 8"
+# For the cases that act on a running job without comparing its result:
+# long enough that the job cannot end before the test acts, under load.
+MF_LONG="$src/apps/mf/mf.lua --synthetic 3000,2000,200000 --k 16 --epochs 60"
 cd "$tmp" || exit 1
 "$drv" --quiet --executors 3 $MF --save base > base.out 2>&1 ||
   fail "undisturbed run: $(cat base.out)"
@@ -178,7 +181,7 @@ done
 # $ORION_REGISTER_TIMEOUT; the job ends as usual.
 port=$(free_port $((port + 1)))
 "$drv" --launcher manual --executors 1 --listen 127.0.0.1:$port \
-  $MF > r.out 2> r.err &
+  $MF_LONG > r.out 2> r.err &
 pid=$!
 "$exe" --driver 127.0.0.1:$port --id 0 2> r0.err &
 e0=$!
@@ -218,7 +221,7 @@ on_node_b() {
 }
 rm -rf ckh
 ELASTIC_MARK=h PATH="$tmp/bin:$PATH" "$drv" --hosts hosts --elastic \
-  --min-executors 3 --checkpoint-dir ckh $MF --checkpoint-every 1 \
+  --min-executors 3 --checkpoint-dir ckh $MF_LONG --checkpoint-every 1 \
   > h.out 2> h.err &
 pid=$!
 for step in 3 6; do
