@@ -57,8 +57,8 @@
 # under the quota, and the same links): the predicted epoch seconds,
 # predicted / measured and the predicted bottleneck (docs/scale.md).
 #
-# LIBMF=DIR (a LIBMF build: DIR/mf-train; build it with -DUSEAVX for the
-# AVX figures) runs mf-train -s 1 in a cgroup of Q CPUs, RUNS times
+# LIBMF=DIR (a LIBMF build, made outside the repository: DIR/mf-train; an
+# AVX build for the AVX figures) runs mf-train -s 1 in a cgroup of Q CPUs, RUNS times
 # interleaved with ours, on MovieLens-1M's training ratings at each K of
 # MF_KS (written to a temporary folder in its text format): its seconds an
 # epoch are (T(-t 1+E) - T(-t 1)) / E, E = LIBMF_EPOCHS (default 10: the
