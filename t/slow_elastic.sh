@@ -3,7 +3,7 @@
 # slow set; bench/netcluster.sh: 4 executors, each in a network namespace
 # of its own on a bridge):
 #
-#  For MF (synthetic, 16 epochs) and LDA (16 iterations, the
+#  For MF (synthetic, 32 epochs) and LDA (KOS, 40 iterations, the
 #  log-likelihood every iteration, --partitions 4, a grid fixed
 #  whatever the executors, as the default 8 x 8 is), a checkpoint every step, 3 trials
 #  each: one of the 4 executors (a different one each trial) is killed
@@ -19,8 +19,12 @@
 #  driver's heartbeat timeout: the same result on the other 3.
 # netcluster.sh removes its namespaces and processes after each run.
 #
-# Needs root and working `ip netns`; skips (77) otherwise, except under
-# CI=true, where that is a failure.
+# Needs root and working `ip netns`, and ../shared/data's KOS corpus
+# (ORION_DATA) for LDA; skips (77) otherwise, except under CI=true, where
+# that is a failure.  Both jobs are sized so that each step takes about
+# 0.05-0.1 s on 2 idle cores: a job must still be running when the test
+# kills an executor after step 8, and when the joiner arrives after the
+# re-forming.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
@@ -36,6 +40,8 @@ command -v ip >/dev/null 2>&1 || skip "no ip command (iproute2)"
 probe="oelprobe$$"
 ip netns add "$probe" >/dev/null 2>&1 || skip "\`ip netns\` does not work here"
 ip netns del "$probe"
+kos=${ORION_DATA:-$src/../shared/data}/uci-bow-kos/docword.kos.txt.gz
+[ -f "$kos" ] || skip "$kos not found (set ORION_DATA)"
 
 tmp=$(mktemp -d /tmp/orion-elastic-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -63,21 +69,21 @@ wait_for_line() {
 # steps again), without the seconds and rate columns.
 rows() {
   awk '$1 ~ /^[0-9]+$/ && NF == 4 { $2 = ""; if (lda == 1) $3 = ""; r[$1] = $0 }
-       END { for (e = 1; e <= 16; e++) print e, r[e] }' lda="$2" "$1"
+       END { for (e = 1; e <= n; e++) print e, r[e] }' lda="$2" n="$steps" "$1"
 }
 ORION_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 export ORION_TOKEN
 
-MF="$src/apps/mf/mf.lua --synthetic 3000,2000,200000 --k 16 --epochs 16"
-LDA="$src/apps/lda/lda.lua --iters 16 --k 20 --ll-every 1 --partitions 4"
+MF="$src/apps/mf/mf.lua --synthetic 20000,5000,3000000 --k 64 --epochs 32"
+LDA="$src/apps/lda/lda.lua --corpus $kos --iters 40 --k 200 --ll-every 1 --partitions 4"
 for app in mf lda; do
-  if [ $app = mf ]; then args=$MF; save="--save base-mf"; files="W H"; lda=0
-  else args=$LDA; save="--save base-lda.counts"; files=counts; lda=1; fi
+  if [ $app = mf ]; then args=$MF; save="--save base-mf"; files="W H"; lda=0; steps=32
+  else args=$LDA; save="--save base-lda.counts"; files=counts; lda=1; steps=40; fi
   timeout -k 10 300 "$net" -n 4 -- $args $save > base-$app.out 2> base-$app.err ||
     fail "$app: the undisturbed run failed: $(tail -5 base-$app.err)"
   rows base-$app.out $lda > base-$app.rows
-  [ "$(awk 'NF > 2' base-$app.rows | wc -l)" = 16 ] ||
-    fail "$app: the undisturbed run printed no 16 steps: $(cat base-$app.out)"
+  [ "$(awk 'NF > 2' base-$app.rows | wc -l)" = $steps ] ||
+    fail "$app: the undisturbed run printed no $steps steps: $(cat base-$app.out)"
   for trial in 1 2 3; do
     name=$app-$trial
     step=$((trial * 3 - 1))
@@ -125,6 +131,7 @@ done
 # Executor 2's link goes down after the checkpoint of step 3: the driver
 # hears nothing for --heartbeat-timeout (2 s here) and goes on with 3; the
 # result is the undisturbed run's.
+steps=32 # MF
 rm -rf ck-cut
 timeout -k 10 300 "$net" -n 4 --grace 5 -- --elastic --heartbeat-timeout 2 \
   --checkpoint-dir ck-cut $MF --checkpoint-every 1 --save cut \
