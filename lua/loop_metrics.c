@@ -57,23 +57,9 @@ void orion__loop_metrics(lua_State *L, int res, double cpu0) {
   double cpu = orion__cpu_seconds();
   const char *where;
   res = lua_absindex(L, res);
-  luaL_where(L, 1); /* "FILE:LINE: " */
-  {
-    size_t len;
-    const char *w = lua_tolstring(L, -1, &len);
-    lua_pushlstring(L, w, len >= 2 ? len - 2 : len);
-  }
-  where = lua_tostring(L, -1);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, CALLS_KEY);
-  calls = (int)lua_tointeger(L, (lua_getfield(L, -1, where), -1)) + 1;
-  lua_pop(L, 1);
-  lua_pushinteger(L, calls);
-  lua_setfield(L, -2, where);
-  lua_pop(L, 1);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  if (lua_getfield(L, -1, "orion") == LUA_TTABLE &&
-      lua_getfield(L, -1, "record") == LUA_TFUNCTION) {
-    lua_createtable(L, 0, 12);
+  where = orion__push_site(L);
+  calls = orion__site_count(L, CALLS_KEY, where);
+  if (orion__record_open(L, 12)) {
     lua_pushstring(L, where);
     lua_setfield(L, -2, "loop");
     lua_pushinteger(L, calls);

@@ -17,13 +17,8 @@
 
 /* Pushes the call site's table (made when missing) and its FILE:LINE. */
 static const char *site(lua_State *L) {
-  size_t len;
-  const char *w;
   luaL_getsubtable(L, LUA_REGISTRYINDEX, AUTO_KEY);
-  luaL_where(L, 1); /* "FILE:LINE: " */
-  w = lua_tolstring(L, -1, &len);
-  lua_pushlstring(L, w, len >= 2 ? len - 2 : len);
-  lua_remove(L, -2);
+  orion__push_site(L);
   if (lua_getfield(L, -2, lua_tostring(L, -1)) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);
@@ -65,10 +60,7 @@ static void record(lua_State *L, const char *where, int ran_parts,
                    const orion_sim_setting *ran,
                    const orion_sim_setting *best) {
   int top = lua_gettop(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  if (lua_getfield(L, -1, "orion") == LUA_TTABLE &&
-      lua_getfield(L, -1, "record") == LUA_TFUNCTION) {
-    lua_createtable(L, 0, 6);
+  if (orion__record_open(L, 6)) {
     lua_pushstring(L, where);
     lua_setfield(L, -2, "loop");
     lua_pushinteger(L, best->parts);

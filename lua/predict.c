@@ -22,14 +22,41 @@ double orion__cpu_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+const char *orion__push_site(lua_State *L) {
+  size_t len;
+  const char *w;
+  luaL_where(L, 1); /* "FILE:LINE: " */
+  w = lua_tolstring(L, -1, &len);
+  lua_pushlstring(L, w, len >= 2 ? len - 2 : len);
+  lua_remove(L, -2);
+  return lua_tostring(L, -1);
+}
+
+int orion__site_count(lua_State *L, const char *key, const char *where) {
+  int n;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, key);
+  n = (int)lua_tointeger(L, (lua_getfield(L, -1, where), -1)) + 1;
+  lua_pop(L, 1);
+  lua_pushinteger(L, n);
+  lua_setfield(L, -2, where);
+  lua_pop(L, 1);
+  return n;
+}
+
+int orion__record_open(lua_State *L, int n) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, "orion") != LUA_TTABLE ||
+      lua_getfield(L, -1, "record") != LUA_TFUNCTION)
+    return 0;
+  lua_createtable(L, 0, n);
+  return 1;
+}
+
 /* Every pass as measured: {"loop", "pass", "measured_pass_seconds"}. */
 static void record_measured(lua_State *L, const char *where, int pass,
                             double seconds) {
   int top = lua_gettop(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  if (lua_getfield(L, -1, "orion") == LUA_TTABLE &&
-      lua_getfield(L, -1, "record") == LUA_TFUNCTION) {
-    lua_createtable(L, 0, 3);
+  if (orion__record_open(L, 3)) {
     lua_pushstring(L, where);
     lua_setfield(L, -2, "loop");
     lua_pushinteger(L, pass);
@@ -72,10 +99,7 @@ static void record(lua_State *L, const char *spec, const char *where,
                    const orion_sim_loop *lp, double spe, int64_t elements,
                    double scale) {
   int top = lua_gettop(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  if (lua_getfield(L, -1, "orion") == LUA_TTABLE &&
-      lua_getfield(L, -1, "record") == LUA_TFUNCTION) {
-    lua_createtable(L, 0, 16);
+  if (orion__record_open(L, 16)) {
     lua_pushstring(L, spec);
     lua_setfield(L, -2, "predict");
     lua_pushstring(L, where);
@@ -274,20 +298,8 @@ void orion__predict_loop(lua_State *L, const char *spec,
   int rc = 0, pass;
   const char *where, *p;
 
-  luaL_where(L, 1); /* "FILE:LINE: " */
-  {
-    size_t len;
-    const char *w = lua_tolstring(L, -1, &len);
-    lua_pushlstring(L, w, len >= 2 ? len - 2 : len);
-    lua_remove(L, -2);
-  }
-  where = lua_tostring(L, -1);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, SEEN_KEY);
-  pass = (int)lua_tointeger(L, (lua_getfield(L, -1, where), -1)) + 1;
-  lua_pop(L, 1);
-  lua_pushinteger(L, pass);
-  lua_setfield(L, -2, where);
-  lua_pop(L, 1);
+  where = orion__push_site(L);
+  pass = orion__site_count(L, SEEN_KEY, where);
   record_measured(L, where, pass, o->seconds);
   if (pass > 2) {
     lua_pop(L, 1);

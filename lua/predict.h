@@ -43,6 +43,20 @@ typedef struct orion_predict_obs {
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */
 double orion__cpu_seconds(void);
 
+/* Pushes and returns the call site of parallel_for (the caller at level
+ * 1) as "FILE:LINE". */
+const char *orion__push_site(lua_State *L);
+
+/* Adds 1 to where's count in the registry's table `key` (made when
+ * missing) and returns it: the call site's passes so far. */
+int orion__site_count(lua_State *L, const char *key, const char *where);
+
+/* Pushes orion.record and a new table of about n fields for the caller to
+ * fill and pass (lua_call(L, 1, 0)), and returns 1; 0 where the script has
+ * no orion.record (the stack then holds what was looked at: the caller
+ * restores its top either way). */
+int orion__record_open(lua_State *L, int n);
+
 /* With --predict: at the first two passes of each call site (the caller
  * of parallel_for, level 1), predicts a pass on the SPEC's cluster, prints it and records it.
  * Raises a Lua error when the simulator refuses the loop. */
