@@ -304,6 +304,8 @@ int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m) {
   orion__mw_ranges(&e, m->watch, m->nwatch);
   orion__mw_moves(&e, m->gets, m->ngets);
   orion__mw_moves(&e, m->puts, m->nputs);
+  orion__mw_i64(&e, m->first);
+  orion__mw_flag(&e, m->keep);
   return orion__mw_end(&e);
 }
 
@@ -338,6 +340,10 @@ int orion_msg_run_block_decode(const void *p, size_t n,
   m.watch = orion__mr_ranges(&d, "written range", &m.nwatch);
   m.gets = orion__mr_moves(&d, "get", &m.ngets);
   m.puts = orion__mr_moves(&d, "put", &m.nputs);
+  m.first = orion__mr_i64(&d, "first element");
+  m.keep = orion__mr_flag(&d, "keep flag");
+  if (m.first < 0)
+    orion__mr_fail(&d, ORION_EPARSE, "first element %" PRId64, m.first);
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_run_block_free(out);
@@ -367,6 +373,7 @@ int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m) {
   if (m->has_values)
     orion__mw_bytes(&e, m->values, m->values_len);
   orion__mw_runs(&e, m->runs, m->nruns);
+  orion__mw_flag(&e, m->kept);
   return orion__mw_end(&e);
 }
 
@@ -383,6 +390,9 @@ int orion_msg_block_done_decode(const void *p, size_t n,
   if (m.has_values)
     m.values = orion__mr_bytes(&d, "values", &m.values_len);
   m.runs = orion__mr_runs(&d, &m.nruns);
+  m.kept = orion__mr_flag(&d, "kept flag");
+  if (m.kept && m.has_values)
+    orion__mr_fail(&d, ORION_EPARSE, "values both sent and kept");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_block_done_free(out);

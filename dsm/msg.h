@@ -297,7 +297,11 @@ typedef struct orion_msg_seg {
  * block); u64
  * ngets + moves (elements that come from peers in ROWS frames tagged with
  * this block: the block waits for them); u64 nputs + moves (elements the
- * executor sends to peers once the block is done, before its BLOCK_DONE). */
+ * executor sends to peers once the block is done, before its BLOCK_DONE);
+ * i64 first (the position of the block's first element in the driver's
+ * sparse iterated array: ROWS_PULL names the block's values by it; 0 when
+ * dense), u64 keep (flag: the executor keeps the block's new values, and
+ * its BLOCK_DONE says only that they changed, scheduler/dist_resid.c). */
 typedef struct orion_msg_run_block {
   int64_t block;
   uint64_t seed;
@@ -318,6 +322,8 @@ typedef struct orion_msg_run_block {
   int64_t ngets;
   const orion_msg_move *puts;
   int64_t nputs;
+  int64_t first;
+  int keep;
 } orion_msg_run_block;
 
 int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m);
@@ -332,7 +338,9 @@ void orion_msg_run_block_free(orion_msg_run_block *m);
 /* Wire order: i64 block, f64 seconds, f64 wait_seconds (of them, waiting
  * for data: peers' rows, owners' shards), u64 has_values (flag); when 1: bytes
  * values (the sparse block's values, which the body changed); u64 nruns +
- * runs (the elements of dense arrays that changed). */
+ * runs (the elements of dense arrays that changed); u64 kept (flag: the
+ * sparse block's values changed and stay with the executor, as RUN_BLOCK's
+ * keep asked; has_values is then 0). */
 typedef struct orion_msg_block_done {
   int64_t block;
   double seconds;
@@ -342,6 +350,7 @@ typedef struct orion_msg_block_done {
   const orion_msg_run *runs;
   int64_t nruns;
   double wait_seconds;
+  int kept;
 } orion_msg_block_done;
 
 int orion_msg_block_done_encode(orion_buf *b, const orion_msg_block_done *m);

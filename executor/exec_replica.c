@@ -89,15 +89,35 @@ blockcopy *orion__block_find(exec_state *x, int64_t array, int64_t block) {
   return NULL;
 }
 
-orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
-                                const char *keys, const char *values,
-                                orion_error *err) {
-  blockcopy *bc = orion__block_find(x, x->iter_id, block);
+/* Drops the copies of array's blocks but `block` that overlap elements
+ * [first, first + n). */
+static void drop_overlapping(exec_state *x, int64_t array, int64_t block,
+                             int64_t first, int64_t n) {
+  int i;
+  for (i = 0; i < x->nblocks;) {
+    blockcopy *bc = &x->blocks[i];
+    if (bc->array == array && bc->block != block && n > 0 &&
+        bc->a->nnz > 0 && bc->first < first + n &&
+        first < bc->first + bc->a->nnz) {
+      orion_array_release(bc->a);
+      *bc = x->blocks[--x->nblocks];
+    } else {
+      i++;
+    }
+  }
+}
+
+orion_array *orion__block_store(exec_state *x, int64_t block, int64_t first,
+                                int64_t n, const char *keys,
+                                const char *values, orion_error *err) {
+  blockcopy *bc;
   orion_array *a = orion_array_new_sparse(x->iter_ndims, x->iter_type, err);
   size_t esz = orion_type_size(x->iter_type);
   int i;
   if (a == NULL)
     return NULL;
+  drop_overlapping(x, x->iter_id, block, first, n);
+  bc = orion__block_find(x, x->iter_id, block);
   if (orion_array_reserve(a, n > 0 ? n : 1) != 0) {
     orion_array_release(a);
     orion_error_set(err, ORION_ENOMEM, "out of memory for a block");
@@ -126,6 +146,7 @@ orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
     orion_array_release(bc->a);
   }
   bc->a = a;
+  bc->first = first;
   return a;
 }
 

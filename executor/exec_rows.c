@@ -7,7 +7,8 @@
  *   - SEND_ROWS from the driver: the same, for the first blocks of a run;
  *   - MOVE_ROWS from the driver (dynamic assignment placed the part's next
  *     block on another executor): the same, at once, from the loop thread;
- *   - ROWS_PULL from the driver: the rows back to it (ROWS_DATA).
+ *   - ROWS_PULL from the driver: the rows back to it (ROWS_DATA), or the
+ *     values that blocks of a sparse iterated array kept here.
  * The rows sent are read from our copy on the compute thread, which is
  * the only thread that writes it, but for MOVE_ROWS: the loop thread reads
  * them while the compute thread may run another block.  That is safe
@@ -218,37 +219,74 @@ int orion__rows_send(exec_state *x, job *j) {
   return 0;
 }
 
+/* ROWS_PULL's range g of a sparse iterated array: the values of the
+ * blocks here that it covers (they kept them, RUN_BLOCK's keep), one run
+ * per block, into v; 0, ORION_ENOMEM, or ORION_EPARSE when a part of g
+ * is in no block here. */
+static int block_runs(exec_state *x, const orion_msg_range *g,
+                      orion_msg_runvec *v) {
+  int64_t at = g->first, end = g->first + g->count;
+  while (at < end) {
+    const blockcopy *bc = NULL;
+    int64_t hi;
+    size_t esz;
+    int i;
+    for (i = 0; i < x->nblocks && bc == NULL; i++)
+      if (x->blocks[i].array == g->array && x->blocks[i].first <= at &&
+          at < x->blocks[i].first + x->blocks[i].a->nnz)
+        bc = &x->blocks[i];
+    if (bc == NULL)
+      return ORION_EPARSE;
+    hi = bc->first + bc->a->nnz < end ? bc->first + bc->a->nnz : end;
+    esz = orion_type_size(bc->a->type);
+    if (orion_msg_runvec_push(v, g->array, at, hi - at,
+                              (const char *)bc->a->values +
+                                  (size_t)(at - bc->first) * esz,
+                              (size_t)(hi - at) * esz) != 0)
+      return ORION_ENOMEM;
+    at = hi;
+  }
+  return 0;
+}
+
 int orion__rows_pull(exec_state *x, job *j) {
   orion_msg_rows_pull m;
   orion_msg_rows out;
-  orion_msg_run *runs;
+  orion_msg_runvec runs;
   orion_buf b;
   int64_t k;
+  int rc = 0;
   if (orion_msg_rows_pull_decode(j->payload, j->len, &m, NULL) != 0)
     orion__exec_die(x, "the driver sent a malformed ROWS_PULL");
-  runs = orion_calloc((size_t)m.n + 1, sizeof *runs);
-  if (runs == NULL)
-    orion__exec_die(x, "out of memory answering a ROWS_PULL");
-  for (k = 0; k < m.n; k++) {
+  memset(&runs, 0, sizeof runs);
+  for (k = 0; k < m.n && rc == 0; k++) {
     orion_msg_move v;
+    orion_msg_run one;
     v.array = m.ranges[k].array;
     v.first = m.ranges[k].first;
     v.count = m.ranges[k].count;
-    if (run_of(x, &v, &runs[k]) != 0)
-      orion__exec_die(x, "the driver asked for elements of array %" PRId64
-                         " this executor does not hold",
-                      v.array);
+    if (orion__replica_find(x, v.array) == NULL) /* a sparse block's */
+      rc = block_runs(x, &m.ranges[k], &runs);
+    else if ((rc = run_of(x, &v, &one)) == 0)
+      rc = orion_msg_runvec_push(&runs, one.array, one.first, one.count,
+                                 one.data, one.len);
+    if (rc == ORION_ENOMEM)
+      orion__exec_die(x, "out of memory answering a ROWS_PULL");
+    if (rc != 0)
+      orion__exec_die(x, "the driver asked for elements %" PRId64 "..+%" PRId64
+                         " of array %" PRId64 " this executor does not hold",
+                      v.first, v.count, v.array);
   }
   out.run = 0;
   out.block = -1;
-  out.runs = runs;
-  out.nruns = m.n;
+  out.runs = runs.v;
+  out.nruns = runs.n;
   orion_buf_init(&b);
   if (orion_msg_rows_data_encode(&b, &out) != 0)
     orion__exec_die(x, "the rows asked for exceed the largest frame");
   orion__exec_post(x, &b);
   orion_buf_free(&b);
-  orion_free(runs);
+  orion_msg_runvec_free(&runs);
   orion_msg_rows_pull_free(&m);
   return 0;
 }

@@ -400,8 +400,8 @@ static int install_block(exec_state *x, const orion_msg_run_block *m,
                              "dimension %d (1..%lld)",
                              x->id, (long long)m->block, (long long)e + 1,
                              d + 1, (long long)x->iter_dims[d]);
-    if (orion__block_store(x, m->block, m->nelems, m->keys, m->values, err) ==
-        NULL)
+    if (orion__block_store(x, m->block, m->first, m->nelems, m->keys,
+                           m->values, err) == NULL)
       return err->code;
   }
   for (k = 0; k < m->nruns; k++) { /* data for the array copies */
@@ -473,7 +473,7 @@ static orion_array *iterated(exec_state *x, int64_t block, orion_error *err) {
  * written sharded arrays, which go to their owners first
  * (executor/exec_swrite.c).  Returns the encoder's code, or ORION_ENOMEM. */
 static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
-                            double seconds, double waited,
+                            double seconds, double waited, int keep,
                             const orion_array *it,
                             const char *before_vals, const watch *w,
                             int64_t nwatch, orion_error *err) {
@@ -489,9 +489,12 @@ static int write_block_done(exec_state *x, orion_buf *b, int64_t block,
   m.seconds = seconds;
   m.wait_seconds = waited;
   if (before_vals != NULL && memcmp(before_vals, it->values, vl) != 0) {
-    m.has_values = 1;
-    m.values = it->values;
-    m.values_len = vl;
+    /* Kept: they stay in our copy of the block, the driver asks for them
+     * when it needs them (ROWS_PULL). */
+    m.kept = keep;
+    m.has_values = !keep;
+    m.values = keep ? NULL : it->values;
+    m.values_len = keep ? 0 : vl;
   }
   /* A directly written sharded array's changes go to its owners. */
   for (k = 0; k < nwatch && rc == 0; k++)
@@ -624,7 +627,7 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   if (rc == 0) {
     orion_buf_init(&b);
     rc = write_block_done(x, &b, m.block, orion_now() - t0, x->wait_s - w0,
-                          it, before_vals, w, nwatch, err);
+                          m.keep, it, before_vals, w, nwatch, err);
     if (rc == ORION_ENOMEM)
       orion_error_set(err, rc, "executor %d: out of memory for block %lld's "
                                "BLOCK_DONE",

@@ -80,9 +80,12 @@ typedef struct replica {
   orion_array *a;
 } replica;
 
-/* One block of a sparse iterated array, as the driver sent it. */
+/* One block of a sparse iterated array, as the driver sent it; its
+ * elements are the driver's [first, first + a->nnz) (ROWS_PULL asks for
+ * the values the blocks here kept by those positions). */
 typedef struct blockcopy {
   int64_t array, block;
+  int64_t first;
   orion_array *a;
 } blockcopy;
 
@@ -355,11 +358,14 @@ orion_array *orion__replica_for(exec_state *x, int64_t id, orion_type type,
                                 int ndims, const int64_t *dims,
                                 orion_error *err);
 blockcopy *orion__block_find(exec_state *x, int64_t array, int64_t block);
-/* Stores the elements of a sparse block of the iterated array (replacing
- * an older copy).  NULL with err set on failure. */
-orion_array *orion__block_store(exec_state *x, int64_t block, int64_t n,
-                                const char *keys, const char *values,
-                                orion_error *err);
+/* Stores the elements of a sparse block of the iterated array, the
+ * driver's [first, first + n) (replacing an older copy, and dropping
+ * copies of other blocks that overlap it: blocks of an older cut, whose
+ * positions no longer mean what they did).  NULL with err set on
+ * failure. */
+orion_array *orion__block_store(exec_state *x, int64_t block, int64_t first,
+                                int64_t n, const char *keys,
+                                const char *values, orion_error *err);
 /* FORGET: drops the copies (and shards) of the listed arrays. */
 int orion__replica_forget(exec_state *x, job *j);
 

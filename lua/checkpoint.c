@@ -599,10 +599,12 @@ static int l_checkpoint(lua_State *L) {
   }
   ck.narrays = nv;
   /* Rows left on executors: written there, in parts (without a cluster
-   * that can, brought back first). */
+   * that can, brought back first); a sparse array's values that its
+   * blocks kept on executors are brought back (no parts). */
   remote = orion__ckpt_remote_plan(s, &ck, ds);
-  for (i = 0; i < nv && remote == NULL; i++)
-    if (ds[i]->rep != NULL && ds[i]->rep->held.n > 0)
+  for (i = 0; i < nv; i++)
+    if (ds[i]->rep != NULL && ds[i]->rep->held.n > 0 &&
+        (remote == NULL || ck.arrays[i].nparts == 0))
       orion__dist_reclaim(s, ds[i]);
   for (i = 0; i < nv && c->prev != NULL; i++) {
     int k;

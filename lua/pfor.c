@@ -518,6 +518,10 @@ static void blocks_for(lua_State *L, darray *it, const orion_block_spec *spec) {
   if (it->have_bs && it->bs_nnz == it->a->nnz &&
       orion_block_spec_equal(&it->bs.spec, spec))
     return;
+  /* A new cut reorders a sparse array's elements: the values its blocks
+   * kept on executors come back first (scheduler/dist_resid.c). */
+  if (it->rep != NULL && it->rep->held.n > 0)
+    orion__dist_reclaim(orion__state(L), it);
   if (it->have_bs)
     orion_blockset_free(&it->bs);
   it->have_bs = 0;

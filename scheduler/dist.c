@@ -184,9 +184,19 @@ static void block_elems(loop_run *r, int e, int b, orion_msg_run_block *m) {
   const orion_array *a = r->j->it->a;
   int64_t lo, hi;
   size_t esz = orion_type_size(a->type);
-  if (!a->sparse || r->itc->bhave[e * r->itc->nb + b] == r->itc->bver[b])
+  if (!a->sparse)
     return;
   block_span(&r->j->it->bs, b, &lo, &hi);
+  m->first = lo;
+  m->keep = r->keep;
+  if (r->itc->bhave[e * r->itc->nb + b] == r->itc->bver[b])
+    return;
+  /* The driver's copy is current: values kept elsewhere came back when
+   * the run started (orion__resid_keep). */
+  if (orion__resid_block_holder(r, b) != -1)
+    orion_cluster_fail(r->cl, "block %d of %s: its values are on executor "
+                              "%d, not at the driver or executor %d",
+                       b, r->j->where, orion__resid_block_holder(r, b), e);
   m->has_elems = 1;
   m->nelems = hi - lo;
   m->keys = (const char *)(a->keys + lo * a->ndims);
@@ -421,6 +431,13 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
     orion__dist_bad_frame(r, e, "BLOCK_DONE",
                           "block %lld is not one it was sent", (long long)b);
   r->secs[e] += m.seconds;
+  if (m.kept && (!r->keep || !r->j->it->a->sparse))
+    orion__dist_bad_frame(r, e, "BLOCK_DONE",
+                          "it kept block %lld's values, which the driver "
+                          "did not ask it to",
+                          (long long)b);
+  if (m.kept) /* the sparse block's new values, at e */
+    orion__resid_block_values(r, e, (int)b, 1);
   if (m.has_values) { /* the sparse block's new values */
     darray *it = r->j->it;
     size_t esz = orion_type_size(it->a->type);
@@ -435,7 +452,7 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
     if (m.values_len > 0) /* an empty view is NULL */
       memcpy((char *)it->a->values + (size_t)lo * esz, m.values,
              m.values_len);
-    orion_replica_block_changed(r->itc, e, (int)b);
+    orion__resid_block_values(r, e, (int)b, 0);
   }
   take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
   orion__resid_done(r, e, (int)b);
@@ -1010,6 +1027,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     for (e = 0; e < r.n; e++)
       ngpu += gpu_for(&r, e);
     orion__assign_start(&r, ngpu);
+    orion__resid_keep(&r);
   }
   if (rc != 0) {
     run_free(&r);

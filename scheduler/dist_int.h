@@ -117,6 +117,9 @@ typedef struct loop_run {
   struct orion_chain_pump *pump;
   uint64_t chain_seq;
   int body_chain; /* the body goes by BCAST (orion__chain_body) */
+  /* The blocks' new values of a sparse iterated array stay with the
+   * executors that ran them (orion__resid_keep). */
+  int keep;
 } loop_run;
 
 
@@ -150,6 +153,20 @@ void orion__resid_done(loop_run *r, int e, int b);
 void orion__resid_free(loop_run *r);
 /* Bytes of resident rows of block b's parts that executor e holds. */
 int64_t orion__resid_affinity(const loop_run *r, int e, int b);
+/* After the placement is known (orion__assign_start), before anything
+ * is sent: whether the executors keep the blocks' new values of a sparse
+ * iterated array (r->keep: placed statically, and not ORION_NO_RESIDENT),
+ * and the values that executors kept in earlier runs and that cannot stay
+ * where they are (a block now placed elsewhere, or not kept in this run)
+ * taken back to the driver. */
+void orion__resid_keep(loop_run *r);
+/* The executor that holds the newest values of block b of the sparse
+ * iterated array, -1 when the driver does (its copy is current there),
+ * -2 when they are spread over several. */
+int orion__resid_block_holder(const loop_run *r, int b);
+/* Block b's values changed at executor e, which keeps them (kept) or sent
+ * them to the driver. */
+void orion__resid_block_values(loop_run *r, int e, int b, int kept);
 /* Whether the loop may dispatch early (scheduler/loop.h): no RUN_BLOCK
  * carries rows that the block before it on the same executor may write,
  * because every dense array the body writes directly is resident, or

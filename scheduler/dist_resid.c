@@ -557,6 +557,66 @@ void orion__resid_free(loop_run *r) {
   orion_free(r->fgets);
 }
 
+/* ---- the iterated array's values ---------------------------------------- */
+
+/* The element positions [*lo, *hi) of block b of the sparse iterated
+ * array (a block is one run of positions, dsm/blocks.h). */
+static void it_span(const loop_run *r, int b, int64_t *lo, int64_t *hi) {
+  const orion_blockset *bs = &r->j->it->bs;
+  int64_t s0 = bs->first[b], s1 = bs->first[b + 1];
+  *lo = s0 < s1 ? bs->segs[s0].lo : 0;
+  *hi = s0 < s1 ? bs->segs[s1 - 1].hi : 0;
+}
+
+/* orion_holders_each's callback: the one holder of every piece, -2 once
+ * two differ. */
+static int one_holder(void *ud, int64_t lo, int64_t hi, int e) {
+  int *h = ud;
+  (void)lo;
+  (void)hi;
+  if (*h == -3)
+    *h = e;
+  else if (*h != e)
+    *h = -2;
+  return 0;
+}
+
+int orion__resid_block_holder(const loop_run *r, int b) {
+  int64_t lo, hi;
+  int h = -3;
+  if (r->itc->held.n == 0)
+    return -1;
+  it_span(r, b, &lo, &hi);
+  if (hi <= lo)
+    return -1;
+  (void)orion_holders_each(&r->itc->held, lo, hi, one_holder, &h);
+  return h == -3 ? -1 : h;
+}
+
+void orion__resid_keep(loop_run *r) {
+  darray *it = r->j->it;
+  int b, stay = 1;
+  r->keep = it->a->sparse && !r->m.dynamic && !switched("ORION_NO_RESIDENT");
+  if (r->itc->held.n == 0)
+    return;
+  /* A block whose values an executor kept runs there again, or they come
+   * back: RUN_BLOCK sends another executor the driver's copy. */
+  for (b = 0; b < r->j->sched->nblocks && stay && r->keep; b++) {
+    int h = orion__resid_block_holder(r, b);
+    stay = h == -1 || h == orion_loop_home(&r->m, b);
+  }
+  if (!stay || !r->keep)
+    orion__dist_reclaim(r->s, it);
+}
+
+void orion__resid_block_values(loop_run *r, int e, int b, int kept) {
+  int64_t lo, hi;
+  it_span(r, b, &lo, &hi);
+  orion_replica_block_changed(r->itc, e, b);
+  if (hi > lo && orion_holders_set(&r->itc->held, lo, hi, kept ? e : -1) != 0)
+    orion_cluster_fail(r->cl, "out of memory in %s", r->j->where);
+}
+
 /* ---- taking rows back ---------------------------------------------------- */
 
 typedef struct pull_ctx {
@@ -576,6 +636,21 @@ static int held_by(const orion_holders *h, int e, int64_t first,
   return 0;
 }
 
+/* A run taken back into the driver's copy: rows of a dense array, or
+ * values of a sparse one by position (the blocks' values kept on the
+ * executors).  0 or ORION_EPARSE. */
+static int apply_pulled(orion_array *a, const orion_msg_run *run) {
+  size_t esz = orion_type_size(a->type);
+  if (!a->sparse)
+    return orion_msg_run_apply(a, run);
+  if (run->first < 0 || run->count < 0 || run->first > a->nnz ||
+      run->count > a->nnz - run->first ||
+      run->len > (size_t)run->count * esz || run->len % esz != 0)
+    return ORION_EPARSE;
+  orion_msg_run_copy((char *)a->values + (size_t)run->first * esz, run, esz);
+  return 0;
+}
+
 static void on_rows_data(void *ud, int e, const orion_wire_frame *f) {
   pull_ctx *x = ud;
   orion_msg_rows m;
@@ -588,7 +663,7 @@ static void on_rows_data(void *ud, int e, const orion_wire_frame *f) {
   for (k = 0; k < m.nruns; k++)
     if (m.runs[k].array != x->d->id ||
         !held_by(&x->d->rep->held, e, m.runs[k].first, m.runs[k].count) ||
-        orion_msg_run_apply(x->d->a, &m.runs[k]) != 0)
+        apply_pulled(x->d->a, &m.runs[k]) != 0)
       orion_cluster_fail(x->cl, "executor %d (%s) sent rows it does not "
                                 "hold",
                          e, orion_cluster_addr(x->cl, e));
@@ -650,7 +725,10 @@ void orion__dist_reclaim(mod_state *s, darray *d) {
 
 void orion__resid_prepare(loop_run *r) {
   int i;
+  /* A sparse iterated array's kept values: orion__resid_keep, once the
+   * blocks' executors are known. */
   for (i = 0; i < r->nuse; i++)
-    if (r->use[i].resident == RES_NONE && !ro_shard(&r->use[i]))
+    if (r->use[i].resident == RES_NONE && !ro_shard(&r->use[i]) &&
+        !(r->use[i].iterated && r->use[i].d->a->sparse))
       orion__dist_reclaim(r->s, r->use[i].d);
 }
