@@ -278,6 +278,8 @@ static void sample_run_block(orion_msg_run_block *m) {
   m->ngets = 1;
   m->puts = puts;
   m->nputs = 2;
+  m->first = 1234567; /* wire version 19 */
+  m->keep = 1;
 }
 
 static void eq_moves(const orion_msg_move *a, int64_t na,
@@ -620,6 +622,8 @@ Test(msg, run_block_round_trip) {
   eq_ranges(out.watch, out.nwatch, m.watch, 2);
   eq_moves(out.gets, out.ngets, m.gets, 1);
   eq_moves(out.puts, out.nputs, m.puts, 2);
+  cr_assert_eq(out.first, 1234567);
+  cr_assert_eq(out.keep, 1);
   orion_msg_run_block_free(&out);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   /* Without the elements (the executor holds them), nothing else. */
@@ -627,8 +631,14 @@ Test(msg, run_block_round_trip) {
   memset(&m, 0, sizeof m);
   m.block = 5;
   cr_assert_eq(orion_msg_run_block_encode(&b, &m), 0);
-  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 9 * 8);
+  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 11 * 8);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
+  /* A negative first element is refused. */
+  b.len = 0;
+  m.first = -1;
+  cr_assert_eq(orion_msg_run_block_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_RUN_BLOCK, &n);
+  cr_assert_eq(orion_msg_run_block_decode(p, n, &out, NULL), ORION_EPARSE);
   orion_buf_free(&b);
 }
 
@@ -650,7 +660,7 @@ Test(msg, block_done_round_trip) {
   cr_assert_eq(orion_msg_block_done_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_BLOCK_DONE, &n);
   cr_assert_eq(n, 8 + 8 + 8 + 8 + 8 + sizeof vals5 + 8 + 3 * 32 + sizeof vals5 +
-                      sizeof ivals3);
+                      sizeof ivals3 + 8);
   cr_assert_eq(orion_msg_block_done_decode(p, n, &out, NULL), 0);
   cr_assert_eq(out.block, m.block);
   eq_f64(out.seconds, m.seconds, "seconds");
@@ -658,8 +668,26 @@ Test(msg, block_done_round_trip) {
   cr_assert_eq(out.has_values, 1);
   eq_bytes(out.values, out.values_len, m.values, m.values_len, "values");
   eq_runs(out.runs, out.nruns, runs3, 3, p, n);
+  cr_assert_eq(out.kept, 0);
   orion_msg_block_done_free(&out);
   check_bounds(ORION_WIRE_BLOCK_DONE, &b);
+  /* Kept at the executor (wire version 19): the flag, no values; values
+   * both sent and kept are refused. */
+  b.len = 0;
+  m.has_values = 0;
+  m.kept = 1;
+  cr_assert_eq(orion_msg_block_done_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BLOCK_DONE, &n);
+  cr_assert_eq(orion_msg_block_done_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.kept, 1);
+  cr_assert_eq(out.has_values, 0);
+  cr_assert_eq(out.values_len, 0);
+  orion_msg_block_done_free(&out);
+  b.len = 0;
+  m.has_values = 1;
+  cr_assert_eq(orion_msg_block_done_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_BLOCK_DONE, &n);
+  cr_assert_eq(orion_msg_block_done_decode(p, n, &out, NULL), ORION_EPARSE);
   orion_buf_free(&b);
 }
 
@@ -1185,6 +1213,8 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   }
   hand_moves(&h, rb.gets, rb.ngets);
   hand_moves(&h, rb.puts, rb.nputs);
+  orion_pw_i64(&h, rb.first);              /* wire version 19 */
+  orion_buf_u64(&h, (uint64_t)rb.keep);
   same_payload(&b, ORION_WIRE_RUN_BLOCK, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);
