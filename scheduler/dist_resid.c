@@ -33,6 +33,19 @@
  * So a rotating partition goes from executor to executor, and the driver
  * sends only control messages.  ORION_NO_RESIDENT=1 turns this off (rows
  * then travel through the driver after every block), to compare.
+ *
+ * The iterated array is the other case (orion__resid_keep).  A sparse
+ * one's block is one run of element positions, and a body writes only
+ * the block's own elements (a returned value), so its new values need be
+ * only where the block ran, which keeps the block's elements anyway.
+ * When the loop places blocks statically, RUN_BLOCK asks the executor to
+ * keep them (BLOCK_DONE then says only that they changed) and the
+ * driver's holders record that executor for the block's positions; the
+ * driver takes them back (ROWS_PULL, answered from the block copies)
+ * when the script reads the array, before a new cut reorders it
+ * (lua/pfor.c), before a checkpoint writes it, and at the start of a run
+ * that places a block away from the executor that holds its values.
+ * ORION_NO_RESIDENT=1 turns this off too.
  */
 #include <stdint.h>
 #include <stdio.h>
