@@ -1805,15 +1805,18 @@ static const char block_done_short[] = {U64(0), U64(0), U64(0)};
 static const char block_done_flag_2[] = {U64(0), U64(0), U64(0), U64(2),
                                          U64(0)};
 static const char block_done_unsent[] = {U64(99), U64(0), U64(0), U64(0),
-                                         U64(0)};
+                                         U64(0), U64(0)};
 static const char block_done_stranger[] = {U64(0),  U64(0), U64(0),
                                            U64(0),  U64(1), U64(77),
                                            U64(0),  U64(1), U64(8),
-                                           U64(0)};
+                                           U64(0),  U64(0)};
 static const char block_done_negative[] = {U64(0), NEG1_0, U64(0), U64(0),
-                                           U64(0)};
+                                           U64(0), U64(0)};
 static const char block_done_nan_wait[] = {U64(0), U64(0), NAN_, U64(0),
-                                           U64(0)};
+                                           U64(0), U64(0)};
+/* Values both sent (none) and kept (wire version 19). */
+static const char block_done_kept[] = {U64(0), U64(0), U64(0), U64(1),
+                                       U64(0), U64(0), U64(1)};
 static const char flush_stranger[] = {U64(1), U64(77), U64(1),
                                       U64(0), U64(0), U64(0)};
 static const char flush_block_minus_5[] = {U64(1), U64(77), U64(1),
@@ -1857,6 +1860,9 @@ static const bad_frame bad_frames[] = {
         block_done_negative, "BLOCK_DONE", "its seconds is -1"),
     BAD("a BLOCK_DONE with NaN wait seconds", 1, RUN_BLOCK, BLOCK_DONE,
         block_done_nan_wait, "BLOCK_DONE", "its wait seconds is nan"),
+    BAD("a BLOCK_DONE whose values are sent and kept", 1, RUN_BLOCK,
+        BLOCK_DONE, block_done_kept, "BLOCK_DONE",
+        "values both sent and kept"),
     BAD("a BUFFER_FLUSH of an unknown buffer", 1, RUN_BLOCK, BUFFER_FLUSH,
         flush_stranger, "BUFFER_FLUSH",
         "buffer 77 is not a buffer of the loop"),
