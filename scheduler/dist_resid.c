@@ -95,14 +95,51 @@ static void part_rows(const loop_run *r, const arr_use *u, int b,
   *hi = u->prange[k][1];
 }
 
+/* Whether the body's accesses of the iterated array u (if any: a body
+ * need not subscript it, its element comes as an argument and its
+ * returned value writes it) all subscript dimension 1 with the space
+ * key, which is dimension 1 itself: then a block reads and writes only
+ * its own space part's rows. */
+static int iterated_space(const orion_plan *p, const arr_use *u) {
+  int i;
+  if (p->space != 0)
+    return 0;
+  for (i = 0; u->plan_index >= 0 && i < p->nacc; i++) {
+    const orion_access *ac = &p->acc[i];
+    if (ac->array == u->plan_index &&
+        (ac->buffered || ac->nsub < 1 || ac->sub[0].kind != SUB_KEY ||
+         ac->sub[0].dim != 0 || ac->sub[0].c != 0))
+      return 0;
+  }
+  return 1;
+}
+
+/* The rows [*lo, *hi) block b of resident u may touch: the iterated
+ * array's, its block's keys of dimension 1. */
+static void touched_rows(const loop_run *r, const arr_use *u, int b,
+                         int mode, int64_t *lo, int64_t *hi) {
+  if (!u->iterated) {
+    orion__dist_row_range(r, u, b, mode, lo, hi);
+    return;
+  }
+  *lo = r->itc->krange[b][0][0];
+  *hi = r->itc->krange[b][0][1] + 1; /* empty block: [0, 0) or less */
+  if (*lo < 0 || *hi <= *lo)
+    *lo = *hi = 0;
+}
+
 int orion__resid_decide(loop_run *r, arr_use *u) {
   const orion_plan *p = r->j->plan;
   const orion_schedule *s = r->j->sched;
   int i, b, k, kind = RES_NONE;
+  /* A dense iterated array is resident along its space parts (its blocks
+   * write only their own elements); a sparse one's blocks stay on their
+   * executors anyway (orion__resid_keep). */
+  int dense_it = u->iterated && !u->d->a->sparse;
   u->resident = RES_NONE;
-  if (p == NULL || u->plan_index < 0 || u->iterated || u->sharded ||
-      u->d->a->sparse || u->c->nchunks == 0 ||
-      switched("ORION_NO_RESIDENT"))
+  if (p == NULL || (u->plan_index < 0 && !dense_it) ||
+      (u->iterated && !dense_it) || u->sharded || u->d->a->sparse ||
+      u->c->nchunks == 0 || switched("ORION_NO_RESIDENT"))
     return 0;
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].target == u->d->id)
@@ -110,8 +147,10 @@ int orion__resid_decide(loop_run *r, arr_use *u) {
   if (p->space >= 0 &&
       (p->sched == ORION_SCHED_NONE || p->sched == ORION_SCHED_1D ||
        p->sched == ORION_SCHED_2D || p->sched == ORION_SCHED_2D_ORDERED) &&
-      follows(p, u, p->space))
+      (dense_it ? iterated_space(p, u) : follows(p, u, p->space)))
     kind = RES_SPACE;
+  else if (dense_it)
+    return 0;
   else if (p->time >= 0 && s->has_time &&
            (p->sched == ORION_SCHED_2D || p->sched == ORION_SCHED_2D_ORDERED) &&
            follows(p, u, p->time))
@@ -132,7 +171,7 @@ int orion__resid_decide(loop_run *r, arr_use *u) {
     k = part_of(r, u, b);
     for (m = ACC_READ; m <= ACC_WRITE; m++) {
       int64_t lo, hi;
-      orion__dist_row_range(r, u, b, m, &lo, &hi);
+      touched_rows(r, u, b, m, &lo, &hi);
       if (hi > lo) {
         if (lo < u->prange[k][0])
           u->prange[k][0] = lo;
@@ -144,7 +183,8 @@ int orion__resid_decide(loop_run *r, arr_use *u) {
   for (k = 0; k < u->nparts; k++)
     if (u->prange[k][1] < 0)
       u->prange[k][0] = u->prange[k][1] = 0;
-  u->writes = p->arrays[u->plan_index].writes > 0;
+  /* The iterated array: a returned value writes it. */
+  u->writes = dense_it || p->arrays[u->plan_index].writes > 0;
   return 0;
 }
 
@@ -610,8 +650,8 @@ void orion__resid_keep(loop_run *r) {
   darray *it = r->j->it;
   int b, stay = 1;
   r->keep = it->a->sparse && !r->m.dynamic && !switched("ORION_NO_RESIDENT");
-  if (r->itc->held.n == 0)
-    return;
+  if (!it->a->sparse || r->itc->held.n == 0)
+    return; /* a dense one's rows: orion__resid_decide, _start */
   /* A block whose values an executor kept runs there again, or they come
    * back: RUN_BLOCK sends another executor the driver's copy. */
   for (b = 0; b < r->j->sched->nblocks && stay && r->keep; b++) {

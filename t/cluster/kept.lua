@@ -5,9 +5,11 @@
 -- over `ratings` elements
 -- (arg 1; 600 users x 400 items).  Then the script reads the array, a
 -- loop with another cut reorders it, and it is read again: every value
--- must be what the body's arithmetic gives (f32, recomputed here).
+-- must be what the body's arithmetic gives (f32, recomputed here).  Then
+-- a dense iterated array's passes, and the values read back.
 -- stdout: one line per sweep, "sweep S driver_bytes D elements N", then
--- "read R wrong W" lines and the final values' bits; for
+-- "read R wrong W" lines, "dense pass S driver_bytes D array_bytes A"
+-- lines and the final values' bits; for
 -- t/test_kept_values.sh.
 local orion = require "orion"
 
@@ -56,6 +58,16 @@ check("after a loop with another cut")
 orion.parallel_for(R, function(u, i, r) return r * 2 end, { partitions = { 4, 4 }, space = 1 })
 for k, v in pairs(want) do want[k] = f32(v * 2) end
 check("after the first cut again")
+-- A dense iterated array (3,000 x 8 f64, 192,000 bytes) whose returned
+-- values write it: its rows stay with their space parts too.
+local D = orion.randn { 3000, 8, seed = 4 }
+for s = 1, 3 do
+  local st = orion.parallel_for(D, function(r, k, v) return v * 0.5 + r + k end)
+  print(("dense pass %d driver_bytes %d array_bytes %d"):format(s, st.driver_bytes, 3000 * 8 * 8))
+end
+local d1 = 0.0
+for _, row in ipairs(D:to_table()) do for _, v in ipairs(row) do d1 = d1 + v end end
+print(("D %a"):format(d1))
 local w1, h1 = 0.0, 0.0
 for _, row in ipairs(W:to_table()) do w1 = w1 + row[1] end
 for _, row in ipairs(H:to_table()) do h1 = h1 + row[1] end
