@@ -4,7 +4,10 @@
  * An array is resident in a run (RES_SPACE, RES_TIME) when every access
  * of the body subscripts its dimension 1 with the space key, or every one
  * with the time key of a 2-D schedule, directly (no offset, no buffer),
- * and it is dense, not iterated and not sharded.  Then the rows of one
+ * and it is dense and not sharded; or when it is the dense iterated array,
+ * the space key is its dimension 1 and the body's subscripts of it (if
+ * any) follow it so (its returned values write only the block's own
+ * elements, in the block's space part).  Then the rows of one
  * part (the union of what its blocks touch) are touched only by that
  * part's blocks, one at a time in the schedule's order, so they need to be
  * in one place only: with the block that runs.
