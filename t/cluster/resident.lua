@@ -5,7 +5,8 @@
 --   2. the script reads both (they come back from the executors);
 --   3. the script writes one element of H; the next loop sees it;
 --   4. a loop that reads H sharded (server, read-only) and W in place;
---   5. a loop over H itself (H iterated: it comes back to the driver first);
+--   5. a loop over H itself (H iterated: resident along its space parts,
+--      its rows taken from where the epochs left them);
 --   6. two more epochs, and the final values.
 -- stdout is the exact bits of every result; stderr the bytes of each loop
 -- ("bytes LOOP driver D peer P model M", M the bytes of W and H), for
