@@ -13,6 +13,9 @@
 #      come back after every block) the larger size moves at least 3
 #      bytes more per extra element, which is what the first check rules
 #      out.
+#      The same reads and bits with balanced placement (a slow executor's
+#      parts move after the first sweep, away from the values they kept)
+#      and with dynamic placement.
 #      A dense iterated array's passes 2-3 (3,000 x 8 f64, the same
 #      bits as inside the driver) move under an eighth of its bytes
 #      through the driver: its rows stay with their space parts.
@@ -71,6 +74,22 @@ for n in 2 3; do
     "$(tr '\n' ' ' < "$tmp/s-$n-80000")(72,066 elements)"
   flat "$tmp/s-$n-20000" "$tmp/s-$n-80000" 512 ||
     fail "kept.lua, $n executors: the driver's bytes per sweep grow with the elements"
+done
+# Blocks placed away from the values they kept: balanced placement moves
+# the slow executor's space parts after the first sweep, dynamic
+# placement places every block at run time (the values come back first).
+for assign in balanced dynamic; do
+  out=$tmp/k-$assign
+  if ! ORION_ASSIGN=$assign ORION_TEST_SLOW=2:20 timeout 120 "$drv" --quiet --executors 3 \
+       "$src/t/cluster/kept.lua" 20000 > "$out" 2> "$tmp/err"; then
+    fail "kept.lua, $assign placement failed:"; cat "$tmp/err"; continue
+  fi
+  [ "$(grep -c '^read .* wrong 0 ' "$out")" -eq 3 ] ||
+    { fail "kept.lua, $assign placement: values read back wrong:"; grep '^read' "$out"; }
+  if diff -u "$tmp/in-20000" "$out" | grep '^[-+][^-+]' | grep -qv '^[-+]\(dense pass\|sweep\) '; then
+    fail "kept.lua, $assign placement: not the bits of the run inside the driver:"
+    diff "$tmp/in-20000" "$out"
+  fi
 done
 for size in 20000 80000; do
   ORION_NO_RESIDENT=1 timeout 120 "$drv" --quiet --executors 2 "$src/t/cluster/kept.lua" "$size" \
