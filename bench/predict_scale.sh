@@ -25,7 +25,8 @@
 #      mf-2N   - two a host
 #      mf-N-noahead - one a host, the runtime without dispatch ahead
 #                (ORION_NO_AHEAD=1; scheduler/loop.h), to compare
-#      lda-N   - one a host: what lda.lua chooses (max(2, executors))
+#      lda-N   - one a host (lda.lua --partitions N on N hosts; its
+#                default is 8 on any cluster)
 #      lda-2N  - two a host
 #    (lda.lua's sampler has a buffer, so it does not dispatch ahead)
 #    The driver's bytes are split into bytes a block and bytes an element
@@ -164,7 +165,7 @@ run mf-N-noahead --parts-per-host 1 --no-ahead
 # lda.lua's sampler writes the topic totals through a buffer, so it does
 # not dispatch ahead (scheduler/loop.h).
 echo
-echo "## LDA on $cluster hosts, parts = hosts (what lda.lua chooses: max(2, executors))"
+echo "## LDA on $cluster hosts, parts = hosts (lda.lua --partitions N on N hosts)"
 run lda-N --parts-per-host 1 --no-ahead
 echo
 echo "## LDA, parts = 2 x hosts"
