@@ -126,9 +126,12 @@ int orion_conn_closing(const orion_conn *c) {
 /* The read buffer: one record and its framing at first; a connection
  * that carries records larger than its reads grows it to several, so
  * that a read ends inside a record seldom and the kept part moves to the
- * front seldom. */
+ * front seldom, and gives that back after RBUF_SMALL_READS reads in a row
+ * that the small one would have held (a driver's connections to
+ * thousands of executors do not each keep one). */
 #define RBUF_FIRST (ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD)
 #define RBUF_BULK (4 * RBUF_FIRST)
+#define RBUF_SMALL_READS 64
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   orion_conn *c = h->data;
@@ -315,6 +318,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
       int rc;
       if (want > left) { /* a record in part: kept until the rest comes */
         keep_record(c, p, left, want);
+        c->rsmall = 0;
         return;
       }
       rc = orion_sec_open(&c->sec, p, left, &used, &plain, &plain_len);
@@ -327,6 +331,13 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     }
     p += used;
     left -= used;
+  }
+  c->rsmall = (size_t)n < RBUF_FIRST ? c->rsmall + 1 : 0;
+  if (c->rkeep == 0 && c->rcap > RBUF_FIRST &&
+      c->rsmall >= RBUF_SMALL_READS) {
+    orion_free(c->rbuf); /* on_alloc makes a small one */
+    c->rbuf = NULL;
+    c->rcap = 0;
   }
 }
 

@@ -109,6 +109,7 @@ struct orion_conn {
    * (orion_sec_record_want). */
   char *rbuf;
   size_t rcap, rstart, rkeep;
+  unsigned rsmall; /* reads in a row that the small buffer would hold */
 };
 
 /* A connection on loop with a decoder in `role` (ORION_WIRE_ACCEPT or

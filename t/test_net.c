@@ -18,7 +18,7 @@
 #include "util/clock.h"
 
 #define TOKEN "c41e9a7b2f5d08e3a6c9b1d47f2e8a05"
-#define MAXF 8
+#define MAXF 80
 
 typedef struct got {
   int n;
@@ -274,5 +274,19 @@ Test(net, records_cut_by_reads_are_gathered_and_arrive_intact) {
   cr_assert_gt(cli->rcap, ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD,
                "no record was kept for the rest of it (buffer of %zu bytes)",
                cli->rcap);
+  /* Small reads after them, one frame each: the large buffer stays for
+   * a while (the large frames' last reads may have been small too) and
+   * goes back after 64 in a row. */
+  for (f = 0; f < 64; f++) {
+    if (f < 32)
+      cr_assert_gt(cli->rcap,
+                   ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD,
+                   "the large buffer went after %d small reads", f);
+    send_fill(acc, ORION_WIRE_HEARTBEAT, 9, f);
+    run_until_frames(6 + f);
+    expect_frame(5 + f, ORION_WIRE_HEARTBEAT, 9, f);
+  }
+  cr_assert_leq(cli->rcap, ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD,
+                "a %zu-byte read buffer kept after 64 small reads", cli->rcap);
   orion_free(p);
 }
