@@ -695,6 +695,12 @@ static void assemble(gen *g, const orion_buf *body) {
     E(g, "memcpy(c->rng, o_rs, sizeof o_rs);");
   E(g, "return o_rc;");
   close_(g);
+  /* Whether the body stores into the iterated array: the executor then
+   * keeps a block's values to see what changed, else it need not. */
+  E(g, "#if !ORION_GPU_BODY");
+  E(g, "extern const int orion_cbody_stores_iter;");
+  E(g, "const int orion_cbody_stores_iter = %d;", g->itwritten ? 1 : 0);
+  E(g, "#endif");
   if (g->in->gpu)
     gpu_part(g);
   orion_buf_append(g->o, "", 1); /* NUL, not counted */

@@ -602,6 +602,10 @@ typedef struct orion_msg_rows {
 } orion_msg_rows;
 
 int orion_msg_rows_encode(orion_buf *b, const orion_msg_rows *m);
+/* The same frame with its CRC left to the records' MAC, for a frame that
+ * an orion_conn sends (orion_wire_end_sealed): an executor's rows to a
+ * peer. */
+int orion_msg_rows_encode_sealed(orion_buf *b, const orion_msg_rows *m);
 int orion_msg_rows_decode(const void *p, size_t n, orion_msg_rows *out,
                           orion_error *err);
 void orion_msg_rows_free(orion_msg_rows *m);

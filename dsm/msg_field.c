@@ -19,6 +19,7 @@
 void orion__mw_begin(orion__mw *e, orion_buf *b, int type) {
   e->b = b;
   e->bad = 0;
+  e->sealed = 0;
   e->start = orion_wire_begin(b, type);
 }
 
@@ -29,7 +30,8 @@ int orion__mw_end(orion__mw *e) {
     e->b->len = e->start;
     return ORION_EINVAL;
   }
-  return orion_wire_end(e->b, e->start);
+  return e->sealed ? orion_wire_end_sealed(e->b, e->start)
+                   : orion_wire_end(e->b, e->start);
 }
 
 void orion__mw_need(orion__mw *e, int cond) {

@@ -17,6 +17,7 @@ typedef struct orion__mw {
   orion_buf *b;
   size_t start;
   int bad;
+  int sealed; /* ended by orion_wire_end_sealed (set after begin) */
 } orion__mw;
 
 /* Appends the header of a frame of `type` to b. */

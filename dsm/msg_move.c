@@ -56,9 +56,11 @@ void orion_msg_move_rows_free(orion_msg_move_rows *m) {
   orion_msg_send_rows_free(m);
 }
 
-static int rows_encode(orion_buf *b, int type, const orion_msg_rows *m) {
+static int rows_encode(orion_buf *b, int type, const orion_msg_rows *m,
+                       int sealed) {
   orion__mw e;
   orion__mw_begin(&e, b, type);
+  e.sealed = sealed;
   orion__mw_i64(&e, m->run);
   orion__mw_i64(&e, m->block);
   orion__mw_runs(&e, m->runs, m->nruns);
@@ -86,7 +88,11 @@ void orion_msg_rows_free(orion_msg_rows *m) {
 }
 
 int orion_msg_rows_encode(orion_buf *b, const orion_msg_rows *m) {
-  return rows_encode(b, ORION_WIRE_ROWS, m);
+  return rows_encode(b, ORION_WIRE_ROWS, m, 0);
+}
+
+int orion_msg_rows_encode_sealed(orion_buf *b, const orion_msg_rows *m) {
+  return rows_encode(b, ORION_WIRE_ROWS, m, 1);
 }
 
 int orion_msg_rows_decode(const void *p, size_t n, orion_msg_rows *out,
@@ -95,7 +101,7 @@ int orion_msg_rows_decode(const void *p, size_t n, orion_msg_rows *out,
 }
 
 int orion_msg_rows_data_encode(orion_buf *b, const orion_msg_rows *m) {
-  return rows_encode(b, ORION_WIRE_ROWS_DATA, m);
+  return rows_encode(b, ORION_WIRE_ROWS_DATA, m, 0);
 }
 
 int orion_msg_rows_data_decode(const void *p, size_t n, orion_msg_rows *out,

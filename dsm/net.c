@@ -96,6 +96,7 @@ static void on_closed(uv_handle_t *h) {
   orion_sec_free(&c->sec);
   orion_buf_free(&c->early);
   orion_buf_free(&c->held);
+  orion_free(c->rbuf);
   orion_free(c);
 }
 
@@ -122,11 +123,53 @@ int orion_conn_closing(const orion_conn *c) {
   return c->state >= ST_ALERTING;
 }
 
+/* The read buffer: one record and its framing at first; a connection
+ * that carries records larger than its reads grows it to several, so
+ * that a read ends inside a record seldom and the kept part moves to the
+ * front seldom, and gives that back after RBUF_SMALL_READS reads in a row
+ * that the small one would have held (a driver's connections to
+ * thousands of executors do not each keep one). */
+#define RBUF_FIRST (ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD)
+#define RBUF_BULK (4 * RBUF_FIRST)
+#define RBUF_SMALL_READS 64
+
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   orion_conn *c = h->data;
   (void)hint;
-  buf->base = c->rbuf;
-  buf->len = sizeof c->rbuf;
+  if (c->rbuf == NULL) {
+    c->rbuf = orion_malloc(RBUF_FIRST);
+    c->rcap = c->rbuf != NULL ? RBUF_FIRST : 0;
+    c->rstart = c->rkeep = 0;
+  }
+  /* Empty when out of memory: libuv then reports UV_ENOBUFS (on_read). */
+  buf->base = c->rbuf != NULL ? c->rbuf + c->rstart + c->rkeep : NULL;
+  buf->len = c->rcap - c->rstart - c->rkeep;
+}
+
+/* Keeps p[0..n) (in c->rbuf: the start of a record of `want` bytes) for
+ * the next read, with room after it for the rest of the record; 0, or
+ * ORION_ENOMEM (c is then closing). */
+static int keep_record(orion_conn *c, const char *p, size_t n, size_t want) {
+  if (c->rcap < RBUF_BULK) {
+    char *big = orion_malloc(RBUF_BULK);
+    if (big == NULL) {
+      orion_conn_close(c, "out of memory reading a record");
+      return ORION_ENOMEM;
+    }
+    memcpy(big, p, n);
+    orion_free(c->rbuf);
+    c->rbuf = big;
+    c->rcap = RBUF_BULK;
+    c->rstart = 0;
+  } else {
+    c->rstart = (size_t)(p - c->rbuf);
+    if (c->rcap - c->rstart < want) { /* the rest would not fit after it */
+      memmove(c->rbuf, p, n);
+      c->rstart = 0;
+    }
+  }
+  c->rkeep = n;
+  return 0;
 }
 
 /* Plaintext stream bytes (what the records carried) into the decoder. */
@@ -234,7 +277,10 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   orion_conn *c = s->data;
   const char *p = buf->base;
   size_t left;
+  if (n == 0) /* nothing read (EAGAIN): what is kept stays */
+    return;
   if (c->state == ST_ALERTING) { /* drop all until the peer closes */
+    c->rstart = c->rkeep = 0;
     if (n < 0)
       orion_conn_close(c, "%s", "");
     return;
@@ -243,8 +289,8 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     if (!c->authed)
       orion_conn_close(c, "connection closed by the peer during the "
                           "authentication handshake");
-    else if (n == UV_EOF && c->sec.rec_have == 0 && c->sec.rec_len == 0 &&
-             orion_wire_decoder_finish(&c->dec) == 0)
+    else if (n == UV_EOF && c->rkeep == 0 && c->sec.rec_have == 0 &&
+             c->sec.rec_len == 0 && orion_wire_decoder_finish(&c->dec) == 0)
       orion_conn_close(c, "connection closed by the peer");
     else if (n == UV_EOF)
       orion_conn_close(c, "connection closed by the peer inside a frame: %s",
@@ -257,14 +303,25 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   }
   c->bytes_in += (uint64_t)n;
   left = (size_t)n;
+  if (c->rkeep > 0) { /* the read landed after the kept bytes */
+    p = c->rbuf + c->rstart;
+    left += c->rkeep;
+  }
+  c->rstart = c->rkeep = 0;
   while (left > 0 && c->state < ST_ALERTING) {
     size_t used = 0;
     if (!c->authed) {
       used = feed_handshake(c, p, left);
     } else {
       const unsigned char *plain;
-      size_t plain_len;
-      int rc = orion_sec_open(&c->sec, p, left, &used, &plain, &plain_len);
+      size_t plain_len, want = orion_sec_record_want(&c->sec, p, left);
+      int rc;
+      if (want > left) { /* a record in part: kept until the rest comes */
+        keep_record(c, p, left, want);
+        c->rsmall = 0;
+        return;
+      }
+      rc = orion_sec_open(&c->sec, p, left, &used, &plain, &plain_len);
       if (rc < 0)
         refuse_record(c);
       else if (rc == ORION_SEC_ALERT)
@@ -274,6 +331,13 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     }
     p += used;
     left -= used;
+  }
+  c->rsmall = (size_t)n < RBUF_FIRST ? c->rsmall + 1 : 0;
+  if (c->rkeep == 0 && c->rcap > RBUF_FIRST &&
+      c->rsmall >= RBUF_SMALL_READS) {
+    orion_free(c->rbuf); /* on_alloc makes a small one */
+    c->rbuf = NULL;
+    c->rcap = 0;
   }
 }
 

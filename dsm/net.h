@@ -103,7 +103,13 @@ struct orion_conn {
   uv_connect_t creq;
   int corked;         /* sends are held in `held` until orion_conn_flush */
   orion_buf held;     /* private */
-  char rbuf[65536];
+  /* Private: what reads fill.  A MAC-only record that a read brought in
+   * part is kept here ([rstart, rstart + rkeep)) and the next read lands
+   * after it, so that records are opened where they lie, not copied
+   * (orion_sec_record_want). */
+  char *rbuf;
+  size_t rcap, rstart, rkeep;
+  unsigned rsmall; /* reads in a row that the small buffer would hold */
 };
 
 /* A connection on loop with a decoder in `role` (ORION_WIRE_ACCEPT or

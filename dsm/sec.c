@@ -412,6 +412,23 @@ static int opened(orion_sec *s, size_t *plain_len) {
   return ORION_SEC_DONE;
 }
 
+size_t orion_sec_record_want(const orion_sec *s, const void *p, size_t n) {
+  const unsigned char *b = p;
+  size_t whole;
+  uint32_t h;
+  if (s->state != ST_OPEN || s->encrypt || s->rec_len != 0 ||
+      s->rec_have != 0)
+    return 0;
+  if (n < ORION_SEC_HEAD_LEN)
+    return ORION_SEC_HEAD_LEN + ORION_SEC_RECORD_MAX + ORION_SEC_TAG_LEN;
+  h = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+      (uint32_t)b[3] << 24;
+  if (h == 0 || h > ORION_SEC_RECORD_MAX) /* an alert, or bad: open it */
+    return 0;
+  whole = ORION_SEC_HEAD_LEN + (size_t)h + ORION_SEC_TAG_LEN;
+  return n < whole ? whole : 0;
+}
+
 int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,
                    const unsigned char **plain, size_t *plain_len) {
   const unsigned char *b = p;

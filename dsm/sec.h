@@ -195,4 +195,15 @@ size_t orion_sec_records(size_t len);
 int orion_sec_open(orion_sec *s, const void *p, size_t n, size_t *used,
                    const unsigned char **plain, size_t *plain_len);
 
+/* For a reader that can keep bytes until more arrive: the bytes of the
+ * MAC-only record that starts at p (head, body, tag) when p[0..n) holds
+ * less than all of it (ORION_SEC_HEAD_LEN + ORION_SEC_RECORD_MAX +
+ * ORION_SEC_TAG_LEN while the head itself is cut), so that the reader can
+ * feed it whole to orion_sec_open, which then opens it where it lies.  0
+ * when orion_sec_open should take p now: the whole record is there, s is
+ * not between records (or not open, or encrypting: its records are
+ * decrypted into the record buffer anyway), or the head is bad (the open
+ * says so). */
+size_t orion_sec_record_want(const orion_sec *s, const void *p, size_t n);
+
 #endif

@@ -205,7 +205,7 @@ size_t orion_wire_begin(orion_buf *b, int type) {
   return start;
 }
 
-int orion_wire_end(orion_buf *b, size_t start) {
+static int wire_end(orion_buf *b, size_t start, int crc) {
   unsigned char t[ORION_WIRE_TRAILER_LEN];
   size_t n;
   if (b->oom)
@@ -218,9 +218,18 @@ int orion_wire_end(orion_buf *b, size_t start) {
   }
   put_u32((unsigned char *)b->data + start + 5, (uint32_t)n);
   orion_wire_pack_trailer(
-      t, orion_wire_crc(0, b->data + start, ORION_WIRE_HEADER_LEN + n));
+      t, crc ? orion_wire_crc(0, b->data + start, ORION_WIRE_HEADER_LEN + n)
+             : 0);
   orion_buf_append(b, t, sizeof t);
   return b->oom ? ORION_ENOMEM : 0;
+}
+
+int orion_wire_end(orion_buf *b, size_t start) {
+  return wire_end(b, start, 1);
+}
+
+int orion_wire_end_sealed(orion_buf *b, size_t start) {
+  return wire_end(b, start, 0);
 }
 
 int orion_wire_encode(orion_buf *b, int type, const void *payload,

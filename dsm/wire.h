@@ -165,6 +165,12 @@ int orion_wire_encode(orion_buf *b, int type, const void *payload,
  * On -EMSGSIZE, orion_wire_end removes the whole frame (b->len = offset). */
 size_t orion_wire_begin(orion_buf *b, int type);
 int orion_wire_end(orion_buf *b, size_t start);
+/* orion_wire_end for a frame that only an orion_conn (dsm/net.h) sends:
+ * such frames travel in records whose MAC covers them, and the decoders
+ * there leave the CRC to it (orion_wire_decoder_mac_covered), so the
+ * trailer is left 0 instead of computed over the frame.  A decoder that
+ * checks CRCs refuses such a frame. */
+int orion_wire_end_sealed(orion_buf *b, size_t start);
 
 /* Low-level pieces for a sender that writes a frame from several buffers
  * (writev): the header for a payload of len bytes, the running CRC (start

@@ -138,13 +138,20 @@ void orion__peer_count(exec_state *x, uint64_t n) {
 
 /* orion__peer_post, counting b's bytes or (paid) not. */
 static void post(exec_state *x, int e, orion_buf *b, int to_in, int paid) {
+  orion_buf *q;
   if (b->oom)
     orion__exec_die(x, "out of memory building a frame for executor %d", e);
   pthread_mutex_lock(&x->mu);
   if (!paid)
     x->peer_bytes += b->len;
-  orion_buf_append(to_in ? &x->peers[e].queued_in : &x->peers[e].queued,
-                   b->data, b->len);
+  q = to_in ? &x->peers[e].queued_in : &x->peers[e].queued;
+  if (q->len == 0) { /* nothing queued: b's buffer goes, not a copy of it */
+    orion_buf t = *q;
+    *q = *b;
+    *b = t;
+  } else {
+    orion_buf_append(q, b->data, b->len);
+  }
   pthread_mutex_unlock(&x->mu);
   b->len = 0;
   orion__exec_wake(x);

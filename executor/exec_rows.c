@@ -195,7 +195,7 @@ int orion__rows_put(exec_state *x, const orion_msg_move *v, int64_t run,
   m.runs = &one;
   m.nruns = 1;
   orion_buf_init(&b);
-  rc = orion_msg_rows_encode(&b, &m);
+  rc = orion_msg_rows_encode_sealed(&b, &m); /* a peer link: MAC-covered */
   if (rc == 0)
     orion__peer_post(x, (int)v->peer, &b, 0);
   orion_buf_free(&b);

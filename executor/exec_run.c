@@ -467,6 +467,19 @@ static orion_array *iterated(exec_state *x, int64_t block, orion_error *err) {
   }
 }
 
+/* Whether the loaded body may store into the iterated array's elements
+ * (a returned value): the sparse block's values are then kept before it
+ * runs and sent back when they changed.  A compiled body on the CPU says
+ * (ORION_CBODY_ITER_SYM); the interpreter's and the device's may. */
+static int stores_iter(exec_state *x) {
+  const int *st;
+  if (x->cobj == NULL || !orion_exec_compiled(x->ex) ||
+      orion_exec_gpu_ready(x->ex))
+    return 1;
+  st = orion_cobj_sym(x->cobj, ORION_CBODY_ITER_SYM);
+  return st == NULL || *st != 0;
+}
+
 /* BLOCK_DONE (dsm/msg.h): the block's time, the sparse block's values
  * when the body changed them, and the runs of changed elements of the
  * watched ranges, all pointing into our copies, but those of directly
@@ -587,9 +600,10 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     rc = err->code;
   if (rc == 0 && x->iter_sparse)
     it->ragged = x->iter_ragged;
-  if (rc == 0 && x->iter_sparse) {
-    size_t vl = (size_t)it->nnz * orion_type_size(it->type);
+  if (rc == 0 && x->iter_sparse)
     rc = orion_exec_bind_array(x->ex, x->iter_id, it);
+  if (rc == 0 && x->iter_sparse && stores_iter(x)) {
+    size_t vl = (size_t)it->nnz * orion_type_size(it->type);
     before_vals = orion_malloc(vl + 1);
     if (before_vals == NULL)
       rc = orion_error_set(err, ORION_ENOMEM, "out of memory");

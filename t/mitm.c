@@ -205,6 +205,10 @@ static int open_pair(pair *pr, int c, int port) {
   pr->s[1] = (side){s, c, &pr->drv, &pr->exec, {0}, 1};
   orion_wire_decoder_init(&pr->s[0].dec, ORION_WIRE_ACCEPT); /* as the driver */
   orion_wire_decoder_init(&pr->s[1].dec, ORION_WIRE_CONNECT);
+  /* As at both ends (dsm/net.c): the frames come out of opened records,
+   * whose MAC covers them (frames sealed for a link carry no CRC). */
+  orion_wire_decoder_mac_covered(&pr->s[0].dec);
+  orion_wire_decoder_mac_covered(&pr->s[1].dec);
   pr->open = 1;
   return 0;
 }

@@ -3059,6 +3059,30 @@ static int count_of(const char *s, const char *t) {
   return n;
 }
 
+/* The object says whether its body stores into the iterated array (a
+ * returned value): the executor keeps a block's values only then. */
+Test(cgen, the_object_says_whether_the_body_stores_into_the_iterated_array) {
+  static const char *const bodies[] = {
+      MF_SGD, "function(u, i, r) if u > 2 then return r * 2 end end",
+      "function(u, i, r) return nil end"};
+  static const int stores[] = {0, 1, 0};
+  int k;
+  for (k = 0; k < 3; k++) {
+    char *src = gen_src(bodies[k], IT_RAT, 0), want[64];
+    built b;
+    const int *st;
+    snprintf(want, sizeof want, "const int orion_cbody_stores_iter = %d;",
+             stores[k]);
+    cr_assert_not_null(strstr(src, want), "body %d: no \"%s\"", k, want);
+    build(src, 0, &b);
+    st = orion_cobj_sym(b.obj, ORION_CBODY_ITER_SYM);
+    cr_assert_not_null(st, "body %d: no %s", k, ORION_CBODY_ITER_SYM);
+    cr_assert_eq(*st, stores[k], "body %d", k);
+    unbuild(&b);
+    orion_free(src);
+  }
+}
+
 Test(cgen, lane_loops_on_the_device) {
   char *fast = gen_src(MF_SGD, IT_RAT, 1), *exact = gen_src(MF_SGD, IT_RAT, 0);
   static const char *const serial[] = {

@@ -2460,3 +2460,20 @@ Test(cluster, local_executors_start_openblas_with_the_threads_they_use) {
     tu_run_free(&r);
   }
 }
+
+/* t/cluster/iter_store.lua: compiled bodies over a sparse array on 2
+ * executors.  One that never returns a value leaves the elements (its
+ * executors do not keep the blocks' values: the object says it stores
+ * nothing); one that returns values stores them, and they reach the
+ * driver's copy: the same lines as inside the driver. */
+Test(cluster, compiled_bodies_store_into_the_iterated_array_only_when_they_return) {
+  tu_run in = DRIVE("--executors", "0", "@iter_store.lua"),
+         r = DRIVE("--executors", "2", "@iter_store.lua");
+  expect_ok(&in, "iter_store.lua inside the driver");
+  expect_ok(&r, "iter_store.lua on 2 executors");
+  expect_has(r.out, "unchanged by a body that stores nothing: true");
+  expect_has(r.out, "stored by a body that returns values: true");
+  cr_expect_str_eq(r.out, in.out, "2 executors differ from in-process");
+  tu_run_free(&in);
+  tu_run_free(&r);
+}

@@ -1724,6 +1724,17 @@ Test(msg, resident_rows_round_trip) {
   eq_runs(rwo.runs, rwo.nruns, runs3, 1, p, n);
   orion_msg_rows_free(&rwo);
   check_bounds(ORION_WIRE_ROWS, &b);
+  {
+    /* For a peer link: the same bytes, but for the trailer, left 0. */
+    orion_buf s;
+    orion_buf_init(&s);
+    cr_assert_eq(orion_msg_rows_encode_sealed(&s, &rw), 0);
+    cr_assert_eq(s.len, b.len);
+    cr_assert(memcmp(s.data, b.data, b.len - ORION_WIRE_TRAILER_LEN) == 0);
+    cr_assert(memcmp(s.data + s.len - ORION_WIRE_TRAILER_LEN, "\0\0\0\0",
+                     ORION_WIRE_TRAILER_LEN) == 0);
+    orion_buf_free(&s);
+  }
   b.len = 0;
   cr_assert_eq(orion_msg_rows_data_encode(&b, &rw), 0);
   p = payload_of(&b, ORION_WIRE_ROWS_DATA, &n);

@@ -18,7 +18,7 @@
 #include "util/clock.h"
 
 #define TOKEN "c41e9a7b2f5d08e3a6c9b1d47f2e8a05"
-#define MAXF 8
+#define MAXF 80
 
 typedef struct got {
   int n;
@@ -233,4 +233,60 @@ Test(net, uncorking_and_closing_send_what_is_held) {
   expect_frame(1, ORION_WIRE_HEARTBEAT, 10, 0x66);
   expect_frame(2, ORION_WIRE_HEARTBEAT, 20, 0x77);
   expect_frame(3, ORION_WIRE_HEARTBEAT, 30, 0x88);
+}
+
+/* Frames of many records, the first of them behind a small frame so that
+ * reads end inside records: the reader keeps a record's first part until
+ * the rest arrives and opens it where it lies (its buffer grows to hold
+ * several records), and every byte arrives as sent, in order. */
+Test(net, records_cut_by_reads_are_gathered_and_arrive_intact) {
+  enum { BIG = 700001 };
+  unsigned char *p = orion_malloc(BIG);
+  size_t k;
+  int f;
+  cr_assert_not_null(p);
+  send_fill(acc, ORION_WIRE_WELCOME, 0, 0);
+  send_fill(acc, ORION_WIRE_HEARTBEAT, 37, 0x21);
+  for (f = 0; f < 2; f++) {
+    orion_buf b;
+    for (k = 0; k < BIG; k++)
+      p[k] = (unsigned char)((k * 131 + (k >> 11) + (size_t)f * 7) & 0xff);
+    orion_buf_init(&b);
+    cr_assert_eq(orion_wire_encode(&b, ORION_WIRE_HEARTBEAT, p, BIG), 0);
+    cr_assert_eq(orion_conn_send(acc, &b), 0);
+    orion_buf_free(&b);
+  }
+  send_fill(acc, ORION_WIRE_HEARTBEAT, 5, 0x42);
+  run_until_frames(5);
+  expect_frame(0, ORION_WIRE_WELCOME, 0, 0);
+  expect_frame(1, ORION_WIRE_HEARTBEAT, 37, 0x21);
+  for (f = 0; f < 2; f++) {
+    cr_assert_eq(g.len[2 + f], BIG, "frame %d: %zu bytes", 2 + f,
+                 g.len[2 + f]);
+    for (k = 0; k < BIG; k++)
+      cr_assert_eq(g.payload[2 + f][k],
+                   (unsigned char)((k * 131 + (k >> 11) + (size_t)f * 7) &
+                                   0xff),
+                   "frame %d: byte %zu changed", 2 + f, k);
+  }
+  expect_frame(4, ORION_WIRE_HEARTBEAT, 5, 0x42);
+  cr_assert_not_null(cli);
+  cr_assert_gt(cli->rcap, ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD,
+               "no record was kept for the rest of it (buffer of %zu bytes)",
+               cli->rcap);
+  /* Small reads after them, one frame each: the large buffer stays for
+   * a while (the large frames' last reads may have been small too) and
+   * goes back after 64 in a row. */
+  for (f = 0; f < 64; f++) {
+    if (f < 32)
+      cr_assert_gt(cli->rcap,
+                   ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD,
+                   "the large buffer went after %d small reads", f);
+    send_fill(acc, ORION_WIRE_HEARTBEAT, 9, f);
+    run_until_frames(6 + f);
+    expect_frame(5 + f, ORION_WIRE_HEARTBEAT, 9, f);
+  }
+  cr_assert_leq(cli->rcap, ORION_SEC_RECORD_MAX + ORION_SEC_RECORD_OVERHEAD,
+                "a %zu-byte read buffer kept after 64 small reads", cli->rcap);
+  orion_free(p);
 }

@@ -553,6 +553,52 @@ Test(sec, records_open_in_pieces_of_any_size) {
   }
 }
 
+/* orion_sec_record_want tells a reader that keeps bytes how much of a
+ * MAC-only record to gather before it opens the record in place: the
+ * whole record's size while a part of it is there (one of the largest
+ * while the head is cut), 0 when it is all there, and 0 for encrypted
+ * records, a record begun already, an alert or a bad head (opened, or
+ * refused, at once). */
+Test(sec, a_reader_is_told_how_much_of_a_record_to_gather) {
+  static const char msg[] = "the rows of one part";
+  const size_t whole = ORION_SEC_RECORD_OVERHEAD + sizeof msg;
+  int m;
+  for (m = 0; m < 2; m++) {
+    ends e;
+    orion_buf w;
+    const unsigned char *plain;
+    size_t used, plen, k;
+    handshake_mode(&e, m, 0);
+    orion_buf_init(&w);
+    seal_into(&e.c, msg, sizeof msg, &w);
+    for (k = 0; k <= w.len; k++) {
+      size_t want = orion_sec_record_want(&e.a, w.data, k), expect = 0;
+      if (m == 0 && k < ORION_SEC_HEAD_LEN)
+        expect = ORION_SEC_HEAD_LEN + ORION_SEC_RECORD_MAX + ORION_SEC_TAG_LEN;
+      else if (m == 0 && k < whole)
+        expect = whole;
+      cr_assert_eq(want, expect, "mode %d, %zu of %zu bytes: want %zu", m, k,
+                   whole, want);
+    }
+    /* Begun already (7 bytes taken): the open goes on with the rest. */
+    cr_assert_eq(orion_sec_open(&e.a, w.data, 7, &used, &plain, &plen),
+                 ORION_SEC_MORE);
+    cr_assert_eq(orion_sec_record_want(&e.a, w.data + 7, 3), 0);
+    cr_assert_eq(orion_sec_open(&e.a, w.data + 7, w.len - 7, &used, &plain,
+                                &plen),
+                 ORION_SEC_DONE, "%s", e.a.why);
+    /* An alert's head or a length over the largest: opened at once. */
+    cr_assert_eq(orion_sec_record_want(&e.a, "\x05\0\0\x80", 4), 0);
+    cr_assert_eq(orion_sec_record_want(&e.a, "\x01\0\x01\0", 4), 0);
+    cr_assert_eq(orion_sec_record_want(&e.a, "\0\0\0\0", 4), 0);
+    if (m == 0) /* the largest record, its head alone */
+      cr_assert_eq(orion_sec_record_want(&e.a, "\0\0\x01\0", 4),
+                   ORION_SEC_RECORD_OVERHEAD + ORION_SEC_RECORD_MAX);
+    orion_buf_free(&w);
+    ends_free(&e);
+  }
+}
+
 /* A MAC-only record that arrives whole is authenticated where it lies and
  * its plaintext handed out from there (no copy into the record buffer);
  * an encrypted one is decrypted into the buffer; one split across feeds

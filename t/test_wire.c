@@ -336,6 +336,43 @@ Test(wire, begin_end_builds_in_place) {
   orion_buf_free(&ref);
 }
 
+/* A frame ended by orion_wire_end_sealed (for an orion_conn, whose
+ * records' MAC covers it) is the same frame with a zero trailer: a
+ * MAC-covered decoder takes it, one that checks CRCs refuses it. */
+Test(wire, sealed_frames_leave_the_crc_to_the_mac) {
+  orion_buf b, ref;
+  orion_wire_decoder d;
+  frames *fr = frames_new();
+  size_t start;
+  orion_buf_init(&b);
+  orion_buf_init(&ref);
+  start = orion_wire_begin(&b, ORION_WIRE_ROWS);
+  orion_buf_append(&b, "rows of part 3", 14);
+  cr_assert_eq(orion_wire_end_sealed(&b, start), 0);
+  cr_assert_eq(orion_wire_encode(&ref, ORION_WIRE_ROWS, "rows of part 3", 14),
+               0);
+  cr_assert_eq(b.len, ref.len);
+  cr_assert(memcmp(b.data, ref.data, b.len - ORION_WIRE_TRAILER_LEN) == 0,
+            "header and payload as orion_wire_end writes them");
+  cr_assert(memcmp(b.data + b.len - ORION_WIRE_TRAILER_LEN, "\0\0\0\0",
+                   ORION_WIRE_TRAILER_LEN) == 0,
+            "the trailer is 0, not computed");
+  orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED);
+  orion_wire_decoder_mac_covered(&d);
+  cr_assert_eq(run(&d, b.data, b.len, 3, fr, 1), 0, "%s",
+               orion_wire_decoder_reason(&d));
+  cr_assert(fr->n == 1 && fr->type[0] == ORION_WIRE_ROWS && fr->len[0] == 14 &&
+            memcmp(fr->p[0], "rows of part 3", 14) == 0);
+  orion_wire_decoder_free(&d);
+  orion_wire_decoder_init(&d, ORION_WIRE_TRUSTED);
+  cr_assert_eq(run(&d, b.data, b.len, 0, NULL, 1), ORION_ECHECKSUM);
+  cr_assert_eq(orion_wire_decoder_fault(&d), ORION_WIRE_BAD_CRC);
+  orion_wire_decoder_free(&d);
+  frames_free(fr);
+  orion_buf_free(&b);
+  orion_buf_free(&ref);
+}
+
 Test(wire, encoders_refuse_bad_fields) {
   orion_buf b;
   char big[300];

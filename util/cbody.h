@@ -26,6 +26,10 @@
 #define ORION_CBODY_ABI 3
 #define ORION_CBODY_FN "orion_cbody_run"     /* orion_cbody_fn */
 #define ORION_CBODY_ABI_SYM "orion_cbody_abi" /* const int */
+/* const int: 1 when the body returns values (stored into the iterated
+ * array's elements), 0 when it never does; an object without it is taken
+ * to store them. */
+#define ORION_CBODY_ITER_SYM "orion_cbody_stores_iter"
 
 /* ORION_PRELUDE_BEGIN */
 #define ORION_CBODY_MAXDIMS 8 /* == ORION_MAX_DIMS */
