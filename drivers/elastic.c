@@ -80,6 +80,12 @@ void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min) {
   unsetenv("ORION_ELASTIC_TOKEN"); /* the secret stays in this process */
   unsetenv("ORION_ELASTIC_FORM");
   unsetenv("ORION_ELASTIC_LISTEN");
+  if (getenv("ORION_ELASTIC_LOAD_PARTS") != NULL) {
+    long parts = strtol(getenv("ORION_ELASTIC_LOAD_PARTS"), &end, 10);
+    if (*end == '\0' && parts >= 1 && parts <= 4096)
+      o->load_parts = (int)parts;
+    unsetenv("ORION_ELASTIC_LOAD_PARTS");
+  }
   o->listen = listen_addr;
   o->token = token[0] != '\0' ? token : NULL;
   o->launch = adopt_launch;
@@ -174,6 +180,10 @@ static void on_elastic(void *ud, orion_cluster *c, int lost) {
                             w > 0 ? " " : "", (int)adopted[i]);
   snprintf(num, sizeof num, "%d", live + join);
   setenv("ORION_ELASTIC_FORM", num, 1);
+  /* Files are cut into the parts the job's first executors parsed, which
+   * the survivors keep (dsm/pload.c, executor/exec_kept.h). */
+  snprintf(num, sizeof num, "%d", orion_cluster_load_parts(c));
+  setenv("ORION_ELASTIC_LOAD_PARTS", num, 1);
   setenv("ORION_ELASTIC_LISTEN", orion_cluster_listen_addr(c), 1);
   setenv("ORION_ELASTIC_TOKEN", orion_cluster_token(c), 1);
   setenv("ORION_ELASTIC_PIDS", pids, 1);

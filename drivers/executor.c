@@ -54,6 +54,7 @@
 #include "dsm/wire.h"
 #include "executor/exec.h"
 #include "executor/exec_gbody.h"
+#include "executor/exec_kept.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 
@@ -90,6 +91,8 @@ static void lost_driver(exec_state *x, const char *why) {
   }
   argv[j++] = "--join";
   argv[j] = NULL;
+  /* The parts of files it parsed stay with it (executor/exec_kept.h). */
+  orion_kept_pass_on();
   {
     /* By its own path, not /proc/self/exe: the process keeps its name
      * (ps, pgrep orion-executor). */
@@ -478,6 +481,7 @@ int main(int argc, char **argv) {
   if (rc >= 0)
     return rc;
   signal(SIGPIPE, SIG_IGN);
+  orion_kept_take_over();
   x->peer_in_frame = orion__exec_on_peer_in_frame;
   x->peer_out_frame = orion__exec_on_peer_out_frame;
   x->start = start_compute;

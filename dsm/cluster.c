@@ -1050,6 +1050,16 @@ int orion_cluster_live(const orion_cluster *c, int except) {
 
 int orion_cluster_joiners(const orion_cluster *c) { return c->njoin; }
 
+int orion_cluster_load_parts(const orion_cluster *c) {
+  if (!c->o.elastic)
+    return 0;
+  return c->o.load_parts > 0 ? c->o.load_parts : c->n;
+}
+
+int orion_cluster_reformed(const orion_cluster *c) {
+  return c->o.reform_min > 0;
+}
+
 const char *orion_cluster_listen_addr(const orion_cluster *c) {
   return c->listen_addr;
 }
