@@ -8,6 +8,13 @@
 #     its newest checkpoint, the RMSE of every epoch and the saved
 #     model's files (--save) are the undisturbed run's, bit for bit, and
 #     no process of the job is left.
+#  1c. Kept loads: MF reading its ratings from files (--train, --test) on
+#     3 executors, one killed after the checkpoint of step 3: the
+#     re-formed job takes 2 of each file's 3 parts from the executors
+#     that kept them (the log says so) and parses only the lost one's,
+#     with the undisturbed run's RMSEs and model; the same with the
+#     training file touched before the kill (another digest): every part
+#     parsed again, the same result.
 #  1b. One executor stopped (SIGSTOP) and another killed at once: the
 #     stopped one is expected back and never comes; after
 #     --register-timeout the job goes on with the 2 that came, with the
@@ -110,6 +117,47 @@ for trial in 1 2; do
     fail "trial $trial: RMSEs differ from the undisturbed run's: $(diff base.rmse k$trial.rmse)"
   same_model base k$trial
   left k$trial
+done
+
+# ---- 1c. the survivors keep the parts of files they parsed ------------------
+awk 'BEGIN { s = 7; for (n = 0; n < 60000; n++) {
+  s = (s * 1103515245 + 12345) % 2147483648; u = s % 2000 + 1
+  s = (s * 1103515245 + 12345) % 2147483648; i = s % 1500 + 1
+  s = (s * 1103515245 + 12345) % 2147483648; r = s % 5 + 1
+  print u, i, r > (n % 10 == 0 ? "f.test" : "f.train") } }'
+MFF="$src/apps/mf/mf.lua --train f.train --test f.test --k 16 --epochs 8"
+"$drv" --quiet --executors 3 $MFF --save fbase > fbase.out 2>&1 ||
+  fail "undisturbed run on files: $(cat fbase.out)"
+rmses fbase.out > fbase.rmse
+for trial in kept touched; do
+  for try in 1 2 3; do
+    rm -rf "ck$trial"
+    ELASTIC_MARK=$trial "$drv" --executors 3 --elastic \
+      --checkpoint-dir "ck$trial" $MFF --checkpoint-every 1 --save $trial \
+      > $trial.out 2> $trial.err &
+    pid=$!
+    wait_for_line $trial.err "checkpoint of step 3 written" 60 $pid
+    [ $trial = touched ] && touch -d '1 minute ago' f.train
+    victim=$(children $pid | sed -n 2p)
+    [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null && break
+    reap $pid 120
+  done
+  [ -n "$victim" ] || fail "$trial: the run ended before an executor could be killed, 3 times"
+  reap $pid 120
+  rc=$?
+  [ $rc = 0 ] || fail "$trial: exit $rc: $(cat $trial.err)"
+  has $trial.err "lost; going on with 2 executors from the checkpoint of step"
+  if [ $trial = kept ]; then
+    has $trial.err "f.train: 2 of its 3 parts were kept by the executors that held them, 1 parsed again"
+  else
+    has $trial.err "f.train: 0 of its 3 parts were kept by the executors that held them, 3 parsed again"
+  fi
+  has $trial.err "f.test: 2 of its 3 parts were kept by the executors that held them, 1 parsed again"
+  rmses $trial.out > $trial.rmse
+  cmp -s fbase.rmse $trial.rmse ||
+    fail "$trial: RMSEs differ from the undisturbed run's: $(diff fbase.rmse $trial.rmse)"
+  same_model fbase $trial
+  left $trial
 done
 
 # ---- 1b. one executor stopped, another killed at once ------------------------
