@@ -244,6 +244,11 @@ const char *orion_cluster_token(const orion_cluster *c);
  * written space-separated into pids[0..n).  c is left to exit or exec. */
 void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n);
 
+/* Frees c after orion_cluster_release, in a driver that goes on (an
+ * elastic job re-formed in place): its handles closed, its port free for
+ * the next cluster to listen on. */
+void orion_cluster_discard(orion_cluster *c);
+
 /* The read ends of the pipes that carry executors' stderr (those started
  * here with relay, and those of opts.relay_fds), as descriptors that stay
  * open across exec, space-separated into fds[0..n): for the next driver's
