@@ -172,7 +172,7 @@ static void on_tick(uv_timer_t *t) {
  * encryption policy unless --no-encrypt said otherwise. */
 static void on_connected(orion_conn *c) {
   exec_state *x = orion__exec_of(c);
-  if (x->joining) /* held until the job's next checkpoint: the time to
+  if (x->joining) /* held until the job's next loop boundary: the time to
                      register again starts when the driver lets it go */
     x->reg_until = orion_now() + x->reg_timeout;
   if (x->encrypt == ORION_SEC_AUTO)
@@ -258,10 +258,11 @@ static const char usage[] =
     "                      (default: as the driver says)\n"
     "  --elastic           for orion-driver --elastic: when the driver or a\n"
     "                      peer is lost, register again (with --join)\n"
-    "                      instead of exiting\n"
+    "                      instead of exiting, keeping the parts of files\n"
+    "                      it parsed for the job (in memory files)\n"
     "  --join              join a running --elastic job: the driver names\n"
     "                      this executor's id (--id is ignored) and gives it\n"
-    "                      partitions at the job's next checkpoint (it\n"
+    "                      partitions at the job's next loop boundary (it\n"
     "                      implies --elastic)\n"
     "  -h, --help          show this help\n"
     "See orion-executor(1).\n";
