@@ -324,7 +324,7 @@ int orion_pload(orion_cluster *cl, const char *given,
                 orion_error *err) {
   load_run lr;
   char doing[512], path[4096];
-  int e, p, basis, rc = 0;
+  int e, p, basis, keep, rc = 0;
   int64_t part_bytes = PART_BYTES;
   const char *env = getenv("ORION_TEST_LOAD_PART_BYTES");
   struct stat st;
@@ -355,7 +355,12 @@ int orion_pload(orion_cluster *cl, const char *given,
   lr.asked = orion_calloc((size_t)lr.np, sizeof *lr.asked);
   lr.pending = orion_calloc((size_t)lr.n, sizeof *lr.pending);
   lr.held = orion_calloc((size_t)lr.n, sizeof *lr.held);
-  if (orion_cluster_load_parts(cl) > 0 && lr.size >= 0)
+  /* (ORION_NO_KEPT=1: no part named, none kept; to compare,
+   * bench/elastic.sh) */
+  keep = orion_cluster_load_parts(cl) > 0 && lr.size >= 0 &&
+         (getenv("ORION_NO_KEPT") == NULL ||
+          strcmp(getenv("ORION_NO_KEPT"), "1") != 0);
+  if (keep)
     lr.digests = orion_calloc((size_t)lr.np, ORION_MSG_LOAD_DIGEST);
   for (e = 0; lr.digests != NULL && e < lr.np; e++)
     if (load_digest(path, e, lr.np, o, &st,
@@ -365,8 +370,7 @@ int orion_pload(orion_cluster *cl, const char *given,
     }
   if (lr.parts == NULL || lr.errs == NULL || lr.asked == NULL ||
       lr.pending == NULL || lr.held == NULL ||
-      (orion_cluster_load_parts(cl) > 0 && lr.size >= 0 &&
-       lr.digests == NULL)) {
+      (keep && lr.digests == NULL)) {
     orion_free(lr.parts);
     orion_free(lr.errs);
     orion_free(lr.asked);
