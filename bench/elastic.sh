@@ -119,6 +119,6 @@ awk -v a="$a" -v b="$b" -v c="$c" -v e="$epoch" -v n="$epochs" -v r="$reform" -v
   printf "lost per failure           %8.3f s  = %.2f epochs (%.2f of a wall epoch)\n", lost, lost / e, lost / we
   printf "lost, nothing kept (C)     %8.3f s  = %.2f epochs (%.2f of a wall epoch)\n", lostc, lostc / e, lostc / we
   printf "kill to resumed            %8.3f s  (B: re-forming, the driver and data again)\n", r
-  printf "kill to resumed, C         %8.3f s  (B/C %.2f)\n", rc, rc > 0 ? r / rc : 0
+  printf "kill to resumed, C         %8.3f s  (B/C %.2f)\n", rc, (rc > 0 ? r / rc : 0)
   printf "same test RMSE in A, B, C  %s\n", same
 }'
