@@ -123,12 +123,15 @@ void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min) {
   o->relay_fds = relay_fds;
 }
 
-/* "from the checkpoint of step S (steps A..B are redone)" or "from the
- * beginning (no checkpoint yet)" into out[0..n). */
-static void from_where(lua_State *L, char *out, size_t n) {
+/* "from the checkpoint of step S (steps A..B are redone)", "from the
+ * beginning (no checkpoint yet)" or, without --checkpoint-dir, "from the
+ * beginning (no checkpoint folder)" into out[0..n). */
+static void from_where(const orion_elastic *e, char *out, size_t n) {
   int64_t saved, cur;
-  orion_checkpoint_progress(L, &saved, &cur);
-  if (saved < 0)
+  orion_checkpoint_progress(e->L, &saved, &cur);
+  if (e->r == NULL || e->r->dir == NULL)
+    snprintf(out, n, "from the beginning (no checkpoint folder)");
+  else if (saved < 0)
     snprintf(out, n, "from the beginning (no checkpoint yet)");
   else if (cur > saved + 1)
     snprintf(out, n, "from the checkpoint of step %" PRId64 " (steps %" PRId64
@@ -208,7 +211,7 @@ static void on_elastic(void *ud, orion_cluster *c, int lost) {
     reform_in_place(e, c, live, join);
     return;
   }
-  from_where(e->L, from, sizeof from);
+  from_where(e, from, sizeof from);
   fprintf(stderr, "orion: elastic: executor %d on %s lost; going on with "
                   "%d executor%s %s\n",
           lost, host, live + join, live + join == 1 ? "" : "s", from);

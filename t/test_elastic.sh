@@ -15,6 +15,10 @@
 #     with the undisturbed run's RMSEs and model; the same with the
 #     training file touched before the kill (another digest): every part
 #     parsed again, the same result.
+#  1d. No checkpoint folder: the same MF on files (60 epochs), --elastic
+#     without --checkpoint-dir, one executor killed after epoch 3: the
+#     job starts again from the beginning on 2 (the log says so), taking
+#     the kept parts, and ends with the undisturbed run's RMSEs and model.
 #  1b. One executor stopped (SIGSTOP) and another killed at once: the
 #     stopped one is expected back and never comes; after
 #     --register-timeout the job goes on with the 2 that came, with the
@@ -33,8 +37,8 @@
 #     a second one below --min-executors ends it with exit 3, and what the
 #     executors write on stderr after the driver ran itself again still
 #     reaches the driver's stderr.
-#  4. Usage errors: --elastic without --checkpoint-dir, --min-executors
-#     without --elastic, --min-executors above the executors.
+#  4. Usage errors: --min-executors without --elastic, --min-executors
+#     above the executors.
 # Every wait has a timeout.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -93,32 +97,44 @@ cd "$tmp" || exit 1
 rmses base.out > base.rmse
 [ "$(grep -c ' [0-9]' base.rmse)" = 8 ] || fail "undisturbed run: $(cat base.out)"
 
-# ---- 1. an executor killed -------------------------------------------------
-for trial in 1 2; do
+# kill_trial NAME NTH TEXT BASE ARGS...: runs the driver with ARGS and
+# --save NAME (its checkpoint folder, if any, named ckNAME), kills its
+# NTH executor with -9 once its stderr shows TEXT (after running
+# $before_kill, if set), tried again at most 3 times when the run ended
+# first; then checks exit 0, that every epoch's RMSEs and the saved model
+# are BASE's, and that no process of the run is left.
+kill_trial() {
+  name=$1 nth=$2 text=$3 kbase=$4
+  shift 4
   for try in 1 2 3; do
-    rm -rf "ck$trial"
-    ELASTIC_MARK=k$trial "$drv" --executors 3 --elastic \
-      --checkpoint-dir "ck$trial" $MF --checkpoint-every 1 --save k$trial \
-      > k$trial.out 2> k$trial.err &
+    rm -rf "ck$name"
+    ELASTIC_MARK=$name "$drv" "$@" --save $name > $name.out 2> $name.err &
     pid=$!
-    wait_for_line k$trial.err "checkpoint of step 3 written" 60 $pid
-    victim=$(children $pid | sed -n "${trial}p")
+    wait_for_line $name.err "$text" 60 $pid
+    [ -n "${before_kill:-}" ] && $before_kill
+    victim=$(children $pid | sed -n "${nth}p")
     [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null && break
     reap $pid 120
   done
-  [ -n "$victim" ] || fail "trial $trial: the run ended before an executor could be killed, 3 times"
+  [ -n "$victim" ] || fail "$name: the run ended before an executor could be killed, 3 times"
   reap $pid 120
   rc=$?
-  [ $rc = 0 ] || fail "trial $trial: exit $rc: $(cat k$trial.err)"
+  [ $rc = 0 ] || fail "$name: exit $rc: $(cat $name.err)"
+  rmses $name.out > $name.rmse
+  cmp -s $kbase.rmse $name.rmse ||
+    fail "$name: RMSEs differ from the undisturbed run's: $(diff $kbase.rmse $name.rmse)"
+  same_model $kbase $name
+  left $name
+}
+
+# ---- 1. an executor killed -------------------------------------------------
+for trial in 1 2; do
+  kill_trial k$trial $trial "checkpoint of step 3 written" base --executors 3 \
+    --elastic --checkpoint-dir ckk$trial $MF --checkpoint-every 1
   has k$trial.err "was killed by signal 9"
   has k$trial.err "lost; going on with 2 executors from the checkpoint of step"
   has k$trial.err "orion: resumed from the checkpoint of step"
   has k$trial.out "== elastic: 2 executors, from the checkpoint of step"
-  rmses k$trial.out > k$trial.rmse
-  cmp -s base.rmse k$trial.rmse ||
-    fail "trial $trial: RMSEs differ from the undisturbed run's: $(diff base.rmse k$trial.rmse)"
-  same_model base k$trial
-  left k$trial
 done
 
 # ---- 1c. the survivors keep the parts of files they parsed ------------------
@@ -131,23 +147,12 @@ MFF="$src/apps/mf/mf.lua --train f.train --test f.test --k 16 --epochs 8"
 "$drv" --quiet --executors 3 $MFF --save fbase > fbase.out 2>&1 ||
   fail "undisturbed run on files: $(cat fbase.out)"
 rmses fbase.out > fbase.rmse
+touch_train() { touch -d '1 minute ago' f.train; }
 for trial in kept touched; do
-  for try in 1 2 3; do
-    rm -rf "ck$trial"
-    ELASTIC_MARK=$trial "$drv" --executors 3 --elastic \
-      --checkpoint-dir "ck$trial" $MFF --checkpoint-every 1 --save $trial \
-      > $trial.out 2> $trial.err &
-    pid=$!
-    wait_for_line $trial.err "checkpoint of step 3 written" 60 $pid
-    [ $trial = touched ] && touch -d '1 minute ago' f.train
-    victim=$(children $pid | sed -n 2p)
-    [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null && break
-    reap $pid 120
-  done
-  [ -n "$victim" ] || fail "$trial: the run ended before an executor could be killed, 3 times"
-  reap $pid 120
-  rc=$?
-  [ $rc = 0 ] || fail "$trial: exit $rc: $(cat $trial.err)"
+  before_kill=
+  [ $trial = touched ] && before_kill=touch_train
+  kill_trial $trial 2 "checkpoint of step 3 written" fbase --executors 3 \
+    --elastic --checkpoint-dir ck$trial $MFF --checkpoint-every 1
   has $trial.err "lost; going on with 2 executors from the checkpoint of step"
   if [ $trial = kept ]; then
     has $trial.err "f.train: 2 of its 3 parts were kept by the executors that held them, 1 parsed again"
@@ -155,12 +160,18 @@ for trial in kept touched; do
     has $trial.err "f.train: 0 of its 3 parts were kept by the executors that held them, 3 parsed again"
   fi
   has $trial.err "f.test: 2 of its 3 parts were kept by the executors that held them, 1 parsed again"
-  rmses $trial.out > $trial.rmse
-  cmp -s fbase.rmse $trial.rmse ||
-    fail "$trial: RMSEs differ from the undisturbed run's: $(diff fbase.rmse $trial.rmse)"
-  same_model fbase $trial
-  left $trial
 done
+before_kill=
+
+# ---- 1d. without a checkpoint folder: from the beginning ----------------------
+MFF60="$src/apps/mf/mf.lua --train f.train --test f.test --k 16 --epochs 60"
+"$drv" --quiet --executors 3 $MFF60 --save f60 > f60.out 2>&1 ||
+  fail "undisturbed 60-epoch run on files: $(cat f60.out)"
+rmses f60.out > f60.rmse
+kill_trial nock 1 "epoch 3/" f60 --executors 3 --elastic $MFF60
+has nock.err "lost; going on with 2 executors from the beginning (no checkpoint folder)"
+has nock.err "f.train: 2 of its 3 parts were kept by the executors that held them, 1 parsed again"
+has nock.out "== elastic: 2 executors, from the beginning (no checkpoint folder) =="
 
 # ---- 1b. one executor stopped, another killed at once ------------------------
 # The stopped one still counts when the job re-forms, and never registers
@@ -314,9 +325,6 @@ has h.err ": stopping: the driver ended the job ("
 left h
 
 # ---- 4. usage errors ------------------------------------------------------------
-"$drv" --executors 2 --elastic $MF > u1.out 2>&1
-[ $? = 2 ] || fail "--elastic without --checkpoint-dir: not a usage error"
-has u1.out "--elastic needs --checkpoint-dir DIR"
 "$drv" --executors 2 --min-executors 2 --checkpoint-dir cku $MF > u2.out 2>&1
 [ $? = 2 ] || fail "--min-executors without --elastic: not a usage error"
 has u2.out "--min-executors needs --elastic"
