@@ -138,7 +138,8 @@ static void put_load_file(orion_buf *b, const char *path, int part,
 
 /* The digest of part p of the load: BLAKE2b of its LOAD_FILE (path,
  * part, parts, options, wire version) and of the file's size,
- * modification time, inode and device as the driver sees them. */
+ * modification time, inode, device and change time as the driver sees
+ * them. */
 static int load_digest(const char *path, int p, int np,
                        const orion_load_opts *o, const struct stat *st,
                        unsigned char *out) {
@@ -245,11 +246,13 @@ static void on_loaded(void *ud, int e, const orion_wire_frame *f) {
    * driver gave that part, in an elastic job). */
   p = (int)m.part;
   if (m.part < 0 || m.part >= lr->np || lr->pending[e] == 0 ||
-      (!lr->holders && lr->asked[p] != e) || !same_load(lr, &m))
+      (!lr->holders && lr->asked[(size_t)m.part] != e) || !same_load(lr, &m))
     orion_cluster_fail(lr->cl, "executor %d (%s) sent a LOADED frame for a "
                                "part of %s it was not asked for",
                        e, orion_cluster_addr(lr->cl, e), lr->given);
   lr->pending[e]--;
+  if (!lr->holders)
+    lr->asked[p] = -1; /* answered: a second answer is refused */
   res = &lr->parts[p];
   if (lr->holders) {
     /* Asked for its kept copy: a part it does not hold (or cannot answer
@@ -362,6 +365,8 @@ int orion_pload(orion_cluster *cl, const char *given,
           strcmp(getenv("ORION_NO_KEPT"), "1") != 0);
   if (keep)
     lr.digests = orion_calloc((size_t)lr.np, ORION_MSG_LOAD_DIGEST);
+  for (p = 0; lr.asked != NULL && p < lr.np; p++)
+    lr.asked[p] = -1;
   for (e = 0; lr.digests != NULL && e < lr.np; e++)
     if (load_digest(path, e, lr.np, o, &st,
                     lr.digests + (size_t)e * ORION_MSG_LOAD_DIGEST) != 0) {
