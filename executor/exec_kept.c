@@ -60,8 +60,9 @@ int orion_kept_answer(const char *digest, const char *path, orion_buf *out) {
     if (memcmp(h->digest, digest, ORION_MSG_LOAD_DIGEST) != 0)
       continue;
     if (!have || !same_file(h, &st)) {
-      orion_log_info("the file %s changed since this executor parsed it: "
-                     "parsing it again", path);
+      orion_log_info("the file %s changed (or is gone) since this executor "
+                     "parsed it: parsing it again",
+                     path);
       drop(i);
       break;
     }
