@@ -31,7 +31,8 @@
 #     3 executors there, nothing redone; the epochs' records count 2
 #     executors, then 3), exit 0, and every epoch's RMSEs and the model
 #     are the undisturbed run's, stdout printing each epoch once; every
-#     executor exits with the job.  A job without --elastic refuses a
+#     executor exits with the job.  The same with the local launcher:
+#     the executors it started are still reaped at the end.  A job without --elastic refuses a
 #     joiner (the driver says why; the joiner gives up with exit 3).
 #  3b. The same over --hosts (a stand-in ssh): a loss re-forms the job,
 #     a second one below --min-executors ends it with exit 3, and what the
@@ -251,6 +252,33 @@ same_model jbase j
 for e in $e0 $e1 $e2; do
   reap $e 10 > /dev/null || fail "join: executor $e ended with $?: $(cat j0.err j1.err j2.err)"
 done
+
+# The same with executors the driver started (the local launcher): the
+# joiner (given the job's token, read from an executor's environment) is
+# taken in place; the started executors, let go and registered again,
+# are still reaped at the end: exit 0, 2 executors then 3, none left.
+for try in 1 2 3; do
+  port=$(free_port $((port + 1)))
+  rm -rf ckl l.jsonl
+  ELASTIC_MARK=l "$drv" --executors 2 --listen 127.0.0.1:$port --elastic \
+    --checkpoint-dir ckl --metrics l.jsonl \
+    $src/apps/mf/mf.lua --synthetic 3000,2000,200000 --k 16 --epochs 200 \
+    > l.out 2> l.err &
+  pid=$!
+  wait_for_line l.err "epoch 2/" 60 $pid || fail "local join: no epoch 2: $(cat l.err)"
+  tok=$(tr '\0' '\n' < /proc/$(children $pid | head -1)/environ | sed -n 's/^ORION_TOKEN=//p')
+  ORION_TOKEN=$tok ELASTIC_MARK=l "$exe" --driver 127.0.0.1:$port --join 2> l2.err &
+  el=$!
+  reap $pid 120
+  rc=$?
+  reap $el 20 > /dev/null || fail "local join: the joiner ended with $?: $(cat l2.err)"
+  grep -qF "executor joins" l.err && break
+done
+[ $rc = 0 ] || fail "local join: exit $rc: $(cat l.err)"
+has l.err "1 executor joins; going on with 3 executors at"
+ex=$(grep -o '"executors":[0-9]*' l.jsonl | cut -d: -f2 | uniq | tr '\n' ' ')
+[ "$ex" = "2 3 " ] || fail "local join: the epochs ran on '$ex' executors, not 2 then 3"
+left l
 
 # A job without --elastic refuses a joiner, which gives up after
 # $ORION_REGISTER_TIMEOUT; the job ends as usual.
