@@ -8,17 +8,21 @@
 #   B  the same, with one executor killed (-9) half an epoch after the
 #      checkpoint of step KILL_AT (default 3) is written: the job re-forms
 #      on EXECS-1 executors from that checkpoint and redoes the part of
-#      the epoch that was lost.
+#      the epoch that was lost; the survivors' kept parts of the ratings
+#      files answer the re-formed job's loads (docs/checkpoints.md);
+#   C  B with ORION_NO_KEPT=1: nothing kept, every part parsed again (the
+#      baseline for the kept parts, in the same run).
 #
 #   ./configure && make && bench/elastic.sh
 #   EXECS=3 EPOCHS=8 KILL_AT=4 ROUNDS=5 bench/elastic.sh
 #
-# Prints the median wall-clock seconds of A and of B, one epoch (A's mean
+# Prints the median wall-clock seconds of A, B and C, one epoch (A's mean
 # epoch seconds over epochs 2..EPOCHS from --metrics, checkpoint not
 # included, and A's wall time per epoch, everything included), the time
-# lost per failure (median B - median A), the ratios lost / epoch, the
-# seconds from the kill to the re-formed job's "resumed" line (B's median),
-# and whether every B run ended with A's test RMSE.  B runs the remaining
+# lost per failure (median B - median A, and C's), the ratios lost /
+# epoch, the seconds from the kill to the re-formed job's "resumed" line
+# (B's and C's medians, and their ratio), and whether every B and C run
+# ended with A's test RMSE.  B runs the remaining
 # epochs on one executor fewer, so its time includes that slowdown too.
 # Without the data it is skipped (exit 0), unless CI=true (exit 1).
 set -euo pipefail
@@ -59,14 +63,15 @@ until_line() {
 half_epoch=0.5
 # run NAME KILL: one run; prints "wall reform_seconds last_test_rmse".
 run() {
-  local name=$1 t0 t1 pid victim tk="" tr=""
+  local name=$1 t0 t1 pid victim tk="" tr="" nokept=0
+  [ "$2" = kill-nokept ] && nokept=1
   rm -rf "$tmp/ck-$name"
   t0=$(now)
-  ./orion-driver --executors "$execs" --elastic --checkpoint-dir "$tmp/ck-$name" \
+  ORION_NO_KEPT=$nokept ./orion-driver --executors "$execs" --elastic --checkpoint-dir "$tmp/ck-$name" \
     --metrics "$tmp/$name.jsonl" apps/mf/mf.lua --train "$train" --test "$test" \
     --k "$k" --epochs "$epochs" --checkpoint-every 1 > "$tmp/$name.out" 2> "$tmp/$name.err" &
   pid=$!
-  if [ "$2" = kill ]; then
+  if [ "$2" != none ]; then
     until_line "$tmp/$name.err" "checkpoint of step $kill_at written" $pid ||
       { cat "$tmp/$name.err" >&2; exit 1; }
     sleep "$half_epoch"
@@ -86,27 +91,34 @@ run() {
 
 : > "$tmp/a"
 : > "$tmp/b"
+: > "$tmp/c"
 for ((r = 1; r <= rounds; r++)); do
   run a$r none >> "$tmp/a"
   if [ $r = 1 ]; then # half of A's mean epoch: the kill lands inside one
     half_epoch=$(awk -v s="$(mean_key "$tmp/a1.jsonl" seconds)" 'BEGIN { printf "%.3f", s / 2 }')
   fi
   run b$r kill >> "$tmp/b"
+  run c$r kill-nokept >> "$tmp/c"
 done
 a=$(awk '{ print $1 }' "$tmp/a" | bench_median)
 b=$(awk '{ print $1 }' "$tmp/b" | bench_median)
+c=$(awk '{ print $1 }' "$tmp/c" | bench_median)
 reform=$(awk '{ print $2 }' "$tmp/b" | bench_median)
+reform_c=$(awk '{ print $2 }' "$tmp/c" | bench_median)
 epoch=$(for ((r = 1; r <= rounds; r++)); do mean_key "$tmp/a$r.jsonl" seconds; echo; done | bench_median)
 same=yes
-[ "$(awk '{ print $3 }' "$tmp/a" "$tmp/b" | sort -u | wc -l)" = 1 ] || same=no
-awk -v a="$a" -v b="$b" -v e="$epoch" -v n="$epochs" -v r="$reform" \
+[ "$(awk '{ print $3 }' "$tmp/a" "$tmp/b" "$tmp/c" | sort -u | wc -l)" = 1 ] || same=no
+awk -v a="$a" -v b="$b" -v c="$c" -v e="$epoch" -v n="$epochs" -v r="$reform" -v rc="$reform_c" \
     -v x="$execs" -v k="$k" -v rounds="$rounds" -v at="$kill_at" -v same="$same" 'BEGIN {
-  lost = b - a; we = a / n
-  printf "elastic: MF MovieLens-1M K=%d, %d epochs, %d executors, a checkpoint every epoch, %d rounds (A,B interleaved)\n", k, n, x, rounds
+  lost = b - a; lostc = c - a; we = a / n
+  printf "elastic: MF MovieLens-1M K=%d, %d epochs, %d executors, a checkpoint every epoch, %d rounds (A,B,C interleaved)\n", k, n, x, rounds
   printf "undisturbed (A)            %8.3f s  (median wall)\n", a
   printf "one executor killed (B)    %8.3f s  (half an epoch after the checkpoint of step %d)\n", b, at
+  printf "the same, nothing kept (C) %8.3f s  (ORION_NO_KEPT=1)\n", c
   printf "one epoch                  %8.3f s  (A: mean epoch 2..%d); %.3f s wall per epoch\n", e, n, we
   printf "lost per failure           %8.3f s  = %.2f epochs (%.2f of a wall epoch)\n", lost, lost / e, lost / we
+  printf "lost, nothing kept (C)     %8.3f s  = %.2f epochs (%.2f of a wall epoch)\n", lostc, lostc / e, lostc / we
   printf "kill to resumed            %8.3f s  (B: re-forming, the driver and data again)\n", r
-  printf "same test RMSE in A and B  %s\n", same
+  printf "kill to resumed, C         %8.3f s  (B/C %.2f)\n", rc, (rc > 0 ? r / rc : 0)
+  printf "same test RMSE in A, B, C  %s\n", same
 }'

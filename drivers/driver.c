@@ -150,10 +150,12 @@ static const char usage_text[] =
     "                  with a checkpoint folder; 0: a lost executor ends\n"
     "                  the job)\n"
     "  --elastic       a lost executor does not end the job: the others go\n"
-    "                  on from the newest checkpoint (any launcher; needs\n"
-    "                  a --checkpoint-dir), and executors may join\n"
-    "                  (orion-executor --join), taken at the next\n"
-    "                  checkpoint; results stay the same bits\n"
+    "                  on from the newest checkpoint of --checkpoint-dir\n"
+    "                  (without one, or before the first, from the\n"
+    "                  beginning; any launcher), keeping the parts of\n"
+    "                  files they parsed; executors may join\n"
+    "                  (orion-executor --join), taken at the next loop\n"
+    "                  boundary; results stay the same bits\n"
     "  --min-executors M  with --elastic: fewer than M executors left ends\n"
     "                  the job (exit 3; default 1)\n"
     "  -h, --help      show this help\n"
@@ -707,9 +709,6 @@ int main(int argc, char **argv) {
                              "--resume does when no checkpoint is usable)");
   if (min_given && !elastic.on)
     return usage_error("%s", "--min-executors needs --elastic");
-  if (elastic.on && cfg.checkpoint_dir == NULL)
-    return usage_error("%s", "--elastic needs --checkpoint-dir DIR (the "
-                             "job goes on from its newest checkpoint)");
   i = optind;
   recover.quiet = cfg.quiet;
   elastic.quiet = cfg.quiet;

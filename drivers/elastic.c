@@ -11,7 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <lauxlib.h>
+
 #include "lua/checkpoint.h"
+#include "scheduler/dist.h"
+#include "scheduler/module.h"
 #include "util/clock.h"
 
 #define ELASTIC_PIDS_MAX 4096
@@ -58,6 +62,22 @@ static int adopt_launch(orion_cluster *c, void *ud,
   return 0;
 }
 
+/* Adds the pids (space-separated) to the executors reaped at exit. */
+static void adopt_pids(const char *pids) {
+  static int armed;
+  char *end;
+  while (*pids != '\0' && nadopted < ELASTIC_PIDS_MAX) {
+    long p = strtol(pids, &end, 10);
+    if (end == pids)
+      break;
+    if (p > 0)
+      adopted[nadopted++] = (pid_t)p;
+    pids = end;
+  }
+  if (nadopted > 0 && !armed++)
+    atexit(reap_adopted);
+}
+
 void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min) {
   const char *form = getenv("ORION_ELASTIC_FORM");
   const char *pids = getenv("ORION_ELASTIC_PIDS");
@@ -80,20 +100,20 @@ void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min) {
   unsetenv("ORION_ELASTIC_TOKEN"); /* the secret stays in this process */
   unsetenv("ORION_ELASTIC_FORM");
   unsetenv("ORION_ELASTIC_LISTEN");
+  if (getenv("ORION_ELASTIC_LOAD_PARTS") != NULL) {
+    long parts = strtol(getenv("ORION_ELASTIC_LOAD_PARTS"), &end, 10);
+    if (*end == '\0' && parts >= 1 && parts <= 4096)
+      o->load_parts = (int)parts;
+    unsetenv("ORION_ELASTIC_LOAD_PARTS");
+  }
   o->listen = listen_addr;
   o->token = token[0] != '\0' ? token : NULL;
   o->launch = adopt_launch;
   o->launch_ud = NULL;
   o->hint = NULL;
   o->reform_min = min > 0 ? min : 1;
-  while (pids != NULL && *pids != '\0' && nadopted < ELASTIC_PIDS_MAX) {
-    long p = strtol(pids, &end, 10);
-    if (end == pids)
-      break;
-    if (p > 0)
-      adopted[nadopted++] = (pid_t)p;
-    pids = end;
-  }
+  if (pids != NULL)
+    adopt_pids(pids);
   unsetenv("ORION_ELASTIC_PIDS");
   snprintf(relay_fds, sizeof relay_fds, "%s",
            getenv("ORION_ELASTIC_ERRFDS") != NULL
@@ -101,16 +121,17 @@ void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min) {
                : "");
   unsetenv("ORION_ELASTIC_ERRFDS");
   o->relay_fds = relay_fds;
-  if (nadopted > 0)
-    atexit(reap_adopted);
 }
 
-/* "from the checkpoint of step S (steps A..B are redone)" or "from the
- * beginning (no checkpoint yet)" into out[0..n). */
-static void from_where(lua_State *L, char *out, size_t n) {
+/* "from the checkpoint of step S (steps A..B are redone)", "from the
+ * beginning (no checkpoint yet)" or, without --checkpoint-dir, "from the
+ * beginning (no checkpoint folder)" into out[0..n). */
+static void from_where(const orion_elastic *e, char *out, size_t n) {
   int64_t saved, cur;
-  orion_checkpoint_progress(L, &saved, &cur);
-  if (saved < 0)
+  orion_checkpoint_progress(e->L, &saved, &cur);
+  if (e->r == NULL || e->r->dir == NULL)
+    snprintf(out, n, "from the beginning (no checkpoint folder)");
+  else if (saved < 0)
     snprintf(out, n, "from the beginning (no checkpoint yet)");
   else if (cur > saved + 1)
     snprintf(out, n, "from the checkpoint of step %" PRId64 " (steps %" PRId64
@@ -124,6 +145,48 @@ static void from_where(lua_State *L, char *out, size_t n) {
     snprintf(out, n, "from the checkpoint of step %" PRId64
                      " (no step is redone)",
              saved);
+}
+
+/* Executors wait to join at a loop boundary (a parallel_for about to
+ * start, or a checkpoint written): the job re-forms in this process, the
+ * script going on where it is.  Every array's rows come back to the
+ * driver, the executors are let go (they register again, keeping the
+ * parts of files they parsed) and the next loop starts a cluster of the
+ * executors that come back and the joiners, which takes the partitions
+ * from the driver as a new one does.  Nothing is redone. */
+static void reform_in_place(orion_elastic *e, orion_cluster *c, int live,
+                            int join) {
+  mod_state *s = orion__state(e->L);
+  char pids[ELASTIC_PIDS_MAX * 8], where[256];
+  const char *w;
+  size_t n;
+  luaL_where(e->L, 1);
+  w = lua_tolstring(e->L, -1, &n);
+  while (n > 0 && (w[n - 1] == ' ' || w[n - 1] == ':'))
+    n--; /* "file:line: " */
+  snprintf(where, sizeof where, "%.*s", (int)(n < 200 ? n : 200), w);
+  lua_pop(e->L, 1);
+  fprintf(stderr, "orion: elastic: %d executor%s join%s; going on with %d "
+                  "executors at %s, a loop boundary (nothing is redone)\n",
+          join, join == 1 ? "" : "s", join == 1 ? "s" : "", live + join,
+          where[0] != '\0' ? where : "the script's start");
+  fflush(stderr);
+  orion__dist_detach(e->L, s); /* the rows back, while c still runs */
+  orion_cluster_keep_stderr(c, relay_fds, sizeof relay_fds);
+  orion_cluster_release(c, -1, pids, sizeof pids);
+  adopt_pids(pids);
+  snprintf(listen_addr, sizeof listen_addr, "%s", orion_cluster_listen_addr(c));
+  snprintf(token, sizeof token, "%s", orion_cluster_token(c));
+  s->copts.load_parts = orion_cluster_load_parts(c);
+  orion_cluster_discard(c);
+  s->copts.listen = listen_addr;
+  s->copts.token = token;
+  s->copts.launch = adopt_launch;
+  s->copts.launch_ud = NULL;
+  s->copts.hint = NULL;
+  s->copts.reform_min = e->min > 0 ? e->min : 1;
+  s->copts.relay_fds = relay_fds;
+  s->nexec = live + join;
 }
 
 static void on_elastic(void *ud, orion_cluster *c, int lost) {
@@ -144,16 +207,14 @@ static void on_elastic(void *ud, orion_cluster *c, int lost) {
   }
   if (live + join < 1)
     return;
-  from_where(e->L, from, sizeof from);
-  if (lost >= 0)
-    fprintf(stderr, "orion: elastic: executor %d on %s lost; going on with "
-                    "%d executor%s %s\n",
-            lost, host, live + join, live + join == 1 ? "" : "s", from);
-  else
-    fprintf(stderr, "orion: elastic: %d executor%s join%s; going on with %d "
-                    "executors %s\n",
-            join, join == 1 ? "" : "s", join == 1 ? "s" : "", live + join,
-            from); /* live + join > 1: at least the joiner and one more */
+  if (lost < 0) {
+    reform_in_place(e, c, live, join);
+    return;
+  }
+  from_where(e, from, sizeof from);
+  fprintf(stderr, "orion: elastic: executor %d on %s lost; going on with "
+                  "%d executor%s %s\n",
+          lost, host, live + join, live + join == 1 ? "" : "s", from);
   fflush(stderr);
   fflush(stdout);
   /* stdout, where the script's lines go, marks where the re-formed job's
@@ -174,6 +235,10 @@ static void on_elastic(void *ud, orion_cluster *c, int lost) {
                             w > 0 ? " " : "", (int)adopted[i]);
   snprintf(num, sizeof num, "%d", live + join);
   setenv("ORION_ELASTIC_FORM", num, 1);
+  /* Files are cut into the parts the job's first executors parsed, which
+   * the survivors keep (dsm/pload.c, executor/exec_kept.h). */
+  snprintf(num, sizeof num, "%d", orion_cluster_load_parts(c));
+  setenv("ORION_ELASTIC_LOAD_PARTS", num, 1);
   setenv("ORION_ELASTIC_LISTEN", orion_cluster_listen_addr(c), 1);
   setenv("ORION_ELASTIC_TOKEN", orion_cluster_token(c), 1);
   setenv("ORION_ELASTIC_PIDS", pids, 1);

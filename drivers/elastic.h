@@ -1,11 +1,15 @@
 /* Elastic jobs for orion-driver (issue 35, --elastic, --min-executors):
  * a lost executor no longer ends the job, and executors may join a running
  * one.  Either way the job re-forms: the driver lets its executors go
- * without SHUTDOWN (dsm/cluster.h, orion_cluster_release), they register
- * again (orion-executor --elastic runs itself again with --join), and the
- * driver runs itself again (drivers/recover.h, orion_recover_exec) over
- * the executors that come back, listening where it listened, with the same
- * token, starting none, the script resuming from its newest checkpoint.
+ * without SHUTDOWN (dsm/cluster.h, orion_cluster_release) and they
+ * register again (orion-executor --elastic runs itself again with --join,
+ * keeping the parts of files it parsed).  On a loss the driver runs
+ * itself again (drivers/recover.h, orion_recover_exec) over the executors
+ * that come back, listening where it listened, with the same token,
+ * starting none, the script resuming from its newest checkpoint (from the
+ * beginning without --checkpoint-dir).  Executors that join are taken at
+ * the next loop boundary, in this process, the script going on where it
+ * is (every array's rows back on the driver first).
  * Results are the same bits on any executor count, so the job ends with
  * the result of an undisturbed run.  docs/checkpoints.md ("Elastic
  * executors") has the guarantees, docs/design-notes.md why it is built
@@ -34,7 +38,7 @@ typedef struct orion_elastic {
 void orion_elastic_adopt(orion_cluster_opts *o, int *nexec, int min);
 
 /* Sets the cluster's elastic hook (when e->on): a loss with at least
- * e->min executors left, or executors waiting to join at a checkpoint,
+ * e->min executors left, or executors waiting to join at a loop boundary,
  * re-form the job. */
 void orion_elastic_arm(orion_elastic *e, lua_State *L);
 

@@ -54,6 +54,7 @@
 #include "dsm/wire.h"
 #include "executor/exec.h"
 #include "executor/exec_gbody.h"
+#include "executor/exec_kept.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 
@@ -90,6 +91,8 @@ static void lost_driver(exec_state *x, const char *why) {
   }
   argv[j++] = "--join";
   argv[j] = NULL;
+  /* The parts of files it parsed stay with it (executor/exec_kept.h). */
+  orion_kept_pass_on();
   {
     /* By its own path, not /proc/self/exe: the process keeps its name
      * (ps, pgrep orion-executor). */
@@ -169,7 +172,7 @@ static void on_tick(uv_timer_t *t) {
  * encryption policy unless --no-encrypt said otherwise. */
 static void on_connected(orion_conn *c) {
   exec_state *x = orion__exec_of(c);
-  if (x->joining) /* held until the job's next checkpoint: the time to
+  if (x->joining) /* held until the job's next loop boundary: the time to
                      register again starts when the driver lets it go */
     x->reg_until = orion_now() + x->reg_timeout;
   if (x->encrypt == ORION_SEC_AUTO)
@@ -255,10 +258,11 @@ static const char usage[] =
     "                      (default: as the driver says)\n"
     "  --elastic           for orion-driver --elastic: when the driver or a\n"
     "                      peer is lost, register again (with --join)\n"
-    "                      instead of exiting\n"
+    "                      instead of exiting, keeping the parts of files\n"
+    "                      it parsed for the job (in memory files)\n"
     "  --join              join a running --elastic job: the driver names\n"
     "                      this executor's id (--id is ignored) and gives it\n"
-    "                      partitions at the job's next checkpoint (it\n"
+    "                      partitions at the job's next loop boundary (it\n"
     "                      implies --elastic)\n"
     "  -h, --help          show this help\n"
     "See orion-executor(1).\n";
@@ -478,6 +482,7 @@ int main(int argc, char **argv) {
   if (rc >= 0)
     return rc;
   signal(SIGPIPE, SIG_IGN);
+  orion_kept_take_over();
   x->peer_in_frame = orion__exec_on_peer_in_frame;
   x->peer_out_frame = orion__exec_on_peer_out_frame;
   x->start = start_compute;

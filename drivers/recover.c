@@ -206,7 +206,8 @@ void orion_recover_exec(orion_recover *r) {
     return;
   argv[0] = r->argv[0];
   j = 1;
-  if (!have_resume)
+  if (!have_resume && r->dir != NULL) /* (--elastic without a folder:
+                                          from the beginning) */
     argv[j++] = "--resume=auto";
   for (i = 1; i < r->argc; i++)
     argv[j++] = r->argv[i];

@@ -216,6 +216,8 @@ static uint64_t array_hash(const orion_array *a) {
   return h != 0 ? h : 1; /* 0: an array written in parts (never linked) */
 }
 
+uint64_t orion_ckpt_array_hash(const orion_array *a) { return array_hash(a); }
+
 void orion_ckpt_part_name(char *out, size_t n, int64_t array, int64_t row) {
   snprintf(out, n, "a%" PRId64 ".r%" PRId64 ".oarr", array, row);
 }

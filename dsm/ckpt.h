@@ -108,6 +108,10 @@ int orion_ckpt_write_part(const char *folder, const orion_array *a,
                           char *file, size_t fn, uint64_t *size,
                           uint32_t *crc, orion_error *err);
 
+/* The content hash a checkpoint writes array a with (never 0): a later
+ * checkpoint links the file of an array whose hash it still has. */
+uint64_t orion_ckpt_array_hash(const orion_array *a);
+
 /* The size and CRC-32 trailer of an array file (0, or -errno /
  * ORION_ETRUNC). */
 int orion_ckpt_file_trailer(const char *path, uint64_t *size, uint32_t *crc);

@@ -334,6 +334,14 @@ void orion_cluster_stop(orion_cluster *c) {
   free_cluster(c);
 }
 
+void orion_cluster_discard(orion_cluster *c) {
+  if (c == NULL)
+    return;
+  if (accepting == c)
+    accepting = NULL;
+  free_cluster(c);
+}
+
 void orion_cluster_fail(orion_cluster *c, const char *fmt, ...) {
   char why[ORION_MSG_SHUTDOWN_REASON_MAX + 1];
   va_list ap;
@@ -404,8 +412,9 @@ static void on_closed(orion_conn *conn, const char *reason) {
   peer *p = conn->data;
   orion_cluster *c;
   if (p == NULL && drop_joiner(accepting, conn)) {
-    orion_log_info("an executor waiting to join (%s) left: %s", conn->peer,
-                   reason);
+    if (!accepting->stopping) /* (not the driver's own close) */
+      orion_log_info("an executor waiting to join (%s) left: %s",
+                     conn->peer, reason);
     return;
   }
   if (p == NULL) { /* never registered: a refused or stray connection */
@@ -479,7 +488,7 @@ static void on_hello(orion_conn *conn, const orion_wire_frame *f) {
     orion_gate_remove(&c->gate, conn);
     c->joiners[c->njoin++] = conn;
     orion_log_info("executor at %s asks to join; it takes partitions at "
-                   "the next checkpoint",
+                   "the next loop boundary",
                    conn->peer);
     return;
   }
@@ -1049,6 +1058,16 @@ int orion_cluster_live(const orion_cluster *c, int except) {
 }
 
 int orion_cluster_joiners(const orion_cluster *c) { return c->njoin; }
+
+int orion_cluster_load_parts(const orion_cluster *c) {
+  if (!c->o.elastic)
+    return 0;
+  return c->o.load_parts > 0 ? c->o.load_parts : c->n;
+}
+
+int orion_cluster_reformed(const orion_cluster *c) {
+  return c->o.reform_min > 0;
+}
 
 const char *orion_cluster_listen_addr(const orion_cluster *c) {
   return c->listen_addr;

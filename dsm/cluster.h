@@ -79,6 +79,11 @@ typedef struct orion_cluster_opts {
                                again in time but at least this many (> 0),
                                the job goes on with those; 0: an error as
                                in any start */
+  int load_parts;           /* an elastic job: the executors its files
+                               are cut into parts for by parallel loading
+                               (dsm/pload.c), the job's first count, kept
+                               by re-formed drivers so that the survivors'
+                               kept parts match; 0: the cluster's size */
   const char *relay_fds;    /* a re-formed elastic job: the read ends of
                                the pipes that carry the stderr of executors
                                an earlier driver of this process started
@@ -221,6 +226,11 @@ void orion_cluster_boundary(orion_cluster *c);
 int orion_cluster_live(const orion_cluster *c, int except);
 /* Executors that connected with --join and wait for the next re-forming. */
 int orion_cluster_joiners(const orion_cluster *c);
+/* An elastic job's opts.load_parts (its cluster's size when 0); 0 for a
+ * job without --elastic. */
+int orion_cluster_load_parts(const orion_cluster *c);
+/* Whether this cluster is a re-formed elastic job's (opts.reform_min). */
+int orion_cluster_reformed(const orion_cluster *c);
 /* Where the driver listens ("HOST:PORT", the bound port) and the job's
  * token: the driver that re-forms the job listens there again. */
 const char *orion_cluster_listen_addr(const orion_cluster *c);
@@ -233,6 +243,11 @@ const char *orion_cluster_token(const orion_cluster *c);
  * pids of live processes started here (those the next driver adopts) are
  * written space-separated into pids[0..n).  c is left to exit or exec. */
 void orion_cluster_release(orion_cluster *c, int lost, char *pids, size_t n);
+
+/* Frees c after orion_cluster_release, in a driver that goes on (an
+ * elastic job re-formed in place): its handles closed, its port free for
+ * the next cluster to listen on. */
+void orion_cluster_discard(orion_cluster *c);
 
 /* The read ends of the pipes that carry executors' stderr (those started
  * here with relay, and those of opts.relay_fds), as descriptors that stay

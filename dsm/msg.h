@@ -823,15 +823,24 @@ void orion_msg_forget_free(orion_msg_forget *m);
  * fields as i64: format, index_base, nkeys, have_dims,
  * dims[ORION_MAX_DIMS], value_type, skip_errors, sep, header, ncols_key,
  * key_cols[ORION_MAX_DIMS], value_col (each must fit its C type; `expand`
- * is not sent and decodes as 0).  The executor reads the whole
- * (decompressed) file and parses the lines starting in bytes
- * [len * part / nparts, len * (part + 1) / nparts). */
+ * is not sent and decodes as 0), then bytes digest (empty, or
+ * ORION_MSG_LOAD_DIGEST bytes) and u64 held_only (flag).  The executor
+ * reads the whole (decompressed) file and parses the lines starting in
+ * bytes [len * part / nparts, len * (part + 1) / nparts).  A digest (an
+ * --elastic driver's: dsm/pload.h) names the load: the executor keeps its
+ * answer under it (executor/exec_kept.h) and answers the same digest
+ * later from that copy; held_only asks for the kept copy only (LOADED
+ * not_held when there is none). */
+#define ORION_MSG_LOAD_DIGEST 32
 typedef struct orion_msg_load_file {
   const char *path;
   size_t path_len;
   int64_t part;
   int64_t nparts;
   orion_load_opts opts;
+  const char *digest; /* NULL (len 0) or ORION_MSG_LOAD_DIGEST bytes */
+  size_t digest_len;
+  int held_only;
 } orion_msg_load_file;
 
 int orion_msg_load_file_encode(orion_buf *b, const orion_msg_load_file *m);
@@ -858,8 +867,14 @@ typedef struct orion_msg_loaded_array {
 
 /* Wire order: u64 ok (flag); when 0: str message; when 1: the elements
  * (array), u64 has_labels (flag) [, the labels (array)], i64 row_lo, i64
- * lines, i64 skipped, str first_skip. */
+ * lines, i64 skipped, str first_skip; then either way i64 part and bytes
+ * digest (the LOAD_FILE's, echoed) and u64 not_held (flag: ok is 0, and
+ * the executor keeps no copy of that load, answering held_only). */
 typedef struct orion_msg_loaded {
+  int64_t part;
+  const char *digest;
+  size_t digest_len;
+  int not_held;
   int ok;
   const char *msg;
   size_t msg_len;

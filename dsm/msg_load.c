@@ -35,6 +35,10 @@ int orion_msg_load_file_encode(orion_buf *b, const orion_msg_load_file *m) {
   for (d = 0; d < ORION_MAX_DIMS; d++)
     orion__mw_i64(&e, o->key_cols[d]);
   orion__mw_i64(&e, o->value_col);
+  orion__mw_need(&e, m->digest_len == 0 ||
+                         m->digest_len == ORION_MSG_LOAD_DIGEST);
+  orion__mw_bytes(&e, m->digest, m->digest_len);
+  orion__mw_flag(&e, m->held_only);
   return orion__mw_end(&e);
 }
 
@@ -70,6 +74,10 @@ int orion_msg_load_file_decode(const void *p, size_t n,
   for (j = 0; j < ORION_MAX_DIMS; j++)
     o->key_cols[j] = get_int(&d, "key columns");
   o->value_col = get_int(&d, "value column");
+  m.digest = orion__mr_bytes(&d, "digest", &m.digest_len);
+  if (d.rc == 0 && m.digest_len != 0 && m.digest_len != ORION_MSG_LOAD_DIGEST)
+    orion__mr_fail(&d, ORION_EPARSE, "a digest of %zu bytes", m.digest_len);
+  m.held_only = orion__mr_flag(&d, "held_only flag");
   *out = m;
   if (orion__mr_end(&d) != 0)
     memset(out, 0, sizeof *out);
@@ -137,16 +145,22 @@ int orion_msg_loaded_encode(orion_buf *b, const orion_msg_loaded *m) {
   orion__mw_flag(&e, m->ok);
   if (!m->ok) {
     orion__mw_bytes(&e, m->msg, m->msg_len);
-    return orion__mw_end(&e);
+  } else {
+    put_loaded_array(&e, &m->array);
+    orion__mw_flag(&e, m->has_labels);
+    if (m->has_labels)
+      put_loaded_array(&e, &m->labels);
+    orion__mw_i64(&e, m->row_lo);
+    orion__mw_i64(&e, m->lines);
+    orion__mw_i64(&e, m->skipped);
+    orion__mw_bytes(&e, m->first_skip, m->first_skip_len);
   }
-  put_loaded_array(&e, &m->array);
-  orion__mw_flag(&e, m->has_labels);
-  if (m->has_labels)
-    put_loaded_array(&e, &m->labels);
-  orion__mw_i64(&e, m->row_lo);
-  orion__mw_i64(&e, m->lines);
-  orion__mw_i64(&e, m->skipped);
-  orion__mw_bytes(&e, m->first_skip, m->first_skip_len);
+  orion__mw_need(&e, m->digest_len == 0 ||
+                         m->digest_len == ORION_MSG_LOAD_DIGEST);
+  orion__mw_need(&e, !m->not_held || !m->ok);
+  orion__mw_i64(&e, m->part);
+  orion__mw_bytes(&e, m->digest, m->digest_len);
+  orion__mw_flag(&e, m->not_held);
   return orion__mw_end(&e);
 }
 
@@ -169,6 +183,13 @@ int orion_msg_loaded_decode(const void *p, size_t n, orion_msg_loaded *out,
     m.skipped = orion__mr_i64(&d, "skipped lines");
     m.first_skip = orion__mr_bytes(&d, "first skipped line", &m.first_skip_len);
   }
+  m.part = orion__mr_i64(&d, "part");
+  m.digest = orion__mr_bytes(&d, "digest", &m.digest_len);
+  if (d.rc == 0 && m.digest_len != 0 && m.digest_len != ORION_MSG_LOAD_DIGEST)
+    orion__mr_fail(&d, ORION_EPARSE, "a digest of %zu bytes", m.digest_len);
+  m.not_held = orion__mr_flag(&d, "not_held flag");
+  if (d.rc == 0 && m.not_held && m.ok)
+    orion__mr_fail(&d, ORION_EPARSE, "elements of a part it does not hold");
   *out = m;
   if (orion__mr_end(&d) != 0)
     memset(out, 0, sizeof *out);

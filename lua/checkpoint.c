@@ -860,6 +860,12 @@ static int l_restore(lua_State *L) {
         return luaL_error(L, "%s", msg);
       }
     }
+  /* The arrays the driver wrote whole, as restored: their hashes, so
+   * that the next checkpoint links those still unchanged (below). */
+  for (j = 0; j < ck.narrays; j++)
+    for (i = 0; i < nv && ck.arrays[j].nparts == 0; i++)
+      if (v[i].d->id == ck.arrays[j].id)
+        ck.arrays[j].hash = orion_ckpt_array_hash(v[i].d->a);
   orion_free(v);
   read_meta(L, s, ck.meta);
   c->saved = c->cur = ck.step;
@@ -878,6 +884,10 @@ static int l_restore(lua_State *L) {
     return luaL_error(L, "restore: %s/state.lua: %s", path,
                       lua_tostring(L, -1));
   }
+  /* The next checkpoint links the arrays still unchanged since this one
+   * (by their hash), as it would after writing it: a resumed job (a
+   * re-formed elastic one) does not write its data arrays again. */
+  remember(c, &ck, path);
   orion_log_info("resumed from the checkpoint of step %" PRId64 " (%s)",
                  ck.step, path);
   lua_createtable(L, 0, 2);

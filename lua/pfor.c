@@ -731,6 +731,11 @@ static int l_parallel_for(lua_State *L) {
 
   memset(&vr, 0, sizeof vr);
   luaL_checktype(L, 2, LUA_TFUNCTION);
+  /* --elastic: executors waiting to join are taken here, a loop boundary
+   * (drivers/elastic.h); the loop then runs on the re-formed cluster. */
+  s = orion__state(L);
+  if (s->cl != NULL)
+    orion_cluster_boundary(s->cl);
   read_opts(L, &o);
   s = ensure_exec(L);
   serial = o.sched != NULL && strcmp(o.sched, "serial") == 0;

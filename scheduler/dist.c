@@ -40,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lauxlib.h>
+
 #include "analysis/analyze.h"
 #include "dsm/cluster.h"
 #include "dsm/msg.h"
@@ -124,6 +126,28 @@ void orion__dist_stop(mod_state *s) {
   orion_free(s->forget);
   s->forget = NULL;
   s->nforget = 0;
+}
+
+void orion__dist_detach(lua_State *L, mod_state *s) {
+  lua_getfield(L, LUA_REGISTRYINDEX, ARRAYS_KEY);
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    darray *d = luaL_testudata(L, -1, ARRAY_MT);
+    if (d != NULL && d->a != NULL && d->rep != NULL) {
+      orion__dist_reclaim(s, d);
+      orion_replica_free(d->rep);
+      d->rep = NULL;
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  orion_free(csent);
+  csent = NULL;
+  csent_n = 0;
+  orion_free(s->forget);
+  s->forget = NULL;
+  s->nforget = 0;
+  s->cl = NULL;
 }
 
 /* The record of what n executors hold of d, made when missing; new

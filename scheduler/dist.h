@@ -149,4 +149,12 @@ void orion__dist_forget(mod_state *s, darray *d);
 /* Stops the cluster, if any. */
 void orion__dist_stop(mod_state *s);
 
+/* Between loops, before an elastic job re-forms in place (drivers/
+ * elastic.c): brings every array's rows back from the executors
+ * (orion__dist_reclaim), forgets what they hold of every array and which
+ * compiled bodies they have, and leaves s without a cluster (s->cl NULL;
+ * the caller releases and frees it).  The next loop or load starts one
+ * from s->copts, and sends each executor what it needs, as to new ones. */
+void orion__dist_detach(lua_State *L, mod_state *s);
+
 #endif

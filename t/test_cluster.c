@@ -1833,11 +1833,12 @@ static const char body_error_short[] = {U64(0)};
 static const char body_error_block_99[] = {U64(0), U64(99), U64(1), 'x'};
 static const char body_error_impostor[] = {U64(5), U64(0), U64(1), 'x'};
 static const char loaded_short[] = {U64(1), U64(3)};
-/* One element of an i64 array 90 x 50 at key (1, 121). */
+/* One element of an i64 array 90 x 50 at key (1, 121), part 0 (executor
+ * 0's), no digest (wire version 20's part, digest and not_held). */
 static const char loaded_key_out_of_range[] = {
     U64(1),   U64(ORION_I64), U64(2), U64(90), U64(50), U64(1),
     U64(16),  U64(0),         U64(120), U64(8), U64(4), U64(0),
-    U64(0),   U64(1),         U64(0), U64(0)};
+    U64(0),   U64(1),         U64(0), U64(0), U64(0), U64(0), U64(0)};
 #undef U64
 #undef NEG
 #undef NEG1_0

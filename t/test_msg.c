@@ -981,8 +981,10 @@ Test(msg, load_file_round_trip) {
   orion_buf_init(&b);
   cr_assert_eq(orion_msg_load_file_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_LOAD_FILE, &n);
-  cr_assert_eq(n, 8 + m.path_len + 16 + (4 + 8 + 5 + 8 + 1) * 8);
+  cr_assert_eq(n, 8 + m.path_len + 16 + (4 + 8 + 5 + 8 + 1) * 8 + 8 + 8);
   cr_assert_eq(orion_msg_load_file_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.digest_len, 0);
+  cr_assert_eq(out.held_only, 0);
   eq_bytes(out.path, out.path_len, m.path, m.path_len, "path");
   cr_assert_eq(out.part, 3);
   cr_assert_eq(out.nparts, 4);
@@ -1001,6 +1003,24 @@ Test(msg, load_file_round_trip) {
   cr_assert_eq(out.opts.value_col, INT32_MIN);
   cr_assert_eq(out.opts.expand, 0);
   check_bounds(ORION_WIRE_LOAD_FILE, &b);
+  /* An --elastic driver's: the digest and held_only come back; a digest
+   * of another length is refused both ways. */
+  {
+    static const char dig[ORION_MSG_LOAD_DIGEST] = "0123456789abcdef0123456789abcde";
+    b.len = 0;
+    m.digest = dig;
+    m.digest_len = sizeof dig;
+    m.held_only = 1;
+    cr_assert_eq(orion_msg_load_file_encode(&b, &m), 0);
+    p = payload_of(&b, ORION_WIRE_LOAD_FILE, &n);
+    cr_assert_eq(orion_msg_load_file_decode(p, n, &out, NULL), 0);
+    eq_bytes(out.digest, out.digest_len, dig, sizeof dig, "digest");
+    cr_assert_eq(out.held_only, 1);
+    check_bounds(ORION_WIRE_LOAD_FILE, &b);
+    b.len = 0;
+    m.digest_len = 31;
+    cr_assert_neq(orion_msg_load_file_encode(&b, &m), 0);
+  }
   orion_buf_free(&b);
 }
 
@@ -1033,6 +1053,9 @@ Test(msg, loaded_round_trip) {
   m.skipped = -1;
   m.first_skip = "line 7: bad";
   m.first_skip_len = 11;
+  m.part = 3;
+  m.digest = "0123456789abcdef0123456789abcdef";
+  m.digest_len = ORION_MSG_LOAD_DIGEST;
   orion_buf_init(&b);
   cr_assert_eq(orion_msg_loaded_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_LOADED, &n);
@@ -1054,19 +1077,36 @@ Test(msg, loaded_round_trip) {
   cr_assert_eq(out.lines, 2002);
   cr_assert_eq(out.skipped, -1);
   eq_bytes(out.first_skip, out.first_skip_len, "line 7: bad", 11, "skip");
+  cr_assert_eq(out.part, 3);
+  eq_bytes(out.digest, out.digest_len, m.digest, ORION_MSG_LOAD_DIGEST,
+           "digest");
   check_bounds(ORION_WIRE_LOADED, &b);
   /* The error form: the flag and the message only. */
   b.len = 0;
   memset(&m, 0, sizeof m);
   m.msg = "cannot open x";
   m.msg_len = 13;
+  m.part = 5;
   cr_assert_eq(orion_msg_loaded_encode(&b, &m), 0);
   p = payload_of(&b, ORION_WIRE_LOADED, &n);
-  cr_assert_eq(n, 16 + 13);
+  cr_assert_eq(n, 16 + 13 + 24);
   cr_assert_eq(orion_msg_loaded_decode(p, n, &out, NULL), 0);
   cr_assert_eq(out.ok, 0);
+  cr_assert_eq(out.part, 5);
+  cr_assert_eq(out.not_held, 0);
   eq_bytes(out.msg, out.msg_len, "cannot open x", 13, "message");
   check_bounds(ORION_WIRE_LOADED, &b);
+  /* "Not held" (an answer to held_only): never with elements. */
+  b.len = 0;
+  m.msg_len = 0;
+  m.not_held = 1;
+  cr_assert_eq(orion_msg_loaded_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOADED, &n);
+  cr_assert_eq(orion_msg_loaded_decode(p, n, &out, NULL), 0);
+  cr_assert_eq(out.not_held, 1);
+  b.len = 0;
+  m.ok = 1;
+  cr_assert_neq(orion_msg_loaded_encode(&b, &m), 0);
   orion_buf_free(&b);
 }
 
