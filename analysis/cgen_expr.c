@@ -591,7 +591,7 @@ static cv buffer_read(gen *g, const slot *s, const char *pos) {
   int isint = s->etype == ET_I32 || s->etype == ET_I64;
   /* Inline from the dense store when there is one (util/cbody.h). */
   E(g,
-    "O_U const orion_cval %s = %s_v != NULL ? %s_v[%s] : "
+    "O_U const orion_cval %s = O_BDENSE || %s_v != NULL ? %s_v[%s] : "
     "c->buf_get(c, %s_h, %s);",
     t, s->pfx, s->pfx, pos, s->pfx, pos);
   return cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK),
@@ -685,11 +685,13 @@ void store_value(gen *g, cv v, int et, const char *dest, const slot *bs,
     E(g, "O_U orion_cval %s;", t);
     E(g, "int %s = 0;", t2);
     E(g, "%s.%c = %s;", t, toint ? 'i' : 'd', val);
-    /* The dense store inline: mark the key as dsm/wbuf.c does, then
-     * store (util/cbody.h); else the call. */
-    E(g, "if (%s_v != NULL) {", p);
+    /* The dense store inline: mark the key as dsm/wbuf.c does (not in a
+     * scan store, bits NULL, nor in the copy of the body for scan stores,
+     * O_BDENSE), then store (util/cbody.h); else the call. */
+    E(g, "if (O_BDENSE || %s_v != NULL) {", p);
     E(g, "  const int64_t %s = %s;", k, pos);
-    E(g, "  if (!(%s_b[%s >> 6] & ((uint64_t)1 << (%s & 63)))) {", p, k, k);
+    E(g, "  if (!O_BDENSE && %s_b != NULL && "
+         "!(%s_b[%s >> 6] & ((uint64_t)1 << (%s & 63)))) {", p, p, k, k);
     E(g, "    %s_b[%s >> 6] |= (uint64_t)1 << (%s & 63);", p, k, k);
     E(g, "    if (*%s_n < %s_m) %s_l[*%s_n] = %s;", p, p, p, p, k);
     E(g, "    ++*%s_n;", p);
