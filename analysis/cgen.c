@@ -464,9 +464,12 @@ static void prologue(gen *g) {
           "O_U const int64_t %s_d%d = c->bufs[%d].dims[%d], %s_s%d = "
           "c->bufs[%d].strides[%d];",
           p, d, s->idx, d, p, d, s->idx, d);
+      /* Row-major, as the target is dense: the last subscript steps by
+       * one (a unit stride the element loops vectorize over). */
       fail(g,
-           S(g, "c->bufs[%d].type != %d || c->bufs[%d].ndims != %d", s->idx,
-             s->etype, s->idx, s->ndims),
+           S(g, "c->bufs[%d].type != %d || c->bufs[%d].ndims != %d || %s_s%d "
+                "!= 1",
+             s->idx, s->etype, s->idx, s->ndims, p, s->ndims - 1),
            S(g, "o_err(c, %d, %s)", -g->line0,
              cstr(g, S(g,
                        "compiled body: buffer '%.63s' does not write into "

@@ -225,6 +225,8 @@ int orion_wbuf_absorb(orion_wbuf *p) {
     const pval *v = p->vals + w * 64;
     int64_t b, nb = p->positions - w * 64 < 64 ? p->positions - w * 64 : 64;
     uint64_t m = 0;
+    if (p->bits[w] == ~(uint64_t)0)
+      continue; /* all pending already */
     for (b = 0; b < nb; b++)
       m |= (uint64_t)(v[b].i != 0) << b;
     m &= ~p->bits[w];
