@@ -20,6 +20,7 @@
 local orion = require "orion"
 
 local tier = arg[1] or "c"
+local check = dofile(((arg and arg[0] or ""):match("^(.*/)") or "./") .. "scatter.lua")
 
 -- The options.
 local function refused(opts)
@@ -52,19 +53,7 @@ local function totals(flush, clock)
   end, { partitions = { NB }, tier = tier })
   assert(st.tier == tier, "ran at tier " .. tostring(st.tier))
   assert(A:get(1) == NB * PER, "A[1] is " .. A:get(1))
-  local want = {}
-  for k = 1, M do want[k] = 0 end
-  for i = 1, NB * PER do
-    for j = 1, 64 do
-      local k = (i * 37 + j * 101) % M + 1
-      want[k] = want[k] + j
-    end
-  end
-  for k = 1, M do
-    if T:get(k) ~= want[k] then
-      error(("flush %s: T[%d] is %d, want %d"):format(flush, k, T:get(k), want[k]))
-    end
-  end
+  check(T, NB * PER, M, "flush " .. flush .. ": ")
   local n, bad = st.executors, 0
   for b = 0, NB - 2 do
     local e0, e1 = b * n // NB, (b + 1) * n // NB
