@@ -230,6 +230,12 @@ int orion_wbuf_absorb(orion_wbuf *p) {
     for (b = 0; b < nb; b++)
       m |= (uint64_t)(v[b].i != 0) << b;
     m &= ~p->bits[w];
+    if (m != 0 && p->ndirty >= p->positions / 512) {
+      /* Past the key list: dense_mark only sets the bits and counts. */
+      p->bits[w] |= m;
+      p->ndirty += __builtin_popcountll(m);
+      continue;
+    }
     while (m) {
       if (dense_mark(p, w * 64 + __builtin_ctzll(m)) != 0)
         return ORION_ENOMEM;
