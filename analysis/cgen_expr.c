@@ -580,8 +580,8 @@ static const char *subscript(gen *g, const slot *s, int depth, cv k,
 static const char *position(gen *g, cv o, const char *kk) {
   const slot *s = &g->slots[o.t.slot];
   int last = o.t.depth + 1 == s->ndims;
-  if (s->kind == ORION_CSLOT_ARRAY && last)
-    return S(g, "(%s + (%s - 1))", o.s, kk);
+  if ((s->kind == ORION_CSLOT_ARRAY || s->kind == ORION_CSLOT_BUFFER) && last)
+    return S(g, "(%s + (%s - 1))", o.s, kk); /* stride 1, checked */
   return S(g, "(%s + (%s - 1) * %s_s%d)", o.s, kk, s->pfx, o.t.depth);
 }
 
@@ -589,13 +589,14 @@ static const char *position(gen *g, cv o, const char *kk) {
 static cv buffer_read(gen *g, const slot *s, const char *pos) {
   const char *t = newtmp(g);
   int isint = s->etype == ET_I32 || s->etype == ET_I64;
-  /* Inline from the dense store when there is one (util/cbody.h). */
+  /* Inline from the dense store when there is one (util/cbody.h), as
+   * the member's type (a load the element loops vectorize). */
   E(g,
-    "O_U const orion_cval %s = %s_v != NULL ? %s_v[%s] : "
-    "c->buf_get(c, %s_h, %s);",
-    t, s->pfx, s->pfx, pos, s->pfx, pos);
-  return cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK),
-               S(g, "%s.%c", t, isint ? 'i' : 'd'), 1);
+    "O_U const %s %s = O_BDENSE || %s_v != NULL ? ((const %s *)%s_v)[%s] : "
+    "c->buf_get(c, %s_h, %s).%c;",
+    isint ? "int64_t" : "double", t, s->pfx, isint ? "int64_t" : "double",
+    s->pfx, pos, s->pfx, pos, isint ? 'i' : 'd');
+  return cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK), t, 1);
 }
 
 /* o[k] for an array, buffer or slice o. */
@@ -685,16 +686,19 @@ void store_value(gen *g, cv v, int et, const char *dest, const slot *bs,
     E(g, "O_U orion_cval %s;", t);
     E(g, "int %s = 0;", t2);
     E(g, "%s.%c = %s;", t, toint ? 'i' : 'd', val);
-    /* The dense store inline: mark the key as dsm/wbuf.c does, then
-     * store (util/cbody.h); else the call. */
-    E(g, "if (%s_v != NULL) {", p);
+    /* The dense store inline: mark the key as dsm/wbuf.c does (not in a
+     * scan store, bits NULL, nor in the copy of the body for scan stores,
+     * O_BDENSE), then store (util/cbody.h); else the call. */
+    E(g, "if (O_BDENSE || %s_v != NULL) {", p);
     E(g, "  const int64_t %s = %s;", k, pos);
-    E(g, "  if (!(%s_b[%s >> 6] & ((uint64_t)1 << (%s & 63)))) {", p, k, k);
+    E(g, "  if (!O_BDENSE && %s_b != NULL && "
+         "!(%s_b[%s >> 6] & ((uint64_t)1 << (%s & 63)))) {", p, p, k, k);
     E(g, "    %s_b[%s >> 6] |= (uint64_t)1 << (%s & 63);", p, k, k);
     E(g, "    if (*%s_n < %s_m) %s_l[*%s_n] = %s;", p, p, p, p, k);
     E(g, "    ++*%s_n;", p);
     E(g, "  }");
-    E(g, "  %s_v[%s] = %s;", p, k, t);
+    E(g, "  ((%s *)%s_v)[%s] = %s.%c;", toint ? "int64_t" : "double", p, k, t,
+      toint ? 'i' : 'd');
     E(g, "} else");
     E(g, "%s = c->buf_set(c, %s_h, %s, %s);", t2, p, pos, t);
     fail(g, S(g, "%s != 0", t2), t2);

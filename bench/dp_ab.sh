@@ -9,9 +9,11 @@
 #
 # Workloads (WORKLOADS, default "mf lda lr"):
 #   mf  apps/mf/mf.lua --parallel data on MovieLens-1M, K=128, --flush
-#       MF_FLUSH (default block; managed: Boesen's largest-first sends),
-#       64 partitions (docs/headline.md's data-parallel baseline), EPOCHS
-#       epochs on EXECS executors, tier c
+#       MF_FLUSH (default block; managed: Boesen's largest-first sends;
+#       clock: a push and a pull every MF_CLOCK blocks, default 4), and
+#       HERE_MF_FLUSH for this tree's runs only (default MF_FLUSH: the base
+#       build may not know a new mode), 64 partitions (docs/headline.md's
+#       data-parallel baseline), EPOCHS epochs on EXECS executors, tier c
 #   lda apps/lda/lda.lua --parallel data --sampler dense on 20 Newsgroups,
 #       K=100, --flush LDA_FLUSH (default managed), EPOCHS sweeps on EXECS
 #       executors (the word-topic counts through the buffer)
@@ -36,6 +38,8 @@ rounds=${ROUNDS:-3}
 epochs=${EPOCHS:-3}
 execs=${EXECS:-2}
 mf_flush=${MF_FLUSH:-block}
+here_mf_flush=${HERE_MF_FLUSH:-$mf_flush}
+mf_clock=${MF_CLOCK:-}
 lda_flush=${LDA_FLUSH:-managed}
 workloads=${WORKLOADS:-mf lda lr}
 data=${ORION_DATA:-$here/../shared/data}
@@ -74,14 +78,22 @@ pass_stats() {
 
 # one SIDE WORKLOAD ROUND: runs one job with SIDE's build, appends stats.
 one() {
-  local dir=$base m=$tmp/$1.$2.$3.jsonl
-  [ "$1" = here ] && dir=$here
+  local dir=$base m=$tmp/$1.$2.$3.jsonl flush=$mf_flush
+  local -a clock=()
+  [ "$1" = here ] && dir=$here && flush=$here_mf_flush
+  [ "$flush" = clock ] && [ -n "$mf_clock" ] && clock=(--clock "$mf_clock")
   case $2 in
     mf)
-      (cd "$dir" && ./orion-driver --quiet --executors "$execs" --partitions 64 \
+      # A relaxed run may diverge: counted, and left out of the medians.
+      if (cd "$dir" && ./orion-driver --quiet --executors "$execs" --partitions 64 \
         --metrics "$m" apps/mf/mf.lua --train "$mftrain" --test "$mftest" \
-        --k 128 --epochs "$epochs" --parallel data --flush "$mf_flush" --tier c) > /dev/null
-      pass_stats "$m" seconds >> "$tmp/$1.$2" ;;
+        --k 128 --epochs "$epochs" --parallel data --flush "$flush" "${clock[@]}" \
+        --tier c) > /dev/null 2> "$tmp/err"; then
+        pass_stats "$m" seconds >> "$tmp/$1.$2"
+      else
+        echo "round $3: $1 mf failed: $(tail -n 1 "$tmp/err")" >&2
+        echo "$1" >> "$tmp/failed"
+      fi ;;
     lda)
       (cd "$dir" && ./orion-driver --quiet --executors "$execs" --metrics "$m" \
         apps/lda/lda.lua --corpus "$data/20newsgroups-bydate/docword.20news.txt.gz" \
@@ -110,11 +122,13 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 
-printf '\ndata-parallel buffered path, here (%s) vs base (%s): %s executors, %s epochs, MF --flush %s, LDA --flush %s, medians of %s rounds, %s cores\n' \
-  "$here" "$base" "$execs" "$epochs" "$mf_flush" "$lda_flush" "$rounds" "$(nproc)"
+printf '\ndata-parallel buffered path, here (%s) vs base (%s): %s executors, %s epochs, MF --flush %s (here: %s%s), LDA --flush %s, medians of %s rounds, %s cores\n' \
+  "$here" "$base" "$execs" "$epochs" "$mf_flush" "$here_mf_flush" \
+  "${mf_clock:+ --clock $mf_clock}" "$lda_flush" "$rounds" "$(nproc)"
 printf '%-3s %12s %12s %7s %14s %14s %7s %10s %10s\n' app "base s/pass" "here s/pass" \
   ratio "base B/pass" "here B/pass" ratio "base qual" "here qual"
 for w in $workloads; do
+  touch "$tmp/base.$w" "$tmp/here.$w"
   bs=$(cut -d' ' -f1 "$tmp/base.$w" | med); hs=$(cut -d' ' -f1 "$tmp/here.$w" | med)
   bb=$(cut -d' ' -f2 "$tmp/base.$w" | med); hb=$(cut -d' ' -f2 "$tmp/here.$w" | med)
   bq=$(cut -d' ' -f3 "$tmp/base.$w" | med); hq=$(cut -d' ' -f3 "$tmp/here.$w" | med)
@@ -122,4 +136,8 @@ for w in $workloads; do
     'BEGIN { printf "%-3s %12.4f %12.4f %7.3f %14.0f %14.0f %7.3f %10.4f %10.4f\n",
              w, bs, hs, hs / bs, bb, hb, (bb > 0 ? hb / bb : 0), bq, hq }'
 done
+if [ -s "$tmp/failed" ]; then
+  printf 'failed (left out): base %s, here %s\n' "$(grep -c '^base$' "$tmp/failed")" \
+    "$(grep -c '^here$' "$tmp/failed")"
+fi
 printf 'load average: %s before, %s after\n' "$load0" "$(cut -d' ' -f1-3 /proc/loadavg)"

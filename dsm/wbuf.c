@@ -216,6 +216,35 @@ int orion_wbuf_dense_view(orion_wbuf *p, orion_pend_value **vals,
   return 0;
 }
 
+int orion_wbuf_absorb(orion_wbuf *p) {
+  int64_t w, nw;
+  if (p->vals == NULL)
+    return 0;
+  nw = (p->positions + 63) / 64;
+  for (w = 0; w < nw; w++) {
+    const pval *v = p->vals + w * 64;
+    int64_t b, nb = p->positions - w * 64 < 64 ? p->positions - w * 64 : 64;
+    uint64_t m = 0;
+    if (p->bits[w] == ~(uint64_t)0)
+      continue; /* all pending already */
+    for (b = 0; b < nb; b++)
+      m |= (uint64_t)(v[b].i != 0) << b;
+    m &= ~p->bits[w];
+    if (m != 0 && p->ndirty >= p->positions / 512) {
+      /* Past the key list: dense_mark only sets the bits and counts. */
+      p->bits[w] |= m;
+      p->ndirty += __builtin_popcountll(m);
+      continue;
+    }
+    while (m) {
+      if (dense_mark(p, w * 64 + __builtin_ctzll(m)) != 0)
+        return ORION_ENOMEM;
+      m &= m - 1;
+    }
+  }
+  return 0;
+}
+
 int orion_wbuf_add_scaled(orion_wbuf *p, int64_t k0, const float *x,
                           const float *x0, int64_t n, double alpha,
                           int set_mode) {

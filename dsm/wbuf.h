@@ -99,6 +99,16 @@ int orion_wbuf_dense_view(orion_wbuf *w, orion_pend_value **vals,
                           uint64_t **bits, int64_t **dirty, int64_t **ndirty,
                           int64_t *dirty_max);
 
+/* A scan store (util/cbody.h's bits == NULL): a compiled body stored
+ * values into the dense form (orion_wbuf_dense_view's *vals) without
+ * marking them.  Marks pending every element whose value is not all-zero
+ * bits and is not pending yet, so that the store's other calls see them.
+ * A value stored as exactly 0 (or +0.0) stays clean: for an "add" buffer,
+ * the one kind that uses scan stores, applying it would change nothing
+ * but the sign of a -0.0 target.  The dense form only (else nothing to
+ * do).  Returns 0, or ORION_ENOMEM (the elements before are marked). */
+int orion_wbuf_absorb(orion_wbuf *w);
+
 /* Float targets: for i in [0, n), with d = x[i] - x0[i] in double (d = x[i]
  * when x0 is NULL), the pending value of key k0 + i becomes d (set_mode 1)
  * or pending + alpha * d (set_mode 0).  A write of a quarter of the target

@@ -590,11 +590,11 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            "executor %d: buffer '%s': the target array is "
                            "sparse; a buffer writes into a dense array",
                            ex->id, name);
-  if (flush < ORION_FLUSH_MANAGED)
+  if (flush < ORION_FLUSH_MANAGED && !ORION_FLUSH_IS_CLOCK(flush))
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: buffer '%s': bad flush policy %lld "
-                           "(\"block\", \"loop\", \"managed\" or n > 0 "
-                           "elements)",
+                           "(\"block\", \"loop\", \"managed\", \"clock\" "
+                           "or n > 0 elements)",
                            ex->id, name, (long long)flush);
   if (op != ORION_APPLY_ADD && op != ORION_APPLY_REPLACE &&
       op != ORION_APPLY_FUNC)
@@ -664,11 +664,24 @@ int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err) {
   }
   for (i = 0; i < ex->nbufs; i++) {
     exec_buffer *b = ex->bufs[i];
-    if (at_loop_end || b->flush == ORION_FLUSH_BLOCK) {
+    /* A clock counts this block; it is over after its n-th. */
+    int clock_over = ORION_FLUSH_IS_CLOCK(b->flush) && !at_loop_end &&
+                     ++b->count >= ORION_FLUSH_CLOCK_BLOCKS(b->flush);
+    if (at_loop_end || b->flush == ORION_FLUSH_BLOCK || clock_over) {
       int rc = orion__exec_flush_buffer(ex, b, err);
       if (rc != 0)
         return rc;
     }
+  }
+  return 0;
+}
+
+int orion_exec_mid_clock(const orion_exec *ex, const orion_array *a) {
+  int i;
+  for (i = 0; i < ex->nbufs; i++) {
+    const exec_buffer *b = ex->bufs[i];
+    if (b->target == a && ORION_FLUSH_IS_CLOCK(b->flush) && b->count > 0)
+      return 1;
   }
   return 0;
 }

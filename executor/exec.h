@@ -109,9 +109,20 @@ int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
  * n > 0) after every n elements the executor runs, counted across blocks,
  * and at the end of the loop.  ORION_FLUSH_MANAGED (executor/exec_managed.h):
  * at the end of the loop, and early whenever orion_exec_managed_send is
- * called. */
+ * called.  ORION_FLUSH_CLOCK(n), n >= 1 (flush = "clock"): after every n
+ * blocks the executor runs (a parameter server's clock), and at the end of
+ * the loop; in between, a sharded target is not refreshed from its owners
+ * (orion_exec_mid_clock): bodies read it as of the clock's start plus the
+ * executor's pending writes. */
 #define ORION_FLUSH_BLOCK 0
 #define ORION_FLUSH_LOOP (-1)
+#define ORION_FLUSH_CLOCK(n) (-2 - (int64_t)(n))
+#define ORION_FLUSH_CLOCK_MAX INT32_MAX
+#define ORION_FLUSH_IS_CLOCK(f)                                                \
+  ((f) <= ORION_FLUSH_CLOCK(1) && (f) >= ORION_FLUSH_CLOCK(ORION_FLUSH_CLOCK_MAX))
+#define ORION_FLUSH_CLOCK_BLOCKS(f) (-2 - (f))
+/* flush = "clock" without `clock`: blocks per clock. */
+#define ORION_CLOCK_DEFAULT 4
 
 /* Binds buffer `id` writing into the bound dense array `target_id` (the
  * executor retains that array until the buffer is unbound, so unbinding
@@ -122,7 +133,8 @@ int orion_exec_take_acc(orion_exec *ex, int64_t id, orion_accval *out);
  * For ORION_APPLY_FUNC, apply_blob/len is a capture blob (executor/capture.h) of
  * the Lua function(old, delta) -> new, decoded here into the executor's
  * state; for the other ops pass NULL/0.  flush is ORION_FLUSH_BLOCK,
- * ORION_FLUSH_LOOP, ORION_FLUSH_MANAGED or n > 0.  name (copied) names the buffer in messages.
+ * ORION_FLUSH_LOOP, ORION_FLUSH_MANAGED, ORION_FLUSH_CLOCK(n) or n > 0.
+ * name (copied) names the buffer in messages.
  * Rebinding an id replaces the old buffer and drops its pending writes.
  * Returns 0, or ORION_EINVAL (unbound or sparse target, bad policy or op),
  * ORION_EPARSE / ORION_ECAPTURE (bad apply blob) or ORION_ENOMEM with err
@@ -154,8 +166,10 @@ int orion_exec_buffer_helpers(orion_exec *ex, int64_t id,
 void orion_exec_unbind_buffer(orion_exec *ex, int64_t id);
 
 /* A flush point.  at_loop_end = 0 after a block: flushes the "block"
- * buffers; 1 at the end of the loop: flushes every buffer (and restarts the
- * element count of n-element buffers).  Buffers are flushed in the order
+ * buffers and the "clock" buffers whose clock is over (n blocks since
+ * their last flush); 1 at the end of the loop: flushes every buffer (and
+ * restarts the element count of n-element buffers and the block count of
+ * clocks).  Buffers are flushed in the order
  * they were bound; each applies its pending elements in ascending linear
  * key order, then its pending set is empty.  Returns 0, or ORION_EBODY with
  * err holding "executor E, buffer 'NAME', key (k1, ..., kn): MESSAGE" when
@@ -182,6 +196,12 @@ int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
 /* The number of pending elements of buffer id, or -1 when it is not bound
  * (for tests and statistics). */
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id);
+
+/* Whether array a is in the middle of a clock: the target of a flush =
+ * "clock" buffer that has run blocks since its last flush.  The executor
+ * does not refresh such a sharded array before a block (its reads stay as
+ * of the clock's start, with this executor's own writes in). */
+int orion_exec_mid_clock(const orion_exec *ex, const orion_array *a);
 
 /* ----------------------------------------------------------------------
  * Array data for native kernels (orion.nn, executor/nn.c).

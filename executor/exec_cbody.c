@@ -117,7 +117,8 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
   orion_cval *consts;
   orion_luarand rng;
   acc_slot **acc_of;
-  int i, na = 0, nb = 0, nc = 0, nk = 0, rc = 0;
+  exec_buffer **scan;
+  int i, na = 0, nb = 0, nc = 0, nk = 0, nscan = 0, rc = 0;
   size_t n = (size_t)ex->ncslots + 1;
   c = orion_calloc(1, sizeof *c);
   arrays = orion_calloc(n, sizeof *arrays);
@@ -125,8 +126,9 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
   accs = orion_calloc(n, sizeof *accs);
   consts = orion_calloc(n, sizeof *consts);
   acc_of = orion_calloc(n, sizeof *acc_of);
+  scan = orion_calloc(n, sizeof *scan);
   if (c == NULL || arrays == NULL || bufs == NULL || accs == NULL ||
-      consts == NULL || acc_of == NULL) {
+      consts == NULL || acc_of == NULL || scan == NULL) {
     rc = orion_error_set(err, ORION_ENOMEM, "out of memory");
     goto done;
   }
@@ -174,6 +176,14 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
           break;
         }
         bufs[nb].vals = (orion_cval *)vals; /* the same union */
+        /* An "add" buffer flushed per block or clock: a scan store, the
+         * body stores values only and they are marked after the call. */
+        if (vals != NULL && bf->op == ORION_APPLY_ADD &&
+            (bf->flush == ORION_FLUSH_BLOCK ||
+             ORION_FLUSH_IS_CLOCK(bf->flush))) {
+          bufs[nb].bits = NULL;
+          scan[nscan++] = bf;
+        }
       }
       nb++;
       break;
@@ -228,6 +238,13 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
   c->poll_left = c->poll != NULL ? 0 : INT64_MAX;
   {
     int r = ex->cfn(c, lo, hi);
+    for (i = 0; i < nscan; i++) /* also after an error: what was stored */
+      if (orion_wbuf_absorb(&scan[i]->pend) != 0 && r == 0) {
+        snprintf(c->err, sizeof c->err,
+                 "buffer '%s': out of memory marking pending writes",
+                 scan[i]->name);
+        r = 2;
+      }
     for (i = 0; i < nk; i++) { /* partials come back also on error */
       acc_of[i]->val.has = accs[i].has;
       acc_of[i]->val.isint = accs[i].isint;
@@ -251,5 +268,6 @@ done:
   orion_free(accs);
   orion_free(consts);
   orion_free(acc_of);
+  orion_free(scan);
   return rc;
 }

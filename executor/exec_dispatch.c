@@ -127,14 +127,40 @@ static const struct frame_rule {
                           NULL},
 };
 
-/* Queues a request for the compute thread. */
+/* Queues a request for the compute thread.  In a run with a flush =
+ * "clock" buffer (x->flush_ahead), a peer's BUFFER_FLUSH goes ahead of
+ * the RUN_BLOCKs queued last (after every other job, and after the
+ * flushes before it): an owner takes the writes in before its next block
+ * rather than after every block already queued to it, so that the
+ * refreshes it serves, and the writer's own, bring them back within a
+ * block (the clock's bounded staleness; the order of flushes from one
+ * peer, and everything's order against LOAD_BODY, LOOP_END and
+ * SHARD_PULL, stays).  flush = "block" keeps the arrival order: with it,
+ * data-parallel MF at 4 executors diverged more often (bench/README.md). */
 static void enqueue(exec_state *x, job *j) {
+  int ahead = j->type == ORION_WIRE_BUFFER_FLUSH &&
+              atomic_load(&x->flush_ahead) != 0;
   pthread_mutex_lock(&x->mu);
-  if (x->tail != NULL)
-    x->tail->next = j;
-  else
+  if (ahead && x->head != NULL && x->head->type == ORION_WIRE_RUN_BLOCK) {
+    j->next = x->head;
     x->head = j;
-  x->tail = j;
+  } else if (ahead && x->head != NULL) {
+    job *at = x->head; /* the last job that is not a RUN_BLOCK */
+    job *p;
+    for (p = at->next; p != NULL; p = p->next)
+      if (p->type != ORION_WIRE_RUN_BLOCK)
+        at = p;
+    j->next = at->next;
+    at->next = j;
+    if (x->tail == at)
+      x->tail = j;
+  } else if (x->tail != NULL) {
+    x->tail->next = j;
+    x->tail = j;
+  } else {
+    x->head = j;
+    x->tail = j;
+  }
   x->jobs_open++;
   pthread_cond_signal(&x->cv);
   pthread_mutex_unlock(&x->mu);

@@ -116,8 +116,8 @@ struct exec_buffer {
   int64_t help_id[ORION_EXEC_MAX_HELPERS];
   char help_name[ORION_EXEC_MAX_HELPERS][64];
   orion_array *help[ORION_EXEC_MAX_HELPERS];
-  int64_t flush;   /* ORION_FLUSH_BLOCK, _LOOP, _MANAGED or n > 0 */
-  int64_t count;   /* elements run since the last flush (n > 0) */
+  int64_t flush;   /* ORION_FLUSH_BLOCK, _LOOP, _MANAGED, _CLOCK(n) or n > 0 */
+  int64_t count;   /* elements (n > 0) or blocks (clock) since the last flush */
   orion_wbuf pend; /* its pending writes */
   /* flush = "managed": the keys pending at the last early send, in key
    * order, each with (val.i) the block count when first seen pending. */

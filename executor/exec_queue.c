@@ -92,6 +92,7 @@ void orion__exec_wake_init(exec_state *x, uv_poll_cb cb) {
         fcntl(x->wake_fd[i], F_SETFD, FD_CLOEXEC) != 0)
       orion__exec_die(x, "cannot set up the wake pipe: %s", strerror(errno));
   atomic_init(&x->wake_pending, 0);
+  atomic_init(&x->flush_ahead, 0);
   rc = uv_poll_init(&x->loop, &x->wake, x->wake_fd[0]);
   if (rc == 0) {
     x->wake.data = x;

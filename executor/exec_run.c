@@ -210,8 +210,16 @@ static int bind_loop(exec_state *x, const orion_msg_load_body *m,
     if (rc == 0)
       rc = push_id(&x->accs, &x->naccs, m->accs[k].id);
   }
-  for (k = 0; k < m->nbufs && rc == 0; k++)
-    rc = bind_buffer_decl(x, &m->bufs[k], err);
+  {
+    int clock = 0;
+    for (k = 0; k < m->nbufs && rc == 0; k++) {
+      rc = bind_buffer_decl(x, &m->bufs[k], err);
+      clock |= ORION_FLUSH_IS_CLOCK(m->bufs[k].flush);
+    }
+    /* A run with a flush = "clock" buffer: peers' flushes go ahead of
+     * queued blocks (executor/exec_dispatch.c). */
+    atomic_store(&x->flush_ahead, clock);
+  }
   for (k = 0; k < m->ngets && rc == 0; k++) /* resident rows from peers */
     rc = orion__rows_get(x, &m->gets[k], x->run, err);
   for (k = 0; k < m->nshards && rc == 0; k++)

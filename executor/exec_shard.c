@@ -339,7 +339,8 @@ static job *next_reply(exec_state *x, double deadline) {
 
 /* Before a block: brings the rows of the sharded arrays the body reads up
  * to date from their owners (only chunks whose version changed travel).
- * Read-only ones are fetched once per run. */
+ * Read-only ones are fetched once per run, the targets of flush = "clock"
+ * buffers once per clock. */
 void orion__shard_fetch(exec_state *x) {
   int i, e;
   int64_t asked = 0;
@@ -350,6 +351,11 @@ void orion__shard_fetch(exec_state *x) {
     if (sh->a == NULL || sh->run != x->run || !(sh->flags & ORION_SHARD_FETCH))
       continue;
     if (!(sh->flags & ORION_SHARD_WRITTEN) && sh->fetched_run == x->run)
+      continue;
+    /* A flush = "clock" target is refreshed once a clock, after its
+     * flush (a parameter-server worker's pull); inside the clock our copy
+     * holds the target as of its start. */
+    if (sh->fetched_run == x->run && orion_exec_mid_clock(x->ex, sh->a))
       continue;
     sh->fetched_run = x->run;
     for (e = 0; e < x->npeers; e++) {

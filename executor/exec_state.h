@@ -146,6 +146,10 @@ typedef struct exec_state {
   uv_poll_t wake;
   int wake_fd[2];
   atomic_int wake_pending; /* a byte is in the pipe, not yet taken */
+  /* The current run binds a flush = "clock" buffer: a peer's
+   * BUFFER_FLUSH is queued ahead of the RUN_BLOCKs (exec_dispatch.c).
+   * Set by the compute thread at LOAD_BODY, read by the loop thread. */
+  atomic_int flush_ahead;
   uv_timer_t hb;
   uint64_t hb_seq;
   int welcomed;

@@ -46,7 +46,8 @@
  * orion.buffer
  * ====================================================================== */
 
-static const char *const buffer_opts[] = {"apply", "flush", "with", NULL};
+static const char *const buffer_opts[] = {"apply", "flush", "clock", "with",
+                                          NULL};
 
 static int l_buffer(lua_State *L) {
   darray *t = orion__check_array_only(L, 1);
@@ -87,16 +88,30 @@ static int l_buffer(lua_State *L) {
         flush = ORION_FLUSH_LOOP;
       else if (strcmp(f, "managed") == 0)
         flush = ORION_FLUSH_MANAGED;
+      else if (strcmp(f, "clock") == 0)
+        flush = ORION_FLUSH_CLOCK(ORION_CLOCK_DEFAULT);
       else
         return luaL_error(L, "orion.buffer: flush must be \"block\", "
-                             "\"loop\", \"managed\" or a positive integer, "
-                             "not \"%s\"",
+                             "\"loop\", \"managed\", \"clock\" or a "
+                             "positive integer, not \"%s\"",
                           f);
     } else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0) {
       flush = lua_tointeger(L, -1);
     } else if (!lua_isnil(L, -1)) {
       return luaL_error(L, "orion.buffer: flush must be \"block\", \"loop\", "
-                           "\"managed\" or a positive integer");
+                           "\"managed\", \"clock\" or a positive integer");
+    }
+    lua_getfield(L, 2, "clock");
+    if (!lua_isnil(L, -1)) {
+      lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+      if (!ORION_FLUSH_IS_CLOCK(flush))
+        return luaL_error(L, "orion.buffer: clock (blocks per clock) goes "
+                             "with flush = \"clock\"");
+      if (n < 1 || n > ORION_FLUSH_CLOCK_MAX)
+        return luaL_error(L, "orion.buffer: clock must be a whole number of "
+                             "blocks from 1 to %d",
+                          (int)ORION_FLUSH_CLOCK_MAX);
+      flush = ORION_FLUSH_CLOCK(n);
     }
   }
   b = lua_newuserdatauv(L, sizeof *b, 3);

@@ -482,6 +482,42 @@ Test(buffer, flush_loop) {
   check_policy(ORION_FLUSH_LOOP, want);
 }
 
+/* flush = "clock" (issue 36): after every n blocks (2 elements each). */
+Test(buffer, flush_clock_of_2_blocks) {
+  static const double want[6] = {0, 0, 0, 0, 4, 4};
+  check_policy(ORION_FLUSH_CLOCK(2), want);
+}
+
+Test(buffer, flush_clock_of_1_block_is_block) {
+  static const double want[6] = {0, 0, 2, 2, 4, 4};
+  check_policy(ORION_FLUSH_CLOCK(1), want);
+}
+
+/* The target is mid-clock (not refreshed before a block) from a clock's
+ * first block to its flush, and after the loop's end it is not. */
+Test(buffer, mid_clock_until_the_clock_flushes) {
+  fix f;
+  int64_t b;
+  static const int mid[4] = {1, 1, 0, 1};
+  setup(&f, 8, dense1(1, ORION_F64));
+  bind_buffer(f.ex, BUF, TGT, ORION_APPLY_ADD, ORION_FLUSH_CLOCK(3));
+  load(f.ex, record_body);
+  cr_expect_eq(orion_exec_mid_clock(f.ex, f.tgt), 0, "before the first block");
+  for (b = 0; b < 4; b++) {
+    cr_assert_eq(orion_exec_run(f.ex, ITER, 2 * b, 2 * b + 2, 7, b, &f.err), 0,
+                 "%s", f.err.msg);
+    cr_assert_eq(orion_exec_flush(f.ex, 0, &f.err), 0, "%s", f.err.msg);
+    cr_expect_eq(orion_exec_mid_clock(f.ex, f.tgt), mid[b], "after block %lld",
+                 (long long)b);
+    cr_expect_eq(orion_exec_mid_clock(f.ex, f.rec), 0, "not a target");
+  }
+  cr_expect_eq(orion_exec_buffer_pending(f.ex, BUF), 1);
+  cr_assert_eq(orion_exec_flush(f.ex, 1, &f.err), 0, "%s", f.err.msg);
+  cr_expect_eq(orion_exec_mid_clock(f.ex, f.tgt), 0, "after the loop");
+  cr_expect_eq(f64_at(f.tgt, 0), 8);
+  teardown(&f);
+}
+
 Test(buffer, flush_every_3_counts_across_blocks) {
   static const double want[6] = {0, 0, 0, 3, 3, 3};
   check_policy(3, want);
@@ -887,11 +923,13 @@ Test(buffer, bind_refuses_what_it_cannot_buffer) {
                                       NULL, 0, ORION_FLUSH_LOOP, &f.err),
                ORION_EINVAL);
   HAS(f.err.msg, "buffer 's': the target array is sparse");
+  /* Below the clocks' range (ORION_FLUSH_CLOCK(1) is -3). */
   cr_expect_eq(orion_exec_bind_buffer(f.ex, BUF, "p", TGT, ORION_APPLY_ADD,
-                                      NULL, 0, -3, &f.err),
+                                      NULL, 0, -3 - (int64_t)INT32_MAX,
+                                      &f.err),
                ORION_EINVAL);
-  HAS(f.err.msg, "bad flush policy -3 (\"block\", \"loop\", \"managed\" or "
-                 "n > 0 elements)");
+  HAS(f.err.msg, "bad flush policy -2147483650 (\"block\", \"loop\", "
+                 "\"managed\", \"clock\" or n > 0 elements)");
   cr_expect_eq(orion_exec_bind_buffer(f.ex, BUF, "f", TGT, ORION_APPLY_FUNC,
                                       NULL, 0, ORION_FLUSH_LOOP, &f.err),
                ORION_EINVAL);

@@ -685,8 +685,8 @@ static void managed_on(const char *n, const char *mbps) {
                     "of flush = \"managed\" equal flush = \"loop\"'s");
   expect_has(r.out, want);
   expect_has(r.out, "refused: orion.buffer: flush must be \"block\", "
-                    "\"loop\", \"managed\" or a positive integer, not "
-                    "\"often\"");
+                    "\"loop\", \"managed\", \"clock\" or a positive "
+                    "integer, not \"often\"");
   if (mbps == NULL)
     expect_has(r.out, strcmp(n, "0") == 0 ? "early sends: none"
                                           : "early sends: yes");
@@ -725,6 +725,43 @@ Test(cluster, buffer_block_flush_reads_its_own_writes) {
     tu_run_free(&r);
     expect_no_executors_left("ryw", atoi(ns[i]));
   }
+}
+
+/* flush = "clock" (issue 36): buffers flushed every n blocks an executor
+ * runs, a sharded target refreshed once a clock.  On 0, 1, 2 and 4
+ * executors, compiled (the scan store) and interpreted: the options'
+ * errors, exact totals, every block reads its executor's earlier writes
+ * (inside a clock too), and on executors a clock of 4 blocks moves under
+ * half the bytes of flush = "block". */
+static void clock_on(const char *n, const char *tier) {
+  char want[128];
+  tu_run r = DRIVE("--executors", n, "@clock.lua", tier);
+  expect_ok(&r, "clock.lua");
+  expect_has(r.out, "refused: orion.buffer: clock (blocks per clock) goes "
+                    "with flush = \"clock\"");
+  expect_has(r.out, "refused: orion.buffer: clock must be a whole number of "
+                    "blocks from 1 to 2147483647");
+  expect_has(r.out, "totals block: exact, every block saw its executor's "
+                    "earlier writes");
+  expect_has(r.out, "totals clock 3: exact, every block saw its executor's "
+                    "earlier writes");
+  if (strcmp(n, "0") != 0 && strcmp(n, "1") != 0)
+    expect_has(r.out, "traffic: a clock of 4 blocks moves under half of "
+                      "flush = \"block\"'s bytes");
+  snprintf(want, sizeof want, "clock ok: %s executors, tier %s",
+           strcmp(n, "0") == 0 ? "1" : n, tier);
+  expect_has(r.out, want);
+  tu_run_free(&r);
+  if (strcmp(n, "0") != 0)
+    expect_no_executors_left("clock", atoi(n));
+}
+
+Test(cluster, clock_flush_in_the_driver) { clock_on("0", "c"); }
+Test(cluster, clock_flush_on_1_executor_interpreted) { clock_on("1", "lua"); }
+Test(cluster, clock_flush_on_2_executors) { clock_on("2", "c"); }
+Test(cluster, clock_flush_on_4_executors) { clock_on("4", "c"); }
+Test(cluster, clock_flush_on_4_executors_interpreted) {
+  clock_on("4", "lua");
 }
 
 /* Bodies are sandboxed unless --allow-io, inside the driver and on

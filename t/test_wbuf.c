@@ -355,3 +355,57 @@ Test(wbuf, dense_view_of_a_large_target_is_none) {
   cr_assert_null(vals, "a large target stays hashed (the calls)");
   orion_wbuf_free(&w);
 }
+
+/* A scan store (util/cbody.h, bits NULL for the body): values stored
+ * through the dense view without marks, then orion_wbuf_absorb.  It
+ * marks exactly the elements whose value is not all-zero bits, beside
+ * those marked before (a slot written through the calls, kept even at
+ * 0), counts them once however often it runs, and the take gives the
+ * same items as a store written through orion_wbuf_slot, in key order;
+ * a value stored as exactly 0.0 stays clean, -0.0 does not. */
+static void check_absorb(int64_t positions, int64_t nw) {
+  orion_wbuf a, b;
+  orion_pend_value *vals;
+  uint64_t *bits;
+  int64_t *dirty, *ndirty, dmax, j;
+  orion_pend_item *ia, *ib;
+  int64_t na, nb;
+  orion_wbuf_init(&a, positions);
+  orion_wbuf_init(&b, positions);
+  cr_assert_eq(orion_wbuf_dense_view(&b, &vals, &bits, &dirty, &ndirty, &dmax),
+               0);
+  cr_assert_not_null(vals);
+  orion_wbuf_slot(&b, 3)->d = 0.0; /* marked by the call, stays pending */
+  orion_wbuf_slot(&a, 3)->d = 0.0;
+  for (j = 0; j < nw; j++) {
+    int64_t k = (j * 7919 + 5) % positions;
+    if (k == 3)
+      continue;
+    orion_wbuf_slot(&a, k)->d += 0.25 * (double)(j + 1);
+    vals[k].d += 0.25 * (double)(j + 1);
+    cr_assert_eq(orion_wbuf_absorb(&b), 0);
+  }
+  vals[positions - 1].d = 0.0; /* stored as 0: clean */
+  vals[positions - 2].d = -0.0; /* -0.0: pending */
+  orion_wbuf_slot(&a, positions - 2)->d = -0.0;
+  cr_assert_eq(orion_wbuf_absorb(&b), 0);
+  cr_assert_eq(orion_wbuf_absorb(&b), 0);
+  cr_assert_eq(orion_wbuf_pending(&b), orion_wbuf_pending(&a));
+  cr_assert_eq(orion_wbuf_take(&a, &ia, &na), 0);
+  cr_assert_eq(orion_wbuf_take(&b, &ib, &nb), 0);
+  cr_assert_eq(nb, na);
+  for (j = 0; j < na; j++) {
+    cr_assert_eq(ib[j].key, ia[j].key, "item %lld", (long long)j);
+    cr_assert_eq(ib[j].val.i, ia[j].val.i, "key %lld", (long long)ia[j].key);
+  }
+  orion_free(ia);
+  orion_free(ib);
+  cr_assert_eq(orion_wbuf_pending(&b), 0);
+  cr_assert_eq(orion_wbuf_absorb(&b), 0); /* the take cleared the values */
+  cr_assert_eq(orion_wbuf_pending(&b), 0);
+  orion_wbuf_free(&a);
+  orion_wbuf_free(&b);
+}
+
+Test(wbuf, absorb_marks_what_a_scan_store_holds_few) { check_absorb(100000, 40); }
+Test(wbuf, absorb_marks_what_a_scan_store_holds_many) { check_absorb(5000, 3000); }

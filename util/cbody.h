@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#define ORION_CBODY_ABI 3
+#define ORION_CBODY_ABI 4
 #define ORION_CBODY_FN "orion_cbody_run"     /* orion_cbody_fn */
 #define ORION_CBODY_ABI_SYM "orion_cbody_abi" /* const int */
 /* const int: 1 when the body returns values (stored into the iterated
@@ -64,8 +64,14 @@ typedef struct orion_carray {
  * last flush sets bit k of bits, appends k to dirty while *ndirty <
  * dirty_max, and counts it in *ndirty (the store's own bookkeeping, so
  * that a flush takes exactly what the calls below would have left).
- * vals == NULL: reads and writes go through buf_get/buf_set.  The pointers
- * stay valid for the whole call (also across elem_done's flushes). */
+ * vals == NULL: reads and writes go through buf_get/buf_set.  vals set
+ * and bits == NULL: a "scan" store (an "add" buffer flushed per block or
+ * per clock): the body only stores the values, and the executor marks
+ * every element whose value is not all-zero bits pending after the call
+ * (orion_wbuf_absorb), so that the element loop has no branch and
+ * vectorizes; a generated body runs a copy of itself compiled for it when
+ * every buffer's store is one.  The pointers stay valid for the whole call
+ * (also across elem_done's flushes). */
 typedef struct orion_cbuffer {
   void *h;
   int32_t type;

@@ -47,7 +47,8 @@ local spec = {
     { "gpu", false, false, "run the loops on the executors' GPUs (--tier gpu; start them with orion-driver --gpus)" },
     { "exact", false, false, "compiled loops reproduce the interpreter bit for bit (default: fast math)" },
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel: every executor reads H as of the last flush and adds its updates through an orion.buffer)" },
-    { "flush", "F", "block", "with --parallel data: when H's updates are applied (block, loop, managed or every N updates)" },
+    { "flush", "F", "block", "with --parallel data: when H's updates are applied (block, loop, managed, clock or every N updates)" },
+    { "clock", "N", nil, "with --flush clock: blocks per clock (an executor pushes its updates to H and pulls H once a clock; default 4)", type = "int" },
     { "permute", "SEED", nil, "remap the user and the item ids at random (orion.permutation(n, SEED)) to balance the 2-D blocks; results, --save and the printed RMSE use the original ids", type = "int" },
     { "loss", "L", "squared", "squared (RMSE), absolute (MAE), logistic (binary ratings: logloss, accuracy, AUC), oneclass or oneclass-log (implicit feedback, squared or logistic loss on the positives and on negatives sampled per epoch: AUC, MPR, recall@k)" },
     { "positive", "X", nil, "logistic: a rating >= X is the positive class (default: a rating > 0, LIBMF's -1/+1 files); one-class: a rating >= X is a positive, the others are dropped (default: every rating)", type = "number" },
@@ -98,8 +99,11 @@ if opts.parallel ~= "2d" and opts.parallel ~= "data" then
 end
 local dp_flush = tonumber(opts.flush) or opts.flush
 if opts.parallel == "data" and math.type(dp_flush) ~= "integer" and dp_flush ~= "block"
-    and dp_flush ~= "loop" and dp_flush ~= "managed" then
-  cli.fail(spec, ("--flush must be block, loop, managed or a positive integer, not '%s'"):format(opts.flush))
+    and dp_flush ~= "loop" and dp_flush ~= "managed" and dp_flush ~= "clock" then
+  cli.fail(spec, ("--flush must be block, loop, managed, clock or a positive integer, not '%s'"):format(opts.flush))
+end
+if opts.clock ~= nil and (dp_flush ~= "clock" or opts.clock < 1) then
+  cli.fail(spec, dp_flush ~= "clock" and "--clock goes with --flush clock" or "--clock must be at least 1")
 end
 if opts.parallel ~= "data" and (opts.flush ~= "block" or ada) then
   cli.fail(spec, ada and "--solver adarev needs --parallel data (its steps go through a buffer)" or "--flush applies to --parallel data only")
@@ -333,9 +337,9 @@ if opts.parallel == "data" then
       apply = function(h, g, gsum, z, zmax, gold, stamp)
         return step(alpha, pass, h, g, gsum, z, zmax, gold, stamp)
       end,
-      with = { Gsum, Z, Zmax, Gold, Stamp }, flush = dp_flush })
+      with = { Gsum, Z, Zmax, Gold, Stamp }, flush = dp_flush, clock = opts.clock })
   else
-    Hb = orion.buffer(H, { apply = "add", flush = dp_flush })
+    Hb = orion.buffer(H, { apply = "add", flush = dp_flush, clock = opts.clock })
   end
   sgd_data = function(u, i, r)
     local wu, hi, hb = W[u], H[i], Hb[i]
