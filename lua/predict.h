@@ -38,6 +38,8 @@ typedef struct orion_predict_obs {
                              sending the loop to its end (0 in the
                              driver) */
   int ahead;              /* dispatched ahead (scheduler/loop.h) */
+  double exec_bytes;      /* of driver_bytes, those sent each executor
+                             once (orion_dist_stats.exec_bytes) */
 } orion_predict_obs;
 
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */

@@ -117,6 +117,10 @@ typedef struct loop_run {
   struct orion_chain_pump *pump;
   uint64_t chain_seq;
   int body_chain; /* the body goes by BCAST (orion__chain_body) */
+  /* RUN_BLOCK bytes: each executor's first of the pass, the others, and
+   * the LOAD_BODYs (orion_dist_stats.exec_bytes). */
+  uint64_t first_bytes, other_bytes, body_bytes;
+  int64_t nfirst, nother;
 } loop_run;
 
 
