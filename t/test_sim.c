@@ -432,6 +432,22 @@ Test(sim_choose, uneven_parts_give_way_to_parts_that_divide_the_hosts) {
   cr_expect_eq(best.dynamic, 0);
 }
 
+/* The switch's one-off cost against the gain over the passes it pays
+ * over, by the margin (5%): the case above on 3 hosts (8 parts 13.5 s a
+ * pass, 3 parts 12 s), a switch of 10 s.  Over 10 passes the switch
+ * gives 12 x 10 + 10 = 130 s against 13.5 x 10 = 135, less 5% 128.25:
+ * the default stays.  Over 20: 250 against 270 less 5%, 256.5: it pays.
+ * With no switch cost 10 passes pay (120 < 128.25); the same setting
+ * never "pays". */
+Test(sim_choose, a_switch_pays_only_over_enough_passes) {
+  orion_sim_setting ran = {8, 0, 13.5}, best = {3, 0, 12.0};
+  cr_expect_eq(orion_sim_switch_pays(&ran, &best, 10.0, 10, 0.05), 0);
+  cr_expect_eq(orion_sim_switch_pays(&ran, &best, 10.0, 20, 0.05), 1);
+  cr_expect_eq(orion_sim_switch_pays(&ran, &best, 0.0, 10, 0.05), 1);
+  cr_expect_eq(orion_sim_switch_pays(&ran, &ran, 0.0, 100, 0.05), 0);
+  cr_expect_eq(orion_sim_switch_pays(&ran, &best, 0.0, 0, 0.05), 0);
+}
+
 /* The setting that ran is predicted as orion_sim_predict predicts the
  * loop (here its elements are even): a 2 x 2 rotation whose 1 MB parts
  * move on 1 MB/s links before each block; the chosen setting is never
