@@ -351,7 +351,7 @@ Test(sim_scale, partitions_follow_the_hosts) {
  * trip (200 us): 64.0004 s, 64 of them compute. */
 Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
   orion_sim_workload w = {ORION_ORDER_ROTATION, 8, 8, 64, 2.0, 0, 0, 0, 0, 1,
-                          0};
+                          0, 0};
   orion_sim_result r;
   orion_error err;
   orion_error_clear(&err);
@@ -369,6 +369,15 @@ Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
                err.msg);
   cr_expect_float_eq(r.seconds, 64.5004, 1e-9);
   cr_expect_float_eq(r.driver, 0.5002, 1e-9);
+  /* 1,000 driver bytes once for the executor instead: the first block's
+   * message takes 1 s, the others leave after it with nothing to carry:
+   * 65.0004 s, the driver's part 1.0002 s. */
+  w.drv_elem_bytes = 0;
+  w.drv_exec_bytes = 1000;
+  cr_assert_eq(orion_sim_scale(&w, 1, 2.0, 1000, 8, 8, &r, &err), 0, "%s",
+               err.msg);
+  cr_expect_float_eq(r.seconds, 65.0004, 1e-9);
+  cr_expect_float_eq(r.driver, 1.0002, 1e-9);
 }
 
 /* 2 hosts of 2 CPUs, 2 x 2 blocks of 4 elements at 0.5 s a CPU (1 s a
@@ -380,7 +389,7 @@ Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
  * to 4.0007, report (4.0008) and end (4.0010). */
 Test(sim_scale, rows_scale_with_the_time_parts) {
   orion_sim_workload w = {ORION_ORDER_ROTATION, 2, 16, 16, 0.5, 1000, 0, 0,
-                          0, 1, 0};
+                          0, 1, 0, 0};
   orion_sim_result r;
   orion_error err;
   orion_error_clear(&err);
