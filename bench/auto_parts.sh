@@ -48,7 +48,8 @@ fi
 export ORION_LUA_PATH=${ORION_LUA_PATH:-$PWD/lua/?.lua}
 mbit=$(awk -v x="$q" 'BEGIN { printf "%d", x * 1000 + 0.5 }')
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# KEEP=DIR: the runs' metrics are left there.
+trap 'if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp -r "$tmp"/. "$KEEP"/; fi; rm -rf "$tmp"' EXIT
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # train_of FILE: train_seconds of the epoch records, epoch >= 4.
 train_of() {
