@@ -15,8 +15,9 @@
 # (train_seconds: "auto" chooses after the second pass, and the third
 # moves the rows to their new parts); per N and side the median over the
 # runs, min..max, B / A, and the partitions "auto" chose (as recorded).
-# Also the whole run's training seconds (all epochs, the switch in them:
-# what a user waits for), per side the median over the runs, and B / A;
+# Also the training seconds of epochs 2..EPOCHS together (the switch in
+# them; the first pass, loading and sending the data, is the same on
+# both sides and left out), per side the median over the runs, and B / A;
 # and the pass after which "auto" switched (its record's "pass"; "-":
 # it kept the default).
 #
@@ -75,12 +76,13 @@ for n in $ns; do
           cat "$tmp/out" "$tmp/err" >&2; exit 1; }
       # The switch: after pass P (the record that changed the setting),
       # pass P + 1's seconds less the median of the passes after it.
-      sp=$(grep '"auto_partitions"' "$m" | awk '{ a = $0; sub(/.*"auto_partitions":/, "", a); sub(/[,}].*/, "", a)
+      sp=$({ grep '"auto_partitions"' "$m" || true; } | awk '{ a = $0; sub(/.*"auto_partitions":/, "", a); sub(/[,}].*/, "", a)
         r = $0; sub(/.*"ran_partitions":/, "", r); sub(/[,}].*/, "", r)
         p = $0; sub(/.*"pass":/, "", p); sub(/[,}].*/, "", p); if (a != r) print p }' | head -1)
       echo "${sp:--}" > "$tmp/sp-$n-$side-$r"
       train_of "$m" | median > "$tmp/t-$n-$side-$r"
-      awk '/"epoch":/ && /"train_seconds":/ { v = $0; sub(/.*"train_seconds":/, "", v); sub(/[,}].*/, "", v); t += v }
+      awk '/"epoch":/ && /"train_seconds":/ { e = $0; sub(/.*"epoch":/, "", e); sub(/[,}].*/, "", e)
+          v = $0; sub(/.*"train_seconds":/, "", v); sub(/[,}].*/, "", v); if (e + 0 >= 2) t += v }
         END { printf "%.3f\n", t }' "$m" > "$tmp/tot-$n-$side-$r"
       if [ -n "$sp" ]; then
         awk -v p="$sp" '/"epoch":/ && /"train_seconds":/ {
@@ -98,7 +100,7 @@ for n in $ns; do
 done
 
 printf '%5s %22s %22s %7s %9s %9s %7s %9s %9s  %-22s %5s\n' hosts "A: 8 parts s [min-max]" \
-  "B: auto s [min-max]" "B / A" "A total" "B total" "B / A" "switched" "switch s" "auto chose (runs)" load
+  "B: auto s [min-max]" "B / A" "A 2..E s" "B 2..E s" "B / A" "switched" "switch s" "auto chose (runs)" load
 line=$(grep -n 'local st = orion.parallel_for(train, body, loop_opts)' apps/mf/mf.lua | cut -d: -f1)
 for n in $ns; do
   for side in A B; do
@@ -108,7 +110,7 @@ for n in $ns; do
     grep -F "\"loop\":\"apps/mf/mf.lua:$line\"" |
     sed 's/.*"auto_assign":"\([a-z]*\)".*"auto_partitions":\([0-9]*\).*/\2 \1/' |
     sort | uniq -c | awk '{ printf "%s%s %s x%d", (NR > 1 ? ", " : ""), $2, $3, $1 }')
-  sw=$(grep -hv '^-$' "$tmp"/sw-"$n"-B-* | median)
+  sw=$({ grep -hv '^-$' "$tmp"/sw-"$n"-B-* || true; } | median)
   [ "$sw" != nan ] || sw=-
   ta=$(cat "$tmp"/tot-"$n"-A-* | median)
   tb=$(cat "$tmp"/tot-"$n"-B-* | median)
