@@ -95,6 +95,22 @@ static double num_field(lua_State *L, const char *k) {
   return v;
 }
 
+/* The switch for the job: every "auto" call site's (each cuts and sends
+ * its data again), as each last measured it. */
+static double switch_all(lua_State *L) {
+  double sum = 0;
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, AUTO_KEY);
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    if (lua_istable(L, -1))
+      sum += num_field(L, "switch");
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+  return sum;
+}
+
 void orion__auto_parts_after(lua_State *L, const orion_predict_obs *o,
                              int64_t max_parts, int assign_given) {
   int top = lua_gettop(L), pays;
@@ -125,6 +141,9 @@ void orion__auto_parts_after(lua_State *L, const orion_predict_obs *o,
     sw = swb;
   if (sw < 0)
     sw = 0;
+  lua_pushnumber(L, sw);
+  lua_setfield(L, -2, "switch");
+  sw = switch_all(L);
   job(L);
   /* Weighed at passes 2, 4, 8, ... until a switch pays, each time over
    * as many passes again as ran so far (the loop's passes to come are

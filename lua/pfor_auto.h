@@ -10,7 +10,8 @@
  * switch pays: the pass after it cuts the data afresh and sends it again,
  * as the first pass did, so the switch costs the first pass's seconds
  * over this one's (at least its extra driver bytes at the links' rate),
- * once; the gain is weighed over as many passes as the loop has run (its
+ * once, for every "auto" call site (MF's training and test passes: each
+ * as it last measured it); the gain is weighed over as many passes as the loop has run (its
  * passes to come are not known: a loop that ran k passes is taken to run
  * k more), and the switch taken where, over them, it is predicted faster
  * than the default by more than ORION_AUTO_MARGIN
