@@ -49,8 +49,10 @@ fi
 export ORION_LUA_PATH=${ORION_LUA_PATH:-$PWD/lua/?.lua}
 mbit=$(awk -v x="$q" 'BEGIN { printf "%d", x * 1000 + 0.5 }')
 tmp=$(mktemp -d)
-# KEEP=DIR: the runs' metrics are left there.
+# KEEP=DIR: the runs' metrics are left there; REUSE=DIR: no runs, the
+# table of those kept in DIR (with the same NS).
 trap 'if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp -r "$tmp"/. "$KEEP"/; fi; rm -rf "$tmp"' EXIT
+if [ -n "${REUSE:-}" ]; then cp -r "$REUSE"/. "$tmp"/; runs=0; fi
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # train_of FILE: train_seconds of the epoch records, epoch >= 4.
 train_of() {
@@ -96,18 +98,18 @@ for n in $ns; do
       fi
     done
   done
-  cut -d' ' -f1 /proc/loadavg > "$tmp/load-$n"
+  [ "$runs" -eq 0 ] || cut -d' ' -f1 /proc/loadavg > "$tmp/load-$n"
 done
 
 printf '%5s %22s %22s %7s %9s %9s %7s %9s %9s  %-22s %5s\n' hosts "A: 8 parts s [min-max]" \
   "B: auto s [min-max]" "B / A" "A 2..E s" "B 2..E s" "B / A" "switched" "switch s" "auto chose (runs)" load
-line=$(grep -n 'local st = orion.parallel_for(train, body, loop_opts)' apps/mf/mf.lua | cut -d: -f1)
+line=$(grep -n 'st = orion.parallel_for(train, body, loop_opts)' apps/mf/mf.lua | head -1 | cut -d: -f1)
 for n in $ns; do
   for side in A B; do
     cat "$tmp"/t-"$n"-"$side"-* > "$tmp/all-$side"
   done
-  chose=$(cat "$tmp"/m-"$n"-B-*.jsonl | grep '"auto_partitions"' |
-    grep -F "\"loop\":\"apps/mf/mf.lua:$line\"" |
+  chose=$(cat "$tmp"/m-"$n"-B-*.jsonl | { grep '"auto_partitions"' || true; } |
+    { grep -F "\"loop\":\"apps/mf/mf.lua:$line\"" || true; } |
     sed 's/.*"auto_assign":"\([a-z]*\)".*"auto_partitions":\([0-9]*\).*/\2 \1/' |
     sort | uniq -c | awk '{ printf "%s%s %s x%d", (NR > 1 ? ", " : ""), $2, $3, $1 }')
   sw=$({ grep -hv '^-$' "$tmp"/sw-"$n"-B-* || true; } | median)
