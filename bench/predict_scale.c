@@ -8,6 +8,7 @@
  *     --sec-per-elem 4e-8 --row-bytes 512 --driver-block-bytes 90 \
  *     --cluster 16c:10gbit --hosts 16,64,256,1024 [--parts-per-host K]
  *     [--partitions P] [--driver-elem-bytes B] [--driver-block-sec S]
+ *     [--driver-exec-bytes X]
  *     [--no-early] [--no-ahead] [--json FILE]
  *
  * Partitions per dimension: P when given (both dimensions, fewer where a
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
       {"driver-block-bytes", required_argument, NULL, 'd'},
       {"driver-block-sec", required_argument, NULL, 'c'},
       {"driver-elem-bytes", required_argument, NULL, 'D'},
+      {"driver-exec-bytes", required_argument, NULL, 'X'},
       {"cluster", required_argument, NULL, 'C'},
       {"hosts", required_argument, NULL, 'H'},
       {"parts-per-host", required_argument, NULL, 'k'},
@@ -75,7 +77,8 @@ int main(int argc, char **argv) {
       {"no-ahead", no_argument, NULL, 'A'},
       {"json", required_argument, NULL, 'j'},
       {NULL, 0, NULL, 0}};
-  orion_sim_workload w = {ORION_ORDER_ROTATION, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+  orion_sim_workload w = {ORION_ORDER_ROTATION, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1,
+                          0};
   const char *name = "loop", *hosts = NULL, *cluster = NULL;
   int64_t per_host = 1, parts = 0, x;
   int ch, rc, rows = 0;
@@ -120,6 +123,10 @@ int main(int argc, char **argv) {
       break;
     case 'D':
       if (num("driver-elem-bytes", optarg, 1, &w.drv_elem_bytes) != 0)
+        return 2;
+      break;
+    case 'X':
+      if (num("driver-exec-bytes", optarg, 1, &w.drv_exec_bytes) != 0)
         return 2;
       break;
     case 'c':

@@ -35,7 +35,10 @@
 #    a dimension on any cluster by default), as the data grows but the
 #    blocks do not.  Since the tokens' topics stay on the executors
 #    (scheduler/dist_resid.c, orion__resid_keep), LDA's bytes an element
-#    measure about 0 (4.07 before).
+#    measure about 0 (4.07 before).  The bytes the driver sends each
+#    executor once a pass (the loop's body, stale rows: driver_exec_bytes)
+#    are measured apart and sent to every predicted host
+#    (--driver-exec-bytes).
 # 3. Prints one table per workload and partitioning, and with SVG set
 #    draws the efficiency against log2(hosts) with `orion-driver plot`
 #    (one line per table, named by it).
@@ -82,17 +85,18 @@ measure() {
     echo "bench/predict_scale.sh: $1: no second pass with rotating rows" >&2
     exit 1
   fi
-  local spe pb tp sp db el
+  local spe pb tp sp db el xb
   spe=$(echo "$line" | jv sec_per_elem)
   pb=$(echo "$line" | jv part_bytes)
   tp=$(echo "$line" | jv time_parts)
   sp=$(echo "$line" | jv space_parts)
   db=$(echo "$line" | jv driver_block_bytes)
   el=$(echo "$line" | jv elements)
+  xb=$(echo "$line" | jv driver_exec_bytes)
   echo "# $1: $(echo "$line" | jv loop): $el elements, $spe s an element," \
-    "$pb bytes a time part, $sp x $tp blocks, $db driver bytes a block" >&2
-  awk -v s="$spe" -v p="$pb" -v t="$tp" -v q="$sp" -v r="$2" -v d="$db" -v e="$el" \
-    'BEGIN { printf "%.6g %.6g %d %.6g %d\n", s, p * t / r, q * t, d * q * t, e }'
+    "$pb bytes a time part, $sp x $tp blocks, $db driver bytes a block, ${xb:-0} an executor" >&2
+  awk -v s="$spe" -v p="$pb" -v t="$tp" -v q="$sp" -v r="$2" -v d="$db" -v e="$el" -v x="${xb:-0}" \
+    'BEGIN { printf "%.6g %.6g %d %.6g %d %.6g\n", s, p * t / r, q * t, d * q * t, e, x }'
 }
 
 # split B1 D1 B2 D2 E: the driver's bytes per block and per element, from
@@ -116,7 +120,7 @@ for p in 8 16; do
     --test "$mf/ratings.test.txt.gz" --k 128 --epochs 3 > "$tmp/mf.out"
 done
 items=$(sed -n 's/^# mf: .* x \([0-9]*\) items.*/\1/p' "$tmp/mf.out")
-read -r mf_spe mf_rb b1 d1 el < <(measure "MF ML-1M K=128" "$items" "$tmp/mf8.jsonl")
+read -r mf_spe mf_rb b1 d1 el mf_xb < <(measure "MF ML-1M K=128" "$items" "$tmp/mf8.jsonl")
 read -r _ _ b2 d2 _ < <(measure "MF ML-1M K=128" "$items" "$tmp/mf16.jsonl")
 read -r mf_db mf_de < <(split "$b1" "$d1" "$b2" "$d2" "$el")
 # LDA: 4 parts a dimension on 2 executors, then 8 on 4 (16 and 64
@@ -130,22 +134,24 @@ for e in 2 4; do
     "${vocab[@]}" --k 1000 --iters 3 --partitions $((2 * e)) > "$tmp/lda.out" 2> "$tmp/lda.err"
 done
 words=$(sed -n 's/^# lda: [0-9]* documents, \([0-9]*\) words.*/\1/p' "$tmp/lda.out")
-read -r lda_spe lda_rb b1 d1 el < <(measure "LDA KOS K=1000" "$words" "$tmp/lda2.jsonl")
+read -r lda_spe lda_rb b1 d1 el lda_xb < <(measure "LDA KOS K=1000" "$words" "$tmp/lda2.jsonl")
 read -r _ _ b2 d2 _ < <(measure "LDA KOS K=1000" "$words" "$tmp/lda4.jsonl")
 read -r lda_db lda_de < <(split "$b1" "$d1" "$b2" "$d2" "$el")
 mf_spe=${MF_SEC_PER_ELEM:-$mf_spe}
 lda_spe=${LDA_SEC_PER_ELEM:-$lda_spe}
-echo "# MF: $mf_spe s a rating, $mf_rb bytes a rotating row (of $items items), driver $mf_db bytes a block + $mf_de a rating"
-echo "# LDA: $lda_spe s a token, $lda_rb bytes a rotating row (of $words words), driver $lda_db bytes a block + $lda_de a token"
+echo "# MF: $mf_spe s a rating, $mf_rb bytes a rotating row (of $items items), driver $mf_db bytes a block + $mf_de a rating + $mf_xb an executor"
+echo "# LDA: $lda_spe s a token, $lda_rb bytes a rotating row (of $words words), driver $lda_db bytes a block + $lda_de a token + $lda_xb an executor"
 
 run() { # NAME PARTS-OPTION...: one table, and JSON lines for the plot
   local name=$1
   shift
   case $name in
     mf*) set -- --rows 480189,17770 --elements 100480507 --sec-per-elem "$mf_spe" \
-           --row-bytes "$mf_rb" --driver-block-bytes "$mf_db" --driver-elem-bytes "$mf_de" "$@" ;;
+           --row-bytes "$mf_rb" --driver-block-bytes "$mf_db" --driver-elem-bytes "$mf_de" \
+           --driver-exec-bytes "$mf_xb" "$@" ;;
     *) set -- --rows 11000000,141043 --elements 1000000000 --sec-per-elem "$lda_spe" \
-         --row-bytes "$lda_rb" --driver-block-bytes "$lda_db" --driver-elem-bytes "$lda_de" "$@" ;;
+         --row-bytes "$lda_rb" --driver-block-bytes "$lda_db" --driver-elem-bytes "$lda_de" \
+         --driver-exec-bytes "$lda_xb" "$@" ;;
   esac
   bench/predict_scale --name "$name" --cluster "$cluster" --hosts "$hosts" \
     --json "$tmp/$name.jsonl" "$@"

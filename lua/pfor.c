@@ -743,6 +743,7 @@ static int l_parallel_for(lua_State *L) {
   orion_dist_stats dst;
   int64_t loop_id, done = 0;
   double t0 = orion_now(), t_exec = 0, cpu0 = orion__cpu_seconds(), t_dist = 0;
+  double dcpu = 0, dwait = 0; /* the driver's CPU and wait on the executors */
 
   memset(&vr, 0, sizeof vr);
   luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -905,12 +906,16 @@ static int l_parallel_for(lua_State *L) {
     /* On the executors; the in-process executor only applies buffered
      * writes to the driver's arrays. */
     t_dist = orion_now();
+    dcpu = orion__cpu_seconds();
+    dwait = orion__run_delay_seconds();
     rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, &sched,
                          &blob, o.has_seed ? 0 : loop_id,
                          o.has_seed ? (uint64_t)o.seed : s->seed,
                          serial ? NULL : ap, &o, vmode ? &vr : NULL, &dst,
                          &err);
     t_dist = orion_now() - t_dist;
+    dcpu = orion__cpu_seconds() - dcpu;
+    dwait = orion__run_delay_seconds() - dwait;
   } else {
     orion_progress_start(&progress, "parallel_for", "elements",
                          it->a->nnz);
@@ -966,7 +971,8 @@ static int l_parallel_for(lua_State *L) {
                             t_exec,      dst.peer_bytes, dst.bytes,
                             dst.nexec,   dst.early,      dst.dynamic,
                             orion_now() - t0, orion__cpu_seconds() - cpu0,
-                            s->nexec > 0 ? t_dist : 0, dst.ahead};
+                            s->nexec > 0 ? t_dist : 0, dst.ahead,
+                            dst.exec_bytes, dcpu + dwait};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];

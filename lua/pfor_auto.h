@@ -6,8 +6,21 @@
  * first "auto" call site to end its second pass (the steady state: data
  * loaded, rows resident; usually the job's main loop) has its measured
  * costs drive the simulator over the candidates on the executors it ran
- * on, and from then on every "auto" loop takes the fastest predicted
- * setting.  One setting for the job, not one a call site: loops that
+ * on.  The fastest predicted setting replaces the default only where the
+ * switch pays: the pass after it cuts the data afresh and sends it again,
+ * as the first pass did, so the switch costs the first pass's seconds
+ * over this one's (at least its extra driver bytes at the links' rate),
+ * once, for every "auto" call site (MF's training and test passes: each
+ * as it last measured it); the gain is weighed over as many passes as the loop has run (its
+ * passes to come are not known: a loop that ran k passes is taken to run
+ * k more), and the switch taken where, over them, it is predicted faster
+ * than the default by more than ORION_AUTO_MARGIN
+ * (orion_sim_switch_pays).  Where it does not pay yet, the site weighs it
+ * again after passes 4, 8, 16, ... on that pass's costs, but only where
+ * the last weighing's predictions would pay by then (a weighing costs the
+ * driver its simulations: 0.4-0.8 s on a 0.1-CPU driver, MF on 7
+ * hosts).  From a switch
+ * on, every "auto" loop takes the setting.  One setting for the job, not one a call site: loops that
  * share arrays (MF's training and test passes over H) keep the same cut,
  * as under a fixed --partitions, where a cut of their own would move the
  * shared rows between layouts each pass (measured: MF's training pass
@@ -31,11 +44,14 @@
 void orion__auto_parts_before(lua_State *L, int64_t parts[2], int *assign);
 
 /* After a pass of an "auto" call site that ran on executors: at its
- * second pass, where the job has no setting yet, chooses the job's
- * setting, prints it on stderr (unless quiet) and records it under
- * --metrics as {"loop": FILE:LINE,
- * "auto_partitions": P, "auto_assign": "static"|"dynamic",
- * "predicted_ran_seconds", "predicted_auto_seconds", "ran_partitions"}.
+ * passes 2, 4, 8, ..., where the job has no setting yet, weighs the
+ * fastest candidate against the switch (above), prints the outcome on
+ * stderr (unless quiet) and records the first weighing and a switch under
+ * --metrics as {"loop": FILE:LINE, "pass": K, "auto_partitions": P,
+ * "auto_assign": "static"|"dynamic" (the setting from the next pass: the
+ * default's where it was kept), "ran_partitions", "predicted_ran_seconds",
+ * "predicted_auto_seconds" (P's), "predicted_best_seconds" (the fastest
+ * candidate's), "switch_seconds", "amortised_passes": K}.
  * max_parts: the shortest key dimension's rows; assign_given: the script
  * or the environment chose the placement.  Raises a Lua error when the
  * simulator refuses the loop. */

@@ -22,6 +22,17 @@ double orion__cpu_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double orion__run_delay_seconds(void) {
+  unsigned long long run = 0, wait = 0;
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  if (f == NULL)
+    return 0;
+  if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+    wait = 0;
+  fclose(f);
+  return 1e-9 * (double)wait;
+}
+
 const char *orion__push_site(lua_State *L) {
   size_t len;
   const char *w;
@@ -99,7 +110,7 @@ static void record(lua_State *L, const char *spec, const char *where,
                    const orion_sim_loop *lp, double spe, int64_t elements,
                    double scale) {
   int top = lua_gettop(L);
-  if (orion__record_open(L, 16)) {
+  if (orion__record_open(L, 24)) {
     lua_pushstring(L, spec);
     lua_setfield(L, -2, "predict");
     lua_pushstring(L, where);
@@ -139,6 +150,8 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_setfield(L, -2, "driver_block_bytes");
     lua_pushnumber(L, lp->drv_block_sec);
     lua_setfield(L, -2, "driver_block_seconds");
+    lua_pushnumber(L, lp->drv_exec_bytes);
+    lua_setfield(L, -2, "driver_exec_bytes");
     lua_pushinteger(L, lp->n0);
     lua_setfield(L, -2, "space_parts");
     lua_pushinteger(L, lp->n1);
@@ -171,11 +184,22 @@ static int64_t *loop_of(const orion_predict_obs *o, orion_sim_loop *lp,
   lp->n1 = bs->n1;
   lp->elems = elems;
   lp->part_bytes = *moves > 0 ? (double)o->peer_bytes / (double)*moves : 0;
-  lp->drv_block_bytes = nb > 0 ? (double)o->driver_bytes / (double)nb : 0;
-  /* The driver's CPU in the pass, all of it taken as per block: sending
-   * the block and taking its report (the loop's own start and end are a
-   * few blocks' worth). */
-  lp->drv_block_sec = nb > 0 && o->nexec > 0 ? o->driver_cpu / (double)nb : 0;
+  /* The driver's bytes: those each executor got once (its LOAD_BODY,
+   * the stale rows its first block carried), the rest per block. */
+  lp->drv_exec_bytes = o->nexec > 0 ? o->exec_bytes : 0;
+  lp->drv_block_bytes =
+      nb > 0 ? ((double)o->driver_bytes - lp->drv_exec_bytes * o->nexec) /
+                   (double)nb
+             : 0;
+  if (lp->drv_block_bytes < 0)
+    lp->drv_block_bytes = 0;
+  /* The driver's time per block: its CPU from sending the loop to its
+   * end, at the speed it ran (with the time its quota or the machine held
+   * it), all taken as per block: sending the block and taking its report
+   * (the loop's own start and end are a few blocks' worth).  Its work
+   * before and after is in the fixed costs (predict_on). */
+  lp->drv_block_sec =
+      nb > 0 && o->nexec > 0 ? o->driver_loop / (double)nb : 0;
   lp->early = o->early;
   lp->ahead = o->ahead;
   lp->dynamic = o->dynamic;
@@ -327,11 +351,11 @@ void orion__predict_loop(lua_State *L, const char *spec,
     luaL_error(L, "--predict at %s: %s", where, err.msg);
   printf("predict: measured here on %d executor%s: %lld elements, %.3g s an "
          "element, %.0f bytes a time part%s, %.0f driver bytes and %.3g driver "
-         "CPU s a block, %.4g s a pass\n",
+         "s a block (CPU, and held), %.0f driver bytes an executor, %.4g s a pass\n",
          o->nexec > 0 ? o->nexec : 1, o->nexec > 1 ? "s" : "",
          (long long)o->elements, spe, lp.part_bytes,
          moves > 0 || bs->n1 < 2 ? "" : " (not measured: 1 executor)",
-         lp.drv_block_bytes, lp.drv_block_sec, o->seconds);
+         lp.drv_block_bytes, lp.drv_block_sec, lp.drv_exec_bytes, o->seconds);
   fflush(stdout);
   lua_pop(L, 1); /* where */
 }

@@ -38,10 +38,22 @@ typedef struct orion_predict_obs {
                              sending the loop to its end (0 in the
                              driver) */
   int ahead;              /* dispatched ahead (scheduler/loop.h) */
+  double exec_bytes;      /* of driver_bytes, those sent each executor
+                             once (orion_dist_stats.exec_bytes) */
+  double driver_loop;     /* the driver's CPU seconds from sending the
+                             loop to its end, and the seconds it was
+                             runnable but held (its quota, other work:
+                             orion__run_delay_seconds), together; 0 in
+                             the driver */
 } orion_predict_obs;
 
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */
 double orion__cpu_seconds(void);
+
+/* The seconds the calling thread has so far waited to run while runnable
+ * (/proc/thread-self/schedstat's second field: the run queue, and a CPU
+ * quota's throttling); 0 where the kernel does not say. */
+double orion__run_delay_seconds(void);
 
 /* Pushes and returns the call site of parallel_for (the caller at level
  * 1) as "FILE:LINE". */

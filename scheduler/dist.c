@@ -328,6 +328,13 @@ static void io_send_block(void *ud, int e, int b) {
   if (rc != 0)
     orion_cluster_fail(r->cl, "cannot encode block %d of %s: %s", b,
                        r->j->where, orion_strerror(rc));
+  if (r->m.held[e] + r->m.ran[e] == 1) { /* its first of the pass */
+    r->first_bytes += buf.len;
+    r->nfirst++;
+  } else {
+    r->other_bytes += buf.len;
+    r->nother++;
+  }
   orion_cluster_send(r->cl, e, &buf);
   orion_buf_free(&buf);
 }
@@ -980,6 +987,18 @@ static void combine_accs(loop_run *r) {
   }
 }
 
+/* orion_dist_stats.exec_bytes: a pass whose executors each got one
+ * block has nothing to compare the first ones with, and gets the
+ * LOAD_BODYs only. */
+static double exec_bytes(const loop_run *r) {
+  double extra = 0;
+  if (r->nfirst > 0 && r->nother > 0)
+    extra = (double)r->first_bytes / (double)r->nfirst -
+            (double)r->other_bytes / (double)r->nother;
+  return (extra > 0 ? extra : 0) +
+         (r->n > 0 ? (double)r->body_bytes / r->n : 0);
+}
+
 int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                     orion_dist_stats *st, orion_error *err) {
   static const orion_loop_io io = {NULL,    io_send_block, io_end_loop,
@@ -1075,6 +1094,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
       orion_cluster_fail(cl, "cannot send the body of %s: %s", j->where,
                          rc == -EMSGSIZE ? "larger than the largest frame"
                                          : orion_strerror(rc));
+    r.body_bytes += b.len;
     orion_cluster_send(cl, e, &b);
     orion_buf_free(&b);
     st->gpu_execs += gpu_for(&r, e);
@@ -1111,6 +1131,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion__chain_failed(&r);
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   st->bytes = orion_cluster_bytes(cl) - bytes0;
+  st->exec_bytes = exec_bytes(&r);
   st->peer_bytes = r.peer_bytes;
   st->shard_items = r.shard_items;
   st->gpu_blocks = r.gpu_blocks;

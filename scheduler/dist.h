@@ -102,6 +102,12 @@ typedef struct orion_dist_stats {
    * fetched when a block was placed (scheduler/dist_resid.c). */
   uint64_t parts_pushed, parts_pulled;
   int balanced;        /* space parts placed by the executors' speeds */
+  /* Bytes the driver sent each executor once in the pass, beyond what
+   * each block's RUN_BLOCK carries (issue 35's model, scheduler/sim.h's
+   * drv_exec_bytes): its LOAD_BODY and what its first RUN_BLOCK carried
+   * over the mean of the others (the rows of the driver's arrays its
+   * blocks read that the last pass made stale), per executor. */
+  double exec_bytes;
 } orion_dist_stats;
 
 /* Sets the result's executor_blocks (per executor, the blocks it ran; in

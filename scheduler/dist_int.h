@@ -120,6 +120,10 @@ typedef struct loop_run {
   /* The blocks' new values of a sparse iterated array stay with the
    * executors that ran them (orion__resid_keep). */
   int keep;
+  /* RUN_BLOCK bytes: each executor's first of the pass, the others, and
+   * the LOAD_BODYs (orion_dist_stats.exec_bytes). */
+  uint64_t first_bytes, other_bytes, body_bytes;
+  int64_t nfirst, nother;
 } loop_run;
 
 

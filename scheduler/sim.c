@@ -42,6 +42,7 @@ typedef struct sim {
                                 block (in the order they came), -1 */
   unsigned char *ready;      /* per block: its rows are there */
   unsigned char *busy;       /* per host */
+  unsigned char *sent;       /* per host: a block was sent to it */
   double busy_sum;
   int oom;
 } sim;
@@ -133,7 +134,9 @@ static void io_send(void *ud, int e, int block) {
   const orion_sim_host *d = &m->c->driver, *he = &m->c->hosts[e];
   double t = m->now > m->drv_out ? m->now : m->drv_out;
   double bytes = m->lp->drv_block_bytes +
-                 m->lp->drv_elem_bytes * elems_of(m->lp, block);
+                 m->lp->drv_elem_bytes * elems_of(m->lp, block) +
+                 (m->sent[e] ? 0 : m->lp->drv_exec_bytes);
+  m->sent[e] = 1;
   double tok = bucket(d, m->drv_tok, m->drv_out, t);
   double dt = drain(bytes, d->bw, tok), de = drain(bytes, he->bw, he->burst);
   if (de > dt)
@@ -220,6 +223,7 @@ static void push_rows(sim *m, int pos, int from, double t) {
   e = orion_loop_home(&m->l, b);
   if (e == from || m->lp->part_bytes <= 0) {
     m->ready[b] = 1;
+    try_start(m, e); /* it may be there, waiting for them */
     return;
   }
   lat = m->c->hosts[from].latency + m->c->hosts[e].latency;
@@ -299,6 +303,7 @@ static void sim_free(sim *m) {
   orion_free(m->tail);
   orion_free(m->ready);
   orion_free(m->busy);
+  orion_free(m->sent);
 }
 
 static int check(const orion_sim_loop *lp, const orion_sim_cluster *c,
@@ -314,7 +319,7 @@ static int check(const orion_sim_loop *lp, const orion_sim_cluster *c,
     return orion_error_set(err, ORION_EINVAL, "simulator: %lld elements",
                            (long long)lp->elems_total);
   if (!(lp->part_bytes >= 0 && lp->drv_block_bytes >= 0 &&
-        lp->drv_elem_bytes >= 0 &&
+        lp->drv_elem_bytes >= 0 && lp->drv_exec_bytes >= 0 &&
         lp->drv_block_sec >= 0 && c->driver.bw >= 0 &&
         c->driver.latency >= 0 && c->driver.burst >= 0))
     return orion_error_set(err, ORION_EINVAL,
@@ -355,8 +360,9 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
   m.tail = orion_malloc(sizeof(int) * (size_t)n);
   m.ready = orion_calloc((size_t)nb, 1);
   m.busy = orion_calloc((size_t)n, 1);
+  m.sent = orion_calloc((size_t)n, 1);
   rc = m.out_free && m.in_free && m.out_tok && m.in_tok && m.loc && m.next && m.head && m.tail &&
-               m.ready && m.busy
+               m.ready && m.busy && m.sent
            ? orion_loop_init(&m.l, &m.s, n, 0, &io)
            : ORION_ENOMEM;
   for (k = 0; rc == 0 && k < n; k++) { /* the buckets full */
@@ -423,6 +429,7 @@ int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
   cc.hosts = h;
   free_drv.drv_block_bytes = 0;
   free_drv.drv_elem_bytes = 0;
+  free_drv.drv_exec_bytes = 0;
   free_drv.drv_block_sec = 0;
   cc.driver = (orion_sim_host){0, 0, 0, 0};
   for (e = 0; e < c->n; e++) /* compute only, at the fastest rate */

@@ -6,8 +6,9 @@
  *
  * The model, per block sent to executor e:
  *   1. its RUN_BLOCK leaves the driver when the driver's link is free and
- *      takes (drv_block_bytes + drv_elem_bytes x its elements) / driver.bw
- *      on it, then the latencies of the
+ *      takes (drv_block_bytes + drv_elem_bytes x its elements, and
+ *      drv_exec_bytes more for the first block sent to e in the pass) /
+ *      driver.bw on it, then the latencies of the
  *      driver's and e's links (driver.latency + hosts[e].latency);
  *   2. once there, e fetches the rows of the block's time part (its
  *      rotating partitions, part_bytes) from the executor that ran the time
@@ -87,6 +88,13 @@ typedef struct orion_sim_loop {
    * holder's latencies first).  The state machine sends blocks ahead as
    * the runtime does (scheduler/loop.h). */
   int ahead;
+  /* Bytes the driver sends each executor once a pass, with the first
+   * block it sends it (step 1): the loop's body and the rows of the
+   * driver's arrays the executor's blocks read that the last pass made
+   * stale (LR's weights, read at subscripts the plan cannot bound, go
+   * whole to every executor after each pass's buffered writes), so that
+   * the driver's bytes a pass grow with the executors. */
+  double drv_exec_bytes;
 } orion_sim_loop;
 
 typedef struct orion_sim_cluster {

@@ -64,3 +64,13 @@ int orion_sim_choose(const orion_sim_loop *lp, const orion_sim_cluster *c,
     *best = *ran;
   return 0;
 }
+
+int orion_sim_switch_pays(const orion_sim_setting *ran,
+                          const orion_sim_setting *best,
+                          double switch_seconds, double passes,
+                          double margin) {
+  if (best->parts == ran->parts && best->dynamic == ran->dynamic)
+    return 0;
+  return passes > 0 && best->seconds * passes + switch_seconds <
+                           (1 - margin) * ran->seconds * passes;
+}

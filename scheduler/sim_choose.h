@@ -42,4 +42,15 @@ int orion_sim_choose(const orion_sim_loop *lp, const orion_sim_cluster *c,
                      orion_sim_setting *ran, orion_sim_setting *best,
                      orion_error *err);
 
+/* Whether switching from the setting that ran to best pays, the switch
+ * costing switch_seconds once (cutting the data afresh and sending it
+ * again) and the new setting running `passes` passes: 1 where
+ * best->seconds x passes + switch_seconds < (1 - margin) x ran->seconds x
+ * passes, i.e. over those passes the switch is predicted faster than
+ * keeping the setting by more than the margin; else 0 (keep it). */
+int orion_sim_switch_pays(const orion_sim_setting *ran,
+                          const orion_sim_setting *best,
+                          double switch_seconds, double passes,
+                          double margin);
+
 #endif

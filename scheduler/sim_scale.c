@@ -50,6 +50,7 @@ int orion_sim_scale(const orion_sim_workload *w, int hosts, double cpus,
   lp.drv_block_bytes = w->drv_block_bytes;
   lp.drv_elem_bytes = w->drv_elem_bytes;
   lp.drv_block_sec = w->drv_block_sec;
+  lp.drv_exec_bytes = w->drv_exec_bytes;
   lp.early = w->early;
   lp.ahead = w->ahead;
   rc = orion_sim_predict(&lp, &c, r, err);

@@ -5,7 +5,8 @@
 # prediction after its first and its second pass (no more), naming its
 # FILE:LINE; in the metrics, predicted_pass_seconds equals the sum of the
 # breakdown (with the fixed costs), the efficiency is in (0, 1], host_scale >= 1,
-# driver_block_seconds > 0, the bottleneck is one of the
+# driver_block_seconds > 0, driver_exec_bytes > 0 (each executor gets the
+# loop body), the bottleneck is one of the
 # four, hosts is the cluster's (the same on 8 hosts), and the costs measured
 # (elements, sec_per_elem, part_bytes, driver_block_bytes, space_parts,
 # time_parts, for bench/predict_scale.sh) are there.  A malformed cluster: a usage error (exit
@@ -52,7 +53,7 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit/256kb; do
   # One line a prediction: the sum, the efficiency, the bottleneck, hosts.
   awk -v spec="$spec" '
     /"predicted_pass_seconds"/ {
-      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes driver_block_seconds host_scale space_parts time_parts", k, " ")
+      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes driver_block_seconds driver_exec_bytes host_scale space_parts time_parts", k, " ")
       for (i in k) { re = "\"" k[i] "\":[-0-9.e+]*"; if (match($0, re)) v[k[i]] = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3) + 0; else { print "no " k[i] ": " $0; bad = 1 } }
       s = v["compute_seconds"] + v["rows_seconds"] + v["driver_seconds"] + v["slow_host_seconds"] + v["fixed_seconds"]
       if (s - v["predicted_pass_seconds"] > 1e-9 * s || v["predicted_pass_seconds"] - s > 1e-9 * s) { print "breakdown " s " != " v["predicted_pass_seconds"]; bad = 1 }
@@ -62,6 +63,7 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit/256kb; do
       if ($0 !~ /"loop":"[^"]*peer_bytes.lua:[0-9]+"/) { print "loop: " $0; bad = 1 }
       if (!(v["host_scale"] >= 1)) { print "host_scale " v["host_scale"]; bad = 1 }
       if (!(v["driver_block_seconds"] > 0)) { print "driver_block_seconds " v["driver_block_seconds"]; bad = 1 }
+      if (!(v["driver_exec_bytes"] > 0)) { print "driver_exec_bytes " v["driver_exec_bytes"]; bad = 1 }
     }
     END { exit bad }' "$m" > "$tmp/why" || { fail "--predict $spec: metrics:"; cat "$tmp/why"; }
   # Every pass measured: 3 epochs of each of the two loops, passes 1..3.
@@ -72,6 +74,23 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit/256kb; do
     done
   done
 done
+
+# The driver's bytes once per executor (the loop body, the stale rows a
+# first block carries) are the same per executor on 1 executor and on 2
+# (what the model takes them as; their sum grows with the executors):
+# the training loop's second pass, within 10%.
+exec_bytes() {
+  grep '"predicted_pass_seconds"' "$1" | grep "peer_bytes.lua:$l1\"" | grep '"pass":2' |
+    sed -n '1s/.*"driver_exec_bytes":\([0-9.e+]*\).*/\1/p'
+}
+if timeout 120 "$drv" --quiet --executors 1 --predict 1x1c:1gbit --metrics "$tmp/m1" \
+     "$script" > "$tmp/out" 2> "$tmp/err"; then
+  awk -v a="$(exec_bytes "$tmp/m1")" -v b="$(exec_bytes "$tmp/m-4x0.4c:400mbit.jsonl")" \
+    'BEGIN { exit !(a > 0 && b > 0 && a <= 1.1 * b && b <= 1.1 * a) }' ||
+    fail "driver_exec_bytes on 1 executor $(exec_bytes "$tmp/m1"), on 2 $(exec_bytes "$tmp/m-4x0.4c:400mbit.jsonl")"
+else
+  fail "--executors 1: the run failed:"; cat "$tmp/err"
+fi
 
 for bad in 4x0.4c 0x1c:1gbit 4x1c:10gbps 1x1c:1gbit, 1x1c:1gbit,4x 4x1c:1gbit/256; do
   "$drv" --predict "$bad" "$script" > "$tmp/out" 2>&1

@@ -16,7 +16,7 @@ static orion_sim_host hosts[2];
  * free links and a free driver unless a test says otherwise. */
 static orion_sim_loop rot22(void) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0, 0,
-                       0};
+                       0, 0};
   hosts[0] = hosts[1] = (orion_sim_host){0.25, 0, 0, 0};
   return lp;
 }
@@ -98,6 +98,50 @@ Test(sim, the_driver_link_serialises_the_blocks) {
   cr_expect_float_eq(r.seconds, 4.0, EPS);
   cr_expect_float_eq(r.driver, 2.0, EPS);
   cr_expect_float_eq(r.rows + r.slow, 0.0, EPS);
+}
+
+/* The driver's bytes once a pass per executor (drv_exec_bytes: LR's
+ * stale weights, sent whole with each executor's first block), 1 MB at
+ * 1 MB/s.  On 2 hosts: (0,0) carries them to host 0, arriving at 1 and
+ * running 1..2; (1,1) leaves once the link is free, at 1, and carries
+ * them to host 1, arriving at 2 and running 2..3; clock 1's blocks carry
+ * nothing, go at 3 and run 3..4: 4 s, 2 of them the driver.  On 1 host
+ * only (0,0) carries them: it runs 1..2, (1,1) 2..3, clock 1 3..5: 5 s,
+ * 1 of them the driver (the compute is 4). */
+Test(sim, the_drivers_bytes_per_executor_grow_with_the_executors) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two(), c1 = {1, hosts, {0, 1e6, 0, 0}};
+  orion_sim_result r;
+  lp.drv_exec_bytes = 1e6;
+  c.driver.bw = 1e6;
+  r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 4.0, EPS);
+  cr_expect_float_eq(r.compute, 2.0, EPS);
+  cr_expect_float_eq(r.driver, 2.0, EPS);
+  cr_expect_float_eq(r.rows + r.slow, 0.0, EPS);
+  r = predict(&lp, &c1);
+  cr_expect_float_eq(r.seconds, 5.0, EPS);
+  cr_expect_float_eq(r.compute, 4.0, EPS);
+  cr_expect_float_eq(r.driver, 1.0, EPS);
+}
+
+/* Ahead with no rows to move (a pass measured on one executor, whose
+ * time parts never changed hands): a block whose rows are "pushed" by
+ * the host that ended the part's previous block starts where it waits on
+ * the other host.  8 x 8 blocks of 1 s on 2 hosts: 32 s, not a loop
+ * stuck with blocks undone. */
+Test(sim, ahead_without_rows_to_move_runs_every_block) {
+  orion_sim_loop lp = {0};
+  orion_sim_cluster c = two();
+  orion_sim_result r;
+  lp.kind = ORION_ORDER_ROTATION;
+  lp.n0 = lp.n1 = 8;
+  lp.elems_total = 64;
+  lp.early = lp.ahead = 1;
+  hosts[0] = hosts[1] = (orion_sim_host){1, 0, 0, 0};
+  r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 32.0, EPS);
+  cr_expect_float_eq(r.compute, 32.0, EPS);
 }
 
 /* Links of tc tbf's kind (bench/netcluster.sh): a bucket of 0.25 MB a
@@ -203,7 +247,8 @@ Test(sim, ahead_pushes_the_rows_without_the_driver) {
 /* Dynamic placement drives the same state machine: a 1-D loop of 8
  * blocks on one fast and one slow host (3x): the fast one takes more. */
 Test(sim, dynamic_placement_favours_the_fast_host) {
-  orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0, 0, 0};
+  orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0, 0, 0,
+                       0};
   orion_sim_cluster c = {2, hosts, {0, 0, 0, 0}};
   double secs, secs_static;
   orion_error err;
@@ -222,7 +267,7 @@ Test(sim, dynamic_placement_favours_the_fast_host) {
  * 2 space parts each, 2 blocks a clock, 16 s; 8 hosts 8 s; 1 host 64 s. */
 Test(sim, more_hosts_divide_the_compute) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 256, 0, 0, 0, 0, 0, 0,
-                       0, 0};
+                       0, 0, 0};
   orion_sim_host h8[8];
   int n[3] = {1, 4, 8};
   double want[3] = {64, 16, 8};
@@ -306,7 +351,7 @@ Test(sim_scale, partitions_follow_the_hosts) {
  * trip (200 us): 64.0004 s, 64 of them compute. */
 Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
   orion_sim_workload w = {ORION_ORDER_ROTATION, 8, 8, 64, 2.0, 0, 0, 0, 0, 1,
-                          0};
+                          0, 0};
   orion_sim_result r;
   orion_error err;
   orion_error_clear(&err);
@@ -324,6 +369,15 @@ Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
                err.msg);
   cr_expect_float_eq(r.seconds, 64.5004, 1e-9);
   cr_expect_float_eq(r.driver, 0.5002, 1e-9);
+  /* 1,000 driver bytes once for the executor instead: the first block's
+   * message takes 1 s, the others leave after it with nothing to carry:
+   * 65.0004 s, the driver's part 1.0002 s. */
+  w.drv_elem_bytes = 0;
+  w.drv_exec_bytes = 1000;
+  cr_assert_eq(orion_sim_scale(&w, 1, 2.0, 1000, 8, 8, &r, &err), 0, "%s",
+               err.msg);
+  cr_expect_float_eq(r.seconds, 65.0004, 1e-9);
+  cr_expect_float_eq(r.driver, 1.0002, 1e-9);
 }
 
 /* 2 hosts of 2 CPUs, 2 x 2 blocks of 4 elements at 0.5 s a CPU (1 s a
@@ -335,7 +389,7 @@ Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
  * to 4.0007, report (4.0008) and end (4.0010). */
 Test(sim_scale, rows_scale_with_the_time_parts) {
   orion_sim_workload w = {ORION_ORDER_ROTATION, 2, 16, 16, 0.5, 1000, 0, 0,
-                          0, 1, 0};
+                          0, 1, 0, 0};
   orion_sim_result r;
   orion_error err;
   orion_error_clear(&err);
@@ -359,7 +413,7 @@ Test(sim_scale, rows_scale_with_the_time_parts) {
  * candidate is faster: the setting that ran stays. */
 Test(sim_choose, uneven_parts_give_way_to_parts_that_divide_the_hosts) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 576, 0, 0, 0, 0, 0,
-                       0, 0, 0};
+                       0, 0, 0, 0};
   orion_sim_host h4[4];
   orion_sim_setting ran, best;
   orion_error err;
@@ -385,6 +439,22 @@ Test(sim_choose, uneven_parts_give_way_to_parts_that_divide_the_hosts) {
   cr_expect_float_eq(ran.seconds, 9.0, EPS);
   cr_expect_eq(best.parts, 8);
   cr_expect_eq(best.dynamic, 0);
+}
+
+/* The switch's one-off cost against the gain over the passes it pays
+ * over, by the margin (5%): the case above on 3 hosts (8 parts 13.5 s a
+ * pass, 3 parts 12 s), a switch of 10 s.  Over 10 passes the switch
+ * gives 12 x 10 + 10 = 130 s against 13.5 x 10 = 135, less 5% 128.25:
+ * the default stays.  Over 20: 250 against 270 less 5%, 256.5: it pays.
+ * With no switch cost 10 passes pay (120 < 128.25); the same setting
+ * never "pays". */
+Test(sim_choose, a_switch_pays_only_over_enough_passes) {
+  orion_sim_setting ran = {8, 0, 13.5}, best = {3, 0, 12.0};
+  cr_expect_eq(orion_sim_switch_pays(&ran, &best, 10.0, 10, 0.05), 0);
+  cr_expect_eq(orion_sim_switch_pays(&ran, &best, 10.0, 20, 0.05), 1);
+  cr_expect_eq(orion_sim_switch_pays(&ran, &best, 0.0, 10, 0.05), 1);
+  cr_expect_eq(orion_sim_switch_pays(&ran, &ran, 0.0, 100, 0.05), 0);
+  cr_expect_eq(orion_sim_switch_pays(&ran, &best, 0.0, 0, 0.05), 0);
 }
 
 /* The setting that ran is predicted as orion_sim_predict predicts the
