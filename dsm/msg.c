@@ -304,6 +304,8 @@ int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m) {
   orion__mw_ranges(&e, m->watch, m->nwatch);
   orion__mw_moves(&e, m->gets, m->ngets);
   orion__mw_moves(&e, m->puts, m->nputs);
+  orion__mw_i64(&e, m->space);
+  orion__mw_i64(&e, m->time);
   return orion__mw_end(&e);
 }
 
@@ -338,6 +340,8 @@ int orion_msg_run_block_decode(const void *p, size_t n,
   m.watch = orion__mr_ranges(&d, "written range", &m.nwatch);
   m.gets = orion__mr_moves(&d, "get", &m.ngets);
   m.puts = orion__mr_moves(&d, "put", &m.nputs);
+  m.space = orion__mr_i64(&d, "space part");
+  m.time = orion__mr_i64(&d, "time part");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_run_block_free(out);
@@ -494,6 +498,7 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
   orion__mw_u64(&e, m->managed_bytes);
   orion__mw_u64(&e, m->managed_items);
   orion__mw_f64(&e, m->managed_staleness);
+  orion__mw_u64(&e, m->reordered);
   return orion__mw_end(&e);
 }
 
@@ -524,6 +529,7 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   m.managed_bytes = orion__mr_u64(&d, "managed bytes");
   m.managed_items = orion__mr_u64(&d, "managed items");
   m.managed_staleness = orion__mr_f64(&d, "managed staleness");
+  m.reordered = orion__mr_u64(&d, "blocks run out of order");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_loop_done_free(out);

@@ -996,6 +996,12 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "parts_pushed");
   lua_pushinteger(L, (lua_Integer)dst.parts_pulled);
   lua_setfield(L, -2, "parts_pulled");
+  /* Blocks an executor started before one that came earlier, whose rows
+   * were not in yet (executor/exec_order.c). */
+  lua_pushboolean(L, dst.reorder);
+  lua_setfield(L, -2, "reorder");
+  lua_pushinteger(L, (lua_Integer)dst.ran_out_of_order);
+  lua_setfield(L, -2, "ran_out_of_order");
   {
     /* In the driver: one executor, always computing. */
     double one[4] = {t_exec, t_exec, 0, 0};

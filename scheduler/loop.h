@@ -129,6 +129,11 @@ typedef struct orion_loop {
    * done. */
   int ahead;
   int nahead;
+  /* With `ahead`: the blocks of a time part that may be sent and not
+   * done ahead of a block when it goes (0: 1, the window above).  A wider
+   * window lets an executor that starts any queued block whose rows are
+   * in (executor/exec_order.c) hold blocks of several clocks. */
+  int window;
   /* Dynamic assignment (above); set before orion_loop_start.  depth: the
    * most blocks an executor holds unreported (default 2: one computing,
    * the next one's data on its way). */

@@ -87,6 +87,12 @@ typedef struct orion_sim_loop {
    * holder's latencies first).  The state machine sends blocks ahead as
    * the runtime does (scheduler/loop.h). */
   int ahead;
+  /* Step 3 with reorder: e starts the oldest block it holds whose rows
+   * are there and that shares neither space nor time part with a block
+   * it holds from before (executor/exec_order.c); window: orion_loop's
+   * (0: 1). */
+  int reorder;
+  int window;
 } orion_sim_loop;
 
 typedef struct orion_sim_cluster {

@@ -278,6 +278,8 @@ static void sample_run_block(orion_msg_run_block *m) {
   m->ngets = 1;
   m->puts = puts;
   m->nputs = 2;
+  m->space = 3; /* wire version 19 */
+  m->time = -1;
 }
 
 static void eq_moves(const orion_msg_move *a, int64_t na,
@@ -620,6 +622,8 @@ Test(msg, run_block_round_trip) {
   eq_ranges(out.watch, out.nwatch, m.watch, 2);
   eq_moves(out.gets, out.ngets, m.gets, 1);
   eq_moves(out.puts, out.nputs, m.puts, 2);
+  cr_assert_eq(out.space, 3);
+  cr_assert_eq(out.time, -1);
   orion_msg_run_block_free(&out);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   /* Without the elements (the executor holds them), nothing else. */
@@ -627,7 +631,7 @@ Test(msg, run_block_round_trip) {
   memset(&m, 0, sizeof m);
   m.block = 5;
   cr_assert_eq(orion_msg_run_block_encode(&b, &m), 0);
-  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 9 * 8);
+  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 11 * 8);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   orion_buf_free(&b);
 }
@@ -864,7 +868,8 @@ Test(msg, loop_done_round_trip) {
                            .gpu_blocks = 17,
                            .managed_bytes = 4096,
                            .managed_items = 256,
-                           .managed_staleness = 37.5},
+                           .managed_staleness = 37.5,
+                           .reordered = 11},
                       out;
   orion_buf b;
   const char *p;
@@ -894,6 +899,7 @@ Test(msg, loop_done_round_trip) {
   cr_assert_eq(out.managed_bytes, 4096);
   cr_assert_eq(out.managed_items, 256);
   eq_f64(out.managed_staleness, 37.5, "managed staleness");
+  cr_assert_eq(out.reordered, 11);
   orion_msg_loop_done_free(&out);
   check_bounds(ORION_WIRE_LOOP_DONE, &b);
   orion_buf_free(&b);
@@ -1185,6 +1191,8 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   }
   hand_moves(&h, rb.gets, rb.ngets);
   hand_moves(&h, rb.puts, rb.nputs);
+  orion_pw_i64(&h, rb.space); /* wire version 19 */
+  orion_pw_i64(&h, rb.time);
   same_payload(&b, ORION_WIRE_RUN_BLOCK, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);
@@ -1253,7 +1261,8 @@ Test(msg, loop_done_layout) {
                            .gpu_blocks = 3,
                            .managed_bytes = 48,
                            .managed_items = 3,
-                           .managed_staleness = 1.5};
+                           .managed_staleness = 1.5,
+                           .reordered = 4};
   orion_buf b, h;
   orion_buf_init(&b);
   orion_buf_init(&h);
@@ -1268,6 +1277,7 @@ Test(msg, loop_done_layout) {
   orion_buf_u64(&h, 48);
   orion_buf_u64(&h, 3);
   orion_pw_f64(&h, 1.5);
+  orion_buf_u64(&h, 4); /* wire version 19 */
   same_payload(&b, ORION_WIRE_LOOP_DONE, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);
