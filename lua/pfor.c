@@ -942,7 +942,8 @@ static int l_parallel_for(lua_State *L) {
                             t_exec,      dst.peer_bytes, dst.bytes,
                             dst.nexec,   dst.early,      dst.dynamic,
                             orion_now() - t0, orion__cpu_seconds() - cpu0,
-                            s->nexec > 0 ? t_dist : 0, dst.ahead};
+                            s->nexec > 0 ? t_dist : 0, dst.ahead,
+                            dst.reorder};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];

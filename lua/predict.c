@@ -178,6 +178,7 @@ static int64_t *loop_of(const orion_predict_obs *o, orion_sim_loop *lp,
   lp->drv_block_sec = nb > 0 && o->nexec > 0 ? o->driver_cpu / (double)nb : 0;
   lp->early = o->early;
   lp->ahead = o->ahead;
+  lp->reorder = o->reorder;
   lp->dynamic = o->dynamic;
   return elems;
 }

@@ -38,6 +38,8 @@ typedef struct orion_predict_obs {
                              sending the loop to its end (0 in the
                              driver) */
   int ahead;              /* dispatched ahead (scheduler/loop.h) */
+  int reorder;            /* executors could start a later queued block
+                             (executor/exec_order.c) */
 } orion_predict_obs;
 
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */

@@ -1011,6 +1011,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     r.m.early = orion__resid_early(&r);
     r.m.ahead = orion__resid_ahead(&r);
     r.reorder = orion__resid_reorder(&r);
+    r.m.window =
+        r.reorder ? orion_loop_reorder_window(j->sched->n0, r.n) : 1;
     for (e = 0; e < r.n; e++)
       ngpu += gpu_for(&r, e);
     orion__assign_start(&r, ngpu);

@@ -129,6 +129,10 @@ static int along_q(const orion_loop *l, int pos, int k) {
   return pos;
 }
 
+int orion_loop_reorder_window(int n0, int nexec) {
+  return nexec > 0 && n0 > nexec ? (n0 + nexec - 1) / nexec : 1;
+}
+
 /* Blocks of a time part that may be out at once ahead of a block (loop.h). */
 static int window(const orion_loop *l) {
   return l->window > 0 ? l->window : 1;

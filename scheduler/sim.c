@@ -227,6 +227,8 @@ static void push_rows(sim *m, int pos, int from, double t) {
   e = orion_loop_home(&m->l, b);
   if (e == from || m->lp->part_bytes <= 0) {
     m->ready[b] = 1;
+    if (e != from) /* (from starts its next block after this) */
+      try_start(m, e);
     return;
   }
   lat = m->c->hosts[from].latency + m->c->hosts[e].latency;
@@ -384,7 +386,9 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
       m.loc[m.s.order[k] % m.s.n1] =
           orion_loop_home(&m.l, m.s.order[k]);
     m.l.ahead = lp->ahead;
-    m.l.window = lp->window;
+    m.l.window = lp->window > 0 ? lp->window
+                 : lp->reorder ? orion_loop_reorder_window(m.s.n0, n)
+                               : 1;
     for (k = 0; pushing(&m) && k < nb; k++) /* SEND_ROWS */
       if (m.s.after_q[k] < 0)
         push_rows(&m, k, m.loc[m.s.order[k] % m.s.n1],

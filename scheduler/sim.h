@@ -90,7 +90,7 @@ typedef struct orion_sim_loop {
   /* Step 3 with reorder: e starts the oldest block it holds whose rows
    * are there and that shares neither space nor time part with a block
    * it holds from before (executor/exec_order.c); window: orion_loop's
-   * (0: 1). */
+   * (0: the runtime's, orion_loop_reorder_window with reorder, else 1). */
   int reorder;
   int window;
 } orion_sim_loop;

@@ -52,6 +52,8 @@ int orion_sim_scale(const orion_sim_workload *w, int hosts, double cpus,
   lp.drv_block_sec = w->drv_block_sec;
   lp.early = w->early;
   lp.ahead = w->ahead;
+  lp.reorder = w->reorder;
+  lp.window = w->window;
   rc = orion_sim_predict(&lp, &c, r, err);
   orion_free(h);
   return rc;

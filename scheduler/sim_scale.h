@@ -23,6 +23,8 @@ typedef struct orion_sim_workload {
   double drv_block_sec;   /* the driver's CPU seconds per block */
   int early;              /* orion_loop.early, as the loop ran */
   int ahead;              /* orion_loop.ahead, as the loop ran */
+  int reorder;            /* orion_sim_loop.reorder */
+  int window;             /* orion_sim_loop.window (0: 1) */
 } orion_sim_workload;
 
 /* Partitions of a dimension of `rows` rows on `hosts` hosts: per_host x
