@@ -167,12 +167,19 @@ static void io_fail(void *ud, int e, int block, const char *msg) {
 
 /* ---- the hosts ------------------------------------------------------------ */
 
+static int pushing(const sim *m);
+
+/* Whether hosts start a later block first (only ahead, as the runtime). */
+static int reordering(const sim *m) {
+  return m->lp->reorder && pushing(m);
+}
+
 /* Host e runs the oldest block it holds (scheduler/sim_order.h: or one
  * after it), once idle and its rows are there. */
 static void try_start(sim *m, int e) {
   int prev = -1, b = m->busy[e] ? -1
                            : orion__sim_pick(m->next, m->head[e], m->ready,
-                                             m->s.n1, m->lp->reorder, &prev);
+                                             m->s.n1, reordering(m), &prev);
   if (b < 0)
     return;
   if (prev < 0)
@@ -387,8 +394,8 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
           orion_loop_home(&m.l, m.s.order[k]);
     m.l.ahead = lp->ahead;
     m.l.window = lp->window > 0 ? lp->window
-                 : lp->reorder ? orion_loop_reorder_window(m.s.n0, n)
-                               : 1;
+                 : reordering(&m) ? orion_loop_reorder_window(m.s.n0, n)
+                                  : 1;
     for (k = 0; pushing(&m) && k < nb; k++) /* SEND_ROWS */
       if (m.s.after_q[k] < 0)
         push_rows(&m, k, m.loc[m.s.order[k] % m.s.n1],

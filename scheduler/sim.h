@@ -87,10 +87,11 @@ typedef struct orion_sim_loop {
    * holder's latencies first).  The state machine sends blocks ahead as
    * the runtime does (scheduler/loop.h). */
   int ahead;
-  /* Step 3 with reorder: e starts the oldest block it holds whose rows
-   * are there and that shares neither space nor time part with a block
-   * it holds from before (executor/exec_order.c); window: orion_loop's
-   * (0: the runtime's, orion_loop_reorder_window with reorder, else 1). */
+  /* Step 3 with reorder (and ahead, as in the runtime): e starts the
+   * oldest block it holds whose rows are there and that shares neither
+   * space nor time part with a block it holds from before
+   * (executor/exec_order.c); window: orion_loop's (0: the runtime's,
+   * orion_loop_reorder_window when reordering, else 1). */
   int reorder;
   int window;
 } orion_sim_loop;
