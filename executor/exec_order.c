@@ -31,18 +31,6 @@
 #include "util/alloc.h"
 #include "util/clock.h"
 
-int orion__order_abort_queued(const exec_state *x) {
-  const job *j;
-  for (j = x->head; j != NULL; j = j->next) {
-    orion_msg_loop_end m;
-    if (j->type == ORION_WIRE_LOOP_END &&
-        orion_msg_loop_end_decode(j->payload, j->len, &m, NULL) == 0 &&
-        m.abort)
-      return 1;
-  }
-  return 0;
-}
-
 /* Reads RUN_BLOCK j's parts and gets once (unmarked: space -1).  A frame
  * that does not decode stays unmarked, so that it fails in its turn. */
 static void read_order(job *j) {
@@ -91,8 +79,10 @@ static int may_start(const exec_state *x, const job *j) {
 static job *pick(exec_state *x, job **prev) {
   job *j, *before = NULL;
   *prev = NULL;
-  if (!marked(x->head))
-    return x->head; /* in order */
+  /* In order; and after a body error here the loop's blocks are skipped
+   * (orion__run_block), so none need wait for rows. */
+  if (x->failed || !marked(x->head))
+    return x->head;
   for (j = x->head; j != NULL && marked(j); before = j, j = j->next)
     if (may_start(x, j)) {
       *prev = before;
@@ -114,7 +104,7 @@ job *orion__order_take(exec_state *x) {
     j = pick(x, &prev);
     if (j == NULL && since > 0 &&
         (orion_now() >= since + 6 * x->hb_timeout ||
-         orion__order_abort_queued(x)))
+         orion__rows_abort_queued(x)))
       j = x->head; /* it waits (or stops) in orion__rows_get */
     if (j != NULL) {
       if (j == x->head) {

@@ -88,6 +88,22 @@ void orion__rows_drop_old(exec_state *x, int64_t run) {
   pthread_mutex_unlock(&x->mu);
 }
 
+/* Whether the driver aborted the loop: an aborting LOOP_END waits in the
+ * compute queue (behind the block that waits).  A block sent ahead of its
+ * time part (scheduler/loop.h) waits for rows that a failed block never
+ * sends. */
+int orion__rows_abort_queued(const exec_state *x) {
+  const job *j;
+  for (j = x->head; j != NULL; j = j->next) {
+    orion_msg_loop_end m;
+    if (j->type == ORION_WIRE_LOOP_END &&
+        orion_msg_loop_end_decode(j->payload, j->len, &m, NULL) == 0 &&
+        m.abort)
+      return 1;
+  }
+  return 0;
+}
+
 int orion__rows_there(const exec_state *x, const orion_msg_move *g,
                       int64_t run) {
   const job *j;
@@ -129,7 +145,7 @@ int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
         break;
       }
     if (found == NULL)
-      aborted = orion__order_abort_queued(x);
+      aborted = orion__rows_abort_queued(x);
     if (found != NULL || aborted || orion_now() >= deadline)
       break;
     orion__exec_nap(x);

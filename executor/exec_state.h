@@ -334,8 +334,6 @@ void *orion__exec_compute_main(void *arg);
  * or a later RUN_BLOCK that may start first; waits (for a job, or for an
  * earlier block's rows) and returns NULL once x->stop.  Under x->mu. */
 job *orion__order_take(exec_state *x);
-/* Whether the aborting LOOP_END of a loop is queued.  Under x->mu. */
-int orion__order_abort_queued(const exec_state *x);
 
 /* ---- exec_peer.c -------------------------------------------------------- */
 
@@ -507,6 +505,8 @@ void orion__rows_on_rows(exec_state *x, orion_conn *c, int from,
  * and copies them into our copy.  Compute thread. */
 int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
                     orion_error *err);
+/* Whether the aborting LOOP_END of a loop is queued.  Under x->mu. */
+int orion__rows_abort_queued(const exec_state *x);
 /* Whether the ROWS of move g of run `run` are in (or g is one that
  * orion__rows_get refuses at once).  Under x->mu. */
 int orion__rows_there(const exec_state *x, const orion_msg_move *g,
