@@ -9,6 +9,8 @@
  *   exec_dispatch.c  the one message handler: which connection may send
  *                    which frame, the loop thread's and the compute
  *                    thread's handler of each, the compute thread's queue
+ *   exec_order.c     which queued job the compute thread takes next (a
+ *                    later block whose rows are in may go first)
  *   exec_peer.c      peers: the listener, HELLO, PEERS, connections to and
  *                    from the other executors, frames queued for them
  *   exec_replica.c   array copies: dense replicas, sparse block copies,
