@@ -21,8 +21,10 @@
  *      the rate ((bytes - held) / bw at the end that takes longest);
  *      the driver's link likewise, its messages taking from the driver's
  *      bucket (and e's taken as full);
- *   3. e runs its blocks one at a time in the order they came, each once
- *      its rows are there, for elements x hosts[e].sec_per_elem seconds;
+ *   3. e runs its blocks one at a time in the order they came (or, with
+ *      reorder, orion_sim_loop below, as executor/exec_order.c picks),
+ *      each once its rows are there, for elements x hosts[e].sec_per_elem
+ *      seconds;
  *   4. its report takes the two latencies back, and the driver spends
  *      drv_block_sec on it before telling the state machine;
  *   5. after the last block, each executor's end of loop is a round trip.
