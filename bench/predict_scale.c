@@ -9,7 +9,7 @@
  *     --cluster 16c:10gbit --hosts 16,64,256,1024 [--parts-per-host K]
  *     [--partitions P] [--driver-elem-bytes B] [--driver-block-sec S]
  *     [--driver-exec-bytes X]
- *     [--no-early] [--no-ahead] [--json FILE]
+ *     [--no-early] [--no-ahead] [--no-reorder] [--window W] [--json FILE]
  *
  * Partitions per dimension: P when given (both dimensions, fewer where a
  * dimension is shorter), else K x hosts (default K = 1), at least the
@@ -22,6 +22,12 @@
  * training loop does; --no-early and --no-ahead model a loop that does
  * not (--no-ahead: each block asks for its rows when it arrives, after
  * the driver heard the block before it of its time part was done).
+ * A host starts any block it holds whose rows are there and that shares
+ * no part with an earlier one it holds (executor/exec_order.c), as the
+ * runtime's executors do under dispatch ahead; --no-reorder models
+ * executors that run them in the order they came (ORION_NO_REORDER=1).
+ * --window W: blocks of a time part sent ahead of a block (orion_loop's
+ * window; default the runtime's).
  * Exit 2 with a message naming the option on bad input. */
 #include "config.h"
 
@@ -75,10 +81,12 @@ int main(int argc, char **argv) {
       {"partitions", required_argument, NULL, 'p'},
       {"no-early", no_argument, NULL, 'E'},
       {"no-ahead", no_argument, NULL, 'A'},
+      {"no-reorder", no_argument, NULL, 'R'},
+      {"window", required_argument, NULL, 'w'},
       {"json", required_argument, NULL, 'j'},
       {NULL, 0, NULL, 0}};
   orion_sim_workload w = {ORION_ORDER_ROTATION, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1,
-                          0};
+                          0, 1, 0};
   const char *name = "loop", *hosts = NULL, *cluster = NULL;
   int64_t per_host = 1, parts = 0, x;
   int ch, rc, rows = 0;
@@ -152,6 +160,14 @@ int main(int argc, char **argv) {
       break;
     case 'A':
       w.ahead = 0;
+      break;
+    case 'R':
+      w.reorder = 0;
+      break;
+    case 'w':
+      if (count("window", optarg, 1, 4096, &x) != 0)
+        return 2;
+      w.window = (int)x;
       break;
     case 'j':
       json_path = optarg;

@@ -23,6 +23,10 @@
 #                which mf.lua gets
 #      mf-N    - one space part a host (--partitions N on N hosts)
 #      mf-2N   - two a host
+#      mf-4N   - four a host
+#      mf-2N-inorder, mf-4N-inorder - the same, with executors that run
+#                their blocks in the order they came (ORION_NO_REORDER=1,
+#                executor/exec_order.c), to compare
 #      mf-N-noahead - one a host, the runtime without dispatch ahead
 #                (ORION_NO_AHEAD=1; scheduler/loop.h), to compare
 #      lda-N   - one a host (lda.lua --partitions N on N hosts; its
@@ -166,6 +170,15 @@ echo
 echo "## MF, --partitions = 2 x hosts"
 run mf-2N --parts-per-host 2
 echo
+echo "## MF, --partitions = 4 x hosts"
+run mf-4N --parts-per-host 4
+echo
+echo "## MF, --partitions = 2 x hosts, executors in the order blocks came (ORION_NO_REORDER=1)"
+run mf-2N-inorder --parts-per-host 2 --no-reorder
+echo
+echo "## MF, --partitions = 4 x hosts, executors in the order blocks came (ORION_NO_REORDER=1)"
+run mf-4N-inorder --parts-per-host 4 --no-reorder
+echo
 echo "## MF, --partitions = hosts, without dispatch ahead (ORION_NO_AHEAD=1: each block asks for its rows once the driver sent it)"
 run mf-N-noahead --parts-per-host 1 --no-ahead
 # lda.lua's sampler writes the topic totals through a buffer, so it does
@@ -181,7 +194,7 @@ if [ -n "$svg" ]; then
   drv=$PWD/orion-driver
   # From $tmp, so that each line is named by its file.
   (cd "$tmp" && "$drv" plot --x log2_hosts --y efficiency -o "$svg" \
-    mf-8.jsonl mf-N.jsonl mf-2N.jsonl mf-N-noahead.jsonl lda-N.jsonl \
-    lda-2N.jsonl)
+    mf-8.jsonl mf-N.jsonl mf-2N.jsonl mf-4N.jsonl mf-2N-inorder.jsonl \
+    mf-4N-inorder.jsonl mf-N-noahead.jsonl lda-N.jsonl lda-2N.jsonl)
   echo "# plot: $svg"
 fi

@@ -306,6 +306,8 @@ int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m) {
   orion__mw_moves(&e, m->puts, m->nputs);
   orion__mw_i64(&e, m->first);
   orion__mw_flag(&e, m->keep);
+  orion__mw_i64(&e, m->space);
+  orion__mw_i64(&e, m->time);
   return orion__mw_end(&e);
 }
 
@@ -344,6 +346,8 @@ int orion_msg_run_block_decode(const void *p, size_t n,
   m.keep = orion__mr_flag(&d, "keep flag");
   if (m.first < 0)
     orion__mr_fail(&d, ORION_EPARSE, "first element %" PRId64, m.first);
+  m.space = orion__mr_i64(&d, "space part");
+  m.time = orion__mr_i64(&d, "time part");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_run_block_free(out);
@@ -504,6 +508,7 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
   orion__mw_u64(&e, m->managed_bytes);
   orion__mw_u64(&e, m->managed_items);
   orion__mw_f64(&e, m->managed_staleness);
+  orion__mw_u64(&e, m->reordered);
   return orion__mw_end(&e);
 }
 
@@ -534,6 +539,7 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   m.managed_bytes = orion__mr_u64(&d, "managed bytes");
   m.managed_items = orion__mr_u64(&d, "managed items");
   m.managed_staleness = orion__mr_f64(&d, "managed staleness");
+  m.reordered = orion__mr_u64(&d, "blocks run out of order");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_loop_done_free(out);

@@ -301,7 +301,11 @@ typedef struct orion_msg_seg {
  * i64 first (the position of the block's first element in the driver's
  * sparse iterated array: ROWS_PULL names the block's values by it; 0 when
  * dense), u64 keep (flag: the executor keeps the block's new values, and
- * its BLOCK_DONE says only that they changed, scheduler/dist_resid.c). */
+ * its BLOCK_DONE says only that they changed, scheduler/dist_resid.c);
+ * i64 space and i64 time (wire version 21): the block's space and
+ * time part when the executor may run it before blocks that came earlier
+ * (executor/exec_order.c: none of those shares a part with it, and its
+ * gets are in), or -1 and -1: in the order it came. */
 typedef struct orion_msg_run_block {
   int64_t block;
   uint64_t seed;
@@ -324,6 +328,7 @@ typedef struct orion_msg_run_block {
   int64_t nputs;
   int64_t first;
   int keep;
+  int64_t space, time; /* -1: in order (wire version 21) */
 } orion_msg_run_block;
 
 int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m);
@@ -761,7 +766,8 @@ typedef struct orion_msg_acc_value {
  * Wire version 6 appends the managed buffers' early sends in the loop
  * (executor/exec_managed.h): u64 managed_bytes, u64 managed_items and f64
  * managed_staleness (the sum over those items of their staleness in
- * blocks). */
+ * blocks).  Wire version 19 appends u64 reordered: the loop's blocks this
+ * executor started before a block that came earlier (executor/exec_order.c). */
 typedef struct orion_msg_loop_done {
   const orion_msg_acc_value *accs;
   int64_t naccs;
@@ -774,6 +780,7 @@ typedef struct orion_msg_loop_done {
   uint64_t managed_bytes;
   uint64_t managed_items;
   double managed_staleness;
+  uint64_t reordered;
 } orion_msg_loop_done;
 
 int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m);

@@ -25,7 +25,9 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 20 added LOAD_FILE's digest and held_only and LOADED's part,
+ * Versions: 21 added RUN_BLOCK's space and time parts (an executor may
+ * start a later queued block whose rows are in: executor/exec_order.c)
+ * and LOOP_DONE's count of the blocks it so started; 20 added LOAD_FILE's digest and held_only and LOADED's part,
  * digest and not_held (kept loads for --elastic, dsm/pload.c); 19 added RUN_BLOCK's first and
  * keep and BLOCK_DONE's kept (a sparse block's new values kept on the
  * executor, dsm/msg.h); 18 let BUFFER_FLUSH's values travel in 4 bytes (dsm/msg.h);
@@ -78,7 +80,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 20
+#define ORION_WIRE_VERSION 21
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4

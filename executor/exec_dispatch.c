@@ -163,6 +163,9 @@ static void enqueue(exec_state *x, job *j) {
   }
   x->jobs_open++;
   pthread_cond_signal(&x->cv);
+  /* A compute thread waiting for an earlier block's rows may start this
+   * one (executor/exec_order.c). */
+  pthread_cond_broadcast(&x->fcv);
   pthread_mutex_unlock(&x->mu);
 }
 
@@ -210,16 +213,11 @@ void *orion__exec_compute_main(void *arg) {
   for (;;) {
     job *j;
     pthread_mutex_lock(&x->mu);
-    while (x->head == NULL && !x->stop)
-      pthread_cond_wait(&x->cv, &x->mu);
-    if (x->stop) {
+    j = orion__order_take(x);
+    if (j == NULL) {
       pthread_mutex_unlock(&x->mu);
       return NULL;
     }
-    j = x->head;
-    x->head = j->next;
-    if (x->head == NULL)
-      x->tail = NULL;
     pthread_mutex_unlock(&x->mu);
     /* Only types with a compute handler are queued (dispatch). */
     orion_assert(rules[j->type].on_compute != NULL);

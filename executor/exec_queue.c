@@ -149,6 +149,7 @@ job *orion__exec_job_take(exec_state *x, orion_conn *c,
 }
 
 void orion__exec_job_free(job *j) {
+  orion_free(j->gets);
   orion_free(j->payload);
   orion_free(j);
 }

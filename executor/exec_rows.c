@@ -92,8 +92,8 @@ void orion__rows_drop_old(exec_state *x, int64_t run) {
 /* Whether the driver aborted the loop: an aborting LOOP_END waits in the
  * compute queue (behind the block that waits).  A block sent ahead of its
  * time part (scheduler/loop.h) waits for rows that a failed block never
- * sends.  Under x->mu. */
-static int abort_queued(const exec_state *x) {
+ * sends. */
+int orion__rows_abort_queued(const exec_state *x) {
   const job *j;
   for (j = x->head; j != NULL; j = j->next) {
     orion_msg_loop_end m;
@@ -105,10 +105,27 @@ static int abort_queued(const exec_state *x) {
   return 0;
 }
 
+int orion__rows_there(const exec_state *x, const orion_msg_move *g,
+                      int64_t run) {
+  const job *j;
+  if (g->peer < 0 || g->peer >= x->npeers || g->peer == x->id)
+    return 1; /* refused by orion__rows_get */
+  for (j = x->rows_in; j != NULL; j = j->next) {
+    orion_msg_rows m;
+    if (holds(j, g, run, &m)) {
+      orion_msg_rows_free(&m);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
                     orion_error *err) {
   replica *rp = orion__replica_find(x, g->array);
-  double limit = 6 * x->hb_timeout, deadline = orion_now() + limit;
+  double limit = 6 * x->hb_timeout;
+  /* From when the block began to wait before it was taken (exec_order.c). */
+  double deadline = (x->rows_since > 0 ? x->rows_since : orion_now()) + limit;
   orion_msg_rows m;
   job **p, *found = NULL;
   int rc;
@@ -129,7 +146,7 @@ int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
         break;
       }
     if (found == NULL)
-      aborted = abort_queued(x);
+      aborted = orion__rows_abort_queued(x);
     if (found != NULL || aborted || orion_now() >= deadline)
       break;
     orion__exec_nap(x);

@@ -303,6 +303,7 @@ int orion__run_load_body(exec_state *x, job *j) {
   orion_error_clear(&err);
   x->loop_t0 = orion_now(); /* the loop's span here starts */
   x->compute_s = x->wait_s = 0;
+  x->reordered = 0;
   if (load_body(x, j->payload, j->len, &err) != 0) {
     x->failed = 1;
     orion__exec_post_error(x, -1, err.msg);
@@ -729,6 +730,7 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   if (m.idle_seconds < 0)
     m.idle_seconds = 0;
   m.gpu_blocks = (uint64_t)orion_exec_gpu_take_blocks(x->ex);
+  m.reordered = x->reordered;
   {
     orion_managed_stats ms;
     orion_exec_managed_take_stats(x->ex, &ms);

@@ -9,6 +9,8 @@
  *   exec_dispatch.c  the one message handler: which connection may send
  *                    which frame, the loop thread's and the compute
  *                    thread's handler of each, the compute thread's queue
+ *   exec_order.c     which queued job the compute thread takes next (a
+ *                    later block whose rows are in may go first)
  *   exec_peer.c      peers: the listener, HELLO, PEERS, connections to and
  *                    from the other executors, frames queued for them
  *   exec_replica.c   array copies: dense replicas, sparse block copies,
@@ -71,6 +73,13 @@ typedef struct job {
   char *payload; /* orion_malloc'd, may be NULL */
   size_t len;
   int from; /* the peer that sent it; -1: the driver */
+  /* A RUN_BLOCK's order (executor/exec_order.c), read from its payload
+   * once: its space and time part (-1: it runs in the order it came) and
+   * the rows it waits for (orion_malloc'd). */
+  int ordered;
+  int64_t space, time;
+  orion_msg_move *gets;
+  int64_t ngets;
 } job;
 
 /* A dense array copy this executor holds (a replica of the driver's
@@ -234,6 +243,12 @@ typedef struct exec_state {
    * running its blocks less their waits, and the seconds blocked on data
    * (orion__wait_begin/end). */
   double loop_t0, compute_s, wait_s;
+  /* executor/exec_order.c: the loop's blocks started before a block that
+   * came earlier (LOOP_DONE's reordered), and when the block handed over
+   * began to wait for its rows there (0: it did not; orion__rows_get's
+   * time limit counts from it). */
+  uint64_t reordered;
+  double rows_since;
   /* The flush = "loop" writes to our shards in this run, ours and the
    * peers', held until the driver's SHARD_PULL says every block's are in
    * (executor/exec_hold.c). */
@@ -318,8 +333,16 @@ job *orion__exec_job_take(exec_state *x, orion_conn *c,
                           const orion_wire_frame *f, int from);
 void orion__exec_job_free(job *j);
 
-/* The compute thread: takes the queued jobs in order until x->stop. */
+/* The compute thread: takes the queued jobs until x->stop, in order but
+ * for the blocks executor/exec_order.c lets pass. */
 void *orion__exec_compute_main(void *arg);
+
+/* ---- exec_order.c ------------------------------------------------------- */
+
+/* The next job for the compute thread, unlinked from the queue: the head,
+ * or a later RUN_BLOCK that may start first; waits (for a job, or for an
+ * earlier block's rows) and returns NULL once x->stop.  Under x->mu. */
+job *orion__order_take(exec_state *x);
 
 /* ---- exec_peer.c -------------------------------------------------------- */
 
@@ -494,6 +517,12 @@ void orion__rows_on_rows(exec_state *x, orion_conn *c, int from,
  * and copies them into our copy.  Compute thread. */
 int orion__rows_get(exec_state *x, const orion_msg_move *g, int64_t run,
                     orion_error *err);
+/* Whether the aborting LOOP_END of a loop is queued.  Under x->mu. */
+int orion__rows_abort_queued(const exec_state *x);
+/* Whether the ROWS of move g of run `run` are in (or g is one that
+ * orion__rows_get refuses at once).  Under x->mu. */
+int orion__rows_there(const exec_state *x, const orion_msg_move *g,
+                      int64_t run);
 /* Sends the elements of move v of our copy to its peer as ROWS of run
  * `run`.  Compute thread. */
 int orion__rows_put(exec_state *x, const orion_msg_move *v, int64_t run,

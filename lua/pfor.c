@@ -972,7 +972,7 @@ static int l_parallel_for(lua_State *L) {
                             dst.nexec,   dst.early,      dst.dynamic,
                             orion_now() - t0, orion__cpu_seconds() - cpu0,
                             s->nexec > 0 ? t_dist : 0, dst.ahead,
-                            dst.exec_bytes, dcpu + dwait};
+                            dst.exec_bytes, dcpu + dwait, dst.reorder};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];
@@ -1026,6 +1026,12 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "parts_pushed");
   lua_pushinteger(L, (lua_Integer)dst.parts_pulled);
   lua_setfield(L, -2, "parts_pulled");
+  /* Blocks an executor started before one that came earlier, whose rows
+   * were not in yet (executor/exec_order.c). */
+  lua_pushboolean(L, dst.reorder);
+  lua_setfield(L, -2, "reorder");
+  lua_pushinteger(L, (lua_Integer)dst.ran_out_of_order);
+  lua_setfield(L, -2, "ran_out_of_order");
   {
     /* In the driver: one executor, always computing. */
     double one[4] = {t_exec, t_exec, 0, 0};

@@ -202,6 +202,7 @@ static int64_t *loop_of(const orion_predict_obs *o, orion_sim_loop *lp,
       nb > 0 && o->nexec > 0 ? o->driver_loop / (double)nb : 0;
   lp->early = o->early;
   lp->ahead = o->ahead;
+  lp->reorder = o->reorder;
   lp->dynamic = o->dynamic;
   return elems;
 }

@@ -45,6 +45,8 @@ typedef struct orion_predict_obs {
                              runnable but held (its quota, other work:
                              orion__run_delay_seconds), together; 0 in
                              the driver */
+  int reorder;            /* executors could start a later queued block
+                             (executor/exec_order.c) */
 } orion_predict_obs;
 
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */

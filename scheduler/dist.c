@@ -290,6 +290,8 @@ static int put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
   m.block = b;
   m.seed = r->j->seed;
   m.nblocks = r->j->sched->nblocks;
+  m.space = r->reorder ? b / r->j->sched->n1 : -1;
+  m.time = r->reorder ? b % r->j->sched->n1 : -1;
   block_segs(r, b, &m);
   block_elems(r, e, b, &m);
   r->seq[b] = ++dispatch_counter;
@@ -597,6 +599,7 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   r->peer_bytes += m.peer_bytes;
   r->shard_items += m.shard_items;
   r->gpu_blocks += m.gpu_blocks;
+  r->reordered += m.reordered;
   r->managed.bytes += m.managed_bytes;
   r->managed.items += m.managed_items;
   r->managed.staleness_sum += m.managed_staleness;
@@ -1067,6 +1070,9 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     int ngpu = 0;
     r.m.early = orion__resid_early(&r);
     r.m.ahead = orion__resid_ahead(&r);
+    r.reorder = orion__resid_reorder(&r);
+    r.m.window =
+        r.reorder ? orion_loop_reorder_window(j->sched->n0, r.n) : 1;
     for (e = 0; e < r.n; e++)
       ngpu += gpu_for(&r, e);
     orion__assign_start(&r, ngpu);
@@ -1141,6 +1147,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->early = r.m.early;
   st->ahead = r.m.ahead && !r.m.dynamic;
   st->blocks_ahead = (uint64_t)r.m.nahead;
+  st->reorder = r.reorder;
+  st->ran_out_of_order = r.reordered;
   st->parts_pushed = r.parts_pushed;
   st->parts_pulled = r.parts_pulled;
   orion__assign_end(&r, st);

@@ -98,6 +98,10 @@ typedef struct orion_dist_stats {
   int early;           /* early dispatch (scheduler/loop.h) */
   int ahead;           /* dispatch ahead along time parts (loop.h) */
   uint64_t blocks_ahead; /* blocks sent before their time part was free */
+  /* The executors could start a later queued block first
+   * (executor/exec_order.c), and the blocks they so started. */
+  int reorder;
+  uint64_t ran_out_of_order;
   /* Parts' rows pushed by a block's executor to the next block's, and
    * fetched when a block was placed (scheduler/dist_resid.c). */
   uint64_t parts_pushed, parts_pulled;

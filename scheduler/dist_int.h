@@ -79,6 +79,11 @@ typedef struct loop_run {
   uint64_t pull_seq;
   uint64_t peer_bytes, shard_items;
   uint64_t gpu_blocks; /* blocks the executors ran on their devices */
+  /* RUN_BLOCKs name their parts, so that an executor may start a later
+   * queued block first (executor/exec_order.c), and the blocks the
+   * executors so started (their LOOP_DONEs). */
+  int reorder;
+  uint64_t reordered;
   orion_managed_stats managed; /* early sends of managed buffers */
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
@@ -181,6 +186,12 @@ int orion__resid_early(const loop_run *r);
  * time parts (the rows pushed between executors carry the dependence)
  * and no buffers.  ORION_NO_AHEAD=1 turns it off. */
 int orion__resid_ahead(const loop_run *r);
+/* Whether the executors may start a queued block before earlier ones
+ * (executor/exec_order.c): the loop dispatches ahead under static
+ * placement, so every dependence between two blocks is one along a
+ * space part (kept in order on its executor) or a time part (its rows).
+ * ORION_NO_REORDER=1 turns it off. */
+int orion__resid_reorder(const loop_run *r);
 
 /* ---- dist_assign.c: where blocks run ----------------------------------- */
 

@@ -604,6 +604,11 @@ int orion__resid_ahead(const loop_run *r) {
   return time_rows;
 }
 
+int orion__resid_reorder(const loop_run *r) {
+  return r->m.ahead && r->m.early && !r->m.dynamic && r->j->sched->has_time &&
+         !switched("ORION_NO_REORDER");
+}
+
 void orion__resid_free(loop_run *r) {
   int i;
   for (i = 0; i < r->nuse; i++)

@@ -119,6 +119,25 @@ static int ahead_on(const orion_loop *l) {
   return l->ahead && l->early && !l->dynamic;
 }
 
+/* The position k blocks before (k < 0: after) pos along its time part,
+ * or -1. */
+static int along_q(const orion_loop *l, int pos, int k) {
+  for (; pos >= 0 && k > 0; k--)
+    pos = l->s->after_q[pos];
+  for (; pos >= 0 && k < 0; k++)
+    pos = l->next_q[pos];
+  return pos;
+}
+
+int orion_loop_reorder_window(int n0, int nexec) {
+  return nexec > 0 && n0 > nexec ? (n0 + nexec - 1) / nexec : 1;
+}
+
+/* Blocks of a time part that may be out at once ahead of a block (loop.h). */
+static int window(const orion_loop *l) {
+  return l->window > 0 ? l->window : 1;
+}
+
 /* One of the block at pos's dependences is met (pos -1: none). */
 static void release(orion_loop *l, int pos) {
   if (pos >= 0 && --l->ndeps[pos] == 0 &&
@@ -148,10 +167,12 @@ static void send_pos(orion_loop *l, int pos, int e) {
       !l->failed)
     became_ready(l, nx);
   /* Ahead: the next block of the time part may go once this one is sent
-   * and the one before it is done. */
-  if (ahead_on(l) && (l->s->after_q[pos] < 0 ||
-                      l->state[l->s->after_q[pos]] == ORION_BLOCK_DONE))
-    release(l, l->next_q[pos]);
+   * and the one `window` blocks before it is done. */
+  if (ahead_on(l)) {
+    int w = along_q(l, pos, window(l));
+    if (w < 0 || l->state[w] == ORION_BLOCK_DONE)
+      release(l, l->next_q[pos]);
+  }
 }
 
 /* Block at pos waits for nothing any more (but, with early dispatch, the
@@ -339,11 +360,14 @@ int orion_loop_block_done(orion_loop *l, int exec, int64_t block) {
    * early dispatch, the next of its space part went at its send). */
   for (k = l->early ? 1 : 0; k < 2 && !ahead_on(l); k++)
     release(l, k == 0 ? l->next_p[pos] : l->next_q[pos]);
-  /* Ahead, the next block of its time part went (or goes) at this one's
-   * send; the one after that may go once the next is sent. */
-  if (ahead_on(l) && l->next_q[pos] >= 0 &&
-      l->state[l->next_q[pos]] != ORION_BLOCK_WAITING)
-    release(l, l->next_q[l->next_q[pos]]);
+  /* Ahead, the blocks of its time part up to `window` after it went (or
+   * go) at their predecessors' sends; the one after those may go once the
+   * last of them is sent. */
+  if (ahead_on(l)) {
+    int last = along_q(l, pos, -window(l));
+    if (last >= 0 && l->state[last] != ORION_BLOCK_WAITING)
+      release(l, l->next_q[last]);
+  }
   pump(l); /* a slot is free, and blocks may have become ready */
   if (l->done == l->s->nblocks)
     end_all(l);

@@ -129,6 +129,13 @@ typedef struct orion_loop {
    * done. */
   int ahead;
   int nahead;
+  /* With `ahead`: the blocks of a time part that may be sent and not
+   * done ahead of a block when it goes (0: 1, the window above).  A wider
+   * window lets an executor that starts any queued block whose rows are
+   * in (executor/exec_order.c) hold blocks of several clocks; with
+   * executors that run their blocks in the order they came it only
+   * couples the clocks harder (orion_loop_reorder_window). */
+  int window;
   /* Dynamic assignment (above); set before orion_loop_start.  depth: the
    * most blocks an executor holds unreported (default 2: one computing,
    * the next one's data on its way). */
@@ -245,6 +252,14 @@ int orion_loop_exec_of(const orion_loop *l, int block);
  * schedule's n0 space parts, copied; before orion_loop_start.  0, or
  * ORION_EINVAL (an owner out of range) / ORION_ENOMEM. */
 int orion_loop_set_owners(orion_loop *l, const int *owner);
+
+/* The window (orion_loop.window) for executors that start any queued
+ * block whose rows are in: the space parts an executor holds,
+ * ceil(n0 / nexec), so that a time part can pass through all of them
+ * without waiting for the driver (the simulator, docs/scale.md: 0.40
+ * efficiency at 64 hosts with 2 or 4 parts a host, against 0.37 and 0.24
+ * with a window of 1). */
+int orion_loop_reorder_window(int n0, int nexec);
 
 /* The executor block runs on under static placement: its space part's
  * owner, or without a plan the schedule's (orion_schedule_exec). */

@@ -11,6 +11,7 @@
 #include "scheduler/loop.h"
 #include "scheduler/schedule.h"
 #include "scheduler/sim.h"
+#include "scheduler/sim_order.h"
 #include "util/alloc.h"
 
 enum { EV_ARRIVE, EV_DATA, EV_CEND, EV_REPORT, EV_PROCESS, EV_EDONE };
@@ -169,14 +170,27 @@ static void io_fail(void *ud, int e, int block, const char *msg) {
 
 /* ---- the hosts ------------------------------------------------------------ */
 
-/* Host e runs the oldest block it holds, once idle and its rows are there. */
+static int pushing(const sim *m);
+
+/* Whether hosts start a later block first (only ahead, as the runtime). */
+static int reordering(const sim *m) {
+  return m->lp->reorder && pushing(m);
+}
+
+/* Host e runs the oldest block it holds (scheduler/sim_order.h: or one
+ * after it), once idle and its rows are there. */
 static void try_start(sim *m, int e) {
-  int b = m->head[e];
-  if (m->busy[e] || b < 0 || !m->ready[b])
+  int prev = -1, b = m->busy[e] ? -1
+                           : orion__sim_pick(m->next, m->head[e], m->ready,
+                                             m->s.n1, reordering(m), &prev);
+  if (b < 0)
     return;
-  m->head[e] = m->next[b];
-  if (m->head[e] < 0)
-    m->tail[e] = -1;
+  if (prev < 0)
+    m->head[e] = m->next[b];
+  else
+    m->next[prev] = m->next[b];
+  if (m->tail[e] == b)
+    m->tail[e] = prev;
   m->busy[e] = 1;
   double secs = elems_of(m->lp, b) * m->c->hosts[e].sec_per_elem;
   m->busy_sum += secs;
@@ -223,7 +237,8 @@ static void push_rows(sim *m, int pos, int from, double t) {
   e = orion_loop_home(&m->l, b);
   if (e == from || m->lp->part_bytes <= 0) {
     m->ready[b] = 1;
-    try_start(m, e); /* it may be there, waiting for them */
+    if (e != from) /* (from starts its next block after this) */
+      try_start(m, e);
     return;
   }
   lat = m->c->hosts[from].latency + m->c->hosts[e].latency;
@@ -383,6 +398,9 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
       m.loc[m.s.order[k] % m.s.n1] =
           orion_loop_home(&m.l, m.s.order[k]);
     m.l.ahead = lp->ahead;
+    m.l.window = lp->window > 0 ? lp->window
+                 : reordering(&m) ? orion_loop_reorder_window(m.s.n0, n)
+                                  : 1;
     for (k = 0; pushing(&m) && k < nb; k++) /* SEND_ROWS */
       if (m.s.after_q[k] < 0)
         push_rows(&m, k, m.loc[m.s.order[k] % m.s.n1],

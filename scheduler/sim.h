@@ -22,8 +22,10 @@
  *      the rate ((bytes - held) / bw at the end that takes longest);
  *      the driver's link likewise, its messages taking from the driver's
  *      bucket (and e's taken as full);
- *   3. e runs its blocks one at a time in the order they came, each once
- *      its rows are there, for elements x hosts[e].sec_per_elem seconds;
+ *   3. e runs its blocks one at a time in the order they came (or, with
+ *      reorder, orion_sim_loop below, as executor/exec_order.c picks),
+ *      each once its rows are there, for elements x hosts[e].sec_per_elem
+ *      seconds;
  *   4. its report takes the two latencies back, and the driver spends
  *      drv_block_sec on it before telling the state machine;
  *   5. after the last block, each executor's end of loop is a round trip.
@@ -95,6 +97,13 @@ typedef struct orion_sim_loop {
    * whole to every executor after each pass's buffered writes), so that
    * the driver's bytes a pass grow with the executors. */
   double drv_exec_bytes;
+  /* Step 3 with reorder (and ahead, as in the runtime): e starts the
+   * oldest block it holds whose rows are there and that shares neither
+   * space nor time part with a block it holds from before
+   * (executor/exec_order.c); window: orion_loop's (0: the runtime's,
+   * orion_loop_reorder_window when reordering, else 1). */
+  int reorder;
+  int window;
 } orion_sim_loop;
 
 typedef struct orion_sim_cluster {

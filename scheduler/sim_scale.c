@@ -53,6 +53,8 @@ int orion_sim_scale(const orion_sim_workload *w, int hosts, double cpus,
   lp.drv_exec_bytes = w->drv_exec_bytes;
   lp.early = w->early;
   lp.ahead = w->ahead;
+  lp.reorder = w->reorder;
+  lp.window = w->window;
   rc = orion_sim_predict(&lp, &c, r, err);
   orion_free(h);
   return rc;

@@ -25,6 +25,8 @@ typedef struct orion_sim_workload {
   int ahead;              /* orion_loop.ahead, as the loop ran */
   double drv_exec_bytes;  /* the driver's bytes once a pass per executor
                              (scheduler/sim.h), measured */
+  int reorder;            /* orion_sim_loop.reorder */
+  int window;             /* orion_sim_loop.window (0: 1) */
 } orion_sim_workload;
 
 /* Partitions of a dimension of `rows` rows on `hosts` hosts: per_host x

@@ -1860,11 +1860,12 @@ static const char flush_block_minus_5[] = {U64(1), U64(77), U64(1),
                                            NEG(-5), U64(0), U64(0)};
 static const char loop_done_trailing[] = {
     U64(0), U64(0), U64(0), U64(0), U64(0), U64(0),
-    U64(0), U64(0), U64(0), U64(0), U64(0)};
+    U64(0), U64(0), U64(0), U64(0), U64(0), U64(0)};
 /* One partial of accumulator 77, which the loop does not have. */
 static const char loop_done_stranger[] = {
     U64(1), NEG(-1), U64(77), U64(1), U64(1), U64(5), U64(0), U64(0),
-    U64(0), U64(0),  U64(0),  U64(0), U64(0), U64(0), U64(0), U64(0)};
+    U64(0), U64(0),  U64(0),  U64(0), U64(0), U64(0), U64(0), U64(0),
+    U64(0)};
 static const char shard_data_short[] = {U64(1), U64(0)};
 static const char body_error_short[] = {U64(0)};
 static const char body_error_block_99[] = {U64(0), U64(99), U64(1), 'x'};
@@ -2154,6 +2155,66 @@ Test(cluster, ahead_dispatch_pushes_rows_and_keeps_the_bits) {
   tu_run_free(&fail);
   tu_run_free(&in);
   expect_no_executors_left("ahead", 4);
+}
+
+/* The "order EPOCH ..." line of t/cluster/ahead.lua: whether the
+ * executors could start a later queued block first, and how many they so
+ * started. */
+static long long order_of(const char *err, int epoch, char *reorder) {
+  char line[256], want[32];
+  long long n = -1;
+  snprintf(want, sizeof want, "order %d reorder ", epoch);
+  line_with(err, want, line, sizeof line);
+  cr_assert_eq(sscanf(line + strlen(want), "%7s ran_out_of_order %lld",
+                      reorder, &n),
+               2, "no \"%s\" line in:\n%s", want, err);
+  return n;
+}
+
+/* An executor starts any queued block whose rows are in and that shares
+ * no part with a block queued before it (executor/exec_order.c).  With
+ * executor 1 sleeping 20 ms after each block (ORION_TEST_SLOW), the
+ * blocks whose time part comes from it wait for their rows, and the
+ * executor before it in the ring runs its other space parts' blocks
+ * meanwhile: on 2, 3 and 4 executors t/cluster/ahead.lua starts blocks
+ * out of order and gives the bits of a run inside the driver, and so does
+ * ORION_NO_REORDER=1, with none out of order. */
+Test(cluster, ahead_reorder_starts_ready_blocks_first_and_keeps_the_bits) {
+  tu_run in = DRIVE("--executors", "0", "@ahead.lua"), r;
+  static const char *const counts[] = {"2", "3", "4"};
+  char reorder[8];
+  long long total;
+  int n, ep;
+  expect_ok(&in, "ahead.lua inside the driver");
+  setenv("ORION_TEST_SLOW", "1:20", 1);
+  for (n = 0; n < 3; n++) {
+    r = DRIVE("--executors", counts[n], "@ahead.lua");
+    expect_ok(&r, counts[n]);
+    cr_expect_str_eq(r.out, in.out, "%s executors, one slow, differ from "
+                                    "in-process", counts[n]);
+    for (ep = 1, total = 0; ep <= 3; ep++) {
+      total += order_of(r.err, ep, reorder);
+      cr_expect_str_eq(reorder, "true", "%s executors, epoch %d", counts[n],
+                       ep);
+    }
+    cr_expect_gt(total, 0, "%s executors, one slow: no block started out of "
+                           "order\n%s", counts[n], r.err);
+    tu_run_free(&r);
+  }
+  setenv("ORION_NO_REORDER", "1", 1);
+  r = DRIVE("--executors", "2", "@ahead.lua");
+  unsetenv("ORION_NO_REORDER");
+  unsetenv("ORION_TEST_SLOW");
+  expect_ok(&r, "ORION_NO_REORDER=1");
+  cr_expect_str_eq(r.out, in.out, "ORION_NO_REORDER=1 changed the results");
+  for (ep = 1; ep <= 3; ep++) {
+    cr_expect_eq(order_of(r.err, ep, reorder), 0, "ORION_NO_REORDER=1, "
+                                                  "epoch %d", ep);
+    cr_expect_str_eq(reorder, "false");
+  }
+  tu_run_free(&r);
+  tu_run_free(&in);
+  expect_no_executors_left("reorder", 4);
 }
 
 /* The blocks each executor ran in one loop of t/cluster/dynamic.lua

@@ -280,6 +280,8 @@ static void sample_run_block(orion_msg_run_block *m) {
   m->nputs = 2;
   m->first = 1234567; /* wire version 19 */
   m->keep = 1;
+  m->space = 3; /* wire version 21 */
+  m->time = -1;
 }
 
 static void eq_moves(const orion_msg_move *a, int64_t na,
@@ -624,6 +626,8 @@ Test(msg, run_block_round_trip) {
   eq_moves(out.puts, out.nputs, m.puts, 2);
   cr_assert_eq(out.first, 1234567);
   cr_assert_eq(out.keep, 1);
+  cr_assert_eq(out.space, 3);
+  cr_assert_eq(out.time, -1);
   orion_msg_run_block_free(&out);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   /* Without the elements (the executor holds them), nothing else. */
@@ -892,7 +896,8 @@ Test(msg, loop_done_round_trip) {
                            .gpu_blocks = 17,
                            .managed_bytes = 4096,
                            .managed_items = 256,
-                           .managed_staleness = 37.5},
+                           .managed_staleness = 37.5,
+                           .reordered = 11},
                       out;
   orion_buf b;
   const char *p;
@@ -922,6 +927,7 @@ Test(msg, loop_done_round_trip) {
   cr_assert_eq(out.managed_bytes, 4096);
   cr_assert_eq(out.managed_items, 256);
   eq_f64(out.managed_staleness, 37.5, "managed staleness");
+  cr_assert_eq(out.reordered, 11);
   orion_msg_loop_done_free(&out);
   check_bounds(ORION_WIRE_LOOP_DONE, &b);
   orion_buf_free(&b);
@@ -1255,6 +1261,8 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   hand_moves(&h, rb.puts, rb.nputs);
   orion_pw_i64(&h, rb.first);              /* wire version 19 */
   orion_buf_u64(&h, (uint64_t)rb.keep);
+  orion_pw_i64(&h, rb.space); /* wire version 21 */
+  orion_pw_i64(&h, rb.time);
   same_payload(&b, ORION_WIRE_RUN_BLOCK, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);
@@ -1323,7 +1331,8 @@ Test(msg, loop_done_layout) {
                            .gpu_blocks = 3,
                            .managed_bytes = 48,
                            .managed_items = 3,
-                           .managed_staleness = 1.5};
+                           .managed_staleness = 1.5,
+                           .reordered = 4};
   orion_buf b, h;
   orion_buf_init(&b);
   orion_buf_init(&h);
@@ -1338,6 +1347,7 @@ Test(msg, loop_done_layout) {
   orion_buf_u64(&h, 48);
   orion_buf_u64(&h, 3);
   orion_pw_f64(&h, 1.5);
+  orion_buf_u64(&h, 4); /* wire version 19 */
   same_payload(&b, ORION_WIRE_LOOP_DONE, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);

@@ -58,6 +58,7 @@ bad "--partitions '5000'" --rows 5,5 $ok --cluster 1c:1gbit --partitions 5000
 bad "are needed" --rows 5,5 --hosts 2
 bad "--hosts ','" --rows 5,5 --elements 10 --sec-per-elem 1 --hosts , --cluster 1c:1gbit
 bad "--name 'a\"b'" --name 'a"b' --rows 5,5 $ok --cluster 1c:1gbit
+bad "--window '0'" --rows 5,5 $ok --cluster 1c:1gbit --window 0
 bad "--json '$tmp/no/such'" --rows 5,5 $ok --cluster 1c:1gbit --json "$tmp/no/such"
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS: bench/predict_scale"

@@ -16,7 +16,7 @@ static orion_sim_host hosts[2];
  * free links and a free driver unless a test says otherwise. */
 static orion_sim_loop rot22(void) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0, 0,
-                       0, 0};
+                       0, 0, 0, 0};
   hosts[0] = hosts[1] = (orion_sim_host){0.25, 0, 0, 0};
   return lp;
 }
@@ -244,11 +244,48 @@ Test(sim, ahead_pushes_the_rows_without_the_driver) {
   cr_expect_float_eq(r.rows, 1.0, EPS);
 }
 
+/* Executors that start any queued block whose rows are there and that
+ * shares no part with one queued before it (orion_sim_loop.reorder,
+ * executor/exec_order.c).  A 5 x 5 rotation on 3 hosts, free links and
+ * driver, dispatched ahead, 1 s a block but on host 2 (3 s).  Space
+ * parts go 0, 1 to host 0; 2, 3 to host 1; 4 to host 2.  Clock t runs
+ * (p, (p + t) mod 5), so time part q passes space parts q, q - 1, ...,
+ * q + 1 (mod 5), and enters host 2 from host 0.
+ * Host 2's blocks (4,4), (4,0), (4,1), (4,2), (4,3) need the rows that
+ * host 0's (0,0), (0,1), (0,2), (0,3) hand on, done at 1, 3, 5, 7 (both
+ * ways), before host 2 is free at 3, 6, 9, 12: it computes without a
+ * pause from 0 to 15, which bounds the pass.
+ * Reordering (window 2 = ceil(5 / 3)): host 1 holds (3,0), whose rows
+ * come from host 2's (4,0) at 6, and behind it (2,4), whose rows come
+ * from its own (3,4) at 4: it runs (2,4) at 4..5, then (3,0) 6..7, (2,0)
+ * 7..8; its last block, (3,2) after host 2's (4,2), runs 12..13; time
+ * part 0 ends on host 0 at 10, part 1 on host 1 at 11: the pass is 15 s,
+ * host 2's own.
+ * In order (window 1): host 1 waits for (3,0) until 6 with (2,4) ready
+ * behind it, so (2,4) runs 7..8, (1,4) and (0,4) follow on host 0 behind
+ * its blocks queued before them; (3,2) (rows at 12) holds (2,0) and
+ * (2,1) to 13..14 and 14..15, and host 0's (1,0) and (0,4), queued
+ * behind, run 14..15 and 15..16: 16 s. */
+Test(sim, reorder_runs_the_blocks_whose_rows_are_there) {
+  orion_sim_loop lp = {ORION_ORDER_ROTATION, 5, 5, NULL, 25, 0, 0, 0, 1, 0, 0,
+                       0, 1, 0, 1, 0};
+  orion_sim_host h3[3] = {{1, 0, 0, 0}, {1, 0, 0, 0}, {3, 0, 0, 0}};
+  orion_sim_cluster c = {3, h3, {0, 0, 0, 0}};
+  double secs;
+  orion_error err;
+  orion_error_clear(&err);
+  cr_assert_eq(orion_sim_pass(&lp, &c, &secs, &err), 0, "%s", err.msg);
+  cr_expect_float_eq(secs, 15.0, EPS, "reordering: %g s", secs);
+  lp.reorder = 0;
+  cr_assert_eq(orion_sim_pass(&lp, &c, &secs, &err), 0, "%s", err.msg);
+  cr_expect_float_eq(secs, 16.0, EPS, "in order: %g s", secs);
+}
+
 /* Dynamic placement drives the same state machine: a 1-D loop of 8
  * blocks on one fast and one slow host (3x): the fast one takes more. */
 Test(sim, dynamic_placement_favours_the_fast_host) {
   orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0, 0, 0,
-                       0};
+                       0, 0, 0};
   orion_sim_cluster c = {2, hosts, {0, 0, 0, 0}};
   double secs, secs_static;
   orion_error err;
@@ -267,7 +304,7 @@ Test(sim, dynamic_placement_favours_the_fast_host) {
  * 2 space parts each, 2 blocks a clock, 16 s; 8 hosts 8 s; 1 host 64 s. */
 Test(sim, more_hosts_divide_the_compute) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 256, 0, 0, 0, 0, 0, 0,
-                       0, 0, 0};
+                       0, 0, 0, 0, 0};
   orion_sim_host h8[8];
   int n[3] = {1, 4, 8};
   double want[3] = {64, 16, 8};
@@ -351,7 +388,7 @@ Test(sim_scale, partitions_follow_the_hosts) {
  * trip (200 us): 64.0004 s, 64 of them compute. */
 Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
   orion_sim_workload w = {ORION_ORDER_ROTATION, 8, 8, 64, 2.0, 0, 0, 0, 0, 1,
-                          0, 0};
+                          0, 0, 0, 0};
   orion_sim_result r;
   orion_error err;
   orion_error_clear(&err);
@@ -389,7 +426,7 @@ Test(sim_scale, one_host_runs_the_blocks_back_to_back) {
  * to 4.0007, report (4.0008) and end (4.0010). */
 Test(sim_scale, rows_scale_with_the_time_parts) {
   orion_sim_workload w = {ORION_ORDER_ROTATION, 2, 16, 16, 0.5, 1000, 0, 0,
-                          0, 1, 0, 0};
+                          0, 1, 0, 0, 0, 0};
   orion_sim_result r;
   orion_error err;
   orion_error_clear(&err);
@@ -413,7 +450,7 @@ Test(sim_scale, rows_scale_with_the_time_parts) {
  * candidate is faster: the setting that ran stays. */
 Test(sim_choose, uneven_parts_give_way_to_parts_that_divide_the_hosts) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 576, 0, 0, 0, 0, 0,
-                       0, 0, 0, 0};
+                       0, 0, 0, 0, 0, 0};
   orion_sim_host h4[4];
   orion_sim_setting ran, best;
   orion_error err;

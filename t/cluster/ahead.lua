@@ -3,7 +3,9 @@
 -- each epoch's RMSE and of the final W and H (the same on any executor
 -- count, ahead or not); stderr says per epoch how the blocks went out and
 -- how the parts' rows moved ("dispatch EPOCH ahead A blocks_ahead N
--- pushed P pulled Q"), for t/test_cluster.c.
+-- pushed P pulled Q"), and how many blocks an executor started before one
+-- that came earlier ("order EPOCH reorder R ran_out_of_order M"), for
+-- t/test_cluster.c.
 -- With arg[1] == "fail", the body raises in epoch 2 in block (6, 4) (of 8 x
 -- 8), whose time part's next block, (5, 4), goes ahead to another executor
 -- (on 4) and waits there for rows that never come: the loop must end with
@@ -52,5 +54,7 @@ for epoch = 1, 3 do
   io.stderr:write(("dispatch %d ahead %s blocks_ahead %d pushed %d pulled %d\n")
     :format(epoch, tostring(st.ahead), st.blocks_ahead, st.parts_pushed,
       st.parts_pulled))
+  io.stderr:write(("order %d reorder %s ran_out_of_order %d\n")
+    :format(epoch, tostring(st.reorder), st.ran_out_of_order))
 end
 print("final W", checksum(W), "H", checksum(H))
