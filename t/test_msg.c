@@ -635,7 +635,7 @@ Test(msg, run_block_round_trip) {
   memset(&m, 0, sizeof m);
   m.block = 5;
   cr_assert_eq(orion_msg_run_block_encode(&b, &m), 0);
-  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 11 * 8);
+  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 13 * 8);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   /* A negative first element is refused. */
   b.len = 0;
