@@ -25,7 +25,9 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 18 let BUFFER_FLUSH's values travel in 4 bytes (dsm/msg.h);
+ * Versions: 19 gave SHARD_PULL its keep flag and SHARD_DATA the ranges
+ * an owner kept (the loop end's reduction stays on the owners);
+ * 18 let BUFFER_FLUSH's values travel in 4 bytes (dsm/msg.h);
  * 17 sent a body's captured integer lists as a length and 8 bytes an
  * entry (executor/capture.c);
  * 16 sent FETCH_REPLY's changed rows only; 15 added BLOCK_KEYS and LOAD_BODY's verify mode (orion-driver
@@ -75,7 +77,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 18
+#define ORION_WIRE_VERSION 19
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4
