@@ -226,6 +226,7 @@ int orion__rows_pull(exec_state *x, job *j) {
   int64_t k;
   if (orion_msg_rows_pull_decode(j->payload, j->len, &m, NULL) != 0)
     orion__exec_die(x, "the driver sent a malformed ROWS_PULL");
+  orion__exec_test_die(x, "ROWS_PULL");
   runs = orion_calloc((size_t)m.n + 1, sizeof *runs);
   if (runs == NULL)
     orion__exec_die(x, "out of memory answering a ROWS_PULL");

@@ -500,14 +500,11 @@ void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
   orion_buf_free(&done);
 }
 
-/* The test hook ORION_TEST_DIE_AT_PULL=ID: executor ID dies when the
- * loop's SHARD_PULL comes, with the other executors' writes to its shards
- * in and not yet applied (an owner lost mid-reduction). */
-static void test_die_at_pull(const exec_state *x) {
-  const char *v = getenv("ORION_TEST_DIE_AT_PULL");
+void orion__exec_test_die(const exec_state *x, const char *frame) {
+  const char *v = getenv("ORION_TEST_DIE_AT");
   char *end;
   if (v != NULL && v[0] != '\0' && strtol(v, &end, 10) == x->id &&
-      *end == '\0')
+      *end == ':' && strcmp(end + 1, frame) == 0)
     _exit(1);
 }
 
@@ -564,7 +561,7 @@ int orion__shard_on_pull(exec_state *x, job *j) {
   int i, rc = 0;
   if (orion_msg_shard_pull_decode(j->payload, j->len, &pull, NULL) != 0)
     orion__exec_die(x, "the driver sent a malformed SHARD_PULL frame");
-  test_die_at_pull(x);
+  orion__exec_test_die(x, "SHARD_PULL");
   orion__hold_apply(x);
   memset(&runs, 0, sizeof runs);
   memset(&m, 0, sizeof m);
