@@ -12,7 +12,8 @@
 # LIBLINEAR names a folder holding liblinear's `train` and `predict`
 # binaries (a build made outside this repository); without it Debian's
 # liblinear-tools (`liblinear-train`, `liblinear-predict`) are used, and
-# without either the peer's columns are left out.  liblinear runs its
+# without either (or with LIBLINEAR=none: 1 against 2 executors only) the
+# peer's columns are left out.  liblinear runs its
 # default solver (-s 1, L2-loss SVM dual) with -c 10, as the issue's
 # figures did (LIBLINEAR_ARGS overrides).
 #
@@ -43,6 +44,12 @@
 # executors included) with their ratio: on a machine that other work
 # shares, a side's wall grows with the load and with how often it waits
 # for a process that is not running, its CPU seconds much less.  For
+# Orion-C it also prints the executors' CPU seconds per epoch (sampled
+# from /proc as each epoch ends, epochs 3..; with --eval-every 0 a
+# training pass alone) and what they imply: 2 executors' CPU over 1's (the
+# work the exchange adds) and the speedup 2 executors would reach with a
+# free core each, 2 x CPU(1) / CPU(2), the figure to judge on a shared
+# machine whose second core is not free.  For
 # Orion-C it also prints the median seconds of a training
 # pass (epochs 2..; newton: its training seconds over its passes over the
 # rows), the speedup of 2 executors over 1 (ratio of those),
@@ -71,7 +78,10 @@ if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
   echo "bench/lr.sh: build first (./configure && make)" >&2
   exit 1
 fi
-if [ -n "${LIBLINEAR:-}" ]; then
+if [ "${LIBLINEAR:-}" = none ]; then
+  ll_train="" ll_predict=""
+  echo "bench/lr.sh: LIBLINEAR=none: Orion-C only"
+elif [ -n "${LIBLINEAR:-}" ]; then
   ll_train=$LIBLINEAR/train ll_predict=$LIBLINEAR/predict
 elif command -v liblinear-train > /dev/null; then
   ll_train=liblinear-train ll_predict=liblinear-predict
