@@ -12,7 +12,8 @@
 # LIBLINEAR names a folder holding liblinear's `train` and `predict`
 # binaries (a build made outside this repository); without it Debian's
 # liblinear-tools (`liblinear-train`, `liblinear-predict`) are used, and
-# without either the peer's columns are left out.  liblinear runs its
+# without either (or with LIBLINEAR=none: 1 against 2 executors only) the
+# peer's columns are left out.  liblinear runs its
 # default solver (-s 1, L2-loss SVM dual) with -c 10, as the issue's
 # figures did (LIBLINEAR_ARGS overrides).
 #
@@ -43,6 +44,12 @@
 # executors included) with their ratio: on a machine that other work
 # shares, a side's wall grows with the load and with how often it waits
 # for a process that is not running, its CPU seconds much less.  For
+# Orion-C it also prints the executors' CPU seconds per epoch (sampled
+# from /proc as each epoch ends, epochs 3..; with --eval-every 0 a
+# training pass alone) and what they imply: 2 executors' CPU over 1's (the
+# work the exchange adds) and the speedup 2 executors would reach with a
+# free core each, 2 x CPU(1) / CPU(2), the figure to judge on a shared
+# machine whose second core is not free.  For
 # Orion-C it also prints the median seconds of a training
 # pass (epochs 2..; newton: its training seconds over its passes over the
 # rows), the speedup of 2 executors over 1 (ratio of those),
@@ -71,7 +78,10 @@ if [ ! -x ./orion-driver ] || [ ! -x ./orion-executor ]; then
   echo "bench/lr.sh: build first (./configure && make)" >&2
   exit 1
 fi
-if [ -n "${LIBLINEAR:-}" ]; then
+if [ "${LIBLINEAR:-}" = none ]; then
+  ll_train="" ll_predict=""
+  echo "bench/lr.sh: LIBLINEAR=none: Orion-C only"
+elif [ -n "${LIBLINEAR:-}" ]; then
   ll_train=$LIBLINEAR/train ll_predict=$LIBLINEAR/predict
 elif command -v liblinear-train > /dev/null; then
   ll_train=liblinear-train ll_predict=liblinear-predict
@@ -113,25 +123,57 @@ run_liblinear() {
     'BEGIN { printf "%.4f %.6f nan %.4f\n", b - a, acc / 100, c }' >> "$tmp/$1.ll"
 }
 
+# exec_cpu PID: the CPU seconds (user + system) so far of PID's children
+# (orion-driver's executors), from /proc.
+hz=$(getconf CLK_TCK)
+exec_cpu() {
+  local c
+  for c in $(pgrep -P "$1"); do cat "/proc/$c/stat" 2> /dev/null; done |
+    awk -v hz="$hz" '{ sub(/^.*\) /, ""); s += $12 + $13 } END { printf "%.3f\n", s / hz }'
+}
+
+# sample_cpu BG METRICS: while background job BG (a subshell running
+# orion-driver) runs, prints "records cpu_seconds" each time METRICS gains
+# a record: the executors' CPU seconds as each epoch (or Newton's one
+# record) ends, sampled every 0.1 s.
+sample_cpu() {
+  local bg=$1 m=$2 drv="" k last=0
+  while kill -0 "$bg" 2> /dev/null; do
+    [ -n "$drv" ] || drv=$(pgrep -P "$bg" | head -1 || true)
+    k=$(grep -c '"epoch"' "$m" 2> /dev/null || true)
+    if [ -n "$drv" ] && [ "${k:-0}" -gt "$last" ]; then
+      echo "$k $(exec_cpu "$drv")"
+      last=$k
+    fi
+    sleep 0.1
+  done
+}
+
 # run_orion NAME EXECS TRAIN TEST ARGS...: appends "seconds accuracy
-# pass_seconds cpu_seconds" to $tmp/NAME.oN and keeps the metrics of the
-# run.
+# pass_seconds cpu_seconds exec_cpu_per_epoch" to $tmp/NAME.oN and keeps
+# the metrics of the run.
 run_orion() {
-  local name=$1 n=$2 train=$3 test=$4 t0 t1 m
+  local name=$1 n=$2 train=$3 test=$4 t0 t1 m bg
   shift 4
   m=$tmp/$name.o$n.$(date +%s%N).jsonl
   t0=$(now)
   { time ./orion-driver --quiet --executors "$n" --metrics "$m" apps/lr/lr.lua \
-    --train "$train" --test "$test" "$@" > "$tmp/out" 2> "$tmp/err"; } 2> "$tmp/cpu" ||
-    { cat "$tmp/err" >&2; exit 1; }
+    --train "$train" --test "$test" "$@" > "$tmp/out" 2> "$tmp/err"; } 2> "$tmp/cpu" &
+  bg=$!
+  sample_cpu "$bg" "$m" > "$tmp/samples"
+  wait "$bg" || { cat "$tmp/err" >&2; exit 1; }
   t1=$(now)
   # a pass: the mean training pass of epochs 2.. (sgd, adarev), or the
-  # training seconds over the passes over the rows (newton's one record)
+  # training seconds over the passes over the rows (newton's one record);
+  # the executors' CPU per epoch: the median over the spans between
+  # consecutive samples from the end of epoch 2 on, each span's CPU over
+  # the epochs it covers (nan with fewer than 3 epochs)
   awk -v a="$t0" -v b="$t1" -v acc="$(last_key "$m" test_accuracy)" \
     -v p="$(mean_key "$m" train_seconds)" -v t="$(last_key "$m" train_seconds)" \
     -v np="$(last_key "$m" passes)" -v c="$(cpu_of "$tmp/cpu")" \
+    -v ec="$(awk 'NR > 1 && k >= 2 { print ($2 - v) / ($1 - k) } { k = $1; v = $2 }' "$tmp/samples" | stats | cut -d' ' -f1)" \
     'BEGIN { if (p == "nan" && np + 0 > 0) p = t / np
-             printf "%.4f %.6f %.6f %.4f\n", b - a, acc, p, c }' >> "$tmp/$name.o$n"
+             printf "%.4f %.6f %.6f %.4f %s\n", b - a, acc, p, c, ec }' >> "$tmp/$name.o$n"
   echo "$m" >> "$tmp/$name.o$n.metrics"
 }
 
@@ -159,19 +201,21 @@ compare() {
       run_orion "$name" "$n" "$train" "$test" $args
     done
   done
-  printf '%-22s %9s %17s %9s %10s %9s %8s %9s\n' side "wall s" "(min..max)" accuracy \
-    "pass s" "vs liblin" "cpu s" "vs liblin"
+  printf '%-22s %9s %17s %9s %10s %9s %8s %9s %11s\n' side "wall s" "(min..max)" accuracy \
+    "pass s" "vs liblin" "cpu s" "vs liblin" "exec cpu/ep"
   if [ -n "$ll_train" ]; then
     ll=$(cut -d' ' -f1 "$tmp/$name.ll" | stats)
     llacc=$(cut -d' ' -f2 "$tmp/$name.ll" | stats | cut -d' ' -f1)
     llcpu=$(cut -d' ' -f4 "$tmp/$name.ll" | stats | cut -d' ' -f1)
     set -- $ll
-    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10s %9s %8.3f %9s\n' liblinear "$1" "$2" "$3" \
-      "$llacc" - 1.00 "$llcpu" 1.00
+    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10s %9s %8.3f %9s %11s\n' liblinear "$1" "$2" "$3" \
+      "$llacc" - 1.00 "$llcpu" 1.00 -
   fi
   for n in 1 2; do
-    local w acc p ratio cpu cratio
+    local w acc p ratio cpu cratio ec
     w=$(cut -d' ' -f1 "$tmp/$name.o$n" | stats)
+    ec=$({ cut -d' ' -f5 "$tmp/$name.o$n" | grep -v nan || true; } | stats | cut -d' ' -f1)
+    eval "ecpu$n=$ec"
     acc=$(cut -d' ' -f2 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
     p=$(cut -d' ' -f3 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
     cpu=$(cut -d' ' -f4 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
@@ -180,8 +224,8 @@ compare() {
     ratio=- cratio=-
     [ -n "$ll" ] && ratio=$(awk -v a="$1" -v b="${ll%% *}" 'BEGIN { printf "%.2f", a / b }')
     [ -n "$ll" ] && cratio=$(awk -v a="$cpu" -v b="$llcpu" 'BEGIN { printf "%.2f", a / b }')
-    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10.4f %9s %8.3f %9s\n' "Orion-C, $n executor(s)" \
-      "$1" "$2" "$3" "$acc" "$p" "$ratio" "$cpu" "$cratio"
+    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10.4f %9s %8.3f %9s %11s\n' "Orion-C, $n executor(s)" \
+      "$1" "$2" "$3" "$acc" "$p" "$ratio" "$cpu" "$cratio" "$ec"
     if [ -n "${SIDE_ROWS:-}" ]; then
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "LR $name ${n}x" \
         "${ll_train:+liblinear}" "wall s" lower "${ll:--}" "$w" "acc $llacc" \
@@ -190,6 +234,15 @@ compare() {
   done
   printf 'load average after the runs: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
   awk -v a="$pass1" -v b="$pass2" 'BEGIN { if (b > 0) printf "2 executors vs 1: %.2fx (median training pass)\n", a / b }'
+  # Executor CPU per epoch: on 2 cores that others share, a pass's wall
+  # on 2 executors is bounded by the CPU they are given; the CPU per epoch
+  # says what the pass costs (1 executor's over 2's: the work added by
+  # the second executor, 1.00 when none), and pass s x cores available
+  # against it how much of the wall was waiting for a core.
+  awk -v a="$ecpu1" -v b="$ecpu2" -v p1="$pass1" -v p2="$pass2" 'BEGIN {
+    if (a + 0 > 0 && b + 0 > 0)
+      printf "executor CPU per epoch: 1 executor %.3f s, 2 executors %.3f s (%.2fx the work); CPU-bound speedup on 2 free cores: %.2fx; CPU busy during a pass: %.2f of a core (1 executor), %.2f (2)\n",
+        a, b, b / a, 2 * a / b, a / p1, b / p2 }'
   if [ -n "$ll" ]; then
     for n in 1 2; do
       local tt

@@ -540,12 +540,16 @@ int orion_msg_peers_decode(const void *p, size_t n, orion_msg_peers *out,
 void orion_msg_peers_free(orion_msg_peers *m);
 
 /* ------------------------------------------------------------------------
- * SHARD_PULL (driver -> executor, after LOOP_DONE): send back the changes
- * of your shards.  The payload is empty.
+ * SHARD_PULL (driver -> executor, after LOOP_DONE): apply the loop's held
+ * buffered writes, then send back the changes of your shards (keep = 0),
+ * or only which elements changed, keeping them (keep = 1: the driver asks
+ * for them with ROWS_PULL when the script reads the array, and the next
+ * loop that shards it alike finds them where they are).
  * ---------------------------------------------------------------------- */
 
+/* Wire order: u64 keep (0 or 1). */
 typedef struct orion_msg_shard_pull {
-  int unused; /* C wants a member; not sent */
+  int keep;
 } orion_msg_shard_pull;
 
 int orion_msg_shard_pull_encode(orion_buf *b, const orion_msg_shard_pull *m);
@@ -554,13 +558,16 @@ int orion_msg_shard_pull_decode(const void *p, size_t n,
 
 /* ------------------------------------------------------------------------
  * SHARD_DATA (executor -> driver): the elements of its shards that changed
- * during the run.
+ * during the run (runs, with their values), or, answering a SHARD_PULL
+ * with keep, only their ranges (kept: the executor holds them).
  * ---------------------------------------------------------------------- */
 
-/* Wire order: u64 nruns + runs. */
+/* Wire order: u64 nruns + runs, u64 nkept + ranges. */
 typedef struct orion_msg_shard_data {
   const orion_msg_run *runs;
   int64_t nruns;
+  const orion_msg_range *kept;
+  int64_t nkept;
 } orion_msg_shard_data;
 
 int orion_msg_shard_data_encode(orion_buf *b, const orion_msg_shard_data *m);

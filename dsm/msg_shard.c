@@ -284,8 +284,8 @@ int orion_msg_flush_ack_decode(const void *p, size_t n,
 
 int orion_msg_shard_pull_encode(orion_buf *b, const orion_msg_shard_pull *m) {
   orion__mw e;
-  (void)m;
   orion__mw_begin(&e, b, ORION_WIRE_SHARD_PULL);
+  orion__mw_flag(&e, m->keep);
   return orion__mw_end(&e);
 }
 
@@ -294,6 +294,7 @@ int orion_msg_shard_pull_decode(const void *p, size_t n,
   orion__mr d;
   orion__mr_init(&d, p, n, "SHARD_PULL", err);
   memset(out, 0, sizeof *out);
+  out->keep = orion__mr_flag(&d, "keep");
   return orion__mr_end(&d);
 }
 
@@ -449,6 +450,7 @@ int orion_msg_shard_data_encode(orion_buf *b, const orion_msg_shard_data *m) {
   orion__mw e;
   orion__mw_begin(&e, b, ORION_WIRE_SHARD_DATA);
   orion__mw_runs(&e, m->runs, m->nruns);
+  orion__mw_ranges(&e, m->kept, m->nkept);
   return orion__mw_end(&e);
 }
 
@@ -459,6 +461,7 @@ int orion_msg_shard_data_decode(const void *p, size_t n,
   memset(&m, 0, sizeof m);
   orion__mr_init(&d, p, n, "SHARD_DATA", err);
   m.runs = orion__mr_runs(&d, &m.nruns);
+  m.kept = orion__mr_ranges(&d, "kept range", &m.nkept);
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_shard_data_free(out);
@@ -467,5 +470,6 @@ int orion_msg_shard_data_decode(const void *p, size_t n,
 
 void orion_msg_shard_data_free(orion_msg_shard_data *m) {
   orion__msg_drop(m->runs);
+  orion__msg_drop(m->kept);
   memset(m, 0, sizeof *m);
 }

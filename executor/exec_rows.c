@@ -275,6 +275,7 @@ int orion__rows_pull(exec_state *x, job *j) {
   int rc = 0;
   if (orion_msg_rows_pull_decode(j->payload, j->len, &m, NULL) != 0)
     orion__exec_die(x, "the driver sent a malformed ROWS_PULL");
+  orion__exec_test_die(x, "ROWS_PULL");
   memset(&runs, 0, sizeof runs);
   for (k = 0; k < m.n && rc == 0; k++) {
     orion_msg_move v;

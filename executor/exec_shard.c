@@ -15,8 +15,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "executor/exec_state.h"
@@ -504,20 +506,71 @@ void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
   orion_buf_free(&done);
 }
 
+void orion__exec_test_die(const exec_state *x, const char *frame) {
+  const char *v = getenv("ORION_TEST_DIE_AT");
+  char *end;
+  if (v != NULL && v[0] != '\0' && strtol(v, &end, 10) == x->id &&
+      *end == ':' && strcmp(end + 1, frame) == 0)
+    _exit(1);
+}
+
+/* Appends the chunks of sh that runs[0..n) changed to *v as ranges of
+ * elements (no values), whole chunks, adjacent ones merged: an owner that
+ * keeps its rows tells the driver only which chunks changed, one range
+ * when the changes are dense, never more ranges than chunks.  0 or
+ * ORION_ENOMEM. */
+static int kept_ranges(const orion_shard *sh, const orion_msg_run *runs,
+                       int64_t n, orion_msg_range **v, int64_t *nv,
+                       int64_t *cap) {
+  int64_t k;
+  for (k = 0; k < n; k++) {
+    int64_t k0 = orion_shard_chunk_of(sh, runs[k].first);
+    int64_t k1 = orion_shard_chunk_of(sh, runs[k].first + runs[k].count - 1);
+    int64_t first, count;
+    orion_msg_range *last = *nv > 0 ? &(*v)[*nv - 1] : NULL;
+    orion_shard_chunk_elems(sh, k0, k1 + 1, &first, &count);
+    if (last != NULL && last->array == sh->id &&
+        last->first + last->count >= first) {
+      if (first + count > last->first + last->count)
+        last->count = first + count - last->first;
+      continue;
+    }
+    if (*nv == *cap) {
+      int64_t nc = *cap > 0 ? 2 * *cap : 16;
+      orion_msg_range *nr = orion_realloc(*v, sizeof *nr * (size_t)nc);
+      if (nr == NULL)
+        return ORION_ENOMEM;
+      *v = nr;
+      *cap = nc;
+    }
+    (*v)[*nv].array = sh->id;
+    (*v)[*nv].first = first;
+    (*v)[*nv].count = count;
+    (*nv)++;
+  }
+  return 0;
+}
+
 /* SHARD_PULL: every block's writes are in, so the held ones are applied
- * (executor/exec_hold.c); then the changed rows of our shards written in
- * this run go to the driver in a SHARD_DATA, runs pointing into the
- * served copies (encoded while x->mu is held). */
+ * (executor/exec_hold.c), block by block; then the changed rows of our
+ * shards written in this run go to the driver in a SHARD_DATA, runs
+ * pointing into the served copies (encoded while x->mu is held), or with
+ * keep only their ranges: the rows stay here, the newest copy, until the
+ * driver's ROWS_PULL or the next loop's FETCHes. */
 int orion__shard_on_pull(exec_state *x, job *j) {
   orion_msg_shard_pull pull;
   orion_msg_shard_data m;
   orion_msg_runvec runs;
+  orion_msg_range *kept = NULL;
+  int64_t capkept = 0;
   orion_buf b;
   int i, rc = 0;
   if (orion_msg_shard_pull_decode(j->payload, j->len, &pull, NULL) != 0)
     orion__exec_die(x, "the driver sent a malformed SHARD_PULL frame");
+  orion__exec_test_die(x, "SHARD_PULL");
   orion__hold_apply(x);
   memset(&runs, 0, sizeof runs);
+  memset(&m, 0, sizeof m);
   orion_buf_init(&b);
   pthread_mutex_lock(&x->mu);
   for (i = 0; i < x->nshards && rc == 0; i++) {
@@ -525,14 +578,25 @@ int orion__shard_on_pull(exec_state *x, job *j) {
     if (sh->a == NULL || sh->run != x->run ||
         !(sh->flags & ORION_SHARD_WRITTEN))
       continue;
-    rc = orion_shard_diff(sh, &runs);
+    if (pull.keep) {
+      runs.n = 0;
+      rc = orion_shard_diff(sh, &runs);
+      if (rc == 0)
+        rc = kept_ranges(sh, runs.v, runs.n, &kept, &m.nkept, &capkept);
+    } else {
+      rc = orion_shard_diff(sh, &runs);
+    }
   }
-  m.runs = runs.v;
-  m.nruns = runs.n;
+  if (!pull.keep) {
+    m.runs = runs.v;
+    m.nruns = runs.n;
+  }
+  m.kept = kept;
   if (rc == 0)
     rc = orion_msg_shard_data_encode(&b, &m);
   pthread_mutex_unlock(&x->mu);
   orion_msg_runvec_free(&runs);
+  orion_free(kept);
   if (rc == ORION_ENOMEM)
     orion__exec_die(x, "out of memory sending this executor's shards");
   if (rc != 0)

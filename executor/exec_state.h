@@ -473,8 +473,13 @@ void orion__shard_on_fetch_reply(exec_state *x, orion_conn *c, int from,
 void orion__shard_on_flush_ack(exec_state *x, orion_conn *c, int from,
                                const orion_wire_frame *f);
 /* SHARD_PULL (compute thread, after every executor's LOOP_DONE): the
- * held writes are applied, then our changed rows go to the driver. */
+ * held writes are applied, then our changed rows go to the driver, or
+ * (keep) only which chunks changed. */
 int orion__shard_on_pull(exec_state *x, job *j);
+/* The test hook ORION_TEST_DIE_AT=ID:FRAME (FRAME SHARD_PULL or
+ * ROWS_PULL): executor ID exits at once when that frame comes, an owner
+ * lost mid-reduction or while it holds the rows it kept. */
+void orion__exec_test_die(const exec_state *x, const char *frame);
 /* Retries the FETCHes that arrived before their run started here.  Loop
  * thread. */
 void orion__shard_serve_deferred(exec_state *x);

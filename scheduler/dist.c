@@ -358,8 +358,9 @@ static void io_pull(void *ud, int e) {
   orion_buf b;
   if (r->pull_seq == 0) /* after every block and end of loop */
     r->pull_seq = ++dispatch_counter;
+  m.keep = r->keep;
   orion_buf_init(&b);
-  orion_msg_shard_pull_encode(&b, &m); /* an empty payload */
+  orion_msg_shard_pull_encode(&b, &m);
   orion_cluster_send(r->cl, e, &b);
   orion_buf_free(&b);
 }
@@ -446,6 +447,36 @@ static void take_runs(loop_run *r, int e, const char *what,
                             (long long)runs[k].count, runs[k].len,
                             (long long)runs[k].array, (long long)u->d->a->nnz);
     orion_replica_changed(u->c, e, seq, runs[k].first, runs[k].count);
+  }
+}
+
+/* The ranges an owner kept (SHARD_DATA after a SHARD_PULL with keep): it
+ * holds their newest values, the driver's copy is stale there until the
+ * script reads the array (orion__dist_reclaim) or a loop binds it
+ * otherwise (orion__resid_prepare). */
+static void take_kept(loop_run *r, int e, const orion_msg_range *kept,
+                      int64_t n) {
+  int64_t k;
+  for (k = 0; k < n; k++) {
+    arr_use *u = use_of(r, kept[k].array);
+    orion_msg_run as_run;
+    memset(&as_run, 0, sizeof as_run);
+    as_run.array = kept[k].array;
+    as_run.first = kept[k].first;
+    as_run.count = kept[k].count;
+    if (u == NULL || kept[k].first < 0 ||
+        kept[k].count > u->d->a->nnz - kept[k].first ||
+        !run_allowed(r, e, u, &as_run, RUNS_OWNED))
+      orion__dist_bad_frame(r, e, "SHARD_DATA",
+                            "kept range %lld (array %lld, elements "
+                            "%lld..+%lld) is not of its own shard chunks",
+                            (long long)k, (long long)kept[k].array,
+                            (long long)kept[k].first,
+                            (long long)kept[k].count);
+    orion_replica_changed(u->c, e, r->pull_seq, kept[k].first, kept[k].count);
+    if (orion_holders_set(&u->c->held, kept[k].first,
+                          kept[k].first + kept[k].count, e) != 0)
+      orion_cluster_fail(r->cl, "out of memory ending %s", r->j->where);
   }
 }
 
@@ -622,6 +653,10 @@ static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
       r, e, "SHARD_DATA",
       orion_msg_shard_data_decode(f->payload, f->len, &m, &err), &err);
   take_runs(r, e, "SHARD_DATA", m.runs, m.nruns, RUNS_OWNED, r->pull_seq);
+  if (m.nkept > 0 && !r->keep)
+    orion__dist_bad_frame(r, e, "SHARD_DATA", "it kept rows the driver "
+                                              "asked for");
+  take_kept(r, e, m.kept, m.nkept);
   orion_msg_shard_data_free(&m);
   if (orion_loop_pulled(&r->m, e) != 0)
     orion__dist_bad_frame(r, e, "SHARD_DATA", "the driver asked for none");
@@ -715,6 +750,15 @@ static void decide_shard(loop_run *r, arr_use *u) {
       u->shard_flags |= ORION_SHARD_WRITTEN;
   if (u->shard_flags & ORION_SHARD_WRITTEN)
     r->pull = 1;
+}
+
+/* Whether the owners of written shards keep their rows after the loop
+ * (the default): ORION_SHARD_PULL_DATA=1 has them send the changed rows to
+ * the driver instead, the path before issue 36's peer-to-peer reduction,
+ * to compare. */
+static int keep_shards(void) {
+  const char *v = getenv("ORION_SHARD_PULL_DATA");
+  return v == NULL || v[0] == '\0' || strcmp(v, "0") == 0;
 }
 
 /* After a failed loop with sharded writes: the owners applied part of the
@@ -1026,6 +1070,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.n = orion_cluster_size(cl);
   r.n1 = j->it->bs.n1;
   r.run = ++run_counter;
+  r.keep = keep_shards();
   r.chash = j->csrc != NULL ? body_hash(j) : 0;
   r.secs = orion_calloc((size_t)r.n * 4, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays +

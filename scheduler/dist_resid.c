@@ -784,12 +784,33 @@ void orion__dist_reclaim(mod_state *s, darray *d) {
   orion_holders_free(h);
 }
 
+/* Whether every held piece of sharded u lies in its holder's own shard
+ * of this run: the rows an owner kept after an earlier loop that sharded
+ * the array alike (SHARD_PULL with keep, scheduler/dist.c).  The owner's
+ * copy is then the newest, and the run goes on from it. */
+static int held_by_owners(const loop_run *r, const arr_use *u) {
+  const orion_holders *h = &u->c->held;
+  int64_t i, lo, hi;
+  if (!u->sharded || h->n == 0)
+    return 0;
+  for (i = 0; i < h->n; i++) {
+    int e = (int)h->v[i][2];
+    if (e < 0 || e >= r->n)
+      return 0;
+    shard_rows(r, u, e, &lo, &hi);
+    if (h->v[i][0] < lo * u->c->row_elems || h->v[i][1] > hi * u->c->row_elems)
+      return 0;
+  }
+  return 1;
+}
+
 void orion__resid_prepare(loop_run *r) {
   int i;
   /* A sparse iterated array's kept values: orion__resid_keep, once the
    * blocks' executors are known. */
   for (i = 0; i < r->nuse; i++)
     if (r->use[i].resident == RES_NONE && !ro_shard(&r->use[i]) &&
-        !(r->use[i].iterated && r->use[i].d->a->sparse))
+        !(r->use[i].iterated && r->use[i].d->a->sparse) &&
+        !held_by_owners(r, &r->use[i]))
       orion__dist_reclaim(r->s, r->use[i].d);
 }

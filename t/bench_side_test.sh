@@ -216,10 +216,11 @@ check "bench/lr.sh: SYNTH_DIR made the set, then reused it" \
   "$(grep -c 'synthetic set of 2000 x 300 made in' "$tmp/lr1.out") $(grep -c 'synthetic set of 2000 x 300 reused from' "$tmp/lr2.out") $(ls "$tmp/synth")" \
   "1 1 synth-2000x300x10.test
 synth-2000x300x10.train"
-check "bench/lr.sh: a cpu s column for liblinear and both executor counts" \
-  "$(awk '/^side/ { print $(NF-3), $(NF-2), $(NF-1), $NF }
-          /^(liblinear |Orion-C)/ { ok = $(NF-1) ~ /^[0-9]+\.[0-9]+$/ && $NF ~ /^[0-9]+\.[0-9][0-9]$/; print $1, ok }' "$tmp/lr1.out")" \
-  "cpu s vs liblin
+check "bench/lr.sh: a cpu s column for liblinear and both executor counts, then the executors' CPU per epoch" \
+  "$(awk '/^side/ { print $(NF-5), $(NF-4), $(NF-3), $(NF-2), $(NF-1), $NF }
+          /^(liblinear |Orion-C)/ { ok = $(NF-2) ~ /^[0-9]+\.[0-9]+$/ && $(NF-1) ~ /^[0-9]+\.[0-9][0-9]$/ &&
+            $NF ~ (/^liblinear/ ? "^-$" : "^([0-9]+\\.[0-9]+|nan)$"); print $1, ok }' "$tmp/lr1.out")" \
+  "cpu s vs liblin exec cpu/ep
 liblinear 1
 Orion-C, 1
 Orion-C, 1"

@@ -509,7 +509,7 @@ static void make_seeds(orion_buf seeds[NSEEDS]) {
       .compute_seconds = 1.5, .wait_seconds = 0.25, .idle_seconds = 0.125,
       .managed_bytes = 32, .managed_items = 2, .managed_staleness = 3};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_LOOP_DONE, &m);
-  m.shard_data = (orion_msg_shard_data){runs, 2};
+  m.shard_data = (orion_msg_shard_data){runs, 2, ranges, 1};
   add_msg(&seeds[1], seeds, &ns, ORION_WIRE_SHARD_DATA, &m);
   memset(&m, 0, sizeof m);
   m.rows = (orion_msg_rows){3, 7, runs, 1};

@@ -753,10 +753,12 @@ Test(msg, small_messages_round_trip_and_sizes) {
   cr_assert_eq(le2.abort, 1);
   check_bounds(ORION_WIRE_LOOP_END, &b);
   b.len = 0;
+  sp.keep = 1;
   cr_assert_eq(orion_msg_shard_pull_encode(&b, &sp), 0);
   p = payload_of(&b, ORION_WIRE_SHARD_PULL, &n);
-  cr_assert_eq(n, 0);
+  cr_assert_eq(n, 8);
   cr_assert_eq(orion_msg_shard_pull_decode(p, n, &sp2, NULL), 0);
+  cr_assert_eq(sp2.keep, 1);
   check_bounds(ORION_WIRE_SHARD_PULL, &b);
   orion_buf_free(&b);
 }
@@ -846,7 +848,8 @@ Test(msg, peers_shard_data_forget_round_trip) {
       {"10.0.0.1:4000", 13}, {NULL, 0}, {"[::1]:9", 7}};
   static const int64_t ids[3] = {-1, 0, INT64_MAX};
   orion_msg_peers pe = {addrs, 3}, pe2;
-  orion_msg_shard_data sd = {runs3, 3}, sd2;
+  static const orion_msg_range kept[2] = {{7, 0, 512}, {7, 4096, 1}};
+  orion_msg_shard_data sd = {runs3, 3, kept, 2}, sd2;
   orion_msg_forget fg = {ids, 3}, fg2;
   orion_buf b;
   const char *p;
@@ -868,6 +871,12 @@ Test(msg, peers_shard_data_forget_round_trip) {
   p = payload_of(&b, ORION_WIRE_SHARD_DATA, &n);
   cr_assert_eq(orion_msg_shard_data_decode(p, n, &sd2, NULL), 0);
   eq_runs(sd2.runs, sd2.nruns, runs3, 3, p, n);
+  cr_assert_eq(sd2.nkept, 2);
+  for (k = 0; k < 2; k++)
+    cr_assert(sd2.kept[k].array == kept[k].array &&
+                  sd2.kept[k].first == kept[k].first &&
+                  sd2.kept[k].count == kept[k].count,
+              "kept range %d", k);
   orion_msg_shard_data_free(&sd2);
   check_bounds(ORION_WIRE_SHARD_DATA, &b);
   b.len = 0;
@@ -1484,7 +1493,7 @@ Test(msg, encoders_refuse_out_of_range_fields_appending_nothing) {
   orion_msg_run_block rb;
   orion_msg_fetch fe = {1, 2, 5, 4, NULL};
   orion_msg_forget fg = {NULL, 2};
-  orion_msg_shard_data sd = {runs3, -1};
+  orion_msg_shard_data sd = {runs3, -1, NULL, 0};
   orion_msg_run neg = {1, -1, 1, "x", 1, 0};
   orion_msg_loaded ld;
   orion_buf b;
@@ -1556,12 +1565,13 @@ Test(msg, runvec_grows) {
   for (k = 0; k < 100; k++)
     cr_assert_eq(orion_msg_runvec_push(&v, k, 2 * k, 1, vals5, 8), 0);
   cr_assert_eq(v.n, 100);
+  memset(&sd, 0, sizeof sd);
   sd.runs = v.v;
   sd.nruns = v.n;
   orion_buf_init(&b);
   cr_assert_eq(orion_msg_shard_data_encode(&b, &sd), 0);
   p = payload_of(&b, ORION_WIRE_SHARD_DATA, &n);
-  cr_assert_eq(n, 8 + 100 * 40);
+  cr_assert_eq(n, 8 + 100 * 40 + 8);
   cr_assert_eq(orion_msg_shard_data_decode(p, n, &out, NULL), 0);
   eq_runs(out.runs, out.nruns, v.v, v.n, p, n);
   orion_msg_shard_data_free(&out);
