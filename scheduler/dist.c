@@ -358,7 +358,7 @@ static void io_pull(void *ud, int e) {
   orion_buf b;
   if (r->pull_seq == 0) /* after every block and end of loop */
     r->pull_seq = ++dispatch_counter;
-  m.keep = r->keep;
+  m.keep = r->keep_shards;
   orion_buf_init(&b);
   orion_msg_shard_pull_encode(&b, &m);
   orion_cluster_send(r->cl, e, &b);
@@ -653,7 +653,7 @@ static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
       r, e, "SHARD_DATA",
       orion_msg_shard_data_decode(f->payload, f->len, &m, &err), &err);
   take_runs(r, e, "SHARD_DATA", m.runs, m.nruns, RUNS_OWNED, r->pull_seq);
-  if (m.nkept > 0 && !r->keep)
+  if (m.nkept > 0 && !r->keep_shards)
     orion__dist_bad_frame(r, e, "SHARD_DATA", "it kept rows the driver "
                                               "asked for");
   take_kept(r, e, m.kept, m.nkept);
@@ -756,7 +756,7 @@ static void decide_shard(loop_run *r, arr_use *u) {
  * (the default): ORION_SHARD_PULL_DATA=1 has them send the changed rows to
  * the driver instead, the path before issue 36's peer-to-peer reduction,
  * to compare. */
-static int keep_shards(void) {
+static int shards_kept_wanted(void) {
   const char *v = getenv("ORION_SHARD_PULL_DATA");
   return v == NULL || v[0] == '\0' || strcmp(v, "0") == 0;
 }
@@ -1070,7 +1070,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   r.n = orion_cluster_size(cl);
   r.n1 = j->it->bs.n1;
   r.run = ++run_counter;
-  r.keep = keep_shards();
+  r.keep_shards = shards_kept_wanted();
   r.chash = j->csrc != NULL ? body_hash(j) : 0;
   r.secs = orion_calloc((size_t)r.n * 4, sizeof *r.secs);
   r.use = orion_calloc((size_t)(j->narrays +

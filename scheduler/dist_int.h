@@ -75,7 +75,7 @@ typedef struct loop_run {
   orion_dist_watch eye; /* the progress line, stall reports */
   uint64_t *seq;  /* per block: its dispatch number */
   int pull;       /* sharded arrays written: collect them after the loop */
-  int keep;       /* ... their changed ranges only: the owners keep the
+  int keep_shards; /* ... their changed ranges only: the owners keep the
                      rows (orion__dist_keep_shards) */
   int64_t run;    /* this run's number */
   uint64_t pull_seq;
