@@ -76,7 +76,7 @@ typedef struct loop_run {
   uint64_t *seq;  /* per block: its dispatch number */
   int pull;       /* sharded arrays written: collect them after the loop */
   int keep_shards; /* ... their changed ranges only: the owners keep the
-                     rows (orion__dist_keep_shards) */
+                     rows (shards_kept_wanted, scheduler/dist.c) */
   int64_t run;    /* this run's number */
   uint64_t pull_seq;
   uint64_t peer_bytes, shard_items;
