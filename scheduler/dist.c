@@ -384,102 +384,6 @@ static void on_lost(void *ud, int e, int silent, const char *what) {
 
 /* ---- payloads the executors send, and what the driver does with them ---- */
 
-static arr_use *use_of(loop_run *r, int64_t id) {
-  int i;
-  for (i = 0; i < r->nuse; i++)
-    if (r->use[i].d->id == id)
-      return &r->use[i];
-  return NULL;
-}
-
-/* Copies a run into the driver's copy of u; ORION_EPARSE when it does not
- * fit u. */
-static int apply_run(arr_use *u, const orion_msg_run *m) {
-  /* An executor reports only runs that changed something. */
-  return m->count > 0 ? orion_msg_run_apply(u->d->a, m) : ORION_EPARSE;
-}
-
-/* Which runs a frame may carry: of any dense array of the loop
- * (BLOCK_DONE), of the sender's own chunks of sharded ones (SHARD_DATA). */
-enum { RUNS_ANY, RUNS_OWNED };
-
-static int run_allowed(const loop_run *r, int e, const arr_use *u,
-                       const orion_msg_run *run, int may) {
-  int64_t c0, c1;
-  if (u == NULL || may == RUNS_ANY) /* a shard's changes go to its owner */
-    return u != NULL && !u->sharded;
-  if (!u->sharded || run->count <= 0)
-    return 0;
-  c0 = run->first / u->c->row_elems / u->c->chunk;
-  c1 = (run->first + run->count - 1) / u->c->row_elems / u->c->chunk;
-  return c1 >= c0 && c0 >= orion_shard_first(e, r->n, u->c->nchunks) &&
-         c1 < orion_shard_first(e + 1, r->n, u->c->nchunks);
-}
-
-/* Copies the runs of executor e's `what` frame into the driver's copies,
- * which e then holds as of dispatch number seq; a run the frame may not
- * carry (see run_allowed) ends the job. */
-static void take_runs(loop_run *r, int e, const char *what,
-                      const orion_msg_run *runs, int64_t n, int may,
-                      uint64_t seq) {
-  int64_t k;
-  for (k = 0; k < n; k++) {
-    arr_use *u = use_of(r, runs[k].array);
-    if (u == NULL)
-      orion__dist_bad_frame(r, e, what,
-                            "run %lld's array %lld is not an array of the "
-                            "loop",
-                            (long long)k, (long long)runs[k].array);
-    if (!run_allowed(r, e, u, &runs[k], may))
-      orion__dist_bad_frame(r, e, what,
-                            "run %lld (array %lld, elements %lld..+%lld) "
-                            "is not %s",
-                            (long long)k, (long long)runs[k].array,
-                            (long long)runs[k].first, (long long)runs[k].count,
-                            may == RUNS_ANY
-                                ? "of a dense array the driver serves"
-                                : "of the sender's own shard chunks");
-    if (apply_run(u, &runs[k]) != 0)
-      orion__dist_bad_frame(r, e, what,
-                            "run %lld (elements %lld..+%lld, %zu bytes) "
-                            "does not fit array %lld (%lld elements)",
-                            (long long)k, (long long)runs[k].first,
-                            (long long)runs[k].count, runs[k].len,
-                            (long long)runs[k].array, (long long)u->d->a->nnz);
-    orion_replica_changed(u->c, e, seq, runs[k].first, runs[k].count);
-  }
-}
-
-/* The ranges an owner kept (SHARD_DATA after a SHARD_PULL with keep): it
- * holds their newest values, the driver's copy is stale there until the
- * script reads the array (orion__dist_reclaim) or a loop binds it
- * otherwise (orion__resid_prepare). */
-static void take_kept(loop_run *r, int e, const orion_msg_range *kept,
-                      int64_t n) {
-  int64_t k;
-  for (k = 0; k < n; k++) {
-    arr_use *u = use_of(r, kept[k].array);
-    orion_msg_run as_run;
-    memset(&as_run, 0, sizeof as_run);
-    as_run.array = kept[k].array;
-    as_run.first = kept[k].first;
-    as_run.count = kept[k].count;
-    if (u == NULL || kept[k].first < 0 ||
-        kept[k].count > u->d->a->nnz - kept[k].first ||
-        !run_allowed(r, e, u, &as_run, RUNS_OWNED))
-      orion__dist_bad_frame(r, e, "SHARD_DATA",
-                            "kept range %lld (array %lld, elements "
-                            "%lld..+%lld) is not of its own shard chunks",
-                            (long long)k, (long long)kept[k].array,
-                            (long long)kept[k].first,
-                            (long long)kept[k].count);
-    orion_replica_changed(u->c, e, r->pull_seq, kept[k].first, kept[k].count);
-    if (orion_holders_set(&u->c->held, kept[k].first,
-                          kept[k].first + kept[k].count, e) != 0)
-      orion_cluster_fail(r->cl, "out of memory ending %s", r->j->where);
-  }
-}
-
 static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
   orion_msg_block_done m;
   int64_t b;
@@ -518,7 +422,7 @@ static void on_block_done(loop_run *r, int e, const orion_wire_frame *f) {
              m.values_len);
     orion__resid_block_values(r, e, (int)b, 0);
   }
-  take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
+  orion__dist_take_runs(r, e, "BLOCK_DONE", m.runs, m.nruns, RUNS_ANY, r->seq[b]);
   orion__resid_done(r, e, (int)b);
   orion_loop_note_seconds(&r->m, e, b, m.seconds - m.wait_seconds,
                           m.wait_seconds);
@@ -544,7 +448,7 @@ static void apply_flush(void *ud, int e, const char *p, size_t len) {
                             &err);
   for (i = 0; i < r->j->nbufs; i++)
     if (r->j->bufs[i].id == m.buffer)
-      u = use_of(r, r->j->bufs[i].target);
+      u = orion__dist_use_of(r, r->j->bufs[i].target);
   if (m.block < -1 || m.block >= r->j->sched->nblocks)
     orion__dist_bad_frame(r, e, "BUFFER_FLUSH",
                           "block %lld is not a block of the loop "
@@ -652,11 +556,11 @@ static void on_shard_data(loop_run *r, int e, const orion_wire_frame *f) {
   orion__dist_check_decoded(
       r, e, "SHARD_DATA",
       orion_msg_shard_data_decode(f->payload, f->len, &m, &err), &err);
-  take_runs(r, e, "SHARD_DATA", m.runs, m.nruns, RUNS_OWNED, r->pull_seq);
+  orion__dist_take_runs(r, e, "SHARD_DATA", m.runs, m.nruns, RUNS_OWNED, r->pull_seq);
   if (m.nkept > 0 && !r->keep_shards)
     orion__dist_bad_frame(r, e, "SHARD_DATA", "it kept rows the driver "
                                               "asked for");
-  take_kept(r, e, m.kept, m.nkept);
+  orion__dist_take_kept(r, e, m.kept, m.nkept);
   orion_msg_shard_data_free(&m);
   if (orion_loop_pulled(&r->m, e) != 0)
     orion__dist_bad_frame(r, e, "SHARD_DATA", "the driver asked for none");
@@ -817,11 +721,11 @@ static int add_use(loop_run *r, darray *d, int iterated) {
  * after the loop; otherwise the driver applies, to its own copies (bound
  * in lua/pfor.c), and they are no uses of the loop. */
 static int with_uses(loop_run *r, const orion_dist_buf *bf) {
-  arr_use *t = use_of(r, bf->target), *u;
+  arr_use *t = orion__dist_use_of(r, bf->target), *u;
   int k, rc = 0;
   for (k = 0; t != NULL && t->sharded && k < bf->nwith && rc == 0; k++) {
     rc = add_use(r, orion__by_id(r->L, ARRAYS_KEY, ARRAY_MT, bf->with[k]), 0);
-    if (rc == 0 && (u = use_of(r, bf->with[k])) != NULL) {
+    if (rc == 0 && (u = orion__dist_use_of(r, bf->with[k])) != NULL) {
       u->sharded = 1;
       u->shard_flags = ORION_SHARD_WRITTEN;
       r->pull = 1;
@@ -835,7 +739,7 @@ static void with_done(loop_run *r) {
   int i, k;
   for (i = 0; i < r->j->nbufs; i++) {
     const orion_dist_buf *bf = &r->j->bufs[i];
-    arr_use *t = use_of(r, bf->target);
+    arr_use *t = orion__dist_use_of(r, bf->target);
     for (k = 0; (t == NULL || !t->sharded) && k < bf->nwith; k++) {
       darray *h = orion__by_id(r->L, ARRAYS_KEY, ARRAY_MT, bf->with[k]);
       if (h != NULL)
