@@ -43,7 +43,7 @@ one() {
      --epochs "$epochs" --lr 2 --tier c --eval-every 0 > /dev/null)
   line=$(grep -n 'local st = orion.parallel_for(Xtr, sgd' "$here/apps/lr/lr.lua" | cut -d: -f1)
   grep "\"loop\":\"[^\"]*lr.lua:$line\"" "$m" |
-    sed -n 's/.*"call":\([0-9]*\).*"loop_driver_bytes":\([0-9.e+]*\).*/\1 \2/p
+    sed -n 's/.*"call":\([0-9]*\).*"loop_driver_bytes":\([0-9.e+]*\).*/\1 \2/p' |
     awk '$1 >= 2 { print $2 }' | sort -n |
     awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print v[int((NR + 1) / 2)] }' \
       >> "$tmp/$side-$n"
