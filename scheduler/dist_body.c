@@ -20,6 +20,7 @@
 
 static orion_bodycache *held; /* per executor */
 static int nheld;
+static const orion_cluster *heldcl; /* the cluster the record is of */
 static orion_bodycache sent; /* bytes of the bodies sent */
 
 /* Bytes a patch adds besides its own: the base's digest, prefix, suffix. */
@@ -32,16 +33,18 @@ void orion__body_forget(void) {
   orion_free(held);
   held = NULL;
   nheld = 0;
+  heldcl = NULL;
   orion_bodycache_clear(&sent);
 }
 
 void orion__body_start(loop_run *r) {
   orion_body_digest(r->j->blob != NULL ? r->j->blob : "", r->j->blen,
                     r->bdigest);
-  if (nheld != r->n) { /* another cluster */
+  if (nheld != r->n || heldcl != r->cl) { /* another cluster */
     orion__body_forget();
     held = orion_calloc((size_t)r->n, sizeof *held);
     nheld = held != NULL ? r->n : 0;
+    heldcl = r->cl;
   }
   if (!r->body_chain && nheld > 0 &&
       orion_bodycache_put(&sent, r->bdigest, r->j->blob, r->j->blen) != 0)
@@ -77,7 +80,7 @@ void orion__body_ref(loop_run *r, int e, orion_msg_load_body *m) {
   orion_bodycache *rec;
   const orion_bodycache_entry *base;
   size_t p = 0, s = 0;
-  if (r->body_chain || e >= nheld)
+  if (r->body_chain || e >= nheld || r->j->blob == NULL)
     return; /* the whole body, not kept */
   rec = &held[e];
   m->bdigest = r->bdigest;
