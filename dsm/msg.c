@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dsm/bodycache.h"
 #include "dsm/msg_field.h"
 #include "dsm/types.h"
 
@@ -117,6 +118,16 @@ int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m) {
     }
   orion__mw_need(&e, m->verify >= 0 && m->verify <= ORION_MSG_VERIFY_ORDER);
   orion__mw_i64(&e, m->verify);
+  orion__mw_need(&e, (m->bbase == NULL || (m->bdigest != NULL &&
+                                           m->blob_chained == 0)) &&
+                         (m->bbase != NULL ||
+                          (m->bprefix == 0 && m->bsuffix == 0)));
+  orion__mw_bytes(&e, (const char *)m->bdigest,
+                  m->bdigest != NULL ? ORION_BODY_DIGEST : 0);
+  orion__mw_bytes(&e, (const char *)m->bbase,
+                  m->bbase != NULL ? ORION_BODY_DIGEST : 0);
+  orion__mw_u64(&e, m->bprefix);
+  orion__mw_u64(&e, m->bsuffix);
   return orion__mw_end(&e);
 }
 
@@ -203,6 +214,30 @@ static void get_shards(orion__mr *d, orion_msg_load_body *m) {
   }
 }
 
+/* Wire version 22's body reference: a digest is empty or
+ * ORION_BODY_DIGEST bytes. */
+static const unsigned char *get_digest(orion__mr *d, const char *field) {
+  size_t len;
+  const char *p = orion__mr_bytes(d, field, &len);
+  if (d->rc == 0 && len != 0 && len != ORION_BODY_DIGEST)
+    orion__mr_fail(d, ORION_EPARSE, "a %s of %zu bytes", field, len);
+  return d->rc == 0 && len != 0 ? (const unsigned char *)p : NULL;
+}
+
+static void get_body_ref(orion__mr *d, orion_msg_load_body *m) {
+  m->bdigest = get_digest(d, "body digest");
+  m->bbase = get_digest(d, "base body digest");
+  m->bprefix = orion__mr_u64(d, "base body prefix");
+  m->bsuffix = orion__mr_u64(d, "base body suffix");
+  if (d->rc == 0 && m->bbase != NULL &&
+      (m->bdigest == NULL || m->blob_chained != 0))
+    orion__mr_fail(d, ORION_EPARSE, "a base body without a body digest "
+                                    "or with a chained body");
+  if (d->rc == 0 && m->bbase == NULL && (m->bprefix != 0 || m->bsuffix != 0))
+    orion__mr_fail(d, ORION_EPARSE, "a base body's prefix or suffix "
+                                    "without a base body");
+}
+
 int orion_msg_load_body_decode(const void *p, size_t n,
                                orion_msg_load_body *out, orion_error *err) {
   orion_msg_load_body m;
@@ -253,6 +288,7 @@ int orion_msg_load_body_decode(const void *p, size_t n,
   get_guards(&d, &m);
   m.verify = orion__mr_in(&d, "verify", 0, ORION_MSG_VERIFY_ORDER,
                           ORION_EPARSE);
+  get_body_ref(&d, &m);
   if (d.rc == 0 && m.gpu != 0 && m.chash == 0)
     orion__mr_fail(&d, ORION_EPARSE, "a device body without a compiled "
                                      "body");

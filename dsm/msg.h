@@ -223,7 +223,15 @@ typedef struct orion_msg_shard {
  * record the keys each block reads and writes and send them in BLOCK_KEYS
  * before its BLOCK_DONE; ORION_MSG_VERIFY_ORDER: also the first and last
  * element that touched each, for an ordered loop).  Wire version 17: the
- * blob may hold integer lists in executor/capture.c's compact form. */
+ * blob may hold integer lists in executor/capture.c's compact form.  Wire
+ * version 22 appends bytes bdigest (empty, or the ORION_BODY_DIGEST bytes
+ * of dsm/bodycache.h's digest of the whole body: the executor keeps the
+ * body under it), bytes bbase (empty, or the digest of a body the
+ * executor holds: then blob is a patch of it), u64 bprefix and u64
+ * bsuffix: the body is bbase's first bprefix bytes, then blob, then
+ * bbase's last bsuffix bytes.  A body the executor holds goes as bbase =
+ * bdigest, bprefix its length, bsuffix 0 and no blob.  bbase needs
+ * bdigest and an inline body; a chained body is not kept. */
 #define ORION_MSG_VERIFY_KEYS 1
 #define ORION_MSG_VERIFY_ORDER 2
 #define ORION_MSG_GUARD_MAX 159
@@ -270,6 +278,9 @@ typedef struct orion_msg_load_body {
   const orion_msg_guard *guards;
   int64_t nguards;
   int64_t verify;
+  const unsigned char *bdigest; /* NULL or ORION_BODY_DIGEST bytes */
+  const unsigned char *bbase;   /* NULL or ORION_BODY_DIGEST bytes */
+  uint64_t bprefix, bsuffix;
 } orion_msg_load_body;
 
 int orion_msg_load_body_encode(orion_buf *b, const orion_msg_load_body *m);

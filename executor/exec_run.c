@@ -280,9 +280,14 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
                                                     err);
     orion_free(body);
     x->cobj = NULL;
-  } else if (rc == 0) {
-    rc = orion_exec_load(x->ex, m.loop, m.blob != NULL ? m.blob : "",
-                         m.blob_len, err);
+  } else if (rc == 0) { /* inline, or held here (wire version 22) */
+    const char *body;
+    size_t len;
+    char *owned;
+    rc = orion__blobs_resolve(x, &m, &body, &len, &owned, err);
+    if (rc == 0)
+      rc = orion_exec_load(x->ex, m.loop, body, len, err);
+    orion_free(owned);
     x->cobj = NULL;
   }
   if (rc == 0 && m.chash != 0)

@@ -47,6 +47,7 @@
 #include <uv.h>
 
 #include "dsm/array.h"
+#include "dsm/bodycache.h"
 #include "dsm/msg.h"
 #include "dsm/net.h"
 #include "dsm/proto.h"
@@ -239,6 +240,7 @@ typedef struct exec_state {
   orion_cobj *cobj; /* the loaded loop's compiled body, or NULL */
   exec_bodies bodies;  /* built, by hash (dsm/proto.h) */
   exec_bodies gbodies; /* device bodies (executor/exec_gload.c) */
+  orion_bodycache blobs; /* the bodies sent, by digest (exec_bodies.c) */
   /* The loop's time (LOOP_DONE): when its LOAD_BODY came, the seconds
    * running its blocks less their waits, and the seconds blocked on data
    * (orion__wait_begin/end). */
@@ -603,6 +605,15 @@ int orion__bodies_find(const exec_bodies *b, uint64_t hash, orion_cobj **obj);
 /* Keeps obj (may be NULL) for hash, forgetting (and freeing) the oldest
  * when full. */
 void orion__bodies_keep(exec_bodies *b, uint64_t hash, orion_cobj *obj);
+
+/* LOAD_BODY's body when m names a digest (wire version 22): the held body
+ * it names or patches, checked against the digest and kept; else m's blob.
+ * *body points into m, into x->blobs or to *owned (the caller frees it).
+ * Returns 0, or the loop's error: a body this executor does not hold, a
+ * patch that does not fit its base, a digest that does not match. */
+int orion__blobs_resolve(exec_state *x, const orion_msg_load_body *m,
+                         const char **body, size_t *len, char **owned,
+                         orion_error *err);
 
 int orion__load_gbody(exec_state *x, const orion_msg_load_body *m,
                       const char *mode, orion_error *err);

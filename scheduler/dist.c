@@ -118,6 +118,7 @@ void orion__dist_stop(mod_state *s) {
   orion_free(csent);
   csent = NULL;
   csent_n = 0;
+  orion__body_forget();
   if (s->cl_starting != NULL) /* finished so that it stops cleanly */
     (void)orion__dist_cluster(s);
   if (s->cl != NULL)
@@ -144,6 +145,7 @@ void orion__dist_detach(lua_State *L, mod_state *s) {
   orion_free(csent);
   csent = NULL;
   csent_n = 0;
+  orion__body_forget();
   orion_free(s->forget);
   s->forget = NULL;
   s->nforget = 0;
@@ -833,6 +835,7 @@ static int put_load_body(loop_run *r, orion_buf *b, int e) {
     m.blob = j->blob;
     m.blob_len = j->blen;
   }
+  orion__body_ref(r, e, &m); /* or one e holds (scheduler/dist_body.c) */
   m.iter = j->it->id;
   m.arrays = r->adesc;
   m.narrays = r->nuse;
@@ -1039,6 +1042,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   if (orion__resid_start(&r) != 0)
     orion_cluster_fail(cl, "out of memory starting %s", j->where);
   r.body_chain = orion__chain_body(&r, bmode);
+  orion__body_start(&r);
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);
@@ -1082,8 +1086,10 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     combine_accs(&r);
   if (failed != NULL && r.pull)
     drop_shards(&r);
-  if (failed != NULL)
+  if (failed != NULL) {
     orion__chain_failed(&r);
+    orion__body_forget();
+  }
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   st->bytes = orion_cluster_bytes(cl) - bytes0;
   st->exec_bytes = exec_bytes(&r);

@@ -5,6 +5,7 @@
 #define ORION_LUA_DIST_INT_H
 
 #include "analysis/analyze.h"
+#include "dsm/bodycache.h"
 #include "dsm/cluster.h"
 #include "dsm/msg.h"
 #include "dsm/replica.h"
@@ -124,6 +125,9 @@ typedef struct loop_run {
   struct orion_chain_pump *pump;
   uint64_t chain_seq;
   int body_chain; /* the body goes by BCAST (orion__chain_body) */
+  /* The body's digest, and the base of executor e's patch while its
+   * LOAD_BODY is made (scheduler/dist_body.c). */
+  unsigned char bdigest[ORION_BODY_DIGEST], bbase[ORION_BODY_DIGEST];
   /* The blocks' new values of a sparse iterated array stay with the
    * executors that ran them (orion__resid_keep). */
   int keep;
@@ -230,6 +234,19 @@ void orion__chain_decide(arr_use *u, int mode);
  * ORION_BODY_CHAIN_MIN bytes or more. */
 #define ORION_BODY_CHAIN_MIN (256 << 10)
 int orion__chain_body(const loop_run *r, int mode);
+
+/* The bodies the executors hold (scheduler/dist_body.c): the driver's
+ * record, per executor, of each one's dsm/bodycache.h cache, and the bytes
+ * of the bodies it sent (the bases of patches).  orion__body_start
+ * computes the run's digest (before the LOAD_BODYs); orion__body_ref sets
+ * m's body for executor e: a reference when e holds it, a patch of a body
+ * e holds when that is shorter, else the whole body, and records what e
+ * holds after it (nothing for a chained body).  orion__body_forget drops
+ * the record (a new or re-formed cluster, a failed loop: the executors'
+ * caches may then hold less than the record says). */
+void orion__body_start(loop_run *r);
+void orion__body_ref(loop_run *r, int e, orion_msg_load_body *m);
+void orion__body_forget(void);
 typedef struct orion_chain_pump orion_chain_pump;
 /* After the LOAD_BODYs: starts sending the BCAST frames of every chained
  * array, a few pieces ahead of what each first hop's link has taken;

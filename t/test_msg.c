@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "dsm/bodycache.h"
 #include "dsm/msg.h"
 #include "dsm/types.h"
 #include "dsm/wire.h"
@@ -182,6 +183,10 @@ static const orion_msg_run runs3[3] = {
     {-7, 0, 5, (const char *)vals5, sizeof vals5, 0},
     {12, 40, 3, (const char *)ivals3, sizeof ivals3, 0},
     {-7, 100, 0, NULL, 0, 0}};
+
+/* LOAD_BODY's last fields, wire version 22's (empty here): the body
+ * digest and base (a length word each), prefix and suffix. */
+#define LB_TAIL 32
 
 static void sample_load_body(orion_msg_load_body *m, orion_msg_shard *sh,
                              orion_cslot *sl) {
@@ -422,7 +427,7 @@ Test(msg, load_body_guards_round_trip_and_bounds) {
   /* The last placement's length word (8 bytes before its 16 bytes) made
    * 0: the decoder names the field. */
   {
-    char *q = (char *)p + n - 8 - 16 - 8; /* the verify mode is last */
+    char *q = (char *)p + n - LB_TAIL - 8 - 16 - 8; /* verify follows */
     q[0] = 0;
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n - 16, &out, &err),
@@ -508,7 +513,7 @@ Test(msg, load_body_device_fields_checked) {
    * here) and the verify mode: make the gpu flag (12 words before the
    * end) 3, then the device grid space 99. */
   {
-    char *q = (char *)p + n - 12 * 8;
+    char *q = (char *)p + n - LB_TAIL - 12 * 8;
     q[0] = 3;
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
@@ -540,7 +545,7 @@ Test(msg, load_body_device_fields_checked) {
     double bad = -1;
     /* little-endian, as the wire; the chained length and the count of
      * guards follow */
-    memcpy((char *)p + n - 40, &bad, 8);
+    memcpy((char *)p + n - LB_TAIL - 40, &bad, 8);
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "negative bandwidth budget") != NULL, "%s",
@@ -560,7 +565,7 @@ Test(msg, load_body_device_fields_checked) {
   p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
   {
     double bad = 2e9;
-    memcpy((char *)p + n - 32, &bad, 8);
+    memcpy((char *)p + n - LB_TAIL - 32, &bad, 8);
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "the loop timeout is 2e+09 s") != NULL, "%s",
@@ -587,7 +592,7 @@ Test(msg, load_body_device_fields_checked) {
   orion_msg_load_body_free(&out);
   {
     int64_t bad = -5;
-    memcpy((char *)p + n - 24, &bad, 8); /* before guards and verify */
+    memcpy((char *)p + n - LB_TAIL - 24, &bad, 8); /* before guards, verify */
     orion_error_clear(&err);
     cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
     cr_assert(strstr(err.msg, "chained body's length") != NULL, "%s",
@@ -1242,6 +1247,10 @@ Test(msg, layouts_match_the_hand_written_encoders) {
     hand_bytes(&h, lb.guards[k].placement, lb.guards[k].placement_len);
   }
   orion_pw_i64(&h, lb.verify); /* wire version 15 */
+  hand_bytes(&h, NULL, 0); /* wire version 22: no body digest, */
+  hand_bytes(&h, NULL, 0); /* no base, */
+  orion_buf_u64(&h, 0);    /* prefix */
+  orion_buf_u64(&h, 0);    /* and suffix */
   same_payload(&b, ORION_WIRE_LOAD_BODY, &h);
   /* RUN_BLOCK, as scheduler/dist.c's send_block writes it. */
   b.len = h.len = 0;
@@ -1830,11 +1839,83 @@ Test(msg, load_body_verify_mode) {
   cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
   cr_assert_eq(out.verify, ORION_MSG_VERIFY_ORDER);
   orion_msg_load_body_free(&out);
-  memcpy((char *)p + n - 8, &bad, 8);
+  memcpy((char *)p + n - LB_TAIL - 8, &bad, 8);
   orion_error_clear(&err);
   cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
   cr_assert(strstr(err.msg, "verify") != NULL, "%s", err.msg);
   m.verify = 3;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  orion_buf_free(&b);
+}
+
+/* The body reference (wire version 22): a digest, a base and the shared
+ * prefix and suffix round-trip; a base without a digest, a base with a
+ * chained body, or a prefix without a base is refused both ways, and a
+ * digest of another length than ORION_BODY_DIGEST is named. */
+Test(msg, load_body_reference) {
+  orion_msg_load_body m, out;
+  orion_msg_shard sh[2];
+  orion_cslot sl[4];
+  unsigned char dg[ORION_BODY_DIGEST], base[ORION_BODY_DIGEST];
+  orion_buf b;
+  const char *p;
+  size_t n;
+  orion_error err;
+  int64_t seven = 7;
+  sample_load_body(&m, sh, sl);
+  orion_body_digest("body one", 8, dg);
+  orion_body_digest("body two", 8, base);
+  cr_assert_neq(memcmp(dg, base, sizeof dg), 0);
+  m.bdigest = dg;
+  m.bbase = base;
+  m.bprefix = 1000;
+  m.bsuffix = 24;
+  orion_buf_init(&b);
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
+  cr_assert(out.bdigest != NULL && out.bbase != NULL);
+  cr_assert_eq(memcmp(out.bdigest, dg, sizeof dg), 0);
+  cr_assert_eq(memcmp(out.bbase, base, sizeof base), 0);
+  cr_assert_eq(out.bprefix, 1000);
+  cr_assert_eq(out.bsuffix, 24);
+  eq_bytes(out.blob, out.blob_len, m.blob, m.blob_len, "the patch bytes");
+  orion_msg_load_body_free(&out);
+  /* The base digest's length word (after the body digest's 8 + 32 bytes)
+   * made 7: named. */
+  memcpy((char *)p + n - 16 - 32 - 8, &seven, 8);
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+  cr_assert(strstr(err.msg, "base body digest") != NULL, "%s", err.msg);
+  /* A digest alone keeps an inline body: it round-trips, no base. */
+  m.bbase = NULL;
+  m.bprefix = m.bsuffix = 0;
+  b.len = 0;
+  cr_assert_eq(orion_msg_load_body_encode(&b, &m), 0);
+  p = payload_of(&b, ORION_WIRE_LOAD_BODY, &n);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, NULL), 0);
+  cr_assert(out.bdigest != NULL && out.bbase == NULL);
+  orion_msg_load_body_free(&out);
+  /* A prefix without a base: refused by the encoder; made by hand (the
+   * prefix is the second-last word), refused by the decoder. */
+  m.bprefix = 5;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  memcpy((char *)p + n - 16, &seven, 8);
+  orion_error_clear(&err);
+  cr_assert_eq(orion_msg_load_body_decode(p, n, &out, &err), ORION_EPARSE);
+  cr_assert(strstr(err.msg, "without a base body") != NULL, "%s", err.msg);
+  /* A base without a digest, or beside a chained body: refused. */
+  m.bprefix = 0;
+  m.bdigest = NULL;
+  m.bbase = base;
+  b.len = 0;
+  cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
+  m.bdigest = dg;
+  m.blob = NULL;
+  m.blob_len = 0;
+  m.blob_chained = 600000;
   b.len = 0;
   cr_assert_neq(orion_msg_load_body_encode(&b, &m), 0);
   orion_buf_free(&b);
