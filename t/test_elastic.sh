@@ -48,7 +48,7 @@
 # Every wait has a timeout.
 set -u
 src=${ORION_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-. "$src/t/skip.sh" # reap, free_port
+. "$src/t/skip.sh" # reap, procs_left
 drv=${ORION_DRIVER:-$src/orion-driver}
 exe=$(dirname "$drv")/orion-executor
 tmp=$(mktemp -d)
@@ -272,16 +272,22 @@ left m
 # ---- 3. an executor joins (--launcher manual) ----------------------------------
 ORION_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 export ORION_TOKEN
-port=$(free_port $$)
+# The drivers listen on a port the system picks (--listen HOST), which the
+# test reads from the commands the manual launcher prints, or from a
+# local executor's command line: no port taken by another test meanwhile.
+printed_addr() { sed -n "s/.*'--driver' '\([^']*\)'.*/\1/p" "$1" | head -1; }
 # The job pauses before epoch 3 until the joiner is connected (the driver,
 # paused, has not read it yet: the kernel holds the connection), so it
 # cannot end before the joiner asks, nor take it at another epoch.
 rm -rf ckj j.jsonl pj
 mkdir pj
 ELASTIC_MARK=j.$$ PAUSE_STEPS=3 PAUSE_DIR=pj "$drv" --launcher manual \
-  --executors 2 --listen 127.0.0.1:$port --elastic --checkpoint-dir ckj \
+  --executors 2 --listen 127.0.0.1 --elastic --checkpoint-dir ckj \
   --metrics j.jsonl $MF --save j > j.out 2> j.err &
 pid=$!
+wait_for_line j.err "'--driver' '" 60 $pid || fail "join: no command printed: $(cat j.err)"
+addr=$(printed_addr j.err)
+port=${addr##*:}
 ELASTIC_MARK=j.$$ "$exe" --driver 127.0.0.1:$port --id 0 --elastic 2> j0.err &
 e0=$!
 ELASTIC_MARK=j.$$ "$exe" --driver 127.0.0.1:$port --id 1 --elastic 2> j1.err &
@@ -289,7 +295,7 @@ e1=$!
 paused j 3 $pid
 ELASTIC_MARK=j.$$ "$exe" --driver 127.0.0.1:$port --join 2> j2.err &
 e2=$!
-connected $port 3 || fail "join: the joiner did not connect: $(cat j2.err)"
+connected "$port" 3 || fail "join: the joiner did not connect: $(cat j2.err)"
 touch pj/go-3
 reap $pid 120
 rc=$?
@@ -313,17 +319,18 @@ done
 # executors and the user gives the joiner: the joiner is taken in place;
 # the started executors, let go and registered again, are still reaped at
 # the end: exit 0, 2 executors then 3, the undisturbed result, none left.
-port=$(free_port $((port + 1)))
 rm -rf ckl l.jsonl pl
 mkdir pl
 ELASTIC_MARK=l.$$ PAUSE_STEPS=3 PAUSE_DIR=pl "$drv" --executors 2 \
-  --listen 127.0.0.1:$port --elastic --checkpoint-dir ckl --metrics l.jsonl \
+  --elastic --checkpoint-dir ckl --metrics l.jsonl \
   $MF --save l > l.out 2> l.err &
 pid=$!
 paused l 3 $pid
+addr=$(tr '\0' '\n' < /proc/$(children $pid | head -1)/cmdline | sed -n '/^--driver$/{n;p;}')
+port=${addr##*:}
 ELASTIC_MARK=l.$$ "$exe" --driver 127.0.0.1:$port --join 2> l2.err &
 el=$!
-connected $port 3 || fail "local join: the joiner did not connect: $(cat l2.err)"
+connected "$port" 3 || fail "local join: the joiner did not connect: $(cat l2.err)"
 touch pl/go-3
 reap $pid 120
 rc=$?
@@ -338,18 +345,20 @@ left l
 
 # A job without --elastic refuses a joiner, which gives up after
 # $ORION_REGISTER_TIMEOUT; the job ends as usual.
-port=$(free_port $((port + 1)))
 rm -rf pr
 mkdir pr
 PAUSE_STEPS=2 PAUSE_DIR=pr "$drv" --launcher manual --executors 1 \
-  --listen 127.0.0.1:$port $MF > r.out 2> r.err &
+  --listen 127.0.0.1 $MF > r.out 2> r.err &
 pid=$!
+wait_for_line r.err "'--driver' '" 60 $pid || fail "refused join: no command printed: $(cat r.err)"
+addr=$(printed_addr r.err)
+port=${addr##*:}
 "$exe" --driver 127.0.0.1:$port --id 0 2> r0.err &
 e0=$!
 paused r 2 $pid
 ORION_REGISTER_TIMEOUT=2 "$exe" --driver 127.0.0.1:$port --join 2> rj.err &
 ej=$!
-connected $port 2 || fail "refused join: the joiner did not connect: $(cat rj.err)"
+connected "$port" 2 || fail "refused join: the joiner did not connect: $(cat rj.err)"
 touch pr/go-2
 reap $ej 20 > /dev/null
 [ $? = 3 ] || fail "a joiner of a job without --elastic: not exit 3: $(cat rj.err)"
