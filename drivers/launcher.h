@@ -29,7 +29,8 @@ typedef struct orion_launcher {
   const char *executor;   /* the orion-executor program; NULL:
                              $ORION_EXECUTOR, else the one beside the
                              driver, else the one on PATH */
-  char token[ORION_TOKEN_MAX + 1];      /* slurm/mpi/manual/local: $ORION_TOKEN */
+  char token[ORION_TOKEN_MAX + 1];      /* slurm, mpi, manual, local:
+                                           $ORION_TOKEN */
   int token_from_env; /* manual, local: the user exported the token */
   char listen[ORION_HOSTPORT_MAX + 8];  /* where the driver listens, when
                                            the launcher decides it */
