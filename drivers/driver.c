@@ -108,7 +108,9 @@ static const char usage_text[] =
     "                  rank: rank 0 drives, the others become executors;\n"
     "                  needs ORION_DRIVER=HOST:PORT and ORION_TOKEN), or\n"
     "                  manual (print the command for each executor, wait;\n"
-    "                  an exported ORION_TOKEN is used and not printed)\n"
+    "                  an exported ORION_TOKEN is used and not printed);\n"
+    "                  local executors get an exported ORION_TOKEN too,\n"
+    "                  so `orion-executor --join` can join an --elastic job\n"
     "  --listen ADDR   HOST[:PORT] the driver listens on (default\n"
     "                  127.0.0.1 for local executors, else the address\n"
     "                  facing them; 0.0.0.0: every address)\n"
@@ -214,6 +216,17 @@ static int min_given;         /* --min-executors was given */
 static const char *status_spec; /* --status, or NULL */
 static int fresh_if_none;       /* --fresh-if-none (it needs --resume) */
 static pid_t lock_pid;          /* the process that holds recover.lock_fd */
+
+/* The manual and local launchers: an exported ORION_TOKEN is the job's
+ * (orion_launcher_token_setup); 0, or nonzero with the reason printed. */
+static int env_token(orion_launcher *l, orion_cluster_opts *o) {
+  orion_error err;
+  orion_error_clear(&err);
+  if (orion_launcher_token_setup(l, o, &err) == 0)
+    return 0;
+  fprintf(stderr, "orion-driver: %s\n", err.msg);
+  return -1;
+}
 
 /* At exit: the checkpoint folder's lock is released, its file emptied
  * (only by the process that took it: a child that exits is not it). */
@@ -739,13 +752,9 @@ int main(int argc, char **argv) {
     orion_recover_hosts(&launcher, cfg.quiet); /* hosts that failed twice */
   } else if (launcher.kind == ORION_LAUNCH_MANUAL && !have_exec) {
     return usage_error("%s", "--launcher manual needs --executors N");
-  } else if (launcher.kind == ORION_LAUNCH_MANUAL) {
-    orion_error err;
-    orion_error_clear(&err);
-    if (orion_launcher_manual_setup(&launcher, &cfg.cluster, &err) != 0) {
-      fprintf(stderr, "orion-driver: %s\n", err.msg);
-      return EXIT_USAGE;
-    }
+  } else if (launcher.kind == ORION_LAUNCH_MANUAL &&
+             env_token(&launcher, &cfg.cluster) != 0) {
+    return EXIT_USAGE;
   }
   {
     /* GPUs: --gpus, --gpu-memory, or one executor per GPU found here. */
@@ -765,6 +774,9 @@ int main(int argc, char **argv) {
     return usage_error("%s", "--executors 0 runs no executors; it cannot be "
                              "combined with --launcher or --hosts");
   /* The executor count is settled (hosts file, ranks, GPUs). */
+  if (launcher.kind == ORION_LAUNCH_LOCAL && cfg.executors > 0 &&
+      env_token(&launcher, &cfg.cluster) != 0)
+    return EXIT_USAGE;
   if (elastic.on && cfg.executors > 0 && elastic.min > cfg.executors &&
       getenv("ORION_ELASTIC_FORM") == NULL)
     return usage_error("--min-executors %d is more than the %d executors "

@@ -160,8 +160,8 @@ static int start_ssh(orion_cluster *c, const orion_launcher *l,
   return rc;
 }
 
-int orion_launcher_manual_setup(orion_launcher *l, orion_cluster_opts *o,
-                                orion_error *err) {
+int orion_launcher_token_setup(orion_launcher *l, orion_cluster_opts *o,
+                               orion_error *err) {
   const char *t = getenv("ORION_TOKEN");
   if (t == NULL)
     return 0; /* the cluster makes one */

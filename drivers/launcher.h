@@ -29,8 +29,9 @@ typedef struct orion_launcher {
   const char *executor;   /* the orion-executor program; NULL:
                              $ORION_EXECUTOR, else the one beside the
                              driver, else the one on PATH */
-  char token[ORION_TOKEN_MAX + 1];      /* slurm/mpi/manual: $ORION_TOKEN */
-  int token_from_env; /* manual: the user exported the token (not shown) */
+  char token[ORION_TOKEN_MAX + 1];      /* slurm, mpi, manual, local:
+                                           $ORION_TOKEN */
+  int token_from_env; /* manual, local: the user exported the token */
   char listen[ORION_HOSTPORT_MAX + 8];  /* where the driver listens, when
                                            the launcher decides it */
   /* GPUs (drivers/launcher_gpu.c): executors own devices when gpus != 0:
@@ -59,14 +60,17 @@ int orion_launcher_load_hosts(orion_launcher *l, orion_error *err);
  * --listen host already in o->listen with its port) and
  * o->token ($ORION_TOKEN), pointing into l.  Returns a negative code with
  * err set when the environment is incomplete. */
-/* ORION_LAUNCH_MANUAL: the user starts the executors, so a token they
- * exported (ORION_TOKEN) is the job's: checked (orion_launch_token_env),
- * put in o->token (pointing into l), and left out of the printed command
- * lines, which then ask for it to be exported on each host.  Without
- * ORION_TOKEN the driver makes a random one and prints it in front of each
- * command.  Returns 0, or ORION_EINVAL with err naming ORION_TOKEN. */
-int orion_launcher_manual_setup(orion_launcher *l, orion_cluster_opts *o,
-                                orion_error *err);
+/* ORION_LAUNCH_MANUAL and ORION_LAUNCH_LOCAL: a token the user exported
+ * (ORION_TOKEN) is the job's: checked (orion_launch_token_env) and put in
+ * o->token (pointing into l).  Manual: it is left out of the printed
+ * command lines, which then ask for it to be exported on each host;
+ * local: the executors started get it, and the user, who has it, can
+ * start one more with `orion-executor --join` (an --elastic job).
+ * Without ORION_TOKEN the driver makes a random one (manual: printed in
+ * front of each command).  Returns 0, or ORION_EINVAL with err naming
+ * ORION_TOKEN. */
+int orion_launcher_token_setup(orion_launcher *l, orion_cluster_opts *o,
+                               orion_error *err);
 
 int orion_launcher_rank_setup(orion_launcher *l, orion_cluster_opts *o,
                               orion_error *err);

@@ -34,3 +34,22 @@ reap() {
   kill -9 "$1" 2>/dev/null && echo "FAIL: pid $1 still running after $2 s"
   wait "$1"
 }
+
+# procs_left NAME=VALUE SECONDS: the pids of the processes (other than this
+# shell) whose environment holds NAME=VALUE, once none is left or SECONDS
+# have passed (polled every 0.05 s); nothing when none is left.  A job's
+# processes end on their own schedule after the test's wait for its driver:
+# executors that the same signal killed (Ctrl-C to the process group), or
+# that the driver let go, still have to be scheduled to exit, which on a
+# loaded machine can take a moment; one still there after SECONDS is left.
+procs_left() {
+  _n=0
+  while :; do
+    _l=$(grep -lz "^$1\$" /proc/[0-9]*/environ 2>/dev/null |
+      sed 's|/proc/\([0-9]*\)/environ|\1|' | grep -v "^$$\$" | tr '\n' ' ')
+    [ -z "$_l" ] || [ $_n -ge $(($2 * 20)) ] && break
+    sleep 0.05
+    _n=$((_n + 1))
+  done
+  echo $_l
+}

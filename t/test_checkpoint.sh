@@ -53,15 +53,15 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 has() { grep -qF -- "$2" "$1" || fail "$1 lacks '$2':
 $(cat "$1")"; }
 
-# The processes whose environment carries this job's mark.
 # The executors whose parent is $1 (/proc: no procps needed).
 children() {
   cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$1" '$4 == p && $2 == "(orion-executor)" { print $1 }'
 }
-job_procs() {
-  grep -l "CKPT_MARK=$1\$" /proc/[0-9]*/environ 2>/dev/null |
-    sed 's|/proc/\([0-9]*\)/environ|\1|' | grep -v "^$$\$" || true
-}
+# The processes whose environment carries this job's mark (its name and
+# this test's pid: copies of the test run at once do not see each other's),
+# once none is left or 10 s have passed (t/skip.sh: executors that a Ctrl-C
+# killed with the driver, or whose driver was killed, end after it).
+job_procs() { procs_left "CKPT_MARK=$1.$$" 10; }
 # wait_for_line FILE TEXT SECONDS PID: until FILE has a line with TEXT (or
 # PID ends, or SECONDS pass).
 wait_for_line() {
@@ -90,7 +90,7 @@ for trial in 1 2 3; do
   # again (at most 3 times).
   for try in 1 2 3; do
     rm -rf "$d"
-    CKPT_MARK=k$trial "$drv" --executors 2 --checkpoint-dir "$d" $MF \
+    CKPT_MARK=k$trial.$$ "$drv" --executors 2 --checkpoint-dir "$d" $MF \
       --checkpoint-every 2 > k$trial.out 2> k$trial.err &
     pid=$!
     # The log line stays when the checkpoint itself has been pruned.
@@ -120,16 +120,15 @@ done
 
 # ---- 2. the driver killed, then --resume ---------------------------------
 d=$tmp/drv
-CKPT_MARK=drv "$drv" --executors 2 --checkpoint-dir "$d" $MF \
+CKPT_MARK=drv.$$ "$drv" --executors 2 --checkpoint-dir "$d" $MF \
   --checkpoint-every 2 > drv1.out 2>&1 &
 pid=$!
 wait_for_line drv1.out "checkpoint of step 4 written" 60 $pid ||
   fail "no checkpoint of step 4: $(cat drv1.out)"
 kill -9 $pid
 wait $pid 2>/dev/null
-n=0
-while [ -n "$(job_procs drv)" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
-[ -z "$(job_procs drv)" ] || fail "executors outlived the killed driver: $(job_procs drv)"
+left=$(job_procs drv)
+[ -z "$left" ] || fail "executors outlived the killed driver: $left"
 newest=$(ls "$d" | sed -n 's/^ckpt-0*\([0-9][0-9]*\)$/\1/p' | sort -n | tail -1)
 "$drv" --quiet --executors 2 --checkpoint-dir "$d" --resume $MF \
   --checkpoint-every 2 > drv2.out 2>&1 || fail "--resume: $(cat drv2.out)"
@@ -261,7 +260,7 @@ has same.out "a4	1600	0"
 
 # ---- 7. an executor killed while it writes its parts -----------------------
 d=$tmp/die
-CKPT_MARK=die ORION_TEST_CKPT_DIE=4:$tmp/died "$drv" --executors 2 \
+CKPT_MARK=die.$$ ORION_TEST_CKPT_DIE=4:$tmp/died "$drv" --executors 2 \
   --checkpoint-dir "$d" $SMALL --checkpoint-every 2 > die.out 2> die.err &
 pid=$!
 reap $pid 120
@@ -327,7 +326,7 @@ for step = first, 3 do
   orion.checkpoint { step = step }
 end
 EOF2
-CKPT_MARK=twice FAKE_SSH_LOG=$tmp/ssh.log PATH="$tmp/bin:$PATH" \
+CKPT_MARK=twice.$$ FAKE_SSH_LOG=$tmp/ssh.log PATH="$tmp/bin:$PATH" \
   "$drv" --allow-io --register-timeout 20 --hosts "$tmp/hosts" \
   --checkpoint-dir "$tmp/tw" twice.lua > twice.out 2> twice.err &
 pid=$!
@@ -356,11 +355,11 @@ left=$(job_procs twice)
 d=$tmp/int
 # (A shell's background job starts with SIGINT ignored; perl, which every
 # Debian has, puts back the default a terminal's foreground job has.)
-CKPT_MARK=int setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' "$drv" --executors 2 --checkpoint-dir "$d" $MF \
+CKPT_MARK=int.$$ setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' "$drv" --executors 2 --checkpoint-dir "$d" $MF \
   --checkpoint-every 1 > int.out 2> int.err &
 pid=$!
 wait_for_line int.err "checkpoint of step 2 written" 60 $pid
-kill -INT -- -$pid 2>/dev/null
+kill -INT -$pid 2>/dev/null # (dash's kill takes no --)
 reap $pid 60
 grep -q "checkpoint of step 16 written" int.err &&
   fail "Ctrl-C: the run ended before the signal: $(cat int.err)"
