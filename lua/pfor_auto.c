@@ -29,10 +29,11 @@ static const char *site(lua_State *L) {
   return lua_tostring(L, -2);
 }
 
-static lua_Integer int_field(lua_State *L, const char *k) {
-  lua_Integer v;
+/* Field k of the table on top, as a number (0 when missing). */
+static double num_field(lua_State *L, const char *k) {
+  double v;
   lua_getfield(L, -1, k);
-  v = lua_tointeger(L, -1);
+  v = lua_tonumber(L, -1);
   lua_pop(L, 1);
   return v;
 }
@@ -47,10 +48,10 @@ void orion__auto_parts_before(lua_State *L, int64_t parts[2], int *assign) {
   int top = lua_gettop(L);
   lua_Integer p;
   job(L);
-  p = int_field(L, "parts");
+  p = (lua_Integer)num_field(L, "parts");
   if (p > 0) {
     parts[0] = parts[1] = p;
-    if (int_field(L, "dynamic") && *assign == ORION_ASSIGN_DEFAULT)
+    if (num_field(L, "dynamic") != 0 && *assign == ORION_ASSIGN_DEFAULT)
       *assign = ORION_ASSIGN_DYNAMIC;
   }
   lua_settop(L, top);
@@ -80,19 +81,9 @@ static void record(lua_State *L, const char *where, int pass,
     lua_setfield(L, -2, "predicted_best_seconds");
     lua_pushnumber(L, switch_s);
     lua_setfield(L, -2, "switch_seconds");
-    lua_pushinteger(L, pass);
-    lua_setfield(L, -2, "amortised_passes");
     lua_call(L, 1, 0);
   }
   lua_settop(L, top);
-}
-
-static double num_field(lua_State *L, const char *k) {
-  double v;
-  lua_getfield(L, -1, k);
-  v = lua_tonumber(L, -1);
-  lua_pop(L, 1);
-  return v;
 }
 
 /* The switch for the job: every "auto" call site's (each cuts and sends
@@ -123,7 +114,7 @@ void orion__auto_parts_after(lua_State *L, const orion_predict_obs *o,
     return;
   where = site(L);
   sidx = lua_gettop(L); /* the site's table */
-  pass = int_field(L, "pass") + 1;
+  pass = (int)num_field(L, "pass") + 1;
   lua_pushinteger(L, pass);
   lua_setfield(L, -2, "pass");
   if (pass == 1) { /* what the switch will cost: the first pass's extra */
@@ -149,7 +140,7 @@ void orion__auto_parts_after(lua_State *L, const orion_predict_obs *o,
   /* Weighed at passes 2, 4, 8, ... until a switch pays, each time over
    * as many passes again as ran so far (the loop's passes to come are
    * not known: a loop that ran k passes is taken to run k more). */
-  if (pass < 2 || (pass & (pass - 1)) != 0 || int_field(L, "parts") > 0) {
+  if (pass < 2 || (pass & (pass - 1)) != 0 || num_field(L, "parts") > 0) {
     lua_settop(L, top);
     return;
   }
