@@ -31,7 +31,12 @@ typedef orion_msg_item orion_pend_item;
 typedef enum orion_apply_op {
   ORION_APPLY_ADD,     /* target[k] = target[k] + pending[k] */
   ORION_APPLY_REPLACE, /* target[k] = pending[k] */
-  ORION_APPLY_FUNC     /* target[k] = f(target[k], pending[k]) in Lua */
+  ORION_APPLY_FUNC,    /* target[k] = f(target[k], pending[k]) in Lua */
+  /* apply = "mean" (model averaging): each executor's flushed value is
+   * divided by the loop's number of executors, then added.  Only in
+   * orion.buffer and its wire op; an executor binds it as ORION_APPLY_ADD
+   * with its flushes scaled (executor/exec_apply.c). */
+  ORION_APPLY_MEAN
 } orion_apply_op;
 
 /* The pending writes of one buffer.  Small targets keep a dense array of

@@ -597,10 +597,16 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            "or n > 0 elements)",
                            ex->id, name, (long long)flush);
   if (op != ORION_APPLY_ADD && op != ORION_APPLY_REPLACE &&
-      op != ORION_APPLY_FUNC)
+      op != ORION_APPLY_FUNC && op != ORION_APPLY_MEAN)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: buffer '%s': bad apply operator %d",
                            ex->id, name, (int)op);
+  if (op == ORION_APPLY_MEAN &&
+      (orion_type_is_int(t->a->type) || flush == ORION_FLUSH_LOOP))
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer '%s': apply \"mean\" needs "
+                           "a float target and a flush while the loop runs",
+                           ex->id, name);
   if (op == ORION_APPLY_FUNC && apply_blob == NULL)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: buffer '%s': no apply function",
@@ -633,7 +639,8 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   snprintf(b->name, sizeof b->name, "%s", name);
   b->target = t->a;
   orion_array_retain(t->a);
-  b->op = op;
+  b->op = op == ORION_APPLY_MEAN ? ORION_APPLY_ADD : op;
+  b->mean = op == ORION_APPLY_MEAN;
   b->apply_ref = ref;
   b->flush = flush;
   orion_wbuf_init(&b->pend, t->a->nnz);

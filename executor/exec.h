@@ -182,6 +182,10 @@ int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err);
  * them to its local copy of the target, the executor hands the items to
  * the sink (orion_flush_sink, dsm/wbuf.h), which ships them to the array's
  * owner. */
+/* The loop's number of executors n >= 1, by which an apply = "mean"
+ * buffer's flushed values are divided (1 until set). */
+void orion_exec_set_executors(orion_exec *ex, int n);
+
 void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
                                void *ud);
 

@@ -144,6 +144,7 @@ int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
                            "%lld pending elements",
                            ex->id, b->name,
                            (long long)orion_wbuf_pending(&b->pend));
+  orion__exec_mean_scale(ex, b, items, n);
   if (ex->sink != NULL)
     rc = ex->sink(ex->sink_ud, b->id, orion_type_is_int(b->target->type),
                   items, n, -1, err);
@@ -151,6 +152,19 @@ int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
     rc = orion__exec_apply_taken(ex, b, items, n, err);
   orion_free(items);
   return rc;
+}
+
+void orion__exec_mean_scale(const orion_exec *ex, const exec_buffer *b,
+                            orion_pend_item *items, int64_t n) {
+  int64_t i;
+  if (!b->mean || ex->nexec <= 1)
+    return;
+  for (i = 0; i < n; i++)
+    items[i].val.d /= (double)ex->nexec;
+}
+
+void orion_exec_set_executors(orion_exec *ex, int n) {
+  ex->nexec = n > 1 ? n : 1;
 }
 
 void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,

@@ -100,6 +100,9 @@ struct orion_exec {
   /* orion-driver --verify (executor/exec_keys.c): the keys the running block
    * touched, or NULL when not recording. */
   struct orion_keyrec *keys;
+  /* The loop's number of executors (apply = "mean" divides by it); 0 or 1
+   * in the driver and on a lone executor. */
+  int nexec;
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry
@@ -118,12 +121,18 @@ struct exec_buffer {
   orion_array *help[ORION_EXEC_MAX_HELPERS];
   int64_t flush;   /* ORION_FLUSH_BLOCK, _LOOP, _MANAGED, _CLOCK(n) or n > 0 */
   int64_t count;   /* elements (n > 0) or blocks (clock) since the last flush */
+  int mean;        /* apply = "mean": op is ADD, flushed values / nexec */
   orion_wbuf pend; /* its pending writes */
   /* flush = "managed": the keys pending at the last early send, in key
    * order, each with (val.i) the block count when first seen pending. */
   orion_pend_item *born;
   int64_t nborn;
 };
+
+/* apply = "mean": divides the float values of items[0..n), taken from b's
+ * store for a flush or an early send, by the loop's executor count. */
+void orion__exec_mean_scale(const struct orion_exec *ex, const exec_buffer *b,
+                            orion_pend_item *items, int64_t n);
 
 /* Managed buffers (executor/exec_managed.c): forgets b's first-seen blocks (its
  * writes were all sent, or dropped); counts a block's end. */
