@@ -659,6 +659,9 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
 
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id) {
   exec_buffer *b = orion__exec_find_buffer(ex, id);
+  orion_error err;
+  if (b != NULL && orion__exec_absorb(ex, b, &err) != 0)
+    return -1;
   return b != NULL ? orion_wbuf_pending(&b->pend) : -1;
 }
 

@@ -196,6 +196,12 @@ void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
 int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
                             const orion_pend_item *items, int64_t n,
                             orion_error *err);
+/* The same for items whose keys the caller has checked are in the target
+ * (this executor's own flushes, a peer's checked against the shard): no
+ * pass over the keys first. */
+int orion_exec_buffer_apply_valid(orion_exec *ex, int64_t id,
+                                  const orion_pend_item *items, int64_t n,
+                                  orion_error *err);
 
 /* The number of pending elements of buffer id, or -1 when it is not bound
  * (for tests and statistics). */

@@ -135,6 +135,9 @@ int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
   int rc;
   b->count = 0;
   orion__exec_managed_forget(b); /* everything pending goes now */
+  rc = orion__exec_absorb(ex, b, err);
+  if (rc != 0)
+    return rc;
   if (b->target == NULL || orion_wbuf_pending(&b->pend) == 0)
     return 0;
   rc = orion_wbuf_take(&b->pend, &items, &n);
@@ -154,13 +157,31 @@ int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
   return rc;
 }
 
+int orion__exec_absorb(orion_exec *ex, exec_buffer *b, orion_error *err) {
+  if (!b->unabsorbed)
+    return 0;
+  b->unabsorbed = 0;
+  if (orion_wbuf_absorb(&b->pend) != 0)
+    return orion_error_set(err, ORION_ENOMEM,
+                           "executor %d: buffer '%s': out of memory marking "
+                           "pending writes",
+                           ex->id, b->name);
+  return 0;
+}
+
 void orion__exec_mean_scale(const orion_exec *ex, const exec_buffer *b,
                             orion_pend_item *items, int64_t n) {
   int64_t i;
+  double inv;
   if (!b->mean || ex->nexec <= 1)
     return;
-  for (i = 0; i < n; i++)
-    items[i].val.d /= (double)ex->nexec;
+  inv = 1.0 / (double)ex->nexec;
+  if ((ex->nexec & (ex->nexec - 1)) == 0) /* 2^-m: x * inv is x / n */
+    for (i = 0; i < n; i++)
+      items[i].val.d *= inv;
+  else
+    for (i = 0; i < n; i++)
+      items[i].val.d /= (double)ex->nexec;
 }
 
 void orion_exec_set_executors(orion_exec *ex, int n) {
@@ -188,6 +209,17 @@ int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
                              "executor %d: buffer '%s': flushed key %lld is "
                              "outside its target",
                              ex->id, b->name, (long long)items[i].key);
+  return orion__exec_apply_taken(ex, b, items, n, err);
+}
+
+int orion_exec_buffer_apply_valid(orion_exec *ex, int64_t id,
+                                  const orion_pend_item *items, int64_t n,
+                                  orion_error *err) {
+  exec_buffer *b = orion__exec_find_buffer(ex, id);
+  if (b == NULL || b->target == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer %lld is not bound", ex->id,
+                           (long long)id);
   return orion__exec_apply_taken(ex, b, items, n, err);
 }
 

@@ -122,12 +122,21 @@ struct exec_buffer {
   int64_t flush;   /* ORION_FLUSH_BLOCK, _LOOP, _MANAGED, _CLOCK(n) or n > 0 */
   int64_t count;   /* elements (n > 0) or blocks (clock) since the last flush */
   int mean;        /* apply = "mean": op is ADD, flushed values / nexec */
+  /* A clock buffer's scan store holds values a compiled body stored and
+   * nothing has marked yet: marked (orion_wbuf_absorb) at its flush, not
+   * after every block of the clock. */
+  int unabsorbed;
   orion_wbuf pend; /* its pending writes */
   /* flush = "managed": the keys pending at the last early send, in key
    * order, each with (val.i) the block count when first seen pending. */
   orion_pend_item *born;
   int64_t nborn;
 };
+
+/* Marks the values a compiled body stored in b's scan store since its
+ * last flush (b->unabsorbed); 0 or ORION_ENOMEM with err set. */
+int orion__exec_absorb(struct orion_exec *ex, exec_buffer *b,
+                       orion_error *err);
 
 /* apply = "mean": divides the float values of items[0..n), taken from b's
  * store for a flush or an early send, by the loop's executor count. */
