@@ -128,6 +128,15 @@ int orion_wbuf_add_scaled(orion_wbuf *w, int64_t k0, const float *x,
  * afterwards.  Returns 0, or ORION_ENOMEM with nothing changed. */
 int orion_wbuf_take(orion_wbuf *w, orion_pend_item **items, int64_t *n);
 
+/* orion_wbuf_absorb and orion_wbuf_take in one pass over a scan store,
+ * each float value multiplied by scale (isint: integer values, never
+ * scaled): the marked elements and the unmarked ones whose value is not
+ * all-zero bits, in ascending key order.  A store that is not dense is
+ * taken as orion_wbuf_take does.  Returns 0, or ORION_ENOMEM with nothing
+ * changed. */
+int orion_wbuf_take_scan(orion_wbuf *w, int isint, double scale,
+                         orion_pend_item **items, int64_t *n);
+
 /* Managed flushes (flush = "managed"): takes every pending element out
  * and splits them into the (at most) max of largest magnitude, |value| as
  * an integer (isint) or a float, ties to the lower key, into *sent, and the

@@ -128,6 +128,11 @@ int orion__exec_apply_taken(orion_exec *ex, exec_buffer *b,
 
 /* Takes b's pending elements and applies them to the target (or hands them
  * to the flush sink); restarts its count. */
+/* The factor an apply = "mean" buffer's flushed values take (1 else). */
+static double mean_scale(const orion_exec *ex, const exec_buffer *b) {
+  return b->mean && ex->nexec > 1 ? 1.0 / (double)ex->nexec : 1.0;
+}
+
 int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
                              orion_error *err) {
   orion_pend_item *items;
@@ -135,19 +140,27 @@ int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
   int rc;
   b->count = 0;
   orion__exec_managed_forget(b); /* everything pending goes now */
-  rc = orion__exec_absorb(ex, b, err);
-  if (rc != 0)
-    return rc;
-  if (b->target == NULL || orion_wbuf_pending(&b->pend) == 0)
+  if (b->target == NULL)
     return 0;
-  rc = orion_wbuf_take(&b->pend, &items, &n);
+  if (b->unabsorbed) { /* a scan store: marked, taken and scaled at once */
+    int isint = orion_type_is_int(b->target->type);
+    rc = orion_wbuf_take_scan(&b->pend, isint, mean_scale(ex, b), &items, &n);
+    if (rc == 0)
+      b->unabsorbed = 0;
+  } else if (orion_wbuf_pending(&b->pend) == 0) {
+    return 0;
+  } else {
+    rc = orion_wbuf_take(&b->pend, &items, &n);
+    if (rc == 0)
+      orion__exec_mean_scale(ex, b, items, n);
+  }
   if (rc != 0)
     return orion_error_set(err, rc,
                            "executor %d: buffer '%s': out of memory flushing "
-                           "%lld pending elements",
-                           ex->id, b->name,
-                           (long long)orion_wbuf_pending(&b->pend));
-  orion__exec_mean_scale(ex, b, items, n);
+                           "its pending elements",
+                           ex->id, b->name);
+  if (n == 0)
+    return 0;
   if (ex->sink != NULL)
     rc = ex->sink(ex->sink_ud, b->id, orion_type_is_int(b->target->type),
                   items, n, -1, err);
@@ -172,16 +185,10 @@ int orion__exec_absorb(orion_exec *ex, exec_buffer *b, orion_error *err) {
 void orion__exec_mean_scale(const orion_exec *ex, const exec_buffer *b,
                             orion_pend_item *items, int64_t n) {
   int64_t i;
-  double inv;
-  if (!b->mean || ex->nexec <= 1)
-    return;
-  inv = 1.0 / (double)ex->nexec;
-  if ((ex->nexec & (ex->nexec - 1)) == 0) /* 2^-m: x * inv is x / n */
+  double s = mean_scale(ex, b);
+  if (s != 1.0)
     for (i = 0; i < n; i++)
-      items[i].val.d *= inv;
-  else
-    for (i = 0; i < n; i++)
-      items[i].val.d /= (double)ex->nexec;
+      items[i].val.d *= s;
 }
 
 void orion_exec_set_executors(orion_exec *ex, int n) {

@@ -122,9 +122,9 @@ struct exec_buffer {
   int64_t flush;   /* ORION_FLUSH_BLOCK, _LOOP, _MANAGED, _CLOCK(n) or n > 0 */
   int64_t count;   /* elements (n > 0) or blocks (clock) since the last flush */
   int mean;        /* apply = "mean": op is ADD, flushed values / nexec */
-  /* A clock buffer's scan store holds values a compiled body stored and
-   * nothing has marked yet: marked (orion_wbuf_absorb) at its flush, not
-   * after every block of the clock. */
+  /* Its scan store holds values a compiled body stored and nothing has
+   * marked yet: marked and taken in one pass at its flush
+   * (orion_wbuf_take_scan), not marked after every block of a clock. */
   int unabsorbed;
   orion_wbuf pend; /* its pending writes */
   /* flush = "managed": the keys pending at the last early send, in key
