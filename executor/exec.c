@@ -601,11 +601,12 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: buffer '%s': bad apply operator %d",
                            ex->id, name, (int)op);
-  if (op == ORION_APPLY_MEAN &&
-      (orion_type_is_int(t->a->type) || flush == ORION_FLUSH_LOOP))
+  /* (orion.buffer refuses "mean" with flush = "loop"; the driver binds
+   * a managed buffer as "loop", lua/pfor.c.) */
+  if (op == ORION_APPLY_MEAN && orion_type_is_int(t->a->type))
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: buffer '%s': apply \"mean\" needs "
-                           "a float target and a flush while the loop runs",
+                           "a float target",
                            ex->id, name);
   if (op == ORION_APPLY_FUNC && apply_blob == NULL)
     return orion_error_set(err, ORION_EINVAL,

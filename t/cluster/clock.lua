@@ -18,7 +18,8 @@
 --     bytes between executors of flush = "block" on the same loop, with a
 --     quarter of the shard writes;
 --   * apply = "mean" (model averaging): each executor's flushed changes
---     are divided by the executor count, so a target written +1 per
+--     (per clock, or sent early by flush = "managed") are divided by the
+--     executor count, so a target written +1 per
 --     element ends at (its writes) / N, while inside a clock the body still
 --     reads its own undivided pending writes; an integer target, or
 --     flush = "loop", is refused.
@@ -109,21 +110,24 @@ do
   local ok2, msg = pcall(orion.buffer, I, { apply = "mean", flush = "block" })
   assert(not ok2, "accepted")
   print("refused: " .. tostring(msg))
-  local M = orion.zeros { 8 }
-  local MB = orion.buffer(M, { apply = "mean", flush = "clock", clock = 2 })
-  local Y = orion.zeros { NB * PER }
-  local sm = orion.parallel_for(Y, function(i, y)
-    local k = (i - 1) % 8 + 1
-    MB[k] = MB[k] + 1
-    return MB[1]
-  end, { partitions = { NB }, tier = tier })
-  local n, want = sm.executors, NB * PER // 8
-  for k = 1, 8 do
-    assert(M:get(k) == want / n, ("mean: M[%d] is %s, want %s / %d"):format(k, M:get(k), want, n))
+  local n, want
+  for _, flush in ipairs { "clock", "managed" } do
+    local M = orion.zeros { 8 }
+    local MB = orion.buffer(M, { apply = "mean", flush = flush, clock = flush == "clock" and 2 or nil })
+    local Y = orion.zeros { NB * PER }
+    local sm = orion.parallel_for(Y, function(i, y)
+      local k = (i - 1) % 8 + 1
+      MB[k] = MB[k] + 1
+      return MB[1]
+    end, { partitions = { NB }, tier = tier })
+    n, want = sm.executors, NB * PER // 8
+    for k = 1, 8 do
+      assert(M:get(k) == want / n, ("mean, %s: M[%d] is %s, want %s / %d"):format(flush, k, M:get(k), want, n))
+    end
+    -- Block 1 starts its executor's first clock: its last element reads
+    -- M[1] as 0 plus the undivided +1 its first element wrote.
+    assert(flush ~= "clock" or Y:get(PER) == 1, "mean: block 1 read its pending M[1] as " .. Y:get(PER))
   end
-  -- Block 1 starts its executor's first clock: its last element reads
-  -- M[1] as 0 plus the undivided +1 its first element wrote.
-  assert(Y:get(PER) == 1, "mean: block 1 read its pending M[1] as " .. Y:get(PER))
   print(("mean: exact, %s / %d executors"):format(want, n))
 end
 print(("clock ok: %d executors, tier %s"):format(st.executors, tier))
