@@ -128,11 +128,6 @@ int orion__exec_apply_taken(orion_exec *ex, exec_buffer *b,
 
 /* Takes b's pending elements and applies them to the target (or hands them
  * to the flush sink); restarts its count. */
-/* The factor an apply = "mean" buffer's flushed values take (1 else). */
-static double mean_scale(const orion_exec *ex, const exec_buffer *b) {
-  return b->mean && ex->nexec > 1 ? 1.0 / (double)ex->nexec : 1.0;
-}
-
 int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
                              orion_error *err) {
   orion_pend_item *items;
@@ -144,7 +139,8 @@ int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
     return 0;
   if (b->unabsorbed) { /* a scan store: marked, taken and scaled at once */
     int isint = orion_type_is_int(b->target->type);
-    rc = orion_wbuf_take_scan(&b->pend, isint, mean_scale(ex, b), &items, &n);
+    rc = orion_wbuf_take_scan(&b->pend, isint, orion__exec_mean_factor(ex, b),
+                              &items, &n);
     if (rc == 0)
       b->unabsorbed = 0;
   } else if (orion_wbuf_pending(&b->pend) == 0) {
@@ -180,15 +176,6 @@ int orion__exec_absorb(orion_exec *ex, exec_buffer *b, orion_error *err) {
                            "pending writes",
                            ex->id, b->name);
   return 0;
-}
-
-void orion__exec_mean_scale(const orion_exec *ex, const exec_buffer *b,
-                            orion_pend_item *items, int64_t n) {
-  int64_t i;
-  double s = mean_scale(ex, b);
-  if (s != 1.0)
-    for (i = 0; i < n; i++)
-      items[i].val.d *= s;
 }
 
 void orion_exec_set_executors(orion_exec *ex, int n) {

@@ -138,10 +138,24 @@ struct exec_buffer {
 int orion__exec_absorb(struct orion_exec *ex, exec_buffer *b,
                        orion_error *err);
 
-/* apply = "mean": divides the float values of items[0..n), taken from b's
- * store for a flush or an early send, by the loop's executor count. */
-void orion__exec_mean_scale(const struct orion_exec *ex, const exec_buffer *b,
-                            orion_pend_item *items, int64_t n);
+/* apply = "mean": the factor b's flushed values take, 1 / the loop's
+ * executor count (1 for other buffers); and the float values of
+ * items[0..n), taken from b's store for a flush or an early send,
+ * multiplied by it.  (Inline: the flush, exec_apply.c, and the early
+ * sends, exec_managed.c, both scale.) */
+static inline double orion__exec_mean_factor(const struct orion_exec *ex,
+                                             const exec_buffer *b) {
+  return b->mean && ex->nexec > 1 ? 1.0 / (double)ex->nexec : 1.0;
+}
+static inline void orion__exec_mean_scale(const struct orion_exec *ex,
+                                          const exec_buffer *b,
+                                          orion_pend_item *items, int64_t n) {
+  int64_t i;
+  double s = orion__exec_mean_factor(ex, b);
+  if (s != 1.0)
+    for (i = 0; i < n; i++)
+      items[i].val.d *= s;
+}
 
 /* Managed buffers (executor/exec_managed.c): forgets b's first-seen blocks (its
  * writes were all sent, or dropped); counts a block's end. */
