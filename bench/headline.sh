@@ -22,7 +22,8 @@
 #     epochs against --parallel data (W local, H read as of the last flush,
 #     its updates through an orion.buffer) for DP_EPOCHS epochs, once per
 #     flush policy in FLUSHES (default "block managed"; a policy this build
-#     does not know is reported and left out).  The data-parallel runs use
+#     does not know is reported and left out; clockN is --flush clock
+#     --clock N, and --flush clock averages H's updates, --merge mean).  The data-parallel runs use
 #     DP_PARTITIONS blocks (default 64): with the 2-D run's 8 they diverge
 #     at the same learning rate, because 4 executors each add a whole
 #     block's worth of updates to the same stale H rows.
@@ -115,16 +116,19 @@ for rate in $rates; do
   for app in $apps; do
     for v in $(variants "$app"); do
       name=$app-$rate-$v
+      # clockN: flush = "clock" with N blocks a clock.
+      flush=(--flush "${v#data-}")
+      [[ $v =~ ^data-clock([0-9]+)$ ]] && flush=(--flush clock --clock "${BASH_REMATCH[1]}")
       case $app in
         mf)
           args=(apps/mf/mf.lua --train "$train" --test "$test" --k 128)
           if [ "$v" = 2d ]; then args+=(--epochs "$epochs")
           else args=(--partitions "$dp_parts" "${args[@]}" --epochs "$dp_epochs"
-                     --parallel data --flush "${v#data-}"); fi ;;
+                     --parallel data "${flush[@]}"); fi ;;
         lda)
           args=(apps/lda/lda.lua --corpus "$corpus" --k 100 --sampler dense --ll-every 1
                 --iters "$iters")
-          if [ "$v" != 2d ]; then args+=(--parallel data --flush "${v#data-}"); fi ;;
+          if [ "$v" != 2d ]; then args+=(--parallel data "${flush[@]}"); fi ;;
       esac
       echo "running $name" >&2
       if run "$name" "$rate" "${args[@]}"; then rows+=("$app $rate $v")

@@ -330,6 +330,61 @@ int orion_wbuf_take(orion_wbuf *p, orion_pend_item **items, int64_t *n) {
   return 0;
 }
 
+/* A word's pending bits in a scan store: marked, or holding a value. */
+static uint64_t scan_word(const orion_wbuf *p, int64_t w) {
+  const pval *v = p->vals + w * 64;
+  int64_t b, nb = p->positions - w * 64 < 64 ? p->positions - w * 64 : 64;
+  uint64_t m = 0;
+  for (b = 0; b < nb; b++)
+    m |= (uint64_t)(v[b].i != 0) << b;
+  return m | p->bits[w];
+}
+
+int orion_wbuf_take_scan(orion_wbuf *p, int isint, double scale,
+                         orion_pend_item **items, int64_t *n) {
+  orion_pend_item *it;
+  int64_t w, nw, j = 0, count = 0;
+  int rc;
+  if (p->vals == NULL) {
+    int64_t i;
+    rc = orion_wbuf_take(p, items, n);
+    if (rc == 0 && !isint && scale != 1.0)
+      for (i = 0; i < *n; i++)
+        (*items)[i].val.d *= scale;
+    return rc;
+  }
+  *items = NULL;
+  *n = 0;
+  nw = (p->positions + 63) / 64;
+  for (w = 0; w < nw; w++)
+    count += __builtin_popcountll(scan_word(p, w));
+  if (count == 0) {
+    p->ndirty = 0;
+    return 0;
+  }
+  it = orion_malloc(sizeof *it * (size_t)count);
+  if (it == NULL)
+    return ORION_ENOMEM;
+  for (w = 0; w < nw; w++) {
+    uint64_t bits = scan_word(p, w);
+    while (bits) {
+      int64_t k = w * 64 + __builtin_ctzll(bits);
+      it[j].key = k;
+      it[j].val = p->vals[k];
+      if (!isint)
+        it[j].val.d *= scale;
+      j++;
+      p->vals[k].i = 0;
+      bits &= bits - 1;
+    }
+    p->bits[w] = 0;
+  }
+  p->ndirty = 0;
+  *items = it;
+  *n = j;
+  return 0;
+}
+
 int orion_wbuf_apply(orion_array *target, orion_apply_op op,
                      const orion_pend_item *items, int64_t n, int64_t *failed,
                      int64_t *value) {

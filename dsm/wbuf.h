@@ -31,7 +31,12 @@ typedef orion_msg_item orion_pend_item;
 typedef enum orion_apply_op {
   ORION_APPLY_ADD,     /* target[k] = target[k] + pending[k] */
   ORION_APPLY_REPLACE, /* target[k] = pending[k] */
-  ORION_APPLY_FUNC     /* target[k] = f(target[k], pending[k]) in Lua */
+  ORION_APPLY_FUNC,    /* target[k] = f(target[k], pending[k]) in Lua */
+  /* apply = "mean" (model averaging): each executor's flushed value is
+   * divided by the loop's number of executors, then added.  Only in
+   * orion.buffer and its wire op; an executor binds it as ORION_APPLY_ADD
+   * with its flushes scaled (executor/exec_apply.c). */
+  ORION_APPLY_MEAN
 } orion_apply_op;
 
 /* The pending writes of one buffer.  Small targets keep a dense array of
@@ -122,6 +127,15 @@ int orion_wbuf_add_scaled(orion_wbuf *w, int64_t k0, const float *x,
  * array *items (orion_free it; NULL when *n is 0).  The store is empty
  * afterwards.  Returns 0, or ORION_ENOMEM with nothing changed. */
 int orion_wbuf_take(orion_wbuf *w, orion_pend_item **items, int64_t *n);
+
+/* orion_wbuf_absorb and orion_wbuf_take in one pass over a scan store,
+ * each float value multiplied by scale (isint: integer values, never
+ * scaled): the marked elements and the unmarked ones whose value is not
+ * all-zero bits, in ascending key order.  A store that is not dense is
+ * taken as orion_wbuf_take does.  Returns 0, or ORION_ENOMEM with nothing
+ * changed. */
+int orion_wbuf_take_scan(orion_wbuf *w, int isint, double scale,
+                         orion_pend_item **items, int64_t *n);
 
 /* Managed flushes (flush = "managed"): takes every pending element out
  * and splits them into the (at most) max of largest magnitude, |value| as

@@ -597,10 +597,17 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
                            "or n > 0 elements)",
                            ex->id, name, (long long)flush);
   if (op != ORION_APPLY_ADD && op != ORION_APPLY_REPLACE &&
-      op != ORION_APPLY_FUNC)
+      op != ORION_APPLY_FUNC && op != ORION_APPLY_MEAN)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: buffer '%s': bad apply operator %d",
                            ex->id, name, (int)op);
+  /* (orion.buffer refuses "mean" with flush = "loop"; the driver binds
+   * a managed buffer as "loop", lua/pfor.c.) */
+  if (op == ORION_APPLY_MEAN && orion_type_is_int(t->a->type))
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer '%s': apply \"mean\" needs "
+                           "a float target",
+                           ex->id, name);
   if (op == ORION_APPLY_FUNC && apply_blob == NULL)
     return orion_error_set(err, ORION_EINVAL,
                            "executor %d: buffer '%s': no apply function",
@@ -633,7 +640,8 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
   snprintf(b->name, sizeof b->name, "%s", name);
   b->target = t->a;
   orion_array_retain(t->a);
-  b->op = op;
+  b->op = op == ORION_APPLY_MEAN ? ORION_APPLY_ADD : op;
+  b->mean = op == ORION_APPLY_MEAN;
   b->apply_ref = ref;
   b->flush = flush;
   orion_wbuf_init(&b->pend, t->a->nnz);
@@ -652,6 +660,9 @@ int orion_exec_bind_buffer(orion_exec *ex, int64_t id, const char *name,
 
 int64_t orion_exec_buffer_pending(orion_exec *ex, int64_t id) {
   exec_buffer *b = orion__exec_find_buffer(ex, id);
+  orion_error err;
+  if (b != NULL && orion__exec_absorb(ex, b, &err) != 0)
+    return -1;
   return b != NULL ? orion_wbuf_pending(&b->pend) : -1;
 }
 

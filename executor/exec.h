@@ -182,6 +182,10 @@ int orion_exec_flush(orion_exec *ex, int at_loop_end, orion_error *err);
  * them to its local copy of the target, the executor hands the items to
  * the sink (orion_flush_sink, dsm/wbuf.h), which ships them to the array's
  * owner. */
+/* The loop's number of executors n >= 1, by which an apply = "mean"
+ * buffer's flushed values are divided (1 until set). */
+void orion_exec_set_executors(orion_exec *ex, int n);
+
 void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
                                void *ud);
 
@@ -192,6 +196,12 @@ void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
 int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
                             const orion_pend_item *items, int64_t n,
                             orion_error *err);
+/* The same for items whose keys the caller has checked are in the target
+ * (this executor's own flushes, a peer's checked against the shard): no
+ * pass over the keys first. */
+int orion_exec_buffer_apply_valid(orion_exec *ex, int64_t id,
+                                  const orion_pend_item *items, int64_t n,
+                                  orion_error *err);
 
 /* The number of pending elements of buffer id, or -1 when it is not bound
  * (for tests and statistics). */

@@ -135,15 +135,28 @@ int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
   int rc;
   b->count = 0;
   orion__exec_managed_forget(b); /* everything pending goes now */
-  if (b->target == NULL || orion_wbuf_pending(&b->pend) == 0)
+  if (b->target == NULL)
     return 0;
-  rc = orion_wbuf_take(&b->pend, &items, &n);
+  if (b->unabsorbed) { /* a scan store: marked, taken and scaled at once */
+    int isint = orion_type_is_int(b->target->type);
+    rc = orion_wbuf_take_scan(&b->pend, isint, orion__exec_mean_factor(ex, b),
+                              &items, &n);
+    if (rc == 0)
+      b->unabsorbed = 0;
+  } else if (orion_wbuf_pending(&b->pend) == 0) {
+    return 0;
+  } else {
+    rc = orion_wbuf_take(&b->pend, &items, &n);
+    if (rc == 0)
+      orion__exec_mean_scale(ex, b, items, n);
+  }
   if (rc != 0)
     return orion_error_set(err, rc,
                            "executor %d: buffer '%s': out of memory flushing "
-                           "%lld pending elements",
-                           ex->id, b->name,
-                           (long long)orion_wbuf_pending(&b->pend));
+                           "its pending elements",
+                           ex->id, b->name);
+  if (n == 0)
+    return 0;
   if (ex->sink != NULL)
     rc = ex->sink(ex->sink_ud, b->id, orion_type_is_int(b->target->type),
                   items, n, -1, err);
@@ -151,6 +164,22 @@ int orion__exec_flush_buffer(orion_exec *ex, exec_buffer *b,
     rc = orion__exec_apply_taken(ex, b, items, n, err);
   orion_free(items);
   return rc;
+}
+
+int orion__exec_absorb(orion_exec *ex, exec_buffer *b, orion_error *err) {
+  if (!b->unabsorbed)
+    return 0;
+  b->unabsorbed = 0;
+  if (orion_wbuf_absorb(&b->pend) != 0)
+    return orion_error_set(err, ORION_ENOMEM,
+                           "executor %d: buffer '%s': out of memory marking "
+                           "pending writes",
+                           ex->id, b->name);
+  return 0;
+}
+
+void orion_exec_set_executors(orion_exec *ex, int n) {
+  ex->nexec = n > 1 ? n : 1;
 }
 
 void orion_exec_set_flush_sink(orion_exec *ex, orion_flush_sink sink,
@@ -174,6 +203,17 @@ int orion_exec_buffer_apply(orion_exec *ex, int64_t id,
                              "executor %d: buffer '%s': flushed key %lld is "
                              "outside its target",
                              ex->id, b->name, (long long)items[i].key);
+  return orion__exec_apply_taken(ex, b, items, n, err);
+}
+
+int orion_exec_buffer_apply_valid(orion_exec *ex, int64_t id,
+                                  const orion_pend_item *items, int64_t n,
+                                  orion_error *err) {
+  exec_buffer *b = orion__exec_find_buffer(ex, id);
+  if (b == NULL || b->target == NULL)
+    return orion_error_set(err, ORION_EINVAL,
+                           "executor %d: buffer %lld is not bound", ex->id,
+                           (long long)id);
   return orion__exec_apply_taken(ex, b, items, n, err);
 }
 

@@ -239,7 +239,10 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
   {
     int r = ex->cfn(c, lo, hi);
     for (i = 0; i < nscan; i++) /* also after an error: what was stored */
-      if (orion_wbuf_absorb(&scan[i]->pend) != 0 && r == 0) {
+      if (r == 0)
+        scan[i]->unabsorbed = 1; /* marked when it flushes, after the
+                                    block or the clock */
+      else if (orion_wbuf_absorb(&scan[i]->pend) != 0 && r == 0) {
         snprintf(c->err, sizeof c->err,
                  "buffer '%s': out of memory marking pending writes",
                  scan[i]->name);

@@ -104,7 +104,8 @@ int orion__shard_apply_own(exec_state *x, orion_shard *sh, int64_t buffer,
     }
     return 0;
   }
-  rc = orion_exec_buffer_apply(x->ex, buffer, items, n, err);
+  /* Our own writes, or a peer's checked against our shard (peer_flush). */
+  rc = orion_exec_buffer_apply_valid(x->ex, buffer, items, n, err);
   nh = orion_exec_buffer_helpers(x->ex, buffer, &hids);
   pthread_mutex_lock(&x->mu);
   /* Only the chunks the items touched (a managed send's few largest

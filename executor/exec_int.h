@@ -100,6 +100,9 @@ struct orion_exec {
   /* orion-driver --verify (executor/exec_keys.c): the keys the running block
    * touched, or NULL when not recording. */
   struct orion_keyrec *keys;
+  /* The loop's number of executors (apply = "mean" divides by it); 0 or 1
+   * in the driver and on a lone executor. */
+  int nexec;
 };
 
 /* A buffer on this executor: a full userdata anchored in the Lua registry
@@ -118,12 +121,41 @@ struct exec_buffer {
   orion_array *help[ORION_EXEC_MAX_HELPERS];
   int64_t flush;   /* ORION_FLUSH_BLOCK, _LOOP, _MANAGED, _CLOCK(n) or n > 0 */
   int64_t count;   /* elements (n > 0) or blocks (clock) since the last flush */
+  int mean;        /* apply = "mean": op is ADD, flushed values / nexec */
+  /* Its scan store holds values a compiled body stored and nothing has
+   * marked yet: marked and taken in one pass at its flush
+   * (orion_wbuf_take_scan), not marked after every block of a clock. */
+  int unabsorbed;
   orion_wbuf pend; /* its pending writes */
   /* flush = "managed": the keys pending at the last early send, in key
    * order, each with (val.i) the block count when first seen pending. */
   orion_pend_item *born;
   int64_t nborn;
 };
+
+/* Marks the values a compiled body stored in b's scan store since its
+ * last flush (b->unabsorbed); 0 or ORION_ENOMEM with err set. */
+int orion__exec_absorb(struct orion_exec *ex, exec_buffer *b,
+                       orion_error *err);
+
+/* apply = "mean": the factor b's flushed values take, 1 / the loop's
+ * executor count (1 for other buffers); and the float values of
+ * items[0..n), taken from b's store for a flush or an early send,
+ * multiplied by it.  (Inline: the flush, exec_apply.c, and the early
+ * sends, exec_managed.c, both scale.) */
+static inline double orion__exec_mean_factor(const struct orion_exec *ex,
+                                             const exec_buffer *b) {
+  return b->mean && ex->nexec > 1 ? 1.0 / (double)ex->nexec : 1.0;
+}
+static inline void orion__exec_mean_scale(const struct orion_exec *ex,
+                                          const exec_buffer *b,
+                                          orion_pend_item *items, int64_t n) {
+  int64_t i;
+  double s = orion__exec_mean_factor(ex, b);
+  if (s != 1.0)
+    for (i = 0; i < n; i++)
+      items[i].val.d *= s;
+}
 
 /* Managed buffers (executor/exec_managed.c): forgets b's first-seen blocks (its
  * writes were all sent, or dropped); counts a block's end. */

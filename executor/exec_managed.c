@@ -81,6 +81,7 @@ static int send_buffer(struct orion_exec *ex, exec_buffer *b, int64_t max,
   orion__exec_managed_forget(b);
   b->born = r;
   b->nborn = nr;
+  orion__exec_mean_scale(ex, b, s, ns);
   if (ns > 0)
     rc = ex->sink(ex->sink_ud, b->id, isint, s, ns, -1, err);
   ex->mstats.items += (uint64_t)ns;

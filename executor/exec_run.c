@@ -110,6 +110,9 @@ static int bind_buffer_decl(exec_state *x, const orion_msg_buf_desc *d,
   int rc;
   snprintf(nm, sizeof nm, "%.*s", (int)(d->name_len < 63 ? d->name_len : 63),
            d->name != NULL ? d->name : "");
+  pthread_mutex_lock(&x->mu);
+  orion_exec_set_executors(x->ex, x->npeers);
+  pthread_mutex_unlock(&x->mu);
   rc = orion_exec_bind_buffer(x->ex, d->id, nm, d->target,
                               (orion_apply_op)d->op,
                               d->apply_len > 0 ? d->apply : NULL, d->apply_len,

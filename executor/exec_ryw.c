@@ -93,7 +93,7 @@ int orion__ryw_sent(exec_state *x, int owner, int64_t buffer,
   /* An apply function with helpers runs only where the helpers are: at
    * the owner (our copies of its chunks are not current). */
   rc = n > 0 && orion_exec_buffer_helpers(x->ex, buffer, &hids) == 0
-           ? orion_exec_buffer_apply(x->ex, buffer, items, n, err)
+           ? orion_exec_buffer_apply_valid(x->ex, buffer, items, n, err)
            : 0;
   return rc;
 }
@@ -143,8 +143,8 @@ static void reapply(exec_state *x, const orion_shard *sh,
     while (j < e->n && marked(sh, mark, e->items[j].key, &lo, &hi, &on))
       j++;
     orion_error_clear(&err);
-    if (orion_exec_buffer_apply(x->ex, e->buffer, e->items + i, j - i,
-                                &err) != 0)
+    if (orion_exec_buffer_apply_valid(x->ex, e->buffer, e->items + i, j - i,
+                                      &err) != 0)
       orion__exec_die(x, "re-applying this executor's buffered writes: %s",
                       err.msg);
     i = j;

@@ -65,7 +65,7 @@ static int l_buffer(lua_State *L) {
     if (lua_isfunction(L, -1)) {
       if (lua_iscfunction(L, -1))
         return luaL_error(L, "orion.buffer: apply must be \"add\", "
-                             "\"replace\" or a Lua function");
+                             "\"mean\", \"replace\" or a Lua function");
       op = ORION_APPLY_FUNC;
     } else if (!lua_isnil(L, -1)) {
       const char *a = lua_tostring(L, -1);
@@ -75,9 +75,13 @@ static int l_buffer(lua_State *L) {
       else if (a != NULL && lua_type(L, -1) == LUA_TSTRING &&
                strcmp(a, "replace") == 0)
         op = ORION_APPLY_REPLACE;
+      else if (a != NULL && lua_type(L, -1) == LUA_TSTRING &&
+               strcmp(a, "mean") == 0)
+        op = ORION_APPLY_MEAN;
       else
         return luaL_error(L, "orion.buffer: apply must be \"add\", "
-                             "\"replace\" or a function(old, delta)");
+                             "\"mean\", \"replace\" or a function(old, "
+                             "delta)");
     }
     lua_getfield(L, 2, "flush");
     if (lua_type(L, -1) == LUA_TSTRING) {
@@ -114,6 +118,15 @@ static int l_buffer(lua_State *L) {
       flush = ORION_FLUSH_CLOCK(n);
     }
   }
+  if (op == ORION_APPLY_MEAN && orion_type_is_int(t->a->type))
+    return luaL_error(L, "orion.buffer: apply = \"mean\" needs a float "
+                         "target (this one is %s)",
+                      orion_type_name(t->a->type));
+  if (op == ORION_APPLY_MEAN && flush == ORION_FLUSH_LOOP)
+    return luaL_error(L, "orion.buffer: apply = \"mean\" goes with a flush "
+                         "while the loop runs (\"block\", \"clock\", "
+                         "\"managed\" or n); flush = \"loop\" keeps the "
+                         "same bits on any executor count");
   b = lua_newuserdatauv(L, sizeof *b, 3);
   memset(b, 0, sizeof *b);
   luaL_setmetatable(L, BUFFER_MT);
@@ -145,6 +158,7 @@ static int buffer_tostring(lua_State *L) {
   dbuffer *b = luaL_checkudata(L, 1, BUFFER_MT);
   lua_pushfstring(L, "Buffer %s (%s into %s%s)", b->name,
                   b->op == ORION_APPLY_ADD       ? "add"
+                  : b->op == ORION_APPLY_MEAN    ? "mean"
                   : b->op == ORION_APPLY_REPLACE ? "replace"
                                                  : "function",
                   b->target_name, b->nwith > 0 ? ", with helpers" : "");

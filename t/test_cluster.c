@@ -732,7 +732,8 @@ Test(cluster, buffer_block_flush_reads_its_own_writes) {
  * executors, compiled (the scan store) and interpreted: the options'
  * errors, exact totals, every block reads its executor's earlier writes
  * (inside a clock too), and on executors a clock of 4 blocks moves under
- * half the bytes of flush = "block". */
+ * half the bytes of flush = "block"; apply = "mean" divides each
+ * executor's flushes by the executor count. */
 static void clock_on(const char *n, const char *tier) {
   char want[128];
   tu_run r = DRIVE("--executors", n, "@clock.lua", tier);
@@ -748,6 +749,13 @@ static void clock_on(const char *n, const char *tier) {
   if (strcmp(n, "0") != 0 && strcmp(n, "1") != 0)
     expect_has(r.out, "traffic: a clock of 4 blocks moves under half of "
                       "flush = \"block\"'s bytes");
+  expect_has(r.out, "refused: orion.buffer: apply = \"mean\" needs a float "
+                    "target (this one is i64)");
+  expect_has(r.out, "refused: orion.buffer: apply = \"mean\" goes with a "
+                    "flush while the loop runs");
+  snprintf(want, sizeof want, "mean: exact, 12 / %s executors",
+           strcmp(n, "0") == 0 ? "1" : n);
+  expect_has(r.out, want);
   snprintf(want, sizeof want, "clock ok: %s executors, tier %s",
            strcmp(n, "0") == 0 ? "1" : n, tier);
   expect_has(r.out, want);

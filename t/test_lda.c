@@ -221,6 +221,51 @@ Test(lda, managed_topic_totals_match_the_assignments, .timeout = 120) {
   free(metrics);
 }
 
+/* --parallel data --flush clock (issue 36): on 4 executors each pushes
+ * its word-topic count changes and pulls the counts once a clock of 2
+ * blocks; the counts are summed, so they still match the assignments
+ * exactly, and the log-likelihood rises.  --clock without --flush clock is
+ * a usage error. */
+Test(lda, data_parallel_clock_counts_match_the_assignments, .timeout = 120) {
+  tu_run r;
+  {
+    const char *args[] = {"--executors", "4", "APP", "--k", "10", "--iters",
+                          "3", "--parallel", "data", "--sampler", "dense",
+                          "--flush", "clock", "--clock", "2", "--check",
+                          "--top", "0", NULL};
+    r = run_lda(args, 110);
+  }
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "# check: the document, word and topic counts "
+                          "match the assignments") != NULL,
+            "%s", r.out);
+  {
+    double ll0 = 0, ll = 0;
+    const char *p = strstr(r.out, "log-likelihood per token ");
+    cr_assert_not_null(p, "%s", r.out);
+    ll0 = strtod(p + strlen("log-likelihood per token "), NULL);
+    p = strstr(r.out, "\n    3 ");
+    cr_assert_not_null(p, "%s", r.out);
+    {
+      double it, sec, tok;
+      cr_assert_eq(sscanf(p, "%lf %lf %lf %lf", &it, &sec, &tok, &ll), 4,
+                   "%s", r.out);
+    }
+    cr_expect_gt(ll, ll0, "%s", r.out);
+  }
+  tu_run_free(&r);
+  {
+    const char *args[] = {"APP", "--flush", "block", "--parallel", "data",
+                          "--sampler", "dense", "--clock", "2", NULL};
+    r = run_lda(args, 50);
+  }
+  cr_expect_eq(r.status, 2, "%s", r.err);
+  cr_expect(strstr(r.err, "--clock goes with --parallel data --flush clock") !=
+                NULL,
+            "%s", r.err);
+  tu_run_free(&r);
+}
+
 Test(lda, embedded_default_records_metrics_and_saves, .timeout = 120) {
   char *metrics = tu_temp_path(".jsonl");
   char *save = tu_temp_path(".txt");

@@ -409,3 +409,57 @@ static void check_absorb(int64_t positions, int64_t nw) {
 
 Test(wbuf, absorb_marks_what_a_scan_store_holds_few) { check_absorb(100000, 40); }
 Test(wbuf, absorb_marks_what_a_scan_store_holds_many) { check_absorb(5000, 3000); }
+
+/* orion_wbuf_take_scan: the same items as orion_wbuf_absorb then
+ * orion_wbuf_take on a scan store (a slot marked through the calls and
+ * kept at 0, values stored without marks, 0.0 clean, -0.0 pending), in
+ * key order, each float value times the scale (exactly: 0.25), and the
+ * store empty after; integer values are not scaled. */
+static void check_take_scan(int64_t positions, int64_t nw) {
+  orion_wbuf a, b;
+  orion_pend_value *va, *vb;
+  uint64_t *bits;
+  int64_t *dirty, *ndirty, dmax, j, na, nb;
+  orion_pend_item *ia, *ib;
+  orion_wbuf_init(&a, positions);
+  orion_wbuf_init(&b, positions);
+  cr_assert_eq(orion_wbuf_dense_view(&a, &va, &bits, &dirty, &ndirty, &dmax),
+               0);
+  cr_assert_eq(orion_wbuf_dense_view(&b, &vb, &bits, &dirty, &ndirty, &dmax),
+               0);
+  orion_wbuf_slot(&a, 3)->d = 0.0;
+  orion_wbuf_slot(&b, 3)->d = 0.0;
+  for (j = 0; j < nw; j++) {
+    int64_t k = (j * 7919 + 5) % positions;
+    if (k == 3)
+      continue;
+    va[k].d += 0.5 * (double)(j + 1);
+    vb[k].d += 0.5 * (double)(j + 1);
+  }
+  va[positions - 2].d = vb[positions - 2].d = -0.0;
+  cr_assert_eq(orion_wbuf_absorb(&a), 0);
+  cr_assert_eq(orion_wbuf_take(&a, &ia, &na), 0);
+  cr_assert_eq(orion_wbuf_take_scan(&b, 0, 0.25, &ib, &nb), 0);
+  cr_assert_eq(nb, na);
+  for (j = 0; j < na; j++) {
+    cr_assert_eq(ib[j].key, ia[j].key, "item %lld", (long long)j);
+    cr_assert_eq(ib[j].val.d, ia[j].val.d * 0.25, "key %lld",
+                 (long long)ia[j].key);
+  }
+  orion_free(ia);
+  orion_free(ib);
+  cr_assert_eq(orion_wbuf_pending(&b), 0);
+  cr_assert_eq(orion_wbuf_take_scan(&b, 0, 0.25, &ib, &nb), 0);
+  cr_assert_eq(nb, 0, "the take cleared the values");
+  vb[7].i = 12; /* an integer store: never scaled */
+  cr_assert_eq(orion_wbuf_take_scan(&b, 1, 0.25, &ib, &nb), 0);
+  cr_assert_eq(nb, 1);
+  cr_assert_eq(ib[0].key, 7);
+  cr_assert_eq(ib[0].val.i, 12);
+  orion_free(ib);
+  orion_wbuf_free(&a);
+  orion_wbuf_free(&b);
+}
+
+Test(wbuf, take_scan_few) { check_take_scan(100000, 40); }
+Test(wbuf, take_scan_many) { check_take_scan(5000, 3000); }

@@ -55,7 +55,8 @@ local spec = {
     { "ll-every", "N", 10, "compute the log-likelihood every N iterations (and after the last)" },
     { "partitions", "N", 0, "blocks per dimension of the sampling loop; 0: 8 (see docs/apps-lda.md)" },
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel, --sampler dense: every executor reads the word-topic counts as of the last flush and adds its changes through an orion.buffer)" },
-    { "flush", "F", nil, "when buffered count changes are applied: with 2d the topic totals' (loop, the default: at the end of the sweep; managed: sent during it), with --parallel data the word-topic counts' (block, the default, loop, managed or every N tokens)" },
+    { "flush", "F", nil, "when buffered count changes are applied: with 2d the topic totals' (loop, the default: at the end of the sweep; managed: sent during it), with --parallel data the word-topic counts' (block, the default, loop, managed, clock or every N tokens)" },
+    { "clock", "N", nil, "with --parallel data --flush clock: blocks per clock (an executor pushes its count changes and pulls the counts once a clock; default 4)", type = "int" },
     { "gpu", false, false, "run the sampling sweeps on the executors' GPUs (tier gpu; start them with orion-driver --gpus): each block is cut again into a device grid of documents x words, the topic totals' changes added on the device (see docs/apps-lda.md)" },
     { "gpu-grid", "B", 0, "with --gpu, cut each block into a B x B device grid (0: from the block's size; 1: one stream per block, the CPU's draws)" },
     { "check", nil, false, "at the end, check the count tables against the topic assignments" },
@@ -124,8 +125,12 @@ if data_parallel and opts.sampler ~= "dense" then
   cli.fail(spec, "--parallel data needs --sampler dense")
 end
 if data_parallel and math.type(dp_flush) ~= "integer" and dp_flush ~= "block"
-    and dp_flush ~= "loop" and dp_flush ~= "managed" then
-  cli.fail(spec, ("--flush must be block, loop, managed or a positive integer, not '%s'"):format(opts.flush))
+    and dp_flush ~= "loop" and dp_flush ~= "managed" and dp_flush ~= "clock" then
+  cli.fail(spec, ("--flush must be block, loop, managed, clock or a positive integer, not '%s'"):format(opts.flush))
+end
+if opts.clock ~= nil and (not data_parallel or dp_flush ~= "clock" or opts.clock < 1) then
+  cli.fail(spec, (not data_parallel or dp_flush ~= "clock") and "--clock goes with --parallel data --flush clock"
+    or "--clock must be at least 1")
 end
 if not data_parallel and opts.flush ~= "loop" and opts.flush ~= "managed" then
   cli.fail(spec, ("--flush must be loop or managed with --parallel 2d, not '%s'"):format(opts.flush))
@@ -322,7 +327,9 @@ else
 end
 local nk = orion.zeros { K, type = "i64" }
 -- --parallel data: the word-topic changes go through a buffer.
-local nwk_add = data_parallel and orion.buffer(nwk, { apply = "add", flush = dp_flush }) or nil
+-- (Counts are summed, never averaged: with --flush clock each executor
+-- pushes its count changes once a clock, and the totals stay exact.)
+local nwk_add = data_parallel and orion.buffer(nwk, { apply = "add", flush = dp_flush, clock = opts.clock }) or nil
 local inv = orion.zeros { K }
 local cinv = orion.zeros { K }
 -- The samplers move a token's count through nk_add.  With --parallel 2d and

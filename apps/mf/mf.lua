@@ -49,6 +49,7 @@ local spec = {
     { "parallel", "P", "2d", "2d (the dependence-preserving schedule) or data (data-parallel: every executor reads H as of the last flush and adds its updates through an orion.buffer)" },
     { "flush", "F", "block", "with --parallel data: when H's updates are applied (block, loop, managed, clock or every N updates)" },
     { "clock", "N", nil, "with --flush clock: blocks per clock (an executor pushes its updates to H and pulls H once a clock; default 4)", type = "int" },
+    { "merge", "M", nil, "with --parallel data and --solver sgd: how the executors' updates to H combine, sum (each added) or mean (model averaging: each divided by the executor count; not with --flush loop); default mean with --flush clock, else sum" },
     { "permute", "SEED", nil, "remap the user and the item ids at random (orion.permutation(n, SEED)) to balance the 2-D blocks; results, --save and the printed RMSE use the original ids", type = "int" },
     { "loss", "L", "squared", "squared (RMSE), absolute (MAE), logistic (binary ratings: logloss, accuracy, AUC), oneclass or oneclass-log (implicit feedback, squared or logistic loss on the positives and on negatives sampled per epoch: AUC, MPR, recall@k)" },
     { "positive", "X", nil, "logistic: a rating >= X is the positive class (default: a rating > 0, LIBMF's -1/+1 files); one-class: a rating >= X is a positive, the others are dropped (default: every rating)", type = "number" },
@@ -104,6 +105,16 @@ if opts.parallel == "data" and math.type(dp_flush) ~= "integer" and dp_flush ~= 
 end
 if opts.clock ~= nil and (dp_flush ~= "clock" or opts.clock < 1) then
   cli.fail(spec, dp_flush ~= "clock" and "--clock goes with --flush clock" or "--clock must be at least 1")
+end
+if opts.merge ~= nil and (opts.parallel ~= "data" or ada) then
+  cli.fail(spec, "--merge goes with --parallel data and --solver sgd")
+end
+local dp_merge = opts.merge or (dp_flush == "clock" and "mean" or "sum")
+if dp_merge ~= "sum" and dp_merge ~= "mean" then
+  cli.fail(spec, ("--merge must be sum or mean, not '%s'"):format(dp_merge))
+end
+if dp_merge == "mean" and dp_flush == "loop" then
+  cli.fail(spec, "--merge mean needs a flush while the loop runs (--flush loop keeps the same bits on any executor count)")
 end
 if opts.parallel ~= "data" and (opts.flush ~= "block" or ada) then
   cli.fail(spec, ada and "--solver adarev needs --parallel data (its steps go through a buffer)" or "--flush applies to --parallel data only")
@@ -339,7 +350,9 @@ if opts.parallel == "data" then
       end,
       with = { Gsum, Z, Zmax, Gold, Stamp }, flush = dp_flush, clock = opts.clock })
   else
-    Hb = orion.buffer(H, { apply = "add", flush = dp_flush, clock = opts.clock })
+    -- mean: the executors' changes to H are averaged, not summed (each
+    -- computed from the same stale H, a sum moves H N times as far).
+    Hb = orion.buffer(H, { apply = dp_merge == "mean" and "mean" or "add", flush = dp_flush, clock = opts.clock })
   end
   sgd_data = function(u, i, r)
     local wu, hi, hb = W[u], H[i], Hb[i]

@@ -16,7 +16,13 @@
 --     also inside a clock, where nothing is refreshed;
 --   * traffic: on executors, a clock of 4 blocks moves well under half the
 --     bytes between executors of flush = "block" on the same loop, with a
---     quarter of the shard writes.
+--     quarter of the shard writes;
+--   * apply = "mean" (model averaging): each executor's flushed changes
+--     (per clock, or sent early by flush = "managed") are divided by the
+--     executor count, so a target written +1 per
+--     element ends at (its writes) / N, while inside a clock the body still
+--     reads its own undivided pending writes; an integer target, or
+--     flush = "loop", is refused.
 local orion = require "orion"
 
 local tier = arg[1] or "c"
@@ -93,5 +99,35 @@ if st.executors > 1 then
   assert(c.shard_writes * 3 < b.shard_writes,
     ("clock: %d shard writes, block: %d"):format(c.shard_writes, b.shard_writes))
   print("traffic: a clock of 4 blocks moves under half of flush = \"block\"'s bytes")
+end
+
+-- apply = "mean".
+do
+  local ok = pcall(orion.buffer, orion.zeros { 3 }, { apply = "mean", flush = "clock" })
+  assert(ok, "mean refused on a float target")
+  refused { apply = "mean" }
+  local I = orion.zeros { 3, type = "i64" }
+  local ok2, msg = pcall(orion.buffer, I, { apply = "mean", flush = "block" })
+  assert(not ok2, "accepted")
+  print("refused: " .. tostring(msg))
+  local n, want
+  for _, flush in ipairs { "clock", "managed" } do
+    local M = orion.zeros { 8 }
+    local MB = orion.buffer(M, { apply = "mean", flush = flush, clock = flush == "clock" and 2 or nil })
+    local Y = orion.zeros { NB * PER }
+    local sm = orion.parallel_for(Y, function(i, y)
+      local k = (i - 1) % 8 + 1
+      MB[k] = MB[k] + 1
+      return MB[1]
+    end, { partitions = { NB }, tier = tier })
+    n, want = sm.executors, NB * PER // 8
+    for k = 1, 8 do
+      assert(M:get(k) == want / n, ("mean, %s: M[%d] is %s, want %s / %d"):format(flush, k, M:get(k), want, n))
+    end
+    -- Block 1 starts its executor's first clock: its last element reads
+    -- M[1] as 0 plus the undivided +1 its first element wrote.
+    assert(flush ~= "clock" or Y:get(PER) == 1, "mean: block 1 read its pending M[1] as " .. Y:get(PER))
+  end
+  print(("mean: exact, %s / %d executors"):format(want, n))
 end
 print(("clock ok: %d executors, tier %s"):format(st.executors, tier))
