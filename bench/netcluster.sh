@@ -61,7 +61,9 @@
 #
 # On stderr, besides the driver's own lines, one line per executor:
 #   netcluster: executor K in namespace onc5-K (10.79.5.K+2, link onc5vK), pid P
-# and a line for anything it had to kill.
+# a line for anything it had to kill, and at the end, for each executor
+# (and the driver) in a cgroup, the CPU seconds it used there:
+#   netcluster: executor K used S CPU seconds
 #
 # The binaries: $ORION_DRIVER_BIN and $ORION_EXECUTOR, else the ones in
 # the source tree this script is in.  Variables such as
@@ -326,6 +328,18 @@ make_cg() {
   fi
 }
 
+# cg_cpu DIR: the CPU seconds the processes of cgroup DIR used (v2
+# cpu.stat's usage_usec, v1 cpuacct.usage), "-" where it cannot be read.
+cg_cpu() {
+  if [ -r "$1/cpu.stat" ] && grep -q '^usage_usec ' "$1/cpu.stat"; then
+    awk '$1 == "usage_usec" { printf "%.3f", $2 / 1e6 }' "$1/cpu.stat"
+  elif [ -r "$1/cpuacct.usage" ]; then
+    awk '{ printf "%.3f", $1 / 1e9 }' "$1/cpuacct.usage"
+  else
+    echo -
+  fi
+}
+
 # --cpu: a cgroup of $cpu CPUs per executor; --slow: one of $slow_cpu CPUs
 # for executor $slow, or the executors' sleep hook.
 slow_env=()
@@ -362,8 +376,10 @@ tee_pid=$!
 # --driver-cpu: the driver in its cgroup from the start (the shell joins
 # it and then becomes the driver).
 dcmd=("$driver")
+dcg=""
 if [ -n "$dcpu" ]; then
   make_cg driver "$dcpu"
+  dcg=$cg
   [ -n "$cg" ] || die "--driver-cpu: no cgroup cpu controller to use here"
   dcmd=(sh -c 'echo $$ > "$0" && exec "$@"' "$cg/cgroup.procs" "$driver")
   echo "$me: the driver runs in cgroup $cg ($dcpu CPU), its link at ${drate}" >&2
@@ -433,4 +449,10 @@ for ((k = 0; k < made; k++)); do
     kill -9 "$p" 2>/dev/null
   done
 done
+# What each host's quota gave it: the CPU seconds its cgroup used.
+for ((k = 0; k < made; k++)); do
+  [ -z "${ecg[k]:-}" ] ||
+    echo "$me: executor $k used $(cg_cpu "${ecg[k]%/cgroup.procs}") CPU seconds" >&2
+done
+[ -z "$dcg" ] || echo "$me: the driver used $(cg_cpu "$dcg") CPU seconds" >&2
 exit "$rc"
