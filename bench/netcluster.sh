@@ -308,11 +308,15 @@ done
 
 # make_cg NAME X: a cgroup $pfx-NAME whose CPU quota is X CPUs (v2
 # cpu.max, or v1's cpu controller); its path in $cg, empty where this
-# machine has no cgroup cpu controller to use.
+# machine has no cgroup cpu controller to use.  In $acct the cgroup that
+# counts its CPU time: $cg itself (v2, or v1 with cpu and cpuacct
+# mounted together), a cgroup $pfx-NAME of v1's separate cpuacct
+# hierarchy, or empty; in $procs the cgroup.procs file(s) a process joins
+# (space-separated).
 make_cg() {
   local qp
   qp=$(cg_quota "$2")
-  cg=""
+  cg="" acct="" procs=""
   if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
      grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
      mkdir "/sys/fs/cgroup/$pfx-$1" 2>/dev/null; then
@@ -325,6 +329,16 @@ make_cg() {
     cgs+=("$cg")
     echo "${qp#* }" > "$cg/cpu.cfs_period_us" &&
       echo "${qp% *}" > "$cg/cpu.cfs_quota_us" || die "cannot set $cg's quota"
+  fi
+  [ -n "$cg" ] || return 0
+  procs=$cg/cgroup.procs
+  if [ -r "$cg/cpu.stat" ] && grep -q '^usage_usec ' "$cg/cpu.stat" || [ -r "$cg/cpuacct.usage" ]; then
+    acct=$cg
+  elif [ -r /sys/fs/cgroup/cpuacct/cpuacct.usage ] &&
+       mkdir "/sys/fs/cgroup/cpuacct/$pfx-$1" 2>/dev/null; then
+    acct=/sys/fs/cgroup/cpuacct/$pfx-$1
+    cgs+=("$acct")
+    procs="$procs $acct/cgroup.procs"
   fi
 }
 
@@ -343,13 +357,15 @@ cg_cpu() {
 # --cpu: a cgroup of $cpu CPUs per executor; --slow: one of $slow_cpu CPUs
 # for executor $slow, or the executors' sleep hook.
 slow_env=()
-ecg=()      # executor K's cgroup.procs, where it has a cgroup
+ecg=()      # executor K's cgroup.procs file(s), where it has a cgroup
+eacct=()    # the cgroup counting executor K's CPU time
 if [ -n "$cpu" ]; then
   for ((k = 0; k < n; k++)); do
     [ "$k" = "$slow" ] && [ "$slow_by" != sleep ] && continue
     make_cg "e$k" "$cpu"
     [ -n "$cg" ] || die "--cpu: no cgroup cpu controller to use here"
-    ecg[k]=$cg/cgroup.procs
+    ecg[k]=$procs
+    eacct[k]=$acct
   done
   echo "$me: every executor runs in a cgroup of its own ($cpu CPU), links at $rate" >&2
 fi
@@ -359,7 +375,8 @@ if [ -n "$slow" ]; then
   [ -n "$cg" ] || [ "$slow_by" != cgroup ] ||
     die "--slow-by cgroup: no cgroup cpu controller to use here"
   if [ -n "$cg" ]; then
-    ecg[slow]=$cg/cgroup.procs
+    ecg[slow]=$procs
+    eacct[slow]=$acct
     echo "$me: executor $slow runs in cgroup $cg ($slow_cpu CPU)" >&2
   else
     slow_env=("ORION_TEST_SLOW=$slow:x2")
@@ -379,9 +396,9 @@ dcmd=("$driver")
 dcg=""
 if [ -n "$dcpu" ]; then
   make_cg driver "$dcpu"
-  dcg=$cg
+  dcg=$acct
   [ -n "$cg" ] || die "--driver-cpu: no cgroup cpu controller to use here"
-  dcmd=(sh -c 'echo $$ > "$0" && exec "$@"' "$cg/cgroup.procs" "$driver")
+  dcmd=(sh -c 'for f in $0; do echo $$ > "$f" || exit 1; done; exec "$@"' "$procs" "$driver")
   echo "$me: the driver runs in cgroup $cg ($dcpu CPU), its link at ${drate}" >&2
 fi
 "${dcmd[@]}" --launcher manual --executors "$n" --listen "$net.1" \
@@ -411,7 +428,7 @@ for ((k = 0; k < n; k++)); do
   # re-forms (docs/checkpoints.md).
   case $line in *"'--elastic'"*) cmd+=(--elastic) ;; esac
   if [ -n "${ecg[k]:-}" ]; then
-    cmd=(sh -c 'echo $$ > "$0" && exec "$@"' "${ecg[k]}" "${cmd[@]}")
+    cmd=(sh -c 'for f in $0; do echo $$ > "$f" || exit 1; done; exec "$@"' "${ecg[k]}" "${cmd[@]}")
   elif [ "$k" = "$slow" ]; then
     cmd=(env "${slow_env[@]}" "${cmd[@]}")
   fi
@@ -451,8 +468,8 @@ for ((k = 0; k < made; k++)); do
 done
 # What each host's quota gave it: the CPU seconds its cgroup used.
 for ((k = 0; k < made; k++)); do
-  [ -z "${ecg[k]:-}" ] ||
-    echo "$me: executor $k used $(cg_cpu "${ecg[k]%/cgroup.procs}") CPU seconds" >&2
+  [ -z "${eacct[k]:-}" ] ||
+    echo "$me: executor $k used $(cg_cpu "${eacct[k]}") CPU seconds" >&2
 done
 [ -z "$dcg" ] || echo "$me: the driver used $(cg_cpu "$dcg") CPU seconds" >&2
 exit "$rc"
