@@ -205,9 +205,9 @@ scale_cpu() {
       { runs++; for (j = 1; j <= NF; j++) if ($j != "-") { s[j] += $j; c[j]++ } }
       END {
         printf "  %d host%s, each host'"'"'s CPU s (whole run):", n, (n > 1 ? "s" : "")
-        for (j = 1; j <= n; j++) { printf " %s", (c[j] ? sprintf("%.1f", s[j] / c[j]) : "-"); if (c[j]) tot += s[j] / c[j] }
+        for (j = 1; j <= n; j++) { printf " %s", (c[j] ? sprintf("%.1f", s[j] / c[j]) : "-"); if (c[j]) { tot += s[j] / c[j]; got++ } }
         printf "; the driver: %s", (c[n + 1] ? sprintf("%.1f", s[n + 1] / c[n + 1]) : "-")
-        if (wall > 0) printf "; the hosts got %.0f%% of N x Q x %.1f s", 100 * tot / (n * q * wall), wall
+        if (wall > 0 && got == n) printf "; the hosts got %.0f%% of N x Q x %.1f s", 100 * tot / (n * q * wall), wall
         printf "\n" }'
   done
 }

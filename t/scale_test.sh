@@ -119,10 +119,14 @@ check "scale_cpu_of: each executor's and the driver's, - where missing" \
 lib 'scale_cpu_of e1 2 > w-2-1.cpu; scale_cpu_of e2 2 > w-2-2.cpu' > /dev/null
 echo 10 > "$tmp/w-2-1.wall"
 echo 20 > "$tmp/w-2-2.wall"
-# host 0: (1 + 3) / 2; host 1: 2.5 (one run); 4.5 of 2 x 0.2 x 15 s.
+# host 0: (1 + 3) / 2; host 1: 2.5 (one run); 4.5 of 2 x 0.2 x 15 s;
+# with none reported, no share.
+echo "- -" > "$tmp/w-1-1.cpu"
+echo 5 > "$tmp/w-1-1.wall"
 check "scale_cpu: per host, the driver, the share of the quotas" \
   "$(lib 'scale_cpu . w "1 2" 0.2')" \
-  "  2 hosts, each host's CPU s (whole run): 2.0 2.5; the driver: 0.2; the hosts got 75% of N x Q x 15.0 s"
+  "  1 host, each host's CPU s (whole run): -; the driver: -
+  2 hosts, each host's CPU s (whole run): 2.0 2.5; the driver: 0.2; the hosts got 75% of N x Q x 15.0 s"
 
 # 3. Weak scaling's data.
 printf '1 1 5\n2 1 4\n3 2 3\n4 3 1\n' | gzip > "$tmp/r.gz"
