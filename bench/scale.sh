@@ -70,6 +70,10 @@
 # Both sides' updates per CPU-second count the quota held: ratings /
 # (N x Q x epoch seconds), ours on 1 host and on the largest N.
 #
+# HEARTBEAT=S passes --heartbeat-timeout S to the driver (default: its
+# own, 5 s): a host of 0.2 CPU loading a large part on a loaded machine
+# can stay silent longer than that.
+#
 # Each run (and each of mf-train's) is stopped after RUN_TIMEOUT seconds
 # (default 1800; netcluster then removes what it made) and the script
 # exits 1 naming it.
@@ -115,6 +119,7 @@ libmf=${LIBMF:-}
 libmf_epochs=${LIBMF_EPOCHS:-10}
 keep=${KEEP:-}
 run_timeout=${RUN_TIMEOUT:-1800}
+heartbeat=${HEARTBEAT:-}
 fashion=${FASHION_DIR:-/usr/share/datasets/fashion-mnist}
 data=${ORION_DATA:-../shared/data}
 
@@ -153,6 +158,7 @@ for a in $app_list; do
   esac
 done
 iscount "$run_timeout" || die "RUN_TIMEOUT must be a number of seconds, not '$run_timeout'"
+[ -z "$heartbeat" ] || iscount "$heartbeat" || die "HEARTBEAT must be a number of seconds, not '$heartbeat'"
 [ -z "$keep" ] || [ -d "$keep" ] || die "KEEP=$keep is not a folder"
 iscount "$libmf_epochs" || die "LIBMF_EPOCHS must be 1 or more, not '$libmf_epochs'"
 if [ -n "$libmf" ] && [ ! -x "$libmf/mf-train" ]; then
@@ -249,13 +255,14 @@ wargs() {
 
 # run_one TAG APP K MODE N R: one run; its summary in TAG-N-R.sum.
 run_one() {
-  local tag=$1 a=$2 k=$3 mode=$4 n=$5 r=$6 m t0 pred=()
+  local tag=$1 a=$2 k=$3 mode=$4 n=$5 r=$6 m t0 pred=() hb=()
   m=$tmp/$tag-$n-$r.jsonl
   [ "$mode" != strong ] || [ "$n" != "$pred_n" ] || pred=(--predict "$specs")
+  [ -z "$heartbeat" ] || hb=(--heartbeat-timeout "$heartbeat")
   t0=$(date +%s.%N)
   # shellcheck disable=SC2046 # wargs's words are the script's arguments
   timeout "$run_timeout" bench/netcluster.sh -n "$n" --cpu "$q" --driver-cpu "$qd" \
-    --logs "$tmp/logs-$tag-$n-$r" -- --quiet --loop-metrics --metrics "$m" "${pred[@]}" \
+    --logs "$tmp/logs-$tag-$n-$r" -- --quiet --loop-metrics --metrics "$m" "${pred[@]}" "${hb[@]}" \
     $(wargs "$a" "$k" "$n" "$mode") > "$tmp/out" 2> "$tmp/err" ||
     { echo "$me: $(label "$a" "$k") ($mode) on $n hosts failed$([ $? != 124 ] || echo " (over RUN_TIMEOUT=$run_timeout s)"):" >&2
       tail -n 20 "$tmp/out" "$tmp/err" >&2; return 1; }

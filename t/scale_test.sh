@@ -19,7 +19,7 @@
 #     lines, and a corpus's first documents with its header rewritten.
 #  4. bench/scale.sh's arguments: DRY_RUN=1 lists the runs (strong: the
 #     same data on every N; weak: in proportion to N); a bad APPS, NS, K,
-#     RUNS, EPOCHS, WEAK, QUICK, NETFLIX_SCALE, Q, RUN_TIMEOUT, or LIBMF
+#     RUNS, EPOCHS, WEAK, QUICK, NETFLIX_SCALE, Q, RUN_TIMEOUT, HEARTBEAT or LIBMF
 #     without mf-train
 #     refused (exit 2) naming the variable.
 src=${ORION_SRCDIR:-.}
@@ -193,5 +193,6 @@ refused "QUICK=yes" "QUICK must be 0 or 1, not 'yes'" QUICK=yes
 refused "NETFLIX_SCALE=2" "NETFLIX_SCALE must be above 0 and at most 1, not '2'" NETFLIX_SCALE=2
 refused "Q=0" "Q must be a number of CPUs above 0 (0.2), not '0'" Q=0
 refused "RUN_TIMEOUT=soon" "RUN_TIMEOUT must be a number of seconds, not 'soon'" RUN_TIMEOUT=soon
+refused "HEARTBEAT=5s" "HEARTBEAT must be a number of seconds, not '5s'" HEARTBEAT=5s
 refused "LIBMF without mf-train" "LIBMF=$tmp/lm does not hold an mf-train program" LIBMF="$tmp/lm"
 exit $fail
