@@ -61,7 +61,9 @@
 #
 # On stderr, besides the driver's own lines, one line per executor:
 #   netcluster: executor K in namespace onc5-K (10.79.5.K+2, link onc5vK), pid P
-# and a line for anything it had to kill.
+# a line for anything it had to kill, and at the end, for each executor
+# (and the driver) in a cgroup, the CPU seconds it used there:
+#   netcluster: executor K used S CPU seconds
 #
 # The binaries: $ORION_DRIVER_BIN and $ORION_EXECUTOR, else the ones in
 # the source tree this script is in.  Variables such as
@@ -306,11 +308,15 @@ done
 
 # make_cg NAME X: a cgroup $pfx-NAME whose CPU quota is X CPUs (v2
 # cpu.max, or v1's cpu controller); its path in $cg, empty where this
-# machine has no cgroup cpu controller to use.
+# machine has no cgroup cpu controller to use.  In $acct the cgroup that
+# counts its CPU time: $cg itself (v2, or v1 with cpu and cpuacct
+# mounted together), a cgroup $pfx-NAME of v1's separate cpuacct
+# hierarchy, or empty; in $procs the cgroup.procs file(s) a process joins
+# (space-separated).
 make_cg() {
   local qp
   qp=$(cg_quota "$2")
-  cg=""
+  cg="" acct="" procs=""
   if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
      grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
      mkdir "/sys/fs/cgroup/$pfx-$1" 2>/dev/null; then
@@ -324,18 +330,42 @@ make_cg() {
     echo "${qp#* }" > "$cg/cpu.cfs_period_us" &&
       echo "${qp% *}" > "$cg/cpu.cfs_quota_us" || die "cannot set $cg's quota"
   fi
+  [ -n "$cg" ] || return 0
+  procs=$cg/cgroup.procs
+  if [ -r "$cg/cpu.stat" ] && grep -q '^usage_usec ' "$cg/cpu.stat" || [ -r "$cg/cpuacct.usage" ]; then
+    acct=$cg
+  elif [ -r /sys/fs/cgroup/cpuacct/cpuacct.usage ] &&
+       mkdir "/sys/fs/cgroup/cpuacct/$pfx-$1" 2>/dev/null; then
+    acct=/sys/fs/cgroup/cpuacct/$pfx-$1
+    cgs+=("$acct")
+    procs="$procs $acct/cgroup.procs"
+  fi
+}
+
+# cg_cpu DIR: the CPU seconds the processes of cgroup DIR used (v2
+# cpu.stat's usage_usec, v1 cpuacct.usage), "-" where it cannot be read.
+cg_cpu() {
+  if [ -r "$1/cpu.stat" ] && grep -q '^usage_usec ' "$1/cpu.stat"; then
+    awk '$1 == "usage_usec" { printf "%.3f", $2 / 1e6 }' "$1/cpu.stat"
+  elif [ -r "$1/cpuacct.usage" ]; then
+    awk '{ printf "%.3f", $1 / 1e9 }' "$1/cpuacct.usage"
+  else
+    echo -
+  fi
 }
 
 # --cpu: a cgroup of $cpu CPUs per executor; --slow: one of $slow_cpu CPUs
 # for executor $slow, or the executors' sleep hook.
 slow_env=()
-ecg=()      # executor K's cgroup.procs, where it has a cgroup
+ecg=()      # executor K's cgroup.procs file(s), where it has a cgroup
+eacct=()    # the cgroup counting executor K's CPU time
 if [ -n "$cpu" ]; then
   for ((k = 0; k < n; k++)); do
     [ "$k" = "$slow" ] && [ "$slow_by" != sleep ] && continue
     make_cg "e$k" "$cpu"
     [ -n "$cg" ] || die "--cpu: no cgroup cpu controller to use here"
-    ecg[k]=$cg/cgroup.procs
+    ecg[k]=$procs
+    eacct[k]=$acct
   done
   echo "$me: every executor runs in a cgroup of its own ($cpu CPU), links at $rate" >&2
 fi
@@ -345,7 +375,8 @@ if [ -n "$slow" ]; then
   [ -n "$cg" ] || [ "$slow_by" != cgroup ] ||
     die "--slow-by cgroup: no cgroup cpu controller to use here"
   if [ -n "$cg" ]; then
-    ecg[slow]=$cg/cgroup.procs
+    ecg[slow]=$procs
+    eacct[slow]=$acct
     echo "$me: executor $slow runs in cgroup $cg ($slow_cpu CPU)" >&2
   else
     slow_env=("ORION_TEST_SLOW=$slow:x2")
@@ -362,10 +393,12 @@ tee_pid=$!
 # --driver-cpu: the driver in its cgroup from the start (the shell joins
 # it and then becomes the driver).
 dcmd=("$driver")
+dcg=""
 if [ -n "$dcpu" ]; then
   make_cg driver "$dcpu"
+  dcg=$acct
   [ -n "$cg" ] || die "--driver-cpu: no cgroup cpu controller to use here"
-  dcmd=(sh -c 'echo $$ > "$0" && exec "$@"' "$cg/cgroup.procs" "$driver")
+  dcmd=(sh -c 'for f in $0; do echo $$ > "$f" || exit 1; done; exec "$@"' "$procs" "$driver")
   echo "$me: the driver runs in cgroup $cg ($dcpu CPU), its link at ${drate}" >&2
 fi
 "${dcmd[@]}" --launcher manual --executors "$n" --listen "$net.1" \
@@ -395,7 +428,7 @@ for ((k = 0; k < n; k++)); do
   # re-forms (docs/checkpoints.md).
   case $line in *"'--elastic'"*) cmd+=(--elastic) ;; esac
   if [ -n "${ecg[k]:-}" ]; then
-    cmd=(sh -c 'echo $$ > "$0" && exec "$@"' "${ecg[k]}" "${cmd[@]}")
+    cmd=(sh -c 'for f in $0; do echo $$ > "$f" || exit 1; done; exec "$@"' "${ecg[k]}" "${cmd[@]}")
   elif [ "$k" = "$slow" ]; then
     cmd=(env "${slow_env[@]}" "${cmd[@]}")
   fi
@@ -433,4 +466,10 @@ for ((k = 0; k < made; k++)); do
     kill -9 "$p" 2>/dev/null
   done
 done
+# What each host's quota gave it: the CPU seconds its cgroup used.
+for ((k = 0; k < made; k++)); do
+  [ -z "${eacct[k]:-}" ] ||
+    echo "$me: executor $k used $(cg_cpu "${eacct[k]}") CPU seconds" >&2
+done
+[ -z "$dcg" ] || echo "$me: the driver used $(cg_cpu "$dcg") CPU seconds" >&2
 exit "$rc"

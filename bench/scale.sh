@@ -46,7 +46,11 @@
 # call site with the most seconds), its seconds an epoch over epochs
 # 2..EPOCHS, the bytes an epoch between executors and through the driver,
 # the driver's CPU seconds (getrusage) and each host's compute / wait /
-# idle split (what each executor counted, --loop-metrics).  Per N
+# idle split (what each executor counted, --loop-metrics); and each
+# host's and the driver's CPU seconds over the whole run, from their
+# cgroups (bench/netcluster.sh's last lines), printed per N below the
+# table with the share of N x Q x the run's wall seconds they add up to:
+# on a loaded machine the quotas cap the CPU but do not guarantee it.  Per N
 # (scale_table): the median over the runs and its spread (max - min over
 # median), the efficiency, MB an epoch per host, the driver's share of the
 # bytes, its CPU against one host's (Q CPUs over the epoch), the mean
@@ -65,6 +69,10 @@
 # loading, about a second at 0.2 CPU, varies more than a few epochs take).
 # Both sides' updates per CPU-second count the quota held: ratings /
 # (N x Q x epoch seconds), ours on 1 host and on the largest N.
+#
+# HEARTBEAT=S passes --heartbeat-timeout S to the driver (default: its
+# own, 5 s): a host of 0.2 CPU loading a large part on a loaded machine
+# can stay silent longer than that.
 #
 # Each run (and each of mf-train's) is stopped after RUN_TIMEOUT seconds
 # (default 1800; netcluster then removes what it made) and the script
@@ -111,6 +119,7 @@ libmf=${LIBMF:-}
 libmf_epochs=${LIBMF_EPOCHS:-10}
 keep=${KEEP:-}
 run_timeout=${RUN_TIMEOUT:-1800}
+heartbeat=${HEARTBEAT:-}
 fashion=${FASHION_DIR:-/usr/share/datasets/fashion-mnist}
 data=${ORION_DATA:-../shared/data}
 
@@ -149,6 +158,7 @@ for a in $app_list; do
   esac
 done
 iscount "$run_timeout" || die "RUN_TIMEOUT must be a number of seconds, not '$run_timeout'"
+[ -z "$heartbeat" ] || iscount "$heartbeat" || die "HEARTBEAT must be a number of seconds, not '$heartbeat'"
 [ -z "$keep" ] || [ -d "$keep" ] || die "KEEP=$keep is not a folder"
 iscount "$libmf_epochs" || die "LIBMF_EPOCHS must be 1 or more, not '$libmf_epochs'"
 if [ -n "$libmf" ] && [ ! -x "$libmf/mf-train" ]; then
@@ -245,16 +255,20 @@ wargs() {
 
 # run_one TAG APP K MODE N R: one run; its summary in TAG-N-R.sum.
 run_one() {
-  local tag=$1 a=$2 k=$3 mode=$4 n=$5 r=$6 m pred=()
+  local tag=$1 a=$2 k=$3 mode=$4 n=$5 r=$6 m t0 pred=() hb=()
   m=$tmp/$tag-$n-$r.jsonl
   [ "$mode" != strong ] || [ "$n" != "$pred_n" ] || pred=(--predict "$specs")
+  [ -z "$heartbeat" ] || hb=(--heartbeat-timeout "$heartbeat")
+  t0=$(date +%s.%N)
   # shellcheck disable=SC2046 # wargs's words are the script's arguments
   timeout "$run_timeout" bench/netcluster.sh -n "$n" --cpu "$q" --driver-cpu "$qd" \
-    --logs "$tmp/logs-$tag-$n-$r" -- --quiet --loop-metrics --metrics "$m" "${pred[@]}" \
+    --logs "$tmp/logs-$tag-$n-$r" -- --quiet --loop-metrics --metrics "$m" "${pred[@]}" "${hb[@]}" \
     $(wargs "$a" "$k" "$n" "$mode") > "$tmp/out" 2> "$tmp/err" ||
     { echo "$me: $(label "$a" "$k") ($mode) on $n hosts failed$([ $? != 124 ] || echo " (over RUN_TIMEOUT=$run_timeout s)"):" >&2
       tail -n 20 "$tmp/out" "$tmp/err" >&2; return 1; }
   scale_summary "$m" "$epochs" > "$tmp/$tag-$n-$r.sum" || return 1
+  scale_cpu_of "$tmp/err" "$n" > "$tmp/$tag-$n-$r.cpu"
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }' > "$tmp/$tag-$n-$r.wall"
   cut -d' ' -f1 /proc/loadavg > "$tmp/$tag-$n.load"
   if [ ${#pred[@]} -gt 0 ]; then
     local loop per nn
@@ -262,7 +276,8 @@ run_one() {
     per=$(cut -d' ' -f6 "$tmp/$tag-$n-$r.sum")
     for nn in $ns; do scale_predicted "$m" "$loop" "$nn" "$per" >> "$tmp/$tag-$nn.predruns"; done
   fi
-  if [ -n "$keep" ]; then mv "$m" "$tmp/$tag-$n-$r.sum" "$keep/" && cp "$keep/$tag-$n-$r.sum" "$tmp/"; else rm -f "$m"; fi
+  if [ -n "$keep" ]; then mv "$m" "$tmp/$tag-$n-$r.sum" "$keep/" && cp "$keep/$tag-$n-$r.sum" "$tmp/" &&
+    cp "$tmp/$tag-$n-$r.cpu" "$keep/"; else rm -f "$m"; fi
 }
 
 # LIBMF: mf-train -s 1 in a cgroup of Q CPUs (v2 cpu.max or v1's cpu
@@ -330,6 +345,7 @@ while read -r a k; do
         awk '$1 != "nan"' "$tmp/$tag-$n.predruns" | sort -g | awk '{ v[NR] = $0 } END { if (NR) print v[int((NR + 1) / 2)] }' > "$tmp/$tag-$n.pred"
     done
     scale_table "$tmp" "$tag" "$mode" "$q" "$ns"
+    scale_cpu "$tmp" "$tag" "$ns" "$q"
     if [ -n "$libmf" ] && [ "$a" = mf-ml1m ] && [ "$mode" = strong ]; then
       nr=$(zcat -f "$ml1m" | wc -l)
       lt=$(scale_median < "$tmp/libmf-$k")

@@ -179,3 +179,35 @@ scale_driver_goal() {
         ($6 < 1 ? "met" : "missed"), $7, ($7 < 5 ? "met" : "missed") }
     END { if (!got) printf "%-44s not measured (no run on %d hosts)\n", label, n }' "$2"
 }
+
+# scale_cpu_of ERRFILE N: one run's CPU seconds from bench/netcluster.sh's
+# stderr ("netcluster: executor K used S CPU seconds", "the driver used S
+# CPU seconds"): "S0 S1 ... S(N-1) SD", "-" for one it did not report.
+scale_cpu_of() {
+  awk -v n="$2" '
+    /^netcluster: executor [0-9]+ used / { e[$3] = $5 }
+    /^netcluster: the driver used / { d = $5 }
+    END { for (k = 0; k < n; k++) printf "%s ", (k in e ? e[k] : "-")
+          print (d == "" ? "-" : d) }' "$1"
+}
+
+# scale_cpu DIR TAG NS Q: per N, what each host's quota gave it: the mean
+# over the runs (DIR/TAG-N-R.cpu, scale_cpu_of's lines) of each host's CPU
+# seconds over the whole run (loading included) and the driver's, and
+# their sum against N x Q x the runs' mean wall seconds (DIR/TAG-N-R.wall),
+# the share of their quotas the hosts got.
+scale_cpu() {
+  local dir=$1 tag=$2 ns=$3 q=$4 n
+  for n in $ns; do
+    ls "$dir/$tag-$n-"*.cpu > /dev/null 2>&1 || continue
+    cat "$dir/$tag-$n-"*.cpu | awk -v n="$n" -v q="$q" \
+        -v wall="$(cat "$dir/$tag-$n-"*.wall 2> /dev/null | awk '{ s += $1; k++ } END { if (k) printf "%.6f", s / k }')" '
+      { runs++; for (j = 1; j <= NF; j++) if ($j != "-") { s[j] += $j; c[j]++ } }
+      END {
+        printf "  %d host%s, each host'"'"'s CPU s (whole run):", n, (n > 1 ? "s" : "")
+        for (j = 1; j <= n; j++) { printf " %s", (c[j] ? sprintf("%.1f", s[j] / c[j]) : "-"); if (c[j]) { tot += s[j] / c[j]; got++ } }
+        printf "; the driver: %s", (c[n + 1] ? sprintf("%.1f", s[n + 1] / c[n + 1]) : "-")
+        if (wall > 0 && got == n) printf "; the hosts got %.0f%% of N x Q x %.1f s", 100 * tot / (n * q * wall), wall
+        printf "\n" }'
+  done
+}

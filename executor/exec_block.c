@@ -115,6 +115,29 @@ int orion__exec_flush_kept(struct orion_exec *ex, orion_error *err) {
   return rc;
 }
 
+int orion_exec_send_block_writes(struct orion_exec *ex, int64_t block,
+                                 int (*now)(void *ud, int64_t buffer),
+                                 void *ud, orion_error *err) {
+  int64_t k, keep = 0;
+  int rc = 0;
+  if (ex->sink == NULL)
+    return 0;
+  for (k = 0; k < ex->nbkept; k++) {
+    block_items *e = &ex->bkept[k];
+    exec_buffer *b = orion__exec_find_buffer(ex, e->buffer);
+    if (rc == 0 && e->block == block && b != NULL && b->target != NULL &&
+        now(ud, e->buffer)) {
+      rc = ex->sink(ex->sink_ud, b->id, orion_type_is_int(b->target->type),
+                    e->items, e->n, e->block, err);
+      orion_free(e->items);
+      continue;
+    }
+    ex->bkept[keep++] = *e; /* in their order: seq still sorts them */
+  }
+  ex->nbkept = keep;
+  return rc;
+}
+
 int orion_exec_take_block_accs(struct orion_exec *ex, orion_block_acc **out,
                                int64_t *n) {
   int i;

@@ -27,6 +27,16 @@ typedef struct orion_block_acc {
 int orion_exec_end_block(struct orion_exec *ex, int64_t block,
                          orion_error *err);
 
+/* Hands block `block`'s kept flush = "loop" writes of each buffer that
+ * now(ud, buffer id) accepts to the flush sink at once, tagged with the
+ * block, and forgets them; the others stay for the loop's end.  With no
+ * sink, nothing moves.  The receiver must hold them and apply them in
+ * block order with the rest, at the loop's end, so the bits do not depend
+ * on when they left.  0, or the sink's error. */
+int orion_exec_send_block_writes(struct orion_exec *ex, int64_t block,
+                                 int (*now)(void *ud, int64_t buffer),
+                                 void *ud, orion_error *err);
+
 /* Takes the loop's list (then any partial folded since the last block,
  * as block -1) into *out (orion_free it; NULL when *n is 0) and empties
  * it.  0, or ORION_ENOMEM with nothing taken. */

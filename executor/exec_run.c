@@ -672,6 +672,13 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
       orion__exec_post(x, &b);
     orion_buf_free(&b);
   }
+  /* The block's flush = "loop" writes to sharded targets leave now, after
+   * its BLOCK_DONE (the driver places the next block meanwhile): their
+   * owners hold them until the loop's end, so the transfer overlaps the
+   * blocks still running instead of following the last one. */
+  if (rc == 0)
+    rc = orion_exec_send_block_writes(x->ex, m.block, orion__shard_flush_early,
+                                      x, err);
   for (k = 0; k < nwatch; k++)
     orion_free(w[k].before);
   orion_free(w);

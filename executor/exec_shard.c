@@ -207,6 +207,15 @@ int orion__shard_flush_sink(void *ud, int64_t id, int isint,
   return rc;
 }
 
+int orion__shard_flush_early(void *ud, int64_t buffer) {
+  static int off = -1;
+  if (off < 0) {
+    const char *v = getenv("ORION_NO_EARLY_FLUSH");
+    off = v != NULL && strcmp(v, "1") == 0;
+  }
+  return !off && orion__shard_of_buffer(ud, buffer) != NULL;
+}
+
 /* A BUFFER_FLUSH m from peer `from` for one of our shards: apply,
  * publish, acknowledge.  An apply error is the loop's error (reported to
  * the driver); the flush is acknowledged all the same. */

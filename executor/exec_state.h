@@ -437,6 +437,12 @@ void orion__shard_fetch(exec_state *x);
 int orion__shard_flush_sink(void *ud, int64_t id, int isint,
                             const orion_pend_item *items, int64_t n,
                             int64_t block, orion_error *err);
+/* Whether a flush = "loop" buffer's writes of a block go to their owners
+ * as soon as the block ends (its target is sharded in this run), rather
+ * than at LOOP_END; the owners hold them either way and apply them in
+ * block order.  ORION_NO_EARLY_FLUSH=1: never (the path before, to
+ * compare).  ud is the state.  Compute thread. */
+int orion__shard_flush_early(void *ud, int64_t buffer);
 /* Applies items of buffer to our own shard sh and publishes the chunks
  * they touch; count: add n to the shard_items LOOP_DONE reports; from:
  * the peer whose BUFFER_FLUSH they are (counted for read-your-writes in

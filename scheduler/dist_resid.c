@@ -57,6 +57,7 @@
 
 #include "dsm/holders.h"
 #include "dsm/proto.h"
+#include "executor/exec.h"
 #include "scheduler/dist_int.h"
 #include "scheduler/dist_rows.h"
 #include "util/alloc.h"
@@ -595,10 +596,16 @@ int orion__resid_early(const loop_run *r) {
 
 int orion__resid_ahead(const loop_run *r) {
   /* A buffer's flushes reach the driver or the owners, not the executor
-   * of the time part's next block: that block waits for the driver. */
+   * of the time part's next block: that block waits for the driver.  Not
+   * a flush = "loop" buffer's: no block of the loop reads them (they are
+   * held by block, at the driver or the owners, and applied in block
+   * order once every block ran), so they order nothing within it. */
   int i, time_rows = 0;
-  if (!r->m.early || r->j->nbufs > 0 || switched("ORION_NO_AHEAD"))
+  if (!r->m.early || switched("ORION_NO_AHEAD"))
     return 0;
+  for (i = 0; i < r->j->nbufs; i++)
+    if (r->j->bufs[i].flush != ORION_FLUSH_LOOP)
+      return 0;
   for (i = 0; i < r->nuse; i++)
     time_rows |= r->use[i].resident == RES_TIME;
   return time_rows;

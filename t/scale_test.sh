@@ -13,12 +13,13 @@
 #     on 4): medians, spread, strong and weak efficiency, MB per host, the
 #     driver's byte share and CPU against one host's, the split, predicted
 #     / measured, each host's split; the goals: met, missed with the bound
-#     (the largest part that is not computing), not measured; the driver's.
+#     (the largest part that is not computing), not measured; the driver's;
+#     each host's CPU seconds from bench/netcluster.sh's lines.
 #  3. first_lines and docword_part (weak scaling's data): the fraction's
 #     lines, and a corpus's first documents with its header rewritten.
 #  4. bench/scale.sh's arguments: DRY_RUN=1 lists the runs (strong: the
 #     same data on every N; weak: in proportion to N); a bad APPS, NS, K,
-#     RUNS, EPOCHS, WEAK, QUICK, NETFLIX_SCALE, Q, RUN_TIMEOUT, or LIBMF
+#     RUNS, EPOCHS, WEAK, QUICK, NETFLIX_SCALE, Q, RUN_TIMEOUT, HEARTBEAT or LIBMF
 #     without mf-train
 #     refused (exit 2) naming the variable.
 src=${ORION_SRCDIR:-.}
@@ -108,6 +109,25 @@ check "scale_table: weak efficiency T(1) / T(N)" \
   "$(lib 'scale_table . w weak 0.2 "1 2"' | sed -n 3p)" \
   "    2    1.3000   0.15   1.62       1.00   0.99%    7.7%      60/20/8/12    1.0000   0.77   3.9  rows_in_flight"
 
+# What the hosts' quotas gave them: netcluster's last lines per run, the
+# mean of each host's CPU seconds over the runs against N x Q x wall.
+printf 'netcluster: executor 1 used 2.500 CPU seconds\nnetcluster: executor 0 used 1.000 CPU seconds\nnetcluster: the driver used 0.250 CPU seconds\n' > "$tmp/e1"
+printf 'netcluster: executor 0 used 3.000 CPU seconds\n' > "$tmp/e2"
+check "scale_cpu_of: each executor's and the driver's, - where missing" \
+  "$(lib 'scale_cpu_of e1 2; scale_cpu_of e2 2')" "1.000 2.500 0.250
+3.000 - -"
+lib 'scale_cpu_of e1 2 > w-2-1.cpu; scale_cpu_of e2 2 > w-2-2.cpu' > /dev/null
+echo 10 > "$tmp/w-2-1.wall"
+echo 20 > "$tmp/w-2-2.wall"
+# host 0: (1 + 3) / 2; host 1: 2.5 (one run); 4.5 of 2 x 0.2 x 15 s;
+# with none reported, no share.
+echo "- -" > "$tmp/w-1-1.cpu"
+echo 5 > "$tmp/w-1-1.wall"
+check "scale_cpu: per host, the driver, the share of the quotas" \
+  "$(lib 'scale_cpu . w "1 2" 0.2')" \
+  "  1 host, each host's CPU s (whole run): -; the driver: -
+  2 hosts, each host's CPU s (whole run): 2.0 2.5; the driver: 0.2; the hosts got 75% of N x Q x 15.0 s"
+
 # 3. Weak scaling's data.
 printf '1 1 5\n2 1 4\n3 2 3\n4 3 1\n' | gzip > "$tmp/r.gz"
 check "first_lines: half of a gzip file" "$(lib 'first_lines r.gz half 0.5; cat half')" "1 1 5
@@ -173,5 +193,6 @@ refused "QUICK=yes" "QUICK must be 0 or 1, not 'yes'" QUICK=yes
 refused "NETFLIX_SCALE=2" "NETFLIX_SCALE must be above 0 and at most 1, not '2'" NETFLIX_SCALE=2
 refused "Q=0" "Q must be a number of CPUs above 0 (0.2), not '0'" Q=0
 refused "RUN_TIMEOUT=soon" "RUN_TIMEOUT must be a number of seconds, not 'soon'" RUN_TIMEOUT=soon
+refused "HEARTBEAT=5s" "HEARTBEAT must be a number of seconds, not '5s'" HEARTBEAT=5s
 refused "LIBMF without mf-train" "LIBMF=$tmp/lm does not hold an mf-train program" LIBMF="$tmp/lm"
 exit $fail

@@ -643,6 +643,101 @@ Test(buffer, managed_sends_the_largest_and_counts_their_wait) {
   teardown(&f);
 }
 
+/* A block's flush = "loop" writes handed to the sink when the block ends
+ * (orion_exec_send_block_writes, what orion-executor does for a sharded
+ * target): only the block's own, only for a buffer the predicate accepts,
+ * tagged with the block; the rest go at the loop's end, tagged with their
+ * blocks.  Elements 0..5 of an i64 target of 4 keys, two a block: element
+ * i adds i to key (i - 1) % 4 + 1. */
+typedef struct bsunk {
+  int64_t block[16], key[16], val[16];
+  int n, calls;
+} bsunk;
+
+static int block_sink(void *ud, int64_t id, int isint,
+                      const orion_pend_item *items, int64_t n, int64_t block,
+                      orion_error *err) {
+  bsunk *k = ud;
+  int64_t i;
+  (void)err;
+  cr_assert_eq(id, BUF);
+  cr_assert(isint);
+  for (i = 0; i < n; i++) {
+    cr_assert_lt(k->n, 16);
+    k->block[k->n] = block;
+    k->key[k->n] = items[i].key;
+    k->val[k->n++] = items[i].val.i;
+  }
+  k->calls++;
+  return 0;
+}
+
+static int accept_odd_calls(void *ud, int64_t buffer) {
+  int *calls = ud;
+  cr_assert_eq(buffer, BUF);
+  return (*calls)++ % 2 == 0; /* blocks 0 and 2 yes, block 1 no */
+}
+
+Test(buffer, loop_writes_leave_at_the_block_end_when_accepted) {
+  /* Blocks 0 and 2 at their ends, then block 1's at the loop's end. */
+  static const int64_t block[6] = {0, 0, 2, 2, 1, 1};
+  static const int64_t key[6] = {0, 1, 0, 1, 2, 3};
+  static const int64_t val[6] = {1, 2, 5, 6, 3, 4};
+  fix f;
+  bsunk k;
+  int64_t b;
+  int i, calls = 0;
+  memset(&k, 0, sizeof k);
+  setup(&f, 6, dense1(4, ORION_I64));
+  bind_buffer(f.ex, BUF, TGT, ORION_APPLY_ADD, ORION_FLUSH_LOOP);
+  load(f.ex, "local B = fake_buffer(10)\n"
+             "return function(i, v) local t = (i - 1) % 4 + 1; "
+             "B[t] = B[t] + i end");
+  /* In the driver (no sink) nothing moves: the loop's end applies all. */
+  cr_assert_eq(orion_exec_run(f.ex, ITER, 0, 2, 7, 0, &f.err), 0, "%s",
+               f.err.msg);
+  cr_assert_eq(orion_exec_end_block(f.ex, 0, &f.err), 0, "%s", f.err.msg);
+  cr_assert_eq(orion_exec_send_block_writes(f.ex, 0, accept_odd_calls, &calls,
+                                            &f.err),
+               0, "%s", f.err.msg);
+  cr_expect_eq(calls, 0, "no sink: not even asked");
+  cr_expect_eq(i64_at(f.tgt, 0), 0);
+  cr_assert_eq(orion_exec_flush(f.ex, 1, &f.err), 0, "%s", f.err.msg);
+  cr_expect_eq(i64_at(f.tgt, 0), 1);
+  cr_expect_eq(i64_at(f.tgt, 1), 2);
+
+  orion_exec_set_flush_sink(f.ex, block_sink, &k);
+  for (b = 0; b < 3; b++) {
+    cr_assert_eq(orion_exec_run(f.ex, ITER, 2 * b, 2 * b + 2, 7, b, &f.err),
+                 0, "%s", f.err.msg);
+    cr_assert_eq(orion_exec_end_block(f.ex, b, &f.err), 0, "%s", f.err.msg);
+    cr_assert_eq(orion_exec_flush(f.ex, 0, &f.err), 0, "%s", f.err.msg);
+    cr_assert_eq(orion_exec_send_block_writes(f.ex, b, accept_odd_calls,
+                                              &calls, &f.err),
+                 0, "%s", f.err.msg);
+    cr_expect_eq(k.calls, (b + 2) / 2, "after block %lld", (long long)b);
+    /* Another block's number finds nothing of its own to send. */
+    cr_assert_eq(orion_exec_send_block_writes(f.ex, b + 10, accept_odd_calls,
+                                              &calls, &f.err),
+                 0, "%s", f.err.msg);
+    cr_expect_eq(calls, b + 1, "asked once a block, not for another's");
+  }
+  cr_assert_eq(k.n, 4, "blocks 0 and 2 went, block 1 waits");
+  cr_assert_eq(orion_exec_flush(f.ex, 1, &f.err), 0, "%s", f.err.msg);
+  cr_assert_eq(k.n, 6);
+  for (i = 0; i < 6; i++) {
+    cr_expect_eq(k.block[i], block[i], "item %d", i);
+    cr_expect_eq(k.key[i], key[i], "item %d", i);
+    cr_expect_eq(k.val[i], val[i], "item %d", i);
+  }
+  cr_expect_eq(k.calls, 3);
+  cr_expect_eq(i64_at(f.tgt, 0), 1, "the sink took them, not the target");
+  /* Nothing left for a next loop's end. */
+  cr_assert_eq(orion_exec_flush(f.ex, 1, &f.err), 0, "%s", f.err.msg);
+  cr_expect_eq(k.calls, 3);
+  teardown(&f);
+}
+
 /* Within a block the core calls the managed tick every ORION_MANAGED_TICK
  * elements while a managed buffer is bound (and only then); the tick may
  * send early, and its error fails the block. */

@@ -2204,6 +2204,61 @@ Test(cluster, ahead_dispatch_pushes_rows_and_keeps_the_bits) {
   expect_no_executors_left("ahead", 4);
 }
 
+/* The "ahead PASS ..." line of t/cluster/ahead_buffer.lua: whether the
+ * loop went ahead (1) and how many blocks went. */
+static int buffer_ahead_of(const char *err, int pass, long long *blocks) {
+  char line[256], want[32], ahead[8];
+  snprintf(want, sizeof want, "ahead %d ", pass);
+  line_with(err, want, line, sizeof line);
+  cr_assert_eq(sscanf(line + strlen(want), "%7s blocks_ahead %lld", ahead,
+                      blocks),
+               2, "no \"%s\" line in:\n%s", want, err);
+  return strcmp(ahead, "true") == 0;
+}
+
+/* A flush = "loop" buffer in a 2-D loop (t/cluster/ahead_buffer.lua
+ * loop): its writes are held by block and applied in block order after
+ * the loop, so no block reads another's and the loop still goes ahead on
+ * 1 to 4 executors, with the bits of a run inside the driver (the
+ * buffer's sums too); ORION_NO_AHEAD=1 gives them as well.  A flush =
+ * "block" buffer (ahead_buffer.lua block: later blocks see its writes)
+ * keeps the loop from going ahead. */
+Test(cluster, ahead_dispatch_with_a_loop_buffer) {
+  tu_run in = DRIVE("--executors", "0", "@ahead_buffer.lua", "loop"), r;
+  static const char *const counts[] = {"1", "2", "3", "4"};
+  long long blocks;
+  int n, pass;
+  expect_ok(&in, "ahead_buffer.lua inside the driver");
+  expect_has(in.out, "3\t0x");
+  for (n = 1; n <= 4; n++) {
+    r = DRIVE("--executors", counts[n - 1], "@ahead_buffer.lua", "loop");
+    expect_ok(&r, counts[n - 1]);
+    cr_expect_str_eq(r.out, in.out, "%d executors differ from in-process", n);
+    for (pass = 1; pass <= 3; pass++) {
+      cr_expect(buffer_ahead_of(r.err, pass, &blocks),
+                "%d executors, pass %d: not ahead", n, pass);
+      cr_expect_gt(blocks, 0, "%d executors, pass %d: no block went ahead",
+                   n, pass);
+    }
+    tu_run_free(&r);
+  }
+  setenv("ORION_NO_AHEAD", "1", 1);
+  r = DRIVE("--executors", "4", "@ahead_buffer.lua", "loop");
+  unsetenv("ORION_NO_AHEAD");
+  expect_ok(&r, "ORION_NO_AHEAD=1");
+  cr_expect_str_eq(r.out, in.out, "ORION_NO_AHEAD=1 changed the results");
+  cr_expect(!buffer_ahead_of(r.err, 2, &blocks), "ORION_NO_AHEAD=1: ahead");
+  tu_run_free(&r);
+  r = DRIVE("--executors", "3", "@ahead_buffer.lua", "block");
+  expect_ok(&r, "ahead_buffer.lua block on 3");
+  cr_expect(!buffer_ahead_of(r.err, 2, &blocks),
+            "a flush = \"block\" buffer went ahead");
+  cr_expect_eq(blocks, 0);
+  tu_run_free(&r);
+  tu_run_free(&in);
+  expect_no_executors_left("ahead_buffer", 4);
+}
+
 /* The "order EPOCH ..." line of t/cluster/ahead.lua: whether the
  * executors could start a later queued block first, and how many they so
  * started. */

@@ -5,8 +5,10 @@
 # block order) on a small synthetic libsvm set (bench/lr_synth.sh).
 #   - The weights file is the same bytes on 1, 2, 3 and 4 executors as on
 #     1 with the old path (ORION_SHARD_PULL_DATA=1: the owners send the
-#     changed rows to the driver after every loop), and with --C (a loop
-#     over W itself, which takes the kept rows back first) on 1 and 3.
+#     changed rows to the driver after every loop), on 3 with each block's
+#     writes sent at the loop's end instead of the block's
+#     (ORION_NO_EARLY_FLUSH=1), and with --C (a loop over W itself, which
+#     takes the kept rows back first) on 1 and 3.
 #   - The driver's bytes per training loop (--loop-metrics,
 #     loop_driver_bytes, passes 2 and 3) do not grow with the weight
 #     dimension (20,000 -> 200,000 features: by at most a quarter); with
@@ -56,6 +58,11 @@ for n in 1 2 3 4; do
   fi
 done
 [ "$(wc -l < "$tmp/ref.w")" -ge 20000 ] || fail "the weights file has $(wc -l < "$tmp/ref.w") lines"
+# A block's writes leave for their owners at its end (the default) or at
+# the loop's end (ORION_NO_EARLY_FLUSH=1): the owners hold them by block
+# either way, so the bits are the same.
+ORION_NO_EARLY_FLUSH=1 lr e3 3 "$tmp/small" || fail "ORION_NO_EARLY_FLUSH=1 on 3 executors failed"
+cmp -s "$tmp/ref.w" "$tmp/e3.w" || fail "ORION_NO_EARLY_FLUSH=1 on 3 executors: the weights differ"
 lr c1 1 "$tmp/small" --C 10 --lr 0.1 && lr c3 3 "$tmp/small" --C 10 --lr 0.1 &&
   { cmp -s "$tmp/c1.w" "$tmp/c3.w" || fail "--C: 1 and 3 executors' weights differ"; } ||
   fail "--C: a run failed"
