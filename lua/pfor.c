@@ -836,6 +836,10 @@ static int l_parallel_for(lua_State *L) {
   shape.ordered = o.ordered;
   shape.histogram = o.hist;
   shape.interleave = o.interleave;
+  if (o.interleave && it->a->ragged)
+    return luaL_error(L, "parallel_for: interleave would split the rows of "
+                         "a ragged array; it applies to sparse arrays of "
+                         "elements");
   sname = "serial";
   if (!serial) {
     shape.space = ap->plan.space;

@@ -94,6 +94,11 @@ local ok, msg = pcall(orion.parallel_for, train, function(u, i, r) end,
 if ok or not tostring(msg):find("interleave reorders the elements of a block, which ordered = true runs in key order", 1, true) then
   error("interleave with ordered = true: " .. tostring(msg))
 end
+local R = orion.ragged { { { 1, 1.0 }, { 2, 2.0 } }, { { 1, 3.0 } } }
+ok, msg = pcall(orion.parallel_for, R, function(row) end, { interleave = true })
+if ok or not tostring(msg):find("interleave would split the rows of a ragged array", 1, true) then
+  error("interleave on a ragged array: " .. tostring(msg))
+end
 
 -- 3. An ordered loop: each element reads its upper and left neighbours
 -- (a wavefront), and the same loop forced serial.
