@@ -477,7 +477,9 @@ static void prologue(gen *g) {
                        s->name, s->ndims, etype_name(s->etype)))));
       break;
     case ORION_CSLOT_CONST:
-      if (s->isint)
+      if (s->isint && g->kspec && i == g->kslot - 1)
+        E(g, "O_U const int64_t %s = INT64_C(%lld);", p, (long long)s->ival);
+      else if (s->isint)
         E(g, "O_U const int64_t %s = c->consts[%d].i;", p, s->idx);
       else
         E(g, "O_U const double %s = c->consts[%d].d;", p, s->idx);
@@ -528,13 +530,24 @@ static void gpu_part(gen *g) {
   E(g, "#endif");
 }
 
+/* Whether to emit a copy of the run function for the captured bound of a
+ * dot product's loop (fast mode; bodies without buffers, whose scan-store
+ * copy would need one too; bounds up to 4096). */
+static int kspec_on(const gen *g) {
+  const slot *s = g->kslot > 0 ? &g->slots[g->kslot - 1] : NULL;
+  return g->fast && s != NULL && g->nkind[ORION_CSLOT_BUFFER] == 0 &&
+         s->ival >= 1 && s->ival <= 4096;
+}
+
 /* The run function around the element code: orion_cbody_run (o_gbody on
  * the device), or with dense its copy for scan stores, o_run_dense (CPU
  * only; util/cbody.h). */
 static void run_fn(gen *g, const orion_buf *body, int dense) {
   const orion_arrayinfo *it = &g->in->iter;
   int i, d;
-  if (dense) {
+  if (g->kspec) {
+    E(g, "static int o_run_k(orion_cctx *c, int64_t lo, int64_t hi) {");
+  } else if (dense) {
     E(g, "static int o_run_dense(orion_cctx *c, int64_t lo, int64_t hi) {");
   } else {
     E(g, "#if ORION_GPU_BODY");
@@ -552,6 +565,12 @@ static void run_fn(gen *g, const orion_buf *body, int dense) {
     E(g, "{ int o_sc = 1; for (int o_i = 0; o_i < O_NB; o_i++) "
          "o_sc &= c->bufs[o_i].vals != NULL && c->bufs[o_i].bits == NULL; "
          "if (o_sc) return o_run_dense(c, lo, hi); }");
+    E(g, "#endif");
+  }
+  if (!dense && !g->kspec && kspec_on(g)) {
+    E(g, "#if !ORION_GPU_BODY");
+    E(g, "if (c->consts[%d].i == INT64_C(%lld)) return o_run_k(c, lo, hi);",
+      g->slots[g->kslot - 1].idx, (long long)g->slots[g->kslot - 1].ival);
     E(g, "#endif");
   }
   E(g, "int o_rc = 0;");
@@ -729,6 +748,16 @@ static void assemble(gen *g, const orion_buf *body) {
     run_fn(g, body, 1);
     E(g, "#undef O_BDENSE");
     E(g, "#define O_BDENSE 0");
+    E(g, "#endif");
+  }
+  if (kspec_on(g)) {
+    /* The copy for the dot product's bound as it was captured: the
+     * compiler knows the trip count (whole vectors, no remainder loop,
+     * the update loop unrolled); another value runs the general copy. */
+    E(g, "#if !ORION_GPU_BODY");
+    g->kspec = 1;
+    run_fn(g, body, 0);
+    g->kspec = 0;
     E(g, "#endif");
   }
   run_fn(g, body, 0);

@@ -194,6 +194,11 @@ typedef struct gen {
 
   int pctrack;             /* keep o_pc current */
   int userand;             /* the body calls math.random */
+  /* Fast mode: 1 + the slot of the captured integer that bounds a dot
+   * product's loop (0: none), and whether the copy of the run function
+   * for its value at generation (the slot's ival) is being emitted. */
+  int kslot;
+  int kspec;
   int itwritten;           /* the body returns a value (stored in iter) */
   int line0;               /* the line the body is defined on */
   orion_buf body, scratch; /* the function's body: the last walk, the

@@ -388,9 +388,34 @@ static void split_dot(gen *g, var *sum, var *ra, var *rb, int neg,
       n, i, vt, qa, tt, i * lanes, vt, qb, tt, i * lanes);
   close_(g);
   E(g, "o_a%d_0 = (o_a%d_0 + o_a%d_1) + (o_a%d_2 + o_a%d_3);", n, n, n, n, n);
-  E(g, "%s %s = 0;", et, tot);
-  E(g, "for (int o_j%d = 0; o_j%d < %d; o_j%d++) %s += o_a%d_0[o_j%d];", n, n,
-    lanes, n, tot, n, n);
+  /* The lanes added as a tree (halves, quarters, pairs): log2(lanes)
+   * dependent adds on the way to the error term, where a lane-by-lane
+   * sum is lanes of them, and the next element's dot product waits for
+   * that term (its row is usually the one this element updates). */
+  E(g, "#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)");
+  if (f32) {
+    E(g, "o_a%d_0 += __builtin_shufflevector(o_a%d_0, o_a%d_0, 4, 5, 6, 7, "
+         "0, 1, 2, 3);", n, n, n);
+    E(g, "o_a%d_0 += __builtin_shufflevector(o_a%d_0, o_a%d_0, 2, 3, 0, 1, "
+         "6, 7, 4, 5);", n, n, n);
+    E(g, "o_a%d_0 += __builtin_shufflevector(o_a%d_0, o_a%d_0, 1, 0, 3, 2, "
+         "5, 4, 7, 6);", n, n, n);
+  } else {
+    E(g, "o_a%d_0 += __builtin_shufflevector(o_a%d_0, o_a%d_0, 2, 3, 0, 1);",
+      n, n, n);
+    E(g, "o_a%d_0 += __builtin_shufflevector(o_a%d_0, o_a%d_0, 1, 0, 3, 2);",
+      n, n, n);
+  }
+  E(g, "const %s %s = o_a%d_0[0];", et, tot, n);
+  E(g, "#else");
+  if (f32)
+    E(g, "const %s %s = ((o_a%d_0[0] + o_a%d_0[4]) + (o_a%d_0[2] + "
+         "o_a%d_0[6])) + ((o_a%d_0[1] + o_a%d_0[5]) + (o_a%d_0[3] + "
+         "o_a%d_0[7]));", et, tot, n, n, n, n, n, n, n, n);
+  else
+    E(g, "const %s %s = (o_a%d_0[0] + o_a%d_0[2]) + (o_a%d_0[1] + "
+         "o_a%d_0[3]);", et, tot, n, n, n, n);
+  E(g, "#endif");
   E(g, "%s = %s %c %s;", sum->cname, sum->cname, neg ? '-' : '+', tot);
   close_(g);
   E(g, "#endif");
@@ -458,6 +483,10 @@ static void int_loop(gen *g, const ast_node *s, var *x, cv init, cv lim,
     g->ind++;
     if (g->fast && kstep && sv == 1 &&
         (sum = dot_loop(g, s, &ra, &rb, &neg)) != NULL) {
+      for (i = 0; i < g->nslots && g->kslot == 0; i++)
+        if (g->slots[i].kind == ORION_CSLOT_CONST && g->slots[i].isint &&
+            strcmp(g->slots[i].pfx, lim.s) == 0)
+          g->kslot = 1 + i;
       open_(g, "");
       E(g, "uint64_t %s = 0;", tt);
       split_dot(g, sum, ra, rb, neg, i0, cnt, tt, n);

@@ -38,7 +38,9 @@
 #               blocks: the scheduling and communication overhead per epoch
 #   MB/epoch    bytes moved between the processes per epoch
 #   test-rmse   after the last epoch, and its difference from LIBMF's
-# and the load average before and after.  With SIDE_ROWS=FILE each
+# and the load average before and after; with LIBMF also its CPU time
+# (user + system) per iteration and the updates per CPU-second, from the
+# same two runs (bench/mf_cpu.sh measures Orion-C's CPU per epoch).  With SIDE_ROWS=FILE each
 # compiled mode adds a row to bench/side_by_side.sh's table.
 # Without the data it is skipped (exit 0), unless CI=true (exit 1).
 set -euo pipefail
@@ -98,14 +100,18 @@ orion_round() {
 # libmf_round R: LIBMF at K=$k; its rate (M/s) and test RMSE appended to
 # libmf_K.rate and libmf_K.rmse.
 libmf_round() {
-  local t0 t1 t2
+  local t0 t1 t2 TIMEFORMAT='%U %S'
   t0=$(now)
-  "$libmf/mf-train" --quiet -k "$k" -t 1 -s "$execs" "$tmp/tr.txt" "$tmp/lm1" > "$tmp/l1" 2>&1 ||
+  { time "$libmf/mf-train" --quiet -k "$k" -t 1 -s "$execs" "$tmp/tr.txt" "$tmp/lm1" > "$tmp/l1" 2>&1; } 2> "$tmp/c1" ||
     { echo "bench/mf.sh: $libmf/mf-train failed:" >&2; cat "$tmp/l1" >&2; return 1; }
   t1=$(now)
-  "$libmf/mf-train" --quiet -k "$k" -t "$epochs" -s "$execs" "$tmp/tr.txt" "$tmp/lmE" > "$tmp/lE" 2>&1 ||
+  { time "$libmf/mf-train" --quiet -k "$k" -t "$epochs" -s "$execs" "$tmp/tr.txt" "$tmp/lmE" > "$tmp/lE" 2>&1; } 2> "$tmp/cE" ||
     { echo "bench/mf.sh: $libmf/mf-train failed:" >&2; cat "$tmp/lE" >&2; return 1; }
   t2=$(now)
+  # Its CPU (user + system, all threads) per iteration, the same way.
+  awk -v a="$(cat "$tmp/c1")" -v b="$(cat "$tmp/cE")" -v e="$epochs" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    printf "%.6f\n", ((y[1] + y[2]) - (x[1] + x[2])) / (e - 1) }' >> "$tmp/libmf_$k.cpu"
   # A run of EPOCHS no longer than a run of 1 (a burst of load during the
   # short one) gives no rate: that round is left out, and said so.
   awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$ntr" -v e="$epochs" 'BEGIN {
@@ -155,6 +161,7 @@ for k in $ks; do
   load0=$(loadavg)
   : > "$tmp/libmf_$k.rate"
   : > "$tmp/libmf_$k.rmse"
+  : > "$tmp/libmf_$k.cpu"
   interleave "$runs" "${fns[@]}"
   load1=$(loadavg)
   if [ -n "$libmf" ]; then
@@ -164,6 +171,8 @@ for k in $ks; do
     lpeer="LIBMF"
     printf '%4s %-7s %8s %9s %22s %12s %7s %9s %9s %8s\n' "$k" LIBMF - - \
       "$(spread "$lr" "$lr_lo" "$lr_hi")" 1.000 - - "$lrm" -
+    read -r lc _ <<< "$(stat3 "$tmp/libmf_$k.cpu")"
+    awk -v c="$lc" -v n="$ntr" 'BEGIN { if (c + 0 > 0) printf "     LIBMF CPU per iteration %.2f ms (user + system, all threads): %.1f M updates per CPU-second\n", c * 1e3, n / c / 1e6 }'
   else
     lr=$(anchor_rate "$k") lr_lo=$lr lr_hi=$lr lr_n=1
     lrm=$(anchor_rmse "$k")

@@ -7,8 +7,8 @@
 #   BASE=/tmp/base KS="32 128" EXECS="1 2" RUNS=3 bench/mf_cpu.sh
 #
 # The driver's CPU per epoch is apps/mf/mf.lua's driver_cpu_seconds (mean
-# of epochs 2..EPOCHS_HI; this tree's mf.lua runs on both builds, as it
-# records it).  Each executor is started through a wrapper
+# of epochs 2..EPOCHS_HI; each build runs its own mf.lua: this tree's
+# sets parallel_for options an older driver refuses).  Each executor is started through a wrapper
 # ($ORION_EXECUTOR) that runs it under `perf stat -e task-clock` (all its
 # threads); every configuration runs with EPOCHS_LO (default 4) and
 # EPOCHS_HI (default 16) epochs, and the executors' CPU difference over
@@ -75,7 +75,7 @@ one() {
   mkdir -p "$d"
   MF_CPU_DIR=$d MF_CPU_EXE=$dir/orion-executor ORION_EXECUTOR=$tmp/exec.sh \
     "$dir/orion-driver" --quiet --executors "$3" --metrics "$d/m.jsonl" \
-    "$here/apps/mf/mf.lua" --train "$train" --test "$test" --k "$2" --epochs "$4" > /dev/null
+    "$dir/apps/mf/mf.lua" --train "$train" --test "$test" --k "$2" --epochs "$4" > /dev/null
   if [ "$(ls "$d" | grep -c '^exec\.')" != "$3" ]; then
     echo "bench/mf_cpu.sh: expected $3 executor counts in $d" >&2
     exit 1

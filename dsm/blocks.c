@@ -12,7 +12,71 @@ int orion_block_spec_equal(const orion_block_spec *x,
   return x->space == y->space && x->time == y->time &&
          x->nspace == y->nspace && (x->time < 0 || x->ntime == y->ntime) &&
          x->skew_dim == y->skew_dim && (x->skew_dim < 0 || x->skew == y->skew) &&
-         x->histogram == y->histogram && x->lex == y->lex;
+         x->histogram == y->histogram && x->lex == y->lex &&
+         x->interleave == y->interleave;
+}
+
+/* Deals the elements [lo, hi) of a (lexicographically sorted) segment out
+ * in rounds over its rows (runs of equal first keys): a stable counting
+ * sort by each element's rank within its row.  keys and vals are scratch
+ * of the segment's size; rank and count of hi - lo + 1 entries. */
+static void interleave_segment(orion_array *a, int64_t lo, int64_t hi,
+                               int64_t *keys, char *vals, int64_t *rank,
+                               int64_t *count) {
+  size_t es = orion_type_size(a->type), kn = (size_t)a->ndims;
+  int64_t n = hi - lo, e, r, nr = 0;
+  const int64_t *k = a->keys + lo * a->ndims;
+  for (e = 0; e < n; e++) {
+    rank[e] = e > 0 && k[e * a->ndims] == k[(e - 1) * a->ndims]
+                  ? rank[e - 1] + 1
+                  : 0;
+    if (rank[e] + 1 > nr)
+      nr = rank[e] + 1;
+  }
+  memset(count, 0, sizeof *count * (size_t)(nr + 1));
+  for (e = 0; e < n; e++)
+    count[rank[e] + 1]++;
+  for (r = 0; r < nr; r++)
+    count[r + 1] += count[r];
+  for (e = 0; e < n; e++) {
+    int64_t dst = count[rank[e]]++;
+    memcpy(keys + dst * a->ndims, k + e * a->ndims, sizeof *keys * kn);
+    memcpy(vals + dst * (int64_t)es, (char *)a->values + (lo + e) * (int64_t)es,
+           es);
+  }
+  memcpy(a->keys + lo * a->ndims, keys, sizeof *keys * kn * (size_t)n);
+  memcpy((char *)a->values + lo * (int64_t)es, vals, es * (size_t)n);
+}
+
+/* interleave_segment over every block of a partitioned sparse array. */
+static int interleave_blocks(orion_array *a, const int64_t *start,
+                             int64_t nb, orion_error *err) {
+  int64_t b, most = 1;
+  int64_t *keys, *rank, *count;
+  char *vals;
+  for (b = 0; b < nb; b++)
+    if (start[b + 1] - start[b] > most)
+      most = start[b + 1] - start[b];
+  keys = orion_malloc(sizeof *keys * (size_t)most * (size_t)a->ndims);
+  vals = orion_malloc(orion_type_size(a->type) * (size_t)most);
+  rank = orion_malloc(sizeof *rank * (size_t)most);
+  count = orion_malloc(sizeof *count * (size_t)(most + 1));
+  if (keys == NULL || vals == NULL || rank == NULL || count == NULL) {
+    orion_free(keys);
+    orion_free(vals);
+    orion_free(rank);
+    orion_free(count);
+    return orion_error_set(err, ORION_ENOMEM, "out of memory interleaving "
+                                              "the blocks' rows");
+  }
+  for (b = 0; b < nb; b++)
+    if (start[b + 1] > start[b])
+      interleave_segment(a, start[b], start[b + 1], keys, vals, rank, count);
+  orion_free(keys);
+  orion_free(vals);
+  orion_free(rank);
+  orion_free(count);
+  return 0;
 }
 
 void orion_blockset_free(orion_blockset *b) {
@@ -98,7 +162,8 @@ int orion_blockset_build(orion_array *a, const orion_block_spec *spec,
   out->n0 = x0.split.nparts;
   out->n1 = two ? x1.split.nparts : 1;
   nb = (int64_t)out->n0 * out->n1;
-  if (a->sparse && spec->lex && !orion_array_is_sorted(a)) {
+  if (a->sparse && (spec->lex || spec->interleave) &&
+      !orion_array_is_sorted(a)) {
     rc = orion_array_sort(a, err);
     if (rc != 0)
       goto done;
@@ -114,8 +179,12 @@ int orion_blockset_build(orion_array *a, const orion_block_spec *spec,
     for (e = 0; e < a->nnz; e++)
       bid[e] = block_of(out, &x0, &x1, a->keys + e * a->ndims);
     rc = orion_partition_by_id(a, (int)nb, bid, &blk, err);
-    if (rc != 0)
+    if (rc == 0 && spec->interleave)
+      rc = interleave_blocks(a, blk.start, nb, err);
+    if (rc != 0) {
+      orion_blocks_free(&blk);
       goto done;
+    }
     out->first = orion_malloc(sizeof *out->first * (size_t)(nb + 1));
     out->segs = orion_malloc(sizeof *out->segs * (size_t)(nb ? nb : 1));
     if (out->first == NULL || out->segs == NULL) {

@@ -11,6 +11,13 @@
  * list of contiguous segments.  Within a block, elements run in ascending
  * order of their position, which is lexicographic key order for dense
  * arrays and for sparse arrays built with `lex` (they are sorted first).
+ * With `interleave` a sparse array's blocks are dealt out in rounds
+ * instead: the array is sorted first, and each block then runs the first
+ * element of every run of equal first keys (a row), then the second of
+ * every row, and so on, rows in key order within a round.  Consecutive
+ * elements then touch different rows, so that a body updating its row
+ * need not wait for the previous element's stores; the order depends on
+ * the block's elements alone, never on where they came from.
  */
 #ifndef ORION_SCHEDULER_BLOCKS_H
 #define ORION_SCHEDULER_BLOCKS_H
@@ -29,6 +36,7 @@ typedef struct orion_block_spec {
   int64_t skew;   /* coordinate = key[skew_dim] + skew * key[other] */
   int histogram;  /* sparse: parts hold equal element counts */
   int lex;        /* sparse: sort lexicographically first */
+  int interleave; /* sparse: sorted, then rows dealt out in rounds */
 } orion_block_spec;
 
 typedef struct orion_segment {

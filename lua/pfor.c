@@ -177,10 +177,11 @@ static int buffer_index(lua_State *L) {
 static const char *const pfor_opts[] = {
     "ordered", "histogram", "schedule", "tier", "partitions",
     "concurrent_order", "name", "seed", "fast", "space", "gpu_grid",
-    "assign", "timeout", NULL};
+    "assign", "timeout", "interleave", NULL};
 
 typedef struct pfor_opts_t {
   int ordered, hist, reverse, fast, space;
+  int interleave; /* a block's rows dealt out in rounds (dsm/blocks.h) */
   const char *tier, *sched, *name;
   int assign; /* ORION_ASSIGN_... (scheduler/dist.h) */
   int64_t parts[2];
@@ -197,6 +198,7 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
   orion__check_keys(L, 3, "parallel_for", pfor_opts);
   o->hist = orion__opt_bool(L, 3, "histogram", 0);
   o->ordered = orion__opt_bool(L, 3, "ordered", 0);
+  o->interleave = orion__opt_bool(L, 3, "interleave", 0);
   o->tier = orion__opt_string(L, 3, "tier", "auto");
   if (strcmp(o->tier, "auto") != 0 && strcmp(o->tier, "lua") != 0 &&
       strcmp(o->tier, "c") != 0 && strcmp(o->tier, "gpu") != 0)
@@ -215,6 +217,11 @@ static void read_opts(lua_State *L, pfor_opts_t *o) {
                o->timeout);
   o->fast = orion__opt_bool(L, 3, "fast", orion__state(L)->fast);
   o->sched = orion__opt_string(L, 3, "schedule", NULL);
+  if (o->interleave &&
+      (o->ordered || (o->sched != NULL && strcmp(o->sched, "serial") == 0)))
+    luaL_error(L, "parallel_for: interleave reorders the elements of a "
+                  "block, which %s runs in key order",
+               o->ordered ? "ordered = true" : "schedule = \"serial\"");
   o->name = orion__opt_string(L, 3, "name", NULL);
   o->space = (int)orion__opt_int(L, 3, "space", 0);
   o->has_seed = !lua_isnoneornil(L, 3) &&
@@ -842,6 +849,11 @@ static int l_parallel_for(lua_State *L) {
   shape.serial = serial;
   shape.ordered = o.ordered;
   shape.histogram = o.hist;
+  shape.interleave = o.interleave;
+  if (o.interleave && it->a->ragged)
+    return luaL_error(L, "parallel_for: interleave would split the rows of "
+                         "a ragged array; it applies to sparse arrays of "
+                         "elements");
   sname = "serial";
   if (!serial) {
     shape.space = ap->plan.space;

@@ -11,6 +11,7 @@ void orion_schedule_cut(const orion_schedule_shape *sh,
   spec->skew_dim = -1;
   spec->histogram = sh->histogram;
   spec->lex = sh->serial || sh->ordered;
+  spec->interleave = sh->interleave && !spec->lex;
   spec->time = -1;
   *kind = ORION_ORDER_ALL;
   if (sh->serial) {

@@ -33,6 +33,8 @@ typedef struct orion_schedule_shape {
   int wavefront;  /* 2-D: 1 wavefront clocks, 0 rotation */
   int ordered;    /* elements of a block in lexicographic key order */
   int histogram;  /* sparse: parts of equal element counts */
+  int interleave; /* sparse, unordered: rows dealt out in rounds within a
+                     block (dsm/blocks.h) */
   int nspace;     /* parts asked for along space */
   int ntime;      /* parts asked for along time */
 } orion_schedule_shape;

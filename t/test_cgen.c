@@ -2564,23 +2564,73 @@ static const char SUM_F64[] = "function(u, i, r)\n"
                               "  S:add(s)\n"
                               "end";
 
+/* Fast mode: a dot product bounded by a captured integer gets a copy of
+ * the run function for the value captured when the code was generated
+ * (its trip count known to the compiler); another value at run time
+ * takes the general copy.  Both agree with the interpreter. */
+Test(cgen, dot_bound_copy_and_general_copy_agree_with_interpreter) {
+  char *chunk = chunk_text(SUM_F32);
+  orion_cgen_out at70, at71, exact;
+  orion_error err;
+  state want, got;
+  built b70, b71;
+  int i;
+  cr_assert_eq(generate_with(chunk, IT_RAT, 1, 0, NULL, &at70, &err), 0,
+               "%s", err.msg);
+  cr_assert_eq(generate_with(chunk, IT_RAT, 1, 1, NULL, &at71, &err), 0,
+               "%s", err.msg);
+  cr_assert_eq(generate(chunk, IT_RAT, 0, &exact, &err), 0, "%s", err.msg);
+  cr_assert_eq(tu_count_substr(at70.src.data, "static int o_run_k("), 1);
+  cr_assert_not_null(strstr(at70.src.data, "O_U const int64_t K"));
+  cr_assert_not_null(strstr(at70.src.data, " = INT64_C(70);"));
+  cr_assert_not_null(strstr(at71.src.data, " = INT64_C(71);"));
+  cr_assert_null(strstr(exact.src.data, "o_run_k"));
+  /* The source generated at 71 runs with the values the interpreter has
+   * (KL = 70): its general copy. */
+  cr_assert_eq(at71.nslots, at70.nslots);
+  for (i = 0; i < at71.nslots; i++) {
+    at71.slots[i].ival = at70.slots[i].ival;
+    at71.slots[i].fval = at70.slots[i].fval;
+  }
+  build(at70.src.data, 1, &b70);
+  build(at71.src.data, 1, &b71);
+  state_init(&want, IT_RAT);
+  run_reference(chunk, &want, 0, want.arr[NARRS]->nnz, 1);
+  state_init(&got, IT_RAT);
+  run_compiled(&at70, &b70, &got, 0, got.arr[NARRS]->nnz, 1);
+  compare_states(&want, &got, 1e-5, SUM_F32);
+  state_free(&got);
+  state_init(&got, IT_RAT);
+  run_compiled(&at71, &b71, &got, 0, got.arr[NARRS]->nnz, 1);
+  compare_states(&want, &got, 1e-5, SUM_F32);
+  state_free(&got);
+  state_free(&want);
+  unbuild(&b70);
+  unbuild(&b71);
+  orion_cgen_out_free(&at70);
+  orion_cgen_out_free(&at71);
+  orion_cgen_out_free(&exact);
+  orion_free(chunk);
+}
+
 Test(cgen, sums_split_in_fast_mode) {
   char *chunk = chunk_text(SUM_F32);
   orion_cgen_out fast, exact;
   orion_error err;
   cr_assert_eq(generate(chunk, IT_RAT, 1, &fast, &err), 0, "%s", err.msg);
   cr_assert_eq(generate(chunk, IT_RAT, 0, &exact, &err), 0, "%s", err.msg);
-  /* Both dot products are split, the update loop is not. */
-  cr_assert_eq(tu_count_substr(fast.src.data, "typedef float o_vt"), 2, "%s",
+  /* Both dot products are split, the update loop is not; each twice:
+   * in the general copy and in the copy for KL's captured value. */
+  cr_assert_eq(tu_count_substr(fast.src.data, "typedef float o_vt"), 4, "%s",
                fast.src.data);
-  cr_assert_eq(tu_count_substr(fast.src.data, "+= *(const o_vt"), 8);
+  cr_assert_eq(tu_count_substr(fast.src.data, "+= *(const o_vt"), 16);
   cr_assert_null(strstr(exact.src.data, "o_vt"));
   orion_cgen_out_free(&fast);
   orion_cgen_out_free(&exact);
   orion_free(chunk);
   chunk = chunk_text(SUM_F64);
   cr_assert_eq(generate(chunk, IT_RAT, 1, &fast, &err), 0, "%s", err.msg);
-  cr_assert_eq(tu_count_substr(fast.src.data, "typedef double o_vt"), 1);
+  cr_assert_eq(tu_count_substr(fast.src.data, "typedef double o_vt"), 2);
   orion_cgen_out_free(&fast);
   orion_free(chunk);
   /* Not dot products: the sum is read in the term, or subtracted from
@@ -3100,13 +3150,16 @@ Test(cgen, lane_loops_on_the_device) {
   size_t i;
   /* Fast mode: the dot product and the update are lane loops; the
    * update's stores are the lane's own in the unchecked copy and lane
-   * 0's in the checked one. */
+   * 0's in the checked one.  The element code is there twice: the CPU's
+   * copy for K's captured value holds it too (and never builds for the
+   * device). */
   cr_assert_eq(count_of(fast, "#define O_WARP 1\n"), 1);
-  cr_assert_eq(count_of(fast, "o_wsum(o_p"), 1);
-  cr_assert_eq(count_of(fast, " = O_LANE; "), 2);
-  cr_assert_eq(count_of(fast, "O_WSYNC();"), 1);
-  cr_assert_eq(count_of(fast, ") = (float)t"), 4);
-  cr_assert_eq(count_of(fast, "O_ST1(*("), 2);
+  cr_assert_eq(count_of(fast, "static int o_run_k("), 1);
+  cr_assert_eq(count_of(fast, "o_wsum(o_p"), 2);
+  cr_assert_eq(count_of(fast, " = O_LANE; "), 4);
+  cr_assert_eq(count_of(fast, "O_WSYNC();"), 2);
+  cr_assert_eq(count_of(fast, ") = (float)t"), 8);
+  cr_assert_eq(count_of(fast, "O_ST1(*("), 4);
   /* Exact mode keeps the dot product's order: only the update. */
   cr_assert_eq(count_of(exact, "#define O_WARP 1\n"), 1);
   cr_assert_eq(count_of(exact, "o_wsum(o_p"), 0);

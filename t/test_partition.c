@@ -116,7 +116,7 @@ Test(partition, plan_rotation_with_fewer_time_parts_runs_as_a_wavefront) {
 Test(partition, blocks_dense_blocks_are_row_segments_in_key_order) {
   int64_t dims[2] = {4, 6};
   orion_array *a = orion_array_new_dense(2, dims, ORION_F64, NULL);
-  orion_block_spec s = {0, 1, 2, 3, -1, 0, 0, 0};
+  orion_block_spec s = {0, 1, 2, 3, -1, 0, 0, 0, 0};
   orion_blockset b;
   cr_assert_eq(orion_blockset_build(a, &s, &b, NULL), 0);
   cr_assert_eq(b.n0 * b.n1, 6);
@@ -133,7 +133,7 @@ Test(partition, blocks_skewed_sparse_blocks_cut_along_the_diagonal) {
   orion_array *a = random_sparse(20, 20, 300, 9);
   /* time' = key2 + key1: an element lands in time part
    * (k1 + k2) * 3 / 39 (the skewed range is 0..38). */
-  orion_block_spec s = {0, 1, 2, 3, 1, 1, 0, 1};
+  orion_block_spec s = {0, 1, 2, 3, 1, 1, 0, 1, 0};
   orion_blockset b;
   int64_t e, blk;
   cr_assert_eq(orion_blockset_build(a, &s, &b, NULL), 0);
@@ -150,6 +150,84 @@ Test(partition, blocks_skewed_sparse_blocks_cut_along_the_diagonal) {
   }
   orion_blockset_free(&b);
   orion_array_release(a);
+}
+
+/* interleave: each block holds its elements dealt out in rounds over its
+ * rows (first keys): round r holds the r-th element (in key order) of
+ * every row with more than r, rows ascending; the same order whatever
+ * order the array had, and the same elements as the plain cut. */
+Test(partition, blocks_interleaved_deal_each_blocks_rows_in_rounds) {
+  orion_array *a = random_sparse(30, 40, 2000, 5);
+  orion_array *b2 = random_sparse(30, 40, 2000, 5);
+  orion_block_spec s = {0, 1, 2, 3, -1, 0, 0, 0, 1};
+  orion_block_spec plain = {0, 1, 2, 3, -1, 0, 0, 1, 0};
+  orion_blockset b, bp, bs;
+  int64_t blk, e, n;
+  /* b2: the same elements in reverse order. */
+  for (e = 0, n = b2->nnz; e < n / 2; e++) {
+    int64_t t[2];
+    double v;
+    memcpy(t, b2->keys + e * 2, sizeof t);
+    memcpy(b2->keys + e * 2, b2->keys + (n - 1 - e) * 2, sizeof t);
+    memcpy(b2->keys + (n - 1 - e) * 2, t, sizeof t);
+    v = ((double *)b2->values)[e];
+    ((double *)b2->values)[e] = ((double *)b2->values)[n - 1 - e];
+    ((double *)b2->values)[n - 1 - e] = v;
+  }
+  cr_assert_eq(orion_blockset_build(a, &s, &b, NULL), 0);
+  cr_assert_eq(orion_blockset_build(b2, &s, &bs, NULL), 0);
+  cr_assert_eq(b.nsegs, 6);
+  cr_assert_eq(memcmp(a->keys, b2->keys, sizeof *a->keys * 2 * (size_t)a->nnz),
+               0, "the order depends on the array's order before");
+  for (blk = 0; blk < 6; blk++) {
+    const orion_segment *g = &b.segs[b.first[blk]];
+    int64_t round = 0, rows = 0, seen[30] = {0};
+    for (e = g->lo; e < g->hi; e++) {
+      const int64_t *k = a->keys + e * 2;
+      cr_assert_eq(k[0] * 2 / 30, blk / 3);
+      cr_assert_eq((k[1] >= 13) + (k[1] >= 26), blk % 3); /* 0, 13, 26, 40 */
+      /* A new round starts where the row does not ascend. */
+      if (e > g->lo && k[0] <= k[-2])
+        round++;
+      cr_assert_eq(seen[k[0]], round, "element %lld: row %lld's %lld-th "
+                                      "element in round %lld",
+                   (long long)e, (long long)k[0], (long long)seen[k[0]],
+                   (long long)round);
+      if (seen[k[0]] == 0)
+        rows++;
+      seen[k[0]]++;
+    }
+    /* Every row of the block is in round 0. */
+    if (g->hi > g->lo)
+      for (e = g->lo; e < g->lo + rows; e++)
+        cr_assert(e == g->lo || a->keys[e * 2] > a->keys[e * 2 - 2]);
+  }
+  /* The same elements per block as the lexicographic cut. */
+  {
+    orion_array *c = random_sparse(30, 40, 2000, 5);
+    cr_assert_eq(orion_blockset_build(c, &plain, &bp, NULL), 0);
+    for (blk = 0; blk < 6; blk++) {
+      const orion_segment *g = &b.segs[b.first[blk]],
+                          *h = &bp.segs[bp.first[blk]];
+      double sa = 0, sc = 0;
+      cr_assert_eq(g->hi - g->lo, h->hi - h->lo);
+      for (e = 0; e < g->hi - g->lo; e++) {
+        sa += ((double *)a->values)[g->lo + e] *
+              (double)(a->keys[(g->lo + e) * 2] * 40 +
+                       a->keys[(g->lo + e) * 2 + 1]);
+        sc += ((double *)c->values)[h->lo + e] *
+              (double)(c->keys[(h->lo + e) * 2] * 40 +
+                       c->keys[(h->lo + e) * 2 + 1]);
+      }
+      cr_assert_eq(sa, sc, "block %lld holds other elements", (long long)blk);
+    }
+    orion_blockset_free(&bp);
+    orion_array_release(c);
+  }
+  orion_blockset_free(&b);
+  orion_blockset_free(&bs);
+  orion_array_release(a);
+  orion_array_release(b2);
 }
 
 Test(partition, sparse_grid_groups_blocks_stably) {

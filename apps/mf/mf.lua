@@ -401,7 +401,10 @@ local function gen_set()
             fold = FOLD, salt = SALT }
 end
 
-local loop_opts = { tier = opts.tier, fast = not opts.exact }
+-- The 2-D training loop runs each block's users in rounds (interleave):
+-- consecutive ratings then update different rows of W, and the next
+-- rating's dot product need not wait for the previous one's stores.
+local loop_opts = { tier = opts.tier, fast = not opts.exact, interleave = opts.parallel == "2d" }
 local body = adagrad and sgd_adagrad or sgd
 if sgd_data then body = ada and sgd_adarev or sgd_data end
 if gen then body = gen.train end

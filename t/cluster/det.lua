@@ -65,6 +65,41 @@ for epoch = 1, 3 do
 end
 print("sgd W", checksum(W), "H", checksum(H))
 
+-- 2b. The same loop with each block's users dealt out in rounds
+-- (interleave = true): its own order, the same on every executor count.
+local W2 = orion.randn { nu, K, type = "f32", scale = 0.1, seed = 1 }
+local H2 = orion.randn { ni, K, type = "f32", scale = 0.1, seed = 2 }
+lr = 0.02
+for epoch = 1, 3 do
+  sse:reset()
+  orion.parallel_for(train, function(u, i, r)
+    local wu, hi = W2[u], H2[i]
+    local p = 0
+    for k = 1, K do p = p + wu[k] * hi[k] end
+    local e = r - p
+    sse:add(e * e)
+    for k = 1, K do
+      local w, h = wu[k], hi[k]
+      wu[k] = w + lr * (e * h - reg * w)
+      hi[k] = h + lr * (e * w - reg * h)
+    end
+  end, { interleave = true })
+  print("interleaved sgd epoch", epoch, "rmse",
+        ("%.17g"):format(math.sqrt(sse:get() / train:nnz())))
+  lr = lr * 0.9
+end
+print("interleaved sgd W", checksum(W2), "H", checksum(H2))
+local ok, msg = pcall(orion.parallel_for, train, function(u, i, r) end,
+                      { interleave = true, ordered = true })
+if ok or not tostring(msg):find("interleave reorders the elements of a block, which ordered = true runs in key order", 1, true) then
+  error("interleave with ordered = true: " .. tostring(msg))
+end
+local R = orion.ragged { { { 1, 1.0 }, { 2, 2.0 } }, { { 1, 3.0 } } }
+ok, msg = pcall(orion.parallel_for, R, function(row) end, { interleave = true })
+if ok or not tostring(msg):find("interleave would split the rows of a ragged array", 1, true) then
+  error("interleave on a ragged array: " .. tostring(msg))
+end
+
 -- 3. An ordered loop: each element reads its upper and left neighbours
 -- (a wavefront), and the same loop forced serial.
 local function ordered(opts)
