@@ -1006,6 +1006,15 @@ out:
   return rc;
 }
 
+/* The driver's thread, before it starts processes or threads (setenv). */
+void orion_ccomp_check_cache(int for_children) {
+  int rc;
+  char *dir = usable_dir(&rc);
+  if (dir == NULL && rc == 0 && !orion_ccache_off() && for_children)
+    setenv("ORION_CACHE_DIR", "off", 1);
+  orion_free(dir);
+}
+
 int orion_cobj_build(const char *src, size_t len, const char *mode_flags,
                      double timeout_s, orion_cobj **out, int *cached,
                      orion_error *err) {

@@ -45,6 +45,13 @@ int orion_cobj_build_cuda(const char *src, size_t len, const char *mode_flags,
                           double timeout_s, orion_cobj **out, int *cached,
                           orion_error *err);
 
+/* Checks the cache folder now, creating it when missing: one that cannot
+ * be used is warned about (once), and with for_children set
+ * ORION_CACHE_DIR=off goes into this process's environment, so that the
+ * executors it starts on this host build without the cache and without a
+ * warning of their own. */
+void orion_ccomp_check_cache(int for_children);
+
 /* The address of symbol name in the object, or NULL. */
 void *orion_cobj_sym(orion_cobj *o, const char *name);
 
