@@ -751,6 +751,44 @@ Test(ccomp, concurrent_processes) {
   cr_assert(build_and_check());
 }
 
+/* Processes building and evicting at once (a cap below one entry: every
+ * addition evicts the others' entries): every build loads and runs the
+ * right code. */
+Test(ccomp, concurrent_eviction) {
+  pid_t kids[4];
+  int i, st;
+  setenv("ORION_CACHE_MAX", "1", 1);
+  for (i = 0; i < 4; i++) {
+    kids[i] = fork();
+    cr_assert(kids[i] >= 0);
+    if (kids[i] == 0) {
+      int round, ok = 1;
+      for (round = 0; round < 6 && ok; round++) {
+        char src[128];
+        int k = (i + round) % 3;
+        orion_cobj *o = NULL;
+        orion_error err;
+        snprintf(src, sizeof src,
+                 "int orion_test_f(int x) { return x * 3 + %d; }\n", k);
+        orion_error_clear(&err);
+        if (orion_cobj_build(src, strlen(src), NULL, 0, &o, NULL, &err) !=
+            0) {
+          fprintf(stderr, "child %d: %s\n", i, err.msg);
+          _exit(1);
+        }
+        ok = call_f(o, 2) == 6 + k;
+        orion_cobj_free(o);
+      }
+      _exit(ok ? 0 : 1);
+    }
+  }
+  for (i = 0; i < 4; i++) {
+    cr_assert_eq(waitpid(kids[i], &st, 0), kids[i]);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d: status %d",
+              i, st);
+  }
+}
+
 static void *thread_main(void *arg) {
   (void)arg;
   return build_and_check() ? (void *)1 : NULL;

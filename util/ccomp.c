@@ -883,7 +883,6 @@ static int build_with(int cuda, const char *src, size_t len,
   char hex[33];
   char *dir = NULL, *so_path = NULL, *c_path = NULL, *build = NULL;
   char *bso = NULL, *bsrc = NULL, *path;
-  const char *load_path;
   void *handle = NULL;
   int rc = 0, from_cache = 0, stored = 0, no_folder = 0;
   uint64_t cap;
@@ -949,11 +948,21 @@ static int build_with(int cuda, const char *src, size_t len,
       rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
       goto out;
     }
-    load_path = bso;
+    /* Loaded from the build folder, then renamed into the cache: the
+     * mapping follows the file, and an entry evicted by another process
+     * as soon as it lands cannot fail this load (nor is an object that
+     * does not load ever kept). */
+    handle = dlopen(bso, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+      const char *e = dlerror();
+      rc = orion_error_set(err, ORION_ECOMPILE,
+                           "cannot load the compiled object: %s",
+                           e != NULL ? e : bso);
+      goto out;
+    }
     /* The source first, so that an object in the cache has its source. */
     if (dir != NULL) {
       if (rename(bsrc, c_path) == 0 && rename(bso, so_path) == 0) {
-        load_path = so_path;
         stored = 1;
       } else {
         orion_error werr;
@@ -961,14 +970,6 @@ static int build_with(int cuda, const char *src, size_t len,
         write_error(&werr, dir, errno);
         orion_ccache_warn_once(werr.msg);
       }
-    }
-    handle = dlopen(load_path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
-      const char *e = dlerror();
-      rc = orion_error_set(err, ORION_ECOMPILE,
-                           "cannot load the compiled object: %s",
-                           e != NULL ? e : load_path);
-      goto out;
     }
     orion_log_detail("compiled body %s: built by '%s' in %.3f s (%s)", hex,
                      c.cc.v[0], now_s() - t0,
