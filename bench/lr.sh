@@ -58,6 +58,20 @@
 # loading included; "not reached" otherwise).  Without the 20 Newsgroups
 # corpus that workload is skipped, unless CI=true (exit 1).
 #
+# Compiled loop bodies: Orion-C's runs share a compile cache private to
+# the script (ORION_CACHE_DIR=$tmp/cache, util/ccache.h), filled by one
+# uncounted run before each workload's rounds, so the rows above are warm
+# runs.  For the workloads in COLD (default "20ng"; "" for none) each round
+# also runs 1 executor on an empty cache folder of its own ("cold cache":
+# the compiler runs for each body, as on a first run), interleaved with the
+# rest.
+#
+# BASE=DIR names another built Orion-C tree (say, the main branch built
+# outside this one): each round then also runs its orion-driver and its
+# apps/lr/lr.lua on 1 executor (warm, the same cache folder: the two
+# trees' keys differ), interleaved, in a row "Orion-C base, 1", the
+# before-and-after of a change measured side by side.
+#
 # SIDE_ROWS=FILE (bench/side_by_side.sh) appends one tab-separated row per
 # workload and executor count: workload, peer, measure ("wall s"),
 # "lower", the peer's and Orion-C's "median min max count", both
@@ -92,6 +106,13 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+cold_workloads=${COLD-20ng}
+base=${BASE:-}
+if [ -n "$base" ] && [ ! -x "$base/orion-driver" ]; then
+  echo "bench/lr.sh: BASE=$base holds no built orion-driver" >&2
+  exit 2
+fi
+export ORION_CACHE_DIR=$tmp/cache
 
 now() { date +%s.%N; }
 # median, min, max and count of the numbers on stdin, one a line
@@ -151,13 +172,20 @@ sample_cpu() {
 
 # run_orion NAME EXECS TRAIN TEST ARGS...: appends "seconds accuracy
 # pass_seconds cpu_seconds exec_cpu_per_epoch" to $tmp/NAME.oN and keeps
-# the metrics of the run.
+# the metrics of the run.  EXECS "1c": 1 executor on an empty compile
+# cache (a cold run); "1b": BASE's driver and app on 1 executor.
 run_orion() {
-  local name=$1 n=$2 train=$3 test=$4 t0 t1 m bg
+  local name=$1 n=$2 train=$3 test=$4 t0 t1 m bg cache=$ORION_CACHE_DIR
+  local drv=./orion-driver app=apps/lr/lr.lua
   shift 4
+  if [ "$n" = 1b ]; then drv=$base/orion-driver app=$base/apps/lr/lr.lua; fi
   m=$tmp/$name.o$n.$(date +%s%N).jsonl
+  if [ "$n" = 1c ]; then
+    cache=$tmp/cold.$(date +%s%N)
+    mkdir "$cache"
+  fi
   t0=$(now)
-  { time ./orion-driver --quiet --executors "$n" --metrics "$m" apps/lr/lr.lua \
+  { time ORION_CACHE_DIR=$cache "$drv" --quiet --executors "${n%[bc]}" --metrics "$m" "$app" \
     --train "$train" --test "$test" "$@" > "$tmp/out" 2> "$tmp/err"; } 2> "$tmp/cpu" &
   bg=$!
   sample_cpu "$bg" "$m" > "$tmp/samples"
@@ -188,7 +216,16 @@ time_to() {
 }
 
 compare() {
-  local name=$1 train=$2 test=$3 args=$4 r n ll="" llacc="-" llcpu=nan load0
+  local name=$1 train=$2 test=$3 args=$4 r n ll="" llacc="-" llcpu=nan load0 sides="1 2"
+  case " $cold_workloads " in *" $name "*) sides="1 1c 2" ;; esac
+  [ -n "$base" ] && sides="1b $sides"
+  # The compile cache filled (not counted).
+  # shellcheck disable=SC2086
+  ./orion-driver --quiet --executors 1 apps/lr/lr.lua --train "$train" --test "$test" \
+    $args > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+  # shellcheck disable=SC2086
+  [ -z "$base" ] || "$base/orion-driver" --quiet --executors 1 "$base/apps/lr/lr.lua" --train "$train" \
+    --test "$test" $args > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
   load0=$(cut -d' ' -f1-3 /proc/loadavg)
   printf '\n== %s: %s training rows, %s test rows; Orion-C: lr.lua %s; %s rounds, %s cores, load average %s\n' \
     "$name" "$(wc -l < "$train")" "$(wc -l < "$test")" "$args" "$runs" \
@@ -196,7 +233,7 @@ compare() {
   [ -n "$ll_train" ] && printf 'liblinear: %s %s\n' "$ll_train" "$ll_args"
   for r in $(seq "$runs"); do
     [ -n "$ll_train" ] && run_liblinear "$name" "$train" "$test"
-    for n in 1 2; do
+    for n in $sides; do
       # shellcheck disable=SC2086
       run_orion "$name" "$n" "$train" "$test" $args
     done
@@ -211,22 +248,24 @@ compare() {
     printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10s %9s %8.3f %9s %11s\n' liblinear "$1" "$2" "$3" \
       "$llacc" - 1.00 "$llcpu" 1.00 -
   fi
-  for n in 1 2; do
-    local w acc p ratio cpu cratio ec
+  for n in $sides; do
+    local w acc p ratio cpu cratio ec label="Orion-C, $n executor(s)"
+    [ "$n" = 1c ] && label="Orion-C, 1, cold cache"
+    [ "$n" = 1b ] && label="Orion-C base, 1"
     w=$(cut -d' ' -f1 "$tmp/$name.o$n" | stats)
     ec=$({ cut -d' ' -f5 "$tmp/$name.o$n" | grep -v nan || true; } | stats | cut -d' ' -f1)
-    eval "ecpu$n=$ec"
+    eval "ecpu${n%[bc]}${n#[0-9]}=$ec"
     acc=$(cut -d' ' -f2 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
     p=$(cut -d' ' -f3 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
     cpu=$(cut -d' ' -f4 "$tmp/$name.o$n" | stats | cut -d' ' -f1)
-    eval "pass$n=$p"
+    eval "pass${n%[bc]}${n#[0-9]}=$p"
     set -- $w
     ratio=- cratio=-
     [ -n "$ll" ] && ratio=$(awk -v a="$1" -v b="${ll%% *}" 'BEGIN { printf "%.2f", a / b }')
     [ -n "$ll" ] && cratio=$(awk -v a="$cpu" -v b="$llcpu" 'BEGIN { printf "%.2f", a / b }')
-    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10.4f %9s %8.3f %9s %11s\n' "Orion-C, $n executor(s)" \
+    printf '%-22s %9.3f %8.3f..%-7.3f %9.4f %10.4f %9s %8.3f %9s %11s\n' "$label" \
       "$1" "$2" "$3" "$acc" "$p" "$ratio" "$cpu" "$cratio" "$ec"
-    if [ -n "${SIDE_ROWS:-}" ]; then
+    if [ -n "${SIDE_ROWS:-}" ] && [ "$n" = "${n%[bc]}" ]; then
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "LR $name ${n}x" \
         "${ll_train:+liblinear}" "wall s" lower "${ll:--}" "$w" "acc $llacc" \
         "acc $acc" "$load0 / $(cut -d' ' -f1-3 /proc/loadavg)" >> "$SIDE_ROWS"
@@ -244,13 +283,14 @@ compare() {
       printf "executor CPU per epoch: 1 executor %.3f s, 2 executors %.3f s (%.2fx the work); CPU-bound speedup on 2 free cores: %.2fx; CPU busy during a pass: %.2f of a core (1 executor), %.2f (2)\n",
         a, b, b / a, 2 * a / b, a / p1, b / p2 }'
   if [ -n "$ll" ]; then
-    for n in 1 2; do
+    for n in $sides; do
       local tt
       tt=$(while read -r m; do time_to "$m" "$llacc"; done < "$tmp/$name.o$n.metrics" | stats)
       set -- $tt
-      awk -v t="$1" -v l="${ll%% *}" -v n="$n" -v acc="$llacc" 'BEGIN {
-        if (t == "inf" || t == "nan") printf "time to liblinear accuracy %.4f, %d executor(s): not reached\n", acc, n
-        else printf "time to liblinear accuracy %.4f, %d executor(s): %.3f s, %.2fx liblinear wall\n", acc, n, t, t / l }'
+      awk -v t="$1" -v l="${ll%% *}" -v n="${n%[bc]} executor(s)${n#[0-9]}" -v acc="$llacc" 'BEGIN {
+        sub(/\)c$/, "), cold cache", n); sub(/\)b$/, "), base", n)
+        if (t == "inf" || t == "nan") printf "time to liblinear accuracy %.4f, %s: not reached\n", acc, n
+        else printf "time to liblinear accuracy %.4f, %s: %.3f s, %.2fx liblinear wall\n", acc, n, t, t / l }'
     done
   fi
 }

@@ -29,6 +29,7 @@
 #include "lua/orion.h"
 #include "lua/srcstore.h"
 #include "scheduler/sim.h"
+#include "util/ccomp.h"
 #include "util/outpath.h"
 #include "util/progress.h"
 
@@ -786,6 +787,8 @@ int main(int argc, char **argv) {
    * usage error naming it, before the lock inside it is tried. */
   if ((rc = check_outputs(&cfg)) != GO_ON)
     return rc;
+  /* An unusable compile cache folder: one warning for the whole run. */
+  orion_ccomp_check_cache(launcher.kind == ORION_LAUNCH_LOCAL);
   if (cfg.checkpoint_dir != NULL) {
     /* The folder is this job's for its whole life (restarts included).
      * Taken here, after the other ranks of slurm or mpi have become

@@ -84,7 +84,7 @@ int orion_partition_by_id(orion_array *a, int nblocks, const int *bid,
   int64_t e, *count = NULL, *keys = NULL;
   char *values = NULL;
   size_t es = orion_type_size(a->type);
-  int b;
+  int b, grouped;
   memset(out, 0, sizeof *out);
   if (!a->sparse || nblocks < 1)
     return orion_error_set(err, ORION_EINVAL,
@@ -93,12 +93,21 @@ int orion_partition_by_id(orion_array *a, int nblocks, const int *bid,
   out->n0 = nblocks;
   out->n1 = 1;
   out->d0 = out->d1 = -1;
-  /* Counting sort by block id: count, prefix-sum, scatter (stable). */
+  /* Counting sort by block id: count, prefix-sum, scatter (stable).
+   * Elements already grouped (rows in file order cut into row ranges: a
+   * loaded data set's usual case) stay where they are: the sort would be
+   * the identity, and the copy of the whole array is saved. */
+  for (e = 1; e < a->nnz && bid[e - 1] <= bid[e]; e++)
+    ;
+  grouped = e >= a->nnz;
   count = orion_calloc((size_t)nblocks + 1, sizeof *count);
-  keys = orion_malloc(sizeof *keys * (size_t)(a->nnz ? a->nnz : 1) *
-                      (size_t)a->ndims);
-  values = orion_malloc(es * (size_t)(a->nnz ? a->nnz : 1));
-  if (out->start == NULL || count == NULL || keys == NULL || values == NULL) {
+  if (!grouped) {
+    keys = orion_malloc(sizeof *keys * (size_t)(a->nnz ? a->nnz : 1) *
+                        (size_t)a->ndims);
+    values = orion_malloc(es * (size_t)(a->nnz ? a->nnz : 1));
+  }
+  if (out->start == NULL || count == NULL ||
+      (!grouped && (keys == NULL || values == NULL))) {
     orion_free(count);
     orion_free(keys);
     orion_free(values);
@@ -112,6 +121,10 @@ int orion_partition_by_id(orion_array *a, int nblocks, const int *bid,
   for (b = 0; b < nblocks; b++)
     count[b + 1] += count[b];
   memcpy(out->start, count, sizeof *count * (size_t)(nblocks + 1));
+  if (grouped) {
+    orion_free(count);
+    return 0;
+  }
   for (e = 0; e < a->nnz; e++) {
     int64_t dst = count[bid[e]]++;
     memcpy(keys + dst * a->ndims, a->keys + e * a->ndims,

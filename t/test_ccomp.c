@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
@@ -419,13 +420,22 @@ Test(ccomp, corrupt_cache_entry_is_rebuilt) {
 
   good = slurp(path, &len);
   orion_cobj_free(o);
-  for (round = 0; round < 3; round++) {
+  for (round = 0; round < 4; round++) {
     if (round == 0) /* garbage */
       write_file(path, "this is not an ELF object\n", 26);
     else if (round == 1) /* cut short: the headers are intact */
       write_file(path, good, len / 2);
-    else /* empty, as after a crash before the data reached the disk */
+    else if (round == 2) /* empty, as after a crash before the data
+                            reached the disk */
       write_file(path, "", 0);
+    else { /* one byte changed: a well-formed ELF object, but not ours */
+      char *bad = malloc(len);
+      cr_assert(bad != NULL);
+      memcpy(bad, good, len);
+      bad[len / 2] ^= 0x40;
+      write_file(path, bad, len);
+      free(bad);
+    }
     o = build_ok(SRC, NULL, &cached);
     cr_assert_eq(cached, 0, "round %d", round);
     cr_assert_str_eq(orion_cobj_path(o), path);
@@ -440,36 +450,219 @@ Test(ccomp, corrupt_cache_entry_is_rebuilt) {
   free(path);
 }
 
-Test(ccomp, unusable_cache_dir) {
-  orion_error err;
+/* Runs fn with stderr going to ROOT/name; returns what it wrote. */
+static char *stderr_of(const char *name, void (*fn)(void)) {
+  char *path = root_path(name), *text;
+  size_t n;
+  int saved = dup(2), fd;
+  cr_assert(saved >= 0);
+  fflush(stderr);
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  cr_assert(fd >= 0);
+  cr_assert_eq(dup2(fd, 2), 2);
+  close(fd);
+  fn();
+  fflush(stderr);
+  cr_assert_eq(dup2(saved, 2), 2);
+  close(saved);
+  text = slurp(path, &n);
+  free(path);
+  return text;
+}
+
+static int occurrences(const char *s, const char *sub) {
+  int n = 0;
+  for (; (s = strstr(s, sub)) != NULL; s++)
+    n++;
+  return n;
+}
+
+static char *private_tmp; /* TMPDIR for builds without the cache */
+
+/* Builds SRC under each unusable ORION_CACHE_DIR: every build succeeds. */
+static void build_in_unusable_dirs(void) {
   char *file = root_path("plainfile"), sub[300];
+  int cached = -1;
+  orion_cobj *o;
 
   setenv("ORION_CACHE_DIR", "/proc/nonexistent/cache", 1);
-  build_fails(SRC, 0, &err);
-  cr_assert(strstr(err.msg, "'/proc/nonexistent/cache'") != NULL, "%s",
-            err.msg);
-  cr_assert(strstr(err.msg, strerror(ENOENT)) != NULL, "%s", err.msg);
+  o = build_ok(SRC, NULL, &cached);
+  cr_assert_eq(cached, 0);
+  cr_assert_eq(call_f(o, 5), 16);
+  orion_cobj_free(o);
 
   write_file(file, "x", 1);
   setenv("ORION_CACHE_DIR", file, 1);
-  build_fails(SRC, 0, &err);
-  cr_assert(strstr(err.msg, file) != NULL, "%s", err.msg);
-  cr_assert(strstr(err.msg, strerror(ENOTDIR)) != NULL, "%s", err.msg);
+  o = build_ok(SRC, NULL, &cached);
+  cr_assert_eq(call_f(o, 1), 4);
+  orion_cobj_free(o);
 
   snprintf(sub, sizeof sub, "%s/below", file);
   setenv("ORION_CACHE_DIR", sub, 1);
-  build_fails(SRC, 0, &err);
-  cr_assert(strstr(err.msg, sub) != NULL, "%s", err.msg);
+  o = build_ok(SRC, NULL, &cached);
+  cr_assert_eq(cached, 0);
+  orion_cobj_free(o);
 
   if (geteuid() != 0) { /* root writes anywhere */
     cr_assert_eq(mkdir(cache, 0500), 0);
     setenv("ORION_CACHE_DIR", cache, 1);
-    build_fails(SRC, 0, &err);
-    cr_assert(strstr(err.msg, "cannot write") != NULL, "%s", err.msg);
-    cr_assert(strstr(err.msg, cache) != NULL, "%s", err.msg);
+    o = build_ok(SRC, NULL, &cached);
+    cr_assert_eq(call_f(o, 2), 7);
+    orion_cobj_free(o);
+    cr_assert_eq(count_entries(cache), 0);
     chmod(cache, 0700);
   }
   free(file);
+}
+
+/* A cache folder that cannot be made or written: one warning naming the
+ * first folder and why, then every body is built in a private folder,
+ * which is removed. */
+Test(ccomp, unusable_cache_dir_warns_once_and_builds) {
+  char *text;
+  private_tmp = root_path("tmp");
+  cr_assert_eq(mkdir(private_tmp, 0700), 0);
+  setenv("TMPDIR", private_tmp, 1);
+  text = stderr_of("err", build_in_unusable_dirs);
+  cr_assert_eq(occurrences(text, "warning: "), 1, "%s", text);
+  cr_assert(strstr(text, "'/proc/nonexistent/cache'") != NULL, "%s", text);
+  cr_assert(strstr(text, strerror(ENOENT)) != NULL, "%s", text);
+  cr_assert(strstr(text, "without a cache") != NULL, "%s", text);
+  cr_assert_eq(count_entries(private_tmp), 0);
+  free(text);
+  free(private_tmp);
+}
+
+/* ORION_CACHE_DIR=off: nothing is kept; each build runs the compiler, in
+ * a private folder that is removed. */
+Test(ccomp, cache_off) {
+  char *counter = root_path("runs"), body[512], *script;
+  int cached = -1, round;
+  orion_cobj *o;
+
+  snprintf(body, sizeof body, "echo run >> '%s'\nexec cc \"$@\"\n", counter);
+  script = write_script("countcc", body);
+  setenv("ORION_CC", script, 1);
+  private_tmp = root_path("tmp");
+  cr_assert_eq(mkdir(private_tmp, 0700), 0);
+  setenv("TMPDIR", private_tmp, 1);
+  setenv("ORION_CACHE_DIR", "off", 1);
+  for (round = 1; round <= 2; round++) {
+    o = build_ok(SRC, NULL, &cached);
+    cr_assert_eq(cached, 0);
+    cr_assert_eq(call_f(o, 3), 10);
+    cr_assert_eq(count_lines(counter), round);
+    cr_assert_eq(count_entries(private_tmp), 0);
+    orion_cobj_free(o);
+  }
+  cr_assert_eq(access("off", F_OK), -1); /* no folder named "off" */
+  cr_assert_eq(count_entries(cache), -1);
+  free(private_tmp);
+  free(script);
+  free(counter);
+}
+
+/* The bytes of ROOT/cache's entry for the object at so (object and
+ * source). */
+static long long entry_bytes(const char *so) {
+  char c[512];
+  struct stat a, b;
+  snprintf(c, sizeof c, "%.*s.c", (int)(strlen(so) - 3), so);
+  cr_assert_eq(stat(so, &a), 0);
+  cr_assert_eq(stat(c, &b), 0);
+  return (long long)a.st_size + (long long)b.st_size;
+}
+
+/* ORION_CACHE_MAX: after a new entry, the least recently used ones go
+ * until the rest fit; a hit counts as a use. */
+Test(ccomp, size_cap_evicts_least_recently_used) {
+  static const char *const srcs[] = {
+      "int orion_test_f(int x) { return x * 3 + 1; }\n",
+      "int orion_test_f(int x) { return x * 3 + 2; }\n",
+      "int orion_test_f(int x) { return x * 3 + 3; }\n"};
+  char *path[3], cap[64];
+  int cached = -1, i;
+  orion_cobj *o;
+  struct timespec pause = {0, 20000000};
+
+  for (i = 0; i < 2; i++) {
+    o = build_ok(srcs[i], NULL, &cached);
+    path[i] = strdup(orion_cobj_path(o));
+    orion_cobj_free(o);
+    nanosleep(&pause, NULL);
+  }
+  /* Room for two entries and a half. */
+  snprintf(cap, sizeof cap, "%lld", entry_bytes(path[0]) * 5 / 2);
+  setenv("ORION_CACHE_MAX", cap, 1);
+  o = build_ok(srcs[0], NULL, &cached); /* a hit: 0 is now the newer */
+  cr_assert_eq(cached, 1);
+  orion_cobj_free(o);
+  nanosleep(&pause, NULL);
+  o = build_ok(srcs[2], NULL, &cached);
+  cr_assert_eq(cached, 0);
+  cr_assert_eq(call_f(o, 1), 6);
+  path[2] = strdup(orion_cobj_path(o));
+  orion_cobj_free(o);
+  cr_assert_eq(access(path[0], F_OK), 0, "the recently used entry went");
+  cr_assert_eq(access(path[1], F_OK), -1, "the oldest entry stayed");
+  cr_assert_eq(access(path[2], F_OK), 0);
+  cr_assert_eq(count_entries(cache), 4);
+  /* The evicted body builds again. */
+  o = build_ok(srcs[1], NULL, &cached);
+  cr_assert_eq(cached, 0);
+  cr_assert_eq(call_f(o, 1), 5);
+  orion_cobj_free(o);
+
+  /* A cap smaller than one entry keeps the entry just built. */
+  setenv("ORION_CACHE_MAX", "1K", 1);
+  o = build_ok("int orion_test_f(int x) { return x; }\n", NULL, &cached);
+  cr_assert_eq(access(orion_cobj_path(o), F_OK), 0);
+  orion_cobj_free(o);
+  cr_assert_eq(count_entries(cache), 2);
+  for (i = 0; i < 3; i++)
+    free(path[i]);
+}
+
+Test(ccomp, bad_cache_max) {
+  static const char *const bad[] = {"lots", "-1", "12Q", "1.5G",
+                                    "99999999999999999999G"};
+  orion_error err;
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("ORION_CACHE_MAX", bad[i], 1);
+    build_fails(SRC, 0, &err);
+    cr_assert(strstr(err.msg, "ORION_CACHE_MAX") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, bad[i]) != NULL, "%s", err.msg);
+  }
+}
+
+/* The compiler's identity is part of the key: the same command naming a
+ * changed compiler (upgraded in place) builds again. */
+Test(ccomp, compiler_change_changes_the_key) {
+  char *counter = root_path("runs"), body[512], *script, *first;
+  int cached = -1;
+  orion_cobj *o;
+  struct timespec old[2] = {{1000000, 0}, {1000000, 0}};
+
+  snprintf(body, sizeof body, "echo run >> '%s'\nexec cc \"$@\"\n", counter);
+  script = write_script("countcc", body);
+  setenv("ORION_CC", script, 1);
+  o = build_ok(SRC, NULL, &cached);
+  first = strdup(orion_cobj_path(o));
+  orion_cobj_free(o);
+  o = build_ok(SRC, NULL, &cached);
+  cr_assert_eq(cached, 1);
+  orion_cobj_free(o);
+  cr_assert_eq(utimensat(AT_FDCWD, script, old, 0), 0);
+  o = build_ok(SRC, NULL, &cached);
+  cr_assert_eq(cached, 0);
+  cr_assert_eq(count_lines(counter), 2);
+  cr_assert_str_neq(orion_cobj_path(o), first);
+  cr_assert_eq(call_f(o, 0), 1);
+  orion_cobj_free(o);
+  free(first);
+  free(script);
+  free(counter);
 }
 
 Test(ccomp, default_cache_dirs) {
@@ -556,6 +749,44 @@ Test(ccomp, concurrent_processes) {
   /* One object, its source, and no leftover temporary files. */
   cr_assert_eq(count_entries(cache), 2);
   cr_assert(build_and_check());
+}
+
+/* Processes building and evicting at once (a cap below one entry: every
+ * addition evicts the others' entries): every build loads and runs the
+ * right code. */
+Test(ccomp, concurrent_eviction) {
+  pid_t kids[4];
+  int i, st;
+  setenv("ORION_CACHE_MAX", "1", 1);
+  for (i = 0; i < 4; i++) {
+    kids[i] = fork();
+    cr_assert(kids[i] >= 0);
+    if (kids[i] == 0) {
+      int round, ok = 1;
+      for (round = 0; round < 6 && ok; round++) {
+        char src[128];
+        int k = (i + round) % 3;
+        orion_cobj *o = NULL;
+        orion_error err;
+        snprintf(src, sizeof src,
+                 "int orion_test_f(int x) { return x * 3 + %d; }\n", k);
+        orion_error_clear(&err);
+        if (orion_cobj_build(src, strlen(src), NULL, 0, &o, NULL, &err) !=
+            0) {
+          fprintf(stderr, "child %d: %s\n", i, err.msg);
+          _exit(1);
+        }
+        ok = call_f(o, 2) == 6 + k;
+        orion_cobj_free(o);
+      }
+      _exit(ok ? 0 : 1);
+    }
+  }
+  for (i = 0; i < 4; i++) {
+    cr_assert_eq(waitpid(kids[i], &st, 0), kids[i]);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d: status %d",
+              i, st);
+  }
 }
 
 static void *thread_main(void *arg) {

@@ -310,3 +310,47 @@ Test(partition, bad_bounds_rejected) {
   cr_assert(strstr(err.msg, "cover") != NULL, "%s", err.msg);
   orion_array_release(a);
 }
+
+/* Block ids already grouped (non-decreasing, some blocks empty): the
+ * elements keep their places and the same buffers, and the block starts
+ * are right; ids out of order: a stable reorder, as before. */
+Test(partition, by_id_grouped_and_ungrouped) {
+  static const int grouped[] = {0, 0, 2, 2, 2, 3};
+  static const int mixed[] = {2, 0, 3, 0, 2, 2}; /* the same counts */
+  static const int64_t want_start[] = {0, 2, 2, 5, 6};
+  static const double want_order[] = {1, 3, 0, 4, 5, 2};
+  orion_array *a = orion_array_new_sparse(2, ORION_F64, NULL);
+  orion_blocks blk;
+  orion_error err;
+  int64_t *keys;
+  int64_t e;
+  for (e = 0; e < 6; e++) {
+    int64_t k[2] = {e, 10 - e};
+    double v = (double)e;
+    orion_array_push(a, k, &v);
+  }
+  keys = a->keys;
+  cr_assert_eq(orion_partition_by_id(a, 4, grouped, &blk, &err), 0);
+  cr_assert(a->keys == keys, "grouped ids: the keys were copied");
+  for (e = 0; e < 5; e++)
+    cr_assert_eq(blk.start[e], want_start[e], "start %d", (int)e);
+  for (e = 0; e < 6; e++) {
+    cr_assert_eq(((double *)a->values)[e], (double)e);
+    cr_assert_eq(a->keys[2 * e], e);
+    cr_assert_eq(a->keys[2 * e + 1], 10 - e);
+  }
+  orion_blocks_free(&blk);
+
+  cr_assert_eq(orion_partition_by_id(a, 4, mixed, &blk, &err), 0);
+  for (e = 0; e < 5; e++)
+    cr_assert_eq(blk.start[e], want_start[e], "start %d", (int)e);
+  for (e = 0; e < 6; e++) {
+    int64_t from = (int64_t)want_order[e];
+    cr_assert_eq(((double *)a->values)[e], want_order[e], "element %d",
+                 (int)e);
+    cr_assert_eq(a->keys[2 * e], from);
+    cr_assert_eq(a->keys[2 * e + 1], 10 - from);
+  }
+  orion_blocks_free(&blk);
+  orion_array_release(a);
+}

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <signal.h>
 #include <spawn.h>
@@ -21,11 +22,15 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/cbody.h"
+#include "util/ccache.h"
+#include "util/gbody.h"
 #include "util/hash.h"
+#include "util/log.h"
 
 /* Part of every cache key: bump it when the way objects are built changes,
  * so stale objects are never reused. */
-#define FORMAT_VERSION "orion-ccomp-1 -fPIC -shared -lm"
+#define FORMAT_VERSION "orion-ccomp-2 -fPIC -shared -lm sealed"
 
 #define DEFAULT_CC "cc"
 #define DEFAULT_CFLAGS "-O3 -march=native"
@@ -222,18 +227,37 @@ static void hash_words(hasher *h, const words *w) {
     hash_field(h, w->v[i], strlen(w->v[i]));
 }
 
-/* Writes 32 hex digits and a NUL to hex. */
+/* Whether any of the words asks for the build machine's CPU
+ * ("-march=native", "-mtune=native", nvcc's "-arch=native"). */
+static int wants_native(const words *w) {
+  size_t i;
+  for (i = 0; i < w->n; i++)
+    if (strstr(w->v[i], "native") != NULL)
+      return 1;
+  return 0;
+}
+
+/* Writes 32 hex digits and a NUL to hex: the source, the command, the
+ * compiler's identity, the body ABI and the target (util/ccache.h). */
 static void cache_key(const config *c, const words *mode, const char *src,
                       size_t len, char hex[33]) {
   hasher h = {ORION_HASH_INIT, 0x243f6a8885a308d3ULL};
+  char id[PATH_MAX + 64];
+  const char *target;
+  int abi = c->cuda ? ORION_GBODY_ABI : ORION_CBODY_ABI;
   hash_field(&h, FORMAT_VERSION, strlen(FORMAT_VERSION));
-  if (c->cuda) /* C keys stay as they were before nvcc builds existed */
+  if (c->cuda)
     hash_field(&h, "cuda", 4);
   hash_words(&h, &c->cc);
   hash_words(&h, &c->flags);
-  if (c->cuda)
-    hash_words(&h, &c->fixed);
+  hash_words(&h, &c->fixed);
   hash_words(&h, mode);
+  orion_ccache_compiler_id(c->cc.v[0], id, sizeof id);
+  hash_field(&h, id, strlen(id));
+  hash_field(&h, &abi, sizeof abi);
+  target = orion_ccache_target(wants_native(&c->flags) ||
+                               wants_native(mode));
+  hash_field(&h, target, strlen(target));
   hash_field(&h, src, len);
   snprintf(hex, 33, "%016llx%016llx", (unsigned long long)orion_hash_mix(h.a),
            (unsigned long long)orion_hash_mix(h.b ^ h.a));
@@ -268,7 +292,7 @@ static char *cache_dir_path(int *shared_tmp) {
 static int dir_error(orion_error *err, const char *dir, int e) {
   return orion_error_set(err, ORION_ECOMPILE,
                          "cannot create the compile cache directory '%s': "
-                         "%s (set ORION_CACHE_DIR)",
+                         "%s",
                          dir, strerror(e));
 }
 
@@ -304,15 +328,14 @@ static int ensure_dir(const char *dir, int shared_tmp, orion_error *err) {
   if (shared_tmp && st.st_uid != geteuid())
     return orion_error_set(err, ORION_ECOMPILE,
                            "the compile cache directory '%s' belongs to "
-                           "another user (set ORION_CACHE_DIR)",
+                           "another user",
                            dir);
   return 0;
 }
 
 static int write_error(orion_error *err, const char *dir, int e) {
   return orion_error_set(err, ORION_ECOMPILE,
-                         "cannot write to the compile cache directory '%s': "
-                         "%s (set ORION_CACHE_DIR)",
+                         "cannot write to the compile folder '%s': %s",
                          dir, strerror(e));
 }
 
@@ -659,13 +682,16 @@ static void diag_excerpt(const char *path, const char *strip, int cuda,
   orion_free(buf);
 }
 
-/* Builds src into the cache as dir/hex.so (and its source as dir/hex.c)
- * through a private temporary folder dir/.build-hex-XXXXXX, renamed into
- * place at the end so that no one ever sees a partial file; the folder is
- * removed on every path. */
+/* Builds src in a private temporary folder dir/.build-hex-XXXXXX, which
+ * holds hex.so (sealed: util/ccache.h) and hex.c (.cu) on success; the
+ * caller renames them into the cache, so that no one ever sees a partial
+ * file, or loads the object from there, and removes the folder
+ * (*build_out, orion_free it).  On failure the folder is removed and
+ * *build_out is NULL; *no_folder is mkdtemp's errno when the folder could
+ * not be made (dir is not writable), else 0. */
 static int compile(const config *c, const words *mode, const char *dir,
                    const char *hex, const char *src, size_t len,
-                   double timeout_s, const char *so_path, const char *c_path,
+                   double timeout_s, char **build_out, int *no_folder,
                    orion_error *err) {
   char *build = orion_asprintf("%s/.build-%s-XXXXXX", dir, hex);
   char *bsrc = NULL, *bso = NULL, *blog = NULL, *strip = NULL;
@@ -677,12 +703,15 @@ static int compile(const config *c, const words *mode, const char *dir,
   int rc = 0, made = 0, fd;
 
   name[0] = '\0';
+  *build_out = NULL;
+  *no_folder = 0;
   join_words(&c->cc, name, sizeof name, &pos);
   if (build == NULL) {
     rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
     goto out;
   }
   if (mkdtemp(build) == NULL) {
+    *no_folder = errno;
     rc = write_error(err, dir, errno);
     goto out;
   }
@@ -765,13 +794,17 @@ static int compile(const config *c, const words *mode, const char *dir,
                          diag[0] != '\0' ? ": " : "", diag);
     goto out;
   }
-  /* The source first, so that an object in the cache has its source. */
-  if (rename(bsrc, c_path) != 0 || rename(bso, so_path) != 0)
-    rc = write_error(err, dir, errno);
+  rc = orion_ccache_seal(bso);
+  if (rc != 0)
+    rc = write_error(err, dir, rc);
 
 out:
-  if (made)
+  if (made && rc == 0) {
+    *build_out = build;
+    build = NULL;
+  } else if (made) {
     remove_build_dir(build);
+  }
   words_free(&argv);
   orion_free(build);
   orion_free(bsrc);
@@ -785,6 +818,60 @@ out:
  * The API.
  * ---------------------------------------------------------------------- */
 
+/* The folder for builds without the cache (ORION_CACHE_DIR=off, or a
+ * cache folder that cannot be used): $TMPDIR, else /tmp. */
+static const char *private_parent(void) {
+  const char *t = getenv("TMPDIR");
+  return t != NULL && t[0] == '/' ? t : "/tmp";
+}
+
+/* The cache folder to use (orion_free it), or NULL: the cache is off, or
+ * the folder cannot be made (warned about once).  ORION_ENOMEM in *rc
+ * when out of memory. */
+static char *usable_dir(int *rc) {
+  orion_error derr;
+  int shared_tmp = 0;
+  char *dir;
+  *rc = 0;
+  if (orion_ccache_off())
+    return NULL;
+  dir = cache_dir_path(&shared_tmp);
+  if (dir == NULL) {
+    *rc = ORION_ENOMEM;
+    return NULL;
+  }
+  orion_error_clear(&derr);
+  if (ensure_dir(dir, shared_tmp, &derr) != 0) {
+    orion_ccache_warn_once(derr.msg);
+    orion_free(dir);
+    return NULL;
+  }
+  return dir;
+}
+
+/* The cached object at so_path, checked (its seal, then its ELF headers)
+ * and loaded, or NULL: missing, damaged (then rebuilt by the caller, the
+ * new object renamed over the bad one rather than the bad one unlinked
+ * first, so that a process racing us can never unlink a good object just
+ * renamed in by someone else) or not loadable. */
+static void *load_cached(const char *so_path, const char *hex) {
+  void *handle = NULL;
+  if (access(so_path, F_OK) != 0)
+    return NULL;
+  if (orion_ccache_sealed(so_path) && elf_whole(so_path))
+    handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL) {
+    dlerror();
+    orion_log_detail("compiled body %s: the cached object %s is damaged; "
+                     "building it again",
+                     hex, so_path);
+    return NULL;
+  }
+  orion_ccache_touch(so_path); /* recently used: evicted last */
+  orion_log_detail("compiled body %s: from the cache (%s)", hex, so_path);
+  return handle;
+}
+
 /* Any thread; concurrent calls (threads or processes, one cache directory)
  * are safe: each builds in a private folder and the last rename wins, with
  * identical content.  The caller owns *out (orion_cobj_free). */
@@ -794,9 +881,12 @@ static int build_with(int cuda, const char *src, size_t len,
   config c;
   words mode = {0};
   char hex[33];
-  char *dir = NULL, *so_path = NULL, *c_path = NULL;
+  char *dir = NULL, *so_path = NULL, *c_path = NULL, *build = NULL;
+  char *bso = NULL, *bsrc = NULL, *path;
   void *handle = NULL;
-  int rc = 0, shared_tmp = 0, from_cache = 0;
+  int rc = 0, from_cache = 0, stored = 0, no_folder = 0;
+  uint64_t cap;
+  double t0;
   orion_cobj *o;
 
   orion_assert(out != NULL);
@@ -814,70 +904,116 @@ static int build_with(int cuda, const char *src, size_t len,
     rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
     goto out;
   }
+  if (orion_ccache_cap(&cap) != 0) {
+    rc = orion_error_set(err, ORION_ECOMPILE,
+                         "ORION_CACHE_MAX '%s' is not a size (a number of "
+                         "bytes, or one followed by K, M or G)",
+                         getenv("ORION_CACHE_MAX"));
+    goto out;
+  }
   cache_key(&c, &mode, src, len, hex);
-  dir = cache_dir_path(&shared_tmp);
-  if (dir == NULL) {
+  dir = usable_dir(&rc);
+  if (rc != 0) {
     rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
     goto out;
   }
-  rc = ensure_dir(dir, shared_tmp, err);
-  if (rc != 0)
-    goto out;
-  so_path = orion_asprintf("%s/%s.so", dir, hex);
-  c_path = orion_asprintf("%s/%s.%s", dir, hex, cuda ? "cu" : "c");
-  if (so_path == NULL || c_path == NULL) {
-    rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
-    goto out;
-  }
-
-  if (access(so_path, F_OK) == 0) {
-    if (elf_whole(so_path))
-      handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
-    if (handle != NULL) {
-      from_cache = 1;
-    } else {
-      /* Corrupt or cut short: build it again.  The new object is renamed
-       * over the bad one rather than the bad one unlinked first, so that a
-       * process racing us can never unlink a good object just renamed in
-       * by someone else. */
-      dlerror();
+  if (dir != NULL) {
+    so_path = orion_asprintf("%s/%s.so", dir, hex);
+    c_path = orion_asprintf("%s/%s.%s", dir, hex, cuda ? "cu" : "c");
+    if (so_path == NULL || c_path == NULL) {
+      rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
+      goto out;
     }
+    handle = load_cached(so_path, hex);
+    from_cache = handle != NULL;
   }
   if (handle == NULL) {
-    rc = compile(&c, &mode, dir, hex, src, len, timeout_s, so_path, c_path,
-                 err);
+    t0 = now_s();
+    rc = compile(&c, &mode, dir != NULL ? dir : private_parent(), hex, src,
+                 len, timeout_s, &build, &no_folder, err);
+    if (rc != 0 && no_folder != 0 && dir != NULL) {
+      /* A cache folder we may read but not write: build beside it. */
+      orion_ccache_warn_once(err->msg);
+      orion_error_clear(err);
+      rc = compile(&c, &mode, private_parent(), hex, src, len, timeout_s,
+                   &build, &no_folder, err);
+      orion_free(dir);
+      dir = NULL;
+    }
     if (rc != 0)
       goto out;
-    handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+    bso = orion_asprintf("%s/%s.so", build, hex);
+    bsrc = orion_asprintf("%s/%s.%s", build, hex, cuda ? "cu" : "c");
+    if (bso == NULL || bsrc == NULL) {
+      rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
+      goto out;
+    }
+    /* Loaded from the build folder, then renamed into the cache: the
+     * mapping follows the file, and an entry evicted by another process
+     * as soon as it lands cannot fail this load (nor is an object that
+     * does not load ever kept). */
+    handle = dlopen(bso, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
       const char *e = dlerror();
       rc = orion_error_set(err, ORION_ECOMPILE,
                            "cannot load the compiled object: %s",
-                           e != NULL ? e : so_path);
+                           e != NULL ? e : bso);
       goto out;
     }
+    /* The source first, so that an object in the cache has its source. */
+    if (dir != NULL) {
+      if (rename(bsrc, c_path) == 0 && rename(bso, so_path) == 0) {
+        stored = 1;
+      } else {
+        orion_error werr;
+        orion_error_clear(&werr);
+        write_error(&werr, dir, errno);
+        orion_ccache_warn_once(werr.msg);
+      }
+    }
+    orion_log_detail("compiled body %s: built by '%s' in %.3f s (%s)", hex,
+                     c.cc.v[0], now_s() - t0,
+                     stored ? so_path : "not cached");
+    if (stored)
+      orion_ccache_evict(dir, cap, hex);
   }
 
+  path = orion_strdup(stored || from_cache ? so_path : bso);
   o = orion_malloc(sizeof *o);
-  if (o == NULL) {
+  if (o == NULL || path == NULL) {
     dlclose(handle);
+    orion_free(o);
+    orion_free(path);
     rc = orion_error_set(err, ORION_ECOMPILE, "out of memory");
     goto out;
   }
   o->handle = handle;
-  o->path = so_path;
-  so_path = NULL;
+  o->path = path;
   *out = o;
   if (cached != NULL)
     *cached = from_cache;
 
 out:
+  if (build != NULL) /* the object stays mapped */
+    remove_build_dir(build);
   config_free(&c);
   words_free(&mode);
   orion_free(dir);
   orion_free(so_path);
   orion_free(c_path);
+  orion_free(build);
+  orion_free(bso);
+  orion_free(bsrc);
   return rc;
+}
+
+/* The driver's thread, before it starts processes or threads (setenv). */
+void orion_ccomp_check_cache(int for_children) {
+  int rc;
+  char *dir = usable_dir(&rc);
+  if (dir == NULL && rc == 0 && !orion_ccache_off() && for_children)
+    setenv("ORION_CACHE_DIR", "off", 1);
+  orion_free(dir);
 }
 
 int orion_cobj_build(const char *src, size_t len, const char *mode_flags,

@@ -4,11 +4,15 @@
  *
  * Compiler: $ORION_CC, else "cc".  Flags: $ORION_CFLAGS, else
  * "-O3 -march=native", always followed by "-fPIC -shared" and the caller's
- * mode flags.  Cache directory: $ORION_CACHE_DIR, else
+ * mode flags.  The cache (util/ccache.h: its key, its seal, its size cap
+ * ORION_CACHE_MAX, and ORION_CACHE_DIR=off): $ORION_CACHE_DIR, else
  * $XDG_CACHE_HOME/orion-c, else $HOME/.cache/orion-c, else
  * /tmp/orion-c-UID; created (mode 0700) when missing.  Objects are written
  * to a temporary name and renamed into place, so executors sharing a cache
  * directory (one host, or a shared home) never load a half-written file.
+ * A folder that cannot be used is warned about once per process, and the
+ * body is built in a private temporary folder instead.  With --verbose,
+ * each build or cache hit is logged ("compiled body KEY: ...").
  */
 #ifndef ORION_UTIL_CCOMP_H
 #define ORION_UTIL_CCOMP_H
@@ -41,10 +45,18 @@ int orion_cobj_build_cuda(const char *src, size_t len, const char *mode_flags,
                           double timeout_s, orion_cobj **out, int *cached,
                           orion_error *err);
 
+/* Checks the cache folder now, creating it when missing: one that cannot
+ * be used is warned about (once), and with for_children set
+ * ORION_CACHE_DIR=off goes into this process's environment, so that the
+ * executors it starts on this host build without the cache and without a
+ * warning of their own. */
+void orion_ccomp_check_cache(int for_children);
+
 /* The address of symbol name in the object, or NULL. */
 void *orion_cobj_sym(orion_cobj *o, const char *name);
 
-/* The object's path in the cache (for messages and tests). */
+/* The object's path in the cache (for messages and tests); without the
+ * cache, the path it was built at (removed once loaded). */
 const char *orion_cobj_path(const orion_cobj *o);
 
 /* Unloads the object (dlclose); NULL is ignored. */

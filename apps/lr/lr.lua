@@ -179,8 +179,12 @@ end
 -- the loop visited (a row with no features is scored by the bias alone).
 local S = orion.zeros { math.max(nte, 1), K + 1 }
 local loss = orion.accumulator("sum", 0.0)
--- (numbers, not booleans: the compiled tier takes captured numbers)
-local lr, reg, use_bias = opts.lr, opts.reg, opts.bias and 1 or 0
+-- (numbers, not booleans: the compiled tier takes captured numbers; lr
+-- a float from the start, as the decay makes it after epoch 1: an
+-- integer --lr such as 2 would otherwise change the captured value's
+-- type after the first epoch, and with it the generated body, which would
+-- be compiled a second time)
+local lr, reg, use_bias = opts.lr + 0.0, opts.reg, opts.bias and 1 or 0
 local softmax = opts.multi == "softmax" and 1 or 0
 -- sgd buffers lr times the negative gradient, adarev the gradient itself.
 if ada then lr = -1 end
@@ -346,7 +350,7 @@ else
     show = { "train_loss", "test_accuracy" }, save = write_weights, model = opts.weights,
     save_option = "--weights" })
   for epoch = 1, opts.epochs do
-    if not ada then lr = run:lr(epoch) or lr end -- --lr-schedule
+    if not ada then lr = (run:lr(epoch) or lr) + 0.0 end -- --lr-schedule
     local t0 = orion.clock()
     loss:reset()
     pass = epoch
