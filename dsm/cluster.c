@@ -833,6 +833,13 @@ static void on_tick(uv_timer_t *t) {
  * blocks one BLOCK_DONE releases, a clock's blocks for one executor) go to
  * each executor together when the turn ends, before the loop blocks again
  * (net.h, orion_conn_cork); outside waits frames go at once. */
+void orion_cluster_hold(orion_cluster *c, int on) {
+  if (c->waiting && on) /* inside a wait: held already */
+    return;
+  c->waiting = on != 0;
+  cork_all(c, on != 0);
+}
+
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {
   int outer = c->waiting; /* a wait inside a wait's callback */
   c->waiting = 1;

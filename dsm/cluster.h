@@ -162,6 +162,11 @@ void orion_cluster_set_handler(orion_cluster *c, orion_cluster_frame_fn fn,
  * set (same ud; NULL: the cluster fails at once).  Cleared with it. */
 void orion_cluster_set_lost(orion_cluster *c, orion_cluster_lost_fn fn);
 
+/* on 1: holds the frames sent to each executor from now on, so that those
+ * sent in a row go in one write (the corked connections of a wait, below);
+ * on 0: sends what is held and stops holding.  Not across a wait's end. */
+void orion_cluster_hold(orion_cluster *c, int on);
+
 /* Runs the event loop until done(ud) returns nonzero.  Never returns on a
  * cluster failure (the process exits with ORION_EXIT_CLUSTER). */
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud);

@@ -294,6 +294,7 @@ static int put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
   m.nblocks = r->j->sched->nblocks;
   m.space = r->reorder ? b / r->j->sched->n1 : -1;
   m.time = r->reorder ? b % r->j->sched->n1 : -1;
+  m.late = r->late;
   block_segs(r, b, &m);
   block_elems(r, e, b, &m);
   r->seq[b] = ++dispatch_counter;
@@ -1025,6 +1026,9 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     r.reorder = orion__resid_reorder(&r);
     r.m.window =
         r.reorder ? orion_loop_reorder_window(j->sched->n0, r.n) : 1;
+    r.late = orion__resid_late(&r);
+    if (r.late)
+      r.m.window = j->sched->n0;
     for (e = 0; e < r.n; e++)
       ngpu += gpu_for(&r, e);
     orion__assign_start(&r, ngpu);
@@ -1043,6 +1047,8 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_cluster_fail(cl, "out of memory starting %s", j->where);
   r.body_chain = orion__chain_body(&r, bmode);
   orion__body_start(&r);
+  /* The bodies and the first blocks, one write to each executor. */
+  orion_cluster_hold(cl, 1);
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);
@@ -1071,6 +1077,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                             j->it->a->nnz, r.secs, bytes0, &r.peer_bytes};
     orion_jobpage_loop_start(&v);
     orion_loop_start(&r.m);
+    orion_cluster_hold(cl, 0);
     orion_cluster_wait(cl, loop_finished, &r);
     orion_cluster_wait(cl, orion__chain_pumped, &r);
     orion_jobpage_loop_end();

@@ -609,6 +609,11 @@ int orion__resid_reorder(const loop_run *r) {
          !switched("ORION_NO_REORDER");
 }
 
+int orion__resid_late(const loop_run *r) {
+  return r->reorder && r->j->timeout <= 0 && !r->s->verify &&
+         !switched("ORION_NO_LATE");
+}
+
 void orion__resid_free(loop_run *r) {
   int i;
   for (i = 0; i < r->nuse; i++)
