@@ -193,6 +193,10 @@ void orion_cluster_set_tick(orion_cluster *c, void (*fn)(void *), void *ud);
 /* Bytes read from and written to executors so far. */
 uint64_t orion_cluster_bytes(const orion_cluster *c);
 
+/* The socket reads and writes that carried them so far (the driver's
+ * system calls and wake-ups on the executors' connections). */
+uint64_t orion_cluster_io(const orion_cluster *c);
+
 /* Ends the job: SHUTDOWN to every executor, waits briefly for local ones to
  * exit, kills the rest, and frees c. */
 void orion_cluster_stop(orion_cluster *c);

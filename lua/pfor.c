@@ -1003,6 +1003,9 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "bytes_moved"); /* the old name of driver_bytes */
   lua_pushinteger(L, (lua_Integer)dst.peer_bytes);
   lua_setfield(L, -2, "peer_bytes");
+  /* The driver's socket reads and writes to executors in the call. */
+  lua_pushinteger(L, (lua_Integer)dst.io);
+  lua_setfield(L, -2, "driver_io");
   lua_pushinteger(L, (lua_Integer)dst.shard_items);
   lua_setfield(L, -2, "shard_writes");
   /* Managed buffers: what went before the loop's end, and its mean

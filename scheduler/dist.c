@@ -961,7 +961,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   loop_run r;
   orion_loop_io rio = io;
   orion_cluster *cl = orion__dist_cluster(s);
-  uint64_t bytes0;
+  uint64_t bytes0, io0;
   const orion_error *failed;
   int i, e, rc = 0, bmode = orion__chain_mode(err);
 
@@ -995,6 +995,9 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   }
   bytes0 = orion_cluster_bytes(cl);
+  io0 = orion_cluster_io(cl);
+  /* What the loop sends before it waits, one write to each executor. */
+  orion_cluster_hold(cl, 1);
   send_forget(s);
   rc = add_use(&r, j->it, 1);
   for (i = 0; i < j->narrays && rc == 0; i++)
@@ -1035,6 +1038,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion__resid_keep(&r);
   }
   if (rc != 0) {
+    orion_cluster_hold(cl, 0);
     run_free(&r);
     orion_free(r.secs);
     return orion_error_set(err, rc, "parallel_for: cannot set up the loop: "
@@ -1047,8 +1051,6 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     orion_cluster_fail(cl, "out of memory starting %s", j->where);
   r.body_chain = orion__chain_body(&r, bmode);
   orion__body_start(&r);
-  /* The bodies and the first blocks, one write to each executor. */
-  orion_cluster_hold(cl, 1);
   for (e = 0; e < r.n; e++) {
     orion_buf b;
     orion_buf_init(&b);
@@ -1099,6 +1101,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   }
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   st->bytes = orion_cluster_bytes(cl) - bytes0;
+  st->io = orion_cluster_io(cl) - io0;
   st->exec_bytes = exec_bytes(&r);
   st->peer_bytes = r.peer_bytes;
   st->shard_items = r.shard_items;
