@@ -907,7 +907,10 @@ static int l_parallel_for(lua_State *L) {
      * writes to the driver's arrays. */
     t_dist = orion_now();
     dcpu = orion__cpu_seconds();
-    dwait = orion__run_delay_seconds();
+    /* The wait for a CPU (/proc, a file read: for --predict and
+     * partitions = "auto" only, which take it). */
+    if (s->predict != NULL || o.auto_parts)
+      dwait = orion__run_delay_seconds();
     rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, &sched,
                          &blob, o.has_seed ? 0 : loop_id,
                          o.has_seed ? (uint64_t)o.seed : s->seed,
@@ -915,7 +918,8 @@ static int l_parallel_for(lua_State *L) {
                          &err);
     t_dist = orion_now() - t_dist;
     dcpu = orion__cpu_seconds() - dcpu;
-    dwait = orion__run_delay_seconds() - dwait;
+    if (s->predict != NULL || o.auto_parts)
+      dwait = orion__run_delay_seconds() - dwait;
   } else {
     orion_progress_start(&progress, "parallel_for", "elements",
                          it->a->nnz);
