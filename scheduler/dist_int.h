@@ -205,7 +205,8 @@ int orion__resid_ahead(const loop_run *r);
 int orion__resid_reorder(const loop_run *r);
 /* Whether the loop sends every block at its start and marks them late
  * (loop_run.late): under reorder, without a loop timeout or --verify
- * (their watch needs each block's report as it ends); ORION_NO_LATE=1
+ * (their watch needs each block's report as it ends), with at most
+ * ORION_LOOP_START_BLOCKS blocks an executor; ORION_NO_LATE=1
  * turns it off (benchmarks' A/B). */
 int orion__resid_late(const loop_run *r);
 

@@ -613,6 +613,7 @@ int orion__resid_reorder(const loop_run *r) {
 
 int orion__resid_late(const loop_run *r) {
   return r->reorder && r->j->timeout <= 0 && !r->s->verify &&
+         orion_loop_all_at_start(r->j->sched->nblocks, r->n) &&
          !switched("ORION_NO_LATE");
 }
 
