@@ -487,6 +487,7 @@ int main(int argc, char **argv) {
   x->peer_out_frame = orion__exec_on_peer_out_frame;
   x->start = start_compute;
   orion_buf_init(&x->out);
+  orion_buf_init(&x->late);
   pthread_mutex_init(&x->mu, NULL);
   pthread_cond_init(&x->cv, NULL);
   pthread_cond_init(&x->fcv, NULL);

@@ -63,6 +63,7 @@ struct orion_cluster {
   char doing[256];
   int failed; /* the executor whose loss ended the job; -1 */
   uint64_t closed_bytes; /* bytes of connections gone */
+  uint64_t closed_io;    /* their reads and writes */
   orion_gate gate; /* accepted, not yet registered */
   double last_hb_sent;
   double last_tick; /* when on_tick last ran */
@@ -152,6 +153,15 @@ uint64_t orion_cluster_bytes(const orion_cluster *c) {
   for (i = 0; i < c->n; i++)
     if (c->peers[i].conn != NULL)
       t += c->peers[i].conn->bytes_in + c->peers[i].conn->bytes_out;
+  return t;
+}
+
+uint64_t orion_cluster_io(const orion_cluster *c) {
+  uint64_t t = c->closed_io;
+  int i;
+  for (i = 0; i < c->n; i++)
+    if (c->peers[i].conn != NULL)
+      t += c->peers[i].conn->reads + c->peers[i].conn->writes;
   return t;
 }
 
@@ -426,6 +436,7 @@ static void on_closed(orion_conn *conn, const char *reason) {
   }
   c = p->cl;
   c->closed_bytes += conn->bytes_in + conn->bytes_out;
+  c->closed_io += conn->reads + conn->writes;
   p->conn = NULL;
   if (c->stopping)
     return;
@@ -833,6 +844,13 @@ static void on_tick(uv_timer_t *t) {
  * blocks one BLOCK_DONE releases, a clock's blocks for one executor) go to
  * each executor together when the turn ends, before the loop blocks again
  * (net.h, orion_conn_cork); outside waits frames go at once. */
+void orion_cluster_hold(orion_cluster *c, int on) {
+  if (c->waiting && on) /* inside a wait: held already */
+    return;
+  c->waiting = on != 0;
+  cork_all(c, on != 0);
+}
+
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud) {
   int outer = c->waiting; /* a wait inside a wait's callback */
   c->waiting = 1;

@@ -162,6 +162,11 @@ void orion_cluster_set_handler(orion_cluster *c, orion_cluster_frame_fn fn,
  * set (same ud; NULL: the cluster fails at once).  Cleared with it. */
 void orion_cluster_set_lost(orion_cluster *c, orion_cluster_lost_fn fn);
 
+/* on 1: holds the frames sent to each executor from now on, so that those
+ * sent in a row go in one write (the corked connections of a wait, below);
+ * on 0: sends what is held and stops holding.  Not across a wait's end. */
+void orion_cluster_hold(orion_cluster *c, int on);
+
 /* Runs the event loop until done(ud) returns nonzero.  Never returns on a
  * cluster failure (the process exits with ORION_EXIT_CLUSTER). */
 void orion_cluster_wait(orion_cluster *c, int (*done)(void *), void *ud);
@@ -187,6 +192,10 @@ void orion_cluster_set_tick(orion_cluster *c, void (*fn)(void *), void *ud);
 
 /* Bytes read from and written to executors so far. */
 uint64_t orion_cluster_bytes(const orion_cluster *c);
+
+/* The socket reads and writes that carried them so far (the driver's
+ * system calls and wake-ups on the executors' connections). */
+uint64_t orion_cluster_io(const orion_cluster *c);
 
 /* Ends the job: SHUTDOWN to every executor, waits briefly for local ones to
  * exit, kills the rest, and frees c. */

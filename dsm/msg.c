@@ -344,6 +344,7 @@ int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m) {
   orion__mw_flag(&e, m->keep);
   orion__mw_i64(&e, m->space);
   orion__mw_i64(&e, m->time);
+  orion__mw_flag(&e, m->late);
   return orion__mw_end(&e);
 }
 
@@ -384,6 +385,7 @@ int orion_msg_run_block_decode(const void *p, size_t n,
     orion__mr_fail(&d, ORION_EPARSE, "first element %" PRId64, m.first);
   m.space = orion__mr_i64(&d, "space part");
   m.time = orion__mr_i64(&d, "time part");
+  m.late = orion__mr_flag(&d, "late flag");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_run_block_free(out);

@@ -316,7 +316,10 @@ typedef struct orion_msg_seg {
  * i64 space and i64 time (wire version 21): the block's space and
  * time part when the executor may run it before blocks that came earlier
  * (executor/exec_order.c: none of those shares a part with it, and its
- * gets are in), or -1 and -1: in the order it came. */
+ * gets are in), or -1 and -1: in the order it came; u64 late (flag,
+ * wire version 24): the driver sent the executor every block of the loop
+ * at its start and waits for no report to send more, so the block's
+ * BLOCK_DONE may go with the next ones' (executor/exec_late.c). */
 typedef struct orion_msg_run_block {
   int64_t block;
   uint64_t seed;
@@ -340,6 +343,7 @@ typedef struct orion_msg_run_block {
   int64_t first;
   int keep;
   int64_t space, time; /* -1: in order (wire version 21) */
+  int late;             /* the report may wait (wire version 24) */
 } orion_msg_run_block;
 
 int orion_msg_run_block_encode(orion_buf *b, const orion_msg_run_block *m);

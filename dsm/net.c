@@ -302,6 +302,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     return;
   }
   c->bytes_in += (uint64_t)n;
+  c->reads++;
   left = (size_t)n;
   if (c->rkeep > 0) { /* the read landed after the kept bytes */
     p = c->rbuf + c->rstart;
@@ -499,6 +500,7 @@ static int queue_write(orion_conn *c, char *data, unsigned char *side,
   uv_buf_t rest[8]; /* write_sealed gives at most 3 * SEAL_GROUP */
   int rc = UV_EAGAIN;
   c->bytes_out += total;
+  c->writes++;
   if (nbufs <= sizeof rest / sizeof rest[0])
     rc = uv_try_write((uv_stream_t *)&c->tcp, bufs, nbufs);
   if (rc >= 0) {

@@ -92,6 +92,8 @@ struct orion_conn {
   char alert[ORION_SEC_ALERT_MAX + 1];
   uint64_t bytes_in;  /* stream bytes read and written */
   uint64_t bytes_out;
+  uint64_t reads, writes; /* the socket reads that brought bytes, the
+                             writes (each one writev or queued request) */
   double last_rx;     /* orion_now() when the last frame arrived */
   /* The link's rate as the frames read show it: bytes per second of the
    * fastest frame of ORION_CONN_RATE_MIN bytes or more so far, from the

@@ -65,7 +65,8 @@ typedef struct enc {
   orion_capture_info *info;
   int refs;    /* stack index: object -> ref number */
   int nrefs;
-  int stdmap;  /* stack index: std function/table -> name */
+  int stdmap;  /* stack index: std function/table -> name (nil until a
+                  function or table is met: build_stdmap) */
   char *err;
   size_t errlen;
   int depth;
@@ -96,12 +97,15 @@ static void add_id(int64_t **v, int *n, int64_t id) {
 }
 
 /* Builds the map from standard library functions and tables to their
- * names, from the driver's own globals, on top of the stack. */
+ * names, from the driver's own globals, into its slot e->stdmap, when the
+ * encoder first meets a C function or a table: a body that captures only
+ * arrays, accumulators and numbers (MF's) skips it, and with it about a
+ * tenth of the driver's CPU in a short loop (docs/design-notes.md). */
 static void build_stdmap(enc *e) {
   lua_State *L = e->L;
-  int i;
+  int i, map;
   lua_newtable(L);
-  e->stdmap = lua_gettop(L);
+  map = lua_gettop(L);
   load_std_names();
   for (i = 0; i < nstd_names; i++) {
     const char *name = std_names[i];
@@ -112,7 +116,7 @@ static void build_stdmap(enc *e) {
         if (lua_type(L, -2) == LUA_TSTRING &&
             lua_type(L, -1) == LUA_TFUNCTION) {
           lua_pushfstring(L, "%s.%s", name, lua_tostring(L, -2));
-          lua_rawset(L, e->stdmap);
+          lua_rawset(L, map);
         } else {
           lua_pop(L, 1);
         }
@@ -120,16 +124,19 @@ static void build_stdmap(enc *e) {
     }
     if (lua_type(L, -1) == LUA_TTABLE || lua_type(L, -1) == LUA_TFUNCTION) {
       lua_pushstring(L, name);
-      lua_rawset(L, e->stdmap);
+      lua_rawset(L, map);
     } else {
       lua_pop(L, 1);
     }
   }
+  lua_replace(L, e->stdmap);
 }
 
 /* Pushes the standard name of the value at idx, or nothing (returns 0). */
 static int std_name_of(enc *e, int idx) {
   idx = lua_absindex(e->L, idx);
+  if (lua_isnil(e->L, e->stdmap))
+    build_stdmap(e);
   lua_pushvalue(e->L, idx);
   if (lua_rawget(e->L, e->stdmap) == LUA_TSTRING)
     return 1;
@@ -579,9 +586,11 @@ int orion_capture_encode(lua_State *L, int fidx,
   luaL_checkstack(L, 2 * MAX_DEPTH + 20, "capture");
   lua_newtable(L);
   e.refs = lua_gettop(L);
-  /* Built up front so it sits below everything the encoder pushes (built
-   * lazily, it landed mid-stack and a caller popped it for its own value). */
-  build_stdmap(&e);
+  /* Its slot is taken up front so that it sits below everything the
+   * encoder pushes (a map pushed mid-stack was popped by a caller for its
+   * own value); the map itself is built when first needed. */
+  lua_pushnil(L);
+  e.stdmap = lua_gettop(L);
   rc = enc_function(&e, fidx, "the body");
   lua_settop(L, top);
   if (rc == 0 && out->oom) {

@@ -95,6 +95,8 @@ job *orion__order_take(exec_state *x) {
   double since = 0, t0 = 0;
   job *j = NULL, *prev;
   for (;;) {
+    if (x->head == NULL || x->stop) /* held reports go before a wait */
+      orion__late_flush_locked(x);
     while (x->head == NULL && !x->stop)
       pthread_cond_wait(&x->cv, &x->mu);
     if (x->stop) {
@@ -120,8 +122,14 @@ job *orion__order_take(exec_state *x) {
         x->rows_since = 0;
       }
       j->next = NULL;
+      if (j->type != ORION_WIRE_RUN_BLOCK) /* LOOP_END after the reports */
+        orion__late_flush_locked(x);
       break;
     }
+    /* Waiting for rows: held reports wait too, up to their time limit
+     * (the driver needs none of them to send more, executor/exec_late.c). */
+    if (x->late.len > 0 && orion_now() - x->late_since >= ORION_LATE_MOST)
+      orion__late_flush_locked(x);
     if (since == 0)
       t0 = since = orion__wait_begin();
     orion__exec_nap(x);

@@ -668,8 +668,9 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
                            "executor %d: block %lld changed more data than "
                            "the largest frame holds",
                            x->id, (long long)m.block);
-    else
-      orion__exec_post(x, &b);
+    else /* a report of the times only may wait (executor/exec_late.c) */
+      orion__late_post(x, &b, orion_now() - t0,
+                       m.late && nwatch == 0 && before_vals == NULL);
     orion_buf_free(&b);
   }
   /* The block's flush = "loop" writes to sharded targets leave now, after
@@ -694,6 +695,7 @@ int orion__run_block(exec_state *x, job *j) {
   orion_error_clear(&err);
   if (!x->failed && run_block(x, j->payload, j->len, &block, &err) != 0) {
     x->failed = 1;
+    orion__late_flush(x); /* the blocks done before it first */
     /* Aborted while it waited for rows (orion__rows_get): the loop failed
      * elsewhere, and that failure is the one to report. */
     if (err.code != -ECANCELED)

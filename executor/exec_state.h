@@ -11,6 +11,7 @@
  *                    thread's handler of each, the compute thread's queue
  *   exec_order.c     which queued job the compute thread takes next (a
  *                    later block whose rows are in may go first)
+ *   exec_late.c      BLOCK_DONEs of blocks run back to back, sent together
  *   exec_peer.c      peers: the listener, HELLO, PEERS, connections to and
  *                    from the other executors, frames queued for them
  *   exec_replica.c   array copies: dense replicas, sparse block copies,
@@ -251,6 +252,10 @@ typedef struct exec_state {
    * time limit counts from it). */
   uint64_t reordered;
   double rows_since;
+  /* executor/exec_late.c: BLOCK_DONEs held back (RUN_BLOCK's late flag)
+   * and when the first of them was. */
+  orion_buf late;
+  double late_since;
   /* The flush = "loop" writes to our shards in this run, ours and the
    * peers', held until the driver's SHARD_PULL says every block's are in
    * (executor/exec_hold.c). */
@@ -345,6 +350,22 @@ void *orion__exec_compute_main(void *arg);
  * or a later RUN_BLOCK that may start first; waits (for a job, or for an
  * earlier block's rows) and returns NULL once x->stop.  Under x->mu. */
 job *orion__order_take(exec_state *x);
+
+/* ---- exec_late.c -------------------------------------------------------- */
+
+/* Posts block report b (BLOCK_DONE, compute thread), or holds it back with
+ * those held before when `late` (its RUN_BLOCK's flag and nothing in the
+ * report but the block's times), the block took under ORION_LATE_MOST / 2
+ * seconds, the first held one is under ORION_LATE_MOST seconds old and
+ * another RUN_BLOCK is queued; otherwise posts the held ones with b, in
+ * one frame.  b is emptied either way. */
+#define ORION_LATE_MOST 0.5
+void orion__late_post(exec_state *x, orion_buf *b, double seconds, int late);
+
+/* Posts the held reports (compute thread): before the thread waits, takes
+ * a job other than a RUN_BLOCK, or posts an error.  _locked: under x->mu. */
+void orion__late_flush(exec_state *x);
+void orion__late_flush_locked(exec_state *x);
 
 /* ---- exec_peer.c -------------------------------------------------------- */
 

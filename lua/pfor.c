@@ -933,7 +933,10 @@ static int l_parallel_for(lua_State *L) {
      * writes to the driver's arrays. */
     t_dist = orion_now();
     dcpu = orion__cpu_seconds();
-    dwait = orion__run_delay_seconds();
+    /* The wait for a CPU (/proc, a file read: for --predict and
+     * partitions = "auto" only, which take it). */
+    if (s->predict != NULL || o.auto_parts)
+      dwait = orion__run_delay_seconds();
     rc = run_distributed(L, s, &l, it, serial ? NULL : &ap->plan, &sched,
                          &blob, o.has_seed ? 0 : loop_id,
                          o.has_seed ? (uint64_t)o.seed : s->seed,
@@ -941,7 +944,8 @@ static int l_parallel_for(lua_State *L) {
                          &err);
     t_dist = orion_now() - t_dist;
     dcpu = orion__cpu_seconds() - dcpu;
-    dwait = orion__run_delay_seconds() - dwait;
+    if (s->predict != NULL || o.auto_parts)
+      dwait = orion__run_delay_seconds() - dwait;
   } else {
     orion_progress_start(&progress, "parallel_for", "elements",
                          it->a->nnz);
@@ -1029,6 +1033,9 @@ static int l_parallel_for(lua_State *L) {
   lua_setfield(L, -2, "bytes_moved"); /* the old name of driver_bytes */
   lua_pushinteger(L, (lua_Integer)dst.peer_bytes);
   lua_setfield(L, -2, "peer_bytes");
+  /* The driver's socket reads and writes to executors in the call. */
+  lua_pushinteger(L, (lua_Integer)dst.io);
+  lua_setfield(L, -2, "driver_io");
   lua_pushinteger(L, (lua_Integer)dst.shard_items);
   lua_setfield(L, -2, "shard_writes");
   /* Managed buffers: what went before the loop's end, and its mean

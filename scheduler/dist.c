@@ -294,6 +294,7 @@ static int put_run_block(loop_run *r, orion_buf *buf, int e, int b) {
   m.nblocks = r->j->sched->nblocks;
   m.space = r->reorder ? b / r->j->sched->n1 : -1;
   m.time = r->reorder ? b % r->j->sched->n1 : -1;
+  m.late = r->late;
   block_segs(r, b, &m);
   block_elems(r, e, b, &m);
   r->seq[b] = ++dispatch_counter;
@@ -960,7 +961,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   loop_run r;
   orion_loop_io rio = io;
   orion_cluster *cl = orion__dist_cluster(s);
-  uint64_t bytes0;
+  uint64_t bytes0, io0;
   const orion_error *failed;
   int i, e, rc = 0, bmode = orion__chain_mode(err);
 
@@ -994,6 +995,9 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     return orion_error_set(err, ORION_ENOMEM, "out of memory");
   }
   bytes0 = orion_cluster_bytes(cl);
+  io0 = orion_cluster_io(cl);
+  /* What the loop sends before it waits, one write to each executor. */
+  orion_cluster_hold(cl, 1);
   send_forget(s);
   rc = add_use(&r, j->it, 1);
   for (i = 0; i < j->narrays && rc == 0; i++)
@@ -1025,12 +1029,16 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
     r.reorder = orion__resid_reorder(&r);
     r.m.window =
         r.reorder ? orion_loop_reorder_window(j->sched->n0, r.n) : 1;
+    r.late = orion__resid_late(&r);
+    if (r.late)
+      r.m.window = j->sched->n0;
     for (e = 0; e < r.n; e++)
       ngpu += gpu_for(&r, e);
     orion__assign_start(&r, ngpu);
     orion__resid_keep(&r);
   }
   if (rc != 0) {
+    orion_cluster_hold(cl, 0);
     run_free(&r);
     orion_free(r.secs);
     return orion_error_set(err, rc, "parallel_for: cannot set up the loop: "
@@ -1071,6 +1079,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
                             j->it->a->nnz, r.secs, bytes0, &r.peer_bytes};
     orion_jobpage_loop_start(&v);
     orion_loop_start(&r.m);
+    orion_cluster_hold(cl, 0);
     orion_cluster_wait(cl, loop_finished, &r);
     orion_cluster_wait(cl, orion__chain_pumped, &r);
     orion_jobpage_loop_end();
@@ -1092,6 +1101,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   }
   orion_cluster_set_handler(cl, NULL, NULL, NULL);
   st->bytes = orion_cluster_bytes(cl) - bytes0;
+  st->io = orion_cluster_io(cl) - io0;
   st->exec_bytes = exec_bytes(&r);
   st->peer_bytes = r.peer_bytes;
   st->shard_items = r.shard_items;

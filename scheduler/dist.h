@@ -83,6 +83,7 @@ int orion__dist_assign_opt(lua_State *L, const char *v);
 
 typedef struct orion_dist_stats {
   uint64_t bytes;      /* through the driver's connections */
+  uint64_t io;         /* their socket reads and writes (orion_cluster_io) */
   uint64_t peer_bytes; /* between executors, as their LOOP_DONEs count */
   uint64_t shard_items; /* buffered writes applied by owning executors */
   /* 4 x nexec entries, orion_malloc'd: per executor the seconds running

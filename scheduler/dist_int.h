@@ -87,6 +87,11 @@ typedef struct loop_run {
    * executors so started (their LOOP_DONEs). */
   int reorder;
   uint64_t reordered;
+  /* Every block goes out at the loop's start (the window covers a whole
+   * time part), so no report is needed to send more: RUN_BLOCK's late
+   * flag lets an executor send the reports of blocks it runs back to
+   * back together (executor/exec_late.c). */
+  int late;
   orion_managed_stats managed; /* early sends of managed buffers */
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;
@@ -198,6 +203,12 @@ int orion__resid_ahead(const loop_run *r);
  * space part (kept in order on its executor) or a time part (its rows).
  * ORION_NO_REORDER=1 turns it off. */
 int orion__resid_reorder(const loop_run *r);
+/* Whether the loop sends every block at its start and marks them late
+ * (loop_run.late): under reorder, without a loop timeout or --verify
+ * (their watch needs each block's report as it ends), with at most
+ * ORION_LOOP_START_BLOCKS blocks an executor; ORION_NO_LATE=1
+ * turns it off (benchmarks' A/B). */
+int orion__resid_late(const loop_run *r);
 
 /* ---- dist_assign.c: where blocks run ----------------------------------- */
 

@@ -224,12 +224,14 @@ static int fresh(const orion_replica *c, int e, int64_t lo, int64_t hi) {
 /* Executor e will hold rows [lo, hi) at their current versions: the
  * chunks that lie wholly inside are marked held. */
 static void mark_have(orion_replica *c, int e, int64_t lo, int64_t hi) {
-  int64_t k;
-  for (k = lo / c->chunk; k <= (hi - 1) / c->chunk; k++) {
-    int64_t end = (k + 1) * c->chunk < c->rows ? (k + 1) * c->chunk : c->rows;
-    if (k * c->chunk >= lo && end <= hi)
-      c->have[(int64_t)e * c->nchunks + k] = c->ver[k];
-  }
+  /* The chunks from the first that starts at or after lo to the last that
+   * ends at or before hi (the last chunk ends at the rows' end). */
+  int64_t k0 = (lo + c->chunk - 1) / c->chunk, k1 = hi / c->chunk, k;
+  uint64_t *have = &c->have[(int64_t)e * c->nchunks];
+  if (hi >= c->rows)
+    k1 = c->nchunks;
+  for (k = k0; k < k1; k++)
+    have[k] = c->ver[k];
 }
 
 static int push_move(orion_msg_move **v, int64_t *n, int64_t *cap,
@@ -614,6 +616,12 @@ int orion__resid_ahead(const loop_run *r) {
 int orion__resid_reorder(const loop_run *r) {
   return r->m.ahead && r->m.early && !r->m.dynamic && r->j->sched->has_time &&
          !switched("ORION_NO_REORDER");
+}
+
+int orion__resid_late(const loop_run *r) {
+  return r->reorder && r->j->timeout <= 0 && !r->s->verify &&
+         orion_loop_all_at_start(r->j->sched->nblocks, r->n) &&
+         !switched("ORION_NO_LATE");
 }
 
 void orion__resid_free(loop_run *r) {

@@ -133,6 +133,10 @@ int orion_loop_reorder_window(int n0, int nexec) {
   return nexec > 0 && n0 > nexec ? (n0 + nexec - 1) / nexec : 1;
 }
 
+int orion_loop_all_at_start(int nblocks, int nexec) {
+  return nexec > 0 && nblocks <= (int64_t)ORION_LOOP_START_BLOCKS * nexec;
+}
+
 /* Blocks of a time part that may be out at once ahead of a block (loop.h). */
 static int window(const orion_loop *l) {
   return l->window > 0 ? l->window : 1;

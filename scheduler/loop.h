@@ -261,6 +261,14 @@ int orion_loop_set_owners(orion_loop *l, const int *owner);
  * with a window of 1). */
 int orion_loop_reorder_window(int n0, int nexec);
 
+/* Whether a loop of nblocks blocks on nexec executors may send every
+ * block at its start (scheduler/dist.c's late dispatch; the simulator
+ * models the same): at most ORION_LOOP_START_BLOCKS blocks an executor,
+ * so that the driver's first writes and the executors' queues stay small
+ * (at 1,024 hosts of one part each, a pass is a million blocks). */
+#define ORION_LOOP_START_BLOCKS 64
+int orion_loop_all_at_start(int nblocks, int nexec);
+
 /* The executor block runs on under static placement: its space part's
  * owner, or without a plan the schedule's (orion_schedule_exec). */
 int orion_loop_home(const orion_loop *l, int block);

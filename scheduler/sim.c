@@ -398,9 +398,14 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
       m.loc[m.s.order[k] % m.s.n1] =
           orion_loop_home(&m.l, m.s.order[k]);
     m.l.ahead = lp->ahead;
+    /* Reordering, the runtime sends every block at the loop's start where
+     * they are few enough (scheduler/dist.c, orion__resid_late): the
+     * window is then a time part. */
     m.l.window = lp->window > 0 ? lp->window
-                 : reordering(&m) ? orion_loop_reorder_window(m.s.n0, n)
-                                  : 1;
+                 : !reordering(&m) ? 1
+                 : orion_loop_all_at_start(m.s.nblocks, n)
+                     ? m.s.n0
+                     : orion_loop_reorder_window(m.s.n0, n);
     for (k = 0; pushing(&m) && k < nb; k++) /* SEND_ROWS */
       if (m.s.after_q[k] < 0)
         push_rows(&m, k, m.loc[m.s.order[k] % m.s.n1],

@@ -100,8 +100,9 @@ typedef struct orion_sim_loop {
   /* Step 3 with reorder (and ahead, as in the runtime): e starts the
    * oldest block it holds whose rows are there and that shares neither
    * space nor time part with a block it holds from before
-   * (executor/exec_order.c); window: orion_loop's (0: the runtime's,
-   * orion_loop_reorder_window when reordering, else 1). */
+   * (executor/exec_order.c); window: orion_loop's (0: the runtime's:
+   * when reordering, a whole time part where orion_loop_all_at_start,
+   * else orion_loop_reorder_window; 1 without). */
   int reorder;
   int window;
 } orion_sim_loop;

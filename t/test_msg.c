@@ -287,6 +287,7 @@ static void sample_run_block(orion_msg_run_block *m) {
   m->keep = 1;
   m->space = 3; /* wire version 21 */
   m->time = -1;
+  m->late = 1; /* wire version 24 */
 }
 
 static void eq_moves(const orion_msg_move *a, int64_t na,
@@ -633,6 +634,7 @@ Test(msg, run_block_round_trip) {
   cr_assert_eq(out.keep, 1);
   cr_assert_eq(out.space, 3);
   cr_assert_eq(out.time, -1);
+  cr_assert_eq(out.late, 1);
   orion_msg_run_block_free(&out);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   /* Without the elements (the executor holds them), nothing else. */
@@ -640,7 +642,7 @@ Test(msg, run_block_round_trip) {
   memset(&m, 0, sizeof m);
   m.block = 5;
   cr_assert_eq(orion_msg_run_block_encode(&b, &m), 0);
-  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 13 * 8);
+  cr_assert_eq(b.len - ORION_WIRE_OVERHEAD, 14 * 8);
   check_bounds(ORION_WIRE_RUN_BLOCK, &b);
   /* A negative first element is refused. */
   b.len = 0;
@@ -1281,6 +1283,7 @@ Test(msg, layouts_match_the_hand_written_encoders) {
   orion_buf_u64(&h, (uint64_t)rb.keep);
   orion_pw_i64(&h, rb.space); /* wire version 21 */
   orion_pw_i64(&h, rb.time);
+  orion_buf_u64(&h, (uint64_t)rb.late); /* wire version 24 */
   same_payload(&b, ORION_WIRE_RUN_BLOCK, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);

@@ -1086,3 +1086,19 @@ Test(sched, a_balanced_plan_places_every_block_of_a_part_on_its_owner) {
   orion_loop_free(&l);
   orion_schedule_free(&s);
 }
+
+/* Every block at the loop's start (scheduler/dist.c's late dispatch, the
+ * simulator alike) for at most ORION_LOOP_START_BLOCKS blocks an
+ * executor: MF's 8 x 8 on 1 to 8 executors and 64 x 64 on 64, not 256 x
+ * 256 on 256 (a pass of 65,536 blocks keeps the windowed dispatch), nor
+ * anything on no executor. */
+Test(sched, every_block_goes_at_the_start_only_while_they_are_few) {
+  cr_assert_eq(ORION_LOOP_START_BLOCKS, 64);
+  cr_assert(orion_loop_all_at_start(64, 1));
+  cr_assert(orion_loop_all_at_start(64, 8));
+  cr_assert(orion_loop_all_at_start(64 * 64, 64));
+  cr_assert(!orion_loop_all_at_start(64 * 64 + 1, 64));
+  cr_assert(!orion_loop_all_at_start(256 * 256, 256));
+  cr_assert(!orion_loop_all_at_start(65, 1));
+  cr_assert(!orion_loop_all_at_start(1, 0));
+}
