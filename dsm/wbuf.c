@@ -4,7 +4,6 @@
 #include "dsm/wbuf.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +148,13 @@ static void hash_to_dense(pending *p) {
   p->hcap = 0;
 }
 
+/* A float's bits: not all zero is pending (-0.0 too, as in vals). */
+static uint32_t fbits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
 /* Leaves the f32 form: its floats go back into vals as doubles, unmarked
  * (the scan store's form: vals were left zero when the floats took them).
  * A float -0.0 becomes a double -0.0, pending by its bits, as a -0.0 the
@@ -158,7 +164,7 @@ static void settle(pending *p) {
   if (!p->f32)
     return;
   for (k = 0; k < p->positions; k++) {
-    if (p->fvals[k] != 0.0f || signbit(p->fvals[k]))
+    if (fbits(p->fvals[k]) != 0)
       p->vals[k].d = (double)p->fvals[k];
     p->fvals[k] = 0.0f;
   }
@@ -403,11 +409,43 @@ static uint64_t scan_word(const orion_wbuf *p, int64_t w) {
   return m | p->bits[w];
 }
 
+/* orion_wbuf_take_scan of a store in the f32 form: the floats' values, in
+ * key order, as doubles times scale (the bits settle then take_scan give);
+ * the floats are left zero and the store stays in the form, so that the
+ * body that took it runs on without moving values in again. */
+static int take_f32(pending *p, double scale, orion_pend_item **items,
+                    int64_t *n) {
+  orion_pend_item *it;
+  int64_t k, j = 0, count = 0;
+  for (k = 0; k < p->positions; k++)
+    count += fbits(p->fvals[k]) != 0;
+  if (count == 0)
+    return 0;
+  it = orion_malloc(sizeof *it * (size_t)count);
+  if (it == NULL)
+    return ORION_ENOMEM;
+  for (k = 0; k < p->positions; k++) {
+    if (fbits(p->fvals[k]) == 0)
+      continue;
+    it[j].key = k;
+    it[j++].val.d = (double)p->fvals[k] * scale;
+    p->fvals[k] = 0.0f;
+  }
+  *items = it;
+  *n = j;
+  return 0;
+}
+
 int orion_wbuf_take_scan(orion_wbuf *p, int isint, double scale,
                          orion_pend_item **items, int64_t *n) {
   orion_pend_item *it;
   int64_t w, nw, j = 0, count = 0;
   int rc;
+  if (p->f32 && !isint) {
+    *items = NULL;
+    *n = 0;
+    return take_f32(p, scale, items, n);
+  }
   settle(p);
   if (p->vals == NULL) {
     int64_t i;

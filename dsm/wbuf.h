@@ -116,10 +116,10 @@ int orion_wbuf_dense_view(orion_wbuf *w, orion_pend_value **vals,
  * scan store.  The dense form only: a hashed store answers *fvals = NULL.
  * A store not in the f32 form yet moves its values there, each rounded to
  * float (fast mode's liberty: exact mode keeps doubles), and leaves vals
- * zero and unmarked.  Any other call on the store (lookup, slot, take,
- * absorb...) first folds the floats back into vals (as doubles, unmarked)
- * and leaves the f32 form; the pointer stays valid until
- * orion_wbuf_free, its contents only until then.  Returns 0, or
+ * zero and unmarked.  Every other call on the store (lookup, slot, take,
+ * absorb...) but orion_wbuf_take_scan first folds the floats back into
+ * vals (as doubles, unmarked) and leaves the f32 form.  The pointer stays
+ * valid until orion_wbuf_free, its contents while the form lasts.  Returns 0, or
  * ORION_ENOMEM (*fvals NULL, nothing changed). */
 int orion_wbuf_f32_view(orion_wbuf *w, float **fvals);
 
@@ -158,7 +158,9 @@ int orion_wbuf_take(orion_wbuf *w, orion_pend_item **items, int64_t *n);
  * scaled): the marked elements and the unmarked ones whose value is not
  * all-zero bits, in ascending key order.  A store that is not dense is
  * taken as orion_wbuf_take does.  Returns 0, or ORION_ENOMEM with nothing
- * changed. */
+ * changed.  A store in the f32 form (orion_wbuf_f32_view) and !isint:
+ * its floats' values, as the doubles they fold to, and the store stays in
+ * the form (the floats zero). */
 int orion_wbuf_take_scan(orion_wbuf *w, int isint, double scale,
                          orion_pend_item **items, int64_t *n);
 
