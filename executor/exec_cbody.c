@@ -37,6 +37,10 @@ int orion_exec_set_compiled(orion_exec *ex, orion_cbody_fn fn,
       cp[i].name = NULL;
     }
   }
+  /* A new body (its object may load where an unloaded one was) takes
+   * no f32 form as its own: the first block folds it back. */
+  for (int i = 0; i < ex->nbufs; i++)
+    ex->bufs[i]->f32fn = NULL;
   orion_free(ex->cslots);
   ex->cslots = cp;
   ex->ncslots = fn != NULL ? nslots : 0;
