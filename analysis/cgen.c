@@ -475,6 +475,12 @@ static void prologue(gen *g) {
                        "compiled body: buffer '%.63s' does not write into "
                        "the %d-D %s array the body was compiled for",
                        s->name, s->ndims, etype_name(s->etype)))));
+      if (f32buf(g, s)) {
+        /* The f32 copy's floats (util/cbody.h's buf_f32). */
+        E(g, "O_U float *const %s_f = O_BF32 ? c->buf_f32(c, %s_h) : NULL;", p,
+          p);
+        fail(g, S(g, "O_BF32 && %s_f == NULL", p), "1");
+      }
       break;
     case ORION_CSLOT_CONST:
       if (s->isint && g->kspec && i == g->kslot - 1)
@@ -548,7 +554,8 @@ static void run_fn(gen *g, const orion_buf *body, int dense) {
   if (g->kspec) {
     E(g, "static int o_run_k(orion_cctx *c, int64_t lo, int64_t hi) {");
   } else if (dense) {
-    E(g, "static int o_run_dense(orion_cctx *c, int64_t lo, int64_t hi) {");
+    E(g, "static int o_run_%s(orion_cctx *c, int64_t lo, int64_t hi) {",
+      dense == 2 ? "f32" : "dense");
   } else {
     E(g, "#if ORION_GPU_BODY");
     E(g, "static __device__ int o_gbody(o_dctx *c, const int64_t *o_ord, "
@@ -564,6 +571,8 @@ static void run_fn(gen *g, const orion_buf *body, int dense) {
     E(g, "#if !ORION_GPU_BODY");
     E(g, "{ int o_sc = 1; for (int o_i = 0; o_i < O_NB; o_i++) "
          "o_sc &= c->bufs[o_i].vals != NULL && c->bufs[o_i].bits == NULL; "
+         "if (o_sc && O_HASF32 && c->buf_f32 != NULL) return O_RUNF32(c, lo, "
+         "hi); "
          "if (o_sc) return o_run_dense(c, lo, hi); }");
     E(g, "#endif");
   }
@@ -666,7 +675,7 @@ static void run_fn(gen *g, const orion_buf *body, int dense) {
 static void assemble(gen *g, const orion_buf *body) {
   const orion_arrayinfo *it = &g->in->iter;
   const char *w;
-  int i;
+  int i, f32;
   g->o = &g->out->src;
   g->ind = 0;
   if (g->nkind[ORION_CSLOT_ARRAY] + g->nkind[ORION_CSLOT_BUFFER] >
@@ -739,6 +748,11 @@ static void assemble(gen *g, const orion_buf *body) {
     cstr(g, S(g, "%s array '%s'", etype_name(it->type), w)));
   put(g, "\n");
   E(g, "#define O_BDENSE 0");
+  E(g, "#define O_BF32 0");
+  for (i = 0, f32 = 0; i < g->nslots; i++)
+    f32 |= f32buf(g, &g->slots[i]);
+  E(g, "#define O_HASF32 %d", f32);
+  E(g, "#define O_RUNF32 %s", f32 ? "o_run_f32" : "o_run_dense");
   if (g->nkind[ORION_CSLOT_BUFFER] > 0) {
     /* The copy for scan stores: O_BDENSE folds every buffer access's
      * test away, so that the element loop can vectorize. */
@@ -746,6 +760,15 @@ static void assemble(gen *g, const orion_buf *body) {
     E(g, "#undef O_BDENSE");
     E(g, "#define O_BDENSE 1");
     run_fn(g, body, 1);
+    if (f32) {
+      /* And the copy whose f32 buffers keep floats: O_BF32 (fast mode
+       * only; exact mode keeps the interpreter's doubles). */
+      E(g, "#undef O_BF32");
+      E(g, "#define O_BF32 1");
+      run_fn(g, body, 2);
+      E(g, "#undef O_BF32");
+      E(g, "#define O_BF32 0");
+    }
     E(g, "#undef O_BDENSE");
     E(g, "#define O_BDENSE 0");
     E(g, "#endif");

@@ -592,10 +592,12 @@ static cv buffer_read(gen *g, const slot *s, const char *pos) {
   /* Inline from the dense store when there is one (util/cbody.h), as
    * the member's type (a load the element loops vectorize). */
   E(g,
-    "O_U const %s %s = O_BDENSE || %s_v != NULL ? ((const %s *)%s_v)[%s] : "
+    "O_U const %s %s = %sO_BDENSE || %s_v != NULL ? ((const %s *)%s_v)[%s] : "
     "c->buf_get(c, %s_h, %s).%c;",
-    isint ? "int64_t" : "double", t, s->pfx, isint ? "int64_t" : "double",
-    s->pfx, pos, s->pfx, pos, isint ? 'i' : 'd');
+    isint ? "int64_t" : "double", t,
+    f32buf(g, s) ? S(g, "O_BF32 ? (double)%s_f[%s] : ", s->pfx, pos) : "",
+    s->pfx, isint ? "int64_t" : "double", s->pfx, pos, s->pfx, pos,
+    isint ? 'i' : 'd');
   return cv_of(ty_val(isint ? M_INT : M_FLT, P_WEAK), t, 1);
 }
 
@@ -689,6 +691,8 @@ void store_value(gen *g, cv v, int et, const char *dest, const slot *bs,
     /* The dense store inline: mark the key as dsm/wbuf.c does (not in a
      * scan store, bits NULL, nor in the copy of the body for scan stores,
      * O_BDENSE), then store (util/cbody.h); else the call. */
+    if (f32buf(g, bs)) /* the f32 copy's floats, unmarked */
+      E(g, "if (O_BF32) %s_f[%s] = (float)%s.d; else", p, pos, t);
     E(g, "if (O_BDENSE || %s_v != NULL) {", p);
     E(g, "  const int64_t %s = %s;", k, pos);
     E(g, "  if (!O_BDENSE && %s_b != NULL && "

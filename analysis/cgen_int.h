@@ -244,6 +244,14 @@ static inline ty ty_val(int m, int prec) {
   return t;
 }
 
+/* A buffer slot whose pending values the f32 copy of the body (O_BF32,
+ * analysis/cgen.c) keeps as floats: fast mode, an f32 target, the CPU
+ * (util/cbody.h's buf_f32). */
+static inline int f32buf(const gen *g, const slot *s) {
+  return g->fast && !g->in->gpu && s->kind == ORION_CSLOT_BUFFER &&
+         s->etype == ET_F32;
+}
+
 static inline int fastf(const gen *g, ty t) {
   return g->fast && t.k == T_VAL && t.m == M_FLT && t.prec == P_F32;
 }

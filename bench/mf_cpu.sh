@@ -5,6 +5,12 @@
 #
 #   ./configure && make && bench/mf_cpu.sh
 #   BASE=/tmp/base KS="32 128" EXECS="1 2" RUNS=3 bench/mf_cpu.sh
+#   KS=128 EXECS=4 DRIVER_ARGS="--partitions 64" \
+#     MF_ARGS="--parallel data --flush clock --clock 8" bench/mf_cpu.sh
+#
+# DRIVER_ARGS (orion-driver options) and MF_ARGS (mf.lua options) are
+# added to every run, split at spaces: the second line above measures
+# data-parallel MF with a clock of 8 blocks (issue 36).
 #
 # The driver's CPU per epoch is apps/mf/mf.lua's driver_cpu_seconds (mean
 # of epochs 2..EPOCHS_HI; each build runs its own mf.lua: this tree's
@@ -40,6 +46,8 @@ ks=${KS:-32 128}
 execs=${EXECS:-1 2}
 runs=${RUNS:-3}
 base=${BASE:-}
+read -r -a drv_args <<< "${DRIVER_ARGS:-}"
+read -r -a mf_args <<< "${MF_ARGS:-}"
 bench_epochs mf_cpu.sh EPOCHS_LO "$lo"
 bench_epochs mf_cpu.sh EPOCHS_HI "$hi"
 [ "$hi" -gt "$lo" ] || { echo "bench/mf_cpu.sh: EPOCHS_HI must exceed EPOCHS_LO" >&2; exit 2; }
@@ -74,8 +82,9 @@ one() {
   [ "$1" = base ] && dir=$base
   mkdir -p "$d"
   MF_CPU_DIR=$d MF_CPU_EXE=$dir/orion-executor ORION_EXECUTOR=$tmp/exec.sh \
-    "$dir/orion-driver" --quiet --executors "$3" --metrics "$d/m.jsonl" \
-    "$dir/apps/mf/mf.lua" --train "$train" --test "$test" --k "$2" --epochs "$4" > /dev/null
+    "$dir/orion-driver" --quiet --executors "$3" ${drv_args[@]+"${drv_args[@]}"} \
+    --metrics "$d/m.jsonl" "$dir/apps/mf/mf.lua" --train "$train" --test "$test" \
+    --k "$2" --epochs "$4" ${mf_args[@]+"${mf_args[@]}"} > /dev/null
   if [ "$(ls "$d" | grep -c '^exec\.')" != "$3" ]; then
     echo "bench/mf_cpu.sh: expected $3 executor counts in $d" >&2
     exit 1
@@ -112,6 +121,8 @@ col() {
 
 printf 'MF on MovieLens-1M: CPU per epoch (epochs %s..%s), median of %s interleaved runs, %s cores, load %s\n' \
   "$((lo + 1))" "$hi" "$runs" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "${DRIVER_ARGS:-}${MF_ARGS:-}" ] ||
+  printf 'DRIVER_ARGS="%s" MF_ARGS="%s"\n' "${DRIVER_ARGS:-}" "${MF_ARGS:-}"
 printf '%5s %5s %5s %9s %9s %9s\n' build K execs "drv ms" "exec ms" "total ms"
 for k in $ks; do
   for n in $execs; do

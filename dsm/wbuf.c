@@ -34,6 +34,9 @@ void orion_wbuf_free(orion_wbuf *p) {
   orion_free(p->hkeys);
   orion_free(p->hvals);
   orion_free(p->dirty);
+  orion_free(p->fvals);
+  p->fvals = NULL;
+  p->f32 = 0;
   p->vals = p->hvals = NULL;
   p->bits = NULL;
   p->hkeys = p->dirty = NULL;
@@ -145,7 +148,68 @@ static void hash_to_dense(pending *p) {
   p->hcap = 0;
 }
 
+/* A float's bits: not all zero is pending (-0.0 too, as in vals). */
+static uint32_t fbits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* Leaves the f32 form: its floats go back into vals as doubles, unmarked
+ * (the scan store's form: vals were left zero when the floats took them).
+ * A float -0.0 becomes a double -0.0, pending by its bits, as a -0.0 the
+ * body stored as a double would be. */
+static void settle(pending *p) {
+  int64_t k;
+  if (!p->f32)
+    return;
+  for (k = 0; k < p->positions; k++) {
+    if (fbits(p->fvals[k]) != 0)
+      p->vals[k].d = (double)p->fvals[k];
+    p->fvals[k] = 0.0f;
+  }
+  p->f32 = 0;
+}
+
+int orion_wbuf_f32_view(orion_wbuf *p, float **fvals) {
+  int64_t k;
+  *fvals = NULL;
+  if (p->f32) {
+    *fvals = p->fvals;
+    return 0;
+  }
+  if (p->vals == NULL) {
+    if (p->hkeys != NULL || p->positions > DENSE_MAX_POSITIONS)
+      return 0; /* hashed: no f32 form */
+    if (dense_alloc(p) != 0)
+      return ORION_ENOMEM;
+  }
+  if (p->fvals == NULL) {
+    p->fvals = orion_calloc((size_t)p->positions, sizeof *p->fvals);
+    if (p->fvals == NULL)
+      return ORION_ENOMEM;
+  }
+  /* The pending values (marked or not) move to the floats; a marked 0
+   * is dropped, which an "add" store (the one kind with an f32 form)
+   * never misses. */
+  for (k = 0; k < p->positions; k++) {
+    p->fvals[k] = (float)p->vals[k].d;
+    p->vals[k].i = 0;
+  }
+  memset(p->bits, 0, ((size_t)p->positions + 63) / 64 * sizeof *p->bits);
+  p->ndirty = 0;
+  p->f32 = 1;
+  *fvals = p->fvals;
+  return 0;
+}
+
+orion_pend_value *orion_wbuf_f32_dense(orion_wbuf *p) {
+  return p->f32 ? p->vals : NULL;
+}
+
 const orion_pend_value *orion_wbuf_lookup(const orion_wbuf *p, int64_t key) {
+  /* Folding the floats back changes no pending value, only its form. */
+  settle((pending *)p);
   if (p->vals != NULL)
     return &p->vals[key]; /* zero when clean */
   if (p->hkeys != NULL) {
@@ -156,6 +220,7 @@ const orion_pend_value *orion_wbuf_lookup(const orion_wbuf *p, int64_t key) {
 }
 
 orion_pend_value *orion_wbuf_slot(orion_wbuf *p, int64_t key) {
+  settle(p);
   if (p->vals == NULL && p->hkeys == NULL) {
     if (p->positions <= DENSE_MAX_POSITIONS) {
       if (dense_alloc(p) != 0)
@@ -192,6 +257,7 @@ int orion_wbuf_dense_view(orion_wbuf *p, orion_pend_value **vals,
                           uint64_t **bits, int64_t **dirty, int64_t **ndirty,
                           int64_t *dirty_max) {
   int64_t lim = p->positions / 512;
+  settle(p);
   *vals = NULL;
   *bits = NULL;
   *dirty = NULL;
@@ -218,6 +284,7 @@ int orion_wbuf_dense_view(orion_wbuf *p, orion_pend_value **vals,
 
 int orion_wbuf_absorb(orion_wbuf *p) {
   int64_t w, nw;
+  settle(p);
   if (p->vals == NULL)
     return 0;
   nw = (p->positions + 63) / 64;
@@ -249,6 +316,7 @@ int orion_wbuf_add_scaled(orion_wbuf *p, int64_t k0, const float *x,
                           const float *x0, int64_t n, double alpha,
                           int set_mode) {
   int64_t i;
+  settle(p);
   if (n > 0 && p->vals == NULL && p->hkeys == NULL) {
     /* Large bulk writes go to the dense form at once. */
     if (n >= p->positions / 4 && dense_alloc(p) != 0)
@@ -284,6 +352,7 @@ static int cmp_key(const void *x, const void *y) {
 int orion_wbuf_take(orion_wbuf *p, orion_pend_item **items, int64_t *n) {
   orion_pend_item *it;
   int64_t i, j = 0;
+  settle(p);
   *items = NULL;
   *n = 0;
   if (p->ndirty == 0)
@@ -340,11 +409,44 @@ static uint64_t scan_word(const orion_wbuf *p, int64_t w) {
   return m | p->bits[w];
 }
 
+/* orion_wbuf_take_scan of a store in the f32 form: the floats' values, in
+ * key order, as doubles times scale (the bits settle then take_scan give);
+ * the floats are left zero and the store stays in the form, so that the
+ * body that took it runs on without moving values in again. */
+static int take_f32(pending *p, double scale, orion_pend_item **items,
+                    int64_t *n) {
+  orion_pend_item *it;
+  int64_t k, j = 0, count = 0;
+  for (k = 0; k < p->positions; k++)
+    count += fbits(p->fvals[k]) != 0;
+  if (count == 0)
+    return 0;
+  it = orion_malloc(sizeof *it * (size_t)count);
+  if (it == NULL)
+    return ORION_ENOMEM;
+  for (k = 0; k < p->positions; k++) {
+    if (fbits(p->fvals[k]) == 0)
+      continue;
+    it[j].key = k;
+    it[j++].val.d = (double)p->fvals[k] * scale;
+    p->fvals[k] = 0.0f;
+  }
+  *items = it;
+  *n = j;
+  return 0;
+}
+
 int orion_wbuf_take_scan(orion_wbuf *p, int isint, double scale,
                          orion_pend_item **items, int64_t *n) {
   orion_pend_item *it;
   int64_t w, nw, j = 0, count = 0;
   int rc;
+  if (p->f32 && !isint) {
+    *items = NULL;
+    *n = 0;
+    return take_f32(p, scale, items, n);
+  }
+  settle(p);
   if (p->vals == NULL) {
     int64_t i;
     rc = orion_wbuf_take(p, items, n);
@@ -449,6 +551,7 @@ int orion_wbuf_take_largest(orion_wbuf *p, int isint, int64_t max,
   ranked *rk = NULL;
   unsigned char *pick = NULL;
   int64_t n, i, ns = 0, nr = 0;
+  settle(p);
   *sent = *rest = NULL;
   *nsent = *nrest = 0;
   if (p->ndirty == 0)

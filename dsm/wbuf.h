@@ -56,6 +56,12 @@ typedef struct orion_wbuf {
   int64_t hcap;            /* hash: slots, a power of two */
   int64_t *dirty;          /* dense: dirty keys; hash: occupied slots */
   int64_t ndirty, capdirty;
+  /* The f32 scan store (orion_wbuf_f32_view): positions floats, allocated
+   * at its first use and kept; while f32 is set they hold the pending
+   * values (unmarked, as a scan store's) and every other call folds them
+   * back into vals first. */
+  float *fvals;
+  int f32;
 } orion_wbuf;
 
 /* Where a flush sends the writes it took, instead of applying them (a
@@ -104,6 +110,25 @@ int orion_wbuf_dense_view(orion_wbuf *w, orion_pend_value **vals,
                           uint64_t **bits, int64_t **dirty, int64_t **ndirty,
                           int64_t *dirty_max);
 
+/* An f32 scan store, for a fast-mode compiled body over an f32 target
+ * (util/cbody.h's buf_f32): *fvals, one float per position, holding every
+ * pending value; the body stores values without marking them, as in a
+ * scan store.  The dense form only: a hashed store answers *fvals = NULL.
+ * A store not in the f32 form yet moves its values there, each rounded to
+ * float (fast mode's liberty: exact mode keeps doubles), and leaves vals
+ * zero and unmarked.  Every other call on the store (lookup, slot, take,
+ * absorb...) but orion_wbuf_take_scan first folds the floats back into
+ * vals (as doubles, unmarked) and leaves the f32 form.  The pointer stays
+ * valid until orion_wbuf_free, its contents while the form lasts.  Returns 0, or
+ * ORION_ENOMEM (*fvals NULL, nothing changed). */
+int orion_wbuf_f32_view(orion_wbuf *w, float **fvals);
+
+/* A store in the f32 form: its dense values (all zero while the floats
+ * hold the pending ones) without folding the floats back, for a caller
+ * about to run again the body that took the f32 view; NULL when the store
+ * is not in the f32 form. */
+orion_pend_value *orion_wbuf_f32_dense(orion_wbuf *w);
+
 /* A scan store (util/cbody.h's bits == NULL): a compiled body stored
  * values into the dense form (orion_wbuf_dense_view's *vals) without
  * marking them.  Marks pending every element whose value is not all-zero
@@ -133,7 +158,9 @@ int orion_wbuf_take(orion_wbuf *w, orion_pend_item **items, int64_t *n);
  * scaled): the marked elements and the unmarked ones whose value is not
  * all-zero bits, in ascending key order.  A store that is not dense is
  * taken as orion_wbuf_take does.  Returns 0, or ORION_ENOMEM with nothing
- * changed. */
+ * changed.  A store in the f32 form (orion_wbuf_f32_view) and !isint:
+ * its floats' values, as the doubles they fold to, and the store stays in
+ * the form (the floats zero). */
 int orion_wbuf_take_scan(orion_wbuf *w, int isint, double scale,
                          orion_pend_item **items, int64_t *n);
 

@@ -37,6 +37,10 @@ int orion_exec_set_compiled(orion_exec *ex, orion_cbody_fn fn,
       cp[i].name = NULL;
     }
   }
+  /* A new body (its object may load where an unloaded one was) takes
+   * no f32 form as its own: the first block folds it back. */
+  for (int i = 0; i < ex->nbufs; i++)
+    ex->bufs[i]->f32fn = NULL;
   orion_free(ex->cslots);
   ex->cslots = cp;
   ex->ncslots = fn != NULL ? nslots : 0;
@@ -94,6 +98,30 @@ static int cbuf_set(orion_cctx *c, void *h, int64_t key, orion_cval v) {
   }
   slot->i = v.i;
   return 0;
+}
+
+/* The f32 form of a scan store over an f32 target (util/cbody.h); only a
+ * fast-mode body asks, so exact mode keeps its doubles. */
+static float *cbuf_f32(orion_cctx *c, void *h) {
+  exec_buffer *b = h;
+  orion_exec *ex = c->ud;
+  float *f = NULL;
+  if (b->target == NULL || b->target->type != ORION_F32 ||
+      b->op != ORION_APPLY_ADD ||
+      !(b->flush == ORION_FLUSH_BLOCK || ORION_FLUSH_IS_CLOCK(b->flush))) {
+    snprintf(c->err, sizeof c->err,
+             "buffer '%s': no f32 pending store (not an \"add\" buffer over "
+             "an f32 array flushed per block or clock)",
+             b->name);
+    return NULL;
+  }
+  if (orion_wbuf_f32_view(&b->pend, &f) != 0 || f == NULL) {
+    snprintf(c->err, sizeof c->err,
+             "buffer '%s': out of memory for f32 pending writes", b->name);
+    return NULL;
+  }
+  b->f32fn = (void (*)(void))ex->cfn;
+  return f;
 }
 
 static int celem_done(orion_cctx *c) {
@@ -165,10 +193,14 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
         bufs[nb].strides[d] = bf->target->strides[d];
       }
       { /* the store's dense values, for the body's inline reads/writes */
-        orion_pend_value *vals;
-        if (orion_wbuf_dense_view(&bf->pend, &vals, &bufs[nb].bits,
-                                  &bufs[nb].dirty, &bufs[nb].ndirty,
-                                  &bufs[nb].dirty_max) != 0) {
+        orion_pend_value *vals = orion_wbuf_f32_dense(&bf->pend);
+        if (vals != NULL && bf->f32fn == (void (*)(void))ex->cfn) {
+          /* The body that took the f32 form runs again: its floats stay
+           * (a scan store: no marks), not folded back every block. */
+          bufs[nb].bits = NULL;
+        } else if (orion_wbuf_dense_view(&bf->pend, &vals, &bufs[nb].bits,
+                                         &bufs[nb].dirty, &bufs[nb].ndirty,
+                                         &bufs[nb].dirty_max) != 0) {
           rc = orion_error_set(err, ORION_ENOMEM,
                                "executor %d: buffer '%s': out of memory "
                                "for pending writes",
@@ -230,6 +262,7 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
   memcpy(c->rng, rng.s, sizeof c->rng);
   c->buf_get = cbuf_get;
   c->buf_set = cbuf_set;
+  c->buf_f32 = cbuf_f32;
   c->elem_done =
       ex->nflushn > 0 || orion__exec_managed_ticks(ex) ? celem_done : NULL;
   c->ud = ex;

@@ -126,6 +126,10 @@ struct exec_buffer {
    * marked yet: marked and taken in one pass at its flush
    * (orion_wbuf_take_scan), not marked after every block of a clock. */
   int unabsorbed;
+  /* The compiled body that left pend in the f32 form (dsm/wbuf.h's
+   * orion_wbuf_f32_view), or NULL: run again, it finds its floats as it
+   * left them; any other body gets them folded back into doubles. */
+  void (*f32fn)(void);
   orion_wbuf pend; /* its pending writes */
   /* flush = "managed": the keys pending at the last early send, in key
    * order, each with (val.i) the block count when first seen pending. */

@@ -2203,7 +2203,7 @@ Test(cgen, slots_in_first_use_order) {
   cr_assert_eq(out.slots[1].fval, 0.01);
   /* The source reads values from ctx, and names them no where else. */
   cr_assert_not_null(strstr(out.src.data, "c->consts[0].d"));
-  cr_assert_not_null(strstr(out.src.data, "const int orion_cbody_abi = 4;"));
+  cr_assert_not_null(strstr(out.src.data, "const int orion_cbody_abi = 5;"));
   cr_assert_null(strstr(out.src.data, "#include \""));
   cr_assert_eq(strlen(out.src.data), out.src.len);
   orion_cgen_out_free(&out);

@@ -733,7 +733,8 @@ Test(cluster, buffer_block_flush_reads_its_own_writes) {
  * errors, exact totals, every block reads its executor's earlier writes
  * (inside a clock too), and on executors a clock of 4 blocks moves under
  * half the bytes of flush = "block"; apply = "mean" divides each
- * executor's flushes by the executor count. */
+ * executor's flushes by the executor count; fast mode's f32 pending
+ * values read and flush the same sums and means. */
 static void clock_on(const char *n, const char *tier) {
   char want[128];
   tu_run r = DRIVE("--executors", n, "@clock.lua", tier);
@@ -754,6 +755,9 @@ static void clock_on(const char *n, const char *tier) {
   expect_has(r.out, "refused: orion.buffer: apply = \"mean\" goes with a "
                     "flush while the loop runs");
   snprintf(want, sizeof want, "mean: exact, 12 / %s executors",
+           strcmp(n, "0") == 0 ? "1" : n);
+  expect_has(r.out, want);
+  snprintf(want, sizeof want, "f32 pending: exact, %s executors",
            strcmp(n, "0") == 0 ? "1" : n);
   expect_has(r.out, want);
   snprintf(want, sizeof want, "clock ok: %s executors, tier %s",

@@ -9,6 +9,7 @@
 #include "t/testutil.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "dsm/array.h"
@@ -463,3 +464,82 @@ static void check_take_scan(int64_t positions, int64_t nw) {
 
 Test(wbuf, take_scan_few) { check_take_scan(100000, 40); }
 Test(wbuf, take_scan_many) { check_take_scan(5000, 3000); }
+
+/* The f32 form (orion_wbuf_f32_view): pending values a scan store held as
+ * doubles move to the floats, rounded (1 + 2^-30 reads 1 after), a marked
+ * 0 among them; values stored in the floats without marks and taken by
+ * orion_wbuf_take_scan give the items (key order, scaled) that the same
+ * values as doubles give, -0.0 pending, 0.0 clean, and the store stays in
+ * the form with the floats zero; a lookup folds the
+ * floats back and leaves the form (orion_wbuf_f32_dense NULL), a second
+ * view finds its floats where the first left them; a hashed store has no
+ * f32 form. */
+static void check_f32(int64_t positions, int64_t nw) {
+  orion_wbuf a, b, h;
+  orion_pend_value *va, *vb;
+  uint64_t *bits;
+  int64_t *dirty, *ndirty, dmax, j, na, nb;
+  orion_pend_item *ia, *ib;
+  float *f, *f2;
+  orion_wbuf_init(&a, positions);
+  orion_wbuf_init(&b, positions);
+  cr_assert_eq(orion_wbuf_dense_view(&a, &va, &bits, &dirty, &ndirty, &dmax),
+               0);
+  cr_assert_eq(orion_wbuf_dense_view(&b, &vb, &bits, &dirty, &ndirty, &dmax),
+               0);
+  orion_wbuf_slot(&b, 5)->d = 1.0 + 0x1p-30; /* marked, before the view */
+  vb[9].d = 3.0;                             /* unmarked */
+  cr_assert_null(orion_wbuf_f32_dense(&b));
+  cr_assert_eq(orion_wbuf_f32_view(&b, &f), 0);
+  cr_assert_not_null(f);
+  cr_assert_eq(orion_wbuf_f32_dense(&b), vb, "in the form: vals, zero");
+  cr_assert_eq(vb[5].i, 0);
+  cr_assert_eq(orion_wbuf_pending(&b), 0, "the floats hold them, unmarked");
+  cr_assert_eq(f[5], 1.0f, "rounded to float");
+  cr_assert_eq(f[9], 3.0f);
+  cr_assert_eq(orion_wbuf_lookup(&b, 5)->d, 1.0, "a lookup folds them back");
+  cr_assert_null(orion_wbuf_f32_dense(&b), "and leaves the form");
+  cr_assert_eq(orion_wbuf_f32_view(&b, &f2), 0);
+  cr_assert_eq(f2, f, "the floats are kept across views");
+  cr_assert_eq(f[5], 1.0f);
+  cr_assert_eq(f[9], 3.0f);
+  va[5].d = 1.0;
+  va[9].d = 3.0;
+  for (j = 0; j < nw; j++) {
+    int64_t k = (j * 7919 + 11) % positions;
+    if (k == 5 || k == 9)
+      continue;
+    va[k].d += 0.5 * (double)(j + 1); /* exact in float too */
+    f[k] += 0.5f * (float)(j + 1);
+  }
+  va[positions - 2].d = -0.0;
+  f[positions - 2] = -0.0f;
+  cr_assert_eq(orion_wbuf_take_scan(&a, 0, 0.25, &ia, &na), 0);
+  cr_assert_eq(orion_wbuf_take_scan(&b, 0, 0.25, &ib, &nb), 0);
+  cr_assert_eq(nb, na);
+  for (j = 0; j < na; j++) {
+    cr_assert_eq(ib[j].key, ia[j].key, "item %lld", (long long)j);
+    cr_assert_eq(ib[j].val.d, ia[j].val.d, "key %lld", (long long)ia[j].key);
+  }
+  for (j = 0; j < nb && ib[j].key != positions - 2; j++) {
+  }
+  cr_assert(j < nb && signbit(ib[j].val.d), "-0.0 is pending");
+  orion_free(ia);
+  orion_free(ib);
+  cr_assert_not_null(orion_wbuf_f32_dense(&b), "the take keeps the form");
+  cr_assert_eq(orion_wbuf_f32_view(&b, &f), 0);
+  for (j = 0; j < positions; j++)
+    cr_assert_eq(f[j], 0.0f, "the take cleared the floats (key %lld)",
+                 (long long)j);
+  orion_wbuf_free(&a);
+  orion_wbuf_free(&b);
+  orion_wbuf_init(&h, ((int64_t)1 << 23) + 1); /* past the dense limit */
+  orion_wbuf_slot(&h, 7)->d = 1.0;
+  cr_assert_eq(orion_wbuf_f32_view(&h, &f), 0);
+  cr_assert_null(f, "hashed: no f32 form");
+  cr_assert_eq(orion_wbuf_lookup(&h, 7)->d, 1.0);
+  orion_wbuf_free(&h);
+}
+
+Test(wbuf, f32_form_few) { check_f32(100000, 40); }
+Test(wbuf, f32_form_many) { check_f32(5000, 3000); }

@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#define ORION_CBODY_ABI 4
+#define ORION_CBODY_ABI 5
 #define ORION_CBODY_FN "orion_cbody_run"     /* orion_cbody_fn */
 #define ORION_CBODY_ABI_SYM "orion_cbody_abi" /* const int */
 /* const int: 1 when the body returns values (stored into the iterated
@@ -120,6 +120,14 @@ struct orion_cctx {
   /* Called after each element when some buffer flushes every n elements
    * (NULL otherwise); nonzero (c->err set) fails the block. */
   int (*elem_done)(orion_cctx *c);
+  /* A fast-mode body whose buffers all write into f32 targets, every
+   * store a scan store: the buffer's pending values as floats, one per
+   * element of the target (dsm/wbuf.h's f32 form), read and stored
+   * inline without marks, half the bytes of vals; NULL, with c->err set,
+   * when the store has no such form.  A body calls it at entry, for each
+   * buffer, only when every store is a scan store; NULL here: the body
+   * uses vals. */
+  float *(*buf_f32)(orion_cctx *c, void *h);
   void *ud;      /* the executor's */
   int64_t cur;   /* the element being run; the body keeps it current */
   /* The loop deadline: the body counts poll_left down at each element and

@@ -130,4 +130,51 @@ do
   end
   print(("mean: exact, %s / %d executors"):format(want, n))
 end
+-- f32 pending values: in fast mode a compiled body keeps an "add" or
+-- "mean" buffer's pending values over an f32 array as floats (dsm/wbuf.h's
+-- f32 form), read and flushed as the doubles were: quarters are exact in
+-- both.  Each block's last element reads FB[1], its executor's undivided
+-- pending +0.25s: block 1 (one clock of 2 blocks) 0.25, block 2, in the
+-- same clock, 0.5.  A pending 1 + 2^-30 reads as 1 in fast mode's floats
+-- (the compiled tier), as itself in exact mode and in the interpreter.
+do
+  local n
+  for _, apply in ipairs { "add", "mean" } do
+    for _, fast in ipairs { true, false } do
+      local F = orion.zeros { 8, type = "f32" }
+      local FB = orion.buffer(F, { apply = apply, flush = "clock", clock = 2 })
+      local Y = orion.zeros { NB * PER }
+      local sf = orion.parallel_for(Y, function(i, y)
+        local k = (i - 1) % 8 + 1
+        FB[k] = FB[k] + 0.25
+        return FB[1]
+      end, { partitions = { NB }, tier = tier, fast = fast })
+      n = sf.executors
+      local want = NB * PER // 8 * 0.25 / (apply == "mean" and n or 1)
+      for k = 1, 8 do
+        assert(F:get(k) == want, ("f32 %s, fast %s: F[%d] is %s, want %s"):format(
+          apply, fast, k, F:get(k), want))
+      end
+      assert(Y:get(PER) == 0.25 and Y:get(2 * PER) == 0.5,
+        ("f32 %s, fast %s: blocks 1 and 2 read %s and %s"):format(apply, fast, Y:get(PER), Y:get(2 * PER)))
+    end
+  end
+  local F = orion.zeros { 4, type = "f32" }
+  local FB = orion.buffer(F, { apply = "add", flush = "clock", clock = 2 })
+  for _, fast in ipairs { true, false } do
+    local Y = orion.zeros { NB }
+    orion.parallel_for(Y, function(i, y)
+      FB[1] = FB[1] + 1
+      FB[1] = FB[1] + 2 ^ -30
+      local v = FB[1] - 1
+      FB[1] = FB[1] - v - 1
+      return v
+    end, { partitions = { NB }, tier = tier, fast = fast })
+    local want = (fast and tier == "c") and 0 or 2 ^ -30
+    for b = 1, NB do
+      assert(Y:get(b) == want, ("f32 pending, fast %s: block %d read %s, want %s"):format(fast, b, Y:get(b), want))
+    end
+  end
+  print(("f32 pending: exact, %d executors"):format(n))
+end
 print(("clock ok: %d executors, tier %s"):format(st.executors, tier))
