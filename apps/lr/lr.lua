@@ -172,6 +172,24 @@ if ada then
       return step(alpha, pass, w, g, gsum, z, zmax, gold, stamp)
     end,
     with = { Gsum, Z, Zmax, Gold, Stamp }, flush = flush })
+elseif flush == "loop" then
+  -- sgd, --flush loop: each block runs SGD on its rows from the pass's
+  -- weights (it reads its own steps, pending in G), and each weight moves
+  -- by the mean of the steps of the blocks that changed it (iterative
+  -- parameter mixing, as Vowpal Wabbit's allreduce averages its nodes):
+  -- summing them would take a step as many times too large as blocks
+  -- share the weight (issue 36: a 250k-row set diverged).  The blocks'
+  -- steps are applied in block order: the same bits on any executor count.
+  local Base, Sum, Cnt, Stamp = orion.zeros { nf + 1, K }, orion.zeros { nf + 1, K },
+    orion.zeros { nf + 1, K }, orion.zeros { nf + 1, K }
+  pass = 0
+  G = orion.buffer(W, {
+    apply = function(w, d, base, sum, cnt, stamp)
+      if stamp ~= pass then base, sum, cnt, stamp = w, 0.0, 0.0, pass end
+      sum, cnt = sum + d, cnt + 1
+      return base + sum / cnt, base, sum, cnt, stamp
+    end,
+    with = { Base, Sum, Cnt, Stamp }, flush = flush })
 else
   G = orion.buffer(W, { apply = "add", flush = flush })
 end
@@ -182,11 +200,14 @@ local loss = orion.accumulator("sum", 0.0)
 -- (numbers, not booleans: the compiled tier takes captured numbers)
 local lr, reg, use_bias = opts.lr, opts.reg, opts.bias and 1 or 0
 local softmax = opts.multi == "softmax" and 1 or 0
--- sgd buffers lr times the negative gradient, adarev the gradient itself.
-if ada then lr = -1 end
+-- sgd buffers lr times the negative gradient, adarev the gradient itself;
+-- sgd reads its block's own pending steps (own = 1), adarev does not.
+local own = 1
+if ada then lr, own = -1, 0 end
 
 -- One step per sample: the weights are read as of the buffer's last
--- flush, the step (or gradient) goes through G.  One-vs-rest (and the
+-- flush plus (sgd) the block's own steps since, the step (or gradient)
+-- goes through G.  One-vs-rest (and the
 -- binary model, K = 1) steps each column on its own sigmoid; softmax
 -- takes the log-sum-exp of the scores first (a running maximum, so no
 -- exp overflows), then steps each column by its share.
@@ -199,8 +220,11 @@ local function sgd(i, row)
     local mx, s = -1e300, 0.0
     for c = 1, K do
       local z = 0.0
-      if use_bias == 1 then z = W[bias][c] end
-      for j = 1, n do z = z + W[row:key(j)][c] * row:value(j) end
+      if use_bias == 1 then z = W[bias][c] + own * G[bias][c] end
+      for j = 1, n do
+        local k = row:key(j)
+        z = z + (W[k][c] + own * G[k][c]) * row:value(j)
+      end
       if z > mx then
         s = s * math.exp(mx - z) + 1
         mx = z
@@ -211,9 +235,12 @@ local function sgd(i, row)
     lse = mx + math.log(s)
   end
   for c = 1, K do
-    local z = W[bias][c]
+    local z = W[bias][c] + own * G[bias][c]
     if use_bias == 0 then z = 0.0 end
-    for j = 1, n do z = z + W[row:key(j)][c] * row:value(j) end
+    for j = 1, n do
+      local k = row:key(j)
+      z = z + (W[k][c] + own * G[k][c]) * row:value(j)
+    end
     local t = 0
     if y == c then t = 1 end
     local p
@@ -231,7 +258,7 @@ local function sgd(i, row)
     local g = lr * cw * (t - p)
     for j = 1, n do
       local k = row:key(j)
-      G[k][c] = G[k][c] + g * row:value(j) - lr * reg * W[k][c]
+      G[k][c] = G[k][c] + g * row:value(j) - lr * reg * (W[k][c] + own * G[k][c])
     end
     if use_bias == 1 then G[bias][c] = G[bias][c] + g end
   end
