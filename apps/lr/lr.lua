@@ -49,7 +49,7 @@ local spec = {
     { "multi", "M", "ovr", "more than two classes (or softmax on two): ovr (one-vs-rest) or softmax" },
     { "eps", "X", 0.01, "newton: stop when |gradient| <= X * min(#pos, #neg) / #rows * its value at w = 0 (liblinear's -e)" },
     { "eval-every", "N", 1, "sgd, adarev: score the test rows after every N epochs (0: after the last only)" },
-    { "lr", "X", 0.5, "learning rate (AdaRevision's alpha)" },
+    { "lr", "X", nil, "learning rate: sgd's step on a sample's gradient (default 2, for rows of unit length; lower it for longer rows) or AdaRevision's alpha (default 0.5)", type = "number" },
     { "decay", "X", 0.9, "sgd: the learning rate is multiplied by X after each epoch" },
     { "reg", "X", 0.0, "L2 regularisation of the weights a sample touches" },
     { "bias", false, false, "learn an intercept (every sample updates it, so on many executors stale reads make it oscillate)" },
@@ -79,6 +79,7 @@ if solver ~= "sgd" and solver ~= "adarev" and solver ~= "newton" then
   cli.fail(spec, ("--solver must be sgd, adarev or newton, not '%s'"):format(solver))
 end
 if opts.epochs < 0 then cli.fail(spec, "--epochs must not be negative") end
+if opts.lr == nil then opts.lr = solver == "adarev" and 0.5 or 2.0 end
 if not (opts.lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (opts.decay > 0 and opts.decay <= 1) then cli.fail(spec, "--decay must be in (0, 1]") end
 if not (opts.reg >= 0) then cli.fail(spec, "--reg must not be negative") end
@@ -172,26 +173,28 @@ if ada then
       return step(alpha, pass, w, g, gsum, z, zmax, gold, stamp)
     end,
     with = { Gsum, Z, Zmax, Gold, Stamp }, flush = flush })
-elseif flush == "loop" then
-  -- sgd, --flush loop: each block runs SGD on its rows from the pass's
-  -- weights (it reads its own steps, pending in G), and each weight moves
-  -- by the mean of the steps of the blocks that changed it (iterative
-  -- parameter mixing, as Vowpal Wabbit's allreduce averages its nodes):
-  -- summing them would take a step as many times too large as blocks
-  -- share the weight (issue 36: a 250k-row set diverged).  The blocks'
-  -- steps are applied in block order: the same bits on any executor count.
-  local Base, Sum, Cnt, Stamp = orion.zeros { nf + 1, K }, orion.zeros { nf + 1, K },
-    orion.zeros { nf + 1, K }, orion.zeros { nf + 1, K }
-  pass = 0
-  G = orion.buffer(W, {
-    apply = function(w, d, base, sum, cnt, stamp)
-      if stamp ~= pass then base, sum, cnt, stamp = w, 0.0, 0.0, pass end
-      sum, cnt = sum + d, cnt + 1
-      return base + sum / cnt, base, sum, cnt, stamp
-    end,
-    with = { Base, Sum, Cnt, Stamp }, flush = flush })
 else
   G = orion.buffer(W, { apply = "add", flush = flush })
+end
+-- sgd, --flush loop: each block runs SGD on its rows from the pass's
+-- weights (it reads its own steps, pending in G), and each weight moves
+-- by the mean of the steps of the blocks that changed it (iterative
+-- parameter mixing, as Vowpal Wabbit's allreduce averages its nodes):
+-- summing them, as before, took a step as many times too large as blocks
+-- share the weight (issue 36: a 250k-row set diverged).  M holds how many
+-- blocks touch each weight (counted once, below); a block buffers its
+-- steps divided by it, so the blocks' "add" in block order is the mean,
+-- the same bits on any executor count.  adarev and the relaxed flushes
+-- add the steps as they come (M = 1).
+local mix = (not ada and flush == "loop") and 1 or 0
+local M = orion.array { nf + 1, init = 1.0 }
+if mix == 1 then
+  M = orion.zeros { nf + 1 }
+  local Mb = orion.buffer(M, { apply = "add", flush = "loop" })
+  orion.parallel_for(Xtr, function(i, row)
+    for j = 1, #row do Mb[row:key(j)] = 1 end
+    Mb[bias] = 1
+  end, { tier = opts.tier })
 end
 -- Test scores, one per column, and a last column set to 1 for each row
 -- the loop visited (a row with no features is scored by the bias alone).
@@ -220,10 +223,10 @@ local function sgd(i, row)
     local mx, s = -1e300, 0.0
     for c = 1, K do
       local z = 0.0
-      if use_bias == 1 then z = W[bias][c] + own * G[bias][c] end
+      if use_bias == 1 then z = W[bias][c] + own * G[bias][c] * M[bias] end
       for j = 1, n do
         local k = row:key(j)
-        z = z + (W[k][c] + own * G[k][c]) * row:value(j)
+        z = z + (W[k][c] + own * G[k][c] * M[k]) * row:value(j)
       end
       if z > mx then
         s = s * math.exp(mx - z) + 1
@@ -235,11 +238,11 @@ local function sgd(i, row)
     lse = mx + math.log(s)
   end
   for c = 1, K do
-    local z = W[bias][c] + own * G[bias][c]
+    local z = W[bias][c] + own * G[bias][c] * M[bias]
     if use_bias == 0 then z = 0.0 end
     for j = 1, n do
       local k = row:key(j)
-      z = z + (W[k][c] + own * G[k][c]) * row:value(j)
+      z = z + (W[k][c] + own * G[k][c] * M[k]) * row:value(j)
     end
     local t = 0
     if y == c then t = 1 end
@@ -258,9 +261,10 @@ local function sgd(i, row)
     local g = lr * cw * (t - p)
     for j = 1, n do
       local k = row:key(j)
-      G[k][c] = G[k][c] + g * row:value(j) - lr * reg * (W[k][c] + own * G[k][c])
+      local m = M[k]
+      G[k][c] = G[k][c] + (g * row:value(j) - lr * reg * (W[k][c] + own * G[k][c] * m)) / m
     end
-    if use_bias == 1 then G[bias][c] = G[bias][c] + g end
+    if use_bias == 1 then G[bias][c] = G[bias][c] + g / M[bias] end
   end
 end
 
@@ -319,10 +323,21 @@ local function evaluate()
   return right / math.max(nte, 1), auc, preds, probs
 end
 
+-- A loss that rises two epochs in a row is a step too large for the rows
+-- (sgd, adarev): warned once, naming the setting; a loss past 1e6 stops.
+local losses, warned = {}, false
 local function check_loss(epoch, train_loss)
   if not (train_loss < 1e6) then
     error(("epoch %d: training diverged (train loss %s); lower the learning rate (--lr %g now)")
       :format(epoch, tostring(train_loss), opts.lr), 0)
+  end
+  losses[epoch] = train_loss
+  local a, b = losses[epoch - 2], losses[epoch - 1]
+  if not warned and a and b and b > a and train_loss > b then
+    warned = true
+    io.stderr:write(("lr.lua: warning: epoch %d: the training loss rose two epochs in a row "
+      .. "(%.6g -> %.6g -> %.6g): the step is too large for these rows; lower --lr (%g now)\n")
+      :format(epoch, a, b, train_loss, opts.lr))
   end
 end
 
