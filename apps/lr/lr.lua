@@ -336,8 +336,9 @@ local function check_loss(epoch, train_loss)
   if not warned and a and b and b > a and train_loss > b then
     warned = true
     io.stderr:write(("lr.lua: warning: epoch %d: the training loss rose two epochs in a row "
-      .. "(%.6g -> %.6g -> %.6g): the step is too large for these rows; lower --lr (%g now)\n")
-      :format(epoch, a, b, train_loss, opts.lr))
+      .. "(%.6g -> %.6g -> %.6g): the step is too large for these rows; lower --lr (%g now)%s\n")
+      :format(epoch, a, b, train_loss, opts.lr,
+        opts.reg > 0 and (" or --reg (%g now; --lr times --reg must stay below 2)"):format(opts.reg) or ""))
   end
 end
 
