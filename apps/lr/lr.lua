@@ -262,7 +262,7 @@ local function sgd(i, row)
     for j = 1, n do
       local k = row:key(j)
       local m = M[k]
-      G[k][c] = G[k][c] + (g * row:value(j) - lr * reg * (W[k][c] + own * G[k][c] * m)) / m
+      G[k][c] = G[k][c] + g * row:value(j) / m - lr * reg * (W[k][c] + own * G[k][c] * m) / m
     end
     if use_bias == 1 then G[bias][c] = G[bias][c] + g / M[bias] end
   end
