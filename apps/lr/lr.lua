@@ -4,7 +4,9 @@
 -- (feature, value) pairs per sample, the labels alongside).  Solvers:
 --   sgd     one data-parallel pass per epoch whose weight updates go
 --           through an orion.buffer, since a row's features are keys the
---           dependence analysis cannot know (docs/apps-lr.md); with --C,
+--           dependence analysis cannot know (docs/apps-lr.md); each
+--           block runs SGD on its rows, and with --flush loop each weight
+--           moves by the mean of its blocks' steps; with --C,
 --           L2 or L1 (--penalty) applied to every weight after each pass;
 --   adarev  AdaRevision: gradients that the buffer's apply function turns
 --           into steps, with each weight's state in helper arrays
