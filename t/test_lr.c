@@ -360,7 +360,7 @@ Test(lr, newton_and_sgd_by_default_are_the_same_bits_on_1_and_2_executors,
                               "newton", "--C", "4", "--bias", "--weights", w,
                               NULL};
       const char *sgd[] = {"--train", train, "--test", test, "--epochs", "5",
-                           "--C", "10", "--lr", "0.02", "--weights", w, NULL};
+                           "--C", "10", "--weights", w, NULL};
       tu_run r = run_lr(execs[i], s == 0 ? newton : sgd);
       cr_assert_eq(r.status, 0, "%s executors: %s", execs[i], r.err);
       cr_expect_geq(report_accuracy(r.out), s == 0 ? 0.75 : 0.7,
@@ -406,10 +406,12 @@ Test(lr, l1_penalty_gives_sparse_weights, .timeout = 200) {
   int pen, zeros[2];
   for (pen = 0; pen < 2; pen++) {
     /* --flush 8: steps every 8 samples (on one executor that is the same
-     * every run), as the thresholds below were set for. */
+     * every run), and --lr 0.5 (the default before issue 36), as the
+     * thresholds below were set for. */
     const char *args[] = {"--train", train, "--test", test, "--epochs", "8",
-                          "--flush", "8", "--C", "0.5", "--penalty",
-                          pen == 0 ? "l2" : "l1", "--weights", w, NULL};
+                          "--flush", "8", "--lr", "0.5", "--C", "0.5",
+                          "--penalty", pen == 0 ? "l2" : "l1", "--weights",
+                          w, NULL};
     tu_run r = run_lr("1", args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     if (pen == 1)

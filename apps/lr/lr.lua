@@ -4,7 +4,9 @@
 -- (feature, value) pairs per sample, the labels alongside).  Solvers:
 --   sgd     one data-parallel pass per epoch whose weight updates go
 --           through an orion.buffer, since a row's features are keys the
---           dependence analysis cannot know (docs/apps-lr.md); with --C,
+--           dependence analysis cannot know (docs/apps-lr.md); each
+--           block runs SGD on its rows, and with --flush loop each weight
+--           moves by the mean of its blocks' steps; with --C,
 --           L2 or L1 (--penalty) applied to every weight after each pass;
 --   adarev  AdaRevision: gradients that the buffer's apply function turns
 --           into steps, with each weight's state in helper arrays
@@ -49,7 +51,7 @@ local spec = {
     { "multi", "M", "ovr", "more than two classes (or softmax on two): ovr (one-vs-rest) or softmax" },
     { "eps", "X", 0.01, "newton: stop when |gradient| <= X * min(#pos, #neg) / #rows * its value at w = 0 (liblinear's -e)" },
     { "eval-every", "N", 1, "sgd, adarev: score the test rows after every N epochs (0: after the last only)" },
-    { "lr", "X", 0.5, "learning rate (AdaRevision's alpha)" },
+    { "lr", "X", nil, "learning rate: sgd's step on a sample's gradient (default 2, for rows of unit length; lower it for longer rows) or AdaRevision's alpha (default 0.5)", type = "number" },
     { "decay", "X", 0.9, "sgd: the learning rate is multiplied by X after each epoch" },
     { "reg", "X", 0.0, "L2 regularisation of the weights a sample touches" },
     { "bias", false, false, "learn an intercept (every sample updates it, so on many executors stale reads make it oscillate)" },
@@ -79,6 +81,7 @@ if solver ~= "sgd" and solver ~= "adarev" and solver ~= "newton" then
   cli.fail(spec, ("--solver must be sgd, adarev or newton, not '%s'"):format(solver))
 end
 if opts.epochs < 0 then cli.fail(spec, "--epochs must not be negative") end
+if opts.lr == nil then opts.lr = solver == "adarev" and 0.5 or 2.0 end
 if not (opts.lr > 0) then cli.fail(spec, "--lr must be positive") end
 if not (opts.decay > 0 and opts.decay <= 1) then cli.fail(spec, "--decay must be in (0, 1]") end
 if not (opts.reg >= 0) then cli.fail(spec, "--reg must not be negative") end
@@ -175,6 +178,26 @@ if ada then
 else
   G = orion.buffer(W, { apply = "add", flush = flush })
 end
+-- sgd, --flush loop: each block runs SGD on its rows from the pass's
+-- weights (it reads its own steps, pending in G), and each weight moves
+-- by the mean of the steps of the blocks that changed it (iterative
+-- parameter mixing, as Vowpal Wabbit's allreduce averages its nodes):
+-- summing them, as before, took a step as many times too large as blocks
+-- share the weight (issue 36: a 250k-row set diverged).  M holds how many
+-- blocks touch each weight (counted once, below); a block buffers its
+-- steps divided by it, so the blocks' "add" in block order is the mean,
+-- the same bits on any executor count.  adarev and the relaxed flushes
+-- add the steps as they come (M = 1).
+local mix = (not ada and flush == "loop") and 1 or 0
+local M = orion.array { nf + 1, init = 1.0 }
+if mix == 1 then
+  M = orion.zeros { nf + 1 }
+  local Mb = orion.buffer(M, { apply = "add", flush = "loop" })
+  orion.parallel_for(Xtr, function(i, row)
+    for j = 1, #row do Mb[row:key(j)] = 1 end
+    Mb[bias] = 1
+  end, { tier = opts.tier })
+end
 -- Test scores, one per column, and a last column set to 1 for each row
 -- the loop visited (a row with no features is scored by the bias alone).
 local S = orion.zeros { math.max(nte, 1), K + 1 }
@@ -186,11 +209,14 @@ local loss = orion.accumulator("sum", 0.0)
 -- be compiled a second time)
 local lr, reg, use_bias = opts.lr + 0.0, opts.reg, opts.bias and 1 or 0
 local softmax = opts.multi == "softmax" and 1 or 0
--- sgd buffers lr times the negative gradient, adarev the gradient itself.
-if ada then lr = -1 end
+-- sgd buffers lr times the negative gradient, adarev the gradient itself;
+-- sgd reads its block's own pending steps (own = 1), adarev does not.
+local own = 1
+if ada then lr, own = -1, 0 end
 
 -- One step per sample: the weights are read as of the buffer's last
--- flush, the step (or gradient) goes through G.  One-vs-rest (and the
+-- flush plus (sgd) the block's own steps since, the step (or gradient)
+-- goes through G.  One-vs-rest (and the
 -- binary model, K = 1) steps each column on its own sigmoid; softmax
 -- takes the log-sum-exp of the scores first (a running maximum, so no
 -- exp overflows), then steps each column by its share.
@@ -203,8 +229,11 @@ local function sgd(i, row)
     local mx, s = -1e300, 0.0
     for c = 1, K do
       local z = 0.0
-      if use_bias == 1 then z = W[bias][c] end
-      for j = 1, n do z = z + W[row:key(j)][c] * row:value(j) end
+      if use_bias == 1 then z = W[bias][c] + own * G[bias][c] * M[bias] end
+      for j = 1, n do
+        local k = row:key(j)
+        z = z + (W[k][c] + own * G[k][c] * M[k]) * row:value(j)
+      end
       if z > mx then
         s = s * math.exp(mx - z) + 1
         mx = z
@@ -215,9 +244,12 @@ local function sgd(i, row)
     lse = mx + math.log(s)
   end
   for c = 1, K do
-    local z = W[bias][c]
+    local z = W[bias][c] + own * G[bias][c] * M[bias]
     if use_bias == 0 then z = 0.0 end
-    for j = 1, n do z = z + W[row:key(j)][c] * row:value(j) end
+    for j = 1, n do
+      local k = row:key(j)
+      z = z + (W[k][c] + own * G[k][c] * M[k]) * row:value(j)
+    end
     local t = 0
     if y == c then t = 1 end
     local p
@@ -235,9 +267,10 @@ local function sgd(i, row)
     local g = lr * cw * (t - p)
     for j = 1, n do
       local k = row:key(j)
-      G[k][c] = G[k][c] + g * row:value(j) - lr * reg * W[k][c]
+      local m = M[k]
+      G[k][c] = G[k][c] + g * row:value(j) / m - lr * reg * (W[k][c] + own * G[k][c] * m) / m
     end
-    if use_bias == 1 then G[bias][c] = G[bias][c] + g end
+    if use_bias == 1 then G[bias][c] = G[bias][c] + g / M[bias] end
   end
 end
 
@@ -296,10 +329,22 @@ local function evaluate()
   return right / math.max(nte, 1), auc, preds, probs
 end
 
+-- A loss that rises two epochs in a row is a step too large for the rows
+-- (sgd, adarev): warned once, naming the setting; a loss past 1e6 stops.
+local losses, warned = {}, false
 local function check_loss(epoch, train_loss)
   if not (train_loss < 1e6) then
     error(("epoch %d: training diverged (train loss %s); lower the learning rate (--lr %g now)")
       :format(epoch, tostring(train_loss), opts.lr), 0)
+  end
+  losses[epoch] = train_loss
+  local a, b = losses[epoch - 2], losses[epoch - 1]
+  if not warned and a and b and b > a and train_loss > b then
+    warned = true
+    io.stderr:write(("lr.lua: warning: epoch %d: the training loss rose two epochs in a row "
+      .. "(%.6g -> %.6g -> %.6g): the step is too large for these rows; lower --lr (%g now)%s\n")
+      :format(epoch, a, b, train_loss, opts.lr,
+        opts.reg > 0 and (" or --reg (%g now; --lr times --reg must stay below 2)"):format(opts.reg) or ""))
   end
 end
 
