@@ -25,7 +25,8 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 23 added LOAD_BODY's body digest and base (executors keep the
+ * Versions: 24 added LOOP_DONE's CPU seconds, in the bodies and in all
+ * (the exchange's CPU, issue 35's model); 23 added LOAD_BODY's body digest and base (executors keep the
  * bodies they were sent, dsm/bodycache.h; the driver sends a reference or
  * a patch of a held one); 22 gave SHARD_PULL its keep flag and SHARD_DATA the ranges
  * an owner kept (the loop end's reduction stays on the owners); 21 added RUN_BLOCK's space and time parts (an executor may
@@ -83,7 +84,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 23
+#define ORION_WIRE_VERSION 24
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4

@@ -47,6 +47,12 @@ typedef struct orion_predict_obs {
                              the driver */
   int reorder;            /* executors could start a later queued block
                              (executor/exec_order.c) */
+  double exec_cpu;        /* the executors' CPU seconds in the loop, all
+                             together (0 in the driver) */
+  double exch_cpu;        /* of those, the exchange's (dsm/msg.h's
+                             LOOP_DONE) */
+  double body_cpu;        /* of those, the bodies' */
+  double body_wall;       /* the bodies' wall seconds, all together */
 } orion_predict_obs;
 
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */

@@ -911,7 +911,11 @@ Test(msg, loop_done_round_trip) {
                            .managed_bytes = 4096,
                            .managed_items = 256,
                            .managed_staleness = 37.5,
-                           .reordered = 11},
+                           .reordered = 11,
+                           .cpu_seconds = 0.75,
+                           .exch_cpu_seconds = 0.125,
+                           .body_cpu_seconds = 0.5,
+                           .body_seconds = 4.25},
                       out;
   orion_buf b;
   const char *p;
@@ -942,6 +946,10 @@ Test(msg, loop_done_round_trip) {
   cr_assert_eq(out.managed_items, 256);
   eq_f64(out.managed_staleness, 37.5, "managed staleness");
   cr_assert_eq(out.reordered, 11);
+  eq_f64(out.cpu_seconds, 0.75, "CPU seconds");
+  eq_f64(out.exch_cpu_seconds, 0.125, "exchange CPU seconds");
+  eq_f64(out.body_cpu_seconds, 0.5, "body CPU seconds");
+  eq_f64(out.body_seconds, 4.25, "body seconds");
   orion_msg_loop_done_free(&out);
   check_bounds(ORION_WIRE_LOOP_DONE, &b);
   orion_buf_free(&b);

@@ -53,13 +53,13 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit/256kb; do
   # One line a prediction: the sum, the efficiency, the bottleneck, hosts.
   awk -v spec="$spec" '
     /"predicted_pass_seconds"/ {
-      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes driver_block_seconds driver_exec_bytes host_scale space_parts time_parts", k, " ")
+      split("compute_seconds rows_seconds exchange_seconds exchange_elems_per_byte driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes driver_block_seconds driver_exec_bytes host_scale space_parts time_parts", k, " ")
       for (i in k) { re = "\"" k[i] "\":[-0-9.e+]*"; if (match($0, re)) v[k[i]] = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3) + 0; else { print "no " k[i] ": " $0; bad = 1 } }
-      s = v["compute_seconds"] + v["rows_seconds"] + v["driver_seconds"] + v["slow_host_seconds"] + v["fixed_seconds"]
+      s = v["compute_seconds"] + v["rows_seconds"] + v["exchange_seconds"] + v["driver_seconds"] + v["slow_host_seconds"] + v["fixed_seconds"]
       if (s - v["predicted_pass_seconds"] > 1e-9 * s || v["predicted_pass_seconds"] - s > 1e-9 * s) { print "breakdown " s " != " v["predicted_pass_seconds"]; bad = 1 }
       if (!(v["efficiency"] > 0 && v["efficiency"] <= 1)) { print "efficiency " v["efficiency"]; bad = 1 }
       if (!match($0, /"predict":"[0-9]+x/) || v["hosts"] != substr($0, RSTART + 11, RLENGTH - 12) + 0) { print "hosts " v["hosts"]; bad = 1 }
-      if ($0 !~ /"bottleneck":"(compute|rows in flight|driver|slow host|fixed)"/) { print "bottleneck: " $0; bad = 1 }
+      if ($0 !~ /"bottleneck":"(compute|rows in flight|exchange|driver|slow host|fixed)"/) { print "bottleneck: " $0; bad = 1 }
       if ($0 !~ /"loop":"[^"]*peer_bytes.lua:[0-9]+"/) { print "loop: " $0; bad = 1 }
       if (!(v["host_scale"] >= 1)) { print "host_scale " v["host_scale"]; bad = 1 }
       if (!(v["driver_block_seconds"] > 0)) { print "driver_block_seconds " v["driver_block_seconds"]; bad = 1 }
