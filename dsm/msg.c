@@ -547,6 +547,7 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
   orion__mw_u64(&e, m->reordered);
   orion__mw_f64(&e, m->cpu_seconds);
   orion__mw_f64(&e, m->exch_cpu_seconds);
+  orion__mw_f64(&e, m->net_cpu_seconds);
   orion__mw_f64(&e, m->body_cpu_seconds);
   orion__mw_f64(&e, m->body_seconds);
   return orion__mw_end(&e);
@@ -582,6 +583,7 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   m.reordered = orion__mr_u64(&d, "blocks run out of order");
   m.cpu_seconds = orion__mr_f64(&d, "CPU seconds");
   m.exch_cpu_seconds = orion__mr_f64(&d, "exchange CPU seconds");
+  m.net_cpu_seconds = orion__mr_f64(&d, "loop thread CPU seconds");
   m.body_cpu_seconds = orion__mr_f64(&d, "body CPU seconds");
   m.body_seconds = orion__mr_f64(&d, "body seconds");
   *out = m;

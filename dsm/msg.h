@@ -790,7 +790,8 @@ typedef struct orion_msg_acc_value {
  * cpu_seconds (the executor process's CPU seconds, every thread), f64
  * exch_cpu_seconds (the exchange's: the loop thread's, which does every
  * socket's I/O, and the compute thread's moving bytes between hosts:
- * shard fetches and writes, rows handed over), f64 body_cpu_seconds and
+ * shard fetches and writes, rows handed over), f64 net_cpu_seconds (of
+ * those, the loop thread's), f64 body_cpu_seconds and
  * f64 body_seconds (the compute thread's CPU and wall seconds inside the
  * blocks' bodies): issue 35's model, scheduler/sim.h's
  * exch_elems_per_byte. */
@@ -809,6 +810,7 @@ typedef struct orion_msg_loop_done {
   uint64_t reordered;
   double cpu_seconds;
   double exch_cpu_seconds;
+  double net_cpu_seconds;
   double body_cpu_seconds;
   double body_seconds;
 } orion_msg_loop_done;

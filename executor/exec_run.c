@@ -758,7 +758,8 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   if (m.idle_seconds < 0)
     m.idle_seconds = 0;
   m.cpu_seconds = orion_cpu_now(0) - x->cpu_t0;
-  m.exch_cpu_seconds = net_cpu(x) - x->net_t0 + x->xfer_cpu_s;
+  m.net_cpu_seconds = net_cpu(x) - x->net_t0;
+  m.exch_cpu_seconds = m.net_cpu_seconds + x->xfer_cpu_s;
   m.body_cpu_seconds = x->body_cpu_s;
   m.body_seconds = x->body_s;
   m.gpu_blocks = (uint64_t)orion_exec_gpu_take_blocks(x->ex);

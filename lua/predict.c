@@ -201,12 +201,18 @@ static int64_t *loop_of(const orion_predict_obs *o, orion_sim_loop *lp,
     for (k = bs->first[b]; k < bs->first[b + 1]; k++)
       elems[b] += bs->segs[k].hi - bs->segs[k].lo;
   }
-  /* The bodies' own seconds where the executors said (the rest of a
-   * block's is the exchange's, below, or comes back as the hosts' speed,
-   * predict_on), else the blocks'. */
-  *spe = o->elements <= 0 ? 0
-         : o->body_wall > 0 ? o->body_wall / (double)o->elements
-                            : o->compute_seconds / (double)o->elements;
+  /* The bodies' own seconds where the executors said: their CPU seconds
+   * at the wall seconds a CPU second took a host, the loop thread's CPU
+   * (which runs beside the bodies, on the same quota) counted with the
+   * bodies' (the rest of a block's seconds is the exchange's, below, or
+   * comes back as the hosts' speed, predict_on); else the blocks'. */
+  if (o->elements <= 0)
+    *spe = 0;
+  else if (o->body_wall > 0 && o->body_cpu > 0) {
+    double wpc = o->body_wall / (o->body_cpu + o->net_cpu);
+    *spe = o->body_cpu / (double)o->elements * (wpc > 1 ? wpc : 1);
+  } else
+    *spe = o->compute_seconds / (double)o->elements;
   *moves = moves_per_pass(o->kind, bs->n0, bs->n1, o->nexec);
   memset(lp, 0, sizeof *lp);
   lp->kind = o->kind;
@@ -397,8 +403,8 @@ void orion__predict_loop(lua_State *L, const char *spec,
          lp.drv_block_bytes, lp.drv_block_sec, lp.drv_exec_bytes, o->seconds,
          lp.exch_elems_per_byte, shard);
   if (getenv("ORION_PREDICT_DEBUG"))
-    printf("predict-debug: exec cpu-exch %.4f exch %.4f body cpu %.4f body wall %.4f compute %.4f peer %llu driver %llu dist %.4f\n",
-           o->exec_cpu - o->exch_cpu, o->exch_cpu, o->body_cpu, o->body_wall, o->compute_seconds,
+    printf("predict-debug: net %.4f exec cpu-exch %.4f exch %.4f body cpu %.4f body wall %.4f compute %.4f peer %llu driver %llu dist %.4f\n",
+           o->net_cpu, o->exec_cpu - o->exch_cpu, o->exch_cpu, o->body_cpu, o->body_wall, o->compute_seconds,
            (unsigned long long)o->peer_bytes, (unsigned long long)o->driver_bytes, o->dist_seconds);
   fflush(stdout);
   lua_pop(L, 1); /* where */

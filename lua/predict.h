@@ -51,6 +51,7 @@ typedef struct orion_predict_obs {
                              together (0 in the driver) */
   double exch_cpu;        /* of those, the exchange's (dsm/msg.h's
                              LOOP_DONE) */
+  double net_cpu;         /* of those, the executors' loop threads' */
   double body_cpu;        /* of those, the bodies' */
   double body_wall;       /* the bodies' wall seconds, all together */
 } orion_predict_obs;

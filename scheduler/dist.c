@@ -539,6 +539,7 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   r->reordered += m.reordered;
   r->cpu += m.cpu_seconds;
   r->exch_cpu += m.exch_cpu_seconds;
+  r->net_cpu += m.net_cpu_seconds;
   r->body_cpu += m.body_cpu_seconds;
   r->body_wall += m.body_seconds;
   r->managed.bytes += m.managed_bytes;
@@ -1109,6 +1110,7 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->reorder = r.reorder;
   st->exec_cpu = r.cpu;
   st->exch_cpu = r.exch_cpu;
+  st->net_cpu = r.net_cpu;
   st->body_cpu = r.body_cpu;
   st->body_wall = r.body_wall;
   st->ran_out_of_order = r.reordered;

@@ -113,10 +113,10 @@ typedef struct orion_dist_stats {
    * blocks read that the last pass made stale), per executor. */
   double exec_bytes;
   /* The executors' CPU seconds in the loop, all together (their
-   * LOOP_DONEs): in all, the exchange's (the network path: dsm/msg.h),
-   * and in the blocks' bodies, with the bodies' wall seconds: issue 35's
+   * LOOP_DONEs): in all, the exchange's (the network path: dsm/msg.h) and
+   * of it the loop thread's, and in the blocks' bodies, with the bodies' wall seconds: issue 35's
    * model, lua/predict.c. */
-  double exec_cpu, exch_cpu, body_cpu, body_wall;
+  double exec_cpu, exch_cpu, net_cpu, body_cpu, body_wall;
 } orion_dist_stats;
 
 /* Sets the result's executor_blocks (per executor, the blocks it ran; in
