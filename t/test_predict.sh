@@ -6,8 +6,9 @@
 # FILE:LINE; in the metrics, predicted_pass_seconds equals the sum of the
 # breakdown (with the fixed costs), the efficiency is in (0, 1], host_scale >= 1,
 # driver_block_seconds > 0, driver_exec_bytes > 0 (each executor gets the
-# loop body), the bottleneck is one of the
-# four, hosts is the cluster's (the same on 8 hosts), and the costs measured
+# loop body), exchange_elems_per_byte > 0 (the executors' CPU in the
+# network path, measured), the bottleneck is one of the
+# five, hosts is the cluster's (the same on 8 hosts), and the costs measured
 # (elements, sec_per_elem, part_bytes, driver_block_bytes, space_parts,
 # time_parts, for bench/predict_scale.sh) are there.  A malformed cluster: a usage error (exit
 # 2) naming it, before the script runs (a burst without its unit too).  Every
@@ -64,6 +65,9 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit/256kb; do
       if (!(v["host_scale"] >= 1)) { print "host_scale " v["host_scale"]; bad = 1 }
       if (!(v["driver_block_seconds"] > 0)) { print "driver_block_seconds " v["driver_block_seconds"]; bad = 1 }
       if (!(v["driver_exec_bytes"] > 0)) { print "driver_exec_bytes " v["driver_exec_bytes"]; bad = 1 }
+      # the executors measured CPU in the network path (the driver's
+      # messages, the rows they hand over): the exchange costs something
+      if (!(v["exchange_elems_per_byte"] > 0)) { print "exchange_elems_per_byte " v["exchange_elems_per_byte"]; bad = 1 }
     }
     END { exit bad }' "$m" > "$tmp/why" || { fail "--predict $spec: metrics:"; cat "$tmp/why"; }
   # Every pass measured: 3 epochs of each of the two loops, passes 1..3.
