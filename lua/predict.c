@@ -4,7 +4,6 @@
 
 #include <lauxlib.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -402,10 +401,6 @@ void orion__predict_loop(lua_State *L, const char *spec,
          moves > 0 || bs->n1 < 2 ? "" : " (not measured: 1 executor)",
          lp.drv_block_bytes, lp.drv_block_sec, lp.drv_exec_bytes, o->seconds,
          lp.exch_elems_per_byte, shard);
-  if (getenv("ORION_PREDICT_DEBUG"))
-    printf("predict-debug: net %.4f exec cpu-exch %.4f exch %.4f body cpu %.4f body wall %.4f compute %.4f peer %llu driver %llu dist %.4f\n",
-           o->net_cpu, o->exec_cpu - o->exch_cpu, o->exch_cpu, o->body_cpu, o->body_wall, o->compute_seconds,
-           (unsigned long long)o->peer_bytes, (unsigned long long)o->driver_bytes, o->dist_seconds);
   fflush(stdout);
   lua_pop(L, 1); /* where */
 }

@@ -2,7 +2,7 @@
  * pass of each parallel_for call site (the second in the steady state:
  * the data loaded, the rows resident), the pass's measured costs (compute seconds per
  * element, bytes of a rotating time part, the driver's bytes and CPU
- * seconds per block)
+ * seconds per block, the exchange's CPU per byte)
  * drive the execution simulator (scheduler/sim.h) on the cluster SPEC
  * ("NxQc:RATE": N hosts of Q CPUs, links of RATE), and the predicted time
  * of a pass there is printed with its breakdown, and recorded under
