@@ -65,8 +65,8 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit/256kb; do
       if (!(v["host_scale"] >= 1)) { print "host_scale " v["host_scale"]; bad = 1 }
       if (!(v["driver_block_seconds"] > 0)) { print "driver_block_seconds " v["driver_block_seconds"]; bad = 1 }
       if (!(v["driver_exec_bytes"] > 0)) { print "driver_exec_bytes " v["driver_exec_bytes"]; bad = 1 }
-      # the executors measured CPU in the network path (the driver's
-      # messages, the rows they hand over): the exchange costs something
+      # the executors measured CPU in the network path (the messages of
+      # the driver, the rows they hand over): the exchange costs something
       if (!(v["exchange_elems_per_byte"] > 0)) { print "exchange_elems_per_byte " v["exchange_elems_per_byte"]; bad = 1 }
     }
     END { exit bad }' "$m" > "$tmp/why" || { fail "--predict $spec: metrics:"; cat "$tmp/why"; }
