@@ -454,6 +454,9 @@ static void start_compute(exec_state *x) {
     if (orion_exec_nn_gpu(x->ex, x->gpu, &gerr) != 0)
       orion__exec_die(x, "%s", gerr.msg);
   }
+  /* This thread runs the libuv loop: its CPU is the exchange's
+   * (LOOP_DONE's exch_cpu_seconds). */
+  x->has_net_clock = pthread_getcpuclockid(pthread_self(), &x->net_clock) == 0;
   rc = pthread_create(&thr, NULL, orion__exec_compute_main, x);
   if (rc != 0)
     orion__exec_die(x, "cannot start the compute thread: %s", strerror(rc));

@@ -547,6 +547,11 @@ int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m) {
   orion__mw_u64(&e, m->managed_items);
   orion__mw_f64(&e, m->managed_staleness);
   orion__mw_u64(&e, m->reordered);
+  orion__mw_f64(&e, m->cpu_seconds);
+  orion__mw_f64(&e, m->exch_cpu_seconds);
+  orion__mw_f64(&e, m->net_cpu_seconds);
+  orion__mw_f64(&e, m->body_cpu_seconds);
+  orion__mw_f64(&e, m->body_seconds);
   return orion__mw_end(&e);
 }
 
@@ -578,6 +583,11 @@ int orion_msg_loop_done_decode(const void *p, size_t n,
   m.managed_items = orion__mr_u64(&d, "managed items");
   m.managed_staleness = orion__mr_f64(&d, "managed staleness");
   m.reordered = orion__mr_u64(&d, "blocks run out of order");
+  m.cpu_seconds = orion__mr_f64(&d, "CPU seconds");
+  m.exch_cpu_seconds = orion__mr_f64(&d, "exchange CPU seconds");
+  m.net_cpu_seconds = orion__mr_f64(&d, "loop thread CPU seconds");
+  m.body_cpu_seconds = orion__mr_f64(&d, "body CPU seconds");
+  m.body_seconds = orion__mr_f64(&d, "body seconds");
   *out = m;
   if (orion__mr_end(&d) != 0)
     orion_msg_loop_done_free(out);

@@ -789,7 +789,16 @@ typedef struct orion_msg_acc_value {
  * (executor/exec_managed.h): u64 managed_bytes, u64 managed_items and f64
  * managed_staleness (the sum over those items of their staleness in
  * blocks).  Wire version 19 appends u64 reordered: the loop's blocks this
- * executor started before a block that came earlier (executor/exec_order.c). */
+ * executor started before a block that came earlier (executor/exec_order.c).
+ * Wire version 24 appends, from LOAD_BODY to this LOOP_DONE: f64
+ * cpu_seconds (the executor process's CPU seconds, every thread), f64
+ * exch_cpu_seconds (the exchange's: the loop thread's, which does every
+ * socket's I/O, and the compute thread's moving bytes between hosts:
+ * shard fetches and writes, rows handed over), f64 net_cpu_seconds (of
+ * those, the loop thread's), f64 body_cpu_seconds and
+ * f64 body_seconds (the compute thread's CPU and wall seconds inside the
+ * blocks' bodies): issue 35's model, scheduler/sim.h's
+ * exch_elems_per_byte. */
 typedef struct orion_msg_loop_done {
   const orion_msg_acc_value *accs;
   int64_t naccs;
@@ -803,6 +812,11 @@ typedef struct orion_msg_loop_done {
   uint64_t managed_items;
   double managed_staleness;
   uint64_t reordered;
+  double cpu_seconds;
+  double exch_cpu_seconds;
+  double net_cpu_seconds;
+  double body_cpu_seconds;
+  double body_seconds;
 } orion_msg_loop_done;
 
 int orion_msg_loop_done_encode(orion_buf *b, const orion_msg_loop_done *m);

@@ -25,7 +25,8 @@
  * the runtime's messages (LOAD_BODY, RUN_BLOCK, BODY_ERROR and the rest)
  * are dsm/msg.h's, and this codec only frames them.
  *
- * Versions: 24 added RUN_BLOCK's late flag (an executor that holds every
+ * Versions: 25 added LOOP_DONE's CPU seconds, in the bodies and in all
+ * (the exchange's CPU, issue 35's model); 24 added RUN_BLOCK's late flag (an executor that holds every
  * block of a loop may send the reports of blocks it runs back to back in
  * one frame, executor/exec_late.c); 23 added LOAD_BODY's body digest and base (executors keep the
  * bodies they were sent, dsm/bodycache.h; the driver sends a reference or
@@ -85,7 +86,7 @@
 
 #define ORION_WIRE_MAGIC0 'O'
 #define ORION_WIRE_MAGIC1 'C'
-#define ORION_WIRE_VERSION 24
+#define ORION_WIRE_VERSION 25
 
 #define ORION_WIRE_HEADER_LEN 9
 #define ORION_WIRE_TRAILER_LEN 4

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "executor/exec_state.h"
 #include "dsm/array.h"
@@ -306,11 +307,22 @@ static int load_body(exec_state *x, const char *p, size_t n, orion_error *err) {
   return rc;
 }
 
+/* The loop thread's CPU seconds so far (0 without its clock). */
+static double net_cpu(const exec_state *x) {
+  struct timespec ts;
+  if (!x->has_net_clock || clock_gettime(x->net_clock, &ts) != 0)
+    return 0;
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int orion__run_load_body(exec_state *x, job *j) {
   orion_error err;
   orion_error_clear(&err);
   x->loop_t0 = orion_now(); /* the loop's span here starts */
   x->compute_s = x->wait_s = 0;
+  x->cpu_t0 = orion_cpu_now(0);
+  x->net_t0 = net_cpu(x);
+  x->xfer_cpu_s = x->body_cpu_s = x->body_s = 0;
   x->reordered = 0;
   if (load_body(x, j->payload, j->len, &err) != 0) {
     x->failed = 1;
@@ -608,8 +620,10 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
   *block = m.block;
   /* Sharded arrays first: a directly written one's watched ranges are
    * snapshot after its owners' current rows are in. */
+  double xc0 = orion_cpu_now(1); /* the exchange's CPU here (LOOP_DONE) */
   orion__swrite_sync(x);
   orion__shard_fetch(x);
+  x->xfer_cpu_s += orion_cpu_now(1) - xc0;
   rc = install_block(x, &m, &w, &nwatch, err);
   if (rc == 0)
     it = iterated(x, m.block, err);
@@ -627,14 +641,21 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     else
       memcpy(before_vals, it->values, vl);
   }
+  xc0 = orion_cpu_now(1);
   for (k = 0; k < m.ngets && rc == 0; k++) /* resident rows from peers */
     rc = orion__rows_get(x, &m.gets[k], x->run, err);
+  x->xfer_cpu_s += orion_cpu_now(1) - xc0;
+  /* The body's own CPU and wall seconds: the rest of the loop's CPU here
+   * is the exchange's (LOOP_DONE). */
+  double bc0 = orion_cpu_now(1), bt0 = orion_now();
   if (rc == 0 && orion_exec_gpu_ready(x->ex))
     rc = run_on_device(x, &m, err);
   else
     for (k = 0; k < m.nsegs && rc == 0; k++)
       rc = orion_exec_run(x->ex, x->iter_id, m.segs[k].lo, m.segs[k].hi,
                           m.seed, m.block + k * m.nblocks, err);
+  x->body_cpu_s += orion_cpu_now(1) - bc0;
+  x->body_s += orion_now() - bt0;
   /* Our stdout is the driver's (dsm/cluster.c).  print flushes each line
    * but io.write leaves its text in stdio's buffer: it reaches the
    * driver's stdout before the driver hears the block is done or failed,
@@ -646,6 +667,7 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
     rc = orion_exec_end_block(x->ex, m.block, err);
   if (rc == 0)
     rc = post_block_keys(x, m.block, err);
+  xc0 = orion_cpu_now(1);
   if (rc == 0)
     rc = orion_exec_flush(x->ex, 0, err);
   if (rc == 0) /* managed buffers: what the budget affords goes now */
@@ -654,6 +676,7 @@ static int run_block(exec_state *x, const char *p, size_t n, int64_t *block,
    * way before the driver hears the block is done. */
   for (k = 0; k < m.nputs && rc == 0; k++)
     rc = orion__rows_put(x, &m.puts[k], x->run, err);
+  x->xfer_cpu_s += orion_cpu_now(1) - xc0;
 
   if (rc == 0) {
     orion_buf_init(&b);
@@ -746,6 +769,11 @@ static int write_loop_done(exec_state *x, orion_buf *b) {
   m.idle_seconds = orion_now() - x->loop_t0 - x->compute_s - x->wait_s;
   if (m.idle_seconds < 0)
     m.idle_seconds = 0;
+  m.cpu_seconds = orion_cpu_now(0) - x->cpu_t0;
+  m.net_cpu_seconds = net_cpu(x) - x->net_t0;
+  m.exch_cpu_seconds = m.net_cpu_seconds + x->xfer_cpu_s;
+  m.body_cpu_seconds = x->body_cpu_s;
+  m.body_seconds = x->body_s;
   m.gpu_blocks = (uint64_t)orion_exec_gpu_take_blocks(x->ex);
   m.reordered = x->reordered;
   {

@@ -246,6 +246,15 @@ typedef struct exec_state {
    * running its blocks less their waits, and the seconds blocked on data
    * (orion__wait_begin/end). */
   double loop_t0, compute_s, wait_s;
+  /* The loop's CPU here (issue 35's exchange CPU, LOOP_DONE): the
+   * process's and the loop thread's CPU seconds at its LOAD_BODY, the
+   * compute thread's CPU seconds moving bytes between hosts (shard
+   * fetches and writes, rows handed over), and its CPU and wall seconds
+   * inside the blocks' bodies.  net_clock: the loop thread's CPU clock
+   * (has_net_clock: there is one), set before the compute thread starts. */
+  double cpu_t0, net_t0, xfer_cpu_s, body_cpu_s, body_s;
+  clockid_t net_clock;
+  int has_net_clock;
   /* executor/exec_order.c: the loop's blocks started before a block that
    * came earlier (LOOP_DONE's reordered), and when the block handed over
    * began to wait for its rows there (0: it did not; orion__rows_get's

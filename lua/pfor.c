@@ -1002,7 +1002,10 @@ static int l_parallel_for(lua_State *L) {
                             dst.nexec,   dst.early,      dst.dynamic,
                             orion_now() - t0, orion__cpu_seconds() - cpu0,
                             s->nexec > 0 ? t_dist : 0, dst.ahead,
-                            dst.exec_bytes, dcpu + dwait, dst.reorder};
+                            dst.exec_bytes, dcpu + dwait, dst.reorder,
+                            dst.exec_cpu, dst.exch_cpu, dst.net_cpu,
+                            dst.body_cpu,
+                            dst.body_wall};
   if (dst.exec_seconds != NULL)
     for (i = 0, pobs.compute_seconds = 0; i < dst.nexec; i++)
       pobs.compute_seconds += dst.exec_seconds[i];

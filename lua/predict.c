@@ -110,7 +110,7 @@ static void record(lua_State *L, const char *spec, const char *where,
                    const orion_sim_loop *lp, double spe, int64_t elements,
                    double scale) {
   int top = lua_gettop(L);
-  if (orion__record_open(L, 24)) {
+  if (orion__record_open(L, 27)) {
     lua_pushstring(L, spec);
     lua_setfield(L, -2, "predict");
     lua_pushstring(L, where);
@@ -123,6 +123,8 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_setfield(L, -2, "compute_seconds");
     lua_pushnumber(L, r->rows);
     lua_setfield(L, -2, "rows_seconds");
+    lua_pushnumber(L, r->exchange);
+    lua_setfield(L, -2, "exchange_seconds");
     lua_pushnumber(L, r->driver);
     lua_setfield(L, -2, "driver_seconds");
     lua_pushnumber(L, r->slow);
@@ -152,6 +154,10 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_setfield(L, -2, "driver_block_seconds");
     lua_pushnumber(L, lp->drv_exec_bytes);
     lua_setfield(L, -2, "driver_exec_bytes");
+    lua_pushnumber(L, lp->exch_elems_per_byte);
+    lua_setfield(L, -2, "exchange_elems_per_byte");
+    lua_pushnumber(L, lp->shard_bytes_per_elem);
+    lua_setfield(L, -2, "shard_bytes_per_elem");
     lua_pushinteger(L, lp->n0);
     lua_setfield(L, -2, "space_parts");
     lua_pushinteger(L, lp->n1);
@@ -159,6 +165,24 @@ static void record(lua_State *L, const char *spec, const char *where,
     lua_call(L, 1, 0);
   }
   lua_settop(L, top);
+}
+
+/* The exchange's CPU (scheduler/sim.h): the executors' CPU seconds in
+ * the network path over the bytes they sent and received (the driver's,
+ * both ways, and those between executors, at both ends), as elements of
+ * the body at its CPU seconds an element; and, in a loop whose time parts
+ * do not move (moves 0), the bytes between executors per element as
+ * shard traffic, were every row remote (the part (n - 1) / n was). */
+static void exchange_of(const orion_predict_obs *o, int64_t moves,
+                        orion_sim_loop *lp) {
+  double bytes = (double)o->driver_bytes + 2.0 * (double)o->peer_bytes;
+  if (o->nexec < 1 || o->elements <= 0 || o->body_cpu <= 0 || bytes <= 0)
+    return;
+  lp->exch_elems_per_byte =
+      o->exch_cpu / bytes / (o->body_cpu / (double)o->elements);
+  if (moves == 0 && o->nexec > 1)
+    lp->shard_bytes_per_elem = (double)o->peer_bytes / (double)o->elements *
+                               o->nexec / (o->nexec - 1);
 }
 
 /* The pass o as the simulator's loop (*lp, whose elems are the returned
@@ -176,7 +200,18 @@ static int64_t *loop_of(const orion_predict_obs *o, orion_sim_loop *lp,
     for (k = bs->first[b]; k < bs->first[b + 1]; k++)
       elems[b] += bs->segs[k].hi - bs->segs[k].lo;
   }
-  *spe = o->elements > 0 ? o->compute_seconds / (double)o->elements : 0;
+  /* The bodies' own seconds where the executors said: their CPU seconds
+   * at the wall seconds a CPU second took a host, the loop thread's CPU
+   * (which runs beside the bodies, on the same quota) counted with the
+   * bodies' (the rest of a block's seconds is the exchange's, below, or
+   * comes back as the hosts' speed, predict_on); else the blocks'. */
+  if (o->elements <= 0)
+    *spe = 0;
+  else if (o->body_wall > 0 && o->body_cpu > 0) {
+    double wpc = o->body_wall / (o->body_cpu + o->net_cpu);
+    *spe = o->body_cpu / (double)o->elements * (wpc > 1 ? wpc : 1);
+  } else
+    *spe = o->compute_seconds / (double)o->elements;
   *moves = moves_per_pass(o->kind, bs->n0, bs->n1, o->nexec);
   memset(lp, 0, sizeof *lp);
   lp->kind = o->kind;
@@ -200,6 +235,7 @@ static int64_t *loop_of(const orion_predict_obs *o, orion_sim_loop *lp,
    * before and after is in the fixed costs (predict_on). */
   lp->drv_block_sec =
       nb > 0 && o->nexec > 0 ? o->driver_loop / (double)nb : 0;
+  exchange_of(o, *moves, lp);
   lp->early = o->early;
   lp->ahead = o->ahead;
   lp->reorder = o->reorder;
@@ -299,13 +335,15 @@ static int predict_on(lua_State *L, const char *spec, const orion_sim_loop *lp,
   orion_free(hosts);
   if (rc != 0)
     return rc;
-  if (fixed > r.compute && fixed > r.rows && fixed > r.driver &&
-      fixed > r.slow)
+  if (fixed > r.compute && fixed > r.rows && fixed > r.exchange &&
+      fixed > r.driver && fixed > r.slow)
     r.bottleneck = "fixed";
   printf("predict: parallel_for at %s, from pass %d, on %s: %.4g s a pass "
-         "(compute %.4g, rows in flight %.4g, driver %.4g, slow host %.4g, "
+         "(compute %.4g, rows in flight %.4g, exchange %.4g, driver %.4g, "
+         "slow host %.4g, "
          "fixed %.4g; bottleneck %s; efficiency %.2f; hosts x%.3g)\n",
-         where, pass, spec, r.seconds + fixed, r.compute, r.rows, r.driver,
+         where, pass, spec, r.seconds + fixed, r.compute, r.rows, r.exchange,
+         r.driver,
          r.slow, fixed, r.bottleneck,
          r.seconds + fixed > 0 ? r.busy / (n * (r.seconds + fixed)) : 1.0,
          scale);
@@ -322,6 +360,7 @@ void orion__predict_loop(lua_State *L, const char *spec,
   double spe;
   int rc = 0, pass;
   const char *where, *p;
+  char shard[64] = "";
 
   where = orion__push_site(L);
   pass = orion__site_count(L, SEEN_KEY, where);
@@ -350,13 +389,18 @@ void orion__predict_loop(lua_State *L, const char *spec,
   orion_free(elems);
   if (rc != 0)
     luaL_error(L, "--predict at %s: %s", where, err.msg);
+  if (lp.shard_bytes_per_elem > 0)
+    snprintf(shard, sizeof shard, ", %.3g shard bytes an element",
+             lp.shard_bytes_per_elem);
   printf("predict: measured here on %d executor%s: %lld elements, %.3g s an "
          "element, %.0f bytes a time part%s, %.0f driver bytes and %.3g driver "
-         "s a block (CPU, and held), %.0f driver bytes an executor, %.4g s a pass\n",
+         "s a block (CPU, and held), %.0f driver bytes an executor, %.4g s a pass; "
+         "exchange %.3g elements a byte%s\n",
          o->nexec > 0 ? o->nexec : 1, o->nexec > 1 ? "s" : "",
          (long long)o->elements, spe, lp.part_bytes,
          moves > 0 || bs->n1 < 2 ? "" : " (not measured: 1 executor)",
-         lp.drv_block_bytes, lp.drv_block_sec, lp.drv_exec_bytes, o->seconds);
+         lp.drv_block_bytes, lp.drv_block_sec, lp.drv_exec_bytes, o->seconds,
+         lp.exch_elems_per_byte, shard);
   fflush(stdout);
   lua_pop(L, 1); /* where */
 }

@@ -2,7 +2,7 @@
  * pass of each parallel_for call site (the second in the steady state:
  * the data loaded, the rows resident), the pass's measured costs (compute seconds per
  * element, bytes of a rotating time part, the driver's bytes and CPU
- * seconds per block)
+ * seconds per block, the exchange's CPU per byte)
  * drive the execution simulator (scheduler/sim.h) on the cluster SPEC
  * ("NxQc:RATE": N hosts of Q CPUs, links of RATE), and the predicted time
  * of a pass there is printed with its breakdown, and recorded under
@@ -47,6 +47,13 @@ typedef struct orion_predict_obs {
                              the driver */
   int reorder;            /* executors could start a later queued block
                              (executor/exec_order.c) */
+  double exec_cpu;        /* the executors' CPU seconds in the loop, all
+                             together (0 in the driver) */
+  double exch_cpu;        /* of those, the exchange's (dsm/msg.h's
+                             LOOP_DONE) */
+  double net_cpu;         /* of those, the executors' loop threads' */
+  double body_cpu;        /* of those, the bodies' */
+  double body_wall;       /* the bodies' wall seconds, all together */
 } orion_predict_obs;
 
 /* The driver process's CPU seconds so far (CLOCK_PROCESS_CPUTIME_ID). */

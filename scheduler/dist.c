@@ -538,6 +538,11 @@ static void on_loop_done(loop_run *r, int e, const orion_wire_frame *f) {
   r->shard_items += m.shard_items;
   r->gpu_blocks += m.gpu_blocks;
   r->reordered += m.reordered;
+  r->cpu += m.cpu_seconds;
+  r->exch_cpu += m.exch_cpu_seconds;
+  r->net_cpu += m.net_cpu_seconds;
+  r->body_cpu += m.body_cpu_seconds;
+  r->body_wall += m.body_seconds;
   r->managed.bytes += m.managed_bytes;
   r->managed.items += m.managed_items;
   r->managed.staleness_sum += m.managed_staleness;
@@ -1113,6 +1118,11 @@ int orion__dist_run(lua_State *L, mod_state *s, const orion_dist_job *j,
   st->ahead = r.m.ahead && !r.m.dynamic;
   st->blocks_ahead = (uint64_t)r.m.nahead;
   st->reorder = r.reorder;
+  st->exec_cpu = r.cpu;
+  st->exch_cpu = r.exch_cpu;
+  st->net_cpu = r.net_cpu;
+  st->body_cpu = r.body_cpu;
+  st->body_wall = r.body_wall;
   st->ran_out_of_order = r.reordered;
   st->parts_pushed = r.parts_pushed;
   st->parts_pulled = r.parts_pulled;

@@ -113,6 +113,11 @@ typedef struct orion_dist_stats {
    * over the mean of the others (the rows of the driver's arrays its
    * blocks read that the last pass made stale), per executor. */
   double exec_bytes;
+  /* The executors' CPU seconds in the loop, all together (their
+   * LOOP_DONEs): in all, the exchange's (the network path: dsm/msg.h) and
+   * of it the loop thread's, and in the blocks' bodies, with the bodies' wall seconds: issue 35's
+   * model, lua/predict.c. */
+  double exec_cpu, exch_cpu, net_cpu, body_cpu, body_wall;
 } orion_dist_stats;
 
 /* Sets the result's executor_blocks (per executor, the blocks it ran; in

@@ -92,6 +92,9 @@ typedef struct loop_run {
    * flag lets an executor send the reports of blocks it runs back to
    * back together (executor/exec_late.c). */
   int late;
+  /* The executors' CPU seconds in the loop (LOOP_DONE), all together: in
+   * all, the exchange's (and of it the loop thread's), and the bodies', with the bodies' wall seconds. */
+  double cpu, exch_cpu, net_cpu, body_cpu, body_wall;
   orion_managed_stats managed; /* early sends of managed buffers */
   uint64_t chash; /* the compiled body's hash, 0 when interpreted */
   double *secs;

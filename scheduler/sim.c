@@ -44,6 +44,12 @@ typedef struct sim {
   unsigned char *ready;      /* per block: its rows are there */
   unsigned char *busy;       /* per host */
   unsigned char *sent;       /* per host: a block was sent to it */
+  double *drv_in;            /* per block: the driver's bytes it brought */
+  double *cpu_free;          /* per host, idle: its CPU busy with the
+                                exchange until then */
+  double *debt;              /* per host, running a block: the exchange's
+                                work that came since, which the block's
+                                end waits for */
   double busy_sum;
   int oom;
 } sim;
@@ -55,6 +61,18 @@ static double elems_of(const orion_sim_loop *lp, int b) {
   q = lp->elems_total / nb;
   r = lp->elems_total % nb;
   return (double)(q + (b < r ? 1 : 0));
+}
+
+/* The exchange's CPU for bytes sent or received by host e at the time
+ * now: work for its CPU, after the block it runs or before its next. */
+static void charge(sim *m, int e, double bytes) {
+  double w = bytes * m->lp->exch_elems_per_byte * m->c->hosts[e].sec_per_elem;
+  if (w <= 0)
+    return;
+  if (m->busy[e])
+    m->debt[e] += w;
+  else
+    m->cpu_free[e] = (m->cpu_free[e] > m->now ? m->cpu_free[e] : m->now) + w;
 }
 
 /* Bytes in h's bucket at t, holding tok at `since` (refilled at its rate,
@@ -138,6 +156,7 @@ static void io_send(void *ud, int e, int block) {
                  m->lp->drv_elem_bytes * elems_of(m->lp, block) +
                  (m->sent[e] ? 0 : m->lp->drv_exec_bytes);
   m->sent[e] = 1;
+  m->drv_in[block] = bytes;
   double tok = bucket(d, m->drv_tok, m->drv_out, t);
   double dt = drain(bytes, d->bw, tok), de = drain(bytes, he->bw, he->burst);
   if (de > dt)
@@ -194,7 +213,14 @@ static void try_start(sim *m, int e) {
   m->busy[e] = 1;
   double secs = elems_of(m->lp, b) * m->c->hosts[e].sec_per_elem;
   m->busy_sum += secs;
-  push(m, m->now + secs, EV_CEND, b, e);
+  /* the shard traffic's CPU, inside the block: its bytes, sent and
+   * received, the part (n - 1) / n of them between hosts */
+  secs += 2 * elems_of(m->lp, b) * m->lp->shard_bytes_per_elem *
+          (m->c->n - 1) / m->c->n * m->lp->exch_elems_per_byte *
+          m->c->hosts[e].sec_per_elem;
+  /* after the exchange's work that is still under way */
+  push(m, (m->cpu_free[e] > m->now ? m->cpu_free[e] : m->now) + secs, EV_CEND,
+       b, e);
 }
 
 /* A time part's rows over h's outgoing and e's incoming link, from t at
@@ -242,6 +268,7 @@ static void push_rows(sim *m, int pos, int from, double t) {
     return;
   }
   lat = m->c->hosts[from].latency + m->c->hosts[e].latency;
+  charge(m, from, m->lp->part_bytes);
   push(m, part_moved(m, from, e, t) + lat, EV_DATA, b, e);
 }
 
@@ -255,6 +282,7 @@ static void arrive(sim *m, int b, int e) {
   else
     m->head[e] = b;
   m->tail[e] = b;
+  charge(m, e, m->drv_in[b]);
   if (pushing(m)) { /* its rows come by themselves (push_rows) */
     try_start(m, e);
     return;
@@ -266,6 +294,7 @@ static void arrive(sim *m, int b, int e) {
   }
   double lat = he->latency + m->c->hosts[h].latency;
   m->loc[q] = e;
+  charge(m, h, m->lp->part_bytes); /* (when asked: the holder's) */
   push(m, part_moved(m, h, e, m->now + lat) + lat, EV_DATA, b, e);
 }
 
@@ -277,10 +306,17 @@ static void run_event(sim *m, const event *v) {
     break;
   case EV_DATA:
     m->ready[v->block] = 1;
+    charge(m, v->exec, m->lp->part_bytes);
     try_start(m, v->exec);
     break;
   case EV_CEND:
+    if (m->debt[v->exec] > 0) { /* the exchange's work that came meanwhile */
+      push(m, m->now + m->debt[v->exec], EV_CEND, v->block, v->exec);
+      m->debt[v->exec] = 0;
+      break;
+    }
     m->busy[v->exec] = 0;
+    m->cpu_free[v->exec] = m->now;
     if (pushing(m)) /* the part's rows go on before the report */
       push_rows(m, m->l.next_q[m->s.pos_of[v->block]], v->exec, m->now);
     push(m, m->now + he->latency + m->c->driver.latency, EV_REPORT, v->block,
@@ -319,6 +355,9 @@ static void sim_free(sim *m) {
   orion_free(m->ready);
   orion_free(m->busy);
   orion_free(m->sent);
+  orion_free(m->drv_in);
+  orion_free(m->cpu_free);
+  orion_free(m->debt);
 }
 
 static int check(const orion_sim_loop *lp, const orion_sim_cluster *c,
@@ -335,7 +374,8 @@ static int check(const orion_sim_loop *lp, const orion_sim_cluster *c,
                            (long long)lp->elems_total);
   if (!(lp->part_bytes >= 0 && lp->drv_block_bytes >= 0 &&
         lp->drv_elem_bytes >= 0 && lp->drv_exec_bytes >= 0 &&
-        lp->drv_block_sec >= 0 && c->driver.bw >= 0 &&
+        lp->drv_block_sec >= 0 && lp->exch_elems_per_byte >= 0 &&
+        lp->shard_bytes_per_elem >= 0 && c->driver.bw >= 0 &&
         c->driver.latency >= 0 && c->driver.burst >= 0))
     return orion_error_set(err, ORION_EINVAL,
                            "simulator: a negative size, rate or time");
@@ -376,8 +416,11 @@ int orion_sim_pass(const orion_sim_loop *lp, const orion_sim_cluster *c,
   m.ready = orion_calloc((size_t)nb, 1);
   m.busy = orion_calloc((size_t)n, 1);
   m.sent = orion_calloc((size_t)n, 1);
+  m.drv_in = orion_calloc((size_t)nb, sizeof(double));
+  m.cpu_free = orion_calloc((size_t)n, sizeof(double));
+  m.debt = orion_calloc((size_t)n, sizeof(double));
   rc = m.out_free && m.in_free && m.out_tok && m.in_tok && m.loc && m.next && m.head && m.tail &&
-               m.ready && m.busy && m.sent
+               m.ready && m.busy && m.sent && m.drv_in && m.cpu_free && m.debt
            ? orion_loop_init(&m.l, &m.s, n, 0, &io)
            : ORION_ENOMEM;
   for (k = 0; rc == 0 && k < n; k++) { /* the buckets full */
@@ -436,10 +479,11 @@ int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
                       orion_sim_result *r, orion_error *err) {
   orion_sim_host *h;
   orion_sim_cluster cc = *c;
-  orion_sim_loop free_drv = *lp;
-  double t[4], fastest;
+  orion_sim_loop free_drv = *lp, free_x;
+  double t[5], fastest;
   int e, rc = check(lp, c, err);
-  const char *names[4] = {"compute", "rows in flight", "driver", "slow host"};
+  const char *names[5] = {"compute", "rows in flight", "exchange", "driver",
+                          "slow host"};
   if (rc != 0)
     return rc;
   h = orion_calloc((size_t)c->n, sizeof *h);
@@ -455,31 +499,37 @@ int orion_sim_predict(const orion_sim_loop *lp, const orion_sim_cluster *c,
   free_drv.drv_exec_bytes = 0;
   free_drv.drv_block_sec = 0;
   cc.driver = (orion_sim_host){0, 0, 0, 0};
+  free_x = free_drv;
+  free_x.exch_elems_per_byte = 0;
   for (e = 0; e < c->n; e++) /* compute only, at the fastest rate */
     h[e] = (orion_sim_host){fastest, 0, 0, 0};
-  rc = orion_sim_pass(&free_drv, &cc, &t[0], err);
+  rc = orion_sim_pass(&free_x, &cc, &t[0], err);
   for (e = 0; e < c->n; e++) /* the executors' links */
     h[e] = (orion_sim_host){fastest, c->hosts[e].bw, c->hosts[e].latency,
                             c->hosts[e].burst};
   if (rc == 0)
-    rc = orion_sim_pass(&free_drv, &cc, &t[1], err);
+    rc = orion_sim_pass(&free_x, &cc, &t[1], err);
+  if (rc == 0) /* the exchange's CPU */
+    rc = orion_sim_pass(&free_drv, &cc, &t[2], err);
   cc.driver = c->driver; /* the driver */
   if (rc == 0)
-    rc = orion_sim_pass(lp, &cc, &t[2], err);
+    rc = orion_sim_pass(lp, &cc, &t[3], err);
   orion_free(h);
   if (rc == 0) /* the hosts as they are */
-    rc = orion_sim_pass(lp, c, &t[3], err);
+    rc = orion_sim_pass(lp, c, &t[4], err);
   if (rc != 0)
     return rc;
   memset(r, 0, sizeof *r);
-  r->seconds = t[3];
+  r->seconds = t[4];
   r->compute = t[0];
   r->rows = t[1] - t[0];
-  r->driver = t[2] - t[1];
-  r->slow = t[3] - t[2];
+  r->exchange = t[2] - t[1];
+  r->driver = t[3] - t[2];
+  r->slow = t[4] - t[3];
   {
-    double part[4] = {r->compute, r->rows, r->driver, r->slow}, best = -1;
-    for (e = 0; e < 4; e++)
+    double part[5] = {r->compute, r->rows, r->exchange, r->driver, r->slow},
+           best = -1;
+    for (e = 0; e < 5; e++)
       if (part[e] > best) {
         best = part[e];
         r->bottleneck = names[e];

@@ -26,6 +26,9 @@
  *      reorder, orion_sim_loop below, as executor/exec_order.c picks),
  *      each once its rows are there, for elements x hosts[e].sec_per_elem
  *      seconds;
+ *   3a. the exchange's CPU (exch_elems_per_byte): the bytes of steps 1
+ *      and 2 (and of the push, with ahead) cost the hosts at both ends
+ *      host time, on the CPU that runs the blocks;
  *   4. its report takes the two latencies back, and the driver spends
  *      drv_block_sec on it before telling the state machine;
  *   5. after the last block, each executor's end of loop is a round trip.
@@ -34,15 +37,19 @@
  * epoch loop.  A bandwidth of 0 is unlimited.
  *
  * The breakdown replays the pass with parts of the cluster made free, in
- * this order: every host at the fastest host's rate with free links and a
- * free driver ("compute"), then the executors' links as given ("rows in
- * flight", the difference), then the driver as given ("driver"), then the
- * hosts' own rates ("slow host"); the four add up to the predicted time.
+ * this order: every host at the fastest host's rate with free links, a
+ * free driver and a free exchange ("compute"), then the executors' links
+ * as given ("rows in flight", the difference), then the exchange's CPU
+ * ("exchange"), then the driver as given ("driver"), then the hosts' own
+ * rates ("slow host"); the five add up to the predicted time (the CPU
+ * the driver's bytes cost the executors is in "driver": made free, they
+ * go too).
  *
  * Not modelled: shard traffic, buffered writes and broadcasts (only the
  * rotating rows and the driver's per-block messages move), the pull of
- * shards after a loop, balanced plans (orion_loop_set_owners), CPU spent
- * on communication by the hosts, and contention inside a switch.
+ * shards after a loop, balanced plans (orion_loop_set_owners), a cost per
+ * message of the exchange apart from its bytes, and contention inside a
+ * switch.
  * Deterministic: simultaneous events run in the order they were made. */
 #ifndef ORION_SCHEDULER_SIM_H
 #define ORION_SCHEDULER_SIM_H
@@ -105,6 +112,24 @@ typedef struct orion_sim_loop {
    * else orion_loop_reorder_window; 1 without). */
   int reorder;
   int window;
+  /* The exchange's CPU (issue 35): the host time a byte costs the host
+   * that sends it and the one that receives it, as elements of the body
+   * (so it runs at the host's speed, hosts[e].sec_per_elem a unit, and a
+   * host of Q CPUs does it Q times as fast): the rotating rows at both
+   * ends, the driver's messages at the executor's end (its RUN_BLOCKs and
+   * their bytes once per executor).  The executor's body and its
+   * exchange share the host's CPU: the work the bytes bring a host is
+   * done before its next block starts (the rows' receiver: once they are
+   * there; the sender: once they left) or, arriving while a block runs,
+   * makes that block end that much later.  0: free. */
+  double exch_elems_per_byte;
+  /* Bytes between executors beyond the rotating rows (a server array's
+   * shard traffic, buffered writes to its owners) per element of a block,
+   * were every row the block touches on another host: on n hosts the part
+   * (n - 1) / n of them moves.  Only their CPU is modelled (at
+   * exch_elems_per_byte, sent and received: twice, on the block's host,
+   * inside the block), not their time on the links.  0: none. */
+  double shard_bytes_per_elem;
 } orion_sim_loop;
 
 typedef struct orion_sim_cluster {
@@ -117,13 +142,14 @@ typedef struct orion_sim_result {
   double seconds;      /* the predicted pass */
   double compute;      /* the breakdown (above); adds up to seconds */
   double rows;
+  double exchange;     /* the hosts' CPU on the bytes (exch_elems_per_byte) */
   double driver;
   double slow;
   double busy;         /* the pass's compute seconds at the fastest host's
                           rate, all hosts together: busy / (n x seconds) is
                           the pass's efficiency */
-  const char *bottleneck; /* "compute", "rows in flight", "driver" or
-                             "slow host": the largest part */
+  const char *bottleneck; /* "compute", "rows in flight", "exchange",
+                             "driver" or "slow host": the largest part */
 } orion_sim_result;
 
 /* Predicts one pass of lp on c, with the breakdown.  0, or ORION_EINVAL

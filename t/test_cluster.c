@@ -1910,13 +1910,14 @@ static const char flush_stranger[] = {U64(1), U64(77), U64(1),
 static const char flush_block_minus_5[] = {U64(1), U64(77), U64(1),
                                            NEG(-5), U64(0), U64(0)};
 static const char loop_done_trailing[] = {
-    U64(0), U64(0), U64(0), U64(0), U64(0), U64(0),
-    U64(0), U64(0), U64(0), U64(0), U64(0), U64(0)};
+    U64(0), U64(0), U64(0), U64(0), U64(0), U64(0), U64(0), U64(0),
+    U64(0), U64(0), U64(0), U64(0), U64(0), U64(0), U64(0), U64(0),
+    U64(0)};
 /* One partial of accumulator 77, which the loop does not have. */
 static const char loop_done_stranger[] = {
     U64(1), NEG(-1), U64(77), U64(1), U64(1), U64(5), U64(0), U64(0),
     U64(0), U64(0),  U64(0),  U64(0), U64(0), U64(0), U64(0), U64(0),
-    U64(0)};
+    U64(0), U64(0),  U64(0),  U64(0), U64(0), U64(0)};
 static const char shard_data_short[] = {U64(1), U64(0)};
 static const char body_error_short[] = {U64(0)};
 static const char body_error_block_99[] = {U64(0), U64(99), U64(1), 'x'};

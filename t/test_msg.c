@@ -913,7 +913,12 @@ Test(msg, loop_done_round_trip) {
                            .managed_bytes = 4096,
                            .managed_items = 256,
                            .managed_staleness = 37.5,
-                           .reordered = 11},
+                           .reordered = 11,
+                           .cpu_seconds = 0.75,
+                           .exch_cpu_seconds = 0.125,
+                           .net_cpu_seconds = 0.0625,
+                           .body_cpu_seconds = 0.5,
+                           .body_seconds = 4.25},
                       out;
   orion_buf b;
   const char *p;
@@ -944,6 +949,11 @@ Test(msg, loop_done_round_trip) {
   cr_assert_eq(out.managed_items, 256);
   eq_f64(out.managed_staleness, 37.5, "managed staleness");
   cr_assert_eq(out.reordered, 11);
+  eq_f64(out.cpu_seconds, 0.75, "CPU seconds");
+  eq_f64(out.exch_cpu_seconds, 0.125, "exchange CPU seconds");
+  eq_f64(out.net_cpu_seconds, 0.0625, "loop thread CPU seconds");
+  eq_f64(out.body_cpu_seconds, 0.5, "body CPU seconds");
+  eq_f64(out.body_seconds, 4.25, "body seconds");
   orion_msg_loop_done_free(&out);
   check_bounds(ORION_WIRE_LOOP_DONE, &b);
   orion_buf_free(&b);
@@ -1353,7 +1363,12 @@ Test(msg, loop_done_layout) {
                            .managed_bytes = 48,
                            .managed_items = 3,
                            .managed_staleness = 1.5,
-                           .reordered = 4};
+                           .reordered = 4,
+                           .cpu_seconds = 0.75,
+                           .exch_cpu_seconds = 0.125,
+                           .net_cpu_seconds = 0.0625,
+                           .body_cpu_seconds = 0.5,
+                           .body_seconds = 4.0};
   orion_buf b, h;
   orion_buf_init(&b);
   orion_buf_init(&h);
@@ -1369,6 +1384,11 @@ Test(msg, loop_done_layout) {
   orion_buf_u64(&h, 3);
   orion_pw_f64(&h, 1.5);
   orion_buf_u64(&h, 4); /* wire version 19 */
+  orion_pw_f64(&h, 0.75); /* wire version 24: the executor's CPU */
+  orion_pw_f64(&h, 0.125);
+  orion_pw_f64(&h, 0.0625);
+  orion_pw_f64(&h, 0.5);
+  orion_pw_f64(&h, 4.0);
   same_payload(&b, ORION_WIRE_LOOP_DONE, &h);
   orion_buf_free(&b);
   orion_buf_free(&h);

@@ -6,8 +6,9 @@
 # FILE:LINE; in the metrics, predicted_pass_seconds equals the sum of the
 # breakdown (with the fixed costs), the efficiency is in (0, 1], host_scale >= 1,
 # driver_block_seconds > 0, driver_exec_bytes > 0 (each executor gets the
-# loop body), the bottleneck is one of the
-# four, hosts is the cluster's (the same on 8 hosts), and the costs measured
+# loop body), exchange_elems_per_byte > 0 (the executors' CPU in the
+# network path, measured), the bottleneck is one of the
+# five, hosts is the cluster's (the same on 8 hosts), and the costs measured
 # (elements, sec_per_elem, part_bytes, driver_block_bytes, space_parts,
 # time_parts, for bench/predict_scale.sh) are there.  A malformed cluster: a usage error (exit
 # 2) naming it, before the script runs (a burst without its unit too).  Every
@@ -53,17 +54,20 @@ for spec in 4x0.4c:400mbit 8x0.4c:400mbit,1x1c:1gbit/256kb; do
   # One line a prediction: the sum, the efficiency, the bottleneck, hosts.
   awk -v spec="$spec" '
     /"predicted_pass_seconds"/ {
-      split("compute_seconds rows_seconds driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes driver_block_seconds driver_exec_bytes host_scale space_parts time_parts", k, " ")
+      split("compute_seconds rows_seconds exchange_seconds exchange_elems_per_byte driver_seconds slow_host_seconds fixed_seconds predicted_pass_seconds efficiency hosts elements sec_per_elem part_bytes driver_block_bytes driver_block_seconds driver_exec_bytes host_scale space_parts time_parts", k, " ")
       for (i in k) { re = "\"" k[i] "\":[-0-9.e+]*"; if (match($0, re)) v[k[i]] = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3) + 0; else { print "no " k[i] ": " $0; bad = 1 } }
-      s = v["compute_seconds"] + v["rows_seconds"] + v["driver_seconds"] + v["slow_host_seconds"] + v["fixed_seconds"]
+      s = v["compute_seconds"] + v["rows_seconds"] + v["exchange_seconds"] + v["driver_seconds"] + v["slow_host_seconds"] + v["fixed_seconds"]
       if (s - v["predicted_pass_seconds"] > 1e-9 * s || v["predicted_pass_seconds"] - s > 1e-9 * s) { print "breakdown " s " != " v["predicted_pass_seconds"]; bad = 1 }
       if (!(v["efficiency"] > 0 && v["efficiency"] <= 1)) { print "efficiency " v["efficiency"]; bad = 1 }
       if (!match($0, /"predict":"[0-9]+x/) || v["hosts"] != substr($0, RSTART + 11, RLENGTH - 12) + 0) { print "hosts " v["hosts"]; bad = 1 }
-      if ($0 !~ /"bottleneck":"(compute|rows in flight|driver|slow host|fixed)"/) { print "bottleneck: " $0; bad = 1 }
+      if ($0 !~ /"bottleneck":"(compute|rows in flight|exchange|driver|slow host|fixed)"/) { print "bottleneck: " $0; bad = 1 }
       if ($0 !~ /"loop":"[^"]*peer_bytes.lua:[0-9]+"/) { print "loop: " $0; bad = 1 }
       if (!(v["host_scale"] >= 1)) { print "host_scale " v["host_scale"]; bad = 1 }
       if (!(v["driver_block_seconds"] > 0)) { print "driver_block_seconds " v["driver_block_seconds"]; bad = 1 }
       if (!(v["driver_exec_bytes"] > 0)) { print "driver_exec_bytes " v["driver_exec_bytes"]; bad = 1 }
+      # the executors measured CPU in the network path (the messages of
+      # the driver, the rows they hand over): the exchange costs something
+      if (!(v["exchange_elems_per_byte"] > 0)) { print "exchange_elems_per_byte " v["exchange_elems_per_byte"]; bad = 1 }
     }
     END { exit bad }' "$m" > "$tmp/why" || { fail "--predict $spec: metrics:"; cat "$tmp/why"; }
   # Every pass measured: 3 epochs of each of the two loops, passes 1..3.

@@ -1,7 +1,8 @@
 /* The execution simulator (scheduler/sim.h) against small cases worked
  * out by hand: a 2 x 2 rotation on 2 hosts whose rotating rows move, a
  * slow host, a shaped link, a driver whose link carries the blocks, a
- * latency, and the cluster specs of orion-driver --predict. */
+ * latency, the exchange's CPU on the hosts, and the cluster specs of
+ * orion-driver --predict. */
 #include "t/testutil.h"
 
 #include "scheduler/sim.h"
@@ -16,7 +17,7 @@ static orion_sim_host hosts[2];
  * free links and a free driver unless a test says otherwise. */
 static orion_sim_loop rot22(void) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 2, 2, NULL, 16, 0, 0, 0, 0, 0, 0, 0,
-                       0, 0, 0, 0};
+                       0, 0, 0, 0, 0, 0};
   hosts[0] = hosts[1] = (orion_sim_host){0.25, 0, 0, 0};
   return lp;
 }
@@ -32,7 +33,8 @@ static orion_sim_result predict(const orion_sim_loop *lp,
   orion_error err;
   orion_error_clear(&err);
   cr_assert_eq(orion_sim_predict(lp, c, &r, &err), 0, "%s", err.msg);
-  cr_assert_float_eq(r.compute + r.rows + r.driver + r.slow, r.seconds, EPS,
+  cr_assert_float_eq(r.compute + r.rows + r.exchange + r.driver + r.slow,
+                     r.seconds, EPS,
                      "the breakdown adds up to the pass");
   return r;
 }
@@ -55,6 +57,68 @@ Test(sim, rotation_2x2_moves_the_rows_before_each_block) {
   cr_expect_float_eq(r.slow, 0.0, EPS);
   cr_expect_str_eq(r.bottleneck, "compute");
   cr_expect_float_eq(r.busy / (2 * r.seconds), 4.0 / 6.0, EPS);
+}
+
+/* The exchange's CPU (orion_sim_loop.exch_elems_per_byte): the rotation
+ * above on 2 hosts of 1 CPU, a byte costing a millionth of an element at
+ * each end, so a 0.5 MB part 0.5 elements, 0.125 s of the host's CPU to
+ * send and as much to receive.  Clock 0: at 0 host 0 asks host 1 for
+ * part 0 and host 1 asks host 0 for part 1; each holder's CPU sends
+ * (0..0.125, idle otherwise), the rows take 0..0.5 on the links, the
+ * receivers' CPU takes them in 0.5..0.625 and the blocks run
+ * 0.625..1.625.  Clock 1 (sent at 1.625): the same, 1.625 + 0.625 + 1 =
+ * 3.25 s.  The senders' CPU is hidden (they wait for their own rows); the
+ * receivers' is on the path: exchange 0.25, rows 1, compute 2.
+ * Hosts of 2 CPUs (0.125 s an element) do both twice as fast: the rows
+ * 0..0.5, taken in by 0.5625, the blocks to 1.0625; clock 1 to 2.125 s:
+ * exchange 0.125, rows 1, compute 1. */
+Test(sim, the_exchange_cpu_delays_the_block_that_receives_the_rows) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c = two();
+  lp.part_bytes = 0.5e6;
+  lp.exch_elems_per_byte = 1e-6;
+  hosts[0].bw = hosts[1].bw = 1e6;
+  orion_sim_result r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 3.25, EPS);
+  cr_expect_float_eq(r.compute, 2.0, EPS);
+  cr_expect_float_eq(r.rows, 1.0, EPS);
+  cr_expect_float_eq(r.exchange, 0.25, EPS);
+  cr_expect_float_eq(r.driver + r.slow, 0.0, EPS);
+  hosts[0].sec_per_elem = hosts[1].sec_per_elem = 0.125;
+  r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 2.125, EPS);
+  cr_expect_float_eq(r.compute, 1.0, EPS);
+  cr_expect_float_eq(r.exchange, 0.125, EPS);
+}
+
+/* One host of 1 CPU: nothing moves between hosts, but each RUN_BLOCK's
+ * 0.5 MB from the driver (free link) costs its receiver 0.125 s, and on
+ * one CPU that adds up.  At 0 clock 0's two blocks come: (0,0)'s bytes
+ * take 0..0.125 and it runs to 1.125; (1,1)'s bytes came while it ran,
+ * so it ends 0.125 later, at 1.25; (1,1) runs 1.25..2.25.  Clock 1 goes
+ * out at 2.25: (0,1) 2.375..3.375, then (1,0)'s bytes, and (1,0) 3.5..4.5:
+ * 4.5 s, the 4 of compute and the 4 x 0.125 of the exchange, end to end
+ * (in the breakdown the driver's part: made free, its bytes go too).
+ * Shard traffic instead (shard_bytes_per_elem, 0.125 MB an element were
+ * every row remote): on one host none of it moves (4 s); on 2 hosts half
+ * of it does, 4 x 0.125 / 2 MB a block, sent and received: 0.5 MB,
+ * 0.125 s inside each block: 2 x 1.125 = 2.25 s. */
+Test(sim, the_exchange_cpu_adds_up_on_one_cpu) {
+  orion_sim_loop lp = rot22();
+  orion_sim_cluster c1 = {1, hosts, {0, 0, 0, 0}}, c = two();
+  lp.drv_block_bytes = 0.5e6;
+  lp.exch_elems_per_byte = 1e-6;
+  orion_sim_result r = predict(&lp, &c1);
+  cr_expect_float_eq(r.seconds, 4.5, EPS);
+  cr_expect_float_eq(r.compute, 4.0, EPS);
+  cr_expect_float_eq(r.driver, 0.5, EPS); /* the breakdown's: its bytes' */
+  lp.drv_block_bytes = 0;
+  lp.shard_bytes_per_elem = 0.125e6;
+  r = predict(&lp, &c1);
+  cr_expect_float_eq(r.seconds, 4.0, EPS);
+  r = predict(&lp, &c);
+  cr_expect_float_eq(r.seconds, 2.25, EPS);
+  cr_expect_float_eq(r.exchange, 0.25, EPS);
 }
 
 /* Host 1 at a third of the speed (3 s a block): (1,1) ends at 3, so
@@ -268,7 +332,7 @@ Test(sim, ahead_pushes_the_rows_without_the_driver) {
  * behind, run 14..15 and 15..16: 16 s. */
 Test(sim, reorder_runs_the_blocks_whose_rows_are_there) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 5, 5, NULL, 25, 0, 0, 0, 1, 0, 0,
-                       0, 1, 0, 1, 0};
+                       0, 1, 0, 1, 0, 0, 0};
   orion_sim_host h3[3] = {{1, 0, 0, 0}, {1, 0, 0, 0}, {3, 0, 0, 0}};
   orion_sim_cluster c = {3, h3, {0, 0, 0, 0}};
   double secs;
@@ -285,7 +349,7 @@ Test(sim, reorder_runs_the_blocks_whose_rows_are_there) {
  * blocks on one fast and one slow host (3x): the fast one takes more. */
 Test(sim, dynamic_placement_favours_the_fast_host) {
   orion_sim_loop lp = {ORION_ORDER_ALL, 8, 1, NULL, 32, 0, 0, 0, 0, 1, 0, 0, 0,
-                       0, 0, 0};
+                       0, 0, 0, 0, 0};
   orion_sim_cluster c = {2, hosts, {0, 0, 0, 0}};
   double secs, secs_static;
   orion_error err;
@@ -304,7 +368,7 @@ Test(sim, dynamic_placement_favours_the_fast_host) {
  * 2 space parts each, 2 blocks a clock, 16 s; 8 hosts 8 s; 1 host 64 s. */
 Test(sim, more_hosts_divide_the_compute) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 256, 0, 0, 0, 0, 0, 0,
-                       0, 0, 0, 0, 0};
+                       0, 0, 0, 0, 0, 0, 0};
   orion_sim_host h8[8];
   int n[3] = {1, 4, 8};
   double want[3] = {64, 16, 8};
@@ -450,7 +514,7 @@ Test(sim_scale, rows_scale_with_the_time_parts) {
  * candidate is faster: the setting that ran stays. */
 Test(sim_choose, uneven_parts_give_way_to_parts_that_divide_the_hosts) {
   orion_sim_loop lp = {ORION_ORDER_ROTATION, 8, 8, NULL, 576, 0, 0, 0, 0, 0,
-                       0, 0, 0, 0, 0, 0};
+                       0, 0, 0, 0, 0, 0, 0, 0};
   orion_sim_host h4[4];
   orion_sim_setting ran, best;
   orion_error err;
