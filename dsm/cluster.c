@@ -77,6 +77,7 @@ struct orion_cluster {
   int relay_open[ORION_CLUSTER_RELAYS_MAX];
   int nrelays;
   int waiting; /* inside orion_cluster_wait: the connections are corked */
+  int held;    /* corked by orion_cluster_hold (outside any wait) */
 };
 
 static orion_cluster *accepting; /* the cluster whose server is listening */
@@ -845,9 +846,9 @@ static void on_tick(uv_timer_t *t) {
  * each executor together when the turn ends, before the loop blocks again
  * (net.h, orion_conn_cork); outside waits frames go at once. */
 void orion_cluster_hold(orion_cluster *c, int on) {
-  if (c->waiting && on) /* inside a wait: held already */
-    return;
-  c->waiting = on != 0;
+  if (on ? c->waiting : !c->held) /* inside a wait: held already, and */
+    return;                       /* its end releases, not this call */
+  c->held = c->waiting = on != 0;
   cork_all(c, on != 0);
 }
 

@@ -271,16 +271,12 @@ int orion__exec_run_compiled(orion_exec *ex, orion_array *a, int64_t lo,
   c->poll_left = c->poll != NULL ? 0 : INT64_MAX;
   {
     int r = ex->cfn(c, lo, hi);
-    for (i = 0; i < nscan; i++) /* also after an error: what was stored */
-      if (r == 0)
-        scan[i]->unabsorbed = 1; /* marked when it flushes, after the
-                                    block or the clock */
-      else if (orion_wbuf_absorb(&scan[i]->pend) != 0 && r == 0) {
-        snprintf(c->err, sizeof c->err,
-                 "buffer '%s': out of memory marking pending writes",
-                 scan[i]->name);
-        r = 2;
-      }
+    /* What was stored is marked when the buffer flushes, after the block
+     * or the clock; after an error now, for the error's path (and if that
+     * runs out of memory, still at the flush, which marks what is left). */
+    for (i = 0; i < nscan; i++)
+      if (r == 0 || orion_wbuf_absorb(&scan[i]->pend) != 0)
+        scan[i]->unabsorbed = 1;
     for (i = 0; i < nk; i++) { /* partials come back also on error */
       acc_of[i]->val.has = accs[i].has;
       acc_of[i]->val.isint = accs[i].isint;

@@ -10,10 +10,12 @@
  * report that is not held: when the queue has no RUN_BLOCK left, when the
  * compute thread is about to wait for a job or to take a job other than a
  * block (LOOP_END: so the reports always precede the LOOP_DONE), before a
- * BODY_ERROR, and at the latest ORION_LATE_MOST seconds after the first
- * held one, also while the thread waits for a queued block's rows (it
- * looks every 100 ms at most): the driver's stall report and job page
- * see blocks end within that.  Blocks of ORION_LATE_MOST / 2
+ * BODY_ERROR, and once the first held one is ORION_LATE_MOST seconds old,
+ * which is looked at when a block ends and while the thread waits for a
+ * queued block's rows (every 100 ms at most).  Not during a block: a
+ * long block keeps the reports held before it until it ends, so the
+ * driver's stall report and job page may see those blocks end late by
+ * as much (the limit is not a timer).  Blocks of ORION_LATE_MOST / 2
  * seconds or more are reported at once: for them a report per block
  * costs nothing next to the block.  The reports are the same ones, in the
  * order the blocks ended; only when they travel changes, so no result

@@ -962,12 +962,16 @@ static int build_with(int cuda, const char *src, size_t len,
     }
     /* The source first, so that an object in the cache has its source. */
     if (dir != NULL) {
-      if (rename(bsrc, c_path) == 0 && rename(bso, so_path) == 0) {
+      int src_in = rename(bsrc, c_path) == 0;
+      if (src_in && rename(bso, so_path) == 0) {
         stored = 1;
       } else {
+        int e = errno;
         orion_error werr;
+        if (src_in) /* no source without its object: eviction lists .so */
+          unlink(c_path);
         orion_error_clear(&werr);
-        write_error(&werr, dir, errno);
+        write_error(&werr, dir, e);
         orion_ccache_warn_once(werr.msg);
       }
     }

@@ -188,10 +188,9 @@ end
 -- steps divided by it, so the blocks' "add" in block order is the mean,
 -- the same bits on any executor count.  adarev and the relaxed flushes
 -- add the steps as they come (M = 1).
-local mix = (not ada and flush == "loop") and 1 or 0
-local M = orion.array { nf + 1, init = 1.0 }
-if mix == 1 then
-  M = orion.zeros { nf + 1 }
+local mix = not ada and flush == "loop"
+local M = mix and orion.zeros { nf + 1 } or orion.array { nf + 1, init = 1.0 }
+if mix then
   local Mb = orion.buffer(M, { apply = "add", flush = "loop" })
   orion.parallel_for(Xtr, function(i, row)
     for j = 1, #row do Mb[row:key(j)] = 1 end
@@ -229,10 +228,15 @@ local function sgd(i, row)
     local mx, s = -1e300, 0.0
     for c = 1, K do
       local z = 0.0
-      if use_bias == 1 then z = W[bias][c] + own * G[bias][c] * M[bias] end
+      if use_bias == 1 then
+        z = W[bias][c]
+        if own == 1 then z = z + G[bias][c] * M[bias] end
+      end
       for j = 1, n do
         local k = row:key(j)
-        z = z + (W[k][c] + own * G[k][c] * M[k]) * row:value(j)
+        local w = W[k][c]
+        if own == 1 then w = w + G[k][c] * M[k] end
+        z = z + w * row:value(j)
       end
       if z > mx then
         s = s * math.exp(mx - z) + 1
@@ -244,11 +248,16 @@ local function sgd(i, row)
     lse = mx + math.log(s)
   end
   for c = 1, K do
-    local z = W[bias][c] + own * G[bias][c] * M[bias]
-    if use_bias == 0 then z = 0.0 end
+    local z = 0.0
+    if use_bias == 1 then
+      z = W[bias][c]
+      if own == 1 then z = z + G[bias][c] * M[bias] end
+    end
     for j = 1, n do
       local k = row:key(j)
-      z = z + (W[k][c] + own * G[k][c] * M[k]) * row:value(j)
+      local w = W[k][c]
+      if own == 1 then w = w + G[k][c] * M[k] end
+      z = z + w * row:value(j)
     end
     local t = 0
     if y == c then t = 1 end
